@@ -1,0 +1,71 @@
+/*
+ * bench.h — the benchmark harness shared by every compute path.
+ * Benchmarks use only the public API (clphys.h), so whatever they time an
+ * application can do too.  A path adds rows with bench_add_row(); the harness
+ * prints them as a table and writes the JSON described in DESIGN.md.
+ */
+#ifndef CLPHYS_BENCH_H
+#define CLPHYS_BENCH_H
+
+#include "clphys.h"
+#include <stdio.h>
+
+typedef struct {
+    char path[32];            /* "gravity", "lj", "md", "neighbor", "dslash", ... */
+    char variant[48];         /* kernel variant name, "c-openmp" for the CPU ref  */
+    char precision[8];        /* "fp32" | "fp64"                                  */
+    long long n;              /* problem size (particles, sites, unknowns)        */
+    char params[1024];        /* JSON object text, e.g. {"eps":0.01}; "" = {}     */
+    int repeat;
+    double kernel_s_median, kernel_s_min; /* profiled kernel time of one call     */
+    double total_s_median;    /* one call including host<->device transfers       */
+    double rate;              /* the path's own rate, per second                  */
+    char rate_unit[32];       /* "interactions/s", "pair-evaluations/s", ...      */
+    double gflops;            /* at flops_convention, from kernel_s_median        */
+    char flops_convention[64];
+    double bytes_per_s;       /* under the path's byte model; 0 if not declared   */
+    char byte_model[96];
+    double fraction_of_limit; /* of the measured limit named below                */
+    char limit[32];           /* "fma_fp32_flops" | "fma_fp64_flops" | "copy_bytes_per_s" */
+    double max_rel_error;     /* against the fp64 CPU reference                   */
+    int verified;             /* 1 when max_rel_error is within the tolerance     */
+    char note[256];           /* free text shown under the table, may be ""       */
+} bench_row;
+
+typedef struct {
+    clphys_context *ctx;
+    const clphys_device_info *dev;
+    clphys_limits limits;     /* measured before the paths run                    */
+    const char *precision;    /* "fp32", "fp64" or NULL for both                  */
+    long long size;           /* 0: each path's default sizes                     */
+    int repeat;               /* timed repetitions per case (median reported)     */
+    int verify;               /* compare against the CPU reference                */
+    int quick;                /* smaller default sizes (CPU devices, CI)          */
+    bench_row *rows;
+    int nrows, cap;
+    int failures;             /* cases that failed verification or errored        */
+} bench_run;
+
+/* Append a row (copied); prints it as a progress line on stderr. */
+void bench_add_row(bench_run *run, const bench_row *row);
+/* Record a case that could not run: counted as a failure, printed on stderr. */
+void bench_fail(bench_run *run, const char *path, const char *what, const char *why);
+/* 1 when the run should do this precision ("fp32"/"fp64"). */
+int bench_wants_precision(const bench_run *run, const char *precision);
+/* Fill kernel_s_median/min from samples (sorted in place). */
+double bench_median(double *samples, int n);
+double bench_min(const double *samples, int n);
+/* Fraction of a named measured limit; sets row->limit. */
+void bench_set_fraction(const bench_run *run, bench_row *row, const char *limit, double achieved);
+
+/* One compute path's benchmark.  Returns 0, or nonzero if it could not run at all. */
+typedef int (*bench_path_fn)(bench_run *run);
+typedef struct { const char *name; bench_path_fn fn; } bench_path;
+extern const bench_path bench_paths[]; /* bench/paths.c, NULL-terminated */
+
+/* The report: a fixed-width table on out, and the JSON file (atomic write). */
+void bench_print_table(const bench_run *run, FILE *out);
+int bench_write_json(const bench_run *run, const char *file, char *err, size_t errlen);
+void bench_print_limits(const clphys_limits *lim, const clphys_device_info *dev, FILE *out);
+
+#endif /* CLPHYS_BENCH_H */

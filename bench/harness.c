@@ -1,0 +1,47 @@
+/* harness.c — collecting benchmark rows and relating them to measured limits. */
+#include "bench.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void bench_add_row(bench_run *run, const bench_row *row)
+{
+    if (run->nrows == run->cap) {
+        int cap = run->cap ? 2 * run->cap : 32;
+        bench_row *r = realloc(run->rows, cap * sizeof *r);
+        if (!r) {
+            run->failures++;
+            return;
+        }
+        run->rows = r, run->cap = cap;
+    }
+    run->rows[run->nrows++] = *row;
+    if (run->verify && !row->verified) run->failures++;
+    fprintf(stderr, "  %-9s %-22s %-4s n=%-9lld kernel %.4g s  %.4g %s  %s\n", row->path, row->variant, row->precision,
+            row->n, row->kernel_s_median, row->rate, row->rate_unit,
+            !run->verify ? "(not verified)" : row->verified ? "ok" : "NOT VERIFIED");
+}
+
+void bench_fail(bench_run *run, const char *path, const char *what, const char *why)
+{
+    run->failures++;
+    fprintf(stderr, "  %-9s %-22s FAILED: %s\n", path, what, why);
+}
+
+int bench_wants_precision(const bench_run *run, const char *precision)
+{
+    if (run->precision && strcmp(run->precision, precision)) return 0;
+    if (!strcmp(precision, "fp64") && !run->dev->fp64) return 0;
+    return 1;
+}
+
+void bench_set_fraction(const bench_run *run, bench_row *row, const char *limit, double achieved)
+{
+    double lim = 0;
+    if (!strcmp(limit, "fma_fp32_flops")) lim = run->limits.fma_fp32_flops;
+    else if (!strcmp(limit, "fma_fp64_flops")) lim = run->limits.fma_fp64_flops;
+    else if (!strcmp(limit, "copy_bytes_per_s")) lim = run->limits.copy_bytes_per_s;
+    else if (!strcmp(limit, "triad_bytes_per_s")) lim = run->limits.triad_bytes_per_s;
+    snprintf(row->limit, sizeof row->limit, "%s", limit);
+    row->fraction_of_limit = lim > 0 ? achieved / lim : 0;
+}

@@ -1,0 +1,111 @@
+/* report.c — the benchmark table and the JSON file (keys from DESIGN.md). */
+#include "bench.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+void bench_print_table(const bench_run *run, FILE *out)
+{
+    fprintf(out, "\n%-9s %-24s %-4s %10s %11s %11s %12s %-18s %9s %9s %7s %9s %s\n", "path", "variant", "prec", "n",
+            "kernel_ms", "total_ms", "rate", "unit", "GFLOP/s", "GB/s", "%limit", "max_rel", "ok");
+    for (int i = 0; i < run->nrows; i++) {
+        const bench_row *r = &run->rows[i];
+        fprintf(out, "%-9s %-24s %-4s %10lld %11.4f %11.4f %12.4g %-18s %9.1f %9.1f %6.1f%% %9.2e %s\n", r->path,
+                r->variant, r->precision, r->n, 1e3 * r->kernel_s_median, 1e3 * r->total_s_median, r->rate,
+                r->rate_unit, r->gflops, r->bytes_per_s / 1e9, 100.0 * r->fraction_of_limit, r->max_rel_error,
+                r->verified ? "yes" : "NO");
+    }
+    for (int i = 0; i < run->nrows; i++)
+        if (run->rows[i].note[0]) fprintf(out, "  note (%s %s): %s\n", run->rows[i].path, run->rows[i].variant, run->rows[i].note);
+}
+
+static cJSON *row_json(const bench_row *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "path", r->path);
+    cJSON_AddStringToObject(o, "variant", r->variant);
+    cJSON_AddStringToObject(o, "precision", r->precision);
+    cJSON_AddNumberToObject(o, "n", (double)r->n);
+    cJSON *params = r->params[0] ? cJSON_Parse(r->params) : NULL;
+    cJSON_AddItemToObject(o, "params", params ? params : cJSON_CreateObject());
+    cJSON_AddNumberToObject(o, "repeat", r->repeat);
+    cJSON_AddNumberToObject(o, "kernel_s_median", r->kernel_s_median);
+    cJSON_AddNumberToObject(o, "kernel_s_min", r->kernel_s_min);
+    cJSON_AddNumberToObject(o, "total_s_median", r->total_s_median);
+    cJSON_AddNumberToObject(o, "rate", r->rate);
+    cJSON_AddStringToObject(o, "rate_unit", r->rate_unit);
+    cJSON_AddNumberToObject(o, "gflops", r->gflops);
+    cJSON_AddStringToObject(o, "flops_convention", r->flops_convention);
+    cJSON_AddNumberToObject(o, "bytes_per_s", r->bytes_per_s);
+    cJSON_AddStringToObject(o, "byte_model", r->byte_model);
+    cJSON_AddNumberToObject(o, "fraction_of_limit", r->fraction_of_limit);
+    cJSON_AddStringToObject(o, "limit", r->limit);
+    cJSON_AddNumberToObject(o, "max_rel_error", r->max_rel_error);
+    cJSON_AddBoolToObject(o, "verified", r->verified);
+    if (r->note[0]) cJSON_AddStringToObject(o, "note", r->note);
+    return o;
+}
+
+int bench_write_json(const bench_run *run, const char *file, char *err, size_t errlen)
+{
+    cJSON *root = cJSON_CreateObject();
+    char date[32], host[256] = "unknown";
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    gethostname(host, sizeof host - 1);
+    cJSON_AddStringToObject(root, "clphys_version", clphys_version());
+    cJSON_AddStringToObject(root, "date", date);
+    cJSON_AddStringToObject(root, "host", host);
+    const clphys_device_info *d = run->dev;
+    cJSON *dev = cJSON_AddObjectToObject(root, "device");
+    cJSON_AddStringToObject(dev, "name", d->name);
+    cJSON_AddStringToObject(dev, "vendor", d->vendor);
+    cJSON_AddStringToObject(dev, "platform", d->platform);
+    cJSON_AddStringToObject(dev, "driver_version", d->driver_version);
+    cJSON_AddStringToObject(dev, "device_version", d->device_version);
+    cJSON_AddStringToObject(dev, "opencl_c_version", d->opencl_c_version);
+    cJSON_AddStringToObject(dev, "type", d->is_gpu ? "GPU" : d->is_cpu ? "CPU" : "other");
+    cJSON_AddNumberToObject(dev, "compute_units", d->compute_units);
+    cJSON_AddNumberToObject(dev, "clock_mhz", d->clock_mhz);
+    cJSON_AddNumberToObject(dev, "global_mem_bytes", (double)d->global_mem_bytes);
+    cJSON *lim = cJSON_AddObjectToObject(root, "limits");
+    cJSON_AddNumberToObject(lim, "copy_bytes_per_s", run->limits.copy_bytes_per_s);
+    cJSON_AddNumberToObject(lim, "triad_bytes_per_s", run->limits.triad_bytes_per_s);
+    cJSON_AddNumberToObject(lim, "fma_fp32_flops", run->limits.fma_fp32_flops);
+    cJSON_AddNumberToObject(lim, "fma_fp64_flops", run->limits.fma_fp64_flops);
+    cJSON_AddNumberToObject(lim, "buffer_bytes", (double)run->limits.buffer_bytes);
+    cJSON_AddNumberToObject(lim, "repeat", run->limits.repeat);
+    cJSON *rows = cJSON_AddArrayToObject(root, "results");
+    for (int i = 0; i < run->nrows; i++) cJSON_AddItemToArray(rows, row_json(&run->rows[i]));
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) {
+        snprintf(err, errlen, "out of memory formatting JSON");
+        return -1;
+    }
+    /* Atomic: a reader never sees a half-written file. */
+    size_t n = strlen(file) + 32;
+    char *tmp = malloc(n);
+    int rc = -1;
+    if (tmp) {
+        snprintf(tmp, n, "%s.tmp.%ld", file, (long)getpid());
+        FILE *f = fopen(tmp, "w");
+        if (!f) {
+            snprintf(err, errlen, "cannot write %s", tmp);
+        } else {
+            int ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+            ok = fclose(f) == 0 && ok;
+            if (ok && rename(tmp, file) == 0) rc = 0;
+            else {
+                snprintf(err, errlen, "writing %s failed", file);
+                remove(tmp);
+            }
+        }
+        free(tmp);
+    }
+    free(text);
+    return rc;
+}

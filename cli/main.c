@@ -1,0 +1,56 @@
+/* main.c — the clphys command: dispatch to one subcommand per file. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *help;
+} command;
+
+static const command commands[] = {
+    {"devices", cmd_devices, "list every OpenCL device with its capabilities"},
+    {"bench", cmd_bench, "benchmark and verify every compute path on one device"},
+    /* @@CLI_COMMANDS@@ — paths add their {name, fn, help} line here */
+    {NULL, NULL, NULL},
+};
+
+int cli_fail(const char *cmd, clphys_status st, const clphys_context *ctx)
+{
+    const char *detail = clphys_last_error(ctx);
+    fprintf(stderr, "clphys %s: %s%s%s\n", cmd, clphys_status_string(st), *detail ? ": " : "", detail);
+    return 1;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out, "clphys %s — portable OpenCL kernels for particle and lattice simulation\n\n"
+                 "usage: clphys <command> [options]   (clphys <command> --help for its options)\n\n",
+            clphys_version());
+    for (const command *c = commands; c->name; c++) fprintf(out, "  %-10s %s\n", c->name, c->help);
+    fprintf(out, "\nThe device is chosen by --device SPEC or $CLPHYS_DEVICE: auto (first GPU, else CPU), "
+                 "gpu, cpu, nvidia, amd, intel, pocl, or P:D.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("clphys %s\n", clphys_version());
+        return 0;
+    }
+    for (const command *c = commands; c->name; c++)
+        if (!strcmp(argv[1], c->name)) return c->fn(argc - 1, argv + 1);
+    fprintf(stderr, "clphys: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

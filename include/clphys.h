@@ -1,0 +1,136 @@
+/*
+ * clphys.h — the public API of clphys, portable OpenCL kernels for particle
+ * and lattice simulation.  This is the only header an embedding application
+ * includes; the per-path headers it pulls in below are part of it.
+ *
+ * Conventions (all calls):
+ *  - Every call returns a clphys_status; nothing prints, aborts or exits.
+ *    On failure clphys_last_error(ctx) gives the cause in one or more lines
+ *    (the OpenCL call and error code, the build log, the file and line ...).
+ *  - Plans follow plan-then-execute (FFTW): a plan owns its device buffers and
+ *    the chosen kernel variant; execute it as often as needed, then destroy it.
+ *  - Host arrays passed in are copied; cl_mem objects passed in stay owned by
+ *    the caller and are used in place (no copy).
+ *  - Precision is a plan parameter (CLPHYS_FP32 or CLPHYS_FP64).  A device
+ *    without cl_khr_fp64 gives CLPHYS_ERR_UNSUPPORTED for CLPHYS_FP64.
+ */
+#ifndef CLPHYS_H
+#define CLPHYS_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    CLPHYS_SUCCESS = 0,
+    CLPHYS_ERR_INVALID_ARGUMENT, /* NULL pointer, size out of range, unknown option   */
+    CLPHYS_ERR_DEVICE_NOT_FOUND, /* no device matches the spec; message lists devices */
+    CLPHYS_ERR_OPENCL,           /* an OpenCL call failed; message names call and code */
+    CLPHYS_ERR_BUILD,            /* kernel compilation failed; message holds the log   */
+    CLPHYS_ERR_OUT_OF_MEMORY,    /* a host or device allocation failed                 */
+    CLPHYS_ERR_UNSUPPORTED,      /* device lacks a capability (fp64, int64 atomics...) */
+    CLPHYS_ERR_IO,               /* a file could not be opened, read or written        */
+    CLPHYS_ERR_FORMAT,           /* malformed input file; message names file and line  */
+    CLPHYS_ERR_INPUT,            /* physically invalid input (NaN, outside box, ...)   */
+    CLPHYS_ERR_NOT_CONVERGED,    /* iteration cap reached; message gives the residual  */
+    CLPHYS_ERR_OVERFLOW,         /* a capacity was exceeded and could not be grown     */
+    CLPHYS_ERR_VERIFY            /* a result disagreed with its reference              */
+} clphys_status;
+
+typedef enum { CLPHYS_FP32 = 0, CLPHYS_FP64 = 1 } clphys_precision;
+
+/* Opaque: one device, its OpenCL context and an in-order command queue. */
+typedef struct clphys_context clphys_context;
+
+/* What clphys knows of a device, probed once at context creation. */
+typedef struct {
+    char name[256];
+    char vendor[256];
+    char platform[256];          /* platform name, e.g. "NVIDIA CUDA"            */
+    char driver_version[128];
+    char device_version[128];    /* CL_DEVICE_VERSION                            */
+    char opencl_c_version[128];  /* CL_DEVICE_OPENCL_C_VERSION                   */
+    int platform_index;          /* indices usable in the "P:D" device spec      */
+    int device_index;
+    int is_gpu, is_cpu;
+    unsigned compute_units;
+    unsigned clock_mhz;
+    cl_ulong global_mem_bytes;
+    cl_ulong local_mem_bytes;
+    cl_ulong max_alloc_bytes;
+    size_t max_work_group_size;
+    size_t preferred_wg_multiple; /* CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE */
+    int fp64;                     /* cl_khr_fp64                                  */
+    int int32_atomics;            /* cl_khr_global_int32_base_atomics (or CL>=1.1)*/
+    int int64_atomics;            /* cl_khr_int64_base_atomics                    */
+    int subgroups;                /* cl_khr_subgroups or cl_intel_subgroups       */
+} clphys_device_info;
+
+/* Library version string, e.g. "0.1.0". */
+const char *clphys_version(void);
+
+/* Short fixed text of a status ("out of memory", ...). */
+const char *clphys_status_string(clphys_status status);
+
+/* Details of the last failure on ctx (build log included).  ctx may be NULL:
+ * then the last failure of a call that had no context (context creation,
+ * device listing) on this thread. Never NULL; "" when there is none. */
+const char *clphys_last_error(const clphys_context *ctx);
+
+/* Every device of every platform, in platform then device order.
+ * *list is allocated by the library; free it with clphys_devices_free.
+ * Errors: CLPHYS_ERR_DEVICE_NOT_FOUND when no platform is installed. */
+clphys_status clphys_devices_list(clphys_device_info **list, int *count);
+void clphys_devices_free(clphys_device_info *list);
+
+/* Create a context on the device chosen by spec:
+ *   "auto"  first GPU, else first CPU      "gpu" / "cpu"  first of that type
+ *   "nvidia" "amd" "intel" "pocl"          first device whose platform or vendor names it
+ *   "P:D"   platform P, device D (indices as printed by `clphys devices`)
+ * spec NULL or "" means getenv("CLPHYS_DEVICE"), else "auto".  The queue is
+ * in-order with profiling enabled.  Errors: CLPHYS_ERR_DEVICE_NOT_FOUND (the
+ * message lists every device found), CLPHYS_ERR_OPENCL. */
+clphys_status clphys_context_create(const char *spec, clphys_context **ctx);
+
+/* Wrap an application's own context, device and queue.  clphys retains them
+ * while it uses them and releases only its own references on destroy; the
+ * application keeps ownership.  Kernel times need CL_QUEUE_PROFILING_ENABLE on
+ * the queue; without it timings are host wall-clock times. */
+clphys_status clphys_context_adopt(cl_context context, cl_device_id device,
+                                   cl_command_queue queue, clphys_context **ctx);
+void clphys_context_destroy(clphys_context *ctx);
+
+const clphys_device_info *clphys_context_device(const clphys_context *ctx);
+cl_context       clphys_context_cl_context(const clphys_context *ctx);
+cl_command_queue clphys_context_queue(const clphys_context *ctx);
+cl_device_id     clphys_context_cl_device(const clphys_context *ctx);
+
+/* Measured limits of a device: the denominators of every "fraction of limit". */
+typedef struct {
+    double copy_bytes_per_s;   /* b[i] = a[i], bytes read + written per second   */
+    double triad_bytes_per_s;  /* a[i] = b[i] + s c[i], bytes read + written / s */
+    double fma_fp32_flops;     /* fp32 multiply-add chains, 2 flops per FMA      */
+    double fma_fp64_flops;     /* 0 when the device has no fp64                  */
+    size_t buffer_bytes;       /* size of each bandwidth-probe buffer            */
+    int repeat;                /* runs per probe; the figures are medians        */
+} clphys_limits;
+
+/* Run the bandwidth and FMA probes (cl/probe.cl) on ctx's device.  Buffers are
+ * sized far beyond the last-level cache (256 MiB each on GPUs, 64 MiB on CPUs,
+ * capped by the device's max allocation).  repeat <= 0 means 5. */
+clphys_status clphys_measure_limits(clphys_context *ctx, int repeat, clphys_limits *limits);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* Per-path APIs (each path's header is part of this public API). */
+/* @@PATH_HEADERS@@ — paths add their #include line here */
+
+#endif /* CLPHYS_H */

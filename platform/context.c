@@ -1,0 +1,91 @@
+/* context.c — own or adopted OpenCL context and queue, with the device's capabilities. */
+#include "platform.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void cp_programs_release(clphys_context *ctx); /* program.c */
+
+static clphys_status context_alloc(clphys_context **out)
+{
+    *out = calloc(1, sizeof **out);
+    return *out ? CLPHYS_SUCCESS : cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "out of host memory");
+}
+
+clphys_status clphys_context_create(const char *spec, clphys_context **out)
+{
+    if (!out) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_context_create: ctx is NULL");
+    *out = NULL;
+    clphys_context *ctx;
+    CP_TRY(context_alloc(&ctx));
+    clphys_status st = cp_select_device(spec, &ctx->platform, &ctx->device, &ctx->info);
+    if (st != CLPHYS_SUCCESS) {
+        free(ctx);
+        return st;
+    }
+    cl_int e;
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)ctx->platform, 0};
+    ctx->context = clCreateContext(props, 1, &ctx->device, NULL, NULL, &e);
+    if (e == CL_SUCCESS)
+        ctx->queue = clCreateCommandQueue(ctx->context, ctx->device, CL_QUEUE_PROFILING_ENABLE, &e);
+    if (e != CL_SUCCESS) {
+        st = cp_cl_error(NULL, e, ctx->context ? "clCreateCommandQueue" : "clCreateContext");
+        clphys_context_destroy(ctx);
+        return st;
+    }
+    ctx->profiling = 1;
+    cp_device_probe_wg_multiple(ctx->device, &ctx->info);
+    *out = ctx;
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status clphys_context_adopt(cl_context context, cl_device_id device, cl_command_queue queue,
+                                   clphys_context **out)
+{
+    if (!out || !context || !device || !queue)
+        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_context_adopt: NULL argument");
+    *out = NULL;
+    cl_context qctx = NULL;
+    cl_device_id qdev = NULL;
+    cl_int e = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof qctx, &qctx, NULL);
+    if (e == CL_SUCCESS) e = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof qdev, &qdev, NULL);
+    if (e != CL_SUCCESS) return cp_cl_error(NULL, e, "clGetCommandQueueInfo");
+    if (qctx != context || qdev != device)
+        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "clphys_context_adopt: the queue belongs to another context or device");
+    clphys_context *ctx;
+    CP_TRY(context_alloc(&ctx));
+    cl_platform_id plat = NULL;
+    clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof plat, &plat, NULL);
+    clRetainContext(context);
+    clRetainCommandQueue(queue);
+    ctx->platform = plat;
+    ctx->device = device;
+    ctx->context = context;
+    ctx->queue = queue;
+    cl_command_queue_properties qp = 0;
+    clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof qp, &qp, NULL);
+    ctx->profiling = (qp & CL_QUEUE_PROFILING_ENABLE) != 0;
+    cp_device_probe(plat, device, &ctx->info);
+    cp_device_probe_wg_multiple(device, &ctx->info);
+    ctx->info.platform_index = ctx->info.device_index = -1;
+    *out = ctx;
+    return CLPHYS_SUCCESS;
+}
+
+void clphys_context_destroy(clphys_context *ctx)
+{
+    if (!ctx) return;
+    cp_programs_release(ctx);
+    if (ctx->queue) {
+        clFinish(ctx->queue);
+        clReleaseCommandQueue(ctx->queue);
+    }
+    if (ctx->context) clReleaseContext(ctx->context);
+    free(ctx);
+}
+
+const clphys_device_info *clphys_context_device(const clphys_context *ctx) { return ctx ? &ctx->info : NULL; }
+cl_context clphys_context_cl_context(const clphys_context *ctx) { return ctx ? ctx->context : NULL; }
+cl_command_queue clphys_context_queue(const clphys_context *ctx) { return ctx ? ctx->queue : NULL; }
+cl_device_id clphys_context_cl_device(const clphys_context *ctx) { return ctx ? ctx->device : NULL; }

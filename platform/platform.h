@@ -1,0 +1,103 @@
+/*
+ * platform.h — internal OpenCL plumbing shared by every compute path.
+ * Nothing here knows about particles or lattices.  host/<path>/ code uses
+ * these helpers and never calls clCreateProgram* or clBuildProgram itself.
+ */
+#ifndef CLPHYS_PLATFORM_H
+#define CLPHYS_PLATFORM_H
+
+#include "clphys.h"
+#include <stdarg.h>
+
+#define CP_ERR_LEN 16384
+
+struct cp_program_entry;
+
+struct clphys_context {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue;
+    int profiling;                 /* queue has CL_QUEUE_PROFILING_ENABLE  */
+    clphys_device_info info;
+    struct cp_program_entry *programs; /* built programs, owned by the context */
+    char err[CP_ERR_LEN];
+};
+
+/* ---- errors (platform/error.c) ------------------------------------------ */
+/* Format the cause into ctx's error text (or the thread's when ctx is NULL)
+ * and return st, so callers write: return cp_error(ctx, CLPHYS_ERR_INPUT, ...). */
+clphys_status cp_error(clphys_context *ctx, clphys_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Append a further line to the error text (e.g. context of an inner failure). */
+void cp_error_append(clphys_context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Map an OpenCL error: allocation failures give CLPHYS_ERR_OUT_OF_MEMORY,
+ * everything else CLPHYS_ERR_OPENCL; the message names the call and code. */
+clphys_status cp_cl_error(clphys_context *ctx, cl_int err, const char *what);
+const char *cp_cl_error_name(cl_int err);
+/* Evaluate an OpenCL call; on failure return the mapped status from the caller. */
+#define CP_CL(ctx, call)                                                      \
+    do {                                                                      \
+        cl_int cp_e_ = (call);                                                \
+        if (cp_e_ != CL_SUCCESS) return cp_cl_error((ctx), cp_e_, #call);     \
+    } while (0)
+/* Propagate a clphys_status. */
+#define CP_TRY(expr)                                                          \
+    do {                                                                      \
+        clphys_status cp_s_ = (expr);                                         \
+        if (cp_s_ != CLPHYS_SUCCESS) return cp_s_;                            \
+    } while (0)
+
+/* ---- devices (platform/device.c, platform/context.c) --------------------- */
+clphys_status cp_device_probe(cl_platform_id p, cl_device_id d, clphys_device_info *info);
+void cp_device_probe_wg_multiple(cl_device_id d, clphys_device_info *info);
+clphys_status cp_select_device(const char *spec, cl_platform_id *plat, cl_device_id *dev,
+                               clphys_device_info *info);
+
+/* ---- programs (platform/program.c) ---------------------------------------
+ * cp_program: build the embedded kernel file `file` (e.g. "gravity.cl") with
+ * `options` added to the device defaults; headers it #includes ("common.h")
+ * are resolved from the embedded set.  With CLPHYS_KERNEL_DIR set, sources are
+ * read from that folder instead (kernel development).  Programs are cached in
+ * the context (same file + options -> same cl_program; do not release it) and
+ * their binaries on disk (see program.c).  Errors: CLPHYS_ERR_BUILD with the
+ * build log, CLPHYS_ERR_INVALID_ARGUMENT for an unknown file. */
+clphys_status cp_program(clphys_context *ctx, const char *file, const char *options,
+                         cl_program *prog);
+/* Build from a source string (used by cp_program and tests).  *from_cache is
+ * set to 1 when the binary came from the disk cache.  Caller releases *prog. */
+clphys_status cp_program_from_source(clphys_context *ctx, const char *name, const char *source,
+                                     const char *options, cl_program *prog, int *from_cache);
+/* The embedded text of a kernel file with its #include "x.h" lines inlined, or NULL. */
+char *cp_kernel_source(const char *file);
+/* Create a kernel; the caller releases it with clReleaseKernel. */
+clphys_status cp_kernel(clphys_context *ctx, cl_program prog, const char *name, cl_kernel *k);
+/* "-DREAL_T=float" or "-DREAL_T=double -DREAL_IS_DOUBLE=1"; checks fp64 support. */
+clphys_status cp_precision_options(clphys_context *ctx, clphys_precision p, char *buf, size_t n);
+
+/* ---- buffers (platform/buffer.c) ----------------------------------------- */
+/* host may be NULL; when non-NULL its bytes are copied in (CL_MEM_COPY_HOST_PTR). */
+clphys_status cp_buffer(clphys_context *ctx, cl_mem_flags flags, size_t bytes, const void *host,
+                        cl_mem *out);
+clphys_status cp_write(clphys_context *ctx, cl_mem m, size_t offset, size_t bytes, const void *src);
+clphys_status cp_read(clphys_context *ctx, cl_mem m, size_t offset, size_t bytes, void *dst);
+/* Fill with a repeated byte pattern (pattern_size 1,2,4,8,16...). */
+clphys_status cp_fill(clphys_context *ctx, cl_mem m, const void *pattern, size_t pattern_size,
+                      size_t bytes);
+void cp_release_mem(cl_mem *m); /* releases and sets NULL; NULL-safe */
+void cp_release_kernel(cl_kernel *k);
+
+/* ---- launching and timing (platform/timer.c) ------------------------------ */
+clphys_status cp_arg(clphys_context *ctx, cl_kernel k, cl_uint idx, size_t size, const void *v);
+#define CP_ARG(ctx, k, idx, v) cp_arg((ctx), (k), (idx), sizeof(v), &(v))
+/* Enqueue an NDRange.  local may be NULL.  When kernel_s is non-NULL, wait for
+ * completion and ADD the kernel's profiled time (end - start, seconds) to it
+ * (host wall time when the queue has no profiling). */
+clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global,
+                        const size_t *local, double *kernel_s);
+clphys_status cp_finish(clphys_context *ctx);
+double cp_event_seconds(cl_event ev); /* profiled end - start; < 0 on failure */
+double cp_now(void);                  /* monotonic host clock, seconds */
+size_t cp_round_up(size_t x, size_t m);
+
+#endif /* CLPHYS_PLATFORM_H */

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install what clphys needs on Debian (only the packages that are missing),
+# then configure and build into ./build (or $BUILD_DIR).  Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pkgs=(gcc meson ninja-build pkg-config python3 ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
+      libclblast-dev libcmocka-dev libcjson-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  echo "installing: ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+builddir=${BUILD_DIR:-build}
+[ -f "$builddir/build.ninja" ] || meson setup "$builddir" --buildtype=release >&2
+ninja -C "$builddir" >&2

@@ -1,0 +1,372 @@
+/* test_platform.c — the OpenCL plumbing: device selection, context adoption,
+ * program builds and the binary cache, build errors, and the limit probes. */
+#include "platform/platform.h"
+#include "util.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+static char cache_dir[256];
+
+/* A kernel whose source is unique to this run, so the first build cannot hit the cache. */
+static void unique_source(char *buf, size_t n, const char *tag)
+{
+    snprintf(buf, n,
+             "/* %s %llu */\n__kernel void scale(__global float *a, float s) {\n"
+             "  size_t i = get_global_id(0); a[i] = a[i] * s + (float)i; }\n",
+             tag, (unsigned long long)tu_seed());
+}
+
+/* Run the scale kernel on fresh random data and check every element. */
+static void check_scale_kernel(clphys_context *ctx, cl_program prog)
+{
+    enum { N = 1000 };
+    float in[N], out[N];
+    uint64_t rng = tu_rng_init(7);
+    for (int i = 0; i < N; i++) in[i] = (float)tu_uniform(&rng);
+    cl_kernel k;
+    cl_mem m;
+    float s = 3.0f;
+    assert_int_equal(cp_kernel(ctx, prog, "scale", &k), CLPHYS_SUCCESS);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, sizeof in, in, &m), CLPHYS_SUCCESS);
+    assert_int_equal(CP_ARG(ctx, k, 0, m), CLPHYS_SUCCESS);
+    assert_int_equal(CP_ARG(ctx, k, 1, s), CLPHYS_SUCCESS);
+    size_t g = N;
+    double t = 0;
+    assert_int_equal(cp_launch(ctx, k, 1, &g, NULL, &t), CLPHYS_SUCCESS);
+    assert_true(t > 0);
+    tu_poison_f32(out, N);
+    assert_int_equal(cp_read(ctx, m, 0, sizeof out, out), CLPHYS_SUCCESS);
+    for (int i = 0; i < N; i++) assert_float_equal(out[i], in[i] * 3.0f + (float)i, 1e-5f * (1 + i));
+    cp_release_mem(&m);
+    cp_release_kernel(&k);
+}
+
+/* The single cache file in cache_dir whose name ends in .bin (there is one per key). */
+static int cache_files(char names[][512], int max)
+{
+    DIR *d = opendir(cache_dir);
+    int n = 0;
+    if (!d) return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < max) {
+        size_t l = strlen(e->d_name);
+        if (l > 4 && !strcmp(e->d_name + l - 4, ".bin")) snprintf(names[n++], 512, "%s/%s", cache_dir, e->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+static void clear_cache(void)
+{
+    char names[64][512];
+    int n = cache_files(names, 64);
+    for (int i = 0; i < n; i++) remove(names[i]);
+}
+
+static void test_select_each_device(void **state)
+{
+    (void)state;
+    clphys_device_info *list;
+    int n;
+    assert_int_equal(clphys_devices_list(&list, &n), CLPHYS_SUCCESS);
+    assert_true(n >= 1);
+    for (int i = 0; i < n; i++) {
+        char spec[32];
+        snprintf(spec, sizeof spec, "%d:%d", list[i].platform_index, list[i].device_index);
+        clphys_context *ctx;
+        assert_int_equal(clphys_context_create(spec, &ctx), CLPHYS_SUCCESS);
+        const clphys_device_info *d = clphys_context_device(ctx);
+        assert_string_equal(d->name, list[i].name);
+        assert_true(d->compute_units >= 1);
+        assert_true(d->global_mem_bytes > 0 && d->max_work_group_size >= 1);
+        assert_true(d->preferred_wg_multiple >= 1);
+        clphys_context_destroy(ctx);
+    }
+    /* auto: a GPU when there is one, else a CPU */
+    int any_gpu = 0;
+    for (int i = 0; i < n; i++) any_gpu |= list[i].is_gpu;
+    clphys_context *ctx;
+    assert_int_equal(clphys_context_create("auto", &ctx), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_context_device(ctx)->is_gpu, any_gpu);
+    clphys_context_destroy(ctx);
+    /* vendor specs match by platform name */
+    for (int i = 0; i < n; i++)
+        if (strstr(list[i].platform, "Portable Computing Language")) {
+            assert_int_equal(clphys_context_create("pocl", &ctx), CLPHYS_SUCCESS);
+            assert_non_null(strstr(clphys_context_device(ctx)->platform, "Portable"));
+            clphys_context_destroy(ctx);
+            break;
+        }
+    clphys_devices_free(list);
+}
+
+static void test_unknown_spec_lists_devices(void **state)
+{
+    (void)state;
+    clphys_device_info *list;
+    int n;
+    assert_int_equal(clphys_devices_list(&list, &n), CLPHYS_SUCCESS);
+    clphys_context *ctx = (clphys_context *)0x1;
+    assert_int_equal(clphys_context_create("banana", &ctx), CLPHYS_ERR_DEVICE_NOT_FOUND);
+    assert_null(ctx);
+    const char *msg = clphys_last_error(NULL);
+    assert_non_null(strstr(msg, "banana"));
+    assert_non_null(strstr(msg, "devices found"));
+    for (int i = 0; i < n; i++) assert_non_null(strstr(msg, list[i].name));
+    assert_int_equal(clphys_context_create("97:3", &ctx), CLPHYS_ERR_DEVICE_NOT_FOUND);
+    assert_non_null(strstr(clphys_last_error(NULL), list[0].name));
+    clphys_devices_free(list);
+}
+
+static void test_env_device(void **state)
+{
+    (void)state;
+    clphys_context *ctx;
+    setenv("CLPHYS_DEVICE", "no-such-device", 1);
+    assert_int_equal(clphys_context_create(NULL, &ctx), CLPHYS_ERR_DEVICE_NOT_FOUND);
+    setenv("CLPHYS_DEVICE", "0:0", 1);
+    assert_int_equal(clphys_context_create("", &ctx), CLPHYS_SUCCESS);
+    clphys_context_destroy(ctx);
+    unsetenv("CLPHYS_DEVICE");
+}
+
+static void test_adopt_context(void **state)
+{
+    (void)state;
+    cl_platform_id p;
+    cl_device_id d;
+    assert_int_equal(clGetPlatformIDs(1, &p, NULL), CL_SUCCESS);
+    assert_int_equal(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, NULL), CL_SUCCESS);
+    cl_int e;
+    cl_context c = clCreateContext(NULL, 1, &d, NULL, NULL, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    cl_command_queue q = clCreateCommandQueue(c, d, 0, &e); /* no profiling: host timing fallback */
+    assert_int_equal(e, CL_SUCCESS);
+    cl_context other = clCreateContext(NULL, 1, &d, NULL, NULL, &e);
+    clphys_context *ctx;
+    assert_int_equal(clphys_context_adopt(other, d, q, &ctx), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(clphys_context_adopt(c, d, q, &ctx), CLPHYS_SUCCESS);
+    assert_ptr_equal(clphys_context_queue(ctx), q);
+    assert_ptr_equal(clphys_context_cl_context(ctx), c);
+    char src[512];
+    unique_source(src, sizeof src, "adopt");
+    cl_program prog;
+    assert_int_equal(cp_program_from_source(ctx, "adopt", src, "", &prog, NULL), CLPHYS_SUCCESS);
+    check_scale_kernel(ctx, prog);
+    clReleaseProgram(prog);
+    clphys_context_destroy(ctx);
+    /* the application's objects are still alive and its own */
+    cl_uint refs = 0;
+    assert_int_equal(clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs, NULL), CL_SUCCESS);
+    assert_int_equal(refs, 1);
+    assert_int_equal(clFinish(q), CL_SUCCESS);
+    clReleaseCommandQueue(q);
+    clReleaseContext(other);
+    clReleaseContext(c);
+}
+
+static void test_program_cache_hit(void **state)
+{
+    (void)state;
+    clphys_context *ctx = tu_context();
+    clear_cache();
+    char src[512];
+    unique_source(src, sizeof src, "cache-hit");
+    cl_program prog;
+    int hit = -1;
+    assert_int_equal(cp_program_from_source(ctx, "t", src, "-DX=1", &prog, &hit), CLPHYS_SUCCESS);
+    assert_int_equal(hit, 0);
+    clReleaseProgram(prog);
+    assert_int_equal(cp_program_from_source(ctx, "t", src, "-DX=1", &prog, &hit), CLPHYS_SUCCESS);
+    assert_int_equal(hit, 1);
+    check_scale_kernel(ctx, prog);
+    clReleaseProgram(prog);
+    /* other options: another key, not a hit */
+    assert_int_equal(cp_program_from_source(ctx, "t", src, "-DX=2", &prog, &hit), CLPHYS_SUCCESS);
+    assert_int_equal(hit, 0);
+    clReleaseProgram(prog);
+    /* the in-context cache returns the same program for the same file and options */
+    cl_program a, b;
+    assert_int_equal(cp_program(ctx, "probe.cl", "-DREAL_T=float", &a), CLPHYS_SUCCESS);
+    assert_int_equal(cp_program(ctx, "probe.cl", "-DREAL_T=float", &b), CLPHYS_SUCCESS);
+    assert_ptr_equal(a, b);
+    clphys_context_destroy(ctx);
+}
+
+/* Damage the one cache file in a given way, then expect a rebuild that works and re-caches. */
+static void damage_and_rebuild(void (*damage)(const char *path, long size), const char *tag)
+{
+    clphys_context *ctx = tu_context();
+    clear_cache();
+    char src[512];
+    unique_source(src, sizeof src, tag);
+    cl_program prog;
+    int hit;
+    assert_int_equal(cp_program_from_source(ctx, tag, src, "", &prog, &hit), CLPHYS_SUCCESS);
+    clReleaseProgram(prog);
+    char names[4][512];
+    assert_int_equal(cache_files(names, 4), 1);
+    FILE *f = fopen(names[0], "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fclose(f);
+    damage(names[0], size);
+    hit = -1;
+    assert_int_equal(cp_program_from_source(ctx, tag, src, "", &prog, &hit), CLPHYS_SUCCESS);
+    assert_int_equal(hit, 0);
+    check_scale_kernel(ctx, prog);
+    clReleaseProgram(prog);
+    assert_int_equal(cp_program_from_source(ctx, tag, src, "", &prog, &hit), CLPHYS_SUCCESS);
+    assert_int_equal(hit, 1); /* the rebuild replaced the damaged file */
+    clReleaseProgram(prog);
+    clphys_context_destroy(ctx);
+}
+
+static void flip_last_byte(const char *path, long size)
+{
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    fseek(f, size - 1, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, size - 1, SEEK_SET);
+    fputc(c ^ 0x5a, f);
+    fclose(f);
+}
+
+static void truncate_half(const char *path, long size) { assert_int_equal(truncate(path, size / 2), 0); }
+
+static void foreign_key(const char *path, long size)
+{
+    (void)size;
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    fseek(f, 12, SEEK_SET); /* first byte of the stored key ("device=...") */
+    fputc('X', f);
+    fclose(f);
+}
+
+static void test_cache_corrupt_byte(void **state) { (void)state; damage_and_rebuild(flip_last_byte, "flip"); }
+static void test_cache_truncated(void **state) { (void)state; damage_and_rebuild(truncate_half, "trunc"); }
+static void test_cache_foreign(void **state) { (void)state; damage_and_rebuild(foreign_key, "foreign"); }
+
+static void test_build_error_log(void **state)
+{
+    (void)state;
+    clphys_context *ctx = tu_context();
+    const char *bad = "__kernel void k(__global float *a) { a[0] = undefined_symbol_xyz + ; }\n";
+    cl_program prog = NULL;
+    assert_int_equal(cp_program_from_source(ctx, "bad.cl", bad, "", &prog, NULL), CLPHYS_ERR_BUILD);
+    assert_null(prog);
+    const char *msg = clphys_last_error(ctx);
+    assert_non_null(strstr(msg, "bad.cl"));
+    assert_non_null(strstr(msg, "build log"));
+    assert_non_null(strstr(msg, "undefined_symbol_xyz"));
+    /* an unknown embedded file is a clear error too */
+    assert_int_equal(cp_program(ctx, "no_such_file.cl", "", &prog), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clphys_last_error(ctx), "no_such_file.cl"));
+    clphys_context_destroy(ctx);
+}
+
+static void test_embedded_sources(void **state)
+{
+    (void)state;
+    char *src = cp_kernel_source("probe.cl");
+    assert_non_null(src);
+    assert_non_null(strstr(src, "atomic_add_float")); /* common.h was inlined */
+    assert_null(strstr(src, "#include \"common.h\""));
+    free(src);
+    assert_null(cp_kernel_source("missing.cl"));
+}
+
+static void test_fp64_unsupported(void **state)
+{
+    (void)state;
+    clphys_context *ctx = tu_context();
+    char buf[128];
+    int had = ctx->info.fp64;
+    ctx->info.fp64 = 0; /* pretend: the error path must not depend on owning such a device */
+    assert_int_equal(cp_precision_options(ctx, CLPHYS_FP64, buf, sizeof buf), CLPHYS_ERR_UNSUPPORTED);
+    assert_non_null(strstr(clphys_last_error(ctx), "fp64"));
+    ctx->info.fp64 = had;
+    assert_int_equal(cp_precision_options(ctx, CLPHYS_FP32, buf, sizeof buf), CLPHYS_SUCCESS);
+    clphys_context_destroy(ctx);
+}
+
+static void test_out_of_memory(void **state)
+{
+    (void)state;
+    clphys_context *ctx = tu_context();
+    cl_mem m;
+    size_t huge = (size_t)ctx->info.max_alloc_bytes + ((size_t)1 << 30);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, huge, NULL, &m), CLPHYS_ERR_OUT_OF_MEMORY);
+    assert_null(m);
+    assert_non_null(strstr(clphys_last_error(ctx), "bytes"));
+    clphys_context_destroy(ctx);
+}
+
+static void test_status_strings(void **state)
+{
+    (void)state;
+    for (int s = CLPHYS_SUCCESS; s <= CLPHYS_ERR_VERIFY; s++) {
+        const char *t = clphys_status_string((clphys_status)s);
+        assert_non_null(t);
+        assert_string_not_equal(t, "unknown status");
+    }
+    assert_string_equal(clphys_version(), CLPHYS_VERSION);
+}
+
+static void test_probes_plausible(void **state)
+{
+    (void)state;
+    clphys_context *ctx = tu_context();
+    clphys_limits lim;
+    assert_int_equal(clphys_measure_limits(ctx, 3, &lim), CLPHYS_SUCCESS);
+    /* from a slow CPU (0.5 GB/s, 1 GFLOP/s) to beyond any current GPU (20 TB/s, 1 PFLOP/s) */
+    assert_true(lim.copy_bytes_per_s > 5e8 && lim.copy_bytes_per_s < 2e13);
+    assert_true(lim.triad_bytes_per_s > 5e8 && lim.triad_bytes_per_s < 2e13);
+    assert_true(lim.fma_fp32_flops > 1e9 && lim.fma_fp32_flops < 1e15);
+    if (ctx->info.fp64) assert_true(lim.fma_fp64_flops > 1e8 && lim.fma_fp64_flops <= 1.5 * lim.fma_fp32_flops);
+    assert_true(lim.buffer_bytes >= ((size_t)16 << 20));
+    fprintf(stderr, "# %s: copy %.1f GB/s, triad %.1f GB/s, fp32 %.1f GFLOP/s, fp64 %.1f GFLOP/s\n", ctx->info.name,
+            lim.copy_bytes_per_s / 1e9, lim.triad_bytes_per_s / 1e9, lim.fma_fp32_flops / 1e9,
+            lim.fma_fp64_flops / 1e9);
+    clphys_context_destroy(ctx);
+}
+
+int main(void)
+{
+    const char *base = getenv("CLPHYS_CACHE_DIR");
+    snprintf(cache_dir, sizeof cache_dir, "%s/platform-test-%ld", base && *base ? base : "/tmp", (long)getpid());
+    setenv("CLPHYS_CACHE_DIR", cache_dir, 1);
+    unsetenv("CLPHYS_NO_CACHE");
+    tu_seed();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_status_strings),
+        cmocka_unit_test(test_select_each_device),
+        cmocka_unit_test(test_unknown_spec_lists_devices),
+        cmocka_unit_test(test_env_device),
+        cmocka_unit_test(test_adopt_context),
+        cmocka_unit_test(test_embedded_sources),
+        cmocka_unit_test(test_program_cache_hit),
+        cmocka_unit_test(test_cache_corrupt_byte),
+        cmocka_unit_test(test_cache_truncated),
+        cmocka_unit_test(test_cache_foreign),
+        cmocka_unit_test(test_build_error_log),
+        cmocka_unit_test(test_fp64_unsupported),
+        cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_probes_plausible),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    clear_cache();
+    rmdir(cache_dir);
+    return failed;
+}

@@ -1,0 +1,66 @@
+/* util.c — see util.h. */
+#include "util.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+clphys_context *tu_context(void)
+{
+    const char *spec = getenv("CLPHYS_TEST_DEVICE");
+    clphys_context *ctx = NULL;
+    clphys_status st = clphys_context_create(spec && *spec ? spec : "auto", &ctx);
+    if (st != CLPHYS_SUCCESS) fail_msg("context: %s: %s", clphys_status_string(st), clphys_last_error(NULL));
+    return ctx;
+}
+
+uint64_t tu_seed(void)
+{
+    static uint64_t seed;
+    static int done;
+    if (!done) {
+        const char *s = getenv("CLPHYS_TEST_SEED");
+        seed = s ? strtoull(s, NULL, 0) : ((uint64_t)time(NULL) ^ ((uint64_t)clock() << 20));
+        fprintf(stderr, "# test seed %llu (set CLPHYS_TEST_SEED to replay)\n", (unsigned long long)seed);
+        done = 1;
+    }
+    return seed;
+}
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+uint64_t tu_rng_init(uint64_t stream) { return tu_seed() ^ (stream * 0xd1b54a32d192ed03ULL); }
+
+double tu_uniform(uint64_t *state) { return (double)(splitmix64(state) >> 11) * 0x1.0p-53; }
+
+void tu_poison_f32(float *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++) a[i] = NAN;
+}
+
+void tu_poison_f64(double *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++) a[i] = NAN;
+}
+
+double tu_max_rel_err(const double *a, const double *ref, size_t n, double floor)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(a[i])) return INFINITY;
+        double d = fabs(a[i] - ref[i]) / fmax(fabs(ref[i]), floor);
+        if (d > m) m = d;
+    }
+    return m;
+}
