@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -287,6 +288,42 @@ static void test_embedded_sources(void **state)
     assert_null(cp_kernel_source("missing.cl"));
 }
 
+/* CLPHYS_KERNEL_DIR replaces the embedded sources (kernel development). */
+static void test_kernel_dir_override(void **state)
+{
+    (void)state;
+    char dir[300], path[400];
+    snprintf(dir, sizeof dir, "%s/kdir", cache_dir);
+    mkdir(cache_dir, 0755);
+    mkdir(dir, 0755);
+    snprintf(path, sizeof path, "%s/dev.cl", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("#include \"dev.h\"\n__kernel void scale(__global float *a, float s) { size_t i = get_global_id(0); a[i] = DEV_SCALE(a[i], s) + (float)i; }\n", f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/dev.h", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("#define DEV_SCALE(x, s) ((x) * (s))\n", f);
+    fclose(f);
+    setenv("CLPHYS_KERNEL_DIR", dir, 1);
+    char *src = cp_kernel_source("dev.cl");
+    assert_non_null(src);
+    assert_non_null(strstr(src, "#define DEV_SCALE"));
+    free(src);
+    assert_null(cp_kernel_source("probe.cl")); /* embedded files are not consulted then */
+    clphys_context *ctx = tu_context();
+    cl_program prog;
+    assert_int_equal(cp_program(ctx, "dev.cl", "", &prog), CLPHYS_SUCCESS);
+    check_scale_kernel(ctx, prog);
+    clphys_context_destroy(ctx);
+    unsetenv("CLPHYS_KERNEL_DIR");
+    remove(path);
+    snprintf(path, sizeof path, "%s/dev.cl", dir);
+    remove(path);
+    rmdir(dir);
+}
+
 static void test_fp64_unsupported(void **state)
 {
     (void)state;
@@ -361,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_cache_truncated),
         cmocka_unit_test(test_cache_foreign),
         cmocka_unit_test(test_build_error_log),
+        cmocka_unit_test(test_kernel_dir_override),
         cmocka_unit_test(test_fp64_unsupported),
         cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_probes_plausible),
