@@ -1,0 +1,206 @@
+/* gravity.c — benchmark of direct-sum gravity: every kernel shape and tuning
+ * (tiled: i-particles per work-item x work-group size; vector) and the C +
+ * OpenMP reference as the CPU baseline, at N = 262144 and 1048576 (fp32) and
+ * 262144 (fp64) on GPUs, N = 16384 on CPUs (quick).  Counts N^2 interactions
+ * per call (self pair included, as the CUDA sample does); GFLOP/s at 20 flops
+ * per interaction (CUDA sample), the paper's 26 in params.  Accelerations
+ * only (no potential), eps = 0.01, particles uniform in the unit cube.
+ * Verification: the first min(N, 1024) i-particles against the fp64
+ * reference, error = max_i |a_i - a_ref,i| / rms_i |a_ref,i|. */
+#include "bench.h"
+#include "host/ref/gravity_ref.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define EPS 0.01
+#define NVER 1024
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static double *particles(long long n)
+{
+    double *x = malloc(4 * (size_t)n * sizeof *x);
+    if (!x) return NULL;
+    uint64_t s = 12345;
+    for (size_t c = 0; c < 4 * (size_t)n; c++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        double u = (double)(s >> 11) * 0x1.0p-53;
+        x[c] = (c % 4 == 3) ? (0.5 + u) / n : u;
+    }
+    return x;
+}
+
+static double rel_error(int nv, const double *acc, const double *ref)
+{
+    double rms = 0, m = 0;
+    for (int i = 0; i < nv; i++) rms += ref[3 * i] * ref[3 * i] + ref[3 * i + 1] * ref[3 * i + 1] + ref[3 * i + 2] * ref[3 * i + 2];
+    rms = sqrt(rms / nv);
+    for (int i = 0; i < nv; i++) {
+        double d = 0;
+        for (int c = 0; c < 3; c++) d += (acc[3 * i + c] - ref[3 * i + c]) * (acc[3 * i + c] - ref[3 * i + c]);
+        d = sqrt(d) / rms;
+        if (!(d <= m)) m = isnan(d) ? INFINITY : d;
+    }
+    return m;
+}
+
+static void fill_rates(bench_run *run, bench_row *r, double inter, int fp64, const char *extra)
+{
+    r->rate = inter / r->kernel_s_median;
+    snprintf(r->rate_unit, sizeof r->rate_unit, "interactions/s");
+    r->gflops = 20 * r->rate * 1e-9;
+    snprintf(r->flops_convention, sizeof r->flops_convention, "20 per interaction");
+    r->bytes_per_s = 0;
+    bench_set_fraction(run, r, fp64 ? "fma_fp64_flops" : "fma_fp32_flops", r->gflops * 1e9);
+    snprintf(r->params, sizeof r->params,
+             "{\"eps\":%g,\"gflops_26\":%.6g,\"interactions_per_call\":%.6g,\"potential\":false%s}", EPS,
+             26 * r->rate * 1e-9, inter, extra);
+}
+
+/* One GPU/CPU kernel case; ref holds the first nv reference accelerations. */
+static void kernel_case(bench_run *run, const clphys_gravity_params *prm, long long n, const double *x,
+                        const double *ref, int nv, double *acc)
+{
+    const int fp64 = prm->precision == CLPHYS_FP64;
+    clphys_gravity_plan *pl = NULL;
+    clphys_status st = clphys_gravity_plan_create(run->ctx, prm, &pl);
+    char what[96];
+    snprintf(what, sizeof what, "%s n=%lld", fp64 ? "fp64" : "fp32", n);
+    if (st) {
+        bench_fail(run, "gravity", what, clphys_last_error(run->ctx));
+        return;
+    }
+    double *ks = malloc(run->repeat * sizeof *ks), *ts = malloc(run->repeat * sizeof *ts);
+    st = clphys_gravity_compute(pl, (int)n, NULL, (int)n, x, acc, NULL, 0, 0, NULL); /* warm-up */
+    for (int r = 0; r < run->repeat && !st; r++) {
+        double t0 = now();
+        st = clphys_gravity_compute(pl, (int)n, NULL, (int)n, x, acc, NULL, 0, 0, &ks[r]);
+        ts[r] = now() - t0;
+    }
+    if (st) {
+        bench_fail(run, "gravity", what, clphys_last_error(run->ctx));
+    } else {
+        bench_row row;
+        memset(&row, 0, sizeof row);
+        snprintf(row.path, sizeof row.path, "gravity");
+        snprintf(row.variant, sizeof row.variant, "%s", clphys_gravity_plan_variant(pl));
+        snprintf(row.precision, sizeof row.precision, "%s", fp64 ? "fp64" : "fp32");
+        row.n = n;
+        row.repeat = run->repeat;
+        row.kernel_s_min = bench_min(ks, run->repeat);
+        row.kernel_s_median = bench_median(ks, run->repeat);
+        row.total_s_median = bench_median(ts, run->repeat);
+        fill_rates(run, &row, (double)n * n, fp64, "");
+        row.max_rel_error = run->verify ? rel_error(nv, acc, ref) : 0;
+        row.verified = run->verify && row.max_rel_error < (fp64 ? 1e-10 : 1e-4);
+        snprintf(row.note, sizeof row.note, "GFLOP/s at 26 flops/interaction (Miki et al. 2012): %.1f",
+                 26 * row.rate * 1e-9);
+        bench_add_row(run, &row);
+    }
+    free(ks);
+    free(ts);
+    clphys_gravity_plan_destroy(pl);
+}
+
+/* The C + OpenMP reference (fp32 or fp64 arithmetic) timed on the host. */
+static void c_openmp_case(bench_run *run, long long n, const double *x, int fp64, const double *ref, int nv,
+                          double *acc)
+{
+    int rep = run->repeat < 3 ? run->repeat : 3;
+    double ts[3];
+    for (int r = 0; r < rep; r++) {
+        double t0 = now();
+        (fp64 ? gravity_ref : gravity_ref_f32)((int)n, NULL, (int)n, x, 1.0, EPS, acc, NULL);
+        ts[r] = now() - t0;
+    }
+    bench_row row;
+    memset(&row, 0, sizeof row);
+    snprintf(row.path, sizeof row.path, "gravity");
+    snprintf(row.variant, sizeof row.variant, "c-openmp");
+    snprintf(row.precision, sizeof row.precision, "%s", fp64 ? "fp64" : "fp32");
+    row.n = n;
+    row.repeat = rep;
+    row.kernel_s_min = bench_min(ts, rep);
+    row.kernel_s_median = bench_median(ts, rep);
+    row.total_s_median = row.kernel_s_median;
+    fill_rates(run, &row, (double)n * n, fp64, ",\"host\":\"OpenMP over i, omp simd over j, SoA\"");
+    row.max_rel_error = run->verify ? rel_error(nv, acc, ref) : 0;
+    row.verified = run->verify && row.max_rel_error < (fp64 ? 1e-10 : 1e-4);
+    snprintf(row.note, sizeof row.note, "host CPU, not the OpenCL device; fraction is of the device's limit");
+    bench_add_row(run, &row);
+}
+
+static void one_size(bench_run *run, long long n, int fp64)
+{
+    const clphys_device_info *dev = run->dev;
+    double *x = particles(n), *acc = malloc(3 * (size_t)n * sizeof *acc);
+    int nv = n < NVER ? (int)n : NVER;
+    double *ref = malloc(3 * (size_t)nv * sizeof *ref);
+    if (!x || !acc || !ref) {
+        bench_fail(run, "gravity", "allocation", "out of host memory");
+        free(x), free(acc), free(ref);
+        return;
+    }
+    if (run->verify) gravity_ref(nv, x, (int)n, x, 1.0, EPS, ref, NULL);
+    clphys_gravity_params prm = {fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_VECTOR, 1.0, EPS, 0, 0, 0, 0, 0, 0};
+    if (dev->is_cpu) {
+        kernel_case(run, &prm, n, x, ref, nv, acc);
+        prm.variant = CLPHYS_GRAVITY_TILED, prm.work_group = 64, prm.i_per_item = 1;
+        if (n <= 16384) kernel_case(run, &prm, n, x, ref, nv, acc);
+    } else {
+        /* tuning sweep: i-particles per work-item x tile (= work-group) size x
+         * flushed denormals (fp32) or Newton rsqrt (fp64), then unroll factors */
+        static const int ipw[] = {1, 2, 4}, wg[] = {128, 256}, unr[] = {4, 16, 32};
+        prm.variant = CLPHYS_GRAVITY_TILED;
+        for (int o = 0; o < 2; o++)
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 2; b++) {
+                    if ((size_t)wg[b] > dev->max_work_group_size) continue;
+                    prm.i_per_item = ipw[a], prm.work_group = wg[b], prm.unroll = 8;
+                    prm.flush_denormals = fp64 ? 0 : (o ? 1 : -1);
+                    prm.fast_rsqrt64 = fp64 && o;
+                    kernel_case(run, &prm, n, x, ref, nv, acc);
+                }
+        for (int a = 1; a < 3; a++)
+            for (int u = 0; u < 3; u++) {
+                if (fp64 && a == 2) continue;
+                prm.i_per_item = ipw[a], prm.work_group = 256, prm.unroll = unr[u];
+                prm.flush_denormals = 1, prm.fast_rsqrt64 = 0;
+                kernel_case(run, &prm, n, x, ref, nv, acc);
+            }
+        prm.unroll = 0, prm.flush_denormals = 0, prm.fast_rsqrt64 = 0;
+        if (n <= 65536) {
+            prm.variant = CLPHYS_GRAVITY_VECTOR, prm.i_per_item = 0, prm.work_group = 0;
+            kernel_case(run, &prm, n, x, ref, nv, acc);
+        }
+    }
+    if (dev->is_cpu || n <= 32768) c_openmp_case(run, n, x, fp64, ref, nv, acc);
+    free(x), free(acc), free(ref);
+}
+
+int bench_gravity(bench_run *run)
+{
+    if (run->size > 0 && run->size > 0x7fffffff) {
+        bench_fail(run, "gravity", "size", "N above 2^31 - 1");
+        return 1;
+    }
+    const long long gpu32[] = {262144, 1048576}, gpu64[] = {262144}, cpu32[] = {16384}, cpu64[] = {4096};
+    for (int f = 0; f < 2; f++) {
+        const char *pr = f ? "fp64" : "fp32";
+        if (!bench_wants_precision(run, pr)) continue;
+        const long long *sz = run->quick ? (f ? cpu64 : cpu32) : (f ? gpu64 : gpu32);
+        int ns = run->quick ? 1 : (f ? 1 : 2);
+        if (run->size > 0) sz = &run->size, ns = 1;
+        for (int s = 0; s < ns; s++) one_size(run, sz[s], f);
+    }
+    return 0;
+}

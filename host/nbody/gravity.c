@@ -1,0 +1,283 @@
+/* gravity.c — the direct-sum gravity plan: kernel choice (tiled on GPUs,
+ * vector on CPUs), build options, device buffers for host-array calls, and
+ * input checks.  Layouts and formulas: include/clphys_gravity.h. */
+#include "platform/platform.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VEC 16 /* j-chunk of the vector kernel (real16_t) */
+
+struct clphys_gravity_plan {
+    clphys_context *ctx;
+    clphys_gravity_params p;
+    int tiled;              /* 1: gravity_tiled, 0: gravity_vector */
+    size_t wg;              /* tiled: work-group size              */
+    int ipw;                /* tiled: i per work-item              */
+    size_t rs;              /* sizeof(real)                        */
+    char variant[64];
+    cl_kernel k, k_soa;
+    /* host-array path and the vector kernel's SoA copy, grown on demand */
+    cl_mem xi, xj, out, soa[4];
+    size_t cap_i, cap_j, cap_out, cap_soa;
+    void *stage;
+    size_t cap_stage;
+};
+
+clphys_status clphys_gravity_plan_create(clphys_context *ctx, const clphys_gravity_params *p,
+                                         clphys_gravity_plan **plan)
+{
+    if (!ctx || !p || !plan) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: NULL argument");
+    *plan = NULL;
+    if (!(p->eps >= 0) || !isfinite(p->eps) || !isfinite(p->G))
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: eps = %g must be finite and >= 0, G = %g finite",
+                        p->eps, p->G);
+    if (p->i_per_item != 0 && p->i_per_item != 1 && p->i_per_item != 2 && p->i_per_item != 4)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: i_per_item %d is not 1, 2 or 4", p->i_per_item);
+    const clphys_device_info *dev = clphys_context_device(ctx);
+    int tiled = p->variant == CLPHYS_GRAVITY_TILED || (p->variant == CLPHYS_GRAVITY_AUTO && !dev->is_cpu);
+    size_t wg = p->work_group > 0 ? (size_t)p->work_group : 256;
+    if (tiled) {
+        if (p->work_group <= 0) {
+            while (wg > dev->max_work_group_size) wg /= 2;
+        }
+        size_t lm = wg * 4 * (p->precision == CLPHYS_FP64 ? 8 : 4);
+        if (wg < 1 || wg > dev->max_work_group_size || lm > dev->local_mem_bytes)
+            return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                            "gravity plan: work group %zu exceeds the device (max %zu, local memory %llu bytes)", wg,
+                            dev->max_work_group_size, (unsigned long long)dev->local_mem_bytes);
+    }
+    /* defaults measured on an H100 (bench/results/gravity-h100-2026-11-22.json):
+     * fp32 i4-w256-u32 1.71 T interactions/s at N = 2^20, fp64 i2-w256-u32 0.73 T */
+    int ipw = p->i_per_item ? p->i_per_item : (dev->is_gpu ? (p->precision == CLPHYS_FP32 ? 4 : 2) : 1);
+
+    char prec[128], opts[512];
+    CP_TRY(cp_precision_options(ctx, p->precision, prec, sizeof prec));
+    if (p->unroll < 0 || (tiled && (size_t)p->unroll > wg))
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: unroll %d must be in 0..%zu", p->unroll, wg);
+    const int fp32 = p->precision == CLPHYS_FP32;
+    const int unroll = p->unroll ? p->unroll : dev->is_gpu ? (wg >= 32 ? 32 : (int)wg) : (wg >= 8 ? 8 : 1);
+    const int ftz = fp32 && (p->flush_denormals > 0 || (p->flush_denormals == 0 && dev->is_gpu));
+    const int nr = !fp32 && p->fast_rsqrt64 && tiled; /* the vector kernel keeps the full rsqrt */
+    int n = snprintf(opts, sizeof opts, "%s%s%s%s%s", prec, p->eps == 0 ? " -DEPS_ZERO=1" : "",
+                     p->potential ? " -DPOTENTIAL=1" : "", ftz ? " -cl-denorms-are-zero" : "",
+                     nr ? " -DRSQRT_NEWTON=1" : "");
+    if (tiled)
+        snprintf(opts + n, sizeof opts - n, " -DWG=%zu -DIPW=%d -DUNROLL=%d%s", wg, ipw, unroll,
+                 dev->is_gpu && fp32 ? " -DNATIVE_RSQRT=1" : "");
+
+    clphys_gravity_plan *pl = calloc(1, sizeof *pl);
+    if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "gravity plan");
+    pl->ctx = ctx;
+    pl->p = *p;
+    pl->tiled = tiled;
+    pl->wg = wg;
+    pl->ipw = ipw;
+    pl->rs = p->precision == CLPHYS_FP64 ? 8 : 4;
+    if (tiled)
+        snprintf(pl->variant, sizeof pl->variant, "tiled-local-i%d-w%zu-u%d%s%s", ipw, wg, unroll, ftz ? "-ftz" : "",
+                 nr ? "-nr" : "");
+    else snprintf(pl->variant, sizeof pl->variant, "vector-%d%s", VEC, ftz ? "-ftz" : "");
+    cl_program prog;
+    clphys_status st = cp_program(ctx, "gravity.cl", opts, &prog);
+    if (!st) st = cp_kernel(ctx, prog, tiled ? "gravity_tiled" : "gravity_vector", &pl->k);
+    if (!st && !tiled) st = cp_kernel(ctx, prog, "gravity_soa", &pl->k_soa);
+    if (st) {
+        clphys_gravity_plan_destroy(pl);
+        return st;
+    }
+    *plan = pl;
+    return CLPHYS_SUCCESS;
+}
+
+void clphys_gravity_plan_destroy(clphys_gravity_plan *pl)
+{
+    if (!pl) return;
+    cp_release_kernel(&pl->k);
+    cp_release_kernel(&pl->k_soa);
+    cp_release_mem(&pl->xi);
+    cp_release_mem(&pl->xj);
+    cp_release_mem(&pl->out);
+    for (int c = 0; c < 4; c++) cp_release_mem(&pl->soa[c]);
+    free(pl->stage);
+    free(pl);
+}
+
+const char *clphys_gravity_plan_variant(const clphys_gravity_plan *pl) { return pl ? pl->variant : ""; }
+
+/* Make *m hold at least bytes (contents not kept). */
+static clphys_status ensure(clphys_context *ctx, cl_mem *m, size_t *cap, size_t bytes)
+{
+    if (*m && *cap >= bytes) return CLPHYS_SUCCESS;
+    cp_release_mem(m);
+    *cap = 0;
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, m));
+    *cap = bytes;
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status clphys_gravity_compute_cl(clphys_gravity_plan *pl, cl_mem xi, int ni, cl_mem xj, int nj, int i_in_j,
+                                        cl_mem out, int accumulate, double *kernel_s)
+{
+    if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: NULL plan");
+    clphys_context *ctx = pl->ctx;
+    if (!xi || !xj || !out || ni < 0 || nj < 0)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: NULL buffer or negative count");
+    if (kernel_s) *kernel_s = 0;
+    if (ni == 0) return CLPHYS_SUCCESS;
+    const double eps = pl->p.eps;
+    const int self = i_in_j && eps > 0 && pl->p.potential;
+    union { float f; double d; } G, eps2, selfc;
+    const size_t rs = pl->rs;
+    if (rs == 4) G.f = (float)pl->p.G, eps2.f = (float)(eps * eps), selfc.f = self ? (float)(pl->p.G / eps) : 0.0f;
+    else G.d = pl->p.G, eps2.d = eps * eps, selfc.d = self ? pl->p.G / eps : 0.0;
+    cl_kernel k = pl->k;
+    if (pl->tiled) {
+        size_t per = pl->wg * (size_t)pl->ipw;
+        size_t global = (((size_t)ni + per - 1) / per) * pl->wg;
+        CP_TRY(CP_ARG(ctx, k, 0, xi));
+        CP_TRY(CP_ARG(ctx, k, 1, ni));
+        CP_TRY(CP_ARG(ctx, k, 2, xj));
+        CP_TRY(CP_ARG(ctx, k, 3, nj));
+        CP_TRY(CP_ARG(ctx, k, 4, out));
+        CP_TRY(cp_arg(ctx, k, 5, rs, &G));
+        CP_TRY(cp_arg(ctx, k, 6, rs, &eps2));
+        CP_TRY(cp_arg(ctx, k, 7, rs, &selfc));
+        CP_TRY(CP_ARG(ctx, k, 8, accumulate));
+        return cp_launch(ctx, k, 1, &global, &pl->wg, kernel_s);
+    }
+    /* vector kernel: SoA copy of j padded to a multiple of VEC */
+    size_t npad = cp_round_up((size_t)(nj > 0 ? nj : 1), VEC);
+    if (pl->cap_soa < npad * rs) {
+        pl->cap_soa = 0;
+        for (int c = 0; c < 4; c++) {
+            cp_release_mem(&pl->soa[c]);
+            CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, npad * rs, NULL, &pl->soa[c]));
+        }
+        pl->cap_soa = npad * rs;
+    }
+    CP_TRY(CP_ARG(ctx, pl->k_soa, 0, xj));
+    CP_TRY(CP_ARG(ctx, pl->k_soa, 1, nj));
+    for (int c = 0; c < 4; c++) CP_TRY(CP_ARG(ctx, pl->k_soa, 2 + c, pl->soa[c]));
+    CP_TRY(cp_launch(ctx, pl->k_soa, 1, &npad, NULL, kernel_s));
+    int nchunks = (int)(npad / VEC);
+    size_t global = (size_t)ni;
+    CP_TRY(CP_ARG(ctx, k, 0, xi));
+    CP_TRY(CP_ARG(ctx, k, 1, ni));
+    for (int c = 0; c < 4; c++) CP_TRY(CP_ARG(ctx, k, 2 + c, pl->soa[c]));
+    CP_TRY(CP_ARG(ctx, k, 6, nchunks));
+    CP_TRY(CP_ARG(ctx, k, 7, out));
+    CP_TRY(cp_arg(ctx, k, 8, rs, &G));
+    CP_TRY(cp_arg(ctx, k, 9, rs, &eps2));
+    CP_TRY(cp_arg(ctx, k, 10, rs, &selfc));
+    CP_TRY(CP_ARG(ctx, k, 11, accumulate));
+    return cp_launch(ctx, k, 1, &global, NULL, kernel_s);
+}
+
+/* Coincident-point check by sorting indices on (x, y, z). */
+static const double *g_sort_x;
+static int cmp_pos(const void *a, const void *b)
+{
+    const double *p = g_sort_x + 4 * (size_t)*(const int *)a, *q = g_sort_x + 4 * (size_t)*(const int *)b;
+    for (int c = 0; c < 3; c++)
+        if (p[c] != q[c]) return p[c] < q[c] ? -1 : 1;
+    return 0;
+}
+
+/* Finite coordinates and masses, no negative mass; with coincident != 0 also
+ * no two particles of x at one point and, when xi is given, no i-particle at
+ * the point of a j-particle (sorted j indices + binary search). */
+static clphys_status check_positions(clphys_context *ctx, const char *set, int n, const double *x, int coincident,
+                                     int ni, const double *xi)
+{
+    for (int i = 0; i < n; i++) {
+        const double *q = x + 4 * (size_t)i;
+        if (!isfinite(q[0]) || !isfinite(q[1]) || !isfinite(q[2]) || !isfinite(q[3]))
+            return cp_error(ctx, CLPHYS_ERR_INPUT, "gravity: %s particle %d has a non-finite coordinate or mass "
+                            "(%g %g %g m %g)", set, i, q[0], q[1], q[2], q[3]);
+        if (q[3] < 0) return cp_error(ctx, CLPHYS_ERR_INPUT, "gravity: %s particle %d has negative mass %g", set, i, q[3]);
+    }
+    if (!coincident || n < 1) return CLPHYS_SUCCESS;
+    int *idx = malloc((size_t)n * sizeof *idx);
+    if (!idx) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "gravity: coincidence check");
+    for (int i = 0; i < n; i++) idx[i] = i;
+    g_sort_x = x;
+    qsort(idx, (size_t)n, sizeof *idx, cmp_pos);
+    clphys_status st = CLPHYS_SUCCESS;
+    for (int i = 1; i < n && !st; i++)
+        if (!cmp_pos(&idx[i - 1], &idx[i])) {
+            int a = idx[i - 1] < idx[i] ? idx[i - 1] : idx[i], b = idx[i - 1] ^ idx[i] ^ a;
+            st = cp_error(ctx, CLPHYS_ERR_INPUT,
+                          "gravity: eps = 0 and %s particles %d and %d are at the same point: the force is infinite",
+                          set, a, b);
+        }
+    for (int i = 0; i < ni && !st; i++) {
+        const double *q = xi + 4 * (size_t)i;
+        int lo = 0, hi = n - 1;
+        while (lo <= hi) {
+            int mid = (lo + hi) / 2, c = 0;
+            const double *r = x + 4 * (size_t)idx[mid];
+            for (int k = 0; k < 3 && !c; k++) c = q[k] < r[k] ? -1 : q[k] > r[k];
+            if (!c) {
+                st = cp_error(ctx, CLPHYS_ERR_INPUT,
+                              "gravity: eps = 0 and i-particle %d is at the same point as j-particle %d", i, idx[mid]);
+                break;
+            }
+            if (c < 0) hi = mid - 1;
+            else lo = mid + 1;
+        }
+    }
+    free(idx);
+    return st;
+}
+
+/* Copy (x, y, z, m) doubles into the plan's precision. */
+static clphys_status upload(clphys_gravity_plan *pl, cl_mem *m, size_t *cap, int n, const double *x)
+{
+    size_t bytes = (size_t)(n > 0 ? n : 1) * 4 * pl->rs;
+    CP_TRY(ensure(pl->ctx, m, cap, bytes));
+    if (n == 0) return CLPHYS_SUCCESS;
+    if (pl->rs == 8) return cp_write(pl->ctx, *m, 0, bytes, x);
+    float *f = pl->stage;
+    for (size_t c = 0; c < (size_t)n * 4; c++) f[c] = (float)x[c];
+    return cp_write(pl->ctx, *m, 0, bytes, f);
+}
+
+clphys_status clphys_gravity_compute(clphys_gravity_plan *pl, int ni, const double *xi, int nj, const double *xj,
+                                     double *acc, double *pot, int accumulate, int check_coincident, double *kernel_s)
+{
+    if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: NULL plan");
+    clphys_context *ctx = pl->ctx;
+    if (!xi) ni = nj;
+    if (!xj || !acc || ni < 0 || nj < 0 || (!xi && nj == 0))
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: NULL array or bad count (ni %d, nj %d)",
+                        ni, nj);
+    if (pot && !pl->p.potential)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: potentials asked of a plan without them");
+    const int coinc = check_coincident && pl->p.eps == 0;
+    if (xi) CP_TRY(check_positions(ctx, "i", ni, xi, 0, 0, NULL));
+    CP_TRY(check_positions(ctx, "j", nj, xj, coinc, xi ? ni : 0, xi));
+    if (kernel_s) *kernel_s = 0;
+    if (ni == 0) return CLPHYS_SUCCESS;
+    size_t need = (size_t)(ni > nj ? ni : nj) * 4 * sizeof(double);
+    if (pl->cap_stage < need) {
+        void *s = realloc(pl->stage, need);
+        if (!s) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "gravity: staging buffer");
+        pl->stage = s, pl->cap_stage = need;
+    }
+    CP_TRY(upload(pl, &pl->xj, &pl->cap_j, nj, xj));
+    if (xi) CP_TRY(upload(pl, &pl->xi, &pl->cap_i, ni, xi));
+    CP_TRY(ensure(ctx, &pl->out, &pl->cap_out, (size_t)ni * 4 * pl->rs));
+    CP_TRY(clphys_gravity_compute_cl(pl, xi ? pl->xi : pl->xj, ni, pl->xj, nj, !xi, pl->out, 0, kernel_s));
+    CP_TRY(cp_read(ctx, pl->out, 0, (size_t)ni * 4 * pl->rs, pl->stage));
+    for (size_t i = 0; i < (size_t)ni; i++) {
+        double r[4];
+        for (int c = 0; c < 4; c++)
+            r[c] = pl->rs == 8 ? ((double *)pl->stage)[4 * i + c] : (double)((float *)pl->stage)[4 * i + c];
+        for (int c = 0; c < 3; c++) acc[3 * i + c] = accumulate ? acc[3 * i + c] + r[c] : r[c];
+        if (pot) pot[i] = accumulate ? pot[i] + r[3] : r[3];
+    }
+    return CLPHYS_SUCCESS;
+}

@@ -1,0 +1,64 @@
+/* initial_conditions.c — Plummer sphere after Aarseth, Henon & Wielen,
+ * A&A 37, 183 (1974): radii by inverting the cumulative mass, speeds by von
+ * Neumann rejection from g(q) = q^2 (1 - q^2)^(7/2), isotropic directions;
+ * then scaled to N-body units (a = 3 pi / 16, so E = -1/4 for G = M = 1). */
+#include "platform/platform.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define PI 3.14159265358979323846
+
+static double uniform(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1.0p-53;
+}
+
+static void isotropic(uint64_t *rng, double r, double *out)
+{
+    double cth = 2 * uniform(rng) - 1, sth = sqrt(1 - cth * cth), phi = 2 * PI * uniform(rng);
+    out[0] = r * sth * cos(phi);
+    out[1] = r * sth * sin(phi);
+    out[2] = r * cth;
+}
+
+clphys_status clphys_nbody_plummer(clphys_context *ctx, int n, uint64_t seed, clphys_nbody_system *s)
+{
+    if (!s || n < 1) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "plummer: n = %d must be >= 1", n);
+    s->n = 0;
+    s->x = malloc((size_t)n * 4 * sizeof *s->x);
+    s->v = malloc((size_t)n * 3 * sizeof *s->v);
+    if (!s->x || !s->v) {
+        clphys_nbody_free(s);
+        return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "plummer: %d particles", n);
+    }
+    s->n = n;
+    uint64_t rng = seed * 0x2545f4914f6cdd1dULL + 1;
+    const double a = 3 * PI / 16, vscale = 1 / sqrt(a);
+    double com[6] = {0, 0, 0, 0, 0, 0};
+    for (int i = 0; i < n; i++) {
+        double r;
+        do { /* M(r) = r^3 / (1 + r^2)^(3/2) in units a = 1; cut at r = 10 a (AHW) */
+            double X1 = uniform(&rng);
+            r = X1 > 0 ? 1 / sqrt(pow(X1, -2.0 / 3.0) - 1) : 0;
+        } while (!(r < 10));
+        double q, g;
+        do {
+            q = uniform(&rng);
+            g = q * q * pow(1 - q * q, 3.5);
+        } while (0.1 * uniform(&rng) >= g);
+        double v = q * sqrt(2.0) * pow(1 + r * r, -0.25);
+        double *x = s->x + 4 * (size_t)i, *u = s->v + 3 * (size_t)i;
+        isotropic(&rng, r * a, x);
+        isotropic(&rng, v * vscale, u);
+        x[3] = 1.0 / n;
+        for (int c = 0; c < 3; c++) com[c] += x[c] / n, com[3 + c] += u[c] / n;
+    }
+    for (size_t i = 0; i < (size_t)n; i++)
+        for (int c = 0; c < 3; c++) s->x[4 * i + c] -= com[c], s->v[3 * i + c] -= com[3 + c];
+    return CLPHYS_SUCCESS;
+}

@@ -1,0 +1,156 @@
+/* nbody_io.c — N-body systems: the NBabel text format (read with errors
+ * naming file and line, written atomically via temp + rename) and energies. */
+#include "platform/platform.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void clphys_nbody_free(clphys_nbody_system *s)
+{
+    if (!s) return;
+    free(s->x);
+    free(s->v);
+    s->x = s->v = NULL;
+    s->n = 0;
+}
+
+static clphys_status grow(clphys_context *ctx, clphys_nbody_system *s, int *cap)
+{
+    int c = *cap ? 2 * *cap : 1024;
+    double *x = realloc(s->x, (size_t)c * 4 * sizeof *x);
+    if (x) s->x = x;
+    double *v = x ? realloc(s->v, (size_t)c * 3 * sizeof *v) : NULL;
+    if (!x || !v) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "nbody: %d particles", c);
+    s->v = v;
+    *cap = c;
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status clphys_nbody_read(clphys_context *ctx, const char *file, clphys_nbody_system *out)
+{
+    if (!file || !out) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "nbody read: NULL argument");
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(file, "r");
+    if (!f) return cp_error(ctx, CLPHYS_ERR_IO, "%s: cannot open: %s", file, strerror(errno));
+    clphys_nbody_system s = {0, NULL, NULL};
+    int cap = 0;
+    char line[4096];
+    long lineno = 0;
+    clphys_status st = CLPHYS_SUCCESS;
+    double mtot = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        size_t len = strlen(line);
+        if (len == sizeof line - 1 && line[len - 1] != '\n' && !feof(f)) {
+            st = cp_error(ctx, CLPHYS_ERR_FORMAT, "%s:%ld: line longer than %zu characters", file, lineno,
+                          sizeof line - 2);
+            break;
+        }
+        char *p = line;
+        while (*p == ' ' || *p == '\t') p++;
+        if (*p == '\n' || *p == '\r' || *p == 0 || *p == '#') continue;
+        double val[8];
+        int k = 0;
+        for (;;) {
+            while (*p == ' ' || *p == '\t') p++;
+            if (*p == '\n' || *p == '\r' || *p == 0) break;
+            char *end;
+            errno = 0;
+            double d = strtod(p, &end);
+            if (end == p || (*end && *end != ' ' && *end != '\t' && *end != '\n' && *end != '\r')) {
+                st = cp_error(ctx, CLPHYS_ERR_FORMAT, "%s:%ld: field %d is not a number", file, lineno, k + 1);
+                break;
+            }
+            if (k < 8) val[k] = d;
+            k++;
+            p = end;
+        }
+        if (st) break;
+        if (k != 8) {
+            st = cp_error(ctx, CLPHYS_ERR_FORMAT, "%s:%ld: %d fields, expected 8 (id m x y z vx vy vz)", file,
+                          lineno, k);
+            break;
+        }
+        for (int c = 1; c < 8; c++)
+            if (!isfinite(val[c])) {
+                st = cp_error(ctx, CLPHYS_ERR_INPUT, "%s:%ld: field %d is not finite (%g)", file, lineno, c + 1, val[c]);
+                break;
+            }
+        if (st) break;
+        if (val[1] < 0) {
+            st = cp_error(ctx, CLPHYS_ERR_INPUT, "%s:%ld: negative mass %g", file, lineno, val[1]);
+            break;
+        }
+        if (s.n == cap && (st = grow(ctx, &s, &cap))) break;
+        if (s.n == 0x7fffffff) {
+            st = cp_error(ctx, CLPHYS_ERR_INPUT, "%s:%ld: more than 2^31-1 particles", file, lineno);
+            break;
+        }
+        for (int c = 0; c < 4; c++) s.x[4 * (size_t)s.n + c] = c < 3 ? val[2 + c] : val[1];
+        for (int c = 0; c < 3; c++) s.v[3 * (size_t)s.n + c] = val[5 + c];
+        mtot += val[1];
+        s.n++;
+    }
+    if (!st && ferror(f)) st = cp_error(ctx, CLPHYS_ERR_IO, "%s:%ld: read error", file, lineno);
+    fclose(f);
+    if (!st && s.n == 0) st = cp_error(ctx, CLPHYS_ERR_INPUT, "%s: no particles", file);
+    if (!st && !(mtot > 0)) st = cp_error(ctx, CLPHYS_ERR_INPUT, "%s: total mass %g is not positive", file, mtot);
+    if (st) {
+        clphys_nbody_free(&s);
+        return st;
+    }
+    *out = s;
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status clphys_nbody_write(clphys_context *ctx, const char *file, const clphys_nbody_system *s)
+{
+    if (!file || !s || (s->n > 0 && (!s->x || !s->v)))
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "nbody write: NULL argument");
+    size_t len = strlen(file);
+    char *tmp = malloc(len + 16);
+    if (!tmp) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "nbody write");
+    snprintf(tmp, len + 16, "%s.tmp", file);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        clphys_status st = cp_error(ctx, CLPHYS_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+        free(tmp);
+        return st;
+    }
+    int bad = 0;
+    for (int i = 0; i < s->n && !bad; i++) {
+        const double *x = s->x + 4 * (size_t)i, *v = s->v + 3 * (size_t)i;
+        bad = fprintf(f, "%d %.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", i, x[3], x[0], x[1], x[2], v[0], v[1],
+                      v[2]) < 0;
+    }
+    bad |= fflush(f) != 0;
+    bad |= ferror(f) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, file)) {
+        clphys_status st = cp_error(ctx, CLPHYS_ERR_IO, "%s: write failed: %s", file, strerror(errno));
+        remove(tmp);
+        free(tmp);
+        return st;
+    }
+    free(tmp);
+    return CLPHYS_SUCCESS;
+}
+
+void clphys_nbody_energy_of(const clphys_nbody_system *s, const double *pot, clphys_nbody_energy *e)
+{
+    double K = 0, W = 0, p[3] = {0, 0, 0};
+    for (size_t i = 0; i < (size_t)s->n; i++) {
+        const double m = s->x[4 * i + 3], *v = s->v + 3 * i;
+        K += 0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        W += 0.5 * m * pot[i];
+        for (int c = 0; c < 3; c++) p[c] += m * v[c];
+    }
+    e->kinetic = K;
+    e->potential = W;
+    e->total = K + W;
+    e->virial_ratio = W != 0 ? K / fabs(W) : 0;
+    e->momentum = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
+}

@@ -1,0 +1,17 @@
+/* gravity_ref.h — CPU reference of direct-sum gravity (OpenMP over i, SIMD
+ * over j).  Same formulas and layouts as include/clphys_gravity.h: positions
+ * x[4*n] = (x, y, z, m), acc[3*ni], pot[ni] (may be NULL).  xi == NULL means
+ * the i-set is the j-set (self term removed: -G m_i / eps when eps > 0, the
+ * r = 0 pair skipped when eps = 0).  Results overwrite acc/pot. */
+#ifndef CLPHYS_GRAVITY_REF_H
+#define CLPHYS_GRAVITY_REF_H
+
+/* Double precision: the reference every kernel is checked against. */
+void gravity_ref(int ni, const double *xi, int nj, const double *xj, double G, double eps, double *acc,
+                 double *pot);
+/* Single precision arithmetic with the same structure: the fp32 C + OpenMP
+ * baseline of `clphys bench` (inputs and outputs still double). */
+void gravity_ref_f32(int ni, const double *xi, int nj, const double *xj, double G, double eps, double *acc,
+                     double *pot);
+
+#endif

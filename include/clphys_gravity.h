@@ -1,0 +1,116 @@
+/*
+ * clphys_gravity.h — direct-sum (O(N^2)) gravity and the N-body driver.
+ * Part of the public API; include clphys.h, not this file.
+ *
+ * Physics (Miki, Takahashi & Mori, Procedia Comput. Sci. 9, 96 (2012), eq. 1;
+ * Nyland, Harris & Prins, GPU Gems 3, ch. 31 (2007)):
+ *   a_i   =  sum_j G m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2)
+ *   phi_i = -sum_{j != i} G m_j / sqrt(|x_j - x_i|^2 + eps^2)
+ * The self term of phi (-G m_i / eps when eps > 0) is removed exactly; with
+ * eps = 0 the self pair (r = 0) is skipped by a select, not a branch.  Any
+ * consistent units; the driver uses N-body units (G = M = 1, E = -1/4).
+ *
+ * Layouts.  Host arrays (double): positions x[4*n] = (x, y, z, m) per particle;
+ * accelerations acc[3*n] = (ax, ay, az); potentials pot[n].  Device buffers
+ * (cl_mem, the plan's precision real = float or double): positions real4[n]
+ * (x, y, z, m); results real4[ni] = (ax, ay, az, phi).
+ */
+#ifndef CLPHYS_GRAVITY_H
+#define CLPHYS_GRAVITY_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    CLPHYS_GRAVITY_AUTO = 0, /* tiled on GPUs/accelerators, vector on CPUs           */
+    CLPHYS_GRAVITY_TILED,    /* GPU-shaped: j-tiles in local memory, i_per_item i's  */
+    CLPHYS_GRAVITY_VECTOR    /* CPU-shaped: real16 over j on an SoA copy, no barriers */
+} clphys_gravity_variant;
+
+typedef struct {
+    clphys_precision precision;
+    clphys_gravity_variant variant;
+    double G;          /* gravitational constant (N-body units: 1)                */
+    double eps;        /* Plummer softening length, >= 0                          */
+    int potential;     /* 1: also compute phi (one more FMA per interaction)      */
+    int work_group;    /* tiled: work-group size = tile length; 0 = from device   */
+    int i_per_item;    /* tiled: i-particles per work-item, 1, 2 or 4; 0 = auto   */
+    int unroll;        /* tiled: unroll factor of the j loop (1..WG); 0 = auto    */
+    int flush_denormals; /* fp32: build with -cl-denorms-are-zero (lets rsqrt be
+                            one instruction on GPUs); 0 = auto (on for GPUs)       */
+    int fast_rsqrt64;  /* fp64: rsqrt from an fp32 estimate + one Newton step,
+                          relative error ~1e-14, needs r^2 + eps^2 within the fp32
+                          range (1e-37 .. 1e37); 0 = off (full fp64 rsqrt)      */
+} clphys_gravity_params;
+
+typedef struct clphys_gravity_plan clphys_gravity_plan;
+
+/* Build the kernel for p.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (eps < 0 or not
+ * finite, bad work_group/i_per_item), CLPHYS_ERR_UNSUPPORTED (fp64), _BUILD. */
+clphys_status clphys_gravity_plan_create(clphys_context *ctx, const clphys_gravity_params *p,
+                                         clphys_gravity_plan **plan);
+void clphys_gravity_plan_destroy(clphys_gravity_plan *plan);
+/* The variant actually chosen, e.g. "tiled-local-i2-w256-u8-ftz" or "vector-16"
+ * (suffixes: -uN unroll, -ftz flushed denormals, -nr fp64 Newton rsqrt). */
+const char *clphys_gravity_plan_variant(const clphys_gravity_plan *plan);
+
+/* Host arrays.  xi == NULL: the i-set is the j-set (ni ignored; self term
+ * removed).  Otherwise xi[4*ni] is a different set (no self term).  acc[3*ni]
+ * (required) and pot[ni] (may be NULL; needs p.potential) are overwritten, or
+ * added to when accumulate != 0.  The positions are checked: a NaN/inf
+ * coordinate or mass, a negative mass, or (eps = 0, check_coincident != 0) two
+ * particles at the same point give CLPHYS_ERR_INPUT naming the particle(s).
+ * kernel_s, when non-NULL, receives the profiled kernel time. */
+clphys_status clphys_gravity_compute(clphys_gravity_plan *plan, int ni, const double *xi, int nj,
+                                     const double *xj, double *acc, double *pot, int accumulate,
+                                     int check_coincident, double *kernel_s);
+
+/* Caller-owned device buffers (used in place, nothing copied): xi real4[ni],
+ * xj real4[nj], out real4[ni] = (ax, ay, az, phi) written or, with accumulate,
+ * added to.  i_in_j != 0 says particle k of xi is also in xj (remove the self
+ * term).  No input checking.  kernel_s: profiled kernel time when non-NULL
+ * (the call then waits for completion). */
+clphys_status clphys_gravity_compute_cl(clphys_gravity_plan *plan, cl_mem xi, int ni, cl_mem xj, int nj,
+                                        int i_in_j, cl_mem out, int accumulate, double *kernel_s);
+
+/* ---- N-body driver pieces ------------------------------------------------ */
+typedef struct {
+    int n;
+    double *x;   /* x[4*n] = (x, y, z, m)  */
+    double *v;   /* v[3*n] = (vx, vy, vz)  */
+} clphys_nbody_system;
+
+void clphys_nbody_free(clphys_nbody_system *s);
+
+/* Read the NBabel text format (nbabel.org): one particle per line,
+ * `id m x y z vx vy vz`; blank lines and lines starting with '#' are skipped.
+ * Errors name the file and line: CLPHYS_ERR_IO, CLPHYS_ERR_FORMAT (wrong field
+ * count, not a number), CLPHYS_ERR_INPUT (NaN/inf, negative mass, total mass
+ * <= 0, no particles).  ctx may be NULL (message via clphys_last_error(NULL)). */
+clphys_status clphys_nbody_read(clphys_context *ctx, const char *file, clphys_nbody_system *s);
+/* Write the same format (id = index) to file.tmp, then rename: never a
+ * half-written file.  Errors: CLPHYS_ERR_IO. */
+clphys_status clphys_nbody_write(clphys_context *ctx, const char *file, const clphys_nbody_system *s);
+/* Plummer sphere (Aarseth, Henon & Wielen, A&A 37, 183 (1974)) of n equal
+ * masses in N-body units (G = M = 1, scale a = 3 pi / 16 so E = -1/4), moved
+ * to the centre-of-mass frame; deterministic for a seed. */
+clphys_status clphys_nbody_plummer(clphys_context *ctx, int n, uint64_t seed, clphys_nbody_system *s);
+
+/* Energies of a system given phi per particle (phi as defined above). */
+typedef struct {
+    double kinetic;       /* K = sum m v^2 / 2                                      */
+    double potential;     /* W = sum m_i phi_i / 2                                  */
+    double total;         /* E = K + W                                              */
+    double virial_ratio;  /* Q = K / |W|; 0.5 in virial equilibrium                  */
+    double momentum;      /* |sum m v|                                              */
+} clphys_nbody_energy;
+void clphys_nbody_energy_of(const clphys_nbody_system *s, const double *pot, clphys_nbody_energy *e);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CLPHYS_GRAVITY_H */
