@@ -1,0 +1,478 @@
+/* md.c — benchmarks of the md path: `neighbor` (cell list + Verlet list,
+ * particles/s), `lj` (LJ force variants, pair-evaluations/s; the seed
+ * benchmark: fcc, 4 atoms per cell, density 0.5 and 1.0, box edge 50,
+ * jitter [0, 0.1), r_cut 3.0, search 3.3, shuffled neighbour order, 100
+ * calls) and `md` (velocity-Verlet steps/s on LAMMPS in.lj, checked against
+ * LAMMPS own thermo log; on GPUs also in.lj scaled to 2,048,000 atoms). */
+#include "bench.h"
+#include "host/ref/md_ref.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double clphys_now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+#define CALLS 100
+static const double RCUT = 3.0, RSEARCH = 3.3;
+
+/* fcc with floor(edge / a) cells per side, a = (4 / rho)^(1/3), jittered. */
+static double *seed_system(double rho, double edge, size_t *n, double box[3])
+{
+    double a = pow(4.0 / rho, 1.0 / 3.0);
+    int m = (int)floor(edge / a);
+    static const double basis[4][3] = {{0, 0, 0}, {.5, .5, 0}, {.5, 0, .5}, {0, .5, .5}};
+    *n = 4 * (size_t)m * m * m;
+    box[0] = box[1] = box[2] = m * a;
+    double *pos = malloc(3 * *n * sizeof *pos);
+    if (!pos) return NULL;
+    uint64_t s = 0x5eed + (uint64_t)(rho * 1000);
+    size_t i = 0;
+    for (int z = 0; z < m; z++)
+        for (int y = 0; y < m; y++)
+            for (int x = 0; x < m; x++)
+                for (int b = 0; b < 4; b++, i++) {
+                    int c3[3] = {x, y, z};
+                    for (int c = 0; c < 3; c++) {
+                        s = s * 6364136223846793005ull + 1442695040888963407ull;
+                        double u = (double)(s >> 11) / 9007199254740992.0;
+                        pos[3 * i + c] = (c3[c] + basis[b][c]) * a + 0.1 * u;
+                    }
+                }
+    return pos;
+}
+
+static double edge_for(const bench_run *run)
+{
+    if (run->size > 0) return (double)run->size;
+    return run->quick ? 14.0 : 50.0;
+}
+
+static void fill_common(bench_row *r, const char *path, const char *variant, const char *prec,
+                        size_t n, int rep)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->path, sizeof r->path, "%s", path);
+    snprintf(r->variant, sizeof r->variant, "%s", variant);
+    snprintf(r->precision, sizeof r->precision, "%s", prec);
+    r->n = (long long)n;
+    r->repeat = rep;
+}
+
+/* ---- neighbor ------------------------------------------------------------ */
+int bench_neighbor(bench_run *run)
+{
+    static const double rhos[2] = {0.5, 1.0};
+    int rep = run->repeat > 0 ? run->repeat : 5;
+    for (int d = 0; d < 2; d++) {
+        size_t n;
+        double box[3];
+        double *pos = seed_system(rhos[d], edge_for(run), &n, box);
+        if (!pos) return 1;
+        size_t ref_pairs = 0;
+        int have_ref = 0;
+        if (run->verify && n <= 130000) {
+            int *pr;
+            if (md_ref_pairs(n, pos, box, RSEARCH, &pr, &ref_pairs) == 0) have_ref = 1, free(pr);
+        }
+        for (int prec = 0; prec < 2; prec++) {
+            const char *pn = prec ? "fp64" : "fp32";
+            if (!bench_wants_precision(run, pn)) continue;
+            for (int kind = 0; kind < 2; kind++)
+                for (int lay = 0; lay < 2; lay++) {
+                    char name[48];
+                    snprintf(name, sizeof name, "%s-%s", kind ? "half" : "full",
+                             lay ? "transposed" : "csr");
+                    clphys_neighbor_params p = {.n = n,
+                                                .box = {box[0], box[1], box[2]},
+                                                .r_search = RSEARCH,
+                                                .kind = kind,
+                                                .layout = lay,
+                                                .precision = prec};
+                    clphys_neighbor_plan *pl;
+                    clphys_status st = clphys_neighbor_plan_create(run->ctx, &p, &pl);
+                    if (st) {
+                        bench_fail(run, "neighbor", name, clphys_last_error(run->ctx));
+                        continue;
+                    }
+                    double *ks = malloc(rep * sizeof *ks), *ts = malloc(rep * sizeof *ts);
+                    for (int r = 0; r < rep && !st; r++) {
+                        double t0 = clphys_now_seconds();
+                        st = clphys_neighbor_build(pl, pos);
+                        ts[r] = clphys_now_seconds() - t0;
+                        ks[r] = clphys_neighbor_build_seconds(pl);
+                    }
+                    size_t pairs = 0;
+                    int cap = 0, growths = 0;
+                    clphys_neighbor_stats(pl, &pairs, &cap, &growths);
+                    if (st) {
+                        bench_fail(run, "neighbor", name, clphys_last_error(run->ctx));
+                    } else {
+                        bench_row r;
+                        fill_common(&r, "neighbor", name, pn, n, rep);
+                        r.kernel_s_median = bench_median(ks, rep);
+                        r.kernel_s_min = bench_min(ks, rep);
+                        r.total_s_median = bench_median(ts, rep);
+                        r.rate = n / r.kernel_s_median;
+                        snprintf(r.rate_unit, sizeof r.rate_unit, "particles/s");
+                        snprintf(r.flops_convention, sizeof r.flops_convention, "none");
+                        /* each particle reads the positions in 27 cells; list written once */
+                        double rs = prec ? 8 : 4, nce = floor(box[0] / (RSEARCH * (1 + 1e-5)));
+                        double cand = 27.0 * n / (nce * nce * nce);
+                        r.bytes_per_s = (n * cand * 4 * rs + 4.0 * pairs) / r.kernel_s_median;
+                        snprintf(r.byte_model, sizeof r.byte_model,
+                                 "27-cell candidate positions read + list written");
+                        bench_set_fraction(run, &r, "copy_bytes_per_s", r.bytes_per_s);
+                        size_t expect = kind ? ref_pairs : 2 * ref_pairs;
+                        r.max_rel_error =
+                            have_ref ? fabs((double)pairs - expect) / (expect ? expect : 1) : 0;
+                        /* fp32 may differ for pairs at r_search within rounding */
+                        r.verified = have_ref && r.max_rel_error <= (prec ? 0 : 1e-6);
+                        snprintf(r.params, sizeof r.params,
+                                 "{\"density\":%g,\"box\":%.6g,\"r_search\":%g,\"pairs\":%zu,"
+                                 "\"capacity\":%d,\"growths\":%d,\"verified_by\":\"pair count vs "
+                                 "O(N^2) search\"}",
+                                 rhos[d], box[0], RSEARCH, pairs, cap, growths);
+                        bench_add_row(run, &r);
+                    }
+                    free(ks), free(ts);
+                    clphys_neighbor_plan_destroy(pl);
+                }
+        }
+        free(pos);
+    }
+    return 0;
+}
+
+/* ---- lj ------------------------------------------------------------------ */
+/* Norm-wise relative error max |F - F_ref| / max |F_ref|. */
+static double force_err(const double *f, const double *ref, size_t m)
+{
+    double e = 0, s = 0;
+    for (size_t k = 0; k < m; k++) {
+        if (!isfinite(f[k])) return INFINITY;
+        e = fmax(e, fabs(f[k] - ref[k]));
+        s = fmax(s, fabs(ref[k]));
+    }
+    return s > 0 ? e / s : e;
+}
+
+static void lj_case(bench_run *run, const double *pos, size_t n, const double box[3], double rho,
+                    int prec, clphys_lj_variant v, int tpi, int wg, const double *ref,
+                    double ref_pe)
+{
+    const char *pn = prec ? "fp64" : "fp32";
+    char name[48];
+    if (v == CLPHYS_LJ_FULL_GROUP)
+        snprintf(name, sizeof name, "full-group-t%d-w%d", tpi, wg);
+    else if (wg)
+        snprintf(name, sizeof name, "%s-w%d", clphys_lj_variant_name(v), wg);
+    else
+        snprintf(name, sizeof name, "%s", clphys_lj_variant_name(v));
+    clphys_lj_params p = {.n = n,
+                          .box = {box[0], box[1], box[2]},
+                          .epsilon = 1,
+                          .sigma = 1,
+                          .r_cut = RCUT,
+                          .skin = RSEARCH - RCUT,
+                          .precision = prec,
+                          .variant = v,
+                          .group_size = tpi,
+                          .work_group_size = wg};
+    clphys_lj_plan *pl;
+    clphys_status st = clphys_lj_plan_create(run->ctx, &p, &pl);
+    if (st == CLPHYS_ERR_UNSUPPORTED) {
+        fprintf(stderr, "  lj        %-22s %s skipped: %s\n", name, pn,
+                clphys_last_error(run->ctx));
+        return;
+    }
+    if (!st) st = clphys_lj_set_positions(pl, pos);
+    if (!st) st = clphys_neighbor_shuffle(clphys_lj_neighbor(pl), 12345);
+    int rep = run->repeat > 0 ? run->repeat : 5;
+    double *ks = malloc(rep * sizeof *ks), *ts = malloc(rep * sizeof *ts);
+    double *f = malloc(3 * n * sizeof *f);
+    clphys_lj_result res = {0};
+    for (int r = 0; r < rep && !st; r++) {
+        ks[r] = 0;
+        for (int c = 0; c < CALLS && !st; c++)
+            st = clphys_lj_evaluate(pl, &ks[r]);
+        /* with transfers: positions up, forces and energies down, each call */
+        double t0 = clphys_now_seconds();
+        for (int c = 0; c < CALLS && !st; c++) {
+            st = clphys_lj_update_positions(pl, pos);
+            if (!st) st = clphys_lj_evaluate(pl, NULL);
+            if (!st) st = clphys_lj_get(pl, f, &res);
+        }
+        ts[r] = clphys_now_seconds() - t0;
+    }
+    size_t pairs = 0;
+    if (!st) clphys_neighbor_stats(clphys_lj_neighbor(pl), &pairs, NULL, NULL);
+    if (st) {
+        bench_fail(run, "lj", name, clphys_last_error(run->ctx));
+    } else {
+        int half = v == CLPHYS_LJ_HALF_CAS || v == CLPHYS_LJ_HALF_FIXEDPOINT;
+        size_t unique = half ? pairs : pairs / 2;
+        bench_row r;
+        fill_common(&r, "lj", name, pn, n, rep);
+        r.kernel_s_median = bench_median(ks, rep) / CALLS;
+        r.kernel_s_min = bench_min(ks, rep) / CALLS;
+        r.total_s_median = bench_median(ts, rep) / CALLS;
+        r.rate = unique / r.kernel_s_median;
+        snprintf(r.rate_unit, sizeof r.rate_unit, "pair-evaluations/s");
+        /* list entries within r_search, each: 3 sub + min image 3 + r2 5 + LJ ~12 */
+        r.gflops = 23.0 * pairs / r.kernel_s_median * 1e-9;
+        snprintf(r.flops_convention, sizeof r.flops_convention, "23 per list entry");
+        double rs = prec ? 8 : 4;
+        r.bytes_per_s = (pairs * (4 + 4 * rs) + n * 4 * rs * 2) / r.kernel_s_median;
+        snprintf(r.byte_model, sizeof r.byte_model,
+                 "list entry: index + real4 of j (cache hits count: may exceed 1); i: real4 in+out");
+        bench_set_fraction(run, &r, "copy_bytes_per_s", r.bytes_per_s);
+        if (ref) {
+            r.max_rel_error =
+                fmax(force_err(f, ref, 3 * n), fabs(res.potential_energy - ref_pe) / fabs(ref_pe));
+            r.verified = r.max_rel_error <= (prec ? 1e-12 : 1e-5);
+        }
+        snprintf(r.params, sizeof r.params,
+                 "{\"density\":%g,\"box\":%.6g,\"r_cut\":%g,\"r_search\":%g,\"calls\":%d,"
+                 "\"kernel_s_100_calls\":%.6g,\"total_s_100_calls\":%.6g,\"pairs\":%zu,"
+                 "\"neighbour_order\":\"shuffled\",\"group_size\":%d,\"work_group_size\":%d}",
+                 rho, box[0], RCUT, RSEARCH, CALLS, r.kernel_s_median * CALLS,
+                 r.total_s_median * CALLS, unique, tpi, wg);
+        bench_add_row(run, &r);
+    }
+    free(ks), free(ts), free(f);
+    clphys_lj_plan_destroy(pl);
+}
+
+int bench_lj(bench_run *run)
+{
+    static const double rhos[2] = {0.5, 1.0};
+    int gpu = run->dev->is_gpu;
+    for (int d = 0; d < 2; d++) {
+        size_t n;
+        double box[3];
+        double *pos = seed_system(rhos[d], edge_for(run), &n, box);
+        double *ref = NULL, ref_pe = 0;
+        if (!pos) return 1;
+        if (run->verify) {
+            /* reference: fp64 over the full list (itself tested against the
+             * O(N^2) search in tests/test_neighbor.c) */
+            clphys_neighbor_params np = {.n = n,
+                                         .box = {box[0], box[1], box[2]},
+                                         .r_search = RSEARCH,
+                                         .precision = run->dev->fp64};
+            clphys_neighbor_plan *nb;
+            size_t pairs, *off = malloc((n + 1) * sizeof *off);
+            if (!clphys_neighbor_plan_create(run->ctx, &np, &nb) &&
+                !clphys_neighbor_build(nb, pos) && !clphys_neighbor_stats(nb, &pairs, NULL, NULL)) {
+                int *list = malloc(pairs * sizeof *list);
+                ref = malloc(3 * n * sizeof *ref);
+                double w;
+                if (clphys_neighbor_get(nb, off, list) == CLPHYS_SUCCESS)
+                    md_ref_lj_list(n, pos, box, 1, 1, RCUT, 0, off, list, ref, &ref_pe, &w);
+                else
+                    free(ref), ref = NULL;
+                free(list);
+            }
+            clphys_neighbor_plan_destroy(nb);
+            free(off);
+        }
+        for (int prec = 0; prec < 2; prec++) {
+            if (!bench_wants_precision(run, prec ? "fp64" : "fp32")) continue;
+            for (int v = 0; v < CLPHYS_LJ_NVARIANTS; v++) {
+                if (v == CLPHYS_LJ_FULL_GROUP) {
+                    static const int tpis[] = {4, 8, 16, 32};
+                    for (int t = 0; t < (gpu ? 4 : 1); t++)
+                        lj_case(run, pos, n, box, rhos[d], prec, v, tpis[t], gpu ? 128 : 16, ref,
+                                ref_pe);
+                } else if (gpu && v != CLPHYS_LJ_CPU) {
+                    static const int wgs[] = {64, 128, 256};
+                    for (int w = 0; w < 3; w++)
+                        lj_case(run, pos, n, box, rhos[d], prec, v, 0, wgs[w], ref, ref_pe);
+                } else {
+                    lj_case(run, pos, n, box, rhos[d], prec, v, 0, 0, ref, ref_pe);
+                }
+            }
+        }
+        free(ref);
+        free(pos);
+    }
+    return 0;
+}
+
+/* ---- md ------------------------------------------------------------------ */
+/* LAMMPS's thermo rows (step temp pe ke etotal press) from its log, or 0. */
+static int lammps_rows(const char *log, double rows[][6], int max)
+{
+    FILE *f = fopen(log, "r");
+    if (!f) return 0;
+    char line[1024];
+    int n = 0, in = 0;
+    while (n < max && fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "Step Temp PotEng KinEng TotEng Press", 36))
+            in = 1;
+        else if (in && sscanf(line, "%lf %lf %lf %lf %lf %lf", &rows[n][0], &rows[n][1],
+                              &rows[n][2], &rows[n][3], &rows[n][4], &rows[n][5]) == 6)
+            n++;
+        else if (in && !strncmp(line, "Loop time", 9))
+            break;
+    }
+    fclose(f);
+    return n;
+}
+
+/* Run steps in chunks of `every` thermo steps; fills thermo rows. */
+static clphys_status md_case(bench_run *run, clphys_md_system *sys, clphys_precision prec,
+                             clphys_lj_variant v, int steps, int every, double *kernel_s,
+                             double *wall_s, clphys_md_thermo *rows, int *nrows, int *rebuilds)
+{
+    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = prec, .variant = v},
+                          .dt = 0.005,
+                          .neigh_every = 20,
+                          .neigh_check = 0};
+    clphys_md_plan *pl;
+    clphys_status st = clphys_md_plan_create(run->ctx, &p, sys, &pl);
+    if (st) return st;
+    *nrows = 0;
+    st = clphys_md_thermo_now(pl, &rows[(*nrows)++]);
+    *kernel_s = 0;
+    *wall_s = 0;
+    for (int s = 0; !st && s < steps; s += every) {
+        double t0 = clphys_now_seconds();
+        st = clphys_md_run(pl, every, kernel_s);
+        *wall_s += clphys_now_seconds() - t0;
+        if (!st) st = clphys_md_thermo_now(pl, &rows[(*nrows)++]);
+    }
+    *rebuilds = clphys_md_rebuilds(pl);
+    clphys_md_plan_destroy(pl);
+    return st;
+}
+
+int bench_md(bench_run *run)
+{
+    /* 1. in.lj from LAMMPS's write_data file, checked against LAMMPS's log */
+    const char *dir = getenv("CLPHYS_TEST_DATA") ? getenv("CLPHYS_TEST_DATA") : "tests/data";
+    char cmd[1024], data[256], log[256];
+    snprintf(data, sizeof data, "/tmp/clphys_bench_md_%d.data", (int)getpid());
+    snprintf(log, sizeof log, "/tmp/clphys_bench_md_%d.log", (int)getpid());
+    snprintf(cmd, sizeof cmd,
+             "gzip -dc %s/md/in.lj.data.gz > %s && gzip -dc %s/md/log.lammps.gz > %s", dir, data,
+             dir, log);
+    double ref[11][6];
+    clphys_md_system sys;
+    int have = system(cmd) == 0 && lammps_rows(log, ref, 11) == 11 &&
+               clphys_md_read_lammps_data(data, &sys) == CLPHYS_SUCCESS;
+    remove(data);
+    remove(log);
+    if (!have)
+        bench_fail(run, "md", "in.lj",
+                   "tests/data/md/in.lj.data.gz or log.lammps.gz not readable (run from the source "
+                   "root or set CLPHYS_TEST_DATA)");
+    for (int prec = 0; have && prec < 2; prec++) {
+        const char *pn = prec ? "fp64" : "fp32";
+        if (!bench_wants_precision(run, pn)) continue;
+        clphys_lj_variant vs[] = {CLPHYS_LJ_AUTO, CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_CSR,
+                                  CLPHYS_LJ_HALF_CAS};
+        /* quick (CPU): the fp64 verification case only, unless fp32 is asked for */
+        if (run->quick && !prec && !run->precision) continue;
+        int nv = run->quick || !run->dev->is_gpu ? 1 : 4;
+        for (int k = 0; k < nv; k++) {
+            clphys_md_thermo rows[12];
+            int nrows = 0, rebuilds = 0;
+            double ks, ws;
+            clphys_status st =
+                md_case(run, &sys, prec, vs[k], 100, 10, &ks, &ws, rows, &nrows, &rebuilds);
+            char name[48];
+            snprintf(name, sizeof name, "in.lj-%s", clphys_lj_variant_name(vs[k]));
+            if (st == CLPHYS_ERR_UNSUPPORTED) continue;
+            if (st) {
+                bench_fail(run, "md", name, clphys_last_error(run->ctx));
+                continue;
+            }
+            double err = 0;
+            for (int r = 0; r < 11; r++) {
+                double got[6] = {(double)rows[r].step, rows[r].temp,   rows[r].pe,
+                                 rows[r].ke,           rows[r].etotal, rows[r].press};
+                for (int c = 1; c < 6; c++)
+                    err = fmax(err, fabs(got[c] - ref[r][c]) / fabs(ref[r][c]));
+                if (got[0] != ref[r][0]) err = INFINITY;
+            }
+            bench_row r;
+            fill_common(&r, "md", name, pn, (long long)sys.n, 1);
+            r.kernel_s_median = r.kernel_s_min = ks / 100;
+            r.total_s_median = ws / 100;
+            r.rate = 100 / ks;
+            snprintf(r.rate_unit, sizeof r.rate_unit, "steps/s");
+            snprintf(r.flops_convention, sizeof r.flops_convention, "none");
+            /* fp32 trajectories leave fp64 ones in a chaotic melt: compare loosely */
+            r.max_rel_error = err;
+            r.verified = err <= (prec ? 1e-6 : 1e-2);
+            snprintf(r.params, sizeof r.params,
+                     "{\"input\":\"LAMMPS bench/in.lj via write_data\",\"steps\":100,\"dt\":0.005,"
+                     "\"r_cut\":2.5,\"skin\":0.3,\"neigh_every\":20,\"neigh_check\":\"no\","
+                     "\"rebuilds\":%d,"
+                     "\"wall_s_100_steps\":%.6g,\"kernel_s_100_steps\":%.6g,"
+                     "\"max_rel_error_vs\":\"LAMMPS 29Sep2021 thermo rows 0..100 (tests/data/md)\","
+                     "\"pe_step0\":%.10f,\"etotal_step100\":%.10f}",
+                     rebuilds, ws, ks, rows[0].pe, rows[nrows - 1].etotal);
+            bench_add_row(run, &r);
+        }
+    }
+    if (have) clphys_md_system_free(&sys);
+    /* 2. in.lj scaled to 80^3 cells = 2,048,000 atoms (GPUs, not in quick mode) */
+    if (run->quick || !run->dev->is_gpu) return 0;
+    int cells = run->size > 0 ? (int)run->size : 80;
+    if (clphys_md_fcc(0.8442, cells, 1.44, 87287, &sys)) return 1;
+    for (int prec = 0; prec < 2; prec++) {
+        const char *pn = prec ? "fp64" : "fp32";
+        if (!bench_wants_precision(run, pn)) continue;
+        clphys_lj_variant vs[] = {CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_CSR,
+                                  CLPHYS_LJ_FULL_GROUP, CLPHYS_LJ_HALF_CAS,
+                                  CLPHYS_LJ_HALF_FIXEDPOINT};
+        for (int k = 0; k < 5; k++) {
+            clphys_md_thermo rows[12];
+            int nrows = 0, rebuilds = 0;
+            double ks, ws;
+            char name[48];
+            snprintf(name, sizeof name, "in.lj-x%d-%s", cells, clphys_lj_variant_name(vs[k]));
+            clphys_status st =
+                md_case(run, &sys, prec, vs[k], 100, 100, &ks, &ws, rows, &nrows, &rebuilds);
+            if (st == CLPHYS_ERR_UNSUPPORTED) continue;
+            if (st) {
+                bench_fail(run, "md", name, clphys_last_error(run->ctx));
+                continue;
+            }
+            /* no LAMMPS log at this size: the check is energy conservation,
+             * |E(100) - E(0)| / |E(0)| below 1e-2 (in.lj drifts ~2e-3 with
+             * the unshifted cutoff) and T(100) in the melt range 0.7..0.8 */
+            double drift = fabs(rows[1].etotal - rows[0].etotal) / fabs(rows[0].etotal);
+            bench_row r;
+            fill_common(&r, "md", name, pn, (long long)sys.n, 1);
+            r.kernel_s_median = r.kernel_s_min = ks / 100;
+            r.total_s_median = ws / 100;
+            r.rate = 100 / ks;
+            snprintf(r.rate_unit, sizeof r.rate_unit, "steps/s");
+            snprintf(r.flops_convention, sizeof r.flops_convention, "none");
+            r.max_rel_error = drift;
+            r.verified = drift < 1e-2 && rows[1].temp > 0.7 && rows[1].temp < 0.8;
+            snprintf(
+                r.params, sizeof r.params,
+                "{\"input\":\"in.lj scaled, fcc 0.8442, %d^3 cells, T 1.44 (clphys velocities)\","
+                "\"steps\":100,\"neigh_every\":20,\"neigh_check\":\"no\",\"rebuilds\":%d,"
+                "\"wall_s_100_steps\":%.6g,\"kernel_s_100_steps\":%.6g,\"ms_per_step_kernel\":%.6g,"
+                "\"ms_per_step_wall\":%.6g,\"max_rel_error_is\":\"energy drift over 100 steps\","
+                "\"temp_step100\":%.6f}",
+                cells, rebuilds, ws, ks, ks * 10, ws * 10, rows[1].temp);
+            bench_add_row(run, &r);
+        }
+    }
+    clphys_md_system_free(&sys);
+    return 0;
+}

@@ -1,0 +1,62 @@
+/*
+ * integrate.cl — velocity Verlet (NVE) on cell-sorted particles:
+ *   kick_drift: v += dt/2 f/m ; x += dt v ; wrap x into the box, counting
+ *               crossings in the image flags
+ *   kick:       v += dt/2 f/m
+ * v.w holds the mass.  f is the LJ output (f[4 i + 0..2]).
+ * max_displacement: the largest |x - x_ref|^2 (minimum image) since the last
+ * neighbour build, as the bits of a non-negative float (ordered like uint).
+ */
+#include "common.h"
+
+__kernel void md_kick_drift(__global real4_t *x, __global real4_t *v, __global int4 *img,
+                            __global const real_t *f, real_t dt, real4_t box, uint n)
+{
+    uint i = get_global_id(0);
+    if (i >= n) return;
+    real4_t vi = v[i], xi = x[i];
+    real_t h = REAL_C(0.5) * dt / vi.w;
+    vi.x += h * f[4 * i]; vi.y += h * f[4 * i + 1]; vi.z += h * f[4 * i + 2];
+    xi.x += dt * vi.x; xi.y += dt * vi.y; xi.z += dt * vi.z;
+    int4 im = img[i];
+    if (xi.x >= box.x) { xi.x -= box.x; im.x++; } else if (xi.x < 0) { xi.x += box.x; im.x--; }
+    if (xi.y >= box.y) { xi.y -= box.y; im.y++; } else if (xi.y < 0) { xi.y += box.y; im.y--; }
+    if (xi.z >= box.z) { xi.z -= box.z; im.z++; } else if (xi.z < 0) { xi.z += box.z; im.z--; }
+    img[i] = im;
+    x[i] = xi;
+    v[i] = vi;
+}
+
+__kernel void md_kick(__global real4_t *v, __global const real_t *f, real_t dt, uint n)
+{
+    uint i = get_global_id(0);
+    if (i >= n) return;
+    real4_t vi = v[i];
+    real_t h = REAL_C(0.5) * dt / vi.w;
+    vi.x += h * f[4 * i]; vi.y += h * f[4 * i + 1]; vi.z += h * f[4 * i + 2];
+    v[i] = vi;
+}
+
+/* one atomic per work-group of 64 after a local-memory max */
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void md_max_displacement(__global const real4_t *x, __global const real4_t *xref,
+                         real4_t box, uint n, volatile __global uint *dmax)
+{
+    __local float red[64];
+    uint i = get_global_id(0), t = get_local_id(0);
+    float d2 = 0;
+    if (i < n) {
+        real4_t d = x[i] - xref[i];
+        d.x -= box.x * rint(d.x / box.x);
+        d.y -= box.y * rint(d.y / box.y);
+        d.z -= box.z * rint(d.z / box.z);
+        d2 = (float)(d.x * d.x + d.y * d.y + d.z * d.z);
+    }
+    red[t] = d2;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = 32; s > 0; s >>= 1) {
+        if (t < s) red[t] = fmax(red[t], red[t + s]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (t == 0) atomic_max(dmax, as_uint(red[0]));
+}

@@ -1,0 +1,57 @@
+/*
+ * neighbor_list.cl — Verlet list from the 27 neighbouring cells (minimum
+ * image), on particles already sorted by cell (cell_list.cl).  One work-item
+ * per particle i.  mode 0 counts, mode 1 fills CSR rows at offset[i], mode 2
+ * fills the transposed layout list[k*n + i].  half_list != 0 keeps only j > i.
+ * count[i] is always the true count; *overflow receives the largest count so
+ * the host can grow the capacity and rebuild (never silent truncation).
+ */
+#include "common.h"
+
+__kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, int4 nc,
+                             __global const uint *cell_start, real_t rs2, int half_list, int mode,
+                             __global const uint *offset, __global int *list, uint capacity,
+                             __global uint *count, volatile __global uint *overflow)
+{
+    uint i = get_global_id(0);
+    if (i >= n) return;
+    real4_t p = pos[i];
+    real_t x = p.x - box.x * floor(p.x / box.x);
+    real_t y = p.y - box.y * floor(p.y / box.y);
+    real_t z = p.z - box.z * floor(p.z / box.z);
+    int cx = clamp((int)(x * (real_t)nc.x / box.x), 0, nc.x - 1);
+    int cy = clamp((int)(y * (real_t)nc.y / box.y), 0, nc.y - 1);
+    int cz = clamp((int)(z * (real_t)nc.z / box.z), 0, nc.z - 1);
+    /* with 2 cells in a dimension -1 and +1 are the same cell, with 1 all three are: visit each once */
+    int lx = nc.x > 2 ? -1 : 0, ly = nc.y > 2 ? -1 : 0, lz = nc.z > 2 ? -1 : 0;
+    int ux = nc.x > 1 ? 1 : 0, uy = nc.y > 1 ? 1 : 0, uz = nc.z > 1 ? 1 : 0;
+    uint k = 0;
+    uint base = mode == 1 ? offset[i] : 0;
+    for (int dz = lz; dz <= uz; dz++) {
+        int zz = (cz + dz + nc.z) % nc.z;
+        for (int dy = ly; dy <= uy; dy++) {
+            int yy = (cy + dy + nc.y) % nc.y;
+            for (int dx = lx; dx <= ux; dx++) {
+                int xx = (cx + dx + nc.x) % nc.x;
+                uint c = (uint)((zz * nc.y + yy) * nc.x + xx);
+                uint hi = cell_start[c + 1];
+                for (uint j = cell_start[c]; j < hi; j++) {
+                    if (half_list ? j <= i : j == i) continue;
+                    real4_t q = pos[j];
+                    real_t rx = q.x - p.x, ry = q.y - p.y, rz = q.z - p.z;
+                    rx -= box.x * rint(rx / box.x);
+                    ry -= box.y * rint(ry / box.y);
+                    rz -= box.z * rint(rz / box.z);
+                    real_t r2 = rx * rx + ry * ry + rz * rz;
+                    if (r2 < rs2) {
+                        if (mode == 1) list[base + k] = (int)j;
+                        else if (mode == 2 && k < capacity) list[(size_t)k * n + i] = (int)j;
+                        k++;
+                    }
+                }
+            }
+        }
+    }
+    count[i] = k;
+    if (mode == 2) atomic_max(overflow, k);
+}

@@ -1,0 +1,306 @@
+/* lj.c — Lennard-Jones plan: owns a neighbour list and one kernel variant of
+ * cl/lj.cl; forces, energy and virial returned in the caller's order. */
+#include "md_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *names[] = {
+    "full-csr", "full-transposed", "full-group", "half-cas", "half-fixedpoint", "cpu", "auto"};
+
+const char *clphys_lj_variant_name(clphys_lj_variant v)
+{
+    return (unsigned)v <= CLPHYS_LJ_AUTO ? names[v] : "unknown";
+}
+
+clphys_status clphys_lj_variant_from_name(const char *name, clphys_lj_variant *v)
+{
+    for (int i = 0; name && i <= CLPHYS_LJ_AUTO; i++)
+        if (!strcmp(name, names[i])) {
+            *v = (clphys_lj_variant)i;
+            return CLPHYS_SUCCESS;
+        }
+    return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                    "unknown LJ variant '%s' (full-csr, full-transposed, full-group, half-cas, "
+                    "half-fixedpoint, cpu, auto)",
+                    name ? name : "(null)");
+}
+
+clphys_neighbor_plan *clphys_lj_neighbor(clphys_lj_plan *pl)
+{
+    return pl ? pl->nb : NULL;
+}
+clphys_lj_variant clphys_lj_plan_variant(const clphys_lj_plan *pl)
+{
+    return pl->variant;
+}
+
+void clphys_lj_plan_destroy(clphys_lj_plan *pl)
+{
+    if (!pl) return;
+    clphys_neighbor_plan_destroy(pl->nb);
+    cp_release_kernel(&pl->k);
+    cp_release_kernel(&pl->k_convert);
+    cp_release_mem(&pl->f);
+    cp_release_mem(&pl->vir);
+    cp_release_mem(&pl->fx3);
+    cp_release_mem(&pl->bad);
+    free(pl);
+}
+
+static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
+{
+    clphys_lj_params *p = &pl->p;
+    const clphys_device_info *dev = &ctx->info;
+    if (p->epsilon == 0) p->epsilon = 1;
+    if (p->sigma == 0) p->sigma = 1;
+    if (!(p->r_cut > 0) || !(p->skin >= 0) || !(p->epsilon > 0) || !(p->sigma > 0))
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "lj: r_cut = %g, skin = %g, epsilon = %g, sigma = %g (need r_cut, eps, "
+                        "sigma > 0, skin >= 0)",
+                        p->r_cut, p->skin, p->epsilon, p->sigma);
+    pl->variant = p->variant;
+    /* measured (bench/results/md-*-2026-11-22.json): on the H100 the full
+     * transposed list wins; on PoCL the half list with CAS atomics does */
+    if (pl->variant == CLPHYS_LJ_AUTO)
+        pl->variant = !dev->is_cpu ? CLPHYS_LJ_FULL_TRANSPOSED
+                      : (p->precision == CLPHYS_FP32 || dev->int64_atomics) ? CLPHYS_LJ_HALF_CAS
+                                                                            : CLPHYS_LJ_CPU;
+    if ((unsigned)pl->variant >= CLPHYS_LJ_NVARIANTS)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lj: unknown variant %d",
+                        (int)p->variant);
+    int fixed = pl->variant == CLPHYS_LJ_HALF_FIXEDPOINT;
+    if ((fixed || (pl->variant == CLPHYS_LJ_HALF_CAS && p->precision == CLPHYS_FP64)) &&
+        !dev->int64_atomics)
+        return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED,
+                        "lj: variant %s in %s needs cl_khr_int64_base_atomics, which %s lacks",
+                        names[pl->variant], p->precision == CLPHYS_FP64 ? "fp64" : "fp32",
+                        dev->name);
+    pl->shift = 0;
+    if (p->shifted) {
+        double s6 = pow(p->sigma / p->r_cut, 6);
+        pl->shift = 4 * p->epsilon * s6 * (s6 - 1);
+    }
+    int half = pl->variant == CLPHYS_LJ_HALF_CAS || fixed;
+    clphys_neighbor_params np = {.n = p->n,
+                                 .box = {p->box[0], p->box[1], p->box[2]},
+                                 .r_search = p->r_cut + p->skin,
+                                 .kind = half ? CLPHYS_NEIGHBOR_HALF : CLPHYS_NEIGHBOR_FULL,
+                                 .layout = pl->variant == CLPHYS_LJ_FULL_TRANSPOSED
+                                               ? CLPHYS_NEIGHBOR_TRANSPOSED
+                                               : CLPHYS_NEIGHBOR_CSR,
+                                 .precision = p->precision};
+    CP_TRY(clphys_neighbor_plan_create(ctx, &np, &pl->nb));
+    pl->wg = p->work_group_size > 0 ? (size_t)p->work_group_size : dev->is_cpu ? 16 : 64;
+    pl->tpi = p->group_size > 0 ? (size_t)p->group_size : 8;
+    if (pl->tpi & (pl->tpi - 1) || pl->wg % pl->tpi || pl->wg > dev->max_work_group_size)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "lj: group_size %zu must be a power of 2 dividing work_group_size %zu "
+                        "(<= %zu)",
+                        pl->tpi, pl->wg, dev->max_work_group_size);
+    char opt[256];
+    CP_TRY(cp_precision_options(ctx, p->precision, opt, sizeof opt));
+    size_t o = strlen(opt);
+    if (pl->variant == CLPHYS_LJ_FULL_GROUP)
+        snprintf(opt + o, sizeof opt - o, " -DLJ_TPI=%zu -DLJ_WG=%zu", pl->tpi, pl->wg);
+    /* fixed point: 2^44 in fp64 (resolution 6e-14, |F| < 5e5), 2^32 in fp32 */
+    if (fixed)
+        snprintf(opt + o, sizeof opt - o, " -DLJ_FIXED=1 -DFIXED_SCALE=%s",
+                 p->precision == CLPHYS_FP64 ? "17592186044416.0" : "4294967296.0");
+    cl_program prog;
+    CP_TRY(cp_program(ctx, "lj.cl", opt, &prog));
+    static const char *kn[] = {"lj_full_csr", "lj_full_transposed", "lj_full_group",
+                               "lj_half_cas", "lj_half_fixed",      "lj_cpu"};
+    CP_TRY(cp_kernel(ctx, prog, kn[pl->variant], &pl->k));
+    size_t rs = p->precision == CLPHYS_FP64 ? 8 : 4, n = p->n;
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * rs * n, NULL, &pl->f));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, rs * n, NULL, &pl->vir));
+    if (fixed) {
+        CP_TRY(cp_kernel(ctx, prog, "lj_fixed_convert", &pl->k_convert));
+        CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 24 * n, NULL, &pl->fx3));
+        CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4, NULL, &pl->bad));
+    }
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status clphys_lj_plan_create(clphys_context *ctx, const clphys_lj_params *p,
+                                    clphys_lj_plan **plan)
+{
+    if (!ctx || !p || !plan) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lj: NULL argument");
+    *plan = NULL;
+    clphys_lj_plan *pl = calloc(1, sizeof *pl);
+    if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "lj plan");
+    pl->ctx = ctx;
+    pl->p = *p;
+    clphys_status st = create(ctx, pl);
+    if (st) {
+        clphys_lj_plan_destroy(pl);
+        return st;
+    }
+    *plan = pl;
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status clphys_lj_set_positions(clphys_lj_plan *pl, const double *pos)
+{
+    if (!pl) return CLPHYS_ERR_INVALID_ARGUMENT;
+    return clphys_neighbor_build(pl->nb, pos);
+}
+
+clphys_status clphys_lj_update_positions(clphys_lj_plan *pl, const double *pos)
+{
+    if (!pl || !pos) return CLPHYS_ERR_INVALID_ARGUMENT;
+    size_t rs = pl->p.precision == CLPHYS_FP64 ? 8 : 4;
+    CP_TRY(md_upload_real4(pl->ctx, rs, pl->nb->pos_in, pos, pl->p.n, 0));
+    return md_neighbor_regather(pl->nb);
+}
+
+clphys_status clphys_lj_evaluate(clphys_lj_plan *pl, double *kernel_s)
+{
+    if (!pl) return CLPHYS_ERR_INVALID_ARGUMENT;
+    clphys_context *ctx = pl->ctx;
+    clphys_neighbor_plan *nb = pl->nb;
+    cl_kernel k = pl->k;
+    cl_uint n = (cl_uint)pl->p.n;
+    int dbl = pl->p.precision == CLPHYS_FP64;
+    double rc = pl->p.r_cut, sg = pl->p.sigma, ep = pl->p.epsilon;
+    double d[4] = {pl->p.box[0], pl->p.box[1], pl->p.box[2], 0};
+    double c[5] = {rc * rc, 4 * ep, 24 * ep, sg * sg, pl->shift};
+    float df[4] = {(float)d[0], (float)d[1], (float)d[2], 0}, cf[5];
+    for (int i = 0; i < 5; i++)
+        cf[i] = (float)c[i];
+    cl_uint a = 0;
+    CP_TRY(CP_ARG(ctx, k, a++, nb->pos));
+    CP_TRY(CP_ARG(ctx, k, a++, n));
+    cl_mem rows = pl->variant == CLPHYS_LJ_FULL_TRANSPOSED ? nb->ncount : nb->offset;
+    CP_TRY(CP_ARG(ctx, k, a++, rows));
+    CP_TRY(CP_ARG(ctx, k, a++, nb->list));
+    double id[4] = {1 / d[0], 1 / d[1], 1 / d[2], 0};
+    float idf[4] = {(float)id[0], (float)id[1], (float)id[2], 0};
+    CP_TRY(dbl ? CP_ARG(ctx, k, a, d) : CP_ARG(ctx, k, a, df));
+    a++;
+    CP_TRY(dbl ? CP_ARG(ctx, k, a, id) : CP_ARG(ctx, k, a, idf));
+    a++;
+    for (int i = 0; i < 5; i++, a++)
+        CP_TRY(dbl ? CP_ARG(ctx, k, a, c[i]) : CP_ARG(ctx, k, a, cf[i]));
+    size_t rs = dbl ? 8 : 4;
+    if (pl->variant == CLPHYS_LJ_HALF_FIXEDPOINT) {
+        cl_long z = 0;
+        cl_uint zu = 0;
+        CP_TRY(cp_fill(ctx, pl->fx3, &z, 8, 24 * (size_t)n));
+        CP_TRY(cp_write(ctx, pl->bad, 0, 4, &zu));
+        CP_TRY(CP_ARG(ctx, k, a++, pl->fx3));
+    } else if (pl->variant == CLPHYS_LJ_HALF_CAS) {
+        if (dbl) {
+            double z = 0;
+            CP_TRY(cp_fill(ctx, pl->f, &z, 8, 4 * rs * n));
+        } else {
+            float z = 0;
+            CP_TRY(cp_fill(ctx, pl->f, &z, 4, 4 * rs * n));
+        }
+    }
+    CP_TRY(CP_ARG(ctx, k, a++, pl->f));
+    CP_TRY(CP_ARG(ctx, k, a++, pl->vir));
+    size_t g;
+    if (pl->variant == CLPHYS_LJ_HALF_FIXEDPOINT) CP_TRY(CP_ARG(ctx, k, a++, pl->bad));
+    if (pl->variant == CLPHYS_LJ_FULL_GROUP)
+        g = md_global((size_t)n * pl->tpi, pl->wg);
+    else if (pl->variant == CLPHYS_LJ_CPU)
+        g = md_global((n + 15) / 16, pl->wg);
+    else
+        g = md_global(n, pl->wg);
+    double t = 0;
+    CP_TRY(cp_launch(ctx, k, 1, &g, &pl->wg, &t));
+    if (pl->variant == CLPHYS_LJ_HALF_FIXEDPOINT) {
+        CP_TRY(CP_ARG(ctx, pl->k_convert, 0, pl->fx3));
+        CP_TRY(CP_ARG(ctx, pl->k_convert, 1, pl->f));
+        CP_TRY(CP_ARG(ctx, pl->k_convert, 2, n));
+        size_t gc = md_global(n, 64);
+        CP_TRY(cp_launch(ctx, pl->k_convert, 1, &gc, NULL, &t));
+    }
+    if (kernel_s) *kernel_s += t;
+    return CLPHYS_SUCCESS;
+}
+
+/* Nearest other particle to sorted particle s (O(n), only on failure). */
+static double nearest(clphys_lj_plan *pl, size_t s, size_t *jmin)
+{
+    size_t n = pl->p.n, rs = pl->p.precision == CLPHYS_FP64 ? 8 : 4;
+    double *x4 = malloc(4 * n * sizeof *x4), best = INFINITY;
+    if (!x4 || md_download_real4(pl->ctx, rs, pl->nb->pos, x4, n)) {
+        free(x4);
+        return NAN;
+    }
+    for (size_t j = 0; j < n; j++) {
+        if (j == s) continue;
+        double r2 = 0;
+        for (int c = 0; c < 3; c++) {
+            double d = x4[4 * j + c] - x4[4 * s + c];
+            d -= pl->p.box[c] * nearbyint(d / pl->p.box[c]);
+            r2 += d * d;
+        }
+        if (r2 < best) best = r2, *jmin = j;
+    }
+    free(x4);
+    return sqrt(best);
+}
+
+clphys_status clphys_lj_get(clphys_lj_plan *pl, double *forces, clphys_lj_result *res)
+{
+    if (!pl) return CLPHYS_ERR_INVALID_ARGUMENT;
+    clphys_context *ctx = pl->ctx;
+    size_t n = pl->p.n, rs = pl->p.precision == CLPHYS_FP64 ? 8 : 4;
+    double *f4 = malloc(4 * n * sizeof *f4), *w = malloc(n * sizeof *w);
+    cl_uint *perm = malloc(4 * n);
+    clphys_status st = (!f4 || !w || !perm) ? cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "lj results")
+                                            : md_download_real4(ctx, rs, pl->f, f4, n);
+    if (!st && rs == 8) st = cp_read(ctx, pl->vir, 0, 8 * n, w);
+    if (!st && rs == 4) {
+        float *wf = (float *)perm; /* reuse: read the floats, then widen */
+        st = cp_read(ctx, pl->vir, 0, 4 * n, wf);
+        for (size_t i = 0; !st && i < n; i++)
+            w[i] = wf[i];
+    }
+    if (!st) st = cp_read(ctx, pl->nb->perm, 0, 4 * n, perm);
+    if (!st && pl->bad) {
+        cl_uint bad;
+        st = cp_read(ctx, pl->bad, 0, 4, &bad);
+        if (!st && bad)
+            st = cp_error(ctx, CLPHYS_ERR_OVERFLOW,
+                          "lj: a force exceeds the fixed-point range of half-fixedpoint "
+                          "(|F| >= %g); use another variant",
+                          rs == 8 ? 5.2e5 : 2.1e9);
+    }
+    double e = 0, v = 0;
+    for (size_t s = 0; !st && s < n; s++) {
+        if (!isfinite(f4[4 * s]) || !isfinite(f4[4 * s + 1]) || !isfinite(f4[4 * s + 2]) ||
+            !isfinite(f4[4 * s + 3])) {
+            size_t j = 0;
+            double d = nearest(pl, s, &j);
+            st = cp_error(ctx, CLPHYS_ERR_INPUT,
+                          "lj: non-finite force on particle %u: particles %u and %u are %g apart "
+                          "(overlapping atoms)",
+                          perm[s], perm[s], perm[j], d);
+        }
+        e += f4[4 * s + 3];
+        v += w[s];
+        if (forces)
+            for (int c = 0; c < 3; c++)
+                forces[3 * (size_t)perm[s] + c] = f4[4 * s + c];
+    }
+    if (!st && res) res->potential_energy = e, res->virial = v;
+    free(f4);
+    free(w);
+    free(perm);
+    return st;
+}
+
+clphys_status clphys_lj_compute(clphys_lj_plan *pl, const double *pos, double *forces,
+                                clphys_lj_result *res)
+{
+    CP_TRY(clphys_lj_set_positions(pl, pos));
+    CP_TRY(clphys_lj_evaluate(pl, NULL));
+    return clphys_lj_get(pl, forces, res);
+}

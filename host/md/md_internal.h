@@ -1,0 +1,55 @@
+/* md_internal.h — the neighbour plan's device state, shared by the LJ and
+ * MD host code of this path (not public). */
+#ifndef CLPHYS_MD_INTERNAL_H
+#define CLPHYS_MD_INTERNAL_H
+
+#include "platform/platform.h"
+
+struct clphys_neighbor_plan {
+    clphys_context *ctx;
+    clphys_neighbor_params p;
+    int nc[3];
+    size_t ncells;
+    size_t real_size;            /* 4 or 8 */
+    size_t scan_wg;
+    cl_kernel k_assign, k_scan, k_scatter, k_order, k_gather4, k_gatheru, k_gatheri4, k_build;
+    cl_mem pos_in, perm_in;      /* unsorted input (real4, uint)              */
+    cl_mem pos, perm;            /* sorted by cell; perm[s] = caller index    */
+    cl_mem cell, rank, count, start, order;
+    cl_mem ncount, offset, list, overflow;
+    size_t list_entries;         /* allocated entries of list                 */
+    int capacity;                /* transposed: entries per particle          */
+    size_t pairs;
+    int growths;
+    double kernel_s;             /* profiled time of the last build           */
+};
+
+struct clphys_lj_plan {
+    clphys_context *ctx;
+    clphys_lj_params p;
+    clphys_lj_variant variant;
+    clphys_neighbor_plan *nb;
+    cl_kernel k, k_convert;
+    cl_mem f, vir, fx3, bad;
+    size_t wg, tpi;
+    double shift;
+};
+
+/* Sort pos_in/perm_in (device) by cell into pos/perm, then build the list.
+ * extra_gather: optional (src, dst) real4 pairs also gathered by the order
+ * (velocities in MD); n_extra of them; int4 images likewise. */
+clphys_status md_neighbor_rebuild(clphys_neighbor_plan *pl, cl_mem *extra_src, cl_mem *extra_dst,
+                                  int n_extra, cl_mem img_src, cl_mem img_dst);
+/* pos = pos_in gathered by the current order (positions changed, same list). */
+clphys_status md_neighbor_regather(clphys_neighbor_plan *pl);
+/* dst[s] = src[order[s]] with the order of the last build. */
+clphys_status md_neighbor_gather4(clphys_neighbor_plan *pl, cl_mem src, cl_mem dst);
+clphys_status md_neighbor_gatheri4(clphys_neighbor_plan *pl, cl_mem src, cl_mem dst);
+/* Host copy of pos (n*3 doubles) into a device real4 buffer. */
+clphys_status md_upload_real4(clphys_context *ctx, size_t real_size, cl_mem m, const double *x,
+                              size_t n, double w);
+clphys_status md_download_real4(clphys_context *ctx, size_t real_size, cl_mem m, double *x4,
+                                size_t n);
+size_t md_global(size_t n, size_t wg);
+
+#endif

@@ -1,0 +1,441 @@
+/* neighbor_list.c — cell list (counting sort by cell, permutation kept) and
+ * Verlet lists in CSR and transposed layouts, with capacity growth on
+ * overflow.  Kernels: cl/cell_list.cl, cl/neighbor_list.cl. */
+#include "md_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t md_global(size_t n, size_t wg)
+{
+    return cp_round_up(n ? n : 1, wg);
+}
+
+clphys_status md_upload_real4(clphys_context *ctx, size_t rs, cl_mem m, const double *x, size_t n,
+                              double w)
+{
+    void *buf = malloc(4 * rs * n);
+    if (!buf)
+        return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "host buffer of %zu bytes", 4 * rs * n);
+    for (size_t i = 0; i < n; i++)
+        for (int c = 0; c < 4; c++) {
+            double v = c < 3 ? x[3 * i + c] : w;
+            if (rs == 8)
+                ((double *)buf)[4 * i + c] = v;
+            else
+                ((float *)buf)[4 * i + c] = (float)v;
+        }
+    clphys_status st = cp_write(ctx, m, 0, 4 * rs * n, buf);
+    free(buf);
+    return st;
+}
+
+clphys_status md_download_real4(clphys_context *ctx, size_t rs, cl_mem m, double *x4, size_t n)
+{
+    if (rs == 8) return cp_read(ctx, m, 0, 4 * rs * n, x4);
+    float *buf = malloc(4 * sizeof(float) * n);
+    if (!buf) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "host buffer of %zu bytes", 16 * n);
+    clphys_status st = cp_read(ctx, m, 0, 16 * n, buf);
+    for (size_t k = 0; st == CLPHYS_SUCCESS && k < 4 * n; k++)
+        x4[k] = buf[k];
+    free(buf);
+    return st;
+}
+
+void clphys_neighbor_plan_destroy(clphys_neighbor_plan *pl)
+{
+    if (!pl) return;
+    cl_kernel *ks[] = {&pl->k_assign,  &pl->k_scan,    &pl->k_scatter,  &pl->k_order,
+                       &pl->k_gather4, &pl->k_gatheru, &pl->k_gatheri4, &pl->k_build};
+    for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
+        cp_release_kernel(ks[i]);
+    cl_mem *ms[] = {&pl->pos_in, &pl->perm_in, &pl->pos,     &pl->perm,  &pl->cell,
+                    &pl->rank,   &pl->count,   &pl->start,   &pl->order, &pl->ncount,
+                    &pl->offset, &pl->list,    &pl->overflow};
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+        cp_release_mem(ms[i]);
+    free(pl);
+}
+
+static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p,
+                            clphys_neighbor_plan *pl)
+{
+    if (!p->n || p->n > 0x7fffffffu)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: n = %zu (1 .. 2^31-1)", p->n);
+    if (!(p->r_search > 0) || !isfinite(p->r_search))
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: r_search = %g must be > 0",
+                        p->r_search);
+    for (int d = 0; d < 3; d++) {
+        if (!isfinite(p->box[d]) || !(p->box[d] >= 2 * p->r_search))
+            return cp_error(ctx, CLPHYS_ERR_INPUT,
+                            "neighbor: box edge %c = %g is shorter than 2 r_search = %g "
+                            "(minimum image needs it)",
+                            "xyz"[d], p -> box[d], 2 * p -> r_search);
+        /* a small margin keeps the cell edge >= r_search under rounding */
+        pl->nc[d] = (int)floor(p->box[d] / (p->r_search * (1 + 1e-5)));
+        if (pl->nc[d] < 1) pl->nc[d] = 1;
+        if (pl->nc[d] > 1024) pl->nc[d] = 1024;
+    }
+    pl->ncells = (size_t)pl->nc[0] * pl->nc[1] * pl->nc[2];
+    char opt[256];
+    size_t o = 0;
+    CP_TRY(cp_precision_options(ctx, p->precision, opt, sizeof opt));
+    o = strlen(opt);
+    pl->real_size = p->precision == CLPHYS_FP64 ? 8 : 4;
+    pl->scan_wg = 256;
+    while (pl->scan_wg > ctx->info.max_work_group_size)
+        pl->scan_wg /= 2;
+    snprintf(opt + o, sizeof opt - o, " -DSCAN_WG=%zu", pl->scan_wg);
+    cl_program cp, np;
+    CP_TRY(cp_program(ctx, "cell_list.cl", opt, &cp));
+    CP_TRY(cp_program(ctx, "neighbor_list.cl", opt, &np));
+    CP_TRY(cp_kernel(ctx, cp, "cell_assign", &pl->k_assign));
+    CP_TRY(cp_kernel(ctx, cp, "scan_exclusive", &pl->k_scan));
+    CP_TRY(cp_kernel(ctx, cp, "cell_scatter", &pl->k_scatter));
+    CP_TRY(cp_kernel(ctx, cp, "cell_order", &pl->k_order));
+    CP_TRY(cp_kernel(ctx, cp, "gather_real4", &pl->k_gather4));
+    CP_TRY(cp_kernel(ctx, cp, "gather_uint", &pl->k_gatheru));
+    CP_TRY(cp_kernel(ctx, cp, "gather_int4", &pl->k_gatheri4));
+    CP_TRY(cp_kernel(ctx, np, "neighbor_build", &pl->k_build));
+    size_t n = p->n, r4 = 4 * pl->real_size;
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, r4 * n, NULL, &pl->pos_in));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, r4 * n, NULL, &pl->pos));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &pl->perm_in));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &pl->perm));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &pl->cell));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &pl->rank));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &pl->order));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * pl->ncells, NULL, &pl->count));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * (pl->ncells + 1), NULL, &pl->start));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &pl->ncount));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * (n + 1), NULL, &pl->offset));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4, NULL, &pl->overflow));
+    /* estimate: particles in the search sphere at the mean density, + 25 % */
+    double vol = p->box[0] * p->box[1] * p->box[2];
+    double est = 4.18879 * pow(p->r_search, 3) * (double)n / vol * 1.25 + 8;
+    if (p->kind == CLPHYS_NEIGHBOR_HALF) est = est / 2 + 8;
+    pl->capacity = p->capacity > 0 ? p->capacity : (int)fmin(est, (double)n);
+    pl->list_entries = (size_t)pl->capacity * n;
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * pl->list_entries, NULL, &pl->list));
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status clphys_neighbor_plan_create(clphys_context *ctx, const clphys_neighbor_params *p,
+                                          clphys_neighbor_plan **plan)
+{
+    if (!ctx || !p || !plan)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: NULL argument");
+    *plan = NULL;
+    clphys_neighbor_plan *pl = calloc(1, sizeof *pl);
+    if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "neighbor plan");
+    pl->ctx = ctx;
+    pl->p = *p;
+    clphys_status st = create(ctx, p, pl);
+    if (st) {
+        clphys_neighbor_plan_destroy(pl);
+        return st;
+    }
+    *plan = pl;
+    return CLPHYS_SUCCESS;
+}
+
+static clphys_status scan(clphys_neighbor_plan *pl, cl_mem in, cl_mem out, cl_uint n)
+{
+    clphys_context *ctx = pl->ctx;
+    CP_TRY(CP_ARG(ctx, pl->k_scan, 0, in));
+    CP_TRY(CP_ARG(ctx, pl->k_scan, 1, out));
+    CP_TRY(CP_ARG(ctx, pl->k_scan, 2, n));
+    return cp_launch(ctx, pl->k_scan, 1, &pl->scan_wg, &pl->scan_wg, &pl->kernel_s);
+}
+
+static clphys_status gather(clphys_neighbor_plan *pl, cl_kernel k, cl_mem src, cl_mem dst)
+{
+    clphys_context *ctx = pl->ctx;
+    cl_uint n = (cl_uint)pl->p.n;
+    size_t g = md_global(n, 64);
+    CP_TRY(CP_ARG(ctx, k, 0, src));
+    CP_TRY(CP_ARG(ctx, k, 1, pl->order));
+    CP_TRY(CP_ARG(ctx, k, 2, dst));
+    CP_TRY(CP_ARG(ctx, k, 3, n));
+    return cp_launch(ctx, k, 1, &g, NULL, &pl->kernel_s);
+}
+
+static clphys_status set_build_args(clphys_neighbor_plan *pl, int mode)
+{
+    clphys_context *ctx = pl->ctx;
+    cl_kernel k = pl->k_build;
+    cl_uint n = (cl_uint)pl->p.n, cap = (cl_uint)pl->capacity;
+    cl_int half = pl->p.kind == CLPHYS_NEIGHBOR_HALF, m = mode;
+    cl_int nc[4] = {pl->nc[0], pl->nc[1], pl->nc[2], 0};
+    double rs2 = pl->p.r_search * pl->p.r_search;
+    double box[4] = {pl->p.box[0], pl->p.box[1], pl->p.box[2], 0};
+    float boxf[4] = {(float)box[0], (float)box[1], (float)box[2], 0}, rs2f = (float)rs2;
+    int dbl = pl->real_size == 8;
+    CP_TRY(CP_ARG(ctx, k, 0, pl->pos));
+    CP_TRY(CP_ARG(ctx, k, 1, n));
+    CP_TRY(dbl ? CP_ARG(ctx, k, 2, box) : CP_ARG(ctx, k, 2, boxf));
+    CP_TRY(CP_ARG(ctx, k, 3, nc));
+    CP_TRY(CP_ARG(ctx, k, 4, pl->start));
+    CP_TRY(dbl ? CP_ARG(ctx, k, 5, rs2) : CP_ARG(ctx, k, 5, rs2f));
+    CP_TRY(CP_ARG(ctx, k, 6, half));
+    CP_TRY(CP_ARG(ctx, k, 7, m));
+    CP_TRY(CP_ARG(ctx, k, 8, pl->offset));
+    CP_TRY(CP_ARG(ctx, k, 9, pl->list));
+    CP_TRY(CP_ARG(ctx, k, 10, cap));
+    CP_TRY(CP_ARG(ctx, k, 11, pl->ncount));
+    CP_TRY(CP_ARG(ctx, k, 12, pl->overflow));
+    return CLPHYS_SUCCESS;
+}
+
+static clphys_status grow_list(clphys_neighbor_plan *pl, size_t entries)
+{
+    cp_release_mem(&pl->list);
+    pl->list_entries = entries;
+    pl->growths++;
+    return cp_buffer(pl->ctx, CL_MEM_READ_WRITE, 4 * entries, NULL, &pl->list);
+}
+
+static clphys_status build_list(clphys_neighbor_plan *pl)
+{
+    clphys_context *ctx = pl->ctx;
+    size_t n = pl->p.n, g = md_global(n, 64);
+    if (pl->p.layout == CLPHYS_NEIGHBOR_CSR) {
+        CP_TRY(set_build_args(pl, 0));
+        CP_TRY(cp_launch(ctx, pl->k_build, 1, &g, NULL, &pl->kernel_s));
+        CP_TRY(scan(pl, pl->ncount, pl->offset, (cl_uint)n));
+        cl_uint total;
+        CP_TRY(cp_read(ctx, pl->offset, 4 * n, 4, &total));
+        if (total > pl->list_entries) CP_TRY(grow_list(pl, (size_t)(total * 1.2) + 64));
+        CP_TRY(set_build_args(pl, 1));
+        CP_TRY(cp_launch(ctx, pl->k_build, 1, &g, NULL, &pl->kernel_s));
+        pl->pairs = total;
+        return CLPHYS_SUCCESS;
+    }
+    for (;;) {
+        cl_uint zero = 0, maxc;
+        CP_TRY(cp_write(ctx, pl->overflow, 0, 4, &zero));
+        CP_TRY(set_build_args(pl, 2));
+        CP_TRY(cp_launch(ctx, pl->k_build, 1, &g, NULL, &pl->kernel_s));
+        CP_TRY(cp_read(ctx, pl->overflow, 0, 4, &maxc));
+        if (maxc <= (cl_uint)pl->capacity) break;
+        /* overflow: grow to the largest count seen (+ margin), rebuild */
+        size_t cap = (size_t)(maxc * 1.2) + 8;
+        if (cap * n > ctx->info.max_alloc_bytes / 4)
+            return cp_error(ctx, CLPHYS_ERR_OVERFLOW,
+                            "neighbor: %u neighbours of one particle need %zu list entries, "
+                            "beyond the device's largest allocation",
+                            maxc, cap * n);
+        pl->capacity = (int)cap;
+        CP_TRY(grow_list(pl, cap * n));
+    }
+    /* pairs = sum of counts */
+    cl_uint *c = malloc(4 * n);
+    if (!c) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "neighbor counts");
+    clphys_status st = cp_read(ctx, pl->ncount, 0, 4 * n, c);
+    pl->pairs = 0;
+    for (size_t i = 0; st == CLPHYS_SUCCESS && i < n; i++)
+        pl->pairs += c[i];
+    free(c);
+    return st;
+}
+
+clphys_status md_neighbor_rebuild(clphys_neighbor_plan *pl, cl_mem *extra_src, cl_mem *extra_dst,
+                                  int n_extra, cl_mem img_src, cl_mem img_dst)
+{
+    clphys_context *ctx = pl->ctx;
+    cl_uint n = (cl_uint)pl->p.n, ncells = (cl_uint)pl->ncells;
+    size_t g = md_global(n, 64), gc = md_global(ncells, 64);
+    cl_int nc[4] = {pl->nc[0], pl->nc[1], pl->nc[2], 0};
+    double box[4] = {pl->p.box[0], pl->p.box[1], pl->p.box[2], 0};
+    float boxf[4] = {(float)box[0], (float)box[1], (float)box[2], 0};
+    cl_uint zero = 0;
+    pl->kernel_s = 0;
+    CP_TRY(cp_fill(ctx, pl->count, &zero, 4, 4 * pl->ncells));
+    cl_kernel k = pl->k_assign;
+    CP_TRY(CP_ARG(ctx, k, 0, pl->pos_in));
+    CP_TRY(CP_ARG(ctx, k, 1, n));
+    CP_TRY(pl->real_size == 8 ? CP_ARG(ctx, k, 2, box) : CP_ARG(ctx, k, 2, boxf));
+    CP_TRY(CP_ARG(ctx, k, 3, nc));
+    CP_TRY(CP_ARG(ctx, k, 4, pl->cell));
+    CP_TRY(CP_ARG(ctx, k, 5, pl->rank));
+    CP_TRY(CP_ARG(ctx, k, 6, pl->count));
+    CP_TRY(cp_launch(ctx, k, 1, &g, NULL, &pl->kernel_s));
+    CP_TRY(scan(pl, pl->count, pl->start, ncells));
+    k = pl->k_scatter;
+    CP_TRY(CP_ARG(ctx, k, 0, pl->cell));
+    CP_TRY(CP_ARG(ctx, k, 1, pl->rank));
+    CP_TRY(CP_ARG(ctx, k, 2, pl->start));
+    CP_TRY(CP_ARG(ctx, k, 3, pl->order));
+    CP_TRY(CP_ARG(ctx, k, 4, n));
+    CP_TRY(cp_launch(ctx, k, 1, &g, NULL, &pl->kernel_s));
+    k = pl->k_order;
+    CP_TRY(CP_ARG(ctx, k, 0, pl->start));
+    CP_TRY(CP_ARG(ctx, k, 1, pl->order));
+    CP_TRY(CP_ARG(ctx, k, 2, ncells));
+    CP_TRY(cp_launch(ctx, k, 1, &gc, NULL, &pl->kernel_s));
+    CP_TRY(gather(pl, pl->k_gather4, pl->pos_in, pl->pos));
+    CP_TRY(gather(pl, pl->k_gatheru, pl->perm_in, pl->perm));
+    for (int e = 0; e < n_extra; e++)
+        CP_TRY(gather(pl, pl->k_gather4, extra_src[e], extra_dst[e]));
+    if (img_src) CP_TRY(gather(pl, pl->k_gatheri4, img_src, img_dst));
+    return build_list(pl);
+}
+
+clphys_status clphys_neighbor_build(clphys_neighbor_plan *pl, const double *pos)
+{
+    if (!pl || !pos)
+        return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "neighbor: NULL argument");
+    clphys_context *ctx = pl->ctx;
+    size_t n = pl->p.n;
+    for (size_t i = 0; i < 3 * n; i++)
+        if (!isfinite(pos[i]))
+            return cp_error(ctx, CLPHYS_ERR_INPUT,
+                            "neighbor: particle %zu has a non-finite coordinate", i / 3);
+    CP_TRY(md_upload_real4(ctx, pl->real_size, pl->pos_in, pos, n, 0));
+    cl_uint *id = malloc(4 * n);
+    if (!id) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "neighbor ids");
+    for (size_t i = 0; i < n; i++)
+        id[i] = (cl_uint)i;
+    clphys_status st = cp_write(ctx, pl->perm_in, 0, 4 * n, id);
+    free(id);
+    CP_TRY(st);
+    return md_neighbor_rebuild(pl, NULL, NULL, 0, NULL, NULL);
+}
+
+double clphys_neighbor_build_seconds(const clphys_neighbor_plan *pl)
+{
+    return pl ? pl->kernel_s : 0;
+}
+
+clphys_status md_neighbor_gather4(clphys_neighbor_plan *pl, cl_mem src, cl_mem dst)
+{
+    return gather(pl, pl->k_gather4, src, dst);
+}
+
+clphys_status md_neighbor_gatheri4(clphys_neighbor_plan *pl, cl_mem src, cl_mem dst)
+{
+    return gather(pl, pl->k_gatheri4, src, dst);
+}
+
+clphys_status md_neighbor_regather(clphys_neighbor_plan *pl)
+{
+    return gather(pl, pl->k_gather4, pl->pos_in, pl->pos);
+}
+
+clphys_status clphys_neighbor_stats(const clphys_neighbor_plan *pl, size_t *pairs, int *capacity,
+                                    int *growths)
+{
+    if (!pl) return CLPHYS_ERR_INVALID_ARGUMENT;
+    if (pairs) *pairs = pl->pairs;
+    if (capacity) *capacity = pl->capacity;
+    if (growths) *growths = pl->growths;
+    return CLPHYS_SUCCESS;
+}
+
+/* Host copies of the list in CSR form, sorted indices (caller frees). */
+static clphys_status host_csr(clphys_neighbor_plan *pl, cl_uint **off, cl_int **list,
+                              cl_uint **perm)
+{
+    clphys_context *ctx = pl->ctx;
+    size_t n = pl->p.n;
+    *off = malloc(4 * (n + 1));
+    *list = malloc(4 * (pl->pairs + 1));
+    *perm = malloc(4 * n);
+    if (!*off || !*list || !*perm)
+        return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "neighbor list copy");
+    CP_TRY(cp_read(ctx, pl->perm, 0, 4 * n, *perm));
+    if (pl->p.layout == CLPHYS_NEIGHBOR_CSR) {
+        CP_TRY(cp_read(ctx, pl->offset, 0, 4 * (n + 1), *off));
+        if (pl->pairs) CP_TRY(cp_read(ctx, pl->list, 0, 4 * pl->pairs, *list));
+        return CLPHYS_SUCCESS;
+    }
+    cl_uint *cnt = malloc(4 * n);
+    cl_int *t = malloc(4 * pl->list_entries);
+    clphys_status st = (!cnt || !t) ? cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "neighbor list copy")
+                                    : cp_read(ctx, pl->ncount, 0, 4 * n, cnt);
+    if (!st) st = cp_read(ctx, pl->list, 0, 4 * pl->list_entries, t);
+    if (!st) {
+        (*off)[0] = 0;
+        for (size_t i = 0; i < n; i++) {
+            (*off)[i + 1] = (*off)[i] + cnt[i];
+            for (cl_uint k = 0; k < cnt[i]; k++)
+                (*list)[(*off)[i] + k] = t[(size_t)k * n + i];
+        }
+    }
+    free(cnt);
+    free(t);
+    return st;
+}
+
+clphys_status clphys_neighbor_get(clphys_neighbor_plan *pl, size_t *offsets, int *list)
+{
+    if (!pl || !offsets || !list)
+        return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "neighbor: NULL argument");
+    size_t n = pl->p.n;
+    cl_uint *off = NULL, *perm = NULL;
+    cl_int *l = NULL;
+    clphys_status st = host_csr(pl, &off, &l, &perm);
+    if (!st) {
+        /* rows in caller order: row of caller index perm[s] is sorted row s */
+        for (size_t s = 0; s < n; s++)
+            offsets[perm[s] + 1] = off[s + 1] - off[s];
+        offsets[0] = 0;
+        for (size_t i = 0; i < n; i++)
+            offsets[i + 1] += offsets[i];
+        for (size_t s = 0; s < n; s++) {
+            size_t o = offsets[perm[s]];
+            for (cl_uint k = off[s]; k < off[s + 1]; k++)
+                list[o++] = (int)perm[l[k]];
+        }
+    }
+    free(off);
+    free(l);
+    free(perm);
+    return st;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+clphys_status clphys_neighbor_shuffle(clphys_neighbor_plan *pl, uint64_t seed)
+{
+    if (!pl) return CLPHYS_ERR_INVALID_ARGUMENT;
+    clphys_context *ctx = pl->ctx;
+    size_t n = pl->p.n;
+    cl_uint *off = NULL, *perm = NULL;
+    cl_int *l = NULL;
+    clphys_status st = host_csr(pl, &off, &l, &perm);
+    if (!st) {
+        for (size_t i = 0; i < n; i++)
+            for (cl_uint k = off[i + 1] - off[i]; k > 1; k--) { /* Fisher-Yates */
+                cl_uint r = (cl_uint)(splitmix(&seed) % k);
+                cl_int t = l[off[i] + k - 1];
+                l[off[i] + k - 1] = l[off[i] + r];
+                l[off[i] + r] = t;
+            }
+        if (pl->p.layout == CLPHYS_NEIGHBOR_CSR) {
+            if (pl->pairs) st = cp_write(ctx, pl->list, 0, 4 * pl->pairs, l);
+        } else {
+            cl_int *t = calloc(pl->list_entries, 4);
+            if (!t) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "neighbor shuffle");
+            for (size_t i = 0; t && i < n; i++)
+                for (cl_uint k = off[i]; k < off[i + 1]; k++)
+                    t[(size_t)(k - off[i]) * n + i] = l[k];
+            if (t) st = cp_write(ctx, pl->list, 0, 4 * pl->list_entries, t);
+            free(t);
+        }
+    }
+    free(off);
+    free(l);
+    free(perm);
+    return st;
+}

@@ -1,0 +1,92 @@
+/* md_ref.c — fp64 CPU references of the md path (see md_ref.h). */
+#include "md_ref.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double min_image(double d, double l)
+{
+    return d - l * nearbyint(d / l);
+}
+
+int md_ref_pairs(size_t n, const double *pos, const double box[3], double rs, int **pairs,
+                 size_t *npairs)
+{
+    size_t cap = 1024, m = 0;
+    int *p = malloc(2 * cap * sizeof *p);
+    if (!p) return -1;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            double r2 = 0;
+            for (int c = 0; c < 3; c++) {
+                double d = min_image(pos[3 * j + c] - pos[3 * i + c], box[c]);
+                r2 += d * d;
+            }
+            if (r2 >= rs * rs) continue;
+            if (m == cap) {
+                int *q = realloc(p, 4 * cap * sizeof *p);
+                if (!q) {
+                    free(p);
+                    return -1;
+                }
+                p = q, cap *= 2;
+            }
+            p[2 * m] = (int)i, p[2 * m + 1] = (int)j, m++;
+        }
+    *pairs = p, *npairs = m;
+    return 0;
+}
+
+/* One pair: adds to f_i, f_j (when non-NULL), returns whether within r_cut. */
+static void pair(const double *pos, const double box[3], size_t i, size_t j, double eps,
+                 double sig2, double rc2, double shift, double *fi, double *fj, double *e,
+                 double *w)
+{
+    double d[3], r2 = 0;
+    for (int c = 0; c < 3; c++) {
+        d[c] = min_image(pos[3 * i + c] - pos[3 * j + c], box[c]);
+        r2 += d[c] * d[c];
+    }
+    if (r2 >= rc2) return;
+    double sr2 = sig2 / r2, sr6 = sr2 * sr2 * sr2;
+    double fpair = 24 * eps * sr6 * (2 * sr6 - 1) / r2;
+    for (int c = 0; c < 3; c++) {
+        fi[c] += fpair * d[c];
+        if (fj) fj[c] -= fpair * d[c];
+    }
+    *e += 4 * eps * sr6 * (sr6 - 1) - shift;
+    *w += fpair * r2;
+}
+
+static double shift_of(double eps, double sigma, double rc, int shifted)
+{
+    if (!shifted) return 0;
+    double s6 = pow(sigma / rc, 6);
+    return 4 * eps * s6 * (s6 - 1);
+}
+
+void md_ref_lj(size_t n, const double *pos, const double box[3], double eps, double sigma,
+               double r_cut, int shifted, double *f, double *pe, double *virial)
+{
+    double shift = shift_of(eps, sigma, r_cut, shifted), e = 0, w = 0;
+    memset(f, 0, 3 * n * sizeof *f);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            pair(pos, box, i, j, eps, sigma * sigma, r_cut * r_cut, shift, f + 3 * i, f + 3 * j, &e,
+                 &w);
+    *pe = e, *virial = w;
+}
+
+void md_ref_lj_list(size_t n, const double *pos, const double box[3], double eps, double sigma,
+                    double r_cut, int shifted, const size_t *off, const int *list, double *f,
+                    double *pe, double *virial)
+{
+    double shift = shift_of(eps, sigma, r_cut, shifted), e = 0, w = 0;
+    memset(f, 0, 3 * n * sizeof *f);
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = off[i]; k < off[i + 1]; k++)
+            pair(pos, box, i, (size_t)list[k], eps, sigma * sigma, r_cut * r_cut, shift, f + 3 * i,
+                 NULL, &e, &w);
+    *pe = e / 2, *virial = w / 2;
+}

@@ -1,0 +1,25 @@
+/* md_ref.h — fp64 CPU references for the md path: O(N^2) neighbour search
+ * and Lennard-Jones forces, energy and virial (minimum image, periodic box
+ * [0,L)^3 orthorhombic).  Positions and forces are n*3 doubles. */
+#ifndef CLPHYS_MD_REF_H
+#define CLPHYS_MD_REF_H
+
+#include <stddef.h>
+
+/* Every pair i < j with |r_ij| < r_search: *pairs holds 2 ints per pair,
+ * lexicographically sorted (malloc'ed, caller frees).  Returns 0, -1 on OOM. */
+int md_ref_pairs(size_t n, const double *pos, const double box[3], double r_search,
+                 int **pairs, size_t *npairs);
+
+/* LJ over all pairs (O(N^2)): U = 4 eps [(s/r)^12 - (s/r)^6] - shift (shift =
+ * U(r_cut) when shifted), forces (n*3), total energy, virial W = sum r.F. */
+void md_ref_lj(size_t n, const double *pos, const double box[3], double eps, double sigma,
+               double r_cut, int shifted, double *forces, double *pe, double *virial);
+
+/* The same over a full CSR list (offsets n+1, list; each pair twice), for
+ * systems too large for O(N^2); the list must contain every pair within r_cut. */
+void md_ref_lj_list(size_t n, const double *pos, const double box[3], double eps, double sigma,
+                    double r_cut, int shifted, const size_t *offsets, const int *list,
+                    double *forces, double *pe, double *virial);
+
+#endif

@@ -1,0 +1,198 @@
+/* test_lj.c — every LJ variant (fp32, fp64; unshifted and shifted) against
+ * the O(N^2) fp64 reference of host/ref; Newton's third law (total force ~ 0);
+ * half-fixedpoint bit-identical across runs; overlapping atoms; variant names. */
+#include "host/ref/md_ref.h"
+#include "util.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+static clphys_context *ctx;
+enum { NX = 5 }; /* 5^3 fcc cells: 500 atoms  */
+static const double RHO = 0.8442, RC = 2.5, SKIN = 0.3;
+static size_t n;
+static double box[3], *pos;
+
+/* fcc lattice at density RHO, jittered by up to 0.1 in each coordinate
+ * (fresh seed), so forces are non-zero and every pair distance differs. */
+static void make_system(void)
+{
+    double a = pow(4.0 / RHO, 1.0 / 3.0);
+    static const double basis[4][3] = {{0, 0, 0}, {.5, .5, 0}, {.5, 0, .5}, {0, .5, .5}};
+    n = 4 * NX * NX * NX;
+    pos = malloc(3 * n * sizeof *pos);
+    box[0] = box[1] = box[2] = NX * a;
+    uint64_t s = tu_rng_init(11);
+    size_t i = 0;
+    for (int z = 0; z < NX; z++)
+        for (int y = 0; y < NX; y++)
+            for (int x = 0; x < NX; x++)
+                for (int b = 0; b < 4; b++, i++) {
+                    int cell[3] = {x, y, z};
+                    for (int c = 0; c < 3; c++)
+                        pos[3 * i + c] = (cell[c] + basis[b][c]) * a + 0.1 * tu_uniform(&s);
+                }
+}
+
+static clphys_status run(clphys_lj_variant v, clphys_precision prec, int shifted, double *f,
+                         clphys_lj_result *res)
+{
+    clphys_lj_params p = {.n = n,
+                          .box = {box[0], box[1], box[2]},
+                          .epsilon = 1.0,
+                          .sigma = 1.0,
+                          .r_cut = RC,
+                          .skin = SKIN,
+                          .shifted = shifted,
+                          .precision = prec,
+                          .variant = v};
+    clphys_lj_plan *pl;
+    clphys_status st = clphys_lj_plan_create(ctx, &p, &pl);
+    if (st) return st;
+    tu_poison_f64(f, 3 * n);
+    res->potential_energy = res->virial = NAN;
+    st = clphys_lj_compute(pl, pos, f, res);
+    if (st) fprintf(stderr, "%s\n", clphys_last_error(ctx));
+    clphys_lj_plan_destroy(pl);
+    return st;
+}
+
+static void test_variants_vs_reference(void **state)
+{
+    (void)state;
+    double *ref = malloc(3 * n * sizeof *ref), *f = malloc(3 * n * sizeof *f);
+    const clphys_device_info *dev = clphys_context_device(ctx);
+    for (int shifted = 0; shifted < 2; shifted++) {
+        double pe, vir;
+        md_ref_lj(n, pos, box, 1.0, 1.0, RC, shifted, ref, &pe, &vir);
+        double fmax = 0;
+        for (size_t k = 0; k < 3 * n; k++)
+            fmax = fmax > fabs(ref[k]) ? fmax : fabs(ref[k]);
+        for (int prec = 0; prec < 2; prec++) {
+            if (prec == CLPHYS_FP64 && !dev->fp64) continue;
+            for (int v = 0; v < CLPHYS_LJ_NVARIANTS; v++) {
+                clphys_lj_result r;
+                clphys_status st = run(v, prec, shifted, f, &r);
+                if (st == CLPHYS_ERR_UNSUPPORTED && !dev->int64_atomics) continue;
+                assert_int_equal(st, CLPHYS_SUCCESS);
+                /* max |F - F_ref| / max |F_ref| over all components (the
+                 * norm-wise relative error: a lattice's net forces are small
+                 * differences of large pair forces, so per-component
+                 * relative errors of near-zero components mean nothing) */
+                double tol = prec ? 1e-12 : 1e-5;
+                double ef = tu_max_rel_err(f, ref, 3 * n, fmax);
+                double ee = fabs(r.potential_energy - pe) / fabs(pe);
+                double ev = fabs(r.virial - vir) / fabs(vir);
+                fprintf(stderr, "  %-16s %s %s  force %.2e  pe %.2e  virial %.2e\n",
+                        clphys_lj_variant_name(v), prec ? "fp64" : "fp32",
+                        shifted ? "shifted  " : "unshifted", ef, ee, ev);
+                assert_true(ef <= tol);
+                assert_true(ee <= tol);
+                assert_true(ev <= tol);
+            }
+        }
+    }
+    free(ref), free(f);
+}
+
+/* Newton's third law: total force ~ 0 (to rounding of the sum). */
+static void test_total_force_zero(void **state)
+{
+    (void)state;
+    double *f = malloc(3 * n * sizeof *f);
+    for (int v = CLPHYS_LJ_HALF_CAS; v <= CLPHYS_LJ_HALF_FIXEDPOINT; v++) {
+        clphys_lj_result r;
+        clphys_status st = run(v, CLPHYS_FP64, 0, f, &r);
+        if (st == CLPHYS_ERR_UNSUPPORTED) continue;
+        assert_int_equal(st, CLPHYS_SUCCESS);
+        double sum[3] = {0}, scale = 0;
+        for (size_t i = 0; i < n; i++)
+            for (int c = 0; c < 3; c++)
+                sum[c] += f[3 * i + c], scale += fabs(f[3 * i + c]);
+        for (int c = 0; c < 3; c++)
+            assert_true(fabs(sum[c]) <= 1e-12 * scale);
+    }
+    free(f);
+}
+
+static void test_fixedpoint_bit_identical(void **state)
+{
+    (void)state;
+    double *a = malloc(3 * n * sizeof *a), *b = malloc(3 * n * sizeof *b);
+    for (int prec = 0; prec < 2; prec++) {
+        clphys_lj_result ra, rb;
+        clphys_status st = run(CLPHYS_LJ_HALF_FIXEDPOINT, prec, 0, a, &ra);
+        if (st == CLPHYS_ERR_UNSUPPORTED) skip();
+        assert_int_equal(st, CLPHYS_SUCCESS);
+        assert_int_equal(run(CLPHYS_LJ_HALF_FIXEDPOINT, prec, 0, b, &rb), CLPHYS_SUCCESS);
+        assert_memory_equal(a, b, 3 * n * sizeof *a);
+        assert_memory_equal(&ra, &rb, sizeof ra);
+    }
+    free(a), free(b);
+}
+
+static void test_overlap_and_names(void **state)
+{
+    (void)state;
+    double *f = malloc(3 * n * sizeof *f), save[3];
+    memcpy(save, &pos[3 * 9], sizeof save);
+    memcpy(&pos[3 * 9], &pos[3 * 4], sizeof save); /* atoms 4 and 9 overlap */
+    clphys_lj_result r;
+    assert_int_equal(run(CLPHYS_LJ_FULL_CSR, CLPHYS_FP64, 0, f, &r), CLPHYS_ERR_INPUT);
+    const char *msg = clphys_last_error(ctx);
+    assert_true(strstr(msg, "particles 4 and 9 are 0 apart") ||
+                strstr(msg, "particles 9 and 4 are 0 apart"));
+    memcpy(&pos[3 * 9], save, sizeof save);
+    for (int v = 0; v <= CLPHYS_LJ_AUTO; v++) {
+        clphys_lj_variant w;
+        assert_int_equal(clphys_lj_variant_from_name(clphys_lj_variant_name(v), &w),
+                         CLPHYS_SUCCESS);
+        assert_int_equal(w, v);
+    }
+    clphys_lj_variant w;
+    assert_int_equal(clphys_lj_variant_from_name("half-magic", &w), CLPHYS_ERR_INVALID_ARGUMENT);
+    free(f);
+}
+
+/* Without cl_khr_int64_base_atomics, half-fixedpoint and fp64 half-cas are
+ * refused with CLPHYS_ERR_UNSUPPORTED (the probed capability is switched off
+ * in this process's copy of the device info to exercise the check). */
+static void test_int64_atomics_required(void **state)
+{
+    (void)state;
+    clphys_device_info *dev = (clphys_device_info *)clphys_context_device(ctx);
+    int saved = dev->int64_atomics;
+    dev->int64_atomics = 0;
+    double *f = malloc(3 * n * sizeof *f);
+    clphys_lj_result r;
+    assert_int_equal(run(CLPHYS_LJ_HALF_FIXEDPOINT, CLPHYS_FP32, 0, f, &r), CLPHYS_ERR_UNSUPPORTED);
+    assert_non_null(strstr(clphys_last_error(ctx), "cl_khr_int64_base_atomics"));
+    assert_int_equal(run(CLPHYS_LJ_HALF_CAS, CLPHYS_FP64, 0, f, &r), CLPHYS_ERR_UNSUPPORTED);
+    assert_int_equal(run(CLPHYS_LJ_HALF_CAS, CLPHYS_FP32, 0, f, &r), CLPHYS_SUCCESS);
+    dev->int64_atomics = saved;
+    free(f);
+}
+
+int main(void)
+{
+    ctx = tu_context();
+    tu_seed();
+    make_system();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_variants_vs_reference),
+        cmocka_unit_test(test_total_force_zero),
+        cmocka_unit_test(test_fixedpoint_bit_identical),
+        cmocka_unit_test(test_overlap_and_names),
+        cmocka_unit_test(test_int64_atomics_required),
+    };
+    int r = cmocka_run_group_tests(tests, NULL, NULL);
+    free(pos);
+    clphys_context_destroy(ctx);
+    return r;
+}
