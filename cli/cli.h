@@ -7,6 +7,9 @@
 int cmd_devices(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 /* @@CLI_DECLS@@ — paths add their cmd_<name> declaration here */
+int cmd_md(int argc, char **argv);
+int cmd_lqcd(int argc, char **argv);
+int cmd_nbody(int argc, char **argv);
 
 /* Print "clphys <cmd>: <status text>: <details>" to stderr and return 1. */
 #include "clphys.h"

@@ -132,5 +132,8 @@ clphys_status clphys_measure_limits(clphys_context *ctx, int repeat, clphys_limi
 
 /* Per-path APIs (each path's header is part of this public API). */
 /* @@PATH_HEADERS@@ — paths add their #include line here */
+#include "clphys_gravity.h"
+#include "clphys_md.h"
+#include "clphys_lqcd.h"
 
 #endif /* CLPHYS_H */

@@ -1,0 +1,333 @@
+/* lqcd.c — benchmark paths "dslash" (Wilson hopping term, sites/s) and
+ * "solver" (even-odd CGNR / BiCGStab, fp64 and mixed precision, solves/s).
+ * Byte model (Matsufuru 2008, no credit for cache reuse): per site 8
+ * neighbour spinors + 8 links + 1 output spinor, e.g. fp32 reconstruct-12
+ * 8 x (96 + 48) + 96 = 1248 bytes; flops 1320 per site (hopping term). */
+#include "bench.h"
+#include "host/ref/dslash_ref.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static uint64_t mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Deterministic random spinor in [-1, 1), filled in parallel. */
+static void fill_spinor(double *psi, long long n, uint64_t seed)
+{
+#pragma omp parallel for schedule(static)
+    for (long long i = 0; i < n; i++) psi[i] = (double)(mix(seed + (uint64_t)i * 0x9e3779b97f4a7c15ULL) >> 11) * 0x1.0p-52 - 1;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+/* Sampled check against the fp64 reference: max |a - r| / max(|r|, 1) over
+ * the 12 components of up to nsample sites spread over the lattice. */
+static double sampled_error(const clphys_gauge_field *g, const double *in, const double *out, int nsample)
+{
+    double worst = 0;
+    long long V = g->volume, step = V / nsample > 0 ? V / nsample : 1;
+    for (long long x = 0; x < V; x += step) {
+        long long s = (x + (long long)(mix((uint64_t)x) % (uint64_t)step)) % V;
+        double complex r[12];
+        dslash_ref_hopping_site(g->dims, (const double complex *)g->u, (const double complex *)in, r, s, 1);
+        for (int k = 0; k < 12; k++) {
+            const double *a = out + (s * 12 + k) * 2;
+            if (!isfinite(a[0]) || !isfinite(a[1])) return INFINITY;
+            double d = cabs(a[0] + I * a[1] - r[k]) / fmax(cabs(r[k]), 1.0);
+            if (d > worst) worst = d;
+        }
+    }
+    return worst;
+}
+
+static void set_dims(int d[4], int l, int lt) { d[0] = d[1] = d[2] = l, d[3] = lt; }
+
+static int dslash_case(bench_run *run, const int dims[4])
+{
+    clphys_gauge_field g;
+    if (clphys_gauge_create(dims, &g)) {
+        bench_fail(run, "dslash", "gauge field", clphys_last_error(NULL));
+        return 0;
+    }
+    clphys_gauge_hot(&g, 12345);
+    long long V = g.volume;
+    double *in = malloc(sizeof(double) * 24 * V), *out = malloc(sizeof(double) * 24 * V);
+    if (!in || !out) {
+        bench_fail(run, "dslash", "host spinors", "out of memory");
+        goto done;
+    }
+    fill_spinor(in, 24 * V, 99);
+    char size[64];
+    snprintf(size, sizeof size, "%dx%dx%dx%d", dims[0], dims[1], dims[2], dims[3]);
+    if (run->quick) { /* the plain C reference row, fp64, one thread */
+        double t0 = now_s();
+        dslash_ref_hopping(dims, (const double complex *)g.u, (const double complex *)in, (double complex *)out, 1);
+        double t = now_s() - t0;
+        bench_row r = {0};
+        snprintf(r.path, sizeof r.path, "dslash");
+        snprintf(r.variant, sizeof r.variant, "c-reference");
+        snprintf(r.precision, sizeof r.precision, "fp64");
+        r.n = V;
+        snprintf(r.params, sizeof r.params, "{\"lattice\":\"%s\",\"reconstruct\":18,\"threads\":1}", size);
+        r.repeat = 1;
+        r.kernel_s_median = r.kernel_s_min = r.total_s_median = t;
+        r.rate = V / t;
+        snprintf(r.rate_unit, sizeof r.rate_unit, "sites/s");
+        r.gflops = 1320.0 * V / t * 1e-9;
+        snprintf(r.flops_convention, sizeof r.flops_convention, "1320 per site (hopping term)");
+        r.bytes_per_s = (8.0 * (192 + 144) + 192) * V / t;
+        snprintf(r.byte_model, sizeof r.byte_model, "8 spinors + 8 links + 1 spinor per site, no cache reuse");
+        bench_set_fraction(run, &r, "copy_bytes_per_s", r.bytes_per_s);
+        r.verified = 1;
+        snprintf(r.note, sizeof r.note, "host CPU, not the OpenCL device; fraction is of the device's copy bandwidth");
+        bench_add_row(run, &r);
+    }
+    static const size_t wg_gpu[] = {64, 128, 256, 0};
+    static const size_t wg_cpu[] = {0};
+    const size_t *wgs = run->dev->is_gpu ? wg_gpu : wg_cpu;
+    int nwg = run->dev->is_gpu ? 4 : 1;
+    /* GPUs: SoA only; CPUs: SoA and AoS */
+    for (int layout = 0; layout < (run->dev->is_gpu ? 1 : 2); layout++)
+    for (int prec = 0; prec < 2; prec++) {
+        const char *pname = prec ? "fp64" : "fp32";
+        if (!bench_wants_precision(run, pname)) continue;
+        for (int recon = 12; recon <= 18; recon += 6) {
+            clphys_dslash_params prm = {.precision = (clphys_precision)prec, .reconstruct = recon, .kappa = 0.125,
+                                        .antiperiodic_t = 1, .layout = layout};
+            clphys_dslash_plan *pl = NULL;
+            cl_mem a = NULL, b = NULL;
+            char what[128];
+            snprintf(what, sizeof what, "%s %s recon-%d %s", layout ? "aos" : "soa", pname, recon, size);
+            if (clphys_dslash_plan_create(run->ctx, &g, &prm, &pl) || clphys_dslash_field_create(pl, 0, &a) ||
+                clphys_dslash_field_create(pl, 0, &b) || clphys_dslash_field_write(pl, a, -1, in)) {
+                bench_fail(run, "dslash", what, clphys_last_error(run->ctx));
+                goto next;
+            }
+            double best_rate = 0, total = 0, tt[3];
+            size_t best_wg = 0;
+            for (int w = 0; w < nwg; w++) {
+                if (clphys_dslash_set_local_size(pl, wgs[w])) continue;
+                int rep = run->repeat;
+                double *ks = malloc(sizeof(double) * rep), kt = 0;
+                int ok = clphys_dslash_apply(pl, CLPHYS_DSLASH_HOPPING, b, a, &kt) == CLPHYS_SUCCESS; /* warm up */
+                for (int i = 0; i < rep && ok; i++) ok = clphys_dslash_apply(pl, CLPHYS_DSLASH_HOPPING, b, a, &ks[i]) == CLPHYS_SUCCESS;
+                /* total: upload, apply, download (host layout conversion
+                 * included), timed for the first work-group size only */
+                int nt = w == 0 ? (rep < 3 ? rep : 3) : 0;
+                for (int i = 0; i < nt && ok; i++) {
+                    double t0 = now_s();
+                    ok = !clphys_dslash_field_write(pl, a, -1, in) && !clphys_dslash_apply(pl, CLPHYS_DSLASH_HOPPING, b, a, NULL) &&
+                         !clphys_dslash_field_read(pl, b, -1, out);
+                    tt[i] = now_s() - t0;
+                }
+                if (nt) total = bench_median(tt, nt);
+                else if (ok) ok = !clphys_dslash_field_read(pl, b, -1, out); /* this variant's output, for the check */
+                if (!ok) {
+                    bench_fail(run, "dslash", what, clphys_last_error(run->ctx));
+                    free(ks);
+                    continue;
+                }
+                bench_row r = {0};
+                snprintf(r.path, sizeof r.path, "dslash");
+                snprintf(r.variant, sizeof r.variant, "%s-recon%d-wg%zu", layout ? "aos" : "soa", recon, wgs[w]);
+                snprintf(r.precision, sizeof r.precision, "%s", pname);
+                r.n = V;
+                /* the least DRAM traffic (each link and spinor once: 4 links
+                 * + 1 spinor in + 1 out per site), to show how much the
+                 * standard model owes to cache reuse */
+                int nc = recon == 12 ? 6 : 9, rs = prec ? 8 : 4;
+                double ubytes = (4.0 * 2 * nc + 48) * rs;
+                r.repeat = rep;
+                r.kernel_s_median = bench_median(ks, rep);
+                r.kernel_s_min = bench_min(ks, rep);
+                snprintf(r.params, sizeof r.params,
+                         "{\"lattice\":\"%s\",\"reconstruct\":%d,\"local_size\":%zu,\"bytes_per_site\":%d,"
+                         "\"unique_bytes_per_site\":%.0f,\"unique_fraction_of_copy\":%.4f}",
+                         size, recon, wgs[w], (8 * (24 + 2 * nc) + 24) * rs, ubytes,
+                         run->limits.copy_bytes_per_s > 0 ? ubytes * V / r.kernel_s_median / run->limits.copy_bytes_per_s : 0);
+                r.total_s_median = total;
+                r.rate = V / r.kernel_s_median;
+                snprintf(r.rate_unit, sizeof r.rate_unit, "sites/s");
+                r.gflops = 1320.0 * V / r.kernel_s_median * 1e-9;
+                snprintf(r.flops_convention, sizeof r.flops_convention, "1320 per site (hopping term)");
+                double bps = (8.0 * (24 + 2 * (recon == 12 ? 6 : 9)) + 24) * (prec ? 8 : 4);
+                r.bytes_per_s = bps * V / r.kernel_s_median;
+                snprintf(r.byte_model, sizeof r.byte_model, "8 spinors + 8 links + 1 spinor per site, no cache reuse");
+                bench_set_fraction(run, &r, "copy_bytes_per_s", r.bytes_per_s);
+                r.max_rel_error = run->verify ? sampled_error(&g, in, out, 2048) : 0;
+                r.verified = r.max_rel_error < (prec ? 1e-12 : 2e-5);
+                snprintf(r.note, sizeof r.note, "error on 2048 sampled sites; wg 0 = runtime's choice; the standard model counts L2 hits as DRAM traffic (fraction can exceed 1)");
+                if (r.rate > best_rate) best_rate = r.rate, best_wg = wgs[w];
+                bench_add_row(run, &r);
+                free(ks);
+            }
+            if (nwg > 1) fprintf(stderr, "  dslash    best work-group size for %s: %zu\n", what, best_wg);
+        next:
+            if (a) clReleaseMemObject(a);
+            if (b) clReleaseMemObject(b);
+            clphys_dslash_plan_destroy(pl);
+        }
+    }
+done:
+    free(in);
+    free(out);
+    clphys_gauge_destroy(&g);
+    return 0;
+}
+
+int bench_dslash(bench_run *run)
+{
+    int d[4];
+    if (run->size > 0) {
+        int l = (int)lround(pow((double)run->size, 0.25));
+        l += l % 2;
+        set_dims(d, l < 2 ? 2 : l, l < 2 ? 2 : l);
+        return dslash_case(run, d);
+    }
+    if (run->quick) {
+        set_dims(d, 8, 8);
+        dslash_case(run, d);
+        set_dims(d, 16, 16);
+        return dslash_case(run, d);
+    }
+    set_dims(d, 32, 32);
+    dslash_case(run, d);
+    set_dims(d, 48, 96);
+    return dslash_case(run, d);
+}
+
+/* A smooth field: U = reunitarize(1 + eps R), R a random SU(3) matrix — closer to
+ * a thermalized configuration than a hot start, so the solve takes a
+ * realistic number of iterations at kappa near (not at) critical. */
+static void smooth_field(clphys_gauge_field *g, double eps, uint64_t seed)
+{
+    clphys_gauge_hot(g, seed);
+    long long n = g->volume * 4;
+    double *u = g->u;
+    for (long long l = 0; l < n; l++)
+        for (int k = 0; k < 9; k++) {
+            u[l * 18 + 2 * k] *= eps;
+            u[l * 18 + 2 * k + 1] *= eps;
+            if (k % 4 == 0) u[l * 18 + 2 * k] += 1;
+        }
+    clphys_gauge_reunitarize(g);
+}
+
+static int solver_case(bench_run *run, const int dims[4])
+{
+    if (!bench_wants_precision(run, "fp64") || !run->dev->fp64) return 0;
+    clphys_gauge_field g;
+    if (clphys_gauge_create(dims, &g)) {
+        bench_fail(run, "solver", "gauge field", clphys_last_error(NULL));
+        return 0;
+    }
+    smooth_field(&g, 0.35, 777);
+    const double kappa = 0.122, tol = 1e-10;
+    long long V = g.volume;
+    double *b = malloc(sizeof(double) * 24 * V), *x = malloc(sizeof(double) * 24 * V);
+    fill_spinor(b, 24 * V, 4242);
+    char size[64];
+    snprintf(size, sizeof size, "%dx%dx%dx%d", dims[0], dims[1], dims[2], dims[3]);
+    double plaq = clphys_gauge_plaquette(&g);
+    clphys_dslash_params p64p = {.precision = CLPHYS_FP64, .reconstruct = 18, .kappa = kappa, .antiperiodic_t = 1},
+                         p32p = {.precision = CLPHYS_FP32, .reconstruct = 12, .kappa = kappa, .antiperiodic_t = 1};
+    clphys_dslash_plan *p64 = NULL, *p32 = NULL;
+    if (clphys_dslash_plan_create(run->ctx, &g, &p64p, &p64) || clphys_dslash_plan_create(run->ctx, &g, &p32p, &p32)) {
+        bench_fail(run, "solver", size, clphys_last_error(run->ctx));
+        goto done;
+    }
+    for (int kind = 0; kind < 2; kind++)
+    for (int own = 0; own < 2; own++) {
+        double fp64_time = 0, fp64_total = 0;
+        for (int mixed = 0; mixed < 2; mixed++) {
+            clphys_solver_params prm = {.kind = (clphys_solver_kind)kind, .tol = tol, .max_iter = 20000, .mixed = mixed,
+                                        .own_blas = own};
+            clphys_solver_result res = {0};
+            int rep = run->repeat < 3 ? run->repeat : 3;
+            double times[3], totals[3];
+            clphys_status st = clphys_lqcd_solve(p64, p32, &prm, b, x, &res); /* warm-up: clBLAST compiles */
+            for (int i = 0; i < rep && !st; i++) {
+                st = clphys_lqcd_solve(p64, p32, &prm, b, x, &res);
+                times[i] = res.iterate_s;
+                totals[i] = res.seconds;
+            }
+            const char *name = kind ? "bicgstab" : "cgnr";
+            if (st) {
+                bench_fail(run, "solver", name, clphys_last_error(run->ctx));
+                continue;
+            }
+            bench_row r = {0};
+            snprintf(r.path, sizeof r.path, "solver");
+            snprintf(r.variant, sizeof r.variant, "eo-%s%s%s", name, mixed ? "-mixed" : "", own ? "-ownblas" : "-clblast");
+            snprintf(r.precision, sizeof r.precision, "%s", mixed ? "mixed" : "fp64");
+            r.n = V;
+            snprintf(r.params, sizeof r.params,
+                     "{\"lattice\":\"%s\",\"kappa\":%g,\"tol\":%g,\"iterations\":%d,\"restarts\":%d,"
+                     "\"plaquette\":%.6f,\"inner\":\"%s\",\"blas\":\"%s\"}",
+                     size, kappa, tol, res.iterations, res.restarts, plaq, mixed ? "fp32 recon-12" : "fp64 recon-18",
+                     own ? "blas1.cl" : "clBLAST");
+            r.repeat = rep;
+            r.kernel_s_median = bench_median(times, rep);
+            r.kernel_s_min = bench_min(times, rep);
+            r.total_s_median = bench_median(totals, rep);
+            r.rate = 1.0 / r.kernel_s_median;
+            snprintf(r.rate_unit, sizeof r.rate_unit, "solves/s");
+            r.gflops = res.gflops * res.seconds / res.iterate_s; /* over the solve proper */
+            snprintf(r.flops_convention, sizeof r.flops_convention, "1368 per site per D-equivalent application");
+            bench_set_fraction(run, &r, mixed ? "fma_fp32_flops" : "fma_fp64_flops", r.gflops * 1e9);
+            r.max_rel_error = res.rel_residual;
+            r.verified = res.rel_residual <= tol;
+            if (run->verify && run->quick) { /* independent check with the CPU reference */
+                double complex *dx = malloc(sizeof(double complex) * 12 * V);
+                dslash_ref_wilson(dims, (const double complex *)g.u, (const double complex *)x, dx, kappa, 1);
+                double rr = 0, bb = 0;
+                for (long long k = 0; k < 12 * V; k++) {
+                    double complex bk = b[2 * k] + I * b[2 * k + 1];
+                    rr += pow(cabs(bk - dx[k]), 2), bb += pow(cabs(bk), 2);
+                }
+                free(dx);
+                r.max_rel_error = sqrt(rr / bb);
+                r.verified = r.max_rel_error <= 1.05 * tol;
+            }
+            if (mixed)
+                snprintf(r.note, sizeof r.note, "kernel_ms: solve with fields on the device, total_ms: with host transfers; max_rel_error = true |b-Dx|/|b|; mixed speed-up over fp64 %.2fx (total %.2fx)",
+                         fp64_time / r.kernel_s_median, fp64_total / r.total_s_median);
+            else
+                snprintf(r.note, sizeof r.note, "kernel_ms: solve with fields on the device, total_ms: with host transfers; max_rel_error = true |b-Dx|/|b|");
+            if (!mixed) fp64_time = r.kernel_s_median, fp64_total = r.total_s_median;
+            bench_add_row(run, &r);
+        }
+    }
+done:
+    clphys_dslash_plan_destroy(p64);
+    clphys_dslash_plan_destroy(p32);
+    free(b), free(x);
+    clphys_gauge_destroy(&g);
+    return 0;
+}
+
+int bench_solver(bench_run *run)
+{
+    int d[4];
+    if (run->size > 0) {
+        int l = (int)lround(pow((double)run->size, 0.25));
+        l += l % 2;
+        set_dims(d, l < 2 ? 2 : l, l < 2 ? 2 : l);
+    } else {
+        set_dims(d, run->quick ? 8 : 32, run->quick ? 8 : 32);
+    }
+    return solver_case(run, d);
+}

@@ -1,0 +1,118 @@
+/* wilson_dslash.cl — Wilson hopping term H (full lattice or one parity),
+ * optionally out = x + a H in (D = 1 - kappa H, the even-odd operator).
+ * Build options: -DREAL_T, -DLX -DLY -DLZ -DLT (even extents), -DRECON=12|18,
+ * -DLAYOUT_AOS for the array-of-structures layout (CPUs) instead of SoA.
+ * Layouts (SoA, site innermost) and the gamma basis: include/clphys_lqcd.h.
+ * Spin projection (1 -/+ gamma_mu) leaves two independent spin rows, so each
+ * direction costs two SU(3) mat-vecs instead of four (Matsufuru 2008). */
+#include "common.h"
+#include "su3.h"
+
+#define VOL (LX * LY * LZ * LT)
+#define VH (VOL / 2)
+#if RECON == 12
+#define NC 6
+#else
+#define NC 9
+#endif
+
+/* Index of complex component k of the spinor at site s (stride: sites of the
+ * field), and of link component k of U_mu at site s. */
+#ifdef LAYOUT_AOS
+#define SPI(k, stride, s) ((s) * 12 + (k))
+#define GAI(mu, k, s) (((s) * 4 + (mu)) * NC + (k))
+#else
+#define SPI(k, stride, s) ((k) * (stride) + (s))
+#define GAI(mu, k, s) (((mu) * NC + (k)) * VOL + (s))
+#endif
+
+inline void load_link(__global const real2_t *restrict g, uint mu, uint site, real2_t m[9])
+{
+    for (int k = 0; k < NC; k++) m[k] = g[GAI(mu, k, site)];
+#if RECON == 12
+    su3_reconstruct_row2(m);
+#endif
+}
+
+/* acc += (1 + s gamma_mu) U' psi, U' = U (fwd) or U^+ (bwd), times bc. */
+inline void hop(real2_t acc[12], __global const real2_t *restrict in, uint in_stride, uint nb,
+                const real2_t m[9], const int mu, const int s, const int dag, real_t bc)
+{
+    real2_t h[2][3], chi[2][3];
+    for (int r = 0; r < 2; r++) {
+        const int col = GAMMA_COL(mu, r), code = (GAMMA_PH(mu, r) + (s < 0 ? 2 : 0)) & 3;
+        for (int c = 0; c < 3; c++)
+            h[r][c] = in[SPI(r * 3 + c, in_stride, nb)] + cphase(in[SPI(col * 3 + c, in_stride, nb)], code);
+    }
+    for (int r = 0; r < 2; r++) {
+        if (dag) su3_mdv(chi[r], m, h[r]);
+        else su3_mv(chi[r], m, h[r]);
+    }
+    for (int c = 0; c < 3; c++) {
+        acc[c] += bc * chi[0][c];
+        acc[3 + c] += bc * chi[1][c];
+    }
+    for (int r = 2; r < 4; r++) {
+        const int col = GAMMA_COL(mu, r), code = (GAMMA_PH(mu, r) + (s < 0 ? 2 : 0)) & 3;
+        for (int c = 0; c < 3; c++) acc[r * 3 + c] += bc * cphase(chi[col][c], code);
+    }
+}
+
+/* One work-item per output site.  parity < 0: full lattice, gid is the
+ * even-odd ordered site p*VH + cb of full fields (stride VOL); parity 0/1:
+ * gid = cb of that parity, in and out are half fields (stride VH).
+ * xpay != 0: out = x + a H in (x indexed like out). tbc: sign of hops across
+ * the t boundary (-1 antiperiodic). */
+__kernel void dslash_hop(__global real2_t *restrict out, __global const real2_t *restrict in,
+                         __global const real2_t *restrict gauge, __global const real2_t *restrict x,
+                         real_t a, int xpay, int parity, real_t tbc)
+{
+    const uint gid = get_global_id(0);
+    const uint nsites = parity < 0 ? VOL : VH;
+    if (gid >= nsites) return;
+    const uint p = parity < 0 ? (gid >= VH) : (uint)parity;
+    const uint cb = gid - (parity < 0 ? p * VH : 0);
+    const uint stride = parity < 0 ? VOL : VH;
+    const uint ioff = parity < 0 ? (1 - p) * VH : 0; /* neighbours have the other parity */
+
+    uint n = 2 * cb;
+    const int x0 = n % LX;
+    n /= LX;
+    const int y = n % LY;
+    n /= LY;
+    const int z = n % LZ;
+    const int t = n / LZ;
+    const int xc = x0 + ((y + z + t + (int)p) & 1);
+    const int cs[4] = {xc, y, z, t};
+    const int L[4] = {LX, LY, LZ, LT};
+
+    real2_t acc[12];
+    for (int k = 0; k < 12; k++) acc[k] = (real2_t)(0, 0);
+    const uint site = p * VH + cb, oth = (1 - p) * VH;
+#pragma unroll
+    for (int mu = 0; mu < 4; mu++) {
+        int cf[4] = {cs[0], cs[1], cs[2], cs[3]};
+        int cbk[4] = {cs[0], cs[1], cs[2], cs[3]};
+        cf[mu] = cs[mu] + 1 == L[mu] ? 0 : cs[mu] + 1;
+        cbk[mu] = cs[mu] == 0 ? L[mu] - 1 : cs[mu] - 1;
+        const uint nf = (uint)(cf[0] + LX * (cf[1] + LY * (cf[2] + LZ * cf[3]))) >> 1;
+        const uint nbk = (uint)(cbk[0] + LX * (cbk[1] + LY * (cbk[2] + LZ * cbk[3]))) >> 1;
+        const real_t bf = (mu == 3 && cs[3] == LT - 1) ? tbc : REAL_C(1.0);
+        const real_t bb = (mu == 3 && cs[3] == 0) ? tbc : REAL_C(1.0);
+        real2_t m[9];
+        load_link(gauge, mu, site, m);
+        if (mu == 0) hop(acc, in, stride, ioff + nf, m, 0, -1, 0, bf);
+        else if (mu == 1) hop(acc, in, stride, ioff + nf, m, 1, -1, 0, bf);
+        else if (mu == 2) hop(acc, in, stride, ioff + nf, m, 2, -1, 0, bf);
+        else hop(acc, in, stride, ioff + nf, m, 3, -1, 0, bf);
+        load_link(gauge, mu, oth + nbk, m);
+        if (mu == 0) hop(acc, in, stride, ioff + nbk, m, 0, 1, 1, bb);
+        else if (mu == 1) hop(acc, in, stride, ioff + nbk, m, 1, 1, 1, bb);
+        else if (mu == 2) hop(acc, in, stride, ioff + nbk, m, 2, 1, 1, bb);
+        else hop(acc, in, stride, ioff + nbk, m, 3, 1, 1, bb);
+    }
+    for (int k = 0; k < 12; k++) {
+        const uint o = SPI(k, stride, gid);
+        out[o] = xpay ? x[o] + a * acc[k] : acc[k];
+    }
+}

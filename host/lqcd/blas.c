@@ -1,0 +1,210 @@
+/* blas.c — clBLAST level-1 calls on a dslash plan's queue, dispatched on the
+ * plan's precision (S/D real, C/Z complex). */
+#include "blas.h"
+
+#include <clblast_c.h>
+#include <stdio.h>
+
+#define LB(pl, call)                                                                                   \
+    do {                                                                                               \
+        CLBlastStatusCode lb_s_ = (call);                                                              \
+        if (lb_s_ != CLBlastSuccess)                                                                   \
+            return cp_error((pl)->ctx, CLPHYS_ERR_OPENCL, "clBLAST %s failed with status %d", #call,   \
+                            (int)lb_s_);                                                               \
+    } while (0)
+
+static int dbl(const clphys_dslash_plan *pl) { return pl->real_size == 8; }
+
+/* ---- own kernels (blas1.cl) ------------------------------------------------ */
+enum { K_AXPY, K_XPAY, K_GAMMA5, K_CAXPY, K_CXPAY, K_DOT };
+static const char *const kname[6] = {"blas_axpy", "blas_xpay", "blas_gamma5", "blas_caxpy", "blas_cxpay",
+                                     "blas_dot_partial"};
+#define OWN_WG 256
+
+void lb_release(clphys_dslash_plan *pl)
+{
+    for (int i = 0; i < 6; i++) cp_release_kernel(&pl->kb[i]);
+    cp_release_mem(&pl->partial);
+}
+
+static clphys_status own_setup(clphys_dslash_plan *pl)
+{
+    if (pl->kb[0]) return CLPHYS_SUCCESS;
+    char prec[128], opts[256];
+    CP_TRY(cp_precision_options(pl->ctx, pl->p.precision, prec, sizeof prec));
+    snprintf(opts, sizeof opts, "%s -DNEED_FP64 -DBLAS_WG=%d", prec, OWN_WG);
+    cl_program prog;
+    CP_TRY(cp_program(pl->ctx, "blas1.cl", opts, &prog));
+    for (int i = 0; i < 6; i++) CP_TRY(cp_kernel(pl->ctx, prog, kname[i], &pl->kb[i]));
+    const clphys_device_info *d = clphys_context_device(pl->ctx);
+    pl->ngroups = d->is_gpu ? (size_t)d->compute_units * 8 : (size_t)(d->compute_units ? d->compute_units : 1);
+    return cp_buffer(pl->ctx, CL_MEM_READ_WRITE, pl->ngroups * 2 * pl->real_size, NULL, &pl->partial);
+}
+
+/* Set a real_t argument in the plan's precision. */
+static clphys_status arg_real(clphys_dslash_plan *pl, cl_kernel k, cl_uint i, double v)
+{
+    if (dbl(pl)) return CP_ARG(pl->ctx, k, i, v);
+    float f = (float)v;
+    return CP_ARG(pl->ctx, k, i, f);
+}
+
+/* kernel(y, x, a[, b], n) over the grid-stride range */
+static clphys_status own_elementwise(clphys_dslash_plan *pl, int which, cl_mem y, cl_mem x, int nscal, double a,
+                                     double b, size_t n)
+{
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[which];
+    cl_uint nn = (cl_uint)n, i = 2;
+    CP_TRY(CP_ARG(pl->ctx, k, 0, y));
+    CP_TRY(CP_ARG(pl->ctx, k, 1, x));
+    if (nscal >= 1) CP_TRY(arg_real(pl, k, i++, a));
+    if (nscal >= 2) CP_TRY(arg_real(pl, k, i++, b));
+    CP_TRY(CP_ARG(pl->ctx, k, i, nn));
+    if (which == K_GAMMA5) {
+        int aos = pl->p.layout == CLPHYS_LQCD_AOS;
+        CP_TRY(CP_ARG(pl->ctx, k, i + 1, aos));
+    }
+    size_t global = pl->ngroups * OWN_WG, local = OWN_WG;
+    return cp_launch(pl->ctx, k, 1, &global, &local, NULL);
+}
+
+static clphys_status own_dot(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem y, int cplx, double r[2])
+{
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_DOT];
+    cl_uint nn = (cl_uint)n;
+    CP_TRY(CP_ARG(pl->ctx, k, 0, pl->partial));
+    CP_TRY(CP_ARG(pl->ctx, k, 1, x));
+    CP_TRY(CP_ARG(pl->ctx, k, 2, y));
+    CP_TRY(CP_ARG(pl->ctx, k, 3, nn));
+    CP_TRY(CP_ARG(pl->ctx, k, 4, cplx));
+    size_t global = pl->ngroups * OWN_WG, local = OWN_WG;
+    CP_TRY(cp_launch(pl->ctx, k, 1, &global, &local, NULL));
+    double buf[2 * 4096];
+    float fbuf[2 * 4096];
+    size_t g = pl->ngroups < 4096 ? pl->ngroups : 4096;
+    if (dbl(pl)) CP_TRY(cp_read(pl->ctx, pl->partial, 0, 2 * g * sizeof(double), buf));
+    else {
+        CP_TRY(cp_read(pl->ctx, pl->partial, 0, 2 * g * sizeof(float), fbuf));
+        for (size_t i = 0; i < 2 * g; i++) buf[i] = fbuf[i];
+    }
+    r[0] = r[1] = 0;
+    for (size_t i = 0; i < g; i++) r[0] += buf[2 * i], r[1] += buf[2 * i + 1];
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status lb_gamma5(clphys_dslash_plan *pl, size_t n, cl_mem in, cl_mem out)
+{
+    /* AoS spins 2,3 are not one strided range: always the own kernel there */
+    if (pl->own_blas || pl->p.layout == CLPHYS_LQCD_AOS) return own_elementwise(pl, K_GAMMA5, out, in, 0, 0, 0, n);
+    if (in != out) CP_TRY(lb_copy(pl, n, in, out));
+    return lb_scal(pl, n / 2, -1.0, out, n / 2);
+}
+
+clphys_status lb_xpay(clphys_dslash_plan *pl, size_t n, cl_mem x, double b, cl_mem y)
+{
+    if (pl->own_blas) return own_elementwise(pl, K_XPAY, y, x, 1, b, 0, n);
+    CP_TRY(lb_scal(pl, n, b, y, 0));
+    return lb_axpy(pl, n, 1.0, x, y);
+}
+
+clphys_status lb_cxpay(clphys_dslash_plan *pl, size_t n, cl_mem x, double bre, double bim, cl_mem y)
+{
+    if (pl->own_blas) return own_elementwise(pl, K_CXPAY, y, x, 2, bre, bim, n);
+    CP_TRY(lb_cscal(pl, n, bre, bim, y));
+    return lb_caxpy(pl, n, 1.0, 0.0, x, y);
+}
+
+clphys_status lb_axpy(clphys_dslash_plan *pl, size_t n, double a, cl_mem x, cl_mem y)
+{
+    if (pl->own_blas) return own_elementwise(pl, K_AXPY, y, x, 1, a, 0, n);
+    cl_command_queue q = pl->ctx->queue;
+    if (dbl(pl)) LB(pl, CLBlastDaxpy(n, a, x, 0, 1, y, 0, 1, &q, NULL));
+    else LB(pl, CLBlastSaxpy(n, (float)a, x, 0, 1, y, 0, 1, &q, NULL));
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status lb_scal(clphys_dslash_plan *pl, size_t n, double a, cl_mem x, size_t off)
+{
+    cl_command_queue q = pl->ctx->queue;
+    if (dbl(pl)) LB(pl, CLBlastDscal(n, a, x, off, 1, &q, NULL));
+    else LB(pl, CLBlastSscal(n, (float)a, x, off, 1, &q, NULL));
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status lb_copy(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem y)
+{
+    if (pl->own_blas) {
+        CP_CL(pl->ctx, clEnqueueCopyBuffer(pl->ctx->queue, x, y, 0, 0, n * pl->real_size, 0, NULL, NULL));
+        return CLPHYS_SUCCESS;
+    }
+    cl_command_queue q = pl->ctx->queue;
+    if (dbl(pl)) LB(pl, CLBlastDcopy(n, x, 0, 1, y, 0, 1, &q, NULL));
+    else LB(pl, CLBlastScopy(n, x, 0, 1, y, 0, 1, &q, NULL));
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status lb_dot(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem y, cl_mem scratch, double *r)
+{
+    if (pl->own_blas) {
+        double c[2];
+        CP_TRY(own_dot(pl, n, x, y, 0, c));
+        *r = c[0];
+        return CLPHYS_SUCCESS;
+    }
+    cl_command_queue q = pl->ctx->queue;
+    if (dbl(pl)) {
+        LB(pl, CLBlastDdot(n, scratch, 0, x, 0, 1, y, 0, 1, &q, NULL));
+        CP_TRY(cp_read(pl->ctx, scratch, 0, sizeof(double), r));
+    } else {
+        float f;
+        LB(pl, CLBlastSdot(n, scratch, 0, x, 0, 1, y, 0, 1, &q, NULL));
+        CP_TRY(cp_read(pl->ctx, scratch, 0, sizeof f, &f));
+        *r = f;
+    }
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status lb_caxpy(clphys_dslash_plan *pl, size_t n, double are, double aim, cl_mem x, cl_mem y)
+{
+    if (pl->own_blas) return own_elementwise(pl, K_CAXPY, y, x, 2, are, aim, n);
+    cl_command_queue q = pl->ctx->queue;
+    if (dbl(pl)) {
+        cl_double2 a = {{are, aim}};
+        LB(pl, CLBlastZaxpy(n, a, x, 0, 1, y, 0, 1, &q, NULL));
+    } else {
+        cl_float2 a = {{(float)are, (float)aim}};
+        LB(pl, CLBlastCaxpy(n, a, x, 0, 1, y, 0, 1, &q, NULL));
+    }
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status lb_cscal(clphys_dslash_plan *pl, size_t n, double are, double aim, cl_mem x)
+{
+    cl_command_queue q = pl->ctx->queue;
+    if (dbl(pl)) {
+        cl_double2 a = {{are, aim}};
+        LB(pl, CLBlastZscal(n, a, x, 0, 1, &q, NULL));
+    } else {
+        cl_float2 a = {{(float)are, (float)aim}};
+        LB(pl, CLBlastCscal(n, a, x, 0, 1, &q, NULL));
+    }
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status lb_cdotc(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem y, cl_mem scratch, double r[2])
+{
+    if (pl->own_blas) return own_dot(pl, n, x, y, 1, r);
+    cl_command_queue q = pl->ctx->queue;
+    if (dbl(pl)) {
+        LB(pl, CLBlastZdotc(n, scratch, 0, x, 0, 1, y, 0, 1, &q, NULL));
+        CP_TRY(cp_read(pl->ctx, scratch, 0, 2 * sizeof(double), r));
+    } else {
+        float f[2];
+        LB(pl, CLBlastCdotc(n, scratch, 0, x, 0, 1, y, 0, 1, &q, NULL));
+        CP_TRY(cp_read(pl->ctx, scratch, 0, sizeof f, f));
+        r[0] = f[0], r[1] = f[1];
+    }
+    return CLPHYS_SUCCESS;
+}

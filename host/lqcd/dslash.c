@@ -1,0 +1,241 @@
+/* dslash.c — the Wilson-Dirac operator plan: gauge upload in the device
+ * layout (SoA, even-odd ordered, reconstruct-12/18), field transfers, and the
+ * full-lattice / even-odd operators.  Layouts: include/clphys_lqcd.h. */
+#include "lqcd_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Even-odd ordered site of a lexicographic site. */
+static size_t eo_site(const int dims[4], size_t vh, size_t lex)
+{
+    size_t r = lex;
+    int s = 0;
+    for (int mu = 0; mu < 4; mu++) {
+        s += (int)(r % (size_t)dims[mu]);
+        r /= (size_t)dims[mu];
+    }
+    return (size_t)(s & 1) * vh + lex / 2;
+}
+
+static void put(void *buf, size_t rs, size_t i, double v)
+{
+    if (rs == 4) ((float *)buf)[i] = (float)v;
+    else ((double *)buf)[i] = v;
+}
+
+static double get(const void *buf, size_t rs, size_t i)
+{
+    return rs == 4 ? (double)((const float *)buf)[i] : ((const double *)buf)[i];
+}
+
+clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
+                                        const clphys_dslash_params *p, clphys_dslash_plan **plan)
+{
+    if (!ctx || !g || !g->u || !p || !plan)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_dslash_plan_create: NULL argument");
+    *plan = NULL;
+    if (p->reconstruct != 12 && p->reconstruct != 18)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: reconstruct %d is not 12 or 18", p->reconstruct);
+    for (int mu = 0; mu < 4; mu++)
+        if (g->dims[mu] < 2 || g->dims[mu] % 2)
+            return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: extent %d of direction %d must be even",
+                            g->dims[mu], mu);
+    char opts[512], prec[128];
+    CP_TRY(cp_precision_options(ctx, p->precision, prec, sizeof prec));
+    if (p->layout != CLPHYS_LQCD_SOA && p->layout != CLPHYS_LQCD_AOS)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: layout %d is not SoA (0) or AoS (1)", p->layout);
+    snprintf(opts, sizeof opts, "%s -DLX=%d -DLY=%d -DLZ=%d -DLT=%d -DRECON=%d%s", prec, g->dims[0], g->dims[1],
+             g->dims[2], g->dims[3], p->reconstruct, p->layout == CLPHYS_LQCD_AOS ? " -DLAYOUT_AOS" : "");
+    clphys_dslash_plan *pl = calloc(1, sizeof *pl);
+    if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "dslash plan");
+    pl->ctx = ctx;
+    pl->p = *p;
+    memcpy(pl->dims, g->dims, sizeof pl->dims);
+    pl->vol = (size_t)g->volume;
+    pl->vh = pl->vol / 2;
+    pl->real_size = p->precision == CLPHYS_FP64 ? 8 : 4;
+    /* 64 was fastest or within 1% on the H100 for fp32/fp64, recon-12/18, 32^4
+     * and 48^3x96 (bench/results/lqcd-h100-2026-11-22.json); CPUs: runtime's choice */
+    pl->local = p->local_size ? p->local_size : (clphys_context_device(ctx)->is_gpu ? 64 : 0);
+    clphys_status st;
+    cl_program prog;
+    const int nc = p->reconstruct == 12 ? 6 : 9;
+    size_t nreal = pl->vol * 4 * nc * 2;
+    void *buf = malloc(nreal * pl->real_size);
+    if (!buf) {
+        free(pl);
+        return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "dslash plan: gauge staging");
+    }
+#pragma omp parallel for schedule(static)
+    for (size_t lex = 0; lex < pl->vol; lex++) {
+        size_t s = eo_site(pl->dims, pl->vh, lex);
+        for (int mu = 0; mu < 4; mu++)
+            for (int k = 0; k < nc; k++) {
+                size_t ci = p->layout == CLPHYS_LQCD_AOS ? (s * 4 + (size_t)mu) * (size_t)nc + (size_t)k
+                                                         : ((size_t)mu * nc + k) * pl->vol + s;
+                const double *src = g->u + ((lex * 4 + mu) * 9 + k) * 2;
+                put(buf, pl->real_size, 2 * ci, src[0]);
+                put(buf, pl->real_size, 2 * ci + 1, src[1]);
+            }
+    }
+    if ((st = cp_program(ctx, "wilson_dslash.cl", opts, &prog)) != CLPHYS_SUCCESS ||
+        (st = cp_kernel(ctx, prog, "dslash_hop", &pl->hop)) != CLPHYS_SUCCESS ||
+        (st = cp_buffer(ctx, CL_MEM_READ_ONLY, nreal * pl->real_size, buf, &pl->gauge)) != CLPHYS_SUCCESS ||
+        (st = cp_buffer(ctx, CL_MEM_READ_WRITE, pl->vh * 24 * pl->real_size, NULL, &pl->tmp)) != CLPHYS_SUCCESS) {
+        free(buf);
+        clphys_dslash_plan_destroy(pl);
+        return st;
+    }
+    free(buf);
+    *plan = pl;
+    return CLPHYS_SUCCESS;
+}
+
+void clphys_dslash_plan_destroy(clphys_dslash_plan *pl)
+{
+    if (!pl) return;
+    cp_release_kernel(&pl->hop);
+    lb_release(pl);
+    cp_release_mem(&pl->gauge);
+    cp_release_mem(&pl->tmp);
+    free(pl);
+}
+
+clphys_status clphys_dslash_set_local_size(clphys_dslash_plan *pl, size_t local)
+{
+    if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: NULL plan");
+    size_t mx = clphys_context_device(pl->ctx)->max_work_group_size;
+    if (local > mx)
+        return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: work-group size %zu above the device maximum %zu",
+                        local, mx);
+    pl->local = local;
+    return CLPHYS_SUCCESS;
+}
+
+size_t clphys_dslash_field_complex(const clphys_dslash_plan *pl, int half)
+{
+    return pl ? (half ? pl->vh : pl->vol) * 12 : 0;
+}
+
+clphys_status clphys_dslash_field_create(clphys_dslash_plan *pl, int half, cl_mem *field)
+{
+    if (!pl || !field) return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "dslash field: NULL");
+    return cp_buffer(pl->ctx, CL_MEM_READ_WRITE, clphys_dslash_field_complex(pl, half) * 2 * pl->real_size, NULL,
+                     field);
+}
+
+/* Copy between host AoS lexicographic spinors and a device-layout staging
+ * array; to_dev selects the direction. */
+static void stage(const clphys_dslash_plan *pl, int parity, void *dev, double *host, int to_dev)
+{
+    size_t stride = parity < 0 ? pl->vol : pl->vh;
+#pragma omp parallel for schedule(static)
+    for (size_t lex = 0; lex < pl->vol; lex++) {
+        size_t s = eo_site(pl->dims, pl->vh, lex);
+        if (parity >= 0) {
+            if ((s >= pl->vh) != (parity == 1)) continue;
+            s -= (size_t)parity * pl->vh;
+        }
+        for (int k = 0; k < 12; k++) {
+            size_t ci = pl->p.layout == CLPHYS_LQCD_AOS ? s * 12 + (size_t)k : (size_t)k * stride + s;
+            double *h = host + (lex * 12 + k) * 2;
+            if (to_dev) {
+                put(dev, pl->real_size, 2 * ci, h[0]);
+                put(dev, pl->real_size, 2 * ci + 1, h[1]);
+            } else {
+                h[0] = get(dev, pl->real_size, 2 * ci);
+                h[1] = get(dev, pl->real_size, 2 * ci + 1);
+            }
+        }
+    }
+}
+
+clphys_status clphys_dslash_field_write(clphys_dslash_plan *pl, cl_mem field, int parity, const double *psi)
+{
+    if (!pl || !field || !psi || parity < -1 || parity > 1)
+        return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "dslash field write: bad argument");
+    size_t bytes = clphys_dslash_field_complex(pl, parity >= 0) * 2 * pl->real_size;
+    void *buf = malloc(bytes);
+    if (!buf) return cp_error(pl->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "dslash field write");
+    stage(pl, parity, buf, (double *)psi, 1);
+    clphys_status st = cp_write(pl->ctx, field, 0, bytes, buf);
+    free(buf);
+    return st;
+}
+
+clphys_status clphys_dslash_field_read(clphys_dslash_plan *pl, cl_mem field, int parity, double *psi)
+{
+    if (!pl || !field || !psi || parity < -1 || parity > 1)
+        return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "dslash field read: bad argument");
+    size_t bytes = clphys_dslash_field_complex(pl, parity >= 0) * 2 * pl->real_size;
+    void *buf = malloc(bytes);
+    if (!buf) return cp_error(pl->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "dslash field read");
+    clphys_status st = cp_read(pl->ctx, field, 0, bytes, buf);
+    if (st == CLPHYS_SUCCESS) stage(pl, parity, buf, psi, 0);
+    free(buf);
+    return st;
+}
+
+clphys_status lqcd_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity,
+                       double *kernel_s)
+{
+    clphys_context *ctx = pl->ctx;
+    int xpay = x != NULL;
+    cl_mem xx = x ? x : in;
+    double tbc = pl->p.antiperiodic_t ? -1.0 : 1.0;
+    CP_TRY(CP_ARG(ctx, pl->hop, 0, out));
+    CP_TRY(CP_ARG(ctx, pl->hop, 1, in));
+    CP_TRY(CP_ARG(ctx, pl->hop, 2, pl->gauge));
+    CP_TRY(CP_ARG(ctx, pl->hop, 3, xx));
+    if (pl->real_size == 4) {
+        float af = (float)a, tf = (float)tbc;
+        CP_TRY(CP_ARG(ctx, pl->hop, 4, af));
+        CP_TRY(CP_ARG(ctx, pl->hop, 7, tf));
+    } else {
+        CP_TRY(CP_ARG(ctx, pl->hop, 4, a));
+        CP_TRY(CP_ARG(ctx, pl->hop, 7, tbc));
+    }
+    CP_TRY(CP_ARG(ctx, pl->hop, 5, xpay));
+    CP_TRY(CP_ARG(ctx, pl->hop, 6, parity));
+    size_t n = parity < 0 ? pl->vol : pl->vh;
+    size_t global = pl->local ? cp_round_up(n, pl->local) : n;
+    return cp_launch(ctx, pl->hop, 1, &global, pl->local ? &pl->local : NULL, kernel_s);
+}
+
+clphys_status clphys_dslash_apply(clphys_dslash_plan *pl, clphys_dslash_op op, cl_mem out, cl_mem in,
+                                  double *kernel_s)
+{
+    if (!pl || !out || !in || out == in)
+        return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "clphys_dslash_apply: NULL field or out == in");
+    if (kernel_s) *kernel_s = 0;
+    switch (op) {
+    case CLPHYS_DSLASH_HOPPING: return lqcd_hop(pl, out, in, NULL, 0, -1, kernel_s);
+    case CLPHYS_DSLASH_WILSON: return lqcd_hop(pl, out, in, in, -pl->p.kappa, -1, kernel_s);
+    case CLPHYS_DSLASH_H_EO: return lqcd_hop(pl, out, in, NULL, 0, 0, kernel_s);
+    case CLPHYS_DSLASH_H_OE: return lqcd_hop(pl, out, in, NULL, 0, 1, kernel_s);
+    case CLPHYS_DSLASH_EO_PREC:
+        CP_TRY(lqcd_hop(pl, pl->tmp, in, NULL, 0, 1, kernel_s));
+        return lqcd_hop(pl, out, pl->tmp, in, -pl->p.kappa * pl->p.kappa, 0, kernel_s);
+    }
+    return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_dslash_apply: unknown op %d", (int)op);
+}
+
+clphys_status clphys_dslash_apply_host(clphys_dslash_plan *pl, clphys_dslash_op op, double *out, const double *in)
+{
+    if (!pl || !out || !in) return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: NULL");
+    if (op != CLPHYS_DSLASH_HOPPING && op != CLPHYS_DSLASH_WILSON)
+        return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_dslash_apply_host: full-lattice ops only");
+    cl_mem a = NULL, b = NULL;
+    clphys_status st;
+    if ((st = clphys_dslash_field_create(pl, 0, &a)) == CLPHYS_SUCCESS &&
+        (st = clphys_dslash_field_create(pl, 0, &b)) == CLPHYS_SUCCESS &&
+        (st = clphys_dslash_field_write(pl, a, -1, in)) == CLPHYS_SUCCESS &&
+        (st = clphys_dslash_apply(pl, op, b, a, NULL)) == CLPHYS_SUCCESS)
+        st = clphys_dslash_field_read(pl, b, -1, out);
+    cp_release_mem(&a);
+    cp_release_mem(&b);
+    return st;
+}

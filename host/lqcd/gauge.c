@@ -1,0 +1,121 @@
+/* gauge.c — host SU(3) gauge fields: cold/hot starts, reunitarization,
+ * plaquette and link trace (fp64).  Layout: include/clphys_lqcd.h. */
+#include "platform/platform.h"
+#include "host/ref/dslash_ref.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+clphys_status clphys_gauge_create(const int dims[4], clphys_gauge_field *g)
+{
+    if (!dims || !g) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_gauge_create: NULL argument");
+    memset(g, 0, sizeof *g);
+    long long V = 1;
+    for (int mu = 0; mu < 4; mu++) {
+        if (dims[mu] < 2 || dims[mu] % 2)
+            return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                            "gauge field: extent %d of direction %d must be even and >= 2", dims[mu], mu);
+        V *= dims[mu];
+        if (V > (1LL << 31)) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gauge field: volume above 2^31");
+    }
+    g->u = malloc((size_t)V * 4 * 18 * sizeof(double));
+    if (!g->u) return cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "gauge field: %lld sites", V);
+    memcpy(g->dims, dims, sizeof g->dims);
+    g->volume = V;
+    clphys_gauge_cold(g);
+    return CLPHYS_SUCCESS;
+}
+
+void clphys_gauge_destroy(clphys_gauge_field *g)
+{
+    if (!g) return;
+    free(g->u);
+    g->u = NULL;
+}
+
+void clphys_gauge_cold(clphys_gauge_field *g)
+{
+    memset(g->u, 0, (size_t)g->volume * 4 * 18 * sizeof(double));
+    for (long long l = 0; l < g->volume * 4; l++)
+        for (int a = 0; a < 3; a++) g->u[l * 18 + (a * 3 + a) * 2] = 1;
+}
+
+static uint64_t splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static double gauss(uint64_t *s)
+{
+    double u1 = ((splitmix(s) >> 11) + 1.0) * 0x1.0p-53, u2 = (splitmix(s) >> 11) * 0x1.0p-53;
+    return sqrt(-2 * log(u1)) * cos(6.283185307179586476925 * u2);
+}
+
+void clphys_gauge_hot(clphys_gauge_field *g, uint64_t seed)
+{
+    double complex *u = (double complex *)g->u;
+    /* one stream per link: the field depends on the seed only, not on threads */
+#pragma omp parallel for schedule(static)
+    for (long long l = 0; l < g->volume * 4; l++) {
+        uint64_t s = (seed ^ 0x5851f42d4c957f2dULL) + (uint64_t)l * 0x9e3779b97f4a7c15ULL;
+        splitmix(&s);
+        for (int k = 0; k < 9; k++) {
+            double re = gauss(&s);
+            u[l * 9 + k] = re + I * gauss(&s);
+        }
+        su3_reunitarize(u + l * 9);
+    }
+}
+
+void clphys_gauge_reunitarize(clphys_gauge_field *g)
+{
+    double complex *u = (double complex *)g->u;
+#pragma omp parallel for schedule(static)
+    for (long long l = 0; l < g->volume * 4; l++) su3_reunitarize(u + l * 9);
+}
+
+double clphys_gauge_plaquette(const clphys_gauge_field *g)
+{
+    const double complex *u = (const double complex *)g->u;
+    double sum = 0;
+    for (long long x = 0; x < g->volume; x++)
+        for (int mu = 0; mu < 4; mu++)
+            for (int nu = mu + 1; nu < 4; nu++) {
+                long long xmu = lqcd_neighbor(g->dims, x, mu, 1), xnu = lqcd_neighbor(g->dims, x, nu, 1);
+                double complex a[9], b[9], c[9];
+                su3_mul(a, u + (x * 4 + mu) * 9, u + (xmu * 4 + nu) * 9);
+                su3_mul_dag(b, a, u + (xnu * 4 + mu) * 9);
+                su3_mul_dag(c, b, u + (x * 4 + nu) * 9);
+                sum += creal(c[0] + c[4] + c[8]);
+            }
+    return sum / (3.0 * 6.0 * (double)g->volume);
+}
+
+double clphys_gauge_link_trace(const clphys_gauge_field *g)
+{
+    const double complex *u = (const double complex *)g->u;
+    double sum = 0;
+    for (long long l = 0; l < g->volume * 4; l++) sum += creal(u[l * 9] + u[l * 9 + 4] + u[l * 9 + 8]);
+    return sum / (3.0 * 4.0 * (double)g->volume);
+}
+
+double clphys_gauge_unitarity_violation(const clphys_gauge_field *g)
+{
+    const double complex *u = (const double complex *)g->u;
+    double worst = 0;
+    for (long long l = 0; l < g->volume * 4; l++) {
+        const double complex *m = u + l * 9;
+        double complex p[9];
+        su3_mul_dag(p, m, m);
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) worst = fmax(worst, cabs(p[i * 3 + j] - (i == j)));
+        double complex det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                             m[2] * (m[3] * m[7] - m[4] * m[6]);
+        worst = fmax(worst, cabs(det - 1));
+    }
+    return worst;
+}

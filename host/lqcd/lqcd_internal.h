@@ -1,0 +1,30 @@
+/* lqcd_internal.h — the dslash plan shared by dslash.c and solver.c. */
+#ifndef CLPHYS_LQCD_INTERNAL_H
+#define CLPHYS_LQCD_INTERNAL_H
+
+#include "platform/platform.h"
+
+struct clphys_dslash_plan {
+    clphys_context *ctx;
+    clphys_dslash_params p;
+    int dims[4];
+    size_t vol, vh;          /* sites, sites per parity                   */
+    size_t real_size;        /* 4 or 8 bytes                              */
+    cl_kernel hop;           /* dslash_hop of wilson_dslash.cl            */
+    cl_mem gauge;            /* links in device layout                    */
+    cl_mem tmp;              /* odd half field for the even-odd operator  */
+    size_t local;            /* work-group size, 0 = runtime's choice     */
+    int own_blas;            /* 1: level-1 ops from blas1.cl, 0: clBLAST  */
+    cl_kernel kb[6];         /* blas1.cl kernels, created on first use    */
+    cl_mem partial;          /* per-group dot partial sums (2 per group)  */
+    size_t ngroups;
+};
+
+void lb_release(clphys_dslash_plan *pl); /* blas.c: the kernels above */
+
+/* Launch dslash_hop: parity -1 full / 0 / 1; x NULL for out = H in, else
+ * out = x + a H in. */
+clphys_status lqcd_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity,
+                       double *kernel_s);
+
+#endif

@@ -1,0 +1,140 @@
+/* dslash_ref.c — straightforward fp64 Wilson hopping term: full 4x4 gamma
+ * matrices, no spin projection, no compression (the independent check of the
+ * OpenCL kernels). */
+#include "dslash_ref.h"
+
+#include <math.h>
+#include <string.h>
+
+const int lqcd_gamma_col[4][4] = {{3, 2, 1, 0}, {3, 2, 1, 0}, {2, 3, 0, 1}, {2, 3, 0, 1}};
+const int lqcd_gamma_phase[4][4] = {{1, 1, 3, 3}, {2, 0, 0, 2}, {1, 3, 3, 1}, {0, 0, 0, 0}};
+
+double complex lqcd_phase(int code)
+{
+    static const double complex ph[4] = {1, I, -1, -I};
+    return ph[code & 3];
+}
+
+long long lqcd_site(const int dims[4], const int c[4])
+{
+    return c[0] + (long long)dims[0] * (c[1] + (long long)dims[1] * (c[2] + (long long)dims[2] * c[3]));
+}
+
+void lqcd_coords(const int dims[4], long long site, int c[4])
+{
+    for (int mu = 0; mu < 4; mu++) {
+        c[mu] = (int)(site % dims[mu]);
+        site /= dims[mu];
+    }
+}
+
+long long lqcd_neighbor(const int dims[4], long long site, int mu, int dir)
+{
+    int c[4];
+    lqcd_coords(dims, site, c);
+    c[mu] = (c[mu] + dir + dims[mu]) % dims[mu];
+    return lqcd_site(dims, c);
+}
+
+void su3_mul(double complex r[9], const double complex a[9], const double complex b[9])
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double complex s = 0;
+            for (int k = 0; k < 3; k++) s += a[i * 3 + k] * b[k * 3 + j];
+            r[i * 3 + j] = s;
+        }
+}
+
+void su3_mul_dag(double complex r[9], const double complex a[9], const double complex b[9])
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double complex s = 0;
+            for (int k = 0; k < 3; k++) s += a[i * 3 + k] * conj(b[j * 3 + k]);
+            r[i * 3 + j] = s;
+        }
+}
+
+void su3_dag(double complex r[9], const double complex a[9])
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) r[i * 3 + j] = conj(a[j * 3 + i]);
+}
+
+void su3_reunitarize(double complex m[9])
+{
+    double n0 = 0;
+    for (int j = 0; j < 3; j++) n0 += creal(m[j] * conj(m[j]));
+    n0 = 1 / sqrt(n0);
+    for (int j = 0; j < 3; j++) m[j] *= n0;
+    double complex d = 0; /* <row0, row1> */
+    for (int j = 0; j < 3; j++) d += conj(m[j]) * m[3 + j];
+    for (int j = 0; j < 3; j++) m[3 + j] -= d * m[j];
+    double n1 = 0;
+    for (int j = 0; j < 3; j++) n1 += creal(m[3 + j] * conj(m[3 + j]));
+    n1 = 1 / sqrt(n1);
+    for (int j = 0; j < 3; j++) m[3 + j] *= n1;
+    m[6] = conj(m[1] * m[5] - m[2] * m[4]);
+    m[7] = conj(m[2] * m[3] - m[0] * m[5]);
+    m[8] = conj(m[0] * m[4] - m[1] * m[3]);
+}
+
+/* r = (1 + sign gamma_mu) s for a 4x3 spinor s. */
+static void one_pm_gamma(double complex r[12], const double complex s[12], int mu, double sign)
+{
+    for (int a = 0; a < 4; a++)
+        for (int c = 0; c < 3; c++)
+            r[a * 3 + c] = s[a * 3 + c] + sign * lqcd_phase(lqcd_gamma_phase[mu][a]) * s[lqcd_gamma_col[mu][a] * 3 + c];
+}
+
+void dslash_ref_hopping_site(const int dims[4], const double complex *u, const double complex *in,
+                             double complex *out, long long x, int antiperiodic_t)
+{
+    double complex acc[12] = {0};
+    int c[4];
+    lqcd_coords(dims, x, c);
+    for (int mu = 0; mu < 4; mu++) {
+        double complex us[12], pr[12];
+        /* forward: (1 - gamma_mu) U_mu(x) psi(x+mu) */
+        long long xp = lqcd_neighbor(dims, x, mu, +1);
+        double bf = (antiperiodic_t && mu == 3 && c[3] == dims[3] - 1) ? -1 : 1;
+        const double complex *U = u + (x * 4 + mu) * 9;
+        for (int a = 0; a < 4; a++)
+            for (int i = 0; i < 3; i++) {
+                double complex s = 0;
+                for (int j = 0; j < 3; j++) s += U[i * 3 + j] * in[xp * 12 + a * 3 + j];
+                us[a * 3 + i] = bf * s;
+            }
+        one_pm_gamma(pr, us, mu, -1);
+        for (int k = 0; k < 12; k++) acc[k] += pr[k];
+        /* backward: (1 + gamma_mu) U_mu(x-mu)^+ psi(x-mu) */
+        long long xm = lqcd_neighbor(dims, x, mu, -1);
+        double bb = (antiperiodic_t && mu == 3 && c[3] == 0) ? -1 : 1;
+        const double complex *Um = u + (xm * 4 + mu) * 9;
+        for (int a = 0; a < 4; a++)
+            for (int i = 0; i < 3; i++) {
+                double complex s = 0;
+                for (int j = 0; j < 3; j++) s += conj(Um[j * 3 + i]) * in[xm * 12 + a * 3 + j];
+                us[a * 3 + i] = bb * s;
+            }
+        one_pm_gamma(pr, us, mu, +1);
+        for (int k = 0; k < 12; k++) acc[k] += pr[k];
+    }
+    memcpy(out, acc, sizeof acc);
+}
+
+void dslash_ref_hopping(const int dims[4], const double complex *u, const double complex *in,
+                        double complex *out, int antiperiodic_t)
+{
+    long long V = (long long)dims[0] * dims[1] * dims[2] * dims[3];
+    for (long long x = 0; x < V; x++) dslash_ref_hopping_site(dims, u, in, out + x * 12, x, antiperiodic_t);
+}
+
+void dslash_ref_wilson(const int dims[4], const double complex *u, const double complex *in,
+                       double complex *out, double kappa, int antiperiodic_t)
+{
+    long long V = (long long)dims[0] * dims[1] * dims[2] * dims[3];
+    dslash_ref_hopping(dims, u, in, out, antiperiodic_t);
+    for (long long k = 0; k < V * 12; k++) out[k] = in[k] - kappa * out[k];
+}

@@ -1,0 +1,39 @@
+/* dslash_ref.h — fp64 CPU reference of the Wilson hopping term and the SU(3)
+ * helpers shared by the host code and the tests.  Layouts and the gamma basis
+ * are those of include/clphys_lqcd.h (host AoS, lexicographic sites). */
+#ifndef CLPHYS_DSLASH_REF_H
+#define CLPHYS_DSLASH_REF_H
+
+#include <complex.h>
+
+/* gamma_mu row r has one entry: column lqcd_gamma_col[mu][r], phase code
+ * lqcd_gamma_phase[mu][r] (0: +1, 1: +i, 2: -1, 3: -i).  DeGrand-Rossi basis. */
+extern const int lqcd_gamma_col[4][4];
+extern const int lqcd_gamma_phase[4][4];
+double complex lqcd_phase(int code);
+
+/* Lexicographic site of coordinates c[4] and of its neighbour in direction mu
+ * (dir +1 / -1), periodic. */
+long long lqcd_site(const int dims[4], const int c[4]);
+void lqcd_coords(const int dims[4], long long site, int c[4]);
+long long lqcd_neighbor(const int dims[4], long long site, int mu, int dir);
+
+/* 3x3 complex matrices, row-major. */
+void su3_mul(double complex r[9], const double complex a[9], const double complex b[9]);
+void su3_mul_dag(double complex r[9], const double complex a[9], const double complex b[9]); /* a b^+ */
+void su3_dag(double complex r[9], const double complex a[9]);
+/* Gram-Schmidt rows 0,1; row 2 = conj(row0 x row1). */
+void su3_reunitarize(double complex m[9]);
+
+/* out = H in on the full lattice; u, in, out as in clphys_lqcd.h (double
+ * complex arrays).  antiperiodic_t flips the sign of hops across t = Lt-1 -> 0. */
+void dslash_ref_hopping(const int dims[4], const double complex *u, const double complex *in,
+                        double complex *out, int antiperiodic_t);
+/* The 12 complex components of (H in)(x) at one lexicographic site x. */
+void dslash_ref_hopping_site(const int dims[4], const double complex *u, const double complex *in,
+                             double complex *out, long long x, int antiperiodic_t);
+/* out = in - kappa H in. */
+void dslash_ref_wilson(const int dims[4], const double complex *u, const double complex *in,
+                       double complex *out, double kappa, int antiperiodic_t);
+
+#endif

@@ -1,0 +1,188 @@
+/*
+ * clphys_lqcd.h — lattice QCD: SU(3) gauge fields, the Wilson-Dirac operator
+ * (full lattice and even-odd), Krylov solvers, NERSC gauge files.
+ * Part of the public API; include clphys.h, not this file.
+ *
+ * Conventions (H. Matsufuru's KEK 2008 seed; Chroma/QDP++ for the basis):
+ *  - Lattice Lx x Ly x Lz x Lt, every extent even and >= 2.  Host site index
+ *    (lexicographic) site = x + Lx*(y + Ly*(z + Lz*t)), x fastest, as in NERSC
+ *    files.  Direction mu = 0,1,2,3 is x,y,z,t.  Links are periodic; the fermion
+ *    boundary in t is periodic or antiperiodic (a plan parameter).
+ *  - Host gauge field (double): u[((site*4 + mu)*3 + a)*3 + b] is the complex
+ *    U_mu(x)_{ab}, stored as 2 doubles (re, im) — i.e. an array
+ *    double[V][4][3][3][2].
+ *  - Host spinor (double): psi[(site*4 + s)*3 + c] complex -> double[V][4][3][2].
+ *  - Gamma basis: DeGrand-Rossi (chiral) basis of Chroma/QDP++ (QDP++ Gamma(1),
+ *    Gamma(2), Gamma(4), Gamma(8) for x, y, z, t).  Each gamma_mu has one
+ *    entry per row, row r -> column col, phase:
+ *      gamma_x: 0->3 +i, 1->2 +i, 2->1 -i, 3->0 -i
+ *      gamma_y: 0->3 -1, 1->2 +1, 2->1 +1, 3->0 -1
+ *      gamma_z: 0->2 +i, 1->3 -i, 2->0 -i, 3->1 +i
+ *      gamma_t: 0->2 +1, 1->3 +1, 2->0 +1, 3->1 +1
+ *    gamma_5 = gamma_x gamma_y gamma_z gamma_t = diag(1, 1, -1, -1).
+ *  - Hopping term (Matsufuru; Chroma's Dslash):
+ *      H psi(x) = sum_mu [(1 - gamma_mu) U_mu(x) psi(x+mu)
+ *                         + (1 + gamma_mu) U_mu(x-mu)^dagger psi(x-mu)],
+ *    Wilson-Dirac operator D = 1 - kappa H.  Flop convention: 1320 per site for
+ *    H (1368 for D), spin projection halves the colour work.
+ *  - Even-odd: parity p = (x+y+z+t) mod 2, even = 0.  Checkerboard index
+ *    cb = site/2 within a parity.  H_eo maps odd -> even sites, H_oe even -> odd.
+ *    Preconditioned (Schur) operator on even sites
+ *      M = 1 - kappa^2 H_eo H_oe;   D x = b  <=>  M x_e = b_e + kappa H_eo b_o,
+ *      x_o = b_o + kappa H_oe x_e.
+ *  - Device layout (structure of arrays, site index innermost, coalesced): a
+ *    full spinor is complex (s*3 + c)*V + p*V/2 + cb; a half (one parity)
+ *    spinor complex (s*3 + c)*V/2 + cb; complex = 2 reals of the plan's
+ *    precision.  Links: complex (mu*NC + a*3 + b)*V + p*V/2 + cb with NC = 9
+ *    (reconstruct-18) or NC = 6 (reconstruct-12: rows 0 and 1 stored, row 2 =
+ *    conj(row0 x row1), exact for SU(3)).  With layout CLPHYS_LQCD_AOS (array of
+ *    structures, for CPUs) a spinor is complex s*12 + (s_spin*3 + c) with s the
+ *    even-odd site (p*V/2 + cb, or cb in a half field) and a link complex
+ *    (s*4 + mu)*NC + a*3 + b.
+ */
+#ifndef CLPHYS_LQCD_H
+#define CLPHYS_LQCD_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- gauge fields (host, double) --------------------------------------- */
+typedef struct {
+    int dims[4];       /* Lx, Ly, Lz, Lt                                       */
+    long long volume;  /* Lx*Ly*Lz*Lt                                          */
+    double *u;         /* double[volume][4][3][3][2], see above; owned         */
+} clphys_gauge_field;
+
+/* Allocate a unit (cold) field.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (an
+ * extent odd, < 2, or the volume above 2^31), CLPHYS_ERR_OUT_OF_MEMORY. */
+clphys_status clphys_gauge_create(const int dims[4], clphys_gauge_field *g);
+void clphys_gauge_destroy(clphys_gauge_field *g);
+void clphys_gauge_cold(clphys_gauge_field *g);               /* all U = 1 */
+/* Independent random SU(3) links (hot start) from a seed: Gram-Schmidt of a
+ * complex Gaussian matrix's rows, third row = conj(row0 x row1). */
+void clphys_gauge_hot(clphys_gauge_field *g, uint64_t seed);
+/* Project every link back onto SU(3) (Gram-Schmidt rows 0,1; row 2 as above). */
+void clphys_gauge_reunitarize(clphys_gauge_field *g);
+/* Average plaquette (1/3) Re tr U_mu(x) U_nu(x+mu) U_mu(x+nu)^+ U_nu(x)^+ over
+ * all sites and the 6 planes mu < nu; 1 on a cold start. */
+double clphys_gauge_plaquette(const clphys_gauge_field *g);
+/* Average link trace (1/3) Re tr U_mu(x) over sites and directions. */
+double clphys_gauge_link_trace(const clphys_gauge_field *g);
+/* Largest |U U^+ - 1| entry and |det U - 1| over all links (unitarity check). */
+double clphys_gauge_unitarity_violation(const clphys_gauge_field *g);
+
+/* ---- NERSC gauge files ----------------------------------------------------
+ * ASCII header BEGIN_HEADER ... END_HEADER with DIMENSION_1..4, DATATYPE
+ * 4D_SU3_GAUGE (rows 0,1 stored, row 2 reconstructed) or 4D_SU3_GAUGE_3x3,
+ * FLOATING_POINT IEEE32BIG|IEEE64BIG (also IEEE32LITTLE|IEEE64LITTLE|IEEE32|
+ * IEEE64 = big), CHECKSUM (hex), PLAQUETTE, LINK_TRACE; then the links in
+ * site order t,z,y,x (x fastest), mu = 0..3, row-major complex.  CHECKSUM is
+ * the sum mod 2^32 of the 32-bit words of the link data as stored (the two
+ * rows of 4D_SU3_GAUGE, all of 3x3), in host order, in the file's precision
+ * (the convention of e.g. PyQUDA's NERSC reader).
+ * read: every header check is verified (data size against the file size,
+ * checksum, plaquette and link trace to 1e-6 x max(|value|, 1): headers carry
+ * ~10 digits); a failure gives CLPHYS_ERR_FORMAT naming the file and the check,
+ * CLPHYS_ERR_IO when the file cannot be read.  *g is created by the call.
+ * write: IEEE64BIG or IEEE32BIG (precision), 3x3 or two rows (rows == 3|2);
+ * written to FILE.tmp.PID and renamed, so FILE is never half written.
+ * Messages: clphys_last_error(NULL). */
+clphys_status clphys_gauge_read_nersc(const char *file, clphys_gauge_field *g);
+clphys_status clphys_gauge_write_nersc(const char *file, const clphys_gauge_field *g,
+                                       clphys_precision precision, int rows);
+
+/* ---- Wilson-Dirac operator ------------------------------------------------ */
+typedef struct clphys_dslash_plan clphys_dslash_plan;
+
+typedef struct {
+    clphys_precision precision;
+    int reconstruct;        /* 18 or 12                                       */
+    double kappa;           /* hopping parameter                              */
+    int antiperiodic_t;     /* 1: fermion field antiperiodic in t             */
+    size_t local_size;      /* work-group size; 0 = device heuristic          */
+    int layout;             /* CLPHYS_LQCD_SOA (0, GPUs) or CLPHYS_LQCD_AOS   */
+} clphys_dslash_params;
+
+enum { CLPHYS_LQCD_SOA = 0, CLPHYS_LQCD_AOS = 1 };
+
+/* Upload g (converted to the precision and compression) and build the kernels.
+ * Errors: CLPHYS_ERR_INVALID_ARGUMENT (reconstruct not 12/18, NULL),
+ * CLPHYS_ERR_UNSUPPORTED (fp64 on a device without it), CLPHYS_ERR_BUILD,
+ * CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
+clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
+                                        const clphys_dslash_params *p, clphys_dslash_plan **plan);
+void clphys_dslash_plan_destroy(clphys_dslash_plan *plan);
+/* Change the work-group size (0: the runtime's choice), e.g. while tuning.
+ * Errors: CLPHYS_ERR_INVALID_ARGUMENT above the device's maximum. */
+clphys_status clphys_dslash_set_local_size(clphys_dslash_plan *plan, size_t local_size);
+
+typedef enum {
+    CLPHYS_DSLASH_HOPPING = 0,  /* out = H in (full lattice)                     */
+    CLPHYS_DSLASH_WILSON,       /* out = D in = in - kappa H in (full lattice)   */
+    CLPHYS_DSLASH_H_EO,         /* out_even = H_eo in_odd   (half fields)        */
+    CLPHYS_DSLASH_H_OE,         /* out_odd  = H_oe in_even  (half fields)        */
+    CLPHYS_DSLASH_EO_PREC       /* out_even = (1 - kappa^2 H_eo H_oe) in_even    */
+} clphys_dslash_op;
+
+/* Number of complex values in a device field: 12*V (full) or 6*V (half). */
+size_t clphys_dslash_field_complex(const clphys_dslash_plan *plan, int half);
+/* Allocate a device field (full or half) of the plan's precision. */
+clphys_status clphys_dslash_field_create(clphys_dslash_plan *plan, int half, cl_mem *field);
+/* Host spinor (double[V][4][3][2], lexicographic) <-> device full field, or,
+ * with parity 0/1, <-> the half field of that parity (parity -1 = full). */
+clphys_status clphys_dslash_field_write(clphys_dslash_plan *plan, cl_mem field, int parity, const double *psi);
+clphys_status clphys_dslash_field_read(clphys_dslash_plan *plan, cl_mem field, int parity, double *psi);
+/* Apply op on device fields (out != in).  kernel_s, if non-NULL, receives the
+ * summed profiled kernel time in seconds (and the call waits). */
+clphys_status clphys_dslash_apply(clphys_dslash_plan *plan, clphys_dslash_op op, cl_mem out, cl_mem in,
+                                  double *kernel_s);
+/* Host convenience: full-lattice op on host spinors (double[V][4][3][2]). */
+clphys_status clphys_dslash_apply_host(clphys_dslash_plan *plan, clphys_dslash_op op, double *out,
+                                       const double *in);
+
+/* ---- solvers: D x = b on the even-odd system ------------------------------ */
+typedef enum { CLPHYS_SOLVER_CGNR = 0, CLPHYS_SOLVER_BICGSTAB } clphys_solver_kind;
+
+typedef struct {
+    clphys_solver_kind kind;
+    double tol;             /* target |b - D x| / |b| (true fp64 residual)     */
+    int max_iter;           /* cap on inner Krylov iterations in all          */
+    int mixed;              /* 1: fp32 inner solves in fp64 defect correction  */
+    double inner_tol;       /* relative reduction per inner solve (mixed), 0 = 1e-5 */
+    int own_blas;           /* 0: BLAS-1 through clBLAST; 1: cl/blas1.cl kernels
+                               (one-pass xpay/gamma5, partial-sum dots)        */
+    /* Called (may be NULL) after every Krylov iteration with the iterated
+     * residual estimate |r'_e - M e_e| / |b| (is_true = 0), and at every
+     * defect-correction cycle with the true fp64 |b - D x| / |b| (is_true = 1). */
+    void (*progress)(void *user, int iter, double rel_residual, int is_true);
+    void *user;
+} clphys_solver_params;
+
+typedef struct {
+    int iterations;          /* Krylov iterations, all restarts together       */
+    int restarts;            /* defect-correction cycles                       */
+    double rel_residual;     /* true |b - D x| / |b| in fp64 at the end         */
+    double seconds;          /* wall time of the whole call, transfers included */
+    double iterate_s;        /* wall time of the solve proper, fields on device */
+    double gflops;           /* 1368 flops per site per D application counted   */
+} clphys_solver_result;
+
+/* Solve D x = b with D from plan64 (must be CLPHYS_FP64).  plan32 (fp32, same
+ * gauge field and kappa) is used for the inner solves when params->mixed; it
+ * may be NULL otherwise.  b, x: host spinors double[V][4][3][2]; x is the
+ * solution (its input value is ignored).  Returns CLPHYS_ERR_NOT_CONVERGED
+ * with the residual reached (also in *res) when max_iter is exhausted.
+ * Algorithms: CGNR (CG on M^+ M, M^+ = gamma5 M gamma5) and BiCGStab (van der
+ * Vorst 1992) on M; BLAS-1 through clBLAST on the caller's queue. */
+clphys_status clphys_lqcd_solve(clphys_dslash_plan *plan64, clphys_dslash_plan *plan32,
+                                const clphys_solver_params *params, const double *b, double *x,
+                                clphys_solver_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CLPHYS_LQCD_H */

@@ -1,0 +1,438 @@
+/* test_dslash.c — the Wilson hopping kernel against the fp64 CPU reference
+ * (host/ref/dslash_ref.c) on random SU(3) fields, and physics invariants:
+ * gamma algebra, free-field plane waves, gamma5-hermiticity, gauge
+ * covariance, reconstruct-12 == reconstruct-18, even-odd operators against
+ * the Schur complement built from the full-lattice reference.
+ * Error measure: max_i |a_i - r_i| / max(|r_i|, 1) over all components
+ * (components are O(1)); tolerance 2e-5 in fp32, 1e-12 in fp64. */
+#include "util.h"
+#include "host/ref/dslash_ref.h"
+
+#include <complex.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+static clphys_context *ctx;
+static int layout = CLPHYS_LQCD_SOA; /* the AoS tests set it for their duration */
+static const int DIMS[4] = {4, 4, 4, 8};
+#define V (4 * 4 * 4 * 8)
+#define PI 3.14159265358979323846
+
+static double tol_of(clphys_precision p) { return p == CLPHYS_FP64 ? 1e-12 : 2e-5; }
+
+static void random_spinor(double complex *psi, long long n, uint64_t *rng)
+{
+    for (long long i = 0; i < n * 12; i++) psi[i] = (2 * tu_uniform(rng) - 1) + I * (2 * tu_uniform(rng) - 1);
+}
+
+static clphys_dslash_plan *make_plan(const clphys_gauge_field *g, clphys_precision p, int recon, double kappa,
+                                     int anti)
+{
+    clphys_dslash_params prm = {.precision = p, .reconstruct = recon, .kappa = kappa, .antiperiodic_t = anti,
+                                .layout = layout};
+    clphys_dslash_plan *pl = NULL;
+    clphys_status st = clphys_dslash_plan_create(ctx, g, &prm, &pl);
+    if (st) fail_msg("plan: %s: %s", clphys_status_string(st), clphys_last_error(ctx));
+    return pl;
+}
+
+/* Device op on host arrays, with the device output poisoned first. */
+static void apply_full(clphys_dslash_plan *pl, clphys_dslash_op op, double complex *out, const double complex *in)
+{
+    double *nan = malloc(sizeof(double) * 24 * V);
+    tu_poison_f64(nan, 24 * V);
+    tu_poison_f64((double *)out, 24 * V);
+    cl_mem a, b;
+    assert_int_equal(clphys_dslash_field_create(pl, 0, &a), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_dslash_field_create(pl, 0, &b), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_dslash_field_write(pl, b, -1, nan), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_dslash_field_write(pl, a, -1, (const double *)in), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_dslash_apply(pl, op, b, a, NULL), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_dslash_field_read(pl, b, -1, (double *)out), CLPHYS_SUCCESS);
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+    free(nan);
+}
+
+static int have_fp64(void) { return clphys_context_device(ctx)->fp64; }
+
+static void test_gamma_algebra(void **state)
+{
+    (void)state;
+    double complex g[5][16] = {{0}};
+    for (int mu = 0; mu < 4; mu++)
+        for (int r = 0; r < 4; r++) g[mu][r * 4 + lqcd_gamma_col[mu][r]] = lqcd_phase(lqcd_gamma_phase[mu][r]);
+    for (int mu = 0; mu < 4; mu++)
+        for (int nu = 0; nu < 4; nu++)
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) {
+                    double complex ac = 0;
+                    for (int k = 0; k < 4; k++) ac += g[mu][i * 4 + k] * g[nu][k * 4 + j] + g[nu][i * 4 + k] * g[mu][k * 4 + j];
+                    assert_true(cabs(ac - (mu == nu && i == j ? 2 : 0)) < 1e-15);
+                    if (nu == 0) assert_true(cabs(g[mu][i * 4 + j] - conj(g[mu][j * 4 + i])) < 1e-15);
+                }
+    /* gamma5 = gx gy gz gt = diag(1,1,-1,-1) (QDP++ DeGrand-Rossi) */
+    double complex t1[16], t2[16];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            t1[i * 4 + j] = 0;
+            for (int k = 0; k < 4; k++) t1[i * 4 + j] += g[0][i * 4 + k] * g[1][k * 4 + j];
+        }
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            t2[i * 4 + j] = 0;
+            for (int k = 0; k < 4; k++) t2[i * 4 + j] += t1[i * 4 + k] * g[2][k * 4 + j];
+        }
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            double complex s = 0;
+            for (int k = 0; k < 4; k++) s += t2[i * 4 + k] * g[3][k * 4 + j];
+            assert_true(cabs(s - (i == j ? (i < 2 ? 1 : -1) : 0)) < 1e-15);
+        }
+}
+
+static void check_vs_ref(clphys_precision p, int recon)
+{
+    uint64_t rng = tu_rng_init(11 + recon + 100 * p);
+    clphys_gauge_field g;
+    assert_int_equal(clphys_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
+    clphys_gauge_hot(&g, tu_seed() + 7);
+    assert_true(clphys_gauge_unitarity_violation(&g) < 1e-13);
+    int anti = tu_uniform(&rng) < 0.5;
+    double kappa = 0.1 + 0.05 * tu_uniform(&rng);
+    double complex *in = malloc(sizeof(double complex) * 12 * V), *out = malloc(sizeof(double complex) * 12 * V),
+                   *ref = malloc(sizeof(double complex) * 12 * V);
+    random_spinor(in, V, &rng);
+    clphys_dslash_plan *pl = make_plan(&g, p, recon, kappa, anti);
+    apply_full(pl, CLPHYS_DSLASH_HOPPING, out, in);
+    dslash_ref_hopping(DIMS, (const double complex *)g.u, in, ref, anti);
+    double e = tu_max_rel_err((double *)out, (double *)ref, 24 * V, 1.0);
+    print_message("# hopping %s %s recon-%d %s: max rel err %.3g\n", layout ? "AoS" : "SoA", p ? "fp64" : "fp32", recon,
+                  anti ? "antiperiodic" : "periodic", e);
+    assert_true(e < tol_of(p));
+    apply_full(pl, CLPHYS_DSLASH_WILSON, out, in);
+    dslash_ref_wilson(DIMS, (const double complex *)g.u, in, ref, kappa, anti);
+    e = tu_max_rel_err((double *)out, (double *)ref, 24 * V, 1.0);
+    print_message("# wilson  %s recon-%d: max rel err %.3g\n", p ? "fp64" : "fp32", recon, e);
+    assert_true(e < tol_of(p));
+    clphys_dslash_plan_destroy(pl);
+    clphys_gauge_destroy(&g);
+    free(in), free(out), free(ref);
+}
+
+static void test_ref_fp32_r18(void **s) { (void)s; check_vs_ref(CLPHYS_FP32, 18); }
+static void test_ref_fp32_r12(void **s) { (void)s; check_vs_ref(CLPHYS_FP32, 12); }
+static void test_ref_fp64_r18(void **s)
+{
+    (void)s;
+    if (!have_fp64()) skip();
+    check_vs_ref(CLPHYS_FP64, 18);
+}
+static void test_ref_fp64_r12(void **s)
+{
+    (void)s;
+    if (!have_fp64()) skip();
+    check_vs_ref(CLPHYS_FP64, 12);
+}
+
+/* The array-of-structures layout (CPUs): reference, even-odd. */
+static void test_even_odd(void **state);
+static void test_aos(void **s)
+{
+    (void)s;
+    layout = CLPHYS_LQCD_AOS;
+    check_vs_ref(CLPHYS_FP32, 12);
+    check_vs_ref(CLPHYS_FP32, 18);
+    if (have_fp64()) check_vs_ref(CLPHYS_FP64, 18);
+    test_even_odd(NULL);
+    layout = CLPHYS_LQCD_SOA;
+}
+
+/* U = 1: psi(x) = u exp(i p.x) with u an eigenvector of A = sum_mu sin(p_mu) gamma_mu
+ * (A^2 = sum sin^2 = s^2, so u = (s + A) v has A u = s u) gives
+ * D psi = (1 - 2 kappa sum cos p_mu + 2 i kappa s) psi. */
+static void test_free_plane_wave(void **state)
+{
+    (void)state;
+    clphys_precision p = have_fp64() ? CLPHYS_FP64 : CLPHYS_FP32;
+    uint64_t rng = tu_rng_init(21);
+    clphys_gauge_field g;
+    assert_int_equal(clphys_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
+    int anti = 1;
+    double kappa = 0.125;
+    double pm[4], s2 = 0, cs = 0;
+    for (int mu = 0; mu < 4; mu++) {
+        int n = (int)(tu_uniform(&rng) * DIMS[mu]);
+        pm[mu] = (2 * PI * n + (mu == 3 && anti ? PI : 0)) / DIMS[mu];
+        s2 += sin(pm[mu]) * sin(pm[mu]);
+        cs += cos(pm[mu]);
+    }
+    double s = sqrt(s2);
+    double complex v[12], u[12];
+    random_spinor(v, 1, &rng);
+    for (int a = 0; a < 4; a++)
+        for (int c = 0; c < 3; c++) {
+            double complex au = 0;
+            for (int mu = 0; mu < 4; mu++)
+                au += sin(pm[mu]) * lqcd_phase(lqcd_gamma_phase[mu][a]) * v[lqcd_gamma_col[mu][a] * 3 + c];
+            u[a * 3 + c] = s * v[a * 3 + c] + au;
+        }
+    double complex *in = malloc(sizeof(double complex) * 12 * V), *out = malloc(sizeof(double complex) * 12 * V),
+                   *ref = malloc(sizeof(double complex) * 12 * V);
+    double complex lambda = 1 - 2 * kappa * cs + 2 * I * kappa * s;
+    for (long long x = 0; x < V; x++) {
+        int c[4];
+        lqcd_coords(DIMS, x, c);
+        double ph = pm[0] * c[0] + pm[1] * c[1] + pm[2] * c[2] + pm[3] * c[3];
+        for (int k = 0; k < 12; k++) {
+            in[x * 12 + k] = u[k] * cexp(I * ph);
+            ref[x * 12 + k] = lambda * in[x * 12 + k];
+        }
+    }
+    for (int recon = 12; recon <= 18; recon += 6) {
+        clphys_dslash_plan *pl = make_plan(&g, p, recon, kappa, anti);
+        apply_full(pl, CLPHYS_DSLASH_WILSON, out, in);
+        double e = tu_max_rel_err((double *)out, (double *)ref, 24 * V, 1.0);
+        print_message("# plane wave p=(%.3f %.3f %.3f %.3f) lambda=%.6f%+.6fi recon-%d: err %.3g\n", pm[0], pm[1],
+                      pm[2], pm[3], creal(lambda), cimag(lambda), recon, e);
+        assert_true(e < 10 * tol_of(p));
+        clphys_dslash_plan_destroy(pl);
+    }
+    clphys_gauge_destroy(&g);
+    free(in), free(out), free(ref);
+}
+
+static double complex inner(const double complex *a, const double complex *b, long long n)
+{
+    double complex s = 0;
+    for (long long i = 0; i < n; i++) s += conj(a[i]) * b[i];
+    return s;
+}
+
+static void gamma5(double complex *psi, long long vol)
+{
+    for (long long x = 0; x < vol; x++)
+        for (int k = 6; k < 12; k++) psi[x * 12 + k] = -psi[x * 12 + k];
+}
+
+/* <chi, g5 D g5 psi> = <D chi, psi> with the device D. */
+static void test_gamma5_hermiticity(void **state)
+{
+    (void)state;
+    clphys_precision p = have_fp64() ? CLPHYS_FP64 : CLPHYS_FP32;
+    uint64_t rng = tu_rng_init(31);
+    clphys_gauge_field g;
+    assert_int_equal(clphys_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
+    clphys_gauge_hot(&g, tu_seed() + 31);
+    double complex *psi = malloc(sizeof(double complex) * 12 * V), *chi = malloc(sizeof(double complex) * 12 * V),
+                   *t = malloc(sizeof(double complex) * 12 * V), *dchi = malloc(sizeof(double complex) * 12 * V);
+    random_spinor(psi, V, &rng);
+    random_spinor(chi, V, &rng);
+    clphys_dslash_plan *pl = make_plan(&g, p, 18, 0.13, 1);
+    gamma5(psi, V);
+    apply_full(pl, CLPHYS_DSLASH_WILSON, t, psi);
+    gamma5(t, V);
+    gamma5(psi, V);
+    apply_full(pl, CLPHYS_DSLASH_WILSON, dchi, chi);
+    double complex l = inner(chi, t, 12 * V), r = inner(dchi, psi, 12 * V);
+    double e = cabs(l - r) / cabs(r);
+    print_message("# gamma5-hermiticity: <chi,g5Dg5psi>=%.10g%+.10gi rel diff %.3g\n", creal(l), cimag(l), e);
+    assert_true(e < (p == CLPHYS_FP64 ? 1e-12 : 1e-5));
+    clphys_dslash_plan_destroy(pl);
+    clphys_gauge_destroy(&g);
+    free(psi), free(chi), free(t), free(dchi);
+}
+
+/* D[U^g](g psi) = g D[U] psi, U^g_mu(x) = g(x) U_mu(x) g(x+mu)^+. */
+static void test_gauge_covariance(void **state)
+{
+    (void)state;
+    clphys_precision p = have_fp64() ? CLPHYS_FP64 : CLPHYS_FP32;
+    uint64_t rng = tu_rng_init(41);
+    clphys_gauge_field g, gt, gx;
+    int gdims[4] = {DIMS[0], DIMS[1], DIMS[2], DIMS[3]};
+    assert_int_equal(clphys_gauge_create(gdims, &g), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_gauge_create(gdims, &gt), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_gauge_create(gdims, &gx), CLPHYS_SUCCESS);
+    clphys_gauge_hot(&g, tu_seed() + 41);
+    clphys_gauge_hot(&gx, tu_seed() + 42); /* gx->u[site*4 + 0] holds g(x) */
+    const double complex *U = (const double complex *)g.u, *G = (const double complex *)gx.u;
+    double complex *Ut = (double complex *)gt.u;
+    for (long long x = 0; x < V; x++)
+        for (int mu = 0; mu < 4; mu++) {
+            double complex tmp[9];
+            long long xp = lqcd_neighbor(DIMS, x, mu, 1);
+            su3_mul(tmp, G + x * 36, U + (x * 4 + mu) * 9);
+            su3_mul_dag(Ut + (x * 4 + mu) * 9, tmp, G + xp * 36);
+        }
+    double complex *psi = malloc(sizeof(double complex) * 12 * V), *gpsi = malloc(sizeof(double complex) * 12 * V),
+                   *a = malloc(sizeof(double complex) * 12 * V), *b = malloc(sizeof(double complex) * 12 * V),
+                   *gb = malloc(sizeof(double complex) * 12 * V);
+    random_spinor(psi, V, &rng);
+    for (long long x = 0; x < V; x++)
+        for (int s = 0; s < 4; s++)
+            for (int i = 0; i < 3; i++) {
+                double complex acc = 0, acc2 = 0;
+                for (int j = 0; j < 3; j++) acc += G[x * 36 + i * 3 + j] * psi[x * 12 + s * 3 + j];
+                gpsi[x * 12 + s * 3 + i] = acc;
+                (void)acc2;
+            }
+    int anti = 1;
+    for (int recon = 12; recon <= 18; recon += 6) {
+        clphys_dslash_plan *p1 = make_plan(&g, p, recon, 0.12, anti), *p2 = make_plan(&gt, p, recon, 0.12, anti);
+        apply_full(p1, CLPHYS_DSLASH_WILSON, b, psi);
+        apply_full(p2, CLPHYS_DSLASH_WILSON, a, gpsi);
+        for (long long x = 0; x < V; x++)
+            for (int s = 0; s < 4; s++)
+                for (int i = 0; i < 3; i++) {
+                    double complex acc = 0;
+                    for (int j = 0; j < 3; j++) acc += G[x * 36 + i * 3 + j] * b[x * 12 + s * 3 + j];
+                    gb[x * 12 + s * 3 + i] = acc;
+                }
+        double e = tu_max_rel_err((double *)a, (double *)gb, 24 * V, 1.0);
+        print_message("# gauge covariance recon-%d: max rel err %.3g\n", recon, e);
+        assert_true(e < 10 * tol_of(p));
+        clphys_dslash_plan_destroy(p1);
+        clphys_dslash_plan_destroy(p2);
+    }
+    clphys_gauge_destroy(&g), clphys_gauge_destroy(&gt), clphys_gauge_destroy(&gx);
+    free(psi), free(gpsi), free(a), free(b), free(gb);
+}
+
+static void test_recon12_equals_recon18(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_rng_init(51);
+    clphys_gauge_field g;
+    assert_int_equal(clphys_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
+    clphys_gauge_hot(&g, tu_seed() + 51);
+    double complex *in = malloc(sizeof(double complex) * 12 * V), *a = malloc(sizeof(double complex) * 12 * V),
+                   *b = malloc(sizeof(double complex) * 12 * V);
+    random_spinor(in, V, &rng);
+    for (int p = 0; p <= (have_fp64() ? 1 : 0); p++) {
+        clphys_dslash_plan *p12 = make_plan(&g, (clphys_precision)p, 12, 0.1, 0);
+        clphys_dslash_plan *p18 = make_plan(&g, (clphys_precision)p, 18, 0.1, 0);
+        apply_full(p12, CLPHYS_DSLASH_HOPPING, a, in);
+        apply_full(p18, CLPHYS_DSLASH_HOPPING, b, in);
+        double e = tu_max_rel_err((double *)a, (double *)b, 24 * V, 1.0);
+        print_message("# recon-12 vs recon-18 %s: %.3g\n", p ? "fp64" : "fp32", e);
+        assert_true(e < tol_of((clphys_precision)p));
+        clphys_dslash_plan_destroy(p12);
+        clphys_dslash_plan_destroy(p18);
+    }
+    clphys_gauge_destroy(&g);
+    free(in), free(a), free(b);
+}
+
+/* Half-field ops: H_eo, H_oe against the full reference, and
+ * M = 1 - kappa^2 H_eo H_oe against the Schur complement on the full lattice. */
+static void test_even_odd(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_rng_init(61);
+    clphys_gauge_field g;
+    assert_int_equal(clphys_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
+    clphys_gauge_hot(&g, tu_seed() + 61);
+    const double kappa = 0.137;
+    double complex *in = malloc(sizeof(double complex) * 12 * V), *out = malloc(sizeof(double complex) * 12 * V),
+                   *t1 = malloc(sizeof(double complex) * 12 * V), *t2 = malloc(sizeof(double complex) * 12 * V);
+    double *nan = malloc(sizeof(double) * 24 * V);
+    tu_poison_f64(nan, 24 * V);
+    random_spinor(in, V, &rng);
+    int parity_of[V];
+    for (long long x = 0; x < V; x++) {
+        int c[4];
+        lqcd_coords(DIMS, x, c);
+        parity_of[x] = (c[0] + c[1] + c[2] + c[3]) & 1;
+    }
+    for (int p = 0; p <= (have_fp64() ? 1 : 0); p++)
+        for (int recon = 12; recon <= 18; recon += 6) {
+            clphys_dslash_plan *pl = make_plan(&g, (clphys_precision)p, recon, kappa, 1);
+            cl_mem he, ho;
+            assert_int_equal(clphys_dslash_field_create(pl, 1, &he), CLPHYS_SUCCESS);
+            assert_int_equal(clphys_dslash_field_create(pl, 1, &ho), CLPHYS_SUCCESS);
+            for (int op = 0; op < 3; op++) {
+                /* op 0: H_eo (odd -> even), 1: H_oe (even -> odd), 2: M on even */
+                int src = op == 0 ? 1 : 0, dst = op == 1 ? 1 : 0;
+                for (long long x = 0; x < V; x++)
+                    for (int k = 0; k < 12; k++) t1[x * 12 + k] = parity_of[x] == src ? in[x * 12 + k] : 0;
+                dslash_ref_hopping(DIMS, (const double complex *)g.u, t1, t2, 1);
+                if (op == 2) {
+                    for (long long x = 0; x < V; x++)
+                        if (parity_of[x] == 0) memset(t2 + x * 12, 0, sizeof(double complex) * 12);
+                    dslash_ref_hopping(DIMS, (const double complex *)g.u, t2, out, 1);
+                    for (long long k = 0; k < 12 * V; k++) t2[k] = t1[k] - kappa * kappa * out[k];
+                }
+                cl_mem a = src ? ho : he, b = dst ? ho : he;
+                if (op == 2) {
+                    a = he;
+                    assert_int_equal(clphys_dslash_field_write(pl, a, src, (double *)in), CLPHYS_SUCCESS);
+                    b = ho; /* output even half: reuse ho buffer as storage */
+                }
+                assert_int_equal(clphys_dslash_field_write(pl, a, src, (double *)in), CLPHYS_SUCCESS);
+                assert_int_equal(clphys_dslash_field_write(pl, b, dst, nan), CLPHYS_SUCCESS);
+                clphys_dslash_op o = op == 0 ? CLPHYS_DSLASH_H_EO : op == 1 ? CLPHYS_DSLASH_H_OE : CLPHYS_DSLASH_EO_PREC;
+                assert_int_equal(clphys_dslash_apply(pl, o, b, a, NULL), CLPHYS_SUCCESS);
+                for (long long k = 0; k < 12 * V; k++) out[k] = 0;
+                assert_int_equal(clphys_dslash_field_read(pl, b, dst, (double *)out), CLPHYS_SUCCESS);
+                for (long long x = 0; x < V; x++)
+                    if (parity_of[x] != dst) memset(t2 + x * 12, 0, sizeof(double complex) * 12);
+                double e = tu_max_rel_err((double *)out, (double *)t2, 24 * V, 1.0);
+                print_message("# even-odd %s op %s %s recon-%d: %.3g\n", layout ? "AoS" : "SoA", op == 0 ? "H_eo" : op == 1 ? "H_oe" : "M_ee",
+                              p ? "fp64" : "fp32", recon, e);
+                assert_true(e < tol_of((clphys_precision)p));
+            }
+            clReleaseMemObject(he);
+            clReleaseMemObject(ho);
+            clphys_dslash_plan_destroy(pl);
+        }
+    clphys_gauge_destroy(&g);
+    free(in), free(out), free(t1), free(t2), free(nan);
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    int odd[4] = {4, 3, 4, 4};
+    clphys_gauge_field g;
+    assert_int_equal(clphys_gauge_create(odd, &g), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clphys_last_error(NULL), "even"));
+    assert_int_equal(clphys_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
+    clphys_dslash_params prm = {.precision = CLPHYS_FP32, .reconstruct = 8, .kappa = 0.1};
+    clphys_dslash_plan *pl = NULL;
+    assert_int_equal(clphys_dslash_plan_create(ctx, &g, &prm, &pl), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_null(pl);
+    clphys_gauge_destroy(&g);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    ctx = tu_context();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    clphys_context_destroy(ctx);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gamma_algebra),          cmocka_unit_test(test_ref_fp32_r18),
+        cmocka_unit_test(test_ref_fp32_r12),           cmocka_unit_test(test_ref_fp64_r18),
+        cmocka_unit_test(test_ref_fp64_r12),           cmocka_unit_test(test_free_plane_wave),
+        cmocka_unit_test(test_gamma5_hermiticity),     cmocka_unit_test(test_gauge_covariance),
+        cmocka_unit_test(test_recon12_equals_recon18), cmocka_unit_test(test_even_odd),
+        cmocka_unit_test(test_aos),                    cmocka_unit_test(test_bad_input),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,138 @@
+/* test_solver.c — CGNR and BiCGStab, fp64 and mixed precision, on the
+ * even-odd system of a random SU(3) field (4^3 x 8, antiperiodic in t).  The
+ * solution is checked independently with the fp64 CPU reference of D:
+ * |b - D x| / |b| <= 1.05 tol (tol = 1e-10); the reported residual must agree
+ * with it; an iteration cap gives CLPHYS_ERR_NOT_CONVERGED with the residual. */
+#include "util.h"
+#include "host/ref/dslash_ref.h"
+
+#include <complex.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+static clphys_context *ctx;
+static clphys_gauge_field g;
+static clphys_dslash_plan *p64, *p32, *a64, *a32; /* a*: AoS layout */
+static const int DIMS[4] = {4, 4, 4, 8};
+#define V (4 * 4 * 4 * 8)
+static const double KAPPA = 0.124;
+
+static double true_residual(const double complex *b, const double complex *x)
+{
+    double complex *dx = malloc(sizeof(double complex) * 12 * V);
+    dslash_ref_wilson(DIMS, (const double complex *)g.u, x, dx, KAPPA, 1);
+    double r = 0, n = 0;
+    for (long long k = 0; k < 12 * V; k++) {
+        r += pow(cabs(b[k] - dx[k]), 2);
+        n += pow(cabs(b[k]), 2);
+    }
+    free(dx);
+    return sqrt(r / n);
+}
+
+static void run_on(clphys_dslash_plan *q64, clphys_dslash_plan *q32, clphys_solver_kind kind, int mixed, int own_blas);
+static void run(clphys_solver_kind kind, int mixed, int own_blas) { run_on(p64, p32, kind, mixed, own_blas); }
+static void run_on(clphys_dslash_plan *q64, clphys_dslash_plan *q32, clphys_solver_kind kind, int mixed, int own_blas)
+{
+    if (!p64) skip();
+    uint64_t rng = tu_rng_init(70 + kind * 2 + mixed + 8 * own_blas);
+    double complex *b = malloc(sizeof(double complex) * 12 * V), *x = malloc(sizeof(double complex) * 12 * V);
+    for (long long k = 0; k < 12 * V; k++) b[k] = (2 * tu_uniform(&rng) - 1) + I * (2 * tu_uniform(&rng) - 1);
+    tu_poison_f64((double *)x, 24 * V);
+    clphys_solver_params prm = {.kind = kind, .tol = 1e-10, .max_iter = 2000, .mixed = mixed, .own_blas = own_blas};
+    clphys_solver_result res;
+    clphys_status st = clphys_lqcd_solve(q64, q32, &prm, (double *)b, (double *)x, &res);
+    if (st) fail_msg("solve: %s: %s", clphys_status_string(st), clphys_last_error(ctx));
+    double tr = true_residual(b, x);
+    print_message("# %s %s %s: %d iterations, %d restarts, reported %.3g, reference %.3g\n",
+                  kind == CLPHYS_SOLVER_CGNR ? "CGNR" : "BiCGStab", mixed ? "mixed" : "fp64",
+                  own_blas ? "blas1.cl" : "clBLAST", res.iterations,
+                  res.restarts, res.rel_residual, tr);
+    assert_true(res.rel_residual <= 1e-10);
+    assert_true(tr <= 1.05e-10);
+    assert_true(fabs(tr - res.rel_residual) <= 1e-3 * tr + 1e-14);
+    assert_true(res.iterations > 0);
+    free(b), free(x);
+}
+
+static void test_cgnr_fp64(void **s) { (void)s; run(CLPHYS_SOLVER_CGNR, 0, 0); }
+static void test_bicgstab_fp64(void **s) { (void)s; run(CLPHYS_SOLVER_BICGSTAB, 0, 0); }
+static void test_cgnr_mixed(void **s) { (void)s; run(CLPHYS_SOLVER_CGNR, 1, 0); }
+static void test_bicgstab_mixed(void **s) { (void)s; run(CLPHYS_SOLVER_BICGSTAB, 1, 0); }
+static void test_cgnr_fp64_own(void **s) { (void)s; run(CLPHYS_SOLVER_CGNR, 0, 1); }
+static void test_cgnr_mixed_own(void **s) { (void)s; run(CLPHYS_SOLVER_CGNR, 1, 1); }
+static void test_bicgstab_mixed_own(void **s) { (void)s; run(CLPHYS_SOLVER_BICGSTAB, 1, 1); }
+static void test_aos_layout(void **s)
+{
+    (void)s;
+    if (!a64) skip();
+    print_message("# AoS layout:\n");
+    run_on(a64, a32, CLPHYS_SOLVER_CGNR, 1, 0);
+    run_on(a64, a32, CLPHYS_SOLVER_BICGSTAB, 0, 1);
+}
+
+static void test_not_converged(void **state)
+{
+    (void)state;
+    if (!p64) skip();
+    uint64_t rng = tu_rng_init(80);
+    double complex *b = malloc(sizeof(double complex) * 12 * V), *x = malloc(sizeof(double complex) * 12 * V);
+    for (long long k = 0; k < 12 * V; k++) b[k] = tu_uniform(&rng) + I * tu_uniform(&rng);
+    clphys_solver_params prm = {.kind = CLPHYS_SOLVER_CGNR, .tol = 1e-12, .max_iter = 3};
+    clphys_solver_result res;
+    assert_int_equal(clphys_lqcd_solve(p64, NULL, &prm, (double *)b, (double *)x, &res), CLPHYS_ERR_NOT_CONVERGED);
+    assert_true(res.rel_residual > 1e-12 && isfinite(res.rel_residual));
+    assert_true(res.iterations == 3);
+    assert_non_null(strstr(clphys_last_error(ctx), "residual"));
+    /* the reported residual is the true one */
+    assert_true(fabs(true_residual(b, x) - res.rel_residual) < 1e-6 * res.rel_residual);
+    free(b), free(x);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    ctx = tu_context();
+    if (!clphys_context_device(ctx)->fp64) return 0;
+    if (clphys_gauge_create(DIMS, &g)) return -1;
+    clphys_gauge_hot(&g, tu_seed() + 3);
+    clphys_dslash_params a = {.precision = CLPHYS_FP64, .reconstruct = 18, .kappa = KAPPA, .antiperiodic_t = 1},
+                         b = {.precision = CLPHYS_FP32, .reconstruct = 12, .kappa = KAPPA, .antiperiodic_t = 1};
+    clphys_dslash_params aa = a, ab = b;
+    aa.layout = ab.layout = CLPHYS_LQCD_AOS;
+    if (clphys_dslash_plan_create(ctx, &g, &a, &p64) || clphys_dslash_plan_create(ctx, &g, &b, &p32) ||
+        clphys_dslash_plan_create(ctx, &g, &aa, &a64) || clphys_dslash_plan_create(ctx, &g, &ab, &a32)) {
+        fprintf(stderr, "%s\n", clphys_last_error(ctx));
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    clphys_dslash_plan_destroy(p64);
+    clphys_dslash_plan_destroy(p32);
+    clphys_dslash_plan_destroy(a64);
+    clphys_dslash_plan_destroy(a32);
+    clphys_gauge_destroy(&g);
+    clphys_context_destroy(ctx);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cgnr_fp64),  cmocka_unit_test(test_bicgstab_fp64), cmocka_unit_test(test_cgnr_mixed),
+        cmocka_unit_test(test_bicgstab_mixed), cmocka_unit_test(test_cgnr_fp64_own),
+        cmocka_unit_test(test_cgnr_mixed_own), cmocka_unit_test(test_bicgstab_mixed_own),
+        cmocka_unit_test(test_aos_layout),     cmocka_unit_test(test_not_converged),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
