@@ -328,6 +328,50 @@ static int lammps_rows(const char *log, double rows[][6], int max)
     return n;
 }
 
+/* LAMMPS itself on tests/data/md/in.lj (write_data dropped): `mpirun -np 2
+ * lmp`, 3 runs, median "Loop time" (wall seconds for the 100 steps).  Writes
+ * the JSON fragment for the md rows into out: the numbers, or why absent. */
+static void lammps_np2(const char *dir, char *out, size_t n)
+{
+    snprintf(out, n, "\"lammps_np2\":\"lmp not installed\"");
+    if (system("command -v lmp >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1") != 0) return;
+    char tmp[] = "/tmp/clphys_lmp_XXXXXX", cmd[1024], line[512], version[128] = "?";
+    if (!mkdtemp(tmp)) return;
+    snprintf(cmd, sizeof cmd,
+             "grep -v '^write_data' %s/md/in.lj > %s/in.lj && cd %s && for r in 1 2 3; do mpirun "
+             "%s -np 2 lmp -in in.lj -log none > out.$r 2>&1 || exit 1; done",
+             dir, tmp, tmp, geteuid() == 0 ? "--allow-run-as-root" : "");
+    int ok = system(cmd) == 0;
+    double loop[3];
+    int got = 0;
+    for (int r = 1; ok && r <= 3; r++) {
+        snprintf(cmd, sizeof cmd, "%s/out.%d", tmp, r);
+        FILE *f = fopen(cmd, "r");
+        while (f && fgets(line, sizeof line, f)) {
+            int procs, steps;
+            double t;
+            if (!strncmp(line, "LAMMPS (", 8)) sscanf(line + 8, "%127[^)]", version);
+            if (sscanf(line, "Loop time of %lf on %d procs for %d steps", &t, &procs, &steps) == 3 &&
+                procs == 2 && steps == 100)
+                loop[got++] = t;
+        }
+        if (f) fclose(f);
+        remove(cmd);
+    }
+    snprintf(cmd, sizeof cmd, "%s/in.lj", tmp);
+    remove(cmd);
+    rmdir(tmp);
+    if (got != 3) {
+        snprintf(out, n, "\"lammps_np2\":\"mpirun -np 2 lmp failed\"");
+        return;
+    }
+    double t = bench_median(loop, 3);
+    snprintf(out, n,
+             "\"lammps_np2\":{\"version\":\"%s\",\"loop_s_median_of_3\":%.6g,"
+             "\"steps_per_s\":%.6g}",
+             version, t, 100 / t);
+}
+
 /* Run steps in chunks of `every` thermo steps; fills thermo rows. */
 static clphys_status md_case(bench_run *run, clphys_md_system *sys, clphys_precision prec,
                              clphys_lj_variant v, int steps, int every, double *kernel_s,
@@ -375,14 +419,17 @@ int bench_md(bench_run *run)
         bench_fail(run, "md", "in.lj",
                    "tests/data/md/in.lj.data.gz or log.lammps.gz not readable (run from the source "
                    "root or set CLPHYS_TEST_DATA)");
+    /* on CPUs the goal is LAMMPS on the same cores: run it here, now */
+    char lmp[256] = "\"lammps_np2\":\"not run on GPUs\"";
+    if (have && !run->dev->is_gpu) lammps_np2(dir, lmp, sizeof lmp);
     for (int prec = 0; have && prec < 2; prec++) {
         const char *pn = prec ? "fp64" : "fp32";
         if (!bench_wants_precision(run, pn)) continue;
         clphys_lj_variant vs[] = {CLPHYS_LJ_AUTO, CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_CSR,
-                                  CLPHYS_LJ_HALF_CAS};
-        /* quick (CPU): the fp64 verification case only, unless fp32 is asked for */
-        if (run->quick && !prec && !run->precision) continue;
-        int nv = run->quick || !run->dev->is_gpu ? 1 : 4;
+                                  CLPHYS_LJ_HALF_CAS, CLPHYS_LJ_CPU};
+        /* CPUs: auto (= cpu), half-cas, full-csr */
+        if (!run->dev->is_gpu && !run->quick) vs[1] = CLPHYS_LJ_HALF_CAS;
+        int nv = run->quick ? 1 : run->dev->is_gpu ? 4 : 3;
         for (int k = 0; k < nv; k++) {
             clphys_md_thermo rows[12];
             int nrows = 0, rebuilds = 0;
@@ -419,9 +466,10 @@ int bench_md(bench_run *run)
                      "\"r_cut\":2.5,\"skin\":0.3,\"neigh_every\":20,\"neigh_check\":\"no\","
                      "\"rebuilds\":%d,"
                      "\"wall_s_100_steps\":%.6g,\"kernel_s_100_steps\":%.6g,"
+                     "\"wall_steps_per_s\":%.6g,%s,"
                      "\"max_rel_error_vs\":\"LAMMPS 29Sep2021 thermo rows 0..100 (tests/data/md)\","
                      "\"pe_step0\":%.10f,\"etotal_step100\":%.10f}",
-                     rebuilds, ws, ks, rows[0].pe, rows[nrows - 1].etotal);
+                     rebuilds, ws, ks, 100 / ws, lmp, rows[0].pe, rows[nrows - 1].etotal);
             bench_add_row(run, &r);
         }
     }

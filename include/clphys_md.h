@@ -77,8 +77,8 @@ typedef enum {
     CLPHYS_LJ_FULL_GROUP,        /* group_size work-items share i, local reduction */
     CLPHYS_LJ_HALF_CAS,          /* third law, atomic add from compare-exchange    */
     CLPHYS_LJ_HALF_FIXEDPOINT,   /* third law, int64 fixed point: bit-identical    */
-    CLPHYS_LJ_CPU,               /* CPU-shaped: a block of i per work-item         */
-    CLPHYS_LJ_AUTO,              /* full-transposed on GPUs, half-cas on CPUs      */
+    CLPHYS_LJ_CPU,               /* CPU-shaped: block of i, vectors over j (full)  */
+    CLPHYS_LJ_AUTO,              /* full-transposed on GPUs, cpu on CPUs           */
     CLPHYS_LJ_NVARIANTS = CLPHYS_LJ_AUTO
 } clphys_lj_variant;
 

@@ -63,11 +63,10 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
                         p->r_cut, p->skin, p->epsilon, p->sigma);
     pl->variant = p->variant;
     /* measured (bench/results/md-*-2026-11-22.json): on the H100 the full
-     * transposed list wins; on PoCL the half list with CAS atomics does */
+     * transposed list wins; on PoCL the explicit-vector cpu variant
+     * (md-pocl-2026-11-23.json: ~2x half-cas on in.lj) */
     if (pl->variant == CLPHYS_LJ_AUTO)
-        pl->variant = !dev->is_cpu ? CLPHYS_LJ_FULL_TRANSPOSED
-                      : (p->precision == CLPHYS_FP32 || dev->int64_atomics) ? CLPHYS_LJ_HALF_CAS
-                                                                            : CLPHYS_LJ_CPU;
+        pl->variant = !dev->is_cpu ? CLPHYS_LJ_FULL_TRANSPOSED : CLPHYS_LJ_CPU;
     if ((unsigned)pl->variant >= CLPHYS_LJ_NVARIANTS)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lj: unknown variant %d",
                         (int)p->variant);
@@ -110,7 +109,7 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
         snprintf(opt + o, sizeof opt - o, " -DLJ_FIXED=1 -DFIXED_SCALE=%s",
                  p->precision == CLPHYS_FP64 ? "17592186044416.0" : "4294967296.0");
     cl_program prog;
-    CP_TRY(cp_program(ctx, "lj.cl", opt, &prog));
+    CP_TRY(cp_program(ctx, pl->variant == CLPHYS_LJ_CPU ? "lj_cpu.cl" : "lj.cl", opt, &prog));
     static const char *kn[] = {"lj_full_csr", "lj_full_transposed", "lj_full_group",
                                "lj_half_cas", "lj_half_fixed",      "lj_cpu"};
     CP_TRY(cp_kernel(ctx, prog, kn[pl->variant], &pl->k));
@@ -208,7 +207,7 @@ clphys_status clphys_lj_evaluate(clphys_lj_plan *pl, double *kernel_s)
     if (pl->variant == CLPHYS_LJ_FULL_GROUP)
         g = md_global((size_t)n * pl->tpi, pl->wg);
     else if (pl->variant == CLPHYS_LJ_CPU)
-        g = md_global((n + 15) / 16, pl->wg);
+        g = md_global((n + 31) / 32, pl->wg); /* LJ_CPU_BLOCK = 32 i per work-item */
     else
         g = md_global(n, pl->wg);
     double t = 0;

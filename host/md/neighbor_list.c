@@ -90,7 +90,8 @@ static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p
     snprintf(opt + o, sizeof opt - o, " -DSCAN_WG=%zu", pl->scan_wg);
     cl_program cp, np;
     CP_TRY(cp_program(ctx, "cell_list.cl", opt, &cp));
-    CP_TRY(cp_program(ctx, "neighbor_list.cl", opt, &np));
+    /* CPUs: the same kernel in explicit vectors (cl/neighbor_cpu.cl says why) */
+    CP_TRY(cp_program(ctx, ctx->info.is_cpu ? "neighbor_cpu.cl" : "neighbor_list.cl", opt, &np));
     CP_TRY(cp_kernel(ctx, cp, "cell_assign", &pl->k_assign));
     CP_TRY(cp_kernel(ctx, cp, "scan_exclusive", &pl->k_scan));
     CP_TRY(cp_kernel(ctx, cp, "cell_scatter", &pl->k_scatter));
