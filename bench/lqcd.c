@@ -95,10 +95,11 @@ static int dslash_case(bench_run *run, const int dims[4])
         snprintf(r.note, sizeof r.note, "host CPU, not the OpenCL device; fraction is of the device's copy bandwidth");
         bench_add_row(run, &r);
     }
-    static const size_t wg_gpu[] = {64, 128, 256, 0};
-    static const size_t wg_cpu[] = {0};
+    /* fixed sizes, then (last) the size the plan chose by measurement */
+    static const size_t wg_gpu[] = {32, 64, 128, 256, 512, 0, 0};
+    static const size_t wg_cpu[] = {0, 0};
     const size_t *wgs = run->dev->is_gpu ? wg_gpu : wg_cpu;
-    int nwg = run->dev->is_gpu ? 4 : 1;
+    int nwg = run->dev->is_gpu ? 7 : 2;
     /* GPUs: SoA only; CPUs: SoA and AoS */
     for (int layout = 0; layout < (run->dev->is_gpu ? 1 : 2); layout++)
     for (int prec = 0; prec < 2; prec++) {
@@ -118,8 +119,13 @@ static int dslash_case(bench_run *run, const int dims[4])
             }
             double best_rate = 0, total = 0, tt[3];
             size_t best_wg = 0;
+            int tsrc;
+            const size_t tuned_wg = clphys_dslash_local_size(pl, &tsrc);
+            static const char *const src_name[] = {"given", "heuristic", "measured", "cache"};
             for (int w = 0; w < nwg; w++) {
-                if (clphys_dslash_set_local_size(pl, wgs[w])) continue;
+                const int is_tuned = w == nwg - 1;
+                const size_t wg = is_tuned ? tuned_wg : wgs[w];
+                if (wg > run->dev->max_work_group_size || clphys_dslash_set_local_size(pl, wg)) continue;
                 int rep = run->repeat;
                 double *ks = malloc(sizeof(double) * rep), kt = 0;
                 int ok = clphys_dslash_apply(pl, CLPHYS_DSLASH_HOPPING, b, a, &kt) == CLPHYS_SUCCESS; /* warm up */
@@ -142,7 +148,8 @@ static int dslash_case(bench_run *run, const int dims[4])
                 }
                 bench_row r = {0};
                 snprintf(r.path, sizeof r.path, "dslash");
-                snprintf(r.variant, sizeof r.variant, "%s-recon%d-wg%zu", layout ? "aos" : "soa", recon, wgs[w]);
+                if (is_tuned) snprintf(r.variant, sizeof r.variant, "%s-recon%d-tuned", layout ? "aos" : "soa", recon);
+                else snprintf(r.variant, sizeof r.variant, "%s-recon%d-wg%zu", layout ? "aos" : "soa", recon, wg);
                 snprintf(r.precision, sizeof r.precision, "%s", pname);
                 r.n = V;
                 /* the least DRAM traffic (each link and spinor once: 4 links
@@ -154,9 +161,10 @@ static int dslash_case(bench_run *run, const int dims[4])
                 r.kernel_s_median = bench_median(ks, rep);
                 r.kernel_s_min = bench_min(ks, rep);
                 snprintf(r.params, sizeof r.params,
-                         "{\"lattice\":\"%s\",\"reconstruct\":%d,\"local_size\":%zu,\"bytes_per_site\":%d,"
+                         "{\"lattice\":\"%s\",\"reconstruct\":%d,\"local_size\":%zu,\"tuned_local_size\":%zu,"
+                         "\"tune_source\":\"%s\",\"bytes_per_site\":%d,"
                          "\"unique_bytes_per_site\":%.0f,\"unique_fraction_of_copy\":%.4f}",
-                         size, recon, wgs[w], (8 * (24 + 2 * nc) + 24) * rs, ubytes,
+                         size, recon, wg, tuned_wg, src_name[tsrc & 3], (8 * (24 + 2 * nc) + 24) * rs, ubytes,
                          run->limits.copy_bytes_per_s > 0 ? ubytes * V / r.kernel_s_median / run->limits.copy_bytes_per_s : 0);
                 r.total_s_median = total;
                 r.rate = V / r.kernel_s_median;
@@ -169,12 +177,13 @@ static int dslash_case(bench_run *run, const int dims[4])
                 bench_set_fraction(run, &r, "copy_bytes_per_s", r.bytes_per_s);
                 r.max_rel_error = run->verify ? sampled_error(&g, in, out, 2048) : 0;
                 r.verified = r.max_rel_error < (prec ? 1e-12 : 2e-5);
-                snprintf(r.note, sizeof r.note, "error on 2048 sampled sites; wg 0 = runtime's choice; the standard model counts L2 hits as DRAM traffic (fraction can exceed 1)");
-                if (r.rate > best_rate) best_rate = r.rate, best_wg = wgs[w];
+                snprintf(r.note, sizeof r.note, "error on 2048 sampled sites; wg 0 = runtime's choice; -tuned = the size the plan chose by timing (tune_source); the standard model counts L2 hits as DRAM traffic (fraction can exceed 1)");
+                if (!is_tuned && r.rate > best_rate) best_rate = r.rate, best_wg = wg;
                 bench_add_row(run, &r);
                 free(ks);
             }
-            if (nwg > 1) fprintf(stderr, "  dslash    best work-group size for %s: %zu\n", what, best_wg);
+            fprintf(stderr, "  dslash    %s: best fixed work-group size here %zu, tuned at plan creation %zu (%s)\n",
+                    what, best_wg, tuned_wg, src_name[tsrc & 3]);
         next:
             if (a) clReleaseMemObject(a);
             if (b) clReleaseMemObject(b);
@@ -249,21 +258,30 @@ static int solver_case(bench_run *run, const int dims[4])
         bench_fail(run, "solver", size, clphys_last_error(run->ctx));
         goto done;
     }
+    int src64, src32;
+    size_t wg64 = clphys_dslash_local_size(p64, &src64), wg32 = clphys_dslash_local_size(p32, &src32);
+    /* own 0: clBLAST, 1: blas1.cl (fused), 2: and CGNR's scalars on the device */
     for (int kind = 0; kind < 2; kind++)
-    for (int own = 0; own < 2; own++) {
+    for (int own = 0; own < (kind ? 2 : 3); own++) {
         double fp64_time = 0, fp64_total = 0;
         for (int mixed = 0; mixed < 2; mixed++) {
             clphys_solver_params prm = {.kind = (clphys_solver_kind)kind, .tol = tol, .max_iter = 20000, .mixed = mixed,
                                         .own_blas = own};
             clphys_solver_result res = {0};
-            int rep = run->repeat < 3 ? run->repeat : 3;
-            double times[3], totals[3];
-            clphys_status st = clphys_lqcd_solve(p64, p32, &prm, b, x, &res); /* warm-up: clBLAST compiles */
+            int rep = run->repeat < 5 ? run->repeat : 5;
+            double times[5], totals[5], ups[5], downs[5];
+            /* the plan (device workspace) is made once, outside the timing */
+            clphys_solver_plan *sp = NULL;
+            clphys_status st = clphys_solver_plan_create(p64, p32, &prm, &sp);
+            if (!st) st = clphys_solver_solve(sp, b, x, &res); /* warm-up: clBLAST compiles, first touch */
             for (int i = 0; i < rep && !st; i++) {
-                st = clphys_lqcd_solve(p64, p32, &prm, b, x, &res);
+                st = clphys_solver_solve(sp, b, x, &res);
                 times[i] = res.iterate_s;
                 totals[i] = res.seconds;
+                ups[i] = res.upload_s;
+                downs[i] = res.download_s;
             }
+            clphys_solver_plan_destroy(sp);
             const char *name = kind ? "bicgstab" : "cgnr";
             if (st) {
                 bench_fail(run, "solver", name, clphys_last_error(run->ctx));
@@ -271,18 +289,23 @@ static int solver_case(bench_run *run, const int dims[4])
             }
             bench_row r = {0};
             snprintf(r.path, sizeof r.path, "solver");
-            snprintf(r.variant, sizeof r.variant, "eo-%s%s%s", name, mixed ? "-mixed" : "", own ? "-ownblas" : "-clblast");
+            snprintf(r.variant, sizeof r.variant, "eo-%s%s%s", name, mixed ? "-mixed" : "",
+                     own == 2 ? "-devscalars" : own ? "-ownblas" : "-clblast");
             snprintf(r.precision, sizeof r.precision, "%s", mixed ? "mixed" : "fp64");
             r.n = V;
-            snprintf(r.params, sizeof r.params,
-                     "{\"lattice\":\"%s\",\"kappa\":%g,\"tol\":%g,\"iterations\":%d,\"restarts\":%d,"
-                     "\"plaquette\":%.6f,\"inner\":\"%s\",\"blas\":\"%s\"}",
-                     size, kappa, tol, res.iterations, res.restarts, plaq, mixed ? "fp32 recon-12" : "fp64 recon-18",
-                     own ? "blas1.cl" : "clBLAST");
             r.repeat = rep;
             r.kernel_s_median = bench_median(times, rep);
             r.kernel_s_min = bench_min(times, rep);
             r.total_s_median = bench_median(totals, rep);
+            snprintf(r.params, sizeof r.params,
+                     "{\"lattice\":\"%s\",\"kappa\":%g,\"tol\":%g,\"iterations\":%d,\"restarts\":%d,"
+                     "\"plaquette\":%.6f,\"inner\":\"%s\",\"blas\":\"%s\",\"upload_s_median\":%.6f,"
+                     "\"download_s_median\":%.6f,\"local_size_fp64\":%zu,\"local_size_fp32\":%zu,"
+                     "\"speedup_time_to_solution\":%.3f}",
+                     size, kappa, tol, res.iterations, res.restarts, plaq, mixed ? "fp32 recon-12" : "fp64 recon-18",
+                     own == 2 ? "blas1.cl, fused CG update, scalars on device" : own ? "blas1.cl, fused CG update" : "clBLAST",
+                     bench_median(ups, rep), bench_median(downs, rep),
+                     wg64, wg32, mixed && r.total_s_median > 0 ? fp64_total / r.total_s_median : 1.0);
             r.rate = 1.0 / r.kernel_s_median;
             snprintf(r.rate_unit, sizeof r.rate_unit, "solves/s");
             r.gflops = res.gflops * res.seconds / res.iterate_s; /* over the solve proper */
@@ -302,11 +325,14 @@ static int solver_case(bench_run *run, const int dims[4])
                 r.max_rel_error = sqrt(rr / bb);
                 r.verified = r.max_rel_error <= 1.05 * tol;
             }
+            /* what the two times hold (details: include/clphys_lqcd.h) */
+            static const char what_t[] = "kernel_s: solve on device fields; total_s: time to solution, host b to host x, "
+                                         "plan made before";
             if (mixed)
-                snprintf(r.note, sizeof r.note, "kernel_ms: solve with fields on the device, total_ms: with host transfers; max_rel_error = true |b-Dx|/|b|; mixed speed-up over fp64 %.2fx (total %.2fx)",
-                         fp64_time / r.kernel_s_median, fp64_total / r.total_s_median);
+                snprintf(r.note, sizeof r.note, "%s; max_rel_error = true |b-Dx|/|b|; mixed speed-up %.2fx (total %.2fx)",
+                         what_t, fp64_time / r.kernel_s_median, fp64_total / r.total_s_median);
             else
-                snprintf(r.note, sizeof r.note, "kernel_ms: solve with fields on the device, total_ms: with host transfers; max_rel_error = true |b-Dx|/|b|");
+                snprintf(r.note, sizeof r.note, "%s; max_rel_error = true |b-Dx|/|b|", what_t);
             if (!mixed) fp64_time = r.kernel_s_median, fp64_total = r.total_s_median;
             bench_add_row(run, &r);
         }

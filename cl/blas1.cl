@@ -82,3 +82,104 @@ blas_dot_partial(__global real_t *restrict partial, __global const real_t *restr
     }
     if (l == 0) partial[2 * get_group_id(0)] = sre[0], partial[2 * get_group_id(0) + 1] = sim[0];
 }
+
+/* Work-group tree sum of v (real) into partial[2 * group] (the second slot 0),
+ * the layout blas_dot_partial writes. */
+inline void group_sum_store(__global real_t *restrict partial, real_t v, __local real_t *s)
+{
+    const uint l = get_local_id(0);
+    s[l] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = BLAS_WG / 2; k > 0; k >>= 1) {
+        if (l < k) s[l] += s[l + k];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l == 0) partial[2 * get_group_id(0)] = s[0], partial[2 * get_group_id(0) + 1] = 0;
+}
+
+/* Partial sums of |x|^2, reading x once (a dot of x with itself reads it twice). */
+__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
+blas_norm2_partial(__global real_t *restrict partial, __global const real_t *restrict x, uint n)
+{
+    __local real_t s[BLAS_WG];
+    real_t acc = 0;
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) acc += x[i] * x[i];
+    group_sum_store(partial, acc, s);
+}
+
+/* The CG update fused into one pass: x += alpha p, r -= alpha q, and partial
+ * sums of the new |r|^2 (6 field passes instead of 8 for axpy, axpy, nrm2). */
+__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
+blas_cg_update(__global real_t *restrict partial, __global real_t *restrict x, __global real_t *restrict r,
+               __global const real_t *restrict p, __global const real_t *restrict q, real_t alpha, uint n)
+{
+    __local real_t s[BLAS_WG];
+    real_t acc = 0;
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        x[i] += alpha * p[i];
+        const real_t ri = r[i] - alpha * q[i];
+        r[i] = ri;
+        acc += ri * ri;
+    }
+    group_sum_store(partial, acc, s);
+}
+
+/* ---- CGNR with the scalars on the device (own_blas = 2) --------------------
+ * S (double, built with NEED_FP64): 0 gamma = |r|^2, 1 qq = |q|^2, 2 alpha,
+ * 3 |rho|^2, 4 beta.  The host never waits inside an iteration: it reads
+ * |rho|^2 asynchronously and checks it one iteration later. */
+#define S_GAMMA 0
+#define S_QQ 1
+#define S_ALPHA 2
+#define S_RHO2 3
+#define S_BETA 4
+
+/* One work-group: total of the groups' partial sums (fp64), then by `what`
+ * 0: qq, alpha = gamma / qq;  1: |rho|^2;  2: beta = gnew / gamma, gamma = gnew;
+ * 3: gamma (first iteration). */
+__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
+blas_finish(__global double *restrict S, __global const real_t *restrict partial, uint ngroups, int what)
+{
+    __local double s[BLAS_WG];
+    const uint l = get_local_id(0);
+    double acc = 0;
+    for (uint i = l; i < ngroups; i += BLAS_WG) acc += (double)partial[2 * i];
+    s[l] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = BLAS_WG / 2; k > 0; k >>= 1) {
+        if (l < k) s[l] += s[l + k];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l) return;
+    const double v = s[0];
+    if (what == 0) S[S_QQ] = v, S[S_ALPHA] = v > 0 ? S[S_GAMMA] / v : 0.0;
+    else if (what == 1) S[S_RHO2] = v;
+    else if (what == 2) S[S_BETA] = S[S_GAMMA] > 0 ? v / S[S_GAMMA] : 0.0, S[S_GAMMA] = v;
+    else S[S_GAMMA] = v;
+}
+
+/* blas_cg_update with alpha = S[2] */
+__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
+blas_cg_update_dev(__global real_t *restrict partial, __global real_t *restrict x, __global real_t *restrict r,
+                   __global const real_t *restrict p, __global const real_t *restrict q,
+                   __global const double *restrict S, uint n)
+{
+    __local real_t s[BLAS_WG];
+    const real_t alpha = (real_t)S[S_ALPHA];
+    real_t acc = 0;
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        x[i] += alpha * p[i];
+        const real_t ri = r[i] - alpha * q[i];
+        r[i] = ri;
+        acc += ri * ri;
+    }
+    group_sum_store(partial, acc, s);
+}
+
+/* y = x + beta y, beta = S[4] */
+__kernel void blas_xpay_dev(__global real_t *restrict y, __global const real_t *restrict x,
+                            __global const double *restrict S, uint n)
+{
+    const real_t b = (real_t)S[S_BETA];
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) y[i] = x[i] + b * y[i];
+}

@@ -36,11 +36,12 @@ inline void load_link(__global const real2_t *restrict g, uint mu, uint site, re
 
 /* acc += (1 + s gamma_mu) U' psi, U' = U (fwd) or U^+ (bwd), times bc. */
 inline void hop(real2_t acc[12], __global const real2_t *restrict in, uint in_stride, uint nb,
-                const real2_t m[9], const int mu, const int s, const int dag, real_t bc)
+                const real2_t m[9], const int mu, const int s, const int dag, real_t bc, const int g5in)
 {
     real2_t h[2][3], chi[2][3];
     for (int r = 0; r < 2; r++) {
-        const int col = GAMMA_COL(mu, r), code = (GAMMA_PH(mu, r) + (s < 0 ? 2 : 0)) & 3;
+        /* rows 0,1 pair with spins 2,3 (col), which gamma5 negates */
+        const int col = GAMMA_COL(mu, r), code = (GAMMA_PH(mu, r) + (s < 0 ? 2 : 0) + (g5in ? 2 : 0)) & 3;
         for (int c = 0; c < 3; c++)
             h[r][c] = in[SPI(r * 3 + c, in_stride, nb)] + cphase(in[SPI(col * 3 + c, in_stride, nb)], code);
     }
@@ -62,10 +63,12 @@ inline void hop(real2_t acc[12], __global const real2_t *restrict in, uint in_st
  * even-odd ordered site p*VH + cb of full fields (stride VOL); parity 0/1:
  * gid = cb of that parity, in and out are half fields (stride VH).
  * xpay != 0: out = x + a H in (x indexed like out). tbc: sign of hops across
- * the t boundary (-1 antiperiodic). */
-__kernel void dslash_hop(__global real2_t *restrict out, __global const real2_t *restrict in,
-                         __global const real2_t *restrict gauge, __global const real2_t *restrict x,
-                         real_t a, int xpay, int parity, real_t tbc)
+ * the t boundary (-1 antiperiodic).  g5 (a constant after inlining): 1 reads
+ * gamma5 in instead of in, 2 writes x + a gamma5 H in, so that the solver's
+ * M^+ = gamma5 M gamma5 costs two hops and no extra passes over the fields. */
+inline void dslash_body(__global real2_t *restrict out, __global const real2_t *restrict in,
+                        __global const real2_t *restrict gauge, __global const real2_t *restrict x,
+                        real_t a, int xpay, int parity, real_t tbc, const int g5)
 {
     const uint gid = get_global_id(0);
     const uint nsites = parity < 0 ? VOL : VH;
@@ -101,18 +104,67 @@ __kernel void dslash_hop(__global real2_t *restrict out, __global const real2_t 
         const real_t bb = (mu == 3 && cs[3] == 0) ? tbc : REAL_C(1.0);
         real2_t m[9];
         load_link(gauge, mu, site, m);
-        if (mu == 0) hop(acc, in, stride, ioff + nf, m, 0, -1, 0, bf);
-        else if (mu == 1) hop(acc, in, stride, ioff + nf, m, 1, -1, 0, bf);
-        else if (mu == 2) hop(acc, in, stride, ioff + nf, m, 2, -1, 0, bf);
-        else hop(acc, in, stride, ioff + nf, m, 3, -1, 0, bf);
+        if (mu == 0) hop(acc, in, stride, ioff + nf, m, 0, -1, 0, bf, g5 == 1);
+        else if (mu == 1) hop(acc, in, stride, ioff + nf, m, 1, -1, 0, bf, g5 == 1);
+        else if (mu == 2) hop(acc, in, stride, ioff + nf, m, 2, -1, 0, bf, g5 == 1);
+        else hop(acc, in, stride, ioff + nf, m, 3, -1, 0, bf, g5 == 1);
         load_link(gauge, mu, oth + nbk, m);
-        if (mu == 0) hop(acc, in, stride, ioff + nbk, m, 0, 1, 1, bb);
-        else if (mu == 1) hop(acc, in, stride, ioff + nbk, m, 1, 1, 1, bb);
-        else if (mu == 2) hop(acc, in, stride, ioff + nbk, m, 2, 1, 1, bb);
-        else hop(acc, in, stride, ioff + nbk, m, 3, 1, 1, bb);
+        if (mu == 0) hop(acc, in, stride, ioff + nbk, m, 0, 1, 1, bb, g5 == 1);
+        else if (mu == 1) hop(acc, in, stride, ioff + nbk, m, 1, 1, 1, bb, g5 == 1);
+        else if (mu == 2) hop(acc, in, stride, ioff + nbk, m, 2, 1, 1, bb, g5 == 1);
+        else hop(acc, in, stride, ioff + nbk, m, 3, 1, 1, bb, g5 == 1);
     }
     for (int k = 0; k < 12; k++) {
         const uint o = SPI(k, stride, gid);
-        out[o] = xpay ? x[o] + a * acc[k] : acc[k];
+        const real2_t h = (g5 == 2 && k >= 6) ? -acc[k] : acc[k];
+        out[o] = xpay ? x[o] + a * h : h;
     }
 }
+
+#define DSLASH_ENTRY(name, g5)                                                                               \
+    __kernel void name(__global real2_t *restrict out, __global const real2_t *restrict in,                 \
+                       __global const real2_t *restrict gauge, __global const real2_t *restrict x, real_t a, \
+                       int xpay, int parity, real_t tbc)                                                     \
+    {                                                                                                        \
+        dslash_body(out, in, gauge, x, a, xpay, parity, tbc, g5);                                            \
+    }
+DSLASH_ENTRY(dslash_hop, 0)
+DSLASH_ENTRY(dslash_hop_g5in, 1)
+DSLASH_ENTRY(dslash_hop_g5out, 2)
+
+#ifdef REAL_IS_DOUBLE
+/* Host spinor (double[V][4][3][2], lexicographic) <-> the two half fields in
+ * the device layout, on the device: the host side is then one plain copy of
+ * the caller's array (no staging pass on the CPU).  One work-item per site. */
+__kernel void spinor_import(__global real2_t *restrict even, __global real2_t *restrict odd,
+                            __global const real2_t *restrict host)
+{
+    const uint lex = get_global_id(0);
+    if (lex >= VOL) return;
+    uint n = lex;
+    int par = (int)(n % LX);
+    n /= LX;
+    par += (int)(n % LY);
+    n /= LY;
+    par += (int)(n % LZ) + (int)(n / LZ);
+    __global real2_t *dst = (par & 1) ? odd : even;
+    const uint cb = lex >> 1;
+    for (int k = 0; k < 12; k++) dst[SPI(k, VH, cb)] = host[lex * 12 + k];
+}
+
+__kernel void spinor_export(__global real2_t *restrict host, __global const real2_t *restrict even,
+                            __global const real2_t *restrict odd)
+{
+    const uint lex = get_global_id(0);
+    if (lex >= VOL) return;
+    uint n = lex;
+    int par = (int)(n % LX);
+    n /= LX;
+    par += (int)(n % LY);
+    n /= LY;
+    par += (int)(n % LZ) + (int)(n / LZ);
+    __global const real2_t *src = (par & 1) ? odd : even;
+    const uint cb = lex >> 1;
+    for (int k = 0; k < 12; k++) host[lex * 12 + k] = src[SPI(k, VH, cb)];
+}
+#endif

@@ -102,19 +102,44 @@ typedef struct {
     int reconstruct;        /* 18 or 12                                       */
     double kappa;           /* hopping parameter                              */
     int antiperiodic_t;     /* 1: fermion field antiperiodic in t             */
-    size_t local_size;      /* work-group size; 0 = device heuristic          */
+    size_t local_size;      /* work-group size; 0 = tuned (see below),
+                               CLPHYS_DSLASH_WG_RUNTIME = the runtime's choice */
     int layout;             /* CLPHYS_LQCD_SOA (0, GPUs) or CLPHYS_LQCD_AOS   */
+    int no_tune;            /* 1: with local_size 0, skip the measurement and
+                               use the heuristic (64 on GPUs, runtime's choice
+                               on CPUs); so does CLPHYS_NO_TUNE=1 in the env  */
 } clphys_dslash_params;
 
 enum { CLPHYS_LQCD_SOA = 0, CLPHYS_LQCD_AOS = 1 };
+#define CLPHYS_DSLASH_WG_RUNTIME ((size_t)-1)
+
+/* Where a plan's work-group size came from (clphys_dslash_local_size). */
+enum {
+    CLPHYS_DSLASH_WG_GIVEN = 0,     /* params.local_size                        */
+    CLPHYS_DSLASH_WG_HEURISTIC = 1, /* tuning disabled or impossible            */
+    CLPHYS_DSLASH_WG_MEASURED = 2,  /* timed at plan creation, then cached      */
+    CLPHYS_DSLASH_WG_CACHED = 3     /* read from the tuning cache               */
+};
 
 /* Upload g (converted to the precision and compression) and build the kernels.
- * Errors: CLPHYS_ERR_INVALID_ARGUMENT (reconstruct not 12/18, NULL),
- * CLPHYS_ERR_UNSUPPORTED (fp64 on a device without it), CLPHYS_ERR_BUILD,
- * CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
+ * Work-group size tuning (local_size 0, tuning enabled): the half-lattice
+ * hopping term is timed with profiling events for 32, 64, 128, 256, 512 (up
+ * to the device maximum) and the runtime's choice, median of 5 after a
+ * warm-up each; the fastest is used and stored in the tuning cache, one file
+ * per (device, platform, driver, precision, reconstruct, layout, lattice),
+ * dslash-tune-HASH.txt in the program cache folder ($CLPHYS_CACHE_DIR, else
+ * $XDG_CACHE_HOME/clphys, else ~/.cache/clphys; CLPHYS_NO_CACHE=1: measure
+ * every time, store nothing).  A cache file that does not parse or does not
+ * match is ignored and rewritten (written to a temporary file and renamed).
+ * Errors: CLPHYS_ERR_INVALID_ARGUMENT (reconstruct not 12/18, NULL, local size
+ * above the device maximum), CLPHYS_ERR_UNSUPPORTED (fp64 on a device without
+ * it), CLPHYS_ERR_BUILD, CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
 clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
                                         const clphys_dslash_params *p, clphys_dslash_plan **plan);
 void clphys_dslash_plan_destroy(clphys_dslash_plan *plan);
+/* The work-group size in use (0: the runtime's choice); *source, if
+ * non-NULL, receives CLPHYS_DSLASH_WG_*. */
+size_t clphys_dslash_local_size(const clphys_dslash_plan *plan, int *source);
 /* Change the work-group size (0: the runtime's choice), e.g. while tuning.
  * Errors: CLPHYS_ERR_INVALID_ARGUMENT above the device's maximum. */
 clphys_status clphys_dslash_set_local_size(clphys_dslash_plan *plan, size_t local_size);
@@ -153,7 +178,10 @@ typedef struct {
     int mixed;              /* 1: fp32 inner solves in fp64 defect correction  */
     double inner_tol;       /* relative reduction per inner solve (mixed), 0 = 1e-5 */
     int own_blas;           /* 0: BLAS-1 through clBLAST; 1: cl/blas1.cl kernels
-                               (one-pass xpay/gamma5, partial-sum dots)        */
+                               (one-pass xpay, fused CG update, partial-sum
+                               dots read by the host); 2: as 1, and CGNR keeps
+                               its scalars on the device (no host round trip
+                               inside an iteration; BiCGStab as 1)            */
     /* Called (may be NULL) after every Krylov iteration with the iterated
      * residual estimate |r'_e - M e_e| / |b| (is_true = 0), and at every
      * defect-correction cycle with the true fp64 |b - D x| / |b| (is_true = 1). */
@@ -165,10 +193,28 @@ typedef struct {
     int iterations;          /* Krylov iterations, all restarts together       */
     int restarts;            /* defect-correction cycles                       */
     double rel_residual;     /* true |b - D x| / |b| in fp64 at the end         */
-    double seconds;          /* wall time of the whole call, transfers included */
+    double seconds;          /* wall time of the whole call: host b in to host
+                                x out (upload, layout conversion, solve, true
+                                residual, download); with clphys_lqcd_solve
+                                also the workspace allocation                  */
     double iterate_s;        /* wall time of the solve proper, fields on device */
+    double upload_s;         /* b: host -> device fields, both parities         */
+    double download_s;       /* x: device fields -> host                        */
     double gflops;           /* 1368 flops per site per D application counted   */
 } clphys_solver_result;
+
+/* A solver plan owns the device workspace (fp64 and, when mixed, fp32 half
+ * fields, the host-layout transfer buffer), so that repeated solves with the
+ * same gauge field allocate and build nothing: a solve uploads b once,
+ * iterates and checks the true residual on the device (reductions read back
+ * a few kilobytes of partial sums), and downloads x once.  The dslash plans
+ * must outlive it.  Arguments and errors as for clphys_lqcd_solve. */
+typedef struct clphys_solver_plan clphys_solver_plan;
+clphys_status clphys_solver_plan_create(clphys_dslash_plan *plan64, clphys_dslash_plan *plan32,
+                                        const clphys_solver_params *params, clphys_solver_plan **plan);
+/* Solve D x = b with the plan's parameters (b, x as for clphys_lqcd_solve). */
+clphys_status clphys_solver_solve(clphys_solver_plan *plan, const double *b, double *x, clphys_solver_result *res);
+void clphys_solver_plan_destroy(clphys_solver_plan *plan);
 
 /* Solve D x = b with D from plan64 (must be CLPHYS_FP64).  plan32 (fp32, same
  * gauge field and kappa) is used for the inner solves when params->mixed; it
@@ -176,7 +222,10 @@ typedef struct {
  * solution (its input value is ignored).  Returns CLPHYS_ERR_NOT_CONVERGED
  * with the residual reached (also in *res) when max_iter is exhausted.
  * Algorithms: CGNR (CG on M^+ M, M^+ = gamma5 M gamma5) and BiCGStab (van der
- * Vorst 1992) on M; BLAS-1 through clBLAST on the caller's queue. */
+ * Vorst 1992) on M; BLAS-1 through clBLAST on the caller's queue, or with
+ * own_blas through cl/blas1.cl, where CGNR's update and norms are fused
+ * (x += a p, r -= a q, |r|^2 in one pass) and gamma5 is folded into the
+ * hopping kernels.  One-shot form of clphys_solver_plan_create/solve/destroy. */
 clphys_status clphys_lqcd_solve(clphys_dslash_plan *plan64, clphys_dslash_plan *plan32,
                                 const clphys_solver_params *params, const double *b, double *x,
                                 clphys_solver_result *res);

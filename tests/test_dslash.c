@@ -2,19 +2,23 @@
  * (host/ref/dslash_ref.c) on random SU(3) fields, and physics invariants:
  * gamma algebra, free-field plane waves, gamma5-hermiticity, gauge
  * covariance, reconstruct-12 == reconstruct-18, even-odd operators against
- * the Schur complement built from the full-lattice reference.
+ * the Schur complement built from the full-lattice reference; the
+ * work-group tuning cache.
  * Error measure: max_i |a_i - r_i| / max(|r_i|, 1) over all components
  * (components are O(1)); tolerance 2e-5 in fp32, 1e-12 in fp64. */
 #include "util.h"
 #include "host/ref/dslash_ref.h"
 
 #include <complex.h>
+#include <dirent.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 static clphys_context *ctx;
@@ -410,6 +414,101 @@ static void test_bad_input(void **state)
     clphys_gauge_destroy(&g);
 }
 
+/* Files named dslash-tune-* in dir: their count, and the last one's path. */
+static int tune_files(const char *dir, char *path, size_t n)
+{
+    DIR *d = opendir(dir);
+    int count = 0;
+    if (!d) return 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (!strncmp(e->d_name, "dslash-tune-", 12) && !strstr(e->d_name, ".tmp.")) {
+            snprintf(path, n, "%s/%s", dir, e->d_name);
+            count++;
+        }
+    closedir(d);
+    return count;
+}
+
+static size_t tuned(const clphys_gauge_field *g, int no_tune, int *source)
+{
+    clphys_dslash_params prm = {.precision = CLPHYS_FP32, .reconstruct = 12, .kappa = 0.1, .no_tune = no_tune};
+    clphys_dslash_plan *pl = NULL;
+    clphys_status st = clphys_dslash_plan_create(ctx, g, &prm, &pl);
+    if (st) fail_msg("plan: %s: %s", clphys_status_string(st), clphys_last_error(ctx));
+    size_t wg = clphys_dslash_local_size(pl, source);
+    clphys_dslash_plan_destroy(pl);
+    return wg;
+}
+
+/* Work-group tuning: the choice is a candidate, it round-trips through the
+ * cache file, a damaged or out-of-range file is ignored and rewritten, and
+ * both switches turn tuning off. */
+static void test_tuning(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/clphys-tune-test-XXXXXX", path[4096] = "";
+    assert_non_null(mkdtemp(dir));
+    const char *old_dir = getenv("CLPHYS_CACHE_DIR"), *old_off = getenv("CLPHYS_NO_TUNE"),
+               *old_nc = getenv("CLPHYS_NO_CACHE");
+    char *sdir = old_dir ? strdup(old_dir) : NULL, *soff = old_off ? strdup(old_off) : NULL,
+         *snc = old_nc ? strdup(old_nc) : NULL;
+    setenv("CLPHYS_CACHE_DIR", dir, 1);
+    unsetenv("CLPHYS_NO_TUNE");
+    unsetenv("CLPHYS_NO_CACHE");
+    clphys_gauge_field g;
+    assert_int_equal(clphys_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
+    clphys_gauge_hot(&g, 5);
+    int src;
+    size_t wg = tuned(&g, 0, &src);
+    assert_int_equal(src, CLPHYS_DSLASH_WG_MEASURED);
+    assert_true(wg == 0 || wg == 32 || wg == 64 || wg == 128 || wg == 256 || wg == 512);
+    assert_int_equal(tune_files(dir, path, sizeof path), 1);
+    assert_int_equal(tuned(&g, 0, &src), wg); /* the next plan reads the file */
+    assert_int_equal(src, CLPHYS_DSLASH_WG_CACHED);
+    /* the stored size is what the plan uses: a valid file with another size */
+    FILE *f = fopen(path, "r");
+    char magic[256], key[2048];
+    assert_non_null(f);
+    assert_non_null(fgets(magic, sizeof magic, f));
+    assert_non_null(fgets(key, sizeof key, f));
+    fclose(f);
+    const size_t other = wg == 32 ? 64 : 32;
+    f = fopen(path, "w");
+    fprintf(f, "%s%slocal_size=%zu\n", magic, key, other);
+    fclose(f);
+    assert_int_equal(tuned(&g, 0, &src), other);
+    assert_int_equal(src, CLPHYS_DSLASH_WG_CACHED);
+    /* damaged files: garbage, truncated, a size above the device maximum */
+    const char *bad[3] = {"garbage\n", "clphys-dslash-tune 1\n", NULL};
+    char big[3000];
+    snprintf(big, sizeof big, "%s%slocal_size=%zu\n", magic, key,
+             clphys_context_device(ctx)->max_work_group_size + 1);
+    bad[2] = big;
+    for (int i = 0; i < 3; i++) {
+        f = fopen(path, "w");
+        fputs(bad[i], f);
+        fclose(f);
+        size_t w = tuned(&g, 0, &src);
+        assert_int_equal(src, CLPHYS_DSLASH_WG_MEASURED);
+        assert_true(w == 0 || w == 32 || w == 64 || w == 128 || w == 256 || w == 512);
+        tuned(&g, 0, &src); /* rewritten: read back */
+        assert_int_equal(src, CLPHYS_DSLASH_WG_CACHED);
+    }
+    /* switches: the params field and the environment */
+    tuned(&g, 1, &src);
+    assert_int_equal(src, CLPHYS_DSLASH_WG_HEURISTIC);
+    setenv("CLPHYS_NO_TUNE", "1", 1);
+    tuned(&g, 0, &src);
+    assert_int_equal(src, CLPHYS_DSLASH_WG_HEURISTIC);
+    remove(path);
+    rmdir(dir);
+    clphys_gauge_destroy(&g);
+    if (sdir) setenv("CLPHYS_CACHE_DIR", sdir, 1); else unsetenv("CLPHYS_CACHE_DIR");
+    if (soff) setenv("CLPHYS_NO_TUNE", soff, 1); else unsetenv("CLPHYS_NO_TUNE");
+    if (snc) setenv("CLPHYS_NO_CACHE", snc, 1);
+    free(sdir), free(soff), free(snc);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -433,6 +532,7 @@ int main(void)
         cmocka_unit_test(test_gamma5_hermiticity),     cmocka_unit_test(test_gauge_covariance),
         cmocka_unit_test(test_recon12_equals_recon18), cmocka_unit_test(test_even_odd),
         cmocka_unit_test(test_aos),                    cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_tuning),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -52,7 +52,7 @@ static void run_on(clphys_dslash_plan *q64, clphys_dslash_plan *q32, clphys_solv
     double tr = true_residual(b, x);
     print_message("# %s %s %s: %d iterations, %d restarts, reported %.3g, reference %.3g\n",
                   kind == CLPHYS_SOLVER_CGNR ? "CGNR" : "BiCGStab", mixed ? "mixed" : "fp64",
-                  own_blas ? "blas1.cl" : "clBLAST", res.iterations,
+                  own_blas == 2 ? "blas1.cl, device scalars" : own_blas ? "blas1.cl" : "clBLAST", res.iterations,
                   res.restarts, res.rel_residual, tr);
     assert_true(res.rel_residual <= 1e-10);
     assert_true(tr <= 1.05e-10);
@@ -68,6 +68,8 @@ static void test_bicgstab_mixed(void **s) { (void)s; run(CLPHYS_SOLVER_BICGSTAB,
 static void test_cgnr_fp64_own(void **s) { (void)s; run(CLPHYS_SOLVER_CGNR, 0, 1); }
 static void test_cgnr_mixed_own(void **s) { (void)s; run(CLPHYS_SOLVER_CGNR, 1, 1); }
 static void test_bicgstab_mixed_own(void **s) { (void)s; run(CLPHYS_SOLVER_BICGSTAB, 1, 1); }
+static void test_cgnr_fp64_dev(void **s) { (void)s; run(CLPHYS_SOLVER_CGNR, 0, 2); }
+static void test_cgnr_mixed_dev(void **s) { (void)s; run(CLPHYS_SOLVER_CGNR, 1, 2); }
 static void test_aos_layout(void **s)
 {
     (void)s;
@@ -92,6 +94,34 @@ static void test_not_converged(void **state)
     assert_non_null(strstr(clphys_last_error(ctx), "residual"));
     /* the reported residual is the true one */
     assert_true(fabs(true_residual(b, x) - res.rel_residual) < 1e-6 * res.rel_residual);
+    free(b), free(x);
+}
+
+/* One solver plan, two solves with fresh right-hand sides: nothing of the
+ * first solve leaks into the second (x poisoned before each). */
+static void test_plan_reuse(void **state)
+{
+    (void)state;
+    if (!p64) skip();
+    uint64_t rng = tu_rng_init(90);
+    clphys_solver_params prm = {.kind = CLPHYS_SOLVER_CGNR, .tol = 1e-10, .max_iter = 2000, .mixed = 1, .own_blas = 2};
+    clphys_solver_plan *sp = NULL;
+    assert_int_equal(clphys_solver_plan_create(p64, p32, &prm, &sp), CLPHYS_SUCCESS);
+    double complex *b = malloc(sizeof(double complex) * 12 * V), *x = malloc(sizeof(double complex) * 12 * V);
+    for (int rep = 0; rep < 2; rep++) {
+        for (long long k = 0; k < 12 * V; k++) b[k] = (2 * tu_uniform(&rng) - 1) + I * (2 * tu_uniform(&rng) - 1);
+        tu_poison_f64((double *)x, 24 * V);
+        clphys_solver_result res;
+        clphys_status st = clphys_solver_solve(sp, (double *)b, (double *)x, &res);
+        if (st) fail_msg("solve %d: %s", rep, clphys_last_error(ctx));
+        double tr = true_residual(b, x);
+        print_message("# plan reuse, solve %d: %d iterations, reference residual %.3g\n", rep, res.iterations, tr);
+        assert_true(tr <= 1.05e-10);
+        assert_true(res.upload_s >= 0 && res.download_s >= 0 && res.iterate_s > 0 &&
+                    res.seconds >= res.iterate_s);
+    }
+    clphys_solver_plan_destroy(sp);
+    assert_int_equal(clphys_solver_plan_create(p32, p32, &prm, &sp), CLPHYS_ERR_INVALID_ARGUMENT);
     free(b), free(x);
 }
 
@@ -133,6 +163,8 @@ int main(void)
         cmocka_unit_test(test_bicgstab_mixed), cmocka_unit_test(test_cgnr_fp64_own),
         cmocka_unit_test(test_cgnr_mixed_own), cmocka_unit_test(test_bicgstab_mixed_own),
         cmocka_unit_test(test_aos_layout),     cmocka_unit_test(test_not_converged),
+        cmocka_unit_test(test_plan_reuse),     cmocka_unit_test(test_cgnr_fp64_dev),
+        cmocka_unit_test(test_cgnr_mixed_dev),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

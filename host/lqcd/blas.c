@@ -16,14 +16,16 @@
 static int dbl(const clphys_dslash_plan *pl) { return pl->real_size == 8; }
 
 /* ---- own kernels (blas1.cl) ------------------------------------------------ */
-enum { K_AXPY, K_XPAY, K_GAMMA5, K_CAXPY, K_CXPAY, K_DOT };
-static const char *const kname[6] = {"blas_axpy", "blas_xpay", "blas_gamma5", "blas_caxpy", "blas_cxpay",
-                                     "blas_dot_partial"};
+enum { K_AXPY, K_XPAY, K_GAMMA5, K_CAXPY, K_CXPAY, K_DOT, K_NORM2, K_CGUP, K_FINISH, K_CGUPD, K_XPAYD, K_COUNT };
+static const char *const kname[K_COUNT] = {
+    "blas_axpy",          "blas_xpay",      "blas_gamma5", "blas_caxpy",         "blas_cxpay",    "blas_dot_partial",
+    "blas_norm2_partial", "blas_cg_update", "blas_finish", "blas_cg_update_dev", "blas_xpay_dev"};
+_Static_assert(K_COUNT == sizeof(((clphys_dslash_plan *)0)->kb) / sizeof(cl_kernel), "kb[] holds every kernel");
 #define OWN_WG 256
 
 void lb_release(clphys_dslash_plan *pl)
 {
-    for (int i = 0; i < 6; i++) cp_release_kernel(&pl->kb[i]);
+    for (int i = 0; i < K_COUNT; i++) cp_release_kernel(&pl->kb[i]);
     cp_release_mem(&pl->partial);
 }
 
@@ -35,7 +37,7 @@ static clphys_status own_setup(clphys_dslash_plan *pl)
     snprintf(opts, sizeof opts, "%s -DNEED_FP64 -DBLAS_WG=%d", prec, OWN_WG);
     cl_program prog;
     CP_TRY(cp_program(pl->ctx, "blas1.cl", opts, &prog));
-    for (int i = 0; i < 6; i++) CP_TRY(cp_kernel(pl->ctx, prog, kname[i], &pl->kb[i]));
+    for (int i = 0; i < K_COUNT; i++) CP_TRY(cp_kernel(pl->ctx, prog, kname[i], &pl->kb[i]));
     const clphys_device_info *d = clphys_context_device(pl->ctx);
     pl->ngroups = d->is_gpu ? (size_t)d->compute_units * 8 : (size_t)(d->compute_units ? d->compute_units : 1);
     return cp_buffer(pl->ctx, CL_MEM_READ_WRITE, pl->ngroups * 2 * pl->real_size, NULL, &pl->partial);
@@ -69,16 +71,10 @@ static clphys_status own_elementwise(clphys_dslash_plan *pl, int which, cl_mem y
     return cp_launch(pl->ctx, k, 1, &global, &local, NULL);
 }
 
-static clphys_status own_dot(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem y, int cplx, double r[2])
+/* Launch k (arguments set) over the reduction grid and add the groups'
+ * partial sums on the host: one blocking read of 2 x ngroups reals. */
+static clphys_status own_reduce(clphys_dslash_plan *pl, cl_kernel k, double r[2])
 {
-    CP_TRY(own_setup(pl));
-    cl_kernel k = pl->kb[K_DOT];
-    cl_uint nn = (cl_uint)n;
-    CP_TRY(CP_ARG(pl->ctx, k, 0, pl->partial));
-    CP_TRY(CP_ARG(pl->ctx, k, 1, x));
-    CP_TRY(CP_ARG(pl->ctx, k, 2, y));
-    CP_TRY(CP_ARG(pl->ctx, k, 3, nn));
-    CP_TRY(CP_ARG(pl->ctx, k, 4, cplx));
     size_t global = pl->ngroups * OWN_WG, local = OWN_WG;
     CP_TRY(cp_launch(pl->ctx, k, 1, &global, &local, NULL));
     double buf[2 * 4096];
@@ -91,6 +87,58 @@ static clphys_status own_dot(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem 
     }
     r[0] = r[1] = 0;
     for (size_t i = 0; i < g; i++) r[0] += buf[2 * i], r[1] += buf[2 * i + 1];
+    return CLPHYS_SUCCESS;
+}
+
+static clphys_status own_dot(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem y, int cplx, double r[2])
+{
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_DOT];
+    cl_uint nn = (cl_uint)n;
+    CP_TRY(CP_ARG(pl->ctx, k, 0, pl->partial));
+    CP_TRY(CP_ARG(pl->ctx, k, 1, x));
+    CP_TRY(CP_ARG(pl->ctx, k, 2, y));
+    CP_TRY(CP_ARG(pl->ctx, k, 3, nn));
+    CP_TRY(CP_ARG(pl->ctx, k, 4, cplx));
+    return own_reduce(pl, k, r);
+}
+
+clphys_status lb_norm2(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem scratch, double *r)
+{
+    if (!pl->own_blas) return lb_dot(pl, n, x, x, scratch, r);
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_NORM2];
+    cl_uint nn = (cl_uint)n;
+    double c[2];
+    CP_TRY(CP_ARG(pl->ctx, k, 0, pl->partial));
+    CP_TRY(CP_ARG(pl->ctx, k, 1, x));
+    CP_TRY(CP_ARG(pl->ctx, k, 2, nn));
+    CP_TRY(own_reduce(pl, k, c));
+    *r = c[0];
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status lb_cg_update(clphys_dslash_plan *pl, size_t n, double alpha, cl_mem p, cl_mem q, cl_mem x, cl_mem r,
+                           cl_mem scratch, double *rr)
+{
+    if (!pl->own_blas) {
+        CP_TRY(lb_axpy(pl, n, alpha, p, x));
+        CP_TRY(lb_axpy(pl, n, -alpha, q, r));
+        return lb_dot(pl, n, r, r, scratch, rr);
+    }
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_CGUP];
+    cl_uint nn = (cl_uint)n;
+    double c[2];
+    CP_TRY(CP_ARG(pl->ctx, k, 0, pl->partial));
+    CP_TRY(CP_ARG(pl->ctx, k, 1, x));
+    CP_TRY(CP_ARG(pl->ctx, k, 2, r));
+    CP_TRY(CP_ARG(pl->ctx, k, 3, p));
+    CP_TRY(CP_ARG(pl->ctx, k, 4, q));
+    CP_TRY(arg_real(pl, k, 5, alpha));
+    CP_TRY(CP_ARG(pl->ctx, k, 6, nn));
+    CP_TRY(own_reduce(pl, k, c));
+    *rr = c[0];
     return CLPHYS_SUCCESS;
 }
 
@@ -207,4 +255,60 @@ clphys_status lb_cdotc(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem y, cl_
         r[0] = f[0], r[1] = f[1];
     }
     return CLPHYS_SUCCESS;
+}
+
+/* ---- scalars on the device (CGNR, own_blas = 2) ---------------------------- */
+static clphys_status finish(clphys_dslash_plan *pl, cl_mem S, int what)
+{
+    cl_kernel k = pl->kb[K_FINISH];
+    cl_uint ng = (cl_uint)pl->ngroups;
+    CP_TRY(CP_ARG(pl->ctx, k, 0, S));
+    CP_TRY(CP_ARG(pl->ctx, k, 1, pl->partial));
+    CP_TRY(CP_ARG(pl->ctx, k, 2, ng));
+    CP_TRY(CP_ARG(pl->ctx, k, 3, what));
+    size_t one = OWN_WG;
+    return cp_launch(pl->ctx, k, 1, &one, &one, NULL);
+}
+
+clphys_status lb_dev_norm2(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem S, int what)
+{
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_NORM2];
+    cl_uint nn = (cl_uint)n;
+    CP_TRY(CP_ARG(pl->ctx, k, 0, pl->partial));
+    CP_TRY(CP_ARG(pl->ctx, k, 1, x));
+    CP_TRY(CP_ARG(pl->ctx, k, 2, nn));
+    size_t global = pl->ngroups * OWN_WG, local = OWN_WG;
+    CP_TRY(cp_launch(pl->ctx, k, 1, &global, &local, NULL));
+    return finish(pl, S, what);
+}
+
+clphys_status lb_dev_cg_update(clphys_dslash_plan *pl, size_t n, cl_mem p, cl_mem q, cl_mem x, cl_mem r, cl_mem S)
+{
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_CGUPD];
+    cl_uint nn = (cl_uint)n;
+    CP_TRY(CP_ARG(pl->ctx, k, 0, pl->partial));
+    CP_TRY(CP_ARG(pl->ctx, k, 1, x));
+    CP_TRY(CP_ARG(pl->ctx, k, 2, r));
+    CP_TRY(CP_ARG(pl->ctx, k, 3, p));
+    CP_TRY(CP_ARG(pl->ctx, k, 4, q));
+    CP_TRY(CP_ARG(pl->ctx, k, 5, S));
+    CP_TRY(CP_ARG(pl->ctx, k, 6, nn));
+    size_t global = pl->ngroups * OWN_WG, local = OWN_WG;
+    CP_TRY(cp_launch(pl->ctx, k, 1, &global, &local, NULL));
+    return finish(pl, S, 1);
+}
+
+clphys_status lb_dev_xpay(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem y, cl_mem S)
+{
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_XPAYD];
+    cl_uint nn = (cl_uint)n;
+    CP_TRY(CP_ARG(pl->ctx, k, 0, y));
+    CP_TRY(CP_ARG(pl->ctx, k, 1, x));
+    CP_TRY(CP_ARG(pl->ctx, k, 2, S));
+    CP_TRY(CP_ARG(pl->ctx, k, 3, nn));
+    size_t global = pl->ngroups * OWN_WG, local = OWN_WG;
+    return cp_launch(pl->ctx, k, 1, &global, &local, NULL);
 }

@@ -17,6 +17,20 @@ clphys_status lb_cscal(clphys_dslash_plan *pl, size_t n, double are, double aim,
 /* r = sum conj(x_i) y_i */
 clphys_status lb_cdotc(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem y, cl_mem scratch, double r[2]);
 
+/* r = |x|^2 (own kernels: x read once) */
+clphys_status lb_norm2(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem scratch, double *r);
+/* x += alpha p; r -= alpha q; rr = |r|^2 (own kernels: one fused pass) */
+clphys_status lb_cg_update(clphys_dslash_plan *pl, size_t n, double alpha, cl_mem p, cl_mem q, cl_mem x, cl_mem r,
+                           cl_mem scratch, double *rr);
+
+/* Scalars on the device (cl/blas1.cl, S = 5 doubles: gamma, qq, alpha,
+ * |rho|^2, beta), nothing read back: |x|^2 into S by `what` (0: qq and
+ * alpha, 2: beta and gamma, 3: gamma); x += alpha p, r -= alpha q and |r|^2;
+ * y = x + beta y. */
+clphys_status lb_dev_norm2(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem S, int what);
+clphys_status lb_dev_cg_update(clphys_dslash_plan *pl, size_t n, cl_mem p, cl_mem q, cl_mem x, cl_mem r, cl_mem S);
+clphys_status lb_dev_xpay(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem y, cl_mem S);
+
 /* out = gamma5 in (second half of a SoA half field negated), n reals. */
 clphys_status lb_gamma5(clphys_dslash_plan *pl, size_t n, cl_mem in, cl_mem out);
 /* y = x + b y (real, n reals; complex, n complex) */

@@ -56,9 +56,14 @@ clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_
     pl->vol = (size_t)g->volume;
     pl->vh = pl->vol / 2;
     pl->real_size = p->precision == CLPHYS_FP64 ? 8 : 4;
-    /* 64 was fastest or within 1% on the H100 for fp32/fp64, recon-12/18, 32^4
-     * and 48^3x96 (bench/results/lqcd-h100-2026-11-22.json); CPUs: runtime's choice */
-    pl->local = p->local_size ? p->local_size : (clphys_context_device(ctx)->is_gpu ? 64 : 0);
+    pl->local = p->local_size == CLPHYS_DSLASH_WG_RUNTIME ? 0 : p->local_size;
+    pl->tune_source = p->local_size ? CLPHYS_DSLASH_WG_GIVEN : CLPHYS_DSLASH_WG_HEURISTIC;
+    if (pl->local > clphys_context_device(ctx)->max_work_group_size) {
+        size_t wg = pl->local;
+        free(pl);
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: work-group size %zu above the device maximum %zu",
+                        wg, clphys_context_device(ctx)->max_work_group_size);
+    }
     clphys_status st;
     cl_program prog;
     const int nc = p->reconstruct == 12 ? 6 : 9;
@@ -82,6 +87,10 @@ clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_
     }
     if ((st = cp_program(ctx, "wilson_dslash.cl", opts, &prog)) != CLPHYS_SUCCESS ||
         (st = cp_kernel(ctx, prog, "dslash_hop", &pl->hop)) != CLPHYS_SUCCESS ||
+        (st = cp_kernel(ctx, prog, "dslash_hop_g5in", &pl->hop_g5[0])) != CLPHYS_SUCCESS ||
+        (st = cp_kernel(ctx, prog, "dslash_hop_g5out", &pl->hop_g5[1])) != CLPHYS_SUCCESS ||
+        (p->precision == CLPHYS_FP64 && ((st = cp_kernel(ctx, prog, "spinor_import", &pl->imp)) != CLPHYS_SUCCESS ||
+                                         (st = cp_kernel(ctx, prog, "spinor_export", &pl->exp)) != CLPHYS_SUCCESS)) ||
         (st = cp_buffer(ctx, CL_MEM_READ_ONLY, nreal * pl->real_size, buf, &pl->gauge)) != CLPHYS_SUCCESS ||
         (st = cp_buffer(ctx, CL_MEM_READ_WRITE, pl->vh * 24 * pl->real_size, NULL, &pl->tmp)) != CLPHYS_SUCCESS) {
         free(buf);
@@ -89,14 +98,28 @@ clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_
         return st;
     }
     free(buf);
+    if (!p->local_size && (st = lqcd_tune(pl)) != CLPHYS_SUCCESS) {
+        clphys_dslash_plan_destroy(pl);
+        return st;
+    }
     *plan = pl;
     return CLPHYS_SUCCESS;
+}
+
+size_t clphys_dslash_local_size(const clphys_dslash_plan *pl, int *source)
+{
+    if (source) *source = pl ? pl->tune_source : CLPHYS_DSLASH_WG_HEURISTIC;
+    return pl ? pl->local : 0;
 }
 
 void clphys_dslash_plan_destroy(clphys_dslash_plan *pl)
 {
     if (!pl) return;
     cp_release_kernel(&pl->hop);
+    cp_release_kernel(&pl->hop_g5[0]);
+    cp_release_kernel(&pl->hop_g5[1]);
+    cp_release_kernel(&pl->imp);
+    cp_release_kernel(&pl->exp);
     lb_release(pl);
     cp_release_mem(&pl->gauge);
     cp_release_mem(&pl->tmp);
@@ -181,27 +204,34 @@ clphys_status clphys_dslash_field_read(clphys_dslash_plan *pl, cl_mem field, int
 clphys_status lqcd_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity,
                        double *kernel_s)
 {
+    return lqcd_hop_g5(pl, out, in, x, a, parity, 0, kernel_s);
+}
+
+clphys_status lqcd_hop_g5(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
+                          double *kernel_s)
+{
     clphys_context *ctx = pl->ctx;
+    cl_kernel k = g5 ? pl->hop_g5[g5 - 1] : pl->hop;
     int xpay = x != NULL;
     cl_mem xx = x ? x : in;
     double tbc = pl->p.antiperiodic_t ? -1.0 : 1.0;
-    CP_TRY(CP_ARG(ctx, pl->hop, 0, out));
-    CP_TRY(CP_ARG(ctx, pl->hop, 1, in));
-    CP_TRY(CP_ARG(ctx, pl->hop, 2, pl->gauge));
-    CP_TRY(CP_ARG(ctx, pl->hop, 3, xx));
+    CP_TRY(CP_ARG(ctx, k, 0, out));
+    CP_TRY(CP_ARG(ctx, k, 1, in));
+    CP_TRY(CP_ARG(ctx, k, 2, pl->gauge));
+    CP_TRY(CP_ARG(ctx, k, 3, xx));
     if (pl->real_size == 4) {
         float af = (float)a, tf = (float)tbc;
-        CP_TRY(CP_ARG(ctx, pl->hop, 4, af));
-        CP_TRY(CP_ARG(ctx, pl->hop, 7, tf));
+        CP_TRY(CP_ARG(ctx, k, 4, af));
+        CP_TRY(CP_ARG(ctx, k, 7, tf));
     } else {
-        CP_TRY(CP_ARG(ctx, pl->hop, 4, a));
-        CP_TRY(CP_ARG(ctx, pl->hop, 7, tbc));
+        CP_TRY(CP_ARG(ctx, k, 4, a));
+        CP_TRY(CP_ARG(ctx, k, 7, tbc));
     }
-    CP_TRY(CP_ARG(ctx, pl->hop, 5, xpay));
-    CP_TRY(CP_ARG(ctx, pl->hop, 6, parity));
+    CP_TRY(CP_ARG(ctx, k, 5, xpay));
+    CP_TRY(CP_ARG(ctx, k, 6, parity));
     size_t n = parity < 0 ? pl->vol : pl->vh;
     size_t global = pl->local ? cp_round_up(n, pl->local) : n;
-    return cp_launch(ctx, pl->hop, 1, &global, pl->local ? &pl->local : NULL, kernel_s);
+    return cp_launch(ctx, k, 1, &global, pl->local ? &pl->local : NULL, kernel_s);
 }
 
 clphys_status clphys_dslash_apply(clphys_dslash_plan *pl, clphys_dslash_op op, cl_mem out, cl_mem in,

@@ -11,11 +11,14 @@ struct clphys_dslash_plan {
     size_t vol, vh;          /* sites, sites per parity                   */
     size_t real_size;        /* 4 or 8 bytes                              */
     cl_kernel hop;           /* dslash_hop of wilson_dslash.cl            */
+    cl_kernel hop_g5[2];     /* dslash_hop_g5in, dslash_hop_g5out         */
+    cl_kernel imp, exp;      /* spinor_import/export (fp64 plans only)    */
     cl_mem gauge;            /* links in device layout                    */
     cl_mem tmp;              /* odd half field for the even-odd operator  */
     size_t local;            /* work-group size, 0 = runtime's choice     */
+    int tune_source;         /* CLPHYS_DSLASH_WG_* of clphys_lqcd.h       */
     int own_blas;            /* 1: level-1 ops from blas1.cl, 0: clBLAST  */
-    cl_kernel kb[6];         /* blas1.cl kernels, created on first use    */
+    cl_kernel kb[11];        /* blas1.cl kernels (blas.c), on first use   */
     cl_mem partial;          /* per-group dot partial sums (2 per group)  */
     size_t ngroups;
 };
@@ -23,8 +26,16 @@ struct clphys_dslash_plan {
 void lb_release(clphys_dslash_plan *pl); /* blas.c: the kernels above */
 
 /* Launch dslash_hop: parity -1 full / 0 / 1; x NULL for out = H in, else
- * out = x + a H in. */
+ * out = x + a H in.  lqcd_hop_g5: g5 = 1 reads gamma5 in, g5 = 2 gives
+ * x + a gamma5 H in (wilson_dslash.cl). */
 clphys_status lqcd_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity,
                        double *kernel_s);
+clphys_status lqcd_hop_g5(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
+                          double *kernel_s);
+
+/* tune.c: choose pl->local (and pl->tune_source) for a plan whose params
+ * left local_size at 0: the tuning cache, else a measurement (stored), else
+ * the device heuristic when tuning is disabled (CLPHYS_NO_TUNE, no_tune). */
+clphys_status lqcd_tune(clphys_dslash_plan *pl);
 
 #endif

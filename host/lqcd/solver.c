@@ -22,6 +22,7 @@ typedef struct {
 } ws_t;
 
 enum { WX, WR, WP, WQ, WS, WT, WR0, WU };
+enum { S_OFF = 1 }; /* qq, alpha, |rho|^2 in the device scalars (cl/blas1.cl) */
 
 static clphys_status ws_create(ws_t *w, clphys_dslash_plan *pl)
 {
@@ -30,7 +31,8 @@ static clphys_status ws_create(ws_t *w, clphys_dslash_plan *pl)
     w->nc = pl->vh * 12;
     w->nr = 2 * w->nc;
     for (int i = 0; i < 8; i++) CP_TRY(clphys_dslash_field_create(pl, 1, &w->v[i]));
-    return cp_buffer(pl->ctx, CL_MEM_READ_WRITE, 4 * sizeof(double), NULL, &w->scratch);
+    /* results of clBLAST reductions, or the device scalars of cgnr_dev */
+    return cp_buffer(pl->ctx, CL_MEM_READ_WRITE, 8 * sizeof(double), NULL, &w->scratch);
 }
 
 static void ws_destroy(ws_t *w)
@@ -48,19 +50,18 @@ static clphys_status zero(clphys_dslash_plan *pl, cl_mem x, size_t nreal)
 
 static clphys_status nrm2(ws_t *w, cl_mem x, double *r)
 {
-    CP_TRY(lb_dot(w->pl, w->nr, x, x, w->scratch, r));
+    CP_TRY(lb_norm2(w->pl, w->nr, x, w->scratch, r));
     *r = sqrt(fmax(*r, 0));
     return CLPHYS_SUCCESS;
 }
 
-/* out = M^+ in = gamma5 M gamma5 in; gamma5 negates spins 2,3, i.e. the
- * second half of a SoA half field. Uses WU as temporary. */
+/* out = M^+ in = gamma5 M gamma5 in = in - kappa^2 gamma5 H_eo H_oe gamma5 in,
+ * with both gamma5 folded into the two hops (no extra field passes). */
 static clphys_status mdag(ws_t *w, cl_mem out, cl_mem in)
 {
-    CP_TRY(lb_gamma5(w->pl, w->nr, in, w->v[WU]));
-    /* launches stay asynchronous: no per-launch profiled wait */
-    CP_TRY(clphys_dslash_apply(w->pl, CLPHYS_DSLASH_EO_PREC, out, w->v[WU], NULL));
-    return lb_gamma5(w->pl, w->nr, out, out);
+    clphys_dslash_plan *pl = w->pl;
+    CP_TRY(lqcd_hop_g5(pl, pl->tmp, in, NULL, 0, 1, 1, NULL));
+    return lqcd_hop_g5(pl, out, pl->tmp, in, -pl->p.kappa * pl->p.kappa, 0, 2, NULL);
 }
 
 static clphys_status mop(ws_t *w, cl_mem out, cl_mem in)
@@ -68,30 +69,30 @@ static clphys_status mop(ws_t *w, cl_mem out, cl_mem in)
     return clphys_dslash_apply(w->pl, CLPHYS_DSLASH_EO_PREC, out, in, NULL);
 }
 
-/* CG on M^+ M x = M^+ b, x starts at 0; stops when the tracked residual
- * |b - M x| <= target.  *napply counts M applications. */
-static clphys_status cgnr(ws_t *w, cl_mem b, double target, int max_iter, int *iters, int *napply)
+/* CG on M^+ M x = M^+ b with b in WS (overwritten by the residual b - M x),
+ * x starts at 0; stops when the tracked |b - M x| <= target.  *napply counts
+ * M applications.  Three reductions per iteration, each one blocking read. */
+static clphys_status cgnr(ws_t *w, double target, int max_iter, int *iters, int *napply)
 {
     cl_mem *v = w->v;
     clphys_dslash_plan *pl = w->pl;
     CP_TRY(zero(pl, v[WX], w->nr));
-    CP_TRY(lb_copy(pl, w->nr, b, v[WS]));  /* rho = b - M x */
-    CP_TRY(mdag(w, v[WR], v[WS]));     /* r = M^+ rho  */
+    CP_TRY(mdag(w, v[WR], v[WS]));     /* r = M^+ rho, rho = b - M x = b */
     CP_TRY(lb_copy(pl, w->nr, v[WR], v[WP]));
     double gamma, rho;
-    CP_TRY(lb_dot(pl, w->nr, v[WR], v[WR], w->scratch, &gamma));
+    CP_TRY(lb_norm2(pl, w->nr, v[WR], w->scratch, &gamma));
     CP_TRY(nrm2(w, v[WS], &rho));
     *napply += 1;
     int it = 0;
     while (rho > target && it < max_iter) {
-        double qq;
+        double qq, rho2;
         CP_TRY(mop(w, v[WQ], v[WP]));
-        CP_TRY(lb_dot(pl, w->nr, v[WQ], v[WQ], w->scratch, &qq));
+        CP_TRY(lb_norm2(pl, w->nr, v[WQ], w->scratch, &qq));
         if (!(qq > 0)) break;
         double alpha = gamma / qq;
-        CP_TRY(lb_axpy(pl, w->nr, alpha, v[WP], v[WX]));
-        CP_TRY(lb_axpy(pl, w->nr, -alpha, v[WQ], v[WS]));
-        CP_TRY(nrm2(w, v[WS], &rho));
+        /* x += alpha p, rho -= alpha q, |rho|^2: one pass with own kernels */
+        CP_TRY(lb_cg_update(pl, w->nr, alpha, v[WP], v[WQ], v[WX], v[WS], w->scratch, &rho2));
+        rho = sqrt(fmax(rho2, 0));
         it++;
         if (w->prm->progress) w->prm->progress(w->prm->user, *iters + it, rho / w->bnorm, 0);
         *napply += 1;
@@ -99,13 +100,80 @@ static clphys_status cgnr(ws_t *w, cl_mem b, double target, int max_iter, int *i
         CP_TRY(mdag(w, v[WR], v[WS]));
         *napply += 1;
         double gnew;
-        CP_TRY(lb_dot(pl, w->nr, v[WR], v[WR], w->scratch, &gnew));
+        CP_TRY(lb_norm2(pl, w->nr, v[WR], w->scratch, &gnew));
         double beta = gnew / gamma;
         gamma = gnew;
         CP_TRY(lb_xpay(pl, w->nr, v[WR], beta, v[WP]));
     }
     *iters += it;
     return CLPHYS_SUCCESS;
+}
+
+/* CGNR as above with the scalars on the device (own_blas = 2): an iteration
+ * is queued without waiting; |rho|^2 and qq come back by an asynchronous read
+ * that the host checks while the next iteration is already queued.  So the
+ * GPU never idles on a host round trip, and one more iteration than needed
+ * may run (CGNR's residual |b - M x| never grows, so it does no harm; it is
+ * counted). */
+static clphys_status cgnr_dev(ws_t *w, double target, int max_iter, int *iters, int *napply)
+{
+    cl_mem *v = w->v, S = w->scratch;
+    clphys_dslash_plan *pl = w->pl;
+    clphys_context *ctx = pl->ctx;
+    CP_TRY(zero(pl, v[WX], w->nr));
+    CP_TRY(mdag(w, v[WR], v[WS]));
+    CP_TRY(lb_copy(pl, w->nr, v[WR], v[WP]));
+    CP_TRY(lb_dev_norm2(pl, w->nr, v[WR], S, 3));
+    double rho;
+    CP_TRY(nrm2(w, v[WS], &rho));
+    *napply += 1;
+    if (!(rho > target) || max_iter <= 0) return CLPHYS_SUCCESS;
+    double slot[2][4];
+    cl_event ev[2] = {NULL, NULL};
+    int queued = 0, done = 0;
+    clphys_status st = CLPHYS_SUCCESS;
+    while (!st) {
+        if (queued < max_iter) { /* queue iteration `queued` */
+            const int k = queued & 1;
+            if ((st = mop(w, v[WQ], v[WP])) || (st = lb_dev_norm2(pl, w->nr, v[WQ], S, 0)) ||
+                (st = lb_dev_cg_update(pl, w->nr, v[WP], v[WQ], v[WX], v[WS], S)))
+                break;
+            cl_int e = clEnqueueReadBuffer(ctx->queue, S, CL_FALSE, S_OFF * sizeof(double), 3 * sizeof(double),
+                                           slot[k], 0, NULL, &ev[k]);
+            if (e != CL_SUCCESS) {
+                st = cp_cl_error(ctx, e, "clEnqueueReadBuffer (CG scalars)");
+                break;
+            }
+            if ((st = mdag(w, v[WR], v[WS])) || (st = lb_dev_norm2(pl, w->nr, v[WR], S, 2)) ||
+                (st = lb_dev_xpay(pl, w->nr, v[WR], v[WP], S)))
+                break;
+            queued++;
+            *napply += 2;
+            clFlush(ctx->queue);
+            if (queued - done < 2 && queued < max_iter) continue; /* keep one iteration ahead */
+        }
+        if (done == queued) break;
+        const int k = done & 1; /* the oldest outstanding read */
+        cl_int e = clWaitForEvents(1, &ev[k]);
+        clReleaseEvent(ev[k]);
+        ev[k] = NULL;
+        if (e != CL_SUCCESS) {
+            st = cp_cl_error(ctx, e, "clWaitForEvents (CG scalars)");
+            break;
+        }
+        done++;
+        const double qq = slot[k][0], rho2 = slot[k][2];
+        rho = sqrt(fmax(rho2, 0));
+        if (w->prm->progress) w->prm->progress(w->prm->user, *iters + done, rho / w->bnorm, 0);
+        if (!(qq > 0) || !(rho > target)) break;
+    }
+    for (int k = 0; k < 2; k++)
+        if (ev[k]) {
+            clWaitForEvents(1, &ev[k]);
+            clReleaseEvent(ev[k]);
+        }
+    *iters += queued;
+    return st;
 }
 
 static void cdiv(const double a[2], const double b[2], double r[2])
@@ -172,114 +240,214 @@ static clphys_status bicgstab(ws_t *w, cl_mem b, double target, int max_iter, in
     return CLPHYS_SUCCESS;
 }
 
+struct clphys_solver_plan {
+    clphys_dslash_plan *p64, *p32;
+    clphys_solver_params prm;
+    ws_t w64, w32;
+    cl_mem be, bo, xe, xo, re, ro, tmp;
+    cl_mem host;          /* b and x in the caller's layout, on the device */
+    cl_mem pinned;        /* CLPHYS_LQCD_PINNED=1: page-locked staging ... */
+    double *pin;          /* ... mapped for the plan's life                */
+    cl_kernel cvt[2];     /* convert_to_single, convert_to_double          */
+};
+
 /* dst (fp32 or fp64) = src (the other precision), n reals. */
-static clphys_status convert(clphys_context *ctx, cl_mem dst, cl_mem src, size_t n, int to_single)
+static clphys_status convert(clphys_solver_plan *sp, cl_mem dst, cl_mem src, size_t n, int to_single)
 {
-    cl_program prog;
-    cl_kernel k = NULL;
-    CP_TRY(cp_program(ctx, "blas1.cl", "-DNEED_FP64", &prog));
-    CP_TRY(cp_kernel(ctx, prog, to_single ? "convert_to_single" : "convert_to_double", &k));
+    clphys_context *ctx = sp->p64->ctx;
+    cl_kernel k = sp->cvt[to_single ? 0 : 1];
     cl_uint nn = (cl_uint)n;
-    clphys_status st;
-    if ((st = CP_ARG(ctx, k, 0, dst)) == CLPHYS_SUCCESS && (st = CP_ARG(ctx, k, 1, src)) == CLPHYS_SUCCESS &&
-        (st = CP_ARG(ctx, k, 2, nn)) == CLPHYS_SUCCESS)
-        st = cp_launch(ctx, k, 1, &n, NULL, NULL);
-    cp_release_kernel(&k);
-    return st;
+    CP_TRY(CP_ARG(ctx, k, 0, dst));
+    CP_TRY(CP_ARG(ctx, k, 1, src));
+    CP_TRY(CP_ARG(ctx, k, 2, nn));
+    return cp_launch(ctx, k, 1, &n, NULL, NULL);
 }
 
-clphys_status clphys_lqcd_solve(clphys_dslash_plan *p64, clphys_dslash_plan *p32, const clphys_solver_params *prm,
-                                const double *b, double *x, clphys_solver_result *res)
+/* Host spinor <-> the even and odd fields: one plain copy of the caller's
+ * array, the layout change on the device (spinor_import/export). */
+/* dst = src, n doubles, by all host threads (staging into pinned memory). */
+static void par_copy(double *dst, const double *src, size_t n)
 {
-    if (!p64 || !prm || !b || !x || !res)
-        return cp_error(p64 ? p64->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_solve: NULL argument");
+    const size_t chunk = 1 << 16;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i += chunk) memcpy(dst + i, src + i, (n - i < chunk ? n - i : chunk) * sizeof(double));
+}
+
+static clphys_status upload(clphys_solver_plan *sp, const double *b)
+{
+    clphys_dslash_plan *pl = sp->p64;
+    size_t n = pl->vol;
+    if (sp->pin) {
+        par_copy(sp->pin, b, n * 24);
+        b = sp->pin;
+    }
+    CP_TRY(cp_write(pl->ctx, sp->host, 0, n * 24 * sizeof(double), b));
+    CP_TRY(CP_ARG(pl->ctx, pl->imp, 0, sp->be));
+    CP_TRY(CP_ARG(pl->ctx, pl->imp, 1, sp->bo));
+    CP_TRY(CP_ARG(pl->ctx, pl->imp, 2, sp->host));
+    return cp_launch(pl->ctx, pl->imp, 1, &n, NULL, NULL);
+}
+
+static clphys_status download(clphys_solver_plan *sp, double *x)
+{
+    clphys_dslash_plan *pl = sp->p64;
+    size_t n = pl->vol;
+    CP_TRY(CP_ARG(pl->ctx, pl->exp, 0, sp->host));
+    CP_TRY(CP_ARG(pl->ctx, pl->exp, 1, sp->xe));
+    CP_TRY(CP_ARG(pl->ctx, pl->exp, 2, sp->xo));
+    CP_TRY(cp_launch(pl->ctx, pl->exp, 1, &n, NULL, NULL));
+    if (!sp->pin) return cp_read(pl->ctx, sp->host, 0, n * 24 * sizeof(double), x);
+    CP_TRY(cp_read(pl->ctx, sp->host, 0, n * 24 * sizeof(double), sp->pin));
+    par_copy(x, sp->pin, n * 24);
+    return CLPHYS_SUCCESS;
+}
+
+void clphys_solver_plan_destroy(clphys_solver_plan *sp)
+{
+    if (!sp) return;
+    if (sp->pin) {
+        clEnqueueUnmapMemObject(sp->p64->ctx->queue, sp->pinned, sp->pin, 0, NULL, NULL);
+        clFinish(sp->p64->ctx->queue);
+    }
+    cp_release_mem(&sp->pinned);
+    cl_mem *f[] = {&sp->be, &sp->bo, &sp->xe, &sp->xo, &sp->re, &sp->ro, &sp->tmp, &sp->host};
+    for (int i = 0; i < 8; i++) cp_release_mem(f[i]);
+    ws_destroy(&sp->w64);
+    ws_destroy(&sp->w32);
+    cp_release_kernel(&sp->cvt[0]);
+    cp_release_kernel(&sp->cvt[1]);
+    free(sp);
+}
+
+clphys_status clphys_solver_plan_create(clphys_dslash_plan *p64, clphys_dslash_plan *p32,
+                                        const clphys_solver_params *prm, clphys_solver_plan **out)
+{
+    if (!p64 || !prm || !out)
+        return cp_error(p64 ? p64->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_solver_plan_create: NULL argument");
+    *out = NULL;
     clphys_context *ctx = p64->ctx;
-    if (p64->p.precision != CLPHYS_FP64)
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_solve: plan64 must be fp64");
+    if (p64->p.precision != CLPHYS_FP64 || !p64->imp)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lqcd solver: plan64 must be fp64");
     if (prm->mixed && (!p32 || p32->p.precision != CLPHYS_FP32 || memcmp(p32->dims, p64->dims, sizeof p64->dims) ||
                        p32->p.layout != p64->p.layout || p32->p.kappa != p64->p.kappa ||
                        p32->p.antiperiodic_t != p64->p.antiperiodic_t))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "clphys_lqcd_solve: mixed needs an fp32 plan32 with the lattice, layout, kappa and boundary of plan64");
+                        "lqcd solver: mixed needs an fp32 plan32 with the lattice, layout, kappa and boundary of plan64");
     if (!(prm->tol > 0) || prm->max_iter <= 0)
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_solve: tol must be > 0 and max_iter > 0");
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lqcd solver: tol must be > 0 and max_iter > 0");
+    clphys_solver_plan *sp = calloc(1, sizeof *sp);
+    if (!sp) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "lqcd solver plan");
+    sp->p64 = p64;
+    sp->p32 = prm->mixed ? p32 : NULL;
+    sp->prm = *prm;
+    clphys_status st = ws_create(&sp->w64, p64);
+    if (!st && prm->mixed) st = ws_create(&sp->w32, p32);
+    cl_mem *f[] = {&sp->be, &sp->bo, &sp->xe, &sp->xo, &sp->re, &sp->ro, &sp->tmp};
+    for (int i = 0; i < 7 && !st; i++) st = clphys_dslash_field_create(p64, 1, f[i]);
+    if (!st) st = clphys_dslash_field_create(p64, 0, &sp->host); /* 24 V doubles, like the host array */
+    const char *pin = getenv("CLPHYS_LQCD_PINNED");
+    if (!st && pin && *pin && strcmp(pin, "0")) {
+        size_t bytes = p64->vol * 24 * sizeof(double);
+        cl_int e;
+        if (!(st = cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &sp->pinned))) {
+            sp->pin = clEnqueueMapBuffer(ctx->queue, sp->pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL,
+                                         NULL, &e);
+            if (!sp->pin) st = cp_cl_error(ctx, e, "clEnqueueMapBuffer (pinned staging)");
+        }
+    }
+    cl_program prog;
+    if (!st && prm->mixed && !(st = cp_program(ctx, "blas1.cl", "-DNEED_FP64", &prog)) &&
+        !(st = cp_kernel(ctx, prog, "convert_to_single", &sp->cvt[0])))
+        st = cp_kernel(ctx, prog, "convert_to_double", &sp->cvt[1]);
+    if (st) {
+        clphys_solver_plan_destroy(sp);
+        return st;
+    }
+    *out = sp;
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status clphys_solver_solve(clphys_solver_plan *sp, const double *b, double *x, clphys_solver_result *res)
+{
+    if (!sp || !b || !x || !res)
+        return cp_error(sp ? sp->p64->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_solver_solve: NULL argument");
+    clphys_dslash_plan *p64 = sp->p64, *p32 = sp->p32;
+    const clphys_solver_params *prm = &sp->prm;
+    clphys_context *ctx = p64->ctx;
     memset(res, 0, sizeof *res);
     p64->own_blas = prm->own_blas;
     if (p32) p32->own_blas = prm->own_blas;
     double t0 = cp_now();
     const double kappa = p64->p.kappa;
-    ws_t w64 = {0}, w32 = {0};
-    cl_mem be = NULL, bo = NULL, xe = NULL, xo = NULL, re = NULL, ro = NULL, tmp = NULL;
-    clphys_status st = ws_create(&w64, p64);
-    if (!st && prm->mixed) st = ws_create(&w32, p32);
-    cl_mem *f[] = {&be, &bo, &xe, &xo, &re, &ro, &tmp};
-    for (int i = 0; i < 7 && !st; i++) st = clphys_dslash_field_create(p64, 1, f[i]);
-    if (!st) st = clphys_dslash_field_write(p64, be, 0, b);
-    if (!st) st = clphys_dslash_field_write(p64, bo, 1, b);
-    size_t nr = w64.nr;
-    double bn2e = 0, bn2o = 0, bnorm = 0, rel = 0;
-    if (!st) st = lb_dot(p64, nr, be, be, w64.scratch, &bn2e);
-    if (!st) st = lb_dot(p64, nr, bo, bo, w64.scratch, &bn2o);
-    bnorm = sqrt(bn2e + bn2o);
-    w64.prm = w32.prm = prm;
-    w64.bnorm = w32.bnorm = bnorm > 0 ? bnorm : 1;
-    if (!st) st = zero(p64, xe, nr);
-    if (!st) st = zero(p64, xo, nr);
-    int napply = 0;
+    ws_t *w64 = &sp->w64, *w32 = &sp->w32;
+    const size_t nr = w64->nr;
+    double bn2e = 0, bn2o = 0, rel = 0;
+    clphys_status st = upload(sp, b);
     if (!st) st = cp_finish(ctx);
     double t1 = cp_now();
+    res->upload_s = t1 - t0;
+    if (!st) st = lb_norm2(p64, nr, sp->be, w64->scratch, &bn2e);
+    if (!st) st = lb_norm2(p64, nr, sp->bo, w64->scratch, &bn2o);
+    const double bnorm = sqrt(bn2e + bn2o);
+    w64->prm = w32->prm = prm;
+    w64->bnorm = w32->bnorm = bnorm > 0 ? bnorm : 1;
+    if (!st) st = zero(p64, sp->xe, nr);
+    if (!st) st = zero(p64, sp->xo, nr);
+    int napply = 0, first = 1;
+    /* CGNR takes its right-hand side in WS, BiCGStab in WU */
+    const int rhs = prm->kind == CLPHYS_SOLVER_BICGSTAB ? WU : WS;
     while (!st) {
-        /* true fp64 residual r = b - D x, both parities */
-        double r2e, r2o;
-        if ((st = lqcd_hop(p64, tmp, xo, xe, -kappa, 0, NULL)) || (st = lb_copy(p64, nr, be, re)) ||
-            (st = lb_axpy(p64, nr, -1.0, tmp, re)) || (st = lqcd_hop(p64, tmp, xe, xo, -kappa, 1, NULL)) ||
-            (st = lb_copy(p64, nr, bo, ro)) || (st = lb_axpy(p64, nr, -1.0, tmp, ro)) ||
-            (st = lb_dot(p64, nr, re, re, w64.scratch, &r2e)) || (st = lb_dot(p64, nr, ro, ro, w64.scratch, &r2o)))
-            break;
-        napply++;
+        /* true fp64 residual r = b - D x on the device, both parities; x = 0
+         * on the first cycle, so r = b */
+        cl_mem rE = sp->re, rO = sp->ro;
+        double r2e = bn2e, r2o = bn2o;
+        if (first) {
+            rE = sp->be, rO = sp->bo;
+        } else {
+            if ((st = lqcd_hop(p64, sp->tmp, sp->xo, sp->xe, -kappa, 0, NULL)) ||
+                (st = lb_copy(p64, nr, sp->be, rE)) || (st = lb_axpy(p64, nr, -1.0, sp->tmp, rE)) ||
+                (st = lqcd_hop(p64, sp->tmp, sp->xe, sp->xo, -kappa, 1, NULL)) ||
+                (st = lb_copy(p64, nr, sp->bo, rO)) || (st = lb_axpy(p64, nr, -1.0, sp->tmp, rO)) ||
+                (st = lb_norm2(p64, nr, rE, w64->scratch, &r2e)) || (st = lb_norm2(p64, nr, rO, w64->scratch, &r2o)))
+                break;
+            napply++;
+        }
+        first = 0;
         rel = bnorm > 0 ? sqrt(r2e + r2o) / bnorm : 0;
         if (prm->progress) prm->progress(prm->user, res->iterations, rel, 1);
         if (rel <= prm->tol || !isfinite(rel)) break;
         if (res->iterations >= prm->max_iter) break;
-        /* even-odd right-hand side of the correction: r' = r_e + kappa H_eo r_o */
+        /* even-odd right-hand side of the correction: r' = r_e + kappa H_eo r_o,
+         * straight into the inner solver's rhs field (fp64) or converted */
+        ws_t *w = prm->mixed ? w32 : w64;
+        cl_mem rp = prm->mixed ? w64->v[WR0] : w64->v[rhs];
         double rpn;
-        if ((st = lqcd_hop(p64, w64.v[WR0], ro, re, kappa, 0, NULL))) break;
-        if ((st = nrm2(&w64, w64.v[WR0], &rpn))) break;
+        if ((st = lqcd_hop(p64, rp, rO, rE, kappa, 0, NULL))) break;
+        if ((st = nrm2(w64, rp, &rpn))) break;
         /* |b - D x| = |r' - M e_e| once e_o = r_o + kappa H_oe e_e */
-        double target = 0.5 * prm->tol * bnorm;
+        double tgt = 0.5 * prm->tol * bnorm;
         int left = prm->max_iter - res->iterations;
-        /* Buffers: cgnr uses X S R P Q U (rhs may be T or R0), bicgstab uses
-         * X R R0 P Q S T (rhs may be U).  The correction e_e ends in w64 X. */
-        ws_t *w = prm->mixed ? &w32 : &w64;
         const int before = res->iterations;
-        double tgt = target;
         if (prm->mixed) {
             double inner = prm->inner_tol > 0 ? prm->inner_tol : 1e-5;
-            tgt = fmax(target, inner * rpn);
-            if ((st = convert(ctx, w32.v[WU], w64.v[WR0], nr, 1))) break;
-        } else if ((st = lb_copy(p64, nr, w64.v[WR0], w64.v[WU]))) {
-            break;
+            tgt = fmax(tgt, inner * rpn);
+            if ((st = convert(sp, w32->v[rhs], rp, nr, 1))) break;
         }
-        if (prm->kind == CLPHYS_SOLVER_BICGSTAB) {
-            st = bicgstab(w, w->v[WU], tgt, left, &res->iterations, &napply);
-        } else {
-            if ((st = lb_copy(w->pl, nr, w->v[WU], w->v[WT]))) break;
-            st = cgnr(w, w->v[WT], tgt, left, &res->iterations, &napply);
-        }
+        if (prm->kind == CLPHYS_SOLVER_BICGSTAB) st = bicgstab(w, w->v[WU], tgt, left, &res->iterations, &napply);
+        else if (prm->own_blas == 2) st = cgnr_dev(w, tgt, left, &res->iterations, &napply);
+        else st = cgnr(w, tgt, left, &res->iterations, &napply);
         if (st || res->iterations == before) break; /* no progress: report the residual */
-        if (prm->mixed && (st = convert(ctx, w64.v[WX], w32.v[WX], nr, 0))) break;
+        if (prm->mixed && (st = convert(sp, w64->v[WX], w32->v[WX], nr, 0))) break;
         /* e_o = r_o + kappa H_oe e_e; x += e */
-        if ((st = lqcd_hop(p64, tmp, w64.v[WX], ro, kappa, 1, NULL)) || (st = lb_axpy(p64, nr, 1.0, w64.v[WX], xe)) ||
-            (st = lb_axpy(p64, nr, 1.0, tmp, xo)))
+        if ((st = lqcd_hop(p64, sp->tmp, w64->v[WX], rO, kappa, 1, NULL)) ||
+            (st = lb_axpy(p64, nr, 1.0, w64->v[WX], sp->xe)) || (st = lb_axpy(p64, nr, 1.0, sp->tmp, sp->xo)))
             break;
         res->restarts++;
     }
-    res->iterate_s = cp_now() - t1;
-    if (!st) st = clphys_dslash_field_read(p64, xe, 0, x);
-    if (!st) st = clphys_dslash_field_read(p64, xo, 1, x);
-    for (int i = 0; i < 7; i++) cp_release_mem(f[i]);
-    ws_destroy(&w64);
-    if (prm->mixed) ws_destroy(&w32);
+    double t2 = cp_now();
+    res->iterate_s = t2 - t1;
+    if (!st) st = download(sp, x);
+    res->download_s = cp_now() - t2;
     res->rel_residual = rel;
     res->seconds = cp_now() - t0;
     res->gflops = res->seconds > 0 ? 1368.0 * (double)p64->vol * napply / res->seconds * 1e-9 : 0;
@@ -290,4 +458,18 @@ clphys_status clphys_lqcd_solve(clphys_dslash_plan *p64, clphys_dslash_plan *p32
                         "(%d restarts)",
                         rel, prm->tol, res->iterations, res->restarts);
     return CLPHYS_SUCCESS;
+}
+
+clphys_status clphys_lqcd_solve(clphys_dslash_plan *p64, clphys_dslash_plan *p32, const clphys_solver_params *prm,
+                                const double *b, double *x, clphys_solver_result *res)
+{
+    if (!p64 || !prm || !b || !x || !res)
+        return cp_error(p64 ? p64->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_solve: NULL argument");
+    double t0 = cp_now();
+    clphys_solver_plan *sp;
+    CP_TRY(clphys_solver_plan_create(p64, p32, prm, &sp));
+    clphys_status st = clphys_solver_solve(sp, b, x, res);
+    clphys_solver_plan_destroy(sp);
+    res->seconds = cp_now() - t0;
+    return st;
 }
