@@ -9,7 +9,8 @@
  * rounding by adding 1.5*2^mantissa (PoCL expands rint() into ~15 integer
  * instructions), and the hits are
  * compacted in ascending j from a bit mask: the rows are identical to
- * neighbor_build's (same cell order, j ascending).
+ * neighbor_build's (same cell order, j ascending).  Extra argument stage and
+ * mode 3: see the top of the kernel.
  */
 #include "common.h"
 
@@ -31,10 +32,24 @@ inline int nb_hsum(vi_t v)
 __kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, int4 nc,
                              __global const uint *cell_start, real_t rs2, int half_list, int mode,
                              __global const uint *offset, __global int *list, uint capacity,
-                             __global uint *count, volatile __global uint *overflow)
+                             __global uint *count, volatile __global uint *overflow,
+                             __global int *stage)
 {
     uint i = get_global_id(0);
     if (i >= n) return;
+    /* CSR in one search: mode 0 also keeps the first `capacity` entries of
+     * row i at stage[i * capacity]; mode 3 copies them to the CSR row, and
+     * recomputes (as mode 1) only rows longer than that */
+    if (mode == 3) {
+        uint c = count[i];
+        if (c <= capacity) {
+            __global const int *src = stage + (size_t)i * capacity;
+            __global int *dst = list + offset[i];
+            for (uint k = 0; k < c; k++) dst[k] = src[k];
+            return;
+        }
+        mode = 1;
+    }
     real4_t p = pos[i];
     real_t x = p.x - box.x * floor(p.x / box.x);
     real_t y = p.y - box.y * floor(p.y / box.y);
@@ -94,14 +109,12 @@ __kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, i
                               (half_list ? j > (int)i : j != (int)i);
                     int bits = nb_hsum(ok & VBITS);
                     if (!bits) continue;
-                    if (mode == 0) {
-                        k += popcount(bits);
-                        continue;
-                    }
                     while (bits) {
                         int l = 31 - clz(bits & -bits); /* lowest set lane */
                         bits &= bits - 1;
-                        if (mode == 1) list[base + k] = (int)j0 + l;
+                        if (mode == 0) {
+                            if (k < capacity) stage[(size_t)i * capacity + k] = (int)j0 + l;
+                        } else if (mode == 1) list[base + k] = (int)j0 + l;
                         else if (k < capacity) list[(size_t)k * n + i] = (int)j0 + l;
                         k++;
                     }

@@ -17,6 +17,8 @@ struct clphys_neighbor_plan {
     cl_mem pos, perm;            /* sorted by cell; perm[s] = caller index    */
     cl_mem cell, rank, count, start, order;
     cl_mem ncount, offset, list, overflow;
+    cl_mem stage;                /* CPUs, CSR: rows of the counting pass, kept
+                                    at i*capacity (cl/neighbor_cpu.cl)       */
     size_t list_entries;         /* allocated entries of list                 */
     int capacity;                /* transposed: entries per particle          */
     size_t pairs;

@@ -53,7 +53,7 @@ void clphys_neighbor_plan_destroy(clphys_neighbor_plan *pl)
         cp_release_kernel(ks[i]);
     cl_mem *ms[] = {&pl->pos_in, &pl->perm_in, &pl->pos,     &pl->perm,  &pl->cell,
                     &pl->rank,   &pl->count,   &pl->start,   &pl->order, &pl->ncount,
-                    &pl->offset, &pl->list,    &pl->overflow};
+                    &pl->offset, &pl->list,    &pl->overflow, &pl->stage};
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
         cp_release_mem(ms[i]);
     free(pl);
@@ -120,6 +120,9 @@ static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p
     pl->capacity = p->capacity > 0 ? p->capacity : (int)fmin(est, (double)n);
     pl->list_entries = (size_t)pl->capacity * n;
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * pl->list_entries, NULL, &pl->list));
+    /* CPUs, CSR: one candidate search instead of two (count, then fill) */
+    if (ctx->info.is_cpu && p->layout == CLPHYS_NEIGHBOR_CSR)
+        CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * pl->list_entries, NULL, &pl->stage));
     return CLPHYS_SUCCESS;
 }
 
@@ -187,6 +190,7 @@ static clphys_status set_build_args(clphys_neighbor_plan *pl, int mode)
     CP_TRY(CP_ARG(ctx, k, 10, cap));
     CP_TRY(CP_ARG(ctx, k, 11, pl->ncount));
     CP_TRY(CP_ARG(ctx, k, 12, pl->overflow));
+    if (ctx->info.is_cpu) CP_TRY(CP_ARG(ctx, k, 13, pl->stage)); /* NULL unless CSR */
     return CLPHYS_SUCCESS;
 }
 
@@ -209,7 +213,8 @@ static clphys_status build_list(clphys_neighbor_plan *pl)
         cl_uint total;
         CP_TRY(cp_read(ctx, pl->offset, 4 * n, 4, &total));
         if (total > pl->list_entries) CP_TRY(grow_list(pl, (size_t)(total * 1.2) + 64));
-        CP_TRY(set_build_args(pl, 1));
+        /* mode 3 (CPUs): copy the staged rows, recompute only longer ones */
+        CP_TRY(set_build_args(pl, pl->stage ? 3 : 1));
         CP_TRY(cp_launch(ctx, pl->k_build, 1, &g, NULL, &pl->kernel_s));
         pl->pairs = total;
         return CLPHYS_SUCCESS;
