@@ -37,8 +37,23 @@ for f in ("solver.json", "solver-pinned.json"):
 PY
     ;;
 final)
-    $B/clphys bench --device nvidia --path dslash,solver --json $OUT/lqcd-h100.json > $OUT/final.txt 2>&1
-    echo "rc $?"
-    grep -E "^(solver|dslash) |best fixed" $OUT/final.txt | cut -c1-150
+    $B/lqcd_blas_probe nvidia > $OUT/blas_probe.txt 2>&1
+    $B/clphys bench --device nvidia --path solver --json $OUT/solver.json > $OUT/solver.txt 2>&1
+    echo "solver rc $?"
+    $B/clphys bench --device nvidia --path dslash --json $OUT/dslash.json > $OUT/dslash.txt 2>&1
+    echo "dslash rc $?"
+    cat $CLPHYS_CACHE_DIR/dslash-tune-*.txt > $OUT/tune-files.txt
+    cat $OUT/blas_probe.txt
+    grep -E "^(solver|dslash) |best fixed|cannot launch|FAIL" $OUT/solver.txt $OUT/dslash.txt | sed 's/^[^:]*://' | cut -c1-140
+    python3 - <<'PY'
+import json, os
+O = os.environ["OUT"]
+r = json.load(open(os.path.join(O, "solver.json")))
+for q in r["results"]:
+    p = q["params"]
+    print(q["variant"], "it", p["iterations"], "iter_s %.4f total_s %.4f up %.4f down %.4f one_shot %.4f speedup %.2f" % (
+        q["kernel_s_median"], q["total_s_median"], p["upload_s_median"], p["download_s_median"], p["one_shot_s"],
+        p["speedup_time_to_solution"]))
+PY
     ;;
 esac

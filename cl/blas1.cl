@@ -124,62 +124,72 @@ blas_cg_update(__global real_t *restrict partial, __global real_t *restrict x, _
     group_sum_store(partial, acc, s);
 }
 
-/* ---- CGNR with the scalars on the device (own_blas = 2) --------------------
- * S (double, built with NEED_FP64): 0 gamma = |r|^2, 1 qq = |q|^2, 2 alpha,
- * 3 |rho|^2, 4 beta.  The host never waits inside an iteration: it reads
- * |rho|^2 asynchronously and checks it one iteration later. */
-#define S_GAMMA 0
-#define S_QQ 1
-#define S_ALPHA 2
-#define S_RHO2 3
-#define S_BETA 4
-
-/* One work-group: total of the groups' partial sums (fp64), then by `what`
- * 0: qq, alpha = gamma / qq;  1: |rho|^2;  2: beta = gnew / gamma, gamma = gnew;
- * 3: gamma (first iteration). */
-__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
-blas_finish(__global double *restrict S, __global const real_t *restrict partial, uint ngroups, int what)
+/* ---- BiCGStab's level-1 work fused (own_blas), complex, n complex numbers.
+ * Reductions of three values write partial[4 * group + 0..2]. */
+inline void group_sum3_store(__global real_t *restrict partial, real4_t v, __local real4_t *s)
 {
-    __local double s[BLAS_WG];
     const uint l = get_local_id(0);
-    double acc = 0;
-    for (uint i = l; i < ngroups; i += BLAS_WG) acc += (double)partial[2 * i];
-    s[l] = acc;
+    s[l] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint k = BLAS_WG / 2; k > 0; k >>= 1) {
         if (l < k) s[l] += s[l + k];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (l) return;
-    const double v = s[0];
-    if (what == 0) S[S_QQ] = v, S[S_ALPHA] = v > 0 ? S[S_GAMMA] / v : 0.0;
-    else if (what == 1) S[S_RHO2] = v;
-    else if (what == 2) S[S_BETA] = S[S_GAMMA] > 0 ? v / S[S_GAMMA] : 0.0, S[S_GAMMA] = v;
-    else S[S_GAMMA] = v;
-}
-
-/* blas_cg_update with alpha = S[2] */
-__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
-blas_cg_update_dev(__global real_t *restrict partial, __global real_t *restrict x, __global real_t *restrict r,
-                   __global const real_t *restrict p, __global const real_t *restrict q,
-                   __global const double *restrict S, uint n)
-{
-    __local real_t s[BLAS_WG];
-    const real_t alpha = (real_t)S[S_ALPHA];
-    real_t acc = 0;
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
-        x[i] += alpha * p[i];
-        const real_t ri = r[i] - alpha * q[i];
-        r[i] = ri;
-        acc += ri * ri;
+    if (l == 0) {
+        const uint g = get_group_id(0);
+        partial[4 * g] = s[0].x, partial[4 * g + 1] = s[0].y, partial[4 * g + 2] = s[0].z, partial[4 * g + 3] = 0;
     }
-    group_sum_store(partial, acc, s);
 }
 
-/* y = x + beta y, beta = S[4] */
-__kernel void blas_xpay_dev(__global real_t *restrict y, __global const real_t *restrict x,
-                            __global const double *restrict S, uint n)
+/* p = r + beta (p - omega v) */
+__kernel void bicg_p(__global real2_t *restrict p, __global const real2_t *restrict r,
+                     __global const real2_t *restrict v, real_t bre, real_t bim, real_t ore, real_t oim, uint n)
 {
-    const real_t b = (real_t)S[S_BETA];
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) y[i] = x[i] + b * y[i];
+    const real2_t b = (real2_t)(bre, bim), o = (real2_t)(ore, oim);
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) p[i] = r[i] + bl_cmul(b, p[i] - bl_cmul(o, v[i]));
+}
+
+/* s = r - alpha v */
+__kernel void bicg_s(__global real2_t *restrict s, __global const real2_t *restrict r,
+                     __global const real2_t *restrict v, real_t are, real_t aim, uint n)
+{
+    const real2_t a = (real2_t)(are, aim);
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) s[i] = r[i] - bl_cmul(a, v[i]);
+}
+
+/* partial sums of |t|^2 and conj(t) s in one pass */
+__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
+bicg_ts(__global real_t *restrict partial, __global const real2_t *restrict t, __global const real2_t *restrict s,
+        uint n)
+{
+    __local real4_t sh[BLAS_WG];
+    real4_t acc = (real4_t)(0, 0, 0, 0);
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const real2_t a = t[i], b = s[i];
+        acc.x += a.x * a.x + a.y * a.y;
+        acc.y += a.x * b.x + a.y * b.y;
+        acc.z += a.x * b.y - a.y * b.x;
+    }
+    group_sum3_store(partial, acc, sh);
+}
+
+/* x += alpha p + omega s; r = s - omega t; partial sums of |r|^2 and
+ * conj(r0) r (the next iteration's rho) */
+__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
+bicg_xr(__global real_t *restrict partial, __global real2_t *restrict x, __global real2_t *restrict r,
+        __global const real2_t *restrict p, __global const real2_t *restrict s, __global const real2_t *restrict t,
+        __global const real2_t *restrict r0, real_t are, real_t aim, real_t ore, real_t oim, uint n)
+{
+    __local real4_t sh[BLAS_WG];
+    const real2_t a = (real2_t)(are, aim), o = (real2_t)(ore, oim);
+    real4_t acc = (real4_t)(0, 0, 0, 0);
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const real2_t si = s[i], rn = si - bl_cmul(o, t[i]), q = r0[i];
+        x[i] += bl_cmul(a, p[i]) + bl_cmul(o, si);
+        r[i] = rn;
+        acc.x += rn.x * rn.x + rn.y * rn.y;
+        acc.y += q.x * rn.x + q.y * rn.y;
+        acc.z += q.x * rn.y - q.y * rn.x;
+    }
+    group_sum3_store(partial, acc, sh);
 }

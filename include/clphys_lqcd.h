@@ -179,9 +179,7 @@ typedef struct {
     double inner_tol;       /* relative reduction per inner solve (mixed), 0 = 1e-5 */
     int own_blas;           /* 0: BLAS-1 through clBLAST; 1: cl/blas1.cl kernels
                                (one-pass xpay, fused CG update, partial-sum
-                               dots read by the host); 2: as 1, and CGNR keeps
-                               its scalars on the device (no host round trip
-                               inside an iteration; BiCGStab as 1)            */
+                               dots added on the host)                        */
     /* Called (may be NULL) after every Krylov iteration with the iterated
      * residual estimate |r'_e - M e_e| / |b| (is_true = 0), and at every
      * defect-correction cycle with the true fp64 |b - D x| / |b| (is_true = 1). */
@@ -204,11 +202,13 @@ typedef struct {
 } clphys_solver_result;
 
 /* A solver plan owns the device workspace (fp64 and, when mixed, fp32 half
- * fields, the host-layout transfer buffer), so that repeated solves with the
- * same gauge field allocate and build nothing: a solve uploads b once,
- * iterates and checks the true residual on the device (reductions read back
- * a few kilobytes of partial sums), and downloads x once.  The dslash plans
- * must outlive it.  Arguments and errors as for clphys_lqcd_solve. */
+ * fields, the host-layout transfer buffer, a page-locked staging array of
+ * 24 V doubles), so that repeated solves with the same gauge field allocate
+ * and build nothing: a solve copies b into the staging array (all threads),
+ * uploads it once, changes the layout on the device, iterates and checks the
+ * true residual on the device (reductions read back a few kilobytes of
+ * partial sums), and downloads x once the same way.  The dslash plans must
+ * outlive it.  Arguments and errors as for clphys_lqcd_solve. */
 typedef struct clphys_solver_plan clphys_solver_plan;
 clphys_status clphys_solver_plan_create(clphys_dslash_plan *plan64, clphys_dslash_plan *plan32,
                                         const clphys_solver_params *params, clphys_solver_plan **plan);

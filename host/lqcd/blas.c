@@ -16,10 +16,10 @@
 static int dbl(const clphys_dslash_plan *pl) { return pl->real_size == 8; }
 
 /* ---- own kernels (blas1.cl) ------------------------------------------------ */
-enum { K_AXPY, K_XPAY, K_GAMMA5, K_CAXPY, K_CXPAY, K_DOT, K_NORM2, K_CGUP, K_FINISH, K_CGUPD, K_XPAYD, K_COUNT };
+enum { K_AXPY, K_XPAY, K_GAMMA5, K_CAXPY, K_CXPAY, K_DOT, K_NORM2, K_CGUP, K_BP, K_BS, K_BTS, K_BXR, K_COUNT };
 static const char *const kname[K_COUNT] = {
-    "blas_axpy",          "blas_xpay",      "blas_gamma5", "blas_caxpy",         "blas_cxpay",    "blas_dot_partial",
-    "blas_norm2_partial", "blas_cg_update", "blas_finish", "blas_cg_update_dev", "blas_xpay_dev"};
+    "blas_axpy",          "blas_xpay",      "blas_gamma5", "blas_caxpy", "blas_cxpay", "blas_dot_partial",
+    "blas_norm2_partial", "blas_cg_update", "bicg_p",      "bicg_s",     "bicg_ts",    "bicg_xr"};
 _Static_assert(K_COUNT == sizeof(((clphys_dslash_plan *)0)->kb) / sizeof(cl_kernel), "kb[] holds every kernel");
 #define OWN_WG 256
 
@@ -40,7 +40,7 @@ static clphys_status own_setup(clphys_dslash_plan *pl)
     for (int i = 0; i < K_COUNT; i++) CP_TRY(cp_kernel(pl->ctx, prog, kname[i], &pl->kb[i]));
     const clphys_device_info *d = clphys_context_device(pl->ctx);
     pl->ngroups = d->is_gpu ? (size_t)d->compute_units * 8 : (size_t)(d->compute_units ? d->compute_units : 1);
-    return cp_buffer(pl->ctx, CL_MEM_READ_WRITE, pl->ngroups * 2 * pl->real_size, NULL, &pl->partial);
+    return cp_buffer(pl->ctx, CL_MEM_READ_WRITE, pl->ngroups * 4 * pl->real_size, NULL, &pl->partial);
 }
 
 /* Set a real_t argument in the plan's precision. */
@@ -72,22 +72,30 @@ static clphys_status own_elementwise(clphys_dslash_plan *pl, int which, cl_mem y
 }
 
 /* Launch k (arguments set) over the reduction grid and add the groups'
- * partial sums on the host: one blocking read of 2 x ngroups reals. */
-static clphys_status own_reduce(clphys_dslash_plan *pl, cl_kernel k, double r[2])
+ * partial sums on the host: one blocking read of m x ngroups reals (m = 2, or
+ * 4 for the three-value BiCGStab reductions); r receives m - (m == 4) sums. */
+static clphys_status own_reduce_m(clphys_dslash_plan *pl, cl_kernel k, int m, double *r)
 {
     size_t global = pl->ngroups * OWN_WG, local = OWN_WG;
     CP_TRY(cp_launch(pl->ctx, k, 1, &global, &local, NULL));
-    double buf[2 * 4096];
-    float fbuf[2 * 4096];
-    size_t g = pl->ngroups < 4096 ? pl->ngroups : 4096;
-    if (dbl(pl)) CP_TRY(cp_read(pl->ctx, pl->partial, 0, 2 * g * sizeof(double), buf));
+    double buf[4 * 4096];
+    float fbuf[4 * 4096];
+    size_t g = pl->ngroups < 4096 ? pl->ngroups : 4096, nv = (size_t)m * g;
+    if (dbl(pl)) CP_TRY(cp_read(pl->ctx, pl->partial, 0, nv * sizeof(double), buf));
     else {
-        CP_TRY(cp_read(pl->ctx, pl->partial, 0, 2 * g * sizeof(float), fbuf));
-        for (size_t i = 0; i < 2 * g; i++) buf[i] = fbuf[i];
+        CP_TRY(cp_read(pl->ctx, pl->partial, 0, nv * sizeof(float), fbuf));
+        for (size_t i = 0; i < nv; i++) buf[i] = fbuf[i];
     }
-    r[0] = r[1] = 0;
-    for (size_t i = 0; i < g; i++) r[0] += buf[2 * i], r[1] += buf[2 * i + 1];
+    const int nout = m == 4 ? 3 : m;
+    for (int j = 0; j < nout; j++) r[j] = 0;
+    for (size_t i = 0; i < g; i++)
+        for (int j = 0; j < nout; j++) r[j] += buf[(size_t)m * i + (size_t)j];
     return CLPHYS_SUCCESS;
+}
+
+static clphys_status own_reduce(clphys_dslash_plan *pl, cl_kernel k, double r[2])
+{
+    return own_reduce_m(pl, k, 2, r);
 }
 
 static clphys_status own_dot(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem y, int cplx, double r[2])
@@ -257,58 +265,64 @@ clphys_status lb_cdotc(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem y, cl_
     return CLPHYS_SUCCESS;
 }
 
-/* ---- scalars on the device (CGNR, own_blas = 2) ---------------------------- */
-static clphys_status finish(clphys_dslash_plan *pl, cl_mem S, int what)
-{
-    cl_kernel k = pl->kb[K_FINISH];
-    cl_uint ng = (cl_uint)pl->ngroups;
-    CP_TRY(CP_ARG(pl->ctx, k, 0, S));
-    CP_TRY(CP_ARG(pl->ctx, k, 1, pl->partial));
-    CP_TRY(CP_ARG(pl->ctx, k, 2, ng));
-    CP_TRY(CP_ARG(pl->ctx, k, 3, what));
-    size_t one = OWN_WG;
-    return cp_launch(pl->ctx, k, 1, &one, &one, NULL);
-}
-
-clphys_status lb_dev_norm2(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem S, int what)
+/* ---- BiCGStab's fused steps (own kernels only) ----------------------------- */
+clphys_status lb_bicg_p(clphys_dslash_plan *pl, size_t n, cl_mem p, cl_mem r, cl_mem v, const double beta[2],
+                        const double omega[2])
 {
     CP_TRY(own_setup(pl));
-    cl_kernel k = pl->kb[K_NORM2];
+    cl_kernel k = pl->kb[K_BP];
     cl_uint nn = (cl_uint)n;
-    CP_TRY(CP_ARG(pl->ctx, k, 0, pl->partial));
-    CP_TRY(CP_ARG(pl->ctx, k, 1, x));
-    CP_TRY(CP_ARG(pl->ctx, k, 2, nn));
-    size_t global = pl->ngroups * OWN_WG, local = OWN_WG;
-    CP_TRY(cp_launch(pl->ctx, k, 1, &global, &local, NULL));
-    return finish(pl, S, what);
-}
-
-clphys_status lb_dev_cg_update(clphys_dslash_plan *pl, size_t n, cl_mem p, cl_mem q, cl_mem x, cl_mem r, cl_mem S)
-{
-    CP_TRY(own_setup(pl));
-    cl_kernel k = pl->kb[K_CGUPD];
-    cl_uint nn = (cl_uint)n;
-    CP_TRY(CP_ARG(pl->ctx, k, 0, pl->partial));
-    CP_TRY(CP_ARG(pl->ctx, k, 1, x));
-    CP_TRY(CP_ARG(pl->ctx, k, 2, r));
-    CP_TRY(CP_ARG(pl->ctx, k, 3, p));
-    CP_TRY(CP_ARG(pl->ctx, k, 4, q));
-    CP_TRY(CP_ARG(pl->ctx, k, 5, S));
-    CP_TRY(CP_ARG(pl->ctx, k, 6, nn));
-    size_t global = pl->ngroups * OWN_WG, local = OWN_WG;
-    CP_TRY(cp_launch(pl->ctx, k, 1, &global, &local, NULL));
-    return finish(pl, S, 1);
-}
-
-clphys_status lb_dev_xpay(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem y, cl_mem S)
-{
-    CP_TRY(own_setup(pl));
-    cl_kernel k = pl->kb[K_XPAYD];
-    cl_uint nn = (cl_uint)n;
-    CP_TRY(CP_ARG(pl->ctx, k, 0, y));
-    CP_TRY(CP_ARG(pl->ctx, k, 1, x));
-    CP_TRY(CP_ARG(pl->ctx, k, 2, S));
-    CP_TRY(CP_ARG(pl->ctx, k, 3, nn));
+    CP_TRY(CP_ARG(pl->ctx, k, 0, p));
+    CP_TRY(CP_ARG(pl->ctx, k, 1, r));
+    CP_TRY(CP_ARG(pl->ctx, k, 2, v));
+    CP_TRY(arg_real(pl, k, 3, beta[0]));
+    CP_TRY(arg_real(pl, k, 4, beta[1]));
+    CP_TRY(arg_real(pl, k, 5, omega[0]));
+    CP_TRY(arg_real(pl, k, 6, omega[1]));
+    CP_TRY(CP_ARG(pl->ctx, k, 7, nn));
     size_t global = pl->ngroups * OWN_WG, local = OWN_WG;
     return cp_launch(pl->ctx, k, 1, &global, &local, NULL);
+}
+
+clphys_status lb_bicg_s(clphys_dslash_plan *pl, size_t n, cl_mem s, cl_mem r, cl_mem v, const double alpha[2])
+{
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_BS];
+    cl_uint nn = (cl_uint)n;
+    CP_TRY(CP_ARG(pl->ctx, k, 0, s));
+    CP_TRY(CP_ARG(pl->ctx, k, 1, r));
+    CP_TRY(CP_ARG(pl->ctx, k, 2, v));
+    CP_TRY(arg_real(pl, k, 3, alpha[0]));
+    CP_TRY(arg_real(pl, k, 4, alpha[1]));
+    CP_TRY(CP_ARG(pl->ctx, k, 5, nn));
+    size_t global = pl->ngroups * OWN_WG, local = OWN_WG;
+    return cp_launch(pl->ctx, k, 1, &global, &local, NULL);
+}
+
+clphys_status lb_bicg_ts(clphys_dslash_plan *pl, size_t n, cl_mem t, cl_mem s, double out[3])
+{
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_BTS];
+    cl_uint nn = (cl_uint)n;
+    CP_TRY(CP_ARG(pl->ctx, k, 0, pl->partial));
+    CP_TRY(CP_ARG(pl->ctx, k, 1, t));
+    CP_TRY(CP_ARG(pl->ctx, k, 2, s));
+    CP_TRY(CP_ARG(pl->ctx, k, 3, nn));
+    return own_reduce_m(pl, k, 4, out);
+}
+
+clphys_status lb_bicg_xr(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem r, cl_mem p, cl_mem s, cl_mem t, cl_mem r0,
+                         const double alpha[2], const double omega[2], double out[3])
+{
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_BXR];
+    cl_uint nn = (cl_uint)n;
+    cl_mem m[7] = {pl->partial, x, r, p, s, t, r0};
+    for (cl_uint i = 0; i < 7; i++) CP_TRY(CP_ARG(pl->ctx, k, i, m[i]));
+    CP_TRY(arg_real(pl, k, 7, alpha[0]));
+    CP_TRY(arg_real(pl, k, 8, alpha[1]));
+    CP_TRY(arg_real(pl, k, 9, omega[0]));
+    CP_TRY(arg_real(pl, k, 10, omega[1]));
+    CP_TRY(CP_ARG(pl->ctx, k, 11, nn));
+    return own_reduce_m(pl, k, 4, out);
 }

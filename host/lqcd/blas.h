@@ -23,13 +23,16 @@ clphys_status lb_norm2(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem scratc
 clphys_status lb_cg_update(clphys_dslash_plan *pl, size_t n, double alpha, cl_mem p, cl_mem q, cl_mem x, cl_mem r,
                            cl_mem scratch, double *rr);
 
-/* Scalars on the device (cl/blas1.cl, S = 5 doubles: gamma, qq, alpha,
- * |rho|^2, beta), nothing read back: |x|^2 into S by `what` (0: qq and
- * alpha, 2: beta and gamma, 3: gamma); x += alpha p, r -= alpha q and |r|^2;
- * y = x + beta y. */
-clphys_status lb_dev_norm2(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem S, int what);
-clphys_status lb_dev_cg_update(clphys_dslash_plan *pl, size_t n, cl_mem p, cl_mem q, cl_mem x, cl_mem r, cl_mem S);
-clphys_status lb_dev_xpay(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem y, cl_mem S);
+/* BiCGStab's fused steps, own kernels only (n complex numbers):
+ * p = r + beta (p - omega v);  s = r - alpha v;
+ * out = {|t|^2, conj(t) s};  x += alpha p + omega s, r = s - omega t,
+ * out = {|r|^2, conj(r0) r}. */
+clphys_status lb_bicg_p(clphys_dslash_plan *pl, size_t n, cl_mem p, cl_mem r, cl_mem v, const double beta[2],
+                        const double omega[2]);
+clphys_status lb_bicg_s(clphys_dslash_plan *pl, size_t n, cl_mem s, cl_mem r, cl_mem v, const double alpha[2]);
+clphys_status lb_bicg_ts(clphys_dslash_plan *pl, size_t n, cl_mem t, cl_mem s, double out[3]);
+clphys_status lb_bicg_xr(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem r, cl_mem p, cl_mem s, cl_mem t, cl_mem r0,
+                         const double alpha[2], const double omega[2], double out[3]);
 
 /* out = gamma5 in (second half of a SoA half field negated), n reals. */
 clphys_status lb_gamma5(clphys_dslash_plan *pl, size_t n, cl_mem in, cl_mem out);

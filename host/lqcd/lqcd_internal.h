@@ -18,7 +18,7 @@ struct clphys_dslash_plan {
     size_t local;            /* work-group size, 0 = runtime's choice     */
     int tune_source;         /* CLPHYS_DSLASH_WG_* of clphys_lqcd.h       */
     int own_blas;            /* 1: level-1 ops from blas1.cl, 0: clBLAST  */
-    cl_kernel kb[11];        /* blas1.cl kernels (blas.c), on first use   */
+    cl_kernel kb[12];        /* blas1.cl kernels (blas.c), on first use   */
     cl_mem partial;          /* per-group dot partial sums (2 per group)  */
     size_t ngroups;
 };

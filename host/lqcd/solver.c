@@ -22,7 +22,6 @@ typedef struct {
 } ws_t;
 
 enum { WX, WR, WP, WQ, WS, WT, WR0, WU };
-enum { S_OFF = 1 }; /* qq, alpha, |rho|^2 in the device scalars (cl/blas1.cl) */
 
 static clphys_status ws_create(ws_t *w, clphys_dslash_plan *pl)
 {
@@ -31,8 +30,7 @@ static clphys_status ws_create(ws_t *w, clphys_dslash_plan *pl)
     w->nc = pl->vh * 12;
     w->nr = 2 * w->nc;
     for (int i = 0; i < 8; i++) CP_TRY(clphys_dslash_field_create(pl, 1, &w->v[i]));
-    /* results of clBLAST reductions, or the device scalars of cgnr_dev */
-    return cp_buffer(pl->ctx, CL_MEM_READ_WRITE, 8 * sizeof(double), NULL, &w->scratch);
+    return cp_buffer(pl->ctx, CL_MEM_READ_WRITE, 4 * sizeof(double), NULL, &w->scratch);
 }
 
 static void ws_destroy(ws_t *w)
@@ -109,73 +107,6 @@ static clphys_status cgnr(ws_t *w, double target, int max_iter, int *iters, int 
     return CLPHYS_SUCCESS;
 }
 
-/* CGNR as above with the scalars on the device (own_blas = 2): an iteration
- * is queued without waiting; |rho|^2 and qq come back by an asynchronous read
- * that the host checks while the next iteration is already queued.  So the
- * GPU never idles on a host round trip, and one more iteration than needed
- * may run (CGNR's residual |b - M x| never grows, so it does no harm; it is
- * counted). */
-static clphys_status cgnr_dev(ws_t *w, double target, int max_iter, int *iters, int *napply)
-{
-    cl_mem *v = w->v, S = w->scratch;
-    clphys_dslash_plan *pl = w->pl;
-    clphys_context *ctx = pl->ctx;
-    CP_TRY(zero(pl, v[WX], w->nr));
-    CP_TRY(mdag(w, v[WR], v[WS]));
-    CP_TRY(lb_copy(pl, w->nr, v[WR], v[WP]));
-    CP_TRY(lb_dev_norm2(pl, w->nr, v[WR], S, 3));
-    double rho;
-    CP_TRY(nrm2(w, v[WS], &rho));
-    *napply += 1;
-    if (!(rho > target) || max_iter <= 0) return CLPHYS_SUCCESS;
-    double slot[2][4];
-    cl_event ev[2] = {NULL, NULL};
-    int queued = 0, done = 0;
-    clphys_status st = CLPHYS_SUCCESS;
-    while (!st) {
-        if (queued < max_iter) { /* queue iteration `queued` */
-            const int k = queued & 1;
-            if ((st = mop(w, v[WQ], v[WP])) || (st = lb_dev_norm2(pl, w->nr, v[WQ], S, 0)) ||
-                (st = lb_dev_cg_update(pl, w->nr, v[WP], v[WQ], v[WX], v[WS], S)))
-                break;
-            cl_int e = clEnqueueReadBuffer(ctx->queue, S, CL_FALSE, S_OFF * sizeof(double), 3 * sizeof(double),
-                                           slot[k], 0, NULL, &ev[k]);
-            if (e != CL_SUCCESS) {
-                st = cp_cl_error(ctx, e, "clEnqueueReadBuffer (CG scalars)");
-                break;
-            }
-            if ((st = mdag(w, v[WR], v[WS])) || (st = lb_dev_norm2(pl, w->nr, v[WR], S, 2)) ||
-                (st = lb_dev_xpay(pl, w->nr, v[WR], v[WP], S)))
-                break;
-            queued++;
-            *napply += 2;
-            clFlush(ctx->queue);
-            if (queued - done < 2 && queued < max_iter) continue; /* keep one iteration ahead */
-        }
-        if (done == queued) break;
-        const int k = done & 1; /* the oldest outstanding read */
-        cl_int e = clWaitForEvents(1, &ev[k]);
-        clReleaseEvent(ev[k]);
-        ev[k] = NULL;
-        if (e != CL_SUCCESS) {
-            st = cp_cl_error(ctx, e, "clWaitForEvents (CG scalars)");
-            break;
-        }
-        done++;
-        const double qq = slot[k][0], rho2 = slot[k][2];
-        rho = sqrt(fmax(rho2, 0));
-        if (w->prm->progress) w->prm->progress(w->prm->user, *iters + done, rho / w->bnorm, 0);
-        if (!(qq > 0) || !(rho > target)) break;
-    }
-    for (int k = 0; k < 2; k++)
-        if (ev[k]) {
-            clWaitForEvents(1, &ev[k]);
-            clReleaseEvent(ev[k]);
-        }
-    *iters += queued;
-    return st;
-}
-
 static void cdiv(const double a[2], const double b[2], double r[2])
 {
     double d = b[0] * b[0] + b[1] * b[1];
@@ -246,10 +177,56 @@ struct clphys_solver_plan {
     ws_t w64, w32;
     cl_mem be, bo, xe, xo, re, ro, tmp;
     cl_mem host;          /* b and x in the caller's layout, on the device */
-    cl_mem pinned;        /* CLPHYS_LQCD_PINNED=1: page-locked staging ... */
-    double *pin;          /* ... mapped for the plan's life                */
+    cl_mem pinned;        /* page-locked staging of b and x (3x faster     */
+    double *pin;          /* DMA than from pageable memory on the H100),
+                             mapped for the plan's life; NULL: pageable    */
     cl_kernel cvt[2];     /* convert_to_single, convert_to_double          */
 };
+
+/* BiCGStab as above with the level-1 work fused (own kernels): 18 field
+ * passes and 3 reductions per iteration instead of 31 and 5; the residual
+ * update also gives the next iteration's rho = <r0, r>. */
+static clphys_status bicgstab_own(ws_t *w, cl_mem b, double target, int max_iter, int *iters, int *napply)
+{
+    cl_mem *v = w->v;
+    clphys_dslash_plan *pl = w->pl;
+    const size_t nc = w->nc;
+    CP_TRY(zero(pl, v[WX], w->nr));
+    CP_TRY(lb_copy(pl, w->nr, b, v[WR]));
+    CP_TRY(lb_copy(pl, w->nr, b, v[WR0]));
+    CP_TRY(zero(pl, v[WP], w->nr));
+    CP_TRY(zero(pl, v[WQ], w->nr)); /* q plays v */
+    double rho[2] = {1, 0}, alpha[2] = {1, 0}, omega[2] = {1, 0}, rr;
+    CP_TRY(lb_norm2(pl, w->nr, v[WR], w->scratch, &rr));
+    double rn[2] = {rr, 0}, rnorm = sqrt(fmax(rr, 0)); /* r0 = r */
+    int it = 0;
+    while (rnorm > target && it < max_iter) {
+        double beta[2], t1[2], t2[2], ts[3], xr[3];
+        if (rn[0] == 0 && rn[1] == 0) break; /* breakdown: restart from the outer loop */
+        cdiv(rn, rho, t1);
+        cdiv(alpha, omega, t2);
+        cmulr(t1, t2, beta);
+        rho[0] = rn[0], rho[1] = rn[1];
+        CP_TRY(lb_bicg_p(pl, nc, v[WP], v[WR], v[WQ], beta, omega));
+        CP_TRY(mop(w, v[WQ], v[WP]));
+        CP_TRY(lb_cdotc(pl, nc, v[WR0], v[WQ], w->scratch, t1));
+        if (t1[0] == 0 && t1[1] == 0) break;
+        cdiv(rho, t1, alpha);
+        CP_TRY(lb_bicg_s(pl, nc, v[WS], v[WR], v[WQ], alpha));
+        CP_TRY(mop(w, v[WT], v[WS]));
+        CP_TRY(lb_bicg_ts(pl, nc, v[WT], v[WS], ts));
+        omega[0] = ts[0] > 0 ? ts[1] / ts[0] : 0, omega[1] = ts[0] > 0 ? ts[2] / ts[0] : 0;
+        CP_TRY(lb_bicg_xr(pl, nc, v[WX], v[WR], v[WP], v[WS], v[WT], v[WR0], alpha, omega, xr));
+        rnorm = sqrt(fmax(xr[0], 0));
+        rn[0] = xr[1], rn[1] = xr[2];
+        it++;
+        if (w->prm->progress) w->prm->progress(w->prm->user, *iters + it, rnorm / w->bnorm, 0);
+        *napply += 2;
+        if (omega[0] == 0 && omega[1] == 0) break;
+    }
+    *iters += it;
+    return CLPHYS_SUCCESS;
+}
 
 /* dst (fp32 or fp64) = src (the other precision), n reals. */
 static clphys_status convert(clphys_solver_plan *sp, cl_mem dst, cl_mem src, size_t n, int to_single)
@@ -345,15 +322,13 @@ clphys_status clphys_solver_plan_create(clphys_dslash_plan *p64, clphys_dslash_p
     cl_mem *f[] = {&sp->be, &sp->bo, &sp->xe, &sp->xo, &sp->re, &sp->ro, &sp->tmp};
     for (int i = 0; i < 7 && !st; i++) st = clphys_dslash_field_create(p64, 1, f[i]);
     if (!st) st = clphys_dslash_field_create(p64, 0, &sp->host); /* 24 V doubles, like the host array */
-    const char *pin = getenv("CLPHYS_LQCD_PINNED");
-    if (!st && pin && *pin && strcmp(pin, "0")) {
+    if (!st) { /* without page-locked memory the transfers go from the caller's arrays */
         size_t bytes = p64->vol * 24 * sizeof(double);
         cl_int e;
-        if (!(st = cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &sp->pinned))) {
+        if (cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &sp->pinned) == CLPHYS_SUCCESS)
             sp->pin = clEnqueueMapBuffer(ctx->queue, sp->pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL,
                                          NULL, &e);
-            if (!sp->pin) st = cp_cl_error(ctx, e, "clEnqueueMapBuffer (pinned staging)");
-        }
+        if (!sp->pin) cp_release_mem(&sp->pinned);
     }
     cl_program prog;
     if (!st && prm->mixed && !(st = cp_program(ctx, "blas1.cl", "-DNEED_FP64", &prog)) &&
@@ -433,8 +408,8 @@ clphys_status clphys_solver_solve(clphys_solver_plan *sp, const double *b, doubl
             tgt = fmax(tgt, inner * rpn);
             if ((st = convert(sp, w32->v[rhs], rp, nr, 1))) break;
         }
-        if (prm->kind == CLPHYS_SOLVER_BICGSTAB) st = bicgstab(w, w->v[WU], tgt, left, &res->iterations, &napply);
-        else if (prm->own_blas == 2) st = cgnr_dev(w, tgt, left, &res->iterations, &napply);
+        if (prm->kind == CLPHYS_SOLVER_BICGSTAB)
+            st = (prm->own_blas ? bicgstab_own : bicgstab)(w, w->v[WU], tgt, left, &res->iterations, &napply);
         else st = cgnr(w, tgt, left, &res->iterations, &napply);
         if (st || res->iterations == before) break; /* no progress: report the residual */
         if (prm->mixed && (st = convert(sp, w64->v[WX], w32->v[WX], nr, 0))) break;
