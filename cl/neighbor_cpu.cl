@@ -60,6 +60,8 @@ __kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, i
     int lx = nc.x > 2 ? -1 : 0, ly = nc.y > 2 ? -1 : 0, lz = nc.z > 2 ? -1 : 0;
     int ux = nc.x > 1 ? 1 : 0, uy = nc.y > 1 ? 1 : 0, uz = nc.z > 1 ? 1 : 0;
     real_t ibx = REAL_C(1.0) / box.x, iby = REAL_C(1.0) / box.y, ibz = REAL_C(1.0) / box.z;
+    vr_t p4 = VREP4((real4_t)(p.x, p.y, p.z, 0)), b4 = VREP4((real4_t)(box.x, box.y, box.z, 0));
+    vr_t ib4 = VREP4((real4_t)(ibx, iby, ibz, 0));
     uint k = 0;
     uint base = mode == 1 ? offset[i] : 0;
     /* Distance from p to the near face of the neighbour cell in each
@@ -86,24 +88,22 @@ __kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, i
                 uint c = (uint)((zz * nc.y + yy) * nc.x + xx);
                 uint lo = cell_start[c], hi = cell_start[c + 1];
                 for (uint j0 = lo; j0 < hi; j0 += VW) {
-                    vr_t rx, ry, rz;
+                    vr_t a0, a1, a2, a3;
                     if (j0 + VW <= n) {
                         /* VW consecutive particles (lanes past hi are masked) */
                         __global const real_t *b = (__global const real_t *)(pos + j0);
-                        VEC_TRANSPOSE(VLOADR(0, b), VLOADR(1, b), VLOADR(2, b), VLOADR(3, b), rx, ry,
-                                      rz);
+                        a0 = VLOADR(0, b), a1 = VLOADR(1, b), a2 = VLOADR(2, b), a3 = VLOADR(3, b);
                     } else {
 #define NB_Q(l) pos[min(j0 + (l), hi - 1)]
-                        VEC_TRANSPOSE_Q(NB_Q, rx, ry, rz);
+                        VEC_AOS(NB_Q, a0, a1, a2, a3);
 #undef NB_Q
                     }
-                    rx -= p.x;
-                    ry -= p.y;
-                    rz -= p.z;
-                    rx -= box.x * vrint(rx * ibx);
-                    ry -= box.y * vrint(ry * iby);
-                    rz -= box.z * vrint(rz * ibz);
-                    vr_t r2 = rx * rx + ry * ry + rz * rz;
+                    a0 -= p4, a1 -= p4, a2 -= p4, a3 -= p4;
+                    a0 -= b4 * vrint(a0 * ib4);
+                    a1 -= b4 * vrint(a1 * ib4);
+                    a2 -= b4 * vrint(a2 * ib4);
+                    a3 -= b4 * vrint(a3 * ib4);
+                    vr_t r2 = vr2_aos(a0, a1, a2, a3);
                     vi_t j = (int)j0 + VLANES;
                     vi_t ok = VM_TO_INT(r2 < rs2) & (j < (int)hi) &
                               (half_list ? j > (int)i : j != (int)i);
