@@ -1,7 +1,8 @@
 #!/bin/bash
 # lqcd-h100.sh — the LQCD path's device runs (run tool, H100), from the
 # repository root with .device/ and build-rel-lqcd/ carried:
-#   bash bench/lqcd-h100.sh probe   solver variants, tuning, transfers, BLAS probe
+#   bash bench/lqcd-h100.sh probe   solver variants, tuning cache round trip, BLAS probe
+# (build bench/lqcd_blas_probe.c first, see its header)
 #   bash bench/lqcd-h100.sh final   clphys bench --path dslash and --path solver
 # Results under $OUT; a short table at the end of the output.
 set -u
@@ -13,8 +14,6 @@ case "${1:-probe}" in
 probe)
     $B/lqcd_blas_probe nvidia > $OUT/blas_probe.txt 2>&1
     $B/clphys bench --device nvidia --path solver --json $OUT/solver.json > $OUT/solver.txt 2>&1
-    CLPHYS_LQCD_PINNED=1 $B/clphys bench --device nvidia --path solver --json $OUT/solver-pinned.json \
-        > $OUT/solver-pinned.txt 2>&1
     $B/clphys bench --device nvidia --path dslash --size 1048576 --repeat 5 --json $OUT/dslash32.json \
         > $OUT/dslash32.txt 2>&1
     # the same again: the tuning now comes from the cache
@@ -22,11 +21,11 @@ probe)
         > $OUT/dslash32-cached.txt 2>&1
     cat $CLPHYS_CACHE_DIR/dslash-tune-*.txt > $OUT/tune-files.txt
     cat $OUT/blas_probe.txt
-    grep -E "^(solver|dslash) |best fixed" $OUT/solver.txt $OUT/solver-pinned.txt $OUT/dslash32.txt $OUT/dslash32-cached.txt \
+    grep -E "^(solver|dslash) |best fixed" $OUT/solver.txt $OUT/dslash32.txt $OUT/dslash32-cached.txt \
         | sed 's/^[^:]*\///' | cut -c1-150
     python3 - <<'PY'
 import json, os
-for f in ("solver.json", "solver-pinned.json"):
+for f in ("solver.json",):
     p = os.path.join(os.environ["OUT"], f)
     if not os.path.exists(p): continue
     for r in json.load(open(p))["results"]:

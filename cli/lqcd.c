@@ -122,6 +122,7 @@ static int solve(int argc, char **argv)
     if (st) return cli_fail("lqcd", st, NULL);
     clphys_context *ctx = NULL;
     clphys_dslash_plan *p64 = NULL, *p32 = NULL;
+    clphys_solver_plan *sp = NULL;
     double *b = NULL, *x = NULL, *corr = NULL;
     int rc = 1;
     long long V = g.volume;
@@ -145,6 +146,11 @@ static int solve(int argc, char **argv)
     }
     clphys_solver_params prm = {.kind = kind, .tol = tol, .max_iter = max_iter, .mixed = mixed, .own_blas = own_blas,
                                 .progress = progress};
+    /* one workspace for all sources: each solve moves only b and x */
+    if ((st = clphys_solver_plan_create(p64, p32, &prm, &sp))) {
+        rc = cli_fail("lqcd", st, ctx);
+        goto out;
+    }
     int nsrc = strcmp(source, "point") ? 1 : 12;
     long long vol3 = V / g.dims[3];
     for (int src = 0; src < nsrc; src++) {
@@ -163,8 +169,8 @@ static int solve(int argc, char **argv)
         printf("%s %s, kappa %g, tol %g\n", kind == CLPHYS_SOLVER_CGNR ? "CGNR" : "BiCGStab",
                mixed ? "mixed fp32/fp64" : "fp64", kappa, tol);
         clphys_solver_result res;
-        st = clphys_lqcd_solve(p64, p32, &prm, b, x, &res);
-        printf("  %s: %d iterations, %d restarts, residual %.3e, %.3f s, %.1f GFLOP/s\n",
+        st = clphys_solver_solve(sp, b, x, &res);
+        printf("  %s: %d iterations, %d restarts, residual %.3e, %.3f s (host b to host x), %.1f GFLOP/s\n",
                st ? "NOT CONVERGED" : "converged", res.iterations, res.restarts, res.rel_residual, res.seconds, res.gflops);
         if (st) {
             rc = cli_fail("lqcd", st, ctx);
@@ -180,6 +186,7 @@ static int solve(int argc, char **argv)
     rc = 0;
 out:
     free(b), free(x), free(corr);
+    clphys_solver_plan_destroy(sp);
     clphys_dslash_plan_destroy(p64);
     clphys_dslash_plan_destroy(p32);
     if (ctx) clphys_context_destroy(ctx);

@@ -177,9 +177,9 @@ struct clphys_solver_plan {
     ws_t w64, w32;
     cl_mem be, bo, xe, xo, re, ro, tmp;
     cl_mem host;          /* b and x in the caller's layout, on the device */
-    cl_mem pinned;        /* page-locked staging of b and x (3x faster     */
-    double *pin;          /* DMA than from pageable memory on the H100),
-                             mapped for the plan's life; NULL: pageable    */
+    cl_mem pinned;        /* page-locked staging of b and x, mapped for    */
+    double *pin;          /* the plan's life (NULL: pageable); on the H100
+                             2-3x faster transfers (bench/lqcd-notes.md)  */
     cl_kernel cvt[2];     /* convert_to_single, convert_to_double          */
 };
 
