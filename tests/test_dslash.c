@@ -2,12 +2,14 @@
  * (host/ref/dslash_ref.c) on random SU(3) fields, and physics invariants:
  * gamma algebra, free-field plane waves, gamma5-hermiticity, gauge
  * covariance, reconstruct-12 == reconstruct-18, even-odd operators against
- * the Schur complement built from the full-lattice reference; the
+ * the Schur complement built from the full-lattice reference; the solver's
+ * M^+ through gamma5-folded hops and the host-layout import/export; the
  * work-group tuning cache.
  * Error measure: max_i |a_i - r_i| / max(|r_i|, 1) over all components
  * (components are O(1)); tolerance 2e-5 in fp32, 1e-12 in fp64. */
 #include "util.h"
 #include "host/ref/dslash_ref.h"
+#include "host/lqcd/lqcd_internal.h"
 
 #include <complex.h>
 #include <dirent.h>
@@ -414,6 +416,96 @@ static void test_bad_input(void **state)
     clphys_gauge_destroy(&g);
 }
 
+/* The solver's internal kernels against the reference: M^+ = gamma5 M gamma5
+ * through the two gamma5-folded hops, and the host-layout import/export
+ * (exact: a copy).  Both layouts; outputs poisoned first. */
+static void test_solver_kernels(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_rng_init(71);
+    clphys_gauge_field g;
+    assert_int_equal(clphys_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
+    clphys_gauge_hot(&g, tu_seed() + 71);
+    const double kappa = 0.131;
+    double complex *in = malloc(sizeof(double complex) * 12 * V), *ref = malloc(sizeof(double complex) * 12 * V),
+                   *t1 = malloc(sizeof(double complex) * 12 * V), *t2 = malloc(sizeof(double complex) * 12 * V),
+                   *out = malloc(sizeof(double complex) * 12 * V);
+    double *nan = malloc(sizeof(double) * 24 * V);
+    tu_poison_f64(nan, 24 * V);
+    random_spinor(in, V, &rng);
+    int par[V];
+    for (long long x = 0; x < V; x++) {
+        int c[4];
+        lqcd_coords(DIMS, x, c);
+        par[x] = (c[0] + c[1] + c[2] + c[3]) & 1;
+    }
+    /* reference: g5 (1 - kappa^2 H_eo H_oe) g5 on the even sites */
+    for (long long x = 0; x < V; x++)
+        for (int k = 0; k < 12; k++) t1[x * 12 + k] = par[x] ? 0 : (k < 6 ? 1 : -1) * in[x * 12 + k];
+    dslash_ref_hopping(DIMS, (const double complex *)g.u, t1, t2, 1);
+    for (long long x = 0; x < V; x++)
+        if (!par[x]) memset(t2 + x * 12, 0, sizeof(double complex) * 12);
+    dslash_ref_hopping(DIMS, (const double complex *)g.u, t2, ref, 1);
+    for (long long x = 0; x < V; x++)
+        for (int k = 0; k < 12; k++)
+            ref[x * 12 + k] = par[x] ? 0 : (k < 6 ? 1 : -1) * (t1[x * 12 + k] - kappa * kappa * ref[x * 12 + k]);
+    for (int lay = 0; lay < 2; lay++)
+        for (int p = 0; p <= (have_fp64() ? 1 : 0); p++) {
+            layout = lay;
+            clphys_dslash_plan *pl = make_plan(&g, (clphys_precision)p, 18, kappa, 1);
+            layout = CLPHYS_LQCD_SOA;
+            cl_mem he, ho, hb;
+            assert_int_equal(clphys_dslash_field_create(pl, 1, &he), CLPHYS_SUCCESS);
+            assert_int_equal(clphys_dslash_field_create(pl, 1, &ho), CLPHYS_SUCCESS);
+            assert_int_equal(clphys_dslash_field_create(pl, 1, &hb), CLPHYS_SUCCESS);
+            assert_int_equal(clphys_dslash_field_write(pl, he, 0, (double *)in), CLPHYS_SUCCESS);
+            assert_int_equal(clphys_dslash_field_write(pl, ho, 1, nan), CLPHYS_SUCCESS);
+            assert_int_equal(clphys_dslash_field_write(pl, hb, 0, nan), CLPHYS_SUCCESS);
+            assert_int_equal(lqcd_hop_g5(pl, ho, he, NULL, 0, 1, 1, NULL), CLPHYS_SUCCESS);
+            assert_int_equal(lqcd_hop_g5(pl, hb, ho, he, -kappa * kappa, 0, 2, NULL), CLPHYS_SUCCESS);
+            memset(out, 0, sizeof(double complex) * 12 * V);
+            assert_int_equal(clphys_dslash_field_read(pl, hb, 0, (double *)out), CLPHYS_SUCCESS);
+            double e = tu_max_rel_err((double *)out, (double *)ref, 24 * V, 1.0);
+            print_message("# M^+ by gamma5-folded hops %s %s: %.3g\n", lay ? "AoS" : "SoA", p ? "fp64" : "fp32", e);
+            assert_true(e < tol_of((clphys_precision)p));
+            if (p == 1) { /* import/export of host spinors (fp64 plans) */
+                cl_mem host;
+                size_t n = V, bytes = sizeof(double) * 24 * V;
+                assert_int_equal(clphys_dslash_field_create(pl, 0, &host), CLPHYS_SUCCESS);
+                assert_int_equal(clphys_dslash_field_write(pl, he, 0, nan), CLPHYS_SUCCESS);
+                assert_int_equal(clphys_dslash_field_write(pl, ho, 1, nan), CLPHYS_SUCCESS);
+                assert_int_equal(clEnqueueWriteBuffer(clphys_context_queue(ctx), host, CL_TRUE, 0, bytes, in, 0, NULL, NULL),
+                                 CL_SUCCESS);
+                cl_mem args[3] = {he, ho, host};
+                for (cl_uint i = 0; i < 3; i++) assert_int_equal(clSetKernelArg(pl->imp, i, sizeof(cl_mem), &args[i]), CL_SUCCESS);
+                assert_int_equal(clEnqueueNDRangeKernel(clphys_context_queue(ctx), pl->imp, 1, NULL, &n, NULL, 0, NULL, NULL),
+                                 CL_SUCCESS);
+                memcpy(out, nan, bytes);
+                assert_int_equal(clphys_dslash_field_read(pl, he, 0, (double *)out), CLPHYS_SUCCESS);
+                assert_int_equal(clphys_dslash_field_read(pl, ho, 1, (double *)out), CLPHYS_SUCCESS);
+                assert_memory_equal(out, in, bytes);
+                /* export: back into the (poisoned) host-layout buffer */
+                assert_int_equal(clEnqueueWriteBuffer(clphys_context_queue(ctx), host, CL_TRUE, 0, bytes, nan, 0, NULL, NULL),
+                                 CL_SUCCESS);
+                cl_mem eargs[3] = {host, he, ho};
+                for (cl_uint i = 0; i < 3; i++) assert_int_equal(clSetKernelArg(pl->exp, i, sizeof(cl_mem), &eargs[i]), CL_SUCCESS);
+                assert_int_equal(clEnqueueNDRangeKernel(clphys_context_queue(ctx), pl->exp, 1, NULL, &n, NULL, 0, NULL, NULL),
+                                 CL_SUCCESS);
+                memcpy(out, nan, bytes);
+                assert_int_equal(clEnqueueReadBuffer(clphys_context_queue(ctx), host, CL_TRUE, 0, bytes, out, 0, NULL, NULL),
+                                 CL_SUCCESS);
+                assert_memory_equal(out, in, bytes);
+                clReleaseMemObject(host);
+            }
+            clReleaseMemObject(he);
+            clReleaseMemObject(ho);
+            clReleaseMemObject(hb);
+            clphys_dslash_plan_destroy(pl);
+        }
+    clphys_gauge_destroy(&g);
+    free(in), free(ref), free(t1), free(t2), free(out), free(nan);
+}
+
 /* Files named dslash-tune-* in dir: their count, and the last one's path. */
 static int tune_files(const char *dir, char *path, size_t n)
 {
@@ -532,7 +624,7 @@ int main(void)
         cmocka_unit_test(test_gamma5_hermiticity),     cmocka_unit_test(test_gauge_covariance),
         cmocka_unit_test(test_recon12_equals_recon18), cmocka_unit_test(test_even_odd),
         cmocka_unit_test(test_aos),                    cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_tuning),
+        cmocka_unit_test(test_tuning),                 cmocka_unit_test(test_solver_kernels),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
