@@ -178,8 +178,10 @@ typedef struct {
     int mixed;              /* 1: fp32 inner solves in fp64 defect correction  */
     double inner_tol;       /* relative reduction per inner solve (mixed), 0 = 1e-5 */
     int own_blas;           /* 0: BLAS-1 through clBLAST; 1: cl/blas1.cl kernels
-                               (one-pass xpay, fused CG update, partial-sum
-                               dots added on the host)                        */
+                               (CGNR: x/r update and |r|^2 in one pass, one-
+                               pass xpay; BiCGStab: four fused kernels; group
+                               partial sums added on the host).  Faster on the
+                               H100 (bench/lqcd-notes.md), slower on PoCL     */
     /* Called (may be NULL) after every Krylov iteration with the iterated
      * residual estimate |r'_e - M e_e| / |b| (is_true = 0), and at every
      * defect-correction cycle with the true fp64 |b - D x| / |b| (is_true = 1). */
