@@ -5,8 +5,9 @@
  * Output f[4*i + 0..2] force, f[4*i + 3] potential energy share of i;
  * vir[i] virial share of i.  Full lists give each i half of every pair's
  * energy and virial; half lists give i the whole of the pairs it owns.
- * Variants: full-csr, full-transposed, full-group, half-cas, half-fixedpoint,
- * cpu (a block of i per work-item, for CPU devices).
+ * Variants: full-csr, full-transposed, full-group, half-cas, half-fixedpoint
+ * (GPU-shaped; the cpu variant is cl/lj_cpu.cl).  Positions must lie in
+ * [0, box] (lj_image).
  */
 #include "common.h"
 
@@ -16,23 +17,31 @@
 #ifndef LJ_WG
 #define LJ_WG 64
 #endif
-#ifndef LJ_CPU_BLOCK
-#define LJ_CPU_BLOCK 16
+/* neighbours loaded ahead of use per work-item (independent gathers in
+ * flight: the H100 kernels are latency-bound, bench/results/md-h100-2026-11-23) */
+#ifndef LJ_UNROLL
+#define LJ_UNROLL 4
 #endif
 
-typedef struct { real_t rc2, eps4, eps24, sig2, shift; } lj_coef;
+/* Minimum image for positions inside [0, box] (the host wraps them on
+ * upload, the integrator keeps them there): |d| <= box, so one conditional
+ * shift; no rint or division (measured: same speed as rint on the H100,
+ * ~3x faster on PoCL). */
+inline real_t lj_image(real_t d, real_t b)
+{
+    real_t h = REAL_C(0.5) * b;
+    d = d > h ? d - b : d;
+    return d < -h ? d + b : d;
+}
 
 /* Pair (i, j): adds the force on i to f, returns r . F and the pair energy. */
-inline void lj_pair(real4_t p, real4_t q, real4_t box, real4_t ibox, real_t rc2, real_t eps4, real_t eps24,
+inline void lj_pair(real4_t p, real4_t q, real4_t box, real_t rc2, real_t eps4, real_t eps24,
                     real_t sig2, real_t shift, real_t *fx, real_t *fy, real_t *fz, real_t *e,
                     real_t *w, real_t *gx, real_t *gy, real_t *gz)
 {
-    real_t dx = p.x - q.x, dy = p.y - q.y, dz = p.z - q.z;
-    /* minimum image by multiplication (ibox = 1/box): divisions are slow,
-     * and the result differs from dx / box only at exactly half a box */
-    dx -= box.x * rint(dx * ibox.x);
-    dy -= box.y * rint(dy * ibox.y);
-    dz -= box.z * rint(dz * ibox.z);
+    real_t dx = lj_image(p.x - q.x, box.x);
+    real_t dy = lj_image(p.y - q.y, box.y);
+    real_t dz = lj_image(p.z - q.z, box.z);
     real_t r2 = dx * dx + dy * dy + dz * dz;
     *gx = 0; *gy = 0; *gz = 0;
     if (r2 < rc2) {
@@ -47,58 +56,103 @@ inline void lj_pair(real4_t p, real4_t q, real4_t box, real4_t ibox, real_t rc2,
     }
 }
 
-#define LJ_ARGS real4_t box, real4_t ibox, real_t rc2, real_t eps4, real_t eps24, real_t sig2, real_t shift
-#define LJ_PASS box, ibox, rc2, eps4, eps24, sig2, shift
+/* Branch-free pair for the blocked loops: ok = 0 marks a padding slot
+ * (q = p), which contributes exactly zero. */
+inline void lj_pair_masked(real4_t p, real4_t q, int ok, real4_t box, real_t rc2, real_t eps4,
+                           real_t eps24, real_t sig2, real_t shift, real_t *fx, real_t *fy,
+                           real_t *fz, real_t *e, real_t *w)
+{
+    real_t dx = lj_image(p.x - q.x, box.x);
+    real_t dy = lj_image(p.y - q.y, box.y);
+    real_t dz = lj_image(p.z - q.z, box.z);
+    real_t r2 = dx * dx + dy * dy + dz * dz;
+    int in = ok && r2 < rc2;
+    real_t ir2 = REAL_C(1.0) / (in ? r2 : REAL_C(1.0));
+    real_t sr2 = sig2 * ir2;
+    real_t sr6 = sr2 * sr2 * sr2;
+    real_t fpair = in ? eps24 * sr6 * (REAL_C(2.0) * sr6 - REAL_C(1.0)) * ir2 : REAL_C(0.0);
+    *fx += fpair * dx; *fy += fpair * dy; *fz += fpair * dz;
+    *e += in ? eps4 * sr6 * (sr6 - REAL_C(1.0)) - shift : REAL_C(0.0);
+    *w += fpair * r2;
+}
 
+#define LJ_ARGS real4_t box, real4_t ibox, real_t rc2, real_t eps4, real_t eps24, real_t sig2, real_t shift
+#define LJ_PASS box, rc2, eps4, eps24, sig2, shift /* ibox: unused (lj_image needs none) */
+
+/* One work-item per i; the CSR row in blocks of LJ_UNROLL (8 here: the
+ * gathers of a block are issued before any pair is computed), the last
+ * block padded with masked slots. */
 __kernel void lj_full_csr(__global const real4_t *restrict pos, uint n,
                           __global const uint *restrict offset, __global const int *restrict list,
-                          LJ_ARGS, __global real_t *f,
-                          __global real_t *vir)
+                          LJ_ARGS, __global real_t *f, __global real_t *vir)
 {
     uint i = get_global_id(0);
     if (i >= n) return;
     real4_t p = pos[i];
-    real_t fx = 0, fy = 0, fz = 0, e = 0, w = 0, gx, gy, gz;
+    real_t fx = 0, fy = 0, fz = 0, e = 0, w = 0;
     uint hi = offset[i + 1];
-    for (uint k = offset[i]; k < hi; k++)
-        lj_pair(p, pos[list[k]], LJ_PASS, &fx, &fy, &fz, &e, &w, &gx, &gy, &gz);
+    for (uint k = offset[i]; k < hi; k += 2 * LJ_UNROLL) {
+        real4_t q[2 * LJ_UNROLL];
+#pragma unroll
+        for (int u = 0; u < 2 * LJ_UNROLL; u++) q[u] = pos[k + u < hi ? list[k + u] : (int)i];
+#pragma unroll
+        for (int u = 0; u < 2 * LJ_UNROLL; u++)
+            lj_pair_masked(p, q[u], k + u < hi, LJ_PASS, &fx, &fy, &fz, &e, &w);
+    }
     vstore4((real4_t)(fx, fy, fz, REAL_C(0.5) * e), i, f);
     vir[i] = REAL_C(0.5) * w;
 }
 
+/* One work-item per i, list[k*n + i]: coalesced index loads; LJ_UNROLL
+ * neighbours gathered ahead, then a remainder loop. */
 __kernel void lj_full_transposed(__global const real4_t *restrict pos, uint n,
                                  __global const uint *restrict count, __global const int *restrict list,
-                          LJ_ARGS, __global real_t *f,
-                                 __global real_t *vir)
+                                 LJ_ARGS, __global real_t *f, __global real_t *vir)
 {
     uint i = get_global_id(0);
     if (i >= n) return;
     real4_t p = pos[i];
     real_t fx = 0, fy = 0, fz = 0, e = 0, w = 0, gx, gy, gz;
-    uint m = count[i];
-    for (uint k = 0; k < m; k++)
+    uint m = count[i], k = 0;
+    for (; k + LJ_UNROLL <= m; k += LJ_UNROLL) {
+        real4_t q[LJ_UNROLL];
+#pragma unroll
+        for (int u = 0; u < LJ_UNROLL; u++) q[u] = pos[list[(size_t)(k + u) * n + i]];
+#pragma unroll
+        for (int u = 0; u < LJ_UNROLL; u++)
+            lj_pair(p, q[u], LJ_PASS, &fx, &fy, &fz, &e, &w, &gx, &gy, &gz);
+    }
+    for (; k < m; k++)
         lj_pair(p, pos[list[(size_t)k * n + i]], LJ_PASS, &fx, &fy, &fz, &e, &w, &gx, &gy, &gz);
     vstore4((real4_t)(fx, fy, fz, REAL_C(0.5) * e), i, f);
     vir[i] = REAL_C(0.5) * w;
 }
 
-/* LJ_TPI work-items share one i and stride over its CSR row; partial sums
- * are reduced in local memory (OpenCL 1.2, no sub-group extension). */
+/* LJ_TPI work-items share one i and stride over its CSR row, LJ_UNROLL
+ * neighbours per step (masked); partial sums are reduced in local memory
+ * (OpenCL 1.2, no sub-group extension). */
 __kernel __attribute__((reqd_work_group_size(LJ_WG, 1, 1)))
 void lj_full_group(__global const real4_t *restrict pos, uint n,
                    __global const uint *restrict offset, __global const int *restrict list,
-                          LJ_ARGS, __global real_t *f, __global real_t *vir)
+                   LJ_ARGS, __global real_t *f, __global real_t *vir)
 {
     __local real_t red[5][LJ_WG];
     uint g = get_global_id(0);
     uint t = get_local_id(0);
     uint i = g / LJ_TPI, lane = g % LJ_TPI;
-    real_t fx = 0, fy = 0, fz = 0, e = 0, w = 0, gx, gy, gz;
+    real_t fx = 0, fy = 0, fz = 0, e = 0, w = 0;
     if (i < n) {
         real4_t p = pos[i];
         uint hi = offset[i + 1];
-        for (uint k = offset[i] + lane; k < hi; k += LJ_TPI)
-            lj_pair(p, pos[list[k]], LJ_PASS, &fx, &fy, &fz, &e, &w, &gx, &gy, &gz);
+        for (uint k = offset[i] + lane; k < hi; k += LJ_UNROLL * LJ_TPI) {
+            real4_t q[LJ_UNROLL];
+#pragma unroll
+            for (int u = 0; u < LJ_UNROLL; u++)
+                q[u] = pos[k + u * LJ_TPI < hi ? list[k + u * LJ_TPI] : (int)i];
+#pragma unroll
+            for (int u = 0; u < LJ_UNROLL; u++)
+                lj_pair_masked(p, q[u], k + u * LJ_TPI < hi, LJ_PASS, &fx, &fy, &fz, &e, &w);
+        }
     }
     red[0][t] = fx; red[1][t] = fy; red[2][t] = fz; red[3][t] = e; red[4][t] = w;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -113,12 +167,43 @@ void lj_full_group(__global const real4_t *restrict pos, uint n,
     }
 }
 
+/* a[0..2] += v by compare-exchange on the bits, starting from the guesses
+ * o (read early, so their latency hides behind the pair's arithmetic); the
+ * three exchanges are issued before any result is examined. */
+#ifdef REAL_IS_DOUBLE
+#define LJ_UINT ulong
+#define LJ_AS_U as_ulong
+#define LJ_AS_R as_double
+#define LJ_CMPXCHG atom_cmpxchg
+#else
+#define LJ_UINT uint
+#define LJ_AS_U as_uint
+#define LJ_AS_R as_float
+#define LJ_CMPXCHG atomic_cmpxchg
+#endif
+inline void lj_cas_add3(volatile __global real_t *a, real_t vx, real_t vy, real_t vz, real_t ox,
+                        real_t oy, real_t oz)
+{
+    volatile __global LJ_UINT *u = (volatile __global LJ_UINT *)a;
+    LJ_UINT ex = LJ_AS_U(ox), ey = LJ_AS_U(oy), ez = LJ_AS_U(oz);
+    int dx = 0, dy = 0, dz = 0;
+    for (;;) {
+        LJ_UINT rx = dx ? ex : LJ_CMPXCHG(&u[0], ex, LJ_AS_U(LJ_AS_R(ex) + vx));
+        LJ_UINT ry = dy ? ey : LJ_CMPXCHG(&u[1], ey, LJ_AS_U(LJ_AS_R(ey) + vy));
+        LJ_UINT rz = dz ? ez : LJ_CMPXCHG(&u[2], ez, LJ_AS_U(LJ_AS_R(ez) + vz));
+        dx = rx == ex; dy = ry == ey; dz = rz == ez;
+        if (dx && dy && dz) break;
+        ex = rx; ey = ry; ez = rz;
+    }
+}
+
 /* Newton's third law: -F_ij scattered to j with atomic add built from
- * compare-exchange; f must be zero on entry. */
+ * compare-exchange; f must be zero on entry.  One work-item per i
+ * (measured: 4-32 work-items per i run 1.4-3.3x slower, the scattered
+ * exchanges being the cost). */
 __kernel void lj_half_cas(__global const real4_t *restrict pos, uint n,
                           __global const uint *restrict offset, __global const int *restrict list,
-                          LJ_ARGS, __global real_t *f,
-                          __global real_t *vir)
+                          LJ_ARGS, volatile __global real_t *f, __global real_t *vir)
 {
     uint i = get_global_id(0);
     if (i >= n) return;
@@ -127,16 +212,12 @@ __kernel void lj_half_cas(__global const real4_t *restrict pos, uint n,
     uint hi = offset[i + 1];
     for (uint k = offset[i]; k < hi; k++) {
         int j = list[k];
-        lj_pair(p, pos[j], LJ_PASS, &fx, &fy, &fz, &e, &w, &gx, &gy, &gz);
-        if (gx != 0 || gy != 0 || gz != 0) {
-            atomic_add_real((volatile __global real_t *)&f[4 * j + 0], -gx);
-            atomic_add_real((volatile __global real_t *)&f[4 * j + 1], -gy);
-            atomic_add_real((volatile __global real_t *)&f[4 * j + 2], -gz);
-        }
+        real4_t q = pos[j];
+        real_t ox = f[4 * j], oy = f[4 * j + 1], oz = f[4 * j + 2];
+        lj_pair(p, q, LJ_PASS, &fx, &fy, &fz, &e, &w, &gx, &gy, &gz);
+        if (gx != 0 || gy != 0 || gz != 0) lj_cas_add3(&f[4 * j], -gx, -gy, -gz, ox, oy, oz);
     }
-    atomic_add_real((volatile __global real_t *)&f[4 * i + 0], fx);
-    atomic_add_real((volatile __global real_t *)&f[4 * i + 1], fy);
-    atomic_add_real((volatile __global real_t *)&f[4 * i + 2], fz);
+    lj_cas_add3(&f[4 * i], fx, fy, fz, f[4 * i], f[4 * i + 1], f[4 * i + 2]);
     f[4 * i + 3] = e;
     vir[i] = w;
 }
@@ -187,21 +268,3 @@ __kernel void lj_fixed_convert(__global const long *fx3, __global real_t *f, uin
     for (int c = 0; c < 3; c++) f[4 * i + c] = (real_t)fx3[3 * i + c] * (REAL_C(1.0) / (real_t)FIXED_SCALE);
 }
 #endif
-
-/* CPU-shaped: each work-item walks a contiguous block of LJ_CPU_BLOCK
- * particles (cache-friendly on cell-sorted data, no local memory, no barriers). */
-__kernel void lj_cpu(__global const real4_t *pos, uint n, __global const uint *offset,
-                     __global const int *list, LJ_ARGS, __global real_t *f, __global real_t *vir)
-{
-    uint i0 = get_global_id(0) * LJ_CPU_BLOCK;
-    uint i1 = min(i0 + LJ_CPU_BLOCK, n);
-    for (uint i = i0; i < i1; i++) {
-        real4_t p = pos[i];
-        real_t fx = 0, fy = 0, fz = 0, e = 0, w = 0, gx, gy, gz;
-        uint hi = offset[i + 1];
-        for (uint k = offset[i]; k < hi; k++)
-            lj_pair(p, pos[list[k]], LJ_PASS, &fx, &fy, &fz, &e, &w, &gx, &gy, &gz);
-        vstore4((real4_t)(fx, fy, fz, REAL_C(0.5) * e), i, f);
-        vir[i] = REAL_C(0.5) * w;
-    }
-}

@@ -8,6 +8,15 @@
  */
 #include "common.h"
 
+/* Minimum image for positions inside [0, box] (wrapped on upload and by the
+ * integrator): one conditional shift, no division. */
+inline real_t nb_image(real_t d, real_t b)
+{
+    real_t h = REAL_C(0.5) * b;
+    d = d > h ? d - b : d;
+    return d < -h ? d + b : d;
+}
+
 __kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, int4 nc,
                              __global const uint *cell_start, real_t rs2, int half_list, int mode,
                              __global const uint *offset, __global int *list, uint capacity,
@@ -39,9 +48,9 @@ __kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, i
                     if (half_list ? j <= i : j == i) continue;
                     real4_t q = pos[j];
                     real_t rx = q.x - p.x, ry = q.y - p.y, rz = q.z - p.z;
-                    rx -= box.x * rint(rx / box.x);
-                    ry -= box.y * rint(ry / box.y);
-                    rz -= box.z * rint(rz / box.z);
+                    rx = nb_image(rx, box.x);
+                    ry = nb_image(ry, box.y);
+                    rz = nb_image(rz, box.z);
                     real_t r2 = rx * rx + ry * ry + rz * rz;
                     if (r2 < rs2) {
                         if (mode == 1) list[base + k] = (int)j;

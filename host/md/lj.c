@@ -62,9 +62,10 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
                         "sigma > 0, skin >= 0)",
                         p->r_cut, p->skin, p->epsilon, p->sigma);
     pl->variant = p->variant;
-    /* measured (bench/results/md-*-2026-11-22.json): on the H100 the full
-     * transposed list wins; on PoCL the explicit-vector cpu variant
-     * (md-pocl-2026-11-23.json: ~2x half-cas on in.lj) */
+    /* measured: on the H100 the full transposed list wins or ties in fp64 and
+     * fp32, at 62,500 and 2,048,000 atoms (bench/results/md-h100-2026-11-23.json);
+     * on PoCL the explicit-vector cpu variant (md-pocl-2026-11-23.json: ~2x
+     * half-cas on in.lj) */
     if (pl->variant == CLPHYS_LJ_AUTO)
         pl->variant = !dev->is_cpu ? CLPHYS_LJ_FULL_TRANSPOSED : CLPHYS_LJ_CPU;
     if ((unsigned)pl->variant >= CLPHYS_LJ_NVARIANTS)
@@ -152,7 +153,7 @@ clphys_status clphys_lj_update_positions(clphys_lj_plan *pl, const double *pos)
 {
     if (!pl || !pos) return CLPHYS_ERR_INVALID_ARGUMENT;
     size_t rs = pl->p.precision == CLPHYS_FP64 ? 8 : 4;
-    CP_TRY(md_upload_real4(pl->ctx, rs, pl->nb->pos_in, pos, pl->p.n, 0));
+    CP_TRY(md_upload_real4(pl->ctx, rs, pl->nb->pos_in, pos, pl->p.n, 0, pl->p.box));
     return md_neighbor_regather(pl->nb);
 }
 

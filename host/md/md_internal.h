@@ -47,9 +47,10 @@ clphys_status md_neighbor_regather(clphys_neighbor_plan *pl);
 /* dst[s] = src[order[s]] with the order of the last build. */
 clphys_status md_neighbor_gather4(clphys_neighbor_plan *pl, cl_mem src, cl_mem dst);
 clphys_status md_neighbor_gatheri4(clphys_neighbor_plan *pl, cl_mem src, cl_mem dst);
-/* Host copy of pos (n*3 doubles) into a device real4 buffer. */
+/* Host copy of pos (n*3 doubles) into a device real4 buffer (w in the 4th
+ * component); with box non-NULL each coordinate is wrapped into [0, box). */
 clphys_status md_upload_real4(clphys_context *ctx, size_t real_size, cl_mem m, const double *x,
-                              size_t n, double w);
+                              size_t n, double w, const double *box);
 clphys_status md_download_real4(clphys_context *ctx, size_t real_size, cl_mem m, double *x4,
                                 size_t n);
 size_t md_global(size_t n, size_t wg);

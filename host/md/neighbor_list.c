@@ -14,7 +14,7 @@ size_t md_global(size_t n, size_t wg)
 }
 
 clphys_status md_upload_real4(clphys_context *ctx, size_t rs, cl_mem m, const double *x, size_t n,
-                              double w)
+                              double w, const double *box)
 {
     void *buf = malloc(4 * rs * n);
     if (!buf)
@@ -22,6 +22,8 @@ clphys_status md_upload_real4(clphys_context *ctx, size_t rs, cl_mem m, const do
     for (size_t i = 0; i < n; i++)
         for (int c = 0; c < 4; c++) {
             double v = c < 3 ? x[3 * i + c] : w;
+            /* into [0, box): the GPU kernels' minimum image needs |dx| <= box */
+            if (box && c < 3) v -= box[c] * floor(v / box[c]);
             if (rs == 8)
                 ((double *)buf)[4 * i + c] = v;
             else
@@ -300,7 +302,7 @@ clphys_status clphys_neighbor_build(clphys_neighbor_plan *pl, const double *pos)
         if (!isfinite(pos[i]))
             return cp_error(ctx, CLPHYS_ERR_INPUT,
                             "neighbor: particle %zu has a non-finite coordinate", i / 3);
-    CP_TRY(md_upload_real4(ctx, pl->real_size, pl->pos_in, pos, n, 0));
+    CP_TRY(md_upload_real4(ctx, pl->real_size, pl->pos_in, pos, n, 0, pl->p.box));
     cl_uint *id = malloc(4 * n);
     if (!id) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "neighbor ids");
     for (size_t i = 0; i < n; i++)

@@ -90,3 +90,61 @@ void md_ref_lj_list(size_t n, const double *pos, const double box[3], double eps
                  NULL, &e, &w);
     *pe = e / 2, *virial = w / 2;
 }
+
+/* S_i,c += |f_ij,c| for one pair within r_cut; flags i and j when r^2 lies
+ * within rel_window of r_cut^2. */
+static void pair_scale(const double *pos, const double box[3], size_t i, size_t j, double eps,
+                       double sig2, double rc2, double rel_window, double *s, char *amb)
+{
+    double d[3], r2 = 0;
+    for (int c = 0; c < 3; c++) {
+        d[c] = min_image(pos[3 * i + c] - pos[3 * j + c], box[c]);
+        r2 += d[c] * d[c];
+    }
+    if (fabs(r2 - rc2) <= rel_window * rc2) amb[i] = amb[j] = 1;
+    if (r2 >= rc2) return;
+    double sr2 = sig2 / r2, sr6 = sr2 * sr2 * sr2;
+    double fpair = 24 * eps * sr6 * (2 * sr6 - 1) / r2;
+    for (int c = 0; c < 3; c++)
+        s[3 * i + c] += fabs(fpair * d[c]);
+}
+
+double md_ref_force_error(size_t n, const double *pos, const double box[3], double eps,
+                          double sigma, double r_cut, const size_t *off, const int *list,
+                          const double *f, const double *ref, double rel_window, size_t *excluded)
+{
+    double *s = calloc(3 * n, sizeof *s);
+    char *amb = calloc(n, 1);
+    if (!s || !amb) {
+        free(s), free(amb);
+        return INFINITY;
+    }
+    double sig2 = sigma * sigma, rc2 = r_cut * r_cut;
+    for (size_t i = 0; i < n; i++) {
+        if (off)
+            for (size_t k = off[i]; k < off[i + 1]; k++)
+                pair_scale(pos, box, i, (size_t)list[k], eps, sig2, rc2, rel_window, s, amb);
+        else
+            for (size_t j = 0; j < n; j++)
+                if (j != i) pair_scale(pos, box, i, j, eps, sig2, rc2, rel_window, s, amb);
+    }
+    double num = 0, den = 0;
+    size_t ex = 0;
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (amb[i]) {
+            ex++;
+            continue;
+        }
+        for (int c = 0; c < 3; c++) {
+            double d = f[3 * i + c] - ref[3 * i + c];
+            bad |= !isfinite(d);
+            num += d * d;
+            den += s[3 * i + c] * s[3 * i + c];
+        }
+    }
+    free(s), free(amb);
+    if (excluded) *excluded = ex;
+    if (bad) return INFINITY;
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}

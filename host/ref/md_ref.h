@@ -22,4 +22,18 @@ void md_ref_lj_list(size_t n, const double *pos, const double box[3], double eps
                     double r_cut, int shifted, const size_t *offsets, const int *list,
                     double *forces, double *pe, double *virial);
 
+/* The md path's force verification: ||F - F_ref||_2 / ||S||_2 over all
+ * components, S_i,c = sum_j |f_ij,c| (the magnitudes of the pair forces
+ * summed).  Why not |F_ref|: near the LJ minimum (fcc at density 1.0) net
+ * forces are small differences of large pair forces, and the rounding error
+ * of a sum scales with S.  Particles with a pair whose r^2 lies within
+ * rel_window * r_cut^2 of the cutoff are left out (*excluded counts them):
+ * within rounding such a pair may be counted or not, and F jumps by F(r_cut).
+ * pos and box must be what the device computed with (rounded to float for
+ * fp32), ref the fp64 forces from them.  off/list: a full CSR list covering
+ * r_cut (caller order), or NULL for all pairs (O(N^2)).  NaN/Inf gives Inf. */
+double md_ref_force_error(size_t n, const double *pos, const double box[3], double eps,
+                          double sigma, double r_cut, const size_t *off, const int *list,
+                          const double *f, const double *ref, double rel_window, size_t *excluded);
+
 #endif
