@@ -21,7 +21,8 @@ static void usage(FILE *out)
             "  --plummer N     Plummer sphere of N equal masses in N-body units (G = M = 1, E = -1/4)\n"
             "  --energy-every  interval of the energy rows (default: start and end only)\n"
             "  --work-group, --i-per-item  tiled-kernel tuning (0 = chosen from the device)\n"
-            "  --fast-rsqrt64  fp64: rsqrt from an fp32 estimate + one Newton step (rel. error ~1e-14)\n"
+            "  --fast-rsqrt64  fp64: rsqrt from an fp32 estimate + one Newton step (rel. error ~1e-14);\n"
+            "                  default: full fp64 precision (series for r^-3 on NVIDIA, OpenCL rsqrt elsewhere)\n"
             "  --output        snapshot in the input format, rewritten at every energy row (FILE.tmp, then\n"
             "                  renamed, so FILE is always a whole snapshot; the last one is at t_end)\n"
             "Prints: time kinetic potential total rel_energy_error virial_ratio momentum\n"
@@ -100,7 +101,7 @@ int cmd_nbody(int argc, char **argv)
         fprintf(stderr, "clphys nbody: --dt > 0, --t-end >= 0, --eps >= 0 and --energy-every >= 0 are required\n");
         return 2;
     }
-    clphys_gravity_params prm = {CLPHYS_FP64, CLPHYS_GRAVITY_AUTO, G, eps, 1, wg, ipw, 0, 0, nr};
+    clphys_gravity_params prm = {CLPHYS_FP64, CLPHYS_GRAVITY_AUTO, G, eps, 1, wg, ipw, 0, 0, nr, 0, 0};
     if (!strcmp(prec, "fp32")) prm.precision = CLPHYS_FP32;
     else if (strcmp(prec, "fp64")) {
         fprintf(stderr, "clphys nbody: --precision must be fp32 or fp64\n");

@@ -37,13 +37,29 @@ typedef struct {
     double eps;        /* Plummer softening length, >= 0                          */
     int potential;     /* 1: also compute phi (one more FMA per interaction)      */
     int work_group;    /* tiled: work-group size = tile length; 0 = from device   */
-    int i_per_item;    /* tiled: i-particles per work-item, 1, 2 or 4; 0 = auto   */
+    int i_per_item;    /* tiled: i-particles per work-item, 1, 2, 4 or 8; 0 = auto */
     int unroll;        /* tiled: unroll factor of the j loop (1..WG); 0 = auto    */
-    int flush_denormals; /* fp32: build with -cl-denorms-are-zero (lets rsqrt be
-                            one instruction on GPUs); 0 = auto (on for GPUs)       */
-    int fast_rsqrt64;  /* fp64: rsqrt from an fp32 estimate + one Newton step,
-                          relative error ~1e-14, needs r^2 + eps^2 within the fp32
-                          range (1e-37 .. 1e37); 0 = off (full fp64 rsqrt)      */
+    int flush_denormals; /* fp32: 1 = build with -cl-denorms-are-zero, 2 = with
+                            -cl-fast-relaxed-math, -1 = neither; 0 = auto (1 on
+                            GPUs)                                                 */
+    int fast_rsqrt64;  /* fp64, tiled kernel: how m/r^3 is formed.  -1: OpenCL
+                          rsqrt (full precision).  1: fp32 rsqrt estimate + one
+                          Newton step, relative error ~1e-14, needs r^2 + eps^2
+                          within the fp32 range (1e-37 .. 1e37).  2: an rsqrt
+                          estimate + the second-order series for r^-3 (full fp64
+                          precision, see cl/gravity.cl); the estimate is inline
+                          PTX on NVIDIA, else fp32 (then the fp32-range limit
+                          above applies).  0 = auto: 2 where inline PTX is on,
+                          else -1.                                               */
+    int inline_ptx;    /* NVIDIA GPUs: rsqrt estimates from inline PTX
+                          (rsqrt.approx.ftz: fp32 rsqrt of r^2 + eps^2 below
+                          1.2e-38 is flushed, i.e. infinite); 0 = auto (on for
+                          NVIDIA GPUs), -1 = off, 1 = on (fails elsewhere)      */
+    int j_split;       /* tiled: split the j range into S parts summed by a second
+                          kernel (S x ni x real4 scratch), so that the work-groups
+                          fill every compute unit evenly; 1 = never, S = 2..64 =
+                          always S, 0 = auto (on GPUs: the S <= 64 that leaves the
+                          fewest idle compute units in the last wave)            */
 } clphys_gravity_params;
 
 typedef struct clphys_gravity_plan clphys_gravity_plan;
@@ -53,8 +69,10 @@ typedef struct clphys_gravity_plan clphys_gravity_plan;
 clphys_status clphys_gravity_plan_create(clphys_context *ctx, const clphys_gravity_params *p,
                                          clphys_gravity_plan **plan);
 void clphys_gravity_plan_destroy(clphys_gravity_plan *plan);
-/* The variant actually chosen, e.g. "tiled-local-i2-w256-u8-ftz" or "vector-16"
- * (suffixes: -uN unroll, -ftz flushed denormals, -nr fp64 Newton rsqrt). */
+/* The variant actually chosen, e.g. "tiled-local-i4-w256-u32-ftz-ptx" or
+ * "vector-16" (suffixes: -uN unroll, -ftz flushed denormals, -fast
+ * -cl-fast-relaxed-math, -ptx inline-PTX rsqrt, fp64 -nr Newton rsqrt, -s2
+ * series for r^-3, -jS j range split in S, as used by the latest call). */
 const char *clphys_gravity_plan_variant(const clphys_gravity_plan *plan);
 
 /* Host arrays.  xi == NULL: the i-set is the j-set (ni ignored; self term

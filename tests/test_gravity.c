@@ -7,7 +7,9 @@
  * the same fp32-rounded positions as the kernel, so the measure is of the
  * kernel's arithmetic, not of the input rounding (which for a close pair with
  * eps = 0 alone gives ~1e-5).  Sizes 1, 2, 255, 257, 1000 are not tile
- * multiples; i-set != j-set; sum m_i a_i ~ 0; eps = 0 self pair. */
+ * multiples; i-set != j-set; sum m_i a_i ~ 0; eps = 0 self pair.  The fp64
+ * Newton (fast_rsqrt64 = 1) and series (2) forms are held to the same 1e-12;
+ * so is the j range split (j_split). */
 #include "util.h"
 #include "host/ref/gravity_ref.h"
 
@@ -35,11 +37,12 @@ static double *random_particles(int n, uint64_t stream)
     return x;
 }
 
-static int nr64; /* fast_rsqrt64 of the plans made next */
+static int nr64;   /* fast_rsqrt64 of the plans made next */
+static int jsplit; /* j_split of the plans made next */
 
 static clphys_gravity_plan *make_plan(clphys_precision p, clphys_gravity_variant v, double eps, int wg, int ipw)
 {
-    clphys_gravity_params prm = {p, v, 1.0, eps, 1, wg, ipw, 0, 0, nr64};
+    clphys_gravity_params prm = {p, v, 1.0, eps, 1, wg, ipw, 0, 0, nr64, 0, jsplit};
     clphys_gravity_plan *pl = NULL;
     clphys_status st = clphys_gravity_plan_create(ctx, &prm, &pl);
     if (st) fail_msg("plan: %s: %s", clphys_status_string(st), clphys_last_error(ctx));
@@ -132,6 +135,34 @@ static void tiled_fp64_newton(void **st)
     (void)st;
     run_variant(CLPHYS_FP64, CLPHYS_GRAVITY_TILED, 64, 2, 1);
 }
+static void tiled_fp64_series(void **st)
+{
+    (void)st;
+    run_variant(CLPHYS_FP64, CLPHYS_GRAVITY_TILED, 32, 8, 2);
+}
+/* j range split in 3 (1000 particles = 32 tiles of 32; 255 and 257 have too
+ * few tiles and take the unsplit path), and the split path's accumulate. */
+static void tiled_split(void **st)
+{
+    (void)st;
+    jsplit = 3;
+    run_variant(CLPHYS_FP32, CLPHYS_GRAVITY_TILED, 32, 2, 0);
+    run_variant(CLPHYS_FP64, CLPHYS_GRAVITY_TILED, 32, 1, 2);
+    const int n = 1000;
+    clphys_gravity_plan *pl = make_plan(CLPHYS_FP64, CLPHYS_GRAVITY_TILED, 0.05, 32, 2);
+    double *x = random_particles(n, 99), *acc = malloc(3 * n * sizeof *acc), *pot = malloc(n * sizeof *pot);
+    double *ra = malloc(3 * n * sizeof *ra), *rp = malloc(n * sizeof *rp);
+    gravity_ref(n, NULL, n, x, 1.0, 0.05, ra, rp);
+    for (int i = 0; i < 3 * n; i++) acc[i] = 1.0;
+    for (int i = 0; i < n; i++) pot[i] = 2.0;
+    assert_int_equal(clphys_gravity_compute(pl, n, NULL, n, x, acc, pot, 1, 1, NULL), CLPHYS_SUCCESS);
+    assert_non_null(strstr(clphys_gravity_plan_variant(pl), "-j3"));
+    for (int i = 0; i < 3 * n; i++) assert_true(fabs(acc[i] - 1.0 - ra[i]) < 1e-10 * (1 + fabs(ra[i])));
+    for (int i = 0; i < n; i++) assert_true(fabs(pot[i] - 2.0 - rp[i]) < 1e-10 * (1 + fabs(rp[i])));
+    free(x), free(acc), free(pot), free(ra), free(rp);
+    clphys_gravity_plan_destroy(pl);
+    jsplit = 0;
+}
 static void vector_fp32(void **st) { (void)st; run_variant(CLPHYS_FP32, CLPHYS_GRAVITY_VECTOR, 0, 0, 0); }
 static void vector_fp64(void **st) { (void)st; run_variant(CLPHYS_FP64, CLPHYS_GRAVITY_VECTOR, 0, 0, 0); }
 
@@ -211,7 +242,7 @@ static void bad_input(void **st)
     double xi[4] = {1, 1, 1, 1}; /* an i-particle on j-particle 1 */
     assert_int_equal(clphys_gravity_compute(pl, 1, xi, 2, x, acc, NULL, 0, 1, NULL), CLPHYS_ERR_INPUT);
     assert_non_null(strstr(clphys_last_error(ctx), "i-particle 0 is at the same point as j-particle 1"));
-    clphys_gravity_params bad = {CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1, -1, 0, 0, 0, 0, 0, 0};
+    clphys_gravity_params bad = {CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
     clphys_gravity_plan *p2 = NULL;
     assert_int_equal(clphys_gravity_plan_create(ctx, &bad, &p2), CLPHYS_ERR_INVALID_ARGUMENT);
     bad.eps = 0, bad.i_per_item = 3;
@@ -238,7 +269,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_body_analytic), cmocka_unit_test(bad_input),
         cmocka_unit_test(tiled_fp32),        cmocka_unit_test(tiled_i4_fp32),
-        cmocka_unit_test(tiled_fp64),        cmocka_unit_test(tiled_fp64_newton), cmocka_unit_test(vector_fp32),
+        cmocka_unit_test(tiled_fp64),        cmocka_unit_test(tiled_fp64_newton), cmocka_unit_test(tiled_fp64_series),
+        cmocka_unit_test(tiled_split),
+        cmocka_unit_test(vector_fp32),
         cmocka_unit_test(vector_fp64),       cmocka_unit_test(accumulate_and_cl_mem),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

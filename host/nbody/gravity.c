@@ -17,11 +17,11 @@ struct clphys_gravity_plan {
     size_t wg;              /* tiled: work-group size              */
     int ipw;                /* tiled: i per work-item              */
     size_t rs;              /* sizeof(real)                        */
-    char variant[64];
-    cl_kernel k, k_soa;
+    char variant[64], base_variant[64];
+    cl_kernel k, k_soa, k_red;
     /* host-array path and the vector kernel's SoA copy, grown on demand */
-    cl_mem xi, xj, out, soa[4];
-    size_t cap_i, cap_j, cap_out, cap_soa;
+    cl_mem xi, xj, out, soa[4], part;
+    size_t cap_i, cap_j, cap_out, cap_soa, cap_part;
     void *stage;
     size_t cap_stage;
 };
@@ -34,8 +34,14 @@ clphys_status clphys_gravity_plan_create(clphys_context *ctx, const clphys_gravi
     if (!(p->eps >= 0) || !isfinite(p->eps) || !isfinite(p->G))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: eps = %g must be finite and >= 0, G = %g finite",
                         p->eps, p->G);
-    if (p->i_per_item != 0 && p->i_per_item != 1 && p->i_per_item != 2 && p->i_per_item != 4)
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: i_per_item %d is not 1, 2 or 4", p->i_per_item);
+    if (p->i_per_item != 0 && p->i_per_item != 1 && p->i_per_item != 2 && p->i_per_item != 4 && p->i_per_item != 8)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: i_per_item %d is not 1, 2, 4 or 8",
+                        p->i_per_item);
+    if (p->j_split < 0 || p->j_split > 64)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: j_split %d is not in 0..64", p->j_split);
+    if (p->fast_rsqrt64 < -1 || p->fast_rsqrt64 > 2 || p->flush_denormals < -1 || p->flush_denormals > 2)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: fast_rsqrt64 %d (-1..2) or flush_denormals %d "
+                        "(-1..2) out of range", p->fast_rsqrt64, p->flush_denormals);
     const clphys_device_info *dev = clphys_context_device(ctx);
     int tiled = p->variant == CLPHYS_GRAVITY_TILED || (p->variant == CLPHYS_GRAVITY_AUTO && !dev->is_cpu);
     size_t wg = p->work_group > 0 ? (size_t)p->work_group : 256;
@@ -49,24 +55,29 @@ clphys_status clphys_gravity_plan_create(clphys_context *ctx, const clphys_gravi
                             "gravity plan: work group %zu exceeds the device (max %zu, local memory %llu bytes)", wg,
                             dev->max_work_group_size, (unsigned long long)dev->local_mem_bytes);
     }
-    /* defaults measured on an H100 (bench/results/gravity-h100-2026-11-22.json):
-     * fp32 i4-w256-u32 1.71 T interactions/s at N = 2^20, fp64 i2-w256-u32 0.73 T */
-    int ipw = p->i_per_item ? p->i_per_item : (dev->is_gpu ? (p->precision == CLPHYS_FP32 ? 4 : 2) : 1);
+    /* GPU defaults from the H100 sweep of 2026-11-23 (inline-PTX rsqrt):
+     * fp32 i8-w256-u16 1.99 T interactions/s at N = 2^18 and 2.02 T at 2^20
+     * (i4: 1.96 / 2.00 T); fp64 series i1-w256-u32 0.91 T at 2^18 */
+    int ipw = p->i_per_item ? p->i_per_item : (dev->is_gpu ? (p->precision == CLPHYS_FP32 ? 8 : 1) : 1);
 
     char prec[128], opts[512];
     CP_TRY(cp_precision_options(ctx, p->precision, prec, sizeof prec));
     if (p->unroll < 0 || (tiled && (size_t)p->unroll > wg))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: unroll %d must be in 0..%zu", p->unroll, wg);
     const int fp32 = p->precision == CLPHYS_FP32;
-    const int unroll = p->unroll ? p->unroll : dev->is_gpu ? (wg >= 32 ? 32 : (int)wg) : (wg >= 8 ? 8 : 1);
+    const int ugpu = fp32 ? 16 : 32;
+    const int unroll = p->unroll ? p->unroll : dev->is_gpu ? ((int)wg >= ugpu ? ugpu : (int)wg) : (wg >= 8 ? 8 : 1);
     const int ftz = fp32 && (p->flush_denormals > 0 || (p->flush_denormals == 0 && dev->is_gpu));
-    const int nr = !fp32 && p->fast_rsqrt64 && tiled; /* the vector kernel keeps the full rsqrt */
-    int n = snprintf(opts, sizeof opts, "%s%s%s%s%s", prec, p->eps == 0 ? " -DEPS_ZERO=1" : "",
+    const int fast = fp32 && p->flush_denormals == 2;
+    /* inline PTX only in the tiled kernel; NVIDIA's OpenCL compiler accepts asm() */
+    const int ptx = tiled && (p->inline_ptx > 0 || (p->inline_ptx == 0 && dev->is_gpu && strstr(dev->platform, "NVIDIA")));
+    const int r64 = fp32 || !tiled ? -1 : p->fast_rsqrt64 ? p->fast_rsqrt64 : (ptx ? 2 : -1);
+    int n = snprintf(opts, sizeof opts, "%s%s%s%s%s%s", prec, p->eps == 0 ? " -DEPS_ZERO=1" : "",
                      p->potential ? " -DPOTENTIAL=1" : "", ftz ? " -cl-denorms-are-zero" : "",
-                     nr ? " -DRSQRT_NEWTON=1" : "");
+                     fast ? " -cl-fast-relaxed-math" : "", r64 == 1 ? " -DRSQRT_NEWTON=1" : r64 == 2 ? " -DR3_SERIES=1" : "");
     if (tiled)
-        snprintf(opts + n, sizeof opts - n, " -DWG=%zu -DIPW=%d -DUNROLL=%d%s", wg, ipw, unroll,
-                 dev->is_gpu && fp32 ? " -DNATIVE_RSQRT=1" : "");
+        snprintf(opts + n, sizeof opts - n, " -DWG=%zu -DIPW=%d -DUNROLL=%d%s%s", wg, ipw, unroll,
+                 dev->is_gpu && fp32 ? " -DNATIVE_RSQRT=1" : "", ptx && (fp32 || r64 == 2) ? " -DPTX_RSQRT=1" : "");
 
     clphys_gravity_plan *pl = calloc(1, sizeof *pl);
     if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "gravity plan");
@@ -77,13 +88,16 @@ clphys_status clphys_gravity_plan_create(clphys_context *ctx, const clphys_gravi
     pl->ipw = ipw;
     pl->rs = p->precision == CLPHYS_FP64 ? 8 : 4;
     if (tiled)
-        snprintf(pl->variant, sizeof pl->variant, "tiled-local-i%d-w%zu-u%d%s%s", ipw, wg, unroll, ftz ? "-ftz" : "",
-                 nr ? "-nr" : "");
-    else snprintf(pl->variant, sizeof pl->variant, "vector-%d%s", VEC, ftz ? "-ftz" : "");
+        snprintf(pl->variant, sizeof pl->variant, "tiled-local-i%d-w%zu-u%d%s%s%s%s", ipw, wg, unroll,
+                 ftz ? "-ftz" : "", fast ? "-fast" : "", r64 == 1 ? "-nr" : r64 == 2 ? "-s2" : "",
+                 ptx && (fp32 || r64 == 2) ? "-ptx" : "");
+    else snprintf(pl->variant, sizeof pl->variant, "vector-%d%s%s", VEC, ftz ? "-ftz" : "", fast ? "-fast" : "");
     cl_program prog;
     clphys_status st = cp_program(ctx, "gravity.cl", opts, &prog);
     if (!st) st = cp_kernel(ctx, prog, tiled ? "gravity_tiled" : "gravity_vector", &pl->k);
     if (!st && !tiled) st = cp_kernel(ctx, prog, "gravity_soa", &pl->k_soa);
+    if (!st && tiled) st = cp_kernel(ctx, prog, "gravity_reduce", &pl->k_red);
+    snprintf(pl->base_variant, sizeof pl->base_variant, "%s", pl->variant);
     if (st) {
         clphys_gravity_plan_destroy(pl);
         return st;
@@ -97,6 +111,8 @@ void clphys_gravity_plan_destroy(clphys_gravity_plan *pl)
     if (!pl) return;
     cp_release_kernel(&pl->k);
     cp_release_kernel(&pl->k_soa);
+    cp_release_kernel(&pl->k_red);
+    cp_release_mem(&pl->part);
     cp_release_mem(&pl->xi);
     cp_release_mem(&pl->xj);
     cp_release_mem(&pl->out);
@@ -118,6 +134,31 @@ static clphys_status ensure(clphys_context *ctx, cl_mem *m, size_t *cap, size_t 
     return CLPHYS_SUCCESS;
 }
 
+/* Number of j ranges S for a tiled call of `groups` i-work-groups: 1 unless
+ * asked (p.j_split > 1) or, on GPUs with j_split = 0, when there are fewer
+ * than 4 work-groups per compute unit or the last wave of work-groups would
+ * leave compute units idle; then the S in 2..64 with the fewest idle slots
+ * (e.g. 128 groups on 132 CUs: S = 33, 4224 = 32 x 132), keeping >= 4 tiles
+ * per range and the scratch within max_alloc / 2. */
+static int choose_split(const clphys_gravity_plan *pl, size_t groups, size_t ntiles, size_t ni)
+{
+    const clphys_device_info *dev = clphys_context_device(pl->ctx);
+    const size_t cu = dev->compute_units ? dev->compute_units : 1;
+    if (pl->p.j_split == 1 || (pl->p.j_split == 0 && !dev->is_gpu) || groups == 0) return 1;
+    int best = 1;
+    double best_loss = 1e300;
+    for (int s = 1; s <= 64; s++) {
+        if (pl->p.j_split > 1 && s != pl->p.j_split) continue;
+        if (s > 1 && (ntiles < 4 * (size_t)s || (size_t)s * ni * 4 * pl->rs > dev->max_alloc_bytes / 2)) break;
+        size_t total = groups * (size_t)s, waves = (total + cu - 1) / cu;
+        double loss = 1 - (double)total / (double)(waves * cu); /* idle fraction of the last wave's slots */
+        if (total < 4 * cu) loss += 1; /* first of all, several work-groups per CU to hide latency */
+        if (pl->p.j_split > 1 || loss < best_loss - 1e-9) best = s, best_loss = loss;
+        if (loss < 0.005 && pl->p.j_split == 0) break;
+    }
+    return best;
+}
+
 clphys_status clphys_gravity_compute_cl(clphys_gravity_plan *pl, cl_mem xi, int ni, cl_mem xj, int nj, int i_in_j,
                                         cl_mem out, int accumulate, double *kernel_s)
 {
@@ -136,7 +177,15 @@ clphys_status clphys_gravity_compute_cl(clphys_gravity_plan *pl, cl_mem xi, int 
     cl_kernel k = pl->k;
     if (pl->tiled) {
         size_t per = pl->wg * (size_t)pl->ipw;
-        size_t global = (((size_t)ni + per - 1) / per) * pl->wg;
+        size_t groups = ((size_t)ni + per - 1) / per, ntiles = ((size_t)nj + pl->wg - 1) / pl->wg;
+        int ns = choose_split(pl, groups, ntiles, (size_t)ni);
+        size_t global[2] = {groups * pl->wg, (size_t)ns}, local[2] = {pl->wg, 1};
+        if (ns > 1) CP_TRY(ensure(ctx, &pl->part, &pl->cap_part, (size_t)ns * ni * 4 * rs));
+        snprintf(pl->variant, sizeof pl->variant, "%s", pl->base_variant);
+        if (ns > 1) {
+            size_t l = strlen(pl->variant);
+            snprintf(pl->variant + l, sizeof pl->variant - l, "-j%d", ns);
+        }
         CP_TRY(CP_ARG(ctx, k, 0, xi));
         CP_TRY(CP_ARG(ctx, k, 1, ni));
         CP_TRY(CP_ARG(ctx, k, 2, xj));
@@ -146,7 +195,24 @@ clphys_status clphys_gravity_compute_cl(clphys_gravity_plan *pl, cl_mem xi, int 
         CP_TRY(cp_arg(ctx, k, 6, rs, &eps2));
         CP_TRY(cp_arg(ctx, k, 7, rs, &selfc));
         CP_TRY(CP_ARG(ctx, k, 8, accumulate));
-        return cp_launch(ctx, k, 1, &global, &pl->wg, kernel_s);
+        cl_mem part = ns > 1 ? pl->part : out; /* unused when ns = 1 */
+        CP_TRY(CP_ARG(ctx, k, 9, part));
+        if (ns == 1) return cp_launch(ctx, k, 2, global, local, kernel_s);
+        double t1 = 0, t2 = 0;
+        CP_TRY(cp_launch(ctx, k, 2, global, local, kernel_s ? &t1 : NULL));
+        cl_kernel r = pl->k_red;
+        size_t gr = cp_round_up((size_t)ni, 64);
+        CP_TRY(CP_ARG(ctx, r, 0, pl->part));
+        CP_TRY(CP_ARG(ctx, r, 1, ni));
+        CP_TRY(CP_ARG(ctx, r, 2, ns));
+        CP_TRY(CP_ARG(ctx, r, 3, xi));
+        CP_TRY(CP_ARG(ctx, r, 4, out));
+        CP_TRY(cp_arg(ctx, r, 5, rs, &G));
+        CP_TRY(cp_arg(ctx, r, 6, rs, &selfc));
+        CP_TRY(CP_ARG(ctx, r, 7, accumulate));
+        CP_TRY(cp_launch(ctx, r, 1, &gr, NULL, kernel_s ? &t2 : NULL));
+        if (kernel_s) *kernel_s = t1 + t2;
+        return CLPHYS_SUCCESS;
     }
     /* vector kernel: SoA copy of j padded to a multiple of VEC */
     size_t npad = cp_round_up((size_t)(nj > 0 ? nj : 1), VEC);
