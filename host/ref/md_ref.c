@@ -38,6 +38,23 @@ int md_ref_pairs(size_t n, const double *pos, const double box[3], double rs, in
     return 0;
 }
 
+size_t md_ref_pair_count(size_t n, const double *pos, const double box[3], double rs)
+{
+    size_t m = 0;
+    /* rows shrink with i: dynamic chunks keep the threads balanced */
+#pragma omp parallel for reduction(+ : m) schedule(dynamic, 256)
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            double r2 = 0;
+            for (int c = 0; c < 3; c++) {
+                double d = min_image(pos[3 * j + c] - pos[3 * i + c], box[c]);
+                r2 += d * d;
+            }
+            m += r2 < rs * rs;
+        }
+    return m;
+}
+
 /* One pair: adds to f_i, f_j (when non-NULL), returns whether within r_cut. */
 static void pair(const double *pos, const double box[3], size_t i, size_t j, double eps,
                  double sig2, double rc2, double shift, double *fi, double *fj, double *e,

@@ -10,6 +10,9 @@
  * lexicographically sorted (malloc'ed, caller frees).  Returns 0, -1 on OOM. */
 int md_ref_pairs(size_t n, const double *pos, const double box[3], double r_search,
                  int **pairs, size_t *npairs);
+/* The number of those pairs only: the same O(N^2) test spread over the host's
+ * threads (OpenMP), for checks at sizes where the serial search takes minutes. */
+size_t md_ref_pair_count(size_t n, const double *pos, const double box[3], double r_search);
 
 /* LJ over all pairs (O(N^2)): U = 4 eps [(s/r)^12 - (s/r)^6] - shift (shift =
  * U(r_cut) when shifted), forces (n*3), total energy, virial W = sum r.F. */
