@@ -17,7 +17,7 @@ static void usage(FILE *out)
         "usage: clphys md (--data FILE | --fcc RHO --cells N --temp T --seed S) [--epsilon E "
         "--sigma S]\n"
         "                 --rcut RC --skin SK --dt DT --steps N [--thermo K] [--neigh-every E]\n"
-        "                 [--neigh-check yes|no] [--shifted] [--precision fp32|fp64]\n"
+        "                 [--neigh-delay D] [--neigh-check yes|no] [--shifted] [--precision fp32|fp64]\n"
         "                 [--variant NAME|auto] [--device SPEC] [--write-data FILE] [--xyz FILE]\n"
         "  --data       LAMMPS data file, atom_style atomic (e.g. from LAMMPS write_data)\n"
         "  --fcc RHO    fcc lattice at number density RHO, N^3 unit cells, Maxwell-Boltzmann at T\n"
@@ -25,7 +25,7 @@ static void usage(FILE *out)
         "  --thermo K   a thermo row every K steps (default: first and last step only)\n"
         "  --xyz FILE   extended-XYZ trajectory, one frame per thermo row (FILE.tmp, then "
         "renamed)\n"
-        "Defaults: epsilon = sigma = 1, neigh-every 1, neigh-check yes, fp64, auto.\n"
+        "Defaults: epsilon = sigma = 1, neigh-every 1, neigh-delay 0, neigh-check yes, fp64, auto.\n"
         "Units are LAMMPS `units lj`; energies per atom, T from 3N-3 degrees of freedom.\n");
 }
 
@@ -61,7 +61,7 @@ int cmd_md(int argc, char **argv)
     const char *data = NULL, *out = NULL, *xyz = NULL, *device = NULL, *prec = "fp64",
                *variant = "auto";
     double rho = NAN, temp = NAN, eps = 1, sigma = 1, rc = NAN, skin = NAN, dt = NAN;
-    double cells = 0, steps = -1, thermo = 0, every = 1, seed = -1;
+    double cells = 0, steps = -1, thermo = 0, every = 1, delay = 0, seed = -1;
     int check = 1, shifted = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -116,6 +116,8 @@ int cmd_md(int argc, char **argv)
             ok = num(v, &thermo) && thermo >= 0 && thermo == floor(thermo);
         else if (!strcmp(a, "--neigh-every"))
             ok = num(v, &every) && every >= 1 && every == floor(every);
+        else if (!strcmp(a, "--neigh-delay"))
+            ok = num(v, &delay) && delay >= 0 && delay == floor(delay);
         else if (!strcmp(a, "--seed"))
             ok = num(v, &seed) && seed >= 0 && seed == floor(seed);
         else {
@@ -144,7 +146,8 @@ int cmd_md(int argc, char **argv)
                                  .precision = strcmp(prec, "fp64") ? CLPHYS_FP32 : CLPHYS_FP64},
                           .dt = dt,
                           .neigh_every = (int)every,
-                          .neigh_check = check};
+                          .neigh_check = check,
+                          .neigh_delay = (int)delay};
     clphys_status st = clphys_lj_variant_from_name(variant, &p.lj.variant);
     if (st) return cli_fail("md", st, NULL);
     clphys_md_system sys;

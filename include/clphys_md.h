@@ -165,6 +165,10 @@ typedef struct {
     int neigh_every;             /* consider a rebuild every E steps (>= 1)       */
     int neigh_check;             /* 1: rebuild only when some atom moved > skin/2
                                     (maximum reduced on the device); 0: always    */
+    int neigh_delay;             /* no rebuild until D steps after the last one
+                                    (>= 0); LAMMPS `neigh_modify delay D`: a
+                                    rebuild is considered when steps since the
+                                    last build >= D and divisible by E          */
 } clphys_md_params;
 
 /* LAMMPS `thermo_style custom step temp pe ke etotal press`, norm yes:

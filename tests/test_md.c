@@ -128,6 +128,37 @@ static double run_md(clphys_md_system *sys, clphys_precision prec, clphys_lj_var
     return emax;
 }
 
+/* LAMMPS `neigh_modify every E delay D check no`: a build when the steps since
+ * the last one reach D and are a multiple of E.  20 steps, E = 2: D = 0 builds
+ * at 2, 4, ..., 20 (10); D = 5 at 6, 12, 18 (3); plus the build at creation. */
+static int rebuilds_after(clphys_md_system *sys, int every, int delay, int check, int steps)
+{
+    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64},
+                          .dt = 0.005, .neigh_every = every, .neigh_check = check, .neigh_delay = delay};
+    clphys_md_plan *pl;
+    assert_int_equal(clphys_md_plan_create(ctx, &p, sys, &pl), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_md_run(pl, steps, NULL), CLPHYS_SUCCESS);
+    int r = clphys_md_rebuilds(pl);
+    clphys_md_plan_destroy(pl);
+    return r;
+}
+
+static void test_neigh_delay(void **state)
+{
+    (void)state;
+    clphys_md_system s;
+    assert_int_equal(clphys_md_fcc(0.8442, 4, 1.44, tu_seed(), &s), CLPHYS_SUCCESS);
+    assert_int_equal(rebuilds_after(&s, 2, 0, 0, 20), 11);
+    assert_int_equal(rebuilds_after(&s, 2, 5, 0, 20), 4);
+    assert_int_equal(rebuilds_after(&s, 1, 7, 0, 20), 3);
+    /* a delay longer than the run: never rebuilt, whatever the displacement */
+    assert_int_equal(rebuilds_after(&s, 1, 1000, 1, 20), 1);
+    clphys_md_params bad = {.lj = {.r_cut = 2.5, .skin = 0.3}, .dt = 0.005, .neigh_every = 1, .neigh_delay = -1};
+    clphys_md_plan *pl = NULL;
+    assert_int_equal(clphys_md_plan_create(ctx, &bad, &s, &pl), CLPHYS_ERR_INVALID_ARGUMENT);
+    clphys_md_system_free(&s);
+}
+
 /* NVE with the shifted potential: total energy conserved (velocity Verlet,
  * dt 0.005, 200 steps of a melting fcc lattice). */
 static void test_energy_drift(void **state)
@@ -284,7 +315,7 @@ int main(void)
     if (mkdir(dir, 0700)) return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_data_round_trip), cmocka_unit_test(test_data_errors),
-        cmocka_unit_test(test_energy_drift),    cmocka_unit_test(test_policies_and_variants_agree),
+        cmocka_unit_test(test_energy_drift),    cmocka_unit_test(test_neigh_delay),    cmocka_unit_test(test_policies_and_variants_agree),
         cmocka_unit_test(test_box_too_small),   cmocka_unit_test(test_lammps_in_lj),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);

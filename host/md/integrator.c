@@ -86,9 +86,10 @@ static clphys_status upload(clphys_md_plan *pl, const clphys_md_system *sys)
 static clphys_status create(clphys_context *ctx, clphys_md_plan *pl, const clphys_md_system *sys)
 {
     clphys_md_params *p = &pl->p;
-    if (!(p->dt > 0) || p->neigh_every < 1)
+    if (!(p->dt > 0) || p->neigh_every < 1 || p->neigh_delay < 0)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "md: dt = %g (> 0), neigh_every = %d (>= 1)", p->dt, p->neigh_every);
+                        "md: dt = %g (> 0), neigh_every = %d (>= 1), neigh_delay = %d (>= 0)", p->dt,
+                        p->neigh_every, p->neigh_delay);
     pl->n = sys->n;
     for (int c = 0; c < 3; c++)
         pl->lo[c] = sys->lo[c], pl->box[c] = sys->hi[c] - sys->lo[c];
@@ -157,7 +158,7 @@ static clphys_status need_rebuild(clphys_md_plan *pl, int *yes, double *ks)
 {
     long long ago = pl->step - pl->last_build;
     *yes = 0;
-    if (ago % pl->p.neigh_every) return CLPHYS_SUCCESS;
+    if (ago < pl->p.neigh_delay || ago % pl->p.neigh_every) return CLPHYS_SUCCESS;
     if (!pl->p.neigh_check) {
         *yes = 1;
         return CLPHYS_SUCCESS;
