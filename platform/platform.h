@@ -68,6 +68,12 @@ clphys_status cp_program(clphys_context *ctx, const char *file, const char *opti
  * set to 1 when the binary came from the disk cache.  Caller releases *prog. */
 clphys_status cp_program_from_source(clphys_context *ctx, const char *name, const char *source,
                                      const char *options, cl_program *prog, int *from_cache);
+/* The folder of the on-disk caches (program binaries, tuning files):
+ * $CLPHYS_CACHE_DIR, else $XDG_CACHE_HOME/clphys, else ~/.cache/clphys.
+ * Returns 0 when CLPHYS_NO_CACHE is set (not "0") or no folder can be named. */
+int cp_cache_dir(char *buf, size_t n);
+/* mkdir -p, errors ignored (a later open or rename reports them). */
+void cp_mkdirs(const char *path);
 /* The embedded text of a kernel file with its #include "x.h" lines inlined, or NULL. */
 char *cp_kernel_source(const char *file);
 /* Create a kernel; the caller releases it with clReleaseKernel. */

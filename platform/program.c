@@ -129,7 +129,7 @@ static uint64_t fnv1a(const void *data, size_t n, uint64_t h)
 
 /* ---- disk cache ---------------------------------------------------------- */
 
-static int cache_dir(char *buf, size_t n)
+int cp_cache_dir(char *buf, size_t n)
 {
     const char *off = getenv("CLPHYS_NO_CACHE");
     if (off && *off && strcmp(off, "0")) return 0;
@@ -141,7 +141,7 @@ static int cache_dir(char *buf, size_t n)
     return 1;
 }
 
-static void mkdirs(const char *path)
+void cp_mkdirs(const char *path)
 {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s", path);
@@ -213,7 +213,7 @@ static void cache_store(const char *dir, const char *path, const char *key, cl_p
     if (!bin) return;
     unsigned char *bins[1] = {bin};
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) == CL_SUCCESS) {
-        mkdirs(dir);
+        cp_mkdirs(dir);
         char tmp[4400];
         snprintf(tmp, sizeof tmp, "%.4200s.tmp.%ld", path, (long)getpid());
         FILE *f = fopen(tmp, "wb");
@@ -265,7 +265,7 @@ clphys_status cp_program_from_source(clphys_context *ctx, const char *name, cons
     *out = NULL;
     char dir[4096], path[4200];
     char *key = NULL;
-    int use_cache = cache_dir(dir, sizeof dir);
+    int use_cache = cp_cache_dir(dir, sizeof dir);
     cl_int e;
     if (use_cache && (key = cache_key(ctx, source, opts))) {
         cache_path(path, sizeof path, dir, key);

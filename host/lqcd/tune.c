@@ -8,38 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define TUNE_MAGIC "clphys-dslash-tune 1"
 #define TUNE_REPS 5
-
-/* The program cache's folder (platform/program.c follows the same rule);
- * 0 when caching is off or no folder can be named. */
-static int tune_dir(char *buf, size_t n)
-{
-    const char *off = getenv("CLPHYS_NO_CACHE");
-    if (off && *off && strcmp(off, "0")) return 0;
-    const char *d = getenv("CLPHYS_CACHE_DIR");
-    if (d && *d) snprintf(buf, n, "%s", d);
-    else if ((d = getenv("XDG_CACHE_HOME")) && *d) snprintf(buf, n, "%s/clphys", d);
-    else if ((d = getenv("HOME")) && *d) snprintf(buf, n, "%s/.cache/clphys", d);
-    else return 0;
-    return 1;
-}
-
-static void make_dirs(const char *path)
-{
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            mkdir(tmp, 0755);
-            *p = '/';
-        }
-    mkdir(tmp, 0755);
-}
 
 static uint64_t fnv1a(const char *s)
 {
@@ -83,7 +55,7 @@ static size_t cache_read(const char *path, const char *key, size_t max_wg, int *
 /* Written to PATH.tmp.PID and renamed: a reader never sees half a file. */
 static void cache_write(const char *dir, const char *path, const char *key, size_t wg, double best_s)
 {
-    make_dirs(dir);
+    cp_mkdirs(dir);
     char tmp[4300];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "w");
@@ -123,7 +95,7 @@ clphys_status lqcd_tune(clphys_dslash_plan *pl)
     if (pl->p.no_tune || (off && *off && strcmp(off, "0"))) return CLPHYS_SUCCESS;
     char key[1024], dir[4000], path[4200];
     tune_key(pl, key, sizeof key);
-    int use_cache = tune_dir(dir, sizeof dir);
+    int use_cache = cp_cache_dir(dir, sizeof dir); /* the program cache's folder */
     if (use_cache) {
         snprintf(path, sizeof path, "%s/dslash-tune-%016llx.txt", dir, (unsigned long long)fnv1a(key));
         int ok;
