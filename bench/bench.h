@@ -53,6 +53,8 @@ void bench_fail(bench_run *run, const char *path, const char *what, const char *
 /* 1 when the run should do this precision ("fp32"/"fp64"). */
 int bench_wants_precision(const bench_run *run, const char *precision);
 /* Fill kernel_s_median/min from samples (sorted in place). */
+/* Monotonic host clock, seconds (wall times that include transfers). */
+double bench_now(void);
 double bench_median(double *samples, int n);
 double bench_min(const double *samples, int n);
 /* Fraction of a named measured limit; sets row->limit. */

@@ -16,17 +16,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define EPS 0.01
 #define NVER 1024
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 static double *particles(long long n)
 {
@@ -84,9 +76,9 @@ static void kernel_case(bench_run *run, const clphys_gravity_params *prm, long l
     double *ks = malloc(run->repeat * sizeof *ks), *ts = malloc(run->repeat * sizeof *ts);
     st = clphys_gravity_compute(pl, (int)n, NULL, (int)n, x, acc, NULL, 0, 0, NULL); /* warm-up */
     for (int r = 0; r < run->repeat && !st; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         st = clphys_gravity_compute(pl, (int)n, NULL, (int)n, x, acc, NULL, 0, 0, &ks[r]);
-        ts[r] = now() - t0;
+        ts[r] = bench_now() - t0;
     }
     if (st) {
         bench_fail(run, "gravity", what, clphys_last_error(run->ctx));
@@ -120,9 +112,9 @@ static void c_openmp_case(bench_run *run, long long n, const double *x, int fp64
     int rep = run->repeat < 3 ? run->repeat : 3;
     double ts[3];
     for (int r = 0; r < rep; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         (fp64 ? gravity_ref : gravity_ref_f32)((int)n, NULL, (int)n, x, 1.0, EPS, acc, NULL);
-        ts[r] = now() - t0;
+        ts[r] = bench_now() - t0;
     }
     bench_row row;
     memset(&row, 0, sizeof row);

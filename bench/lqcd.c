@@ -10,7 +10,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static uint64_t mix(uint64_t z)
 {
@@ -24,13 +23,6 @@ static void fill_spinor(double *psi, long long n, uint64_t seed)
 {
 #pragma omp parallel for schedule(static)
     for (long long i = 0; i < n; i++) psi[i] = (double)(mix(seed + (uint64_t)i * 0x9e3779b97f4a7c15ULL) >> 11) * 0x1.0p-52 - 1;
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
 /* Sampled check against the fp64 reference: max |a - r| / max(|r|, 1) over
@@ -73,9 +65,9 @@ static int dslash_case(bench_run *run, const int dims[4])
     char size[64];
     snprintf(size, sizeof size, "%dx%dx%dx%d", dims[0], dims[1], dims[2], dims[3]);
     if (run->quick) { /* the plain C reference row, fp64, one thread */
-        double t0 = now_s();
+        double t0 = bench_now();
         dslash_ref_hopping(dims, (const double complex *)g.u, (const double complex *)in, (double complex *)out, 1);
-        double t = now_s() - t0;
+        double t = bench_now() - t0;
         bench_row r = {0};
         snprintf(r.path, sizeof r.path, "dslash");
         snprintf(r.variant, sizeof r.variant, "c-reference");
@@ -140,10 +132,10 @@ static int dslash_case(bench_run *run, const int dims[4])
                  * included), timed for the first work-group size that runs */
                 int nt = total == 0 ? (rep < 3 ? rep : 3) : 0;
                 for (int i = 0; i < nt && ok; i++) {
-                    double t0 = now_s();
+                    double t0 = bench_now();
                     ok = !clphys_dslash_field_write(pl, a, -1, in) && !clphys_dslash_apply(pl, CLPHYS_DSLASH_HOPPING, b, a, NULL) &&
                          !clphys_dslash_field_read(pl, b, -1, out);
-                    tt[i] = now_s() - t0;
+                    tt[i] = bench_now() - t0;
                 }
                 if (nt) total = bench_median(tt, nt);
                 else if (ok) ok = !clphys_dslash_field_read(pl, b, -1, out); /* this variant's output, for the check */

@@ -10,15 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-static double clphys_now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 #define CALLS 100
 static const double RCUT = 3.0, RSEARCH = 3.3;
@@ -104,9 +96,9 @@ int bench_neighbor(bench_run *run)
                     }
                     double *ks = malloc(rep * sizeof *ks), *ts = malloc(rep * sizeof *ts);
                     for (int r = 0; r < rep && !st; r++) {
-                        double t0 = clphys_now_seconds();
+                        double t0 = bench_now();
                         st = clphys_neighbor_build(pl, pos);
-                        ts[r] = clphys_now_seconds() - t0;
+                        ts[r] = bench_now() - t0;
                         ks[r] = clphys_neighbor_build_seconds(pl);
                     }
                     size_t pairs = 0;
@@ -206,13 +198,13 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
         for (int c = 0; c < CALLS && !st; c++)
             st = clphys_lj_evaluate(pl, &ks[r]);
         /* with transfers: positions up, forces and energies down, each call */
-        double t0 = clphys_now_seconds();
+        double t0 = bench_now();
         for (int c = 0; c < CALLS && !st; c++) {
             st = clphys_lj_update_positions(pl, pos);
             if (!st) st = clphys_lj_evaluate(pl, NULL);
             if (!st) st = clphys_lj_get(pl, f, &res);
         }
-        ts[r] = clphys_now_seconds() - t0;
+        ts[r] = bench_now() - t0;
     }
     size_t pairs = 0;
     if (!st) clphys_neighbor_stats(clphys_lj_neighbor(pl), &pairs, NULL, NULL);
@@ -423,9 +415,9 @@ static clphys_status md_case(bench_run *run, clphys_md_system *sys, clphys_preci
     *kernel_s = 0;
     *wall_s = 0;
     for (int s = 0; !st && s < steps; s += every) {
-        double t0 = clphys_now_seconds();
+        double t0 = bench_now();
         st = clphys_md_run(pl, every, kernel_s);
-        *wall_s += clphys_now_seconds() - t0;
+        *wall_s += bench_now() - t0;
         if (!st) st = clphys_md_thermo_now(pl, &rows[(*nrows)++]);
     }
     *rebuilds = clphys_md_rebuilds(pl);

@@ -103,6 +103,8 @@ clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const siz
                         const size_t *local, double *kernel_s);
 clphys_status cp_finish(clphys_context *ctx);
 double cp_event_seconds(cl_event ev); /* profiled end - start; < 0 on failure */
+/* SplitMix64: the next 64 random bits of *state (platform/rng.c). */
+uint64_t cp_splitmix64(uint64_t *state);
 double cp_now(void);                  /* monotonic host clock, seconds */
 size_t cp_round_up(size_t x, size_t m);
 

@@ -41,17 +41,9 @@ void clphys_gauge_cold(clphys_gauge_field *g)
         for (int a = 0; a < 3; a++) g->u[l * 18 + (a * 3 + a) * 2] = 1;
 }
 
-static uint64_t splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 static double gauss(uint64_t *s)
 {
-    double u1 = ((splitmix(s) >> 11) + 1.0) * 0x1.0p-53, u2 = (splitmix(s) >> 11) * 0x1.0p-53;
+    double u1 = ((cp_splitmix64(s) >> 11) + 1.0) * 0x1.0p-53, u2 = (cp_splitmix64(s) >> 11) * 0x1.0p-53;
     return sqrt(-2 * log(u1)) * cos(6.283185307179586476925 * u2);
 }
 
@@ -62,7 +54,7 @@ void clphys_gauge_hot(clphys_gauge_field *g, uint64_t seed)
 #pragma omp parallel for schedule(static)
     for (long long l = 0; l < g->volume * 4; l++) {
         uint64_t s = (seed ^ 0x5851f42d4c957f2dULL) + (uint64_t)l * 0x9e3779b97f4a7c15ULL;
-        splitmix(&s);
+        cp_splitmix64(&s);
         for (int k = 0; k < 9; k++) {
             double re = gauss(&s);
             u[l * 9 + k] = re + I * gauss(&s);

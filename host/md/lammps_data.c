@@ -275,11 +275,7 @@ static double normal(uint64_t *st)
 {
     double u[2];
     for (int k = 0; k < 2; k++) {
-        uint64_t z = (*st += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        z ^= z >> 31;
-        u[k] = ((z >> 11) + 0.5) / 9007199254740992.0;
+        u[k] = ((cp_splitmix64(st) >> 11) + 0.5) / 9007199254740992.0;
     }
     return sqrt(-2 * log(u[0])) * cos(6.283185307179586 * u[1]);
 }

@@ -406,14 +406,6 @@ clphys_status clphys_neighbor_get(clphys_neighbor_plan *pl, size_t *offsets, int
     return st;
 }
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 clphys_status clphys_neighbor_shuffle(clphys_neighbor_plan *pl, uint64_t seed)
 {
     if (!pl) return CLPHYS_ERR_INVALID_ARGUMENT;
@@ -425,7 +417,7 @@ clphys_status clphys_neighbor_shuffle(clphys_neighbor_plan *pl, uint64_t seed)
     if (!st) {
         for (size_t i = 0; i < n; i++)
             for (cl_uint k = off[i + 1] - off[i]; k > 1; k--) { /* Fisher-Yates */
-                cl_uint r = (cl_uint)(splitmix(&seed) % k);
+                cl_uint r = (cl_uint)(cp_splitmix64(&seed) % k);
                 cl_int t = l[off[i] + k - 1];
                 l[off[i] + k - 1] = l[off[i] + r];
                 l[off[i] + r] = t;

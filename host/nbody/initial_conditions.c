@@ -11,11 +11,7 @@
 
 static double uniform(uint64_t *x)
 {
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return (double)(z >> 11) * 0x1.0p-53;
+    return (double)(cp_splitmix64(x) >> 11) * 0x1.0p-53;
 }
 
 static void isotropic(uint64_t *rng, double r, double *out)

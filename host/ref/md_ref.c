@@ -10,6 +10,16 @@ static double min_image(double d, double l)
     return d - l * nearbyint(d / l);
 }
 
+static double dist2(const double *pos, const double box[3], size_t i, size_t j)
+{
+    double r2 = 0;
+    for (int c = 0; c < 3; c++) {
+        double d = min_image(pos[3 * j + c] - pos[3 * i + c], box[c]);
+        r2 += d * d;
+    }
+    return r2;
+}
+
 int md_ref_pairs(size_t n, const double *pos, const double box[3], double rs, int **pairs,
                  size_t *npairs)
 {
@@ -18,11 +28,7 @@ int md_ref_pairs(size_t n, const double *pos, const double box[3], double rs, in
     if (!p) return -1;
     for (size_t i = 0; i < n; i++)
         for (size_t j = i + 1; j < n; j++) {
-            double r2 = 0;
-            for (int c = 0; c < 3; c++) {
-                double d = min_image(pos[3 * j + c] - pos[3 * i + c], box[c]);
-                r2 += d * d;
-            }
+            double r2 = dist2(pos, box, i, j);
             if (r2 >= rs * rs) continue;
             if (m == cap) {
                 int *q = realloc(p, 4 * cap * sizeof *p);
@@ -45,11 +51,7 @@ size_t md_ref_pair_count(size_t n, const double *pos, const double box[3], doubl
 #pragma omp parallel for reduction(+ : m) schedule(dynamic, 256)
     for (size_t i = 0; i < n; i++)
         for (size_t j = i + 1; j < n; j++) {
-            double r2 = 0;
-            for (int c = 0; c < 3; c++) {
-                double d = min_image(pos[3 * j + c] - pos[3 * i + c], box[c]);
-                r2 += d * d;
-            }
+            double r2 = dist2(pos, box, i, j);
             m += r2 < rs * rs;
         }
     return m;
