@@ -5,7 +5,7 @@
  * atomic increment (arbitrary order), so each cell is then ordered by the
  * particle's previous index: the sorted order is deterministic.
  */
-#include "common.h"
+#include "cell.h"
 
 /* Cell of each particle (box wrapped) and its arrival rank in that cell. */
 __kernel void cell_assign(__global const real4_t *pos, uint n, real4_t box, int4 nc,
@@ -14,15 +14,8 @@ __kernel void cell_assign(__global const real4_t *pos, uint n, real4_t box, int4
 {
     uint i = get_global_id(0);
     if (i >= n) return;
-    real4_t p = pos[i];
-    real_t x = p.x - box.x * floor(p.x / box.x);
-    real_t y = p.y - box.y * floor(p.y / box.y);
-    real_t z = p.z - box.z * floor(p.z / box.z);
-    int cx = min((int)(x * (real_t)nc.x / box.x), nc.x - 1);
-    int cy = min((int)(y * (real_t)nc.y / box.y), nc.y - 1);
-    int cz = min((int)(z * (real_t)nc.z / box.z), nc.z - 1);
-    cx = max(cx, 0); cy = max(cy, 0); cz = max(cz, 0);
-    uint c = (uint)((cz * nc.y + cy) * nc.x + cx);
+    int4 q = cell_of(pos[i], box, nc);
+    uint c = (uint)((q.z * nc.y + q.y) * nc.x + q.x);
     cell[i] = c;
     rank[i] = atomic_inc(&count[c]);
 }

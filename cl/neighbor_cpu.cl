@@ -12,7 +12,7 @@
  * neighbor_build's (same cell order, j ascending).  Extra argument stage and
  * mode 3: see the top of the kernel.
  */
-#include "common.h"
+#include "cell.h"
 
 #include "vec_cpu.h"
 
@@ -51,12 +51,10 @@ __kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, i
         mode = 1;
     }
     real4_t p = pos[i];
-    real_t x = p.x - box.x * floor(p.x / box.x);
-    real_t y = p.y - box.y * floor(p.y / box.y);
-    real_t z = p.z - box.z * floor(p.z / box.z);
-    int cx = clamp((int)(x * (real_t)nc.x / box.x), 0, nc.x - 1);
-    int cy = clamp((int)(y * (real_t)nc.y / box.y), 0, nc.y - 1);
-    int cz = clamp((int)(z * (real_t)nc.z / box.z), 0, nc.z - 1);
+    real4_t w = wrap_box(p, box);
+    real_t x = w.x, y = w.y, z = w.z;
+    int4 home = cell_of(p, box, nc);
+    int cx = home.x, cy = home.y, cz = home.z;
     int lx = nc.x > 2 ? -1 : 0, ly = nc.y > 2 ? -1 : 0, lz = nc.z > 2 ? -1 : 0;
     int ux = nc.x > 1 ? 1 : 0, uy = nc.y > 1 ? 1 : 0, uz = nc.z > 1 ? 1 : 0;
     real_t ibx = REAL_C(1.0) / box.x, iby = REAL_C(1.0) / box.y, ibz = REAL_C(1.0) / box.z;

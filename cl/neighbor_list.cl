@@ -6,7 +6,7 @@
  * count[i] is always the true count; *overflow receives the largest count so
  * the host can grow the capacity and rebuild (never silent truncation).
  */
-#include "common.h"
+#include "cell.h"
 
 /* Minimum image for positions inside [0, box] (wrapped on upload and by the
  * integrator): one conditional shift, no division. */
@@ -25,12 +25,8 @@ __kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, i
     uint i = get_global_id(0);
     if (i >= n) return;
     real4_t p = pos[i];
-    real_t x = p.x - box.x * floor(p.x / box.x);
-    real_t y = p.y - box.y * floor(p.y / box.y);
-    real_t z = p.z - box.z * floor(p.z / box.z);
-    int cx = clamp((int)(x * (real_t)nc.x / box.x), 0, nc.x - 1);
-    int cy = clamp((int)(y * (real_t)nc.y / box.y), 0, nc.y - 1);
-    int cz = clamp((int)(z * (real_t)nc.z / box.z), 0, nc.z - 1);
+    int4 home = cell_of(p, box, nc);
+    int cx = home.x, cy = home.y, cz = home.z;
     /* with 2 cells in a dimension -1 and +1 are the same cell, with 1 all three are: visit each once */
     int lx = nc.x > 2 ? -1 : 0, ly = nc.y > 2 ? -1 : 0, lz = nc.z > 2 ? -1 : 0;
     int ux = nc.x > 1 ? 1 : 0, uy = nc.y > 1 ? 1 : 0, uz = nc.z > 1 ? 1 : 0;

@@ -1,0 +1,23 @@
+/* cell.h — the cell of a position, one rule for the cell list, the sort and
+ * both neighbour builds (they must agree: a particle binned in one cell and
+ * searched from another would lose pairs).  The position is wrapped into
+ * [0, box) first; the clamp catches wrap-around rounding to exactly box. */
+#ifndef CLPHYS_CELL_H
+#define CLPHYS_CELL_H
+#include "common.h"
+
+/* p wrapped into the periodic box (w unchanged). */
+inline real4_t wrap_box(real4_t p, real4_t box)
+{
+    return (real4_t)(p.x - box.x * floor(p.x / box.x), p.y - box.y * floor(p.y / box.y),
+                     p.z - box.z * floor(p.z / box.z), p.w);
+}
+
+inline int4 cell_of(real4_t p, real4_t box, int4 nc)
+{
+    real4_t w = wrap_box(p, box);
+    return (int4)(clamp((int)(w.x * (real_t)nc.x / box.x), 0, nc.x - 1),
+                  clamp((int)(w.y * (real_t)nc.y / box.y), 0, nc.y - 1),
+                  clamp((int)(w.z * (real_t)nc.z / box.z), 0, nc.z - 1), 0);
+}
+#endif
