@@ -103,8 +103,51 @@ __kernel void lj_full_csr(__global const real4_t *restrict pos, uint n,
     vir[i] = REAL_C(0.5) * w;
 }
 
-/* One work-item per i, list[k*n + i]: coalesced index loads; LJ_UNROLL
- * neighbours gathered ahead, then a remainder loop. */
+/* Minimum image by one fixed shift per i and dimension: with p and q in
+ * [0, box], d = p - q can exceed box/2 in magnitude only towards the face
+ * nearer to p (p < box/2: d < -box/2, else d > box/2), so the shift is
+ * +box or -box decided once per i; per pair one compare and one add. */
+inline real_t lj_image1(real_t d, real_t h, real_t s)
+{
+    return fabs(d) > h ? d + s : d;
+}
+
+#ifndef LJ_T_UNROLL
+#define LJ_T_UNROLL 2
+#endif
+
+/* Branch-free pair for lj_full_transposed: ok = 0 marks a padding slot.
+ * ir6 is zeroed beyond r_cut, which zeroes F and U with no other select;
+ * F = ir6 (12 c12 ir6 - 6 c6) ir2 d, U = ir6 (c12 ir6 - c6), c12 = 4 eps s^12,
+ * c6 = 4 eps s^6 (the energy shift is applied once per in-cut pair by the
+ * caller, from *cnt). */
+inline void lj_pair_t(real4_t p, real4_t q, int ok, real4_t hbox, real4_t ishift, real_t rc2,
+                      real_t c12, real_t c6, real_t c12x12, real_t c6x6, real_t *fx, real_t *fy,
+                      real_t *fz, real_t *e, real_t *w, int *cnt)
+{
+    real_t dx = lj_image1(p.x - q.x, hbox.x, ishift.x);
+    real_t dy = lj_image1(p.y - q.y, hbox.y, ishift.y);
+    real_t dz = lj_image1(p.z - q.z, hbox.z, ishift.z);
+    real_t r2 = fma(dx, dx, fma(dy, dy, dz * dz));
+    int in = ok && r2 < rc2;
+    real_t ir2 = REAL_C(1.0) / (in ? r2 : REAL_C(1.0));
+    real_t ir6 = ir2 * ir2 * ir2;
+    ir6 = in ? ir6 : REAL_C(0.0);
+    real_t fpair = ir6 * fma(c12x12, ir6, -c6x6) * ir2;
+    *fx = fma(fpair, dx, *fx);
+    *fy = fma(fpair, dy, *fy);
+    *fz = fma(fpair, dz, *fz);
+    *e = fma(ir6, fma(c12, ir6, -c6), *e);
+    *w = fma(fpair, r2, *w);
+    *cnt += in;
+}
+
+/* One work-item per i, list[k*n + i] (coalesced index loads).  Software
+ * pipeline: while the pairs of block b (LJ_T_UNROLL neighbours) are computed,
+ * the positions of block b+1 and the indices of block b+2 are in flight.
+ * Measured on the H100 (bench/md-notes.md): the loop was latency-bound on the
+ * index -> position load chain; with the pipeline it is bound by the L1's
+ * scattered-sector rate of the position gathers. */
 __kernel void lj_full_transposed(__global const real4_t *restrict pos, uint n,
                                  __global const uint *restrict count, __global const int *restrict list,
                                  LJ_ARGS, __global real_t *f, __global real_t *vir)
@@ -112,18 +155,40 @@ __kernel void lj_full_transposed(__global const real4_t *restrict pos, uint n,
     uint i = get_global_id(0);
     if (i >= n) return;
     real4_t p = pos[i];
-    real_t fx = 0, fy = 0, fz = 0, e = 0, w = 0, gx, gy, gz;
-    uint m = count[i], k = 0;
-    for (; k + LJ_UNROLL <= m; k += LJ_UNROLL) {
-        real4_t q[LJ_UNROLL];
+    real4_t hbox = REAL_C(0.5) * box;
+    real4_t sh = (real4_t)(p.x < hbox.x ? box.x : -box.x, p.y < hbox.y ? box.y : -box.y,
+                           p.z < hbox.z ? box.z : -box.z, 0);
+    real_t sig6 = sig2 * sig2 * sig2;
+    real_t c6 = eps4 * sig6, c12 = c6 * sig6, c6x6 = eps24 * sig6, c12x12 = REAL_C(2.0) * eps24 * sig6 * sig6;
+    real_t fx = 0, fy = 0, fz = 0, e = 0, w = 0;
+    int cnt = 0;
+    uint m = count[i];
+    int jn[LJ_T_UNROLL];
+    real4_t q[LJ_T_UNROLL];
 #pragma unroll
-        for (int u = 0; u < LJ_UNROLL; u++) q[u] = pos[list[(size_t)(k + u) * n + i]];
+    for (int u = 0; u < LJ_T_UNROLL; u++) jn[u] = (uint)u < m ? list[(size_t)u * n + i] : (int)i;
 #pragma unroll
-        for (int u = 0; u < LJ_UNROLL; u++)
-            lj_pair(p, q[u], LJ_PASS, &fx, &fy, &fz, &e, &w, &gx, &gy, &gz);
+    for (int u = 0; u < LJ_T_UNROLL; u++) q[u] = pos[jn[u]];
+#pragma unroll
+    for (int u = 0; u < LJ_T_UNROLL; u++)
+        jn[u] = (uint)(LJ_T_UNROLL + u) < m ? list[(size_t)(LJ_T_UNROLL + u) * n + i] : (int)i;
+    for (uint k = 0; k < m; k += LJ_T_UNROLL) {
+        real4_t qc[LJ_T_UNROLL];
+#pragma unroll
+        for (int u = 0; u < LJ_T_UNROLL; u++) qc[u] = q[u];
+#pragma unroll
+        for (int u = 0; u < LJ_T_UNROLL; u++) q[u] = pos[jn[u]];
+#pragma unroll
+        for (int u = 0; u < LJ_T_UNROLL; u++) {
+            uint kk = k + 2 * LJ_T_UNROLL + u;
+            jn[u] = kk < m ? list[(size_t)kk * n + i] : (int)i;
+        }
+#pragma unroll
+        for (int u = 0; u < LJ_T_UNROLL; u++)
+            lj_pair_t(p, qc[u], k + u < m, hbox, sh, rc2, c12, c6, c12x12, c6x6, &fx, &fy, &fz, &e,
+                      &w, &cnt);
     }
-    for (; k < m; k++)
-        lj_pair(p, pos[list[(size_t)k * n + i]], LJ_PASS, &fx, &fy, &fz, &e, &w, &gx, &gy, &gz);
+    e -= shift * (real_t)cnt;
     vstore4((real4_t)(fx, fy, fz, REAL_C(0.5) * e), i, f);
     vir[i] = REAL_C(0.5) * w;
 }

@@ -79,6 +79,35 @@ static const cfg cfgs[] = {
     {"hl-w128-h2k", "x_half_loc", 2, "-DMI_SELECT -DHS=2048", 1, 128, 0},
     {"hl-w256-h2k", "x_half_loc", 2, "-DMI_SELECT -DHS=2048", 1, 256, 0},
     {"hl-w64-p4", "x_half_loc", 2, "-DMI_SELECT -DHS=1024 -DMAXP=4", 1, 64, -1},
+    /* session 8: software pipelining, 2-d lanes per i, cheaper pair */
+    {"tp-u4", "x_full_tp", 1, "-DUNROLL=4 -DPIPE=1", 1, 128, -1},
+    {"tp-u2", "x_full_tp", 1, "-DUNROLL=2 -DPIPE=1", 1, 128, -1},
+    {"tp-u8", "x_full_tp", 1, "-DUNROLL=8 -DPIPE=1", 1, 128, -1},
+    {"tp0-u4", "x_full_tp", 1, "-DUNROLL=4 -DPIPE=0", 1, 128, -1},
+    {"tp-u4-sel2", "x_full_tp", 1, "-DUNROLL=4 -DPIPE=1 -DIMG_SELECT2", 1, 128, -1},
+    {"tp-u4-rcp", "x_full_tp", 1, "-DUNROLL=4 -DPIPE=1 -DRCP_NEWTON", 1, 128, 1},
+    {"tp-u4-noev", "x_full_tp", 1, "-DUNROLL=4 -DPIPE=1 -DNO_EV", 1, 128, -1},
+    {"tp-u4-w32", "x_full_tp", 1, "-DUNROLL=4 -DPIPE=1", 1, 32, -1},
+    {"tp-u4-w64", "x_full_tp", 1, "-DUNROLL=4 -DPIPE=1", 1, 64, -1},
+    {"tp-u4-w256", "x_full_tp", 1, "-DUNROLL=4 -DPIPE=1", 1, 256, -1},
+    {"t2d-t2-u2", "x_full_t2d", 1, "-DUNROLL=2", 2, 128, -1},
+    {"t2d-t2-u4", "x_full_t2d", 1, "-DUNROLL=4", 2, 128, -1},
+    {"t2d-t4-u2", "x_full_t2d", 1, "-DUNROLL=2", 4, 128, -1},
+    {"t2d-t4-u1", "x_full_t2d", 1, "-DUNROLL=1", 4, 128, -1},
+    {"t2d-t2-u2-w64", "x_full_t2d", 1, "-DUNROLL=2", 2, 64, -1},
+    {"t2d-t4-u2-w256", "x_full_t2d", 1, "-DUNROLL=2", 4, 256, -1},
+    {"t2d-t2-u2-rcp", "x_full_t2d", 1, "-DUNROLL=2 -DRCP_NEWTON", 2, 128, 1},
+    {"t2d-t8-u1-w256", "x_full_t2d", 1, "-DUNROLL=1", 8, 256, -1},
+    {"tp-u2-w32", "x_full_tp", 1, "-DUNROLL=2 -DPIPE=1", 1, 32, -1},
+    {"tp-u2-w64", "x_full_tp", 1, "-DUNROLL=2 -DPIPE=1", 1, 64, -1},
+    {"tp-u2-w96", "x_full_tp", 1, "-DUNROLL=2 -DPIPE=1", 1, 96, -1},
+    {"tp-u2-w160", "x_full_tp", 1, "-DUNROLL=2 -DPIPE=1", 1, 160, -1},
+    {"tp-u2-w192", "x_full_tp", 1, "-DUNROLL=2 -DPIPE=1", 1, 192, -1},
+    {"tp-u2-w256", "x_full_tp", 1, "-DUNROLL=2 -DPIPE=1", 1, 256, -1},
+    {"tp-u3", "x_full_tp", 1, "-DUNROLL=3 -DPIPE=1", 1, 128, -1},
+    {"tp-u1", "x_full_tp", 1, "-DUNROLL=1 -DPIPE=1", 1, 128, -1},
+    {"tp-u2-noev", "x_full_tp", 1, "-DUNROLL=2 -DPIPE=1 -DNO_EV", 1, 128, -1},
+    {"t2d-t2-u1", "x_full_t2d", 1, "-DUNROLL=1", 2, 128, -1},
 };
 
 static int cmpd(const void *a, const void *b)
@@ -158,6 +187,29 @@ static void run_cfg(const cfg *c, int prec, clphys_lj_plan **pl, const double *r
         printf("%-18s launch failed: %s\n", c->name, clphys_last_error(ctx));
         return;
     }
+    /* back to back, as a simulation loop runs them: span from the first
+     * kernel's START to the last one's END, and the host clock (session 8) */
+    double span = -1, wall = -1;
+    if (!half && calls > 1) {
+        double sp[5], wl[5];
+        for (int r = 0; r < 5; r++) {
+            cl_event e0 = NULL, e1 = NULL;
+            clFinish(ctx->queue);
+            double h0 = cp_now();
+            for (int q = 0; q < calls; q++)
+                clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &g, &l, 0, NULL,
+                                       q == 0 ? &e0 : q == calls - 1 ? &e1 : NULL);
+            clFinish(ctx->queue);
+            wl[r] = cp_now() - h0;
+            cl_ulong t0 = 0, t1 = 0;
+            clGetEventProfilingInfo(e0, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
+            clGetEventProfilingInfo(e1, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+            sp[r] = 1e-9 * (double)(t1 - t0);
+            clReleaseEvent(e0), clReleaseEvent(e1);
+        }
+        qsort(sp, 5, sizeof *sp, cmpd), qsort(wl, 5, sizeof *wl, cmpd);
+        span = sp[2] / calls * 100, wall = wl[2] / calls * 100;
+    }
     /* one poisoned run for verification */
     double nanv = NAN;
     float nanf = NAN;
@@ -178,10 +230,11 @@ static void run_cfg(const cfg *c, int prec, clphys_lj_plan **pl, const double *r
     size_t pairs;
     clphys_neighbor_stats(nb, &pairs, NULL, NULL);
     size_t uniq = half ? pairs : pairs / 2;
-    printf("%-5s %-18s %s tpi %2d wg %3d  100calls %7.3f ms (min %7.3f)  %6.1f Gpair/s  err %.2e  err_exact %.2e"
-           "  virial %.6g\n",
+    printf("%-5s %-18s %s tpi %2d wg %3d  100calls %7.3f ms (min %7.3f) b2b span %7.3f wall %7.3f  %6.1f Gpair/s  "
+           "err %.2e  err_exact %.2e  virial %.6g\n",
            tag, c->name, prec ? "fp64" : "fp32", c->tpi, c->wg, ts[reps / 2] / calls * 100 * 1e3,
-           ts[0] / calls * 100 * 1e3, uniq / (ts[reps / 2] / calls) * 1e-9, e / s, e2 / s, res.virial);
+           ts[0] / calls * 100 * 1e3, span * 1e3, wall * 1e3, uniq / (ts[reps / 2] / calls) * 1e-9, e / s, e2 / s,
+           res.virial);
     fflush(stdout);
     free(ts), free(f);
     clReleaseKernel(k);
@@ -244,8 +297,17 @@ static void run_system(const char *tag, const double *pos, size_t n, const doubl
                 for (int c = 0; c < calls; c++) clphys_lj_evaluate(pl[q], &ts[r]);
             }
             qsort(ts, 5, sizeof *ts, cmpd);
-            printf("%-5s lib-%-14s %s 100calls %7.3f ms\n", tag, clphys_lj_variant_name(vs[q]),
-                   prec ? "fp64" : "fp32", ts[2] / calls * 100 * 1e3);
+            double wl[5];
+            for (int r = 0; r < 5; r++) {
+                clFinish(ctx->queue);
+                double h0 = cp_now();
+                for (int c = 0; c < calls; c++) clphys_lj_evaluate(pl[q], NULL);
+                clFinish(ctx->queue);
+                wl[r] = cp_now() - h0;
+            }
+            qsort(wl, 5, sizeof *wl, cmpd);
+            printf("%-5s lib-%-14s %s 100calls %7.3f ms  b2b wall %7.3f ms\n", tag, clphys_lj_variant_name(vs[q]),
+                   prec ? "fp64" : "fp32", ts[2] / calls * 100 * 1e3, wl[2] / calls * 100 * 1e3);
         }
         for (size_t c = 0; c < sizeof cfgs / sizeof *cfgs; c++) {
             if (cfgs[c].prec >= 0 && cfgs[c].prec != prec) continue;

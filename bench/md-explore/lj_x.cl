@@ -423,3 +423,161 @@ void x_half_loc(__global const real4_t *restrict pos, uint n, __global const uin
                      f[4 * j + 2]);
     }
 }
+
+/* ---- 2026-11-23 session 8: software-pipelined full list (fp64 goal) ----
+ * PAIR2: branch-free, one-sided minimum image (i in the lower half of the box
+ * can only see images across the lower face, so the shift is fixed per i and
+ * dimension), U and F from c12 = 4 eps s^12, c6 = 4 eps s^6 with ir6 masked to
+ * 0 beyond r_cut (so F and U vanish without further selects); the energy shift
+ * is subtracted once per in-cut pair at the end (cnt). */
+#ifndef PIPE
+#define PIPE 1
+#endif
+#ifdef IMG_SELECT2
+#define IMG1(d, h, s, b) ((d) > (h) ? (d) - (b) : ((d) < -(h) ? (d) + (b) : (d)))
+#else
+#define IMG1(d, h, s, b) (fabs(d) > (h) ? (d) + (s) : (d))
+#endif
+#ifdef RCP_NEWTON
+/* 1/x from the fp32 reciprocal and two Newton steps (2^-22 -> 2^-44 -> ~1 ulp) */
+#define RCP64(x) rcp_newton(x)
+inline real_t rcp_newton(real_t x)
+{
+    real_t y = (real_t)native_recip((float)x);
+    real_t e = fma(-x, y, REAL_C(1.0));
+    y = fma(y, e, y);
+    e = fma(-x, y, REAL_C(1.0));
+    return fma(y, e, y);
+}
+#else
+#define RCP64(x) (REAL_C(1.0) / (x))
+#endif
+
+#define PAIR2(p, q, ok)                                                                \
+    {                                                                                  \
+        real_t dx = IMG1(p.x - q.x, hb.x, sh.x, box.x);                                \
+        real_t dy = IMG1(p.y - q.y, hb.y, sh.y, box.y);                                \
+        real_t dz = IMG1(p.z - q.z, hb.z, sh.z, box.z);                                \
+        real_t r2 = fma(dx, dx, fma(dy, dy, dz * dz));                                 \
+        int in_ = (ok) && r2 < rc2;                                                    \
+        real_t ir2 = RCP64(in_ ? r2 : REAL_C(1.0));                                    \
+        real_t ir6 = ir2 * ir2 * ir2;                                                  \
+        ir6 = in_ ? ir6 : REAL_C(0.0);                                                 \
+        real_t fp = ir6 * fma(c12x12, ir6, -c6x6) * ir2;                               \
+        fx = fma(fp, dx, fx); fy = fma(fp, dy, fy); fz = fma(fp, dz, fz);              \
+        EV(e = fma(ir6, fma(c12, ir6, -c6), e);)                                       \
+        EV(w = fma(fp, r2, w);)                                                        \
+        EV(cnt += in_;)                                                                \
+    }
+
+#define SETUP2                                                                         \
+    real4_t hb = REAL_C(0.5) * box;                                                    \
+    real4_t sh = (real4_t)(p.x < hb.x ? box.x : -box.x, p.y < hb.y ? box.y : -box.y,   \
+                           p.z < hb.z ? box.z : -box.z, 0);                            \
+    real_t c6 = eps4 * sig2 * sig2 * sig2, c12 = c6 * sig2 * sig2 * sig2;              \
+    real_t c12x12 = REAL_C(12.0) * c12 * (eps24 / (REAL_C(6.0) * eps4)),               \
+           c6x6 = REAL_C(6.0) * c6 * (eps24 / (REAL_C(6.0) * eps4));                   \
+    real_t fx = 0, fy = 0, fz = 0, e = 0, w = 0;                                       \
+    int cnt = 0;
+
+/* One work-item per i over list[k*n + i]; positions of block b+1 and indices of
+ * block b+2 are loaded before block b is computed (PIPE=1), or plain blocks
+ * (PIPE=0). */
+__kernel void x_full_tp(__global const real4_t *restrict pos, uint n, __global const uint *restrict count,
+                        __global const int *restrict list, LJ_ARGS, __global real_t *f, __global real_t *vir)
+{
+    uint i = get_global_id(0);
+    if (i >= n) return;
+    real4_t p = pos[i];
+    SETUP2
+    uint m = count[i];
+#if PIPE
+    int jn[UNROLL];
+    real4_t q[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) jn[u] = (uint)u < m ? list[(size_t)u * n + i] : (int)i;
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) q[u] = pos[jn[u]];
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) jn[u] = (uint)(UNROLL + u) < m ? list[(size_t)(UNROLL + u) * n + i] : (int)i;
+    for (uint k = 0; k < m; k += UNROLL) {
+        real4_t qc[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) qc[u] = q[u];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) q[u] = pos[jn[u]];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            uint kk = k + 2 * UNROLL + u;
+            jn[u] = kk < m ? list[(size_t)kk * n + i] : (int)i;
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) PAIR2(p, qc[u], k + u < m);
+    }
+#else
+    for (uint k = 0; k < m; k += UNROLL) {
+        real4_t q[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) q[u] = pos[k + u < m ? list[(size_t)(k + u) * n + i] : (int)i];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) PAIR2(p, q[u], k + u < m);
+    }
+#endif
+    e -= shift * (real_t)cnt;
+    vstore4((real4_t)(fx, fy, fz, REAL_C(0.5) * e), i, f);
+    vir[i] = REAL_C(0.5) * w;
+}
+
+/* TPI work-items per i, the lane in the upper bits of the local id (a warp
+ * holds 32 consecutive i of one lane: coalesced list loads); lane l takes
+ * entries l, l + TPI, ...; pipelined as x_full_tp; reduction in local memory. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void x_full_t2d(__global const real4_t *restrict pos, uint n, __global const uint *restrict count,
+                __global const int *restrict list, LJ_ARGS, __global real_t *f, __global real_t *vir)
+{
+    __local real_t red[5][WG];
+    uint t = get_local_id(0);
+    uint x = t % (WG / TPI), lane = t / (WG / TPI);
+    uint i = get_group_id(0) * (WG / TPI) + x;
+    uint ii = min(i, n - 1);
+    real4_t p = pos[ii];
+    SETUP2
+    uint m = i < n ? count[ii] : 0;
+    int jn[UNROLL];
+    real4_t q[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+        uint kk = lane + TPI * u;
+        jn[u] = kk < m ? list[(size_t)kk * n + ii] : (int)ii;
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) q[u] = pos[jn[u]];
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+        uint kk = lane + TPI * (UNROLL + u);
+        jn[u] = kk < m ? list[(size_t)kk * n + ii] : (int)ii;
+    }
+    for (uint k = lane; k < m; k += TPI * UNROLL) {
+        real4_t qc[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) qc[u] = q[u];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) q[u] = pos[jn[u]];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            uint kk = k + TPI * (2 * UNROLL + u);
+            jn[u] = kk < m ? list[(size_t)kk * n + ii] : (int)ii;
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) PAIR2(p, qc[u], k + TPI * u < m);
+    }
+    e -= shift * (real_t)cnt;
+    red[0][t] = fx; red[1][t] = fy; red[2][t] = fz; red[3][t] = e; red[4][t] = w;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lane == 0 && i < n) {
+        for (uint l = 1; l < TPI; l++)
+            for (int c = 0; c < 5; c++) red[c][t] += red[c][t + l * (WG / TPI)];
+        vstore4((real4_t)(red[0][t], red[1][t], red[2][t], REAL_C(0.5) * red[3][t]), i, f);
+        vir[i] = REAL_C(0.5) * red[4][t];
+    }
+}
