@@ -509,8 +509,8 @@ int bench_md(bench_run *run)
         if (!bench_wants_precision(run, pn)) continue;
         clphys_lj_variant vs[] = {CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_CSR,
                                   CLPHYS_LJ_FULL_GROUP, CLPHYS_LJ_HALF_CAS,
-                                  CLPHYS_LJ_HALF_FIXEDPOINT};
-        for (int k = 0; k < 5; k++) {
+                                  CLPHYS_LJ_HALF_FIXEDPOINT, CLPHYS_LJ_FULL_STAGED};
+        for (int k = 0; k < 6; k++) {
             clphys_md_thermo rows[12];
             int nrows = 0, rebuilds = 0;
             double ks, ws;

@@ -1,7 +1,8 @@
-/* cell.h — the cell of a position, one rule for the cell list, the sort and
- * both neighbour builds (they must agree: a particle binned in one cell and
- * searched from another would lose pairs).  The position is wrapped into
- * [0, box) first; the clamp catches wrap-around rounding to exactly box. */
+/* cell.h — the cell of a position and the minimum image: one rule for the
+ * cell list, the sort and the neighbour builds (they must agree: a particle
+ * binned in one cell and searched from another would lose pairs).  The
+ * position is wrapped into [0, box) first; the clamp catches wrap-around
+ * rounding to exactly box. */
 #ifndef CLPHYS_CELL_H
 #define CLPHYS_CELL_H
 #include "common.h"
@@ -19,5 +20,13 @@ inline int4 cell_of(real4_t p, real4_t box, int4 nc)
     return (int4)(clamp((int)(w.x * (real_t)nc.x / box.x), 0, nc.x - 1),
                   clamp((int)(w.y * (real_t)nc.y / box.y), 0, nc.y - 1),
                   clamp((int)(w.z * (real_t)nc.z / box.z), 0, nc.z - 1), 0);
+}
+/* Minimum image for positions inside [0, box] (wrapped on upload and by the
+ * integrator): one conditional shift, no division. */
+inline real_t nb_image(real_t d, real_t b)
+{
+    real_t h = REAL_C(0.5) * b;
+    d = d > h ? d - b : d;
+    return d < -h ? d + b : d;
 }
 #endif

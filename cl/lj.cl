@@ -10,6 +10,7 @@
  * [0, box] (lj_image).
  */
 #include "common.h"
+#include "stage.h"
 
 #ifndef LJ_TPI
 #define LJ_TPI 8
@@ -191,6 +192,75 @@ __kernel void lj_full_transposed(__global const real4_t *restrict pos, uint n,
     e -= shift * (real_t)cnt;
     vstore4((real4_t)(fx, fy, fz, REAL_C(0.5) * e), i, f);
     vir[i] = REAL_C(0.5) * w;
+}
+
+/* Full list on a staged copy (cl/stage.h, cl/neighbor_staged.cl): work-group
+ * b copies the positions of the cells around its block into local memory
+ * (x, y, z planes of stride stcap), then each work-item takes particles i of
+ * the block (contiguous: the block's cells are consecutive in x) and reads
+ * its neighbours' positions from local memory by the slots in
+ * list[k * n + i].  lbase holds the block's NS + 1 slot offsets. */
+__kernel __attribute__((reqd_work_group_size(LJ_WG, 1, 1)))
+void lj_full_staged(__global const real4_t *restrict pos, uint n, __global const uint *restrict count,
+                    __global const int *restrict list, LJ_ARGS, __global real_t *f, __global real_t *vir,
+                    __global const uint *restrict cell_start, __global const uint *restrict base, int4 nc,
+                    int bx, __local real_t *st, uint stcap, __local uint *lbase)
+{
+    uint b = get_group_id(0), t = get_local_id(0);
+    int w = bx + 2, ns = 9 * w;
+    for (int s = (int)t; s <= ns; s += LJ_WG) lbase[s] = base[(size_t)b * (ns + 1) + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint total = lbase[ns];
+    for (uint s = t; s < total; s += LJ_WG) {
+        int lo = 0, hi = ns; /* largest lc with lbase[lc] <= s: a non-empty cell */
+        while (hi - lo > 1) {
+            int mid = (lo + hi) >> 1;
+            if (lbase[mid] <= s) lo = mid;
+            else hi = mid;
+        }
+        real4_t q = pos[cell_start[stage_cell(nc, bx, b, lo)] + (s - lbase[lo])];
+        st[s] = q.x;
+        st[stcap + s] = q.y;
+        st[2 * stcap + s] = q.z;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int nbx = (nc.x + bx - 1) / bx;
+    int bxe = min(bx, nc.x - (int)(b % (uint)nbx) * bx); /* cells in this block */
+    uint i0 = cell_start[stage_cell(nc, bx, b, 4 * w + 1)];
+    uint ni = lbase[4 * w + 1 + bxe] - lbase[4 * w + 1];
+    real4_t hbox = REAL_C(0.5) * box;
+    real_t sig6 = sig2 * sig2 * sig2;
+    real_t c6 = eps4 * sig6, c12 = c6 * sig6, c6x6 = eps24 * sig6, c12x12 = REAL_C(2.0) * eps24 * sig6 * sig6;
+    for (uint ii = t; ii < ni; ii += LJ_WG) {
+        uint i = i0 + ii;
+        real4_t p = pos[i];
+        real4_t sh = (real4_t)(p.x < hbox.x ? box.x : -box.x, p.y < hbox.y ? box.y : -box.y,
+                               p.z < hbox.z ? box.z : -box.z, 0);
+        real_t fx = 0, fy = 0, fz = 0, e = 0, vw = 0;
+        int cnt = 0;
+        uint m = count[i];
+        int jn[LJ_T_UNROLL];
+#pragma unroll
+        for (int u = 0; u < LJ_T_UNROLL; u++) jn[u] = (uint)u < m ? list[(size_t)u * n + i] : 0;
+        for (uint k = 0; k < m; k += LJ_T_UNROLL) {
+            real4_t qc[LJ_T_UNROLL];
+#pragma unroll
+            for (int u = 0; u < LJ_T_UNROLL; u++)
+                qc[u] = (real4_t)(st[jn[u]], st[stcap + jn[u]], st[2 * stcap + jn[u]], 0);
+#pragma unroll
+            for (int u = 0; u < LJ_T_UNROLL; u++) {
+                uint kk = k + LJ_T_UNROLL + u;
+                jn[u] = kk < m ? list[(size_t)kk * n + i] : 0;
+            }
+#pragma unroll
+            for (int u = 0; u < LJ_T_UNROLL; u++)
+                lj_pair_t(p, qc[u], k + u < m, hbox, sh, rc2, c12, c6, c12x12, c6x6, &fx, &fy, &fz, &e,
+                          &vw, &cnt);
+        }
+        e -= shift * (real_t)cnt;
+        vstore4((real4_t)(fx, fy, fz, REAL_C(0.5) * e), i, f);
+        vir[i] = REAL_C(0.5) * vw;
+    }
 }
 
 /* LJ_TPI work-items share one i and stride over its CSR row, LJ_UNROLL

@@ -8,15 +8,6 @@
  */
 #include "cell.h"
 
-/* Minimum image for positions inside [0, box] (wrapped on upload and by the
- * integrator): one conditional shift, no division. */
-inline real_t nb_image(real_t d, real_t b)
-{
-    real_t h = REAL_C(0.5) * b;
-    d = d > h ? d - b : d;
-    return d < -h ? d + b : d;
-}
-
 __kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, int4 nc,
                              __global const uint *cell_start, real_t rs2, int half_list, int mode,
                              __global const uint *offset, __global int *list, uint capacity,

@@ -21,7 +21,7 @@ static void usage(FILE *out)
         "                 [--variant NAME|auto] [--device SPEC] [--write-data FILE] [--xyz FILE]\n"
         "  --data       LAMMPS data file, atom_style atomic (e.g. from LAMMPS write_data)\n"
         "  --fcc RHO    fcc lattice at number density RHO, N^3 unit cells, Maxwell-Boltzmann at T\n"
-        "  --variant    full-csr full-transposed full-group half-cas half-fixedpoint cpu auto\n"
+        "  --variant    full-csr full-transposed full-group full-staged half-cas half-fixedpoint cpu auto\n"
         "  --thermo K   a thermo row every K steps (default: first and last step only)\n"
         "  --xyz FILE   extended-XYZ trajectory, one frame per thermo row (FILE.tmp, then "
         "renamed)\n"

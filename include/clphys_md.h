@@ -26,8 +26,12 @@ typedef enum {
 } clphys_neighbor_kind;
 
 typedef enum {
-    CLPHYS_NEIGHBOR_CSR = 0,       /* list[offset[i] .. offset[i+1])             */
-    CLPHYS_NEIGHBOR_TRANSPOSED = 1 /* list[k * n + i], k < count[i] <= capacity  */
+    CLPHYS_NEIGHBOR_CSR = 0,        /* list[offset[i] .. offset[i+1])             */
+    CLPHYS_NEIGHBOR_TRANSPOSED = 1, /* list[k * n + i], k < count[i] <= capacity  */
+    CLPHYS_NEIGHBOR_STAGED = 2      /* as TRANSPOSED, but each entry is the slot of
+                                       j in the local-memory stage of i's block of
+                                       cells (cl/stage.h); full lists only; for
+                                       the full-staged LJ variant                 */
 } clphys_neighbor_layout;
 
 typedef struct {
@@ -39,6 +43,9 @@ typedef struct {
     clphys_precision precision;    /* of the positions on the device             */
     int capacity;                  /* neighbours per particle to start with;
                                       0 = estimated; grows on overflow           */
+    int block_cells;               /* STAGED: cells per block along x; 0 = chosen
+                                      so a block holds ~96 particles and its stage
+                                      fits local memory                          */
 } clphys_neighbor_params;
 
 typedef struct clphys_neighbor_plan clphys_neighbor_plan;
@@ -78,6 +85,8 @@ typedef enum {
     CLPHYS_LJ_HALF_CAS,          /* third law, atomic add from compare-exchange    */
     CLPHYS_LJ_HALF_FIXEDPOINT,   /* third law, int64 fixed point: bit-identical    */
     CLPHYS_LJ_CPU,               /* CPU-shaped: block of i, vectors over j (full)  */
+    CLPHYS_LJ_FULL_STAGED,       /* work-group per block of cells, neighbours'
+                                    positions staged in local memory (full list)  */
     CLPHYS_LJ_AUTO,              /* full-transposed on GPUs, cpu on CPUs           */
     CLPHYS_LJ_NVARIANTS = CLPHYS_LJ_AUTO
 } clphys_lj_variant;
@@ -91,7 +100,7 @@ typedef struct {
     clphys_precision precision;
     clphys_lj_variant variant;
     int group_size;              /* full-group work-items per i (power of 2, 0 = 8) */
-    int work_group_size;         /* 0 = 64 on GPUs, 16 on CPUs                    */
+    int work_group_size;         /* 0 = 64 on GPUs, 16 on CPUs; full-staged 128   */
 } clphys_lj_params;
 
 typedef struct {

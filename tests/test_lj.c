@@ -137,6 +137,37 @@ static void test_positions_outside_box(void **state)
     free(ref), free(f), free(moved);
 }
 
+/* full-staged with work-groups smaller than a block: each work-item then
+ * takes several i of its block (the loop the default size rarely runs). */
+static void test_staged_small_groups(void **state)
+{
+    (void)state;
+    const clphys_device_info *dev = clphys_context_device(ctx);
+    clphys_precision prec = dev->fp64 ? CLPHYS_FP64 : CLPHYS_FP32;
+    double *ref = malloc(3 * n * sizeof *ref), *f = malloc(3 * n * sizeof *f), pe, vir;
+    double *px = malloc(3 * n * sizeof *px), bx[3];
+    for (size_t k = 0; k < 3 * n; k++)
+        px[k] = prec ? pos[k] : (float)pos[k];
+    for (int c = 0; c < 3; c++)
+        bx[c] = prec ? box[c] : (float)box[c];
+    md_ref_lj(n, px, bx, 1.0, 1.0, RC, 0, ref, &pe, &vir);
+    clphys_lj_params p = {.n = n, .box = {box[0], box[1], box[2]}, .r_cut = RC, .skin = SKIN,
+                          .precision = prec, .variant = CLPHYS_LJ_FULL_STAGED,
+                          .work_group_size = 32};
+    clphys_lj_plan *pl;
+    assert_int_equal(clphys_lj_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
+    tu_poison_f64(f, 3 * n);
+    clphys_lj_result r;
+    assert_int_equal(clphys_lj_compute(pl, pos, f, &r), CLPHYS_SUCCESS);
+    double tol = prec ? 1e-12 : 1e-5;
+    assert_true(md_ref_force_error(n, px, bx, 1.0, 1.0, RC, NULL, NULL, f, ref, prec ? 1e-13 : 1e-5,
+                                   NULL) <= tol);
+    assert_true(fabs(r.potential_energy - pe) <= tol * fabs(pe));
+    assert_true(fabs(r.virial - vir) <= tol * fabs(vir));
+    clphys_lj_plan_destroy(pl);
+    free(ref), free(f), free(px);
+}
+
 static void test_total_force_zero(void **state)
 {
     (void)state;
@@ -222,6 +253,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_variants_vs_reference),
         cmocka_unit_test(test_positions_outside_box),
+        cmocka_unit_test(test_staged_small_groups),
         cmocka_unit_test(test_total_force_zero),
         cmocka_unit_test(test_fixedpoint_bit_identical),
         cmocka_unit_test(test_overlap_and_names),

@@ -193,6 +193,8 @@ static void test_policies_and_variants_agree(void **state)
     assert_true(fabs(a.etotal - b.etotal) < 1e-9 && fabs(a.press - b.press) < 1e-8);
     run_md(&s, CLPHYS_FP64, CLPHYS_LJ_HALF_CAS, 0, 1, 1, 50, &t0, &b);
     assert_true(fabs(a.etotal - b.etotal) < 1e-9 && fabs(a.press - b.press) < 1e-8);
+    run_md(&s, CLPHYS_FP64, CLPHYS_LJ_FULL_STAGED, 0, 5, 0, 50, &t0, &b);
+    assert_true(fabs(a.etotal - b.etotal) < 1e-9 && fabs(a.press - b.press) < 1e-8);
     /* download + write_data + read back */
     char path[512];
     snprintf(path, sizeof path, "%s/final.data", dir);

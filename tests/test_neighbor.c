@@ -33,6 +33,8 @@ static double dist2(const double *pos, const double *box, int i, int j)
     return r2;
 }
 
+static int block_cells; /* staged layout: cells per block (0 = the plan's choice) */
+
 /* Build on the device, compare the pair set with the reference.  Pairs found
  * by only one side are allowed only when |r^2 - rs^2| <= tol * rs^2 (fp32
  * rounding at the search radius; tol = 0 for fp64 means exact sets). */
@@ -46,7 +48,8 @@ static void check(size_t n, const double *pos, const double box[3], double rs,
                                 .kind = kind,
                                 .layout = layout,
                                 .precision = prec,
-                                .capacity = capacity};
+                                .capacity = capacity,
+                                .block_cells = block_cells};
     clphys_neighbor_plan *pl;
     clphys_status st = clphys_neighbor_plan_create(ctx, &p, &pl);
     if (st) fprintf(stderr, "%s\n", clphys_last_error(ctx));
@@ -120,8 +123,9 @@ static void all_kinds(size_t n, const double *pos, const double box[3], double r
 {
     for (int prec = 0; prec < 2; prec++)
         for (int kind = 0; kind < 2; kind++)
-            for (int lay = 0; lay < 2; lay++)
-                check(n, pos, box, rs, kind, lay, prec, cap, prec ? 0 : 1e-5, expect_growth);
+            for (int lay = 0; lay < 3; lay++)
+                if (kind == CLPHYS_NEIGHBOR_FULL || lay != CLPHYS_NEIGHBOR_STAGED)
+                    check(n, pos, box, rs, kind, lay, prec, cap, prec ? 0 : 1e-5, expect_growth);
 }
 
 static void test_random(void **state)
@@ -136,6 +140,12 @@ static void test_random(void **state)
     pos[4] -= box[1];
     pos[8] = -1e-300;
     all_kinds(n, pos, box, 2.8, 0, 0);
+    /* staged entries decoded back to j, for every block width: 1 and 2 cells
+     * (blocks whose stage repeats no cell), 3 = the whole row (3 cells: the
+     * stage's x range wraps onto itself) */
+    for (block_cells = 1; block_cells <= 3; block_cells++)
+        check(n, pos, box, 2.8, CLPHYS_NEIGHBOR_FULL, CLPHYS_NEIGHBOR_STAGED, CLPHYS_FP64, 0, 0, 0);
+    block_cells = 0;
     free(pos);
 }
 
@@ -168,6 +178,7 @@ static void test_overflow_growth(void **state)
     random_positions(pos, n, box, 2);
     check(n, pos, box, 2.5, CLPHYS_NEIGHBOR_FULL, CLPHYS_NEIGHBOR_TRANSPOSED, CLPHYS_FP64, 1, 0, 1);
     check(n, pos, box, 2.5, CLPHYS_NEIGHBOR_HALF, CLPHYS_NEIGHBOR_CSR, CLPHYS_FP64, 1, 0, 1);
+    check(n, pos, box, 2.5, CLPHYS_NEIGHBOR_FULL, CLPHYS_NEIGHBOR_STAGED, CLPHYS_FP32, 1, 1e-5, 1);
     free(pos);
 }
 
@@ -186,6 +197,11 @@ static void test_bad_input(void **state)
     assert_int_equal(clphys_neighbor_build(pl, pos), CLPHYS_ERR_INPUT);
     assert_non_null(strstr(clphys_last_error(ctx), "particle 7"));
     clphys_neighbor_plan_destroy(pl);
+    /* the staged layout holds full lists only */
+    p.layout = CLPHYS_NEIGHBOR_STAGED;
+    p.kind = CLPHYS_NEIGHBOR_HALF;
+    assert_int_equal(clphys_neighbor_plan_create(ctx, &p, &pl), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_null(pl);
 }
 
 int main(void)

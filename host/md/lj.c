@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char *names[] = {
-    "full-csr", "full-transposed", "full-group", "half-cas", "half-fixedpoint", "cpu", "auto"};
+    "full-csr", "full-transposed", "full-group", "half-cas", "half-fixedpoint", "cpu", "full-staged", "auto"};
 
 const char *clphys_lj_variant_name(clphys_lj_variant v)
 {
@@ -24,7 +24,7 @@ clphys_status clphys_lj_variant_from_name(const char *name, clphys_lj_variant *v
         }
     return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
                     "unknown LJ variant '%s' (full-csr, full-transposed, full-group, half-cas, "
-                    "half-fixedpoint, cpu, auto)",
+                    "half-fixedpoint, cpu, full-staged, auto)",
                     name ? name : "(null)");
 }
 
@@ -90,10 +90,12 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
                                  .kind = half ? CLPHYS_NEIGHBOR_HALF : CLPHYS_NEIGHBOR_FULL,
                                  .layout = pl->variant == CLPHYS_LJ_FULL_TRANSPOSED
                                                ? CLPHYS_NEIGHBOR_TRANSPOSED
-                                               : CLPHYS_NEIGHBOR_CSR,
+                                           : pl->variant == CLPHYS_LJ_FULL_STAGED ? CLPHYS_NEIGHBOR_STAGED
+                                                                                   : CLPHYS_NEIGHBOR_CSR,
                                  .precision = p->precision};
     CP_TRY(clphys_neighbor_plan_create(ctx, &np, &pl->nb));
-    pl->wg = p->work_group_size > 0 ? (size_t)p->work_group_size : dev->is_cpu ? 16 : 64;
+    int staged = pl->variant == CLPHYS_LJ_FULL_STAGED;
+    pl->wg = p->work_group_size > 0 ? (size_t)p->work_group_size : staged ? 128 : dev->is_cpu ? 16 : 64;
     pl->tpi = p->group_size > 0 ? (size_t)p->group_size : 8;
     if (pl->tpi & (pl->tpi - 1) || pl->wg % pl->tpi || pl->wg > dev->max_work_group_size)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
@@ -105,14 +107,15 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
     size_t o = strlen(opt);
     if (pl->variant == CLPHYS_LJ_FULL_GROUP)
         snprintf(opt + o, sizeof opt - o, " -DLJ_TPI=%zu -DLJ_WG=%zu", pl->tpi, pl->wg);
+    if (staged) snprintf(opt + o, sizeof opt - o, " -DLJ_WG=%zu", pl->wg);
     /* fixed point: 2^44 in fp64 (resolution 6e-14, |F| < 5e5), 2^32 in fp32 */
     if (fixed)
         snprintf(opt + o, sizeof opt - o, " -DLJ_FIXED=1 -DFIXED_SCALE=%s",
                  p->precision == CLPHYS_FP64 ? "17592186044416.0" : "4294967296.0");
     cl_program prog;
     CP_TRY(cp_program(ctx, pl->variant == CLPHYS_LJ_CPU ? "lj_cpu.cl" : "lj.cl", opt, &prog));
-    static const char *kn[] = {"lj_full_csr", "lj_full_transposed", "lj_full_group",
-                               "lj_half_cas", "lj_half_fixed",      "lj_cpu"};
+    static const char *kn[] = {"lj_full_csr",   "lj_full_transposed", "lj_full_group", "lj_half_cas",
+                               "lj_half_fixed", "lj_cpu",             "lj_full_staged"};
     CP_TRY(cp_kernel(ctx, prog, kn[pl->variant], &pl->k));
     size_t rs = p->precision == CLPHYS_FP64 ? 8 : 4, n = p->n;
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * rs * n, NULL, &pl->f));
@@ -174,7 +177,8 @@ clphys_status clphys_lj_evaluate(clphys_lj_plan *pl, double *kernel_s)
     cl_uint a = 0;
     CP_TRY(CP_ARG(ctx, k, a++, nb->pos));
     CP_TRY(CP_ARG(ctx, k, a++, n));
-    cl_mem rows = pl->variant == CLPHYS_LJ_FULL_TRANSPOSED ? nb->ncount : nb->offset;
+    int staged = pl->variant == CLPHYS_LJ_FULL_STAGED;
+    cl_mem rows = pl->variant == CLPHYS_LJ_FULL_TRANSPOSED || staged ? nb->ncount : nb->offset;
     CP_TRY(CP_ARG(ctx, k, a++, rows));
     CP_TRY(CP_ARG(ctx, k, a++, nb->list));
     double id[4] = {1 / d[0], 1 / d[1], 1 / d[2], 0};
@@ -205,8 +209,21 @@ clphys_status clphys_lj_evaluate(clphys_lj_plan *pl, double *kernel_s)
     CP_TRY(CP_ARG(ctx, k, a++, pl->vir));
     size_t g;
     if (pl->variant == CLPHYS_LJ_HALF_FIXEDPOINT) CP_TRY(CP_ARG(ctx, k, a++, pl->bad));
+    if (staged) {
+        cl_int nc[4] = {nb->nc[0], nb->nc[1], nb->nc[2], 0}, bx = nb->stage_bx;
+        cl_uint stcap = nb->stage_max > 0 ? nb->stage_max : 1;
+        CP_TRY(CP_ARG(ctx, k, a++, nb->start));
+        CP_TRY(CP_ARG(ctx, k, a++, nb->sbase));
+        CP_TRY(CP_ARG(ctx, k, a++, nc));
+        CP_TRY(CP_ARG(ctx, k, a++, bx));
+        CP_TRY(cp_arg(ctx, k, a++, 3 * rs * stcap, NULL)); /* local: the stage */
+        CP_TRY(CP_ARG(ctx, k, a++, stcap));
+        CP_TRY(cp_arg(ctx, k, a++, 4 * (9 * (size_t)(bx + 2) + 1), NULL)); /* local: slot offsets */
+    }
     if (pl->variant == CLPHYS_LJ_FULL_GROUP)
         g = md_global((size_t)n * pl->tpi, pl->wg);
+    else if (staged)
+        g = nb->nblocks * pl->wg; /* one work-group per block of cells */
     else if (pl->variant == CLPHYS_LJ_CPU)
         g = md_global((n + 31) / 32, pl->wg); /* LJ_CPU_BLOCK = 32 i per work-item */
     else

@@ -19,6 +19,11 @@ struct clphys_neighbor_plan {
     cl_mem ncount, offset, list, overflow;
     cl_mem stage;                /* CPUs, CSR: rows of the counting pass, kept
                                     at i*capacity (cl/neighbor_cpu.cl)       */
+    cl_kernel k_stage;           /* STAGED: per-block slot offsets            */
+    cl_mem sbase;                /* STAGED: nblocks x (9 (bx + 2) + 1) uints  */
+    int stage_bx;                /* STAGED: cells per block along x           */
+    size_t nblocks;
+    cl_uint stage_max;           /* STAGED: largest stage of the last build   */
     size_t list_entries;         /* allocated entries of list                 */
     int capacity;                /* transposed: entries per particle          */
     size_t pairs;
@@ -54,5 +59,8 @@ clphys_status md_upload_real4(clphys_context *ctx, size_t real_size, cl_mem m, c
 clphys_status md_download_real4(clphys_context *ctx, size_t real_size, cl_mem m, double *x4,
                                 size_t n);
 size_t md_global(size_t n, size_t wg);
+/* Local memory of one staged block holding `slots` particles (x, y, z and
+ * the slot offsets of its cells). */
+size_t md_stage_bytes(const clphys_neighbor_plan *pl, size_t slots);
 
 #endif

@@ -50,15 +50,57 @@ void clphys_neighbor_plan_destroy(clphys_neighbor_plan *pl)
 {
     if (!pl) return;
     cl_kernel *ks[] = {&pl->k_assign,  &pl->k_scan,    &pl->k_scatter,  &pl->k_order,
-                       &pl->k_gather4, &pl->k_gatheru, &pl->k_gatheri4, &pl->k_build};
+                       &pl->k_gather4, &pl->k_gatheru, &pl->k_gatheri4, &pl->k_build,
+                       &pl->k_stage};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
         cp_release_kernel(ks[i]);
     cl_mem *ms[] = {&pl->pos_in, &pl->perm_in, &pl->pos,     &pl->perm,  &pl->cell,
                     &pl->rank,   &pl->count,   &pl->start,   &pl->order, &pl->ncount,
-                    &pl->offset, &pl->list,    &pl->overflow, &pl->stage};
+                    &pl->offset, &pl->list,    &pl->overflow, &pl->stage,
+                    &pl->sbase};
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
         cp_release_mem(ms[i]);
     free(pl);
+}
+
+/* Local memory of one stage: x, y, z planes of `slots` reals + the slot
+ * offsets of its 9 (bx + 2) cells. */
+size_t md_stage_bytes(const clphys_neighbor_plan *pl, size_t slots)
+{
+    return 3 * pl->real_size * slots + 4 * (9 * (size_t)(pl->stage_bx + 2) + 1);
+}
+
+/* Cells per block along x for the staged layout: ~96 particles per block at
+ * the mean density (a work-group of 128 then has one i per work-item), the
+ * blocks of a row made equal, and a stage 1.5x the mean within half the
+ * device's local memory (room for a second work-group per compute unit). */
+static clphys_status stage_geometry(clphys_context *ctx, const clphys_neighbor_params *p,
+                                    clphys_neighbor_plan *pl)
+{
+    double per_cell = (double)p->n / (double)pl->ncells;
+    int bx = p->block_cells > 0 ? p->block_cells : (int)floor(96.0 / per_cell + 0.5);
+    if (bx < 1) bx = 1;
+    if (bx > pl->nc[0]) bx = pl->nc[0];
+    if (p->block_cells <= 0) {
+        int nbx = (pl->nc[0] + bx - 1) / bx;
+        bx = (pl->nc[0] + nbx - 1) / nbx;
+        size_t budget = (size_t)ctx->info.local_mem_bytes / 2;
+        for (;;) {
+            pl->stage_bx = bx;
+            if (md_stage_bytes(pl, (size_t)(1.5 * 9 * (bx + 2) * per_cell) + 64) <= budget || bx == 1)
+                break;
+            bx--;
+        }
+    }
+    pl->stage_bx = bx;
+    if (md_stage_bytes(pl, (size_t)(9 * (bx + 2) * per_cell)) > (size_t)ctx->info.local_mem_bytes)
+        return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED,
+                        "neighbor: the staged layout needs about %zu bytes of local memory per "
+                        "work-group (%.1f particles per cell, %d cells per block) and %s has %llu",
+                        md_stage_bytes(pl, (size_t)(9 * (bx + 2) * per_cell)), per_cell, bx,
+                        ctx->info.name, (unsigned long long)ctx->info.local_mem_bytes);
+    pl->nblocks = (size_t)((pl->nc[0] + bx - 1) / bx) * pl->nc[1] * pl->nc[2];
+    return CLPHYS_SUCCESS;
 }
 
 static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p,
@@ -81,6 +123,11 @@ static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p
         if (pl->nc[d] > 1024) pl->nc[d] = 1024;
     }
     pl->ncells = (size_t)pl->nc[0] * pl->nc[1] * pl->nc[2];
+    int staged = p->layout == CLPHYS_NEIGHBOR_STAGED;
+    if ((unsigned)p->layout > CLPHYS_NEIGHBOR_STAGED || (staged && p->kind != CLPHYS_NEIGHBOR_FULL))
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "neighbor: layout %d with kind %d (the staged layout holds full lists only)",
+                        (int)p->layout, (int)p->kind);
     char opt[256];
     size_t o = 0;
     CP_TRY(cp_precision_options(ctx, p->precision, opt, sizeof opt));
@@ -101,7 +148,17 @@ static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p
     CP_TRY(cp_kernel(ctx, cp, "gather_real4", &pl->k_gather4));
     CP_TRY(cp_kernel(ctx, cp, "gather_uint", &pl->k_gatheru));
     CP_TRY(cp_kernel(ctx, cp, "gather_int4", &pl->k_gatheri4));
-    CP_TRY(cp_kernel(ctx, np, "neighbor_build", &pl->k_build));
+    if (staged) {
+        CP_TRY(stage_geometry(ctx, p, pl));
+        cl_program sp;
+        CP_TRY(cp_program(ctx, "neighbor_staged.cl", opt, &sp));
+        CP_TRY(cp_kernel(ctx, sp, "neighbor_build_staged", &pl->k_build));
+        CP_TRY(cp_kernel(ctx, sp, "stage_base", &pl->k_stage));
+        size_t ns1 = 9 * (size_t)(pl->stage_bx + 2) + 1;
+        CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * ns1 * pl->nblocks, NULL, &pl->sbase));
+    } else {
+        CP_TRY(cp_kernel(ctx, np, "neighbor_build", &pl->k_build));
+    }
     size_t n = p->n, r4 = 4 * pl->real_size;
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, r4 * n, NULL, &pl->pos_in));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, r4 * n, NULL, &pl->pos));
@@ -204,6 +261,52 @@ static clphys_status grow_list(clphys_neighbor_plan *pl, size_t entries)
     return cp_buffer(pl->ctx, CL_MEM_READ_WRITE, 4 * entries, NULL, &pl->list);
 }
 
+/* Staged layout: per-block slot offsets, then the list (transposed, growing
+ * on overflow like the transposed build). */
+static clphys_status build_staged(clphys_neighbor_plan *pl, cl_uint *maxc)
+{
+    clphys_context *ctx = pl->ctx;
+    cl_uint n = (cl_uint)pl->p.n, nb = (cl_uint)pl->nblocks, zero = 0, cap = (cl_uint)pl->capacity;
+    cl_int nc[4] = {pl->nc[0], pl->nc[1], pl->nc[2], 0}, bx = pl->stage_bx;
+    size_t g = md_global(n, 64), gb = md_global(nb, 64);
+    cl_kernel k = pl->k_stage;
+    CP_TRY(cp_write(ctx, pl->overflow, 0, 4, &zero));
+    CP_TRY(CP_ARG(ctx, k, 0, pl->start));
+    CP_TRY(CP_ARG(ctx, k, 1, nc));
+    CP_TRY(CP_ARG(ctx, k, 2, bx));
+    CP_TRY(CP_ARG(ctx, k, 3, nb));
+    CP_TRY(CP_ARG(ctx, k, 4, pl->sbase));
+    CP_TRY(CP_ARG(ctx, k, 5, pl->overflow));
+    CP_TRY(cp_launch(ctx, k, 1, &gb, NULL, &pl->kernel_s));
+    CP_TRY(cp_read(ctx, pl->overflow, 0, 4, &pl->stage_max));
+    if (md_stage_bytes(pl, pl->stage_max) > (size_t)ctx->info.local_mem_bytes)
+        return cp_error(ctx, CLPHYS_ERR_OVERFLOW,
+                        "neighbor: a block's stage holds %u particles (%zu bytes of local memory), "
+                        "beyond the %llu of %s; use a full-transposed list for this density",
+                        pl->stage_max, md_stage_bytes(pl, pl->stage_max),
+                        (unsigned long long)ctx->info.local_mem_bytes, ctx->info.name);
+    double rs2 = pl->p.r_search * pl->p.r_search;
+    double box[4] = {pl->p.box[0], pl->p.box[1], pl->p.box[2], 0};
+    float boxf[4] = {(float)box[0], (float)box[1], (float)box[2], 0}, rs2f = (float)rs2;
+    int dbl = pl->real_size == 8;
+    k = pl->k_build;
+    CP_TRY(cp_write(ctx, pl->overflow, 0, 4, &zero));
+    CP_TRY(CP_ARG(ctx, k, 0, pl->pos));
+    CP_TRY(CP_ARG(ctx, k, 1, n));
+    CP_TRY(dbl ? CP_ARG(ctx, k, 2, box) : CP_ARG(ctx, k, 2, boxf));
+    CP_TRY(CP_ARG(ctx, k, 3, nc));
+    CP_TRY(CP_ARG(ctx, k, 4, pl->start));
+    CP_TRY(dbl ? CP_ARG(ctx, k, 5, rs2) : CP_ARG(ctx, k, 5, rs2f));
+    CP_TRY(CP_ARG(ctx, k, 6, bx));
+    CP_TRY(CP_ARG(ctx, k, 7, pl->sbase));
+    CP_TRY(CP_ARG(ctx, k, 8, pl->list));
+    CP_TRY(CP_ARG(ctx, k, 9, cap));
+    CP_TRY(CP_ARG(ctx, k, 10, pl->ncount));
+    CP_TRY(CP_ARG(ctx, k, 11, pl->overflow));
+    CP_TRY(cp_launch(ctx, k, 1, &g, NULL, &pl->kernel_s));
+    return cp_read(ctx, pl->overflow, 0, 4, maxc);
+}
+
 static clphys_status build_list(clphys_neighbor_plan *pl)
 {
     clphys_context *ctx = pl->ctx;
@@ -223,10 +326,14 @@ static clphys_status build_list(clphys_neighbor_plan *pl)
     }
     for (;;) {
         cl_uint zero = 0, maxc;
-        CP_TRY(cp_write(ctx, pl->overflow, 0, 4, &zero));
-        CP_TRY(set_build_args(pl, 2));
-        CP_TRY(cp_launch(ctx, pl->k_build, 1, &g, NULL, &pl->kernel_s));
-        CP_TRY(cp_read(ctx, pl->overflow, 0, 4, &maxc));
+        if (pl->p.layout == CLPHYS_NEIGHBOR_STAGED) {
+            CP_TRY(build_staged(pl, &maxc));
+        } else {
+            CP_TRY(cp_write(ctx, pl->overflow, 0, 4, &zero));
+            CP_TRY(set_build_args(pl, 2));
+            CP_TRY(cp_launch(ctx, pl->k_build, 1, &g, NULL, &pl->kernel_s));
+            CP_TRY(cp_read(ctx, pl->overflow, 0, 4, &maxc));
+        }
         if (maxc <= (cl_uint)pl->capacity) break;
         /* overflow: grow to the largest count seen (+ margin), rebuild */
         size_t cap = (size_t)(maxc * 1.2) + 8;
@@ -343,9 +450,53 @@ clphys_status clphys_neighbor_stats(const clphys_neighbor_plan *pl, size_t *pair
     return CLPHYS_SUCCESS;
 }
 
-/* Host copies of the list in CSR form, sorted indices (caller frees). */
+static size_t last_le(const cl_uint *a, size_t len, cl_uint v) /* largest k: a[k] <= v */
+{
+    size_t lo = 0, hi = len;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (a[mid] <= v) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static int wrap(int v, int m)
+{
+    v %= m;
+    return v < 0 ? v + m : v;
+}
+
+/* Staged entries (slots, cl/stage.h) of sorted rows in CSR form -> sorted j. */
+static clphys_status decode_staged(clphys_neighbor_plan *pl, const cl_uint *off, cl_int *list)
+{
+    clphys_context *ctx = pl->ctx;
+    int bx = pl->stage_bx, w = bx + 2, ns = 9 * w, *nc = pl->nc, nbx = (nc[0] + bx - 1) / bx;
+    cl_uint *start = malloc(4 * (pl->ncells + 1)), *base = malloc(4 * (size_t)(ns + 1) * pl->nblocks);
+    clphys_status st = (!start || !base) ? cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "stage tables")
+                                         : cp_read(ctx, pl->start, 0, 4 * (pl->ncells + 1), start);
+    if (!st) st = cp_read(ctx, pl->sbase, 0, 4 * (size_t)(ns + 1) * pl->nblocks, base);
+    for (size_t i = 0; !st && i < pl->p.n; i++) {
+        size_t c = last_le(start, pl->ncells, (cl_uint)i);
+        int cx = (int)(c % nc[0]), cy = (int)(c / nc[0] % nc[1]), cz = (int)(c / nc[0] / nc[1]);
+        size_t b = ((size_t)cz * nc[1] + cy) * nbx + cx / bx;
+        const cl_uint *bb = base + b * (ns + 1);
+        for (cl_uint k = off[i]; k < off[i + 1]; k++) {
+            int lc = (int)last_le(bb, (size_t)ns, (cl_uint)list[k]);
+            int x = wrap((cx / bx) * bx - 1 + lc % w, nc[0]);
+            int y = wrap(cy + lc / w % 3 - 1, nc[1]), z = wrap(cz + lc / w / 3 - 1, nc[2]);
+            list[k] = (cl_int)(start[((size_t)z * nc[1] + y) * nc[0] + x] + (cl_uint)list[k] - bb[lc]);
+        }
+    }
+    free(start);
+    free(base);
+    return st;
+}
+
+/* Host copies of the list in CSR form, sorted indices (caller frees); raw
+ * keeps staged entries as slots (for the shuffle, which only permutes). */
 static clphys_status host_csr(clphys_neighbor_plan *pl, cl_uint **off, cl_int **list,
-                              cl_uint **perm)
+                              cl_uint **perm, int raw)
 {
     clphys_context *ctx = pl->ctx;
     size_t n = pl->p.n;
@@ -375,6 +526,7 @@ static clphys_status host_csr(clphys_neighbor_plan *pl, cl_uint **off, cl_int **
     }
     free(cnt);
     free(t);
+    if (!st && !raw && pl->p.layout == CLPHYS_NEIGHBOR_STAGED) st = decode_staged(pl, *off, *list);
     return st;
 }
 
@@ -386,7 +538,7 @@ clphys_status clphys_neighbor_get(clphys_neighbor_plan *pl, size_t *offsets, int
     size_t n = pl->p.n;
     cl_uint *off = NULL, *perm = NULL;
     cl_int *l = NULL;
-    clphys_status st = host_csr(pl, &off, &l, &perm);
+    clphys_status st = host_csr(pl, &off, &l, &perm, 0);
     if (!st) {
         /* rows in caller order: row of caller index perm[s] is sorted row s */
         for (size_t s = 0; s < n; s++)
@@ -413,7 +565,7 @@ clphys_status clphys_neighbor_shuffle(clphys_neighbor_plan *pl, uint64_t seed)
     size_t n = pl->p.n;
     cl_uint *off = NULL, *perm = NULL;
     cl_int *l = NULL;
-    clphys_status st = host_csr(pl, &off, &l, &perm);
+    clphys_status st = host_csr(pl, &off, &l, &perm, 1);
     if (!st) {
         for (size_t i = 0; i < n; i++)
             for (cl_uint k = off[i + 1] - off[i]; k > 1; k--) { /* Fisher-Yates */
