@@ -71,9 +71,10 @@ size_t md_stage_bytes(const clphys_neighbor_plan *pl, size_t slots)
 }
 
 /* Cells per block along x for the staged layout: ~96 particles per block at
- * the mean density (a work-group of 128 then has one i per work-item), the
- * blocks of a row made equal, and a stage 1.5x the mean within half the
- * device's local memory (room for a second work-group per compute unit). */
+ * the mean density (three warps of a work-group of 128 busy), the blocks of a
+ * row made equal, and a stage 1.25x the mean within the local memory of one
+ * work-group (a GPU's compute unit holds several such work-groups).  A build
+ * whose largest stage does not fit narrows the blocks (stage_shrink). */
 static clphys_status stage_geometry(clphys_context *ctx, const clphys_neighbor_params *p,
                                     clphys_neighbor_plan *pl)
 {
@@ -84,10 +85,10 @@ static clphys_status stage_geometry(clphys_context *ctx, const clphys_neighbor_p
     if (p->block_cells <= 0) {
         int nbx = (pl->nc[0] + bx - 1) / bx;
         bx = (pl->nc[0] + nbx - 1) / nbx;
-        size_t budget = (size_t)ctx->info.local_mem_bytes / 2;
+        size_t budget = (size_t)ctx->info.local_mem_bytes;
         for (;;) {
             pl->stage_bx = bx;
-            if (md_stage_bytes(pl, (size_t)(1.5 * 9 * (bx + 2) * per_cell) + 64) <= budget || bx == 1)
+            if (md_stage_bytes(pl, (size_t)(1.25 * 9 * (bx + 2) * per_cell) + 16) <= budget || bx == 1)
                 break;
             bx--;
         }
@@ -279,6 +280,15 @@ static clphys_status build_staged(clphys_neighbor_plan *pl, cl_uint *maxc)
     CP_TRY(CP_ARG(ctx, k, 5, pl->overflow));
     CP_TRY(cp_launch(ctx, k, 1, &gb, NULL, &pl->kernel_s));
     CP_TRY(cp_read(ctx, pl->overflow, 0, 4, &pl->stage_max));
+    if (md_stage_bytes(pl, pl->stage_max) > (size_t)ctx->info.local_mem_bytes && pl->stage_bx > 1) {
+        /* a denser region than planned for: narrower blocks, new tables */
+        pl->stage_bx--;
+        pl->nblocks = (size_t)((pl->nc[0] + pl->stage_bx - 1) / pl->stage_bx) * pl->nc[1] * pl->nc[2];
+        cp_release_mem(&pl->sbase);
+        CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * (9 * (size_t)(pl->stage_bx + 2) + 1) * pl->nblocks,
+                         NULL, &pl->sbase));
+        return build_staged(pl, maxc);
+    }
     if (md_stage_bytes(pl, pl->stage_max) > (size_t)ctx->info.local_mem_bytes)
         return cp_error(ctx, CLPHYS_ERR_OVERFLOW,
                         "neighbor: a block's stage holds %u particles (%zu bytes of local memory), "
