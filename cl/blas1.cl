@@ -193,3 +193,196 @@ bicg_xr(__global real_t *restrict partial, __global real2_t *restrict x, __globa
     }
     group_sum3_store(partial, acc, sh);
 }
+
+/* ---- scalars on the device (own_blas, host/lqcd/solver.c: cgnr_dev,
+ * bicgstab_dev).  A kernel that needs alpha or beta adds the partial sums
+ * that an earlier kernel of the queue left (ng groups, m reals per group)
+ * itself: every work-group adds the same values in the same order (in
+ * double), so all groups get the same scalar, and the host never waits on a
+ * reduction inside an iteration.  Results the host must see (|r|^2 for the
+ * convergence check, breakdown values) are read asynchronously. */
+#define SP_GROUP_SUM(sh, l)                                                                                    \
+    do {                                                                                                       \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                                          \
+        for (uint k_ = BLAS_WG / 2; k_ > 0; k_ >>= 1) {                                                        \
+            if ((l) < k_) sh[l] += sh[(l) + k_];                                                               \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                                      \
+        }                                                                                                      \
+    } while (0)
+
+/* Components 0..2 of the sums over ng groups of partial[m * g + c] (m = 2 or
+ * 4; components past m - 1 are 0).  sh: BLAS_WG double4 of local memory. */
+inline double4 sum_partials(__global const real_t *restrict partial, uint m, uint ng, __local double4 *sh)
+{
+    const uint l = get_local_id(0);
+    double4 a = (double4)(0, 0, 0, 0);
+    for (uint g = l; g < ng; g += BLAS_WG) {
+        a.x += (double)partial[m * g];
+        a.y += (double)partial[m * g + 1];
+        if (m > 2) a.z += (double)partial[m * g + 2];
+    }
+    sh[l] = a;
+    SP_GROUP_SUM(sh, l);
+    const double4 r = sh[0];
+    barrier(CLK_LOCAL_MEM_FENCE); /* sh may be reused */
+    return r;
+}
+
+/* a / b for complex numbers in double, 0 when b == 0 */
+inline double2 sp_cdiv(double2 a, double2 b)
+{
+    const double d = b.x * b.x + b.y * b.y;
+    if (d == 0) return (double2)(0, 0);
+    return (double2)((a.x * b.x + a.y * b.y) / d, (a.y * b.x - a.x * b.y) / d);
+}
+inline double2 sp_cmul(double2 a, double2 b) { return (double2)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+
+/* CG update with alpha = <r,r> / <q,q> from the partial sums pg and pq (norm2
+ * layout, two reals per group): x += alpha p, r -= alpha q, partial sums of
+ * the new |r|^2 into partial (norm2 layout); partial[2 ng] = <q,q> for the
+ * host's breakdown check.  alpha = 0 when <q,q> <= 0 (nothing changes). */
+__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
+cg_update_dev(__global real_t *restrict partial, __global real_t *restrict x, __global real_t *restrict r,
+              __global const real_t *restrict p, __global const real_t *restrict q,
+              __global const real_t *restrict pg, __global const real_t *restrict pq, uint ng, uint n)
+{
+    __local double4 sh[BLAS_WG];
+    __local real_t s[BLAS_WG];
+    const double gam = sum_partials(pg, 2, ng, sh).x, qq = sum_partials(pq, 2, ng, sh).x;
+    const real_t alpha = qq > 0 ? (real_t)(gam / qq) : 0;
+    if (get_global_id(0) == 0) partial[2 * ng] = (real_t)qq;
+    real_t acc = 0;
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        x[i] += alpha * p[i];
+        const real_t ri = r[i] - alpha * q[i];
+        r[i] = ri;
+        acc += ri * ri;
+    }
+    group_sum_store(partial, acc, s);
+}
+
+/* y = x + beta y, beta = sum(pnum) / sum(pden) (norm2 layout), 0 if the
+ * denominator is not positive */
+__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
+xpay_dev(__global real_t *restrict y, __global const real_t *restrict x, __global const real_t *restrict pnum,
+         __global const real_t *restrict pden, uint ng, uint n)
+{
+    __local double4 sh[BLAS_WG];
+    const double num = sum_partials(pnum, 2, ng, sh).x, den = sum_partials(pden, 2, ng, sh).x;
+    const real_t b = den > 0 ? (real_t)(num / den) : 0;
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) y[i] = x[i] + b * y[i];
+}
+
+/* BiCGStab's scalars in state (double[8]): rho (0,1), alpha (2,3), omega
+ * (4,5), <r0, v> (6,7).  pxr: the bicg_xr/bicg_ts layout (four reals per group:
+ * |r|^2, conj(r0) r), pd: blas_dot_partial's complex layout, pts: bicg_ts's.
+ * Each kernel writes only state entries that no group of it reads. */
+
+/* p = r + beta (p - omega v), beta = (rn / rho) (alpha / omega), rn =
+ * conj(r0) r from pxr; first != 0: p = r (the first iteration). */
+__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
+bicg_p_dev(__global real2_t *restrict p, __global const real2_t *restrict r, __global const real2_t *restrict v,
+           __global const real_t *restrict pxr, __global const double *restrict state, int first, uint ng, uint n)
+{
+    __local double4 sh[BLAS_WG];
+    const double4 xr = sum_partials(pxr, 4, ng, sh);
+    if (first) {
+        for (uint i = get_global_id(0); i < n; i += get_global_size(0)) p[i] = r[i];
+        return;
+    }
+    const double2 rho = (double2)(state[0], state[1]), alpha = (double2)(state[2], state[3]),
+                  omega = (double2)(state[4], state[5]);
+    const double2 bd = sp_cmul(sp_cdiv(xr.yz, rho), sp_cdiv(alpha, omega));
+    const real2_t b = (real2_t)((real_t)bd.x, (real_t)bd.y), o = (real2_t)((real_t)omega.x, (real_t)omega.y);
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) p[i] = r[i] + bl_cmul(b, p[i] - bl_cmul(o, v[i]));
+}
+
+/* s = r - alpha v with alpha = rn / <r0, v> (pxr, pd); state: rho = rn,
+ * alpha, <r0, v> (alpha = 0 when <r0, v> = 0). */
+__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
+bicg_s_dev(__global real2_t *restrict s, __global const real2_t *restrict r, __global const real2_t *restrict v,
+           __global const real_t *restrict pxr, __global const real_t *restrict pd, __global double *restrict state,
+           uint ng, uint n)
+{
+    __local double4 sh[BLAS_WG];
+    const double2 rn = sum_partials(pxr, 4, ng, sh).yz, d = sum_partials(pd, 2, ng, sh).xy;
+    const double2 al = sp_cdiv(rn, d);
+    if (get_global_id(0) == 0) {
+        state[0] = rn.x, state[1] = rn.y, state[2] = al.x, state[3] = al.y;
+        state[6] = d.x, state[7] = d.y;
+    }
+    const real2_t a = (real2_t)((real_t)al.x, (real_t)al.y);
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) s[i] = r[i] - bl_cmul(a, v[i]);
+}
+
+/* bicg_xr with omega = conj(t) s / |t|^2 from pts (0 when |t|^2 = 0) and
+ * alpha from state; state: omega. */
+__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
+bicg_xr_dev(__global real_t *restrict partial, __global real2_t *restrict x, __global real2_t *restrict r,
+            __global const real2_t *restrict p, __global const real2_t *restrict s, __global const real2_t *restrict t,
+            __global const real2_t *restrict r0, __global const real_t *restrict pts, __global double *restrict state,
+            uint ng, uint n)
+{
+    __local double4 sh[BLAS_WG];
+    __local real4_t sa[BLAS_WG];
+    const double4 ts = sum_partials(pts, 4, ng, sh);
+    const double2 om = ts.x > 0 ? ts.yz / ts.x : (double2)(0, 0);
+    const real2_t a = (real2_t)((real_t)state[2], (real_t)state[3]), o = (real2_t)((real_t)om.x, (real_t)om.y);
+    if (get_global_id(0) == 0) state[4] = om.x, state[5] = om.y;
+    real4_t acc = (real4_t)(0, 0, 0, 0);
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const real2_t si = s[i], rn = si - bl_cmul(o, t[i]), q = r0[i];
+        x[i] += bl_cmul(a, p[i]) + bl_cmul(o, si);
+        r[i] = rn;
+        acc.x += rn.x * rn.x + rn.y * rn.y;
+        acc.y += q.x * rn.x + q.y * rn.y;
+        acc.z += q.x * rn.y - q.y * rn.x;
+    }
+    group_sum3_store(partial, acc, sa);
+}
+
+/* ---- the fp64 outer loop (own_blas) ---- */
+
+/* r = b - t and partial sums of |r|^2 (norm2 layout): the true residual of
+ * one parity from t = (D x) of that parity, one pass instead of copy, axpy
+ * and norm (6 passes). */
+__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
+blas_sub_norm(__global real_t *restrict partial, __global real_t *restrict r, __global const real_t *restrict b,
+              __global const real_t *restrict t, uint n)
+{
+    __local real_t s[BLAS_WG];
+    real_t acc = 0;
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const real_t ri = b[i] - t[i];
+        r[i] = ri;
+        acc += ri * ri;
+    }
+    group_sum_store(partial, acc, s);
+}
+
+/* dst = (float) src and partial sums of |src|^2 (norm2 layout, in the plan's
+ * precision, i.e. double for the fp64 outer loop). */
+__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
+convert_to_single_norm(__global real_t *restrict partial, __global float *restrict dst,
+                       __global const double *restrict src, uint n)
+{
+    __local real_t s[BLAS_WG];
+    real_t acc = 0;
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const double v = src[i];
+        dst[i] = (float)v;
+        acc += (real_t)(v * v);
+    }
+    group_sum_store(partial, acc, s);
+}
+
+/* e = (double) e32; x += e (the mixed solver's correction of one parity) */
+__kernel void convert_add(__global double *restrict x, __global double *restrict e, __global const float *restrict e32,
+                          uint n)
+{
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        const double v = (double)e32[i];
+        e[i] = v;
+        x[i] += v;
+    }
+}

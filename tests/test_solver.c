@@ -7,6 +7,7 @@
  * correct solution. */
 #include "util.h"
 #include "host/ref/dslash_ref.h"
+#include "host/lqcd/lqcd_internal.h"
 
 #include <complex.h>
 #include <math.h>
@@ -99,6 +100,59 @@ static void test_not_converged(void **state)
     free(b), free(x);
 }
 
+/* The solver plan's switches (lqcd_solver_knobs): device scalars or host
+ * round trips, fused outer loop or not, transfers in pieces, x read back
+ * early: every combination that matters gives a solution within the bound,
+ * the reported residual is the true one, and CGNR takes the same number of
+ * iterations with the scalars on the device as with host round trips (the
+ * same iterates up to rounding).  Also the iteration cap with device scalars. */
+static void test_knobs(void **state)
+{
+    (void)state;
+    if (!p64) skip();
+    static const lqcd_solver_knobs kv[] = {
+        {0, 0, 1, 0, 0, 0}, {1, 0, 1, 0, 0, 0}, {1, 0, 1, 0, 0, 1}, {1, 1, 3, 1, 0, 1},
+        {1, 1, 5, 2, 1, 0}, {0, 1, 7, 1, 1, 1}, {1, 1, 8, 0, 1, 1},
+    };
+    const int nk = (int)(sizeof kv / sizeof *kv);
+    double complex *b = malloc(sizeof(double complex) * 12 * V), *x = malloc(sizeof(double complex) * 12 * V);
+    for (int kind = 0; kind < 2; kind++)
+        for (int mixed = 0; mixed < 2; mixed++) {
+            uint64_t rng = tu_rng_init(95 + 2 * kind + mixed);
+            for (long long k = 0; k < 12 * V; k++) b[k] = (2 * tu_uniform(&rng) - 1) + I * (2 * tu_uniform(&rng) - 1);
+            clphys_solver_params prm = {.kind = (clphys_solver_kind)kind, .tol = 1e-10, .max_iter = 2000,
+                                        .mixed = mixed, .own_blas = 1};
+            clphys_solver_plan *sp = NULL;
+            assert_int_equal(clphys_solver_plan_create(p64, p32, &prm, &sp), CLPHYS_SUCCESS);
+            int it0 = -1;
+            for (int v = 0; v < nk; v++) {
+                lqcd_solver_set_knobs(sp, &kv[v]);
+                tu_poison_f64((double *)x, 24 * V);
+                clphys_solver_result res;
+                clphys_status st = clphys_solver_solve(sp, (double *)b, (double *)x, &res);
+                if (st) fail_msg("solve, switches %d: %s", v, clphys_last_error(ctx));
+                double tr = true_residual(b, x);
+                print_message("# %s %s switches %d: %d iterations, %d restarts, reported %.3g, reference %.3g\n",
+                              kind ? "BiCGStab" : "CGNR", mixed ? "mixed" : "fp64", v, res.iterations, res.restarts,
+                              res.rel_residual, tr);
+                assert_true(tr <= 1.05e-10);
+                assert_true(fabs(tr - res.rel_residual) <= 1e-3 * tr + 1e-14);
+                if (v == 0) it0 = res.iterations;
+                if (kind == CLPHYS_SOLVER_CGNR && !mixed) assert_true(abs(res.iterations - it0) <= 1);
+            }
+            clphys_solver_plan_destroy(sp);
+        }
+    /* the cap, with the scalars on the device */
+    for (int kind = 0; kind < 2; kind++) {
+        clphys_solver_params prm = {.kind = (clphys_solver_kind)kind, .tol = 1e-12, .max_iter = 3, .own_blas = 1};
+        clphys_solver_result res;
+        assert_int_equal(clphys_lqcd_solve(p64, NULL, &prm, (double *)b, (double *)x, &res), CLPHYS_ERR_NOT_CONVERGED);
+        assert_true(res.iterations == 3);
+        assert_true(fabs(true_residual(b, x) - res.rel_residual) < 1e-6 * res.rel_residual);
+    }
+    free(b), free(x);
+}
+
 /* One solver plan, two solves with fresh right-hand sides: nothing of the
  * first solve leaks into the second (x poisoned before each). */
 static void test_plan_reuse(void **state)
@@ -166,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_cgnr_mixed_own), cmocka_unit_test(test_bicgstab_mixed_own),
         cmocka_unit_test(test_aos_layout),     cmocka_unit_test(test_not_converged),
         cmocka_unit_test(test_plan_reuse),     cmocka_unit_test(test_bicgstab_fp64_own),
+        cmocka_unit_test(test_knobs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

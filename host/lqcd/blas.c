@@ -16,10 +16,15 @@
 static int dbl(const clphys_dslash_plan *pl) { return pl->real_size == 8; }
 
 /* ---- own kernels (blas1.cl) ------------------------------------------------ */
-enum { K_AXPY, K_XPAY, K_GAMMA5, K_CAXPY, K_CXPAY, K_DOT, K_NORM2, K_CGUP, K_BP, K_BS, K_BTS, K_BXR, K_COUNT };
+enum {
+    K_AXPY, K_XPAY, K_GAMMA5, K_CAXPY, K_CXPAY, K_DOT, K_NORM2, K_CGUP, K_BP, K_BS, K_BTS, K_BXR,
+    K_CGUP_D, K_XPAY_D, K_BP_D, K_BS_D, K_BXR_D, K_SUBN, K_CVT_N, K_CVT_ADD, K_COUNT
+};
 static const char *const kname[K_COUNT] = {
-    "blas_axpy",          "blas_xpay",      "blas_gamma5", "blas_caxpy", "blas_cxpay", "blas_dot_partial",
-    "blas_norm2_partial", "blas_cg_update", "bicg_p",      "bicg_s",     "bicg_ts",    "bicg_xr"};
+    "blas_axpy",     "blas_xpay",    "blas_gamma5",   "blas_caxpy",    "blas_cxpay",  "blas_dot_partial",
+    "blas_norm2_partial", "blas_cg_update", "bicg_p", "bicg_s",        "bicg_ts",     "bicg_xr",
+    "cg_update_dev", "xpay_dev",     "bicg_p_dev",    "bicg_s_dev",    "bicg_xr_dev", "blas_sub_norm",
+    "convert_to_single_norm", "convert_add"};
 _Static_assert(K_COUNT == sizeof(((clphys_dslash_plan *)0)->kb) / sizeof(cl_kernel), "kb[] holds every kernel");
 #define OWN_WG 256
 
@@ -325,4 +330,192 @@ clphys_status lb_bicg_xr(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem r, c
     CP_TRY(arg_real(pl, k, 10, omega[1]));
     CP_TRY(CP_ARG(pl->ctx, k, 11, nn));
     return own_reduce_m(pl, k, 4, out);
+}
+
+/* ---- scalars on the device: enqueue only; the partial sums go to buffers
+ * of lb_partial_create, read back (if at all) with lb_read_async ---------- */
+clphys_status lb_partial_create(clphys_dslash_plan *pl, cl_mem *part)
+{
+    CP_TRY(own_setup(pl));
+    return cp_buffer(pl->ctx, CL_MEM_READ_WRITE, lb_partial_reals(pl) * pl->real_size, NULL, part);
+}
+
+size_t lb_partial_reals(const clphys_dslash_plan *pl) { return 4 * pl->ngroups + 4; }
+
+static clphys_status grid(clphys_dslash_plan *pl, cl_kernel k)
+{
+    size_t global = pl->ngroups * OWN_WG, local = OWN_WG;
+    return cp_launch(pl->ctx, k, 1, &global, &local, NULL);
+}
+
+/* Set arguments from a list: cl_mem pointers, then the trailing uints. */
+static clphys_status set_mems(clphys_dslash_plan *pl, cl_kernel k, const cl_mem *m, cl_uint nm)
+{
+    for (cl_uint i = 0; i < nm; i++) CP_TRY(CP_ARG(pl->ctx, k, i, m[i]));
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status lb_norm2_into(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem part)
+{
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_NORM2];
+    cl_uint nn = (cl_uint)n;
+    CP_TRY(CP_ARG(pl->ctx, k, 0, part));
+    CP_TRY(CP_ARG(pl->ctx, k, 1, x));
+    CP_TRY(CP_ARG(pl->ctx, k, 2, nn));
+    return grid(pl, k);
+}
+
+clphys_status lb_cdotc_into(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem y, cl_mem part)
+{
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_DOT];
+    cl_uint nn = (cl_uint)n;
+    int cplx = 1;
+    const cl_mem m[3] = {part, x, y};
+    CP_TRY(set_mems(pl, k, m, 3));
+    CP_TRY(CP_ARG(pl->ctx, k, 3, nn));
+    CP_TRY(CP_ARG(pl->ctx, k, 4, cplx));
+    return grid(pl, k);
+}
+
+clphys_status lb_cg_update_dev(clphys_dslash_plan *pl, size_t n, cl_mem p, cl_mem q, cl_mem x, cl_mem r, cl_mem pg,
+                               cl_mem pq, cl_mem prr)
+{
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_CGUP_D];
+    cl_uint nn = (cl_uint)n, ng = (cl_uint)pl->ngroups;
+    const cl_mem m[7] = {prr, x, r, p, q, pg, pq};
+    CP_TRY(set_mems(pl, k, m, 7));
+    CP_TRY(CP_ARG(pl->ctx, k, 7, ng));
+    CP_TRY(CP_ARG(pl->ctx, k, 8, nn));
+    return grid(pl, k);
+}
+
+clphys_status lb_xpay_dev(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem y, cl_mem pnum, cl_mem pden)
+{
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_XPAY_D];
+    cl_uint nn = (cl_uint)n, ng = (cl_uint)pl->ngroups;
+    const cl_mem m[4] = {y, x, pnum, pden};
+    CP_TRY(set_mems(pl, k, m, 4));
+    CP_TRY(CP_ARG(pl->ctx, k, 4, ng));
+    CP_TRY(CP_ARG(pl->ctx, k, 5, nn));
+    return grid(pl, k);
+}
+
+clphys_status lb_bicg_ts_into(clphys_dslash_plan *pl, size_t n, cl_mem t, cl_mem s, cl_mem part)
+{
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_BTS];
+    cl_uint nn = (cl_uint)n;
+    const cl_mem m[3] = {part, t, s};
+    CP_TRY(set_mems(pl, k, m, 3));
+    CP_TRY(CP_ARG(pl->ctx, k, 3, nn));
+    return grid(pl, k);
+}
+
+clphys_status lb_bicg_p_dev(clphys_dslash_plan *pl, size_t n, cl_mem p, cl_mem r, cl_mem v, cl_mem pxr, cl_mem state,
+                            int first)
+{
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_BP_D];
+    cl_uint nn = (cl_uint)n, ng = (cl_uint)pl->ngroups;
+    const cl_mem m[5] = {p, r, v, pxr, state};
+    CP_TRY(set_mems(pl, k, m, 5));
+    CP_TRY(CP_ARG(pl->ctx, k, 5, first));
+    CP_TRY(CP_ARG(pl->ctx, k, 6, ng));
+    CP_TRY(CP_ARG(pl->ctx, k, 7, nn));
+    return grid(pl, k);
+}
+
+clphys_status lb_bicg_s_dev(clphys_dslash_plan *pl, size_t n, cl_mem s, cl_mem r, cl_mem v, cl_mem pxr, cl_mem pd,
+                            cl_mem state)
+{
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_BS_D];
+    cl_uint nn = (cl_uint)n, ng = (cl_uint)pl->ngroups;
+    const cl_mem m[6] = {s, r, v, pxr, pd, state};
+    CP_TRY(set_mems(pl, k, m, 6));
+    CP_TRY(CP_ARG(pl->ctx, k, 6, ng));
+    CP_TRY(CP_ARG(pl->ctx, k, 7, nn));
+    return grid(pl, k);
+}
+
+clphys_status lb_bicg_xr_dev(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem r, cl_mem p, cl_mem s, cl_mem t,
+                             cl_mem r0, cl_mem pts, cl_mem state, cl_mem pxr)
+{
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_BXR_D];
+    cl_uint nn = (cl_uint)n, ng = (cl_uint)pl->ngroups;
+    const cl_mem m[9] = {pxr, x, r, p, s, t, r0, pts, state};
+    CP_TRY(set_mems(pl, k, m, 9));
+    CP_TRY(CP_ARG(pl->ctx, k, 9, ng));
+    CP_TRY(CP_ARG(pl->ctx, k, 10, nn));
+    return grid(pl, k);
+}
+
+clphys_status lb_sub_norm_into(clphys_dslash_plan *pl, size_t n, cl_mem r, cl_mem b, cl_mem t, cl_mem part)
+{
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_SUBN];
+    cl_uint nn = (cl_uint)n;
+    const cl_mem m[4] = {part, r, b, t};
+    CP_TRY(set_mems(pl, k, m, 4));
+    CP_TRY(CP_ARG(pl->ctx, k, 4, nn));
+    return grid(pl, k);
+}
+
+clphys_status lb_convert_single_norm(clphys_dslash_plan *pl, size_t n, cl_mem dst32, cl_mem src64, cl_mem part)
+{
+    if (!dbl(pl)) return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lb_convert_single_norm: fp64 plan only");
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_CVT_N];
+    cl_uint nn = (cl_uint)n;
+    const cl_mem m[3] = {part, dst32, src64};
+    CP_TRY(set_mems(pl, k, m, 3));
+    CP_TRY(CP_ARG(pl->ctx, k, 3, nn));
+    return grid(pl, k);
+}
+
+clphys_status lb_convert_add(clphys_dslash_plan *pl, size_t n, cl_mem x, cl_mem e, cl_mem e32)
+{
+    CP_TRY(own_setup(pl));
+    cl_kernel k = pl->kb[K_CVT_ADD];
+    cl_uint nn = (cl_uint)n;
+    const cl_mem m[3] = {x, e, e32};
+    CP_TRY(set_mems(pl, k, m, 3));
+    CP_TRY(CP_ARG(pl->ctx, k, 3, nn));
+    return grid(pl, k);
+}
+
+clphys_status lb_read_async(clphys_dslash_plan *pl, cl_command_queue q, cl_mem part, size_t nreal, void *host,
+                            cl_uint nwait, const cl_event *wait, cl_event *ev)
+{
+    CP_CL(pl->ctx, clEnqueueReadBuffer(q, part, CL_FALSE, 0, nreal * pl->real_size, host, nwait, wait, ev));
+    return CLPHYS_SUCCESS;
+}
+
+void lb_sum_host(const clphys_dslash_plan *pl, const void *host, int m, double out[3])
+{
+    const int nout = m == 4 ? 3 : m;
+    for (int j = 0; j < 3; j++) out[j] = 0;
+    for (size_t g = 0; g < pl->ngroups; g++)
+        for (int j = 0; j < nout; j++)
+            out[j] += dbl(pl) ? ((const double *)host)[(size_t)m * g + (size_t)j]
+                              : (double)((const float *)host)[(size_t)m * g + (size_t)j];
+}
+
+double lb_host_real(const clphys_dslash_plan *pl, const void *host, size_t i)
+{
+    return dbl(pl) ? ((const double *)host)[i] : (double)((const float *)host)[i];
+}
+
+clphys_status lb_sum_now(clphys_dslash_plan *pl, cl_mem part, int m, double out[3])
+{
+    double buf[4 * 4096 + 4];
+    if (pl->ngroups > 4096) return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lb_sum_now: too many groups");
+    CP_TRY(cp_read(pl->ctx, part, 0, (size_t)m * pl->ngroups * pl->real_size, buf));
+    lb_sum_host(pl, buf, m, out);
+    return CLPHYS_SUCCESS;
 }

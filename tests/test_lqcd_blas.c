@@ -1,0 +1,382 @@
+/* test_lqcd_blas.c — the solvers' level-1 kernels that keep their scalars on
+ * the device or fuse the fp64 outer loop (cl/blas1.cl through
+ * host/lqcd/blas.h), fp32 and fp64, against a double-precision CPU reference
+ * on fresh random half fields (4^3 x 8 lattice): the scalars formed inside
+ * the kernels from partial sums left by earlier kernels, the updated fields,
+ * the partial sums they leave (added on the host), the device scalars they
+ * store, and the zero-denominator guards.  Pure outputs are poisoned (NaN)
+ * before each launch, so an element left unwritten fails.
+ * Error measure: max_i |a_i - r_i| / max(|r_i|, 1); 1e-12 in fp64, 2e-5 in
+ * fp32 (inputs are O(1)); sums relative to their size. */
+#include "util.h"
+#include "host/lqcd/blas.h"
+
+#include <complex.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+static clphys_context *ctx;
+static clphys_gauge_field g;
+static clphys_dslash_plan *pl[2]; /* fp32, fp64 */
+static const int DIMS[4] = {4, 4, 4, 8};
+static size_t NR;                /* reals of a half field */
+
+static double tol(const clphys_dslash_plan *p) { return p->real_size == 8 ? 1e-12 : 2e-5; }
+
+/* Random O(1) values, rounded to the plan's precision (the reference then
+ * starts from exactly what the device holds). */
+static double *rnd(const clphys_dslash_plan *p, size_t n, uint64_t *rng)
+{
+    double *a = malloc(sizeof(double) * n);
+    for (size_t i = 0; i < n; i++) {
+        a[i] = 2 * tu_uniform(rng) - 1;
+        if (p->real_size == 4) a[i] = (double)(float)a[i];
+    }
+    return a;
+}
+
+static cl_mem dbuf(clphys_dslash_plan *p, size_t n, size_t rs)
+{
+    cl_mem m;
+    assert_int_equal(cp_buffer(p->ctx, CL_MEM_READ_WRITE, n * rs, NULL, &m), CLPHYS_SUCCESS);
+    return m;
+}
+
+/* host doubles -> device reals of size rs (4 or 8) */
+static void put(clphys_dslash_plan *p, cl_mem m, const double *h, size_t n, size_t rs)
+{
+    void *t = malloc(n * rs);
+    for (size_t i = 0; i < n; i++) {
+        if (rs == 4) ((float *)t)[i] = (float)h[i];
+        else ((double *)t)[i] = h[i];
+    }
+    assert_int_equal(cp_write(p->ctx, m, 0, n * rs, t), CLPHYS_SUCCESS);
+    free(t);
+}
+
+static void get(clphys_dslash_plan *p, cl_mem m, double *h, size_t n, size_t rs)
+{
+    void *t = malloc(n * rs);
+    assert_int_equal(cp_read(p->ctx, m, 0, n * rs, t), CLPHYS_SUCCESS);
+    for (size_t i = 0; i < n; i++) h[i] = rs == 4 ? (double)((float *)t)[i] : ((double *)t)[i];
+    free(t);
+}
+
+static void poison(clphys_dslash_plan *p, cl_mem m, size_t n, size_t rs)
+{
+    double *nan = malloc(sizeof(double) * n);
+    tu_poison_f64(nan, n);
+    put(p, m, nan, n, rs);
+    free(nan);
+}
+
+static cl_mem field(clphys_dslash_plan *p, const double *h)
+{
+    cl_mem m = dbuf(p, NR, p->real_size);
+    put(p, m, h, NR, p->real_size);
+    return m;
+}
+
+static cl_mem partial(clphys_dslash_plan *p)
+{
+    cl_mem m;
+    assert_int_equal(lb_partial_create(p, &m), CLPHYS_SUCCESS);
+    poison(p, m, lb_partial_reals(p), p->real_size);
+    return m;
+}
+
+static double err(const double *a, const double *r, size_t n) { return tu_max_rel_err(a, r, n, 1.0); }
+
+static void check_field(clphys_dslash_plan *p, cl_mem m, const double *ref, const char *what)
+{
+    double *a = malloc(sizeof(double) * NR);
+    get(p, m, a, NR, p->real_size);
+    double e = err(a, ref, NR);
+    print_message("#   %-34s %s: %.2e\n", what, p->real_size == 8 ? "fp64" : "fp32", e);
+    assert_true(e <= tol(p));
+    free(a);
+}
+
+/* |got - ref| / max(scale, 1): scale = the sum of the terms' magnitudes for
+ * a sum (rounding grows with it), |ref| for a single value */
+static void check_sum(double got, double ref, double scale, const clphys_dslash_plan *p, const char *what)
+{
+    double e = fabs(got - ref) / fmax(scale, 1.0);
+    print_message("#   %-34s %s: %.2e\n", what, p->real_size == 8 ? "fp64" : "fp32", e);
+    assert_true(isfinite(got) && e <= tol(p));
+}
+
+static double dot(const double *a, const double *b, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+/* sum conj(a) b over complex pairs */
+static double complex cdot(const double *a, const double *b, size_t n)
+{
+    double complex s = 0;
+    for (size_t i = 0; i < n / 2; i++) s += conj(a[2 * i] + I * a[2 * i + 1]) * (b[2 * i] + I * b[2 * i + 1]);
+    return s;
+}
+
+/* sum |a_i| |b_i| over complex pairs (the scale of cdot's rounding) */
+static double cabsdot(const double *a, const double *b, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n / 2; i++) s += hypot(a[2 * i], a[2 * i + 1]) * hypot(b[2 * i], b[2 * i + 1]);
+    return s;
+}
+
+/* the sums of a partial-sum buffer as the host adds them (m reals per group) */
+static double complex psum(clphys_dslash_plan *p, cl_mem part, int m, int c)
+{
+    double s[3];
+    assert_int_equal(lb_sum_now(p, part, m, s), CLPHYS_SUCCESS);
+    return s[c] + I * s[c + 1];
+}
+
+static double complex cat(const double *a, size_t i) { return a[2 * i] + I * a[2 * i + 1]; }
+static void cset(double *a, size_t i, double complex v) { a[2 * i] = creal(v), a[2 * i + 1] = cimag(v); }
+
+static void test_cg_dev(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        clphys_dslash_plan *p = pl[k];
+        if (!p) continue;
+        uint64_t rng = tu_rng_init(300 + k);
+        double *xa = rnd(p, NR, &rng), *ra = rnd(p, NR, &rng), *pa = rnd(p, NR, &rng), *qa = rnd(p, NR, &rng),
+               *ga = rnd(p, NR, &rng);
+        cl_mem x = field(p, xa), r = field(p, ra), pp = field(p, pa), q = field(p, qa), gv = field(p, ga);
+        cl_mem pg = partial(p), pq = partial(p), prr = partial(p);
+        /* <r,r> from ga, <q,q> from qa, both as partial sums of norm2 */
+        assert_int_equal(lb_norm2_into(p, NR, gv, pg), CLPHYS_SUCCESS);
+        assert_int_equal(lb_norm2_into(p, NR, q, pq), CLPHYS_SUCCESS);
+        assert_int_equal(lb_cg_update_dev(p, NR, pp, q, x, r, pg, pq, prr), CLPHYS_SUCCESS);
+        /* the kernel forms alpha from the partial sums: reference alpha from
+         * the same partial sums added on the host; the sums themselves
+         * against the double reference */
+        const double gam = creal(psum(p, pg, 2, 0)), qq = creal(psum(p, pq, 2, 0)), alpha = gam / qq;
+        check_sum(gam, dot(ga, ga, NR), dot(ga, ga, NR), p, "norm2 partials");
+        const double af = p->real_size == 4 ? (double)(float)alpha : alpha;
+        for (size_t i = 0; i < NR; i++) xa[i] += af * pa[i], ra[i] -= af * qa[i];
+        check_field(p, x, xa, "cg_update_dev x += alpha p");
+        check_field(p, r, ra, "cg_update_dev r -= alpha q");
+        double s[3], *h = malloc(sizeof(double) * lb_partial_reals(p));
+        assert_int_equal(lb_sum_now(p, prr, 2, s), CLPHYS_SUCCESS);
+        check_sum(s[0], dot(ra, ra, NR), dot(ra, ra, NR), p, "cg_update_dev |r|^2 partials");
+        get(p, prr, h, lb_partial_reals(p), p->real_size);
+        check_sum(h[2 * p->ngroups], qq, qq, p, "cg_update_dev <q,q> for the host");
+        /* beta = <r,r>_new / <r,r>_old: pnum from ra (the new r), pden = pg */
+        double *ya = rnd(p, NR, &rng);
+        cl_mem y = field(p, ya);
+        assert_int_equal(lb_norm2_into(p, NR, r, pq), CLPHYS_SUCCESS);
+        assert_int_equal(lb_xpay_dev(p, NR, r, y, pq, pg), CLPHYS_SUCCESS);
+        double beta = creal(psum(p, pq, 2, 0)) / gam;
+        if (p->real_size == 4) beta = (double)(float)beta;
+        for (size_t i = 0; i < NR; i++) ya[i] = ra[i] + beta * ya[i];
+        check_field(p, y, ya, "xpay_dev p = r + beta p");
+        /* <q,q> = 0: alpha = 0, x and r stay */
+        double *z = calloc(NR, sizeof(double));
+        put(p, q, z, NR, p->real_size);
+        double *xb = malloc(sizeof(double) * NR);
+        get(p, x, xb, NR, p->real_size);
+        assert_int_equal(lb_norm2_into(p, NR, q, pq), CLPHYS_SUCCESS);
+        assert_int_equal(lb_cg_update_dev(p, NR, pp, q, x, r, pg, pq, prr), CLPHYS_SUCCESS);
+        check_field(p, x, xb, "cg_update_dev <q,q> = 0 leaves x");
+        check_field(p, r, ra, "cg_update_dev <q,q> = 0 leaves r");
+        cl_mem all[] = {x, r, pp, q, gv, pg, pq, prr, y};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) clReleaseMemObject(all[i]);
+        free(xa), free(ra), free(pa), free(qa), free(ga), free(ya), free(z), free(xb), free(h);
+    }
+}
+
+static void test_bicg_dev(void **state)
+{
+    (void)state;
+    const size_t NC = NR / 2;
+    for (int k = 0; k < 2; k++) {
+        clphys_dslash_plan *p = pl[k];
+        if (!p) continue;
+        uint64_t rng = tu_rng_init(400 + k);
+        double *pa = rnd(p, NR, &rng), *ra = rnd(p, NR, &rng), *va = rnd(p, NR, &rng), *r0 = rnd(p, NR, &rng),
+               *ta = rnd(p, NR, &rng), *xa = rnd(p, NR, &rng);
+        cl_mem pp = field(p, pa), r = field(p, ra), v = field(p, va), R0 = field(p, r0), t = field(p, ta),
+               x = field(p, xa), s = dbuf(p, NR, p->real_size), st = dbuf(p, 8, 8);
+        cl_mem pxr = partial(p), pd = partial(p), pts = partial(p);
+        double S[8] = {0.7, -0.2, 0.4, 0.9, -0.3, 0.5, NAN, NAN}, Sd[8];
+        put(p, st, S, 8, 8);
+        /* pxr = {|r0|^2, conj(r0) r} from bicg_ts with t = r0, s = r */
+        assert_int_equal(lb_bicg_ts_into(p, NC, R0, r, pxr), CLPHYS_SUCCESS);
+        const double complex rn = psum(p, pxr, 4, 1);
+        check_sum(creal(rn), creal(cdot(r0, ra, NR)), cabsdot(r0, ra, NR), p, "bicg_ts conj(t) s partials (re)");
+        check_sum(cimag(rn), cimag(cdot(r0, ra, NR)), cabsdot(r0, ra, NR), p, "bicg_ts conj(t) s partials (im)");
+        /* p = r + beta (p - omega v), beta = (rn / rho) (alpha / omega) */
+        assert_int_equal(lb_bicg_p_dev(p, NC, pp, r, v, pxr, st, 0), CLPHYS_SUCCESS);
+        const double complex rho = S[0] + I * S[1], al = S[2] + I * S[3], om = S[4] + I * S[5];
+        double complex beta = rn / rho * (al / om);
+        double complex omr = om;
+        if (p->real_size == 4) beta = (float)creal(beta) + I * (float)cimag(beta), omr = (float)S[4] + I * (float)S[5];
+        for (size_t i = 0; i < NC; i++) cset(pa, i, cat(ra, i) + beta * (cat(pa, i) - omr * cat(va, i)));
+        check_field(p, pp, pa, "bicg_p_dev");
+        poison(p, pp, NR, p->real_size);
+        assert_int_equal(lb_bicg_p_dev(p, NC, pp, r, v, pxr, st, 1), CLPHYS_SUCCESS);
+        check_field(p, pp, ra, "bicg_p_dev first: p = r");
+        get(p, pp, pa, NR, p->real_size);
+        /* s = r - alpha v, alpha = rn / <r0, v>; state rho, alpha, <r0,v> */
+        poison(p, s, NR, p->real_size);
+        double nan8[8];
+        tu_poison_f64(nan8, 8);
+        nan8[4] = S[4], nan8[5] = S[5];
+        put(p, st, nan8, 8, 8);
+        assert_int_equal(lb_cdotc_into(p, NC, R0, v, pd), CLPHYS_SUCCESS);
+        assert_int_equal(lb_bicg_s_dev(p, NC, s, r, v, pxr, pd, st), CLPHYS_SUCCESS);
+        const double complex d = psum(p, pd, 2, 0), alpha = rn / d;
+        check_sum(creal(d), creal(cdot(r0, va, NR)), cabsdot(r0, va, NR), p, "cdotc partials (re)");
+        check_sum(cimag(d), cimag(cdot(r0, va, NR)), cabsdot(r0, va, NR), p, "cdotc partials (im)");
+        double complex alr = p->real_size == 4 ? (float)creal(alpha) + I * (float)cimag(alpha) : alpha;
+        double *sa = malloc(sizeof(double) * NR);
+        for (size_t i = 0; i < NC; i++) cset(sa, i, cat(ra, i) - alr * cat(va, i));
+        check_field(p, s, sa, "bicg_s_dev");
+        get(p, st, Sd, 8, 8);
+        check_sum(Sd[0], creal(rn), cabs(rn), p, "bicg_s_dev state rho (re)");
+        check_sum(Sd[1], cimag(rn), cabs(rn), p, "bicg_s_dev state rho (im)");
+        check_sum(Sd[2], creal(alpha), cabs(alpha), p, "bicg_s_dev state alpha (re)");
+        check_sum(Sd[3], cimag(alpha), cabs(alpha), p, "bicg_s_dev state alpha (im)");
+        check_sum(Sd[6], creal(d), cabs(d), p, "bicg_s_dev state <r0,v> (re)");
+        check_sum(Sd[7], cimag(d), cabs(d), p, "bicg_s_dev state <r0,v> (im)");
+        assert_true(Sd[4] == S[4] && Sd[5] == S[5]); /* omega left alone */
+        /* x += alpha p + omega s, r = s - omega t, omega = conj(t) s / |t|^2 */
+        assert_int_equal(lb_bicg_ts_into(p, NC, t, s, pts), CLPHYS_SUCCESS);
+        get(p, s, sa, NR, p->real_size);
+        const double complex ts_ts = psum(p, pts, 4, 1), omega = ts_ts / creal(psum(p, pts, 4, 0));
+        check_sum(creal(ts_ts), creal(cdot(ta, sa, NR)), cabsdot(ta, sa, NR), p, "bicg_ts conj(t) s (re)");
+        check_sum(creal(psum(p, pts, 4, 0)), dot(ta, ta, NR), dot(ta, ta, NR), p, "bicg_ts |t|^2");
+        double complex omr2 = p->real_size == 4 ? (float)creal(omega) + I * (float)cimag(omega) : omega;
+        poison(p, pxr, lb_partial_reals(p), p->real_size);
+        Sd[4] = Sd[5] = NAN;
+        put(p, st, Sd, 8, 8);
+        assert_int_equal(lb_bicg_xr_dev(p, NC, x, r, pp, s, t, R0, pts, st, pxr), CLPHYS_SUCCESS);
+        for (size_t i = 0; i < NC; i++) {
+            cset(xa, i, cat(xa, i) + alr * cat(pa, i) + omr2 * cat(sa, i));
+            cset(ra, i, cat(sa, i) - omr2 * cat(ta, i));
+        }
+        check_field(p, x, xa, "bicg_xr_dev x");
+        check_field(p, r, ra, "bicg_xr_dev r");
+        double sums[3], S2[8];
+        assert_int_equal(lb_sum_now(p, pxr, 4, sums), CLPHYS_SUCCESS);
+        check_sum(sums[0], dot(ra, ra, NR), dot(ra, ra, NR), p, "bicg_xr_dev |r|^2 partials");
+        const double complex r0r = cdot(r0, ra, NR);
+        check_sum(sums[1], creal(r0r), cabsdot(r0, ra, NR), p, "bicg_xr_dev conj(r0) r (re)");
+        check_sum(sums[2], cimag(r0r), cabsdot(r0, ra, NR), p, "bicg_xr_dev conj(r0) r (im)");
+        get(p, st, S2, 8, 8);
+        check_sum(S2[4], creal(omega), cabs(omega), p, "bicg_xr_dev state omega (re)");
+        check_sum(S2[5], cimag(omega), cabs(omega), p, "bicg_xr_dev state omega (im)");
+        /* <r0, v> = 0: alpha = 0 and s = r */
+        double *z = calloc(NR, sizeof(double));
+        put(p, v, z, NR, p->real_size);
+        poison(p, s, NR, p->real_size);
+        assert_int_equal(lb_cdotc_into(p, NC, R0, v, pd), CLPHYS_SUCCESS);
+        assert_int_equal(lb_bicg_s_dev(p, NC, s, r, v, pxr, pd, st), CLPHYS_SUCCESS);
+        check_field(p, s, ra, "bicg_s_dev <r0,v> = 0: s = r");
+        get(p, st, S2, 8, 8);
+        assert_true(S2[2] == 0 && S2[3] == 0 && S2[6] == 0 && S2[7] == 0);
+        cl_mem all[] = {pp, r, v, R0, t, x, s, st, pxr, pd, pts};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) clReleaseMemObject(all[i]);
+        free(pa), free(ra), free(va), free(r0), free(ta), free(xa), free(sa), free(z);
+    }
+}
+
+static void test_outer(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        clphys_dslash_plan *p = pl[k];
+        if (!p) continue;
+        uint64_t rng = tu_rng_init(500 + k);
+        double *ba = rnd(p, NR, &rng), *ta = rnd(p, NR, &rng), *ra = malloc(sizeof(double) * NR);
+        cl_mem b = field(p, ba), t = field(p, ta), r = dbuf(p, NR, p->real_size), part = partial(p);
+        poison(p, r, NR, p->real_size);
+        assert_int_equal(lb_sub_norm_into(p, NR, r, b, t, part), CLPHYS_SUCCESS);
+        for (size_t i = 0; i < NR; i++) ra[i] = ba[i] - ta[i];
+        check_field(p, r, ra, "sub_norm r = b - t");
+        double s[3];
+        assert_int_equal(lb_sum_now(p, part, 2, s), CLPHYS_SUCCESS);
+        check_sum(s[0], dot(ra, ra, NR), dot(ra, ra, NR), p, "sub_norm |r|^2 partials");
+        cl_mem all[] = {b, t, r, part};
+        for (size_t i = 0; i < 4; i++) clReleaseMemObject(all[i]);
+        free(ba), free(ta), free(ra);
+    }
+    /* the conversions belong to the fp64 plan */
+    clphys_dslash_plan *p = pl[1];
+    if (!p) return;
+    uint64_t rng = tu_rng_init(510);
+    double *src = rnd(p, NR, &rng), *xa = rnd(p, NR, &rng), *ea = rnd(pl[0] ? pl[0] : p, NR, &rng);
+    for (size_t i = 0; i < NR; i++) ea[i] = (double)(float)ea[i];
+    cl_mem s64 = field(p, src), d32 = dbuf(p, NR, 4), part = partial(p), x = field(p, xa), e = dbuf(p, NR, 8),
+           e32 = dbuf(p, NR, 4);
+    poison(p, d32, NR, 4);
+    assert_int_equal(lb_convert_single_norm(p, NR, d32, s64, part), CLPHYS_SUCCESS);
+    double *got = malloc(sizeof(double) * NR), *ref = malloc(sizeof(double) * NR), sums[3];
+    get(p, d32, got, NR, 4);
+    for (size_t i = 0; i < NR; i++) ref[i] = (double)(float)src[i];
+    assert_true(err(got, ref, NR) == 0);
+    assert_int_equal(lb_sum_now(p, part, 2, sums), CLPHYS_SUCCESS);
+    check_sum(sums[0], dot(src, src, NR), dot(src, src, NR), p, "convert_to_single_norm |src|^2");
+    put(p, e32, ea, NR, 4);
+    poison(p, e, NR, 8);
+    assert_int_equal(lb_convert_add(p, NR, x, e, e32), CLPHYS_SUCCESS);
+    get(p, e, got, NR, 8);
+    assert_true(err(got, ea, NR) == 0);
+    for (size_t i = 0; i < NR; i++) xa[i] += ea[i];
+    check_field(p, x, xa, "convert_add x += (double) e32");
+    assert_int_equal(lb_convert_single_norm(pl[0] ? pl[0] : p, NR, d32, s64, part),
+                     pl[0] ? CLPHYS_ERR_INVALID_ARGUMENT : CLPHYS_SUCCESS);
+    cl_mem all[] = {s64, d32, part, x, e, e32};
+    for (size_t i = 0; i < 6; i++) clReleaseMemObject(all[i]);
+    free(src), free(xa), free(ea), free(got), free(ref);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    ctx = tu_context();
+    if (!clphys_context_device(ctx)->fp64) return 0; /* the solvers need fp64 */
+    if (clphys_gauge_create(DIMS, &g)) return -1;
+    clphys_gauge_hot(&g, tu_seed() + 5);
+    for (int k = 0; k < 2; k++) {
+        clphys_dslash_params prm = {.precision = k ? CLPHYS_FP64 : CLPHYS_FP32, .reconstruct = 12, .kappa = 0.12,
+                                    .antiperiodic_t = 1, .local_size = 64};
+        if (clphys_dslash_plan_create(ctx, &g, &prm, &pl[k])) {
+            fprintf(stderr, "%s\n", clphys_last_error(ctx));
+            return -1;
+        }
+        pl[k]->own_blas = 1;
+    }
+    NR = pl[1]->vh * 24;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 2; k++) clphys_dslash_plan_destroy(pl[k]);
+    clphys_gauge_destroy(&g);
+    clphys_context_destroy(ctx);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_cg_dev), cmocka_unit_test(test_bicg_dev),
+                                       cmocka_unit_test(test_outer)};
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
