@@ -122,6 +122,12 @@ clphys_status clphys_lj_get(clphys_lj_plan *plan, double *forces, clphys_lj_resu
 /* set_positions + evaluate + get. */
 clphys_status clphys_lj_compute(clphys_lj_plan *plan, const double *pos, double *forces,
                                 clphys_lj_result *res);
+/* half-cas sums the j forces of a block of cells in local accumulators,
+ * one per particle of the block's neighbourhood, within the device's local
+ * memory; particles beyond that go to global memory directly (correct,
+ * slower).  *slots: how many, summed over this plan's evaluations (0 for
+ * the other variants). */
+clphys_status clphys_lj_overflow(clphys_lj_plan *plan, uint64_t *slots);
 /* The plan's neighbour list (e.g. to shuffle it or read its stats). */
 clphys_neighbor_plan *clphys_lj_neighbor(clphys_lj_plan *plan);
 /* Variant actually used (AUTO resolved). */

@@ -47,10 +47,14 @@ void clphys_lj_plan_destroy(clphys_lj_plan *pl)
     cp_release_mem(&pl->vir);
     cp_release_mem(&pl->fx3);
     cp_release_mem(&pl->bad);
+    cp_release_mem(&pl->ovf);
     free(pl);
 }
 
-static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
+static clphys_status half_block_create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj_tune *tu,
+                                      const char *opt0);
+
+static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj_tune *tu)
 {
     clphys_lj_params *p = &pl->p;
     const clphys_device_info *dev = &ctx->info;
@@ -109,12 +113,16 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
     if (fixed)
         snprintf(opt + o, sizeof opt - o, " -DLJ_FIXED=1 -DFIXED_SCALE=%s",
                  p->precision == CLPHYS_FP64 ? "17592186044416.0" : "4294967296.0");
-    cl_program prog;
-    CP_TRY(cp_program(ctx, pl->variant == CLPHYS_LJ_CPU ? "lj_cpu.cl" : "lj.cl", opt, &prog));
-    static const char *kn[] = {"lj_full_csr", "lj_full_transposed", "lj_full_group",
-                               "lj_half_cas", "lj_half_fixed",      "lj_cpu"};
-    CP_TRY(cp_kernel(ctx, prog, kn[pl->variant], &pl->k));
     size_t rs = p->precision == CLPHYS_FP64 ? 8 : 4, n = p->n;
+    cl_program prog = NULL;
+    if (pl->variant == CLPHYS_LJ_HALF_CAS && !(tu && tu->per_i)) {
+        CP_TRY(half_block_create(ctx, pl, tu, opt));
+    } else {
+        CP_TRY(cp_program(ctx, pl->variant == CLPHYS_LJ_CPU ? "lj_cpu.cl" : "lj.cl", opt, &prog));
+        static const char *kn[] = {"lj_full_csr", "lj_full_transposed", "lj_full_group",
+                                   "lj_half_cas", "lj_half_fixed",      "lj_cpu"};
+        CP_TRY(cp_kernel(ctx, prog, kn[pl->variant], &pl->k));
+    }
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * rs * n, NULL, &pl->f));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, rs * n, NULL, &pl->vir));
     if (fixed) {
@@ -125,8 +133,102 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
     return CLPHYS_SUCCESS;
 }
 
+/* half-cas, cell-blocked (cl/lj.cl, lj_half_block): the block of cells per
+ * work-group, its local accumulator slots and work-items.  Defaults: 2x2x2
+ * cells, one work-item per i, enough work-items for the block's mean
+ * particle count + 15 %, slots for every particle of the neighbourhood at
+ * the mean density (the busiest blocks hold up to that many) within the
+ * device's local memory; a neighbourhood with more particles sends the
+ * excess to global memory (counted: clphys_lj_overflow). */
+static clphys_status half_block_create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj_tune *tu,
+                                      const char *opt0)
+{
+    const clphys_device_info *dev = &ctx->info;
+    const clphys_lj_params *p = &pl->p;
+    clphys_neighbor_plan *nb = pl->nb;
+    int dbl = p->precision == CLPHYS_FP64, paired = !dbl && dev->int64_atomics;
+    size_t rs = dbl ? 8 : 4;
+    for (int d = 0; d < 3; d++) {
+        pl->block[d] = tu && tu->block[d] > 0 ? tu->block[d] : 2;
+        if (pl->block[d] > 8)
+            return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lj: half-cas block edge %d > 8 cells",
+                            pl->block[d]);
+    }
+    int ncell = (pl->block[0] + 2) * (pl->block[1] + 2) * (pl->block[2] + 2);
+    int nrow = pl->block[1] * pl->block[2], scan = 1;
+    while (scan < ncell + nrow)
+        scan *= 2;
+    double mean = (double)p->n / (double)nb->ncells; /* particles per cell */
+    size_t tpi = tu && tu->tpi > 0 ? (size_t)tu->tpi : 1;
+    int unroll = tu && tu->unroll > 0 ? tu->unroll : 4;
+    size_t wg = tu && tu->wg > 0 ? (size_t)tu->wg : p->work_group_size > 0 ? (size_t)p->work_group_size : 0;
+    if (!wg) {
+        double want = 1.15 * mean * pl->block[0] * pl->block[1] * pl->block[2] * (double)tpi;
+        wg = cp_round_up((size_t)want + 1, 64);
+        if (wg > 1024) wg = 1024;
+        while (wg > dev->max_work_group_size)
+            wg /= 2;
+    }
+    if (wg % tpi || wg > dev->max_work_group_size)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "lj: half-cas work-items per i %zu must divide the work-group size %zu "
+                        "(<= %zu)",
+                        tpi, wg, dev->max_work_group_size);
+    size_t per_slot = dbl ? 24 : 12;
+    size_t other = (size_t)ncell * 8 + 8 * (size_t)scan + 4 * (size_t)nrow + (tpi > 1 ? 5 * wg * rs : 0);
+    size_t local = dev->local_mem_bytes < 49152 ? dev->local_mem_bytes : 49152;
+    if (local < other + 64 * per_slot)
+        return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED,
+                        "lj: half-cas needs %zu bytes of local memory, %s has %llu", other + 64 * per_slot,
+                        dev->name, (unsigned long long)dev->local_mem_bytes);
+    size_t fit = (local - other - 256) / per_slot;
+    size_t slots = tu && tu->slots > 0 ? (size_t)tu->slots : cp_round_up((size_t)(mean * ncell) + 1, 64);
+    if (slots > fit) slots = fit;
+    pl->slots = (int)slots;
+    pl->nblocks = 1;
+    for (int d = 0; d < 3; d++)
+        pl->nblocks *= (size_t)((nb->nc[d] + pl->block[d] - 1) / pl->block[d]);
+    CP_TRY(md_neighbor_want_cells(nb));
+    char opt[512];
+    for (;;) {
+        snprintf(opt, sizeof opt,
+                 "%s -DLJ_BLOCK=1 -DLJ_BX=%d -DLJ_BY=%d -DLJ_BZ=%d -DLJ_SLOTS=%zu -DLJ_SCAN=%d "
+                 "-DLJ_WG=%zu -DLJ_BTPI=%zu -DLJ_UNROLL=%d%s %s",
+                 opt0, pl->block[0], pl->block[1], pl->block[2], slots, scan, wg, tpi, unroll,
+                 paired ? " -DLJ_XY64=1" : "", tu && tu->extra ? tu->extra : "");
+        cl_program prog;
+        CP_TRY(cp_program(ctx, "lj.cl", opt, &prog));
+        CP_TRY(cp_kernel(ctx, prog, "lj_half_block", &pl->k));
+        pl->prog = prog;
+        size_t kwg = 0;
+        CP_CL(ctx, clGetKernelWorkGroupInfo(pl->k, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg,
+                                            &kwg, NULL));
+        if (kwg >= wg) break;
+        /* the compiled kernel cannot run that many work-items (registers) */
+        cp_release_kernel(&pl->k);
+        if (wg / 2 < tpi || wg / 2 < 32 || (tu && tu->wg > 0))
+            return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED,
+                            "lj: half-cas kernel runs at most %zu work-items per group on %s, "
+                            "%zu asked",
+                            kwg, dev->name, wg);
+        wg /= 2;
+    }
+    pl->wg = wg;
+    pl->tpi = tpi;
+    pl->blocked = 1;
+    cl_uint zero = 0;
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4, NULL, &pl->ovf));
+    return cp_write(ctx, pl->ovf, 0, 4, &zero);
+}
+
 clphys_status clphys_lj_plan_create(clphys_context *ctx, const clphys_lj_params *p,
                                     clphys_lj_plan **plan)
+{
+    return md_lj_plan_create_tuned(ctx, p, NULL, plan);
+}
+
+clphys_status md_lj_plan_create_tuned(clphys_context *ctx, const clphys_lj_params *p,
+                                      const md_lj_tune *tune, clphys_lj_plan **plan)
 {
     if (!ctx || !p || !plan) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lj: NULL argument");
     *plan = NULL;
@@ -134,7 +236,7 @@ clphys_status clphys_lj_plan_create(clphys_context *ctx, const clphys_lj_params 
     if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "lj plan");
     pl->ctx = ctx;
     pl->p = *p;
-    clphys_status st = create(ctx, pl);
+    clphys_status st = create(ctx, pl, tune);
     if (st) {
         clphys_lj_plan_destroy(pl);
         return st;
@@ -205,7 +307,14 @@ clphys_status clphys_lj_evaluate(clphys_lj_plan *pl, double *kernel_s)
     CP_TRY(CP_ARG(ctx, k, a++, pl->vir));
     size_t g;
     if (pl->variant == CLPHYS_LJ_HALF_FIXEDPOINT) CP_TRY(CP_ARG(ctx, k, a++, pl->bad));
-    if (pl->variant == CLPHYS_LJ_FULL_GROUP)
+    if (pl->blocked) {
+        cl_int nc[4] = {nb->nc[0], nb->nc[1], nb->nc[2], 0};
+        CP_TRY(CP_ARG(ctx, k, a++, nb->start));
+        CP_TRY(CP_ARG(ctx, k, a++, nb->pcell));
+        CP_TRY(CP_ARG(ctx, k, a++, nc));
+        CP_TRY(CP_ARG(ctx, k, a++, pl->ovf));
+        g = pl->nblocks * pl->wg;
+    } else if (pl->variant == CLPHYS_LJ_FULL_GROUP)
         g = md_global((size_t)n * pl->tpi, pl->wg);
     else if (pl->variant == CLPHYS_LJ_CPU)
         g = md_global((n + 31) / 32, pl->wg); /* LJ_CPU_BLOCK = 32 i per work-item */
@@ -295,6 +404,21 @@ clphys_status clphys_lj_get(clphys_lj_plan *pl, double *forces, clphys_lj_result
     free(w);
     free(perm);
     return st;
+}
+
+clphys_status clphys_lj_overflow(clphys_lj_plan *pl, uint64_t *slots)
+{
+    if (!pl || !slots) return CLPHYS_ERR_INVALID_ARGUMENT;
+    if (pl->ovf) {
+        cl_uint c = 0, zero = 0;
+        CP_TRY(cp_read(pl->ctx, pl->ovf, 0, 4, &c));
+        if (c) {
+            pl->overflow += c;
+            CP_TRY(cp_write(pl->ctx, pl->ovf, 0, 4, &zero));
+        }
+    }
+    *slots = pl->overflow;
+    return CLPHYS_SUCCESS;
 }
 
 clphys_status clphys_lj_compute(clphys_lj_plan *pl, const double *pos, double *forces,
