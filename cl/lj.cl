@@ -515,7 +515,7 @@ void lj_half_block(__global const real4_t *restrict pos, uint n,
     __local uint scan[2][LJ_SCAN]; /* cell counts, then the rows' lengths: scanned  */
     __local uint rowlo[LJ_NROW];   /* first i of each row of the block               */
 #if LJ_BTPI > 1
-    __local real_t red[5][LJ_WG];
+    __local real_t red[2][LJ_WG];
 #endif
     uint t = get_local_id(0), g = get_group_id(0);
     uint ncas = 0; /* LJ_DIAG_COUNT */
@@ -606,7 +606,11 @@ void lj_half_block(__global const real4_t *restrict pos, uint n,
 #pragma unroll
                 for (int u = 0; u < LJ_UNROLL; u++) {
                     qq[u] = pos[jj[u]];
+#ifdef LJ_CELL_IN_W /* experiment: the packed cell in pos.w (explorer fills it) */
+                    pc[u] = (uint)qq[u].w;
+#else
                     pc[u] = pcell[jj[u]];
+#endif
                 }
 #pragma unroll
                 for (int u = 0; u < LJ_UNROLL; u++) {
@@ -630,23 +634,28 @@ void lj_half_block(__global const real4_t *restrict pos, uint n,
             }
         }
 #if LJ_BTPI > 1
-        red[0][t] = fx; red[1][t] = fy; red[2][t] = fz; red[3][t] = e; red[4][t] = w;
+        /* each lane's part of i's force to i's slot; energy and virial
+         * summed over the lanes here */
+        if (act && (fx != 0 || fy != 0 || fz != 0))
+            ncas += lj_scatter(LJ_ACC_ARGS, ladj, f, (int)i, lj_local_cell(pcell[i], o, nc), fx, fy, fz);
+        red[0][t] = e; red[1][t] = w;
         barrier(CLK_LOCAL_MEM_FENCE);
         if (act && lane == 0) {
             for (uint m = 1; m < LJ_BTPI; m++) {
-                fx += red[0][t + m]; fy += red[1][t + m]; fz += red[2][t + m];
-                e += red[3][t + m]; w += red[4][t + m];
+                e += red[0][t + m]; w += red[1][t + m];
             }
-#endif
-            if (fx != 0 || fy != 0 || fz != 0)
-                ncas += lj_scatter(LJ_ACC_ARGS, ladj, f, (int)i, lj_local_cell(pcell[i], o, nc), fx, fy, fz);
             f[4 * (size_t)i + 3] = e;
             vir[i] = w;
-#if LJ_BTPI > 1
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-#endif
     }
+#else
+        if (fx != 0 || fy != 0 || fz != 0)
+            ncas += lj_scatter(LJ_ACC_ARGS, ladj, f, (int)i, lj_local_cell(pcell[i], o, nc), fx, fy, fz);
+        f[4 * (size_t)i + 3] = e;
+        vir[i] = w;
+    }
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
 
 #ifndef LJ_DIAG_NOFLUSH
@@ -680,6 +689,8 @@ void lj_half_block(__global const real4_t *restrict pos, uint n,
 #endif
 #ifdef LJ_DIAG_COUNT
     atomic_add(ovf, ncas);
+#else
+    (void)ncas;
 #endif
 }
 #endif /* LJ_BLOCK */

@@ -84,6 +84,19 @@ static void run_cfg(const cfg *c, const char *tag, const double *pos, size_t n, 
         return;
     }
     double build = clphys_neighbor_build_seconds(pl->nb);
+    if (tu.extra && strstr(tu.extra, "LJ_CELL_IN_W")) { /* pos.w = packed cell */
+        size_t rs = prec ? 8 : 4;
+        unsigned char *pb = malloc(4 * rs * n);
+        cl_uint *pcv = malloc(4 * n);
+        cp_read(ctx, pl->nb->pos, 0, 4 * rs * n, pb);
+        cp_read(ctx, pl->nb->pcell, 0, 4 * n, pcv);
+        for (size_t q = 0; q < n; q++) {
+            if (prec) ((double *)pb)[4 * q + 3] = pcv[q];
+            else ((float *)pb)[4 * q + 3] = (float)pcv[q];
+        }
+        cp_write(ctx, pl->nb->pos, 0, 4 * rs * n, pb);
+        free(pb), free(pcv);
+    }
     double ts[16], t = 0;
     clphys_status st = clphys_lj_evaluate(pl, &t); /* warm-up */
     uint64_t ov0 = 0, ov1 = 0;
@@ -136,6 +149,7 @@ static const cfg d05_64[] = {
     {"b222-u8", {B(2, 2, 2), .unroll = 8}, 0},
     {"b222-t2-u2", {B(2, 2, 2), .tpi = 2, .wg = 384, .unroll = 2}, 0},
     {"b222-fl1", {B(2, 2, 2), .extra = "-DLJ_FLUSH=1"}, 0},
+    {"b222-cellw", {B(2, 2, 2), .extra = "-DLJ_CELL_IN_W"}, 0},
     {"b221", {B(2, 2, 1)}, 0},
     {"b221-t2", {B(2, 2, 1), .tpi = 2, .wg = 256}, 0},
     {"b422", {B(4, 2, 2)}, 0},
@@ -157,6 +171,7 @@ static const cfg d05_32[] = {
     {"b222", {B(2, 2, 2)}, 0},
     {"b222-t2", {B(2, 2, 2), .tpi = 2, .wg = 384}, 0},
     {"b222-noxy64", {B(2, 2, 2), .extra = "-DLJ_NO_XY64"}, 0},
+    {"b222-cellw", {B(2, 2, 2), .extra = "-DLJ_CELL_IN_W"}, 0},
     {"b221", {B(2, 2, 1)}, 0},
     {"b422", {B(4, 2, 2)}, 0},
     {"b333", {B(3, 3, 3)}, 0},
@@ -169,6 +184,8 @@ static const cfg d1_64[] = {
     {"b222-t2", {B(2, 2, 2), .tpi = 2, .wg = 768}, 0},
     {"b221", {B(2, 2, 1)}, 0},
     {"b221-t2", {B(2, 2, 1), .tpi = 2, .wg = 512}, 0},
+    {"b222-noflush", {B(2, 2, 2), .extra = "-DLJ_DIAG_NOFLUSH"}, 0},
+    {"b222-plain", {B(2, 2, 2), .extra = "-DLJ_DIAG_PLAIN"}, 0},
     {"b211", {B(2, 1, 1)}, 0},
     {"b222-count-g", {B(2, 2, 2)}, 1},
 };

@@ -175,7 +175,7 @@ static clphys_status half_block_create(clphys_context *ctx, clphys_lj_plan *pl, 
                         "(<= %zu)",
                         tpi, wg, dev->max_work_group_size);
     size_t per_slot = dbl ? 24 : 12;
-    size_t other = (size_t)ncell * 8 + 8 * (size_t)scan + 4 * (size_t)nrow + (tpi > 1 ? 5 * wg * rs : 0);
+    size_t other = (size_t)ncell * 8 + 8 * (size_t)scan + 4 * (size_t)nrow + (tpi > 1 ? 2 * wg * rs : 0);
     size_t local = dev->local_mem_bytes < 49152 ? dev->local_mem_bytes : 49152;
     if (local < other + 64 * per_slot)
         return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED,
