@@ -259,8 +259,11 @@ static void check_block(size_t nb, const double *x, const double bx[3], const md
     const clphys_device_info *dev = clphys_context_device(ctx);
     double *ref = malloc(3 * nb * sizeof *ref), *f = malloc(3 * nb * sizeof *f);
     double *x32 = malloc(3 * nb * sizeof *x32), bx32[3];
+    /* what an fp32 device holds: wrapped into [0, box) in double, then
+     * rounded (coordinates just below 0 become ~box, whose rounding differs
+     * from that of the small negative value) */
     for (size_t k = 0; k < 3 * nb; k++)
-        x32[k] = (float)x[k];
+        x32[k] = (float)(x[k] - bx[k % 3] * floor(x[k] / bx[k % 3]));
     for (int c = 0; c < 3; c++)
         bx32[c] = (float)bx[c];
     if (overflow) *overflow = 0;

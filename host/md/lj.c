@@ -99,7 +99,8 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj
     CP_TRY(clphys_neighbor_plan_create(ctx, &np, &pl->nb));
     pl->wg = p->work_group_size > 0 ? (size_t)p->work_group_size : dev->is_cpu ? 16 : 64;
     pl->tpi = p->group_size > 0 ? (size_t)p->group_size : 8;
-    if (pl->tpi & (pl->tpi - 1) || pl->wg % pl->tpi || pl->wg > dev->max_work_group_size)
+    if (pl->variant == CLPHYS_LJ_FULL_GROUP &&
+        (pl->tpi & (pl->tpi - 1) || pl->wg % pl->tpi || pl->wg > dev->max_work_group_size))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "lj: group_size %zu must be a power of 2 dividing work_group_size %zu "
                         "(<= %zu)",
@@ -133,13 +134,37 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj
     return CLPHYS_SUCCESS;
 }
 
+/* Local memory of the cell-blocked kernel for a block shape: the sizes of
+ * its tables and the accumulator slots that fit beside them. */
+typedef struct {
+    int ncell, nrow, scan;
+    size_t fit;
+} block_shape;
+
+static block_shape shape_of(const int b[3], size_t wg, size_t tpi, size_t rs, size_t local)
+{
+    block_shape sh;
+    sh.ncell = (b[0] + 2) * (b[1] + 2) * (b[2] + 2);
+    sh.nrow = b[1] * b[2];
+    sh.scan = 1;
+    while (sh.scan < sh.ncell + sh.nrow)
+        sh.scan *= 2;
+    size_t other = (size_t)sh.ncell * 8 + 8 * (size_t)sh.scan + 4 * (size_t)sh.nrow +
+                   (tpi > 1 ? 2 * wg * rs : 0) + 256;
+    sh.fit = local > other ? (local - other) / (3 * rs) : 0;
+    return sh;
+}
+
 /* half-cas, cell-blocked (cl/lj.cl, lj_half_block): the block of cells per
  * work-group, its local accumulator slots and work-items.  Defaults: 2x2x2
- * cells, one work-item per i, enough work-items for the block's mean
- * particle count + 15 %, slots for every particle of the neighbourhood at
- * the mean density (the busiest blocks hold up to that many) within the
- * device's local memory; a neighbourhood with more particles sends the
- * excess to global memory (counted: clphys_lj_overflow). */
+ * cells (narrower when the neighbourhood of a typical block, ~0.65 of its
+ * (BX+2)(BY+2)(BZ+2) cells at the mean density, does not fit in local
+ * memory), group_size work-items per i (0 = 1), enough work-items for the
+ * block's mean particle count + 15 %, slots for every particle of the
+ * neighbourhood at the mean density (the busiest blocks, at the periodic
+ * wrap, want that many) within the device's local memory, at most 48 KiB.
+ * A neighbourhood with more particles sends the excess to global memory
+ * (counted: clphys_lj_overflow). */
 static clphys_status half_block_create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj_tune *tu,
                                       const char *opt0)
 {
@@ -148,42 +173,44 @@ static clphys_status half_block_create(clphys_context *ctx, clphys_lj_plan *pl, 
     clphys_neighbor_plan *nb = pl->nb;
     int dbl = p->precision == CLPHYS_FP64, paired = !dbl && dev->int64_atomics;
     size_t rs = dbl ? 8 : 4;
-    for (int d = 0; d < 3; d++) {
-        pl->block[d] = tu && tu->block[d] > 0 ? tu->block[d] : 2;
-        if (pl->block[d] > 8)
-            return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lj: half-cas block edge %d > 8 cells",
-                            pl->block[d]);
-    }
-    int ncell = (pl->block[0] + 2) * (pl->block[1] + 2) * (pl->block[2] + 2);
-    int nrow = pl->block[1] * pl->block[2], scan = 1;
-    while (scan < ncell + nrow)
-        scan *= 2;
+    size_t local = dev->local_mem_bytes < 49152 ? dev->local_mem_bytes : 49152;
     double mean = (double)p->n / (double)nb->ncells; /* particles per cell */
-    size_t tpi = tu && tu->tpi > 0 ? (size_t)tu->tpi : 1;
+    size_t tpi = tu && tu->tpi > 0 ? (size_t)tu->tpi : p->group_size > 0 ? (size_t)p->group_size : 1;
     int unroll = tu && tu->unroll > 0 ? tu->unroll : 4;
-    size_t wg = tu && tu->wg > 0 ? (size_t)tu->wg : p->work_group_size > 0 ? (size_t)p->work_group_size : 0;
-    if (!wg) {
-        double want = 1.15 * mean * pl->block[0] * pl->block[1] * pl->block[2] * (double)tpi;
-        wg = cp_round_up((size_t)want + 1, 64);
-        if (wg > 1024) wg = 1024;
-        while (wg > dev->max_work_group_size)
-            wg /= 2;
+    size_t wg0 = tu && tu->wg > 0 ? (size_t)tu->wg : p->work_group_size > 0 ? (size_t)p->work_group_size : 0;
+    static const int shapes[][3] = {{2, 2, 2}, {2, 2, 1}, {2, 1, 1}, {1, 1, 1}};
+    size_t wg = 0;
+    block_shape sh;
+    for (size_t c = 0; c < sizeof shapes / sizeof *shapes; c++) {
+        for (int d = 0; d < 3; d++) {
+            pl->block[d] = tu && tu->block[d] > 0 ? tu->block[d] : shapes[c][d];
+            if (pl->block[d] > 8)
+                return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                                "lj: half-cas block edge %d > 8 cells", pl->block[d]);
+        }
+        wg = wg0;
+        if (!wg) {
+            double want = 1.15 * mean * pl->block[0] * pl->block[1] * pl->block[2] * (double)tpi;
+            wg = cp_round_up((size_t)want + 1, 64);
+            if (wg > 1024) wg = 1024;
+            while (wg > dev->max_work_group_size)
+                wg /= 2;
+        }
+        sh = shape_of(pl->block, wg, tpi, rs, local);
+        if ((tu && tu->block[0] > 0) || 0.65 * mean * sh.ncell <= (double)sh.fit) break;
     }
     if (wg % tpi || wg > dev->max_work_group_size)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "lj: half-cas work-items per i %zu must divide the work-group size %zu "
                         "(<= %zu)",
                         tpi, wg, dev->max_work_group_size);
-    size_t per_slot = dbl ? 24 : 12;
-    size_t other = (size_t)ncell * 8 + 8 * (size_t)scan + 4 * (size_t)nrow + (tpi > 1 ? 2 * wg * rs : 0);
-    size_t local = dev->local_mem_bytes < 49152 ? dev->local_mem_bytes : 49152;
-    if (local < other + 64 * per_slot)
+    if (sh.fit < 64)
         return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED,
-                        "lj: half-cas needs %zu bytes of local memory, %s has %llu", other + 64 * per_slot,
-                        dev->name, (unsigned long long)dev->local_mem_bytes);
-    size_t fit = (local - other - 256) / per_slot;
+                        "lj: half-cas needs more local memory than the %llu bytes of %s",
+                        (unsigned long long)dev->local_mem_bytes, dev->name);
+    int ncell = sh.ncell, scan = sh.scan;
     size_t slots = tu && tu->slots > 0 ? (size_t)tu->slots : cp_round_up((size_t)(mean * ncell) + 1, 64);
-    if (slots > fit) slots = fit;
+    if (slots > sh.fit) slots = sh.fit;
     pl->slots = (int)slots;
     pl->nblocks = 1;
     for (int d = 0; d < 3; d++)
