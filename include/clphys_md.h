@@ -75,7 +75,10 @@ typedef enum {
     CLPHYS_LJ_FULL_CSR = 0,      /* one work-item per i, full CSR list             */
     CLPHYS_LJ_FULL_TRANSPOSED,   /* one work-item per i, list[k*n+i]: coalesced    */
     CLPHYS_LJ_FULL_GROUP,        /* group_size work-items share i, local reduction */
-    CLPHYS_LJ_HALF_CAS,          /* third law, atomic add from compare-exchange    */
+    CLPHYS_LJ_HALF_CAS,          /* third law, atomic add from compare-exchange:
+                                    j forces summed per block of cells in local
+                                    memory, one global exchange per particle
+                                    and block                                    */
     CLPHYS_LJ_HALF_FIXEDPOINT,   /* third law, int64 fixed point: bit-identical    */
     CLPHYS_LJ_CPU,               /* CPU-shaped: block of i, vectors over j (full)  */
     CLPHYS_LJ_AUTO,              /* full-transposed on GPUs, cpu on CPUs           */
@@ -90,8 +93,10 @@ typedef struct {
     int shifted;                 /* 1: U(r_cut) subtracted                        */
     clphys_precision precision;
     clphys_lj_variant variant;
-    int group_size;              /* full-group work-items per i (power of 2, 0 = 8) */
-    int work_group_size;         /* 0 = 64 on GPUs, 16 on CPUs                    */
+    int group_size;              /* full-group work-items per i (power of 2, 0 = 8);
+                                    half-cas work-items per i (0 = 1)             */
+    int work_group_size;         /* 0 = 64 on GPUs, 16 on CPUs; half-cas: 0 = from
+                                    the block's mean particle count               */
 } clphys_lj_params;
 
 typedef struct {

@@ -66,7 +66,12 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj
                         "sigma > 0, skin >= 0)",
                         p->r_cut, p->skin, p->epsilon, p->sigma);
     pl->variant = p->variant;
-    /* measured: on the H100 the full transposed list wins or ties in fp64 and
+    /* half-cas is the cell-blocked kernel (lj_half_block) on every device:
+     * on PoCL (2 cores) it ran 0.62 s vs 0.83 s per 100 calls in fp64 and
+     * tied in fp32 against the one-work-item-per-i kernel (lj_half_cas, kept
+     * as md_lj_tune.per_i, the baseline of bench/md-explore/halfblock.c);
+     * on the H100 it is not yet measured (bench/md-notes.md).
+     * measured: on the H100 the full transposed list wins or ties in fp64 and
      * fp32, at 62,500 and 2,048,000 atoms (bench/results/md-h100-2026-11-23.json);
      * on PoCL the explicit-vector cpu variant (md-pocl-2026-11-23.json: ~2x
      * half-cas on in.lj) */
