@@ -166,6 +166,8 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
     char name[48];
     if (v == CLPHYS_LJ_FULL_GROUP)
         snprintf(name, sizeof name, "full-group-t%d-w%d", tpi, wg);
+    else if (v == CLPHYS_LJ_HALF_CAS && tpi > 1)
+        snprintf(name, sizeof name, "%s-t%d", clphys_lj_variant_name(v), tpi);
     else if (wg)
         snprintf(name, sizeof name, "%s-w%d", clphys_lj_variant_name(v), wg);
     else
@@ -221,7 +223,9 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
     double b2b = st ? 0 : bench_median(bs, rep);
     free(bs);
     size_t pairs = 0;
+    uint64_t overflow = 0; /* half-cas: particles without a local slot, all calls */
     if (!st) clphys_neighbor_stats(clphys_lj_neighbor(pl), &pairs, NULL, NULL);
+    if (!st) st = clphys_lj_overflow(pl, &overflow);
     if (st) {
         bench_fail(run, "lj", name, clphys_last_error(run->ctx));
     } else {
@@ -268,10 +272,10 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
                  "\"neighbour_order\":\"shuffled\",\"group_size\":%d,\"work_group_size\":%d,"
                  "\"error\":\"max(||F-F_ref||_2/||sum_j|f_ij|||_2, |PE-PE_ref|/|PE_ref|), F_ref "
                  "fp64 from the %s input\",\"excluded_at_cutoff\":%zu,"
-                 "\"force_error_vs_unrounded_input\":%.3g}",
+                 "\"force_error_vs_unrounded_input\":%.3g,\"slot_overflow_per_call\":%.6g}",
                  rho, box[0], RCUT, RSEARCH, CALLS, r.kernel_s_median * CALLS,
                  r.total_s_median * CALLS, b2b, unique, tpi, wg, prec ? "exact" : "float-rounded", excl,
-                 exact);
+                 exact, (double)overflow / (2.0 * rep * CALLS));
         bench_add_row(run, &r);
     }
     free(ks), free(ts), free(f);
@@ -327,6 +331,11 @@ int bench_lj(bench_run *run)
                     for (int t = 0; t < (gpu ? 4 : 1); t++)
                         lj_case(run, pos, n, box, rhos[d], prec, v, gpu ? tpis[t] : 4,
                                 gpu ? 256 : 16, R);
+                } else if (gpu && v == CLPHYS_LJ_HALF_CAS) {
+                    /* cell-blocked: work-group size from the block (0), 1 or 2
+                     * work-items per i */
+                    for (int t = 1; t <= 2; t++)
+                        lj_case(run, pos, n, box, rhos[d], prec, v, t, 0, R);
                 } else if (gpu && v != CLPHYS_LJ_CPU) {
                     static const int wgs[] = {64, 128, 256};
                     for (int w = 0; w < 3; w++)

@@ -96,3 +96,16 @@ __kernel void gather_uint(__global const uint *src, __global const uint *order,
     uint s = get_global_id(0);
     if (s < n) dst[s] = src[order[s]];
 }
+
+/* Cell coordinates of each sorted particle, packed x | y << 10 | z << 20
+ * (nc <= 1024 per dimension): the cell-blocked half-cas kernel maps a j to
+ * its local accumulator with them (cl/lj.cl, lj_half_block). */
+__kernel void cell_pack(__global const uint *cell, __global const uint *order,
+                        __global uint *pcell, uint n, int4 nc)
+{
+    uint s = get_global_id(0);
+    if (s >= n) return;
+    uint c = cell[order[s]];
+    uint cx = c % (uint)nc.x, cy = (c / (uint)nc.x) % (uint)nc.y, cz = c / (uint)(nc.x * nc.y);
+    pcell[s] = cx | cy << 10 | cz << 20;
+}

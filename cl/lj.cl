@@ -316,13 +316,15 @@ void lj_full_group(__global const real4_t *restrict pos, uint n,
 #define LJ_AS_R as_float
 #define LJ_CMPXCHG atomic_cmpxchg
 #endif
-inline void lj_cas_add3(volatile __global real_t *a, real_t vx, real_t vy, real_t vz, real_t ox,
+inline uint lj_cas_add3(volatile __global real_t *a, real_t vx, real_t vy, real_t vz, real_t ox,
                         real_t oy, real_t oz)
 {
     volatile __global LJ_UINT *u = (volatile __global LJ_UINT *)a;
     LJ_UINT ex = LJ_AS_U(ox), ey = LJ_AS_U(oy), ez = LJ_AS_U(oz);
     int dx = 0, dy = 0, dz = 0;
+    uint issued = 0;
     for (;;) {
+        issued += 3 - dx - dy - dz;
         LJ_UINT rx = dx ? ex : LJ_CMPXCHG(&u[0], ex, LJ_AS_U(LJ_AS_R(ex) + vx));
         LJ_UINT ry = dy ? ey : LJ_CMPXCHG(&u[1], ey, LJ_AS_U(LJ_AS_R(ey) + vy));
         LJ_UINT rz = dz ? ez : LJ_CMPXCHG(&u[2], ez, LJ_AS_U(LJ_AS_R(ez) + vz));
@@ -330,6 +332,7 @@ inline void lj_cas_add3(volatile __global real_t *a, real_t vx, real_t vy, real_
         if (dx && dy && dz) break;
         ex = rx; ey = ry; ez = rz;
     }
+    return issued;
 }
 
 /* Newton's third law: -F_ij scattered to j with atomic add built from
@@ -403,3 +406,426 @@ __kernel void lj_fixed_convert(__global const long *fx3, __global real_t *f, uin
     for (int c = 0; c < 3; c++) f[4 * i + c] = (real_t)fx3[3 * i + c] * (REAL_C(1.0) / (real_t)FIXED_SCALE);
 }
 #endif
+
+
+#ifdef LJ_BLOCK
+/*
+ * half-cas, cell-blocked (lj_half_block): Newton's third law with atomics
+ * built from compare-exchange, the j forces first summed in local memory.
+ *
+ * Work-group g owns a block of LJ_BX x LJ_BY x LJ_BZ cells (partial at the
+ * grid's upper edge).  Its i are the particles of those cells: cell-sorted,
+ * so one contiguous index run per cell row of the block.  A half-list j > i
+ * lies in a cell adjacent to i's, i.e. in the (BX+2)(BY+2)(BZ+2)
+ * neighbourhood of the block, and (the sort being cell-major) in a cell
+ * whose index is >= that of the block's first cell.  Those cells get local
+ * accumulators, one slot per particle, densely: slot(j) = ladj[local cell of
+ * j] + j.  Each pair adds -F to slot(j) by local compare-exchange; i's own
+ * sum (registers) goes to slot(i) once.  After a barrier each non-zero slot
+ * is added to f by global compare-exchange (other work-groups add partial
+ * sums to the same particles).  A neighbourhood with more than LJ_SLOTS
+ * particles sends the rest straight to global memory, correct but slower;
+ * *ovf counts those slots.  Local cell coordinates are taken modulo the
+ * grid, so a grid narrower than the neighbourhood aliases nothing: each
+ * distinct cell has one local index.  pcell[s] is the cell of sorted
+ * particle s at the last build (x | y << 10 | z << 20): positions updated
+ * without a rebuild keep the list's cells.  f must be zero on entry.
+ */
+#ifndef LJ_BX
+#define LJ_BX 2
+#endif
+#ifndef LJ_BY
+#define LJ_BY 2
+#endif
+#ifndef LJ_BZ
+#define LJ_BZ 2
+#endif
+#ifndef LJ_SLOTS
+#define LJ_SLOTS 1024
+#endif
+#ifndef LJ_BTPI
+#define LJ_BTPI 1 /* work-items per i */
+#endif
+#ifndef LJ_FLUSH
+#define LJ_FLUSH 4 /* slots per work-item whose old values are loaded together */
+#endif
+#define LJ_LX (LJ_BX + 2)
+#define LJ_LY (LJ_BY + 2)
+#define LJ_NCELL (LJ_LX * LJ_LY * (LJ_BZ + 2))
+#define LJ_NROW (LJ_BY * LJ_BZ)
+#ifndef LJ_SCAN
+#define LJ_SCAN 128 /* a power of 2 >= LJ_NCELL + LJ_NROW */
+#endif
+
+/* fp32 with 64-bit atomics (LJ_XY64): x and y of a slot or particle in one
+ * 64-bit exchange, z in a 32-bit one: 2 exchanges instead of 3. */
+#if !defined(REAL_IS_DOUBLE) && defined(LJ_XY64) && !defined(LJ_NO_XY64)
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#define LJ_PAIRED 1
+#endif
+
+#ifdef LJ_PAIRED
+typedef struct { ulong xy; uint z; } lj_words;
+#define LJ_ACC_PARAMS volatile __local ulong *axy, volatile __local uint *az
+#define LJ_ACC_ARGS acc_xy, acc_z
+#define LJ_ACC_FWD axy, az
+inline ulong lj_add_xy(ulong o, real_t vx, real_t vy)
+{
+    float2 a = as_float2(o);
+    return as_ulong((float2)(a.x + vx, a.y + vy));
+}
+inline uint lj_ladd(LJ_ACC_PARAMS, int s, real_t vx, real_t vy, real_t vz)
+{
+    ulong exy = axy[s];
+    uint ez = az[s];
+    int dxy = 0, dz = 0;
+    uint issued = 0;
+    for (;;) {
+        issued += 2 - dxy - dz;
+        ulong rxy = dxy ? exy : atom_cmpxchg(&axy[s], exy, lj_add_xy(exy, vx, vy));
+        uint rz = dz ? ez : atomic_cmpxchg(&az[s], ez, as_uint(as_float(ez) + vz));
+        dxy = rxy == exy; dz = rz == ez;
+        if (dxy && dz) break;
+        exy = rxy; ez = rz;
+    }
+    return issued;
+}
+inline void lj_lget(LJ_ACC_PARAMS, uint s, real_t *vx, real_t *vy, real_t *vz)
+{
+    float2 a = as_float2(axy[s]);
+    *vx = a.x; *vy = a.y; *vz = as_float(az[s]);
+}
+inline void lj_lzero(LJ_ACC_PARAMS, uint s)
+{
+    axy[s] = 0; az[s] = 0;
+}
+inline void lj_lset(LJ_ACC_PARAMS, uint s, real_t vx, real_t vy, real_t vz)
+{
+    axy[s] = as_ulong((float2)(vx, vy)); az[s] = as_uint(vz);
+}
+inline lj_words lj_gload(volatile __global real_t *f, uint j)
+{
+    lj_words o;
+    o.xy = ((volatile __global ulong *)f)[2 * (size_t)j];
+    o.z = ((volatile __global uint *)f)[4 * (size_t)j + 2];
+    return o;
+}
+inline uint lj_gadd(volatile __global real_t *f, uint j, real_t vx, real_t vy, real_t vz, lj_words o)
+{
+    volatile __global ulong *pxy = (volatile __global ulong *)f + 2 * (size_t)j;
+    volatile __global uint *pz = (volatile __global uint *)f + 4 * (size_t)j + 2;
+    ulong exy = o.xy;
+    uint ez = o.z;
+    int dxy = 0, dz = 0;
+    uint issued = 0;
+    for (;;) {
+        issued += 2 - dxy - dz;
+        ulong rxy = dxy ? exy : atom_cmpxchg(pxy, exy, lj_add_xy(exy, vx, vy));
+        uint rz = dz ? ez : atomic_cmpxchg(pz, ez, as_uint(as_float(ez) + vz));
+        dxy = rxy == exy; dz = rz == ez;
+        if (dxy && dz) break;
+        exy = rxy; ez = rz;
+    }
+    return issued;
+}
+#else
+typedef struct { LJ_UINT x, y, z; } lj_words;
+/* a: x, y, z blocks of LJ_SLOTS words */
+#define LJ_ACC_PARAMS volatile __local LJ_UINT *a
+#define LJ_ACC_ARGS acc
+#define LJ_ACC_FWD a
+inline uint lj_ladd(LJ_ACC_PARAMS, int s, real_t vx, real_t vy, real_t vz)
+{
+    volatile __local LJ_UINT *u = a + s;
+    LJ_UINT ex = u[0], ey = u[LJ_SLOTS], ez = u[2 * LJ_SLOTS];
+    int dx = 0, dy = 0, dz = 0;
+    uint issued = 0;
+    for (;;) {
+        issued += 3 - dx - dy - dz;
+        LJ_UINT rx = dx ? ex : LJ_CMPXCHG(&u[0], ex, LJ_AS_U(LJ_AS_R(ex) + vx));
+        LJ_UINT ry = dy ? ey : LJ_CMPXCHG(&u[LJ_SLOTS], ey, LJ_AS_U(LJ_AS_R(ey) + vy));
+        LJ_UINT rz = dz ? ez : LJ_CMPXCHG(&u[2 * LJ_SLOTS], ez, LJ_AS_U(LJ_AS_R(ez) + vz));
+        dx = rx == ex; dy = ry == ey; dz = rz == ez;
+        if (dx && dy && dz) break;
+        ex = rx; ey = ry; ez = rz;
+    }
+    return issued;
+}
+inline void lj_lget(LJ_ACC_PARAMS, uint s, real_t *vx, real_t *vy, real_t *vz)
+{
+    *vx = LJ_AS_R(a[s]); *vy = LJ_AS_R(a[LJ_SLOTS + s]); *vz = LJ_AS_R(a[2 * LJ_SLOTS + s]);
+}
+inline void lj_lzero(LJ_ACC_PARAMS, uint s)
+{
+    a[s] = 0; a[LJ_SLOTS + s] = 0; a[2 * LJ_SLOTS + s] = 0;
+}
+inline void lj_lset(LJ_ACC_PARAMS, uint s, real_t vx, real_t vy, real_t vz)
+{
+    a[s] = LJ_AS_U(vx); a[LJ_SLOTS + s] = LJ_AS_U(vy); a[2 * LJ_SLOTS + s] = LJ_AS_U(vz);
+}
+inline lj_words lj_gload(volatile __global real_t *f, uint j)
+{
+    volatile __global LJ_UINT *u = (volatile __global LJ_UINT *)f + 4 * (size_t)j;
+    lj_words o;
+    o.x = u[0]; o.y = u[1]; o.z = u[2];
+    return o;
+}
+inline uint lj_gadd(volatile __global real_t *f, uint j, real_t vx, real_t vy, real_t vz, lj_words o)
+{
+    return lj_cas_add3(&f[4 * (size_t)j], vx, vy, vz, LJ_AS_R(o.x), LJ_AS_R(o.y), LJ_AS_R(o.z));
+}
+#endif
+
+/* Local cell of packed cell coordinates pc; o = block origin - 1. */
+inline int lj_local_cell(uint pc, int4 o, int4 nc)
+{
+    int lx = (int)(pc & 1023u) - o.x, ly = (int)((pc >> 10) & 1023u) - o.y, lz = (int)(pc >> 20) - o.z;
+    lx += lx < 0 ? nc.x : 0; lx -= lx >= nc.x ? nc.x : 0;
+    ly += ly < 0 ? nc.y : 0; ly -= ly >= nc.y ? nc.y : 0;
+    lz += lz < 0 ? nc.z : 0; lz -= lz >= nc.z ? nc.z : 0;
+    return (lz * LJ_LY + ly) * LJ_LX + lx;
+}
+
+/* Exchanges counted with LJ_DIAG_COUNT (experiments; the count goes to
+ * *ovf instead of the overflow): 1 global, 2 local. */
+#if LJ_DIAG_COUNT == 1
+#define LJ_CNT_G(x) (x)
+#define LJ_CNT_L(x) ((x), 0u)
+#elif LJ_DIAG_COUNT == 2
+#define LJ_CNT_G(x) ((x), 0u)
+#define LJ_CNT_L(x) (x)
+#else
+#define LJ_CNT_G(x) ((x), 0u)
+#define LJ_CNT_L(x) ((x), 0u)
+#endif
+
+/* v to particle j (local cell lc): its slot, else global memory. */
+inline uint lj_scatter(LJ_ACC_PARAMS, __local const int *ladj, volatile __global real_t *f, int j,
+                       int lc, real_t vx, real_t vy, real_t vz)
+{
+#ifndef LJ_DIAG_NOSCATTER
+    int s = ladj[lc] + j;
+    if ((uint)s < (uint)LJ_SLOTS) {
+#ifdef LJ_DIAG_PLAIN
+        /* timing only (races): plain local adds instead of exchanges */
+        real_t ox, oy, oz;
+        lj_lget(LJ_ACC_FWD, s, &ox, &oy, &oz);
+        lj_lset(LJ_ACC_FWD, s, ox + vx, oy + vy, oz + vz);
+        return 0;
+#else
+        return LJ_CNT_L(lj_ladd(LJ_ACC_FWD, s, vx, vy, vz));
+#endif
+    }
+    return LJ_CNT_G(lj_gadd(f, (uint)j, vx, vy, vz, lj_gload(f, (uint)j)));
+#else
+    return 0;
+#endif
+}
+
+/* cell (cx, cy, cz) = (c0 + l) modulo the grid, linear index */
+inline int lj_wrap_cell(int4 c0, int lx, int ly, int lz, int4 nc)
+{
+    int cx = c0.x + lx, cy = c0.y + ly, cz = c0.z + lz;
+    cx += cx < 0 ? nc.x : 0; cx -= cx >= nc.x ? nc.x : 0;
+    cy += cy < 0 ? nc.y : 0; cy -= cy >= nc.y ? nc.y : 0;
+    cz += cz < 0 ? nc.z : 0; cz -= cz >= nc.z ? nc.z : 0;
+    return (cz * nc.y + cy) * nc.x + cx;
+}
+
+__kernel __attribute__((reqd_work_group_size(LJ_WG, 1, 1)))
+void lj_half_block(__global const real4_t *restrict pos, uint n,
+                   __global const uint *restrict offset, __global const int *restrict list,
+                   LJ_ARGS, volatile __global real_t *f, __global real_t *vir,
+                   __global const uint *restrict cell_start, __global const uint *restrict pcell,
+                   int4 nc, volatile __global uint *ovf)
+{
+#ifdef LJ_PAIRED
+    __local ulong acc_xy[LJ_SLOTS];
+    __local uint acc_z[LJ_SLOTS];
+#else
+    __local LJ_UINT acc[3 * LJ_SLOTS];
+#endif
+    __local int ladj[LJ_NCELL];    /* slot - j for the particles of each local cell */
+    __local uint lstart[LJ_NCELL]; /* first particle of each local cell             */
+    __local uint scan[2][LJ_SCAN]; /* cell counts, then the rows' lengths: scanned  */
+    __local uint rowlo[LJ_NROW];   /* first i of each row of the block               */
+#if LJ_BTPI > 1
+    __local real_t red[2][LJ_WG];
+#endif
+    uint t = get_local_id(0), g = get_group_id(0);
+    uint ncas = 0; /* LJ_DIAG_COUNT */
+    int nbx = (nc.x + LJ_BX - 1) / LJ_BX, nby = (nc.y + LJ_BY - 1) / LJ_BY;
+    int x0 = (int)(g % (uint)nbx) * LJ_BX, y0 = (int)((g / (uint)nbx) % (uint)nby) * LJ_BY;
+    int z0 = (int)(g / (uint)(nbx * nby)) * LJ_BZ;
+    int wx = min(LJ_BX, nc.x - x0), wy = min(LJ_BY, nc.y - y0), wz = min(LJ_BZ, nc.z - z0);
+    int ex = min(nc.x, wx + 2), ey = min(nc.y, wy + 2), ez = min(nc.z, wz + 2);
+    int4 o = (int4)(x0 - 1, y0 - 1, z0 - 1, 0);
+    int bmin = (z0 * nc.y + y0) * nc.x + x0;
+
+    /* particle counts of the local cells that can receive (index >= bmin),
+     * then the lengths of the block's rows, scanned together */
+    for (uint e = t; e < LJ_SCAN; e += LJ_WG) {
+        uint v = 0;
+        if (e < LJ_NCELL) {
+            int lx = (int)e % LJ_LX, ly = ((int)e / LJ_LX) % LJ_LY, lz = (int)e / (LJ_LX * LJ_LY);
+            if (lx < ex && ly < ey && lz < ez) {
+                int c = lj_wrap_cell(o, lx, ly, lz, nc);
+                if (c >= bmin) {
+                    uint cs = cell_start[c];
+                    lstart[e] = cs;
+                    v = cell_start[c + 1] - cs;
+                }
+            }
+        } else if (e < LJ_NCELL + LJ_NROW) {
+            int r = (int)e - LJ_NCELL, ry = r % LJ_BY, rz = r / LJ_BY;
+            if (ry < wy && rz < wz) {
+                int c = ((z0 + rz) * nc.y + y0 + ry) * nc.x + x0;
+                uint lo = cell_start[c];
+                rowlo[r] = lo;
+                v = cell_start[c + wx] - lo;
+            }
+        }
+        scan[0][e] = v;
+    }
+    int src = 0;
+    for (uint d = 1; d < LJ_SCAN; d <<= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint e = t; e < LJ_SCAN; e += LJ_WG)
+            scan[src ^ 1][e] = scan[src][e] + (e >= d ? scan[src][e - d] : 0u);
+        src ^= 1;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __local const uint *incl = scan[src];
+    uint nslot = incl[LJ_NCELL - 1];                   /* particles with a slot wanted */
+    uint ni = incl[LJ_NCELL + LJ_NROW - 1] - nslot;    /* i of the block               */
+    for (uint e = t; e < LJ_NCELL; e += LJ_WG) {
+        uint base = e ? incl[e - 1] : 0u;
+        ladj[e] = incl[e] > base ? (int)base - (int)lstart[e] : INT_MIN;
+    }
+    uint nacc = min(nslot, (uint)LJ_SLOTS);
+    for (uint s = t; s < nacc; s += LJ_WG)
+        lj_lzero(LJ_ACC_ARGS, s);
+#ifndef LJ_DIAG_COUNT
+    if (t == 0 && nslot > LJ_SLOTS) atomic_add(ovf, nslot - LJ_SLOTS);
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* pairs: the block's i, LJ_BTPI work-items each striding over the row,
+     * LJ_UNROLL entries gathered ahead (masked at the row's end) */
+#if LJ_BTPI == 1
+    for (uint q = t; q < ni; q += LJ_WG) {
+        const uint lane = 0;
+        const int act = 1;
+#else
+    const uint per = LJ_WG / LJ_BTPI;
+    uint rounds = (ni + per - 1) / per;
+    for (uint rd = 0; rd < rounds; rd++) {
+        uint q = rd * per + t / LJ_BTPI, lane = t % LJ_BTPI;
+        int act = q < ni;
+#endif
+        real_t fx = 0, fy = 0, fz = 0, e = 0, w = 0;
+        uint i = 0;
+        if (act) {
+            uint r = 0; /* row of q: the rows' ends are incl[LJ_NCELL + r] - nslot */
+            while (r + 1 < LJ_NROW && incl[LJ_NCELL + r] - nslot <= q) r++;
+            i = rowlo[r] + q - (r ? incl[LJ_NCELL + r - 1] - nslot : 0u);
+            real4_t p = pos[i];
+            uint hi = offset[i + 1];
+            for (uint k = offset[i] + lane; k < hi; k += LJ_UNROLL * LJ_BTPI) {
+                int jj[LJ_UNROLL];
+                real4_t qq[LJ_UNROLL];
+                uint pc[LJ_UNROLL];
+#pragma unroll
+                for (int u = 0; u < LJ_UNROLL; u++)
+                    jj[u] = k + u * LJ_BTPI < hi ? list[k + u * LJ_BTPI] : (int)i;
+#pragma unroll
+                for (int u = 0; u < LJ_UNROLL; u++) {
+                    qq[u] = pos[jj[u]];
+#ifdef LJ_CELL_IN_W /* experiment: the packed cell in pos.w (explorer fills it) */
+                    pc[u] = (uint)qq[u].w;
+#else
+                    pc[u] = pcell[jj[u]];
+#endif
+                }
+#pragma unroll
+                for (int u = 0; u < LJ_UNROLL; u++) {
+                    real_t dx = lj_image(p.x - qq[u].x, box.x);
+                    real_t dy = lj_image(p.y - qq[u].y, box.y);
+                    real_t dz = lj_image(p.z - qq[u].z, box.z);
+                    real_t r2 = dx * dx + dy * dy + dz * dz;
+                    if (k + u * LJ_BTPI < hi && r2 < rc2) {
+                        real_t ir2 = REAL_C(1.0) / r2;
+                        real_t sr2 = sig2 * ir2;
+                        real_t sr6 = sr2 * sr2 * sr2;
+                        real_t fp = eps24 * sr6 * (REAL_C(2.0) * sr6 - REAL_C(1.0)) * ir2;
+                        real_t gx = fp * dx, gy = fp * dy, gz = fp * dz;
+                        fx += gx; fy += gy; fz += gz;
+                        e += eps4 * sr6 * (sr6 - REAL_C(1.0)) - shift;
+                        w += fp * r2;
+                        ncas += lj_scatter(LJ_ACC_ARGS, ladj, f, jj[u], lj_local_cell(pc[u], o, nc),
+                                           -gx, -gy, -gz);
+                    }
+                }
+            }
+        }
+#if LJ_BTPI > 1
+        /* each lane's part of i's force to i's slot; energy and virial
+         * summed over the lanes here */
+        if (act && (fx != 0 || fy != 0 || fz != 0))
+            ncas += lj_scatter(LJ_ACC_ARGS, ladj, f, (int)i, lj_local_cell(pcell[i], o, nc), fx, fy, fz);
+        red[0][t] = e; red[1][t] = w;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (act && lane == 0) {
+            for (uint m = 1; m < LJ_BTPI; m++) {
+                e += red[0][t + m]; w += red[1][t + m];
+            }
+            f[4 * (size_t)i + 3] = e;
+            vir[i] = w;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#else
+        if (fx != 0 || fy != 0 || fz != 0)
+            ncas += lj_scatter(LJ_ACC_ARGS, ladj, f, (int)i, lj_local_cell(pcell[i], o, nc), fx, fy, fz);
+        f[4 * (size_t)i + 3] = e;
+        vir[i] = w;
+    }
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+#ifndef LJ_DIAG_NOFLUSH
+    /* flush: each non-zero slot added to f; the old values of LJ_FLUSH
+     * slots per work-item loaded together, then exchanged */
+    for (uint s0 = 0; s0 < nacc; s0 += LJ_FLUSH * LJ_WG) {
+        int jf[LJ_FLUSH];
+        real_t vx[LJ_FLUSH], vy[LJ_FLUSH], vz[LJ_FLUSH];
+        lj_words old[LJ_FLUSH];
+#pragma unroll
+        for (int m = 0; m < LJ_FLUSH; m++) {
+            uint s = s0 + (uint)m * LJ_WG + t;
+            jf[m] = -1;
+            if (s < nacc) {
+                lj_lget(LJ_ACC_ARGS, s, &vx[m], &vy[m], &vz[m]);
+                if (vx[m] != 0 || vy[m] != 0 || vz[m] != 0) {
+                    uint lo = 0, hi = LJ_NCELL - 1; /* local cell of s: first with incl > s */
+                    while (lo < hi) {
+                        uint mid = (lo + hi) / 2;
+                        if (incl[mid] > s) hi = mid; else lo = mid + 1;
+                    }
+                    jf[m] = (int)s - ladj[lo];
+                    old[m] = lj_gload(f, (uint)jf[m]);
+                }
+            }
+        }
+#pragma unroll
+        for (int m = 0; m < LJ_FLUSH; m++)
+            if (jf[m] >= 0) ncas += LJ_CNT_G(lj_gadd(f, (uint)jf[m], vx[m], vy[m], vz[m], old[m]));
+    }
+#endif
+#ifdef LJ_DIAG_COUNT
+    atomic_add(ovf, ncas);
+#else
+    (void)ncas;
+#endif
+}
+#endif /* LJ_BLOCK */

@@ -82,7 +82,10 @@ typedef enum {
     CLPHYS_LJ_FULL_CSR = 0,      /* one work-item per i, full CSR list             */
     CLPHYS_LJ_FULL_TRANSPOSED,   /* one work-item per i, list[k*n+i]: coalesced    */
     CLPHYS_LJ_FULL_GROUP,        /* group_size work-items share i, local reduction */
-    CLPHYS_LJ_HALF_CAS,          /* third law, atomic add from compare-exchange    */
+    CLPHYS_LJ_HALF_CAS,          /* third law, atomic add from compare-exchange:
+                                    j forces summed per block of cells in local
+                                    memory, one global exchange per particle
+                                    and block                                    */
     CLPHYS_LJ_HALF_FIXEDPOINT,   /* third law, int64 fixed point: bit-identical    */
     CLPHYS_LJ_CPU,               /* CPU-shaped: block of i, vectors over j (full)  */
     CLPHYS_LJ_FULL_STAGED,       /* work-group per block of cells, neighbours'
@@ -99,8 +102,11 @@ typedef struct {
     int shifted;                 /* 1: U(r_cut) subtracted                        */
     clphys_precision precision;
     clphys_lj_variant variant;
-    int group_size;              /* full-group work-items per i (power of 2, 0 = 8) */
-    int work_group_size;         /* 0 = 64 on GPUs, 16 on CPUs; full-staged 128   */
+    int group_size;              /* full-group work-items per i (power of 2, 0 = 8);
+                                    half-cas work-items per i (0 = 1)             */
+    int work_group_size;         /* 0 = 64 on GPUs, 16 on CPUs; full-staged: 128;
+                                    half-cas: 0 = from the block's mean particle
+                                    count                                         */
 } clphys_lj_params;
 
 typedef struct {
@@ -131,6 +137,12 @@ clphys_status clphys_lj_get(clphys_lj_plan *plan, double *forces, clphys_lj_resu
 /* set_positions + evaluate + get. */
 clphys_status clphys_lj_compute(clphys_lj_plan *plan, const double *pos, double *forces,
                                 clphys_lj_result *res);
+/* half-cas sums the j forces of a block of cells in local accumulators,
+ * one per particle of the block's neighbourhood, within the device's local
+ * memory; particles beyond that go to global memory directly (correct,
+ * slower).  *slots: how many, summed over this plan's evaluations (0 for
+ * the other variants). */
+clphys_status clphys_lj_overflow(clphys_lj_plan *plan, uint64_t *slots);
 /* The plan's neighbour list (e.g. to shuffle it or read its stats). */
 clphys_neighbor_plan *clphys_lj_neighbor(clphys_lj_plan *plan);
 /* Variant actually used (AUTO resolved). */

@@ -1,6 +1,10 @@
 /* test_lj.c — every LJ variant (fp32, fp64; unshifted and shifted) against
  * the O(N^2) fp64 reference of host/ref; Newton's third law (total force ~ 0);
- * half-fixedpoint bit-identical across runs; overlapping atoms; variant names. */
+ * half-fixedpoint bit-identical across runs; overlapping atoms; variant names;
+ * the cell-blocked half-cas kernel on grids of 2 to 7 cells per side, with
+ * particles on cell and box boundaries, forced slot overflow, other block
+ * shapes, and positions moved across cells without a rebuild. */
+#include "host/md/md_internal.h"
 #include "host/ref/md_ref.h"
 #include "util.h"
 
@@ -245,6 +249,195 @@ static void test_int64_atomics_required(void **state)
     free(f);
 }
 
+
+/* ---- half-cas, cell-blocked (cl/lj.cl lj_half_block) ----------------------
+ * Simple cubic lattice, spacing 1.1, two planes per cell: r_search 2.1, box
+ * edge 2.2 per cell, so every other lattice plane lies on a cell boundary and
+ * the planes at 0 lie on the box boundary.  Half of the particles stay
+ * exactly on the lattice (on boundaries), the rest are jittered by up to
+ * +-0.05 (fresh seed). */
+static const double BRC = 1.9, BSKIN = 0.2, BA = 1.1;
+
+static double *block_system(const int nc[3], size_t *nb, double bx[3], uint64_t stream)
+{
+    size_t m[3] = {2 * (size_t)nc[0], 2 * (size_t)nc[1], 2 * (size_t)nc[2]};
+    *nb = m[0] * m[1] * m[2];
+    double *x = malloc(3 * *nb * sizeof *x);
+    for (int d = 0; d < 3; d++)
+        bx[d] = BA * (double)m[d];
+    uint64_t s = tu_rng_init(stream);
+    size_t i = 0;
+    for (size_t z = 0; z < m[2]; z++)
+        for (size_t y = 0; y < m[1]; y++)
+            for (size_t q = 0; q < m[0]; q++, i++) {
+                size_t c3[3] = {q, y, z};
+                int on = tu_uniform(&s) < 0.5;
+                for (int d = 0; d < 3; d++)
+                    x[3 * i + d] = BA * (double)c3[d] + (on ? 0 : 0.1 * (tu_uniform(&s) - 0.5));
+            }
+    /* a few exactly at the box's upper faces (wrapped to 0 on upload) */
+    x[3 * 0 + 0] = bx[0];
+    x[3 * 1 + 1] = bx[1];
+    x[3 * 2 + 2] = bx[2];
+    return x;
+}
+
+/* half-cas with tune tu on (nb, x, bx) against the O(N^2) reference, fp32 and
+ * fp64; *overflow receives the plan's slot overflow count. */
+static void check_block(size_t nb, const double *x, const double bx[3], const md_lj_tune *tu,
+                        const char *what, uint64_t *overflow)
+{
+    const clphys_device_info *dev = clphys_context_device(ctx);
+    double *ref = malloc(3 * nb * sizeof *ref), *f = malloc(3 * nb * sizeof *f);
+    double *x32 = malloc(3 * nb * sizeof *x32), bx32[3];
+    /* what an fp32 device holds: wrapped into [0, box) in double, then
+     * rounded (coordinates just below 0 become ~box, whose rounding differs
+     * from that of the small negative value) */
+    for (size_t k = 0; k < 3 * nb; k++)
+        x32[k] = (float)(x[k] - bx[k % 3] * floor(x[k] / bx[k % 3]));
+    for (int c = 0; c < 3; c++)
+        bx32[c] = (float)bx[c];
+    if (overflow) *overflow = 0;
+    for (int prec = 0; prec < 2; prec++) {
+        if (prec == CLPHYS_FP64 && (!dev->fp64 || !dev->int64_atomics)) continue;
+        const double *px = prec ? x : x32, *pb = prec ? bx : bx32;
+        double pe, vir;
+        md_ref_lj(nb, px, pb, 1.0, 1.0, BRC, 0, ref, &pe, &vir);
+        clphys_lj_params p = {.n = nb,
+                              .box = {bx[0], bx[1], bx[2]},
+                              .r_cut = BRC,
+                              .skin = BSKIN,
+                              .precision = prec,
+                              .variant = CLPHYS_LJ_HALF_CAS};
+        clphys_lj_plan *pl;
+        assert_int_equal(md_lj_plan_create_tuned(ctx, &p, tu, &pl), CLPHYS_SUCCESS);
+        assert_true(pl->blocked);
+        tu_poison_f64(f, 3 * nb);
+        clphys_lj_result r = {NAN, NAN};
+        clphys_status st = clphys_lj_compute(pl, x, f, &r);
+        if (st) fprintf(stderr, "%s\n", clphys_last_error(ctx));
+        assert_int_equal(st, CLPHYS_SUCCESS);
+        uint64_t ov = 0;
+        assert_int_equal(clphys_lj_overflow(pl, &ov), CLPHYS_SUCCESS);
+        if (overflow) *overflow += ov;
+        double tol = prec ? 1e-12 : 1e-5;
+        size_t excl = 0;
+        double ef = md_ref_force_error(nb, px, pb, 1.0, 1.0, BRC, NULL, NULL, f, ref,
+                                       prec ? 1e-13 : 1e-5, &excl);
+        double ee = fabs(r.potential_energy - pe) / fabs(pe), ev = fabs(r.virial - vir) / fabs(vir);
+        double sum[3] = {0}, scale = 0;
+        for (size_t i = 0; i < nb; i++)
+            for (int c = 0; c < 3; c++)
+                sum[c] += f[3 * i + c], scale += fabs(f[3 * i + c]);
+        double mom = fmax(fabs(sum[0]), fmax(fabs(sum[1]), fabs(sum[2]))) / scale;
+        fprintf(stderr,
+                "  half-cas %-22s %s n %5zu cells %dx%dx%d block %dx%dx%d wg %zu slots %d: force "
+                "%.2e pe %.2e virial %.2e momentum %.1e overflow %llu\n",
+                what, prec ? "fp64" : "fp32", nb, pl->nb->nc[0], pl->nb->nc[1], pl->nb->nc[2],
+                pl->block[0], pl->block[1], pl->block[2], pl->wg, pl->slots, ef, ee, ev, mom,
+                (unsigned long long)ov);
+        assert_true(ef <= tol);
+        assert_true(excl <= nb / 20);
+        assert_true(ee <= tol);
+        assert_true(ev <= tol);
+        assert_true(mom <= (prec ? 1e-12 : 1e-5));
+        clphys_lj_plan_destroy(pl);
+    }
+    free(ref), free(f), free(x32);
+}
+
+/* Grids of 2 (aliased neighbourhood), 3 (aliased), 4 (exactly BX+2), 5 and
+ * 7 (partial blocks at the upper edge) cells per side, and a box of
+ * 4 x 5 x 7 cells. */
+static void test_half_block_grids(void **state)
+{
+    (void)state;
+    static const int grids[][3] = {{2, 2, 2}, {3, 3, 3}, {4, 4, 4}, {5, 5, 5}, {7, 7, 7}, {4, 5, 7}};
+    for (size_t g = 0; g < sizeof grids / sizeof *grids; g++) {
+        size_t nb;
+        double bx[3];
+        double *x = block_system(grids[g], &nb, bx, 100 + g);
+        char what[32];
+        snprintf(what, sizeof what, "grid %dx%dx%d", grids[g][0], grids[g][1], grids[g][2]);
+        uint64_t ov;
+        check_block(nb, x, bx, NULL, what, &ov);
+        assert_true(ov == 0); /* default slots hold every neighbourhood here */
+        free(x);
+    }
+}
+
+/* Other kernel shapes, and local slots forced too few (the overflow path:
+ * those particles' forces go to global memory directly). */
+static void test_half_block_shapes(void **state)
+{
+    (void)state;
+    static const int grid[3] = {4, 5, 7};
+    size_t nb;
+    double bx[3];
+    double *x = block_system(grid, &nb, bx, 200);
+    static const md_lj_tune tunes[] = {
+        {.block = {2, 2, 2}, .tpi = 2, .wg = 128},
+        {.block = {3, 3, 3}, .unroll = 1},
+        {.block = {4, 2, 1}, .tpi = 4, .unroll = 2, .wg = 256},
+        {.block = {1, 1, 1}, .wg = 32},
+    };
+    static const char *names[] = {"2x2x2 tpi 2", "3x3x3 unroll 1", "4x2x1 tpi 4 unroll 2",
+                                  "1x1x1"};
+    for (size_t t = 0; t < sizeof tunes / sizeof *tunes; t++)
+        check_block(nb, x, bx, &tunes[t], names[t], NULL);
+    /* fp32 without 64-bit atomics: x, y, z in three 32-bit exchanges */
+    clphys_device_info *dev = (clphys_device_info *)clphys_context_device(ctx);
+    int saved = dev->int64_atomics;
+    dev->int64_atomics = 0;
+    check_block(nb, x, bx, NULL, "no int64 atomics", NULL);
+    dev->int64_atomics = saved;
+    md_lj_tune small = {.slots = 64};
+    uint64_t ov;
+    check_block(nb, x, bx, &small, "64 slots (overflow)", &ov);
+    assert_true(ov > 0);
+    free(x);
+}
+
+/* Positions moved without a rebuild (MD between rebuilds): particles cross
+ * cell boundaries, the kernel keeps the cells of the last build. */
+static void test_half_block_moved(void **state)
+{
+    (void)state;
+    const clphys_device_info *dev = clphys_context_device(ctx);
+    if (!dev->fp64 || !dev->int64_atomics) skip();
+    static const int grid[3] = {5, 4, 4};
+    size_t nb;
+    double bx[3];
+    double *x = block_system(grid, &nb, bx, 300);
+    double *y = malloc(3 * nb * sizeof *y), *ref = malloc(3 * nb * sizeof *ref);
+    double *f = malloc(3 * nb * sizeof *f), pe, vir;
+    uint64_t s = tu_rng_init(301);
+    for (size_t k = 0; k < 3 * nb; k++) /* |displacement| < skin / 2 */
+        y[k] = x[k] + 0.1 * (tu_uniform(&s) - 0.5);
+    md_ref_lj(nb, y, bx, 1.0, 1.0, BRC, 0, ref, &pe, &vir);
+    clphys_lj_params p = {.n = nb,
+                          .box = {bx[0], bx[1], bx[2]},
+                          .r_cut = BRC,
+                          .skin = BSKIN,
+                          .precision = CLPHYS_FP64,
+                          .variant = CLPHYS_LJ_HALF_CAS};
+    clphys_lj_plan *pl;
+    assert_int_equal(clphys_lj_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_lj_set_positions(pl, x), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_lj_update_positions(pl, y), CLPHYS_SUCCESS);
+    tu_poison_f64(f, 3 * nb);
+    assert_int_equal(clphys_lj_evaluate(pl, NULL), CLPHYS_SUCCESS);
+    clphys_lj_result r;
+    assert_int_equal(clphys_lj_get(pl, f, &r), CLPHYS_SUCCESS);
+    double ef = md_ref_force_error(nb, y, bx, 1.0, 1.0, BRC, NULL, NULL, f, ref, 1e-13, NULL);
+    fprintf(stderr, "  half-cas moved without rebuild: force %.2e pe %.2e\n", ef,
+            fabs(r.potential_energy - pe) / fabs(pe));
+    assert_true(ef <= 1e-12);
+    assert_true(fabs(r.potential_energy - pe) <= 1e-12 * fabs(pe));
+    clphys_lj_plan_destroy(pl);
+    free(x), free(y), free(ref), free(f);
+}
+
 int main(void)
 {
     ctx = tu_context();
@@ -258,6 +451,9 @@ int main(void)
         cmocka_unit_test(test_fixedpoint_bit_identical),
         cmocka_unit_test(test_overlap_and_names),
         cmocka_unit_test(test_int64_atomics_required),
+        cmocka_unit_test(test_half_block_grids),
+        cmocka_unit_test(test_half_block_shapes),
+        cmocka_unit_test(test_half_block_moved),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     free(pos);

@@ -47,10 +47,14 @@ void clphys_lj_plan_destroy(clphys_lj_plan *pl)
     cp_release_mem(&pl->vir);
     cp_release_mem(&pl->fx3);
     cp_release_mem(&pl->bad);
+    cp_release_mem(&pl->ovf);
     free(pl);
 }
 
-static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
+static clphys_status half_block_create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj_tune *tu,
+                                      const char *opt0);
+
+static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj_tune *tu)
 {
     clphys_lj_params *p = &pl->p;
     const clphys_device_info *dev = &ctx->info;
@@ -62,7 +66,12 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
                         "sigma > 0, skin >= 0)",
                         p->r_cut, p->skin, p->epsilon, p->sigma);
     pl->variant = p->variant;
-    /* measured: on the H100 the full transposed list wins or ties in fp64 and
+    /* half-cas is the cell-blocked kernel (lj_half_block) on every device:
+     * on PoCL (2 cores) it ran 0.62 s vs 0.83 s per 100 calls in fp64 and
+     * tied in fp32 against the one-work-item-per-i kernel (lj_half_cas, kept
+     * as md_lj_tune.per_i, the baseline of bench/md-explore/halfblock.c);
+     * on the H100 it is not yet measured (bench/md-notes.md).
+     * measured: on the H100 the full transposed list wins or ties in fp64 and
      * fp32, at 62,500 and 2,048,000 atoms (bench/results/md-h100-2026-11-23.json);
      * on PoCL the explicit-vector cpu variant (md-pocl-2026-11-23.json: ~2x
      * half-cas on in.lj) */
@@ -97,7 +106,8 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
     int staged = pl->variant == CLPHYS_LJ_FULL_STAGED;
     pl->wg = p->work_group_size > 0 ? (size_t)p->work_group_size : staged ? 128 : dev->is_cpu ? 16 : 64;
     pl->tpi = p->group_size > 0 ? (size_t)p->group_size : 8;
-    if (pl->tpi & (pl->tpi - 1) || pl->wg % pl->tpi || pl->wg > dev->max_work_group_size)
+    if (pl->variant == CLPHYS_LJ_FULL_GROUP &&
+        (pl->tpi & (pl->tpi - 1) || pl->wg % pl->tpi || pl->wg > dev->max_work_group_size))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "lj: group_size %zu must be a power of 2 dividing work_group_size %zu "
                         "(<= %zu)",
@@ -112,12 +122,16 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
     if (fixed)
         snprintf(opt + o, sizeof opt - o, " -DLJ_FIXED=1 -DFIXED_SCALE=%s",
                  p->precision == CLPHYS_FP64 ? "17592186044416.0" : "4294967296.0");
-    cl_program prog;
-    CP_TRY(cp_program(ctx, pl->variant == CLPHYS_LJ_CPU ? "lj_cpu.cl" : "lj.cl", opt, &prog));
-    static const char *kn[] = {"lj_full_csr",   "lj_full_transposed", "lj_full_group", "lj_half_cas",
-                               "lj_half_fixed", "lj_cpu",             "lj_full_staged"};
-    CP_TRY(cp_kernel(ctx, prog, kn[pl->variant], &pl->k));
     size_t rs = p->precision == CLPHYS_FP64 ? 8 : 4, n = p->n;
+    cl_program prog = NULL;
+    if (pl->variant == CLPHYS_LJ_HALF_CAS && !(tu && tu->per_i)) {
+        CP_TRY(half_block_create(ctx, pl, tu, opt));
+    } else {
+        CP_TRY(cp_program(ctx, pl->variant == CLPHYS_LJ_CPU ? "lj_cpu.cl" : "lj.cl", opt, &prog));
+        static const char *kn[] = {"lj_full_csr",   "lj_full_transposed", "lj_full_group", "lj_half_cas",
+                                   "lj_half_fixed", "lj_cpu",             "lj_full_staged"};
+        CP_TRY(cp_kernel(ctx, prog, kn[pl->variant], &pl->k));
+    }
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * rs * n, NULL, &pl->f));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, rs * n, NULL, &pl->vir));
     if (fixed) {
@@ -128,8 +142,128 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
     return CLPHYS_SUCCESS;
 }
 
+/* Local memory of the cell-blocked kernel for a block shape: the sizes of
+ * its tables and the accumulator slots that fit beside them. */
+typedef struct {
+    int ncell, nrow, scan;
+    size_t fit;
+} block_shape;
+
+static block_shape shape_of(const int b[3], size_t wg, size_t tpi, size_t rs, size_t local)
+{
+    block_shape sh;
+    sh.ncell = (b[0] + 2) * (b[1] + 2) * (b[2] + 2);
+    sh.nrow = b[1] * b[2];
+    sh.scan = 1;
+    while (sh.scan < sh.ncell + sh.nrow)
+        sh.scan *= 2;
+    size_t other = (size_t)sh.ncell * 8 + 8 * (size_t)sh.scan + 4 * (size_t)sh.nrow +
+                   (tpi > 1 ? 2 * wg * rs : 0) + 256;
+    sh.fit = local > other ? (local - other) / (3 * rs) : 0;
+    return sh;
+}
+
+/* half-cas, cell-blocked (cl/lj.cl, lj_half_block): the block of cells per
+ * work-group, its local accumulator slots and work-items.  Defaults: 2x2x2
+ * cells (narrower when the neighbourhood of a typical block, ~0.65 of its
+ * (BX+2)(BY+2)(BZ+2) cells at the mean density, does not fit in local
+ * memory), group_size work-items per i (0 = 1), enough work-items for the
+ * block's mean particle count + 15 %, slots for every particle of the
+ * neighbourhood at the mean density (the busiest blocks, at the periodic
+ * wrap, want that many) within the device's local memory, at most 48 KiB.
+ * A neighbourhood with more particles sends the excess to global memory
+ * (counted: clphys_lj_overflow). */
+static clphys_status half_block_create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj_tune *tu,
+                                      const char *opt0)
+{
+    const clphys_device_info *dev = &ctx->info;
+    const clphys_lj_params *p = &pl->p;
+    clphys_neighbor_plan *nb = pl->nb;
+    int dbl = p->precision == CLPHYS_FP64, paired = !dbl && dev->int64_atomics;
+    size_t rs = dbl ? 8 : 4;
+    size_t local = dev->local_mem_bytes < 49152 ? dev->local_mem_bytes : 49152;
+    double mean = (double)p->n / (double)nb->ncells; /* particles per cell */
+    size_t tpi = tu && tu->tpi > 0 ? (size_t)tu->tpi : p->group_size > 0 ? (size_t)p->group_size : 1;
+    int unroll = tu && tu->unroll > 0 ? tu->unroll : 4;
+    size_t wg0 = tu && tu->wg > 0 ? (size_t)tu->wg : p->work_group_size > 0 ? (size_t)p->work_group_size : 0;
+    static const int shapes[][3] = {{2, 2, 2}, {2, 2, 1}, {2, 1, 1}, {1, 1, 1}};
+    size_t wg = 0;
+    block_shape sh;
+    for (size_t c = 0; c < sizeof shapes / sizeof *shapes; c++) {
+        for (int d = 0; d < 3; d++) {
+            pl->block[d] = tu && tu->block[d] > 0 ? tu->block[d] : shapes[c][d];
+            if (pl->block[d] > 8)
+                return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                                "lj: half-cas block edge %d > 8 cells", pl->block[d]);
+        }
+        wg = wg0;
+        if (!wg) {
+            double want = 1.15 * mean * pl->block[0] * pl->block[1] * pl->block[2] * (double)tpi;
+            wg = cp_round_up((size_t)want + 1, 64);
+            if (wg > 1024) wg = 1024;
+            while (wg > dev->max_work_group_size)
+                wg /= 2;
+        }
+        sh = shape_of(pl->block, wg, tpi, rs, local);
+        if ((tu && tu->block[0] > 0) || 0.65 * mean * sh.ncell <= (double)sh.fit) break;
+    }
+    if (wg % tpi || wg > dev->max_work_group_size)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "lj: half-cas work-items per i %zu must divide the work-group size %zu "
+                        "(<= %zu)",
+                        tpi, wg, dev->max_work_group_size);
+    if (sh.fit < 64)
+        return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED,
+                        "lj: half-cas needs more local memory than the %llu bytes of %s",
+                        (unsigned long long)dev->local_mem_bytes, dev->name);
+    int ncell = sh.ncell, scan = sh.scan;
+    size_t slots = tu && tu->slots > 0 ? (size_t)tu->slots : cp_round_up((size_t)(mean * ncell) + 1, 64);
+    if (slots > sh.fit) slots = sh.fit;
+    pl->slots = (int)slots;
+    pl->nblocks = 1;
+    for (int d = 0; d < 3; d++)
+        pl->nblocks *= (size_t)((nb->nc[d] + pl->block[d] - 1) / pl->block[d]);
+    CP_TRY(md_neighbor_want_cells(nb));
+    char opt[512];
+    for (;;) {
+        snprintf(opt, sizeof opt,
+                 "%s -DLJ_BLOCK=1 -DLJ_BX=%d -DLJ_BY=%d -DLJ_BZ=%d -DLJ_SLOTS=%zu -DLJ_SCAN=%d "
+                 "-DLJ_WG=%zu -DLJ_BTPI=%zu -DLJ_UNROLL=%d%s %s",
+                 opt0, pl->block[0], pl->block[1], pl->block[2], slots, scan, wg, tpi, unroll,
+                 paired ? " -DLJ_XY64=1" : "", tu && tu->extra ? tu->extra : "");
+        cl_program prog;
+        CP_TRY(cp_program(ctx, "lj.cl", opt, &prog));
+        CP_TRY(cp_kernel(ctx, prog, "lj_half_block", &pl->k));
+        pl->prog = prog;
+        size_t kwg = 0;
+        CP_CL(ctx, clGetKernelWorkGroupInfo(pl->k, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg,
+                                            &kwg, NULL));
+        if (kwg >= wg) break;
+        /* the compiled kernel cannot run that many work-items (registers) */
+        cp_release_kernel(&pl->k);
+        if (wg / 2 < tpi || wg / 2 < 32 || (tu && tu->wg > 0))
+            return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED,
+                            "lj: half-cas kernel runs at most %zu work-items per group on %s, "
+                            "%zu asked",
+                            kwg, dev->name, wg);
+        wg /= 2;
+    }
+    pl->wg = wg;
+    pl->tpi = tpi;
+    pl->blocked = 1;
+    cl_uint zero = 0;
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4, NULL, &pl->ovf));
+    return cp_write(ctx, pl->ovf, 0, 4, &zero);
+}
+
 clphys_status clphys_lj_plan_create(clphys_context *ctx, const clphys_lj_params *p,
                                     clphys_lj_plan **plan)
+{
+    return md_lj_plan_create_tuned(ctx, p, NULL, plan);
+}
+
+clphys_status md_lj_plan_create_tuned(clphys_context *ctx, const clphys_lj_params *p,
+                                      const md_lj_tune *tune, clphys_lj_plan **plan)
 {
     if (!ctx || !p || !plan) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lj: NULL argument");
     *plan = NULL;
@@ -137,7 +271,7 @@ clphys_status clphys_lj_plan_create(clphys_context *ctx, const clphys_lj_params 
     if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "lj plan");
     pl->ctx = ctx;
     pl->p = *p;
-    clphys_status st = create(ctx, pl);
+    clphys_status st = create(ctx, pl, tune);
     if (st) {
         clphys_lj_plan_destroy(pl);
         return st;
@@ -220,7 +354,14 @@ clphys_status clphys_lj_evaluate(clphys_lj_plan *pl, double *kernel_s)
         CP_TRY(CP_ARG(ctx, k, a++, stcap));
         CP_TRY(cp_arg(ctx, k, a++, 4 * (9 * (size_t)(bx + 2) + 1), NULL)); /* local: slot offsets */
     }
-    if (pl->variant == CLPHYS_LJ_FULL_GROUP)
+    if (pl->blocked) {
+        cl_int nc[4] = {nb->nc[0], nb->nc[1], nb->nc[2], 0};
+        CP_TRY(CP_ARG(ctx, k, a++, nb->start));
+        CP_TRY(CP_ARG(ctx, k, a++, nb->pcell));
+        CP_TRY(CP_ARG(ctx, k, a++, nc));
+        CP_TRY(CP_ARG(ctx, k, a++, pl->ovf));
+        g = pl->nblocks * pl->wg;
+    } else if (pl->variant == CLPHYS_LJ_FULL_GROUP)
         g = md_global((size_t)n * pl->tpi, pl->wg);
     else if (staged)
         g = nb->nblocks * pl->wg; /* one work-group per block of cells */
@@ -312,6 +453,21 @@ clphys_status clphys_lj_get(clphys_lj_plan *pl, double *forces, clphys_lj_result
     free(w);
     free(perm);
     return st;
+}
+
+clphys_status clphys_lj_overflow(clphys_lj_plan *pl, uint64_t *slots)
+{
+    if (!pl || !slots) return CLPHYS_ERR_INVALID_ARGUMENT;
+    if (pl->ovf) {
+        cl_uint c = 0, zero = 0;
+        CP_TRY(cp_read(pl->ctx, pl->ovf, 0, 4, &c));
+        if (c) {
+            pl->overflow += c;
+            CP_TRY(cp_write(pl->ctx, pl->ovf, 0, 4, &zero));
+        }
+    }
+    *slots = pl->overflow;
+    return CLPHYS_SUCCESS;
 }
 
 clphys_status clphys_lj_compute(clphys_lj_plan *pl, const double *pos, double *forces,

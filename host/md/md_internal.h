@@ -13,6 +13,7 @@ struct clphys_neighbor_plan {
     size_t real_size;            /* 4 or 8 */
     size_t scan_wg;
     cl_kernel k_assign, k_scan, k_scatter, k_order, k_gather4, k_gatheru, k_gatheri4, k_build;
+    cl_kernel k_pack;            /* made by md_neighbor_want_cells            */
     cl_mem pos_in, perm_in;      /* unsorted input (real4, uint)              */
     cl_mem pos, perm;            /* sorted by cell; perm[s] = caller index    */
     cl_mem cell, rank, count, start, order;
@@ -24,12 +25,26 @@ struct clphys_neighbor_plan {
     int stage_bx;                /* STAGED: cells per block along x           */
     size_t nblocks;
     cl_uint stage_max;           /* STAGED: largest stage of the last build   */
+    cl_mem pcell;                /* packed cell coordinates of each sorted
+                                    particle at the last build (k_pack)      */
     size_t list_entries;         /* allocated entries of list                 */
     int capacity;                /* transposed: entries per particle          */
     size_t pairs;
     int growths;
     double kernel_s;             /* profiled time of the last build           */
 };
+
+/* Shape of the half-cas kernel (zeros: the defaults of host/md/lj.c).
+ * block: cells per work-group of the cell-blocked kernel (lj_half_block);
+ * wg: its work-items; tpi: work-items per i; unroll: list entries gathered
+ * ahead; slots: local accumulators; per_i: 1 = the kernel with one
+ * work-item per i and global exchanges only (lj_half_cas); extra: more
+ * build options (experiments). */
+typedef struct {
+    int block[3];
+    int wg, tpi, unroll, slots, per_i;
+    const char *extra;
+} md_lj_tune;
 
 struct clphys_lj_plan {
     clphys_context *ctx;
@@ -40,7 +55,18 @@ struct clphys_lj_plan {
     cl_mem f, vir, fx3, bad;
     size_t wg, tpi;
     double shift;
+    /* half-cas, cell-blocked */
+    int blocked, block[3], slots;
+    cl_program prog;             /* its program (owned by the context)        */
+    size_t nblocks;
+    cl_mem ovf;                  /* slots that did not fit, since last read  */
+    uint64_t overflow;           /* summed over reads                         */
 };
+
+/* clphys_lj_plan_create with the half-cas kernel's shape chosen by the
+ * caller (tune may be NULL: defaults). */
+clphys_status md_lj_plan_create_tuned(clphys_context *ctx, const clphys_lj_params *p,
+                                      const md_lj_tune *tune, clphys_lj_plan **plan);
 
 /* Sort pos_in/perm_in (device) by cell into pos/perm, then build the list.
  * extra_gather: optional (src, dst) real4 pairs also gathered by the order
@@ -62,5 +88,8 @@ size_t md_global(size_t n, size_t wg);
 /* Local memory of one staged block holding `slots` particles (x, y, z and
  * the slot offsets of its cells). */
 size_t md_stage_bytes(const clphys_neighbor_plan *pl, size_t slots);
+/* Keep pcell (packed cell coordinates of the sorted particles) from the
+ * next build on. */
+clphys_status md_neighbor_want_cells(clphys_neighbor_plan *pl);
 
 #endif

@@ -51,13 +51,13 @@ void clphys_neighbor_plan_destroy(clphys_neighbor_plan *pl)
     if (!pl) return;
     cl_kernel *ks[] = {&pl->k_assign,  &pl->k_scan,    &pl->k_scatter,  &pl->k_order,
                        &pl->k_gather4, &pl->k_gatheru, &pl->k_gatheri4, &pl->k_build,
-                       &pl->k_stage};
+                       &pl->k_stage,   &pl->k_pack};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
         cp_release_kernel(ks[i]);
     cl_mem *ms[] = {&pl->pos_in, &pl->perm_in, &pl->pos,     &pl->perm,  &pl->cell,
                     &pl->rank,   &pl->count,   &pl->start,   &pl->order, &pl->ncount,
                     &pl->offset, &pl->list,    &pl->overflow, &pl->stage,
-                    &pl->sbase};
+                    &pl->sbase,  &pl->pcell};
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
         cp_release_mem(ms[i]);
     free(pl);
@@ -405,7 +405,30 @@ clphys_status md_neighbor_rebuild(clphys_neighbor_plan *pl, cl_mem *extra_src, c
     for (int e = 0; e < n_extra; e++)
         CP_TRY(gather(pl, pl->k_gather4, extra_src[e], extra_dst[e]));
     if (img_src) CP_TRY(gather(pl, pl->k_gatheri4, img_src, img_dst));
+    if (pl->k_pack) {
+        k = pl->k_pack;
+        CP_TRY(CP_ARG(ctx, k, 0, pl->cell));
+        CP_TRY(CP_ARG(ctx, k, 1, pl->order));
+        CP_TRY(CP_ARG(ctx, k, 2, pl->pcell));
+        CP_TRY(CP_ARG(ctx, k, 3, n));
+        CP_TRY(CP_ARG(ctx, k, 4, nc));
+        CP_TRY(cp_launch(ctx, k, 1, &g, NULL, &pl->kernel_s));
+    }
     return build_list(pl);
+}
+
+clphys_status md_neighbor_want_cells(clphys_neighbor_plan *pl)
+{
+    if (pl->k_pack) return CLPHYS_SUCCESS;
+    clphys_context *ctx = pl->ctx;
+    char opt[256];
+    CP_TRY(cp_precision_options(ctx, pl->p.precision, opt, sizeof opt));
+    size_t o = strlen(opt);
+    snprintf(opt + o, sizeof opt - o, " -DSCAN_WG=%zu", pl->scan_wg);
+    cl_program cp;
+    CP_TRY(cp_program(ctx, "cell_list.cl", opt, &cp));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * pl->p.n, NULL, &pl->pcell));
+    return cp_kernel(ctx, cp, "cell_pack", &pl->k_pack);
 }
 
 clphys_status clphys_neighbor_build(clphys_neighbor_plan *pl, const double *pos)

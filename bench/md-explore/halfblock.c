@@ -1,0 +1,249 @@
+/* halfblock.c — time shapes of the cell-blocked half-cas kernel (cl/lj.cl,
+ * lj_half_block) against the per-i kernel on the seed benchmark (fcc,
+ * density 0.5 and 1.0, box 50, r_cut 3.0, search 3.3, shuffled list, 100
+ * calls), verify each against an fp64 host reference, report the slot
+ * overflow per call, the exchange counts (LJ_DIAG_COUNT) and ptxas's
+ * register report (-cl-nv-verbose).  Build: see halfblock.sh. */
+#include "host/md/md_internal.h"
+#include "host/ref/md_ref.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static clphys_context *ctx;
+static double edge = 50;
+static int calls = 100;
+
+static double *seed_system(double rho, double edge, size_t *n, double box[3])
+{
+    double a = pow(4.0 / rho, 1.0 / 3.0);
+    int m = (int)floor(edge / a);
+    static const double basis[4][3] = {{0, 0, 0}, {.5, .5, 0}, {.5, 0, .5}, {0, .5, .5}};
+    *n = 4 * (size_t)m * m * m;
+    box[0] = box[1] = box[2] = m * a;
+    double *pos = malloc(3 * *n * sizeof *pos);
+    uint64_t s = 0x5eed + (uint64_t)(rho * 1000);
+    size_t i = 0;
+    for (int z = 0; z < m; z++)
+        for (int y = 0; y < m; y++)
+            for (int x = 0; x < m; x++)
+                for (int b = 0; b < 4; b++, i++) {
+                    int c3[3] = {x, y, z};
+                    for (int c = 0; c < 3; c++) {
+                        s = s * 6364136223846793005ull + 1442695040888963407ull;
+                        double u = (double)(s >> 11) / 9007199254740992.0;
+                        pos[3 * i + c] = (c3[c] + basis[b][c]) * a + 0.1 * u;
+                    }
+                }
+    return pos;
+}
+
+typedef struct {
+    const char *name;
+    md_lj_tune tu;
+    int count; /* 1: global exchanges, 2: local (LJ_DIAG_COUNT) */
+} cfg;
+
+static int cmpd(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void ptxas_report(clphys_lj_plan *pl, const char *tag)
+{
+    if (!pl->prog) return;
+    size_t sz = 0;
+    clGetProgramBuildInfo(pl->prog, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &sz);
+    char *log = calloc(sz + 1, 1);
+    clGetProgramBuildInfo(pl->prog, ctx->device, CL_PROGRAM_BUILD_LOG, sz, log, NULL);
+    for (char *l = strtok(log, "\n"); l; l = strtok(NULL, "\n"))
+        if (strstr(l, "registers") || strstr(l, "spill") || strstr(l, "stack"))
+            printf("    ptxas %s: %s\n", tag, l);
+    free(log);
+}
+
+static void run_cfg(const cfg *c, const char *tag, const double *pos, size_t n, const double box[3], int prec,
+                    const double *ref, double pe_ref, int reps)
+{
+    clphys_lj_params p = {.n = n, .box = {box[0], box[1], box[2]}, .epsilon = 1, .sigma = 1, .r_cut = 3.0,
+                          .skin = 0.3, .precision = prec, .variant = CLPHYS_LJ_HALF_CAS};
+    char extra[256];
+    md_lj_tune tu = c->tu;
+    snprintf(extra, sizeof extra, "%s%s%s", tu.extra ? tu.extra : "",
+             c->count == 1 ? " -DLJ_DIAG_COUNT=1" : c->count == 2 ? " -DLJ_DIAG_COUNT=2" : "",
+             strstr(ctx->info.vendor, "NVIDIA") ? " -cl-nv-verbose" : "");
+    tu.extra = extra;
+    clphys_lj_plan *pl;
+    if (md_lj_plan_create_tuned(ctx, &p, &tu, &pl) || clphys_lj_set_positions(pl, pos) ||
+        clphys_neighbor_shuffle(pl->nb, 12345)) {
+        printf("%-5s %-26s %s failed: %s\n", tag, c->name, prec ? "fp64" : "fp32", clphys_last_error(ctx));
+        fflush(stdout);
+        return;
+    }
+    double build = clphys_neighbor_build_seconds(pl->nb);
+    if (tu.extra && strstr(tu.extra, "LJ_CELL_IN_W")) { /* pos.w = packed cell */
+        size_t rs = prec ? 8 : 4;
+        unsigned char *pb = malloc(4 * rs * n);
+        cl_uint *pcv = malloc(4 * n);
+        cp_read(ctx, pl->nb->pos, 0, 4 * rs * n, pb);
+        cp_read(ctx, pl->nb->pcell, 0, 4 * n, pcv);
+        for (size_t q = 0; q < n; q++) {
+            if (prec) ((double *)pb)[4 * q + 3] = pcv[q];
+            else ((float *)pb)[4 * q + 3] = (float)pcv[q];
+        }
+        cp_write(ctx, pl->nb->pos, 0, 4 * rs * n, pb);
+        free(pb), free(pcv);
+    }
+    double ts[16], t = 0;
+    clphys_status st = clphys_lj_evaluate(pl, &t); /* warm-up */
+    uint64_t ov0 = 0, ov1 = 0;
+    clphys_lj_overflow(pl, &ov0); /* overflow (or exchange count) of one call */
+    for (int r = 0; r < reps && !st; r++) {
+        ts[r] = 0;
+        for (int q = 0; q < calls && !st; q++) st = clphys_lj_evaluate(pl, &ts[r]);
+    }
+    double *f = malloc(3 * n * sizeof *f);
+    clphys_lj_result res = {0};
+    if (!st) st = clphys_lj_get(pl, f, &res);
+    clphys_lj_overflow(pl, &ov1);
+    if (st) {
+        printf("%-5s %-26s %s run failed: %s\n", tag, c->name, prec ? "fp64" : "fp32", clphys_last_error(ctx));
+        free(f);
+        clphys_lj_plan_destroy(pl);
+        return;
+    }
+    double e = 0, s = 0;
+    for (size_t q = 0; q < 3 * n; q++) {
+        e = isfinite(f[q]) ? fmax(e, fabs(f[q] - ref[q])) : INFINITY;
+        s = fmax(s, fabs(ref[q]));
+    }
+    qsort(ts, reps, sizeof *ts, cmpd);
+    char shape[64];
+    if (pl->blocked)
+        snprintf(shape, sizeof shape, "b%d%d%d t%zu w%zu s%d", pl->block[0], pl->block[1], pl->block[2], pl->tpi,
+                 pl->wg, pl->slots);
+    else
+        snprintf(shape, sizeof shape, "per-i w%zu", pl->wg);
+    printf("%-5s %-26s %s %-22s 100calls %7.3f ms (min %7.3f)  err %.2e pe %.2e  %s/call %9.0f  build %.3f ms\n",
+           tag, c->name, prec ? "fp64" : "fp32", shape, ts[reps / 2] * 1e3 * 100 / calls, ts[0] * 1e3 * 100 / calls, e / s,
+           fabs(res.potential_energy - pe_ref) / fabs(pe_ref),
+           c->count == 1 ? "gCAS" : c->count == 2 ? "lCAS" : "ovfl", (double)ov0, build * 1e3);
+    (void)ov1;
+    fflush(stdout);
+    if (c->count == 0) ptxas_report(pl, c->name);
+    free(f);
+    clphys_lj_plan_destroy(pl);
+}
+
+#define B(x, y, z) .block = {x, y, z}
+static const cfg d05_64[] = {
+    {"per-i", {.per_i = 1}, 0},
+    {"b222", {B(2, 2, 2)}, 0},
+    {"b222-w256", {B(2, 2, 2), .wg = 256}, 0},
+    {"b222-t2", {B(2, 2, 2), .tpi = 2, .wg = 384}, 0},
+    {"b222-t4", {B(2, 2, 2), .tpi = 4, .wg = 768}, 0},
+    {"b222-u2", {B(2, 2, 2), .unroll = 2}, 0},
+    {"b222-u8", {B(2, 2, 2), .unroll = 8}, 0},
+    {"b222-t2-u2", {B(2, 2, 2), .tpi = 2, .wg = 384, .unroll = 2}, 0},
+    {"b222-fl1", {B(2, 2, 2), .extra = "-DLJ_FLUSH=1"}, 0},
+    {"b222-cellw", {B(2, 2, 2), .extra = "-DLJ_CELL_IN_W"}, 0},
+    {"b221", {B(2, 2, 1)}, 0},
+    {"b221-t2", {B(2, 2, 1), .tpi = 2, .wg = 256}, 0},
+    {"b422", {B(4, 2, 2)}, 0},
+    {"b422-t2", {B(4, 2, 2), .tpi = 2, .wg = 768}, 0},
+    {"b224", {B(2, 2, 4)}, 0},
+    {"b333", {B(3, 3, 3)}, 0},
+    {"b333-t2", {B(3, 3, 3), .tpi = 2, .wg = 1024}, 0},
+    {"b222-noflush", {B(2, 2, 2), .extra = "-DLJ_DIAG_NOFLUSH"}, 0},
+    {"b222-plain", {B(2, 2, 2), .extra = "-DLJ_DIAG_PLAIN"}, 0},
+    {"b222-noscatter", {B(2, 2, 2), .extra = "-DLJ_DIAG_NOSCATTER"}, 0},
+    {"b222-t2-noflush", {B(2, 2, 2), .tpi = 2, .wg = 384, .extra = "-DLJ_DIAG_NOFLUSH"}, 0},
+    {"b222-t2-plain", {B(2, 2, 2), .tpi = 2, .wg = 384, .extra = "-DLJ_DIAG_PLAIN"}, 0},
+    {"b222-count-g", {B(2, 2, 2)}, 1},
+    {"b222-count-l", {B(2, 2, 2)}, 2},
+    {"b333-count-g", {B(3, 3, 3)}, 1},
+};
+static const cfg d05_32[] = {
+    {"per-i", {.per_i = 1}, 0},
+    {"b222", {B(2, 2, 2)}, 0},
+    {"b222-t2", {B(2, 2, 2), .tpi = 2, .wg = 384}, 0},
+    {"b222-noxy64", {B(2, 2, 2), .extra = "-DLJ_NO_XY64"}, 0},
+    {"b222-cellw", {B(2, 2, 2), .extra = "-DLJ_CELL_IN_W"}, 0},
+    {"b221", {B(2, 2, 1)}, 0},
+    {"b422", {B(4, 2, 2)}, 0},
+    {"b333", {B(3, 3, 3)}, 0},
+    {"b333-t2", {B(3, 3, 3), .tpi = 2, .wg = 1024}, 0},
+    {"b222-count-g", {B(2, 2, 2)}, 1},
+};
+static const cfg d1_64[] = {
+    {"per-i", {.per_i = 1}, 0},
+    {"b222", {B(2, 2, 2)}, 0},
+    {"b222-t2", {B(2, 2, 2), .tpi = 2, .wg = 768}, 0},
+    {"b221", {B(2, 2, 1)}, 0},
+    {"b221-t2", {B(2, 2, 1), .tpi = 2, .wg = 512}, 0},
+    {"b222-noflush", {B(2, 2, 2), .extra = "-DLJ_DIAG_NOFLUSH"}, 0},
+    {"b222-plain", {B(2, 2, 2), .extra = "-DLJ_DIAG_PLAIN"}, 0},
+    {"b211", {B(2, 1, 1)}, 0},
+    {"b222-count-g", {B(2, 2, 2)}, 1},
+};
+static const cfg d1_32[] = {
+    {"per-i", {.per_i = 1}, 0},
+    {"b222", {B(2, 2, 2)}, 0},
+    {"b222-t2", {B(2, 2, 2), .tpi = 2, .wg = 768}, 0},
+    {"b221", {B(2, 2, 1)}, 0},
+};
+
+static void run_system(double rho, const cfg *c64, size_t n64, const cfg *c32, size_t n32, const char *only)
+{
+    size_t n;
+    double box[3];
+    double *pos = seed_system(rho, edge, &n, box);
+    char tag[16];
+    snprintf(tag, sizeof tag, "d%g", rho);
+    clphys_lj_params lp = {.n = n, .box = {box[0], box[1], box[2]}, .r_cut = 3.0, .skin = 0.3,
+                           .precision = CLPHYS_FP64, .variant = CLPHYS_LJ_FULL_CSR};
+    clphys_lj_plan *rp;
+    if (clphys_lj_plan_create(ctx, &lp, &rp) || clphys_lj_set_positions(rp, pos)) {
+        printf("ref plan: %s\n", clphys_last_error(ctx));
+        return;
+    }
+    size_t pairs, *off = malloc((n + 1) * sizeof *off);
+    clphys_neighbor_stats(rp->nb, &pairs, NULL, NULL);
+    int *list = malloc(pairs * sizeof *list);
+    clphys_neighbor_get(rp->nb, off, list);
+    clphys_lj_plan_destroy(rp);
+    double *ref64 = malloc(3 * n * sizeof *ref64), *ref32 = malloc(3 * n * sizeof *ref32);
+    double *pos32 = malloc(3 * n * sizeof *pos32), pe64, pe32, w, box32[3];
+    for (size_t q = 0; q < 3 * n; q++) pos32[q] = (float)pos[q];
+    for (int c = 0; c < 3; c++) box32[c] = (float)box[c];
+    md_ref_lj_list(n, pos, box, 1, 1, 3.0, 0, off, list, ref64, &pe64, &w);
+    md_ref_lj_list(n, pos32, box32, 1, 1, 3.0, 0, off, list, ref32, &pe32, &w);
+    printf("%s: n %zu box %.4f full-list pairs %zu\n", tag, n, box[0], pairs);
+    fflush(stdout);
+    for (size_t k = 0; k < n64; k++)
+        if (!only || strstr(only, c64[k].name)) run_cfg(&c64[k], tag, pos, n, box, CLPHYS_FP64, ref64, pe64, 5);
+    for (size_t k = 0; k < n32; k++)
+        if (!only || strstr(only, c32[k].name)) run_cfg(&c32[k], tag, pos32, n, box, CLPHYS_FP32, ref32, pe32, 5);
+    free(off), free(list), free(ref64), free(ref32), free(pos32), free(pos);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "all";
+    const char *only = argc > 2 && strcmp(argv[2], "-") ? argv[2] : NULL;
+    if (argc > 3) edge = atof(argv[3]);
+    if (argc > 4) calls = atoi(argv[4]);
+    if (clphys_context_create(getenv("CLPHYS_DEVICE") ? getenv("CLPHYS_DEVICE") : "auto", &ctx)) {
+        fprintf(stderr, "%s\n", clphys_last_error(NULL));
+        return 1;
+    }
+    printf("device %s, driver %s\n", clphys_context_device(ctx)->name, clphys_context_device(ctx)->driver_version);
+#define N(a) (sizeof a / sizeof *a)
+    if (strstr(mode, "d05")  || !strcmp(mode, "all")) run_system(0.5, d05_64, N(d05_64), d05_32, N(d05_32), only);
+    if (strstr(mode, "d1") || !strcmp(mode, "all")) run_system(1.0, d1_64, N(d1_64), d1_32, N(d1_32), only);
+    clphys_context_destroy(ctx);
+    return 0;
+}
