@@ -173,15 +173,13 @@ bicg_ts(__global real_t *restrict partial, __global const real2_t *restrict t, _
     group_sum3_store(partial, acc, sh);
 }
 
-/* x += alpha p + omega s; r = s - omega t; partial sums of |r|^2 and
- * conj(r0) r (the next iteration's rho) */
-__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
-bicg_xr(__global real_t *restrict partial, __global real2_t *restrict x, __global real2_t *restrict r,
-        __global const real2_t *restrict p, __global const real2_t *restrict s, __global const real2_t *restrict t,
-        __global const real2_t *restrict r0, real_t are, real_t aim, real_t ore, real_t oim, uint n)
+/* The update of bicg_xr and bicg_xr_dev over this work-item's sites; returns
+ * its partial |r|^2 and conj(r0) r. */
+inline real4_t bicg_xr_sums(__global real2_t *restrict x, __global real2_t *restrict r,
+                            __global const real2_t *restrict p, __global const real2_t *restrict s,
+                            __global const real2_t *restrict t, __global const real2_t *restrict r0,
+                            real2_t a, real2_t o, uint n)
 {
-    __local real4_t sh[BLAS_WG];
-    const real2_t a = (real2_t)(are, aim), o = (real2_t)(ore, oim);
     real4_t acc = (real4_t)(0, 0, 0, 0);
     for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
         const real2_t si = s[i], rn = si - bl_cmul(o, t[i]), q = r0[i];
@@ -191,6 +189,19 @@ bicg_xr(__global real_t *restrict partial, __global real2_t *restrict x, __globa
         acc.y += q.x * rn.x + q.y * rn.y;
         acc.z += q.x * rn.y - q.y * rn.x;
     }
+    return acc;
+}
+
+/* x += alpha p + omega s; r = s - omega t; partial sums of |r|^2 and
+ * conj(r0) r (the next iteration's rho) */
+__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
+bicg_xr(__global real_t *restrict partial, __global real2_t *restrict x, __global real2_t *restrict r,
+        __global const real2_t *restrict p, __global const real2_t *restrict s, __global const real2_t *restrict t,
+        __global const real2_t *restrict r0, real_t are, real_t aim, real_t ore, real_t oim, uint n)
+{
+    __local real4_t sh[BLAS_WG];
+    const real2_t a = (real2_t)(are, aim), o = (real2_t)(ore, oim);
+    const real4_t acc = bicg_xr_sums(x, r, p, s, t, r0, a, o, n);
     group_sum3_store(partial, acc, sh);
 }
 
@@ -329,15 +340,7 @@ bicg_xr_dev(__global real_t *restrict partial, __global real2_t *restrict x, __g
     const double2 om = ts.x > 0 ? ts.yz / ts.x : (double2)(0, 0);
     const real2_t a = (real2_t)((real_t)state[2], (real_t)state[3]), o = (real2_t)((real_t)om.x, (real_t)om.y);
     if (get_global_id(0) == 0) state[4] = om.x, state[5] = om.y;
-    real4_t acc = (real4_t)(0, 0, 0, 0);
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
-        const real2_t si = s[i], rn = si - bl_cmul(o, t[i]), q = r0[i];
-        x[i] += bl_cmul(a, p[i]) + bl_cmul(o, si);
-        r[i] = rn;
-        acc.x += rn.x * rn.x + rn.y * rn.y;
-        acc.y += q.x * rn.x + q.y * rn.y;
-        acc.z += q.x * rn.y - q.y * rn.x;
-    }
+    const real4_t acc = bicg_xr_sums(x, r, p, s, t, r0, a, o, n);
     group_sum3_store(partial, acc, sa);
 }
 

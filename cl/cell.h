@@ -29,4 +29,12 @@ inline real_t nb_image(real_t d, real_t b)
     d = d > h ? d - b : d;
     return d < -h ? d + b : d;
 }
+/* Neighbour-cell offsets to search along each dimension, lo[d] .. hi[d]:
+ * with 2 cells -1 and +1 are the same cell, with 1 all three are, so each
+ * distinct cell is visited once. */
+inline void search_range(int4 nc, int4 *lo, int4 *hi)
+{
+    *lo = (int4)(nc.x > 2 ? -1 : 0, nc.y > 2 ? -1 : 0, nc.z > 2 ? -1 : 0, 0);
+    *hi = (int4)(nc.x > 1 ? 1 : 0, nc.y > 1 ? 1 : 0, nc.z > 1 ? 1 : 0, 0);
+}
 #endif

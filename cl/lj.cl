@@ -117,13 +117,27 @@ inline real_t lj_image1(real_t d, real_t h, real_t s)
 #define LJ_T_UNROLL 2
 #endif
 
+/* U = ir6 (c12 ir6 - c6), F = ir6 (c12x12 ir6 - c6x6) ir2 d with c12 = 4 eps
+ * s^12, c6 = 4 eps s^6, c12x12 = 12 c12, c6x6 = 6 c6 (from the kernels'
+ * eps4 = 4 eps, eps24 = 24 eps, sig2 = s^2). */
+typedef struct {
+    real_t c12, c6, c12x12, c6x6;
+} lj_coef_t;
+
+inline lj_coef_t lj_coef(real_t eps4, real_t eps24, real_t sig2)
+{
+    real_t sig6 = sig2 * sig2 * sig2;
+    lj_coef_t c = {eps4 * sig6 * sig6, eps4 * sig6, REAL_C(2.0) * eps24 * sig6 * sig6, eps24 * sig6};
+    return c;
+}
+
 /* Branch-free pair for lj_full_transposed: ok = 0 marks a padding slot.
  * ir6 is zeroed beyond r_cut, which zeroes F and U with no other select;
  * F = ir6 (12 c12 ir6 - 6 c6) ir2 d, U = ir6 (c12 ir6 - c6), c12 = 4 eps s^12,
  * c6 = 4 eps s^6 (the energy shift is applied once per in-cut pair by the
  * caller, from *cnt). */
 inline void lj_pair_t(real4_t p, real4_t q, int ok, real4_t hbox, real4_t ishift, real_t rc2,
-                      real_t c12, real_t c6, real_t c12x12, real_t c6x6, real_t *fx, real_t *fy,
+                      lj_coef_t cf, real_t *fx, real_t *fy,
                       real_t *fz, real_t *e, real_t *w, int *cnt)
 {
     real_t dx = lj_image1(p.x - q.x, hbox.x, ishift.x);
@@ -134,11 +148,11 @@ inline void lj_pair_t(real4_t p, real4_t q, int ok, real4_t hbox, real4_t ishift
     real_t ir2 = REAL_C(1.0) / (in ? r2 : REAL_C(1.0));
     real_t ir6 = ir2 * ir2 * ir2;
     ir6 = in ? ir6 : REAL_C(0.0);
-    real_t fpair = ir6 * fma(c12x12, ir6, -c6x6) * ir2;
+    real_t fpair = ir6 * fma(cf.c12x12, ir6, -cf.c6x6) * ir2;
     *fx = fma(fpair, dx, *fx);
     *fy = fma(fpair, dy, *fy);
     *fz = fma(fpair, dz, *fz);
-    *e = fma(ir6, fma(c12, ir6, -c6), *e);
+    *e = fma(ir6, fma(cf.c12, ir6, -cf.c6), *e);
     *w = fma(fpair, r2, *w);
     *cnt += in;
 }
@@ -159,8 +173,7 @@ __kernel void lj_full_transposed(__global const real4_t *restrict pos, uint n,
     real4_t hbox = REAL_C(0.5) * box;
     real4_t sh = (real4_t)(p.x < hbox.x ? box.x : -box.x, p.y < hbox.y ? box.y : -box.y,
                            p.z < hbox.z ? box.z : -box.z, 0);
-    real_t sig6 = sig2 * sig2 * sig2;
-    real_t c6 = eps4 * sig6, c12 = c6 * sig6, c6x6 = eps24 * sig6, c12x12 = REAL_C(2.0) * eps24 * sig6 * sig6;
+    const lj_coef_t cf = lj_coef(eps4, eps24, sig2);
     real_t fx = 0, fy = 0, fz = 0, e = 0, w = 0;
     int cnt = 0;
     uint m = count[i];
@@ -186,7 +199,7 @@ __kernel void lj_full_transposed(__global const real4_t *restrict pos, uint n,
         }
 #pragma unroll
         for (int u = 0; u < LJ_T_UNROLL; u++)
-            lj_pair_t(p, qc[u], k + u < m, hbox, sh, rc2, c12, c6, c12x12, c6x6, &fx, &fy, &fz, &e,
+            lj_pair_t(p, qc[u], k + u < m, hbox, sh, rc2, cf, &fx, &fy, &fz, &e,
                       &w, &cnt);
     }
     e -= shift * (real_t)cnt;
@@ -229,8 +242,7 @@ void lj_full_staged(__global const real4_t *restrict pos, uint n, __global const
     uint i0 = cell_start[stage_cell(nc, bx, b, 4 * w + 1)];
     uint ni = lbase[4 * w + 1 + bxe] - lbase[4 * w + 1];
     real4_t hbox = REAL_C(0.5) * box;
-    real_t sig6 = sig2 * sig2 * sig2;
-    real_t c6 = eps4 * sig6, c12 = c6 * sig6, c6x6 = eps24 * sig6, c12x12 = REAL_C(2.0) * eps24 * sig6 * sig6;
+    const lj_coef_t cf = lj_coef(eps4, eps24, sig2);
     for (uint ii = t; ii < ni; ii += LJ_WG) {
         uint i = i0 + ii;
         real4_t p = pos[i];
@@ -254,7 +266,7 @@ void lj_full_staged(__global const real4_t *restrict pos, uint n, __global const
             }
 #pragma unroll
             for (int u = 0; u < LJ_T_UNROLL; u++)
-                lj_pair_t(p, qc[u], k + u < m, hbox, sh, rc2, c12, c6, c12x12, c6x6, &fx, &fy, &fz, &e,
+                lj_pair_t(p, qc[u], k + u < m, hbox, sh, rc2, cf, &fx, &fy, &fz, &e,
                           &vw, &cnt);
         }
         e -= shift * (real_t)cnt;

@@ -55,8 +55,8 @@ __kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, i
     real_t x = w.x, y = w.y, z = w.z;
     int4 home = cell_of(p, box, nc);
     int cx = home.x, cy = home.y, cz = home.z;
-    int lx = nc.x > 2 ? -1 : 0, ly = nc.y > 2 ? -1 : 0, lz = nc.z > 2 ? -1 : 0;
-    int ux = nc.x > 1 ? 1 : 0, uy = nc.y > 1 ? 1 : 0, uz = nc.z > 1 ? 1 : 0;
+    int4 slo, shi;
+    search_range(nc, &slo, &shi);
     real_t ibx = REAL_C(1.0) / box.x, iby = REAL_C(1.0) / box.y, ibz = REAL_C(1.0) / box.z;
     vr_t p4 = VREP4((real4_t)(p.x, p.y, p.z, 0)), b4 = VREP4((real4_t)(box.x, box.y, box.z, 0));
     vr_t ib4 = VREP4((real4_t)(ibx, iby, ibz, 0));
@@ -72,15 +72,15 @@ __kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, i
     real_t fy[3] = {y - cy * wy, 0, (cy + 1) * wy - y};
     real_t fz[3] = {z - cz * wz, 0, (cz + 1) * wz - z};
     real_t lim = rs2 * REAL_C(1.001);
-    for (int dz = lz; dz <= uz; dz++) {
+    for (int dz = slo.z; dz <= shi.z; dz++) {
         int zz = (cz + dz + nc.z) % nc.z;
         real_t gz = nc.z > 2 ? fz[dz + 1] * fz[dz + 1] : 0;
         if (gz > lim) continue;
-        for (int dy = ly; dy <= uy; dy++) {
+        for (int dy = slo.y; dy <= shi.y; dy++) {
             int yy = (cy + dy + nc.y) % nc.y;
             real_t gy = gz + (nc.y > 2 ? fy[dy + 1] * fy[dy + 1] : 0);
             if (gy > lim) continue;
-            for (int dx = lx; dx <= ux; dx++) {
+            for (int dx = slo.x; dx <= shi.x; dx++) {
                 int xx = (cx + dx + nc.x) % nc.x;
                 if (gy + (nc.x > 2 ? fx[dx + 1] * fx[dx + 1] : 0) > lim) continue;
                 uint c = (uint)((zz * nc.y + yy) * nc.x + xx);

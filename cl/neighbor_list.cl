@@ -18,16 +18,15 @@ __kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, i
     real4_t p = pos[i];
     int4 home = cell_of(p, box, nc);
     int cx = home.x, cy = home.y, cz = home.z;
-    /* with 2 cells in a dimension -1 and +1 are the same cell, with 1 all three are: visit each once */
-    int lx = nc.x > 2 ? -1 : 0, ly = nc.y > 2 ? -1 : 0, lz = nc.z > 2 ? -1 : 0;
-    int ux = nc.x > 1 ? 1 : 0, uy = nc.y > 1 ? 1 : 0, uz = nc.z > 1 ? 1 : 0;
+    int4 slo, shi;
+    search_range(nc, &slo, &shi);
     uint k = 0;
     uint base = mode == 1 ? offset[i] : 0;
-    for (int dz = lz; dz <= uz; dz++) {
+    for (int dz = slo.z; dz <= shi.z; dz++) {
         int zz = (cz + dz + nc.z) % nc.z;
-        for (int dy = ly; dy <= uy; dy++) {
+        for (int dy = slo.y; dy <= shi.y; dy++) {
             int yy = (cy + dy + nc.y) % nc.y;
-            for (int dx = lx; dx <= ux; dx++) {
+            for (int dx = slo.x; dx <= shi.x; dx++) {
                 int xx = (cx + dx + nc.x) % nc.x;
                 uint c = (uint)((zz * nc.y + yy) * nc.x + xx);
                 uint hi = cell_start[c + 1];

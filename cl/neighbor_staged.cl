@@ -44,14 +44,14 @@ __kernel void neighbor_build_staged(__global const real4_t *pos, uint n, real4_t
     uint b = (uint)((home.z * nc.y + home.y) * nbx + home.x / bx);
     int lx0 = home.x - (home.x / bx) * bx + 1;
     __global const uint *bb = base + (size_t)b * (ns + 1);
-    int lx = nc.x > 2 ? -1 : 0, ly = nc.y > 2 ? -1 : 0, lz = nc.z > 2 ? -1 : 0;
-    int ux = nc.x > 1 ? 1 : 0, uy = nc.y > 1 ? 1 : 0, uz = nc.z > 1 ? 1 : 0;
+    int4 slo, shi;
+    search_range(nc, &slo, &shi);
     uint k = 0;
-    for (int dz = lz; dz <= uz; dz++) {
+    for (int dz = slo.z; dz <= shi.z; dz++) {
         int zz = stage_wrap(home.z + dz, nc.z);
-        for (int dy = ly; dy <= uy; dy++) {
+        for (int dy = slo.y; dy <= shi.y; dy++) {
             int yy = stage_wrap(home.y + dy, nc.y);
-            for (int dx = lx; dx <= ux; dx++) {
+            for (int dx = slo.x; dx <= shi.x; dx++) {
                 int xx = stage_wrap(home.x + dx, nc.x);
                 uint c = (uint)((zz * nc.y + yy) * nc.x + xx);
                 uint lo = cell_start[c], hi = cell_start[c + 1];
