@@ -25,6 +25,8 @@ if [ "$what" = build ]; then
     gcc -O2 -std=gnu11 -fopenmp -Iinclude -I. bench/lqcd_solver_probe.c -Lbuild-rel -lclphys -lOpenCL -lm \
         -Wl,-rpath,'$ORIGIN' -o build-rel/lqcd_solver_probe
     ../shared/device/stage.sh build-rel
+    # the device machine has no cJSON (clphys writes the bench JSON with it)
+    cp -L "$(ldconfig -p | awk '/libcjson\.so\.1 /{print $NF; exit}')" .device/lib/
     exit 0
 fi
 export CLPHYS_CACHE_DIR=/tmp/clc

@@ -208,20 +208,23 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
         }
         ts[r] = bench_now() - t0;
     }
-    /* back to back, as an MD loop runs them (no wait per call): host clock
-     * over CALLS launches; the kernel time above waits for each launch and
-     * sums its profiling events (bench/md-notes.md, "Timing method") */
-    double *bs = malloc(rep * sizeof *bs);
+    /* back to back, as an MD loop runs them (no wait per call): the span of
+     * the CALLS launches' profiling events (first START to last END, gaps
+     * included) and the host clock; the kernel time above waits for each
+     * launch and sums its events (bench/md-notes.md, "Timing method") */
+    double *bs = malloc(rep * sizeof *bs), *sp = malloc(rep * sizeof *sp);
     for (int r = 0; r < rep && !st; r++) {
         clFinish(clphys_context_queue(run->ctx));
         double t0 = bench_now();
+        clphys_context_span_begin(run->ctx);
         for (int c = 0; c < CALLS && !st; c++)
             st = clphys_lj_evaluate(pl, NULL);
-        if (!st && clFinish(clphys_context_queue(run->ctx)) != CL_SUCCESS) st = CLPHYS_ERR_OPENCL;
+        clphys_status se = clphys_context_span_end(run->ctx, &sp[r]);
+        if (!st) st = se;
         bs[r] = bench_now() - t0;
     }
-    double b2b = st ? 0 : bench_median(bs, rep);
-    free(bs);
+    double b2b = st ? 0 : bench_median(bs, rep), span = st ? 0 : bench_median(sp, rep);
+    free(bs), free(sp);
     size_t pairs = 0;
     uint64_t overflow = 0; /* half-cas: particles without a local slot, all calls */
     if (!st) clphys_neighbor_stats(clphys_lj_neighbor(pl), &pairs, NULL, NULL);
@@ -268,13 +271,13 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
         snprintf(r.params, sizeof r.params,
                  "{\"density\":%g,\"box\":%.6g,\"r_cut\":%g,\"r_search\":%g,\"calls\":%d,"
                  "\"kernel_s_100_calls\":%.6g,\"total_s_100_calls\":%.6g,"
-                 "\"back_to_back_wall_s_100_calls\":%.6g,\"pairs\":%zu,"
+                 "\"back_to_back_wall_s_100_calls\":%.6g,\"kernel_span_s_100_calls\":%.6g,\"pairs\":%zu,"
                  "\"neighbour_order\":\"shuffled\",\"group_size\":%d,\"work_group_size\":%d,"
                  "\"error\":\"max(||F-F_ref||_2/||sum_j|f_ij|||_2, |PE-PE_ref|/|PE_ref|), F_ref "
                  "fp64 from the %s input\",\"excluded_at_cutoff\":%zu,"
                  "\"force_error_vs_unrounded_input\":%.3g,\"slot_overflow_per_call\":%.6g}",
                  rho, box[0], RCUT, RSEARCH, CALLS, r.kernel_s_median * CALLS,
-                 r.total_s_median * CALLS, b2b, unique, tpi, wg, prec ? "exact" : "float-rounded", excl,
+                 r.total_s_median * CALLS, b2b, span, unique, tpi, wg, prec ? "exact" : "float-rounded", excl,
                  exact, (double)overflow / (2.0 * rep * CALLS));
         bench_add_row(run, &r);
     }
@@ -337,9 +340,11 @@ int bench_lj(bench_run *run)
                     for (int t = 1; t <= 2; t++)
                         lj_case(run, pos, n, box, rhos[d], prec, v, t, 0, R);
                 } else if (gpu && v != CLPHYS_LJ_CPU) {
-                    static const int wgs[] = {64, 128, 256};
-                    for (int w = 0; w < 3; w++)
-                        lj_case(run, pos, n, box, rhos[d], prec, v, 0, wgs[w], R);
+                    /* 160: the H100's best for full-transposed fp64 (md-notes, session 9) */
+                    static const int wgs[] = {64, 128, 160, 256};
+                    for (int w = 0; w < 4; w++)
+                        if (wgs[w] != 160 || v == CLPHYS_LJ_FULL_TRANSPOSED)
+                            lj_case(run, pos, n, box, rhos[d], prec, v, 0, wgs[w], R);
                 } else {
                     lj_case(run, pos, n, box, rhos[d], prec, v, 0, 0, R);
                 }

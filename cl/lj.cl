@@ -347,25 +347,70 @@ inline uint lj_cas_add3(volatile __global real_t *a, real_t vx, real_t vy, real_
     return issued;
 }
 
+/* One component after a failed exchange: again from the value it returned. */
+inline void lj_cas_retry(volatile __global LJ_UINT *u, LJ_UINT e, LJ_UINT r, real_t v)
+{
+    while (r != e) {
+        e = r;
+        r = LJ_CMPXCHG(u, e, LJ_AS_U(LJ_AS_R(e) + v));
+    }
+}
+
+#ifndef LJ_HU
+#define LJ_HU 1 /* list entries whose exchanges are in flight together */
+#endif
 /* Newton's third law: -F_ij scattered to j with atomic add built from
- * compare-exchange; f must be zero on entry.  One work-item per i
- * (measured: 4-32 work-items per i run 1.4-3.3x slower, the scattered
- * exchanges being the cost). */
+ * compare-exchange; f must be zero on entry.  One work-item per i; LJ_HU
+ * entries at a time: their j, positions and the guesses of f[j] (loaded
+ * together), the pairs, then all 3 LJ_HU exchanges issued before any result is
+ * examined, so their round trips to L2 overlap; a failed one is retried from
+ * the value it returned.  LJ_SPREAD (odd, coprime with n, set by the host)
+ * maps work-item w to i = w * LJ_SPREAD mod n: the i of one warp lie far
+ * apart, so their exchanges rarely meet at one j (cell-sorted i share j). */
 __kernel void lj_half_cas(__global const real4_t *restrict pos, uint n,
                           __global const uint *restrict offset, __global const int *restrict list,
                           LJ_ARGS, volatile __global real_t *f, __global real_t *vir)
 {
-    uint i = get_global_id(0);
-    if (i >= n) return;
+    uint wi = get_global_id(0);
+    if (wi >= n) return;
+#if defined(LJ_SPREAD) && LJ_SPREAD > 0
+    uint i = (uint)(((ulong)wi * (ulong)LJ_SPREAD) % (ulong)n);
+#else
+    uint i = wi;
+#endif
+    volatile __global LJ_UINT *fu = (volatile __global LJ_UINT *)f;
     real4_t p = pos[i];
-    real_t fx = 0, fy = 0, fz = 0, e = 0, w = 0, gx, gy, gz;
+    real_t fx = 0, fy = 0, fz = 0, e = 0, w = 0;
     uint hi = offset[i + 1];
-    for (uint k = offset[i]; k < hi; k++) {
-        int j = list[k];
-        real4_t q = pos[j];
-        real_t ox = f[4 * j], oy = f[4 * j + 1], oz = f[4 * j + 2];
-        lj_pair(p, q, LJ_PASS, &fx, &fy, &fz, &e, &w, &gx, &gy, &gz);
-        if (gx != 0 || gy != 0 || gz != 0) lj_cas_add3(&f[4 * j], -gx, -gy, -gz, ox, oy, oz);
+    for (uint k = offset[i]; k < hi; k += LJ_HU) {
+        int jj[LJ_HU];
+        real4_t q[LJ_HU];
+        LJ_UINT o[LJ_HU][3], r[LJ_HU][3];
+        real_t g[LJ_HU][3];
+#pragma unroll
+        for (int u = 0; u < LJ_HU; u++)
+            jj[u] = k + u < hi ? list[k + u] : -1;
+#pragma unroll
+        for (int u = 0; u < LJ_HU; u++) {
+            uint j = jj[u] < 0 ? i : (uint)jj[u];
+            q[u] = pos[j];
+            for (int c = 0; c < 3; c++) o[u][c] = fu[4 * (size_t)j + c];
+        }
+#pragma unroll
+        for (int u = 0; u < LJ_HU; u++) {
+            g[u][0] = g[u][1] = g[u][2] = 0;
+            if (jj[u] >= 0) lj_pair(p, q[u], LJ_PASS, &fx, &fy, &fz, &e, &w, &g[u][0], &g[u][1], &g[u][2]);
+        }
+#pragma unroll
+        for (int u = 0; u < LJ_HU; u++)
+            for (int c = 0; c < 3; c++)
+                r[u][c] = g[u][c] != 0 ? LJ_CMPXCHG(&fu[4 * (size_t)jj[u] + c], o[u][c],
+                                                    LJ_AS_U(LJ_AS_R(o[u][c]) - g[u][c]))
+                                       : o[u][c];
+#pragma unroll
+        for (int u = 0; u < LJ_HU; u++)
+            for (int c = 0; c < 3; c++)
+                if (r[u][c] != o[u][c]) lj_cas_retry(&fu[4 * (size_t)jj[u] + c], o[u][c], r[u][c], -g[u][c]);
     }
     lj_cas_add3(&f[4 * i], fx, fy, fz, f[4 * i], f[4 * i + 1], f[4 * i + 2]);
     f[4 * i + 3] = e;

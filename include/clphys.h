@@ -111,6 +111,19 @@ cl_context       clphys_context_cl_context(const clphys_context *ctx);
 cl_command_queue clphys_context_queue(const clphys_context *ctx);
 cl_device_id     clphys_context_cl_device(const clphys_context *ctx);
 
+/* Kernel time of a loop of calls launched back to back (no wait per call), as
+ * a simulation runs them: after clphys_context_span_begin, each kernel that a
+ * clphys call launches without being asked for its own time keeps its
+ * profiling event; clphys_context_span_end waits for the queue and sets
+ * *seconds = END of the last kernel - START of the first: the kernels plus any
+ * idle gaps between them, so never less than their execution time.  Summing
+ * per-call times instead (the kernel_s arguments, which wait for each launch)
+ * also counts each launch's start-up, which back-to-back launches overlap.
+ * *seconds is 0 when no kernel ran and -1 when the queue has no profiling.
+ * Errors: CLPHYS_ERR_OPENCL (waiting or reading the events failed). */
+void          clphys_context_span_begin(clphys_context *ctx);
+clphys_status clphys_context_span_end(clphys_context *ctx, double *seconds);
+
 /* Measured limits of a device: the denominators of every "fraction of limit". */
 typedef struct {
     double copy_bytes_per_s;   /* b[i] = a[i], bytes read + written per second   */

@@ -77,6 +77,8 @@ void clphys_context_destroy(clphys_context *ctx)
 {
     if (!ctx) return;
     cp_programs_release(ctx);
+    if (ctx->span_first) clReleaseEvent(ctx->span_first);
+    if (ctx->span_last) clReleaseEvent(ctx->span_last);
     if (ctx->queue) {
         clFinish(ctx->queue);
         clReleaseCommandQueue(ctx->queue);
@@ -89,3 +91,12 @@ const clphys_device_info *clphys_context_device(const clphys_context *ctx) { ret
 cl_context clphys_context_cl_context(const clphys_context *ctx) { return ctx ? ctx->context : NULL; }
 cl_command_queue clphys_context_queue(const clphys_context *ctx) { return ctx ? ctx->queue : NULL; }
 cl_device_id clphys_context_cl_device(const clphys_context *ctx) { return ctx ? ctx->device : NULL; }
+void clphys_context_span_begin(clphys_context *ctx)
+{
+    if (ctx) cp_span_begin(ctx);
+}
+clphys_status clphys_context_span_end(clphys_context *ctx, double *seconds)
+{
+    if (!ctx || !seconds) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_context_span_end: NULL argument");
+    return cp_span_end(ctx, seconds);
+}

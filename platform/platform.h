@@ -21,6 +21,8 @@ struct clphys_context {
     int profiling;                 /* queue has CL_QUEUE_PROFILING_ENABLE  */
     clphys_device_info info;
     struct cp_program_entry *programs; /* built programs, owned by the context */
+    int span_on;                   /* cp_span_begin: launches keep events */
+    cl_event span_first, span_last; /* first and latest launch since then */
     char err[CP_ERR_LEN];
 };
 
@@ -103,6 +105,10 @@ clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const siz
                         const size_t *local, double *kernel_s);
 clphys_status cp_finish(clphys_context *ctx);
 double cp_event_seconds(cl_event ev); /* profiled end - start; < 0 on failure */
+/* clphys_context_span_begin/_end (clphys.h): between the two, every cp_launch
+ * without kernel_s keeps its event (the first and the latest). */
+void cp_span_begin(clphys_context *ctx);
+clphys_status cp_span_end(clphys_context *ctx, double *seconds);
 /* SplitMix64: the next 64 random bits of *state (platform/rng.c). */
 uint64_t cp_splitmix64(uint64_t *state);
 double cp_now(void);                  /* monotonic host clock, seconds */

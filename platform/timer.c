@@ -41,7 +41,9 @@ clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const siz
         if (global[d] == 0) return CLPHYS_SUCCESS; /* nothing to do: an empty range is not an error */
     cl_event ev = NULL;
     double t0 = kernel_s ? cp_now() : 0;
-    cl_int e = clEnqueueNDRangeKernel(ctx->queue, k, dim, NULL, global, local, 0, NULL, kernel_s ? &ev : NULL);
+    int keep = !kernel_s && ctx->span_on;
+    cl_int e = clEnqueueNDRangeKernel(ctx->queue, k, dim, NULL, global, local, 0, NULL,
+                                      kernel_s || keep ? &ev : NULL);
     if (e != CL_SUCCESS) {
         char name[128] = "?";
         clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
@@ -57,6 +59,45 @@ clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const siz
         if (e != CL_SUCCESS) return cp_cl_error(ctx, e, "clWaitForEvents");
         *kernel_s += s;
     }
+    if (keep) {
+        if (!ctx->span_first) {
+            ctx->span_first = ev;
+        } else {
+            if (ctx->span_last) clReleaseEvent(ctx->span_last);
+            ctx->span_last = ev;
+        }
+    }
+    return CLPHYS_SUCCESS;
+}
+
+static void span_clear(clphys_context *ctx)
+{
+    if (ctx->span_first) clReleaseEvent(ctx->span_first);
+    if (ctx->span_last) clReleaseEvent(ctx->span_last);
+    ctx->span_first = ctx->span_last = NULL;
+}
+
+void cp_span_begin(clphys_context *ctx)
+{
+    span_clear(ctx);
+    ctx->span_on = 1;
+}
+
+clphys_status cp_span_end(clphys_context *ctx, double *seconds)
+{
+    ctx->span_on = 0;
+    *seconds = 0;
+    cl_int e = clFinish(ctx->queue);
+    cl_event last = ctx->span_last ? ctx->span_last : ctx->span_first;
+    cl_ulong t0 = 0, t1 = 0;
+    if (!ctx->profiling) *seconds = -1; /* an adopted queue without profiling */
+    if (e == CL_SUCCESS && last && ctx->profiling) {
+        e = clGetEventProfilingInfo(ctx->span_first, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
+        if (e == CL_SUCCESS) e = clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+        if (e == CL_SUCCESS) *seconds = 1e-9 * (double)(t1 - t0);
+    }
+    span_clear(ctx);
+    if (e != CL_SUCCESS) return cp_cl_error(ctx, e, "cp_span_end");
     return CLPHYS_SUCCESS;
 }
 

@@ -311,7 +311,7 @@ static void check_block(size_t nb, const double *x, const double bx[3], const md
                               .variant = CLPHYS_LJ_HALF_CAS};
         clphys_lj_plan *pl;
         assert_int_equal(md_lj_plan_create_tuned(ctx, &p, tu, &pl), CLPHYS_SUCCESS);
-        assert_true(pl->blocked);
+        assert_true(pl->blocked == !(tu && tu->per_i));
         tu_poison_f64(f, 3 * nb);
         clphys_lj_result r = {NAN, NAN};
         clphys_status st = clphys_lj_compute(pl, x, f, &r);
@@ -391,6 +391,13 @@ static void test_half_block_shapes(void **state)
     dev->int64_atomics = 0;
     check_block(nb, x, bx, NULL, "no int64 atomics", NULL);
     dev->int64_atomics = saved;
+    /* the kernel of one work-item per i (global exchanges only): 1, 3 and 4
+     * exchanges in flight, work-items spread over i */
+    static const md_lj_tune per_i[] = {
+        {.per_i = 1, .unroll = 1}, {.per_i = 1, .unroll = 3}, {.per_i = 1, .unroll = 4, .spread = 37}};
+    static const char *per_i_names[] = {"per-i 1 in flight", "per-i 3 in flight", "per-i 4, spread"};
+    for (size_t t = 0; t < sizeof per_i / sizeof *per_i; t++)
+        check_block(nb, x, bx, &per_i[t], per_i_names[t], NULL);
     md_lj_tune small = {.slots = 64};
     uint64_t ov;
     check_block(nb, x, bx, &small, "64 slots (overflow)", &ov);

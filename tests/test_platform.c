@@ -25,20 +25,27 @@ static void unique_source(char *buf, size_t n, const char *tag)
              tag, (unsigned long long)tu_seed());
 }
 
+/* in[0..n) = fresh random numbers (seed), and the scale kernel of prog on a
+ * buffer holding a copy of them, factor s. */
+static void scale_setup(clphys_context *ctx, cl_program prog, float *in, size_t n, uint64_t seed, float s,
+                        cl_kernel *k, cl_mem *m)
+{
+    uint64_t rng = tu_rng_init(seed);
+    for (size_t i = 0; i < n; i++) in[i] = (float)tu_uniform(&rng);
+    assert_int_equal(cp_kernel(ctx, prog, "scale", k), CLPHYS_SUCCESS);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, n * sizeof *in, in, m), CLPHYS_SUCCESS);
+    assert_int_equal(CP_ARG(ctx, *k, 0, *m), CLPHYS_SUCCESS);
+    assert_int_equal(CP_ARG(ctx, *k, 1, s), CLPHYS_SUCCESS);
+}
+
 /* Run the scale kernel on fresh random data and check every element. */
 static void check_scale_kernel(clphys_context *ctx, cl_program prog)
 {
     enum { N = 1000 };
     float in[N], out[N];
-    uint64_t rng = tu_rng_init(7);
-    for (int i = 0; i < N; i++) in[i] = (float)tu_uniform(&rng);
     cl_kernel k;
     cl_mem m;
-    float s = 3.0f;
-    assert_int_equal(cp_kernel(ctx, prog, "scale", &k), CLPHYS_SUCCESS);
-    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, sizeof in, in, &m), CLPHYS_SUCCESS);
-    assert_int_equal(CP_ARG(ctx, k, 0, m), CLPHYS_SUCCESS);
-    assert_int_equal(CP_ARG(ctx, k, 1, s), CLPHYS_SUCCESS);
+    scale_setup(ctx, prog, in, N, 7, 3.0f, &k, &m);
     size_t g = N;
     double t = 0;
     assert_int_equal(cp_launch(ctx, k, 1, &g, NULL, &t), CLPHYS_SUCCESS);
@@ -48,6 +55,48 @@ static void check_scale_kernel(clphys_context *ctx, cl_program prog)
     for (int i = 0; i < N; i++) assert_float_equal(out[i], in[i] * 3.0f + (float)i, 1e-5f * (1 + i));
     cp_release_mem(&m);
     cp_release_kernel(&k);
+}
+
+/* Span of back-to-back launches: 0 with none; with five, positive and within
+ * the host clock around them; the five did run (the chained result). */
+static void test_launch_span(void **state)
+{
+    (void)state;
+    clphys_context *ctx;
+    assert_int_equal(clphys_context_create("pocl", &ctx), CLPHYS_SUCCESS);
+    char src[256];
+    unique_source(src, sizeof src, "span");
+    cl_program prog;
+    assert_int_equal(cp_program_from_source(ctx, "span", src, "", &prog, NULL), CLPHYS_SUCCESS);
+    double span = -1;
+    clphys_context_span_begin(ctx);
+    assert_int_equal(clphys_context_span_end(ctx, &span), CLPHYS_SUCCESS);
+    assert_true(span == 0);
+    enum { N = 4096, CALLS = 5 };
+    static float a[N], out[N];
+    cl_kernel k;
+    cl_mem m;
+    scale_setup(ctx, prog, a, N, 11, 0.5f, &k, &m);
+    size_t g = N;
+    assert_int_equal(cp_finish(ctx), CLPHYS_SUCCESS);
+    double t0 = cp_now();
+    clphys_context_span_begin(ctx);
+    for (int c = 0; c < CALLS; c++) assert_int_equal(cp_launch(ctx, k, 1, &g, NULL, NULL), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_context_span_end(ctx, &span), CLPHYS_SUCCESS);
+    double wall = cp_now() - t0;
+    assert_true(span > 0);
+    assert_true(span <= wall * 1.01 + 1e-4);
+    tu_poison_f32(out, N);
+    assert_int_equal(cp_read(ctx, m, 0, sizeof out, out), CLPHYS_SUCCESS);
+    for (int i = 0; i < N; i++) {
+        double x = a[i];
+        for (int c = 0; c < CALLS; c++) x = x * 0.5 + i;
+        assert_float_equal(out[i], x, 1e-5 * (1 + x));
+    }
+    assert_int_equal(clphys_context_span_end(NULL, &span), CLPHYS_ERR_INVALID_ARGUMENT);
+    cp_release_mem(&m);
+    cp_release_kernel(&k);
+    clphys_context_destroy(ctx);
 }
 
 /* The single cache file in cache_dir whose name ends in .bin (there is one per key). */
@@ -398,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_unknown_spec_lists_devices),
         cmocka_unit_test(test_env_device),
         cmocka_unit_test(test_adopt_context),
+        cmocka_unit_test(test_launch_span),
         cmocka_unit_test(test_embedded_sources),
         cmocka_unit_test(test_program_cache_hit),
         cmocka_unit_test(test_cache_corrupt_byte),

@@ -196,6 +196,37 @@ static const cfg d1_32[] = {
     {"b221", {B(2, 2, 1)}, 0},
 };
 
+/* session 9: the per-i kernel with LJ_HU exchanges in flight (u), work-items
+ * spread over i (s: md_lj_tune.spread 1999), and the
+ * blocked kernel at smaller unrolls */
+static const cfg s9_64[] = {
+    {"pi-u1", {.per_i = 1, .unroll = 1}, 0},
+    {"pi-u2", {.per_i = 1, .unroll = 2}, 0},
+    {"pi-u4", {.per_i = 1, .unroll = 4}, 0},
+    {"pi-u8", {.per_i = 1, .unroll = 8}, 0},
+    {"pi-u1-s", {.per_i = 1, .unroll = 1, .spread = 1999}, 0},
+    {"pi-u2-s", {.per_i = 1, .unroll = 2, .spread = 1999}, 0},
+    {"pi-u4-s", {.per_i = 1, .unroll = 4, .spread = 1999}, 0},
+    {"pi-u8-s", {.per_i = 1, .unroll = 8, .spread = 1999}, 0},
+    {"pi-u4-s-w128", {.per_i = 1, .unroll = 4, .wg = 128, .spread = 1999}, 0},
+    {"pi-u4-s-w256", {.per_i = 1, .unroll = 4, .wg = 256, .spread = 1999}, 0},
+    {"pi-u4-s-w32", {.per_i = 1, .unroll = 4, .wg = 32, .spread = 1999}, 0},
+    {"b222-u1", {B(2, 2, 2), .unroll = 1}, 0},
+    {"b222-u2", {B(2, 2, 2), .unroll = 2}, 0},
+    {"b221-u2", {B(2, 2, 1), .unroll = 2}, 0},
+    {"b221-u1", {B(2, 2, 1), .unroll = 1}, 0},
+    {"b211-u2", {B(2, 1, 1), .unroll = 2}, 0},
+    {"b111-u2", {B(1, 1, 1), .unroll = 2}, 0},
+};
+static const cfg s9_32[] = {
+    {"pi-u1", {.per_i = 1, .unroll = 1}, 0},
+    {"pi-u4", {.per_i = 1, .unroll = 4}, 0},
+    {"pi-u4-s", {.per_i = 1, .unroll = 4, .spread = 1999}, 0},
+    {"pi-u8-s", {.per_i = 1, .unroll = 8, .spread = 1999}, 0},
+    {"b222-u2", {B(2, 2, 2), .unroll = 2}, 0},
+    {"b222-u1", {B(2, 2, 2), .unroll = 1}, 0},
+};
+
 static void run_system(double rho, const cfg *c64, size_t n64, const cfg *c32, size_t n32, const char *only)
 {
     size_t n;
@@ -242,6 +273,7 @@ int main(int argc, char **argv)
     }
     printf("device %s, driver %s\n", clphys_context_device(ctx)->name, clphys_context_device(ctx)->driver_version);
 #define N(a) (sizeof a / sizeof *a)
+    if (!strcmp(mode, "s9")) run_system(0.5, s9_64, N(s9_64), s9_32, N(s9_32), only);
     if (strstr(mode, "d05")  || !strcmp(mode, "all")) run_system(0.5, d05_64, N(d05_64), d05_32, N(d05_32), only);
     if (strstr(mode, "d1") || !strcmp(mode, "all")) run_system(1.0, d1_64, N(d1_64), d1_32, N(d1_32), only);
     clphys_context_destroy(ctx);

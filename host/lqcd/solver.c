@@ -691,7 +691,9 @@ clphys_status clphys_solver_plan_create(clphys_dslash_plan *p64, clphys_dslash_p
         clphys_solver_plan_destroy(sp);
         return st;
     }
-    lqcd_solver_knobs kn = {.dev_scalars = 1, .fused_outer = 1, .xfer_chunks = 8, .copy_mode = 1, .spec_download = 1,
+    /* the H100's best measured setting (bench/lqcd-notes.md, "E"): reading x
+     * back early slowed the mixed iterations by 3.5 ms and is off */
+    lqcd_solver_knobs kn = {.dev_scalars = 1, .fused_outer = 1, .xfer_chunks = 8, .copy_mode = 1, .spec_download = 0,
                             .read_queue = 1};
     if (!clphys_context_device(ctx)->is_gpu) /* a CPU device: its "DMA" is a copy on the same cores */
         kn.xfer_chunks = 1, kn.spec_download = 0;

@@ -7,6 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+static unsigned long gcd_ul(unsigned long a, unsigned long b)
+{
+    while (b) {
+        unsigned long t = a % b;
+        a = b, b = t;
+    }
+    return a;
+}
+
 static const char *names[] = {
     "full-csr", "full-transposed", "full-group", "half-cas", "half-fixedpoint", "cpu", "full-staged", "auto"};
 
@@ -70,7 +79,8 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj
      * on PoCL (2 cores) it ran 0.62 s vs 0.83 s per 100 calls in fp64 and
      * tied in fp32 against the one-work-item-per-i kernel (lj_half_cas, kept
      * as md_lj_tune.per_i, the baseline of bench/md-explore/halfblock.c);
-     * on the H100 it is not yet measured (bench/md-notes.md).
+     * on the H100 19.6 vs 22.7 ms fp64 at density 0.5 (bench/md-notes.md,
+     * session 9).
      * measured: on the H100 the full transposed list wins or ties in fp64 and
      * fp32, at 62,500 and 2,048,000 atoms (bench/results/md-h100-2026-11-23.json);
      * on PoCL the explicit-vector cpu variant (md-pocl-2026-11-23.json: ~2x
@@ -112,7 +122,7 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj
                         "lj: group_size %zu must be a power of 2 dividing work_group_size %zu "
                         "(<= %zu)",
                         pl->tpi, pl->wg, dev->max_work_group_size);
-    char opt[256];
+    char opt[512];
     CP_TRY(cp_precision_options(ctx, p->precision, opt, sizeof opt));
     size_t o = strlen(opt);
     if (pl->variant == CLPHYS_LJ_FULL_GROUP)
@@ -127,6 +137,15 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj
     if (pl->variant == CLPHYS_LJ_HALF_CAS && !(tu && tu->per_i)) {
         CP_TRY(half_block_create(ctx, pl, tu, opt));
     } else {
+        if (pl->variant == CLPHYS_LJ_HALF_CAS) { /* per_i (experiments) */
+            o = strlen(opt);
+            unsigned long sp = 0;
+            if (tu->spread > 0)
+                for (sp = (unsigned long)tu->spread | 1u; gcd_ul(sp, n) != 1; sp += 2) {}
+            snprintf(opt + o, sizeof opt - o, " -DLJ_HU=%d -DLJ_SPREAD=%lu %s", tu->unroll > 0 ? tu->unroll : 1, sp,
+                     tu->extra ? tu->extra : "");
+            if (tu->wg > 0) pl->wg = (size_t)tu->wg;
+        }
         CP_TRY(cp_program(ctx, pl->variant == CLPHYS_LJ_CPU ? "lj_cpu.cl" : "lj.cl", opt, &prog));
         static const char *kn[] = {"lj_full_csr",   "lj_full_transposed", "lj_full_group", "lj_half_cas",
                                    "lj_half_fixed", "lj_cpu",             "lj_full_staged"};
@@ -165,9 +184,12 @@ static block_shape shape_of(const int b[3], size_t wg, size_t tpi, size_t rs, si
 
 /* half-cas, cell-blocked (cl/lj.cl, lj_half_block): the block of cells per
  * work-group, its local accumulator slots and work-items.  Defaults: 2x2x2
- * cells (narrower when the neighbourhood of a typical block, ~0.65 of its
- * (BX+2)(BY+2)(BZ+2) cells at the mean density, does not fit in local
- * memory), group_size work-items per i (0 = 1), enough work-items for the
+ * cells (narrower when the receiving part of a typical block's neighbourhood
+ * at the mean density + 15 % does not fit in local memory: at density 1.0 in
+ * fp64 the 2x2x2 block overflowed 49,500 slots per call and ran 1.9x slower
+ * than 2x2x1 on the H100, bench/md-notes.md session 9), 2 list entries
+ * gathered ahead (4 ran 1.4x slower there, 8 2.6x), group_size work-items
+ * per i (0 = 1), enough work-items for the
  * block's mean particle count + 15 %, slots for every particle of the
  * neighbourhood at the mean density (the busiest blocks, at the periodic
  * wrap, want that many) within the device's local memory, at most 48 KiB.
@@ -184,7 +206,7 @@ static clphys_status half_block_create(clphys_context *ctx, clphys_lj_plan *pl, 
     size_t local = dev->local_mem_bytes < 49152 ? dev->local_mem_bytes : 49152;
     double mean = (double)p->n / (double)nb->ncells; /* particles per cell */
     size_t tpi = tu && tu->tpi > 0 ? (size_t)tu->tpi : p->group_size > 0 ? (size_t)p->group_size : 1;
-    int unroll = tu && tu->unroll > 0 ? tu->unroll : 4;
+    int unroll = tu && tu->unroll > 0 ? tu->unroll : 2;
     size_t wg0 = tu && tu->wg > 0 ? (size_t)tu->wg : p->work_group_size > 0 ? (size_t)p->work_group_size : 0;
     static const int shapes[][3] = {{2, 2, 2}, {2, 2, 1}, {2, 1, 1}, {1, 1, 1}};
     size_t wg = 0;
@@ -205,7 +227,10 @@ static clphys_status half_block_create(clphys_context *ctx, clphys_lj_plan *pl, 
                 wg /= 2;
         }
         sh = shape_of(pl->block, wg, tpi, rs, local);
-        if ((tu && tu->block[0] > 0) || 0.65 * mean * sh.ncell <= (double)sh.fit) break;
+        /* cells of the neighbourhood that can receive (index >= the block's
+         * first): all but the layer below, the row below and the cell left */
+        int lx = pl->block[0] + 2, recv = sh.ncell - lx * (pl->block[1] + 2) - lx - 1;
+        if ((tu && tu->block[0] > 0) || 1.15 * mean * recv <= (double)sh.fit) break;
     }
     if (wg % tpi || wg > dev->max_work_group_size)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,

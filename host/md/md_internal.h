@@ -37,12 +37,15 @@ struct clphys_neighbor_plan {
 /* Shape of the half-cas kernel (zeros: the defaults of host/md/lj.c).
  * block: cells per work-group of the cell-blocked kernel (lj_half_block);
  * wg: its work-items; tpi: work-items per i; unroll: list entries gathered
- * ahead; slots: local accumulators; per_i: 1 = the kernel with one
- * work-item per i and global exchanges only (lj_half_cas); extra: more
+ * ahead (per_i: exchanges in flight); slots: local accumulators; per_i:
+ * 1 = the kernel with one work-item per i and global exchanges only
+ * (lj_half_cas); extra: more
  * build options (experiments). */
 typedef struct {
     int block[3];
     int wg, tpi, unroll, slots, per_i;
+    int spread; /* per_i: work-item w takes i = w * s mod n, s the first odd
+                   number >= spread coprime with n (0: i = w)               */
     const char *extra;
 } md_lj_tune;
 
