@@ -1,9 +1,9 @@
 #!/bin/bash
-# h100-next.sh — the H100 runs that issues 4 and 5 still need (prepared 2026-11-23, when the device
-# stopped lending after one call).  Here, first:
+# h100-next.sh — the H100 runs that issues 4 and 5 still need (session 9, 2026-11-23: the solver
+# probe has run and set the defaults, so `lqcd` is optional; next: `md`, then `final`).  Here, first:
 #   bash bench/h100-next.sh build          # build-rel + explorers + probe; stage .device/
 # then with the device tool, carry [".device", "build-rel"], one call each (each ends within 600 s):
-#   source .device/env.sh && bash bench/h100-next.sh md      # LJ explorers + clphys bench lj (JSON)
+#   source .device/env.sh && bash bench/h100-next.sh md      # half-cas explorer (s9) + clphys bench lj (JSON)
 #   source .device/env.sh && bash bench/h100-next.sh lqcd    # solver switches + clphys bench solver
 # After choosing defaults from those (bench/md-notes.md, bench/lqcd-notes.md say how):
 #   source .device/env.sh && bash bench/h100-next.sh final   # lj, md, solver JSON for bench/results/
@@ -34,15 +34,12 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
     > $OUT/smi.txt 2>&1
 case "$what" in
 md)
-    CLPHYS_DEVICE=nvidia CLPHYS_KERNEL_DIR=build-rel/x/cl timeout 110 build-rel/x/explore seed05 /tmp \
-        t-u4,tp-u2,tp-u4,tp-u2-w64,tp-u2-w96,tp-u2-w160,tp-u2-w256,tp-u3,tp-u1 > $OUT/x.txt 2>&1
-    echo "explore rc $?" >> $OUT/x.txt
-    HB_TIMEOUT=200 bash bench/md-explore/halfblock-run.sh . > $OUT/hb-summary.txt 2>&1
-    ( time timeout 240 build-rel/clphys bench --device nvidia --path lj --repeat 3 --json $OUT/lj.json ) \
+    # half-cas: the per-i kernel with exchanges in flight / spread, blocked at unroll 1-2 (md-notes s9)
+    HB_TIMEOUT=200 bash bench/md-explore/halfblock-run.sh . s9 - > $OUT/hb-summary.txt 2>&1
+    ( time timeout 300 build-rel/clphys bench --device nvidia --path lj --repeat 3 --json $OUT/lj.json ) \
         > $OUT/lj.txt 2>&1
     echo "lj rc $?" >> $OUT/lj.txt
-    grep -v "build-\|^d1" $OUT/x.txt | sed 's/tpi .* 100calls/ /;s/Gpair.*err_exact/ e/;s/virial.*//' | cut -c1-130
-    tail -25 $OUT/hb-summary.txt
+    tail -30 $OUT/hb-summary.txt
     grep -h "^lj .*62500\|rc \|verified" $OUT/lj.txt | cut -c1-150
     ;;
 lqcd)

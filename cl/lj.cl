@@ -359,6 +359,9 @@ inline void lj_cas_retry(volatile __global LJ_UINT *u, LJ_UINT e, LJ_UINT r, rea
 #ifndef LJ_HU
 #define LJ_HU 1 /* list entries whose exchanges are in flight together */
 #endif
+#ifndef LJ_REPL
+#define LJ_REPL 1 /* copies of the force array (lj_half_repl_sum adds them) */
+#endif
 /* Newton's third law: -F_ij scattered to j with atomic add built from
  * compare-exchange; f must be zero on entry.  One work-item per i; LJ_HU
  * entries at a time: their j, positions and the guesses of f[j] (loaded
@@ -366,7 +369,11 @@ inline void lj_cas_retry(volatile __global LJ_UINT *u, LJ_UINT e, LJ_UINT r, rea
  * examined, so their round trips to L2 overlap; a failed one is retried from
  * the value it returned.  LJ_SPREAD (odd, coprime with n, set by the host)
  * maps work-item w to i = w * LJ_SPREAD mod n: the i of one warp lie far
- * apart, so their exchanges rarely meet at one j (cell-sorted i share j). */
+ * apart, so their exchanges rarely meet at one j (cell-sorted i share j).
+ * LJ_REPL > 1: f holds LJ_REPL copies of 4n reals and work-item w adds to
+ * copy w mod LJ_REPL, so concurrent exchanges on one particle are spread
+ * over as many addresses (fewer failed attempts); lj_half_repl_sum adds
+ * the copies.  Energy and virial of i are written once, to copy 0. */
 __kernel void lj_half_cas(__global const real4_t *restrict pos, uint n,
                           __global const uint *restrict offset, __global const int *restrict list,
                           LJ_ARGS, volatile __global real_t *f, __global real_t *vir)
@@ -377,6 +384,10 @@ __kernel void lj_half_cas(__global const real4_t *restrict pos, uint n,
     uint i = (uint)(((ulong)wi * (ulong)LJ_SPREAD) % (ulong)n);
 #else
     uint i = wi;
+#endif
+    volatile __global real_t *f0 = f;
+#if LJ_REPL > 1
+    f += (size_t)(wi % LJ_REPL) * 4 * n;
 #endif
     volatile __global LJ_UINT *fu = (volatile __global LJ_UINT *)f;
     real4_t p = pos[i];
@@ -413,8 +424,19 @@ __kernel void lj_half_cas(__global const real4_t *restrict pos, uint n,
                 if (r[u][c] != o[u][c]) lj_cas_retry(&fu[4 * (size_t)jj[u] + c], o[u][c], r[u][c], -g[u][c]);
     }
     lj_cas_add3(&f[4 * i], fx, fy, fz, f[4 * i], f[4 * i + 1], f[4 * i + 2]);
-    f[4 * i + 3] = e;
+    f0[4 * i + 3] = e;
     vir[i] = w;
+}
+
+/* f[q] = sum of the LJ_REPL copies acc[r * 4n + q], q < 4n (the energy, q =
+ * 3 mod 4, is in copy 0 only; the other copies hold 0 there). */
+__kernel void lj_half_repl_sum(__global const real_t *restrict acc, __global real_t *restrict f, uint n)
+{
+    size_t q = get_global_id(0), m = 4 * (size_t)n;
+    if (q >= m) return;
+    real_t s = acc[q];
+    for (int r = 1; r < LJ_REPL; r++) s += acc[r * m + q];
+    f[q] = s;
 }
 
 #ifdef LJ_FIXED

@@ -104,7 +104,7 @@ typedef struct {
     clphys_lj_variant variant;
     int group_size;              /* full-group work-items per i (power of 2, 0 = 8);
                                     half-cas work-items per i (0 = 1)             */
-    int work_group_size;         /* 0 = 64 on GPUs, 16 on CPUs; full-staged: 128;
+    int work_group_size;         /* 0 = 256 on GPUs, 16 on CPUs; full-staged: 128;
                                     half-cas: 0 = from the block's mean particle
                                     count                                         */
 } clphys_lj_params;
@@ -128,7 +128,9 @@ clphys_status clphys_lj_set_positions(clphys_lj_plan *plan, const double *pos);
  * order (the caller guarantees no particle moved more than skin/2). */
 clphys_status clphys_lj_update_positions(clphys_lj_plan *plan, const double *pos);
 /* Evaluate forces, energy and virial on the device with the current list;
- * when kernel_s is non-NULL the profiled kernel time is added to it. */
+ * when kernel_s is non-NULL the call waits and the profiled kernel time is
+ * added to it, else the kernels stay queued (back-to-back calls; time them
+ * with clphys_context_span_begin/_end; clphys_lj_get waits for them). */
 clphys_status clphys_lj_evaluate(clphys_lj_plan *plan, double *kernel_s);
 /* Read back: forces (n*3, caller order; may be NULL) and totals (may be NULL).
  * A non-finite force (overlapping atoms) gives CLPHYS_ERR_INPUT naming the

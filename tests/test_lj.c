@@ -392,10 +392,14 @@ static void test_half_block_shapes(void **state)
     check_block(nb, x, bx, NULL, "no int64 atomics", NULL);
     dev->int64_atomics = saved;
     /* the kernel of one work-item per i (global exchanges only): 1, 3 and 4
-     * exchanges in flight, work-items spread over i */
+     * exchanges in flight, work-items spread over i, 3 copies of f */
     static const md_lj_tune per_i[] = {
-        {.per_i = 1, .unroll = 1}, {.per_i = 1, .unroll = 3}, {.per_i = 1, .unroll = 4, .spread = 37}};
-    static const char *per_i_names[] = {"per-i 1 in flight", "per-i 3 in flight", "per-i 4, spread"};
+        {.per_i = 1, .unroll = 1},
+        {.per_i = 1, .unroll = 3},
+        {.per_i = 1, .unroll = 4, .spread = 37},
+        {.per_i = 1, .unroll = 2, .spread = 37, .repl = 3}};
+    static const char *per_i_names[] = {"per-i 1 in flight", "per-i 3 in flight", "per-i 4, spread",
+                                        "per-i 2, spread, 3 copies"};
     for (size_t t = 0; t < sizeof per_i / sizeof *per_i; t++)
         check_block(nb, x, bx, &per_i[t], per_i_names[t], NULL);
     md_lj_tune small = {.slots = 64};

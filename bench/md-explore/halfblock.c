@@ -197,7 +197,7 @@ static const cfg d1_32[] = {
 };
 
 /* session 9: the per-i kernel with LJ_HU exchanges in flight (u), work-items
- * spread over i (s: md_lj_tune.spread 1999), and the
+ * spread over i (s: md_lj_tune.spread 1999), copies of f (r: md_lj_tune.repl), and the
  * blocked kernel at smaller unrolls */
 static const cfg s9_64[] = {
     {"pi-u1", {.per_i = 1, .unroll = 1}, 0},
@@ -211,6 +211,12 @@ static const cfg s9_64[] = {
     {"pi-u4-s-w128", {.per_i = 1, .unroll = 4, .wg = 128, .spread = 1999}, 0},
     {"pi-u4-s-w256", {.per_i = 1, .unroll = 4, .wg = 256, .spread = 1999}, 0},
     {"pi-u4-s-w32", {.per_i = 1, .unroll = 4, .wg = 32, .spread = 1999}, 0},
+    {"pi-u4-r4", {.per_i = 1, .unroll = 4, .repl = 4}, 0},
+    {"pi-u4-s-r2", {.per_i = 1, .unroll = 4, .spread = 1999, .repl = 2}, 0},
+    {"pi-u4-s-r4", {.per_i = 1, .unroll = 4, .spread = 1999, .repl = 4}, 0},
+    {"pi-u4-s-r8", {.per_i = 1, .unroll = 4, .spread = 1999, .repl = 8}, 0},
+    {"pi-u8-s-r4", {.per_i = 1, .unroll = 8, .spread = 1999, .repl = 4}, 0},
+    {"pi-u2-s-r4", {.per_i = 1, .unroll = 2, .spread = 1999, .repl = 4}, 0},
     {"b222-u1", {B(2, 2, 2), .unroll = 1}, 0},
     {"b222-u2", {B(2, 2, 2), .unroll = 2}, 0},
     {"b221-u2", {B(2, 2, 1), .unroll = 2}, 0},
@@ -223,6 +229,7 @@ static const cfg s9_32[] = {
     {"pi-u4", {.per_i = 1, .unroll = 4}, 0},
     {"pi-u4-s", {.per_i = 1, .unroll = 4, .spread = 1999}, 0},
     {"pi-u8-s", {.per_i = 1, .unroll = 8, .spread = 1999}, 0},
+    {"pi-u4-s-r4", {.per_i = 1, .unroll = 4, .spread = 1999, .repl = 4}, 0},
     {"b222-u2", {B(2, 2, 2), .unroll = 2}, 0},
     {"b222-u1", {B(2, 2, 2), .unroll = 1}, 0},
 };

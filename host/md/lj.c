@@ -57,6 +57,7 @@ void clphys_lj_plan_destroy(clphys_lj_plan *pl)
     cp_release_mem(&pl->fx3);
     cp_release_mem(&pl->bad);
     cp_release_mem(&pl->ovf);
+    cp_release_mem(&pl->acc);
     free(pl);
 }
 
@@ -114,7 +115,12 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj
                                  .precision = p->precision};
     CP_TRY(clphys_neighbor_plan_create(ctx, &np, &pl->nb));
     int staged = pl->variant == CLPHYS_LJ_FULL_STAGED;
-    pl->wg = p->work_group_size > 0 ? (size_t)p->work_group_size : staged ? 128 : dev->is_cpu ? 16 : 64;
+    /* 256 on GPUs: on the H100 the best or within 2 % of it for full-csr,
+     * full-transposed and half-fixedpoint, fp32 and fp64, densities 0.5 and
+     * 1.0 (bench/results/lj-h100-2026-11-23-1342654.json; 64 was up to 24 %
+     * slower) */
+    pl->wg = p->work_group_size > 0 ? (size_t)p->work_group_size : staged ? 128 : dev->is_cpu ? 16 : 256;
+    if (pl->wg > dev->max_work_group_size) pl->wg = dev->max_work_group_size;
     pl->tpi = p->group_size > 0 ? (size_t)p->group_size : 8;
     if (pl->variant == CLPHYS_LJ_FULL_GROUP &&
         (pl->tpi & (pl->tpi - 1) || pl->wg % pl->tpi || pl->wg > dev->max_work_group_size))
@@ -142,8 +148,9 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj
             unsigned long sp = 0;
             if (tu->spread > 0)
                 for (sp = (unsigned long)tu->spread | 1u; gcd_ul(sp, n) != 1; sp += 2) {}
-            snprintf(opt + o, sizeof opt - o, " -DLJ_HU=%d -DLJ_SPREAD=%lu %s", tu->unroll > 0 ? tu->unroll : 1, sp,
-                     tu->extra ? tu->extra : "");
+            pl->repl = tu->repl > 1 ? tu->repl : 1;
+            snprintf(opt + o, sizeof opt - o, " -DLJ_HU=%d -DLJ_SPREAD=%lu -DLJ_REPL=%d %s",
+                     tu->unroll > 0 ? tu->unroll : 1, sp, pl->repl, tu->extra ? tu->extra : "");
             if (tu->wg > 0) pl->wg = (size_t)tu->wg;
         }
         CP_TRY(cp_program(ctx, pl->variant == CLPHYS_LJ_CPU ? "lj_cpu.cl" : "lj.cl", opt, &prog));
@@ -153,6 +160,10 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj
     }
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * rs * n, NULL, &pl->f));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, rs * n, NULL, &pl->vir));
+    if (pl->repl > 1) {
+        CP_TRY(cp_kernel(ctx, prog, "lj_half_repl_sum", &pl->k_convert));
+        CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, (size_t)pl->repl * 4 * rs * n, NULL, &pl->acc));
+    }
     if (fixed) {
         CP_TRY(cp_kernel(ctx, prog, "lj_fixed_convert", &pl->k_convert));
         CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 24 * n, NULL, &pl->fx3));
@@ -356,15 +367,18 @@ clphys_status clphys_lj_evaluate(clphys_lj_plan *pl, double *kernel_s)
         CP_TRY(cp_write(ctx, pl->bad, 0, 4, &zu));
         CP_TRY(CP_ARG(ctx, k, a++, pl->fx3));
     } else if (pl->variant == CLPHYS_LJ_HALF_CAS) {
+        cl_mem dst = pl->repl > 1 ? pl->acc : pl->f;
+        size_t bytes = (pl->repl > 1 ? (size_t)pl->repl : 1) * 4 * rs * n;
         if (dbl) {
             double z = 0;
-            CP_TRY(cp_fill(ctx, pl->f, &z, 8, 4 * rs * n));
+            CP_TRY(cp_fill(ctx, dst, &z, 8, bytes));
         } else {
             float z = 0;
-            CP_TRY(cp_fill(ctx, pl->f, &z, 4, 4 * rs * n));
+            CP_TRY(cp_fill(ctx, dst, &z, 4, bytes));
         }
     }
-    CP_TRY(CP_ARG(ctx, k, a++, pl->f));
+    cl_mem fout = pl->repl > 1 ? pl->acc : pl->f;
+    CP_TRY(CP_ARG(ctx, k, a++, fout));
     CP_TRY(CP_ARG(ctx, k, a++, pl->vir));
     size_t g;
     if (pl->variant == CLPHYS_LJ_HALF_FIXEDPOINT) CP_TRY(CP_ARG(ctx, k, a++, pl->bad));
@@ -394,14 +408,21 @@ clphys_status clphys_lj_evaluate(clphys_lj_plan *pl, double *kernel_s)
         g = md_global((n + 31) / 32, pl->wg); /* LJ_CPU_BLOCK = 32 i per work-item */
     else
         g = md_global(n, pl->wg);
-    double t = 0;
-    CP_TRY(cp_launch(ctx, k, 1, &g, &pl->wg, &t));
+    double t = 0; /* waited for only when asked for the time: back-to-back calls stay queued */
+    CP_TRY(cp_launch(ctx, k, 1, &g, &pl->wg, kernel_s ? &t : NULL));
+    if (pl->repl > 1) {
+        CP_TRY(CP_ARG(ctx, pl->k_convert, 0, pl->acc));
+        CP_TRY(CP_ARG(ctx, pl->k_convert, 1, pl->f));
+        CP_TRY(CP_ARG(ctx, pl->k_convert, 2, n));
+        size_t gc = md_global(4 * (size_t)n, 64);
+        CP_TRY(cp_launch(ctx, pl->k_convert, 1, &gc, NULL, kernel_s ? &t : NULL));
+    }
     if (pl->variant == CLPHYS_LJ_HALF_FIXEDPOINT) {
         CP_TRY(CP_ARG(ctx, pl->k_convert, 0, pl->fx3));
         CP_TRY(CP_ARG(ctx, pl->k_convert, 1, pl->f));
         CP_TRY(CP_ARG(ctx, pl->k_convert, 2, n));
         size_t gc = md_global(n, 64);
-        CP_TRY(cp_launch(ctx, pl->k_convert, 1, &gc, NULL, &t));
+        CP_TRY(cp_launch(ctx, pl->k_convert, 1, &gc, NULL, kernel_s ? &t : NULL));
     }
     if (kernel_s) *kernel_s += t;
     return CLPHYS_SUCCESS;

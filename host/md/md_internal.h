@@ -46,6 +46,8 @@ typedef struct {
     int wg, tpi, unroll, slots, per_i;
     int spread; /* per_i: work-item w takes i = w * s mod n, s the first odd
                    number >= spread coprime with n (0: i = w)               */
+    int repl;   /* per_i: copies of the force array the exchanges go to
+                   (work-item w: copy w mod repl), summed after (0: 1)     */
     const char *extra;
 } md_lj_tune;
 
@@ -62,6 +64,8 @@ struct clphys_lj_plan {
     int blocked, block[3], slots;
     cl_program prog;             /* its program (owned by the context)        */
     size_t nblocks;
+    int repl;                    /* per_i: force copies (acc), 1 = f itself    */
+    cl_mem acc;
     cl_mem ovf;                  /* slots that did not fit, since last read  */
     uint64_t overflow;           /* summed over reads                         */
 };
