@@ -538,7 +538,7 @@ __kernel void lj_fixed_convert(__global const long *fx3, __global real_t *f, uin
 
 /* fp32 with 64-bit atomics (LJ_XY64): x and y of a slot or particle in one
  * 64-bit exchange, z in a 32-bit one: 2 exchanges instead of 3. */
-#if !defined(REAL_IS_DOUBLE) && defined(LJ_XY64) && !defined(LJ_NO_XY64)
+#if !defined(REAL_IS_DOUBLE) && defined(LJ_XY64) && !defined(LJ_NO_XY64) && !defined(LJ_LFIX)
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #define LJ_PAIRED 1
 #endif
@@ -609,6 +609,54 @@ inline uint lj_gadd(volatile __global real_t *f, uint j, real_t vx, real_t vy, r
 }
 #else
 typedef struct { LJ_UINT x, y, z; } lj_words;
+#ifdef LJ_LFIX
+/* Experiment (LJ_LFIX): the local partial sums as int64 fixed point, added
+ * by native atom_add (no compare loop, no returned value waited on), scale
+ * 2^48 in fp64 (2^-49 = 1.8e-15 per contribution) or 2^32 in fp32.  A v
+ * with a component >= LJ_LFIX_MAX goes to global memory instead, so up to
+ * 1023 contributions per slot cannot overflow; the global adds stay
+ * compare-exchange on the float bits. */
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#ifdef REAL_IS_DOUBLE
+#define LJ_LFIX_SCALE 281474976710656.0
+#define LJ_LFIX_MAX 32.0
+#else
+#define LJ_LFIX_SCALE 4294967296.0f
+#define LJ_LFIX_MAX 2097152.0f
+#endif
+#define LJ_ACC_T long
+#define LJ_ACC_PARAMS volatile __local long *a
+#define LJ_ACC_ARGS acc
+#define LJ_ACC_FWD a
+inline int lj_lfits(real_t vx, real_t vy, real_t vz)
+{
+    return fabs(vx) < LJ_LFIX_MAX && fabs(vy) < LJ_LFIX_MAX && fabs(vz) < LJ_LFIX_MAX;
+}
+inline uint lj_ladd(LJ_ACC_PARAMS, int s, real_t vx, real_t vy, real_t vz)
+{
+    atom_add(&a[s], (long)rint(vx * LJ_LFIX_SCALE));
+    atom_add(&a[LJ_SLOTS + s], (long)rint(vy * LJ_LFIX_SCALE));
+    atom_add(&a[2 * LJ_SLOTS + s], (long)rint(vz * LJ_LFIX_SCALE));
+    return 3;
+}
+inline void lj_lget(LJ_ACC_PARAMS, uint s, real_t *vx, real_t *vy, real_t *vz)
+{
+    *vx = (real_t)a[s] * (REAL_C(1.0) / LJ_LFIX_SCALE);
+    *vy = (real_t)a[LJ_SLOTS + s] * (REAL_C(1.0) / LJ_LFIX_SCALE);
+    *vz = (real_t)a[2 * LJ_SLOTS + s] * (REAL_C(1.0) / LJ_LFIX_SCALE);
+}
+inline void lj_lzero(LJ_ACC_PARAMS, uint s)
+{
+    a[s] = 0; a[LJ_SLOTS + s] = 0; a[2 * LJ_SLOTS + s] = 0;
+}
+inline void lj_lset(LJ_ACC_PARAMS, uint s, real_t vx, real_t vy, real_t vz)
+{
+    a[s] = (long)rint(vx * LJ_LFIX_SCALE);
+    a[LJ_SLOTS + s] = (long)rint(vy * LJ_LFIX_SCALE);
+    a[2 * LJ_SLOTS + s] = (long)rint(vz * LJ_LFIX_SCALE);
+}
+#else
+#define LJ_ACC_T LJ_UINT
 /* a: x, y, z blocks of LJ_SLOTS words */
 #define LJ_ACC_PARAMS volatile __local LJ_UINT *a
 #define LJ_ACC_ARGS acc
@@ -642,6 +690,7 @@ inline void lj_lset(LJ_ACC_PARAMS, uint s, real_t vx, real_t vy, real_t vz)
 {
     a[s] = LJ_AS_U(vx); a[LJ_SLOTS + s] = LJ_AS_U(vy); a[2 * LJ_SLOTS + s] = LJ_AS_U(vz);
 }
+#endif /* LJ_LFIX */
 inline lj_words lj_gload(volatile __global real_t *f, uint j)
 {
     volatile __global LJ_UINT *u = (volatile __global LJ_UINT *)f + 4 * (size_t)j;
@@ -678,13 +727,17 @@ inline int lj_local_cell(uint pc, int4 o, int4 nc)
 #define LJ_CNT_L(x) ((x), 0u)
 #endif
 
+#ifndef LJ_LFIX
+inline int lj_lfits(real_t vx, real_t vy, real_t vz) { return 1; } /* every v fits a slot */
+#endif
+
 /* v to particle j (local cell lc): its slot, else global memory. */
 inline uint lj_scatter(LJ_ACC_PARAMS, __local const int *ladj, volatile __global real_t *f, int j,
                        int lc, real_t vx, real_t vy, real_t vz)
 {
 #ifndef LJ_DIAG_NOSCATTER
     int s = ladj[lc] + j;
-    if ((uint)s < (uint)LJ_SLOTS) {
+    if ((uint)s < (uint)LJ_SLOTS && lj_lfits(vx, vy, vz)) {
 #ifdef LJ_DIAG_PLAIN
         /* timing only (races): plain local adds instead of exchanges */
         real_t ox, oy, oz;
@@ -722,7 +775,7 @@ void lj_half_block(__global const real4_t *restrict pos, uint n,
     __local ulong acc_xy[LJ_SLOTS];
     __local uint acc_z[LJ_SLOTS];
 #else
-    __local LJ_UINT acc[3 * LJ_SLOTS];
+    __local LJ_ACC_T acc[3 * LJ_SLOTS];
 #endif
     __local int ladj[LJ_NCELL];    /* slot - j for the particles of each local cell */
     __local uint lstart[LJ_NCELL]; /* first particle of each local cell             */

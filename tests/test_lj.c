@@ -402,6 +402,20 @@ static void test_half_block_shapes(void **state)
                                         "per-i 2, spread, 3 copies"};
     for (size_t t = 0; t < sizeof per_i / sizeof *per_i; t++)
         check_block(nb, x, bx, &per_i[t], per_i_names[t], NULL);
+    /* local sums as int64 fixed point (LJ_LFIX), with a pair at r = 0.8
+     * whose force (~760) exceeds the fixed-point bound in fp64 (32) and
+     * takes the global path */
+    if (dev->int64_atomics) {
+        static const md_lj_tune lfix[] = {{.block = {2, 2, 2}, .lfix = 1},
+                                          {.block = {2, 2, 1}, .lfix = 1, .unroll = 1, .tpi = 2, .wg = 64}};
+        check_block(nb, x, bx, &lfix[0], "2x2x2 fixed-point local", NULL);
+        check_block(nb, x, bx, &lfix[1], "2x2x1 fixed-point tpi 2", NULL);
+        double *y = malloc(3 * nb * sizeof *y);
+        memcpy(y, x, 3 * nb * sizeof *y);
+        y[3] = y[0] + 0.8, y[4] = y[1], y[5] = y[2];
+        check_block(nb, y, bx, &lfix[0], "fixed-point, close pair", NULL);
+        free(y);
+    }
     md_lj_tune small = {.slots = 64};
     uint64_t ov;
     check_block(nb, x, bx, &small, "64 slots (overflow)", &ov);

@@ -198,7 +198,8 @@ static const cfg d1_32[] = {
 
 /* session 9: the per-i kernel with LJ_HU exchanges in flight (u), work-items
  * spread over i (s: md_lj_tune.spread 1999), copies of f (r: md_lj_tune.repl), and the
- * blocked kernel at smaller unrolls */
+ * blocked kernel at smaller unrolls, with int64 fixed-point local sums (lfix: md_lj_tune.lfix)
+ * and the two bounds (plain racy local adds, no j scatter) at unroll 2 */
 static const cfg s9_64[] = {
     {"pi-u1", {.per_i = 1, .unroll = 1}, 0},
     {"pi-u2", {.per_i = 1, .unroll = 2}, 0},
@@ -223,6 +224,12 @@ static const cfg s9_64[] = {
     {"b221-u1", {B(2, 2, 1), .unroll = 1}, 0},
     {"b211-u2", {B(2, 1, 1), .unroll = 2}, 0},
     {"b111-u2", {B(1, 1, 1), .unroll = 2}, 0},
+    {"b222-u2-lfix", {B(2, 2, 2), .unroll = 2, .lfix = 1}, 0},
+    {"b222-u1-lfix", {B(2, 2, 2), .unroll = 1, .lfix = 1}, 0},
+    {"b222-u4-lfix", {B(2, 2, 2), .unroll = 4, .lfix = 1}, 0},
+    {"b221-u2-lfix", {B(2, 2, 1), .unroll = 2, .lfix = 1}, 0},
+    {"b222-u2-plain", {B(2, 2, 2), .unroll = 2, .extra = "-DLJ_DIAG_PLAIN"}, 0},
+    {"b222-u2-noscatter", {B(2, 2, 2), .unroll = 2, .extra = "-DLJ_DIAG_NOSCATTER"}, 0},
 };
 static const cfg s9_32[] = {
     {"pi-u1", {.per_i = 1, .unroll = 1}, 0},
@@ -232,6 +239,7 @@ static const cfg s9_32[] = {
     {"pi-u4-s-r4", {.per_i = 1, .unroll = 4, .spread = 1999, .repl = 4}, 0},
     {"b222-u2", {B(2, 2, 2), .unroll = 2}, 0},
     {"b222-u1", {B(2, 2, 2), .unroll = 1}, 0},
+    {"b222-u2-lfix", {B(2, 2, 2), .unroll = 2, .lfix = 1}, 0},
 };
 
 static void run_system(double rho, const cfg *c64, size_t n64, const cfg *c32, size_t n32, const char *only)

@@ -213,7 +213,12 @@ static clphys_status half_block_create(clphys_context *ctx, clphys_lj_plan *pl, 
     const clphys_lj_params *p = &pl->p;
     clphys_neighbor_plan *nb = pl->nb;
     int dbl = p->precision == CLPHYS_FP64, paired = !dbl && dev->int64_atomics;
-    size_t rs = dbl ? 8 : 4;
+    int lfix = tu && tu->lfix;
+    size_t rs = dbl || lfix ? 8 : 4; /* bytes per local accumulator word */
+    if (lfix) paired = 0;
+    if (lfix && !dev->int64_atomics)
+        return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED, "lj: fixed-point local sums need cl_khr_int64_base_atomics (%s)",
+                        dev->name);
     size_t local = dev->local_mem_bytes < 49152 ? dev->local_mem_bytes : 49152;
     double mean = (double)p->n / (double)nb->ncells; /* particles per cell */
     size_t tpi = tu && tu->tpi > 0 ? (size_t)tu->tpi : p->group_size > 0 ? (size_t)p->group_size : 1;
@@ -266,7 +271,7 @@ static clphys_status half_block_create(clphys_context *ctx, clphys_lj_plan *pl, 
                  "%s -DLJ_BLOCK=1 -DLJ_BX=%d -DLJ_BY=%d -DLJ_BZ=%d -DLJ_SLOTS=%zu -DLJ_SCAN=%d "
                  "-DLJ_WG=%zu -DLJ_BTPI=%zu -DLJ_UNROLL=%d%s %s",
                  opt0, pl->block[0], pl->block[1], pl->block[2], slots, scan, wg, tpi, unroll,
-                 paired ? " -DLJ_XY64=1" : "", tu && tu->extra ? tu->extra : "");
+                 paired ? " -DLJ_XY64=1" : lfix ? " -DLJ_LFIX=1" : "", tu && tu->extra ? tu->extra : "");
         cl_program prog;
         CP_TRY(cp_program(ctx, "lj.cl", opt, &prog));
         CP_TRY(cp_kernel(ctx, prog, "lj_half_block", &pl->k));

@@ -48,6 +48,8 @@ typedef struct {
                    number >= spread coprime with n (0: i = w)               */
     int repl;   /* per_i: copies of the force array the exchanges go to
                    (work-item w: copy w mod repl), summed after (0: 1)     */
+    int lfix;   /* blocked: local partial sums as int64 fixed point added
+                   by atom_add (cl/lj.cl, LJ_LFIX; needs int64 atomics)    */
     const char *extra;
 } md_lj_tune;
 
