@@ -119,8 +119,9 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj
      * full-transposed and half-fixedpoint, fp32 and fp64, densities 0.5 and
      * 1.0 (bench/results/lj-h100-2026-11-23-1342654.json; 64 was up to 24 %
      * slower) */
-    pl->wg = p->work_group_size > 0 ? (size_t)p->work_group_size : staged ? 128 : dev->is_cpu ? 16 : 256;
-    if (pl->wg > dev->max_work_group_size) pl->wg = dev->max_work_group_size;
+    size_t wg0 = staged ? 128 : dev->is_cpu ? 16 : 256;
+    if (wg0 > dev->max_work_group_size) wg0 = dev->max_work_group_size; /* a default only: asked sizes are checked */
+    pl->wg = p->work_group_size > 0 ? (size_t)p->work_group_size : wg0;
     pl->tpi = p->group_size > 0 ? (size_t)p->group_size : 8;
     if (pl->variant == CLPHYS_LJ_FULL_GROUP &&
         (pl->tpi & (pl->tpi - 1) || pl->wg % pl->tpi || pl->wg > dev->max_work_group_size))
