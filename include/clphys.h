@@ -112,15 +112,18 @@ cl_command_queue clphys_context_queue(const clphys_context *ctx);
 cl_device_id     clphys_context_cl_device(const clphys_context *ctx);
 
 /* Kernel time of a loop of calls launched back to back (no wait per call), as
- * a simulation runs them: after clphys_context_span_begin, each kernel that a
- * clphys call launches without being asked for its own time keeps its
- * profiling event; clphys_context_span_end waits for the queue and sets
- * *seconds = END of the last kernel - START of the first: the kernels plus any
- * idle gaps between them, so never less than their execution time.  Summing
- * per-call times instead (the kernel_s arguments, which wait for each launch)
- * also counts each launch's start-up, which back-to-back launches overlap.
- * *seconds is 0 when no kernel ran and -1 when the queue has no profiling.
- * Errors: CLPHYS_ERR_OPENCL (waiting or reading the events failed). */
+ * a simulation runs them: after clphys_context_span_begin, the first kernel
+ * that a clphys call launches without being asked for its own time keeps its
+ * profiling event (only the first: an event on every launch slows a queue of
+ * short kernels on NVIDIA's driver); clphys_context_span_end enqueues an
+ * empty kernel, waits for the queue and sets *seconds = START of that kernel -
+ * START of the first: the kernels, any idle gaps between them and one launch
+ * gap, so never less than their execution time.  Summing per-call times
+ * instead (the kernel_s arguments, which wait for each launch) also counts
+ * each launch's start-up, which back-to-back launches overlap.  *seconds is 0
+ * when no kernel ran and -1 when the queue has no profiling.  Errors:
+ * CLPHYS_ERR_OPENCL (enqueueing, waiting or reading the events failed),
+ * CLPHYS_ERR_BUILD (the empty kernel, built by _begin, did not build). */
 void          clphys_context_span_begin(clphys_context *ctx);
 clphys_status clphys_context_span_end(clphys_context *ctx, double *seconds);
 

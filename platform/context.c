@@ -78,7 +78,8 @@ void clphys_context_destroy(clphys_context *ctx)
     if (!ctx) return;
     cp_programs_release(ctx);
     if (ctx->span_first) clReleaseEvent(ctx->span_first);
-    if (ctx->span_last) clReleaseEvent(ctx->span_last);
+    if (ctx->span_tick) clReleaseKernel(ctx->span_tick);
+    if (ctx->span_prog) clReleaseProgram(ctx->span_prog);
     if (ctx->queue) {
         clFinish(ctx->queue);
         clReleaseCommandQueue(ctx->queue);

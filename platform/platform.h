@@ -21,8 +21,10 @@ struct clphys_context {
     int profiling;                 /* queue has CL_QUEUE_PROFILING_ENABLE  */
     clphys_device_info info;
     struct cp_program_entry *programs; /* built programs, owned by the context */
-    int span_on;                   /* cp_span_begin: launches keep events */
-    cl_event span_first, span_last; /* first and latest launch since then */
+    int span_on;                   /* cp_span_begin: the first launch keeps its event */
+    cl_event span_first;           /* the first launch since cp_span_begin */
+    cl_program span_prog;          /* the empty kernel that closes a span */
+    cl_kernel span_tick;
     char err[CP_ERR_LEN];
 };
 
@@ -105,8 +107,10 @@ clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const siz
                         const size_t *local, double *kernel_s);
 clphys_status cp_finish(clphys_context *ctx);
 double cp_event_seconds(cl_event ev); /* profiled end - start; < 0 on failure */
-/* clphys_context_span_begin/_end (clphys.h): between the two, every cp_launch
- * without kernel_s keeps its event (the first and the latest). */
+/* clphys_context_span_begin/_end (clphys.h): between the two, the first
+ * cp_launch without kernel_s keeps its event; the others take none, since an
+ * event per launch costs the NVIDIA driver ~3.5 us each (bench/md-notes.md,
+ * session 10), and span_end times an empty kernel enqueued after the last. */
 void cp_span_begin(clphys_context *ctx);
 clphys_status cp_span_end(clphys_context *ctx, double *seconds);
 /* SplitMix64: the next 64 random bits of *state (platform/rng.c). */

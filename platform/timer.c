@@ -41,7 +41,7 @@ clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const siz
         if (global[d] == 0) return CLPHYS_SUCCESS; /* nothing to do: an empty range is not an error */
     cl_event ev = NULL;
     double t0 = kernel_s ? cp_now() : 0;
-    int keep = !kernel_s && ctx->span_on;
+    int keep = !kernel_s && ctx->span_on && !ctx->span_first;
     cl_int e = clEnqueueNDRangeKernel(ctx->queue, k, dim, NULL, global, local, 0, NULL,
                                       kernel_s || keep ? &ev : NULL);
     if (e != CL_SUCCESS) {
@@ -59,43 +59,54 @@ clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const siz
         if (e != CL_SUCCESS) return cp_cl_error(ctx, e, "clWaitForEvents");
         *kernel_s += s;
     }
-    if (keep) {
-        if (!ctx->span_first) {
-            ctx->span_first = ev;
-        } else {
-            if (ctx->span_last) clReleaseEvent(ctx->span_last);
-            ctx->span_last = ev;
-        }
-    }
+    if (keep) ctx->span_first = ev;
     return CLPHYS_SUCCESS;
 }
 
 static void span_clear(clphys_context *ctx)
 {
     if (ctx->span_first) clReleaseEvent(ctx->span_first);
-    if (ctx->span_last) clReleaseEvent(ctx->span_last);
-    ctx->span_first = ctx->span_last = NULL;
+    ctx->span_first = NULL;
 }
 
 void cp_span_begin(clphys_context *ctx)
 {
     span_clear(ctx);
     ctx->span_on = 1;
+    if (ctx->span_tick) return;
+    /* built here, outside the span; a failure is reported by cp_span_end */
+    static const char src[] = "kernel void cp_span_tick(void) {}\n";
+    if (cp_program_from_source(ctx, "span_tick", src, "", &ctx->span_prog, NULL) == CLPHYS_SUCCESS &&
+        cp_kernel(ctx, ctx->span_prog, "cp_span_tick", &ctx->span_tick) != CLPHYS_SUCCESS) {
+        clReleaseProgram(ctx->span_prog);
+        ctx->span_prog = NULL;
+    }
 }
 
+/* In an in-order queue a command starts only after the previous one ended,
+ * so the START of an empty kernel enqueued after the last launch bounds that
+ * launch's END from above (by one launch gap, ~1-4 us on a GPU). */
 clphys_status cp_span_end(clphys_context *ctx, double *seconds)
 {
     ctx->span_on = 0;
     *seconds = 0;
-    cl_int e = clFinish(ctx->queue);
-    cl_event last = ctx->span_last ? ctx->span_last : ctx->span_first;
+    if (!ctx->span_first) return CLPHYS_SUCCESS; /* nothing ran */
+    if (!ctx->span_tick) {
+        span_clear(ctx);
+        return cp_error(ctx, CLPHYS_ERR_BUILD, "cp_span_end: the span's end-marker kernel did not build");
+    }
+    size_t one = 1;
+    cl_event tick = NULL;
+    cl_int e = clEnqueueNDRangeKernel(ctx->queue, ctx->span_tick, 1, NULL, &one, &one, 0, NULL, &tick);
+    if (e == CL_SUCCESS) e = clFinish(ctx->queue);
     cl_ulong t0 = 0, t1 = 0;
     if (!ctx->profiling) *seconds = -1; /* an adopted queue without profiling */
-    if (e == CL_SUCCESS && last && ctx->profiling) {
+    if (e == CL_SUCCESS && ctx->profiling) {
         e = clGetEventProfilingInfo(ctx->span_first, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
-        if (e == CL_SUCCESS) e = clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
-        if (e == CL_SUCCESS) *seconds = 1e-9 * (double)(t1 - t0);
+        if (e == CL_SUCCESS) e = clGetEventProfilingInfo(tick, CL_PROFILING_COMMAND_START, sizeof t1, &t1, NULL);
+        if (e == CL_SUCCESS) *seconds = t1 > t0 ? 1e-9 * (double)(t1 - t0) : 0;
     }
+    if (tick) clReleaseEvent(tick);
     span_clear(ctx);
     if (e != CL_SUCCESS) return cp_cl_error(ctx, e, "cp_span_end");
     return CLPHYS_SUCCESS;
