@@ -125,6 +125,5 @@ int cmd_bench(int argc, char **argv)
         printf("\nall %d case(s) verified against the fp64 CPU reference\n", run.nrows);
     }
     free(run.rows);
-    clphys_context_destroy(ctx);
-    return rc;
+    return cli_context_done(ctx, rc);
 }

@@ -189,7 +189,7 @@ out:
     clphys_solver_plan_destroy(sp);
     clphys_dslash_plan_destroy(p64);
     clphys_dslash_plan_destroy(p32);
-    if (ctx) clphys_context_destroy(ctx);
+    rc = cli_context_done(ctx, rc);
     clphys_gauge_destroy(&g);
     return rc;
 }

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
@@ -25,6 +26,19 @@ int cli_fail(const char *cmd, clphys_status st, const clphys_context *ctx)
     const char *detail = clphys_last_error(ctx);
     fprintf(stderr, "clphys %s: %s%s%s\n", cmd, clphys_status_string(st), *detail ? ": " : "", detail);
     return 1;
+}
+
+int cli_context_done(clphys_context *ctx, int rc)
+{
+    if (!ctx) return rc;
+    const char *path = getenv("CLPHYS_PROFILE");
+    if (path && *path) {
+        clphys_status st = clphys_context_profile_write(ctx, path);
+        if (st) rc = cli_fail("profile", st, ctx);
+        else fprintf(stderr, "kernel profile written to %s\n", path);
+    }
+    clphys_context_destroy(ctx);
+    return rc;
 }
 
 static void usage(FILE *out)

@@ -217,14 +217,14 @@ int cmd_md(int argc, char **argv)
         if (st) {
             int r = cli_fail("md", st, NULL);
             clphys_md_plan_destroy(plan);
-            clphys_context_destroy(ctx);
+            r = cli_context_done(ctx, r);
             clphys_md_system_free(&sys);
             return r;
         }
     }
     int r = st ? cli_fail("md", st, ctx) : 0;
     clphys_md_plan_destroy(plan);
-    clphys_context_destroy(ctx);
+    r = cli_context_done(ctx, r);
     clphys_md_system_free(&sys);
     return r;
 }

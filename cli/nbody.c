@@ -178,7 +178,7 @@ fail:
     rc = cli_fail("nbody", st, ctx);
 done:
     clphys_gravity_plan_destroy(plan);
-    if (ctx) clphys_context_destroy(ctx);
+    rc = cli_context_done(ctx, rc);
     clphys_nbody_free(&s);
     free(acc);
     free(pot);

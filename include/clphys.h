@@ -127,6 +127,19 @@ cl_device_id     clphys_context_cl_device(const clphys_context *ctx);
 void          clphys_context_span_begin(clphys_context *ctx);
 clphys_status clphys_context_span_end(clphys_context *ctx, double *seconds);
 
+/* Where the kernel time goes: when the environment variable CLPHYS_PROFILE
+ * is set (to anything but "") as a context is made and its queue has
+ * profiling, every kernel that clphys launches keeps its profiling event,
+ * and clphys_context_profile_write writes a table of the launches so far to
+ * `path` (atomically): per kernel name the launches, total ms, mean, min and
+ * max us (END - START of each launch) and share of the kernel time.
+ * Kernels launched inside clBLAST are not seen.  An event per launch adds a
+ * few us of start-up to each launch on some drivers (NVIDIA), so time a
+ * whole run without it.  The CLI writes the table to $CLPHYS_PROFILE as it
+ * ends.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL, or no profile kept),
+ * CLPHYS_ERR_IO (the file could not be written). */
+clphys_status clphys_context_profile_write(clphys_context *ctx, const char *path);
+
 /* Measured limits of a device: the denominators of every "fraction of limit". */
 typedef struct {
     double copy_bytes_per_s;   /* b[i] = a[i], bytes read + written per second   */

@@ -35,6 +35,7 @@ clphys_status clphys_context_create(const char *spec, clphys_context **out)
     }
     ctx->profiling = 1;
     cp_device_probe_wg_multiple(ctx->device, &ctx->info);
+    cp_profile_open(ctx);
     *out = ctx;
     return CLPHYS_SUCCESS;
 }
@@ -69,6 +70,7 @@ clphys_status clphys_context_adopt(cl_context context, cl_device_id device, cl_c
     cp_device_probe(plat, device, &ctx->info);
     cp_device_probe_wg_multiple(device, &ctx->info);
     ctx->info.platform_index = ctx->info.device_index = -1;
+    cp_profile_open(ctx);
     *out = ctx;
     return CLPHYS_SUCCESS;
 }
@@ -76,6 +78,7 @@ clphys_status clphys_context_adopt(cl_context context, cl_device_id device, cl_c
 void clphys_context_destroy(clphys_context *ctx)
 {
     if (!ctx) return;
+    cp_profile_close(ctx);
     cp_programs_release(ctx);
     if (ctx->span_first) clReleaseEvent(ctx->span_first);
     if (ctx->span_tick) clReleaseKernel(ctx->span_tick);
@@ -92,6 +95,11 @@ const clphys_device_info *clphys_context_device(const clphys_context *ctx) { ret
 cl_context clphys_context_cl_context(const clphys_context *ctx) { return ctx ? ctx->context : NULL; }
 cl_command_queue clphys_context_queue(const clphys_context *ctx) { return ctx ? ctx->queue : NULL; }
 cl_device_id clphys_context_cl_device(const clphys_context *ctx) { return ctx ? ctx->device : NULL; }
+clphys_status clphys_context_profile_write(clphys_context *ctx, const char *path)
+{
+    if (!ctx || !path) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_context_profile_write: NULL argument");
+    return cp_profile_write(ctx, path);
+}
 void clphys_context_span_begin(clphys_context *ctx)
 {
     if (ctx) cp_span_begin(ctx);

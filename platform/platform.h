@@ -12,6 +12,7 @@
 #define CP_ERR_LEN 16384
 
 struct cp_program_entry;
+typedef struct cp_profile cp_profile;
 
 struct clphys_context {
     cl_platform_id platform;
@@ -25,6 +26,7 @@ struct clphys_context {
     cl_event span_first;           /* the first launch since cp_span_begin */
     cl_program span_prog;          /* the empty kernel that closes a span */
     cl_kernel span_tick;
+    cp_profile *prof;              /* CLPHYS_PROFILE: per-kernel times (profile.c) */
     char err[CP_ERR_LEN];
 };
 
@@ -113,6 +115,14 @@ double cp_event_seconds(cl_event ev); /* profiled end - start; < 0 on failure */
  * session 10), and span_end times an empty kernel enqueued after the last. */
 void cp_span_begin(clphys_context *ctx);
 clphys_status cp_span_end(clphys_context *ctx, double *seconds);
+/* ---- per-kernel profile (platform/profile.c) ------------------------------
+ * open: at context creation, when CLPHYS_PROFILE is set and the queue profiles;
+ * add: cp_launch hands over the event of every launch (retains k);
+ * write: clphys_context_profile_write; close: at context destroy. */
+void cp_profile_open(clphys_context *ctx);
+void cp_profile_add(clphys_context *ctx, cl_kernel k, cl_event ev);
+clphys_status cp_profile_write(clphys_context *ctx, const char *path);
+void cp_profile_close(clphys_context *ctx);
 /* SplitMix64: the next 64 random bits of *state (platform/rng.c). */
 uint64_t cp_splitmix64(uint64_t *state);
 double cp_now(void);                  /* monotonic host clock, seconds */

@@ -43,7 +43,7 @@ clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const siz
     double t0 = kernel_s ? cp_now() : 0;
     int keep = !kernel_s && ctx->span_on && !ctx->span_first;
     cl_int e = clEnqueueNDRangeKernel(ctx->queue, k, dim, NULL, global, local, 0, NULL,
-                                      kernel_s || keep ? &ev : NULL);
+                                      kernel_s || keep || ctx->prof ? &ev : NULL);
     if (e != CL_SUCCESS) {
         char name[128] = "?";
         clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
@@ -55,11 +55,18 @@ clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const siz
         e = clWaitForEvents(1, &ev);
         double s = ctx->profiling ? cp_event_seconds(ev) : -1;
         if (s < 0) s = cp_now() - t0;
-        clReleaseEvent(ev);
-        if (e != CL_SUCCESS) return cp_cl_error(ctx, e, "clWaitForEvents");
+        if (e != CL_SUCCESS) {
+            clReleaseEvent(ev);
+            return cp_cl_error(ctx, e, "clWaitForEvents");
+        }
         *kernel_s += s;
     }
-    if (keep) ctx->span_first = ev;
+    if (keep) {
+        ctx->span_first = ev;
+        if (ctx->prof) clRetainEvent(ev); /* both keep it */
+    }
+    if (ctx->prof) cp_profile_add(ctx, k, ev);
+    else if (ev && !keep) clReleaseEvent(ev);
     return CLPHYS_SUCCESS;
 }
 

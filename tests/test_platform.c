@@ -99,6 +99,81 @@ static void test_launch_span(void **state)
     clphys_context_destroy(ctx);
 }
 
+/* CLPHYS_PROFILE: every launch is counted under its kernel's name, across
+ * more launches than are kept pending (1024), including timed launches and
+ * a span; the table is written atomically, an unwritable path is an IO error
+ * that leaves nothing behind, and a context made without it has no profile. */
+static void test_kernel_profile(void **state)
+{
+    (void)state;
+    clphys_context *plain, *ctx;
+    assert_int_equal(clphys_context_create("pocl", &plain), CLPHYS_SUCCESS);
+    char path[512];
+    snprintf(path, sizeof path, "%s/profile-%llu.txt", cache_dir, (unsigned long long)tu_seed());
+    assert_int_equal(clphys_context_profile_write(plain, path), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(access(path, F_OK), -1);
+    clphys_context_destroy(plain);
+    setenv("CLPHYS_PROFILE", "1", 1);
+    assert_int_equal(clphys_context_create("pocl", &ctx), CLPHYS_SUCCESS);
+    unsetenv("CLPHYS_PROFILE");
+    char src[256];
+    unique_source(src, sizeof src, "profile");
+    cl_program prog;
+    assert_int_equal(cp_program_from_source(ctx, "profile", src, "", &prog, NULL), CLPHYS_SUCCESS);
+    enum { N = 64, CALLS = 1100 };
+    static float a[N], out[N];
+    cl_kernel k;
+    cl_mem m;
+    scale_setup(ctx, prog, a, N, 13, 1.0f, &k, &m);
+    size_t g = N;
+    double t = 0, span = 0;
+    clphys_context_span_begin(ctx);
+    for (int c = 0; c < CALLS - 1; c++) assert_int_equal(cp_launch(ctx, k, 1, &g, NULL, NULL), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_context_span_end(ctx, &span), CLPHYS_SUCCESS);
+    assert_true(span > 0);
+    assert_int_equal(cp_launch(ctx, k, 1, &g, NULL, &t), CLPHYS_SUCCESS);
+    assert_true(t > 0);
+    cp_release_kernel(&k); /* the profile keeps its own reference */
+    tu_poison_f32(out, N);
+    assert_int_equal(cp_read(ctx, m, 0, sizeof out, out), CLPHYS_SUCCESS);
+    for (int i = 0; i < N; i++) /* x -> x + i, CALLS times */
+        assert_float_equal(out[i], a[i] + (float)CALLS * i, 1e-4 * (1 + CALLS * i));
+    assert_int_equal(clphys_context_profile_write(ctx, path), CLPHYS_SUCCESS);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[512];
+    unsigned long launches = 0, header_launches = 0;
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        char name[64];
+        unsigned long n;
+        double total, mean;
+        if (line[0] == '#') {
+            const char *q = strstr(line, "; ");
+            if (q && !header_launches) sscanf(q + 2, "%lu launches", &header_launches);
+            continue;
+        }
+        assert_int_equal(sscanf(line, "%63s %lu %lf %lf", name, &n, &total, &mean), 4);
+        assert_string_equal(name, "scale");
+        assert_true(total > 0 && mean > 0);
+        launches = n, rows++;
+    }
+    fclose(f);
+    assert_int_equal(rows, 1);
+    assert_int_equal(launches, CALLS);
+    assert_int_equal(header_launches, CALLS);
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    assert_int_equal(access(tmp, F_OK), -1);
+    remove(path);
+    assert_int_equal(clphys_context_profile_write(ctx, "/nonexistent-dir/profile.txt"), CLPHYS_ERR_IO);
+    assert_int_equal(access("/nonexistent-dir/profile.txt.tmp", F_OK), -1);
+    assert_int_equal(clphys_context_profile_write(NULL, path), CLPHYS_ERR_INVALID_ARGUMENT);
+    cp_release_mem(&m);
+    clReleaseProgram(prog);
+    clphys_context_destroy(ctx);
+}
+
 /* The single cache file in cache_dir whose name ends in .bin (there is one per key). */
 static int cache_files(char names[][512], int max)
 {
@@ -448,6 +523,7 @@ int main(void)
         cmocka_unit_test(test_env_device),
         cmocka_unit_test(test_adopt_context),
         cmocka_unit_test(test_launch_span),
+        cmocka_unit_test(test_kernel_profile),
         cmocka_unit_test(test_embedded_sources),
         cmocka_unit_test(test_program_cache_hit),
         cmocka_unit_test(test_cache_corrupt_byte),
