@@ -1,6 +1,6 @@
 #!/bin/bash
-# h100-next.sh — the H100 runs that issues 4 and 5 still need (session 9, 2026-11-23: the solver
-# probe has run and set the defaults, so `lqcd` is optional; next: `md`, then `final`).  Here, first:
+# h100-next.sh — the H100 runs of issues 4 and 5 (session 10, 2026-11-23: `md` and `final` have run
+# at 9cbd6ea..4ad4944, results in bench/results/; `final` re-measures lj, md and solver).  Here, first:
 #   bash bench/h100-next.sh build          # build-rel + explorers + probe; stage .device/
 # then with the device tool, carry [".device", "build-rel"], one call each (each ends within 600 s):
 #   source .device/env.sh && bash bench/h100-next.sh md      # half-cas explorer (s9) + clphys bench lj (JSON)
