@@ -272,10 +272,12 @@ static int solver_case(bench_run *run, const int dims[4])
         clphys_solver_result res[2] = {{0}};
         clphys_solver_plan *sp[2] = {NULL, NULL}; /* made once, outside the timing */
         clphys_status st = CLPHYS_SUCCESS;
+        clphys_solver_params prm[2];
+        for (int mixed = 0; mixed < 2; mixed++)
+            prm[mixed] = (clphys_solver_params){.kind = (clphys_solver_kind)kind, .tol = tol, .max_iter = 20000,
+                                                .mixed = mixed, .own_blas = own};
         for (int mixed = 0; mixed < 2 && !st; mixed++) {
-            clphys_solver_params prm = {.kind = (clphys_solver_kind)kind, .tol = tol, .max_iter = 20000,
-                                        .mixed = mixed, .own_blas = own};
-            st = clphys_solver_plan_create(p64, p32, &prm, &sp[mixed]);
+            st = clphys_solver_plan_create(p64, p32, &prm[mixed], &sp[mixed]);
             if (!st) st = clphys_solver_solve(sp[mixed], b, x, &res[mixed]); /* warm-up: clBLAST compiles, first touch */
         }
         for (int i = 0; i < rep && !st; i++) {
@@ -294,14 +296,12 @@ static int solver_case(bench_run *run, const int dims[4])
         }
         const double sp_dev = st ? 0 : bench_median(rt, rep), sp_tot = st ? 0 : bench_median(rtot, rep);
         for (int mixed = 0; mixed < 2; mixed++) {
-            clphys_solver_params prm = {.kind = (clphys_solver_kind)kind, .tol = tol, .max_iter = 20000,
-                                        .mixed = mixed, .own_blas = own};
             /* once more in the one-shot form: workspace allocated and freed in the call;
              * its x is the one verified below */
             double one_shot = 0;
             clphys_solver_result r1 = {0};
             if (!st) {
-                st = clphys_lqcd_solve(p64, p32, &prm, b, x, &r1);
+                st = clphys_lqcd_solve(p64, p32, &prm[mixed], b, x, &r1);
                 one_shot = r1.seconds;
             }
             if (st) {
