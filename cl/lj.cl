@@ -961,3 +961,108 @@ void lj_half_block(__global const real4_t *restrict pos, uint n,
 #endif
 }
 #endif /* LJ_BLOCK */
+
+#ifdef LJ_SLOT
+/*
+ * half-cas (lj_half_slot): Newton's third law with atomics built from
+ * compare-exchange, the j forces summed in local memory first.  Lists from
+ * cl/half_slot.cl: work-group g owns block g, its rows bstart[g] ..
+ * bstart[g+1]-1 (particle rowi[row]); entry k of a row is j = hl[k * n +
+ * row] with its accumulator slot hs[k * n + row] (rows transposed: the
+ * entries of consecutive rows are read together).  Each pair adds -F to
+ * slot(j) by local compare-exchange on the float bits; the row's own sum
+ * goes to its slot (row - bstart[g]) once.  After a barrier every non-zero
+ * slot s < nslot[g] is added to f[slot_j[g * LJ_SLOTS + s]] by global
+ * compare-exchange (other blocks add to the same particles).  Slots >=
+ * LJ_SLOTS (a denser neighbourhood than planned for) go to f directly and
+ * are counted in *ovf.  f zero on entry; f.w receives each i's energy.
+ * H100, seed benchmark fp64: 9.7-10.9 ms per 100 calls in the explorer of
+ * this structure against 13.5 for lj_half_block (bench/md-notes.md, session
+ * 11); the cost is the local read-modify-write per pair.
+ */
+#ifndef LJ_SLOTS
+#define LJ_SLOTS 1024
+#endif
+
+inline void lj_slot_ladd(volatile __local LJ_UINT *a, uint s, real_t vx, real_t vy, real_t vz)
+{
+    volatile __local LJ_UINT *u = a + s;
+    LJ_UINT ex = u[0], ey = u[LJ_SLOTS], ez = u[2 * LJ_SLOTS];
+    int dx = 0, dy = 0, dz = 0;
+    for (;;) {
+        LJ_UINT rx = dx ? ex : LJ_CMPXCHG(&u[0], ex, LJ_AS_U(LJ_AS_R(ex) + vx));
+        LJ_UINT ry = dy ? ey : LJ_CMPXCHG(&u[LJ_SLOTS], ey, LJ_AS_U(LJ_AS_R(ey) + vy));
+        LJ_UINT rz = dz ? ez : LJ_CMPXCHG(&u[2 * LJ_SLOTS], ez, LJ_AS_U(LJ_AS_R(ez) + vz));
+        dx = rx == ex; dy = ry == ey; dz = rz == ez;
+        if (dx && dy && dz) break;
+        ex = rx; ey = ry; ez = rz;
+    }
+}
+
+/* v to slot s of this block, or to f[j] when s has no local accumulator */
+inline void lj_slot_add(volatile __local LJ_UINT *a, volatile __global real_t *f, uint s, int j, real_t vx,
+                        real_t vy, real_t vz)
+{
+    if (s < LJ_SLOTS) {
+        lj_slot_ladd(a, s, vx, vy, vz);
+    } else {
+        volatile __global LJ_UINT *u = (volatile __global LJ_UINT *)f + 4 * (size_t)j;
+        lj_cas_add3(&f[4 * (size_t)j], vx, vy, vz, LJ_AS_R(u[0]), LJ_AS_R(u[1]), LJ_AS_R(u[2]));
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(LJ_WG, 1, 1)))
+void lj_half_slot(__global const real4_t *restrict pos, uint n, __global const uint *restrict hcount,
+                  __global const int *restrict hl, LJ_ARGS, volatile __global real_t *f, __global real_t *vir,
+                  __global const ushort *restrict hs, __global const uint *restrict bstart,
+                  __global const uint *restrict rowi, __global const int *restrict slot_j,
+                  __global const uint *restrict nslot, volatile __global uint *ovf)
+{
+    __local LJ_UINT acc[3 * LJ_SLOTS];
+    uint t = get_local_id(0), g = get_group_id(0);
+    uint i0 = bstart[g], ni = bstart[g + 1] - i0, ns = nslot[g], nacc = min(ns, (uint)LJ_SLOTS);
+    for (uint s = t; s < nacc; s += LJ_WG) {
+        acc[s] = 0; acc[LJ_SLOTS + s] = 0; acc[2 * LJ_SLOTS + s] = 0;
+    }
+    if (t == 0 && ns > LJ_SLOTS) atomic_add(ovf, ns - LJ_SLOTS);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint q = t; q < ni; q += LJ_WG) {
+        uint row = i0 + q, i = rowi[row], c = hcount[row];
+        real4_t p = pos[i];
+        real_t fx = 0, fy = 0, fz = 0, e = 0, w = 0;
+        for (uint k = 0; k < c; k++) {
+            size_t o = (size_t)k * n + row;
+            int j = hl[o];
+            uint s = hs[o];
+            real4_t qj = pos[j];
+            real_t dx = lj_image(p.x - qj.x, box.x);
+            real_t dy = lj_image(p.y - qj.y, box.y);
+            real_t dz = lj_image(p.z - qj.z, box.z);
+            real_t r2 = dx * dx + dy * dy + dz * dz;
+            if (r2 < rc2) {
+                real_t ir2 = REAL_C(1.0) / r2;
+                real_t sr2 = sig2 * ir2;
+                real_t sr6 = sr2 * sr2 * sr2;
+                real_t fp = eps24 * sr6 * (REAL_C(2.0) * sr6 - REAL_C(1.0)) * ir2;
+                real_t gx = fp * dx, gy = fp * dy, gz = fp * dz;
+                fx += gx; fy += gy; fz += gz;
+                e += eps4 * sr6 * (sr6 - REAL_C(1.0)) - shift;
+                w += fp * r2;
+                lj_slot_add(acc, f, s, j, -gx, -gy, -gz);
+            }
+        }
+        if (fx != 0 || fy != 0 || fz != 0) lj_slot_add(acc, f, q, (int)i, fx, fy, fz);
+        f[4 * (size_t)i + 3] = e;
+        vir[i] = w;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* flush: each non-zero slot to f (old values read just before) */
+    for (uint s = t; s < nacc; s += LJ_WG) {
+        real_t vx = LJ_AS_R(acc[s]), vy = LJ_AS_R(acc[LJ_SLOTS + s]), vz = LJ_AS_R(acc[2 * LJ_SLOTS + s]);
+        if (vx == 0 && vy == 0 && vz == 0) continue;
+        int j = slot_j[(size_t)g * LJ_SLOTS + s];
+        volatile __global LJ_UINT *u = (volatile __global LJ_UINT *)f + 4 * (size_t)j;
+        lj_cas_add3(&f[4 * (size_t)j], vx, vy, vz, LJ_AS_R(u[0]), LJ_AS_R(u[1]), LJ_AS_R(u[2]));
+    }
+}
+#endif /* LJ_SLOT */

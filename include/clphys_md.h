@@ -83,9 +83,10 @@ typedef enum {
     CLPHYS_LJ_FULL_TRANSPOSED,   /* one work-item per i, list[k*n+i]: coalesced    */
     CLPHYS_LJ_FULL_GROUP,        /* group_size work-items share i, local reduction */
     CLPHYS_LJ_HALF_CAS,          /* third law, atomic add from compare-exchange:
-                                    j forces summed per block of cells in local
-                                    memory, one global exchange per particle
-                                    and block                                    */
+                                    each pair once (half list taken from the full
+                                    list by half-space), j forces summed per block
+                                    of cells in local memory, one global exchange
+                                    per particle and block                       */
     CLPHYS_LJ_HALF_FIXEDPOINT,   /* third law, int64 fixed point: bit-identical    */
     CLPHYS_LJ_CPU,               /* CPU-shaped: block of i, vectors over j (full)  */
     CLPHYS_LJ_FULL_STAGED,       /* work-group per block of cells, neighbours'
@@ -103,7 +104,9 @@ typedef struct {
     clphys_precision precision;
     clphys_lj_variant variant;
     int group_size;              /* full-group work-items per i (power of 2, 0 = 8);
-                                    half-cas work-items per i (0 = 1)             */
+                                    half-cas: > 1 runs the earlier cell-blocked
+                                    kernel (half list j > i) with that many
+                                    work-items per i                              */
     int work_group_size;         /* 0 = 256 on GPUs, 16 on CPUs; full-staged: 128;
                                     half-cas: 0 = from the block's mean particle
                                     count                                         */

@@ -1,9 +1,10 @@
 /* test_lj.c — every LJ variant (fp32, fp64; unshifted and shifted) against
  * the O(N^2) fp64 reference of host/ref; Newton's third law (total force ~ 0);
  * half-fixedpoint bit-identical across runs; overlapping atoms; variant names;
- * the cell-blocked half-cas kernel on grids of 2 to 7 cells per side, with
- * particles on cell and box boundaries, forced slot overflow, other block
- * shapes, and positions moved across cells without a rebuild. */
+ * the half-cas kernels (slot lists by default, cell-blocked, per i) on grids
+ * of 2 to 7 cells per side, with particles on cell and box boundaries, forced
+ * slot overflow, other block shapes, a shuffled list, and positions moved
+ * across cells without a rebuild. */
 #include "host/md/md_internal.h"
 #include "host/ref/md_ref.h"
 #include "util.h"
@@ -250,7 +251,9 @@ static void test_int64_atomics_required(void **state)
 }
 
 
-/* ---- half-cas, cell-blocked (cl/lj.cl lj_half_block) ----------------------
+/* ---- half-cas: slot lists (cl/half_slot.cl + lj_half_slot, the default),
+ * the earlier cell-blocked kernel (lj_half_block: tpi > 1, lfix) and one
+ * work-item per i (per_i), all against the same reference ------------------
  * Simple cubic lattice, spacing 1.1, two planes per cell: r_search 2.1, box
  * edge 2.2 per cell, so every other lattice plane lies on a cell boundary and
  * the planes at 0 lie on the box boundary.  Half of the particles stay
@@ -331,9 +334,10 @@ static void check_block(size_t nb, const double *x, const double bx[3], const md
                 sum[c] += f[3 * i + c], scale += fabs(f[3 * i + c]);
         double mom = fmax(fabs(sum[0]), fmax(fabs(sum[1]), fabs(sum[2]))) / scale;
         fprintf(stderr,
-                "  half-cas %-22s %s n %5zu cells %dx%dx%d block %dx%dx%d wg %zu slots %d: force "
+                "  half-cas %-22s %s %s n %5zu cells %dx%dx%d block %dx%dx%d wg %zu slots %d: force "
                 "%.2e pe %.2e virial %.2e momentum %.1e overflow %llu\n",
-                what, prec ? "fp64" : "fp32", nb, pl->nb->nc[0], pl->nb->nc[1], pl->nb->nc[2],
+                what, prec ? "fp64" : "fp32", pl->slotted ? "slot" : pl->blocked ? "cells" : "per-i", nb,
+                pl->nb->nc[0], pl->nb->nc[1], pl->nb->nc[2],
                 pl->block[0], pl->block[1], pl->block[2], pl->wg, pl->slots, ef, ee, ev, mom,
                 (unsigned long long)ov);
         assert_true(ef <= tol);
@@ -341,6 +345,17 @@ static void check_block(size_t nb, const double *x, const double bx[3], const md
         assert_true(ee <= tol);
         assert_true(ev <= tol);
         assert_true(mom <= (prec ? 1e-12 : 1e-5));
+        if (pl->slotted) { /* a shuffled full list: the slot lists are derived again */
+            unsigned long gen = pl->derived_gen;
+            assert_int_equal(clphys_neighbor_shuffle(pl->nb, 77), CLPHYS_SUCCESS);
+            tu_poison_f64(f, 3 * nb);
+            assert_int_equal(clphys_lj_evaluate(pl, NULL), CLPHYS_SUCCESS);
+            assert_int_equal(clphys_lj_get(pl, f, &r), CLPHYS_SUCCESS);
+            assert_true(pl->derived_gen != gen);
+            assert_true(md_ref_force_error(nb, px, pb, 1.0, 1.0, BRC, NULL, NULL, f, ref, prec ? 1e-13 : 1e-5,
+                                           NULL) <= tol);
+            assert_true(fabs(r.potential_energy - pe) <= tol * fabs(pe));
+        }
         clphys_lj_plan_destroy(pl);
     }
     free(ref), free(f), free(x32);

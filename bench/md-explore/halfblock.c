@@ -138,7 +138,7 @@ static void run_cfg(const cfg *c, const char *tag, const double *pos, size_t n, 
     clphys_lj_plan_destroy(pl);
 }
 
-#define B(x, y, z) .block = {x, y, z}
+#define B(x, y, z) .block = {x, y, z}, .cells = 1 /* the cell-blocked kernel lj_half_block */
 static const cfg d05_64[] = {
     {"per-i", {.per_i = 1}, 0},
     {"b222", {B(2, 2, 2)}, 0},

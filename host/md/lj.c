@@ -58,10 +58,19 @@ void clphys_lj_plan_destroy(clphys_lj_plan *pl)
     cp_release_mem(&pl->bad);
     cp_release_mem(&pl->ovf);
     cp_release_mem(&pl->acc);
+    cl_kernel *ks[] = {&pl->k_bcount, &pl->k_rows, &pl->k_tables, &pl->k_derive};
+    for (size_t q = 0; q < sizeof ks / sizeof *ks; q++)
+        cp_release_kernel(ks[q]);
+    cl_mem *ms[] = {&pl->bcount, &pl->bstart, &pl->rowi,   &pl->rowof, &pl->sbase,
+                    &pl->slot_j, &pl->nslot,  &pl->hl,     &pl->hs,    &pl->hcount};
+    for (size_t q = 0; q < sizeof ms / sizeof *ms; q++)
+        cp_release_mem(ms[q]);
     free(pl);
 }
 
 static clphys_status half_block_create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj_tune *tu,
+                                      const char *opt0);
+static clphys_status half_slot_create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj_tune *tu,
                                       const char *opt0);
 
 static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj_tune *tu)
@@ -76,13 +85,13 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj
                         "sigma > 0, skin >= 0)",
                         p->r_cut, p->skin, p->epsilon, p->sigma);
     pl->variant = p->variant;
-    /* half-cas is the cell-blocked kernel (lj_half_block) on every device:
-     * on PoCL (2 cores) it ran 0.62 s vs 0.83 s per 100 calls in fp64 and
-     * tied in fp32 against the one-work-item-per-i kernel (lj_half_cas, kept
-     * as md_lj_tune.per_i, the baseline of bench/md-explore/halfblock.c);
-     * on the H100 19.6 vs 22.7 ms fp64 at density 0.5 (bench/md-notes.md,
-     * session 9).
-     * measured: on the H100 the full transposed list wins or ties in fp64 and
+    /* half-cas is the slot-list kernel (lj_half_slot) on every device: in
+     * the explorer of its structure (bench/md-explore/halfslot.c) 9.7-10.9
+     * ms fp64 per 100 calls on the H100 against 13.5 for the earlier
+     * cell-blocked kernel (lj_half_block, kept as md_lj_tune.cells) and 22.7
+     * for one work-item per i (lj_half_cas, md_lj_tune.per_i); on PoCL 157
+     * against 198 ms (bench/md-notes.md, session 11).
+     * auto, measured: on the H100 the full transposed list wins or ties in fp64 and
      * fp32, at 62,500 and 2,048,000 atoms (bench/results/md-h100-2026-11-23.json);
      * on PoCL the explicit-vector cpu variant (md-pocl-2026-11-23.json: ~2x
      * half-cas on in.lj) */
@@ -103,12 +112,15 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj
         double s6 = pow(p->sigma / p->r_cut, 6);
         pl->shift = 4 * p->epsilon * s6 * (s6 - 1);
     }
-    int half = pl->variant == CLPHYS_LJ_HALF_CAS || fixed;
+    /* the slot lists are derived from a full transposed list */
+    int slotted = pl->variant == CLPHYS_LJ_HALF_CAS && p->group_size <= 1 &&
+                  !(tu && (tu->per_i || tu->cells || tu->tpi > 1 || tu->lfix));
+    int half = (pl->variant == CLPHYS_LJ_HALF_CAS && !slotted) || fixed;
     clphys_neighbor_params np = {.n = p->n,
                                  .box = {p->box[0], p->box[1], p->box[2]},
                                  .r_search = p->r_cut + p->skin,
                                  .kind = half ? CLPHYS_NEIGHBOR_HALF : CLPHYS_NEIGHBOR_FULL,
-                                 .layout = pl->variant == CLPHYS_LJ_FULL_TRANSPOSED
+                                 .layout = pl->variant == CLPHYS_LJ_FULL_TRANSPOSED || slotted
                                                ? CLPHYS_NEIGHBOR_TRANSPOSED
                                            : pl->variant == CLPHYS_LJ_FULL_STAGED ? CLPHYS_NEIGHBOR_STAGED
                                                                                    : CLPHYS_NEIGHBOR_CSR,
@@ -141,7 +153,9 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj
                  p->precision == CLPHYS_FP64 ? "17592186044416.0" : "4294967296.0");
     size_t rs = p->precision == CLPHYS_FP64 ? 8 : 4, n = p->n;
     cl_program prog = NULL;
-    if (pl->variant == CLPHYS_LJ_HALF_CAS && !(tu && tu->per_i)) {
+    if (slotted) {
+        CP_TRY(half_slot_create(ctx, pl, tu, opt));
+    } else if (pl->variant == CLPHYS_LJ_HALF_CAS && !(tu && tu->per_i)) {
         CP_TRY(half_block_create(ctx, pl, tu, opt));
     } else {
         if (pl->variant == CLPHYS_LJ_HALF_CAS) { /* per_i (experiments) */
@@ -298,6 +312,181 @@ static clphys_status half_block_create(clphys_context *ctx, clphys_lj_plan *pl, 
     return cp_write(ctx, pl->ovf, 0, 4, &zero);
 }
 
+/* half-cas, slot lists (cl/half_slot.cl, lj_half_slot): the block of cells
+ * per work-group, its accumulator slots and work-items.  Defaults: 3x2x2
+ * cells (320 work-groups on the seed's 15^3 cells fit the H100 in one wave;
+ * 2x2x2 ran 1.3x slower, bench/md-notes.md session 11), narrower when the
+ * neighbourhood at the mean density + 15 % does not fit in local memory (at
+ * most 48 KiB); work-items for the block's mean particle count + 15 %
+ * (32 .. 256).  A denser neighbourhood sends the excess to global memory
+ * (counted: clphys_lj_overflow). */
+static clphys_status half_slot_create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj_tune *tu,
+                                      const char *opt0)
+{
+    const clphys_device_info *dev = &ctx->info;
+    clphys_neighbor_plan *nb = pl->nb;
+    size_t rs = pl->p.precision == CLPHYS_FP64 ? 8 : 4, n = pl->p.n;
+    size_t local = (dev->local_mem_bytes < 49152 ? dev->local_mem_bytes : 49152) - 256;
+    double mean = (double)n / (double)nb->ncells;
+    static const int shapes[][3] = {{3, 2, 2}, {2, 2, 2}, {2, 2, 1}, {2, 1, 1}, {1, 1, 1}};
+    int fixed_shape = tu && tu->block[0] > 0;
+    size_t slots = 0;
+    for (size_t c = 0; c < sizeof shapes / sizeof *shapes; c++) {
+        for (int d = 0; d < 3; d++) {
+            pl->block[d] = fixed_shape ? tu->block[d] : shapes[c][d];
+            if (pl->block[d] < 1 || pl->block[d] > 8)
+                return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lj: half-cas block edge %d (1 .. 8 cells)",
+                                pl->block[d]);
+        }
+        double nlc = (pl->block[0] + 2.0) * (pl->block[1] + 2.0) * (pl->block[2] + 1.0);
+        slots = cp_round_up((size_t)(1.15 * mean * nlc) + 1, 64);
+        if (fixed_shape || 3 * rs * slots <= local) break;
+    }
+    if (tu && tu->slots > 0) slots = (size_t)tu->slots;
+    if (3 * rs * slots > local) slots = local / (3 * rs) / 32 * 32;
+    if (slots < 32)
+        return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED, "lj: half-cas needs more local memory than the %llu bytes of %s",
+                        (unsigned long long)dev->local_mem_bytes, dev->name);
+    size_t wg = tu && tu->wg > 0 ? (size_t)tu->wg : pl->p.work_group_size > 0 ? (size_t)pl->p.work_group_size : 0;
+    int asked = wg > 0;
+    if (!wg) {
+        wg = cp_round_up((size_t)(1.15 * mean * pl->block[0] * pl->block[1] * pl->block[2]) + 1, 32);
+        wg = wg < 32 ? 32 : wg > 256 ? 256 : wg;
+        while (wg > dev->max_work_group_size)
+            wg /= 2;
+    }
+    if (wg > dev->max_work_group_size)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lj: half-cas work-group size %zu > %zu", wg,
+                        dev->max_work_group_size);
+    pl->nblocks = 1;
+    for (int d = 0; d < 3; d++)
+        pl->nblocks *= (size_t)((nb->nc[d] + pl->block[d] - 1) / pl->block[d]);
+    CP_TRY(md_neighbor_want_cells(nb));
+    char opt[512];
+    snprintf(opt, sizeof opt, "%s -DHS_BX=%d -DHS_BY=%d -DHS_BZ=%d", opt0, pl->block[0], pl->block[1],
+             pl->block[2]);
+    cl_program hp;
+    CP_TRY(cp_program(ctx, "half_slot.cl", opt, &hp));
+    CP_TRY(cp_kernel(ctx, hp, "hs_block_count", &pl->k_bcount));
+    CP_TRY(cp_kernel(ctx, hp, "hs_rows", &pl->k_rows));
+    CP_TRY(cp_kernel(ctx, hp, "hs_tables", &pl->k_tables));
+    CP_TRY(cp_kernel(ctx, hp, "hs_derive", &pl->k_derive));
+    for (;;) {
+        snprintf(opt, sizeof opt, "%s -DLJ_SLOT=1 -DLJ_SLOTS=%zu -DLJ_WG=%zu", opt0, slots, wg);
+        cl_program prog;
+        CP_TRY(cp_program(ctx, "lj.cl", opt, &prog));
+        CP_TRY(cp_kernel(ctx, prog, "lj_half_slot", &pl->k));
+        pl->prog = prog;
+        size_t kwg = 0;
+        CP_CL(ctx, clGetKernelWorkGroupInfo(pl->k, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL));
+        if (kwg >= wg) break;
+        cp_release_kernel(&pl->k); /* the compiled kernel cannot run that many (registers) */
+        if (asked || wg / 2 < 32)
+            return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED,
+                            "lj: half-cas kernel runs at most %zu work-items per group on %s, %zu asked", kwg,
+                            dev->name, wg);
+        wg /= 2;
+    }
+    pl->wg = wg;
+    pl->tpi = 1;
+    pl->slots = (int)slots;
+    pl->slotted = 1;
+    pl->blocked = 1;
+    size_t nb1 = pl->nblocks, nlc = (size_t)(pl->block[0] + 2) * (pl->block[1] + 2) * (pl->block[2] + 1);
+    pl->hcap = nb->capacity / 2 + 16;
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * nb1, NULL, &pl->bcount));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * (nb1 + 1), NULL, &pl->bstart));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &pl->rowi));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &pl->rowof));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * nb1 * nlc, NULL, &pl->sbase));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * nb1 * slots, NULL, &pl->slot_j));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * nb1, NULL, &pl->nslot));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &pl->hcount));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * (size_t)pl->hcap * n, NULL, &pl->hl));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 2 * (size_t)pl->hcap * n, NULL, &pl->hs));
+    cl_uint zero = 0;
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4, NULL, &pl->ovf));
+    return cp_write(ctx, pl->ovf, 0, 4, &zero);
+}
+
+/* The slot lists from the neighbour plan's full list (after each build or
+ * shuffle): rows of each block, slot tables, half-space entries; the row
+ * capacity grows when a row outgrows it.  Kernel time goes to the build's. */
+static clphys_status half_slot_derive(clphys_lj_plan *pl)
+{
+    clphys_context *ctx = pl->ctx;
+    clphys_neighbor_plan *nb = pl->nb;
+    cl_uint n = (cl_uint)pl->p.n, nbk = (cl_uint)pl->nblocks, slots = (cl_uint)pl->slots;
+    cl_int nc[4] = {nb->nc[0], nb->nc[1], nb->nc[2], 0};
+    size_t g = md_global(n, 64), gb = md_global(nbk, 64);
+    double *ks = &nb->kernel_s;
+    cl_kernel k = pl->k_bcount;
+    CP_TRY(CP_ARG(ctx, k, 0, nb->start));
+    CP_TRY(CP_ARG(ctx, k, 1, nc));
+    CP_TRY(CP_ARG(ctx, k, 2, nbk));
+    CP_TRY(CP_ARG(ctx, k, 3, pl->bcount));
+    CP_TRY(cp_launch(ctx, k, 1, &gb, NULL, ks));
+    cl_uint *bs = malloc(4 * ((size_t)nbk + 1));
+    if (!bs) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "lj: half-cas block table");
+    clphys_status st = cp_read(ctx, pl->bcount, 0, 4 * (size_t)nbk, bs + 1);
+    bs[0] = 0;
+    for (size_t b = 0; b < nbk; b++) /* exclusive scan of the counts */
+        bs[b + 1] += bs[b];
+    if (!st) st = cp_write(ctx, pl->bstart, 0, 4 * ((size_t)nbk + 1), bs);
+    free(bs);
+    CP_TRY(st);
+    k = pl->k_rows;
+    CP_TRY(CP_ARG(ctx, k, 0, nb->start));
+    CP_TRY(CP_ARG(ctx, k, 1, nb->pcell));
+    CP_TRY(CP_ARG(ctx, k, 2, nc));
+    CP_TRY(CP_ARG(ctx, k, 3, n));
+    CP_TRY(CP_ARG(ctx, k, 4, pl->bstart));
+    CP_TRY(CP_ARG(ctx, k, 5, pl->rowi));
+    CP_TRY(CP_ARG(ctx, k, 6, pl->rowof));
+    CP_TRY(cp_launch(ctx, k, 1, &g, NULL, ks));
+    k = pl->k_tables;
+    CP_TRY(CP_ARG(ctx, k, 0, nb->start));
+    CP_TRY(CP_ARG(ctx, k, 1, nc));
+    CP_TRY(CP_ARG(ctx, k, 2, nbk));
+    CP_TRY(CP_ARG(ctx, k, 3, pl->bstart));
+    CP_TRY(CP_ARG(ctx, k, 4, pl->rowi));
+    CP_TRY(CP_ARG(ctx, k, 5, slots));
+    CP_TRY(CP_ARG(ctx, k, 6, pl->sbase));
+    CP_TRY(CP_ARG(ctx, k, 7, pl->slot_j));
+    CP_TRY(CP_ARG(ctx, k, 8, pl->nslot));
+    CP_TRY(cp_launch(ctx, k, 1, &gb, NULL, ks));
+    int dbl = pl->p.precision == CLPHYS_FP64;
+    double box[4] = {pl->p.box[0], pl->p.box[1], pl->p.box[2], 0};
+    float boxf[4] = {(float)box[0], (float)box[1], (float)box[2], 0};
+    for (;;) {
+        cl_uint zero = 0, maxc = 0, cap = (cl_uint)pl->hcap;
+        CP_TRY(cp_write(ctx, nb->overflow, 0, 4, &zero));
+        k = pl->k_derive;
+        cl_mem args[] = {nb->start, nb->pcell, nb->ncount, nb->list, pl->bstart, pl->rowi, pl->rowof, pl->sbase,
+                         pl->hl,    pl->hs};
+        CP_TRY(CP_ARG(ctx, k, 0, nb->pos));
+        CP_TRY(CP_ARG(ctx, k, 1, n));
+        CP_TRY(dbl ? CP_ARG(ctx, k, 2, box) : CP_ARG(ctx, k, 2, boxf));
+        CP_TRY(CP_ARG(ctx, k, 3, nc));
+        for (cl_uint a = 0; a < 10; a++)
+            CP_TRY(CP_ARG(ctx, k, 4 + a, args[a]));
+        CP_TRY(CP_ARG(ctx, k, 14, cap));
+        CP_TRY(CP_ARG(ctx, k, 15, pl->hcount));
+        CP_TRY(CP_ARG(ctx, k, 16, nb->overflow));
+        CP_TRY(cp_launch(ctx, k, 1, &g, NULL, ks));
+        CP_TRY(cp_read(ctx, nb->overflow, 0, 4, &maxc));
+        if (maxc <= cap) break;
+        size_t grow = (size_t)(maxc * 1.2) + 8;
+        cp_release_mem(&pl->hl);
+        cp_release_mem(&pl->hs);
+        pl->hcap = (int)grow;
+        CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * grow * n, NULL, &pl->hl));
+        CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 2 * grow * n, NULL, &pl->hs));
+    }
+    pl->derived_gen = nb->gen;
+    return CLPHYS_SUCCESS;
+}
+
 clphys_status clphys_lj_plan_create(clphys_context *ctx, const clphys_lj_params *p,
                                     clphys_lj_plan **plan)
 {
@@ -341,6 +530,7 @@ clphys_status clphys_lj_evaluate(clphys_lj_plan *pl, double *kernel_s)
     if (!pl) return CLPHYS_ERR_INVALID_ARGUMENT;
     clphys_context *ctx = pl->ctx;
     clphys_neighbor_plan *nb = pl->nb;
+    if (pl->slotted && pl->derived_gen != nb->gen) CP_TRY(half_slot_derive(pl));
     cl_kernel k = pl->k;
     cl_uint n = (cl_uint)pl->p.n;
     int dbl = pl->p.precision == CLPHYS_FP64;
@@ -354,9 +544,11 @@ clphys_status clphys_lj_evaluate(clphys_lj_plan *pl, double *kernel_s)
     CP_TRY(CP_ARG(ctx, k, a++, nb->pos));
     CP_TRY(CP_ARG(ctx, k, a++, n));
     int staged = pl->variant == CLPHYS_LJ_FULL_STAGED;
-    cl_mem rows = pl->variant == CLPHYS_LJ_FULL_TRANSPOSED || staged ? nb->ncount : nb->offset;
+    cl_mem rows = pl->slotted ? pl->hcount
+                  : pl->variant == CLPHYS_LJ_FULL_TRANSPOSED || staged ? nb->ncount : nb->offset;
     CP_TRY(CP_ARG(ctx, k, a++, rows));
-    CP_TRY(CP_ARG(ctx, k, a++, nb->list));
+    cl_mem list = pl->slotted ? pl->hl : nb->list;
+    CP_TRY(CP_ARG(ctx, k, a++, list));
     double id[4] = {1 / d[0], 1 / d[1], 1 / d[2], 0};
     float idf[4] = {(float)id[0], (float)id[1], (float)id[2], 0};
     CP_TRY(dbl ? CP_ARG(ctx, k, a, d) : CP_ARG(ctx, k, a, df));
@@ -399,7 +591,15 @@ clphys_status clphys_lj_evaluate(clphys_lj_plan *pl, double *kernel_s)
         CP_TRY(CP_ARG(ctx, k, a++, stcap));
         CP_TRY(cp_arg(ctx, k, a++, 4 * (9 * (size_t)(bx + 2) + 1), NULL)); /* local: slot offsets */
     }
-    if (pl->blocked) {
+    if (pl->slotted) {
+        CP_TRY(CP_ARG(ctx, k, a++, pl->hs));
+        CP_TRY(CP_ARG(ctx, k, a++, pl->bstart));
+        CP_TRY(CP_ARG(ctx, k, a++, pl->rowi));
+        CP_TRY(CP_ARG(ctx, k, a++, pl->slot_j));
+        CP_TRY(CP_ARG(ctx, k, a++, pl->nslot));
+        CP_TRY(CP_ARG(ctx, k, a++, pl->ovf));
+        g = pl->nblocks * pl->wg;
+    } else if (pl->blocked) {
         cl_int nc[4] = {nb->nc[0], nb->nc[1], nb->nc[2], 0};
         CP_TRY(CP_ARG(ctx, k, a++, nb->start));
         CP_TRY(CP_ARG(ctx, k, a++, nb->pcell));

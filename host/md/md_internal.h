@@ -32,6 +32,8 @@ struct clphys_neighbor_plan {
     size_t pairs;
     int growths;
     double kernel_s;             /* profiled time of the last build           */
+    unsigned long gen;           /* lists built or reordered so far: plans
+                                    that derive lists from this one compare  */
 };
 
 /* Shape of the half-cas kernel (zeros: the defaults of host/md/lj.c).
@@ -50,6 +52,8 @@ typedef struct {
                    (work-item w: copy w mod repl), summed after (0: 1)     */
     int lfix;   /* blocked: local partial sums as int64 fixed point added
                    by atom_add (cl/lj.cl, LJ_LFIX; needs int64 atomics)    */
+    int cells;  /* 1: the earlier cell-blocked kernel lj_half_block (also
+                   chosen by tpi > 1 or lfix) instead of lj_half_slot      */
     const char *extra;
 } md_lj_tune;
 
@@ -69,6 +73,12 @@ struct clphys_lj_plan {
     int repl;                    /* per_i: force copies (acc), 1 = f itself    */
     cl_mem acc;
     cl_mem ovf;                  /* slots that did not fit, since last read  */
+    /* half-cas, slot lists (cl/half_slot.cl, lj_half_slot) */
+    int slotted;
+    cl_kernel k_bcount, k_rows, k_tables, k_derive;
+    cl_mem bcount, bstart, rowi, rowof, sbase, slot_j, nslot, hl, hs, hcount;
+    int hcap;                    /* entries per row of hl, hs                 */
+    unsigned long derived_gen;   /* nb->gen the slot lists were derived from  */
     uint64_t overflow;           /* summed over reads                         */
 };
 

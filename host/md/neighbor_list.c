@@ -320,6 +320,7 @@ static clphys_status build_staged(clphys_neighbor_plan *pl, cl_uint *maxc)
 static clphys_status build_list(clphys_neighbor_plan *pl)
 {
     clphys_context *ctx = pl->ctx;
+    pl->gen++;
     size_t n = pl->p.n, g = md_global(n, 64);
     if (pl->p.layout == CLPHYS_NEIGHBOR_CSR) {
         CP_TRY(set_build_args(pl, 0));
@@ -599,6 +600,7 @@ clphys_status clphys_neighbor_shuffle(clphys_neighbor_plan *pl, uint64_t seed)
     cl_uint *off = NULL, *perm = NULL;
     cl_int *l = NULL;
     clphys_status st = host_csr(pl, &off, &l, &perm, 1);
+    pl->gen++;
     if (!st) {
         for (size_t i = 0; i < n; i++)
             for (cl_uint k = off[i + 1] - off[i]; k > 1; k--) { /* Fisher-Yates */
