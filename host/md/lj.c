@@ -317,7 +317,9 @@ static clphys_status half_block_create(clphys_context *ctx, clphys_lj_plan *pl, 
  * cells (320 work-groups on the seed's 15^3 cells fit the H100 in one wave;
  * 2x2x2 ran 1.3x slower, bench/md-notes.md session 11), narrower when the
  * neighbourhood at the mean density + 15 % does not fit in local memory (at
- * most 48 KiB); work-items for the block's mean particle count + 15 %
+ * most 48 KiB) or the block's particles + 15 % exceed 256 (at density 1.0,
+ * fp32, 3x2x2 blocks of ~520 particles took 57.6 ms per 100 calls, 2x2x1
+ * 35.1 in fp64); work-items for the block's mean particle count + 15 %
  * (32 .. 256).  A denser neighbourhood sends the excess to global memory
  * (counted: clphys_lj_overflow). */
 static clphys_status half_slot_create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj_tune *tu,
@@ -339,8 +341,9 @@ static clphys_status half_slot_create(clphys_context *ctx, clphys_lj_plan *pl, c
                                 pl->block[d]);
         }
         double nlc = (pl->block[0] + 2.0) * (pl->block[1] + 2.0) * (pl->block[2] + 1.0);
+        double rows = 1.15 * mean * pl->block[0] * pl->block[1] * pl->block[2];
         slots = cp_round_up((size_t)(1.15 * mean * nlc) + 1, 64);
-        if (fixed_shape || 3 * rs * slots <= local) break;
+        if (fixed_shape || (3 * rs * slots <= local && rows <= 256)) break;
     }
     if (tu && tu->slots > 0) slots = (size_t)tu->slots;
     if (3 * rs * slots > local) slots = local / (3 * rs) / 32 * 32;
