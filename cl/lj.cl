@@ -522,6 +522,9 @@ __kernel void lj_fixed_convert(__global const long *fx3, __global real_t *f, uin
 #ifndef LJ_SLOTS
 #define LJ_SLOTS 1024
 #endif
+#ifndef LJ_SLOT_PIPE
+#define LJ_SLOT_PIPE 2 /* list entries loaded ahead (positions one fewer); <= 1: none */
+#endif
 #ifndef LJ_BTPI
 #define LJ_BTPI 1 /* work-items per i */
 #endif
@@ -976,12 +979,18 @@ void lj_half_block(__global const real4_t *restrict pos, uint n,
  * compare-exchange (other blocks add to the same particles).  Slots >=
  * LJ_SLOTS (a denser neighbourhood than planned for) go to f directly and
  * are counted in *ovf.  f zero on entry; f.w receives each i's energy.
- * H100, seed benchmark fp64: 9.7-10.9 ms per 100 calls in the explorer of
- * this structure against 13.5 for lj_half_block (bench/md-notes.md, session
- * 11); the cost is the local read-modify-write per pair.
+ * Each work-item loads its entries two ahead and their positions one ahead:
+ * the exchanges of an entry wait for their results, and the loads issued
+ * before them overlap that wait.  H100, seed benchmark, 100 calls: 7.80 ms
+ * fp64, 6.93 fp32 (9.36 / 9.59 without the pipeline; 3 or 4 ahead: no
+ * better; the earlier lj_half_block 14.3 / 16.1; bench/md-notes.md, session
+ * 11).
  */
 #ifndef LJ_SLOTS
 #define LJ_SLOTS 1024
+#endif
+#ifndef LJ_SLOT_PIPE
+#define LJ_SLOT_PIPE 2 /* list entries loaded ahead (positions one fewer); <= 1: none */
 #endif
 
 inline void lj_slot_ladd(volatile __local LJ_UINT *a, uint s, real_t vx, real_t vy, real_t vz)
@@ -1030,11 +1039,45 @@ void lj_half_slot(__global const real4_t *restrict pos, uint n, __global const u
         uint row = i0 + q, i = rowi[row], c = hcount[row];
         real4_t p = pos[i];
         real_t fx = 0, fy = 0, fz = 0, e = 0, w = 0;
+#if LJ_SLOT_PIPE > 1
+        /* list entries LJ_SLOT_PIPE ahead, positions one fewer */
+        int ji[LJ_SLOT_PIPE];
+        uint si[LJ_SLOT_PIPE];
+        real4_t qi[LJ_SLOT_PIPE - 1];
+#pragma unroll
+        for (int d = 0; d < LJ_SLOT_PIPE; d++) {
+            ji[d] = (uint)d < c ? hl[(size_t)d * n + row] : (int)i;
+            si[d] = (uint)d < c ? hs[(size_t)d * n + row] : 0u;
+        }
+#pragma unroll
+        for (int d = 0; d < LJ_SLOT_PIPE - 1; d++)
+            qi[d] = pos[ji[d]];
+#endif
         for (uint k = 0; k < c; k++) {
+#if LJ_SLOT_PIPE > 1
+            int j = ji[0];
+            uint s = si[0];
+            real4_t qj = qi[0];
+#pragma unroll
+            for (int d = 0; d < LJ_SLOT_PIPE - 1; d++) {
+                ji[d] = ji[d + 1];
+                si[d] = si[d + 1];
+            }
+#pragma unroll
+            for (int d = 0; d < LJ_SLOT_PIPE - 2; d++)
+                qi[d] = qi[d + 1];
+            if (k + LJ_SLOT_PIPE - 1 < c) qi[LJ_SLOT_PIPE - 2] = pos[ji[LJ_SLOT_PIPE - 2]];
+            {
+                uint kk = k + LJ_SLOT_PIPE;
+                ji[LJ_SLOT_PIPE - 1] = kk < c ? hl[(size_t)kk * n + row] : (int)i;
+                si[LJ_SLOT_PIPE - 1] = kk < c ? hs[(size_t)kk * n + row] : 0u;
+            }
+#else
             size_t o = (size_t)k * n + row;
             int j = hl[o];
             uint s = hs[o];
             real4_t qj = pos[j];
+#endif
             real_t dx = lj_image(p.x - qj.x, box.x);
             real_t dy = lj_image(p.y - qj.y, box.y);
             real_t dz = lj_image(p.z - qj.z, box.z);

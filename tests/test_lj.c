@@ -395,9 +395,11 @@ static void test_half_block_shapes(void **state)
         {.block = {3, 3, 3}, .unroll = 1},
         {.block = {4, 2, 1}, .tpi = 4, .unroll = 2, .wg = 256},
         {.block = {1, 1, 1}, .wg = 32},
+        {.extra = "-DLJ_SLOT_PIPE=1"},
+        {.block = {2, 2, 1}, .extra = "-DLJ_SLOT_PIPE=4"},
     };
     static const char *names[] = {"2x2x2 tpi 2", "3x3x3 unroll 1", "4x2x1 tpi 4 unroll 2",
-                                  "1x1x1"};
+                                  "1x1x1", "slot, no pipeline", "slot, 4 ahead"};
     for (size_t t = 0; t < sizeof tunes / sizeof *tunes; t++)
         check_block(nb, x, bx, &tunes[t], names[t], NULL);
     /* fp32 without 64-bit atomics: x, y, z in three 32-bit exchanges */

@@ -295,6 +295,23 @@ static const cfg s11_32[] = {
     {"b332-u1", {B(3, 3, 2), .unroll = 1}, 0},
 };
 
+/* s12: the library's slot-list kernel (lj_half_slot) with list entries loaded LJ_SLOT_PIPE ahead and
+ * positions one fewer.  H100, session 11 (bench/md-notes.md): fp64 9.36 / 7.80 / 8.17 / 8.01 ms at
+ * 1 / 2 / 3 / 4 ahead, fp32 9.59 / 6.93 / 7.18 / 7.07; the local accumulators' old values read one
+ * entry ahead too (an experiment since removed) 10.0 / 8.7: the guesses went stale */
+static const cfg s12_64[] = {
+    {"slot-p1", {.extra = "-DLJ_SLOT_PIPE=1"}, 0},
+    {"slot", {0}, 0},
+    {"slot-p3", {.extra = "-DLJ_SLOT_PIPE=3"}, 0},
+    {"slot-p4", {.extra = "-DLJ_SLOT_PIPE=4"}, 0},
+    {"slot-b222", {.block = {2, 2, 2}}, 0},
+};
+static const cfg s12_32[] = {
+    {"slot-p1", {.extra = "-DLJ_SLOT_PIPE=1"}, 0},
+    {"slot", {0}, 0},
+    {"slot-p3", {.extra = "-DLJ_SLOT_PIPE=3"}, 0},
+};
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "all";
@@ -309,6 +326,7 @@ int main(int argc, char **argv)
 #define N(a) (sizeof a / sizeof *a)
     if (!strcmp(mode, "s9")) run_system(0.5, s9_64, N(s9_64), s9_32, N(s9_32), only);
     if (!strcmp(mode, "s11")) run_system(0.5, s11_64, N(s11_64), s11_32, N(s11_32), only);
+    if (!strcmp(mode, "s12")) run_system(0.5, s12_64, N(s12_64), s12_32, N(s12_32), only);
     if (strstr(mode, "d05")  || !strcmp(mode, "all")) run_system(0.5, d05_64, N(d05_64), d05_32, N(d05_32), only);
     if (strstr(mode, "d1") || !strcmp(mode, "all")) run_system(1.0, d1_64, N(d1_64), d1_32, N(d1_32), only);
     clphys_context_destroy(ctx);
