@@ -85,12 +85,12 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj
                         "sigma > 0, skin >= 0)",
                         p->r_cut, p->skin, p->epsilon, p->sigma);
     pl->variant = p->variant;
-    /* half-cas is the slot-list kernel (lj_half_slot) on every device: in
-     * the explorer of its structure (bench/md-explore/halfslot.c) 9.7-10.9
-     * ms fp64 per 100 calls on the H100 against 13.5 for the earlier
-     * cell-blocked kernel (lj_half_block, kept as md_lj_tune.cells) and 22.7
-     * for one work-item per i (lj_half_cas, md_lj_tune.per_i); on PoCL 157
-     * against 198 ms (bench/md-notes.md, session 11).
+    /* half-cas is the slot-list kernel (lj_half_slot) on every device: on
+     * the H100 7.97 ms fp64 per 100 calls against 14.65 for the earlier
+     * cell-blocked kernel (lj_half_block, kept as md_lj_tune.cells and for
+     * group_size > 1) and 22.7 for one work-item per i (lj_half_cas,
+     * md_lj_tune.per_i); on PoCL 157 against 198 ms in the explorer of its
+     * structure (bench/md-notes.md, session 11).
      * auto, measured: on the H100 the full transposed list wins or ties in fp64 and
      * fp32, at 62,500 and 2,048,000 atoms (bench/results/md-h100-2026-11-23.json);
      * on PoCL the explicit-vector cpu variant (md-pocl-2026-11-23.json: ~2x
@@ -375,7 +375,8 @@ static clphys_status half_slot_create(clphys_context *ctx, clphys_lj_plan *pl, c
     CP_TRY(cp_kernel(ctx, hp, "hs_tables", &pl->k_tables));
     CP_TRY(cp_kernel(ctx, hp, "hs_derive", &pl->k_derive));
     for (;;) {
-        snprintf(opt, sizeof opt, "%s -DLJ_SLOT=1 -DLJ_SLOTS=%zu -DLJ_WG=%zu", opt0, slots, wg);
+        snprintf(opt, sizeof opt, "%s -DLJ_SLOT=1 -DLJ_SLOTS=%zu -DLJ_WG=%zu %s", opt0, slots, wg,
+                 tu && tu->extra ? tu->extra : "");
         cl_program prog;
         CP_TRY(cp_program(ctx, "lj.cl", opt, &prog));
         CP_TRY(cp_kernel(ctx, prog, "lj_half_slot", &pl->k));
