@@ -29,6 +29,12 @@ inline real_t nb_image(real_t d, real_t b)
     d = d > h ? d - b : d;
     return d < -h ? d + b : d;
 }
+/* Cell coordinate v taken periodically into 0 .. m-1 (any int v). */
+inline int cell_wrap(int v, int m)
+{
+    v %= m;
+    return v < 0 ? v + m : v;
+}
 /* Neighbour-cell offsets to search along each dimension, lo[d] .. hi[d]:
  * with 2 cells -1 and +1 are the same cell, with 1 all three are, so each
  * distinct cell is visited once. */

@@ -51,10 +51,18 @@ inline uint hs_block_of(uint pc, int4 nc)
     return (uint)(((cz / HS_BZ) * nby + cy / HS_BY) * nbx + cx / HS_BX);
 }
 
-inline int hs_wrap(int v, int m)
+/* Is cell (cx, cy, cz) one of block b's own cells? */
+inline int hs_own(hs_block b, int cx, int cy, int cz, int4 nc)
 {
-    v %= m;
-    return v < 0 ? v + m : v;
+    return cell_wrap(cx - b.x0, nc.x) < b.wx && cell_wrap(cy - b.y0, nc.y) < b.wy && cell_wrap(cz - b.z0, nc.z) < b.wz;
+}
+
+/* Local coordinates of cell (cx, cy, cz) in block b's neighbourhood: the
+ * first of its positions when the grid is narrower than the neighbourhood;
+ * outside 0 .. HS_L* - 1 when the cell is not in it. */
+inline int4 hs_local(hs_block b, int cx, int cy, int cz, int4 nc)
+{
+    return (int4)(cell_wrap(cx - (b.x0 - 1), nc.x), cell_wrap(cy - (b.y0 - 1), nc.y), cell_wrap(cz - b.z0, nc.z), 0);
 }
 
 /* Particles per block: bcount[g]. */
@@ -111,14 +119,12 @@ __kernel void hs_tables(__global const uint *start, int4 nc, uint nblocks, __glo
         for (int ly = 0; ly < HS_LY; ly++)
             for (int lx = 0; lx < HS_LX; lx++) {
                 int lc = (lz * HS_LY + ly) * HS_LX + lx;
-                int cx = hs_wrap(b.x0 - 1 + lx, nc.x), cy = hs_wrap(b.y0 - 1 + ly, nc.y);
-                int cz = hs_wrap(b.z0 + lz, nc.z);
+                int cx = cell_wrap(b.x0 - 1 + lx, nc.x), cy = cell_wrap(b.y0 - 1 + ly, nc.y);
+                int cz = cell_wrap(b.z0 + lz, nc.z);
                 /* the first local position of each distinct cell only (a
                  * grid narrower than the neighbourhood aliases) */
-                int first = hs_wrap(cx - (b.x0 - 1), nc.x) == lx && hs_wrap(cy - (b.y0 - 1), nc.y) == ly &&
-                            hs_wrap(cz - b.z0, nc.z) == lz;
-                int own = hs_wrap(cx - b.x0, nc.x) < b.wx && hs_wrap(cy - b.y0, nc.y) < b.wy &&
-                          hs_wrap(cz - b.z0, nc.z) < b.wz;
+                int4 l = hs_local(b, cx, cy, cz, nc);
+                int first = l.x == lx && l.y == ly && l.z == lz, own = hs_own(b, cx, cy, cz, nc);
                 base[(size_t)g * HS_NLC + lc] = first && !own ? (int)s : -1;
                 if (!first || own) continue;
                 int c = (cz * nc.y + cy) * nc.x + cx;
@@ -155,13 +161,12 @@ __kernel void hs_derive(__global const real4_t *pos, uint n, real4_t box, int4 n
         if (!up) continue;
         uint pj = pcell[j], slot = HS_NONE;
         int cx = (int)(pj & 1023u), cy = (int)((pj >> 10) & 1023u), cz = (int)(pj >> 20);
-        if (hs_wrap(cx - b.x0, nc.x) < b.wx && hs_wrap(cy - b.y0, nc.y) < b.wy && hs_wrap(cz - b.z0, nc.z) < b.wz) {
+        if (hs_own(b, cx, cy, cz, nc)) {
             slot = rowof[j] - i0;
         } else {
-            int lx = hs_wrap(cx - (b.x0 - 1), nc.x), ly = hs_wrap(cy - (b.y0 - 1), nc.y);
-            int lz = hs_wrap(cz - b.z0, nc.z);
-            if (lx < HS_LX && ly < HS_LY && lz < HS_LZ) {
-                int b0 = bb[(lz * HS_LY + ly) * HS_LX + lx];
+            int4 l = hs_local(b, cx, cy, cz, nc);
+            if (l.x < HS_LX && l.y < HS_LY && l.z < HS_LZ) {
+                int b0 = bb[(l.z * HS_LY + l.y) * HS_LX + l.x];
                 if (b0 >= 0) slot = (uint)b0 + ((uint)j - start[(cz * nc.y + cy) * nc.x + cx]);
             }
         }

@@ -347,6 +347,33 @@ inline uint lj_cas_add3(volatile __global real_t *a, real_t vx, real_t vy, real_
     return issued;
 }
 
+/* x, y, z += v at u[0], u[stride], u[2 stride] in local memory by
+ * compare-exchange on the float bits, 3 issued before any result is
+ * examined; returns the exchanges issued. */
+inline uint lj_local_cas_add3(volatile __local LJ_UINT *u, uint stride, real_t vx, real_t vy, real_t vz)
+{
+    LJ_UINT ex = u[0], ey = u[stride], ez = u[2 * stride];
+    int dx = 0, dy = 0, dz = 0;
+    uint issued = 0;
+    for (;;) {
+        issued += 3 - dx - dy - dz;
+        LJ_UINT rx = dx ? ex : LJ_CMPXCHG(&u[0], ex, LJ_AS_U(LJ_AS_R(ex) + vx));
+        LJ_UINT ry = dy ? ey : LJ_CMPXCHG(&u[stride], ey, LJ_AS_U(LJ_AS_R(ey) + vy));
+        LJ_UINT rz = dz ? ez : LJ_CMPXCHG(&u[2 * stride], ez, LJ_AS_U(LJ_AS_R(ez) + vz));
+        dx = rx == ex; dy = ry == ey; dz = rz == ez;
+        if (dx && dy && dz) break;
+        ex = rx; ey = ry; ez = rz;
+    }
+    return issued;
+}
+
+/* f[j].xyz += v by global compare-exchange, from a fresh read of f[j]. */
+inline void lj_cas_add3_fresh(volatile __global real_t *f, int j, real_t vx, real_t vy, real_t vz)
+{
+    volatile __global LJ_UINT *u = (volatile __global LJ_UINT *)f + 4 * (size_t)j;
+    lj_cas_add3(&f[4 * (size_t)j], vx, vy, vz, LJ_AS_R(u[0]), LJ_AS_R(u[1]), LJ_AS_R(u[2]));
+}
+
 /* One component after a failed exchange: again from the value it returned. */
 inline void lj_cas_retry(volatile __global LJ_UINT *u, LJ_UINT e, LJ_UINT r, real_t v)
 {
@@ -666,20 +693,7 @@ inline void lj_lset(LJ_ACC_PARAMS, uint s, real_t vx, real_t vy, real_t vz)
 #define LJ_ACC_FWD a
 inline uint lj_ladd(LJ_ACC_PARAMS, int s, real_t vx, real_t vy, real_t vz)
 {
-    volatile __local LJ_UINT *u = a + s;
-    LJ_UINT ex = u[0], ey = u[LJ_SLOTS], ez = u[2 * LJ_SLOTS];
-    int dx = 0, dy = 0, dz = 0;
-    uint issued = 0;
-    for (;;) {
-        issued += 3 - dx - dy - dz;
-        LJ_UINT rx = dx ? ex : LJ_CMPXCHG(&u[0], ex, LJ_AS_U(LJ_AS_R(ex) + vx));
-        LJ_UINT ry = dy ? ey : LJ_CMPXCHG(&u[LJ_SLOTS], ey, LJ_AS_U(LJ_AS_R(ey) + vy));
-        LJ_UINT rz = dz ? ez : LJ_CMPXCHG(&u[2 * LJ_SLOTS], ez, LJ_AS_U(LJ_AS_R(ez) + vz));
-        dx = rx == ex; dy = ry == ey; dz = rz == ez;
-        if (dx && dy && dz) break;
-        ex = rx; ey = ry; ez = rz;
-    }
-    return issued;
+    return lj_local_cas_add3(a + s, LJ_SLOTS, vx, vy, vz);
 }
 inline void lj_lget(LJ_ACC_PARAMS, uint s, real_t *vx, real_t *vy, real_t *vz)
 {
@@ -993,31 +1007,12 @@ void lj_half_block(__global const real4_t *restrict pos, uint n,
 #define LJ_SLOT_PIPE 2 /* list entries loaded ahead (positions one fewer); <= 1: none */
 #endif
 
-inline void lj_slot_ladd(volatile __local LJ_UINT *a, uint s, real_t vx, real_t vy, real_t vz)
-{
-    volatile __local LJ_UINT *u = a + s;
-    LJ_UINT ex = u[0], ey = u[LJ_SLOTS], ez = u[2 * LJ_SLOTS];
-    int dx = 0, dy = 0, dz = 0;
-    for (;;) {
-        LJ_UINT rx = dx ? ex : LJ_CMPXCHG(&u[0], ex, LJ_AS_U(LJ_AS_R(ex) + vx));
-        LJ_UINT ry = dy ? ey : LJ_CMPXCHG(&u[LJ_SLOTS], ey, LJ_AS_U(LJ_AS_R(ey) + vy));
-        LJ_UINT rz = dz ? ez : LJ_CMPXCHG(&u[2 * LJ_SLOTS], ez, LJ_AS_U(LJ_AS_R(ez) + vz));
-        dx = rx == ex; dy = ry == ey; dz = rz == ez;
-        if (dx && dy && dz) break;
-        ex = rx; ey = ry; ez = rz;
-    }
-}
-
 /* v to slot s of this block, or to f[j] when s has no local accumulator */
 inline void lj_slot_add(volatile __local LJ_UINT *a, volatile __global real_t *f, uint s, int j, real_t vx,
                         real_t vy, real_t vz)
 {
-    if (s < LJ_SLOTS) {
-        lj_slot_ladd(a, s, vx, vy, vz);
-    } else {
-        volatile __global LJ_UINT *u = (volatile __global LJ_UINT *)f + 4 * (size_t)j;
-        lj_cas_add3(&f[4 * (size_t)j], vx, vy, vz, LJ_AS_R(u[0]), LJ_AS_R(u[1]), LJ_AS_R(u[2]));
-    }
+    if (s < LJ_SLOTS) lj_local_cas_add3(a + s, LJ_SLOTS, vx, vy, vz);
+    else lj_cas_add3_fresh(f, j, vx, vy, vz);
 }
 
 __kernel __attribute__((reqd_work_group_size(LJ_WG, 1, 1)))
@@ -1078,21 +1073,9 @@ void lj_half_slot(__global const real4_t *restrict pos, uint n, __global const u
             uint s = hs[o];
             real4_t qj = pos[j];
 #endif
-            real_t dx = lj_image(p.x - qj.x, box.x);
-            real_t dy = lj_image(p.y - qj.y, box.y);
-            real_t dz = lj_image(p.z - qj.z, box.z);
-            real_t r2 = dx * dx + dy * dy + dz * dz;
-            if (r2 < rc2) {
-                real_t ir2 = REAL_C(1.0) / r2;
-                real_t sr2 = sig2 * ir2;
-                real_t sr6 = sr2 * sr2 * sr2;
-                real_t fp = eps24 * sr6 * (REAL_C(2.0) * sr6 - REAL_C(1.0)) * ir2;
-                real_t gx = fp * dx, gy = fp * dy, gz = fp * dz;
-                fx += gx; fy += gy; fz += gz;
-                e += eps4 * sr6 * (sr6 - REAL_C(1.0)) - shift;
-                w += fp * r2;
-                lj_slot_add(acc, f, s, j, -gx, -gy, -gz);
-            }
+            real_t gx, gy, gz;
+            lj_pair(p, qj, box, rc2, eps4, eps24, sig2, shift, &fx, &fy, &fz, &e, &w, &gx, &gy, &gz);
+            if (gx != 0 || gy != 0 || gz != 0) lj_slot_add(acc, f, s, j, -gx, -gy, -gz);
         }
         if (fx != 0 || fy != 0 || fz != 0) lj_slot_add(acc, f, q, (int)i, fx, fy, fz);
         f[4 * (size_t)i + 3] = e;
@@ -1103,9 +1086,7 @@ void lj_half_slot(__global const real4_t *restrict pos, uint n, __global const u
     for (uint s = t; s < nacc; s += LJ_WG) {
         real_t vx = LJ_AS_R(acc[s]), vy = LJ_AS_R(acc[LJ_SLOTS + s]), vz = LJ_AS_R(acc[2 * LJ_SLOTS + s]);
         if (vx == 0 && vy == 0 && vz == 0) continue;
-        int j = slot_j[(size_t)g * LJ_SLOTS + s];
-        volatile __global LJ_UINT *u = (volatile __global LJ_UINT *)f + 4 * (size_t)j;
-        lj_cas_add3(&f[4 * (size_t)j], vx, vy, vz, LJ_AS_R(u[0]), LJ_AS_R(u[1]), LJ_AS_R(u[2]));
+        lj_cas_add3_fresh(f, slot_j[(size_t)g * LJ_SLOTS + s], vx, vy, vz);
     }
 }
 #endif /* LJ_SLOT */

@@ -48,11 +48,11 @@ __kernel void neighbor_build_staged(__global const real4_t *pos, uint n, real4_t
     search_range(nc, &slo, &shi);
     uint k = 0;
     for (int dz = slo.z; dz <= shi.z; dz++) {
-        int zz = stage_wrap(home.z + dz, nc.z);
+        int zz = cell_wrap(home.z + dz, nc.z);
         for (int dy = slo.y; dy <= shi.y; dy++) {
-            int yy = stage_wrap(home.y + dy, nc.y);
+            int yy = cell_wrap(home.y + dy, nc.y);
             for (int dx = slo.x; dx <= shi.x; dx++) {
-                int xx = stage_wrap(home.x + dx, nc.x);
+                int xx = cell_wrap(home.x + dx, nc.x);
                 uint c = (uint)((zz * nc.y + yy) * nc.x + xx);
                 uint lo = cell_start[c], hi = cell_start[c + 1];
                 uint slot0 = bb[(dz + 1) * 3 * w + (dy + 1) * w + lx0 + dx];

@@ -10,12 +10,7 @@
  * appears in several local cells; each entry names the one its search used. */
 #ifndef CLPHYS_STAGE_H
 #define CLPHYS_STAGE_H
-
-inline int stage_wrap(int v, int m)
-{
-    v %= m;
-    return v < 0 ? v + m : v;
-}
+#include "cell.h"
 
 /* Global cell index of local cell lc of block b. */
 inline uint stage_cell(int4 nc, int bx, uint b, int lc)
@@ -23,9 +18,9 @@ inline uint stage_cell(int4 nc, int bx, uint b, int lc)
     int nbx = (nc.x + bx - 1) / bx, w = bx + 2;
     int bxi = (int)(b % (uint)nbx), by = (int)(b / (uint)nbx) % nc.y, bz = (int)(b / (uint)nbx / (uint)nc.y);
     int lx = lc % w, r = lc / w;
-    int x = stage_wrap(bxi * bx - 1 + lx, nc.x);
-    int y = stage_wrap(by + r % 3 - 1, nc.y);
-    int z = stage_wrap(bz + r / 3 - 1, nc.z);
+    int x = cell_wrap(bxi * bx - 1 + lx, nc.x);
+    int y = cell_wrap(by + r % 3 - 1, nc.y);
+    int z = cell_wrap(bz + r / 3 - 1, nc.z);
     return (uint)((z * nc.y + y) * nc.x + x);
 }
 #endif
