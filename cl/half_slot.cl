@@ -134,16 +134,65 @@ __kernel void hs_tables(__global const uint *start, int4 nc, uint nblocks, __glo
     nslot[g] = s;
 }
 
+/* Does i list j (j in i's upper half-space: d = minimum image of x_j - x_i,
+ * d.z > 0, ties broken by d.y, d.x, then index)?  *r2 = |d|^2. */
+inline int hs_up(real4_t p, real4_t q, real4_t box, uint i, int j, real_t *r2)
+{
+    real_t dx = nb_image(q.x - p.x, box.x), dy = nb_image(q.y - p.y, box.y);
+    real_t dz = nb_image(q.z - p.z, box.z);
+    *r2 = dx * dx + dy * dy + dz * dz;
+    return dz > 0 || (dz == 0 && (dy > 0 || (dy == 0 && (dx > 0 || (dx == 0 && (uint)j > i)))));
+}
+
+/* Sort key of each sorted particle i: its half-space entries within r_cut
+ * (rc2 = r_cut^2) times 2^16 plus all its half-space entries. */
+__kernel void hs_key(__global const real4_t *pos, uint n, real4_t box, real_t rc2, __global const uint *count,
+                     __global const int *list, __global uint *key)
+{
+    uint i = get_global_id(0);
+    if (i >= n) return;
+    real4_t p = pos[i];
+    uint m = count[i], in = 0, up = 0;
+    for (uint e = 0; e < m; e++) {
+        int j = list[(size_t)e * n + i];
+        real_t r2;
+        if (!hs_up(p, pos[j], box, i, j, &r2)) continue;
+        up++;
+        in += r2 < rc2;
+    }
+    key[i] = (min(in, 65535u) << 16) | min(up, 65535u);
+}
+
+/* Rows of each block reordered by descending key (ties: the order of
+ * hs_rows), so that the work-items of a warp have lists of about the same
+ * length: rowi_out[row], rowof[particle]. */
+__kernel void hs_rank(__global const uint *pcell, int4 nc, uint n, __global const uint *bstart,
+                      __global const uint *rowi, __global const uint *key, __global uint *rowi_out,
+                      __global uint *rowof)
+{
+    uint row = get_global_id(0);
+    if (row >= n) return;
+    uint i = rowi[row], g = hs_block_of(pcell[i], nc), i0 = bstart[g], i1 = bstart[g + 1], kr = key[i], rank = 0;
+    for (uint r = i0; r < i1; r++) {
+        uint kq = key[rowi[r]];
+        rank += kq > kr || (kq == kr && r < row);
+    }
+    rowi_out[i0 + rank] = i;
+    rowof[i] = i0 + rank;
+}
+
 /* One work-item per row: the half-space entries of the full transposed list
  * (list[k * n + i], count[i]) with their slots, transposed by row:
- * hl[k * n + row], hs[k * n + row], hcount[row].  *overflow receives the
+ * hl[k * n + row], hs[k * n + row], hcount[row]; with cut_first, the entries
+ * within r_cut (rc2 = r_cut^2, at the positions of this build) come first,
+ * so that a warp's exchanges fall in its first steps.  *overflow receives the
  * largest count (the host grows cap and derives again). */
 __kernel void hs_derive(__global const real4_t *pos, uint n, real4_t box, int4 nc,
                         __global const uint *start, __global const uint *pcell,
                         __global const uint *count, __global const int *list,
                         __global const uint *bstart, __global const uint *rowi, __global const uint *rowof,
                         __global const int *base, __global int *hl, __global ushort *hs, uint cap,
-                        __global uint *hcount, volatile __global uint *overflow)
+                        __global uint *hcount, volatile __global uint *overflow, real_t rc2, uint cut_first)
 {
     uint row = get_global_id(0);
     if (row >= n) return;
@@ -152,30 +201,29 @@ __kernel void hs_derive(__global const real4_t *pos, uint n, real4_t box, int4 n
     real4_t p = pos[i];
     uint m = count[i], k = 0, i0 = bstart[g];
     __global const int *bb = base + (size_t)g * HS_NLC;
-    for (uint e = 0; e < m; e++) {
-        int j = list[(size_t)e * n + i];
-        real4_t q = pos[j];
-        real_t dx = nb_image(q.x - p.x, box.x), dy = nb_image(q.y - p.y, box.y);
-        real_t dz = nb_image(q.z - p.z, box.z);
-        int up = dz > 0 || (dz == 0 && (dy > 0 || (dy == 0 && (dx > 0 || (dx == 0 && (uint)j > i)))));
-        if (!up) continue;
-        uint pj = pcell[j], slot = HS_NONE;
-        int cx = (int)(pj & 1023u), cy = (int)((pj >> 10) & 1023u), cz = (int)(pj >> 20);
-        if (hs_own(b, cx, cy, cz, nc)) {
-            slot = rowof[j] - i0;
-        } else {
-            int4 l = hs_local(b, cx, cy, cz, nc);
-            if (l.x < HS_LX && l.y < HS_LY && l.z < HS_LZ) {
-                int b0 = bb[(l.z * HS_LY + l.y) * HS_LX + l.x];
-                if (b0 >= 0) slot = (uint)b0 + ((uint)j - start[(cz * nc.y + cy) * nc.x + cx]);
+    for (uint pass = 0; pass < (cut_first ? 2u : 1u); pass++)
+        for (uint e = 0; e < m; e++) {
+            int j = list[(size_t)e * n + i];
+            real_t r2;
+            if (!hs_up(p, pos[j], box, i, j, &r2)) continue;
+            if (cut_first && (r2 < rc2) != (pass == 0)) continue; /* pass 0: inside r_cut, 1: the rest */
+            uint pj = pcell[j], slot = HS_NONE;
+            int cx = (int)(pj & 1023u), cy = (int)((pj >> 10) & 1023u), cz = (int)(pj >> 20);
+            if (hs_own(b, cx, cy, cz, nc)) {
+                slot = rowof[j] - i0;
+            } else {
+                int4 l = hs_local(b, cx, cy, cz, nc);
+                if (l.x < HS_LX && l.y < HS_LY && l.z < HS_LZ) {
+                    int b0 = bb[(l.z * HS_LY + l.y) * HS_LX + l.x];
+                    if (b0 >= 0) slot = (uint)b0 + ((uint)j - start[(cz * nc.y + cy) * nc.x + cx]);
+                }
             }
+            if (k < cap) {
+                hl[(size_t)k * n + row] = j;
+                hs[(size_t)k * n + row] = (ushort)min(slot, (uint)HS_NONE);
+            }
+            k++;
         }
-        if (k < cap) {
-            hl[(size_t)k * n + row] = j;
-            hs[(size_t)k * n + row] = (ushort)min(slot, (uint)HS_NONE);
-        }
-        k++;
-    }
     hcount[row] = k;
     atomic_max(overflow, k);
 }

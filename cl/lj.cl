@@ -1006,6 +1006,41 @@ void lj_half_block(__global const real4_t *restrict pos, uint n,
 #ifndef LJ_SLOT_PIPE
 #define LJ_SLOT_PIPE 2 /* list entries loaded ahead (positions one fewer); <= 1: none */
 #endif
+#ifndef LJ_SPLIT
+#define LJ_SPLIT 1 /* work-groups per block, each a contiguous share of its rows */
+#endif
+#ifndef LJ_SLOT_DEFER
+#define LJ_SLOT_DEFER 0 /* 1: an entry's exchanges examined after the next pair */
+#endif
+
+#if LJ_SLOT_DEFER
+/* lj_local_cas_add3 in two halves (experiment, md-notes session 12): the
+ * first exchanges issued, their results examined later. */
+typedef struct {
+    LJ_UINT ex, ey, ez; /* values the exchanges expected */
+    LJ_UINT rx, ry, rz; /* values they found             */
+} lj_cas3;
+
+inline lj_cas3 lj_local_cas3_exchange(volatile __local LJ_UINT *u, real_t vx, real_t vy, real_t vz, lj_cas3 c)
+{
+    c.rx = LJ_CMPXCHG(&u[0], c.ex, LJ_AS_U(LJ_AS_R(c.ex) + vx));
+    c.ry = LJ_CMPXCHG(&u[LJ_SLOTS], c.ey, LJ_AS_U(LJ_AS_R(c.ey) + vy));
+    c.rz = LJ_CMPXCHG(&u[2 * LJ_SLOTS], c.ez, LJ_AS_U(LJ_AS_R(c.ez) + vz));
+    return c;
+}
+
+inline void lj_local_cas3_finish(volatile __local LJ_UINT *u, real_t vx, real_t vy, real_t vz, lj_cas3 c)
+{
+    int dx = c.rx == c.ex, dy = c.ry == c.ey, dz = c.rz == c.ez;
+    while (!(dx && dy && dz)) {
+        c.ex = c.rx; c.ey = c.ry; c.ez = c.rz;
+        c.rx = dx ? c.ex : LJ_CMPXCHG(&u[0], c.ex, LJ_AS_U(LJ_AS_R(c.ex) + vx));
+        c.ry = dy ? c.ey : LJ_CMPXCHG(&u[LJ_SLOTS], c.ey, LJ_AS_U(LJ_AS_R(c.ey) + vy));
+        c.rz = dz ? c.ez : LJ_CMPXCHG(&u[2 * LJ_SLOTS], c.ez, LJ_AS_U(LJ_AS_R(c.ez) + vz));
+        dx = c.rx == c.ex; dy = c.ry == c.ey; dz = c.rz == c.ez;
+    }
+}
+#endif
 
 /* v to slot s of this block, or to f[j] when s has no local accumulator */
 inline void lj_slot_add(volatile __local LJ_UINT *a, volatile __global real_t *f, uint s, int j, real_t vx,
@@ -1023,17 +1058,24 @@ void lj_half_slot(__global const real4_t *restrict pos, uint n, __global const u
                   __global const uint *restrict nslot, volatile __global uint *ovf)
 {
     __local LJ_UINT acc[3 * LJ_SLOTS];
-    uint t = get_local_id(0), g = get_group_id(0);
+    uint t = get_local_id(0), g = get_group_id(0) / LJ_SPLIT, h = get_group_id(0) % LJ_SPLIT;
     uint i0 = bstart[g], ni = bstart[g + 1] - i0, ns = nslot[g], nacc = min(ns, (uint)LJ_SLOTS);
+    uint q1 = ni * (h + 1) / LJ_SPLIT; /* this group's rows: q0 .. q1-1 of the block */
     for (uint s = t; s < nacc; s += LJ_WG) {
         acc[s] = 0; acc[LJ_SLOTS + s] = 0; acc[2 * LJ_SLOTS + s] = 0;
     }
-    if (t == 0 && ns > LJ_SLOTS) atomic_add(ovf, ns - LJ_SLOTS);
+    if (t == 0 && h == 0 && ns > LJ_SLOTS) atomic_add(ovf, ns - LJ_SLOTS);
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint q = t; q < ni; q += LJ_WG) {
+    for (uint q = ni * h / LJ_SPLIT + t; q < q1; q += LJ_WG) {
         uint row = i0 + q, i = rowi[row], c = hcount[row];
         real4_t p = pos[i];
         real_t fx = 0, fy = 0, fz = 0, e = 0, w = 0;
+#if LJ_SLOT_DEFER
+        /* the entry whose exchanges are in flight: slot ps (none: LJ_SLOTS) */
+        uint ps = LJ_SLOTS;
+        real_t px = 0, py = 0, pz = 0;
+        lj_cas3 pc;
+#endif
 #if LJ_SLOT_PIPE > 1
         /* list entries LJ_SLOT_PIPE ahead, positions one fewer */
         int ji[LJ_SLOT_PIPE];
@@ -1089,9 +1131,31 @@ void lj_half_slot(__global const real4_t *restrict pos, uint n, __global const u
                 fx += gx; fy += gy; fz += gz;
                 e += eps4 * sr6 * (sr6 - REAL_C(1.0)) - shift;
                 w += fp * r2;
+#if LJ_SLOT_DEFER
+                if (s < LJ_SLOTS) {
+                    /* this pair's math overlapped the previous exchanges */
+                    lj_cas3 nc;
+#if LJ_SLOT_DEFER > 1
+                    /* this entry's old values read before the wait */
+                    nc.ex = acc[s]; nc.ey = acc[LJ_SLOTS + s]; nc.ez = acc[2 * LJ_SLOTS + s];
+                    if (ps < LJ_SLOTS) lj_local_cas3_finish(acc + ps, px, py, pz, pc);
+#else
+                    if (ps < LJ_SLOTS) lj_local_cas3_finish(acc + ps, px, py, pz, pc);
+                    nc.ex = acc[s]; nc.ey = acc[LJ_SLOTS + s]; nc.ez = acc[2 * LJ_SLOTS + s];
+#endif
+                    ps = s; px = -gx; py = -gy; pz = -gz;
+                    pc = lj_local_cas3_exchange(acc + s, px, py, pz, nc);
+                } else {
+                    lj_cas_add3_fresh(f, j, -gx, -gy, -gz);
+                }
+#else
                 lj_slot_add(acc, f, s, j, -gx, -gy, -gz);
+#endif
             }
         }
+#if LJ_SLOT_DEFER
+        if (ps < LJ_SLOTS) lj_local_cas3_finish(acc + ps, px, py, pz, pc);
+#endif
         if (fx != 0 || fy != 0 || fz != 0) lj_slot_add(acc, f, q, (int)i, fx, fy, fz);
         f[4 * (size_t)i + 3] = e;
         vir[i] = w;

@@ -312,6 +312,54 @@ static const cfg s12_32[] = {
     {"slot-p3", {.extra = "-DLJ_SLOT_PIPE=3"}, 0},
 };
 
+/* s13: lj_half_slot with an entry's exchanges examined only after the next pair's math (LJ_SLOT_DEFER
+ * 1), and with that entry's old values read before the wait as well (2) */
+static const cfg s13_64[] = {
+    {"slot", {0}, 0},
+    {"slot-d1", {.extra = "-DLJ_SLOT_DEFER=1"}, 0},
+    {"slot-d2", {.extra = "-DLJ_SLOT_DEFER=2"}, 0},
+    {"slot-d1-p1", {.extra = "-DLJ_SLOT_DEFER=1 -DLJ_SLOT_PIPE=1"}, 0},
+    {"slot-d1-p3", {.extra = "-DLJ_SLOT_DEFER=1 -DLJ_SLOT_PIPE=3"}, 0},
+    {"slot-d2-p3", {.extra = "-DLJ_SLOT_DEFER=2 -DLJ_SLOT_PIPE=3"}, 0},
+    {"slot-d1-b222", {.block = {2, 2, 2}, .extra = "-DLJ_SLOT_DEFER=1"}, 0},
+    {"slot-s2", {.split = 2}, 0},
+    {"slot-s2-p3", {.split = 2, .extra = "-DLJ_SLOT_PIPE=3"}, 0},
+    {"slot-s2-d1", {.split = 2, .extra = "-DLJ_SLOT_DEFER=1"}, 0},
+    {"slot-s3", {.split = 3}, 0},
+    {"slot-s4", {.split = 4}, 0},
+    {"slot-b222-s2", {.block = {2, 2, 2}, .split = 2}, 0},
+    {"slot-b332-s2", {.block = {3, 3, 2}, .split = 2}, 0},
+    {"slot-again", {0}, 0},
+};
+static const cfg s13_32[] = {
+    {"slot", {0}, 0},
+    {"slot-d1", {.extra = "-DLJ_SLOT_DEFER=1"}, 0},
+    {"slot-d2", {.extra = "-DLJ_SLOT_DEFER=2"}, 0},
+    {"slot-d1-p3", {.extra = "-DLJ_SLOT_DEFER=1 -DLJ_SLOT_PIPE=3"}, 0},
+    {"slot-s2", {.split = 2}, 0},
+    {"slot-s3", {.split = 3}, 0},
+    {"slot-again", {0}, 0},
+};
+
+/* s14: slot lists with the entries within r_cut first in each row (order 2), the rows of a block by
+ * descending list length (3), or both (4); 1 = plain order */
+static const cfg s14_64[] = {
+    {"slot-o1", {.order = 1}, 0},
+    {"slot-o2", {.order = 2}, 0},
+    {"slot-o3", {.order = 3}, 0},
+    {"slot-o4", {.order = 4}, 0},
+    {"slot-o4-p3", {.order = 4, .extra = "-DLJ_SLOT_PIPE=3"}, 0},
+    {"slot-o4-b222", {.block = {2, 2, 2}, .order = 4}, 0},
+    {"slot-o4-d1", {.order = 4, .extra = "-DLJ_SLOT_DEFER=1"}, 0},
+    {"slot-o1-again", {.order = 1}, 0},
+};
+static const cfg s14_32[] = {
+    {"slot-o1", {.order = 1}, 0},
+    {"slot-o2", {.order = 2}, 0},
+    {"slot-o3", {.order = 3}, 0},
+    {"slot-o4", {.order = 4}, 0},
+};
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "all";
@@ -327,6 +375,9 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "s9")) run_system(0.5, s9_64, N(s9_64), s9_32, N(s9_32), only);
     if (!strcmp(mode, "s11")) run_system(0.5, s11_64, N(s11_64), s11_32, N(s11_32), only);
     if (!strcmp(mode, "s12")) run_system(0.5, s12_64, N(s12_64), s12_32, N(s12_32), only);
+    if (!strcmp(mode, "s13")) run_system(0.5, s13_64, N(s13_64), s13_32, N(s13_32), only);
+    if (!strcmp(mode, "s14")) run_system(0.5, s14_64, N(s14_64), s14_32, N(s14_32), only);
+    if (!strcmp(mode, "s14hi")) run_system(1.0, s14_64, N(s14_64), s14_32, N(s14_32), only);
     if (strstr(mode, "d05")  || !strcmp(mode, "all")) run_system(0.5, d05_64, N(d05_64), d05_32, N(d05_32), only);
     if (strstr(mode, "d1") || !strcmp(mode, "all")) run_system(1.0, d1_64, N(d1_64), d1_32, N(d1_32), only);
     clphys_context_destroy(ctx);

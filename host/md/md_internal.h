@@ -36,6 +36,12 @@ struct clphys_neighbor_plan {
                                     that derive lists from this one compare  */
 };
 
+/* Order of the half-cas slot lists (cl/half_slot.cl): entries within r_cut
+ * first in each row; rows of a block by descending list length (defaults in
+ * host/md/lj.c, half_slot_create). */
+#define HS_CUT_FIRST 1
+#define HS_SORTED_ROWS 2
+
 /* Shape of the half-cas kernel (zeros: the defaults of host/md/lj.c).
  * block: cells per work-group of the cell-blocked kernel (lj_half_block);
  * wg: its work-items; tpi: work-items per i; unroll: list entries gathered
@@ -54,6 +60,9 @@ typedef struct {
                    by atom_add (cl/lj.cl, LJ_LFIX; needs int64 atomics)    */
     int cells;  /* 1: the earlier cell-blocked kernel lj_half_block (also
                    chosen by tpi > 1 or lfix) instead of lj_half_slot      */
+    int split;  /* slot lists: work-groups per block of cells, each taking
+                   a contiguous share of its rows (0: 1)                  */
+    int order;  /* slot lists: 0 the default, else 1 + HS_* bits          */
     const char *extra;
 } md_lj_tune;
 
@@ -74,9 +83,9 @@ struct clphys_lj_plan {
     cl_mem acc;
     cl_mem ovf;                  /* slots that did not fit, since last read  */
     /* half-cas, slot lists (cl/half_slot.cl, lj_half_slot) */
-    int slotted;
-    cl_kernel k_bcount, k_rows, k_tables, k_derive;
-    cl_mem bcount, bstart, rowi, rowof, sbase, slot_j, nslot, hl, hs, hcount;
+    int slotted, split, order;  /* order: HS_* bits                          */
+    cl_kernel k_bcount, k_rows, k_tables, k_derive, k_key, k_rank;
+    cl_mem bcount, bstart, rowi, rowof, rowtmp, sbase, slot_j, nslot, hl, hs, hcount;
     int hcap;                    /* entries per row of hl, hs                 */
     unsigned long derived_gen;   /* nb->gen the slot lists were derived from  */
     uint64_t overflow;           /* summed over reads                         */
