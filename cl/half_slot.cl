@@ -6,7 +6,11 @@
  * grid's upper edges): block g = (bz * nby + by) * nbx + bx.  Rows: the
  * particles of block g are rows bstart[g] .. bstart[g+1]-1, cell rows of the
  * block in (z, y) order (rowi[r] = sorted particle of row r, rowof its
- * inverse).  Pair (i, j) is listed once, by the particle from which the other
+ * inverse), optionally reordered by descending list length (hs_key,
+ * hs_rank): a warp takes as many steps as its longest row, and rows of about
+ * equal length waste fewer (H100, seed benchmark: 7.84 -> 7.30 ms fp64 per
+ * 100 calls; with the entries within r_cut first as well, 6.73; fp32 best
+ * with rows sorted only, 6.63; bench/md-notes.md, session 12).  Pair (i, j) is listed once, by the particle from which the other
  * lies in the upper half-space (d = minimum image of x_j - x_i: d.z > 0, ties
  * broken by d.y, d.x, then index), so every i lists about half of its
  * neighbours wherever it sits in its cell; j is then in i's cell layer or the

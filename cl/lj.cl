@@ -995,10 +995,13 @@ void lj_half_block(__global const real4_t *restrict pos, uint n,
  * are counted in *ovf.  f zero on entry; f.w receives each i's energy.
  * Each work-item loads its entries two ahead and their positions one ahead:
  * the exchanges of an entry wait for their results, and the loads issued
- * before them overlap that wait.  H100, seed benchmark, 100 calls: 7.80 ms
- * fp64, 6.93 fp32 (9.36 / 9.59 without the pipeline; 3 or 4 ahead: no
- * better; the earlier lj_half_block 14.3 / 16.1; bench/md-notes.md, session
- * 11).
+ * before them overlap that wait.  H100, seed benchmark, 100 calls, lists in
+ * plain order: 7.80 ms fp64, 6.93 fp32 (9.36 / 9.59 without the pipeline; 3
+ * or 4 ahead: no better; the earlier lj_half_block 14.3 / 16.1;
+ * bench/md-notes.md, session 11); with the lists' orders of half_slot.cl
+ * 6.74 / 6.71 (session 12).  LJ_SPLIT > 1 (several work-groups per block)
+ * and LJ_SLOT_DEFER (an entry's exchanges examined only after the next
+ * pair) measured slower at density 0.5 and stay experiments.
  */
 #ifndef LJ_SLOTS
 #define LJ_SLOTS 1024

@@ -86,7 +86,9 @@ typedef enum {
                                     each pair once (half list taken from the full
                                     list by half-space), j forces summed per block
                                     of cells in local memory, one global exchange
-                                    per particle and block                       */
+                                    per particle and block; rows of a block by
+                                    list length, entries within r_cut first
+                                    (fp64), so a warp's lanes stay busy together */
     CLPHYS_LJ_HALF_FIXEDPOINT,   /* third law, int64 fixed point: bit-identical    */
     CLPHYS_LJ_CPU,               /* CPU-shaped: block of i, vectors over j (full)  */
     CLPHYS_LJ_FULL_STAGED,       /* work-group per block of cells, neighbours'

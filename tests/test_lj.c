@@ -3,8 +3,8 @@
  * half-fixedpoint bit-identical across runs; overlapping atoms; variant names;
  * the half-cas kernels (slot lists by default, cell-blocked, per i) on grids
  * of 2 to 7 cells per side, with particles on cell and box boundaries, forced
- * slot overflow, other block shapes, a shuffled list, and positions moved
- * across cells without a rebuild. */
+ * slot overflow, other block shapes, a shuffled list, the slot lists'
+ * orders, and positions moved across cells without a rebuild. */
 #include "host/md/md_internal.h"
 #include "host/ref/md_ref.h"
 #include "util.h"
@@ -287,6 +287,55 @@ static double *block_system(const int nc[3], size_t *nb, double bx[3], uint64_t 
 
 /* half-cas with tune tu on (nb, x, bx) against the O(N^2) reference, fp32 and
  * fp64; *overflow receives the plan's slot overflow count. */
+/* The slot lists hold the order asked for (pl->order): in each row, the
+ * entries within r_cut (at the derive's positions) before the others; in
+ * each block, rows by descending (entries within r_cut, entries). */
+static void check_slot_order(clphys_lj_plan *pl)
+{
+    size_t n = pl->p.n, cap = (size_t)pl->hcap, nbk = pl->nblocks;
+    int dbl = pl->p.precision == CLPHYS_FP64;
+    cl_uint *cnt = malloc(4 * n), *rowi = malloc(4 * n), *bst = malloc(4 * (nbk + 1));
+    cl_int *hl = malloc(4 * cap * n);
+    double *q = malloc(4 * n * sizeof *q);
+    unsigned *in = malloc(n * sizeof *in), *amb = calloc(n, sizeof *amb);
+    assert_int_equal(cp_read(ctx, pl->hcount, 0, 4 * n, cnt), CLPHYS_SUCCESS);
+    assert_int_equal(cp_read(ctx, pl->rowi, 0, 4 * n, rowi), CLPHYS_SUCCESS);
+    assert_int_equal(cp_read(ctx, pl->bstart, 0, 4 * (nbk + 1), bst), CLPHYS_SUCCESS);
+    assert_int_equal(cp_read(ctx, pl->hl, 0, 4 * cap * n, hl), CLPHYS_SUCCESS);
+    assert_int_equal(md_download_real4(ctx, dbl ? 8 : 4, pl->nb->pos, q, n), CLPHYS_SUCCESS);
+    double rc2 = pl->p.r_cut * pl->p.r_cut;
+    size_t moved = 0;
+    for (size_t row = 0; row < n; row++) {
+        const double *a = q + 4 * rowi[row];
+        int outside = 0;
+        in[row] = 0;
+        for (size_t k = 0; k < cnt[row]; k++) {
+            const double *b = q + 4 * hl[k * n + row];
+            double r2 = 0;
+            for (int c = 0; c < 3; c++) {
+                double d = b[c] - a[c], L = pl->p.box[c];
+                d -= L * nearbyint(d / L);
+                r2 += d * d;
+            }
+            int inside = dbl ? r2 < rc2 : (float)r2 < (float)rc2;
+            if (fabs(r2 - rc2) < 1e-5 * rc2) { /* rounding at the cutoff: either side */
+                amb[row]++;
+                continue;
+            }
+            in[row] += inside;
+            if (inside && outside) moved++;
+            outside |= !inside;
+        }
+    }
+    if (pl->order & HS_CUT_FIRST) assert_true(moved == 0);
+    if (pl->order & HS_SORTED_ROWS)
+        for (size_t b = 0; b < nbk; b++)
+            for (cl_uint r = bst[b] + 1; r < bst[b + 1]; r++)
+                assert_true(amb[r - 1] + amb[r] ? in[r - 1] + amb[r - 1] >= in[r] /* either side of r_cut */
+                                                : in[r - 1] > in[r] || (in[r - 1] == in[r] && cnt[r - 1] >= cnt[r]));
+    free(cnt), free(rowi), free(bst), free(hl), free(q), free(in), free(amb);
+}
+
 static void check_block(size_t nb, const double *x, const double bx[3], const md_lj_tune *tu,
                         const char *what, uint64_t *overflow)
 {
@@ -346,6 +395,7 @@ static void check_block(size_t nb, const double *x, const double bx[3], const md
         assert_true(ev <= tol);
         assert_true(mom <= (prec ? 1e-12 : 1e-5));
         if (pl->slotted) { /* a shuffled full list: the slot lists are derived again */
+            check_slot_order(pl);
             unsigned long gen = pl->derived_gen;
             assert_int_equal(clphys_neighbor_shuffle(pl->nb, 77), CLPHYS_SUCCESS);
             tu_poison_f64(f, 3 * nb);

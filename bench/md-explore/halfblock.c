@@ -313,7 +313,9 @@ static const cfg s12_32[] = {
 };
 
 /* s13: lj_half_slot with an entry's exchanges examined only after the next pair's math (LJ_SLOT_DEFER
- * 1), and with that entry's old values read before the wait as well (2) */
+ * 1), and with that entry's old values read before the wait as well (2); split: work-groups per block.
+ * H100, session 12 (bench/md-notes.md): fp64 7.93-7.96 ms plain, 8.94 / 11.4 deferred, 8.86 / 11.6 / 13.4
+ * split 2 / 3 / 4; fp32 7.07 plain, 8.49-8.67 deferred */
 static const cfg s13_64[] = {
     {"slot", {0}, 0},
     {"slot-d1", {.extra = "-DLJ_SLOT_DEFER=1"}, 0},
@@ -342,7 +344,9 @@ static const cfg s13_32[] = {
 };
 
 /* s14: slot lists with the entries within r_cut first in each row (order 2), the rows of a block by
- * descending list length (3), or both (4); 1 = plain order */
+ * descending list length (3), or both (4); 1 = plain order.  H100, session 12: fp64 7.84-7.91 / 7.74-7.76
+ * / 7.30 / 6.73-6.74 ms; fp32 6.94-7.05 / 7.49-7.57 / 6.63-7.38 / 7.04-7.09; s14hi (density 1.0) fp64
+ * 30.2 / 28.6 / 29.8 / 27.7 ms, deferred exchanges with both orders 23.3 */
 static const cfg s14_64[] = {
     {"slot-o1", {.order = 1}, 0},
     {"slot-o2", {.order = 2}, 0},

@@ -321,7 +321,8 @@ static clphys_status half_block_create(clphys_context *ctx, clphys_lj_plan *pl, 
  * fp32, 3x2x2 blocks of ~520 particles took 57.6 ms per 100 calls, 2x2x1
  * 35.1 in fp64); work-items for the block's mean particle count + 15 %
  * (32 .. 256).  A denser neighbourhood sends the excess to global memory
- * (counted: clphys_lj_overflow). */
+ * (counted: clphys_lj_overflow).  Rows of a block by list length, and in
+ * fp64 the entries within r_cut first (cl/half_slot.cl). */
 static clphys_status half_slot_create(clphys_context *ctx, clphys_lj_plan *pl, const md_lj_tune *tu,
                                       const char *opt0)
 {
