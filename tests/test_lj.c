@@ -426,7 +426,11 @@ static void test_half_block_grids(void **state)
         snprintf(what, sizeof what, "grid %dx%dx%d", grids[g][0], grids[g][1], grids[g][2]);
         uint64_t ov;
         check_block(nb, x, bx, NULL, what, &ov);
-        assert_true(ov == 0); /* default slots hold every neighbourhood here */
+        /* the default slots (mean density + 15 %) hold nearly every
+         * neighbourhood: the jittered particles on cell faces make a few
+         * exceed it for some seeds (3 of 2744 at 7x7x7, seed 65843522450),
+         * and those take the global path, checked above */
+        assert_true(ov <= nb / 100);
         free(x);
     }
 }
