@@ -999,18 +999,17 @@ void lj_half_block(__global const real4_t *restrict pos, uint n,
  * plain order: 7.80 ms fp64, 6.93 fp32 (9.36 / 9.59 without the pipeline; 3
  * or 4 ahead: no better; the earlier lj_half_block 14.3 / 16.1;
  * bench/md-notes.md, session 11); with the lists' orders of half_slot.cl
- * 6.74 / 6.71 (session 12).  LJ_SPLIT > 1 (several work-groups per block)
- * and LJ_SLOT_DEFER (an entry's exchanges examined only after the next
- * pair) measured slower at density 0.5 and stay experiments.
+ * 6.74 / 6.71 (session 12).  LJ_SLOT_DEFER (an entry's exchanges examined
+ * only after the next pair) measured slower at density 0.5 and faster at
+ * 1.0 (23.3 vs 27.7 ms fp64); an experiment, not a default.  Several
+ * work-groups per block (more warps to hide the waits) measured slower and
+ * were removed (commit ae20903 has them).
  */
 #ifndef LJ_SLOTS
 #define LJ_SLOTS 1024
 #endif
 #ifndef LJ_SLOT_PIPE
 #define LJ_SLOT_PIPE 2 /* list entries loaded ahead (positions one fewer); <= 1: none */
-#endif
-#ifndef LJ_SPLIT
-#define LJ_SPLIT 1 /* work-groups per block, each a contiguous share of its rows */
 #endif
 #ifndef LJ_SLOT_DEFER
 #define LJ_SLOT_DEFER 0 /* 1: an entry's exchanges examined after the next pair */
@@ -1061,15 +1060,14 @@ void lj_half_slot(__global const real4_t *restrict pos, uint n, __global const u
                   __global const uint *restrict nslot, volatile __global uint *ovf)
 {
     __local LJ_UINT acc[3 * LJ_SLOTS];
-    uint t = get_local_id(0), g = get_group_id(0) / LJ_SPLIT, h = get_group_id(0) % LJ_SPLIT;
+    uint t = get_local_id(0), g = get_group_id(0);
     uint i0 = bstart[g], ni = bstart[g + 1] - i0, ns = nslot[g], nacc = min(ns, (uint)LJ_SLOTS);
-    uint q1 = ni * (h + 1) / LJ_SPLIT; /* this group's rows: q0 .. q1-1 of the block */
     for (uint s = t; s < nacc; s += LJ_WG) {
         acc[s] = 0; acc[LJ_SLOTS + s] = 0; acc[2 * LJ_SLOTS + s] = 0;
     }
-    if (t == 0 && h == 0 && ns > LJ_SLOTS) atomic_add(ovf, ns - LJ_SLOTS);
+    if (t == 0 && ns > LJ_SLOTS) atomic_add(ovf, ns - LJ_SLOTS);
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint q = ni * h / LJ_SPLIT + t; q < q1; q += LJ_WG) {
+    for (uint q = t; q < ni; q += LJ_WG) {
         uint row = i0 + q, i = rowi[row], c = hcount[row];
         real4_t p = pos[i];
         real_t fx = 0, fy = 0, fz = 0, e = 0, w = 0;

@@ -453,8 +453,6 @@ static void test_half_block_shapes(void **state)
         {.block = {2, 2, 1}, .extra = "-DLJ_SLOT_PIPE=4"},
         {.extra = "-DLJ_SLOT_DEFER=1"},
         {.block = {2, 2, 2}, .extra = "-DLJ_SLOT_DEFER=2 -DLJ_SLOT_PIPE=1"},
-        {.split = 2},
-        {.block = {2, 2, 1}, .split = 3, .wg = 32},
         {.order = 2},
         {.order = 3},
         {.block = {2, 2, 1}, .order = 4, .extra = "-DLJ_SLOT_PIPE=1"},
@@ -464,7 +462,6 @@ static void test_half_block_shapes(void **state)
                                   "1x1x1", "slot, no pipeline", "slot, 4 ahead",
                                   "slot, exchanges examined after the next pair",
                                   "slot, deferred, old values read before the wait",
-                                  "slot, 2 work-groups per block", "slot, 3 work-groups of 32 per block",
                                   "slot, entries within r_cut first", "slot, rows by list length",
                                   "slot, both orders", "slot, lists in plain order"};
     for (size_t t = 0; t < sizeof tunes / sizeof *tunes; t++)

@@ -353,9 +353,8 @@ static clphys_status half_slot_create(clphys_context *ctx, clphys_lj_plan *pl, c
                         (unsigned long long)dev->local_mem_bytes, dev->name);
     size_t wg = tu && tu->wg > 0 ? (size_t)tu->wg : pl->p.work_group_size > 0 ? (size_t)pl->p.work_group_size : 0;
     int asked = wg > 0;
-    pl->split = tu && tu->split > 1 ? tu->split : 1;
     if (!wg) {
-        wg = cp_round_up((size_t)(1.15 * mean * pl->block[0] * pl->block[1] * pl->block[2] / pl->split) + 1, 32);
+        wg = cp_round_up((size_t)(1.15 * mean * pl->block[0] * pl->block[1] * pl->block[2] ) + 1, 32);
         wg = wg < 32 ? 32 : wg > 256 ? 256 : wg;
         while (wg > dev->max_work_group_size)
             wg /= 2;
@@ -384,8 +383,8 @@ static clphys_status half_slot_create(clphys_context *ctx, clphys_lj_plan *pl, c
     pl->order = tu && tu->order > 0 ? tu->order - 1
                 : pl->p.precision == CLPHYS_FP64 ? HS_CUT_FIRST | HS_SORTED_ROWS : HS_SORTED_ROWS;
     for (;;) {
-        snprintf(opt, sizeof opt, "%s -DLJ_SLOT=1 -DLJ_SLOTS=%zu -DLJ_WG=%zu -DLJ_SPLIT=%d %s", opt0, slots, wg,
-                 pl->split, tu && tu->extra ? tu->extra : "");
+        snprintf(opt, sizeof opt, "%s -DLJ_SLOT=1 -DLJ_SLOTS=%zu -DLJ_WG=%zu %s", opt0, slots, wg,
+                 tu && tu->extra ? tu->extra : "");
         cl_program prog;
         CP_TRY(cp_program(ctx, "lj.cl", opt, &prog));
         CP_TRY(cp_kernel(ctx, prog, "lj_half_slot", &pl->k));
@@ -641,7 +640,7 @@ clphys_status clphys_lj_evaluate(clphys_lj_plan *pl, double *kernel_s)
         CP_TRY(CP_ARG(ctx, k, a++, pl->slot_j));
         CP_TRY(CP_ARG(ctx, k, a++, pl->nslot));
         CP_TRY(CP_ARG(ctx, k, a++, pl->ovf));
-        g = pl->nblocks * (size_t)pl->split * pl->wg;
+        g = pl->nblocks * pl->wg;
     } else if (pl->blocked) {
         cl_int nc[4] = {nb->nc[0], nb->nc[1], nb->nc[2], 0};
         CP_TRY(CP_ARG(ctx, k, a++, nb->start));

@@ -60,8 +60,6 @@ typedef struct {
                    by atom_add (cl/lj.cl, LJ_LFIX; needs int64 atomics)    */
     int cells;  /* 1: the earlier cell-blocked kernel lj_half_block (also
                    chosen by tpi > 1 or lfix) instead of lj_half_slot      */
-    int split;  /* slot lists: work-groups per block of cells, each taking
-                   a contiguous share of its rows (0: 1)                  */
     int order;  /* slot lists: 0 the default, else 1 + HS_* bits          */
     const char *extra;
 } md_lj_tune;
@@ -83,7 +81,7 @@ struct clphys_lj_plan {
     cl_mem acc;
     cl_mem ovf;                  /* slots that did not fit, since last read  */
     /* half-cas, slot lists (cl/half_slot.cl, lj_half_slot) */
-    int slotted, split, order;  /* order: HS_* bits                          */
+    int slotted, order;  /* order: HS_* bits                          */
     cl_kernel k_bcount, k_rows, k_tables, k_derive, k_key, k_rank;
     cl_mem bcount, bstart, rowi, rowof, rowtmp, sbase, slot_j, nslot, hl, hs, hcount;
     int hcap;                    /* entries per row of hl, hs                 */
