@@ -11,35 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "md_seed.h"
 
 #define CALLS 100
 static const double RCUT = 3.0, RSEARCH = 3.3;
-
-/* fcc with floor(edge / a) cells per side, a = (4 / rho)^(1/3), jittered. */
-static double *seed_system(double rho, double edge, size_t *n, double box[3])
-{
-    double a = pow(4.0 / rho, 1.0 / 3.0);
-    int m = (int)floor(edge / a);
-    static const double basis[4][3] = {{0, 0, 0}, {.5, .5, 0}, {.5, 0, .5}, {0, .5, .5}};
-    *n = 4 * (size_t)m * m * m;
-    box[0] = box[1] = box[2] = m * a;
-    double *pos = malloc(3 * *n * sizeof *pos);
-    if (!pos) return NULL;
-    uint64_t s = 0x5eed + (uint64_t)(rho * 1000);
-    size_t i = 0;
-    for (int z = 0; z < m; z++)
-        for (int y = 0; y < m; y++)
-            for (int x = 0; x < m; x++)
-                for (int b = 0; b < 4; b++, i++) {
-                    int c3[3] = {x, y, z};
-                    for (int c = 0; c < 3; c++) {
-                        s = s * 6364136223846793005ull + 1442695040888963407ull;
-                        double u = (double)(s >> 11) / 9007199254740992.0;
-                        pos[3 * i + c] = (c3[c] + basis[b][c]) * a + 0.1 * u;
-                    }
-                }
-    return pos;
-}
 
 static double edge_for(const bench_run *run)
 {
@@ -66,7 +41,7 @@ int bench_neighbor(bench_run *run)
     for (int d = 0; d < 2; d++) {
         size_t n;
         double box[3];
-        double *pos = seed_system(rhos[d], edge_for(run), &n, box);
+        double *pos = md_seed_system(rhos[d], edge_for(run), &n, box);
         if (!pos) return 1;
         size_t ref_pairs = 0;
         int have_ref = 0;
@@ -299,7 +274,7 @@ int bench_lj(bench_run *run)
     for (int d = 0; d < 2; d++) {
         size_t n;
         double box[3];
-        double *pos = seed_system(rhos[d], edge_for(run), &n, box);
+        double *pos = md_seed_system(rhos[d], edge_for(run), &n, box);
         if (!pos) return 1;
         lj_ref ref = {0}, *R = NULL;
         if (run->verify) {

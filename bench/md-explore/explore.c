@@ -7,33 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../md_seed.h"
 
 static const char *outdir = ".";
 static clphys_context *ctx;
-
-static double *seed_system(double rho, double edge, size_t *n, double box[3])
-{
-    double a = pow(4.0 / rho, 1.0 / 3.0);
-    int m = (int)floor(edge / a);
-    static const double basis[4][3] = {{0, 0, 0}, {.5, .5, 0}, {.5, 0, .5}, {0, .5, .5}};
-    *n = 4 * (size_t)m * m * m;
-    box[0] = box[1] = box[2] = m * a;
-    double *pos = malloc(3 * *n * sizeof *pos);
-    uint64_t s = 0x5eed + (uint64_t)(rho * 1000);
-    size_t i = 0;
-    for (int z = 0; z < m; z++)
-        for (int y = 0; y < m; y++)
-            for (int x = 0; x < m; x++)
-                for (int b = 0; b < 4; b++, i++) {
-                    int c3[3] = {x, y, z};
-                    for (int c = 0; c < 3; c++) {
-                        s = s * 6364136223846793005ull + 1442695040888963407ull;
-                        double u = (double)(s >> 11) / 9007199254740992.0;
-                        pos[3 * i + c] = (c3[c] + basis[b][c]) * a + 0.1 * u;
-                    }
-                }
-    return pos;
-}
 
 typedef struct {
     const char *name, *kernel;
@@ -332,13 +309,13 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "seed05")) {
         size_t n;
         double box[3];
-        double *pos = seed_system(0.5, 50, &n, box);
+        double *pos = md_seed_system(0.5, 50, &n, box);
         run_system("d0.5", pos, n, box, 3.0, 0.3, 1, 2, 100, 5, only);
         free(pos);
     } else if (!strcmp(mode, "seedns")) {
         size_t n;
         double box[3];
-        double *pos = seed_system(0.5, 50, &n, box);
+        double *pos = md_seed_system(0.5, 50, &n, box);
         run_system("ns0.5", pos, n, box, 3.0, 0.3, 0, 2, 100, 5, only);
         free(pos);
     } else if (!strcmp(mode, "seed") || !strcmp(mode, "small")) {
@@ -347,7 +324,7 @@ int main(int argc, char **argv)
         for (int d = 0; d < 2; d++) {
             size_t n;
             double box[3];
-            double *pos = seed_system(rhos[d], edge, &n, box);
+            double *pos = md_seed_system(rhos[d], edge, &n, box);
             char tag[16];
             snprintf(tag, sizeof tag, "d%g", rhos[d]);
             run_system(tag, pos, n, box, 3.0, 0.3, 1, 3, 100, 5, only);

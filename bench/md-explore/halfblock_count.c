@@ -6,34 +6,14 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
-static double *seed_system(double rho, double edge, size_t *n, double box[3])
-{
-    double a = pow(4.0 / rho, 1.0 / 3.0);
-    int m = (int)floor(edge / a);
-    static const double basis[4][3] = {{0, 0, 0}, {.5, .5, 0}, {.5, 0, .5}, {0, .5, .5}};
-    *n = 4 * (size_t)m * m * m;
-    box[0] = box[1] = box[2] = m * a;
-    double *pos = malloc(3 * *n * sizeof *pos);
-    uint64_t s = 0x5eed + (uint64_t)(rho * 1000);
-    size_t i = 0;
-    for (int z = 0; z < m; z++) for (int y = 0; y < m; y++) for (int x = 0; x < m; x++)
-        for (int b = 0; b < 4; b++, i++) {
-            int c3[3] = {x, y, z};
-            for (int c = 0; c < 3; c++) {
-                s = s * 6364136223846793005ull + 1442695040888963407ull;
-                double u = (double)(s >> 11) / 9007199254740992.0;
-                pos[3 * i + c] = (c3[c] + basis[b][c]) * a + 0.1 * u;
-            }
-        }
-    return pos;
-}
+#include "../md_seed.h"
 static double img(double d, double b){ double h=.5*b; d = d>h?d-b:d; return d<-h?d+b:d; }
 int main(int argc, char **argv)
 {
     double rho = argc > 1 ? atof(argv[1]) : 0.5, edge = argc > 2 ? atof(argv[2]) : 50;
     double rs = 3.3, rc = 3.0;
     size_t n; double box[3];
-    double *p0 = seed_system(rho, edge, &n, box);
+    double *p0 = md_seed_system(rho, edge, &n, box);
     int nc[3];
     for (int d = 0; d < 3; d++) nc[d] = (int)floor(box[d] / (rs * (1 + 1e-5)));
     int ncell = nc[0]*nc[1]*nc[2];

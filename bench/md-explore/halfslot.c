@@ -12,32 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../md_seed.h"
 
 static clphys_context *ctx;
-
-static double *seed_system(double rho, double edge, size_t *n, double box[3])
-{
-    double a = pow(4.0 / rho, 1.0 / 3.0);
-    int m = (int)floor(edge / a);
-    static const double basis[4][3] = {{0, 0, 0}, {.5, .5, 0}, {.5, 0, .5}, {0, .5, .5}};
-    *n = 4 * (size_t)m * m * m;
-    box[0] = box[1] = box[2] = m * a;
-    double *pos = malloc(3 * *n * sizeof *pos);
-    uint64_t s = 0x5eed + (uint64_t)(rho * 1000);
-    size_t i = 0;
-    for (int z = 0; z < m; z++)
-        for (int y = 0; y < m; y++)
-            for (int x = 0; x < m; x++)
-                for (int b = 0; b < 4; b++, i++) {
-                    int c3[3] = {x, y, z};
-                    for (int c = 0; c < 3; c++) {
-                        s = s * 6364136223846793005ull + 1442695040888963407ull;
-                        double u = (double)(s >> 11) / 9007199254740992.0;
-                        pos[3 * i + c] = (c3[c] + basis[b][c]) * a + 0.1 * u;
-                    }
-                }
-    return pos;
-}
 
 static double img(double d, double b)
 {
@@ -611,7 +588,7 @@ int main(int argc, char **argv)
         if ((d == 0 && !strcmp(which, "d1")) || (d == 1 && !strcmp(which, "d05"))) continue;
         size_t n;
         double box[3];
-        double *pos = seed_system(rhos[d], edge, &n, box);
+        double *pos = md_seed_system(rhos[d], edge, &n, box);
         char tag[16];
         snprintf(tag, sizeof tag, "d%g", rhos[d]);
         for (int prec = 1; prec >= 0; prec--) {

@@ -43,7 +43,7 @@ int main(int argc, char **argv)
     if (argc < 6) { fprintf(stderr, "usage: ptxlab FILE.ptx KERNEL fp32|fp64 TPI WG [CALLS]\n"); return 2; }
     int dbl = !strcmp(argv[3], "fp64"), tpi = atoi(argv[4]), wg = atoi(argv[5]);
     int calls = argc > 6 ? atoi(argv[6]) : 100;
-    /* seed system, as bench/md.c */
+    /* the seed system of bench/md_seed.h, written out: the row shuffle below continues its generator */
     double rho = 0.5, a = pow(4.0 / rho, 1.0 / 3.0);
     int m = (int)floor(50.0 / a);
     static const double basis[4][3] = {{0, 0, 0}, {.5, .5, 0}, {.5, 0, .5}, {0, .5, .5}};
