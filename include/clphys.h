@@ -13,6 +13,23 @@
  *    the caller and are used in place (no copy).
  *  - Precision is a plan parameter (CLPHYS_FP32 or CLPHYS_FP64).  A device
  *    without cl_khr_fp64 gives CLPHYS_ERR_UNSUPPORTED for CLPHYS_FP64.
+ *  - Kernel time: a call with a `double *kernel_s` argument, when it is
+ *    non-NULL, waits for the kernels it launched and SETS *kernel_s to their
+ *    summed profiled time (END - START of each launch, seconds; host wall
+ *    time when the queue has no profiling).  When it is NULL the call waits
+ *    for no more than its own work needs (kernels may still be queued when
+ *    it returns; time loops of such calls with clphys_context_span_begin/
+ *    _end).  Never accumulated across calls.
+ *  - Sizes and counts of elements (particles, sites, cells, list entries)
+ *    are size_t on every path; int is kept for small things (dimensions of a
+ *    lattice or grid, iteration and step counts, indices of devices).
+ *  - Parameter structs: a zeroed struct asks for the defaults; in particular
+ *    every variant enum has its *_AUTO as the zero value.
+ *  - Whatever a call allocates is released by the matching *_destroy call,
+ *    which accepts NULL.
+ *  - Every public function documents the errors it returns; besides those
+ *    listed, any call that touches the device may give CLPHYS_ERR_OPENCL or
+ *    CLPHYS_ERR_OUT_OF_MEMORY.
  */
 #ifndef CLPHYS_H
 #define CLPHYS_H

@@ -1,7 +1,16 @@
 /*
  * platform.h — internal OpenCL plumbing shared by every compute path.
- * Nothing here knows about particles or lattices.  host/<path>/ code uses
- * these helpers and never calls clCreateProgram* or clBuildProgram itself.
+ * Nothing here knows about particles or lattices.
+ *
+ * The rule for host/ code: it calls OpenCL only through these helpers, so
+ * that every call has its error checked and named in one place.  Programs,
+ * kernels, buffers, launches, transfers (blocking or with events), further
+ * queues, markers, mapping and kernel limits all have a cp_* helper here;
+ * a path that needs an OpenCL call with none adds the helper here first.
+ * The only OpenCL types host/ code handles are the objects themselves
+ * (cl_mem, cl_kernel, cl_event, cl_command_queue) passed to these helpers.
+ * clBLAST calls (host/linalg/) are library calls on the context's queue and
+ * are not OpenCL calls in this sense.
  */
 #ifndef CLPHYS_PLATFORM_H
 #define CLPHYS_PLATFORM_H
@@ -99,12 +108,45 @@ clphys_status cp_fill(clphys_context *ctx, cl_mem m, const void *pattern, size_t
 void cp_release_mem(cl_mem *m); /* releases and sets NULL; NULL-safe */
 void cp_release_kernel(cl_kernel *k);
 
+/* ---- queues, asynchronous transfers, events (platform/queue.c) ----------
+ * q NULL means ctx's own queue.  A further queue is in-order, on ctx's device
+ * and context; release it with cp_queue_release (which waits for it). */
+clphys_status cp_queue_create(clphys_context *ctx, int profiling, cl_command_queue *q);
+void cp_queue_release(cl_command_queue *q);
+clphys_status cp_flush(clphys_context *ctx, cl_command_queue q);
+clphys_status cp_finish_queue(clphys_context *ctx, cl_command_queue q);
+/* Non-blocking read or write on q after the nwait events of wait; *ev (ev may
+ * be NULL) completes when the bytes have moved.  The host array must stay
+ * valid until then. */
+clphys_status cp_read_async(clphys_context *ctx, cl_command_queue q, cl_mem m, size_t offset, size_t bytes, void *dst,
+                            cl_uint nwait, const cl_event *wait, cl_event *ev);
+clphys_status cp_write_async(clphys_context *ctx, cl_command_queue q, cl_mem m, size_t offset, size_t bytes,
+                             const void *src, cl_uint nwait, const cl_event *wait, cl_event *ev);
+/* Device-to-device copy on ctx's queue (enqueued, not waited for). */
+clphys_status cp_copy(clphys_context *ctx, cl_mem src, size_t src_offset, cl_mem dst, size_t dst_offset,
+                      size_t bytes);
+/* *ev completes when everything enqueued on q so far has. */
+clphys_status cp_marker(clphys_context *ctx, cl_command_queue q, cl_event *ev);
+/* Wait for *ev, release it and set it NULL (NULL-safe). */
+clphys_status cp_wait(clphys_context *ctx, cl_event *ev);
+void cp_release_event(cl_event *ev);
+/* Map the first `bytes` of m for the host (blocking) / unmap it (waits, sets
+ * *host NULL; NULL-safe).  Page-locked staging: a CL_MEM_ALLOC_HOST_PTR
+ * buffer kept mapped for the life of a plan. */
+clphys_status cp_map(clphys_context *ctx, cl_mem m, cl_map_flags flags, size_t bytes, void **host);
+void cp_unmap(clphys_context *ctx, cl_mem m, void **host);
+/* The compiled kernel's own limits on ctx's device: the largest work-group
+ * (registers may make it smaller than the device's) and its local memory. */
+clphys_status cp_kernel_limits(clphys_context *ctx, cl_kernel k, size_t *max_work_group, cl_ulong *local_mem);
+
 /* ---- launching and timing (platform/timer.c) ------------------------------ */
 clphys_status cp_arg(clphys_context *ctx, cl_kernel k, cl_uint idx, size_t size, const void *v);
 #define CP_ARG(ctx, k, idx, v) cp_arg((ctx), (k), (idx), sizeof(v), &(v))
 /* Enqueue an NDRange.  local may be NULL.  When kernel_s is non-NULL, wait for
  * completion and ADD the kernel's profiled time (end - start, seconds) to it
- * (host wall time when the queue has no profiling). */
+ * (host wall time when the queue has no profiling).  Adding is for the
+ * library's insides, which sum the launches of one call; a public function
+ * zeroes its own sum first and SETS the caller's *kernel_s (clphys.h). */
 clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global,
                         const size_t *local, double *kernel_s);
 clphys_status cp_finish(clphys_context *ctx);

@@ -1,0 +1,117 @@
+/* queue.c — further command queues, asynchronous transfers with events,
+ * mapping, markers and kernel limits: the OpenCL calls host/ code needs
+ * beyond blocking reads and writes, each with its error checked. */
+#include "platform.h"
+
+static cl_command_queue queue_or_main(clphys_context *ctx, cl_command_queue q) { return q ? q : ctx->queue; }
+
+clphys_status cp_queue_create(clphys_context *ctx, int profiling, cl_command_queue *q)
+{
+    cl_int e;
+    *q = clCreateCommandQueue(ctx->context, ctx->device, profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &e);
+    if (e != CL_SUCCESS) {
+        *q = NULL;
+        return cp_cl_error(ctx, e, "clCreateCommandQueue (a further in-order queue)");
+    }
+    return CLPHYS_SUCCESS;
+}
+
+void cp_queue_release(cl_command_queue *q)
+{
+    if (q && *q) {
+        clFinish(*q);
+        clReleaseCommandQueue(*q);
+        *q = NULL;
+    }
+}
+
+clphys_status cp_flush(clphys_context *ctx, cl_command_queue q)
+{
+    CP_CL(ctx, clFlush(queue_or_main(ctx, q)));
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status cp_finish_queue(clphys_context *ctx, cl_command_queue q)
+{
+    CP_CL(ctx, clFinish(queue_or_main(ctx, q)));
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status cp_read_async(clphys_context *ctx, cl_command_queue q, cl_mem m, size_t offset, size_t bytes, void *dst,
+                            cl_uint nwait, const cl_event *wait, cl_event *ev)
+{
+    if (ev) *ev = NULL;
+    CP_CL(ctx, clEnqueueReadBuffer(queue_or_main(ctx, q), m, CL_FALSE, offset, bytes, dst, nwait,
+                                   nwait ? wait : NULL, ev));
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status cp_write_async(clphys_context *ctx, cl_command_queue q, cl_mem m, size_t offset, size_t bytes,
+                             const void *src, cl_uint nwait, const cl_event *wait, cl_event *ev)
+{
+    if (ev) *ev = NULL;
+    CP_CL(ctx, clEnqueueWriteBuffer(queue_or_main(ctx, q), m, CL_FALSE, offset, bytes, src, nwait,
+                                    nwait ? wait : NULL, ev));
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status cp_copy(clphys_context *ctx, cl_mem src, size_t src_offset, cl_mem dst, size_t dst_offset, size_t bytes)
+{
+    if (bytes == 0) return CLPHYS_SUCCESS;
+    CP_CL(ctx, clEnqueueCopyBuffer(ctx->queue, src, dst, src_offset, dst_offset, bytes, 0, NULL, NULL));
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status cp_marker(clphys_context *ctx, cl_command_queue q, cl_event *ev)
+{
+    *ev = NULL;
+    CP_CL(ctx, clEnqueueMarkerWithWaitList(queue_or_main(ctx, q), 0, NULL, ev));
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status cp_wait(clphys_context *ctx, cl_event *ev)
+{
+    if (!ev || !*ev) return CLPHYS_SUCCESS;
+    cl_int e = clWaitForEvents(1, ev);
+    clReleaseEvent(*ev);
+    *ev = NULL;
+    return e == CL_SUCCESS ? CLPHYS_SUCCESS : cp_cl_error(ctx, e, "clWaitForEvents");
+}
+
+void cp_release_event(cl_event *ev)
+{
+    if (ev && *ev) {
+        clReleaseEvent(*ev);
+        *ev = NULL;
+    }
+}
+
+clphys_status cp_map(clphys_context *ctx, cl_mem m, cl_map_flags flags, size_t bytes, void **host)
+{
+    cl_int e = CL_SUCCESS;
+    *host = clEnqueueMapBuffer(ctx->queue, m, CL_TRUE, flags, 0, bytes, 0, NULL, NULL, &e);
+    if (!*host || e != CL_SUCCESS) {
+        *host = NULL;
+        return cp_cl_error(ctx, e != CL_SUCCESS ? e : CL_MAP_FAILURE, "clEnqueueMapBuffer");
+    }
+    return CLPHYS_SUCCESS;
+}
+
+void cp_unmap(clphys_context *ctx, cl_mem m, void **host)
+{
+    if (!host || !*host) return;
+    clEnqueueUnmapMemObject(ctx->queue, m, *host, 0, NULL, NULL);
+    clFinish(ctx->queue); /* the mapping is gone before the buffer may be released */
+    *host = NULL;
+}
+
+clphys_status cp_kernel_limits(clphys_context *ctx, cl_kernel k, size_t *max_work_group, cl_ulong *local_mem)
+{
+    size_t wg = 0;
+    cl_ulong lm = 0;
+    CP_CL(ctx, clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL));
+    CP_CL(ctx, clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL));
+    if (max_work_group) *max_work_group = wg;
+    if (local_mem) *local_mem = lm;
+    return CLPHYS_SUCCESS;
+}
