@@ -32,6 +32,8 @@
  *  - Every public function documents the errors it returns; besides those
  *    listed, any call that touches the device may give CLPHYS_ERR_OPENCL or
  *    CLPHYS_ERR_OUT_OF_MEMORY.
+ *  - Linking: pkg-config --cflags --libs clphys.  libclphys.so exports the
+ *    clphys_* symbols of these headers and nothing else.
  */
 #ifndef CLPHYS_H
 #define CLPHYS_H
@@ -197,10 +199,9 @@ clphys_status clphys_measure_limits(clphys_context *ctx, int repeat, clphys_limi
 }
 #endif
 
-/* Per-path APIs (each path's header is part of this public API). */
-/* @@PATH_HEADERS@@ — paths add their #include line here */
-#include "clphys_gravity.h"
-#include "clphys_md.h"
-#include "clphys_lqcd.h"
+/* Per-path APIs: the header of each compute path built into the library
+ * (clphys_gravity.h, clphys_md.h, clphys_lqcd.h ...), listed in
+ * clphys_paths.h, which the build writes from its list of paths. */
+#include "clphys_paths.h"
 
 #endif /* CLPHYS_H */
