@@ -1,13 +1,17 @@
 /*
- * bench.h — the benchmark harness shared by every compute path.
- * Benchmarks use only the public API (clphys.h), so whatever they time an
- * application can do too.  A path adds rows with bench_add_row(); the harness
- * prints them as a table and writes the JSON described in DESIGN.md.
+ * bench.h — the benchmark harness shared by every compute path (inside the
+ * bench suite; the command calls the suite through bench_suite.h).
+ * Benchmarks use only the public API (clphys.h) and the reference library
+ * (host/ref/: fp64 references, ref_splitmix64/ref_uniform for inputs,
+ * ref_median/ref_min for timings), so whatever they time an application can
+ * do too.  A path adds rows with bench_add_row(); the harness prints them as
+ * a table and writes the JSON described in DESIGN.md.
  */
 #ifndef CLPHYS_BENCH_H
 #define CLPHYS_BENCH_H
 
 #include "clphys.h"
+#include "host/ref/ref_util.h"
 #include <stdio.h>
 
 typedef struct {
@@ -52,11 +56,8 @@ void bench_add_row(bench_run *run, const bench_row *row);
 void bench_fail(bench_run *run, const char *path, const char *what, const char *why);
 /* 1 when the run should do this precision ("fp32"/"fp64"). */
 int bench_wants_precision(const bench_run *run, const char *precision);
-/* Fill kernel_s_median/min from samples (sorted in place). */
 /* Monotonic host clock, seconds (wall times that include transfers). */
 double bench_now(void);
-double bench_median(double *samples, int n);
-double bench_min(const double *samples, int n);
 /* Fraction of a named measured limit; sets row->limit. */
 void bench_set_fraction(const bench_run *run, bench_row *row, const char *limit, double achieved);
 
@@ -65,7 +66,8 @@ typedef int (*bench_path_fn)(bench_run *run);
 typedef struct { const char *name; bench_path_fn fn; } bench_path;
 extern const bench_path bench_paths[]; /* bench/paths.c, NULL-terminated */
 
-/* The report: a fixed-width table on out, and the JSON file (atomic write). */
+/* The report (report.c, roofline.c): a fixed-width table on out, the JSON
+ * file (atomic write), the measured limits. */
 void bench_print_table(const bench_run *run, FILE *out);
 int bench_write_json(const bench_run *run, const char *file, char *err, size_t errlen);
 void bench_print_limits(const clphys_limits *lim, const clphys_device_info *dev, FILE *out);

@@ -20,14 +20,15 @@
 #define EPS 0.01
 #define NVER 1024
 
+/* Positions uniform in the unit cube, masses in [0.5, 1.5) / n (the shared
+ * SplitMix64 stream, fixed seed: every run times the same input). */
 static double *particles(long long n)
 {
     double *x = malloc(4 * (size_t)n * sizeof *x);
     if (!x) return NULL;
     uint64_t s = 12345;
     for (size_t c = 0; c < 4 * (size_t)n; c++) {
-        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-        double u = (double)(s >> 11) * 0x1.0p-53;
+        double u = ref_uniform(&s);
         x[c] = (c % 4 == 3) ? (0.5 + u) / n : u;
     }
     return x;
@@ -74,10 +75,10 @@ static void kernel_case(bench_run *run, const clphys_gravity_params *prm, long l
         return;
     }
     double *ks = malloc(run->repeat * sizeof *ks), *ts = malloc(run->repeat * sizeof *ts);
-    st = clphys_gravity_compute(pl, (int)n, NULL, (int)n, x, acc, NULL, 0, 0, NULL); /* warm-up */
+    st = clphys_gravity_compute(pl, (size_t)n, NULL, (size_t)n, x, acc, NULL, 0, 0, NULL); /* warm-up */
     for (int r = 0; r < run->repeat && !st; r++) {
         double t0 = bench_now();
-        st = clphys_gravity_compute(pl, (int)n, NULL, (int)n, x, acc, NULL, 0, 0, &ks[r]);
+        st = clphys_gravity_compute(pl, (size_t)n, NULL, (size_t)n, x, acc, NULL, 0, 0, &ks[r]);
         ts[r] = bench_now() - t0;
     }
     if (st) {
@@ -90,9 +91,9 @@ static void kernel_case(bench_run *run, const clphys_gravity_params *prm, long l
         snprintf(row.precision, sizeof row.precision, "%s", fp64 ? "fp64" : "fp32");
         row.n = n;
         row.repeat = run->repeat;
-        row.kernel_s_min = bench_min(ks, run->repeat);
-        row.kernel_s_median = bench_median(ks, run->repeat);
-        row.total_s_median = bench_median(ts, run->repeat);
+        row.kernel_s_min = ref_min(ks, run->repeat);
+        row.kernel_s_median = ref_median(ks, run->repeat);
+        row.total_s_median = ref_median(ts, run->repeat);
         fill_rates(run, &row, (double)n * n, fp64, "");
         row.max_rel_error = run->verify ? rel_error(nv, acc, ref) : 0;
         row.verified = run->verify && row.max_rel_error < (fp64 ? 1e-10 : 1e-4);
@@ -123,8 +124,8 @@ static void c_openmp_case(bench_run *run, long long n, const double *x, int fp64
     snprintf(row.precision, sizeof row.precision, "%s", fp64 ? "fp64" : "fp32");
     row.n = n;
     row.repeat = rep;
-    row.kernel_s_min = bench_min(ts, rep);
-    row.kernel_s_median = bench_median(ts, rep);
+    row.kernel_s_min = ref_min(ts, rep);
+    row.kernel_s_median = ref_median(ts, rep);
     row.total_s_median = row.kernel_s_median;
     fill_rates(run, &row, (double)n * n, fp64, ",\"host\":\"OpenMP over i, omp simd over j, SoA\"");
     row.max_rel_error = run->verify ? rel_error(nv, acc, ref) : 0;

@@ -1,8 +1,10 @@
-/* harness.c — collecting benchmark rows and relating them to measured limits. */
+/* harness.c — collecting benchmark rows, relating them to measured limits, and
+ * the host clock of the wall times. */
 #include "bench.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void bench_add_row(bench_run *run, const bench_row *row)
 {
@@ -44,4 +46,11 @@ void bench_set_fraction(const bench_run *run, bench_row *row, const char *limit,
     else if (!strcmp(limit, "triad_bytes_per_s")) lim = run->limits.triad_bytes_per_s;
     snprintf(row->limit, sizeof row->limit, "%s", limit);
     row->fraction_of_limit = lim > 0 ? achieved / lim : 0;
+}
+
+double bench_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }

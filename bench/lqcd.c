@@ -137,7 +137,7 @@ static int dslash_case(bench_run *run, const int dims[4])
                          !clphys_dslash_field_read(pl, b, -1, out);
                     tt[i] = bench_now() - t0;
                 }
-                if (nt) total = bench_median(tt, nt);
+                if (nt) total = ref_median(tt, nt);
                 else if (ok) ok = !clphys_dslash_field_read(pl, b, -1, out); /* this variant's output, for the check */
                 if (!ok) {
                     bench_fail(run, "dslash", what, clphys_last_error(run->ctx));
@@ -156,8 +156,8 @@ static int dslash_case(bench_run *run, const int dims[4])
                 int nc = recon == 12 ? 6 : 9, rs = prec ? 8 : 4;
                 double ubytes = (4.0 * 2 * nc + 48) * rs;
                 r.repeat = rep;
-                r.kernel_s_median = bench_median(ks, rep);
-                r.kernel_s_min = bench_min(ks, rep);
+                r.kernel_s_median = ref_median(ks, rep);
+                r.kernel_s_min = ref_min(ks, rep);
                 snprintf(r.params, sizeof r.params,
                          "{\"lattice\":\"%s\",\"reconstruct\":%d,\"local_size\":%zu,\"tuned_local_size\":%zu,"
                          "\"tune_source\":\"%s\",\"bytes_per_site\":%d,"
@@ -294,7 +294,7 @@ static int solver_case(bench_run *run, const int dims[4])
             clphys_solver_plan_destroy(sp[mixed]);
             sp[mixed] = NULL;
         }
-        const double sp_dev = st ? 0 : bench_median(rt, rep), sp_tot = st ? 0 : bench_median(rtot, rep);
+        const double sp_dev = st ? 0 : ref_median(rt, rep), sp_tot = st ? 0 : ref_median(rtot, rep);
         for (int mixed = 0; mixed < 2; mixed++) {
             /* once more in the one-shot form: workspace allocated and freed in the call;
              * its x is the one verified below */
@@ -314,9 +314,9 @@ static int solver_case(bench_run *run, const int dims[4])
             snprintf(r.precision, sizeof r.precision, "%s", mixed ? "mixed" : "fp64");
             r.n = V;
             r.repeat = rep;
-            r.kernel_s_median = bench_median(times[mixed], rep);
-            r.kernel_s_min = bench_min(times[mixed], rep);
-            r.total_s_median = bench_median(totals[mixed], rep);
+            r.kernel_s_median = ref_median(times[mixed], rep);
+            r.kernel_s_min = ref_min(times[mixed], rep);
+            r.total_s_median = ref_median(totals[mixed], rep);
             snprintf(r.params, sizeof r.params,
                      "{\"lattice\":\"%s\",\"kappa\":%g,\"tol\":%g,\"iterations\":%d,\"restarts\":%d,"
                      "\"plaquette\":%.6f,\"inner\":\"%s\",\"blas\":\"%s\",\"upload_s_median\":%.6f,"
@@ -324,8 +324,8 @@ static int solver_case(bench_run *run, const int dims[4])
                      "\"speedup_time_to_solution\":%.3f,\"speedup_fields_on_device\":%.3f,\"one_shot_s\":%.4f}",
                      size, kappa, tol, r1.iterations, r1.restarts, plaq,
                      mixed ? "fp32 recon-12 (outer fp64 recon-12)" : "fp64 recon-12",
-                     own ? "blas1.cl, fused CG update" : "clBLAST", bench_median(ups[mixed], rep),
-                     bench_median(downs[mixed], rep), wg64, wg32, mixed ? sp_tot : 1.0, mixed ? sp_dev : 1.0,
+                     own ? "blas1.cl, fused CG update" : "clBLAST", ref_median(ups[mixed], rep),
+                     ref_median(downs[mixed], rep), wg64, wg32, mixed ? sp_tot : 1.0, mixed ? sp_dev : 1.0,
                      one_shot);
             r.rate = 1.0 / r.kernel_s_median;
             snprintf(r.rate_unit, sizeof r.rate_unit, "solves/s");

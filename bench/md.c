@@ -84,9 +84,9 @@ int bench_neighbor(bench_run *run)
                     } else {
                         bench_row r;
                         fill_common(&r, "neighbor", name, pn, n, rep);
-                        r.kernel_s_median = bench_median(ks, rep);
-                        r.kernel_s_min = bench_min(ks, rep);
-                        r.total_s_median = bench_median(ts, rep);
+                        r.kernel_s_median = ref_median(ks, rep);
+                        r.kernel_s_min = ref_min(ks, rep);
+                        r.total_s_median = ref_median(ts, rep);
                         r.rate = n / r.kernel_s_median;
                         snprintf(r.rate_unit, sizeof r.rate_unit, "particles/s");
                         snprintf(r.flops_convention, sizeof r.flops_convention, "none");
@@ -198,7 +198,7 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
         if (!st) st = se;
         bs[r] = bench_now() - t0;
     }
-    double b2b = st ? 0 : bench_median(bs, rep), span = st ? 0 : bench_median(sp, rep);
+    double b2b = st ? 0 : ref_median(bs, rep), span = st ? 0 : ref_median(sp, rep);
     free(bs), free(sp);
     size_t pairs = 0;
     uint64_t overflow = 0; /* half-cas: particles without a local slot, all calls */
@@ -215,9 +215,9 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
         if (derived) pairs /= 2; /* entries the kernel reads */
         bench_row r;
         fill_common(&r, "lj", name, pn, n, rep);
-        r.kernel_s_median = bench_median(ks, rep) / CALLS;
-        r.kernel_s_min = bench_min(ks, rep) / CALLS;
-        r.total_s_median = bench_median(ts, rep) / CALLS;
+        r.kernel_s_median = ref_median(ks, rep) / CALLS;
+        r.kernel_s_min = ref_min(ks, rep) / CALLS;
+        r.total_s_median = ref_median(ts, rep) / CALLS;
         r.rate = unique / r.kernel_s_median;
         snprintf(r.rate_unit, sizeof r.rate_unit, "pair-evaluations/s");
         /* list entries within r_search, each: 3 sub + min image 3 + r2 5 + LJ ~12 */
@@ -401,7 +401,7 @@ static void lammps_np2(const char *dir, char *out, size_t n)
         snprintf(out, n, "\"lammps_np2\":\"mpirun -np 2 lmp or lmp failed\"");
         return;
     }
-    double t = bench_median(loop, 3), t1 = bench_median(loop1, 3);
+    double t = ref_median(loop, 3), t1 = ref_median(loop1, 3);
     snprintf(out, n,
              "\"lammps_np2\":{\"version\":\"%s\",\"loop_s_median_of_3\":%.6g,"
              "\"steps_per_s\":%.6g},\"lammps_np1\":{\"loop_s_median_of_3\":%.6g,"

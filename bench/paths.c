@@ -1,21 +1,14 @@
-/* paths.c — the compute paths `clphys bench` runs, in this order. */
+/* paths.c — the compute paths `clphys bench` runs, in this order: the list
+ * bench_paths.h that meson writes from the path list. */
 #include "bench.h"
 
-/* @@BENCH_DECLS@@ — paths add: int bench_<name>(bench_run *run); */
-int bench_neighbor(bench_run *run);
-int bench_lj(bench_run *run);
-int bench_md(bench_run *run);
-int bench_gravity(bench_run *run);
-int bench_dslash(bench_run *run);
-int bench_solver(bench_run *run);
+#define BENCH_PATH(name) int bench_##name(bench_run *run);
+#include "bench_paths.h"
+#undef BENCH_PATH
 
 const bench_path bench_paths[] = {
-    /* @@BENCH_PATHS@@ — paths add: {"<name>", bench_<name>}, */
-    {"neighbor", bench_neighbor},
-    {"lj", bench_lj},
-    {"md", bench_md},
-    {"gravity", bench_gravity},
-    {"dslash", bench_dslash},
-    {"solver", bench_solver},
+#define BENCH_PATH(name) {#name, bench_##name},
+#include "bench_paths.h"
+#undef BENCH_PATH
     {NULL, NULL},
 };

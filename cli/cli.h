@@ -1,18 +1,22 @@
 /* cli.h — subcommands of the clphys command; each lives in cli/<name>.c and
- * uses only the public API.  A subcommand returns the process exit status:
- * 0 success, 1 failure (message already printed to stderr), 2 usage error. */
+ * uses only the public API (cli/bench.c also the bench suite, bench_suite.h).
+ * A subcommand returns the process exit status: 0 success, 1 failure
+ * (message already printed to stderr), 2 usage error. */
 #ifndef CLPHYS_CLI_H
 #define CLPHYS_CLI_H
 
+#include "clphys.h"
+
 int cmd_devices(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
-/* @@CLI_DECLS@@ — paths add their cmd_<name> declaration here */
-int cmd_md(int argc, char **argv);
-int cmd_lqcd(int argc, char **argv);
-int cmd_nbody(int argc, char **argv);
+/* The compute paths' commands: cli_commands.h, which meson writes from the
+ * path list (each host/<path>/meson.build adds its [name, help] to
+ * cli_commands), as CLI_COMMAND(name, help) lines. */
+#define CLI_COMMAND(name, help) int cmd_##name(int argc, char **argv);
+#include "cli_commands.h"
+#undef CLI_COMMAND
 
 /* Print "clphys <cmd>: <status text>: <details>" to stderr and return 1. */
-#include "clphys.h"
 int cli_fail(const char *cmd, clphys_status st, const clphys_context *ctx);
 /* Destroy ctx (NULL-safe); first, when CLPHYS_PROFILE names a file, write the
  * per-kernel profile there (clphys_context_profile_write).  Returns rc, or 1

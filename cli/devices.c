@@ -31,6 +31,6 @@ int cmd_devices(int argc, char **argv)
                d->int32_atomics ? "yes" : "no", d->int64_atomics ? "yes" : "no", d->subgroups ? "yes" : "no",
                d->driver_version, d->opencl_c_version);
     }
-    clphys_devices_free(list);
+    clphys_devices_destroy(list);
     return 0;
 }

@@ -14,10 +14,9 @@ typedef struct {
 static const command commands[] = {
     {"devices", cmd_devices, "list every OpenCL device with its capabilities"},
     {"bench", cmd_bench, "benchmark and verify every compute path on one device"},
-    /* @@CLI_COMMANDS@@ — paths add their {name, fn, help} line here */
-    {"md", cmd_md, "Lennard-Jones NVE molecular dynamics, LAMMPS data files and thermo"},
-    {"lqcd", cmd_lqcd, "NERSC gauge files (plaquette, generate) and Wilson-Dirac solves"},
-    {"nbody", cmd_nbody, "direct-sum N-body run (leapfrog) from an NBabel file or a Plummer sphere"},
+#define CLI_COMMAND(name, help) {#name, cmd_##name, help},
+#include "cli_commands.h" /* the compute paths' commands (see cli.h) */
+#undef CLI_COMMAND
     {NULL, NULL, NULL},
 };
 

@@ -97,8 +97,9 @@ int cmd_nbody(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (!(dt > 0) || !(t_end >= 0) || !(eps >= 0) || !(every >= 0)) {
-        fprintf(stderr, "clphys nbody: --dt > 0, --t-end >= 0, --eps >= 0 and --energy-every >= 0 are required\n");
+    if (!(dt > 0) || !(t_end >= 0) || !(eps >= 0) || !(every >= 0) || G == 0) {
+        fprintf(stderr, "clphys nbody: --dt > 0, --t-end >= 0, --eps >= 0, --energy-every >= 0 and --G != 0 are "
+                        "required\n");
         return 2;
     }
     clphys_gravity_params prm = {CLPHYS_FP64, CLPHYS_GRAVITY_AUTO, G, eps, 1, wg, ipw, 0, 0, nr, 0, 0};
@@ -115,14 +116,14 @@ int cmd_nbody(int argc, char **argv)
     }
 
     clphys_nbody_system s = {0, NULL, NULL};
-    clphys_status st = input ? clphys_nbody_read(NULL, input, &s) : clphys_nbody_plummer(NULL, (int)plummer, seed, &s);
+    clphys_status st = input ? clphys_nbody_read(NULL, input, &s) : clphys_nbody_plummer(NULL, (size_t)plummer, seed, &s);
     if (st) return cli_fail("nbody", st, NULL);
     clphys_context *ctx = NULL;
     clphys_gravity_plan *plan = NULL;
     double *acc = malloc(3 * (size_t)s.n * sizeof *acc), *pot = malloc((size_t)s.n * sizeof *pot);
     int rc = 1;
     if (!acc || !pot) {
-        fprintf(stderr, "clphys nbody: out of memory for %d particles\n", s.n);
+        fprintf(stderr, "clphys nbody: out of memory for %zu particles\n", s.n);
         goto done;
     }
     if ((st = clphys_context_create(device, &ctx))) {
@@ -136,9 +137,9 @@ int cmd_nbody(int argc, char **argv)
     long long nsteps = llround(t_end / dt), out_every = every > 0 ? llround(every / dt) : nsteps;
     if (out_every < 1) out_every = 1;
     clphys_nbody_energy e0, e;
-    clphys_nbody_energy_of(&s, pot, &e0);
+    if ((st = clphys_nbody_energy_of(ctx, &s, pot, &e0))) goto fail;
     const clphys_device_info *dev = clphys_context_device(ctx);
-    printf("# clphys nbody: N = %d, dt = %g, t_end = %g, eps = %g, G = %g, %s, %s on %s\n", s.n, dt, t_end, eps, G,
+    printf("# clphys nbody: N = %zu, dt = %g, t_end = %g, eps = %g, G = %g, %s, %s on %s\n", s.n, dt, t_end, eps, G,
            prec, clphys_gravity_plan_variant(plan), dev->name);
     printf("%-12s %-22s %-22s %-22s %-16s %-14s %s\n", "time", "kinetic", "potential", "total", "rel_energy_error",
            "virial_ratio", "momentum");
@@ -149,7 +150,7 @@ int cmd_nbody(int argc, char **argv)
     ROW(0.0, e0);
     fflush(stdout);
     double t0 = now(), kern = 0;
-    const size_t n = (size_t)s.n;
+    const size_t n = s.n;
     for (long long k = 1; k <= nsteps; k++) {
         for (size_t i = 0; i < n; i++)
             for (int c = 0; c < 3; c++) {
@@ -161,7 +162,7 @@ int cmd_nbody(int argc, char **argv)
         kern += ks;
         for (size_t i = 0; i < 3 * n; i++) s.v[i] += 0.5 * dt * acc[i]; /* kick */
         if (k % out_every == 0 || k == nsteps) {
-            clphys_nbody_energy_of(&s, pot, &e);
+            if ((st = clphys_nbody_energy_of(ctx, &s, pot, &e))) goto fail;
             ROW(k * dt, e);
             fflush(stdout);
             /* the snapshot follows each energy row, replaced atomically */
@@ -179,7 +180,7 @@ fail:
 done:
     clphys_gravity_plan_destroy(plan);
     rc = cli_context_done(ctx, rc);
-    clphys_nbody_free(&s);
+    clphys_nbody_system_destroy(&s);
     free(acc);
     free(pot);
     return rc;

@@ -1,6 +1,7 @@
 /* embed_gravity.c — embed the gravity kernels: accelerations and potentials of
  * a Plummer sphere, then its energies in N-body units (E should be near -1/4).
- * Build: cc embed_gravity.c -lclphys -lOpenCL      Run: ./embed_gravity [DEVICE] */
+ * Build: cc embed_gravity.c $(pkg-config --cflags --libs clphys)
+ * Run:   ./a.out [DEVICE] */
 #include <clphys.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@ int main(int argc, char **argv)
     clphys_gravity_params p = {.precision = CLPHYS_FP32, .G = 1.0, .eps = 1e-3, .potential = 1};
     clphys_gravity_plan *plan = NULL;
     double *acc = NULL, *pot = NULL;
+    clphys_nbody_energy e;
     clphys_status st = clphys_nbody_plummer(ctx, 4096, 42, &s);
     if (st == CLPHYS_SUCCESS) st = clphys_gravity_plan_create(ctx, &p, &plan);
     if (st == CLPHYS_SUCCESS) {
@@ -24,18 +26,16 @@ int main(int argc, char **argv)
         st = acc && pot ? clphys_gravity_compute(plan, s.n, NULL, s.n, s.x, acc, pot, 0, 0, NULL)
                         : CLPHYS_ERR_OUT_OF_MEMORY;
     }
-    if (st == CLPHYS_SUCCESS) {
-        clphys_nbody_energy e;
-        clphys_nbody_energy_of(&s, pot, &e);
+    if (st == CLPHYS_SUCCESS) st = clphys_nbody_energy_of(ctx, &s, pot, &e);
+    if (st == CLPHYS_SUCCESS)
         printf("%s on %s: K %.5f  W %.5f  E %.5f  Q %.3f\n", clphys_gravity_plan_variant(plan),
                clphys_context_device(ctx)->name, e.kinetic, e.potential, e.total, e.virial_ratio);
-    } else {
+    else
         fprintf(stderr, "%s: %s\n", clphys_status_string(st), clphys_last_error(ctx));
-    }
     free(acc);
     free(pot);
     clphys_gravity_plan_destroy(plan);
-    clphys_nbody_free(&s);
+    clphys_nbody_system_destroy(&s);
     clphys_context_destroy(ctx);
     return st == CLPHYS_SUCCESS ? 0 : 1;
 }

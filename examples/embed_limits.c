@@ -1,5 +1,5 @@
 /* embed_limits.c — the smallest embedding: pick a device, measure its limits.
- * Build: cc embed_limits.c -lclphys -lOpenCL */
+ * Build: cc embed_limits.c $(pkg-config --cflags --libs clphys) */
 #include <clphys.h>
 #include <stdio.h>
 

@@ -4,9 +4,11 @@
  * includes; the per-path headers it pulls in below are part of it.
  *
  * Conventions (all calls):
- *  - Every call returns a clphys_status; nothing prints, aborts or exits.
- *    On failure clphys_last_error(ctx) gives the cause in one or more lines
- *    (the OpenCL call and error code, the build log, the file and line ...).
+ *  - Every call that can fail returns a clphys_status; nothing prints, aborts
+ *    or exits.  On failure clphys_last_error(ctx) gives the cause in one or
+ *    more lines (the OpenCL call and error code, the build log, the file and
+ *    line ...).  Calls that cannot fail (versions, getters, *_destroy)
+ *    return their value or nothing.
  *  - Plans follow plan-then-execute (FFTW): a plan owns its device buffers and
  *    the chosen kernel variant; execute it as often as needed, then destroy it.
  *  - Host arrays passed in are copied; cl_mem objects passed in stay owned by
@@ -30,6 +32,8 @@
  *  - Every public function documents the errors it returns; besides those
  *    listed, any call that touches the device may give CLPHYS_ERR_OPENCL or
  *    CLPHYS_ERR_OUT_OF_MEMORY.
+ *  - Linking: pkg-config --cflags --libs clphys.  libclphys.so exports the
+ *    clphys_* symbols of these headers and nothing else.
  */
 #ifndef CLPHYS_H
 #define CLPHYS_H
@@ -89,40 +93,54 @@ typedef struct {
     int subgroups;                /* cl_khr_subgroups or cl_intel_subgroups       */
 } clphys_device_info;
 
-/* Library version string, e.g. "0.1.0". */
+/* Library version string, e.g. "0.1.0".  No errors. */
 const char *clphys_version(void);
 
-/* Short fixed text of a status ("out of memory", ...). */
+/* Short fixed text of a status ("out of memory", ...); "unknown status" for
+ * a value that is not a clphys_status.  No errors. */
 const char *clphys_status_string(clphys_status status);
 
 /* Details of the last failure on ctx (build log included).  ctx may be NULL:
  * then the last failure of a call that had no context (context creation,
- * device listing) on this thread. Never NULL; "" when there is none. */
+ * device listing) on this thread. Never NULL; "" when there is none.
+ * No errors. */
 const char *clphys_last_error(const clphys_context *ctx);
 
-/* Every device of every platform, in platform then device order.
- * *list is allocated by the library; free it with clphys_devices_free.
- * Errors: CLPHYS_ERR_DEVICE_NOT_FOUND when no platform is installed. */
+/* Every device of every platform, in platform then device order: *list holds
+ * *count entries, allocated by the library; release it with
+ * clphys_devices_destroy.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (list or count
+ * NULL), CLPHYS_ERR_DEVICE_NOT_FOUND (no OpenCL platform installed, or no
+ * device in any platform), CLPHYS_ERR_OUT_OF_MEMORY. */
 clphys_status clphys_devices_list(clphys_device_info **list, int *count);
-void clphys_devices_free(clphys_device_info *list);
+/* Release a list from clphys_devices_list; accepts NULL. */
+void clphys_devices_destroy(clphys_device_info *list);
 
 /* Create a context on the device chosen by spec:
  *   "auto"  first GPU, else first CPU      "gpu" / "cpu"  first of that type
  *   "nvidia" "amd" "intel" "pocl"          first device whose platform or vendor names it
  *   "P:D"   platform P, device D (indices as printed by `clphys devices`)
  * spec NULL or "" means getenv("CLPHYS_DEVICE"), else "auto".  The queue is
- * in-order with profiling enabled.  Errors: CLPHYS_ERR_DEVICE_NOT_FOUND (the
- * message lists every device found), CLPHYS_ERR_OPENCL. */
+ * in-order with profiling enabled.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (ctx
+ * NULL), CLPHYS_ERR_DEVICE_NOT_FOUND (no device matches, or an unknown spec;
+ * the message lists every device found), CLPHYS_ERR_OPENCL (the context or
+ * queue could not be made), CLPHYS_ERR_OUT_OF_MEMORY. */
 clphys_status clphys_context_create(const char *spec, clphys_context **ctx);
 
 /* Wrap an application's own context, device and queue.  clphys retains them
  * while it uses them and releases only its own references on destroy; the
  * application keeps ownership.  Kernel times need CL_QUEUE_PROFILING_ENABLE on
- * the queue; without it timings are host wall-clock times. */
+ * the queue; without it timings are host wall-clock times.  Errors:
+ * CLPHYS_ERR_INVALID_ARGUMENT (a NULL argument, or a queue of another context
+ * or device), CLPHYS_ERR_OPENCL (the queue could not be queried),
+ * CLPHYS_ERR_OUT_OF_MEMORY. */
 clphys_status clphys_context_adopt(cl_context context, cl_device_id device,
                                    cl_command_queue queue, clphys_context **ctx);
+/* Wait for the queue, release the context's programs and clphys's references;
+ * accepts NULL.  Destroy every plan made on ctx first. */
 void clphys_context_destroy(clphys_context *ctx);
 
+/* The device, OpenCL context, queue and device id of ctx (NULL when ctx is
+ * NULL).  No errors; the objects stay owned by ctx. */
 const clphys_device_info *clphys_context_device(const clphys_context *ctx);
 cl_context       clphys_context_cl_context(const clphys_context *ctx);
 cl_command_queue clphys_context_queue(const clphys_context *ctx);
@@ -138,7 +156,9 @@ cl_device_id     clphys_context_cl_device(const clphys_context *ctx);
  * gap, so never less than their execution time.  Summing per-call times
  * instead (the kernel_s arguments, which wait for each launch) also counts
  * each launch's start-up, which back-to-back launches overlap.  *seconds is 0
- * when no kernel ran and -1 when the queue has no profiling.  Errors:
+ * when no kernel ran and -1 when the queue has no profiling.  _begin: no
+ * errors (NULL ignored; a failure to build the empty kernel is reported by
+ * _end).  _end errors: CLPHYS_ERR_INVALID_ARGUMENT (ctx or seconds NULL),
  * CLPHYS_ERR_OPENCL (enqueueing, waiting or reading the events failed),
  * CLPHYS_ERR_BUILD (the empty kernel, built by _begin, did not build). */
 void          clphys_context_span_begin(clphys_context *ctx);
@@ -168,18 +188,20 @@ typedef struct {
 } clphys_limits;
 
 /* Run the bandwidth and FMA probes (cl/probe.cl) on ctx's device.  Buffers are
- * sized far beyond the last-level cache (256 MiB each on GPUs, 64 MiB on CPUs,
- * capped by the device's max allocation).  repeat <= 0 means 5. */
+ * sized far beyond the last-level cache (512 MiB each on GPUs, 64 MiB on CPUs,
+ * capped by the device's max allocation).  repeat <= 0 means 5.  Errors:
+ * CLPHYS_ERR_INVALID_ARGUMENT (ctx or limits NULL), CLPHYS_ERR_BUILD (the
+ * probe kernels), CLPHYS_ERR_OUT_OF_MEMORY (the probe buffers),
+ * CLPHYS_ERR_OPENCL. */
 clphys_status clphys_measure_limits(clphys_context *ctx, int repeat, clphys_limits *limits);
 
 #ifdef __cplusplus
 }
 #endif
 
-/* Per-path APIs (each path's header is part of this public API). */
-/* @@PATH_HEADERS@@ — paths add their #include line here */
-#include "clphys_gravity.h"
-#include "clphys_md.h"
-#include "clphys_lqcd.h"
+/* Per-path APIs: the header of each compute path built into the library
+ * (clphys_gravity.h, clphys_md.h, clphys_lqcd.h ...), listed in
+ * clphys_paths.h, which the build writes from its list of paths. */
+#include "clphys_paths.h"
 
 #endif /* CLPHYS_H */

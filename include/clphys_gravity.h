@@ -18,6 +18,7 @@
 #ifndef CLPHYS_GRAVITY_H
 #define CLPHYS_GRAVITY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -33,7 +34,7 @@ typedef enum {
 typedef struct {
     clphys_precision precision;
     clphys_gravity_variant variant;
-    double G;          /* gravitational constant (N-body units: 1)                */
+    double G;          /* gravitational constant; 0 = 1 (N-body units)            */
     double eps;        /* Plummer softening length, >= 0                          */
     int potential;     /* 1: also compute phi (one more FMA per interaction)      */
     int work_group;    /* tiled: work-group size = tile length; 0 = from device   */
@@ -64,58 +65,90 @@ typedef struct {
 
 typedef struct clphys_gravity_plan clphys_gravity_plan;
 
-/* Build the kernel for p.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (eps < 0 or not
- * finite, bad work_group/i_per_item), CLPHYS_ERR_UNSUPPORTED (fp64), _BUILD. */
+/* Build the kernel for p (a zeroed struct asks for the defaults: fp32, the
+ * variant chosen by device type, G = 1, eps = 0, no potential).  Errors:
+ * CLPHYS_ERR_INVALID_ARGUMENT (a NULL argument; eps < 0 or not finite, G not
+ * finite; i_per_item not 0, 1, 2, 4 or 8; j_split outside 0..64;
+ * fast_rsqrt64 or flush_denormals outside -1..2; unroll outside 0..work
+ * group; a work group beyond the device's size or local memory),
+ * CLPHYS_ERR_UNSUPPORTED (fp64 on a device without it), CLPHYS_ERR_BUILD,
+ * CLPHYS_ERR_OUT_OF_MEMORY. */
 clphys_status clphys_gravity_plan_create(clphys_context *ctx, const clphys_gravity_params *p,
                                          clphys_gravity_plan **plan);
+/* Release the plan's kernels and buffers; accepts NULL. */
 void clphys_gravity_plan_destroy(clphys_gravity_plan *plan);
 /* The variant actually chosen, e.g. "tiled-local-i4-w256-u32-ftz-ptx" or
  * "vector-16" (suffixes: -uN unroll, -ftz flushed denormals, -fast
  * -cl-fast-relaxed-math, -ptx inline-PTX rsqrt, fp64 -nr Newton rsqrt, -s2
- * series for r^-3, -jS j range split in S, as used by the latest call). */
+ * series for r^-3, -jS j range split in S, as used by the latest call).
+ * "" for a NULL plan; no errors. */
 const char *clphys_gravity_plan_variant(const clphys_gravity_plan *plan);
 
 /* Host arrays.  xi == NULL: the i-set is the j-set (ni ignored; self term
  * removed).  Otherwise xi[4*ni] is a different set (no self term).  acc[3*ni]
  * (required) and pot[ni] (may be NULL; needs p.potential) are overwritten, or
- * added to when accumulate != 0.  The positions are checked: a NaN/inf
- * coordinate or mass, a negative mass, or (eps = 0, check_coincident != 0) two
- * particles at the same point give CLPHYS_ERR_INPUT naming the particle(s).
- * kernel_s, when non-NULL, receives the profiled kernel time. */
-clphys_status clphys_gravity_compute(clphys_gravity_plan *plan, int ni, const double *xi, int nj,
+ * added to when accumulate != 0.  ni and nj are at most 2^31 - 1 (the
+ * kernels index particles with int).  The call waits for its result.
+ * kernel_s, when non-NULL, is SET to the summed profiled time of the kernels
+ * this call launched (clphys.h).  Errors: CLPHYS_ERR_INVALID_ARGUMENT (plan,
+ * xj or acc NULL; a count above 2^31 - 1; xi NULL with nj = 0; pot asked of a
+ * plan without p.potential), CLPHYS_ERR_INPUT (the positions are checked: a
+ * NaN/inf coordinate or mass, a negative mass, or with eps = 0 and
+ * check_coincident != 0 two particles at the same point; the message names
+ * the particle(s)), CLPHYS_ERR_OUT_OF_MEMORY (host staging, device buffers),
+ * CLPHYS_ERR_OPENCL. */
+clphys_status clphys_gravity_compute(clphys_gravity_plan *plan, size_t ni, const double *xi, size_t nj,
                                      const double *xj, double *acc, double *pot, int accumulate,
                                      int check_coincident, double *kernel_s);
 
 /* Caller-owned device buffers (used in place, nothing copied): xi real4[ni],
  * xj real4[nj], out real4[ni] = (ax, ay, az, phi) written or, with accumulate,
- * added to.  i_in_j != 0 says particle k of xi is also in xj (remove the self
- * term).  No input checking.  kernel_s: profiled kernel time when non-NULL
- * (the call then waits for completion). */
-clphys_status clphys_gravity_compute_cl(clphys_gravity_plan *plan, cl_mem xi, int ni, cl_mem xj, int nj,
+ * added to; ni, nj at most 2^31 - 1.  i_in_j != 0 says particle k of xi is
+ * also in xj (remove the self term).  No input checking.  kernel_s: when
+ * non-NULL the call waits for its kernels and SETS *kernel_s to their summed
+ * profiled time; when NULL the kernels may still be queued on return.
+ * Errors: CLPHYS_ERR_INVALID_ARGUMENT (plan or a buffer NULL, a count above
+ * 2^31 - 1), CLPHYS_ERR_OUT_OF_MEMORY (the j split's scratch, the vector
+ * kernel's SoA copy), CLPHYS_ERR_OPENCL (e.g. a buffer smaller than its
+ * count). */
+clphys_status clphys_gravity_compute_cl(clphys_gravity_plan *plan, cl_mem xi, size_t ni, cl_mem xj, size_t nj,
                                         int i_in_j, cl_mem out, int accumulate, double *kernel_s);
 
 /* ---- N-body driver pieces ------------------------------------------------ */
+/* The arrays belong to the system: the calls below that fill one allocate
+ * them, clphys_nbody_system_destroy frees them. */
 typedef struct {
-    int n;
+    size_t n;    /* particles                */
     double *x;   /* x[4*n] = (x, y, z, m)  */
     double *v;   /* v[3*n] = (vx, vy, vz)  */
 } clphys_nbody_system;
 
-void clphys_nbody_free(clphys_nbody_system *s);
+/* Free s->x and s->v and zero *s (the struct itself is the caller's);
+ * accepts NULL. */
+void clphys_nbody_system_destroy(clphys_nbody_system *s);
 
 /* Read the NBabel text format (nbabel.org): one particle per line,
  * `id m x y z vx vy vz`; blank lines and lines starting with '#' are skipped.
- * Errors name the file and line: CLPHYS_ERR_IO, CLPHYS_ERR_FORMAT (wrong field
- * count, not a number), CLPHYS_ERR_INPUT (NaN/inf, negative mass, total mass
- * <= 0, no particles).  ctx may be NULL (message via clphys_last_error(NULL)). */
+ * *s is overwritten (not freed first); on failure it is left empty.  ctx may
+ * be NULL (message via clphys_last_error(NULL)).  Errors name the file and
+ * line: CLPHYS_ERR_INVALID_ARGUMENT (file or s NULL), CLPHYS_ERR_IO (cannot
+ * open or read), CLPHYS_ERR_FORMAT (a line longer than 4094 characters, a
+ * field count other than 8, a field that is not a number), CLPHYS_ERR_INPUT
+ * (NaN/inf, negative mass, total mass <= 0, no particles),
+ * CLPHYS_ERR_OUT_OF_MEMORY. */
 clphys_status clphys_nbody_read(clphys_context *ctx, const char *file, clphys_nbody_system *s);
-/* Write the same format (id = index) to file.tmp, then rename: never a
- * half-written file.  Errors: CLPHYS_ERR_IO. */
+/* Write the same format (id = index, %.17g: read back bit for bit) to
+ * file.tmp, then rename: never a half-written file.  Errors:
+ * CLPHYS_ERR_INVALID_ARGUMENT (file or s NULL, or n > 0 with NULL arrays),
+ * CLPHYS_ERR_IO (cannot create, write or rename; file.tmp removed),
+ * CLPHYS_ERR_OUT_OF_MEMORY. */
 clphys_status clphys_nbody_write(clphys_context *ctx, const char *file, const clphys_nbody_system *s);
 /* Plummer sphere (Aarseth, Henon & Wielen, A&A 37, 183 (1974)) of n equal
  * masses in N-body units (G = M = 1, scale a = 3 pi / 16 so E = -1/4), moved
- * to the centre-of-mass frame; deterministic for a seed. */
-clphys_status clphys_nbody_plummer(clphys_context *ctx, int n, uint64_t seed, clphys_nbody_system *s);
+ * to the centre-of-mass frame; deterministic for a seed.  *s is overwritten
+ * (not freed first).  Errors: CLPHYS_ERR_INVALID_ARGUMENT (s NULL or n = 0),
+ * CLPHYS_ERR_OUT_OF_MEMORY. */
+clphys_status clphys_nbody_plummer(clphys_context *ctx, size_t n, uint64_t seed, clphys_nbody_system *s);
 
 /* Energies of a system given phi per particle (phi as defined above). */
 typedef struct {
@@ -125,7 +158,11 @@ typedef struct {
     double virial_ratio;  /* Q = K / |W|; 0.5 in virial equilibrium                  */
     double momentum;      /* |sum m v|                                              */
 } clphys_nbody_energy;
-void clphys_nbody_energy_of(const clphys_nbody_system *s, const double *pot, clphys_nbody_energy *e);
+/* Energies of s from pot[s->n] (e.g. from clphys_gravity_compute with
+ * p.potential).  Errors: CLPHYS_ERR_INVALID_ARGUMENT (s, pot or e NULL, or
+ * n > 0 with NULL arrays); ctx may be NULL. */
+clphys_status clphys_nbody_energy_of(clphys_context *ctx, const clphys_nbody_system *s, const double *pot,
+                                     clphys_nbody_energy *e);
 
 #ifdef __cplusplus
 }

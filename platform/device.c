@@ -157,7 +157,7 @@ clphys_status clphys_devices_list(clphys_device_info **list, int *count)
     return CLPHYS_SUCCESS;
 }
 
-void clphys_devices_free(clphys_device_info *list) { free(list); }
+void clphys_devices_destroy(clphys_device_info *list) { free(list); }
 
 static int icontains(const char *hay, const char *needle)
 {

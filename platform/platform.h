@@ -150,7 +150,7 @@ clphys_status cp_arg(clphys_context *ctx, cl_kernel k, cl_uint idx, size_t size,
 clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global,
                         const size_t *local, double *kernel_s);
 clphys_status cp_finish(clphys_context *ctx);
-double cp_event_seconds(cl_event ev); /* profiled end - start; < 0 on failure */
+size_t cp_round_up(size_t x, size_t m); /* x rounded up to a multiple of m (m = 0: x) */
 /* clphys_context_span_begin/_end (clphys.h): between the two, the first
  * cp_launch without kernel_s keeps its event; the others take none, since an
  * event per launch costs the NVIDIA driver ~3.5 us each (bench/md-notes.md,
@@ -165,9 +165,12 @@ void cp_profile_open(clphys_context *ctx);
 void cp_profile_add(clphys_context *ctx, cl_kernel k, cl_event ev);
 clphys_status cp_profile_write(clphys_context *ctx, const char *path);
 void cp_profile_close(clphys_context *ctx);
+
+/* ---- clocks (platform/clock.c): read by timer.c and profile.c, reads neither */
+double cp_now(void);                  /* monotonic host clock, seconds */
+double cp_event_seconds(cl_event ev); /* profiled END - START, seconds; < 0 on failure */
+
 /* SplitMix64: the next 64 random bits of *state (platform/rng.c). */
 uint64_t cp_splitmix64(uint64_t *state);
-double cp_now(void);                  /* monotonic host clock, seconds */
-size_t cp_round_up(size_t x, size_t m);
 
 #endif /* CLPHYS_PLATFORM_H */

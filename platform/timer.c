@@ -1,25 +1,9 @@
-/* timer.c — kernel launches, profiling-event times, the host clock. */
+/* timer.c — kernel launches: arguments, enqueue with an optional wait for the
+ * kernel's time, spans of back-to-back launches.  Times come from clock.c;
+ * with CLPHYS_PROFILE every launch's event goes to profile.c. */
 #include "platform.h"
 
-#include <time.h>
-
-double cp_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 size_t cp_round_up(size_t x, size_t m) { return m ? (x + m - 1) / m * m : x; }
-
-double cp_event_seconds(cl_event ev)
-{
-    cl_ulong t0 = 0, t1 = 0;
-    if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) != CL_SUCCESS ||
-        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) != CL_SUCCESS)
-        return -1.0;
-    return 1e-9 * (double)(t1 - t0);
-}
 
 clphys_status cp_arg(clphys_context *ctx, cl_kernel k, cl_uint idx, size_t size, const void *v)
 {

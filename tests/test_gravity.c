@@ -250,6 +250,55 @@ static void bad_input(void **st)
     clphys_gravity_plan_destroy(pl);
 }
 
+/* The API contract (clphys.h): *kernel_s is SET by each call, never added to;
+ * counts beyond the kernels' int index are refused, not truncated; a zeroed
+ * params struct means the defaults (G = 1). */
+static void contract(void **st)
+{
+    (void)st;
+    const int n = 64;
+    double *x = random_particles(n, 123), acc[3 * 64], pot[64], ra[3 * 64], rp[64];
+    clphys_gravity_params zero;
+    memset(&zero, 0, sizeof zero);
+    zero.potential = 1;
+    clphys_gravity_plan *pl = NULL;
+    assert_int_equal(clphys_gravity_plan_create(ctx, &zero, &pl), CLPHYS_SUCCESS);
+    for (int k = 0; k < 4 * n; k++) x[k] = (float)x[k];
+    for (int call = 0; call < 2; call++) { /* a sum would keep the 1e30 */
+        double ks = 1e30;
+        assert_int_equal(clphys_gravity_compute(pl, n, NULL, n, x, acc, pot, 0, 0, &ks), CLPHYS_SUCCESS);
+        assert_true(ks >= 0 && ks < 1e3);
+    }
+    gravity_ref(n, NULL, n, x, 1.0, 0.0, ra, rp);
+    double ea, ep;
+    errors(n, x, n, x, 0.0, acc, pot, ra, rp, &ea, &ep);
+    if (!(ea < tol_of(CLPHYS_FP32)) || !(ep < tol_of(CLPHYS_FP32)))
+        fail_msg("zeroed params (G = 1): acc err %.3g pot err %.3g", ea, ep);
+    /* with a cl_mem call too: set, from a poisoned value */
+    cl_int e;
+    cl_mem b = clCreateBuffer(clphys_context_cl_context(ctx), CL_MEM_READ_WRITE, 4 * n * sizeof(float), NULL, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    float *xf = malloc(4 * n * sizeof *xf);
+    for (int k = 0; k < 4 * n; k++) xf[k] = (float)x[k];
+    assert_int_equal(clEnqueueWriteBuffer(clphys_context_queue(ctx), b, CL_TRUE, 0, 4 * n * sizeof *xf, xf, 0, NULL,
+                                          NULL), CL_SUCCESS);
+    cl_mem o = clCreateBuffer(clphys_context_cl_context(ctx), CL_MEM_READ_WRITE, 4 * n * sizeof(float), NULL, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    double ks = NAN; /* a sum would stay NaN */
+    assert_int_equal(clphys_gravity_compute_cl(pl, b, n, b, n, 1, o, 0, &ks), CLPHYS_SUCCESS);
+    assert_true(ks >= 0 && ks < 1e3);
+    /* more than 2^31 - 1 particles: refused before anything is read */
+    const size_t big = (size_t)2147483647 + 1;
+    assert_int_equal(clphys_gravity_compute(pl, big, x, n, x, acc, NULL, 0, 0, NULL), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(clphys_gravity_compute(pl, n, x, big, x, acc, NULL, 0, 0, NULL), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clphys_last_error(ctx), "2^31 - 1"));
+    assert_int_equal(clphys_gravity_compute_cl(pl, b, big, b, n, 0, o, 0, NULL), CLPHYS_ERR_INVALID_ARGUMENT);
+    clReleaseMemObject(b), clReleaseMemObject(o);
+    free(xf), free(x);
+    clphys_gravity_plan_destroy(pl);
+    clphys_gravity_plan_destroy(NULL);
+}
+
 static int setup(void **st)
 {
     (void)st;
@@ -267,7 +316,7 @@ static int teardown(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(two_body_analytic), cmocka_unit_test(bad_input),
+        cmocka_unit_test(two_body_analytic), cmocka_unit_test(bad_input), cmocka_unit_test(contract),
         cmocka_unit_test(tiled_fp32),        cmocka_unit_test(tiled_i4_fp32),
         cmocka_unit_test(tiled_fp64),        cmocka_unit_test(tiled_fp64_newton), cmocka_unit_test(tiled_fp64_series),
         cmocka_unit_test(tiled_split),

@@ -35,11 +35,11 @@ static void energies_of(const clphys_nbody_system *s, clphys_precision p, double
     clphys_gravity_plan *pl = NULL;
     clphys_status st = clphys_gravity_plan_create(ctx, &prm, &pl);
     if (st) fail_msg("plan: %s", clphys_last_error(ctx));
-    double *acc = malloc(3 * (size_t)s->n * sizeof *acc), *pot = malloc((size_t)s->n * sizeof *pot);
-    tu_poison_f64(pot, (size_t)s->n);
+    double *acc = malloc(3 * s->n * sizeof *acc), *pot = malloc(s->n * sizeof *pot);
+    tu_poison_f64(pot, s->n);
     st = clphys_gravity_compute(pl, s->n, NULL, s->n, s->x, acc, pot, 0, 1, NULL);
     if (st) fail_msg("compute: %s", clphys_last_error(ctx));
-    clphys_nbody_energy_of(s, pot, e);
+    assert_int_equal(clphys_nbody_energy_of(ctx, s, pot, e), CLPHYS_SUCCESS);
     free(acc), free(pot);
     clphys_gravity_plan_destroy(pl);
 }
@@ -57,7 +57,7 @@ static void nbabel_energy(const char *name, int n)
     energies_of(&s, CLPHYS_FP64, 0.0, &e);
     if (fabs(e.potential + 0.5) > 1e-12 || fabs(e.kinetic - 0.25) > 1e-12 || fabs(e.total + 0.25) > 1e-12)
         fail_msg("%s: K = %.17g W = %.17g E = %.17g", name, e.kinetic, e.potential, e.total);
-    clphys_nbody_free(&s);
+    clphys_nbody_system_destroy(&s);
 }
 static void nbabel_input16(void **st) { (void)st; nbabel_energy("input16", 16); }
 static void nbabel_input128(void **st) { (void)st; nbabel_energy("input128", 128); }
@@ -108,6 +108,16 @@ static void bad_input(void **st)
     assert_int_equal(clphys_gravity_compute(pl, 3, NULL, 3, x, acc, pot, 0, 1, NULL), CLPHYS_ERR_INPUT);
     assert_non_null(strstr(clphys_last_error(ctx), "particles 0 and 2"));
     clphys_gravity_plan_destroy(pl);
+    /* NULL arguments: a status, not a crash; destroy accepts NULL and empties */
+    clphys_nbody_energy e;
+    clphys_nbody_system none = {0, NULL, NULL};
+    assert_int_equal(clphys_nbody_energy_of(NULL, &none, NULL, &e), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(clphys_nbody_plummer(NULL, 0, 1, &none), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(clphys_nbody_read(NULL, NULL, &none), CLPHYS_ERR_INVALID_ARGUMENT);
+    clphys_nbody_system_destroy(NULL);
+    assert_int_equal(clphys_nbody_plummer(NULL, 10, 1, &none), CLPHYS_SUCCESS);
+    clphys_nbody_system_destroy(&none);
+    assert_true(none.n == 0 && !none.x && !none.v);
 }
 
 static void write_read_atomic(void **st)
@@ -124,15 +134,15 @@ static void write_read_atomic(void **st)
     assert_true(access(tmp, F_OK) != 0); /* the temp file was renamed away */
     assert_int_equal(clphys_nbody_read(NULL, file, &r), CLPHYS_SUCCESS);
     assert_int_equal(r.n, s.n);
-    for (int i = 0; i < 4 * s.n; i++) assert_true(r.x[i] == s.x[i]); /* %.17g round-trips */
-    for (int i = 0; i < 3 * s.n; i++) assert_true(r.v[i] == s.v[i]);
+    for (size_t i = 0; i < 4 * s.n; i++) assert_true(r.x[i] == s.x[i]); /* %.17g round-trips */
+    for (size_t i = 0; i < 3 * s.n; i++) assert_true(r.v[i] == s.v[i]);
     /* a folder that does not exist: error, and nothing left behind */
     char bad[300];
     snprintf(bad, sizeof bad, "%s/no/snap.txt", dir);
     assert_int_equal(clphys_nbody_write(NULL, bad, &s), CLPHYS_ERR_IO);
     remove(file);
     rmdir(dir);
-    clphys_nbody_free(&s), clphys_nbody_free(&r);
+    clphys_nbody_system_destroy(&s), clphys_nbody_system_destroy(&r);
 }
 
 static void plummer_units(void **st)
@@ -154,7 +164,7 @@ static void plummer_units(void **st)
     /* E = -1/4 and Q = 1/2 up to sampling noise of 2000 particles */
     if (fabs(e.total + 0.25) > 0.03 || fabs(e.virial_ratio - 0.5) > 0.08)
         fail_msg("plummer: E = %g Q = %g", e.total, e.virial_ratio);
-    clphys_nbody_free(&s);
+    clphys_nbody_system_destroy(&s);
 }
 
 /* 200 leapfrog steps of a softened Plummer sphere conserve energy. */
@@ -172,20 +182,20 @@ static void leapfrog_energy(void **st)
     double *acc = malloc(3 * n * sizeof *acc), *pot = malloc(n * sizeof *pot);
     assert_int_equal(clphys_gravity_compute(pl, n, NULL, n, s.x, acc, pot, 0, 1, NULL), CLPHYS_SUCCESS);
     clphys_nbody_energy e0, e;
-    clphys_nbody_energy_of(&s, pot, &e0);
+    assert_int_equal(clphys_nbody_energy_of(ctx, &s, pot, &e0), CLPHYS_SUCCESS);
     for (int k = 0; k < 200; k++) {
         for (int i = 0; i < n; i++)
             for (int c = 0; c < 3; c++) s.v[3 * i + c] += 0.5 * dt * acc[3 * i + c], s.x[4 * i + c] += dt * s.v[3 * i + c];
         assert_int_equal(clphys_gravity_compute(pl, n, NULL, n, s.x, acc, pot, 0, 0, NULL), CLPHYS_SUCCESS);
         for (int i = 0; i < 3 * n; i++) s.v[i] += 0.5 * dt * acc[i];
     }
-    clphys_nbody_energy_of(&s, pot, &e);
+    assert_int_equal(clphys_nbody_energy_of(ctx, &s, pot, &e), CLPHYS_SUCCESS);
     double de = fabs((e.total - e0.total) / e0.total);
     if (!(de < 1e-5)) fail_msg("energy drift %.3g after 200 steps", de);
     assert_true(e.momentum < 1e-10);
     free(acc), free(pot);
     clphys_gravity_plan_destroy(pl);
-    clphys_nbody_free(&s);
+    clphys_nbody_system_destroy(&s);
 }
 
 static int setup(void **st)

@@ -234,7 +234,7 @@ static void test_select_each_device(void **state)
             clphys_context_destroy(ctx);
             break;
         }
-    clphys_devices_free(list);
+    clphys_devices_destroy(list);
 }
 
 static void test_unknown_spec_lists_devices(void **state)
@@ -252,19 +252,23 @@ static void test_unknown_spec_lists_devices(void **state)
     for (int i = 0; i < n; i++) assert_non_null(strstr(msg, list[i].name));
     assert_int_equal(clphys_context_create("97:3", &ctx), CLPHYS_ERR_DEVICE_NOT_FOUND);
     assert_non_null(strstr(clphys_last_error(NULL), list[0].name));
-    clphys_devices_free(list);
+    clphys_devices_destroy(list);
 }
 
 static void test_env_device(void **state)
 {
     (void)state;
     clphys_context *ctx;
+    const char *was = getenv("CLPHYS_DEVICE");
+    char *saved = was ? strdup(was) : NULL; /* the run's own choice, put back below */
     setenv("CLPHYS_DEVICE", "no-such-device", 1);
     assert_int_equal(clphys_context_create(NULL, &ctx), CLPHYS_ERR_DEVICE_NOT_FOUND);
     setenv("CLPHYS_DEVICE", "0:0", 1);
     assert_int_equal(clphys_context_create("", &ctx), CLPHYS_SUCCESS);
     clphys_context_destroy(ctx);
-    unsetenv("CLPHYS_DEVICE");
+    if (saved) setenv("CLPHYS_DEVICE", saved, 1);
+    else unsetenv("CLPHYS_DEVICE");
+    free(saved);
 }
 
 static void test_adopt_context(void **state)

@@ -12,9 +12,9 @@
 
 clphys_context *tu_context(void)
 {
-    const char *spec = getenv("CLPHYS_TEST_DEVICE");
+    const char *spec = getenv("CLPHYS_TEST_DEVICE"); /* NULL: $CLPHYS_DEVICE, else auto */
     clphys_context *ctx = NULL;
-    clphys_status st = clphys_context_create(spec && *spec ? spec : "auto", &ctx);
+    clphys_status st = clphys_context_create(spec, &ctx);
     if (st != CLPHYS_SUCCESS) fail_msg("context: %s: %s", clphys_status_string(st), clphys_last_error(NULL));
     return ctx;
 }
@@ -32,17 +32,9 @@ uint64_t tu_seed(void)
     return seed;
 }
 
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 uint64_t tu_rng_init(uint64_t stream) { return tu_seed() ^ (stream * 0xd1b54a32d192ed03ULL); }
 
-double tu_uniform(uint64_t *state) { return (double)(splitmix64(state) >> 11) * 0x1.0p-53; }
+double tu_uniform(uint64_t *state) { return ref_uniform(state); }
 
 void tu_poison_f32(float *a, size_t n)
 {

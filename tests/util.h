@@ -1,20 +1,24 @@
 /* util.h — helpers shared by the cmocka tests: a context on the test device,
- * seeded random numbers (fresh per run unless CLPHYS_TEST_SEED is set),
- * poisoning and relative-error measures. */
+ * seeded random numbers (fresh per run unless CLPHYS_TEST_SEED is set) from
+ * the reference library's SplitMix64 stream (host/ref/ref_util.h), poisoning
+ * and relative-error measures. */
 #ifndef CLPHYS_TEST_UTIL_H
 #define CLPHYS_TEST_UTIL_H
 
 #include "clphys.h"
+#include "host/ref/ref_util.h"
 #include <stddef.h>
 #include <stdint.h>
 
-/* Context on $CLPHYS_TEST_DEVICE, else "auto".  Fails the test on error. */
+/* Context on $CLPHYS_TEST_DEVICE, else on $CLPHYS_DEVICE, else "auto" (the
+ * command's rule).  Fails the test on error. */
 clphys_context *tu_context(void);
 /* The seed of this process (printed once so a failure can be replayed). */
 uint64_t tu_seed(void);
-/* Uniform in [0,1) from a splitmix64 stream (state seeded from tu_seed()). */
-double tu_uniform(uint64_t *state);
+/* The state of stream number `stream` of this run's seed, for ref_uniform /
+ * ref_splitmix64; tu_uniform(state) is ref_uniform(state). */
 uint64_t tu_rng_init(uint64_t stream);
+double tu_uniform(uint64_t *state);
 /* Fill with NaN bit patterns so that unwritten outputs are detected. */
 void tu_poison_f32(float *a, size_t n);
 void tu_poison_f64(double *a, size_t n);

@@ -3,6 +3,7 @@
  * input checks.  Layouts and formulas: include/clphys_gravity.h. */
 #include "platform/platform.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +84,7 @@ clphys_status clphys_gravity_plan_create(clphys_context *ctx, const clphys_gravi
     if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "gravity plan");
     pl->ctx = ctx;
     pl->p = *p;
+    if (pl->p.G == 0) pl->p.G = 1; /* a zeroed struct means the defaults: N-body units */
     pl->tiled = tiled;
     pl->wg = wg;
     pl->ipw = ipw;
@@ -159,13 +161,15 @@ static int choose_split(const clphys_gravity_plan *pl, size_t groups, size_t nti
     return best;
 }
 
-clphys_status clphys_gravity_compute_cl(clphys_gravity_plan *pl, cl_mem xi, int ni, cl_mem xj, int nj, int i_in_j,
-                                        cl_mem out, int accumulate, double *kernel_s)
+clphys_status clphys_gravity_compute_cl(clphys_gravity_plan *pl, cl_mem xi, size_t n_i, cl_mem xj, size_t n_j,
+                                        int i_in_j, cl_mem out, int accumulate, double *kernel_s)
 {
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: NULL plan");
     clphys_context *ctx = pl->ctx;
-    if (!xi || !xj || !out || ni < 0 || nj < 0)
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: NULL buffer or negative count");
+    if (!xi || !xj || !out) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: NULL buffer");
+    if (n_i > INT_MAX || n_j > INT_MAX)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: ni %zu or nj %zu above 2^31 - 1", n_i, n_j);
+    const int ni = (int)n_i, nj = (int)n_j; /* the kernels' argument type */
     if (kernel_s) *kernel_s = 0;
     if (ni == 0) return CLPHYS_SUCCESS;
     const double eps = pl->p.eps;
@@ -311,15 +315,17 @@ static clphys_status upload(clphys_gravity_plan *pl, cl_mem *m, size_t *cap, int
     return cp_write(pl->ctx, *m, 0, bytes, f);
 }
 
-clphys_status clphys_gravity_compute(clphys_gravity_plan *pl, int ni, const double *xi, int nj, const double *xj,
-                                     double *acc, double *pot, int accumulate, int check_coincident, double *kernel_s)
+clphys_status clphys_gravity_compute(clphys_gravity_plan *pl, size_t n_i, const double *xi, size_t n_j,
+                                     const double *xj, double *acc, double *pot, int accumulate, int check_coincident,
+                                     double *kernel_s)
 {
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: NULL plan");
     clphys_context *ctx = pl->ctx;
-    if (!xi) ni = nj;
-    if (!xj || !acc || ni < 0 || nj < 0 || (!xi && nj == 0))
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: NULL array or bad count (ni %d, nj %d)",
-                        ni, nj);
+    if (!xi) n_i = n_j;
+    if (!xj || !acc || n_i > INT_MAX || n_j > INT_MAX || (!xi && n_j == 0))
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "gravity compute: NULL array or bad count (ni %zu, nj %zu; at most 2^31 - 1)", n_i, n_j);
+    const int ni = (int)n_i, nj = (int)n_j;
     if (pot && !pl->p.potential)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: potentials asked of a plan without them");
     const int coinc = check_coincident && pl->p.eps == 0;
@@ -336,7 +342,7 @@ clphys_status clphys_gravity_compute(clphys_gravity_plan *pl, int ni, const doub
     CP_TRY(upload(pl, &pl->xj, &pl->cap_j, nj, xj));
     if (xi) CP_TRY(upload(pl, &pl->xi, &pl->cap_i, ni, xi));
     CP_TRY(ensure(ctx, &pl->out, &pl->cap_out, (size_t)ni * 4 * pl->rs));
-    CP_TRY(clphys_gravity_compute_cl(pl, xi ? pl->xi : pl->xj, ni, pl->xj, nj, !xi, pl->out, 0, kernel_s));
+    CP_TRY(clphys_gravity_compute_cl(pl, xi ? pl->xi : pl->xj, n_i, pl->xj, n_j, !xi, pl->out, 0, kernel_s));
     CP_TRY(cp_read(ctx, pl->out, 0, (size_t)ni * 4 * pl->rs, pl->stage));
     for (size_t i = 0; i < (size_t)ni; i++) {
         double r[4];

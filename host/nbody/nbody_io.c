@@ -4,11 +4,12 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void clphys_nbody_free(clphys_nbody_system *s)
+void clphys_nbody_system_destroy(clphys_nbody_system *s)
 {
     if (!s) return;
     free(s->x);
@@ -17,13 +18,13 @@ void clphys_nbody_free(clphys_nbody_system *s)
     s->n = 0;
 }
 
-static clphys_status grow(clphys_context *ctx, clphys_nbody_system *s, int *cap)
+static clphys_status grow(clphys_context *ctx, clphys_nbody_system *s, size_t *cap)
 {
-    int c = *cap ? 2 * *cap : 1024;
-    double *x = realloc(s->x, (size_t)c * 4 * sizeof *x);
+    size_t c = *cap ? 2 * *cap : 1024;
+    double *x = c <= SIZE_MAX / (4 * sizeof *x) ? realloc(s->x, c * 4 * sizeof *x) : NULL;
     if (x) s->x = x;
-    double *v = x ? realloc(s->v, (size_t)c * 3 * sizeof *v) : NULL;
-    if (!x || !v) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "nbody: %d particles", c);
+    double *v = x ? realloc(s->v, c * 3 * sizeof *v) : NULL;
+    if (!x || !v) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "nbody: %zu particles", c);
     s->v = v;
     *cap = c;
     return CLPHYS_SUCCESS;
@@ -36,7 +37,7 @@ clphys_status clphys_nbody_read(clphys_context *ctx, const char *file, clphys_nb
     FILE *f = fopen(file, "r");
     if (!f) return cp_error(ctx, CLPHYS_ERR_IO, "%s: cannot open: %s", file, strerror(errno));
     clphys_nbody_system s = {0, NULL, NULL};
-    int cap = 0;
+    size_t cap = 0;
     char line[4096];
     long lineno = 0;
     clphys_status st = CLPHYS_SUCCESS;
@@ -85,12 +86,8 @@ clphys_status clphys_nbody_read(clphys_context *ctx, const char *file, clphys_nb
             break;
         }
         if (s.n == cap && (st = grow(ctx, &s, &cap))) break;
-        if (s.n == 0x7fffffff) {
-            st = cp_error(ctx, CLPHYS_ERR_INPUT, "%s:%ld: more than 2^31-1 particles", file, lineno);
-            break;
-        }
-        for (int c = 0; c < 4; c++) s.x[4 * (size_t)s.n + c] = c < 3 ? val[2 + c] : val[1];
-        for (int c = 0; c < 3; c++) s.v[3 * (size_t)s.n + c] = val[5 + c];
+        for (int c = 0; c < 4; c++) s.x[4 * s.n + c] = c < 3 ? val[2 + c] : val[1];
+        for (int c = 0; c < 3; c++) s.v[3 * s.n + c] = val[5 + c];
         mtot += val[1];
         s.n++;
     }
@@ -99,7 +96,7 @@ clphys_status clphys_nbody_read(clphys_context *ctx, const char *file, clphys_nb
     if (!st && s.n == 0) st = cp_error(ctx, CLPHYS_ERR_INPUT, "%s: no particles", file);
     if (!st && !(mtot > 0)) st = cp_error(ctx, CLPHYS_ERR_INPUT, "%s: total mass %g is not positive", file, mtot);
     if (st) {
-        clphys_nbody_free(&s);
+        clphys_nbody_system_destroy(&s);
         return st;
     }
     *out = s;
@@ -121,9 +118,9 @@ clphys_status clphys_nbody_write(clphys_context *ctx, const char *file, const cl
         return st;
     }
     int bad = 0;
-    for (int i = 0; i < s->n && !bad; i++) {
-        const double *x = s->x + 4 * (size_t)i, *v = s->v + 3 * (size_t)i;
-        bad = fprintf(f, "%d %.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", i, x[3], x[0], x[1], x[2], v[0], v[1],
+    for (size_t i = 0; i < s->n && !bad; i++) {
+        const double *x = s->x + 4 * i, *v = s->v + 3 * i;
+        bad = fprintf(f, "%zu %.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", i, x[3], x[0], x[1], x[2], v[0], v[1],
                       v[2]) < 0;
     }
     bad |= fflush(f) != 0;
@@ -139,10 +136,13 @@ clphys_status clphys_nbody_write(clphys_context *ctx, const char *file, const cl
     return CLPHYS_SUCCESS;
 }
 
-void clphys_nbody_energy_of(const clphys_nbody_system *s, const double *pot, clphys_nbody_energy *e)
+clphys_status clphys_nbody_energy_of(clphys_context *ctx, const clphys_nbody_system *s, const double *pot,
+                                     clphys_nbody_energy *e)
 {
+    if (!s || !pot || !e || (s->n > 0 && (!s->x || !s->v)))
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "nbody energy: NULL argument");
     double K = 0, W = 0, p[3] = {0, 0, 0};
-    for (size_t i = 0; i < (size_t)s->n; i++) {
+    for (size_t i = 0; i < s->n; i++) {
         const double m = s->x[4 * i + 3], *v = s->v + 3 * i;
         K += 0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
         W += 0.5 * m * pot[i];
@@ -153,4 +153,5 @@ void clphys_nbody_energy_of(const clphys_nbody_system *s, const double *pot, clp
     e->total = K + W;
     e->virial_ratio = W != 0 ? K / fabs(W) : 0;
     e->momentum = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
+    return CLPHYS_SUCCESS;
 }

@@ -1,0 +1,97 @@
+/* suite.c — one run of the bench suite (bench_suite.h): check the options,
+ * measure the device's limits, run each chosen path, report. */
+#include "bench.h"
+#include "bench_suite.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *bench_path_name(int i)
+{
+    for (int k = 0; bench_paths[k].name; k++)
+        if (k == i) return bench_paths[k].name;
+    return NULL;
+}
+
+/* 1 when the comma-separated list names path (NULL list: every path). */
+static int wants_path(const char *list, const char *name)
+{
+    if (!list) return 1;
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)); p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == 0 || p[n] == ',')) return 1;
+    return 0;
+}
+
+int bench_options_check(const bench_options *opt)
+{
+    if (opt->precision && strcmp(opt->precision, "fp32") && strcmp(opt->precision, "fp64")) {
+        fprintf(stderr, "clphys bench: --precision must be fp32 or fp64\n");
+        return 2;
+    }
+    if (opt->repeat < 1 || opt->size < 0) {
+        fprintf(stderr, "clphys bench: --repeat must be >= 1 and --size >= 0\n");
+        return 2;
+    }
+    for (const char *p = opt->paths; p && *p;) {
+        size_t n = strcspn(p, ",");
+        int found = 0;
+        for (const bench_path *bp = bench_paths; bp->name; bp++)
+            if (strlen(bp->name) == n && !strncmp(bp->name, p, n)) found = 1;
+        if (!found) {
+            fprintf(stderr, "clphys bench: unknown path '%.*s'\n", (int)n, p);
+            return 2;
+        }
+        p += n + (p[n] == ',');
+    }
+    return 0;
+}
+
+int bench_suite_run(clphys_context *ctx, const bench_options *opt, FILE *out)
+{
+    if (!ctx || bench_options_check(opt)) return 2;
+    bench_run run;
+    memset(&run, 0, sizeof run);
+    run.ctx = ctx;
+    run.dev = clphys_context_device(ctx);
+    run.precision = opt->precision;
+    run.size = opt->size;
+    run.repeat = opt->repeat;
+    run.verify = opt->verify;
+    run.quick = opt->quick >= 0 ? opt->quick : !run.dev->is_gpu;
+    fprintf(stderr, "clphys bench on %s (%s, driver %s)%s\n", run.dev->name, run.dev->platform,
+            run.dev->driver_version, run.quick ? ", quick sizes" : "");
+    fprintf(stderr, "measuring the device's limits...\n");
+    clphys_status st = clphys_measure_limits(ctx, opt->probe_only ? 10 : 5, &run.limits);
+    if (st) {
+        fprintf(stderr, "clphys bench: %s: %s\n", clphys_status_string(st), clphys_last_error(ctx));
+        return 1;
+    }
+    bench_print_limits(&run.limits, run.dev, out);
+    if (!opt->probe_only) {
+        for (const bench_path *p = bench_paths; p->name; p++) {
+            if (!wants_path(opt->paths, p->name)) continue;
+            fprintf(stderr, "[%s]\n", p->name);
+            if (p->fn(&run) != 0) bench_fail(&run, p->name, "(path)", clphys_last_error(ctx));
+        }
+        bench_print_table(&run, out);
+    }
+    int rc = 0;
+    if (opt->json) {
+        char err[512];
+        if (bench_write_json(&run, opt->json, err, sizeof err)) {
+            fprintf(stderr, "clphys bench: %s\n", err);
+            rc = 1;
+        } else {
+            fprintf(stderr, "wrote %s\n", opt->json);
+        }
+    }
+    if (run.failures) {
+        fprintf(stderr, "clphys bench: %d case(s) failed verification or could not run\n", run.failures);
+        rc = 1;
+    } else if (!opt->probe_only) {
+        fprintf(out, "\nall %d case(s) verified against the fp64 CPU reference\n", run.nrows);
+    }
+    free(run.rows);
+    return rc;
+}
