@@ -82,9 +82,9 @@ __kernel void md_check_state(__global const real4_t *ux, __global const real4_t 
 /* Working arrays in the application's order (sorted by cell next): x[i] =
  * its position relative to lo, wrapped into [0, L) with the crossing
  * counted in the image flags (uimg NULL: from 0), v[i], perm[i] = i. */
-__kernel void md_pull(__global const real4_t *ux, __global const real4_t *uv, __global const int4 *uimg,
-                      real4_t lo, real4_t box, uint n, __global real4_t *x, __global real4_t *v,
-                      __global int4 *img, __global uint *perm)
+__kernel void md_pull(__global const real4_t *ux, __global const real4_t *uv, real4_t lo, real4_t box, uint n,
+                      __global const int4 *uimg, __global real4_t *x, __global real4_t *v, __global int4 *img,
+                      __global uint *perm)
 {
     uint i = get_global_id(0);
     if (i >= n) return;

@@ -142,9 +142,9 @@ typedef struct {
     /* half-cas only; 0 = auto, the default for this device and precision (a
      * device may want others: bench/md-notes.md, session 12): */
     clphys_lj_slot_order slot_order;
-    int defer_exchanges;         /* 1 (auto): off; 2: an entry's local exchanges
-                                    examined only after the next pair's
-                                    arithmetic                                    */
+    int defer_exchanges;         /* 0 = auto = 1: off; 2: an entry's local
+                                    exchanges examined only after the next
+                                    pair's arithmetic                             */
     int entries_ahead;           /* list entries each work-item loads ahead of
                                     use, 2 .. 4 (auto: 2)                         */
 } clphys_lj_params;
@@ -283,9 +283,9 @@ clphys_status clphys_md_plan_create(clphys_context *ctx, const clphys_md_params 
 typedef struct {
     size_t n;                    /* atoms, >= 1                                   */
     double lo[3], hi[3];         /* box bounds (orthorhombic, periodic)           */
-    cl_mem x;                    /* real4 (x, y, z, w): positions inside
-                                    [lo, hi) (wrapped on every step); w is
-                                    carried along, unused                        */
+    cl_mem x;                    /* real4 (x, y, z, w): positions, read within
+                                    one box length of [lo, hi) and wrapped into
+                                    it, written inside it; w carried along      */
     cl_mem v;                    /* real4 (vx, vy, vz, mass), mass > 0            */
     cl_mem f;                    /* real4 (fx, fy, fz, u), written only: force
                                     on the atom and its share u of the potential

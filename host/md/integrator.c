@@ -102,6 +102,18 @@ static clphys_status read_real4_at(clphys_md_plan *pl, cl_mem m, size_t i, doubl
     return CLPHYS_SUCCESS;
 }
 
+/* Bound plans: arguments 0 .. 4 of md_check_state and md_pull, the
+ * application's x and v buffers, lo, the box and n. */
+static clphys_status arg_app_state(clphys_md_plan *pl, cl_kernel k)
+{
+    cl_uint n = (cl_uint)pl->n;
+    CP_TRY(CP_ARG(pl->ctx, k, 0, pl->b.x));
+    CP_TRY(CP_ARG(pl->ctx, k, 1, pl->b.v));
+    CP_TRY(arg_real4(pl, k, 2, pl->lo));
+    CP_TRY(arg_real4(pl, k, 3, pl->box));
+    return CP_ARG(pl->ctx, k, 4, n);
+}
+
 /* Bound plans: the unsorted working arrays (nb->pos_in, vel_tmp, img_tmp) and
  * the identity permutation (nb->perm_in) from the application's buffers
  * (md_pull), ready for the sort. */
@@ -110,14 +122,9 @@ static clphys_status pull(clphys_md_plan *pl)
     clphys_context *ctx = pl->ctx;
     clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
     cl_kernel k = pl->k_pull;
-    cl_uint n = (cl_uint)pl->n;
-    size_t g = md_global(n, 64);
-    CP_TRY(CP_ARG(ctx, k, 0, pl->b.x));
-    CP_TRY(CP_ARG(ctx, k, 1, pl->b.v));
-    CP_TRY(CP_ARG(ctx, k, 2, pl->b.image));
-    CP_TRY(arg_real4(pl, k, 3, pl->lo));
-    CP_TRY(arg_real4(pl, k, 4, pl->box));
-    CP_TRY(CP_ARG(ctx, k, 5, n));
+    size_t g = md_global(pl->n, 64);
+    CP_TRY(arg_app_state(pl, k));
+    CP_TRY(CP_ARG(ctx, k, 5, pl->b.image));
     CP_TRY(CP_ARG(ctx, k, 6, nb->pos_in));
     CP_TRY(CP_ARG(ctx, k, 7, pl->vel_tmp));
     CP_TRY(CP_ARG(ctx, k, 8, pl->img_tmp));
@@ -230,11 +237,7 @@ static clphys_status check_state(clphys_md_plan *pl)
     cl_uint n = (cl_uint)pl->n, bad = n;
     size_t g = md_global(n, 64);
     CP_TRY(cp_write(ctx, pl->dmax, 0, 4, &bad));
-    CP_TRY(CP_ARG(ctx, k, 0, pl->b.x));
-    CP_TRY(CP_ARG(ctx, k, 1, pl->b.v));
-    CP_TRY(arg_real4(pl, k, 2, pl->lo));
-    CP_TRY(arg_real4(pl, k, 3, pl->box));
-    CP_TRY(CP_ARG(ctx, k, 4, n));
+    CP_TRY(arg_app_state(pl, k));
     CP_TRY(CP_ARG(ctx, k, 5, pl->dmax));
     CP_TRY(cp_launch(ctx, k, 1, &g, NULL, NULL));
     CP_TRY(cp_read(ctx, pl->dmax, 0, 4, &bad));
