@@ -437,6 +437,17 @@ static clphys_status md_case(bench_run *run, clphys_md_system *sys, clphys_preci
     return st;
 }
 
+/* An md row from the kernel and wall time of 100 steps. */
+static void md_row(bench_row *r, const char *name, const char *prec, size_t n, double ks, double ws)
+{
+    fill_common(r, "md", name, prec, n, 1);
+    r->kernel_s_median = r->kernel_s_min = ks / 100;
+    r->total_s_median = ws / 100;
+    r->rate = 100 / ks;
+    snprintf(r->rate_unit, sizeof r->rate_unit, "steps/s");
+    snprintf(r->flops_convention, sizeof r->flops_convention, "none");
+}
+
 int bench_md(bench_run *run)
 {
     /* 1. in.lj from LAMMPS's write_data file, checked against LAMMPS's log */
@@ -490,12 +501,7 @@ int bench_md(bench_run *run)
                 if (got[0] != ref[r][0]) err = INFINITY;
             }
             bench_row r;
-            fill_common(&r, "md", name, pn, (long long)sys.n, 1);
-            r.kernel_s_median = r.kernel_s_min = ks / 100;
-            r.total_s_median = ws / 100;
-            r.rate = 100 / ks;
-            snprintf(r.rate_unit, sizeof r.rate_unit, "steps/s");
-            snprintf(r.flops_convention, sizeof r.flops_convention, "none");
+            md_row(&r, name, pn, sys.n, ks, ws);
             /* fp32 trajectories leave fp64 ones in a chaotic melt: compare loosely */
             r.max_rel_error = err;
             r.verified = err <= (prec ? 1e-6 : 1e-2);
@@ -540,12 +546,7 @@ int bench_md(bench_run *run)
              * the unshifted cutoff) and T(100) in the melt range 0.7..0.8 */
             double drift = fabs(rows[1].etotal - rows[0].etotal) / fabs(rows[0].etotal);
             bench_row r;
-            fill_common(&r, "md", name, pn, (long long)sys.n, 1);
-            r.kernel_s_median = r.kernel_s_min = ks / 100;
-            r.total_s_median = ws / 100;
-            r.rate = 100 / ks;
-            snprintf(r.rate_unit, sizeof r.rate_unit, "steps/s");
-            snprintf(r.flops_convention, sizeof r.flops_convention, "none");
+            md_row(&r, name, pn, sys.n, ks, ws);
             r.max_rel_error = drift;
             r.verified = drift < 1e-2 && rows[1].temp > 0.7 && rows[1].temp < 0.8;
             snprintf(
