@@ -1,9 +1,10 @@
-/* md_seed.h — the seed's LJ benchmark input, shared by bench/md.c and the
- * explorers in bench/md-explore/ (one generator, so every table times the
- * same particles): fcc with m = floor(edge / a) cells per side, a = (4 /
- * rho)^(1/3), 4 atoms per cell, each coordinate jittered by 0.1 u, u uniform
- * in [0, 1) from a 64-bit LCG seeded by rho.  Returns positions (3 n
- * doubles, malloc'd; NULL when out of memory), n and the cubic box. */
+/* md_seed.h — the seed's LJ benchmark input for bench/md.c: fcc with m =
+ * floor(edge / a) cells per side, a = (4 / rho)^(1/3), 4 atoms per cell,
+ * each coordinate jittered by 0.1 u, u uniform in [0, 1) from a 64-bit LCG
+ * seeded by rho (the generator of the experiments in bench/md-notes.md, so
+ * their tables and the bench rows time the same particles).  Returns
+ * positions (3 n doubles, malloc'd; NULL when out of memory), n and the
+ * cubic box. */
 #ifndef CLPHYS_BENCH_MD_SEED_H
 #define CLPHYS_BENCH_MD_SEED_H
 

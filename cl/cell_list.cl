@@ -98,8 +98,8 @@ __kernel void gather_uint(__global const uint *src, __global const uint *order,
 }
 
 /* Cell coordinates of each sorted particle, packed x | y << 10 | z << 20
- * (nc <= 1024 per dimension): the cell-blocked half-cas kernel maps a j to
- * its local accumulator with them (cl/lj.cl, lj_half_block). */
+ * (nc <= 1024 per dimension): the half-cas slot lists find the block and
+ * local cell of each i and j with them (cl/half_slot.cl). */
 __kernel void cell_pack(__global const uint *cell, __global const uint *order,
                         __global uint *pcell, uint n, int4 nc)
 {

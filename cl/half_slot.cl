@@ -1,6 +1,7 @@
 /*
- * half_slot.cl — the half list of the half-cas kernel (lj_half_slot in
- * cl/lj.cl), derived from the full transposed Verlet list.
+ * half_slot.cl — the slot lists of the half-cas variant (kernel lj_half_cas
+ * in cl/lj.cl), derived from the full transposed Verlet list after every
+ * build or shuffle.
  *
  * Blocks of HS_BX x HS_BY x HS_BZ cells, one work-group each (partial at the
  * grid's upper edges): block g = (bz * nby + by) * nbx + bx.  Rows: the
@@ -8,11 +9,10 @@
  * block in (z, y) order (rowi[r] = sorted particle of row r, rowof its
  * inverse), optionally reordered by descending list length (hs_key,
  * hs_rank): a warp takes as many steps as its longest row, and rows of about
- * equal length waste fewer (H100, seed benchmark: 7.84 -> 7.30 ms fp64 per
- * 100 calls; with the entries within r_cut first as well, 6.73; fp32 best
- * with rows sorted only, 6.63; bench/md-notes.md, session 12).  Pair (i, j) is listed once, by the particle from which the other
- * lies in the upper half-space (d = minimum image of x_j - x_i: d.z > 0, ties
- * broken by d.y, d.x, then index), so every i lists about half of its
+ * equal length waste fewer (bench/md-notes.md, session 12).  Pair (i, j) is
+ * listed once, by the particle from which the other lies in the upper
+ * half-space (d = minimum image of x_j - x_i: d.z > 0, ties broken by d.y,
+ * d.x, then index), so every i lists about half of its
  * neighbours wherever it sits in its cell; j is then in i's cell layer or the
  * one above.  Each entry carries the slot of j in the block's local
  * accumulators: slots 0 .. ni-1 are the block's own rows; then the particles

@@ -157,7 +157,7 @@ int cmd_md(int argc, char **argv)
     clphys_context *ctx;
     st = clphys_context_create(device, &ctx);
     if (st) {
-        clphys_md_system_free(&sys);
+        clphys_md_system_destroy(&sys);
         return cli_fail("md", st, NULL);
     }
     clphys_md_plan *plan = NULL;
@@ -218,13 +218,13 @@ int cmd_md(int argc, char **argv)
             int r = cli_fail("md", st, NULL);
             clphys_md_plan_destroy(plan);
             r = cli_context_done(ctx, r);
-            clphys_md_system_free(&sys);
+            clphys_md_system_destroy(&sys);
             return r;
         }
     }
     int r = st ? cli_fail("md", st, ctx) : 0;
     clphys_md_plan_destroy(plan);
     r = cli_context_done(ctx, r);
-    clphys_md_system_free(&sys);
+    clphys_md_system_destroy(&sys);
     return r;
 }

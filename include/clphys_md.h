@@ -1,14 +1,17 @@
 /*
- * clphys_md.h — cell list, Verlet neighbour list and Lennard-Jones forces
- * (part of the public API; included by clphys.h).
+ * clphys_md.h — cell list, Verlet neighbour list, Lennard-Jones forces and
+ * velocity-Verlet molecular dynamics (part of the public API; included by
+ * clphys.h).
  *
- * Geometry: a periodic orthorhombic box [0,Lx) x [0,Ly) x [0,Lz); positions
- * outside it are wrapped.  Positions are host arrays of n*3 doubles
- * (x0 y0 z0 x1 ...), in the caller's order; results come back in that order.
- * Inside a plan the particles are kept sorted by cell (counting sort, the
- * permutation kept), which is the grid search of Watanabe, Suzuki & Ito,
- * Prog. Theor. Phys. 126, 203 (2011): cell edge >= r_search, 27 cells.
- * Each box edge must be >= 2 r_search (minimum image), else CLPHYS_ERR_INPUT.
+ * Geometry: a periodic orthorhombic box [0,Lx) x [0,Ly) x [0,Lz) (MD: [lo,
+ * hi)); positions outside it are wrapped.  Host positions are arrays of n*3
+ * doubles (x0 y0 z0 x1 ...), in the caller's order; results come back in
+ * that order.  An MD plan can instead work on the application's own device
+ * buffers (clphys_md_buffers).  Inside a plan the particles are kept sorted
+ * by cell (counting sort, the permutation kept), which is the grid search of
+ * Watanabe, Suzuki & Ito, Prog. Theor. Phys. 126, 203 (2011): cell edge >=
+ * r_search, 27 cells.  Each box edge must be >= 2 r_search (minimum image),
+ * else CLPHYS_ERR_INPUT.
  */
 #ifndef CLPHYS_MD_H
 #define CLPHYS_MD_H
@@ -19,7 +22,9 @@
 extern "C" {
 #endif
 
-/* ---- neighbour list ------------------------------------------------------- */
+/* ---- neighbour list -------------------------------------------------------
+ * Verlet list (Verlet, Phys. Rev. 159, 98 (1967)) of every pair within
+ * r_search = r_cut + skin, from the cell list. */
 typedef enum {
     CLPHYS_NEIGHBOR_FULL = 0, /* every i lists every j within r_search          */
     CLPHYS_NEIGHBOR_HALF = 1  /* each pair once (by sorted index, j > i)        */
@@ -35,13 +40,13 @@ typedef enum {
 } clphys_neighbor_layout;
 
 typedef struct {
-    size_t n;                      /* particles, >= 1                            */
+    size_t n;                      /* particles, 1 .. 2^31 - 1                   */
     double box[3];                 /* Lx Ly Lz, each >= 2 r_search               */
     double r_search;               /* r_cut + skin (length units)                */
     clphys_neighbor_kind kind;
     clphys_neighbor_layout layout;
     clphys_precision precision;    /* of the positions on the device             */
-    int capacity;                  /* neighbours per particle to start with;
+    size_t capacity;               /* list entries per particle to start with;
                                       0 = estimated; grows on overflow           */
     int block_cells;               /* STAGED: cells per block along x; 0 = chosen
                                       so a block holds ~96 particles and its stage
@@ -50,68 +55,98 @@ typedef struct {
 
 typedef struct clphys_neighbor_plan clphys_neighbor_plan;
 
-/* Errors: CLPHYS_ERR_INVALID_ARGUMENT, CLPHYS_ERR_INPUT (box < 2 r_search),
- * CLPHYS_ERR_UNSUPPORTED (fp64 missing), CLPHYS_ERR_OPENCL/BUILD/OUT_OF_MEMORY. */
+/* Make a plan: device buffers for n particles and the list's kernels.
+ * Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL, n = 0 or >= 2^31, r_search <= 0,
+ * unknown layout, staged with a half list), CLPHYS_ERR_INPUT (a box edge
+ * < 2 r_search), CLPHYS_ERR_UNSUPPORTED (fp64 missing; a staged block that
+ * cannot fit local memory), CLPHYS_ERR_BUILD. */
 clphys_status clphys_neighbor_plan_create(clphys_context *ctx, const clphys_neighbor_params *p,
                                           clphys_neighbor_plan **plan);
-void clphys_neighbor_plan_destroy(clphys_neighbor_plan *plan);
-/* Upload pos (n*3, caller order), sort by cell, build the list.  When a
+void clphys_neighbor_plan_destroy(clphys_neighbor_plan *plan); /* NULL-safe */
+/* Upload pos (n*3 doubles x0 y0 z0 x1 ..., caller order, any coordinates:
+ * wrapped into the box), sort by cell, build the list; waits for it.  When a
  * particle has more neighbours than the capacity (the device's overflow
- * counter), the list grows and is rebuilt: never truncated.  Non-finite
- * positions give CLPHYS_ERR_INPUT naming the particle. */
+ * counter), the list grows and is rebuilt: never truncated.  Errors:
+ * CLPHYS_ERR_INVALID_ARGUMENT (NULL), CLPHYS_ERR_INPUT (a non-finite
+ * coordinate, naming the particle), CLPHYS_ERR_OVERFLOW (the list would
+ * exceed the device's largest allocation). */
 clphys_status clphys_neighbor_build(clphys_neighbor_plan *plan, const double *pos);
-/* Pairs stored (full: sum of counts; half: number of pairs) and the capacity
- * now in use, and how many times the list grew. */
-clphys_status clphys_neighbor_stats(const clphys_neighbor_plan *plan, size_t *pairs, int *capacity,
+/* Pairs stored (full: sum of counts; half: number of pairs), the capacity
+ * now in use (entries per particle) and how many times the list grew; each
+ * pointer may be NULL.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (plan NULL). */
+clphys_status clphys_neighbor_stats(const clphys_neighbor_plan *plan, size_t *pairs, size_t *capacity,
                                     int *growths);
-/* Profiled kernel time of the last build (sort + list, growth included), s. */
+/* Profiled kernel time of the last build (sort + list, growth included), s;
+ * 0 for NULL. */
 double clphys_neighbor_build_seconds(const clphys_neighbor_plan *plan);
-/* The list in CSR form in caller indices: offsets (n+1), list (pairs entries).
- * For a half list, each pair appears once, under one of its two particles. */
+/* The list in CSR form in caller indices: offsets[n + 1], list[pairs] (pairs
+ * from clphys_neighbor_stats).  For a half list, each pair appears once,
+ * under one of its two particles.  Host round trip.  Errors:
+ * CLPHYS_ERR_INVALID_ARGUMENT (NULL). */
 clphys_status clphys_neighbor_get(clphys_neighbor_plan *plan, size_t *offsets, int *list);
 /* Shuffle each particle's neighbour order (the seed benchmark's worst case
- * for caches), deterministically from seed.  Host round trip. */
+ * for caches), deterministically from seed.  Host round trip.  Errors:
+ * CLPHYS_ERR_INVALID_ARGUMENT (plan NULL). */
 clphys_status clphys_neighbor_shuffle(clphys_neighbor_plan *plan, uint64_t seed);
 
 /* ---- Lennard-Jones forces --------------------------------------------------
  * U(r) = 4 eps [(sigma/r)^12 - (sigma/r)^6] - shift for r < r_cut, 0 beyond;
  * shift = 0 (LAMMPS lj/cut, the default) or U(r_cut) when shifted.
  * F_i = sum_j 24 eps [2 (sigma/r)^12 - (sigma/r)^6] / r^2 (x_i - x_j).
- * Virial W = sum over pairs r_ij . F_ij (pressure P = (2 KE + W) / (3 V)). */
+ * Virial W = sum over pairs r_ij . F_ij (pressure P = (2 KE + W) / (3 V)).
+ * Each variant runs the kernel of its name (lj_full_csr for full-csr, ...)
+ * in cl/lj.cl, cl/lj_cpu.cl for cpu. */
 typedef enum {
-    CLPHYS_LJ_FULL_CSR = 0,      /* one work-item per i, full CSR list             */
+    CLPHYS_LJ_AUTO = 0,          /* full-transposed on GPUs, cpu on CPUs           */
+    CLPHYS_LJ_FULL_CSR,          /* one work-item per i, full CSR list             */
     CLPHYS_LJ_FULL_TRANSPOSED,   /* one work-item per i, list[k*n+i]: coalesced    */
     CLPHYS_LJ_FULL_GROUP,        /* group_size work-items share i, local reduction */
     CLPHYS_LJ_HALF_CAS,          /* third law, atomic add from compare-exchange:
                                     each pair once (half list taken from the full
                                     list by half-space), j forces summed per block
                                     of cells in local memory, one global exchange
-                                    per particle and block; rows of a block by
-                                    list length, entries within r_cut first
-                                    (fp64), so a warp's lanes stay busy together */
+                                    per particle and block (cl/half_slot.cl makes
+                                    its lists)                                    */
     CLPHYS_LJ_HALF_FIXEDPOINT,   /* third law, int64 fixed point: bit-identical    */
     CLPHYS_LJ_CPU,               /* CPU-shaped: block of i, vectors over j (full)  */
     CLPHYS_LJ_FULL_STAGED,       /* work-group per block of cells, neighbours'
                                     positions staged in local memory (full list)  */
-    CLPHYS_LJ_AUTO,              /* full-transposed on GPUs, cpu on CPUs           */
-    CLPHYS_LJ_NVARIANTS = CLPHYS_LJ_AUTO
+    CLPHYS_LJ_NVARIANTS          /* the variants are 1 .. CLPHYS_LJ_NVARIANTS - 1 */
 } clphys_lj_variant;
 
+/* Order of the half-cas slot lists (cl/half_slot.cl), derived after every
+ * list build: a warp runs as long as its longest row, and in fp64 its
+ * exchanges bunch into its first steps when the entries within r_cut come
+ * first. */
+typedef enum {
+    CLPHYS_LJ_ORDER_AUTO = 0,    /* fp64: BOTH; fp32: SORTED_ROWS                  */
+    CLPHYS_LJ_ORDER_PLAIN,       /* rows in cell order, entries in list order     */
+    CLPHYS_LJ_ORDER_CUT_FIRST,   /* in each row, the entries within r_cut first   */
+    CLPHYS_LJ_ORDER_SORTED_ROWS, /* rows of a block by descending list length     */
+    CLPHYS_LJ_ORDER_BOTH         /* CUT_FIRST and SORTED_ROWS                     */
+} clphys_lj_slot_order;
+
 typedef struct {
-    size_t n;
-    double box[3];
+    size_t n;                    /* particles, >= 1                               */
+    double box[3];               /* Lx Ly Lz (length units)                       */
     double epsilon, sigma;       /* LJ units; 0 means 1                           */
     double r_cut, skin;          /* list built to r_cut + skin                    */
     int shifted;                 /* 1: U(r_cut) subtracted                        */
     clphys_precision precision;
-    clphys_lj_variant variant;
-    int group_size;              /* full-group work-items per i (power of 2, 0 = 8);
-                                    half-cas: > 1 runs the earlier cell-blocked
-                                    kernel (half list j > i) with that many
-                                    work-items per i                              */
+    clphys_lj_variant variant;   /* 0 = CLPHYS_LJ_AUTO                            */
+    int group_size;              /* full-group: work-items per i (power of 2,
+                                    0 = 8); other variants ignore it              */
     int work_group_size;         /* 0 = 256 on GPUs, 16 on CPUs; full-staged: 128;
                                     half-cas: 0 = from the block's mean particle
                                     count                                         */
+    /* half-cas only; 0 = auto, the default for this device and precision (a
+     * device may want others: bench/md-notes.md, session 12): */
+    clphys_lj_slot_order slot_order;
+    int defer_exchanges;         /* 0 = auto = 1: off; 2: an entry's local
+                                    exchanges examined only after the next
+                                    pair's arithmetic                             */
+    int entries_ahead;           /* list entries each work-item loads ahead of
+                                    use, 2 .. 4 (auto: 2)                         */
 } clphys_lj_params;
 
 typedef struct {
@@ -121,40 +156,55 @@ typedef struct {
 
 typedef struct clphys_lj_plan clphys_lj_plan;
 
-/* Errors as the neighbour plan, plus CLPHYS_ERR_UNSUPPORTED when the variant
- * needs cl_khr_int64_base_atomics (half-cas in fp64, half-fixedpoint) and the
- * device lacks it. */
+/* Make a plan: its neighbour plan (the list the variant reads), kernels and
+ * force buffers.  Errors: as clphys_neighbor_plan_create, plus
+ * CLPHYS_ERR_INVALID_ARGUMENT (r_cut <= 0, skin < 0, epsilon or sigma < 0,
+ * unknown variant, group_size not a power of 2 dividing work_group_size,
+ * half-cas options out of range), CLPHYS_ERR_UNSUPPORTED (half-cas in fp64
+ * and half-fixedpoint need cl_khr_int64_base_atomics; half-cas needs more
+ * local memory than the device has; the compiled kernel cannot run the
+ * work-group size asked). */
 clphys_status clphys_lj_plan_create(clphys_context *ctx, const clphys_lj_params *p,
                                     clphys_lj_plan **plan);
-void clphys_lj_plan_destroy(clphys_lj_plan *plan);
-/* Upload positions (n*3, caller order) and build the neighbour list. */
+void clphys_lj_plan_destroy(clphys_lj_plan *plan); /* NULL-safe */
+/* Upload positions (n*3 doubles, caller order) and build the neighbour
+ * list.  Errors: as clphys_neighbor_build. */
 clphys_status clphys_lj_set_positions(clphys_lj_plan *plan, const double *pos);
-/* Upload new positions (caller order) keeping the current list and cell
- * order (the caller guarantees no particle moved more than skin/2). */
+/* Upload new positions (n*3 doubles, caller order) keeping the current list
+ * and cell order (the caller guarantees no particle moved more than skin/2
+ * since the last build).  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL). */
 clphys_status clphys_lj_update_positions(clphys_lj_plan *plan, const double *pos);
-/* Evaluate forces, energy and virial on the device with the current list;
- * when kernel_s is non-NULL the call waits and the profiled kernel time is
- * added to it, else the kernels stay queued (back-to-back calls; time them
- * with clphys_context_span_begin/_end; clphys_lj_get waits for them). */
+/* Evaluate forces, energy and virial on the device with the current list.
+ * kernel_s non-NULL: the call waits and sets *kernel_s to the profiled time
+ * of its kernels (s); NULL: the kernels stay queued (back-to-back calls;
+ * time them with clphys_context_span_begin/_end; clphys_lj_get waits for
+ * them).  Errors: CLPHYS_ERR_INVALID_ARGUMENT (plan NULL). */
 clphys_status clphys_lj_evaluate(clphys_lj_plan *plan, double *kernel_s);
-/* Read back: forces (n*3, caller order; may be NULL) and totals (may be NULL).
- * A non-finite force (overlapping atoms) gives CLPHYS_ERR_INPUT naming the
- * particle and its nearest neighbour. */
+/* Read back: forces (n*3 doubles, caller order, energy units / length; may
+ * be NULL) and totals (may be NULL).  Errors: CLPHYS_ERR_INVALID_ARGUMENT
+ * (plan NULL), CLPHYS_ERR_INPUT (a non-finite force: overlapping atoms; the
+ * message names the particle and its nearest neighbour),
+ * CLPHYS_ERR_OVERFLOW (half-fixedpoint: a force beyond its fixed-point
+ * range). */
 clphys_status clphys_lj_get(clphys_lj_plan *plan, double *forces, clphys_lj_result *res);
-/* set_positions + evaluate + get. */
+/* set_positions + evaluate + get; errors as those. */
 clphys_status clphys_lj_compute(clphys_lj_plan *plan, const double *pos, double *forces,
                                 clphys_lj_result *res);
 /* half-cas sums the j forces of a block of cells in local accumulators,
  * one per particle of the block's neighbourhood, within the device's local
  * memory; particles beyond that go to global memory directly (correct,
  * slower).  *slots: how many, summed over this plan's evaluations (0 for
- * the other variants). */
-clphys_status clphys_lj_overflow(clphys_lj_plan *plan, uint64_t *slots);
-/* The plan's neighbour list (e.g. to shuffle it or read its stats). */
+ * the other variants).  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL). */
+clphys_status clphys_lj_overflow(clphys_lj_plan *plan, size_t *slots);
+/* The plan's neighbour list (e.g. to shuffle it or read its stats); NULL
+ * for NULL. */
 clphys_neighbor_plan *clphys_lj_neighbor(clphys_lj_plan *plan);
 /* Variant actually used (AUTO resolved). */
 clphys_lj_variant clphys_lj_plan_variant(const clphys_lj_plan *plan);
-const char *clphys_lj_variant_name(clphys_lj_variant v);   /* "full-csr", ...  */
+/* "auto", "full-csr", ...; "unknown" outside the enum. */
+const char *clphys_lj_variant_name(clphys_lj_variant v);
+/* The variant of a name.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (unknown name;
+ * the message lists the names). */
 clphys_status clphys_lj_variant_from_name(const char *name, clphys_lj_variant *v);
 
 /* ---- molecular dynamics: velocity Verlet NVE, LAMMPS conventions ----------
@@ -170,21 +220,25 @@ typedef struct {
     int *image;                  /* n*3 image flags                              */
 } clphys_md_system;
 
-void clphys_md_system_free(clphys_md_system *sys);
+/* Free the arrays of a system filled by the calls below and zero it; NULL-safe. */
+void clphys_md_system_destroy(clphys_md_system *sys);
 /* Read a LAMMPS data file, atom_style atomic: header counts and box bounds,
  * Masses, Atoms (id type x y z [ix iy iz]), optional Velocities; Pair Coeffs
  * ignored.  Atoms up to one box length outside are wrapped (image flags
  * updated).  Errors (message names file and line): CLPHYS_ERR_IO,
  * CLPHYS_ERR_FORMAT, CLPHYS_ERR_UNSUPPORTED (other atom styles, triclinic,
- * bonds), CLPHYS_ERR_INPUT (atom far outside the box, bad type). The error
- * text is clphys_last_error(NULL). */
+ * bonds), CLPHYS_ERR_INPUT (atom far outside the box, bad type),
+ * CLPHYS_ERR_OUT_OF_MEMORY. The error text is clphys_last_error(NULL). */
 clphys_status clphys_md_read_lammps_data(const char *file, clphys_md_system *sys);
 /* Write a LAMMPS data file (atomic style, with Velocities) to file.tmp, then
- * rename: never a half-written file. */
+ * rename: never a half-written file.  Errors: CLPHYS_ERR_INVALID_ARGUMENT
+ * (NULL), CLPHYS_ERR_IO (clphys_last_error(NULL) names the file). */
 clphys_status clphys_md_write_lammps_data(const char *file, const clphys_md_system *sys);
 /* fcc lattice at number density rho (LAMMPS `lattice fcc rho`), cells^3 unit
  * cells (4 cells^3 atoms), mass 1, Maxwell-Boltzmann velocities at temp from
- * seed with zero total momentum, scaled to exactly temp (3N - 3 dof). */
+ * seed with zero total momentum, scaled to exactly temp (3N - 3 dof).
+ * Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL, rho <= 0, cells outside 1 ..
+ * 400, temp < 0), CLPHYS_ERR_OUT_OF_MEMORY. */
 clphys_status clphys_md_fcc(double rho, int cells, double temp, uint64_t seed, clphys_md_system *sys);
 
 typedef struct {
@@ -208,17 +262,73 @@ typedef struct {
 
 typedef struct clphys_md_plan clphys_md_plan;
 
-/* Upload sys and compute the initial forces.  Errors as clphys_lj_plan_create. */
+/* Plan over a host system: upload sys (copied; sys is not used afterwards)
+ * and compute the initial forces.  Errors: as clphys_lj_plan_create, plus
+ * CLPHYS_ERR_INVALID_ARGUMENT (NULL, n = 0, dt <= 0, neigh_every < 1,
+ * neigh_delay < 0), CLPHYS_ERR_INPUT (a mass <= 0, a non-finite
+ * coordinate; the message names the atom). */
 clphys_status clphys_md_plan_create(clphys_context *ctx, const clphys_md_params *p,
                                     const clphys_md_system *sys, clphys_md_plan **plan);
-void clphys_md_plan_destroy(clphys_md_plan *plan);
-/* Advance steps time steps on the device; kernel time added to *kernel_s. */
+
+/* The application's own device buffers: an MD state that stays on the
+ * device across steps (no host round trip).  Caller order (particle k of
+ * every buffer is the same atom); real = float for CLPHYS_FP32, double for
+ * CLPHYS_FP64 (the plan's lj.precision); each buffer at least n elements.
+ * The application owns and releases them (after the plan); they must stay
+ * valid while the plan lives.  The plan keeps its own copy sorted by cell
+ * (its working arrays): it reads the buffers at clphys_md_plan_create_cl and
+ * clphys_md_refresh, and writes x, v, f and image at the end of every
+ * clphys_md_run (enqueued on the context's queue: later work on that queue
+ * sees them). */
+typedef struct {
+    size_t n;                    /* atoms, >= 1                                   */
+    double lo[3], hi[3];         /* box bounds (orthorhombic, periodic)           */
+    cl_mem x;                    /* real4 (x, y, z, w): positions, read within
+                                    one box length of [lo, hi) and wrapped into
+                                    it, written inside it; w carried along      */
+    cl_mem v;                    /* real4 (vx, vy, vz, mass), mass > 0            */
+    cl_mem f;                    /* real4 (fx, fy, fz, u), written only: force
+                                    on the atom and its share u of the potential
+                                    energy (the shares sum to the total; how a
+                                    pair's energy is split depends on the
+                                    variant)                                     */
+    cl_mem image;                /* int4 (ix, iy, iz, 0) image flags, updated as
+                                    atoms cross the box; may be NULL (not kept)  */
+} clphys_md_buffers;
+
+/* Plan bound to the buffers of b (copied: the handles, not the data): reads
+ * x, v and image, builds the list and writes the initial forces to f.  A
+ * device check of the state (one word read back) gives CLPHYS_ERR_INPUT
+ * naming the first atom with a non-finite coordinate or velocity, a position
+ * outside [lo - L, hi + L) or a mass <= 0.  Errors: as
+ * clphys_md_plan_create, plus CLPHYS_ERR_INVALID_ARGUMENT (a NULL x, v or f,
+ * or a buffer smaller than n elements of the plan's precision). */
+clphys_status clphys_md_plan_create_cl(clphys_context *ctx, const clphys_md_params *p,
+                                       const clphys_md_buffers *b, clphys_md_plan **plan);
+/* Bound plans: re-read x, v and image from the buffers after the application
+ * changed them (e.g. a thermostat rescaled v, atoms were moved), rebuild the
+ * list and write the forces of those positions to f; the trajectory then
+ * continues from there.  Without it, clphys_md_run continues from the plan's
+ * own copy and overwrites the buffers.  Errors: as clphys_md_plan_create_cl;
+ * CLPHYS_ERR_INVALID_ARGUMENT for a plan made from a host system. */
+clphys_status clphys_md_refresh(clphys_md_plan *plan);
+void clphys_md_plan_destroy(clphys_md_plan *plan); /* NULL-safe; buffers stay */
+/* Advance steps (>= 0) time steps on the device; a bound plan then writes
+ * its state to the buffers.  kernel_s non-NULL: waits, and sets *kernel_s
+ * to the profiled time of the kernels launched (s); NULL: the work may
+ * still be queued on return (each rebuild check reads one word back).
+ * Errors: CLPHYS_ERR_INVALID_ARGUMENT (plan NULL, steps < 0),
+ * CLPHYS_ERR_OVERFLOW (a rebuilt list beyond the device's allocation). */
 clphys_status clphys_md_run(clphys_md_plan *plan, int steps, double *kernel_s);
-/* Thermo of the current state (reads energies and velocities back). */
+/* Thermo of the plan's current state (reads energies, virial and velocities
+ * back).  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL), CLPHYS_ERR_INPUT
+ * (non-finite forces: overlapping atoms). */
 clphys_status clphys_md_thermo_now(clphys_md_plan *plan, clphys_md_thermo *t);
-/* Copy positions, velocities and image flags back into sys (caller order). */
+/* Copy positions (inside [lo, hi)), velocities and image flags back into sys
+ * (n*3 each, caller order; image may be NULL); sys->n must be the plan's n.
+ * Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL, other n). */
 clphys_status clphys_md_download(clphys_md_plan *plan, clphys_md_system *sys);
-/* Neighbour-list builds so far (the initial one included). */
+/* Neighbour-list builds so far (the initial one included); 0 for NULL. */
 int clphys_md_rebuilds(const clphys_md_plan *plan);
 
 #ifdef __cplusplus

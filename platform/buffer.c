@@ -42,6 +42,17 @@ clphys_status cp_fill(clphys_context *ctx, cl_mem m, const void *pattern, size_t
     return CLPHYS_SUCCESS;
 }
 
+clphys_status cp_mem_bytes(clphys_context *ctx, cl_mem m, size_t *bytes)
+{
+    cl_context c = NULL;
+    *bytes = 0;
+    CP_CL(ctx, clGetMemObjectInfo(m, CL_MEM_CONTEXT, sizeof c, &c, NULL));
+    if (c != ctx->context)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "a buffer of another OpenCL context than the clphys context's");
+    CP_CL(ctx, clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof *bytes, bytes, NULL));
+    return CLPHYS_SUCCESS;
+}
+
 void cp_release_mem(cl_mem *m)
 {
     if (m && *m) {

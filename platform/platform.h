@@ -105,6 +105,9 @@ clphys_status cp_read(clphys_context *ctx, cl_mem m, size_t offset, size_t bytes
 /* Fill with a repeated byte pattern (pattern_size 1,2,4,8,16...). */
 clphys_status cp_fill(clphys_context *ctx, cl_mem m, const void *pattern, size_t pattern_size,
                       size_t bytes);
+/* The size of an application's buffer m; CLPHYS_ERR_INVALID_ARGUMENT when it
+ * belongs to another OpenCL context, CLPHYS_ERR_OPENCL when m is no buffer. */
+clphys_status cp_mem_bytes(clphys_context *ctx, cl_mem m, size_t *bytes);
 void cp_release_mem(cl_mem *m); /* releases and sets NULL; NULL-safe */
 void cp_release_kernel(cl_kernel *k);
 

@@ -1,6 +1,9 @@
 /* test_md.c — the MD driver: LAMMPS data files (round trip, malformed input
  * naming file and line, unsupported styles, atoms outside the box), NVE
- * energy conservation, rebuild policies agreeing, variants agreeing. */
+ * energy conservation, rebuild policies agreeing, variants agreeing, kernel
+ * time set per call, and plans bound to the application's device buffers
+ * (the same trajectory as the host-array path, refresh, bad input). */
+#include "host/ref/md_ref.h"
 #include "util.h"
 
 #include <math.h>
@@ -52,8 +55,8 @@ static void test_data_round_trip(void **state)
     assert_true(fabs(ke2 / (3.0 * a.n - 3) - 1.44) < 1e-12);
     for (int c = 0; c < 3; c++)
         assert_true(fabs(p[c]) < 1e-12);
-    clphys_md_system_free(&a);
-    clphys_md_system_free(&b);
+    clphys_md_system_destroy(&a);
+    clphys_md_system_destroy(&b);
 }
 
 static const char *HEAD =
@@ -100,7 +103,7 @@ static void test_data_errors(void **state)
     assert_int_equal(clphys_md_read_lammps_data(write_file("wrap.data", text), &s), CLPHYS_SUCCESS);
     assert_true(fabs(s.x[0] - 9.0) < 1e-12 && s.image[0] == -1);
     assert_true(fabs(s.x[5] - 3.0) < 1e-12 && s.image[5] == 1);
-    clphys_md_system_free(&s);
+    clphys_md_system_destroy(&s);
     assert_int_equal(clphys_md_read_lammps_data("/nonexistent/x.data", &s), CLPHYS_ERR_IO);
 }
 
@@ -156,7 +159,7 @@ static void test_neigh_delay(void **state)
     clphys_md_params bad = {.lj = {.r_cut = 2.5, .skin = 0.3}, .dt = 0.005, .neigh_every = 1, .neigh_delay = -1};
     clphys_md_plan *pl = NULL;
     assert_int_equal(clphys_md_plan_create(ctx, &bad, &s, &pl), CLPHYS_ERR_INVALID_ARGUMENT);
-    clphys_md_system_free(&s);
+    clphys_md_system_destroy(&s);
 }
 
 /* NVE with the shifted potential: total energy conserved (velocity Verlet,
@@ -175,7 +178,7 @@ static void test_energy_drift(void **state)
     double e32 = run_md(&s, CLPHYS_FP32, CLPHYS_LJ_AUTO, 1, 1, 1, 200, &t0, &t1);
     fprintf(stderr, "  fp32 max |dE/E| = %.2e\n", e32);
     assert_true(e32 < 1e-3);
-    clphys_md_system_free(&s);
+    clphys_md_system_destroy(&s);
 }
 
 /* Rebuilding every step, or only when needed (skin/2 check on the device),
@@ -213,9 +216,9 @@ static void test_policies_and_variants_agree(void **state)
     clphys_md_system r;
     assert_int_equal(clphys_md_read_lammps_data(path, &r), CLPHYS_SUCCESS);
     assert_int_equal(r.n, s.n);
-    clphys_md_system_free(&r);
+    clphys_md_system_destroy(&r);
     clphys_md_plan_destroy(pl);
-    clphys_md_system_free(&s);
+    clphys_md_system_destroy(&s);
 }
 
 static void test_box_too_small(void **state)
@@ -227,7 +230,301 @@ static void test_box_too_small(void **state)
     clphys_md_plan *pl;
     assert_int_equal(clphys_md_plan_create(ctx, &p, &s, &pl), CLPHYS_ERR_INPUT);
     assert_non_null(strstr(clphys_last_error(ctx), "shorter than 2 r_search"));
-    clphys_md_system_free(&s);
+    clphys_md_system_destroy(&s);
+}
+
+/* ---- plans bound to the application's device buffers -------------------- */
+
+/* Device buffers holding sys in the layout of clphys_md_buffers (real4 of
+ * the precision; positions' w = 7, carried along), f poisoned. */
+typedef struct {
+    cl_mem x, v, f, image;
+    size_t n, rs;
+} dev_state;
+
+static cl_mem make_buffer(size_t bytes, const void *host)
+{
+    cl_int e;
+    cl_mem m = clCreateBuffer(clphys_context_cl_context(ctx), CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0),
+                              bytes, (void *)host, &e);
+    assert_int_equal(e, CL_SUCCESS);
+    return m;
+}
+
+/* n*4 doubles <-> the device's real4 */
+static void put4(cl_mem m, size_t rs, const double *a, size_t n)
+{
+    float *f = malloc(16 * n);
+    for (size_t k = 0; k < 4 * n; k++)
+        f[k] = (float)a[k];
+    assert_int_equal(clEnqueueWriteBuffer(clphys_context_queue(ctx), m, CL_TRUE, 0, 4 * rs * n,
+                                          rs == 8 ? (const void *)a : (const void *)f, 0, NULL, NULL),
+                     CL_SUCCESS);
+    free(f);
+}
+
+static void get4(cl_mem m, size_t rs, double *a, size_t n)
+{
+    float *f = malloc(16 * n);
+    tu_poison_f64(a, 4 * n);
+    tu_poison_f32(f, 4 * n);
+    assert_int_equal(clEnqueueReadBuffer(clphys_context_queue(ctx), m, CL_TRUE, 0, 4 * rs * n,
+                                         rs == 8 ? (void *)a : (void *)f, 0, NULL, NULL),
+                     CL_SUCCESS);
+    if (rs == 4)
+        for (size_t k = 0; k < 4 * n; k++)
+            a[k] = f[k];
+    free(f);
+}
+
+static dev_state make_state(const clphys_md_system *s, clphys_precision prec)
+{
+    dev_state d = {.n = s->n, .rs = prec == CLPHYS_FP64 ? 8 : 4};
+    double *x = malloc(32 * s->n), *v = malloc(32 * s->n), *nan = malloc(32 * s->n);
+    cl_int *im = malloc(16 * s->n);
+    for (size_t i = 0; i < s->n; i++) {
+        for (int c = 0; c < 3; c++) {
+            x[4 * i + c] = s->x[3 * i + c];
+            v[4 * i + c] = s->v[3 * i + c];
+            im[4 * i + c] = s->image[3 * i + c];
+        }
+        x[4 * i + 3] = 7;
+        v[4 * i + 3] = s->type_mass[s->type[i]];
+        im[4 * i + 3] = 0;
+    }
+    tu_poison_f64(nan, 4 * s->n);
+    d.x = make_buffer(4 * d.rs * s->n, NULL);
+    d.v = make_buffer(4 * d.rs * s->n, NULL);
+    d.f = make_buffer(4 * d.rs * s->n, NULL);
+    d.image = make_buffer(16 * s->n, im);
+    put4(d.x, d.rs, x, s->n);
+    put4(d.v, d.rs, v, s->n);
+    put4(d.f, d.rs, nan, s->n);
+    free(x), free(v), free(nan), free(im);
+    return d;
+}
+
+static void free_state(dev_state *d)
+{
+    clReleaseMemObject(d->x);
+    clReleaseMemObject(d->v);
+    clReleaseMemObject(d->f);
+    clReleaseMemObject(d->image);
+}
+
+static clphys_md_buffers buffers_of(const dev_state *d, const clphys_md_system *s)
+{
+    clphys_md_buffers b = {.n = d->n, .x = d->x, .v = d->v, .f = d->f, .image = d->image};
+    memcpy(b.lo, s->lo, sizeof b.lo);
+    memcpy(b.hi, s->hi, sizeof b.hi);
+    return b;
+}
+
+/* The device state against a host plan's download (positions compared
+ * unwrapped, x + image L, so that an atom at a face may sit on either side),
+ * f against the fp64 reference at the device's positions; returns the
+ * largest position difference over the box edge. */
+static double compare_state(const dev_state *d, const clphys_md_system *h, const clphys_md_params *p,
+                            double tol_v)
+{
+    size_t n = d->n;
+    double *x = malloc(32 * n), *v = malloc(32 * n), *f = malloc(32 * n);
+    cl_int *im = malloc(16 * n);
+    get4(d->x, d->rs, x, n);
+    get4(d->v, d->rs, v, n);
+    get4(d->f, d->rs, f, n);
+    assert_int_equal(clEnqueueReadBuffer(clphys_context_queue(ctx), d->image, CL_TRUE, 0, 16 * n, im, 0, NULL, NULL),
+                     CL_SUCCESS);
+    double worst = 0, L[3], *x3 = malloc(24 * n), *ref = malloc(24 * n), pe, vir, u = 0;
+    for (int c = 0; c < 3; c++)
+        L[c] = h->hi[c] - h->lo[c];
+    for (size_t i = 0; i < n; i++) {
+        assert_true(x[4 * i + 3] == 7); /* w carried along */
+        for (int c = 0; c < 3; c++) {
+            double a = x[4 * i + c] + im[4 * i + c] * L[c], b = h->x[3 * i + c] + h->image[3 * i + c] * L[c];
+            worst = fmax(worst, fabs(a - b) / L[c]);
+            assert_true(fabs(v[4 * i + c] - h->v[3 * i + c]) <= tol_v);
+            x3[3 * i + c] = x[4 * i + c] - h->lo[c];
+        }
+        assert_true(v[4 * i + 3] == 1); /* mass */
+        u += f[4 * i + 3];
+    }
+    /* f: the forces of the device's positions (in its precision) */
+    double *f3 = malloc(24 * n), bx[3] = {L[0], L[1], L[2]};
+    for (size_t i = 0; i < n; i++)
+        for (int c = 0; c < 3; c++)
+            f3[3 * i + c] = f[4 * i + c];
+    md_ref_lj(n, x3, bx, 1, 1, p->lj.r_cut, p->lj.shifted, ref, &pe, &vir);
+    double tol = d->rs == 8 ? 1e-12 : 1e-5;
+    assert_true(md_ref_force_error(n, x3, bx, 1, 1, p->lj.r_cut, NULL, NULL, f3, ref, d->rs == 8 ? 1e-13 : 1e-5,
+                                   NULL) <= (d->rs == 8 ? tol : 1e-4));
+    assert_true(fabs(u - pe) <= (d->rs == 8 ? 1e-12 : 1e-5) * fabs(pe));
+    free(x), free(v), free(f), free(im), free(x3), free(ref), free(f3);
+    return worst;
+}
+
+/* Bound to device buffers, the trajectory is the host-array path's (same
+ * kernels, same sort), in fp64 with the box away from the origin and in fp32;
+ * every output buffer is poisoned before it is written. */
+static void test_device_buffers_trajectory(void **state)
+{
+    (void)state;
+    const clphys_device_info *dev = clphys_context_device(ctx);
+    for (int prec = 0; prec < 2; prec++) {
+        if (prec == CLPHYS_FP64 && !dev->fp64) continue;
+        clphys_md_system s;
+        assert_int_equal(clphys_md_fcc(0.8442, 4, 1.44, tu_seed(), &s), CLPHYS_SUCCESS);
+        if (prec == CLPHYS_FP64) { /* the same atoms in the box [-3, L - 3) */
+            for (int c = 0; c < 3; c++)
+                s.lo[c] -= 3, s.hi[c] -= 3;
+            for (size_t k = 0; k < 3 * s.n; k++)
+                s.x[k] -= 3;
+        }
+        clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = prec, .variant = CLPHYS_LJ_FULL_CSR},
+                              .dt = 0.005,
+                              .neigh_every = 1,
+                              .neigh_check = 1};
+        clphys_md_plan *a, *b;
+        assert_int_equal(clphys_md_plan_create(ctx, &p, &s, &a), CLPHYS_SUCCESS);
+        dev_state d = make_state(&s, prec);
+        clphys_md_buffers buf = buffers_of(&d, &s);
+        clphys_status st = clphys_md_plan_create_cl(ctx, &p, &buf, &b);
+        if (st) fprintf(stderr, "%s\n", clphys_last_error(ctx));
+        assert_int_equal(st, CLPHYS_SUCCESS);
+        double worst = 0;
+        for (int k = 0; k < 3; k++) {
+            double nan = NAN;
+            float nanf = NAN;
+            assert_int_equal(clEnqueueFillBuffer(clphys_context_queue(ctx), d.f, prec ? (void *)&nan : (void *)&nanf,
+                                                 d.rs, 0, 4 * d.rs * s.n, 0, NULL, NULL),
+                             CL_SUCCESS);
+            assert_int_equal(clphys_md_run(a, 10, NULL), CLPHYS_SUCCESS);
+            double ks = 1e6;
+            assert_int_equal(clphys_md_run(b, 10, &ks), CLPHYS_SUCCESS);
+            assert_true(ks > 0 && ks < 100); /* set, not added */
+            tu_poison_f64(s.x, 3 * s.n);
+            tu_poison_f64(s.v, 3 * s.n);
+            assert_int_equal(clphys_md_download(a, &s), CLPHYS_SUCCESS);
+            worst = fmax(worst, compare_state(&d, &s, &p, prec ? 1e-12 : 1e-5));
+            clphys_md_thermo ta, tb;
+            assert_int_equal(clphys_md_thermo_now(a, &ta), CLPHYS_SUCCESS);
+            assert_int_equal(clphys_md_thermo_now(b, &tb), CLPHYS_SUCCESS);
+            assert_true(ta.step == tb.step && fabs(ta.etotal - tb.etotal) <= (prec ? 1e-12 : 1e-5) * fabs(ta.etotal));
+        }
+        fprintf(stderr, "  device buffers %s: positions within %.1e box lengths of the host path after 30 steps\n",
+                prec ? "fp64" : "fp32", worst);
+        assert_true(worst <= (prec ? 1e-13 : 1e-6));
+        assert_int_equal(clphys_md_rebuilds(b), clphys_md_rebuilds(a));
+        clphys_md_plan_destroy(a);
+        clphys_md_plan_destroy(b);
+        free_state(&d);
+        clphys_md_system_destroy(&s);
+    }
+}
+
+/* After the application changes the buffers (velocities halved on the
+ * device), clphys_md_refresh continues from them: the same trajectory as a
+ * host plan made from that state; the image buffer may be NULL. */
+static void test_device_buffers_refresh(void **state)
+{
+    (void)state;
+    clphys_precision prec = clphys_context_device(ctx)->fp64 ? CLPHYS_FP64 : CLPHYS_FP32;
+    clphys_md_system s;
+    assert_int_equal(clphys_md_fcc(0.8442, 4, 1.44, tu_seed(), &s), CLPHYS_SUCCESS);
+    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = prec, .variant = CLPHYS_LJ_FULL_CSR},
+                          .dt = 0.005,
+                          .neigh_every = 1,
+                          .neigh_check = 1};
+    dev_state d = make_state(&s, prec);
+    clphys_md_buffers buf = buffers_of(&d, &s);
+    clphys_md_plan *b, *a;
+    assert_int_equal(clphys_md_plan_create_cl(ctx, &p, &buf, &b), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_md_run(b, 20, NULL), CLPHYS_SUCCESS);
+    size_t n = s.n;
+    double *x = malloc(32 * n), *v = malloc(32 * n);
+    cl_int *im = malloc(16 * n);
+    get4(d.x, d.rs, x, n);
+    get4(d.v, d.rs, v, n);
+    assert_int_equal(clEnqueueReadBuffer(clphys_context_queue(ctx), d.image, CL_TRUE, 0, 16 * n, im, 0, NULL, NULL),
+                     CL_SUCCESS);
+    for (size_t i = 0; i < n; i++) {
+        for (int c = 0; c < 3; c++) {
+            v[4 * i + c] *= 0.5;
+            s.x[3 * i + c] = x[4 * i + c];
+            s.v[3 * i + c] = v[4 * i + c];
+            s.image[3 * i + c] = im[4 * i + c];
+        }
+    }
+    put4(d.v, d.rs, v, n);
+    clphys_md_thermo t0;
+    assert_int_equal(clphys_md_refresh(b), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_md_thermo_now(b, &t0), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_md_plan_create(ctx, &p, &s, &a), CLPHYS_SUCCESS);
+    clphys_md_thermo ta;
+    assert_int_equal(clphys_md_thermo_now(a, &ta), CLPHYS_SUCCESS);
+    assert_true(fabs(ta.ke - t0.ke) <= 1e-6 * ta.ke && fabs(ta.pe - t0.pe) <= 1e-6 * fabs(ta.pe));
+    assert_int_equal(clphys_md_run(a, 20, NULL), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_md_run(b, 20, NULL), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_md_download(a, &s), CLPHYS_SUCCESS);
+    double worst = compare_state(&d, &s, &p, prec ? 1e-12 : 1e-5);
+    assert_true(worst <= (prec ? 1e-13 : 1e-6));
+    clphys_md_plan_destroy(a);
+    clphys_md_plan_destroy(b);
+    /* without an image buffer */
+    buf.image = NULL;
+    assert_int_equal(clphys_md_plan_create_cl(ctx, &p, &buf, &b), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_md_run(b, 5, NULL), CLPHYS_SUCCESS);
+    clphys_md_plan_destroy(b);
+    free(x), free(v), free(im);
+    free_state(&d);
+    clphys_md_system_destroy(&s);
+}
+
+/* Bad buffers and bad state: named errors, no plan. */
+static void test_device_buffers_errors(void **state)
+{
+    (void)state;
+    clphys_precision prec = clphys_context_device(ctx)->fp64 ? CLPHYS_FP64 : CLPHYS_FP32;
+    clphys_md_system s;
+    assert_int_equal(clphys_md_fcc(0.8442, 4, 1.44, tu_seed(), &s), CLPHYS_SUCCESS);
+    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = prec}, .dt = 0.005, .neigh_every = 1};
+    dev_state d = make_state(&s, prec);
+    clphys_md_buffers buf = buffers_of(&d, &s);
+    clphys_md_plan *pl = NULL;
+    /* atom 17 massless, atom 40 far outside the box */
+    double v17[4] = {0, 0, 0, 0}, x40[4] = {1e3, 0, 0, 7};
+    float v17f[4] = {0}, x40f[4] = {1e3f, 0, 0, 7};
+    cl_command_queue q = clphys_context_queue(ctx);
+    assert_int_equal(clEnqueueWriteBuffer(q, d.v, CL_TRUE, 17 * 4 * d.rs, 4 * d.rs, prec ? (void *)v17 : (void *)v17f,
+                                          0, NULL, NULL),
+                     CL_SUCCESS);
+    assert_int_equal(clphys_md_plan_create_cl(ctx, &p, &buf, &pl), CLPHYS_ERR_INPUT);
+    assert_null(pl);
+    assert_non_null(strstr(clphys_last_error(ctx), "atom 17"));
+    dev_state e = make_state(&s, prec);
+    buf = buffers_of(&e, &s);
+    assert_int_equal(clEnqueueWriteBuffer(q, e.x, CL_TRUE, 40 * 4 * e.rs, 4 * e.rs, prec ? (void *)x40 : (void *)x40f,
+                                          0, NULL, NULL),
+                     CL_SUCCESS);
+    assert_int_equal(clphys_md_plan_create_cl(ctx, &p, &buf, &pl), CLPHYS_ERR_INPUT);
+    assert_non_null(strstr(clphys_last_error(ctx), "atom 40"));
+    /* a buffer too small (one atom short), and one missing */
+    buf = buffers_of(&d, &s);
+    buf.n = s.n + 1;
+    assert_int_equal(clphys_md_plan_create_cl(ctx, &p, &buf, &pl), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clphys_last_error(ctx), "buffer x"));
+    buf.n = s.n;
+    buf.f = NULL;
+    assert_int_equal(clphys_md_plan_create_cl(ctx, &p, &buf, &pl), CLPHYS_ERR_INVALID_ARGUMENT);
+    /* refresh needs a bound plan */
+    assert_int_equal(clphys_md_plan_create(ctx, &p, &s, &pl), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_md_refresh(pl), CLPHYS_ERR_INVALID_ARGUMENT);
+    clphys_md_plan_destroy(pl);
+    clphys_md_plan_destroy(NULL);
+    clphys_md_system_destroy(NULL);
+    free_state(&d);
+    free_state(&e);
+    clphys_md_system_destroy(&s);
 }
 
 /* tests/data/ next to this source (meson runs tests from the build folder). */
@@ -305,7 +602,7 @@ static void test_lammps_in_lj(void **state)
     }
     fprintf(stderr, "  in.lj steps 0-20 vs LAMMPS: max relative difference %.2e\n", worst);
     clphys_md_plan_destroy(pl);
-    clphys_md_system_free(&s);
+    clphys_md_system_destroy(&s);
     remove(data);
     remove(logf);
 }
@@ -319,6 +616,8 @@ int main(void)
         cmocka_unit_test(test_data_round_trip), cmocka_unit_test(test_data_errors),
         cmocka_unit_test(test_energy_drift),    cmocka_unit_test(test_neigh_delay),    cmocka_unit_test(test_policies_and_variants_agree),
         cmocka_unit_test(test_box_too_small),   cmocka_unit_test(test_lammps_in_lj),
+        cmocka_unit_test(test_device_buffers_trajectory), cmocka_unit_test(test_device_buffers_refresh),
+        cmocka_unit_test(test_device_buffers_errors),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     clphys_context_destroy(ctx);

@@ -40,7 +40,7 @@ static int block_cells; /* staged layout: cells per block (0 = the plan's choice
  * rounding at the search radius; tol = 0 for fp64 means exact sets). */
 static void check(size_t n, const double *pos, const double box[3], double rs,
                   clphys_neighbor_kind kind, clphys_neighbor_layout layout, clphys_precision prec,
-                  int capacity, double tol, int expect_growth)
+                  size_t capacity, double tol, int expect_growth)
 {
     clphys_neighbor_params p = {.n = n,
                                 .box = {box[0], box[1], box[2]},
@@ -55,8 +55,8 @@ static void check(size_t n, const double *pos, const double box[3], double rs,
     if (st) fprintf(stderr, "%s\n", clphys_last_error(ctx));
     assert_int_equal(st, CLPHYS_SUCCESS);
     assert_int_equal(clphys_neighbor_build(pl, pos), CLPHYS_SUCCESS);
-    size_t pairs;
-    int cap, growths;
+    size_t pairs, cap;
+    int growths;
     assert_int_equal(clphys_neighbor_stats(pl, &pairs, &cap, &growths), CLPHYS_SUCCESS);
     if (expect_growth) assert_true(growths > 0);
     size_t *off = malloc((n + 1) * sizeof *off);
@@ -118,7 +118,7 @@ static void random_positions(double *pos, size_t n, const double box[3], uint64_
             pos[3 * i + c] = box[c] * tu_uniform(&s);
 }
 
-static void all_kinds(size_t n, const double *pos, const double box[3], double rs, int cap,
+static void all_kinds(size_t n, const double *pos, const double box[3], double rs, size_t cap,
                       int expect_growth)
 {
     for (int prec = 0; prec < 2; prec++)

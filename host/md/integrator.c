@@ -1,6 +1,9 @@
 /* integrator.c — velocity-Verlet NVE on the device (cl/integrate.cl) over
  * the LJ plan's cell-sorted particles, with the LAMMPS rebuild policy
- * `neigh_modify every E delay 0 check yes|no` and LAMMPS lj-unit thermo. */
+ * `neigh_modify every E delay D check yes|no` and LAMMPS lj-unit thermo;
+ * the state comes from a host system or stays in an application's device
+ * buffers (clphys_md_buffers), which the plan reads and writes by its
+ * permutation on the device. */
 #include "md_internal.h"
 
 #include <math.h>
@@ -18,6 +21,10 @@ struct clphys_md_plan {
     cl_mem vel, vel_tmp, img, img_tmp, xref, dmax;
     long long step, last_build;
     int rebuilds;
+    /* bound to an application's buffers (clphys_md_plan_create_cl) */
+    int bound;
+    clphys_md_buffers b;
+    cl_kernel k_check, k_pull, k_push;
 };
 
 void clphys_md_plan_destroy(clphys_md_plan *pl)
@@ -27,21 +34,25 @@ void clphys_md_plan_destroy(clphys_md_plan *pl)
     cp_release_kernel(&pl->k_kd);
     cp_release_kernel(&pl->k_kick);
     cp_release_kernel(&pl->k_disp);
+    cp_release_kernel(&pl->k_check);
+    cp_release_kernel(&pl->k_pull);
+    cp_release_kernel(&pl->k_push);
     cl_mem *ms[] = {&pl->vel, &pl->vel_tmp, &pl->img, &pl->img_tmp, &pl->xref, &pl->dmax};
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
         cp_release_mem(ms[i]);
     free(pl);
 }
 
-static clphys_status copy_buffer(clphys_context *ctx, cl_mem src, cl_mem dst, size_t bytes)
-{
-    CP_CL(ctx, clEnqueueCopyBuffer(ctx->queue, src, dst, 0, 0, bytes, 0, NULL, NULL));
-    return CLPHYS_SUCCESS;
-}
+/* Forward: sort the uploaded arrays and build the list. */
+static clphys_status sort_and_build(clphys_md_plan *pl, double *ks);
 
+/* Host system: the unsorted working arrays in the caller's order
+ * (positions relative to lo, velocities with the mass in w, images), then
+ * the sort and the list. */
 static clphys_status upload(clphys_md_plan *pl, const clphys_md_system *sys)
 {
     clphys_context *ctx = pl->ctx;
+    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
     size_t n = pl->n;
     double *x = malloc(3 * n * sizeof *x), *v4 = malloc(4 * n * sizeof *v4);
     cl_int *im = malloc(4 * n * sizeof *im);
@@ -59,41 +70,104 @@ static clphys_status upload(clphys_md_plan *pl, const clphys_md_system *sys)
             st = cp_error(ctx, CLPHYS_ERR_INPUT, "md: atom %lld has mass %g",
                           sys->id ? sys->id[i] : (long long)i + 1, v4[4 * i + 3]);
     }
-    /* velocities and images go in caller order, then follow the sort */
-    if (!st) st = clphys_lj_set_positions(pl->lj, x);
-    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
-    if (!st) {
-        /* upload as real4 (mass in w) through a host conversion */
-        void *buf = malloc(4 * pl->rs * n);
-        if (!buf) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md upload");
-        for (size_t k = 0; buf && k < 4 * n; k++) {
-            if (pl->rs == 8)
-                ((double *)buf)[k] = v4[k];
-            else
-                ((float *)buf)[k] = (float)v4[k];
-        }
-        if (!st) st = cp_write(ctx, pl->vel_tmp, 0, 4 * pl->rs * n, buf);
-        free(buf);
-    }
+    if (!st) st = md_neighbor_upload(nb, x);
+    if (!st) st = md_upload4(ctx, pl->rs, pl->vel_tmp, v4, n);
     if (!st) st = cp_write(ctx, pl->img_tmp, 0, 16 * n, im);
-    if (!st) st = md_neighbor_gather4(nb, pl->vel_tmp, pl->vel);
-    if (!st) st = md_neighbor_gatheri4(nb, pl->img_tmp, pl->img);
-    if (!st) st = copy_buffer(ctx, nb->pos, pl->xref, 4 * pl->rs * n);
     free(x), free(v4), free(im);
-    return st;
+    return st ? st : sort_and_build(pl, NULL);
 }
 
-static clphys_status create(clphys_context *ctx, clphys_md_plan *pl, const clphys_md_system *sys)
+/* Arguments: real scalars and real4 vectors (w = 0) in the plan's precision. */
+static clphys_status arg_real(clphys_md_plan *pl, cl_kernel k, cl_uint i, double v)
+{
+    float f = (float)v;
+    return pl->rs == 8 ? CP_ARG(pl->ctx, k, i, v) : CP_ARG(pl->ctx, k, i, f);
+}
+
+static clphys_status arg_real4(clphys_md_plan *pl, cl_kernel k, cl_uint i, const double v[3])
+{
+    double b[4] = {v[0], v[1], v[2], 0};
+    float f[4] = {(float)b[0], (float)b[1], (float)b[2], 0};
+    return pl->rs == 8 ? CP_ARG(pl->ctx, k, i, b) : CP_ARG(pl->ctx, k, i, f);
+}
+
+/* Element i of a device real4 array, as doubles. */
+static clphys_status read_real4_at(clphys_md_plan *pl, cl_mem m, size_t i, double out[4])
+{
+    double d[4];
+    float f[4];
+    CP_TRY(cp_read(pl->ctx, m, 4 * pl->rs * i, 4 * pl->rs, pl->rs == 8 ? (void *)d : (void *)f));
+    for (int c = 0; c < 4; c++)
+        out[c] = pl->rs == 8 ? d[c] : f[c];
+    return CLPHYS_SUCCESS;
+}
+
+/* Bound plans: arguments 0 .. 4 of md_check_state and md_pull, the
+ * application's x and v buffers, lo, the box and n. */
+static clphys_status arg_app_state(clphys_md_plan *pl, cl_kernel k)
+{
+    cl_uint n = (cl_uint)pl->n;
+    CP_TRY(CP_ARG(pl->ctx, k, 0, pl->b.x));
+    CP_TRY(CP_ARG(pl->ctx, k, 1, pl->b.v));
+    CP_TRY(arg_real4(pl, k, 2, pl->lo));
+    CP_TRY(arg_real4(pl, k, 3, pl->box));
+    return CP_ARG(pl->ctx, k, 4, n);
+}
+
+/* Bound plans: the unsorted working arrays (nb->pos_in, vel_tmp, img_tmp) and
+ * the identity permutation (nb->perm_in) from the application's buffers
+ * (md_pull), ready for the sort. */
+static clphys_status pull(clphys_md_plan *pl)
+{
+    clphys_context *ctx = pl->ctx;
+    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
+    cl_kernel k = pl->k_pull;
+    size_t g = md_global(pl->n, 64);
+    CP_TRY(arg_app_state(pl, k));
+    CP_TRY(CP_ARG(ctx, k, 5, pl->b.image));
+    CP_TRY(CP_ARG(ctx, k, 6, nb->pos_in));
+    CP_TRY(CP_ARG(ctx, k, 7, pl->vel_tmp));
+    CP_TRY(CP_ARG(ctx, k, 8, pl->img_tmp));
+    CP_TRY(CP_ARG(ctx, k, 9, nb->perm_in));
+    return cp_launch(ctx, k, 1, &g, NULL, NULL);
+}
+
+/* Bound plans: the application's buffers from the working arrays (md_push). */
+static clphys_status push(clphys_md_plan *pl, double *ks)
+{
+    clphys_context *ctx = pl->ctx;
+    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
+    cl_kernel k = pl->k_push;
+    cl_uint n = (cl_uint)pl->n;
+    size_t g = md_global(n, 64);
+    CP_TRY(CP_ARG(ctx, k, 0, nb->pos));
+    CP_TRY(CP_ARG(ctx, k, 1, pl->vel));
+    CP_TRY(CP_ARG(ctx, k, 2, pl->img));
+    CP_TRY(CP_ARG(ctx, k, 3, pl->lj->f));
+    CP_TRY(CP_ARG(ctx, k, 4, nb->perm));
+    CP_TRY(arg_real4(pl, k, 5, pl->lo));
+    CP_TRY(CP_ARG(ctx, k, 6, n));
+    CP_TRY(CP_ARG(ctx, k, 7, pl->b.x));
+    CP_TRY(CP_ARG(ctx, k, 8, pl->b.v));
+    CP_TRY(CP_ARG(ctx, k, 9, pl->b.image));
+    CP_TRY(CP_ARG(ctx, k, 10, pl->b.f));
+    return cp_launch(ctx, k, 1, &g, NULL, ks);
+}
+
+/* The LJ plan, integrator kernels and working arrays for n atoms in the box
+ * [lo, hi). */
+static clphys_status setup(clphys_context *ctx, clphys_md_plan *pl, size_t n, const double lo[3],
+                           const double hi[3])
 {
     clphys_md_params *p = &pl->p;
     if (!(p->dt > 0) || p->neigh_every < 1 || p->neigh_delay < 0)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "md: dt = %g (> 0), neigh_every = %d (>= 1), neigh_delay = %d (>= 0)", p->dt,
                         p->neigh_every, p->neigh_delay);
-    pl->n = sys->n;
+    pl->n = n;
     for (int c = 0; c < 3; c++)
-        pl->lo[c] = sys->lo[c], pl->box[c] = sys->hi[c] - sys->lo[c];
-    p->lj.n = sys->n;
+        pl->lo[c] = lo[c], pl->box[c] = hi[c] - lo[c];
+    p->lj.n = n;
     memcpy(p->lj.box, pl->box, sizeof pl->box);
     CP_TRY(clphys_lj_plan_create(ctx, &p->lj, &pl->lj));
     pl->rs = p->lj.precision == CLPHYS_FP64 ? 8 : 4;
@@ -104,29 +178,34 @@ static clphys_status create(clphys_context *ctx, clphys_md_plan *pl, const clphy
     CP_TRY(cp_kernel(ctx, prog, "md_kick_drift", &pl->k_kd));
     CP_TRY(cp_kernel(ctx, prog, "md_kick", &pl->k_kick));
     CP_TRY(cp_kernel(ctx, prog, "md_max_displacement", &pl->k_disp));
+    if (pl->bound) {
+        CP_TRY(cp_kernel(ctx, prog, "md_check_state", &pl->k_check));
+        CP_TRY(cp_kernel(ctx, prog, "md_pull", &pl->k_pull));
+        CP_TRY(cp_kernel(ctx, prog, "md_push", &pl->k_push));
+    }
     size_t b4 = 4 * pl->rs * pl->n;
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, b4, NULL, &pl->vel));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, b4, NULL, &pl->vel_tmp));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, b4, NULL, &pl->xref));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 16 * pl->n, NULL, &pl->img));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 16 * pl->n, NULL, &pl->img_tmp));
-    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4, NULL, &pl->dmax));
-    CP_TRY(upload(pl, sys));
-    pl->rebuilds = 1;
-    return clphys_lj_evaluate(pl->lj, NULL);
+    return cp_buffer(ctx, CL_MEM_READ_WRITE, 4, NULL, &pl->dmax);
 }
 
-clphys_status clphys_md_plan_create(clphys_context *ctx, const clphys_md_params *p,
-                                    const clphys_md_system *sys, clphys_md_plan **plan)
+static clphys_md_plan *new_plan(clphys_context *ctx, const clphys_md_params *p)
 {
-    if (!ctx || !p || !sys || !plan || !sys->n)
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "md: NULL argument or empty system");
-    *plan = NULL;
     clphys_md_plan *pl = calloc(1, sizeof *pl);
-    if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md plan");
+    if (!pl) {
+        cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md plan");
+        return NULL;
+    }
     pl->ctx = ctx;
     pl->p = *p;
-    clphys_status st = create(ctx, pl, sys);
+    return pl;
+}
+
+static clphys_status finish_create(clphys_md_plan *pl, clphys_status st, clphys_md_plan **plan)
+{
     if (st) {
         clphys_md_plan_destroy(pl);
         return st;
@@ -135,23 +214,107 @@ clphys_status clphys_md_plan_create(clphys_context *ctx, const clphys_md_params 
     return CLPHYS_SUCCESS;
 }
 
+clphys_status clphys_md_plan_create(clphys_context *ctx, const clphys_md_params *p,
+                                    const clphys_md_system *sys, clphys_md_plan **plan)
+{
+    if (!ctx || !p || !sys || !plan || !sys->n)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "md: NULL argument or empty system");
+    *plan = NULL;
+    clphys_md_plan *pl = new_plan(ctx, p);
+    if (!pl) return CLPHYS_ERR_OUT_OF_MEMORY;
+    clphys_status st = setup(ctx, pl, sys->n, sys->lo, sys->hi);
+    if (!st) st = upload(pl, sys);
+    if (!st) st = clphys_lj_evaluate(pl->lj, NULL);
+    return finish_create(pl, st, plan);
+}
+
+/* Bound plans: CLPHYS_ERR_INPUT naming the first atom of the application's
+ * buffers whose state cannot be integrated (md_check_state). */
+static clphys_status check_state(clphys_md_plan *pl)
+{
+    clphys_context *ctx = pl->ctx;
+    cl_kernel k = pl->k_check;
+    cl_uint n = (cl_uint)pl->n, bad = n;
+    size_t g = md_global(n, 64);
+    CP_TRY(cp_write(ctx, pl->dmax, 0, 4, &bad));
+    CP_TRY(arg_app_state(pl, k));
+    CP_TRY(CP_ARG(ctx, k, 5, pl->dmax));
+    CP_TRY(cp_launch(ctx, k, 1, &g, NULL, NULL));
+    CP_TRY(cp_read(ctx, pl->dmax, 0, 4, &bad));
+    if (bad >= n) return CLPHYS_SUCCESS;
+    double x[4], v[4];
+    CP_TRY(read_real4_at(pl, pl->b.x, bad, x));
+    CP_TRY(read_real4_at(pl, pl->b.v, bad, v));
+    return cp_error(ctx, CLPHYS_ERR_INPUT,
+                    "md: atom %u (buffer index) has x = (%g, %g, %g), v = (%g, %g, %g), mass %g: need finite "
+                    "values, mass > 0 and a position within one box length of [lo, hi)",
+                    bad, x[0], x[1], x[2], v[0], v[1], v[2], v[3]);
+}
+
+/* Sort the unsorted working arrays (positions, permutation, velocities,
+ * images) by cell and build the list; the displacement check starts here. */
+static clphys_status sort_and_build(clphys_md_plan *pl, double *ks)
+{
+    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
+    CP_TRY(md_neighbor_rebuild(nb, &pl->vel_tmp, &pl->vel, 1, pl->img_tmp, pl->img));
+    if (ks) *ks += nb->kernel_s;
+    CP_TRY(cp_copy(pl->ctx, nb->pos, 0, pl->xref, 0, 4 * pl->rs * pl->n));
+    pl->last_build = pl->step;
+    pl->rebuilds++;
+    return CLPHYS_SUCCESS;
+}
+
+/* Bound plans: read the application's buffers, sort them by cell into the
+ * working arrays, build the list, and write the forces of those positions
+ * to the application's f. */
+static clphys_status bound_start(clphys_md_plan *pl)
+{
+    CP_TRY(check_state(pl));
+    CP_TRY(pull(pl));
+    CP_TRY(sort_and_build(pl, NULL));
+    CP_TRY(clphys_lj_evaluate(pl->lj, NULL));
+    return push(pl, NULL);
+}
+
+clphys_status clphys_md_plan_create_cl(clphys_context *ctx, const clphys_md_params *p,
+                                       const clphys_md_buffers *b, clphys_md_plan **plan)
+{
+    if (!ctx || !p || !b || !plan || !b->n || !b->x || !b->v || !b->f)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "md: NULL argument, n = 0 or a NULL x, v or f buffer");
+    *plan = NULL;
+    size_t rs = p->lj.precision == CLPHYS_FP64 ? 8 : 4;
+    cl_mem ms[] = {b->x, b->v, b->f, b->image};
+    static const char *what[] = {"x", "v", "f", "image"};
+    for (int q = 0; q < 4; q++) {
+        size_t have = 0, want = (q < 3 ? 4 * rs : 16) * b->n;
+        if (!ms[q]) continue;
+        CP_TRY(cp_mem_bytes(ctx, ms[q], &have));
+        if (have < want)
+            return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                            "md: buffer %s holds %zu bytes; %zu atoms need %zu (%s4 each, %s)", what[q], have, b->n,
+                            want, q < 3 ? (rs == 8 ? "double" : "float") : "int",
+                            rs == 8 ? "fp64" : "fp32");
+    }
+    clphys_md_plan *pl = new_plan(ctx, p);
+    if (!pl) return CLPHYS_ERR_OUT_OF_MEMORY;
+    pl->bound = 1;
+    pl->b = *b;
+    clphys_status st = setup(ctx, pl, b->n, b->lo, b->hi);
+    if (!st) st = bound_start(pl);
+    return finish_create(pl, st, plan);
+}
+
+clphys_status clphys_md_refresh(clphys_md_plan *pl)
+{
+    if (!pl || !pl->bound)
+        return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "md: refresh needs a plan bound to device buffers (clphys_md_plan_create_cl)");
+    return bound_start(pl);
+}
+
 int clphys_md_rebuilds(const clphys_md_plan *pl)
 {
     return pl ? pl->rebuilds : 0;
-}
-
-/* Arguments: real scalars and the box in the plan's precision. */
-static clphys_status arg_real(clphys_md_plan *pl, cl_kernel k, cl_uint i, double v)
-{
-    float f = (float)v;
-    return pl->rs == 8 ? CP_ARG(pl->ctx, k, i, v) : CP_ARG(pl->ctx, k, i, f);
-}
-
-static clphys_status arg_box(clphys_md_plan *pl, cl_kernel k, cl_uint i)
-{
-    double b[4] = {pl->box[0], pl->box[1], pl->box[2], 0};
-    float f[4] = {(float)b[0], (float)b[1], (float)b[2], 0};
-    return pl->rs == 8 ? CP_ARG(pl->ctx, k, i, b) : CP_ARG(pl->ctx, k, i, f);
 }
 
 static clphys_status need_rebuild(clphys_md_plan *pl, int *yes, double *ks)
@@ -171,7 +334,7 @@ static clphys_status need_rebuild(clphys_md_plan *pl, int *yes, double *ks)
     cl_kernel k = pl->k_disp;
     CP_TRY(CP_ARG(ctx, k, 0, nb->pos));
     CP_TRY(CP_ARG(ctx, k, 1, pl->xref));
-    CP_TRY(arg_box(pl, k, 2));
+    CP_TRY(arg_real4(pl, k, 2, pl->box));
     CP_TRY(CP_ARG(ctx, k, 3, n));
     CP_TRY(CP_ARG(ctx, k, 4, pl->dmax));
     CP_TRY(cp_launch(ctx, k, 1, &g, &l, ks));
@@ -183,6 +346,7 @@ static clphys_status need_rebuild(clphys_md_plan *pl, int *yes, double *ks)
     return CLPHYS_SUCCESS;
 }
 
+/* The sorted arrays become the unsorted input of a new sort. */
 static clphys_status rebuild(clphys_md_plan *pl, double *ks)
 {
     clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
@@ -191,21 +355,17 @@ static clphys_status rebuild(clphys_md_plan *pl, double *ks)
     t = nb->perm_in, nb->perm_in = nb->perm, nb->perm = t;
     t = pl->vel_tmp, pl->vel_tmp = pl->vel, pl->vel = t;
     t = pl->img_tmp, pl->img_tmp = pl->img, pl->img = t;
-    CP_TRY(md_neighbor_rebuild(nb, &pl->vel_tmp, &pl->vel, 1, pl->img_tmp, pl->img));
-    if (ks) *ks += nb->kernel_s;
-    CP_TRY(copy_buffer(pl->ctx, nb->pos, pl->xref, 4 * pl->rs * pl->n));
-    pl->last_build = pl->step;
-    pl->rebuilds++;
-    return CLPHYS_SUCCESS;
+    return sort_and_build(pl, ks);
 }
 
 clphys_status clphys_md_run(clphys_md_plan *pl, int steps, double *kernel_s)
 {
-    if (!pl || steps < 0) return CLPHYS_ERR_INVALID_ARGUMENT;
+    if (!pl || steps < 0)
+        return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md: NULL plan or steps = %d < 0", steps);
     clphys_context *ctx = pl->ctx;
     cl_uint n = (cl_uint)pl->n;
     size_t g = md_global(n, 64);
-    double ks = 0;
+    double ks = 0, *kp = kernel_s ? &ks : NULL, t = 0;
     for (int s = 0; s < steps; s++) {
         clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
         cl_kernel k = pl->k_kd;
@@ -214,29 +374,30 @@ clphys_status clphys_md_run(clphys_md_plan *pl, int steps, double *kernel_s)
         CP_TRY(CP_ARG(ctx, k, 2, pl->img));
         CP_TRY(CP_ARG(ctx, k, 3, pl->lj->f));
         CP_TRY(arg_real(pl, k, 4, pl->p.dt));
-        CP_TRY(arg_box(pl, k, 5));
+        CP_TRY(arg_real4(pl, k, 5, pl->box));
         CP_TRY(CP_ARG(ctx, k, 6, n));
-        CP_TRY(cp_launch(ctx, k, 1, &g, NULL, kernel_s ? &ks : NULL));
+        CP_TRY(cp_launch(ctx, k, 1, &g, NULL, kp));
         pl->step++;
         int yes;
-        CP_TRY(need_rebuild(pl, &yes, kernel_s ? &ks : NULL));
-        if (yes) CP_TRY(rebuild(pl, kernel_s ? &ks : NULL));
-        CP_TRY(clphys_lj_evaluate(pl->lj, kernel_s ? &ks : NULL));
-        nb = clphys_lj_neighbor(pl->lj);
+        CP_TRY(need_rebuild(pl, &yes, kp));
+        if (yes) CP_TRY(rebuild(pl, kp));
+        CP_TRY(clphys_lj_evaluate(pl->lj, kernel_s ? &t : NULL));
+        ks += t;
         k = pl->k_kick;
         CP_TRY(CP_ARG(ctx, k, 0, pl->vel));
         CP_TRY(CP_ARG(ctx, k, 1, pl->lj->f));
         CP_TRY(arg_real(pl, k, 2, pl->p.dt));
         CP_TRY(CP_ARG(ctx, k, 3, n));
-        CP_TRY(cp_launch(ctx, k, 1, &g, NULL, kernel_s ? &ks : NULL));
+        CP_TRY(cp_launch(ctx, k, 1, &g, NULL, kp));
     }
-    if (kernel_s) *kernel_s += ks;
-    return cp_finish(ctx);
+    if (pl->bound) CP_TRY(push(pl, kp));
+    if (kernel_s) *kernel_s = ks;
+    return CLPHYS_SUCCESS;
 }
 
 clphys_status clphys_md_thermo_now(clphys_md_plan *pl, clphys_md_thermo *t)
 {
-    if (!pl || !t) return CLPHYS_ERR_INVALID_ARGUMENT;
+    if (!pl || !t) return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md: NULL argument");
     size_t n = pl->n;
     clphys_lj_result r;
     CP_TRY(clphys_lj_get(pl->lj, NULL, &r));
@@ -261,7 +422,9 @@ clphys_status clphys_md_thermo_now(clphys_md_plan *pl, clphys_md_thermo *t)
 
 clphys_status clphys_md_download(clphys_md_plan *pl, clphys_md_system *sys)
 {
-    if (!pl || !sys || sys->n != pl->n) return CLPHYS_ERR_INVALID_ARGUMENT;
+    if (!pl || !sys || !sys->x || !sys->v || sys->n != pl->n)
+        return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "md: download needs a system of the plan's %zu atoms with x and v", pl ? pl->n : 0);
     clphys_context *ctx = pl->ctx;
     clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
     size_t n = pl->n;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void clphys_md_system_free(clphys_md_system *s)
+void clphys_md_system_destroy(clphys_md_system *s)
 {
     if (!s) return;
     free(s->type_mass), free(s->id), free(s->type), free(s->x), free(s->v), free(s->image);
@@ -235,7 +235,7 @@ clphys_status clphys_md_read_lammps_data(const char *file, clphys_md_system *sys
 done:
     free(index_of);
     fclose(f);
-    if (status) clphys_md_system_free(sys);
+    if (status) clphys_md_system_destroy(sys);
     return status;
 }
 

@@ -34,6 +34,18 @@ clphys_status md_upload_real4(clphys_context *ctx, size_t rs, cl_mem m, const do
     return st;
 }
 
+clphys_status md_upload4(clphys_context *ctx, size_t rs, cl_mem m, const double *x4, size_t n)
+{
+    if (rs == 8) return cp_write(ctx, m, 0, 32 * n, x4);
+    float *buf = malloc(16 * n);
+    if (!buf) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "host buffer of %zu bytes", 16 * n);
+    for (size_t k = 0; k < 4 * n; k++)
+        buf[k] = (float)x4[k];
+    clphys_status st = cp_write(ctx, m, 0, 16 * n, buf);
+    free(buf);
+    return st;
+}
+
 clphys_status md_download_real4(clphys_context *ctx, size_t rs, cl_mem m, double *x4, size_t n)
 {
     if (rs == 8) return cp_read(ctx, m, 0, 4 * rs * n, x4);
@@ -107,8 +119,9 @@ static clphys_status stage_geometry(clphys_context *ctx, const clphys_neighbor_p
 static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p,
                             clphys_neighbor_plan *pl)
 {
-    if (!p->n || p->n > 0x7fffffffu)
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: n = %zu (1 .. 2^31-1)", p->n);
+    if (!p->n || p->n > 0x7fffffffu || p->capacity > 0x7fffffffu)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: n = %zu (1 .. 2^31-1), capacity = %zu (< 2^31)",
+                        p->n, p->capacity);
     if (!(p->r_search > 0) || !isfinite(p->r_search))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: r_search = %g must be > 0",
                         p->r_search);
@@ -177,8 +190,8 @@ static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p
     double vol = p->box[0] * p->box[1] * p->box[2];
     double est = 4.18879 * pow(p->r_search, 3) * (double)n / vol * 1.25 + 8;
     if (p->kind == CLPHYS_NEIGHBOR_HALF) est = est / 2 + 8;
-    pl->capacity = p->capacity > 0 ? p->capacity : (int)fmin(est, (double)n);
-    pl->list_entries = (size_t)pl->capacity * n;
+    pl->capacity = p->capacity > 0 ? p->capacity : (size_t)fmin(est, (double)n);
+    pl->list_entries = pl->capacity * n;
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * pl->list_entries, NULL, &pl->list));
     /* CPUs, CSR: one candidate search instead of two (count, then fill) */
     if (ctx->info.is_cpu && p->layout == CLPHYS_NEIGHBOR_CSR)
@@ -226,12 +239,12 @@ static clphys_status gather(clphys_neighbor_plan *pl, cl_kernel k, cl_mem src, c
     return cp_launch(ctx, k, 1, &g, NULL, &pl->kernel_s);
 }
 
-static clphys_status set_build_args(clphys_neighbor_plan *pl, int mode)
+/* Arguments 0 .. 5 of both list builds (neighbor_build, neighbor_build_staged):
+ * the sorted positions, n, the box, the grid, the cell starts, r_search^2. */
+static clphys_status set_search_args(clphys_neighbor_plan *pl, cl_kernel k)
 {
     clphys_context *ctx = pl->ctx;
-    cl_kernel k = pl->k_build;
-    cl_uint n = (cl_uint)pl->p.n, cap = (cl_uint)pl->capacity;
-    cl_int half = pl->p.kind == CLPHYS_NEIGHBOR_HALF, m = mode;
+    cl_uint n = (cl_uint)pl->p.n;
     cl_int nc[4] = {pl->nc[0], pl->nc[1], pl->nc[2], 0};
     double rs2 = pl->p.r_search * pl->p.r_search;
     double box[4] = {pl->p.box[0], pl->p.box[1], pl->p.box[2], 0};
@@ -242,7 +255,16 @@ static clphys_status set_build_args(clphys_neighbor_plan *pl, int mode)
     CP_TRY(dbl ? CP_ARG(ctx, k, 2, box) : CP_ARG(ctx, k, 2, boxf));
     CP_TRY(CP_ARG(ctx, k, 3, nc));
     CP_TRY(CP_ARG(ctx, k, 4, pl->start));
-    CP_TRY(dbl ? CP_ARG(ctx, k, 5, rs2) : CP_ARG(ctx, k, 5, rs2f));
+    return dbl ? CP_ARG(ctx, k, 5, rs2) : CP_ARG(ctx, k, 5, rs2f);
+}
+
+static clphys_status set_build_args(clphys_neighbor_plan *pl, int mode)
+{
+    clphys_context *ctx = pl->ctx;
+    cl_kernel k = pl->k_build;
+    cl_uint cap = (cl_uint)pl->capacity;
+    cl_int half = pl->p.kind == CLPHYS_NEIGHBOR_HALF, m = mode;
+    CP_TRY(set_search_args(pl, k));
     CP_TRY(CP_ARG(ctx, k, 6, half));
     CP_TRY(CP_ARG(ctx, k, 7, m));
     CP_TRY(CP_ARG(ctx, k, 8, pl->offset));
@@ -295,18 +317,9 @@ static clphys_status build_staged(clphys_neighbor_plan *pl, cl_uint *maxc)
                         "beyond the %llu of %s; use a full-transposed list for this density",
                         pl->stage_max, md_stage_bytes(pl, pl->stage_max),
                         (unsigned long long)ctx->info.local_mem_bytes, ctx->info.name);
-    double rs2 = pl->p.r_search * pl->p.r_search;
-    double box[4] = {pl->p.box[0], pl->p.box[1], pl->p.box[2], 0};
-    float boxf[4] = {(float)box[0], (float)box[1], (float)box[2], 0}, rs2f = (float)rs2;
-    int dbl = pl->real_size == 8;
     k = pl->k_build;
     CP_TRY(cp_write(ctx, pl->overflow, 0, 4, &zero));
-    CP_TRY(CP_ARG(ctx, k, 0, pl->pos));
-    CP_TRY(CP_ARG(ctx, k, 1, n));
-    CP_TRY(dbl ? CP_ARG(ctx, k, 2, box) : CP_ARG(ctx, k, 2, boxf));
-    CP_TRY(CP_ARG(ctx, k, 3, nc));
-    CP_TRY(CP_ARG(ctx, k, 4, pl->start));
-    CP_TRY(dbl ? CP_ARG(ctx, k, 5, rs2) : CP_ARG(ctx, k, 5, rs2f));
+    CP_TRY(set_search_args(pl, k));
     CP_TRY(CP_ARG(ctx, k, 6, bx));
     CP_TRY(CP_ARG(ctx, k, 7, pl->sbase));
     CP_TRY(CP_ARG(ctx, k, 8, pl->list));
@@ -345,7 +358,7 @@ static clphys_status build_list(clphys_neighbor_plan *pl)
             CP_TRY(cp_launch(ctx, pl->k_build, 1, &g, NULL, &pl->kernel_s));
             CP_TRY(cp_read(ctx, pl->overflow, 0, 4, &maxc));
         }
-        if (maxc <= (cl_uint)pl->capacity) break;
+        if (maxc <= pl->capacity) break;
         /* overflow: grow to the largest count seen (+ margin), rebuild */
         size_t cap = (size_t)(maxc * 1.2) + 8;
         if (cap * n > ctx->info.max_alloc_bytes / 4)
@@ -353,7 +366,7 @@ static clphys_status build_list(clphys_neighbor_plan *pl)
                             "neighbor: %u neighbours of one particle need %zu list entries, "
                             "beyond the device's largest allocation",
                             maxc, cap * n);
-        pl->capacity = (int)cap;
+        pl->capacity = cap;
         CP_TRY(grow_list(pl, cap * n));
     }
     /* pairs = sum of counts */
@@ -432,17 +445,13 @@ clphys_status md_neighbor_want_cells(clphys_neighbor_plan *pl)
     return cp_kernel(ctx, cp, "cell_pack", &pl->k_pack);
 }
 
-clphys_status clphys_neighbor_build(clphys_neighbor_plan *pl, const double *pos)
+clphys_status md_neighbor_upload(clphys_neighbor_plan *pl, const double *pos)
 {
-    if (!pl || !pos)
-        return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "neighbor: NULL argument");
     clphys_context *ctx = pl->ctx;
     size_t n = pl->p.n;
     for (size_t i = 0; i < 3 * n; i++)
         if (!isfinite(pos[i]))
-            return cp_error(ctx, CLPHYS_ERR_INPUT,
-                            "neighbor: particle %zu has a non-finite coordinate", i / 3);
+            return cp_error(ctx, CLPHYS_ERR_INPUT, "neighbor: particle %zu has a non-finite coordinate", i / 3);
     CP_TRY(md_upload_real4(ctx, pl->real_size, pl->pos_in, pos, n, 0, pl->p.box));
     cl_uint *id = malloc(4 * n);
     if (!id) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "neighbor ids");
@@ -450,7 +459,15 @@ clphys_status clphys_neighbor_build(clphys_neighbor_plan *pl, const double *pos)
         id[i] = (cl_uint)i;
     clphys_status st = cp_write(ctx, pl->perm_in, 0, 4 * n, id);
     free(id);
-    CP_TRY(st);
+    return st;
+}
+
+clphys_status clphys_neighbor_build(clphys_neighbor_plan *pl, const double *pos)
+{
+    if (!pl || !pos)
+        return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "neighbor: NULL argument");
+    CP_TRY(md_neighbor_upload(pl, pos));
     return md_neighbor_rebuild(pl, NULL, NULL, 0, NULL, NULL);
 }
 
@@ -459,25 +476,15 @@ double clphys_neighbor_build_seconds(const clphys_neighbor_plan *pl)
     return pl ? pl->kernel_s : 0;
 }
 
-clphys_status md_neighbor_gather4(clphys_neighbor_plan *pl, cl_mem src, cl_mem dst)
-{
-    return gather(pl, pl->k_gather4, src, dst);
-}
-
-clphys_status md_neighbor_gatheri4(clphys_neighbor_plan *pl, cl_mem src, cl_mem dst)
-{
-    return gather(pl, pl->k_gatheri4, src, dst);
-}
-
 clphys_status md_neighbor_regather(clphys_neighbor_plan *pl)
 {
     return gather(pl, pl->k_gather4, pl->pos_in, pl->pos);
 }
 
-clphys_status clphys_neighbor_stats(const clphys_neighbor_plan *pl, size_t *pairs, int *capacity,
+clphys_status clphys_neighbor_stats(const clphys_neighbor_plan *pl, size_t *pairs, size_t *capacity,
                                     int *growths)
 {
-    if (!pl) return CLPHYS_ERR_INVALID_ARGUMENT;
+    if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: NULL plan");
     if (pairs) *pairs = pl->pairs;
     if (capacity) *capacity = pl->capacity;
     if (growths) *growths = pl->growths;
@@ -594,7 +601,7 @@ clphys_status clphys_neighbor_get(clphys_neighbor_plan *pl, size_t *offsets, int
 
 clphys_status clphys_neighbor_shuffle(clphys_neighbor_plan *pl, uint64_t seed)
 {
-    if (!pl) return CLPHYS_ERR_INVALID_ARGUMENT;
+    if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: NULL plan");
     clphys_context *ctx = pl->ctx;
     size_t n = pl->p.n;
     cl_uint *off = NULL, *perm = NULL;
