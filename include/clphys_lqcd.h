@@ -113,14 +113,16 @@ typedef struct clphys_dslash_plan clphys_dslash_plan;
  * the device's layout, periodic in t, the tuned work-group size. */
 typedef struct {
     clphys_precision precision;
-    int reconstruct;        /* 12 or 18; 0 = 12 (the least memory traffic:
-                               faster on the H100 and on PoCL)                 */
+    int reconstruct;        /* 12 or 18; 0 = 12 (the least memory traffic;
+                               faster on the H100 at both sizes and precisions
+                               of the README's table)                         */
     double kappa;           /* hopping parameter, > 0; no default             */
     int antiperiodic_t;     /* 1: fermion field antiperiodic in t; 0 periodic */
     size_t local_size;      /* work-group size; 0 = tuned (see below),
                                CLPHYS_DSLASH_WG_RUNTIME = the runtime's choice */
     int layout;             /* CLPHYS_LQCD_LAYOUT_AUTO (SoA on GPUs, AoS on
-                               CPUs), CLPHYS_LQCD_SOA or CLPHYS_LQCD_AOS       */
+                               CPUs, where it is the faster on PoCL),
+                               CLPHYS_LQCD_SOA or CLPHYS_LQCD_AOS              */
     int no_tune;            /* 1: with local_size 0, skip the measurement and
                                use the heuristic (64 on GPUs, runtime's choice
                                on CPUs); so does CLPHYS_NO_TUNE=1 in the env  */

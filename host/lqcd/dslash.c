@@ -37,9 +37,9 @@ clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_
     if (!ctx || !g || !g->u || !p || !plan)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_dslash_plan_create: NULL argument");
     *plan = NULL;
-    /* the defaults of a zeroed struct: reconstruct-12 (less memory traffic,
-     * faster on the H100 and on PoCL, bench/lqcd-notes.md), SoA on GPUs and
-     * AoS on CPUs (2x faster there) */
+    /* the defaults of a zeroed struct: reconstruct-12 (less memory traffic;
+     * faster in every H100 row of the README), SoA on GPUs and AoS on CPUs
+     * (faster on PoCL, bench/results/lqcd-pocl-2026-11-23.json) */
     clphys_dslash_params q = *p;
     if (!q.reconstruct) q.reconstruct = 12;
     if (q.layout == CLPHYS_LQCD_LAYOUT_AUTO)
