@@ -5,24 +5,18 @@
  * 8 x (96 + 48) + 96 = 1248 bytes; flops 1320 per site (hopping term). */
 #include "bench.h"
 #include "host/ref/dslash_ref.h"
+#include "host/ref/ref_util.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t mix(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* Deterministic random spinor in [-1, 1), filled in parallel. */
-static void fill_spinor(double *psi, long long n, uint64_t seed)
+static void fill_spinor(double *psi, size_t n, uint64_t seed)
 {
 #pragma omp parallel for schedule(static)
-    for (long long i = 0; i < n; i++) psi[i] = (double)(mix(seed + (uint64_t)i * 0x9e3779b97f4a7c15ULL) >> 11) * 0x1.0p-52 - 1;
+    for (size_t i = 0; i < n; i++) psi[i] = (double)(ref_hash64(seed, i) >> 11) * 0x1.0p-52 - 1;
 }
 
 /* Sampled check against the fp64 reference: max |a - r| / max(|r|, 1) over
@@ -30,11 +24,11 @@ static void fill_spinor(double *psi, long long n, uint64_t seed)
 static double sampled_error(const clphys_gauge_field *g, const double *in, const double *out, int nsample)
 {
     double worst = 0;
-    long long V = g->volume, step = V / nsample > 0 ? V / nsample : 1;
-    for (long long x = 0; x < V; x += step) {
-        long long s = (x + (long long)(mix((uint64_t)x) % (uint64_t)step)) % V;
+    const size_t V = g->volume, step = V / (size_t)nsample > 0 ? V / (size_t)nsample : 1;
+    for (size_t x = 0; x < V; x += step) {
+        const size_t s = (x + ref_hash64(0, x) % step) % V;
         double complex r[12];
-        dslash_ref_hopping_site(g->dims, (const double complex *)g->u, (const double complex *)in, r, s, 1);
+        dslash_ref_hopping_site(g->dims, (const double complex *)g->u, (const double complex *)in, r, (long long)s, 1);
         for (int k = 0; k < 12; k++) {
             const double *a = out + (s * 12 + k) * 2;
             if (!isfinite(a[0]) || !isfinite(a[1])) return INFINITY;
@@ -55,7 +49,7 @@ static int dslash_case(bench_run *run, const int dims[4])
         return 0;
     }
     clphys_gauge_hot(&g, 12345);
-    long long V = g.volume;
+    const size_t V = g.volume;
     double *in = malloc(sizeof(double) * 24 * V), *out = malloc(sizeof(double) * 24 * V);
     if (!in || !out) {
         bench_fail(run, "dslash", "host spinors", "out of memory");
@@ -72,7 +66,7 @@ static int dslash_case(bench_run *run, const int dims[4])
         snprintf(r.path, sizeof r.path, "dslash");
         snprintf(r.variant, sizeof r.variant, "c-reference");
         snprintf(r.precision, sizeof r.precision, "fp64");
-        r.n = V;
+        r.n = (long long)V;
         snprintf(r.params, sizeof r.params, "{\"lattice\":\"%s\",\"reconstruct\":18,\"threads\":1}", size);
         r.repeat = 1;
         r.kernel_s_median = r.kernel_s_min = r.total_s_median = t;
@@ -93,17 +87,17 @@ static int dslash_case(bench_run *run, const int dims[4])
     const size_t *wgs = run->dev->is_gpu ? wg_gpu : wg_cpu;
     int nwg = run->dev->is_gpu ? 7 : 2;
     /* GPUs: SoA only; CPUs: SoA and AoS */
-    for (int layout = 0; layout < (run->dev->is_gpu ? 1 : 2); layout++)
+    for (int aos = 0; aos < (run->dev->is_gpu ? 1 : 2); aos++)
     for (int prec = 0; prec < 2; prec++) {
         const char *pname = prec ? "fp64" : "fp32";
         if (!bench_wants_precision(run, pname)) continue;
         for (int recon = 12; recon <= 18; recon += 6) {
             clphys_dslash_params prm = {.precision = (clphys_precision)prec, .reconstruct = recon, .kappa = 0.125,
-                                        .antiperiodic_t = 1, .layout = layout};
+                                        .antiperiodic_t = 1, .layout = aos ? CLPHYS_LQCD_AOS : CLPHYS_LQCD_SOA};
             clphys_dslash_plan *pl = NULL;
             cl_mem a = NULL, b = NULL;
             char what[128];
-            snprintf(what, sizeof what, "%s %s recon-%d %s", layout ? "aos" : "soa", pname, recon, size);
+            snprintf(what, sizeof what, "%s %s recon-%d %s", aos ? "aos" : "soa", pname, recon, size);
             if (clphys_dslash_plan_create(run->ctx, &g, &prm, &pl) || clphys_dslash_field_create(pl, 0, &a) ||
                 clphys_dslash_field_create(pl, 0, &b) || clphys_dslash_field_write(pl, a, -1, in)) {
                 bench_fail(run, "dslash", what, clphys_last_error(run->ctx));
@@ -146,10 +140,10 @@ static int dslash_case(bench_run *run, const int dims[4])
                 }
                 bench_row r = {0};
                 snprintf(r.path, sizeof r.path, "dslash");
-                if (is_tuned) snprintf(r.variant, sizeof r.variant, "%s-recon%d-tuned", layout ? "aos" : "soa", recon);
-                else snprintf(r.variant, sizeof r.variant, "%s-recon%d-wg%zu", layout ? "aos" : "soa", recon, wg);
+                if (is_tuned) snprintf(r.variant, sizeof r.variant, "%s-recon%d-tuned", aos ? "aos" : "soa", recon);
+                else snprintf(r.variant, sizeof r.variant, "%s-recon%d-wg%zu", aos ? "aos" : "soa", recon, wg);
                 snprintf(r.precision, sizeof r.precision, "%s", pname);
-                r.n = V;
+                r.n = (long long)V;
                 /* the least DRAM traffic (each link and spinor once: 4 links
                  * + 1 spinor in + 1 out per site), to show how much the
                  * standard model owes to cache reuse */
@@ -222,9 +216,9 @@ int bench_dslash(bench_run *run)
 static void smooth_field(clphys_gauge_field *g, double eps, uint64_t seed)
 {
     clphys_gauge_hot(g, seed);
-    long long n = g->volume * 4;
+    const size_t n = g->volume * 4;
     double *u = g->u;
-    for (long long l = 0; l < n; l++)
+    for (size_t l = 0; l < n; l++)
         for (int k = 0; k < 9; k++) {
             u[l * 18 + 2 * k] *= eps;
             u[l * 18 + 2 * k + 1] *= eps;
@@ -243,14 +237,17 @@ static int solver_case(bench_run *run, const int dims[4])
     }
     smooth_field(&g, 0.35, 777);
     const double kappa = 0.122, tol = 1e-10;
-    long long V = g.volume;
+    const size_t V = g.volume;
     double *b = malloc(sizeof(double) * 24 * V), *x = malloc(sizeof(double) * 24 * V);
     fill_spinor(b, 24 * V, 4242);
     char size[64];
     snprintf(size, sizeof size, "%dx%dx%dx%d", dims[0], dims[1], dims[2], dims[3]);
     double plaq = clphys_gauge_plaquette(&g);
-    clphys_dslash_params p64p = {.precision = CLPHYS_FP64, .reconstruct = 12, .kappa = kappa, .antiperiodic_t = 1},
-                         p32p = {.precision = CLPHYS_FP32, .reconstruct = 12, .kappa = kappa, .antiperiodic_t = 1};
+    /* SoA on every device, so that the rows of CPUs and GPUs compare */
+    clphys_dslash_params p64p = {.precision = CLPHYS_FP64, .reconstruct = 12, .kappa = kappa, .antiperiodic_t = 1,
+                                 .layout = CLPHYS_LQCD_SOA},
+                         p32p = p64p;
+    p32p.precision = CLPHYS_FP32;
     clphys_dslash_plan *p64 = NULL, *p32 = NULL;
     if (clphys_dslash_plan_create(run->ctx, &g, &p64p, &p64) || clphys_dslash_plan_create(run->ctx, &g, &p32p, &p32)) {
         bench_fail(run, "solver", size, clphys_last_error(run->ctx));
@@ -258,13 +255,13 @@ static int solver_case(bench_run *run, const int dims[4])
     }
     int src64, src32;
     size_t wg64 = clphys_dslash_local_size(p64, &src64), wg32 = clphys_dslash_local_size(p32, &src32);
-    /* own 0: clBLAST, 1: blas1.cl (fused CG update).  The fp64 and the mixed
+    /* clBLAST, then the fused kernels of cl/blas1.cl.  The fp64 and the mixed
      * solver of a pair alternate, solve by solve, so that the host's noise
      * (the 2 x 201 MB of b and x at 32^4 move through host memory) falls on
      * both alike; the speed-ups are medians of the per-pair ratios. */
     enum { MAXREP = 9 };
     for (int kind = 0; kind < 2; kind++)
-    for (int own = 0; own < 2; own++) {
+    for (int fused = 0; fused < 2; fused++) {
         const char *name = kind ? "bicgstab" : "cgnr";
         int rep = run->repeat < 1 ? 1 : run->repeat < MAXREP ? run->repeat : MAXREP;
         double times[2][MAXREP], totals[2][MAXREP], ups[2][MAXREP], downs[2][MAXREP];
@@ -274,8 +271,10 @@ static int solver_case(bench_run *run, const int dims[4])
         clphys_status st = CLPHYS_SUCCESS;
         clphys_solver_params prm[2];
         for (int mixed = 0; mixed < 2; mixed++)
-            prm[mixed] = (clphys_solver_params){.kind = (clphys_solver_kind)kind, .tol = tol, .max_iter = 20000,
-                                                .mixed = mixed, .own_blas = own};
+            prm[mixed] = (clphys_solver_params){.kind = kind ? CLPHYS_SOLVER_BICGSTAB : CLPHYS_SOLVER_CGNR, .tol = tol,
+                                                .max_iter = 20000,
+                                                .mixed = mixed,
+                                                .blas = fused ? CLPHYS_SOLVER_BLAS_FUSED : CLPHYS_SOLVER_BLAS_CLBLAST};
         for (int mixed = 0; mixed < 2 && !st; mixed++) {
             st = clphys_solver_plan_create(p64, p32, &prm[mixed], &sp[mixed]);
             if (!st) st = clphys_solver_solve(sp[mixed], b, x, &res[mixed]); /* warm-up: clBLAST compiles, first touch */
@@ -310,9 +309,9 @@ static int solver_case(bench_run *run, const int dims[4])
             }
             bench_row r = {0};
             snprintf(r.path, sizeof r.path, "solver");
-            snprintf(r.variant, sizeof r.variant, "eo-%s%s%s", name, mixed ? "-mixed" : "", own ? "-ownblas" : "-clblast");
+            snprintf(r.variant, sizeof r.variant, "eo-%s%s%s", name, mixed ? "-mixed" : "", fused ? "-fused" : "-clblast");
             snprintf(r.precision, sizeof r.precision, "%s", mixed ? "mixed" : "fp64");
-            r.n = V;
+            r.n = (long long)V;
             r.repeat = rep;
             r.kernel_s_median = ref_median(times[mixed], rep);
             r.kernel_s_min = ref_min(times[mixed], rep);
@@ -324,7 +323,7 @@ static int solver_case(bench_run *run, const int dims[4])
                      "\"speedup_time_to_solution\":%.3f,\"speedup_fields_on_device\":%.3f,\"one_shot_s\":%.4f}",
                      size, kappa, tol, r1.iterations, r1.restarts, plaq,
                      mixed ? "fp32 recon-12 (outer fp64 recon-12)" : "fp64 recon-12",
-                     own ? "blas1.cl, fused CG update" : "clBLAST", ref_median(ups[mixed], rep),
+                     fused ? "fused (cl/blas1.cl)" : "clBLAST", ref_median(ups[mixed], rep),
                      ref_median(downs[mixed], rep), wg64, wg32, mixed ? sp_tot : 1.0, mixed ? sp_dev : 1.0,
                      one_shot);
             r.rate = 1.0 / r.kernel_s_median;
@@ -338,7 +337,7 @@ static int solver_case(bench_run *run, const int dims[4])
                 double complex *dx = malloc(sizeof(double complex) * 12 * V);
                 dslash_ref_wilson(dims, (const double complex *)g.u, (const double complex *)x, dx, kappa, 1);
                 double rr = 0, bb = 0;
-                for (long long k = 0; k < 12 * V; k++) {
+                for (size_t k = 0; k < 12 * V; k++) {
                     double complex bk = b[2 * k] + I * b[2 * k + 1];
                     rr += pow(cabs(bk - dx[k]), 2), bb += pow(cabs(bk), 2);
                 }

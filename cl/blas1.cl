@@ -1,5 +1,18 @@
-/* blas1.cl — the level-1 operations clBLAST does not provide: precision
- * conversion of fields for mixed-precision solves.  Built with -DNEED_FP64. */
+/* blas1.cl — the level-1 kernels of the linear-algebra layer (host/linalg/,
+ * fused.c launches them; linalg.h says when each runs).  Kernels:
+ *   convert_to_single, convert_to_double   precision changes of a vector
+ *   blas_axpy                              y += a x
+ *   blas_dot_partial, blas_norm2_partial   per-work-group partial sums of
+ *                                          x.y (or conj(x) y) and |x|^2
+ *   blas_sub_norm                          r = b - t with |r|^2 (true residual)
+ *   convert_to_single_norm, convert_add    precision changes fused with the
+ *                                          norm / the update of x
+ *   cg_update_dev, xpay_dev                CG's updates, scalars on the device
+ *   bicg_ts, bicg_p_dev, bicg_s_dev,       BiCGStab's fused steps, scalars on
+ *   bicg_xr_dev                            the device
+ * Built with -DNEED_FP64 (partial sums are added in double) and -DBLAS_WG,
+ * the work-group size of the reduction grid.  n counts reals, or complex
+ * numbers for the complex kernels; it is always the last argument. */
 #include "common.h"
 
 __kernel void convert_to_single(__global float *restrict dst, __global const double *restrict src, uint n)
@@ -14,52 +27,23 @@ __kernel void convert_to_double(__global double *restrict dst, __global const fl
     if (i < n) dst[i] = (double)src[i];
 }
 
-/* Level-1 kernels of the solvers' "own-blas" variant (bench path solver
- * compares them with clBLAST).  n counts reals, or complex numbers for c*. */
 __kernel void blas_axpy(__global real_t *restrict y, __global const real_t *restrict x, real_t a, uint n)
 {
     for (uint i = get_global_id(0); i < n; i += get_global_size(0)) y[i] += a * x[i];
 }
 
-/* y = x + b y */
-__kernel void blas_xpay(__global real_t *restrict y, __global const real_t *restrict x, real_t b, uint n)
-{
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) y[i] = x[i] + b * y[i];
-}
-
-/* out = gamma5 in: spins 2,3 negated, i.e. the second half of a SoA field or
- * reals 12..23 of each site's 24 in AoS (in place when out == in, hence no
- * restrict) */
-__kernel void blas_gamma5(__global real_t *out, __global const real_t *in, uint n, int aos)
-{
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0))
-        out[i] = (aos ? i % 24 < 12 : i < n / 2) ? in[i] : -in[i];
-}
-
 inline real2_t bl_cmul(real2_t a, real2_t b) { return (real2_t)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
 
-__kernel void blas_caxpy(__global real2_t *restrict y, __global const real2_t *restrict x, real_t are, real_t aim, uint n)
-{
-    const real2_t a = (real2_t)(are, aim);
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) y[i] += bl_cmul(a, x[i]);
-}
-
-/* y = x + b y */
-__kernel void blas_cxpay(__global real2_t *restrict y, __global const real2_t *restrict x, real_t bre, real_t bim, uint n)
-{
-    const real2_t b = (real2_t)(bre, bim);
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) y[i] = x[i] + bl_cmul(b, y[i]);
-}
-
 /* Per-work-group partial sums of sum x_i y_i (real) or sum conj(x_i) y_i
- * (complex, cplx = 1, n complex numbers); the host adds the groups' sums.
+ * (complex, cplx = 1, n complex numbers): two reals per group, the layout
+ * every partial sum of two values has.
  * Local size must be BLAS_WG (a power of two). */
 #ifndef BLAS_WG
 #define BLAS_WG 256
 #endif
 __kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
 blas_dot_partial(__global real_t *restrict partial, __global const real_t *restrict x, __global const real_t *restrict y,
-                 uint n, int cplx)
+                 int cplx, uint n)
 {
     __local real_t sre[BLAS_WG], sim[BLAS_WG];
     real_t re = 0, im = 0;
@@ -107,24 +91,7 @@ blas_norm2_partial(__global real_t *restrict partial, __global const real_t *res
     group_sum_store(partial, acc, s);
 }
 
-/* The CG update fused into one pass: x += alpha p, r -= alpha q, and partial
- * sums of the new |r|^2 (6 field passes instead of 8 for axpy, axpy, nrm2). */
-__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
-blas_cg_update(__global real_t *restrict partial, __global real_t *restrict x, __global real_t *restrict r,
-               __global const real_t *restrict p, __global const real_t *restrict q, real_t alpha, uint n)
-{
-    __local real_t s[BLAS_WG];
-    real_t acc = 0;
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
-        x[i] += alpha * p[i];
-        const real_t ri = r[i] - alpha * q[i];
-        r[i] = ri;
-        acc += ri * ri;
-    }
-    group_sum_store(partial, acc, s);
-}
-
-/* ---- BiCGStab's level-1 work fused (own_blas), complex, n complex numbers.
+/* ---- BiCGStab's level-1 work fused, complex, n complex numbers.
  * Reductions of three values write partial[4 * group + 0..2]. */
 inline void group_sum3_store(__global real_t *restrict partial, real4_t v, __local real4_t *s)
 {
@@ -139,22 +106,6 @@ inline void group_sum3_store(__global real_t *restrict partial, real4_t v, __loc
         const uint g = get_group_id(0);
         partial[4 * g] = s[0].x, partial[4 * g + 1] = s[0].y, partial[4 * g + 2] = s[0].z, partial[4 * g + 3] = 0;
     }
-}
-
-/* p = r + beta (p - omega v) */
-__kernel void bicg_p(__global real2_t *restrict p, __global const real2_t *restrict r,
-                     __global const real2_t *restrict v, real_t bre, real_t bim, real_t ore, real_t oim, uint n)
-{
-    const real2_t b = (real2_t)(bre, bim), o = (real2_t)(ore, oim);
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) p[i] = r[i] + bl_cmul(b, p[i] - bl_cmul(o, v[i]));
-}
-
-/* s = r - alpha v */
-__kernel void bicg_s(__global real2_t *restrict s, __global const real2_t *restrict r,
-                     __global const real2_t *restrict v, real_t are, real_t aim, uint n)
-{
-    const real2_t a = (real2_t)(are, aim);
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) s[i] = r[i] - bl_cmul(a, v[i]);
 }
 
 /* partial sums of |t|^2 and conj(t) s in one pass */
@@ -173,8 +124,8 @@ bicg_ts(__global real_t *restrict partial, __global const real2_t *restrict t, _
     group_sum3_store(partial, acc, sh);
 }
 
-/* The update of bicg_xr and bicg_xr_dev over this work-item's sites; returns
- * its partial |r|^2 and conj(r0) r. */
+/* The update of bicg_xr_dev over this work-item's elements; returns its
+ * partial |r|^2 and conj(r0) r. */
 inline real4_t bicg_xr_sums(__global real2_t *restrict x, __global real2_t *restrict r,
                             __global const real2_t *restrict p, __global const real2_t *restrict s,
                             __global const real2_t *restrict t, __global const real2_t *restrict r0,
@@ -192,21 +143,8 @@ inline real4_t bicg_xr_sums(__global real2_t *restrict x, __global real2_t *rest
     return acc;
 }
 
-/* x += alpha p + omega s; r = s - omega t; partial sums of |r|^2 and
- * conj(r0) r (the next iteration's rho) */
-__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
-bicg_xr(__global real_t *restrict partial, __global real2_t *restrict x, __global real2_t *restrict r,
-        __global const real2_t *restrict p, __global const real2_t *restrict s, __global const real2_t *restrict t,
-        __global const real2_t *restrict r0, real_t are, real_t aim, real_t ore, real_t oim, uint n)
-{
-    __local real4_t sh[BLAS_WG];
-    const real2_t a = (real2_t)(are, aim), o = (real2_t)(ore, oim);
-    const real4_t acc = bicg_xr_sums(x, r, p, s, t, r0, a, o, n);
-    group_sum3_store(partial, acc, sh);
-}
-
-/* ---- scalars on the device (own_blas, host/lqcd/solver.c: cgnr_dev,
- * bicgstab_dev).  A kernel that needs alpha or beta adds the partial sums
+/* ---- scalars on the device (host/linalg/: cg.c, cgnr.c, bicgstab.c).
+ * A kernel that needs alpha or beta adds the partial sums
  * that an earlier kernel of the queue left (ng groups, m reals per group)
  * itself: every work-group adds the same values in the same order (in
  * double), so all groups get the same scalar, and the host never waits on a
@@ -248,10 +186,12 @@ inline double2 sp_cdiv(double2 a, double2 b)
 }
 inline double2 sp_cmul(double2 a, double2 b) { return (double2)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
 
-/* CG update with alpha = <r,r> / <q,q> from the partial sums pg and pq (norm2
- * layout, two reals per group): x += alpha p, r -= alpha q, partial sums of
- * the new |r|^2 into partial (norm2 layout); partial[2 ng] = <q,q> for the
- * host's breakdown check.  alpha = 0 when <q,q> <= 0 (nothing changes). */
+/* CG update with alpha = sum pg / sum pq from the partial sums pg and pq
+ * (norm2 layout, two reals per group, ng groups: those of the kernels that
+ * wrote them, or 1 once a global sum has reduced them): x += alpha p, r -=
+ * alpha q, partial sums of the new |r|^2 into partial (norm2 layout, one pair
+ * per group of this launch) and, after them, sum pq for the host's breakdown
+ * check.  alpha = 0 when sum pq <= 0 (nothing changes). */
 __kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
 cg_update_dev(__global real_t *restrict partial, __global real_t *restrict x, __global real_t *restrict r,
               __global const real_t *restrict p, __global const real_t *restrict q,
@@ -261,7 +201,7 @@ cg_update_dev(__global real_t *restrict partial, __global real_t *restrict x, __
     __local real_t s[BLAS_WG];
     const double gam = sum_partials(pg, 2, ng, sh).x, qq = sum_partials(pq, 2, ng, sh).x;
     const real_t alpha = qq > 0 ? (real_t)(gam / qq) : 0;
-    if (get_global_id(0) == 0) partial[2 * ng] = (real_t)qq;
+    if (get_global_id(0) == 0) partial[2 * get_num_groups(0)] = (real_t)qq;
     real_t acc = 0;
     for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
         x[i] += alpha * p[i];
@@ -285,7 +225,7 @@ xpay_dev(__global real_t *restrict y, __global const real_t *restrict x, __globa
 }
 
 /* BiCGStab's scalars in state (double[8]): rho (0,1), alpha (2,3), omega
- * (4,5), <r0, v> (6,7).  pxr: the bicg_xr/bicg_ts layout (four reals per group:
+ * (4,5), <r0, v> (6,7).  pxr: the bicg_xr_dev/bicg_ts layout (four reals per group:
  * |r|^2, conj(r0) r), pd: blas_dot_partial's complex layout, pts: bicg_ts's.
  * Each kernel writes only state entries that no group of it reads. */
 
@@ -326,8 +266,9 @@ bicg_s_dev(__global real2_t *restrict s, __global const real2_t *restrict r, __g
     for (uint i = get_global_id(0); i < n; i += get_global_size(0)) s[i] = r[i] - bl_cmul(a, v[i]);
 }
 
-/* bicg_xr with omega = conj(t) s / |t|^2 from pts (0 when |t|^2 = 0) and
- * alpha from state; state: omega. */
+/* x += alpha p + omega s, r = s - omega t, partial sums of |r|^2 and
+ * conj(r0) r (the next iteration's rho) into partial, with omega = conj(t) s
+ * / |t|^2 from pts (0 when |t|^2 = 0) and alpha from state; state: omega. */
 __kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
 bicg_xr_dev(__global real_t *restrict partial, __global real2_t *restrict x, __global real2_t *restrict r,
             __global const real2_t *restrict p, __global const real2_t *restrict s, __global const real2_t *restrict t,
@@ -344,7 +285,8 @@ bicg_xr_dev(__global real_t *restrict partial, __global real2_t *restrict x, __g
     group_sum3_store(partial, acc, sa);
 }
 
-/* ---- the fp64 outer loop (own_blas) ---- */
+/* ---- the outer loop of a defect correction (host/linalg/refine.c and the
+ * paths that drive it) ---- */
 
 /* r = b - t and partial sums of |r|^2 (norm2 layout): the true residual of
  * one parity from t = (D x) of that parity, one pass instead of copy, axpy
@@ -363,8 +305,8 @@ blas_sub_norm(__global real_t *restrict partial, __global real_t *restrict r, __
     group_sum_store(partial, acc, s);
 }
 
-/* dst = (float) src and partial sums of |src|^2 (norm2 layout, in the plan's
- * precision, i.e. double for the fp64 outer loop). */
+/* dst = (float) src and partial sums of |src|^2 (norm2 layout, in the
+ * space's precision, i.e. double for the fp64 outer loop). */
 __kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
 convert_to_single_norm(__global real_t *restrict partial, __global float *restrict dst,
                        __global const double *restrict src, uint n)
@@ -379,7 +321,7 @@ convert_to_single_norm(__global real_t *restrict partial, __global float *restri
     group_sum_store(partial, acc, s);
 }
 
-/* e = (double) e32; x += e (the mixed solver's correction of one parity) */
+/* e = (double) e32; x += e (a mixed solve's correction) */
 __kernel void convert_add(__global double *restrict x, __global double *restrict e, __global const float *restrict e32,
                           uint n)
 {

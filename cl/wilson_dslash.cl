@@ -1,7 +1,15 @@
 /* wilson_dslash.cl — Wilson hopping term H (full lattice or one parity),
  * optionally out = x + a H in (D = 1 - kappa H, the even-odd operator).
- * Build options: -DREAL_T, -DLX -DLY -DLZ -DLT (even extents), -DRECON=12|18,
- * -DLAYOUT_AOS for the array-of-structures layout (CPUs) instead of SoA.
+ * Kernels (host/lqcd/hop.c launches the first three):
+ *   dslash_hop        out = H in, or x + a H in
+ *   dslash_hop_g5in   the same with gamma5 in for in   } M^+ = gamma5 M gamma5
+ *   dslash_hop_g5out  x + a gamma5 H in                } at the cost of M
+ *   spinor_import, spinor_export   host-layout spinor <-> even and odd half
+ *                     fields (fp64 builds; host/lqcd/transfer.c)
+ * The plan's variants are build options of the same kernels:
+ * -DRECON=12|18 (reconstruct-12/18), -DLAYOUT_AOS (the array-of-structures
+ * layout, CPUs) instead of SoA; also -DREAL_T and -DLX -DLY -DLZ -DLT (even
+ * extents).
  * Layouts (SoA, site innermost) and the gamma basis: include/clphys_lqcd.h.
  * Spin projection (1 -/+ gamma_mu) leaves two independent spin rows, so each
  * direction costs two SU(3) mat-vecs instead of four (Matsufuru 2008). */

@@ -2,7 +2,8 @@
  *   clphys lqcd plaquette FILE
  *   clphys lqcd generate --dims LXxLYxLZxLT (--cold | --hot SEED) --out FILE [--fp32] [--two-rows]
  *   clphys lqcd solve FILE --kappa K --source point|random --tol T
- *                    [--solver cgnr|bicgstab] [--fp64-only] [--periodic] [--max-iter N] [--device SPEC]
+ *                    [--solver cgnr|bicgstab] [--fp64-only] [--blas auto|fused|clblast] [--periodic]
+ *                    [--max-iter N] [--device SPEC]
  * solve prints the residual history (the iterated estimate per Krylov
  * iteration, the true fp64 residual per defect-correction cycle) and, for a
  * point source (12 solves, one per source spin-colour),
@@ -19,11 +20,12 @@ static void usage(FILE *out)
     fprintf(out, "usage: clphys lqcd plaquette FILE\n"
                  "       clphys lqcd generate --dims LXxLYxLZxLT (--cold | --hot SEED) --out FILE [--fp32] [--two-rows]\n"
                  "       clphys lqcd solve FILE --kappa K --source point|random --tol T\n"
-                 "              [--solver cgnr|bicgstab] [--fp64-only] [--own-blas] [--periodic]\n"
-                 "              [--max-iter N] [--device SPEC]\n"
+                 "              [--solver cgnr|bicgstab] [--fp64-only] [--blas auto|fused|clblast]\n"
+                 "              [--periodic] [--max-iter N] [--device SPEC]\n"
                  "Gauge files are NERSC (4D_SU3_GAUGE or 4D_SU3_GAUGE_3x3, IEEE32BIG/IEEE64BIG); the header's\n"
                  "checksum, plaquette and link trace are verified.  The fermion boundary is antiperiodic in t\n"
-                 "unless --periodic.  Solves use the even-odd system, mixed precision unless --fp64-only.\n");
+                 "unless --periodic.  Solves use the even-odd system, mixed precision unless --fp64-only; the\n"
+                 "level-1 work runs in fused kernels (auto, fused) or through clBLAST.\n");
 }
 
 static int plaquette(int argc, char **argv)
@@ -85,7 +87,8 @@ static int solve(int argc, char **argv)
 {
     const char *file = NULL, *source = NULL, *device = NULL;
     double kappa = -1, tol = -1;
-    int mixed = 1, anti = 1, max_iter = 10000, own_blas = 0;
+    int mixed = 1, anti = 1, max_iter = 10000;
+    clphys_solver_blas blas = CLPHYS_SOLVER_BLAS_AUTO;
     clphys_solver_kind kind = CLPHYS_SOLVER_CGNR;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -96,7 +99,16 @@ static int solve(int argc, char **argv)
         else if (!strcmp(a, "--device") && more) device = argv[++i];
         else if (!strcmp(a, "--max-iter") && more) max_iter = atoi(argv[++i]);
         else if (!strcmp(a, "--fp64-only")) mixed = 0;
-        else if (!strcmp(a, "--own-blas")) own_blas = 1;
+        else if (!strcmp(a, "--blas") && more) {
+            const char *s = argv[++i];
+            if (!strcmp(s, "auto")) blas = CLPHYS_SOLVER_BLAS_AUTO;
+            else if (!strcmp(s, "fused")) blas = CLPHYS_SOLVER_BLAS_FUSED;
+            else if (!strcmp(s, "clblast")) blas = CLPHYS_SOLVER_BLAS_CLBLAST;
+            else {
+                fprintf(stderr, "clphys lqcd solve: --blas must be auto, fused or clblast\n");
+                return 2;
+            }
+        }
         else if (!strcmp(a, "--periodic")) anti = 0;
         else if (!strcmp(a, "--solver") && more) {
             const char *s = argv[++i];
@@ -125,7 +137,7 @@ static int solve(int argc, char **argv)
     clphys_solver_plan *sp = NULL;
     double *b = NULL, *x = NULL, *corr = NULL;
     int rc = 1;
-    long long V = g.volume;
+    const size_t V = g.volume;
     if ((st = clphys_context_create(device, &ctx))) {
         rc = cli_fail("lqcd", st, NULL);
         goto out;
@@ -137,14 +149,14 @@ static int solve(int argc, char **argv)
         rc = cli_fail("lqcd", st, ctx);
         goto out;
     }
-    b = calloc((size_t)V * 24, sizeof(double));
-    x = calloc((size_t)V * 24, sizeof(double));
+    b = calloc(V * 24, sizeof(double));
+    x = calloc(V * 24, sizeof(double));
     corr = calloc((size_t)g.dims[3], sizeof(double));
     if (!b || !x || !corr) {
         fprintf(stderr, "clphys lqcd: out of memory\n");
         goto out;
     }
-    clphys_solver_params prm = {.kind = kind, .tol = tol, .max_iter = max_iter, .mixed = mixed, .own_blas = own_blas,
+    clphys_solver_params prm = {.kind = kind, .tol = tol, .max_iter = max_iter, .mixed = mixed, .blas = blas,
                                 .progress = progress};
     /* one workspace for all sources: each solve moves only b and x */
     if ((st = clphys_solver_plan_create(p64, p32, &prm, &sp))) {
@@ -152,12 +164,12 @@ static int solve(int argc, char **argv)
         goto out;
     }
     int nsrc = strcmp(source, "point") ? 1 : 12;
-    long long vol3 = V / g.dims[3];
+    const size_t vol3 = V / (size_t)g.dims[3];
     for (int src = 0; src < nsrc; src++) {
         memset(b, 0, sizeof(double) * 24 * V);
         if (nsrc == 1) {
             uint64_t z = 12345;
-            for (long long k = 0; k < 24 * V; k++) {
+            for (size_t k = 0; k < 24 * V; k++) {
                 z = z * 6364136223846793005ULL + 1442695040888963407ULL;
                 b[k] = (double)(z >> 11) * 0x1.0p-53 * 2 - 1;
             }
@@ -176,7 +188,7 @@ static int solve(int argc, char **argv)
             rc = cli_fail("lqcd", st, ctx);
             goto out;
         }
-        for (long long site = 0; site < V; site++)
+        for (size_t site = 0; site < V; site++)
             for (int k = 0; k < 24; k++) corr[site / vol3] += x[site * 24 + k] * x[site * 24 + k];
     }
     if (nsrc == 12) {

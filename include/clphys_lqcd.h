@@ -43,6 +43,7 @@
 #ifndef CLPHYS_LQCD_H
 #define CLPHYS_LQCD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -52,17 +53,23 @@ extern "C" {
 /* ---- gauge fields (host, double) --------------------------------------- */
 typedef struct {
     int dims[4];       /* Lx, Ly, Lz, Lt                                       */
-    long long volume;  /* Lx*Ly*Lz*Lt                                          */
+    size_t volume;     /* sites, Lx*Ly*Lz*Lt                                   */
     double *u;         /* double[volume][4][3][3][2], see above; owned         */
 } clphys_gauge_field;
 
-/* Allocate a unit (cold) field.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (an
- * extent odd, < 2, or the volume above 2^31), CLPHYS_ERR_OUT_OF_MEMORY. */
+/* Allocate a unit (cold) field.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (g or
+ * dims NULL, an extent odd or < 2, the volume above 2^31: the kernels index
+ * sites with 32 bits), CLPHYS_ERR_OUT_OF_MEMORY. */
 clphys_status clphys_gauge_create(const int dims[4], clphys_gauge_field *g);
+/* Free the links (g itself is the caller's); NULL and a destroyed field are
+ * accepted.  No errors. */
 void clphys_gauge_destroy(clphys_gauge_field *g);
+/* The functions below take a field made by clphys_gauge_create or
+ * clphys_gauge_read_nersc and have no errors. */
 void clphys_gauge_cold(clphys_gauge_field *g);               /* all U = 1 */
 /* Independent random SU(3) links (hot start) from a seed: Gram-Schmidt of a
- * complex Gaussian matrix's rows, third row = conj(row0 x row1). */
+ * complex Gaussian matrix's rows, third row = conj(row0 x row1).  The field
+ * depends on the seed only, not on the number of threads. */
 void clphys_gauge_hot(clphys_gauge_field *g, uint64_t seed);
 /* Project every link back onto SU(3) (Gram-Schmidt rows 0,1; row 2 as above). */
 void clphys_gauge_reunitarize(clphys_gauge_field *g);
@@ -85,11 +92,16 @@ double clphys_gauge_unitarity_violation(const clphys_gauge_field *g);
  * (the convention of e.g. PyQUDA's NERSC reader).
  * read: every header check is verified (data size against the file size,
  * checksum, plaquette and link trace to 1e-6 x max(|value|, 1): headers carry
- * ~10 digits); a failure gives CLPHYS_ERR_FORMAT naming the file and the check,
- * CLPHYS_ERR_IO when the file cannot be read.  *g is created by the call.
+ * ~10 digits).  *g is created by the call (release it with
+ * clphys_gauge_destroy).  Errors: CLPHYS_ERR_FORMAT naming the file (and
+ * line) and the check that failed, CLPHYS_ERR_IO when the file cannot be
+ * opened or is short, CLPHYS_ERR_INVALID_ARGUMENT (NULL, dimensions the
+ * library does not take), CLPHYS_ERR_OUT_OF_MEMORY.
  * write: IEEE64BIG or IEEE32BIG (precision), 3x3 or two rows (rows == 3|2);
  * written to FILE.tmp.PID and renamed, so FILE is never half written.
- * Messages: clphys_last_error(NULL). */
+ * Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL, rows not 2 or 3),
+ * CLPHYS_ERR_IO (cannot create, write or rename; no file is left behind),
+ * CLPHYS_ERR_OUT_OF_MEMORY.  Messages: clphys_last_error(NULL). */
 clphys_status clphys_gauge_read_nersc(const char *file, clphys_gauge_field *g);
 clphys_status clphys_gauge_write_nersc(const char *file, const clphys_gauge_field *g,
                                        clphys_precision precision, int rows);
@@ -97,20 +109,26 @@ clphys_status clphys_gauge_write_nersc(const char *file, const clphys_gauge_fiel
 /* ---- Wilson-Dirac operator ------------------------------------------------ */
 typedef struct clphys_dslash_plan clphys_dslash_plan;
 
+/* A zeroed struct with kappa set is a valid plan: fp32, reconstruct-12,
+ * the device's layout, periodic in t, the tuned work-group size. */
 typedef struct {
     clphys_precision precision;
-    int reconstruct;        /* 18 or 12                                       */
-    double kappa;           /* hopping parameter                              */
-    int antiperiodic_t;     /* 1: fermion field antiperiodic in t             */
+    int reconstruct;        /* 12 or 18; 0 = 12 (the least memory traffic;
+                               faster on the H100 at both sizes and precisions
+                               of the README's table)                         */
+    double kappa;           /* hopping parameter, > 0; no default             */
+    int antiperiodic_t;     /* 1: fermion field antiperiodic in t; 0 periodic */
     size_t local_size;      /* work-group size; 0 = tuned (see below),
                                CLPHYS_DSLASH_WG_RUNTIME = the runtime's choice */
-    int layout;             /* CLPHYS_LQCD_SOA (0, GPUs) or CLPHYS_LQCD_AOS   */
+    int layout;             /* CLPHYS_LQCD_LAYOUT_AUTO (SoA on GPUs, AoS on
+                               CPUs, where it is the faster on PoCL),
+                               CLPHYS_LQCD_SOA or CLPHYS_LQCD_AOS              */
     int no_tune;            /* 1: with local_size 0, skip the measurement and
                                use the heuristic (64 on GPUs, runtime's choice
                                on CPUs); so does CLPHYS_NO_TUNE=1 in the env  */
 } clphys_dslash_params;
 
-enum { CLPHYS_LQCD_SOA = 0, CLPHYS_LQCD_AOS = 1 };
+enum { CLPHYS_LQCD_LAYOUT_AUTO = 0, CLPHYS_LQCD_SOA = 1, CLPHYS_LQCD_AOS = 2 };
 #define CLPHYS_DSLASH_WG_RUNTIME ((size_t)-1)
 
 /* Where a plan's work-group size came from (clphys_dslash_local_size). */
@@ -124,24 +142,28 @@ enum {
 /* Upload g (converted to the precision and compression) and build the kernels.
  * Work-group size tuning (local_size 0, tuning enabled): the half-lattice
  * hopping term is timed with profiling events for 32, 64, 128, 256, 512 (up
- * to the device maximum) and the runtime's choice, median of 5 after a
- * warm-up each; the fastest is used and stored in the tuning cache, one file
- * per (device, platform, driver, precision, reconstruct, layout, lattice),
- * dslash-tune-HASH.txt in the program cache folder ($CLPHYS_CACHE_DIR, else
- * $XDG_CACHE_HOME/clphys, else ~/.cache/clphys; CLPHYS_NO_CACHE=1: measure
- * every time, store nothing).  A cache file that does not parse or does not
- * match is ignored and rewritten (written to a temporary file and renamed).
- * Errors: CLPHYS_ERR_INVALID_ARGUMENT (reconstruct not 12/18, NULL, local size
- * above the device maximum), CLPHYS_ERR_UNSUPPORTED (fp64 on a device without
- * it), CLPHYS_ERR_BUILD, CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
+ * to what the kernel accepts) and the runtime's choice, median of 5 after a
+ * warm-up each; the fastest is used and stored in the tuning cache of every
+ * path (one file per device in the program cache folder, tune-HASH.txt:
+ * $CLPHYS_CACHE_DIR, else $XDG_CACHE_HOME/clphys, else ~/.cache/clphys;
+ * CLPHYS_NO_CACHE=1: measure every time, store nothing), keyed by precision,
+ * reconstruct, layout and lattice.  A cache file that is damaged or foreign
+ * is ignored and rewritten (written to a temporary file and renamed).
+ * Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL, reconstruct not 0/12/18, an
+ * unknown layout, kappa not > 0, an extent of g odd or < 2, local size above
+ * the device maximum), CLPHYS_ERR_UNSUPPORTED (fp64 on a device without it),
+ * CLPHYS_ERR_BUILD, CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
 clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
                                         const clphys_dslash_params *p, clphys_dslash_plan **plan);
+/* Release the plan (NULL accepted).  No errors. */
 void clphys_dslash_plan_destroy(clphys_dslash_plan *plan);
 /* The work-group size in use (0: the runtime's choice); *source, if
- * non-NULL, receives CLPHYS_DSLASH_WG_*. */
+ * non-NULL, receives CLPHYS_DSLASH_WG_*.  No errors (plan NULL gives 0). */
 size_t clphys_dslash_local_size(const clphys_dslash_plan *plan, int *source);
 /* Change the work-group size (0: the runtime's choice), e.g. while tuning.
- * Errors: CLPHYS_ERR_INVALID_ARGUMENT above the device's maximum. */
+ * Errors: CLPHYS_ERR_INVALID_ARGUMENT (plan NULL, above the device's
+ * maximum); a size the kernel cannot launch shows as CLPHYS_ERR_OPENCL at
+ * the next application. */
 clphys_status clphys_dslash_set_local_size(clphys_dslash_plan *plan, size_t local_size);
 
 typedef enum {
@@ -152,36 +174,68 @@ typedef enum {
     CLPHYS_DSLASH_EO_PREC       /* out_even = (1 - kappa^2 H_eo H_oe) in_even    */
 } clphys_dslash_op;
 
-/* Number of complex values in a device field: 12*V (full) or 6*V (half). */
+/* Number of complex values in a device field: 12*V (full) or 6*V (half).
+ * No errors (plan NULL gives 0). */
 size_t clphys_dslash_field_complex(const clphys_dslash_plan *plan, int half);
-/* Allocate a device field (full or half) of the plan's precision. */
+/* Allocate a device field (full or half) of the plan's precision; the
+ * caller releases it (clReleaseMemObject).  Errors:
+ * CLPHYS_ERR_INVALID_ARGUMENT (NULL), CLPHYS_ERR_OUT_OF_MEMORY. */
 clphys_status clphys_dslash_field_create(clphys_dslash_plan *plan, int half, cl_mem *field);
 /* Host spinor (double[V][4][3][2], lexicographic) <-> device full field, or,
- * with parity 0/1, <-> the half field of that parity (parity -1 = full). */
+ * with parity 0/1, <-> the half field of that parity (parity -1 = full).
+ * Both wait for the transfer.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL,
+ * parity not -1/0/1), CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
 clphys_status clphys_dslash_field_write(clphys_dslash_plan *plan, cl_mem field, int parity, const double *psi);
 clphys_status clphys_dslash_field_read(clphys_dslash_plan *plan, cl_mem field, int parity, double *psi);
-/* Apply op on device fields (out != in).  kernel_s, if non-NULL, receives the
- * summed profiled kernel time in seconds (and the call waits). */
+/* Apply op on device fields (out != in; full fields for HOPPING and
+ * WILSON, half fields otherwise).  kernel_s, if non-NULL: the call waits
+ * and SETS *kernel_s to the summed profiled time of its kernels (EO_PREC:
+ * two), in seconds.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL field, out ==
+ * in, unknown op), CLPHYS_ERR_OPENCL. */
 clphys_status clphys_dslash_apply(clphys_dslash_plan *plan, clphys_dslash_op op, cl_mem out, cl_mem in,
                                   double *kernel_s);
-/* Host convenience: full-lattice op on host spinors (double[V][4][3][2]). */
+/* Host convenience: full-lattice op on host spinors (double[V][4][3][2]).
+ * Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL, op not HOPPING or WILSON),
+ * CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
 clphys_status clphys_dslash_apply_host(clphys_dslash_plan *plan, clphys_dslash_op op, double *out,
                                        const double *in);
 
-/* ---- solvers: D x = b on the even-odd system ------------------------------ */
-typedef enum { CLPHYS_SOLVER_CGNR = 0, CLPHYS_SOLVER_BICGSTAB } clphys_solver_kind;
+/* ---- solvers: D x = b on the even-odd system ------------------------------
+ * An fp64 defect-correction loop computes the true residual r = b - D x in
+ * fp64 on both parities, solves the even-odd system M e_e = r_e + kappa
+ * H_eo r_o (M = 1 - kappa^2 H_eo H_oe) approximately with CGNR or BiCGStab
+ * (in fp32 when mixed: the single-precision solver as preconditioner of the
+ * double one, Matsufuru 2008), sets e_o = r_o + kappa H_oe e_e and x += e,
+ * until |r| / |b| <= tol.  The Krylov solvers and level-1 BLAS are those of
+ * the library's linear-algebra layer. */
+typedef enum {
+    CLPHYS_SOLVER_AUTO = 0,  /* CGNR: converges for any invertible D          */
+    CLPHYS_SOLVER_CGNR,      /* CG on M^+ M, M^+ = gamma5 M gamma5            */
+    CLPHYS_SOLVER_BICGSTAB   /* BiCGStab (van der Vorst 1992) on M: fewer
+                                applications of M, may break down (then the
+                                outer loop restarts it)                       */
+} clphys_solver_kind;
 
+/* How the level-1 work (updates, dot products, norms) runs. */
+typedef enum {
+    CLPHYS_SOLVER_BLAS_AUTO = 0, /* fused on every device: measured faster on the
+                                    H100 in all four solver rows and on PoCL in
+                                    three of four (bench/lqcd-notes.md)          */
+    CLPHYS_SOLVER_BLAS_FUSED,    /* cl/blas1.cl: updates and the reductions after
+                                    them in one pass; scalars on the device, the
+                                    host waits once per iteration (convergence) */
+    CLPHYS_SOLVER_BLAS_CLBLAST   /* clBLAST on the context's queue, scalars on
+                                    the host, a blocking read per reduction      */
+} clphys_solver_blas;
+
+/* A zeroed struct asks for CGNR to 1e-10 with fused level-1 kernels in fp64. */
 typedef struct {
     clphys_solver_kind kind;
-    double tol;             /* target |b - D x| / |b| (true fp64 residual)     */
-    int max_iter;           /* cap on inner Krylov iterations in all          */
+    double tol;             /* target |b - D x| / |b| (true fp64 residual); 0 = 1e-10 */
+    int max_iter;           /* cap on inner Krylov iterations in all; 0 = 10000 */
     int mixed;              /* 1: fp32 inner solves in fp64 defect correction  */
     double inner_tol;       /* relative reduction per inner solve (mixed), 0 = 1e-5 */
-    int own_blas;           /* 0: BLAS-1 through clBLAST; 1: cl/blas1.cl kernels
-                               (CGNR: x/r update and |r|^2 in one pass, one-
-                               pass xpay; BiCGStab: four fused kernels; group
-                               partial sums added on the host).  Faster on the
-                               H100 (bench/lqcd-notes.md), slower on PoCL     */
+    clphys_solver_blas blas;
     /* Called (may be NULL) after every Krylov iteration with the iterated
      * residual estimate |r'_e - M e_e| / |b| (is_true = 0), and at every
      * defect-correction cycle with the true fp64 |b - D x| / |b| (is_true = 1). */
@@ -207,27 +261,30 @@ typedef struct {
  * fields, the host-layout transfer buffer, a page-locked staging array of
  * 24 V doubles), so that repeated solves with the same gauge field allocate
  * and build nothing: a solve copies b into the staging array (all threads),
- * uploads it once, changes the layout on the device, iterates and checks the
+ * uploads it, changes the layout on the device, iterates and checks the
  * true residual on the device (reductions read back a few kilobytes of
- * partial sums), and downloads x once the same way.  The dslash plans must
- * outlive it.  Arguments and errors as for clphys_lqcd_solve. */
+ * partial sums), and downloads x the same way.  plan64 must be CLPHYS_FP64;
+ * plan32 (fp32, same lattice, layout, kappa and boundary) is needed when
+ * params->mixed and ignored otherwise (may be NULL).  The dslash plans must
+ * outlive the solver plan.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL, plan64
+ * not fp64, plan32 missing or not matching for mixed, tol, max_iter or
+ * inner_tol negative, an unknown kind or blas), CLPHYS_ERR_UNSUPPORTED (no
+ * fp64 on the device), CLPHYS_ERR_BUILD, CLPHYS_ERR_OUT_OF_MEMORY,
+ * CLPHYS_ERR_OPENCL. */
 typedef struct clphys_solver_plan clphys_solver_plan;
 clphys_status clphys_solver_plan_create(clphys_dslash_plan *plan64, clphys_dslash_plan *plan32,
                                         const clphys_solver_params *params, clphys_solver_plan **plan);
-/* Solve D x = b with the plan's parameters (b, x as for clphys_lqcd_solve). */
+/* Solve D x = b with the plan's parameters.  b, x: host spinors
+ * double[V][4][3][2]; x is the solution (its input value is ignored).  *res
+ * is filled also on failure.  Errors: CLPHYS_ERR_NOT_CONVERGED with the
+ * residual reached when max_iter is exhausted (or a breakdown left no
+ * progress), CLPHYS_ERR_INVALID_ARGUMENT (NULL), CLPHYS_ERR_OPENCL. */
 clphys_status clphys_solver_solve(clphys_solver_plan *plan, const double *b, double *x, clphys_solver_result *res);
+/* Release the plan (NULL accepted).  No errors. */
 void clphys_solver_plan_destroy(clphys_solver_plan *plan);
 
-/* Solve D x = b with D from plan64 (must be CLPHYS_FP64).  plan32 (fp32, same
- * gauge field and kappa) is used for the inner solves when params->mixed; it
- * may be NULL otherwise.  b, x: host spinors double[V][4][3][2]; x is the
- * solution (its input value is ignored).  Returns CLPHYS_ERR_NOT_CONVERGED
- * with the residual reached (also in *res) when max_iter is exhausted.
- * Algorithms: CGNR (CG on M^+ M, M^+ = gamma5 M gamma5) and BiCGStab (van der
- * Vorst 1992) on M; BLAS-1 through clBLAST on the caller's queue, or with
- * own_blas through cl/blas1.cl, where CGNR's update and norms are fused
- * (x += a p, r -= a q, |r|^2 in one pass) and gamma5 is folded into the
- * hopping kernels.  One-shot form of clphys_solver_plan_create/solve/destroy. */
+/* One-shot form of clphys_solver_plan_create / _solve / _destroy: arguments
+ * and errors as there. */
 clphys_status clphys_lqcd_solve(clphys_dslash_plan *plan64, clphys_dslash_plan *plan32,
                                 const clphys_solver_params *params, const double *b, double *x,
                                 clphys_solver_result *res);

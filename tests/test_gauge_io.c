@@ -40,7 +40,7 @@ static void test_cold_hot(void **state)
     assert_memory_equal(g.u, h.u, sizeof(double) * 72 * g.volume);
     /* perturb, then reunitarize */
     uint64_t rng = tu_rng_init(5);
-    for (long long k = 0; k < 72 * g.volume; k++) g.u[k] += 1e-3 * (tu_uniform(&rng) - 0.5);
+    for (size_t k = 0; k < 72 * g.volume; k++) g.u[k] += 1e-3 * (tu_uniform(&rng) - 0.5);
     assert_true(clphys_gauge_unitarity_violation(&g) > 1e-5);
     clphys_gauge_reunitarize(&g);
     assert_true(clphys_gauge_unitarity_violation(&g) < 1e-13);
@@ -60,7 +60,7 @@ static void round_trip(clphys_precision p, int rows)
     if (st) fail_msg("read: %s", clphys_last_error(NULL));
     assert_memory_equal(r.dims, DIMS, sizeof DIMS);
     double worst = 0;
-    for (long long k = 0; k < 72 * g.volume; k++) worst = fmax(worst, fabs(r.u[k] - g.u[k]));
+    for (size_t k = 0; k < 72 * g.volume; k++) worst = fmax(worst, fabs(r.u[k] - g.u[k]));
     print_message("# round trip %s rows=%d: max |diff| %.3g, plaquette %.8f\n", p ? "IEEE64BIG" : "IEEE32BIG", rows,
                   worst, clphys_gauge_plaquette(&r));
     assert_true(worst < (p == CLPHYS_FP64 ? (rows == 3 ? 0 : 1e-14) : 3e-7) + 1e-300 || worst == 0);

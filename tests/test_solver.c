@@ -1,13 +1,14 @@
-/* test_solver.c — CGNR and BiCGStab, fp64 and mixed precision, on the
- * even-odd system of a random SU(3) field (4^3 x 8, antiperiodic in t).  The
- * solution is checked independently with the fp64 CPU reference of D:
- * |b - D x| / |b| <= 1.05 tol (tol = 1e-10); the reported residual must agree
- * with it; an iteration cap gives CLPHYS_ERR_NOT_CONVERGED with the residual;
- * a solver plan reused for a second right-hand side gives an independent,
- * correct solution. */
+/* test_solver.c — CGNR and BiCGStab, fp64 and mixed precision, with the
+ * fused level-1 kernels and with clBLAST, on the even-odd system of a random
+ * SU(3) field (4^3 x 8, antiperiodic in t).  The solution is checked
+ * independently with the fp64 CPU reference of D: |b - D x| / |b| <= 1.05
+ * tol (tol = 1e-10); the reported residual must agree with it; CGNR takes
+ * the same number of iterations both ways (the same iterates up to
+ * rounding); an iteration cap gives CLPHYS_ERR_NOT_CONVERGED with the
+ * residual; a solver plan reused for a second right-hand side gives an
+ * independent, correct solution; a zeroed params struct solves to 1e-10. */
 #include "util.h"
 #include "host/ref/dslash_ref.h"
-#include "host/lqcd/lqcd_internal.h"
 
 #include <complex.h>
 #include <math.h>
@@ -39,39 +40,42 @@ static double true_residual(const double complex *b, const double complex *x)
     return sqrt(r / n);
 }
 
-static void run_on(clphys_dslash_plan *q64, clphys_dslash_plan *q32, clphys_solver_kind kind, int mixed, int own_blas);
-static void run(clphys_solver_kind kind, int mixed, int own_blas) { run_on(p64, p32, kind, mixed, own_blas); }
-static void run_on(clphys_dslash_plan *q64, clphys_dslash_plan *q32, clphys_solver_kind kind, int mixed, int own_blas)
+/* Solve with a fresh b; the iterations taken. */
+static int run_on(clphys_dslash_plan *q64, clphys_dslash_plan *q32, clphys_solver_kind kind, int mixed, int fused);
+static void run(clphys_solver_kind kind, int mixed, int fused) { run_on(p64, p32, kind, mixed, fused); }
+static int run_on(clphys_dslash_plan *q64, clphys_dslash_plan *q32, clphys_solver_kind kind, int mixed, int fused)
 {
     if (!p64) skip();
-    uint64_t rng = tu_rng_init(70 + kind * 2 + mixed + 8 * own_blas);
+    uint64_t rng = tu_rng_init(70 + kind * 2 + mixed + 8 * fused);
     double complex *b = malloc(sizeof(double complex) * 12 * V), *x = malloc(sizeof(double complex) * 12 * V);
     for (long long k = 0; k < 12 * V; k++) b[k] = (2 * tu_uniform(&rng) - 1) + I * (2 * tu_uniform(&rng) - 1);
     tu_poison_f64((double *)x, 24 * V);
-    clphys_solver_params prm = {.kind = kind, .tol = 1e-10, .max_iter = 2000, .mixed = mixed, .own_blas = own_blas};
+    clphys_solver_params prm = {.kind = kind, .tol = 1e-10, .max_iter = 2000, .mixed = mixed,
+                                .blas = fused ? CLPHYS_SOLVER_BLAS_FUSED : CLPHYS_SOLVER_BLAS_CLBLAST};
     clphys_solver_result res;
     clphys_status st = clphys_lqcd_solve(q64, q32, &prm, (double *)b, (double *)x, &res);
     if (st) fail_msg("solve: %s: %s", clphys_status_string(st), clphys_last_error(ctx));
     double tr = true_residual(b, x);
     print_message("# %s %s %s: %d iterations, %d restarts, reported %.3g, reference %.3g\n",
                   kind == CLPHYS_SOLVER_CGNR ? "CGNR" : "BiCGStab", mixed ? "mixed" : "fp64",
-                  own_blas ? "blas1.cl" : "clBLAST", res.iterations,
+                  fused ? "fused" : "clBLAST", res.iterations,
                   res.restarts, res.rel_residual, tr);
     assert_true(res.rel_residual <= 1e-10);
     assert_true(tr <= 1.05e-10);
     assert_true(fabs(tr - res.rel_residual) <= 1e-3 * tr + 1e-14);
     assert_true(res.iterations > 0);
     free(b), free(x);
+    return res.iterations;
 }
 
 static void test_cgnr_fp64(void **s) { (void)s; run(CLPHYS_SOLVER_CGNR, 0, 0); }
 static void test_bicgstab_fp64(void **s) { (void)s; run(CLPHYS_SOLVER_BICGSTAB, 0, 0); }
 static void test_cgnr_mixed(void **s) { (void)s; run(CLPHYS_SOLVER_CGNR, 1, 0); }
 static void test_bicgstab_mixed(void **s) { (void)s; run(CLPHYS_SOLVER_BICGSTAB, 1, 0); }
-static void test_cgnr_fp64_own(void **s) { (void)s; run(CLPHYS_SOLVER_CGNR, 0, 1); }
-static void test_cgnr_mixed_own(void **s) { (void)s; run(CLPHYS_SOLVER_CGNR, 1, 1); }
-static void test_bicgstab_mixed_own(void **s) { (void)s; run(CLPHYS_SOLVER_BICGSTAB, 1, 1); }
-static void test_bicgstab_fp64_own(void **s) { (void)s; run(CLPHYS_SOLVER_BICGSTAB, 0, 1); }
+static void test_cgnr_fp64_fused(void **s) { (void)s; run(CLPHYS_SOLVER_CGNR, 0, 1); }
+static void test_cgnr_mixed_fused(void **s) { (void)s; run(CLPHYS_SOLVER_CGNR, 1, 1); }
+static void test_bicgstab_mixed_fused(void **s) { (void)s; run(CLPHYS_SOLVER_BICGSTAB, 1, 1); }
+static void test_bicgstab_fp64_fused(void **s) { (void)s; run(CLPHYS_SOLVER_BICGSTAB, 0, 1); }
 
 static void test_aos_layout(void **s)
 {
@@ -89,7 +93,8 @@ static void test_not_converged(void **state)
     uint64_t rng = tu_rng_init(80);
     double complex *b = malloc(sizeof(double complex) * 12 * V), *x = malloc(sizeof(double complex) * 12 * V);
     for (long long k = 0; k < 12 * V; k++) b[k] = tu_uniform(&rng) + I * tu_uniform(&rng);
-    clphys_solver_params prm = {.kind = CLPHYS_SOLVER_CGNR, .tol = 1e-12, .max_iter = 3};
+    clphys_solver_params prm = {.kind = CLPHYS_SOLVER_CGNR, .tol = 1e-12, .max_iter = 3,
+                                .blas = CLPHYS_SOLVER_BLAS_CLBLAST};
     clphys_solver_result res;
     assert_int_equal(clphys_lqcd_solve(p64, NULL, &prm, (double *)b, (double *)x, &res), CLPHYS_ERR_NOT_CONVERGED);
     assert_true(res.rel_residual > 1e-12 && isfinite(res.rel_residual));
@@ -100,56 +105,51 @@ static void test_not_converged(void **state)
     free(b), free(x);
 }
 
-/* The solver plan's switches (lqcd_solver_knobs): device scalars or host
- * round trips, fused outer loop or not, transfers in pieces, x read back
- * early: every combination that matters gives a solution within the bound,
- * the reported residual is the true one, and CGNR takes the same number of
- * iterations with the scalars on the device as with host round trips (the
- * same iterates up to rounding).  Also the iteration cap with device scalars. */
-static void test_knobs(void **state)
+/* Fused kernels (scalars on the device, convergence read one step late)
+ * and clBLAST (scalars on the host) run the same algorithm: CGNR takes the
+ * same number of iterations (within 1) on the same b, fp64 and mixed.  Also
+ * the iteration cap with the fused kernels. */
+static void test_fused_equals_clblast(void **state)
 {
     (void)state;
     if (!p64) skip();
-    static const lqcd_solver_knobs kv[] = {
-        {0, 0, 1, 0, 0, 0}, {1, 0, 1, 0, 0, 0}, {1, 0, 1, 0, 0, 1}, {1, 1, 3, 1, 0, 1},
-        {1, 1, 5, 2, 1, 0}, {0, 1, 7, 1, 1, 1}, {1, 1, 8, 0, 1, 1},
-    };
-    const int nk = (int)(sizeof kv / sizeof *kv);
+    for (int mixed = 0; mixed < 2; mixed++) {
+        const int a = run_on(p64, p32, CLPHYS_SOLVER_CGNR, mixed, 1), b = run_on(p64, p32, CLPHYS_SOLVER_CGNR, mixed, 0);
+        assert_true(abs(a - b) <= 1);
+    }
     double complex *b = malloc(sizeof(double complex) * 12 * V), *x = malloc(sizeof(double complex) * 12 * V);
-    for (int kind = 0; kind < 2; kind++)
-        for (int mixed = 0; mixed < 2; mixed++) {
-            uint64_t rng = tu_rng_init(95 + 2 * kind + mixed);
-            for (long long k = 0; k < 12 * V; k++) b[k] = (2 * tu_uniform(&rng) - 1) + I * (2 * tu_uniform(&rng) - 1);
-            clphys_solver_params prm = {.kind = (clphys_solver_kind)kind, .tol = 1e-10, .max_iter = 2000,
-                                        .mixed = mixed, .own_blas = 1};
-            clphys_solver_plan *sp = NULL;
-            assert_int_equal(clphys_solver_plan_create(p64, p32, &prm, &sp), CLPHYS_SUCCESS);
-            int it0 = -1;
-            for (int v = 0; v < nk; v++) {
-                lqcd_solver_set_knobs(sp, &kv[v]);
-                tu_poison_f64((double *)x, 24 * V);
-                clphys_solver_result res;
-                clphys_status st = clphys_solver_solve(sp, (double *)b, (double *)x, &res);
-                if (st) fail_msg("solve, switches %d: %s", v, clphys_last_error(ctx));
-                double tr = true_residual(b, x);
-                print_message("# %s %s switches %d: %d iterations, %d restarts, reported %.3g, reference %.3g\n",
-                              kind ? "BiCGStab" : "CGNR", mixed ? "mixed" : "fp64", v, res.iterations, res.restarts,
-                              res.rel_residual, tr);
-                assert_true(tr <= 1.05e-10);
-                assert_true(fabs(tr - res.rel_residual) <= 1e-3 * tr + 1e-14);
-                if (v == 0) it0 = res.iterations;
-                if (kind == CLPHYS_SOLVER_CGNR && !mixed) assert_true(abs(res.iterations - it0) <= 1);
-            }
-            clphys_solver_plan_destroy(sp);
-        }
-    /* the cap, with the scalars on the device */
-    for (int kind = 0; kind < 2; kind++) {
-        clphys_solver_params prm = {.kind = (clphys_solver_kind)kind, .tol = 1e-12, .max_iter = 3, .own_blas = 1};
+    uint64_t rng = tu_rng_init(96);
+    for (long long k = 0; k < 12 * V; k++) b[k] = (2 * tu_uniform(&rng) - 1) + I * (2 * tu_uniform(&rng) - 1);
+    for (int kind = CLPHYS_SOLVER_CGNR; kind <= CLPHYS_SOLVER_BICGSTAB; kind++) {
+        clphys_solver_params prm = {.kind = (clphys_solver_kind)kind, .tol = 1e-12, .max_iter = 3,
+                                    .blas = CLPHYS_SOLVER_BLAS_FUSED};
         clphys_solver_result res;
         assert_int_equal(clphys_lqcd_solve(p64, NULL, &prm, (double *)b, (double *)x, &res), CLPHYS_ERR_NOT_CONVERGED);
         assert_true(res.iterations == 3);
         assert_true(fabs(true_residual(b, x) - res.rel_residual) < 1e-6 * res.rel_residual);
     }
+    free(b), free(x);
+}
+
+/* A zeroed params struct: CGNR, fused kernels, tol 1e-10, in fp64. */
+static void test_defaults(void **state)
+{
+    (void)state;
+    if (!p64) skip();
+    uint64_t rng = tu_rng_init(97);
+    double complex *b = malloc(sizeof(double complex) * 12 * V), *x = malloc(sizeof(double complex) * 12 * V);
+    for (long long k = 0; k < 12 * V; k++) b[k] = (2 * tu_uniform(&rng) - 1) + I * (2 * tu_uniform(&rng) - 1);
+    tu_poison_f64((double *)x, 24 * V);
+    clphys_solver_params prm = {0};
+    clphys_solver_result res;
+    assert_int_equal(clphys_lqcd_solve(p64, NULL, &prm, (double *)b, (double *)x, &res), CLPHYS_SUCCESS);
+    const double tr = true_residual(b, x);
+    print_message("# zeroed params: %d iterations, reference residual %.3g\n", res.iterations, tr);
+    assert_true(tr <= 1.05e-10);
+    prm.tol = -1;
+    assert_int_equal(clphys_lqcd_solve(p64, NULL, &prm, (double *)b, (double *)x, &res), CLPHYS_ERR_INVALID_ARGUMENT);
+    prm.tol = 0, prm.kind = (clphys_solver_kind)7;
+    assert_int_equal(clphys_lqcd_solve(p64, NULL, &prm, (double *)b, (double *)x, &res), CLPHYS_ERR_INVALID_ARGUMENT);
     free(b), free(x);
 }
 
@@ -160,7 +160,7 @@ static void test_plan_reuse(void **state)
     (void)state;
     if (!p64) skip();
     uint64_t rng = tu_rng_init(90);
-    clphys_solver_params prm = {.kind = CLPHYS_SOLVER_CGNR, .tol = 1e-10, .max_iter = 2000, .mixed = 1, .own_blas = 1};
+    clphys_solver_params prm = {.kind = CLPHYS_SOLVER_CGNR, .tol = 1e-10, .max_iter = 2000, .mixed = 1};
     clphys_solver_plan *sp = NULL;
     assert_int_equal(clphys_solver_plan_create(p64, p32, &prm, &sp), CLPHYS_SUCCESS);
     double complex *b = malloc(sizeof(double complex) * 12 * V), *x = malloc(sizeof(double complex) * 12 * V);
@@ -188,8 +188,10 @@ static int setup(void **state)
     if (!clphys_context_device(ctx)->fp64) return 0;
     if (clphys_gauge_create(DIMS, &g)) return -1;
     clphys_gauge_hot(&g, tu_seed() + 3);
-    clphys_dslash_params a = {.precision = CLPHYS_FP64, .reconstruct = 18, .kappa = KAPPA, .antiperiodic_t = 1},
-                         b = {.precision = CLPHYS_FP32, .reconstruct = 12, .kappa = KAPPA, .antiperiodic_t = 1};
+    clphys_dslash_params a = {.precision = CLPHYS_FP64, .reconstruct = 18, .kappa = KAPPA, .antiperiodic_t = 1,
+                              .layout = CLPHYS_LQCD_SOA},
+                         b = {.precision = CLPHYS_FP32, .reconstruct = 12, .kappa = KAPPA, .antiperiodic_t = 1,
+                              .layout = CLPHYS_LQCD_SOA};
     clphys_dslash_params aa = a, ab = b;
     aa.layout = ab.layout = CLPHYS_LQCD_AOS;
     if (clphys_dslash_plan_create(ctx, &g, &a, &p64) || clphys_dslash_plan_create(ctx, &g, &b, &p32) ||
@@ -216,11 +218,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cgnr_fp64),  cmocka_unit_test(test_bicgstab_fp64), cmocka_unit_test(test_cgnr_mixed),
-        cmocka_unit_test(test_bicgstab_mixed), cmocka_unit_test(test_cgnr_fp64_own),
-        cmocka_unit_test(test_cgnr_mixed_own), cmocka_unit_test(test_bicgstab_mixed_own),
+        cmocka_unit_test(test_bicgstab_mixed), cmocka_unit_test(test_cgnr_fp64_fused),
+        cmocka_unit_test(test_cgnr_mixed_fused), cmocka_unit_test(test_bicgstab_mixed_fused),
         cmocka_unit_test(test_aos_layout),     cmocka_unit_test(test_not_converged),
-        cmocka_unit_test(test_plan_reuse),     cmocka_unit_test(test_bicgstab_fp64_own),
-        cmocka_unit_test(test_knobs),
+        cmocka_unit_test(test_plan_reuse),     cmocka_unit_test(test_bicgstab_fp64_fused),
+        cmocka_unit_test(test_fused_equals_clblast), cmocka_unit_test(test_defaults),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -3,6 +3,7 @@
  * full-lattice / even-odd operators.  Layouts: include/clphys_lqcd.h. */
 #include "lqcd_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,16 +37,27 @@ clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_
     if (!ctx || !g || !g->u || !p || !plan)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_dslash_plan_create: NULL argument");
     *plan = NULL;
-    if (p->reconstruct != 12 && p->reconstruct != 18)
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: reconstruct %d is not 12 or 18", p->reconstruct);
+    /* the defaults of a zeroed struct: reconstruct-12 (less memory traffic;
+     * faster in every H100 row of the README), SoA on GPUs and AoS on CPUs
+     * (faster on PoCL, bench/results/lqcd-pocl-2026-11-23.json) */
+    clphys_dslash_params q = *p;
+    if (!q.reconstruct) q.reconstruct = 12;
+    if (q.layout == CLPHYS_LQCD_LAYOUT_AUTO)
+        q.layout = clphys_context_device(ctx)->is_gpu ? CLPHYS_LQCD_SOA : CLPHYS_LQCD_AOS;
+    if (q.reconstruct != 12 && q.reconstruct != 18)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: reconstruct %d is not 12 or 18", q.reconstruct);
+    if (q.layout != CLPHYS_LQCD_SOA && q.layout != CLPHYS_LQCD_AOS)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: layout %d is not SoA (%d) or AoS (%d)", q.layout,
+                        CLPHYS_LQCD_SOA, CLPHYS_LQCD_AOS);
+    if (!(q.kappa > 0) || !isfinite(q.kappa))
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: kappa %g must be given (> 0)", q.kappa);
     for (int mu = 0; mu < 4; mu++)
         if (g->dims[mu] < 2 || g->dims[mu] % 2)
             return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: extent %d of direction %d must be even",
                             g->dims[mu], mu);
+    p = &q;
     char opts[512], prec[128];
     CP_TRY(cp_precision_options(ctx, p->precision, prec, sizeof prec));
-    if (p->layout != CLPHYS_LQCD_SOA && p->layout != CLPHYS_LQCD_AOS)
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: layout %d is not SoA (0) or AoS (1)", p->layout);
     snprintf(opts, sizeof opts, "%s -DLX=%d -DLY=%d -DLZ=%d -DLT=%d -DRECON=%d%s", prec, g->dims[0], g->dims[1],
              g->dims[2], g->dims[3], p->reconstruct, p->layout == CLPHYS_LQCD_AOS ? " -DLAYOUT_AOS" : "");
     clphys_dslash_plan *pl = calloc(1, sizeof *pl);
@@ -53,7 +65,7 @@ clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_
     pl->ctx = ctx;
     pl->p = *p;
     memcpy(pl->dims, g->dims, sizeof pl->dims);
-    pl->vol = (size_t)g->volume;
+    pl->vol = g->volume;
     pl->vh = pl->vol / 2;
     pl->real_size = p->precision == CLPHYS_FP64 ? 8 : 4;
     pl->local = p->local_size == CLPHYS_DSLASH_WG_RUNTIME ? 0 : p->local_size;
@@ -120,7 +132,6 @@ void clphys_dslash_plan_destroy(clphys_dslash_plan *pl)
     cp_release_kernel(&pl->hop_g5[1]);
     cp_release_kernel(&pl->imp);
     cp_release_kernel(&pl->exp);
-    lb_release(pl);
     cp_release_mem(&pl->gauge);
     cp_release_mem(&pl->tmp);
     free(pl);
@@ -199,39 +210,6 @@ clphys_status clphys_dslash_field_read(clphys_dslash_plan *pl, cl_mem field, int
     if (st == CLPHYS_SUCCESS) stage(pl, parity, buf, psi, 0);
     free(buf);
     return st;
-}
-
-clphys_status lqcd_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity,
-                       double *kernel_s)
-{
-    return lqcd_hop_g5(pl, out, in, x, a, parity, 0, kernel_s);
-}
-
-clphys_status lqcd_hop_g5(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
-                          double *kernel_s)
-{
-    clphys_context *ctx = pl->ctx;
-    cl_kernel k = g5 ? pl->hop_g5[g5 - 1] : pl->hop;
-    int xpay = x != NULL;
-    cl_mem xx = x ? x : in;
-    double tbc = pl->p.antiperiodic_t ? -1.0 : 1.0;
-    CP_TRY(CP_ARG(ctx, k, 0, out));
-    CP_TRY(CP_ARG(ctx, k, 1, in));
-    CP_TRY(CP_ARG(ctx, k, 2, pl->gauge));
-    CP_TRY(CP_ARG(ctx, k, 3, xx));
-    if (pl->real_size == 4) {
-        float af = (float)a, tf = (float)tbc;
-        CP_TRY(CP_ARG(ctx, k, 4, af));
-        CP_TRY(CP_ARG(ctx, k, 7, tf));
-    } else {
-        CP_TRY(CP_ARG(ctx, k, 4, a));
-        CP_TRY(CP_ARG(ctx, k, 7, tbc));
-    }
-    CP_TRY(CP_ARG(ctx, k, 5, xpay));
-    CP_TRY(CP_ARG(ctx, k, 6, parity));
-    size_t n = parity < 0 ? pl->vol : pl->vh;
-    size_t global = pl->local ? cp_round_up(n, pl->local) : n;
-    return cp_launch(ctx, k, 1, &global, pl->local ? &pl->local : NULL, kernel_s);
 }
 
 clphys_status clphys_dslash_apply(clphys_dslash_plan *pl, clphys_dslash_op op, cl_mem out, cl_mem in,

@@ -1,7 +1,7 @@
 /* gauge.c — host SU(3) gauge fields: cold/hot starts, reunitarization,
  * plaquette and link trace (fp64).  Layout: include/clphys_lqcd.h. */
 #include "platform/platform.h"
-#include "host/ref/dslash_ref.h"
+#include "su3.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -11,16 +11,16 @@ clphys_status clphys_gauge_create(const int dims[4], clphys_gauge_field *g)
 {
     if (!dims || !g) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_gauge_create: NULL argument");
     memset(g, 0, sizeof *g);
-    long long V = 1;
+    size_t V = 1;
     for (int mu = 0; mu < 4; mu++) {
         if (dims[mu] < 2 || dims[mu] % 2)
             return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
                             "gauge field: extent %d of direction %d must be even and >= 2", dims[mu], mu);
-        V *= dims[mu];
-        if (V > (1LL << 31)) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gauge field: volume above 2^31");
+        V *= (size_t)dims[mu];
+        if (V > ((size_t)1 << 31)) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gauge field: volume above 2^31");
     }
-    g->u = malloc((size_t)V * 4 * 18 * sizeof(double));
-    if (!g->u) return cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "gauge field: %lld sites", V);
+    g->u = malloc(V * 4 * 18 * sizeof(double));
+    if (!g->u) return cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "gauge field: %zu sites", V);
     memcpy(g->dims, dims, sizeof g->dims);
     g->volume = V;
     clphys_gauge_cold(g);
@@ -36,8 +36,8 @@ void clphys_gauge_destroy(clphys_gauge_field *g)
 
 void clphys_gauge_cold(clphys_gauge_field *g)
 {
-    memset(g->u, 0, (size_t)g->volume * 4 * 18 * sizeof(double));
-    for (long long l = 0; l < g->volume * 4; l++)
+    memset(g->u, 0, g->volume * 4 * 18 * sizeof(double));
+    for (size_t l = 0; l < g->volume * 4; l++)
         for (int a = 0; a < 3; a++) g->u[l * 18 + (a * 3 + a) * 2] = 1;
 }
 
@@ -52,7 +52,7 @@ void clphys_gauge_hot(clphys_gauge_field *g, uint64_t seed)
     double complex *u = (double complex *)g->u;
     /* one stream per link: the field depends on the seed only, not on threads */
 #pragma omp parallel for schedule(static)
-    for (long long l = 0; l < g->volume * 4; l++) {
+    for (size_t l = 0; l < g->volume * 4; l++) {
         uint64_t s = (seed ^ 0x5851f42d4c957f2dULL) + (uint64_t)l * 0x9e3779b97f4a7c15ULL;
         cp_splitmix64(&s);
         for (int k = 0; k < 9; k++) {
@@ -67,17 +67,26 @@ void clphys_gauge_reunitarize(clphys_gauge_field *g)
 {
     double complex *u = (double complex *)g->u;
 #pragma omp parallel for schedule(static)
-    for (long long l = 0; l < g->volume * 4; l++) su3_reunitarize(u + l * 9);
+    for (size_t l = 0; l < g->volume * 4; l++) su3_reunitarize(u + l * 9);
+}
+
+/* Lexicographic site x + mu-hat, periodic (x fastest, clphys_lqcd.h). */
+static size_t forward(const int dims[4], size_t x, int mu)
+{
+    size_t stride = 1;
+    for (int nu = 0; nu < mu; nu++) stride *= (size_t)dims[nu];
+    const size_t c = x / stride % (size_t)dims[mu];
+    return c + 1 == (size_t)dims[mu] ? x - c * stride : x + stride;
 }
 
 double clphys_gauge_plaquette(const clphys_gauge_field *g)
 {
     const double complex *u = (const double complex *)g->u;
     double sum = 0;
-    for (long long x = 0; x < g->volume; x++)
+    for (size_t x = 0; x < g->volume; x++)
         for (int mu = 0; mu < 4; mu++)
             for (int nu = mu + 1; nu < 4; nu++) {
-                long long xmu = lqcd_neighbor(g->dims, x, mu, 1), xnu = lqcd_neighbor(g->dims, x, nu, 1);
+                size_t xmu = forward(g->dims, x, mu), xnu = forward(g->dims, x, nu);
                 double complex a[9], b[9], c[9];
                 su3_mul(a, u + (x * 4 + mu) * 9, u + (xmu * 4 + nu) * 9);
                 su3_mul_dag(b, a, u + (xnu * 4 + mu) * 9);
@@ -91,7 +100,7 @@ double clphys_gauge_link_trace(const clphys_gauge_field *g)
 {
     const double complex *u = (const double complex *)g->u;
     double sum = 0;
-    for (long long l = 0; l < g->volume * 4; l++) sum += creal(u[l * 9] + u[l * 9 + 4] + u[l * 9 + 8]);
+    for (size_t l = 0; l < g->volume * 4; l++) sum += creal(u[l * 9] + u[l * 9 + 4] + u[l * 9 + 8]);
     return sum / (3.0 * 4.0 * (double)g->volume);
 }
 
@@ -99,7 +108,7 @@ double clphys_gauge_unitarity_violation(const clphys_gauge_field *g)
 {
     const double complex *u = (const double complex *)g->u;
     double worst = 0;
-    for (long long l = 0; l < g->volume * 4; l++) {
+    for (size_t l = 0; l < g->volume * 4; l++) {
         const double complex *m = u + l * 9;
         double complex p[9];
         su3_mul_dag(p, m, m);

@@ -3,7 +3,7 @@
  * PLAQUETTE and LINK_TRACE of the header; writing goes to a temporary file
  * renamed into place. */
 #include "platform/platform.h"
-#include "host/ref/dslash_ref.h"
+#include "su3.h"
 
 #include <errno.h>
 #include <math.h>
@@ -134,7 +134,7 @@ clphys_status clphys_gauge_read_nersc(const char *file, clphys_gauge_field *g)
         cp_error_append(NULL, "(file %s)", file);
         goto out;
     }
-    size_t per_link = (size_t)rows * 3 * 2, nlinks = (size_t)g->volume * 4;
+    size_t per_link = (size_t)rows * 3 * 2, nlinks = g->volume * 4;
     size_t expect = nlinks * per_link * (size_t)wsize;
     struct stat sb;
     if (fstat(fileno(f), &sb) != 0 || (size_t)sb.st_size != (size_t)data_off + expect) {
@@ -168,12 +168,7 @@ clphys_status clphys_gauge_read_nersc(const char *file, clphys_gauge_field *g)
                 m[k] = c.d;
             }
         }
-        if (rows == 2) { /* row 2 = conj(row0 x row1) */
-            double complex *c = (double complex *)m;
-            c[6] = conj(c[1] * c[5] - c[2] * c[4]);
-            c[7] = conj(c[2] * c[3] - c[0] * c[5]);
-            c[8] = conj(c[0] * c[4] - c[1] * c[3]);
-        }
+        if (rows == 2) su3_third_row((double complex *)m);
         memcpy(g->u + l * 18, m, sizeof m);
         /* checksum over the words as stored (host order, file precision) */
         for (size_t k = 0; k < per_link * (size_t)wsize / 4; k++) {
@@ -216,7 +211,7 @@ clphys_status clphys_gauge_write_nersc(const char *file, const clphys_gauge_fiel
     if (!file || !g || !g->u || (rows != 2 && rows != 3))
         return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_gauge_write_nersc: NULL argument or rows not 2/3");
     int wsize = precision == CLPHYS_FP64 ? 8 : 4;
-    size_t nlinks = (size_t)g->volume * 4, per_link = (size_t)rows * 6;
+    size_t nlinks = g->volume * 4, per_link = (size_t)rows * 6;
     unsigned char *raw = malloc(nlinks * per_link * (size_t)wsize);
     if (!raw) return cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "%s: write buffer", file);
     uint32_t sum = 0;
@@ -253,11 +248,7 @@ clphys_status clphys_gauge_write_nersc(const char *file, const clphys_gauge_fiel
                 double x = g->u[l * 18 + k];
                 ((double *)c)[k] = wsize == 4 ? (double)(float)x : x;
             }
-            if (rows == 2) {
-                c[6] = conj(c[1] * c[5] - c[2] * c[4]);
-                c[7] = conj(c[2] * c[3] - c[0] * c[5]);
-                c[8] = conj(c[0] * c[4] - c[1] * c[3]);
-            }
+            if (rows == 2) su3_third_row(c);
             memcpy(copy + l * 18, c, sizeof c);
         }
         r.u = copy;

@@ -36,50 +36,6 @@ long long lqcd_neighbor(const int dims[4], long long site, int mu, int dir)
     return lqcd_site(dims, c);
 }
 
-void su3_mul(double complex r[9], const double complex a[9], const double complex b[9])
-{
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            double complex s = 0;
-            for (int k = 0; k < 3; k++) s += a[i * 3 + k] * b[k * 3 + j];
-            r[i * 3 + j] = s;
-        }
-}
-
-void su3_mul_dag(double complex r[9], const double complex a[9], const double complex b[9])
-{
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            double complex s = 0;
-            for (int k = 0; k < 3; k++) s += a[i * 3 + k] * conj(b[j * 3 + k]);
-            r[i * 3 + j] = s;
-        }
-}
-
-void su3_dag(double complex r[9], const double complex a[9])
-{
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) r[i * 3 + j] = conj(a[j * 3 + i]);
-}
-
-void su3_reunitarize(double complex m[9])
-{
-    double n0 = 0;
-    for (int j = 0; j < 3; j++) n0 += creal(m[j] * conj(m[j]));
-    n0 = 1 / sqrt(n0);
-    for (int j = 0; j < 3; j++) m[j] *= n0;
-    double complex d = 0; /* <row0, row1> */
-    for (int j = 0; j < 3; j++) d += conj(m[j]) * m[3 + j];
-    for (int j = 0; j < 3; j++) m[3 + j] -= d * m[j];
-    double n1 = 0;
-    for (int j = 0; j < 3; j++) n1 += creal(m[3 + j] * conj(m[3 + j]));
-    n1 = 1 / sqrt(n1);
-    for (int j = 0; j < 3; j++) m[3 + j] *= n1;
-    m[6] = conj(m[1] * m[5] - m[2] * m[4]);
-    m[7] = conj(m[2] * m[3] - m[0] * m[5]);
-    m[8] = conj(m[0] * m[4] - m[1] * m[3]);
-}
-
 /* r = (1 + sign gamma_mu) s for a 4x3 spinor s. */
 static void one_pm_gamma(double complex r[12], const double complex s[12], int mu, double sign)
 {

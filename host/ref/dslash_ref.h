@@ -1,5 +1,5 @@
-/* dslash_ref.h — fp64 CPU reference of the Wilson hopping term and the SU(3)
- * helpers shared by the host code and the tests.  Layouts and the gamma basis
+/* dslash_ref.h — fp64 CPU reference of the Wilson hopping term, with the
+ * lattice geometry and gamma matrices the tests use.  Layouts and the gamma basis
  * are those of include/clphys_lqcd.h (host AoS, lexicographic sites). */
 #ifndef CLPHYS_DSLASH_REF_H
 #define CLPHYS_DSLASH_REF_H
@@ -17,13 +17,6 @@ double complex lqcd_phase(int code);
 long long lqcd_site(const int dims[4], const int c[4]);
 void lqcd_coords(const int dims[4], long long site, int c[4]);
 long long lqcd_neighbor(const int dims[4], long long site, int mu, int dir);
-
-/* 3x3 complex matrices, row-major. */
-void su3_mul(double complex r[9], const double complex a[9], const double complex b[9]);
-void su3_mul_dag(double complex r[9], const double complex a[9], const double complex b[9]); /* a b^+ */
-void su3_dag(double complex r[9], const double complex a[9]);
-/* Gram-Schmidt rows 0,1; row 2 = conj(row0 x row1). */
-void su3_reunitarize(double complex m[9]);
 
 /* out = H in on the full lattice; u, in, out as in clphys_lqcd.h (double
  * complex arrays).  antiperiodic_t flips the sign of hops across t = Lt-1 -> 0. */

@@ -1,0 +1,100 @@
+/* clblast.c — level-1 operations through clBLAST on the context's queue,
+ * dispatched on the space's precision (S/D real, C/Z complex), whole
+ * vectors; the reductions read their result back (blocking) and are each a
+ * reduction point. */
+#include "la_internal.h"
+
+#include <clblast_c.h>
+
+#define LB(s, call)                                                                                    \
+    do {                                                                                               \
+        CLBlastStatusCode lb_s_ = (call);                                                              \
+        if (lb_s_ != CLBlastSuccess)                                                                   \
+            return cp_error((s)->ctx, CLPHYS_ERR_OPENCL, "clBLAST %s failed with status %d", #call,    \
+                            (int)lb_s_);                                                               \
+    } while (0)
+
+static int dbl(const la_space *s) { return s->real_size == 8; }
+static size_t nc(const la_space *s) { return s->p.n / 2; }
+
+clphys_status lc_copy(la_space *s, cl_mem x, cl_mem y)
+{
+    cl_command_queue q = clphys_context_queue(s->ctx);
+    if (dbl(s)) LB(s, CLBlastDcopy(s->p.n, x, 0, 1, y, 0, 1, &q, NULL));
+    else LB(s, CLBlastScopy(s->p.n, x, 0, 1, y, 0, 1, &q, NULL));
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status lc_axpy(la_space *s, double a, cl_mem x, cl_mem y)
+{
+    cl_command_queue q = clphys_context_queue(s->ctx);
+    if (dbl(s)) LB(s, CLBlastDaxpy(s->p.n, a, x, 0, 1, y, 0, 1, &q, NULL));
+    else LB(s, CLBlastSaxpy(s->p.n, (float)a, x, 0, 1, y, 0, 1, &q, NULL));
+    return CLPHYS_SUCCESS;
+}
+
+/* y = x + b y as scal and axpy (clBLAST has no xpay) */
+clphys_status lc_xpay(la_space *s, cl_mem x, double b, cl_mem y)
+{
+    cl_command_queue q = clphys_context_queue(s->ctx);
+    if (dbl(s)) LB(s, CLBlastDscal(s->p.n, b, y, 0, 1, &q, NULL));
+    else LB(s, CLBlastSscal(s->p.n, (float)b, y, 0, 1, &q, NULL));
+    return lc_axpy(s, 1.0, x, y);
+}
+
+clphys_status lc_caxpy(la_space *s, const double a[2], cl_mem x, cl_mem y)
+{
+    cl_command_queue q = clphys_context_queue(s->ctx);
+    if (dbl(s)) {
+        cl_double2 za = {{a[0], a[1]}};
+        LB(s, CLBlastZaxpy(nc(s), za, x, 0, 1, y, 0, 1, &q, NULL));
+    } else {
+        cl_float2 ca = {{(float)a[0], (float)a[1]}};
+        LB(s, CLBlastCaxpy(nc(s), ca, x, 0, 1, y, 0, 1, &q, NULL));
+    }
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status lc_cxpay(la_space *s, cl_mem x, const double b[2], cl_mem y)
+{
+    cl_command_queue q = clphys_context_queue(s->ctx);
+    if (dbl(s)) {
+        cl_double2 zb = {{b[0], b[1]}};
+        LB(s, CLBlastZscal(nc(s), zb, y, 0, 1, &q, NULL));
+    } else {
+        cl_float2 cb = {{(float)b[0], (float)b[1]}};
+        LB(s, CLBlastCscal(nc(s), cb, y, 0, 1, &q, NULL));
+    }
+    const double one[2] = {1, 0};
+    return lc_caxpy(s, one, x, y);
+}
+
+clphys_status lc_dot(la_space *s, cl_mem x, cl_mem y, double *r)
+{
+    cl_command_queue q = clphys_context_queue(s->ctx);
+    if (dbl(s)) {
+        LB(s, CLBlastDdot(s->p.n, s->scratch, 0, x, 0, 1, y, 0, 1, &q, NULL));
+        CP_TRY(cp_read(s->ctx, s->scratch, 0, sizeof(double), r));
+    } else {
+        float f;
+        LB(s, CLBlastSdot(s->p.n, s->scratch, 0, x, 0, 1, y, 0, 1, &q, NULL));
+        CP_TRY(cp_read(s->ctx, s->scratch, 0, sizeof f, &f));
+        *r = f;
+    }
+    return la_reduce_value(s, r, 1);
+}
+
+clphys_status lc_cdotc(la_space *s, cl_mem x, cl_mem y, double r[2])
+{
+    cl_command_queue q = clphys_context_queue(s->ctx);
+    if (dbl(s)) {
+        LB(s, CLBlastZdotc(nc(s), s->scratch, 0, x, 0, 1, y, 0, 1, &q, NULL));
+        CP_TRY(cp_read(s->ctx, s->scratch, 0, 2 * sizeof(double), r));
+    } else {
+        float f[2];
+        LB(s, CLBlastCdotc(nc(s), s->scratch, 0, x, 0, 1, y, 0, 1, &q, NULL));
+        CP_TRY(cp_read(s->ctx, s->scratch, 0, sizeof f, f));
+        r[0] = f[0], r[1] = f[1];
+    }
+    return la_reduce_value(s, r, 2);
+}

@@ -1,0 +1,118 @@
+/* fused.c — launches of the cl/blas1.cl kernels over a space's reduction
+ * grid (ngroups work-groups of LA_WG, each work-item striding through the
+ * vector), through one helper that sets the arguments from a format. */
+#include "la_internal.h"
+
+#include <stdarg.h>
+
+const char *const la_kernel_names[K_COUNT] = {
+    "blas_axpy",     "blas_dot_partial", "blas_norm2_partial", "blas_sub_norm",     "cg_update_dev",
+    "xpay_dev",      "bicg_ts",          "bicg_p_dev",         "bicg_s_dev",        "bicg_xr_dev",
+    "convert_to_single", "convert_to_double", "convert_to_single_norm", "convert_add"};
+
+/* Set kernel k's arguments from fmt, one letter each: m cl_mem, r a real in
+ * the space's precision (passed as double), u cl_uint, i int, then launch it
+ * over the reduction grid.  The vector length (u) is always the last
+ * argument and added here: n reals, or n/2 complex numbers with cplx. */
+static clphys_status launch(la_space *s, int k, int cplx, const char *fmt, ...)
+{
+    cl_kernel kr = s->k[k];
+    va_list ap;
+    va_start(ap, fmt);
+    cl_uint i = 0;
+    clphys_status st = CLPHYS_SUCCESS;
+    for (const char *f = fmt; *f && !st; f++, i++) {
+        if (*f == 'm') {
+            cl_mem m = va_arg(ap, cl_mem);
+            st = CP_ARG(s->ctx, kr, i, m);
+        } else if (*f == 'r') {
+            double d = va_arg(ap, double);
+            float fl = (float)d;
+            st = s->real_size == 8 ? CP_ARG(s->ctx, kr, i, d) : CP_ARG(s->ctx, kr, i, fl);
+        } else if (*f == 'u') {
+            cl_uint u = va_arg(ap, cl_uint);
+            st = CP_ARG(s->ctx, kr, i, u);
+        } else {
+            int v = va_arg(ap, int);
+            st = CP_ARG(s->ctx, kr, i, v);
+        }
+    }
+    va_end(ap);
+    if (st) return st;
+    cl_uint n = (cl_uint)(cplx ? s->p.n / 2 : s->p.n);
+    CP_TRY(CP_ARG(s->ctx, kr, i, n));
+    size_t global = s->ngroups * LA_WG, local = LA_WG;
+    return cp_launch(s->ctx, kr, 1, &global, &local, NULL);
+}
+
+clphys_status lf_axpy(la_space *s, double a, cl_mem x, cl_mem y) { return launch(s, K_AXPY, 0, "mmr", y, x, a); }
+
+clphys_status lf_norm2_into(la_space *s, cl_mem x, cl_mem part) { return launch(s, K_NORM2, 0, "mm", part, x); }
+
+clphys_status lf_dot_into(la_space *s, cl_mem x, cl_mem y, cl_mem part)
+{
+    return launch(s, K_DOT, 0, "mmmi", part, x, y, 0);
+}
+
+clphys_status lf_cdotc_into(la_space *s, cl_mem x, cl_mem y, cl_mem part)
+{
+    return launch(s, K_DOT, 1, "mmmi", part, x, y, 1);
+}
+
+clphys_status lf_sub_norm(la_space *s, cl_mem r, cl_mem b, cl_mem t, cl_mem part)
+{
+    return launch(s, K_SUB_NORM, 0, "mmmm", part, r, b, t);
+}
+
+clphys_status lf_cg_update(la_space *s, cl_mem p, cl_mem q, cl_mem x, cl_mem r, cl_mem pg, cl_mem pq, cl_mem prr)
+{
+    return launch(s, K_CG_UPDATE, 0, "mmmmmmmu", prr, x, r, p, q, pg, pq, la_sum_groups(s));
+}
+
+clphys_status lf_xpay(la_space *s, cl_mem x, cl_mem y, cl_mem pnum, cl_mem pden)
+{
+    return launch(s, K_XPAY, 0, "mmmmu", y, x, pnum, pden, la_sum_groups(s));
+}
+
+clphys_status lf_bicg_ts(la_space *s, cl_mem t, cl_mem sv, cl_mem part)
+{
+    return launch(s, K_BICG_TS, 1, "mmm", part, t, sv);
+}
+
+clphys_status lf_bicg_p(la_space *s, cl_mem p, cl_mem r, cl_mem v, cl_mem pxr, int first)
+{
+    return launch(s, K_BICG_P, 1, "mmmmmiu", p, r, v, pxr, s->state, first, la_sum_groups(s));
+}
+
+clphys_status lf_bicg_s(la_space *s, cl_mem sv, cl_mem r, cl_mem v, cl_mem pxr, cl_mem pd)
+{
+    return launch(s, K_BICG_S, 1, "mmmmmmu", sv, r, v, pxr, pd, s->state, la_sum_groups(s));
+}
+
+clphys_status lf_bicg_xr(la_space *s, cl_mem x, cl_mem r, cl_mem p, cl_mem sv, cl_mem t, cl_mem r0, cl_mem pts,
+                         cl_mem pxr)
+{
+    return launch(s, K_BICG_XR, 1, "mmmmmmmmmu", pxr, x, r, p, sv, t, r0, pts, s->state, la_sum_groups(s));
+}
+
+/* The conversions have one work-item per element (no reduction grid). */
+clphys_status lf_convert(la_space *hi, cl_mem dst, cl_mem src, int to_single)
+{
+    cl_kernel k = hi->k[to_single ? K_TO_SINGLE : K_TO_DOUBLE];
+    cl_uint n = (cl_uint)hi->p.n;
+    size_t global = hi->p.n;
+    CP_TRY(CP_ARG(hi->ctx, k, 0, dst));
+    CP_TRY(CP_ARG(hi->ctx, k, 1, src));
+    CP_TRY(CP_ARG(hi->ctx, k, 2, n));
+    return cp_launch(hi->ctx, k, 1, &global, NULL, NULL);
+}
+
+clphys_status lf_convert_single_norm(la_space *hi, cl_mem dst32, cl_mem src64, cl_mem part)
+{
+    return launch(hi, K_TO_SINGLE_NORM, 0, "mmm", part, dst32, src64);
+}
+
+clphys_status lf_convert_add(la_space *hi, cl_mem x, cl_mem e, cl_mem e32)
+{
+    return launch(hi, K_CONVERT_ADD, 0, "mmm", x, e, e32);
+}

@@ -1,0 +1,201 @@
+/* space.c — the vector space of the linear-algebra layer: its kernels,
+ * workspace, partial-sum buffers, the page-locked memory reductions are
+ * read into, and the reduction points (with the optional global sum). */
+#include "la_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t la_partial_reals(const la_space *s) { return 4 * s->ngroups + 4; }
+cl_uint la_sum_groups(const la_space *s) { return s->gsum ? 1 : (cl_uint)s->ngroups; }
+cl_mem la_space_vec(const la_space *s, int which) { return which >= 0 && which < LA_NVEC ? s->v[which] : NULL; }
+size_t la_space_n(const la_space *s) { return s->p.n; }
+clphys_precision la_space_precision(const la_space *s) { return s->p.precision; }
+la_blas la_space_blas(const la_space *s) { return s->p.blas; }
+clphys_context *la_space_context(const la_space *s) { return s->ctx; }
+
+void la_space_set_global_sum(la_space *s, la_global_sum_fn fn, void *user)
+{
+    s->gsum = fn;
+    s->gsum_user = user;
+}
+
+void la_space_destroy(la_space *s)
+{
+    if (!s) return;
+    cp_unmap(s->ctx, s->hbuf, (void **)&s->hp);
+    for (int i = 0; i < K_COUNT; i++) cp_release_kernel(&s->k[i]);
+    for (int i = 0; i < LA_NVEC; i++) cp_release_mem(&s->v[i]);
+    for (int i = 0; i < LA_NSLOT; i++) cp_release_mem(&s->part[i]);
+    cp_release_mem(&s->state);
+    cp_release_mem(&s->scratch);
+    cp_release_mem(&s->hbuf);
+    if (s->own_reads) cp_queue_release(&s->reads);
+    free(s);
+}
+
+static clphys_status build(la_space *s)
+{
+    char prec[128], opts[256];
+    CP_TRY(cp_precision_options(s->ctx, s->p.precision, prec, sizeof prec));
+    snprintf(opts, sizeof opts, "%s -DNEED_FP64 -DBLAS_WG=%d", prec, LA_WG);
+    cl_program prog;
+    CP_TRY(cp_program(s->ctx, "blas1.cl", opts, &prog));
+    for (int i = 0; i < K_COUNT; i++) CP_TRY(cp_kernel(s->ctx, prog, la_kernel_names[i], &s->k[i]));
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status la_space_create(clphys_context *ctx, const la_space_params *p, la_space **out)
+{
+    if (!ctx || !p || !out) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "la_space_create: NULL argument");
+    *out = NULL;
+    if (p->n == 0 || p->n > 0xffffffffu || (p->complex_values && p->n % 2))
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "linear algebra: vector length %zu (reals) out of range", p->n);
+    const clphys_device_info *d = clphys_context_device(ctx);
+    if (!d->fp64)
+        return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED, "linear algebra: the device has no fp64 (cl_khr_fp64), which "
+                                                     "the reductions need");
+    la_space *s = calloc(1, sizeof *s);
+    if (!s) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "la_space");
+    s->ctx = ctx;
+    s->p = *p;
+    s->real_size = p->precision == CLPHYS_FP64 ? 8 : 4;
+    /* enough groups to fill a GPU, one per core on a CPU (each work-item
+     * loops over the vector with the grid's stride) */
+    s->ngroups = d->is_gpu ? (size_t)d->compute_units * 8 : (size_t)(d->compute_units ? d->compute_units : 1);
+    if (s->ngroups > LA_MAX_GROUPS) s->ngroups = LA_MAX_GROUPS;
+    const size_t pbytes = la_partial_reals(s) * s->real_size;
+    s->hslot = cp_round_up(pbytes, 64);
+    s->hstate = LA_NSLOT * s->hslot;
+    clphys_status st = build(s);
+    for (int i = 0; i < LA_NVEC && !st; i++) st = cp_buffer(ctx, CL_MEM_READ_WRITE, p->n * s->real_size, NULL, &s->v[i]);
+    for (int i = 0; i < LA_NSLOT && !st; i++) st = cp_buffer(ctx, CL_MEM_READ_WRITE, pbytes, NULL, &s->part[i]);
+    if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE, 8 * sizeof(double), NULL, &s->state);
+    if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * sizeof(double), NULL, &s->scratch);
+    /* page-locked, so that an asynchronous read does not hold the host */
+    const size_t hbytes = s->hstate + 8 * sizeof(double);
+    if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, hbytes, NULL, &s->hbuf);
+    if (!st) st = cp_map(ctx, s->hbuf, CL_MAP_READ | CL_MAP_WRITE, hbytes, (void **)&s->hp);
+    if (!st && p->reads) s->reads = p->reads;
+    else if (!st && !(st = cp_queue_create(ctx, 0, &s->reads))) s->own_reads = 1;
+    if (st) {
+        la_space_destroy(s);
+        return st;
+    }
+    *out = s;
+    return CLPHYS_SUCCESS;
+}
+
+/* ---- reductions ----------------------------------------------------------- */
+
+static double real_at(const la_space *s, const void *buf, size_t i)
+{
+    return s->real_size == 8 ? ((const double *)buf)[i] : (double)((const float *)buf)[i];
+}
+
+/* out[0..nout-1] = sums over g groups of buf (m reals per group) */
+static void add_groups(const la_space *s, const void *buf, int m, size_t g, double *out)
+{
+    const int nout = m == 4 ? 3 : m;
+    for (int j = 0; j < 3; j++) out[j] = 0;
+    for (size_t i = 0; i < g; i++)
+        for (int j = 0; j < nout; j++) out[j] += real_at(s, buf, (size_t)m * i + (size_t)j);
+}
+
+clphys_status la_reduce_value(la_space *s, double *v, int n)
+{
+    return s->gsum ? s->gsum(s->gsum_user, v, n) : CLPHYS_SUCCESS;
+}
+
+clphys_status la_reduce_point(la_space *s, int k, const cl_mem *part, int m)
+{
+    if (!s->gsum) return CLPHYS_SUCCESS;
+    double sums[LA_NSLOT * 4], buf[4 * LA_MAX_GROUPS];
+    if (k > LA_NSLOT) return cp_error(s->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "la_reduce_point: %d buffers", k);
+    for (int i = 0; i < k; i++) {
+        CP_TRY(cp_read(s->ctx, part[i], 0, (size_t)m * s->ngroups * s->real_size, buf));
+        add_groups(s, buf, m, s->ngroups, sums + 4 * i);
+        sums[4 * i + 3] = 0;
+    }
+    double all[LA_NSLOT * 4];
+    for (int i = 0; i < k; i++) memcpy(all + m * i, sums + 4 * i, sizeof(double) * (size_t)m);
+    CP_TRY(s->gsum(s->gsum_user, all, k * m));
+    for (int i = 0; i < k; i++) { /* group 0 holds the global sums; consumers read one group */
+        float f[4];
+        for (int j = 0; j < m; j++) f[j] = (float)all[m * i + j];
+        CP_TRY(cp_write(s->ctx, part[i], 0, (size_t)m * s->real_size, s->real_size == 8 ? (void *)(all + m * i) : (void *)f));
+    }
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status la_sums_now(la_space *s, cl_mem part, int m, double out[3])
+{
+    double buf[4 * LA_MAX_GROUPS + 4];
+    CP_TRY(cp_read(s->ctx, part, 0, (size_t)m * s->ngroups * s->real_size, buf));
+    add_groups(s, buf, m, la_sum_groups(s), out);
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status la_read_async(la_space *s, cl_mem part, size_t nreal, int state, cl_event *ev)
+{
+    cl_event mark = NULL;
+    CP_TRY(cp_marker(s->ctx, NULL, &mark));
+    clphys_status st = cp_flush(s->ctx, NULL);
+    if (!st) st = cp_read_async(s->ctx, s->reads, part, 0, nreal * s->real_size, s->hp, 1, &mark, state ? NULL : ev);
+    if (!st && state) st = cp_read_async(s->ctx, s->reads, s->state, 0, 8 * sizeof(double), s->hp + s->hstate, 0, NULL, ev);
+    cp_release_event(&mark);
+    if (!st) st = cp_flush(s->ctx, s->reads);
+    return st;
+}
+
+void la_sum_host(const la_space *s, int m, double out[3]) { add_groups(s, s->hp, m, la_sum_groups(s), out); }
+double la_host_real(const la_space *s, size_t i) { return real_at(s, s->hp, i); }
+const double *la_host_state(const la_space *s) { return (const double *)(s->hp + s->hstate); }
+
+/* ---- the two-step norms -------------------------------------------------- */
+
+clphys_status la_norm2_start(la_space *s, cl_mem x, int slot)
+{
+    if (s->p.blas == LA_BLAS_CLBLAST) return CLPHYS_SUCCESS; /* read at la_norms_finish */
+    return lf_norm2_into(s, x, s->part[slot]);
+}
+
+clphys_status la_sub_start(la_space *s, cl_mem r, cl_mem b, cl_mem t, int slot)
+{
+    if (s->p.blas == LA_BLAS_CLBLAST) {
+        CP_TRY(lc_copy(s, b, r));
+        return lc_axpy(s, -1.0, t, r);
+    }
+    return lf_sub_norm(s, r, b, t, s->part[slot]);
+}
+
+clphys_status la_norms_finish(la_space *s, int k, const cl_mem *v, double *out)
+{
+    if (k < 1 || k > LA_NSLOT) return cp_error(s->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "la_norms_finish: %d norms", k);
+    if (s->p.blas == LA_BLAS_CLBLAST) {
+        for (int i = 0; i < k; i++) CP_TRY(lc_dot(s, v[i], v[i], &out[i]));
+        return CLPHYS_SUCCESS;
+    }
+    CP_TRY(la_reduce_point(s, k, s->part, 2));
+    /* all but the last read without waiting, the last one blocking: the
+     * in-order queue has then finished the others too */
+    for (int i = 0; i + 1 < k; i++)
+        CP_TRY(cp_read_async(s->ctx, NULL, s->part[i], 0, 2 * s->ngroups * s->real_size, s->hp + (size_t)i * s->hslot,
+                             0, NULL, NULL));
+    double last[3];
+    CP_TRY(la_sums_now(s, s->part[k - 1], 2, last));
+    for (int i = 0; i + 1 < k; i++) {
+        double t[3];
+        add_groups(s, s->hp + (size_t)i * s->hslot, 2, la_sum_groups(s), t);
+        out[i] = t[0];
+    }
+    out[k - 1] = last[0];
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status la_norm2(la_space *s, cl_mem x, double *r2)
+{
+    CP_TRY(la_norm2_start(s, x, 0));
+    return la_norms_finish(s, 1, &x, r2);
+}
