@@ -247,10 +247,11 @@ typedef struct {
     double kernel_s;    /* kernel time of the rank alone (sum, as if serial)       */
     double exchange_s;  /* summed exchange times                                   */
     double exposed_s;   /* time with an exchange outstanding and no kernel running */
-    double efficiency;  /* ranks * (t_calc_s + t_sync_s) / (ranks_per_device *
-                           step_s): weak-scaling efficiency against the model's own
-                           one rank of n particles, the seed's
-                           P(N/P; P) / (P(N/P; 1) P) (1 at ranks = 1)             */
+    double efficiency;  /* ranks * ranks_per_device * t_calc_s / step_s: the
+                           interactions per second of the P / k devices against
+                           P / k times one device's at n particles in one kernel,
+                           i.e. the seed's weak-scaling P(N/P; P) / (P(N/P; 1) P)
+                           as its eqs. 6-7 write it (k = 1)                       */
     int exchanges;
 } clphys_gravity_prediction;
 

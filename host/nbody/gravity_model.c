@@ -111,8 +111,7 @@ clphys_status clphys_gravity_model_predict(const clphys_gravity_model *m, clphys
     const double end = replay(ker, nk, c, &idle);
     out->exposed_s = idle;
     out->step_s = end + m->t_sync_s;
-    const double t1 = m->t_calc_s + m->t_sync_s; /* the model's own P = 1 */
-    out->efficiency = out->step_s > 0 ? P * t1 / (k * out->step_s) : 0;
+    out->efficiency = out->step_s > 0 ? P * k * m->t_calc_s / out->step_s : 0;
     free(ker);
     gs_free(&s);
     return CLPHYS_SUCCESS;
