@@ -81,7 +81,7 @@ static int whole_steps(const char *opt, double T, double dt, long long least, lo
         return 2;
     }
     const long long k = llround(s);
-    if (k < least) {
+    if (s < (double)least * (1 - 1e-6)) {
         fprintf(stderr, "clphys nbody: %s / --dt = %g / %g = %g: fewer than %lld step%s\n", opt, T, dt, s, least,
                 least == 1 ? "" : "s");
         return 2;
