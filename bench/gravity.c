@@ -10,6 +10,7 @@
  * kernels sum j in the reference's order, so their fp64 error reads lower
  * than that of the j-split ones, ~5e-14 on an H100). */
 #include "bench.h"
+#include "gravity_bench.h"
 #include "host/ref/gravity_ref.h"
 
 #include <math.h>
@@ -17,12 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EPS 0.01
+#define EPS BENCH_GRAVITY_EPS
 #define NVER 1024
 
-/* Positions uniform in the unit cube, masses in [0.5, 1.5) / n (the shared
- * SplitMix64 stream, fixed seed: every run times the same input). */
-static double *particles(long long n)
+double *bench_gravity_particles(long long n)
 {
     double *x = malloc(4 * (size_t)n * sizeof *x);
     if (!x) return NULL;
@@ -34,7 +33,7 @@ static double *particles(long long n)
     return x;
 }
 
-static double rel_error(int nv, const double *acc, const double *ref)
+double bench_gravity_error(int nv, const double *acc, const double *ref)
 {
     double rms = 0, m = 0;
     for (int i = 0; i < nv; i++) rms += ref[3 * i] * ref[3 * i] + ref[3 * i + 1] * ref[3 * i + 1] + ref[3 * i + 2] * ref[3 * i + 2];
@@ -95,7 +94,7 @@ static void kernel_case(bench_run *run, const clphys_gravity_params *prm, long l
         row.kernel_s_median = ref_median(ks, run->repeat);
         row.total_s_median = ref_median(ts, run->repeat);
         fill_rates(run, &row, (double)n * n, fp64, "");
-        row.max_rel_error = run->verify ? rel_error(nv, acc, ref) : 0;
+        row.max_rel_error = run->verify ? bench_gravity_error(nv, acc, ref) : 0;
         row.verified = run->verify && row.max_rel_error < (fp64 ? 1e-10 : 1e-4);
         snprintf(row.note, sizeof row.note, "GFLOP/s at 26 flops/interaction (Miki et al. 2012): %.1f",
                  26 * row.rate * 1e-9);
@@ -128,7 +127,7 @@ static void c_openmp_case(bench_run *run, long long n, const double *x, int fp64
     row.kernel_s_median = ref_median(ts, rep);
     row.total_s_median = row.kernel_s_median;
     fill_rates(run, &row, (double)n * n, fp64, ",\"host\":\"OpenMP over i, omp simd over j, SoA\"");
-    row.max_rel_error = run->verify ? rel_error(nv, acc, ref) : 0;
+    row.max_rel_error = run->verify ? bench_gravity_error(nv, acc, ref) : 0;
     row.verified = run->verify && row.max_rel_error < (fp64 ? 1e-10 : 1e-4);
     snprintf(row.note, sizeof row.note, "host CPU, not the OpenCL device; fraction is of the device's limit");
     bench_add_row(run, &row);
@@ -137,7 +136,7 @@ static void c_openmp_case(bench_run *run, long long n, const double *x, int fp64
 static void one_size(bench_run *run, long long n, int fp64)
 {
     const clphys_device_info *dev = run->dev;
-    double *x = particles(n), *acc = malloc(3 * (size_t)n * sizeof *acc);
+    double *x = bench_gravity_particles(n), *acc = malloc(3 * (size_t)n * sizeof *acc);
     int nv = n < NVER ? (int)n : NVER;
     double *ref = malloc(3 * (size_t)nv * sizeof *ref);
     if (!x || !acc || !ref) {

@@ -40,6 +40,13 @@ int cli_mpi_rank(void)
     return r;
 }
 
+int cli_mpi_size(void)
+{
+    int n = 1;
+    if (started) MPI_Comm_size(MPI_COMM_WORLD, &n);
+    return n;
+}
+
 int cli_mpi_comm(MPI_Comm *comm)
 {
     if (!started) return 0;
@@ -72,4 +79,5 @@ int cli_mpi_start(int *argc, char ***argv)
 }
 int cli_mpi_end(int rc) { return rc; }
 int cli_mpi_rank(void) { return 0; }
+int cli_mpi_size(void) { return 1; }
 #endif

@@ -25,8 +25,10 @@ int cli_mpi_start(int *argc, char ***argv);
 /* From main(), after the command, with its exit status: MPI_Finalize, or
  * MPI_Abort for rc = 2 with several ranks (see above).  Returns rc. */
 int cli_mpi_end(int rc);
-/* This process's rank in the world (0 when MPI was not started). */
+/* This process's rank in the world and the world's size (0 and 1 when MPI
+ * was not started). */
 int cli_mpi_rank(void);
+int cli_mpi_size(void);
 
 #ifdef CLPHYS_HAVE_MPI
 /* 1 with *comm = MPI_COMM_WORLD when MPI was started, else 0. */

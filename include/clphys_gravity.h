@@ -137,6 +137,9 @@ typedef struct {
     double kernel_s;   /* summed profiled time of its kernels over devices and
                           lanes (END - START each; concurrent kernels both count,
                           so it may exceed total_s)                              */
+    double kernel_span_s; /* from the first kernel's START to the last one's END
+                          on the device where that is longest (profiling clock):
+                          the kernels' wall time, concurrency and gaps included */
     double exchange_s; /* MPI: wall time from posting each exchange to seeing it
                           complete, summed over the exchanges (0 without MPI)    */
     double exposed_s;  /* MPI: of exchange_s, the time the rank waited with no

@@ -25,8 +25,7 @@ struct clphys_gravity_mpi {
     MPI_Datatype real4;  /* 4 reals of the plan's precision */
     size_t rs;
     int *count, *displ;  /* per rank, this call; displ[P] = the total */
-    char *all;           /* every position, global order, plan precision */
-    size_t cap_all;
+    char *all;           /* every position, global order, plan precision (gm_staging) */
 };
 
 /* The parameters that must agree between ranks. */
@@ -93,7 +92,6 @@ void clphys_gravity_mpi_destroy(clphys_gravity_mpi *g)
     if (g->comm != MPI_COMM_NULL) MPI_Comm_free(&g->comm);
     free(g->count);
     free(g->displ);
-    free(g->all);
     free(g);
 }
 
@@ -214,12 +212,11 @@ clphys_status clphys_gravity_mpi_compute(clphys_gravity_mpi *g, size_t n, const 
         return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity mpi compute: %lld particles in all, above 2^31 - 1",
                         total);
     g->displ[g->P] = (int)total;
-    const size_t r4 = 4 * g->rs, bytes = (size_t)total * r4;
-    if (g->cap_all < bytes) {
-        char *a = realloc(g->all, bytes);
-        if (!a) st = cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "gravity mpi: %lld positions", total);
-        else g->all = a, g->cap_all = bytes;
-    }
+    const size_t r4 = 4 * g->rs;
+    void *all = NULL;
+    st = gm_staging(g->m, (size_t)total * r4, &all);
+    if (st) cp_error(NULL, st, "gravity mpi: %lld positions: %s", total, clphys_last_error(gm_context(g->m)));
+    g->all = all;
     st = cp_mpi_agree(g->comm, NULL, st);
     if (st) return st;
     char *own = g->all + (size_t)g->displ[g->rank] * r4;

@@ -39,9 +39,11 @@ struct clphys_gravity_multi {
     clphys_gravity_params p;
     size_t rs;
     cl_event *ev; /* this call's kernel events: first and last launch of each */
+    int *ev_dev;  /* the device of each                                      */
     int nev, cap_ev, kernels;
-    void *stage;  /* clphys_gravity_multi_compute: inputs in the plan's precision */
-    size_t cap_stage;
+    cl_mem pin;   /* page-locked host staging (gm_staging), mapped while the plan lives */
+    void *pin_host;
+    size_t cap_pin;
 };
 
 size_t gm_real_size(const clphys_gravity_multi *m) { return m->rs; }
@@ -181,9 +183,11 @@ void clphys_gravity_multi_destroy(clphys_gravity_multi *m)
         cp_release_mem(&D->xi);
         clphys_context_destroy(D->own);
     }
+    if (m->pin) cp_unmap(m->dev[0].lane[0].ctx, m->pin, &m->pin_host);
+    cp_release_mem(&m->pin);
     free(m->ev);
+    free(m->ev_dev);
     free(m->dev);
-    free(m->stage);
     free(m);
 }
 
@@ -217,6 +221,26 @@ const char *clphys_gravity_multi_info(const clphys_gravity_multi *m, int *ndev, 
 }
 
 /* ---- the engine ------------------------------------------------------------ */
+clphys_status gm_staging(clphys_gravity_multi *m, size_t bytes, void **host)
+{
+    clphys_context *ctx = gm_context(m);
+    if (!m->pin || m->cap_pin < bytes) {
+        if (m->pin) cp_unmap(ctx, m->pin, &m->pin_host);
+        cp_release_mem(&m->pin);
+        m->cap_pin = 0;
+        const size_t want = bytes > 16 ? bytes + bytes / 4 : 16; /* room to grow a little */
+        CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, want, NULL, &m->pin));
+        clphys_status st = cp_map(ctx, m->pin, CL_MAP_READ | CL_MAP_WRITE, want, &m->pin_host);
+        if (st) {
+            cp_release_mem(&m->pin);
+            return st;
+        }
+        m->cap_pin = want;
+    }
+    *host = m->pin_host;
+    return CLPHYS_SUCCESS;
+}
+
 static void drop_events(clphys_gravity_multi *m)
 {
     for (int k = 0; k < m->nev; k++) cp_release_event(&m->ev[k]);
@@ -264,19 +288,22 @@ clphys_status gm_begin(clphys_gravity_multi *m, size_t ni, const void *xi)
     return CLPHYS_SUCCESS;
 }
 
-static clphys_status keep_events(clphys_gravity_multi *m, cl_event *ev, gm_lane *L)
+static clphys_status keep_events(clphys_gravity_multi *m, cl_event *ev, gm_lane *L, int d)
 {
     if (m->nev + 2 > m->cap_ev) {
         int cap = m->cap_ev ? 2 * m->cap_ev : 64;
         cl_event *e = realloc(m->ev, (size_t)cap * sizeof *e);
-        if (!e) {
+        if (e) m->ev = e;
+        int *di = e ? realloc(m->ev_dev, (size_t)cap * sizeof *di) : NULL;
+        if (di) m->ev_dev = di;
+        if (!e || !di) {
             cp_release_event(&ev[0]), cp_release_event(&ev[1]);
             return cp_error(L->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "gravity: event list");
         }
-        m->ev = e, m->cap_ev = cap;
+        m->cap_ev = cap;
     }
     for (int k = 0; k < 2; k++)
-        if (ev[k]) L->last = m->nev, m->ev[m->nev++] = ev[k];
+        if (ev[k]) L->last = m->nev, m->ev_dev[m->nev] = d, m->ev[m->nev++] = ev[k];
     return CLPHYS_SUCCESS;
 }
 
@@ -299,7 +326,7 @@ clphys_status gm_block(clphys_gravity_multi *m, int nparts, const void *const *x
         }
         cl_event ev[2] = {NULL, NULL};
         clphys_status st = gravity_launch(L->plan, D->xi, D->ni, L->xj, n, i_in_j, L->out, L->used, ev);
-        if (!st) st = keep_events(m, ev, L);
+        if (!st) st = keep_events(m, ev, L, d);
         else cp_release_event(&ev[0]), cp_release_event(&ev[1]);
         if (!st) st = cp_flush(L->ctx, NULL);
         if (st) {
@@ -365,12 +392,18 @@ clphys_status gm_end(clphys_gravity_multi *m, double *acc, double *pot, clphys_g
         }
     }
     if (t) {
-        double ks = 0;
-        for (int k = 0; k < m->nev; k++) {
-            double s = cp_event_seconds(m->ev[k]);
-            if (s > 0) ks += s;
+        double ks = 0, span = 0;
+        for (int d = 0; d < m->ndev; d++) {
+            double first = INFINITY, last = -INFINITY, a, b;
+            for (int k = 0; k < m->nev; k++)
+                if (m->ev_dev[k] == d && !cp_event_times(m->ev[k], &a, &b)) {
+                    ks += b - a;
+                    first = fmin(first, a), last = fmax(last, b);
+                }
+            if (last > first) span = fmax(span, last - first);
         }
         t->kernel_s = ks;
+        t->kernel_span_s = span;
         t->kernels = m->kernels;
     }
     drop_events(m);
@@ -395,8 +428,9 @@ clphys_status clphys_gravity_multi_compute(clphys_gravity_multi *m, size_t ni, c
     if (xi) CP_TRY(gravity_check_positions(ctx, "i", (int)ni, xi, 0, 0, NULL));
     CP_TRY(gravity_check_positions(ctx, "j", (int)nj, xj, 0, 0, NULL));
     const size_t r4 = 4 * m->rs;
-    CP_TRY(ensure_host(ctx, &m->stage, &m->cap_stage, (nj + (xi ? ni : 0)) * r4));
-    char *sj = m->stage, *si = xi ? sj + nj * r4 : sj;
+    void *stage;
+    CP_TRY(gm_staging(m, (nj + (xi ? ni : 0)) * r4, &stage));
+    char *sj = stage, *si = xi ? sj + nj * r4 : sj;
     to_real4(sj, xj, nj, m->rs);
     if (xi) to_real4(si, xi, ni, m->rs);
     size_t block = j_block;

@@ -16,6 +16,11 @@
 size_t gm_real_size(const clphys_gravity_multi *m);
 clphys_context *gm_context(const clphys_gravity_multi *m); /* device 0's, for messages */
 int gm_potential(const clphys_gravity_multi *m);
+/* *host: at least `bytes` of page-locked host memory (a mapped
+ * CL_MEM_ALLOC_HOST_PTR buffer of device 0), kept by the plan and reused by
+ * the next call (contents not kept when it grows): uploads from it are real
+ * DMA that overlaps the kernels. */
+clphys_status gm_staging(clphys_gravity_multi *m, size_t bytes, void **host);
 
 /* Start a calculation for the ni i-particles xi (real4, plan precision),
  * split between the devices by the weights; uploads them. */
@@ -30,7 +35,7 @@ clphys_status gm_block(clphys_gravity_multi *m, int nparts, const void *const *x
 /* *running = 1 while a kernel launched since gm_begin has not finished. */
 clphys_status gm_busy(clphys_gravity_multi *m, int *running);
 /* Wait, read every lane's results and sum them (lane 0 + lane 1, in double)
- * into acc[3*ni] and pot[ni] (may be NULL); t->kernel_s and t->kernels are
+ * into acc[3*ni] and pot[ni] (may be NULL); t->kernel_s, kernel_span_s and kernels are
  * set (t may be NULL). */
 clphys_status gm_end(clphys_gravity_multi *m, double *acc, double *pot, clphys_gravity_timing *t);
 /* After a failure between gm_begin and gm_end: wait for the queues and drop
