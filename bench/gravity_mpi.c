@@ -167,19 +167,10 @@ static void one_size(bench_run *run, mpi_env *e, long long n, int fp64)
         clphys_gravity_model_predict(&mo, &pr);
         if (e->rank == 0) {
             bench_row row;
-            memset(&row, 0, sizeof row);
-            snprintf(row.path, sizeof row.path, "gravity-mpi");
-            snprintf(row.variant, sizeof row.variant, "%s", clphys_gravity_exchange_name(used));
-            snprintf(row.precision, sizeof row.precision, "%s", fp64 ? "fp64" : "fp32");
-            row.n = N;
-            row.repeat = run->repeat;
+            bench_gravity_row(&row, "gravity-mpi", clphys_gravity_exchange_name(used), fp64, N, run->repeat);
             row.kernel_s_median = row.kernel_s_min = med[2];
             row.total_s_median = med[0];
-            row.rate = med[0] > 0 ? (double)N * (double)N / med[0] : 0;
-            snprintf(row.rate_unit, sizeof row.rate_unit, "interactions/s");
-            row.gflops = 20 * row.rate * 1e-9;
-            snprintf(row.flops_convention, sizeof row.flops_convention, "20 per interaction");
-            bench_set_fraction(run, &row, fp64 ? "fma_fp64_flops" : "fma_fp32_flops", row.gflops * 1e9 / e->gpus);
+            bench_gravity_rates(run, &row, (double)N * (double)N, med[0], fp64, e->gpus);
             const double eff = med[0] > 0 ? e->P * in[2] / (e->k * med[0]) : 0;
             int c = snprintf(row.params, sizeof row.params,
                              "{\"eps\":%g,\"gpus\":%d,\"ranks\":%d,\"ranks_per_device\":%d,\"devices_per_rank\":1,"
@@ -205,8 +196,7 @@ static void one_size(bench_run *run, mpi_env *e, long long n, int fp64)
                 c += snprintf(row.params + c, sizeof row.params - c, "%s[%d,%.4g]", p > 1 ? "," : "", p, q.efficiency);
             }
             snprintf(row.params + c, sizeof row.params - c, "]}");
-            row.max_rel_error = run->verify ? bench_gravity_error(nv, acc, ref) : 0;
-            row.verified = run->verify && row.max_rel_error < (fp64 ? 1e-10 : 1e-4);
+            bench_gravity_verify(run, &row, nv, acc, ref, fp64);
             snprintf(row.note, sizeof row.note, "P %d (k %d per device), n %lld: step %.4g ms, predicted %.4g ms; "
                      "efficiency %.3g (predicted %.3g); exchange %.4g ms, not hidden %.4g ms", e->P, e->k, n,
                      1e3 * med[0], 1e3 * pr.step_s, eff, pr.efficiency, 1e3 * med[3], 1e3 * med[4]);

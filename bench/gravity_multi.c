@@ -78,30 +78,22 @@ static void one_case(bench_run *run, long long n, const double *x, const double 
         bench_fail(run, "gravity-multi", what, clphys_last_error(run->ctx));
     } else {
         bench_row row;
-        memset(&row, 0, sizeof row);
-        snprintf(row.path, sizeof row.path, "gravity-multi");
-        snprintf(row.variant, sizeof row.variant, "%.36s-q%d%s", clphys_gravity_multi_info(m, NULL, NULL), queues,
+        char variant[48];
+        snprintf(variant, sizeof variant, "%.36s-q%d%s", clphys_gravity_multi_info(m, NULL, NULL), queues,
                  j_split == 1 ? "-nosplit" : "");
-        snprintf(row.precision, sizeof row.precision, "%s", fp64 ? "fp64" : "fp32");
-        row.n = n;
-        row.repeat = run->repeat;
+        bench_gravity_row(&row, "gravity-multi", variant, fp64, n, run->repeat);
         *span = ref_median(sp, run->repeat);
         row.kernel_s_median = *span;
         row.kernel_s_min = ref_min(sp, run->repeat);
         row.total_s_median = ref_median(ts, run->repeat);
         const double inter = 2.0 * (double)n * (double)n;
-        row.rate = *span > 0 ? inter / *span : 0;
-        snprintf(row.rate_unit, sizeof row.rate_unit, "interactions/s");
-        row.gflops = 20 * row.rate * 1e-9;
-        snprintf(row.flops_convention, sizeof row.flops_convention, "20 per interaction");
-        bench_set_fraction(run, &row, fp64 ? "fma_fp64_flops" : "fma_fp32_flops", row.gflops * 1e9);
+        bench_gravity_rates(run, &row, inter, *span, fp64, 1);
         const double eff = queues == 2 && *span > 0 && span_q1 > 0 ? span_q1 / *span : 1;
         snprintf(row.params, sizeof row.params,
                  "{\"eps\":%g,\"gpus\":1,\"particles_per_device\":%lld,\"queues\":%d,\"j_blocks\":2,\"j_split\":%d,"
                  "\"concurrency\":%.4g,\"efficiency\":%.4g,\"kernel_s_sum\":%.6g,\"interactions_per_call\":%.6g}",
                  BENCH_GRAVITY_EPS, n, queues, j_split, eff, eff, ref_median(ks, run->repeat), inter);
-        row.max_rel_error = run->verify ? bench_gravity_error(nv, acc, ref) : 0;
-        row.verified = run->verify && row.max_rel_error < (fp64 ? 1e-10 : 1e-4);
+        bench_gravity_verify(run, &row, nv, acc, ref, fp64);
         if (queues == 2)
             snprintf(row.note, sizeof row.note, "two j-blocks of %lld on two queues: %.3gx the one-queue rate "
                      "(the seed's super-linear factor)", n, eff);
