@@ -58,11 +58,13 @@ clphys_status cp_mpi_post(clphys_context *ctx, MPI_Comm comm, int to, const cp_m
 /* Wait for the nreq requests (posted at t_post, cp_now()) while device work
  * runs: MPI_Testall on every poll (it drives MPI's progress), busy(arg) asked
  * whether the device work is still running until it says no; after 50 us of
- * spinning each poll sleeps 20 us, leaving the cores to a CPU device and to
- * the other ranks.  Adds to ov the exchange's time and the part of it waited
- * after the device work had finished (all of it when busy is NULL). */
+ * spinning each poll yields the core (sched_yield) or, with nap != 0 (for a
+ * CPU device, whose threads need the cores), sleeps 20 us.  Adds to ov the
+ * exchange's time and the part of it waited after the device work had
+ * finished (all of it when busy is NULL). */
 clphys_status cp_mpi_wait_overlapped(clphys_context *ctx, int nreq, MPI_Request *req, double t_post,
-                                     clphys_status (*busy)(void *arg, int *running), void *arg, cp_mpi_overlap *ov);
+                                     clphys_status (*busy)(void *arg, int *running), void *arg, int nap,
+                                     cp_mpi_overlap *ov);
 /* The same with nothing to overlap: the whole wait is exposed. */
 clphys_status cp_mpi_wait_exposed(clphys_context *ctx, int nreq, MPI_Request *req, double t_post, cp_mpi_overlap *ov);
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
 
 clphys_status cp_mpi_error(clphys_context *ctx, int mpierr, const char *what)
@@ -199,7 +200,8 @@ clphys_status cp_mpi_post(clphys_context *ctx, MPI_Comm comm, int to, const cp_m
 }
 
 clphys_status cp_mpi_wait_overlapped(clphys_context *ctx, int nreq, MPI_Request *req, double t_post,
-                                     clphys_status (*busy)(void *arg, int *running), void *arg, cp_mpi_overlap *ov)
+                                     clphys_status (*busy)(void *arg, int *running), void *arg, int nap,
+                                     cp_mpi_overlap *ov)
 {
     const double t_wait = cp_now();
     double t_idle = -1; /* when the device work was first seen finished */
@@ -221,13 +223,17 @@ clphys_status cp_mpi_wait_overlapped(clphys_context *ctx, int nreq, MPI_Request 
         /* spin briefly (short messages), then leave the cores to the device
          * (PoCL) and to the other ranks of an oversubscribed node */
         if (t - t_wait > 50e-6) {
-            struct timespec ts = {0, 20000};
-            nanosleep(&ts, NULL);
+            if (nap) {
+                struct timespec ts = {0, 20000};
+                nanosleep(&ts, NULL);
+            } else {
+                sched_yield();
+            }
         }
     }
 }
 
 clphys_status cp_mpi_wait_exposed(clphys_context *ctx, int nreq, MPI_Request *req, double t_post, cp_mpi_overlap *ov)
 {
-    return cp_mpi_wait_overlapped(ctx, nreq, req, t_post, NULL, NULL, ov);
+    return cp_mpi_wait_overlapped(ctx, nreq, req, t_post, NULL, NULL, 1, ov);
 }

@@ -157,6 +157,7 @@ static clphys_status exchange_and_compute(clphys_gravity_mpi *g, size_t n, clphy
         *dev = gm_block(g->m, 1, &p, &n, 1);
     }
     busy_arg b = {g->m, dev};
+    const int nap = clphys_context_device(gm_context(g->m))->is_cpu;
     for (int s = 0; s < g->sched.nstages; s++) {
         const gs_stage *st = &g->sched.stage[s];
         cp_mpi_slice snd[2], rcv[2];
@@ -168,7 +169,7 @@ static clphys_status exchange_and_compute(clphys_gravity_mpi *g, size_t n, clphy
         const double t_post = cp_now();
         CP_TRY(cp_mpi_post(NULL, g->comm, st->to, snd, ns, st->from, rcv, nr, 8 * s, req, &nreq));
         for (int k = 0; k < ns; k++) *bytes_sent += (double)sc[k] * (double)r4;
-        CP_TRY(cp_mpi_wait_overlapped(NULL, nreq, req, t_post, busy, &b, ov));
+        CP_TRY(cp_mpi_wait_overlapped(NULL, nreq, req, t_post, busy, &b, nap, ov));
         if (!*dev) *dev = gm_block(g->m, nr, rp, rc, 0);
     }
     return CLPHYS_SUCCESS;
