@@ -70,7 +70,7 @@ static clphys_status single_device(bench_run *run, long long n, const double *x,
     clphys_gravity_params prm = {fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
                                  0, 0, 0, 0, 0, 0, 0, 0};
     double *acc = malloc(3 * (size_t)n * sizeof *acc), *t = malloc(run->repeat * sizeof *t);
-    clphys_status st = acc && t ? CLPHYS_SUCCESS : CLPHYS_ERR_OUT_OF_MEMORY;
+    clphys_status st = acc && t ? CLPHYS_SUCCESS : CLPHYS_ERR_OUT_OF_MEMORY; /* (message: none; rare) */
     double span[2] = {0, 0};
     for (int q = 1; q <= 2 && !st; q++) {
         clphys_gravity_multi *m = NULL;
@@ -118,7 +118,10 @@ static void one_size(bench_run *run, mpi_env *e, long long n, int fp64)
     const long long N = n * e->P;
     char what[64];
     snprintf(what, sizeof what, "%s n=%lld per rank", fp64 ? "fp64" : "fp32", n);
-    double *x = bench_gravity_particles(N > e->k * n ? N : e->k * n), *acc = malloc(3 * (size_t)(e->k * n) * sizeof *acc);
+    /* room for the run (N), T_1 (k n) and the two blocks of the concurrency probe (2 n) */
+    long long nx = N > e->k * n ? N : e->k * n;
+    if (nx < 2 * n) nx = 2 * n;
+    double *x = bench_gravity_particles(nx), *acc = malloc(3 * (size_t)(e->k * n) * sizeof *acc);
     const int nv = n < NVER ? (int)n : NVER;
     double *ref = malloc(3 * (size_t)nv * sizeof *ref);
     clphys_status st = x && acc && ref ? CLPHYS_SUCCESS : CLPHYS_ERR_OUT_OF_MEMORY;
@@ -135,9 +138,10 @@ static void one_size(bench_run *run, mpi_env *e, long long n, int fp64)
         in[2] = med[0];
         clphys_gravity_mpi_destroy(g1);
     }
-    st = clphys_mpi_agree(e->comm, NULL, st);
-    if (st) {
-        if (e->rank == 0) bench_fail(run, "gravity-mpi", what, clphys_last_error(NULL));
+    if (st && e->rank == 0) /* the device's message, or the MPI plan's */
+        bench_fail(run, "gravity-mpi", what, clphys_last_error(run->ctx)[0] ? clphys_last_error(run->ctx)
+                                                                           : clphys_last_error(NULL));
+    if (clphys_mpi_agree(e->comm, NULL, st)) {
         free(x), free(acc), free(ref);
         return;
     }
