@@ -164,11 +164,13 @@ static void one_size(bench_run *run, mpi_env *e, long long n, int fp64)
         clphys_gravity_exchange used;
         int group;
         const char *kvar = clphys_gravity_mpi_info(g, &used, &group);
+        /* a noisy fit can put t_sync below 0: the model takes it as 0 */
         clphys_gravity_model mo = {used, group, e->P, e->k, (double)n, in[0], in[1], e->net.latency_s,
-                                   e->net.bandwidth_bytes_per_s, fp64 ? 32 : 16, e->sync.t_sync_s};
+                                   e->net.bandwidth_bytes_per_s, fp64 ? 32 : 16, fmax(0, e->sync.t_sync_s)};
         clphys_gravity_prediction pr;
         memset(&pr, 0, sizeof pr);
-        clphys_gravity_model_predict(&mo, &pr);
+        if (clphys_gravity_model_predict(&mo, &pr) && e->rank == 0)
+            fprintf(stderr, "  gravity_mpi: no prediction: %s\n", clphys_last_error(NULL));
         if (e->rank == 0) {
             bench_row row;
             bench_gravity_row(&row, "gravity-mpi", clphys_gravity_exchange_name(used), fp64, N, run->repeat);
