@@ -147,14 +147,19 @@ static void one_size(bench_run *run, mpi_env *e, long long n, int fp64)
     }
     MPI_Bcast(in, 3, MPI_DOUBLE, 0, e->comm);
     if (run->verify && e->rank == 0) gravity_ref(nv, x, (int)N, x, 1.0, BENCH_GRAVITY_EPS, ref, NULL);
+    /* HYBRID with its default group (the largest power of two dividing P) and,
+     * where that is all of P, also with groups of 2: doubling in pairs, then
+     * the ring of pairs */
     const clphys_gravity_exchange exs[] = {CLPHYS_EXCHANGE_RING, CLPHYS_EXCHANGE_DOUBLING, CLPHYS_EXCHANGE_HYBRID,
-                                           CLPHYS_EXCHANGE_ALLGATHER};
-    for (int k = 0; k < 4; k++) {
+                                           CLPHYS_EXCHANGE_ALLGATHER, CLPHYS_EXCHANGE_HYBRID};
+    const int groups[] = {0, 0, 0, 0, 2};
+    const int nex = e->P >= 4 && e->P % 2 == 0 ? 5 : 4;
+    for (int k = 0; k < nex; k++) {
         clphys_gravity_params prm = {fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
                                      0, 0, 0, 0, 0, 0, 0, 0};
         clphys_gravity_mpi *g = NULL;
         double med[6] = {0};
-        st = clphys_gravity_mpi_create(e->comm, &run->ctx, 1, &prm, exs[k], 0, &g);
+        st = clphys_gravity_mpi_create(e->comm, &run->ctx, 1, &prm, exs[k], groups[k], &g);
         if (!st) st = timed_calls(run, e->comm, g, n, x + 4 * (size_t)(e->rank * n), acc, med);
         if (st) {
             if (e->rank == 0) bench_fail(run, "gravity-mpi", what, clphys_last_error(NULL));
@@ -173,7 +178,9 @@ static void one_size(bench_run *run, mpi_env *e, long long n, int fp64)
             fprintf(stderr, "  gravity_mpi: no prediction: %s\n", clphys_last_error(NULL));
         if (e->rank == 0) {
             bench_row row;
-            bench_gravity_row(&row, "gravity-mpi", clphys_gravity_exchange_name(used), fp64, N, run->repeat);
+            char variant[32];
+            snprintf(variant, sizeof variant, "%s%s", clphys_gravity_exchange_name(used), groups[k] ? "-g2" : "");
+            bench_gravity_row(&row, "gravity-mpi", variant, fp64, N, run->repeat);
             row.kernel_s_median = row.kernel_s_min = med[2];
             row.total_s_median = med[0];
             bench_gravity_rates(run, &row, (double)N * (double)N, med[0], fp64, e->gpus);

@@ -159,6 +159,16 @@ static void model(void **state)
             }
             assert_true(q.step_s >= P * 1e-3 + 1e-5 - 1e-15);
         }
+    /* the seed's upper bound (sec. 6.2: free network, t_sync 0, two streams at full speed, the
+     * accumulation stage): 2.0, 1.33, 1.6, 1.45, 1.52, 1.49, 1.51 for 4 .. 256 GPUs, two GPUs per MPI
+     * process there, so P = 2 .. 128 ranks here */
+    const double seed_upper[] = {2.0, 1.33, 1.6, 1.45, 1.52, 1.49, 1.51};
+    for (int k = 0; k < 7; k++) {
+        clphys_gravity_prediction d = predict(CLPHYS_EXCHANGE_DOUBLING, 2 << k, 2, 0, 0, 0);
+        if (fabs(d.efficiency - seed_upper[k]) > 0.006)
+            fail_msg("doubling, P = %d, concurrency 2: efficiency %.4f, the seed's bound %.2f", 2 << k, d.efficiency,
+                     seed_upper[k]);
+    }
     /* the ring with P - 1 exchanges of t_x < t_calc each hides them all: t = P t_calc + t_sync */
     clphys_gravity_prediction r = predict(CLPHYS_EXCHANGE_RING, 8, 1, 1e-5, 1e9, 2e-5);
     assert_true(fabs(r.step_s - (8e-3 + 2e-5)) < 1e-12);
