@@ -124,7 +124,9 @@ clphys_status clphys_gravity_compute_cl(clphys_gravity_plan *plan, cl_mem xi, si
  * and while MPI exchanges the next block (clphys_gravity_mpi.h).  Each lane
  * accumulates into its own result buffer (no atomics); the lanes and
  * devices are summed on the host in double precision in a fixed order, so
- * the result does not depend on the split, only on the blocks.  A device
+ * the split between devices changes a result only through the kernel's own
+ * order of j (none when it sums j in order: j_split = 1 or the vector
+ * kernel, then any split gives the same bits).  A device
  * short of i-particles (below ~8192 on the seed's M2090) leaves compute
  * units idle that the second lane's kernel can fill: the seed's
  * super-linear effect.  Lane 0 uses the caller's context and queue; lane 1 a
@@ -158,7 +160,8 @@ typedef struct {
  * contexts stay the caller's and must outlive the plan.  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL, ndev < 1 or above 64, queues outside
  * 0..2, a NULL context, and those of clphys_gravity_plan_create), and those
- * of clphys_gravity_plan_create on each device. */
+ * of clphys_gravity_plan_create on each device.  Messages of this call and
+ * of the others below: clphys_last_error(ctxs[0]). */
 clphys_status clphys_gravity_multi_create(clphys_context *const *ctxs, int ndev, int queues,
                                           const clphys_gravity_params *p, clphys_gravity_multi **m);
 /* Release the plans, queues and buffers; accepts NULL. */
@@ -173,8 +176,8 @@ clphys_status clphys_gravity_multi_weights(clphys_gravity_multi *m, const double
 const char *clphys_gravity_multi_info(const clphys_gravity_multi *m, int *ndev, int *queues);
 /* As clphys_gravity_compute (same layouts, checks and self-term rule: xi NULL
  * means the i-set is the j-set), over the plan's devices with the j-set
- * streamed in blocks of j_block particles (0: nj / (2 queues) rounded up to a
- * multiple of 256, at least 256), block b on lane b % queues.  acc and pot are
+ * streamed in blocks of j_block particles (0: nj / (2 x queues), rounded up to
+ * a multiple of 256), block b on lane b % queues.  acc and pot are
  * overwritten (pot may be NULL; needs p.potential).  timing may be NULL.
  * Waits for its result.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (m, xj or acc
  * NULL, a count above 2^31 - 1, xi NULL with nj = 0, pot without
