@@ -153,7 +153,7 @@ clphys_status clphys_gravity_multi_create(clphys_context *const *ctxs, int ndev,
             st = clphys_gravity_plan_create(D->lane[l].ctx, p, &D->lane[l].plan);
             if (st && l) cp_error(ctxs[d], st, "%s", clphys_last_error(D->lane[l].ctx));
         }
-        if (st) cp_error_append(ctxs[0] == ctxs[d] ? ctxs[0] : ctxs[d], "(device %d of the multi-device plan)", d);
+        if (st) cp_error_append(ctxs[d], "(device %d of the multi-device plan)", d);
         if (st && d) cp_error(ctxs[0], st, "%s", clphys_last_error(ctxs[d]));
     }
     for (int d = 0; d < ndev && !st && ndev > 1; d++) {
