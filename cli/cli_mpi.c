@@ -4,14 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int started;
-
 int cli_mpi_launched(void)
 {
     return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
 }
 
 #ifdef CLPHYS_HAVE_MPI
+static int started;
+
 int cli_mpi_start(int *argc, char ***argv)
 {
     if (!cli_mpi_launched()) return 0;

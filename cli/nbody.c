@@ -224,9 +224,9 @@ int cmd_nbody(int argc, char **argv)
     clphys_status st = CLPHYS_SUCCESS;
     clphys_nbody_system s = {0, NULL, NULL}, all = {0, NULL, NULL};
     double *acc = NULL, *pot = NULL;
-    int nranks = 1;
     size_t N = 0;
 #ifdef CLPHYS_HAVE_MPI
+    int nranks = 1;
     if (e.dist) {
         MPI_Comm_size(e.comm, &nranks);
         /* every option but --device must agree (MPMD launches may differ) */
