@@ -69,7 +69,7 @@ clphys_status clphys_gravity_mpi_compute(clphys_gravity_mpi *plan, size_t n, con
 /* Split root's system *all (read on root only) into blocks in particle
  * order: rank r gets N/P particles, one more when r < N mod P (so a rank has
  * none when N < P).  *local is overwritten (not freed first) with arrays the
- * call allocates.  Collective.  Errors (every rank): CLPHYS_ERR_INVALID_ARGUMENT
+ * call allocates; on failure it is left empty.  Collective.  Errors (every rank): CLPHYS_ERR_INVALID_ARGUMENT
  * (local NULL, all NULL on root, root out of range), CLPHYS_ERR_OUT_OF_MEMORY,
  * CLPHYS_ERR_IO (MPI). */
 clphys_status clphys_nbody_mpi_scatter(MPI_Comm comm, int root, const clphys_nbody_system *all,

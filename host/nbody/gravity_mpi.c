@@ -28,11 +28,15 @@ struct clphys_gravity_mpi {
     char *all;           /* every position, global order, plan precision (gm_staging) */
 };
 
-/* The parameters that must agree between ranks. */
-typedef struct {
-    clphys_gravity_params p;
-    int exchange, group;
-} agreed;
+/* The parameters that must agree between ranks, field by field (no padding
+ * bytes in what is hashed). */
+static void agreed(const clphys_gravity_params *p, clphys_gravity_exchange exchange, int group, double v[14])
+{
+    const double a[14] = {p->precision, p->variant, p->G, p->eps, p->potential, p->work_group, p->i_per_item,
+                          p->unroll, p->flush_denormals, p->fast_rsqrt64, p->inline_ptx, p->j_split, exchange,
+                          group};
+    memcpy(v, a, sizeof a);
+}
 
 clphys_status clphys_gravity_mpi_create(MPI_Comm comm, clphys_context *const *ctxs, int ndev,
                                         const clphys_gravity_params *p, clphys_gravity_exchange exchange, int group,
@@ -46,10 +50,9 @@ clphys_status clphys_gravity_mpi_create(MPI_Comm comm, clphys_context *const *ct
     if (out) *out = NULL;
     st = cp_mpi_agree(c, NULL, st);
     if (!st) {
-        agreed a;
-        memset(&a, 0, sizeof a); /* padding too: the bytes are hashed */
-        a.p = *p, a.exchange = (int)exchange, a.group = group;
-        st = cp_mpi_same(c, NULL, &a, sizeof a, "gravity parameters, exchange or group");
+        double a[14];
+        agreed(p, exchange, group, a);
+        st = cp_mpi_same(c, NULL, a, sizeof a, "gravity parameters, exchange or group");
     }
     clphys_gravity_mpi *g = NULL;
     if (!st && !(g = calloc(1, sizeof *g))) st = cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "gravity mpi plan");
@@ -167,7 +170,9 @@ static clphys_status exchange_and_compute(clphys_gravity_mpi *g, size_t n, clphy
         MPI_Request req[4];
         int nreq = 0;
         const double t_post = cp_now();
-        CP_TRY(cp_mpi_post(NULL, g->comm, st->to, snd, ns, st->from, rcv, nr, 8 * s, req, &nreq));
+        /* a stage's messages complete before the next stage posts, and MPI keeps
+         * the order of messages between two ranks: tags may repeat */
+        CP_TRY(cp_mpi_post(NULL, g->comm, st->to, snd, ns, st->from, rcv, nr, 8 * (s % 1024), req, &nreq));
         for (int k = 0; k < ns; k++) *bytes_sent += (double)sc[k] * (double)r4;
         CP_TRY(cp_mpi_wait_overlapped(NULL, nreq, req, t_post, busy, &b, nap, ov));
         if (!*dev) *dev = gm_block(g->m, nr, rp, rc, 0);
@@ -271,6 +276,7 @@ clphys_status clphys_nbody_mpi_scatter(MPI_Comm comm, int root, const clphys_nbo
     CP_MPI(NULL, MPI_Comm_size(comm, &P));
     CP_MPI(NULL, MPI_Comm_rank(comm, &rank));
     clphys_status st = CLPHYS_SUCCESS;
+    if (local) *local = (clphys_nbody_system){0, NULL, NULL};
     if (!local || root < 0 || root >= P || (rank == root && (!all || (all->n && (!all->x || !all->v)))))
         st = cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "nbody scatter: NULL system or root %d of %d", root, P);
     long long N = !st && rank == root ? (long long)all->n : 0;
@@ -298,7 +304,7 @@ clphys_status clphys_nbody_mpi_scatter(MPI_Comm comm, int root, const clphys_nbo
     }
     free(cnt);
     free(c);
-    if (st && local && !e) clphys_nbody_system_destroy(local);
+    if (st) clphys_nbody_system_destroy(local);
     return st;
 }
 
