@@ -19,7 +19,7 @@ typedef struct {
     char variant[48];         /* kernel variant name, "c-openmp" for the CPU ref  */
     char precision[8];        /* "fp32" | "fp64"                                  */
     long long n;              /* problem size (particles, sites, unknowns)        */
-    char params[1024];        /* JSON object text, e.g. {"eps":0.01}; "" = {}     */
+    char params[2048];        /* JSON object text, e.g. {"eps":0.01}; "" = {}     */
     int repeat;
     double kernel_s_median, kernel_s_min; /* profiled kernel time of one call     */
     double total_s_median;    /* one call including host<->device transfers       */

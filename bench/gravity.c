@@ -10,6 +10,7 @@
  * kernels sum j in the reference's order, so their fp64 error reads lower
  * than that of the j-split ones, ~5e-14 on an H100). */
 #include "bench.h"
+#include "gravity_bench.h"
 #include "host/ref/gravity_ref.h"
 
 #include <math.h>
@@ -17,12 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EPS 0.01
+#define EPS BENCH_GRAVITY_EPS
 #define NVER 1024
 
-/* Positions uniform in the unit cube, masses in [0.5, 1.5) / n (the shared
- * SplitMix64 stream, fixed seed: every run times the same input). */
-static double *particles(long long n)
+double *bench_gravity_particles(long long n)
 {
     double *x = malloc(4 * (size_t)n * sizeof *x);
     if (!x) return NULL;
@@ -34,7 +33,7 @@ static double *particles(long long n)
     return x;
 }
 
-static double rel_error(int nv, const double *acc, const double *ref)
+double bench_gravity_error(int nv, const double *acc, const double *ref)
 {
     double rms = 0, m = 0;
     for (int i = 0; i < nv; i++) rms += ref[3 * i] * ref[3 * i] + ref[3 * i + 1] * ref[3 * i + 1] + ref[3 * i + 2] * ref[3 * i + 2];
@@ -48,14 +47,35 @@ static double rel_error(int nv, const double *acc, const double *ref)
     return m;
 }
 
-static void fill_rates(bench_run *run, bench_row *r, double inter, int fp64, const char *extra)
+void bench_gravity_row(bench_row *r, const char *path, const char *variant, int fp64, long long n, int repeat)
 {
-    r->rate = inter / r->kernel_s_median;
+    memset(r, 0, sizeof *r);
+    snprintf(r->path, sizeof r->path, "%s", path);
+    snprintf(r->variant, sizeof r->variant, "%s", variant);
+    snprintf(r->precision, sizeof r->precision, "%s", fp64 ? "fp64" : "fp32");
+    r->n = n;
+    r->repeat = repeat;
+}
+
+void bench_gravity_rates(bench_run *run, bench_row *r, double inter, double seconds, int fp64, int devices)
+{
+    r->rate = seconds > 0 ? inter / seconds : 0;
     snprintf(r->rate_unit, sizeof r->rate_unit, "interactions/s");
     r->gflops = 20 * r->rate * 1e-9;
     snprintf(r->flops_convention, sizeof r->flops_convention, "20 per interaction");
     r->bytes_per_s = 0;
-    bench_set_fraction(run, r, fp64 ? "fma_fp64_flops" : "fma_fp32_flops", r->gflops * 1e9);
+    bench_set_fraction(run, r, fp64 ? "fma_fp64_flops" : "fma_fp32_flops", r->gflops * 1e9 / (devices ? devices : 1));
+}
+
+void bench_gravity_verify(const bench_run *run, bench_row *r, int nv, const double *acc, const double *ref, int fp64)
+{
+    r->max_rel_error = run->verify ? bench_gravity_error(nv, acc, ref) : 0;
+    r->verified = run->verify && r->max_rel_error < (fp64 ? 1e-10 : 1e-4);
+}
+
+static void fill_rates(bench_run *run, bench_row *r, double inter, int fp64, const char *extra)
+{
+    bench_gravity_rates(run, r, inter, r->kernel_s_median, fp64, 1);
     snprintf(r->params, sizeof r->params,
              "{\"eps\":%g,\"gflops_26\":%.6g,\"interactions_per_call\":%.6g,\"potential\":false%s}", EPS,
              26 * r->rate * 1e-9, inter, extra);
@@ -85,18 +105,12 @@ static void kernel_case(bench_run *run, const clphys_gravity_params *prm, long l
         bench_fail(run, "gravity", what, clphys_last_error(run->ctx));
     } else {
         bench_row row;
-        memset(&row, 0, sizeof row);
-        snprintf(row.path, sizeof row.path, "gravity");
-        snprintf(row.variant, sizeof row.variant, "%s", clphys_gravity_plan_variant(pl));
-        snprintf(row.precision, sizeof row.precision, "%s", fp64 ? "fp64" : "fp32");
-        row.n = n;
-        row.repeat = run->repeat;
+        bench_gravity_row(&row, "gravity", clphys_gravity_plan_variant(pl), fp64, n, run->repeat);
         row.kernel_s_min = ref_min(ks, run->repeat);
         row.kernel_s_median = ref_median(ks, run->repeat);
         row.total_s_median = ref_median(ts, run->repeat);
         fill_rates(run, &row, (double)n * n, fp64, "");
-        row.max_rel_error = run->verify ? rel_error(nv, acc, ref) : 0;
-        row.verified = run->verify && row.max_rel_error < (fp64 ? 1e-10 : 1e-4);
+        bench_gravity_verify(run, &row, nv, acc, ref, fp64);
         snprintf(row.note, sizeof row.note, "GFLOP/s at 26 flops/interaction (Miki et al. 2012): %.1f",
                  26 * row.rate * 1e-9);
         bench_add_row(run, &row);
@@ -118,18 +132,12 @@ static void c_openmp_case(bench_run *run, long long n, const double *x, int fp64
         ts[r] = bench_now() - t0;
     }
     bench_row row;
-    memset(&row, 0, sizeof row);
-    snprintf(row.path, sizeof row.path, "gravity");
-    snprintf(row.variant, sizeof row.variant, "c-openmp");
-    snprintf(row.precision, sizeof row.precision, "%s", fp64 ? "fp64" : "fp32");
-    row.n = n;
-    row.repeat = rep;
+    bench_gravity_row(&row, "gravity", "c-openmp", fp64, n, rep);
     row.kernel_s_min = ref_min(ts, rep);
     row.kernel_s_median = ref_median(ts, rep);
     row.total_s_median = row.kernel_s_median;
     fill_rates(run, &row, (double)n * n, fp64, ",\"host\":\"OpenMP over i, omp simd over j, SoA\"");
-    row.max_rel_error = run->verify ? rel_error(nv, acc, ref) : 0;
-    row.verified = run->verify && row.max_rel_error < (fp64 ? 1e-10 : 1e-4);
+    bench_gravity_verify(run, &row, nv, acc, ref, fp64);
     snprintf(row.note, sizeof row.note, "host CPU, not the OpenCL device; fraction is of the device's limit");
     bench_add_row(run, &row);
 }
@@ -137,7 +145,7 @@ static void c_openmp_case(bench_run *run, long long n, const double *x, int fp64
 static void one_size(bench_run *run, long long n, int fp64)
 {
     const clphys_device_info *dev = run->dev;
-    double *x = particles(n), *acc = malloc(3 * (size_t)n * sizeof *acc);
+    double *x = bench_gravity_particles(n), *acc = malloc(3 * (size_t)n * sizeof *acc);
     int nv = n < NVER ? (int)n : NVER;
     double *ref = malloc(3 * (size_t)nv * sizeof *ref);
     if (!x || !acc || !ref) {

@@ -2,6 +2,7 @@
  * through bench_suite.h) on the chosen device. */
 #include "bench_suite.h"
 #include "cli.h"
+#include "cli_mpi.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,9 @@ static void usage(FILE *out)
                  "  --repeat     timed repetitions per case, the median is reported (default 10)\n"
                  "  --quick      small default sizes (the default on CPU devices); --full forces full sizes\n"
                  "  --json FILE  also write the results with the device's identity (written atomically)\n"
-                 "Exit status 1 when any case fails verification or cannot run.\n");
+                 "Exit status 1 when any case fails verification or cannot run.\n"
+                 "Under an MPI launcher with several ranks (mpirun -np P clphys bench --path gravity_mpi) only\n"
+                 "the distributed entries run, each rank on its --device; rank 0 prints and writes the JSON.\n");
 }
 
 int cmd_bench(int argc, char **argv)
@@ -53,8 +56,27 @@ int cmd_bench(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    FILE *out = stdout;
+    if (cli_mpi_size() > 1) {
+        if (!opt.paths || strcmp(opt.paths, "gravity_mpi")) {
+            fprintf(stderr, "clphys bench: under an MPI launcher with several ranks only --path gravity_mpi runs\n");
+            return 2;
+        }
+        if (cli_mpi_rank() > 0) { /* rank 0 reports for all */
+            opt.json = NULL;
+            if (!(out = fopen("/dev/null", "w"))) out = stdout;
+        }
+    }
     clphys_context *ctx;
     clphys_status st = clphys_context_create(device, &ctx);
-    if (st) return cli_fail("bench", st, NULL);
-    return cli_context_done(ctx, bench_suite_run(ctx, &opt, stdout));
+    int rc;
+    if (st && cli_mpi_size() > 1) { /* not agreed: said by this rank, and 2 makes main abort the job */
+        fprintf(stderr, "clphys bench (rank %d): %s: %s\n", cli_mpi_rank(), clphys_status_string(st),
+                clphys_last_error(NULL));
+        rc = 2;
+    } else {
+        rc = st ? cli_fail("bench", st, NULL) : cli_context_done(ctx, bench_suite_run(ctx, &opt, out));
+    }
+    if (out != stdout) fclose(out);
+    return rc;
 }

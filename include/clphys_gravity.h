@@ -114,6 +114,158 @@ clphys_status clphys_gravity_compute(clphys_gravity_plan *plan, size_t ni, const
 clphys_status clphys_gravity_compute_cl(clphys_gravity_plan *plan, cl_mem xi, size_t ni, cl_mem xj, size_t nj,
                                         int i_in_j, cl_mem out, int accumulate, double *kernel_s);
 
+/* ---- Several devices, two command queues each ---------------------------
+ * The seed's two-stream scheme (Miki, Takahashi & Mori, sec. 3, Fig. 3) over
+ * any number of OpenCL devices in one process: the i-particles are split
+ * between the devices in proportion to their measured speed; the
+ * j-particles are streamed to every device in blocks; each device has
+ * `queues` in-order command queues (lanes), and block b goes to lane
+ * b % queues: its upload and kernel run while the other lane's kernel does,
+ * and while MPI exchanges the next block (clphys_gravity_mpi.h).  Each lane
+ * accumulates into its own result buffer (no atomics); the lanes and
+ * devices are summed on the host in double precision in a fixed order, so
+ * the split between devices changes a result only through the kernel's own
+ * order of j (none when it sums j in order: j_split = 1 or the vector
+ * kernel, then any split gives the same bits).  A device
+ * short of i-particles (below ~8192 on the seed's M2090) leaves compute
+ * units idle that the second lane's kernel can fill: the seed's
+ * super-linear effect.  Lane 0 uses the caller's context and queue; lane 1 a
+ * second queue on the same OpenCL context. */
+typedef struct clphys_gravity_multi clphys_gravity_multi;
+
+/* Per-call timing of the multi-device and MPI calls (seconds, this process). */
+typedef struct {
+    double total_s;    /* wall time of the call                                  */
+    double kernel_s;   /* summed profiled time of its kernels over devices and
+                          lanes (END - START each; concurrent kernels both count,
+                          so it may exceed total_s)                              */
+    double kernel_span_s; /* from the first kernel's START to the last one's END
+                          on the device where that is longest (profiling clock):
+                          the kernels' wall time, concurrency and gaps included */
+    double exchange_s; /* MPI: wall time from posting each exchange to seeing it
+                          complete, summed over the exchanges (0 without MPI)    */
+    double exposed_s;  /* MPI: of exchange_s, the time the rank waited with no
+                          kernel of its own running: the exchange not hidden     */
+    double bytes_sent; /* MPI: bytes this rank sent                              */
+    int exchanges;     /* MPI: exchange stages (messages to one partner each)    */
+    int kernels;       /* gravity calls launched, summed over devices            */
+} clphys_gravity_timing;
+
+/* A plan over the ndev contexts of ctxs (one device each; a device may
+ * appear twice through two contexts), each with `queues` lanes (1 or 2; 0
+ * means 2) and one gravity plan per lane made from p.  With ndev > 1 each
+ * device's speed is measured at creation (one kernel of 4096 particles on a
+ * GPU, 1024 on a CPU, fastest of 3) and the i-particles are split in
+ * proportion (clphys_gravity_multi_weights reads or sets the weights).  The
+ * contexts stay the caller's and must outlive the plan.  Errors:
+ * CLPHYS_ERR_INVALID_ARGUMENT (NULL, ndev < 1 or above 64, queues outside
+ * 0..2, a NULL context, and those of clphys_gravity_plan_create), and those
+ * of clphys_gravity_plan_create on each device.  Messages of this call and
+ * of the others below: clphys_last_error(ctxs[0]). */
+clphys_status clphys_gravity_multi_create(clphys_context *const *ctxs, int ndev, int queues,
+                                          const clphys_gravity_params *p, clphys_gravity_multi **m);
+/* Release the plans, queues and buffers; accepts NULL. */
+void clphys_gravity_multi_destroy(clphys_gravity_multi *m);
+/* The weights of the i split, one per device (any positive scale): set[ndev]
+ * (may be NULL) replaces them, then get[ndev] (may be NULL) receives them
+ * normalised to sum 1.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (m NULL; a weight
+ * not finite or negative, or all zero). */
+clphys_status clphys_gravity_multi_weights(clphys_gravity_multi *m, const double *set, double *get);
+/* Devices and lanes: *ndev, *queues (either may be NULL); the variant of
+ * device 0's kernel (clphys_gravity_plan_variant) is returned.  "" for NULL. */
+const char *clphys_gravity_multi_info(const clphys_gravity_multi *m, int *ndev, int *queues);
+/* As clphys_gravity_compute (same layouts, checks and self-term rule: xi NULL
+ * means the i-set is the j-set), over the plan's devices with the j-set
+ * streamed in blocks of j_block particles (0: nj / (2 x queues), rounded up to
+ * a multiple of 256), block b on lane b % queues.  acc and pot are
+ * overwritten (pot may be NULL; needs p.potential).  timing may be NULL.
+ * Waits for its result.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (m, xj or acc
+ * NULL, a count above 2^31 - 1, xi NULL with nj = 0, pot without
+ * p.potential), CLPHYS_ERR_INPUT (as clphys_gravity_compute, without the
+ * coincidence check), CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL (the
+ * message names the device). */
+clphys_status clphys_gravity_multi_compute(clphys_gravity_multi *m, size_t ni, const double *xi, size_t nj,
+                                           const double *xj, size_t j_block, double *acc, double *pot,
+                                           clphys_gravity_timing *timing);
+
+/* ---- Exchange algorithms between MPI ranks and their performance model ---
+ * Each of P ranks owns a block of particles and needs the force of all of
+ * them; the j-blocks travel by one of (clphys_gravity_mpi.h):
+ *  RING       the seed's transport stage (Fig. 4): P - 1 steps, each sending
+ *             the block just received to rank + 1 and receiving the next from
+ *             rank - 1 (MPI_Isend/MPI_Irecv) while the kernel works on the
+ *             current one.
+ *  DOUBLING   the accumulation stage (Fig. 5, 6): stage k sends everything
+ *             gathered so far, so the set doubles and ceil(log2 P) exchanges
+ *             suffice.  P a power of two: partner = rank XOR 2^k (the seed's
+ *             pairs).  Other P: the dissemination order of Bruck et al. (IEEE
+ *             TPDS 8, 1143 (1997)): send to rank + 2^k, receive from rank -
+ *             2^k (mod P), the last stage carrying only the P - 2^k blocks
+ *             still missing; every block still arrives exactly once.
+ *  HYBRID     the seed's combination: DOUBLING inside aligned groups of G
+ *             ranks (G a power of two dividing P), then RING between the P/G
+ *             groups, one group's gathered set per step.  G = 1 is RING and
+ *             G = P (a power of two) is DOUBLING.
+ *  ALLGATHER  the plain baseline: MPI_Allgatherv of every block, then one
+ *             kernel over all j; nothing overlapped.
+ * AUTO is HYBRID with the largest power of two dividing P as G. */
+typedef enum {
+    CLPHYS_EXCHANGE_AUTO = 0,
+    CLPHYS_EXCHANGE_RING,
+    CLPHYS_EXCHANGE_DOUBLING,
+    CLPHYS_EXCHANGE_HYBRID,
+    CLPHYS_EXCHANGE_ALLGATHER
+} clphys_gravity_exchange;
+
+/* "auto", "ring", "doubling", "hybrid", "allgather"; "" for another value. */
+const char *clphys_gravity_exchange_name(clphys_gravity_exchange e);
+
+/* The performance model of one distributed force calculation (the seed's
+ * sec. 6, made general): the schedule of the chosen exchange for `ranks`
+ * ranks of n particles each is replayed in time.  Exchange k takes
+ * latency_s + bytes_k / bandwidth (one latency per message) and starts when
+ * the host has posted it, i.e. once exchange k - 1 has arrived (its data is
+ * forwarded); the kernel of each received block takes t_calc_s * nj / n and
+ * runs on lane b % 2 once its block has arrived and the lane's previous
+ * kernel is done; while two kernels overlap, they share the device at a
+ * total rate of `concurrency` (1: no gain, 2: each as fast as alone — the
+ * seed's idle compute units below 8192 particles per GPU).  ranks_per_device
+ * k > 1 (ranks sharing one device, time-sliced) multiplies every kernel time
+ * by k.  The step ends when the last kernel has, plus t_sync_s once.  With
+ * concurrency 2, zero network time and t_sync 0 this gives the seed's upper
+ * bound regime; with concurrency 1 and a hidden network, efficiency 1. */
+typedef struct {
+    clphys_gravity_exchange exchange;
+    int group;                /* HYBRID: G, as in clphys_gravity_mpi_create      */
+    int ranks;                /* P >= 1                                          */
+    int ranks_per_device;     /* k >= 1; 0 means 1                               */
+    double n;                 /* particles per rank                              */
+    double t_calc_s;          /* one kernel of n i- x n j-particles, device alone */
+    double concurrency;       /* two lanes' throughput / one lane's, 1..2; 0 = 1 */
+    double latency_s;         /* per message                                     */
+    double bandwidth_bytes_per_s; /* 0 = infinite                                */
+    double bytes_per_particle;    /* 16 (fp32 real4) or 32 (fp64 real4)          */
+    double t_sync_s;          /* e.g. clphys_mpi_measure_sync's t_sync_s         */
+} clphys_gravity_model;
+
+typedef struct {
+    double step_s;      /* predicted wall time of one force calculation            */
+    double kernel_s;    /* kernel time of the rank alone (sum, as if serial)       */
+    double exchange_s;  /* summed exchange times                                   */
+    double exposed_s;   /* time with an exchange outstanding and no kernel running */
+    double efficiency;  /* ranks * ranks_per_device * t_calc_s / step_s: the
+                           interactions per second of the P / k devices against
+                           P / k times one device's at n particles in one kernel,
+                           i.e. the seed's weak-scaling P(N/P; P) / (P(N/P; 1) P)
+                           as its eqs. 6-7 write it (k = 1)                       */
+    int exchanges;
+} clphys_gravity_prediction;
+
+/* Predict *out from *m.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL; ranks < 1
+ * or above 2^20; n, t_calc_s, latency, bandwidth, bytes or t_sync negative
+ * or not finite; concurrency outside 0..2; an invalid group). */
+clphys_status clphys_gravity_model_predict(const clphys_gravity_model *m, clphys_gravity_prediction *out);
+
 /* ---- N-body driver pieces ------------------------------------------------ */
 /* The arrays belong to the system: the calls below that fill one allocate
  * them, clphys_nbody_system_destroy frees them. */

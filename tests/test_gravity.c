@@ -2,7 +2,7 @@
  * fp64) against the fp64 CPU reference (host/ref/gravity_ref.c) on fresh
  * random particles, plus invariants.
  * Error measure per particle: |a - a_ref| and |phi - phi_ref| relative to the
- * sum of the magnitudes of the terms (see errors()); the max over particles
+ * sum of the magnitudes of the terms (tests/gravity_util.h); the max over particles
  * must stay below 1e-5 (fp32) and 1e-12 (fp64).  In fp32 the reference is given
  * the same fp32-rounded positions as the kernel, so the measure is of the
  * kernel's arithmetic, not of the input rounding (which for a close pair with
@@ -11,6 +11,7 @@
  * Newton (fast_rsqrt64 = 1) and series (2) forms are held to the same 1e-12;
  * so is the j range split (j_split). */
 #include "util.h"
+#include "gravity_util.h"
 #include "host/ref/gravity_ref.h"
 
 #include <math.h>
@@ -25,18 +26,6 @@ static clphys_context *ctx;
 
 static double tol_of(clphys_precision p) { return p == CLPHYS_FP64 ? 1e-12 : 1e-5; }
 
-/* Particles uniform in the unit cube, masses in [0.5, 1.5) / n. */
-static double *random_particles(int n, uint64_t stream)
-{
-    uint64_t rng = tu_rng_init(stream);
-    double *x = malloc(4 * (size_t)(n > 0 ? n : 1) * sizeof *x);
-    for (int i = 0; i < n; i++) {
-        for (int c = 0; c < 3; c++) x[4 * i + c] = tu_uniform(&rng);
-        x[4 * i + 3] = (0.5 + tu_uniform(&rng)) / n;
-    }
-    return x;
-}
-
 static int nr64;   /* fast_rsqrt64 of the plans made next */
 static int jsplit; /* j_split of the plans made next */
 
@@ -49,39 +38,11 @@ static clphys_gravity_plan *make_plan(clphys_precision p, clphys_gravity_variant
     return pl;
 }
 
-/* Per-particle relative error measured against the sum of the magnitudes of
- * the terms (the condition of the sum): |a_i - a_ref| / sum_j G m_j r/(r^2+eps^2)^(3/2)
- * and |phi_i - phi_ref| / sum_j G m_j / sqrt(r^2+eps^2) (self term included: it is
- * subtracted, so its rounding counts).  A plain |a_i| denominator is ill-posed
- * where the forces cancel (near the centre, a lone particle). */
-static void errors(int ni, const double *xi, int nj, const double *xj, double eps, const double *acc,
-                   const double *pot, const double *ra, const double *rp, double *ea, double *ep)
-{
-    *ea = *ep = 0;
-    for (int i = 0; i < ni; i++) {
-        const double *p = xi + 4 * i;
-        double sa = 0, sp = 0;
-        for (int j = 0; j < nj; j++) {
-            double dx = xj[4 * j] - p[0], dy = xj[4 * j + 1] - p[1], dz = xj[4 * j + 2] - p[2];
-            double r2 = dx * dx + dy * dy + dz * dz, s2 = r2 + eps * eps;
-            if (s2 == 0) continue;
-            sa += xj[4 * j + 3] * sqrt(r2) / (s2 * sqrt(s2));
-            sp += xj[4 * j + 3] / sqrt(s2);
-        }
-        double d = 0;
-        for (int c = 0; c < 3; c++) d += (acc[3 * i + c] - ra[3 * i + c]) * (acc[3 * i + c] - ra[3 * i + c]);
-        double e = sa > 0 ? sqrt(d) / sa : sqrt(d);
-        double f = sp > 0 ? fabs(pot[i] - rp[i]) / sp : fabs(pot[i] - rp[i]);
-        *ea = isnan(e) || e > *ea ? (isnan(e) ? INFINITY : e) : *ea;
-        *ep = isnan(f) || f > *ep ? (isnan(f) ? INFINITY : f) : *ep;
-    }
-}
-
 /* One case: i-set = j-set (disjoint == 0) or a separate i-set. */
 static void check_case(clphys_gravity_plan *pl, clphys_precision p, double eps, int n, int disjoint, uint64_t stream)
 {
     int ni = disjoint ? n / 2 + 3 : n;
-    double *xj = random_particles(n, stream), *xi = disjoint ? random_particles(ni, stream + 1000) : NULL;
+    double *xj = tg_random_particles(n, stream), *xi = disjoint ? tg_random_particles(ni, stream + 1000) : NULL;
     if (p == CLPHYS_FP32) { /* the kernel sees fp32 positions: so does the reference (arithmetic error only) */
         for (int k = 0; k < 4 * n; k++) xj[k] = (float)xj[k];
         for (int k = 0; xi && k < 4 * ni; k++) xi[k] = (float)xi[k];
@@ -94,7 +55,7 @@ static void check_case(clphys_gravity_plan *pl, clphys_precision p, double eps, 
     if (st) fail_msg("compute: %s: %s", clphys_status_string(st), clphys_last_error(ctx));
     gravity_ref(ni, xi, n, xj, 1.0, eps, ra, rp);
     double ea, ep;
-    errors(ni, xi ? xi : xj, n, xj, eps, acc, pot, ra, rp, &ea, &ep);
+    tg_errors(ni, xi ? xi : xj, n, xj, eps, acc, pot, ra, rp, &ea, &ep);
     if (!(ea < tol_of(p)) || !(ep < tol_of(p)))
         fail_msg("%s %s eps %g n %d ni %d%s: acc err %.3g pot err %.3g (tol %.0e)", clphys_gravity_plan_variant(pl),
                  p ? "fp64" : "fp32", eps, n, ni, disjoint ? " (i != j)" : "", ea, ep, tol_of(p));
@@ -150,7 +111,7 @@ static void tiled_split(void **st)
     run_variant(CLPHYS_FP64, CLPHYS_GRAVITY_TILED, 32, 1, 2);
     const int n = 1000;
     clphys_gravity_plan *pl = make_plan(CLPHYS_FP64, CLPHYS_GRAVITY_TILED, 0.05, 32, 2);
-    double *x = random_particles(n, 99), *acc = malloc(3 * n * sizeof *acc), *pot = malloc(n * sizeof *pot);
+    double *x = tg_random_particles(n, 99), *acc = malloc(3 * n * sizeof *acc), *pot = malloc(n * sizeof *pot);
     double *ra = malloc(3 * n * sizeof *ra), *rp = malloc(n * sizeof *rp);
     gravity_ref(n, NULL, n, x, 1.0, 0.05, ra, rp);
     for (int i = 0; i < 3 * n; i++) acc[i] = 1.0;
@@ -174,7 +135,7 @@ static void accumulate_and_cl_mem(void **st)
     nr64 = 0;
     clphys_gravity_plan *pl = make_plan(CLPHYS_FP64, CLPHYS_GRAVITY_AUTO, 0.05, 0, 0);
     if (!clphys_context_device(ctx)->fp64) skip();
-    double *x = random_particles(n, 77);
+    double *x = tg_random_particles(n, 77);
     double *acc = malloc(3 * n * sizeof *acc), *pot = malloc(n * sizeof *pot);
     double *ra = malloc(3 * n * sizeof *ra), *rp = malloc(n * sizeof *rp);
     gravity_ref(n, NULL, n, x, 1.0, 0.05, ra, rp);
@@ -257,7 +218,7 @@ static void contract(void **st)
 {
     (void)st;
     const int n = 64;
-    double *x = random_particles(n, 123), acc[3 * 64], pot[64], ra[3 * 64], rp[64];
+    double *x = tg_random_particles(n, 123), acc[3 * 64], pot[64], ra[3 * 64], rp[64];
     clphys_gravity_params zero;
     memset(&zero, 0, sizeof zero);
     zero.potential = 1;
@@ -271,7 +232,7 @@ static void contract(void **st)
     }
     gravity_ref(n, NULL, n, x, 1.0, 0.0, ra, rp);
     double ea, ep;
-    errors(n, x, n, x, 0.0, acc, pot, ra, rp, &ea, &ep);
+    tg_errors(n, x, n, x, 0.0, acc, pot, ra, rp, &ea, &ep);
     if (!(ea < tol_of(CLPHYS_FP32)) || !(ep < tol_of(CLPHYS_FP32)))
         fail_msg("zeroed params (G = 1): acc err %.3g pot err %.3g", ea, ep);
     /* with a cl_mem call too: set, from a poisoned value */

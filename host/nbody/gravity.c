@@ -1,7 +1,7 @@
 /* gravity.c — the direct-sum gravity plan: kernel choice (tiled on GPUs,
  * vector on CPUs), build options, device buffers for host-array calls, and
  * input checks.  Layouts and formulas: include/clphys_gravity.h. */
-#include "platform/platform.h"
+#include "gravity_internal.h"
 
 #include <limits.h>
 #include <math.h>
@@ -161,17 +161,11 @@ static int choose_split(const clphys_gravity_plan *pl, size_t groups, size_t nti
     return best;
 }
 
-clphys_status clphys_gravity_compute_cl(clphys_gravity_plan *pl, cl_mem xi, size_t n_i, cl_mem xj, size_t n_j,
-                                        int i_in_j, cl_mem out, int accumulate, double *kernel_s)
+/* The launches of one call, ni >= 1 (see gravity_launch). */
+static clphys_status launch_all(clphys_gravity_plan *pl, cl_mem xi, int ni, cl_mem xj, int nj, int i_in_j, cl_mem out,
+                                int accumulate, cl_event *ev)
 {
-    if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: NULL plan");
     clphys_context *ctx = pl->ctx;
-    if (!xi || !xj || !out) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: NULL buffer");
-    if (n_i > INT_MAX || n_j > INT_MAX)
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: ni %zu or nj %zu above 2^31 - 1", n_i, n_j);
-    const int ni = (int)n_i, nj = (int)n_j; /* the kernels' argument type */
-    if (kernel_s) *kernel_s = 0;
-    if (ni == 0) return CLPHYS_SUCCESS;
     const double eps = pl->p.eps;
     const int self = i_in_j && eps > 0 && pl->p.potential;
     union { float f; double d; } G, eps2, selfc;
@@ -201,9 +195,8 @@ clphys_status clphys_gravity_compute_cl(clphys_gravity_plan *pl, cl_mem xi, size
         CP_TRY(CP_ARG(ctx, k, 8, accumulate));
         cl_mem part = ns > 1 ? pl->part : out; /* unused when ns = 1 */
         CP_TRY(CP_ARG(ctx, k, 9, part));
-        if (ns == 1) return cp_launch(ctx, k, 2, global, local, kernel_s);
-        double t1 = 0, t2 = 0;
-        CP_TRY(cp_launch(ctx, k, 2, global, local, kernel_s ? &t1 : NULL));
+        if (ns == 1) return cp_launch_ev(ctx, k, 2, global, local, &ev[0]);
+        CP_TRY(cp_launch_ev(ctx, k, 2, global, local, &ev[0]));
         cl_kernel r = pl->k_red;
         size_t gr = cp_round_up((size_t)ni, 64);
         CP_TRY(CP_ARG(ctx, r, 0, pl->part));
@@ -214,9 +207,7 @@ clphys_status clphys_gravity_compute_cl(clphys_gravity_plan *pl, cl_mem xi, size
         CP_TRY(cp_arg(ctx, r, 5, rs, &G));
         CP_TRY(cp_arg(ctx, r, 6, rs, &selfc));
         CP_TRY(CP_ARG(ctx, r, 7, accumulate));
-        CP_TRY(cp_launch(ctx, r, 1, &gr, NULL, kernel_s ? &t2 : NULL));
-        if (kernel_s) *kernel_s = t1 + t2;
-        return CLPHYS_SUCCESS;
+        return cp_launch_ev(ctx, r, 1, &gr, NULL, &ev[1]);
     }
     /* vector kernel: SoA copy of j padded to a multiple of VEC */
     size_t npad = cp_round_up((size_t)(nj > 0 ? nj : 1), VEC);
@@ -231,7 +222,7 @@ clphys_status clphys_gravity_compute_cl(clphys_gravity_plan *pl, cl_mem xi, size
     CP_TRY(CP_ARG(ctx, pl->k_soa, 0, xj));
     CP_TRY(CP_ARG(ctx, pl->k_soa, 1, nj));
     for (int c = 0; c < 4; c++) CP_TRY(CP_ARG(ctx, pl->k_soa, 2 + c, pl->soa[c]));
-    CP_TRY(cp_launch(ctx, pl->k_soa, 1, &npad, NULL, kernel_s));
+    CP_TRY(cp_launch_ev(ctx, pl->k_soa, 1, &npad, NULL, &ev[0]));
     int nchunks = (int)(npad / VEC);
     size_t global = (size_t)ni;
     CP_TRY(CP_ARG(ctx, k, 0, xi));
@@ -243,7 +234,53 @@ clphys_status clphys_gravity_compute_cl(clphys_gravity_plan *pl, cl_mem xi, size
     CP_TRY(cp_arg(ctx, k, 9, rs, &eps2));
     CP_TRY(cp_arg(ctx, k, 10, rs, &selfc));
     CP_TRY(CP_ARG(ctx, k, 11, accumulate));
-    return cp_launch(ctx, k, 1, &global, NULL, kernel_s);
+    return cp_launch_ev(ctx, k, 1, &global, NULL, &ev[1]);
+}
+
+/* Launch the kernel(s) of one call (tiled: + gravity_reduce when the j range
+ * is split; vector: gravity_soa first); ev[0] and ev[1] get the first and the
+ * last launch's events (ev[1] NULL when there was one), or ev is NULL. */
+clphys_status gravity_launch(clphys_gravity_plan *pl, cl_mem xi, size_t n_i, cl_mem xj, size_t n_j, int i_in_j,
+                             cl_mem out, int accumulate, cl_event *ev)
+{
+    if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: NULL plan");
+    clphys_context *ctx = pl->ctx;
+    cl_event scratch[2];
+    if (!ev) ev = scratch;
+    ev[0] = ev[1] = NULL;
+    if (!xi || !xj || !out) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: NULL buffer");
+    if (n_i > INT_MAX || n_j > INT_MAX)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: ni %zu or nj %zu above 2^31 - 1", n_i, n_j);
+    const int ni = (int)n_i, nj = (int)n_j; /* the kernels' argument type */
+    if (ni == 0) return CLPHYS_SUCCESS;
+    clphys_status st = launch_all(pl, xi, ni, xj, nj, i_in_j, out, accumulate, ev);
+    if (ev == scratch) cp_release_event(&ev[0]), cp_release_event(&ev[1]);
+    return st;
+}
+
+clphys_status clphys_gravity_compute_cl(clphys_gravity_plan *pl, cl_mem xi, size_t n_i, cl_mem xj, size_t n_j,
+                                        int i_in_j, cl_mem out, int accumulate, double *kernel_s)
+{
+    if (kernel_s) *kernel_s = 0;
+    cl_event ev[2] = {NULL, NULL};
+    const double t0 = cp_now();
+    clphys_status st = gravity_launch(pl, xi, n_i, xj, n_j, i_in_j, out, accumulate, kernel_s ? ev : NULL);
+    if (!st && kernel_s && ev[0]) {
+        st = cp_wait_all(pl->ctx, 2, ev);
+        double s = 0;
+        for (int k = 0; k < 2 && !st; k++) {
+            double t = ev[k] ? cp_event_seconds(ev[k]) : 0;
+            if (t < 0) { /* no profiling (an adopted queue): host wall time */
+                s = cp_now() - t0;
+                break;
+            }
+            s += t;
+        }
+        *kernel_s = s;
+    }
+    cp_release_event(&ev[0]);
+    cp_release_event(&ev[1]);
+    return st;
 }
 
 /* Coincident-point check by sorting indices on (x, y, z). */
@@ -259,7 +296,7 @@ static int cmp_pos(const void *a, const void *b)
 /* Finite coordinates and masses, no negative mass; with coincident != 0 also
  * no two particles of x at one point and, when xi is given, no i-particle at
  * the point of a j-particle (sorted j indices + binary search). */
-static clphys_status check_positions(clphys_context *ctx, const char *set, int n, const double *x, int coincident,
+clphys_status gravity_check_positions(clphys_context *ctx, const char *set, int n, const double *x, int coincident,
                                      int ni, const double *xi)
 {
     for (int i = 0; i < n; i++) {
@@ -329,8 +366,8 @@ clphys_status clphys_gravity_compute(clphys_gravity_plan *pl, size_t n_i, const 
     if (pot && !pl->p.potential)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: potentials asked of a plan without them");
     const int coinc = check_coincident && pl->p.eps == 0;
-    if (xi) CP_TRY(check_positions(ctx, "i", ni, xi, 0, 0, NULL));
-    CP_TRY(check_positions(ctx, "j", nj, xj, coinc, xi ? ni : 0, xi));
+    if (xi) CP_TRY(gravity_check_positions(ctx, "i", ni, xi, 0, 0, NULL));
+    CP_TRY(gravity_check_positions(ctx, "j", nj, xj, coinc, xi ? ni : 0, xi));
     if (kernel_s) *kernel_s = 0;
     if (ni == 0) return CLPHYS_SUCCESS;
     size_t need = (size_t)(ni > nj ? ni : nj) * 4 * sizeof(double);

@@ -1,0 +1,139 @@
+/* gravity_multi.c — bench entry gravity_multi: gravity on one device with one
+ * and with two command queues, the seed's super-linear check (Miki,
+ * Takahashi & Mori, sec. 6.2): n i-particles against two j-blocks of n, the
+ * own block and a received one, as one rank of a distributed run computes
+ * them; with one queue the two kernels run one after the other, with two
+ * they may share the device.  Below ~8192 particles the seed's M2090 had
+ * compute units idle under one kernel and the second stream filled them
+ * (efficiency up to 2, 1.5 seen).  On GPUs the rows come with the library's
+ * j split (which fills the device from one kernel already) and without it
+ * (j_split = 1, the seed's kernel shape).  Also the seed's synchronisation
+ * cost (sec. 5: empty launches fitted, t_sync and t_launch).
+ * Rows: kernel_s_median = the kernels' span on the device (first START to
+ * last END: their wall time, concurrency included), total_s_median = the
+ * call's wall time (uploads and read-back included); params.concurrency
+ * and params.efficiency = one queue's span / two queues' span. */
+#include "bench.h"
+#include "gravity_bench.h"
+#include "host/ref/gravity_ref.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NVER 1024
+
+static void sync_row(bench_run *run)
+{
+    clphys_sync_cost c;
+    clphys_status st = clphys_measure_sync(&run->ctx, 1, 64, run->repeat < 9 ? 9 : run->repeat, &c);
+    if (st) {
+        bench_fail(run, "sync", "empty launches", clphys_last_error(NULL));
+        return;
+    }
+    bench_row row;
+    memset(&row, 0, sizeof row);
+    snprintf(row.path, sizeof row.path, "sync");
+    snprintf(row.variant, sizeof row.variant, "empty-launches");
+    row.n = c.max_launches;
+    row.repeat = c.repeat;
+    row.kernel_s_median = row.kernel_s_min = c.t_sync_s;
+    row.total_s_median = c.t_tot_s[c.points - 1];
+    row.rate = c.t_sync_s > 0 ? 1 / c.t_sync_s : 0;
+    snprintf(row.rate_unit, sizeof row.rate_unit, "syncs/s");
+    row.verified = 1; /* a measurement of the platform: nothing to compare */
+    int k = snprintf(row.params, sizeof row.params,
+                     "{\"t_sync_s\":%.6g,\"t_launch_s\":%.6g,\"rms_residual_s\":%.3g,\"devices\":1,\"ranks\":1,"
+                     "\"points\":[",
+                     c.t_sync_s, c.t_launch_s, c.rms_residual_s);
+    for (int i = 0; i < c.points && k < (int)sizeof row.params - 64; i++)
+        k += snprintf(row.params + k, sizeof row.params - k, "%s[%g,%.6g]", i ? "," : "", c.n_sub[i], c.t_tot_s[i]);
+    snprintf(row.params + k, sizeof row.params - k, "]}");
+    snprintf(row.note, sizeof row.note, "t_tot(N_sub) = t_sync + N_sub t_launch fitted (Miki et al., sec. 5): "
+             "t_sync %.3g us, t_launch %.3g us", 1e6 * c.t_sync_s, 1e6 * c.t_launch_s);
+    bench_add_row(run, &row);
+}
+
+/* One configuration; *span gets its median kernel span (0 on failure). */
+static void one_case(bench_run *run, long long n, const double *x, const double *ref, int nv, int fp64, int queues,
+                     int j_split, double span_q1, double *span)
+{
+    *span = 0;
+    clphys_gravity_params prm = {fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
+                                 0, 0, 0, 0, 0, 0, 0, j_split};
+    clphys_gravity_multi *m = NULL;
+    char what[64];
+    snprintf(what, sizeof what, "%s n=%lld q%d", fp64 ? "fp64" : "fp32", n, queues);
+    clphys_status st = clphys_gravity_multi_create(&run->ctx, 1, queues, &prm, &m);
+    double *acc = malloc(3 * (size_t)n * sizeof *acc), *sp = malloc(run->repeat * sizeof *sp),
+           *ks = malloc(run->repeat * sizeof *ks), *ts = malloc(run->repeat * sizeof *ts);
+    clphys_gravity_timing t;
+    if (!st && (!acc || !sp || !ks || !ts)) st = CLPHYS_ERR_OUT_OF_MEMORY;
+    if (!st) st = clphys_gravity_multi_compute(m, n, x, 2 * n, x, n, acc, NULL, &t); /* warm-up */
+    for (int r = 0; r < run->repeat && !st; r++) {
+        st = clphys_gravity_multi_compute(m, n, x, 2 * n, x, n, acc, NULL, &t);
+        sp[r] = t.kernel_span_s, ks[r] = t.kernel_s, ts[r] = t.total_s;
+    }
+    if (st) {
+        bench_fail(run, "gravity-multi", what, clphys_last_error(run->ctx));
+    } else {
+        bench_row row;
+        char variant[48];
+        snprintf(variant, sizeof variant, "%.36s-q%d%s", clphys_gravity_multi_info(m, NULL, NULL), queues,
+                 j_split == 1 ? "-nosplit" : "");
+        bench_gravity_row(&row, "gravity-multi", variant, fp64, n, run->repeat);
+        *span = ref_median(sp, run->repeat);
+        row.kernel_s_median = *span;
+        row.kernel_s_min = ref_min(sp, run->repeat);
+        row.total_s_median = ref_median(ts, run->repeat);
+        const double inter = 2.0 * (double)n * (double)n;
+        bench_gravity_rates(run, &row, inter, *span, fp64, 1);
+        const double eff = queues == 2 && *span > 0 && span_q1 > 0 ? span_q1 / *span : 1;
+        snprintf(row.params, sizeof row.params,
+                 "{\"eps\":%g,\"gpus\":1,\"particles_per_device\":%lld,\"queues\":%d,\"j_blocks\":2,\"j_split\":%d,"
+                 "\"concurrency\":%.4g,\"efficiency\":%.4g,\"kernel_s_sum\":%.6g,\"interactions_per_call\":%.6g}",
+                 BENCH_GRAVITY_EPS, n, queues, j_split, eff, eff, ref_median(ks, run->repeat), inter);
+        bench_gravity_verify(run, &row, nv, acc, ref, fp64);
+        if (queues == 2)
+            snprintf(row.note, sizeof row.note, "two j-blocks of %lld on two queues: %.3gx the one-queue rate "
+                     "(the seed's super-linear factor)", n, eff);
+        bench_add_row(run, &row);
+    }
+    clphys_gravity_multi_destroy(m);
+    free(acc), free(sp), free(ks), free(ts);
+}
+
+int bench_gravity_multi(bench_run *run)
+{
+    sync_row(run);
+    const long long gpu[] = {1024, 2048, 4096, 8192, 16384, 65536}, cpu[] = {512, 2048};
+    const long long *sz = run->quick ? cpu : gpu;
+    int ns = run->quick ? 2 : 6;
+    if (run->size > 0) sz = &run->size, ns = 1;
+    if (run->size > 0x3fffffff) {
+        bench_fail(run, "gravity-multi", "size", "n above 2^30 - 1");
+        return 1;
+    }
+    for (int f = 0; f < 2; f++) {
+        if (!bench_wants_precision(run, f ? "fp64" : "fp32")) continue;
+        for (int s = 0; s < ns; s++) {
+            const long long n = sz[s];
+            double *x = bench_gravity_particles(2 * n);
+            const int nv = n < NVER ? (int)n : NVER;
+            double *ref = malloc(3 * (size_t)nv * sizeof *ref);
+            if (!x || !ref) {
+                bench_fail(run, "gravity-multi", "allocation", "out of host memory");
+                free(x), free(ref);
+                return 1;
+            }
+            if (run->verify) gravity_ref(nv, x, (int)(2 * n), x, 1.0, BENCH_GRAVITY_EPS, ref, NULL);
+            for (int split = run->dev->is_gpu ? 1 : 0; split >= 0; split--) {
+                double q1, q2;
+                one_case(run, n, x, ref, nv, f, 1, split, 0, &q1);
+                one_case(run, n, x, ref, nv, f, 2, split, q1, &q2);
+            }
+            free(x), free(ref);
+        }
+    }
+    return 0;
+}
