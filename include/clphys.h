@@ -135,6 +135,27 @@ clphys_status clphys_context_create(const char *spec, clphys_context **ctx);
  * CLPHYS_ERR_OUT_OF_MEMORY. */
 clphys_status clphys_context_adopt(cl_context context, cl_device_id device,
                                    cl_command_queue queue, clphys_context **ctx);
+/* Several devices at once: one context per entry of specs, a comma-separated
+ * list of device specs as for clphys_context_create ("0:0,0:1",
+ * "nvidia,pocl"; a device named twice is opened twice: two contexts on one
+ * device), where the entry "gpus" stands for every GPU in platform order.
+ * specs NULL or "" means $CLPHYS_DEVICE when it is set, else "gpus" when
+ * there is a GPU, else "auto".  share_count > 1 divides the expanded list
+ * between share_count processes of one node (e.g. MPI ranks on one host):
+ * process share_index gets the entries k with k % share_count ==
+ * share_index, or, when the list is shorter than share_count, the single
+ * entry share_index % length (processes then share that device).
+ * share_count <= 1 keeps the whole list.  *ctxs (*n contexts) is released
+ * with clphys_contexts_destroy.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (ctxs
+ * or n NULL, an empty entry, share_index outside 0..share_count-1, more
+ * than 64 entries), CLPHYS_ERR_DEVICE_NOT_FOUND (an entry matches no
+ * device, or "gpus" finds none; the message names the entry), and those of
+ * clphys_context_create; nothing stays open on failure. */
+clphys_status clphys_contexts_create(const char *specs, int share_index, int share_count, clphys_context ***ctxs,
+                                     int *n);
+/* Destroy the n contexts and the array; accepts NULL. */
+void clphys_contexts_destroy(clphys_context **ctxs, int n);
+
 /* Wait for the queue, release the context's programs and clphys's references;
  * accepts NULL.  Destroy every plan made on ctx first. */
 void clphys_context_destroy(clphys_context *ctx);
@@ -194,6 +215,32 @@ typedef struct {
  * probe kernels), CLPHYS_ERR_OUT_OF_MEMORY (the probe buffers),
  * CLPHYS_ERR_OPENCL. */
 clphys_status clphys_measure_limits(clphys_context *ctx, int repeat, clphys_limits *limits);
+
+/* The cost of one synchronisation, measured as Miki, Takahashi & Mori
+ * measured it (HA-PACS N-body paper, sec. 5, Fig. 7 and Table 2): N_sub empty
+ * kernels enqueued back to back on every device's queue, then the host waits
+ * for every queue (over MPI, clphys_mpi.h, followed by a barrier of the
+ * ranks).  The wall time t_tot(N_sub) = t_sync + N_sub t_launch is fitted by
+ * least squares over N_sub = 1, 2, 4, ..., max_launches, each point the
+ * median of `repeat` runs (over MPI, the largest of the ranks' medians). */
+typedef struct {
+    double t_sync_s;       /* intercept: waiting for the queues (+ the barrier), s */
+    double t_launch_s;     /* slope: one more asynchronous empty-kernel launch, s  */
+    double rms_residual_s; /* of the fit                                          */
+    int points;            /* launch counts fitted: n_sub[points], t_tot_s[points] */
+    double n_sub[16], t_tot_s[16];
+    int max_launches, repeat;
+    int devices;           /* devices of this process                              */
+    int ranks;             /* 1 without MPI                                        */
+} clphys_sync_cost;
+
+/* Measure *c on the n devices of ctxs (each context's own queue).
+ * max_launches <= 0 means 64 (at most 32768), repeat <= 0 means 9.  Errors:
+ * CLPHYS_ERR_INVALID_ARGUMENT (ctxs, an entry or c NULL, n < 1),
+ * CLPHYS_ERR_BUILD (the empty kernel), CLPHYS_ERR_OPENCL.  Messages:
+ * clphys_last_error(NULL). */
+clphys_status clphys_measure_sync(clphys_context *const *ctxs, int n, int max_launches, int repeat,
+                                  clphys_sync_cost *c);
 
 #ifdef __cplusplus
 }

@@ -46,6 +46,32 @@ typedef struct {
 clphys_status clphys_mpi_measure_network(MPI_Comm comm, long long bytes, int repeat,
                                          clphys_network_limits *lim);
 
+/* One status on every rank: each rank passes its own; every rank gets
+ * CLPHYS_SUCCESS when all succeeded, else the status of the lowest failing
+ * rank, whose message is copied into clphys_last_error(ctx) (ctx may be NULL)
+ * on every rank with "rank R: " in front.  Call it wherever a rank may fail
+ * alone (a device that cannot be opened, a file) before the next collective
+ * call, so that no rank waits in one another has abandoned.  Collective.
+ * Errors: the agreed status; CLPHYS_ERR_IO when MPI itself fails. */
+clphys_status clphys_mpi_agree(MPI_Comm comm, clphys_context *ctx, clphys_status local);
+
+/* CLPHYS_SUCCESS on every rank when the `bytes` bytes at buf are the same on
+ * every rank (compared by a 64-bit hash and the length), else, on every rank,
+ * CLPHYS_ERR_INVALID_ARGUMENT with a message naming `what` and the lowest
+ * rank that differs from rank 0: for options that must agree between ranks.
+ * Collective.  Errors: that one; CLPHYS_ERR_IO when MPI fails. */
+clphys_status clphys_mpi_same(MPI_Comm comm, clphys_context *ctx, const void *buf, size_t bytes, const char *what);
+
+/* clphys_measure_sync (clphys.h) over the ranks of comm: each timed wait for
+ * the n devices of this rank ends with MPI_Barrier (the seed's 4-GPU and
+ * larger case), each point is the largest of the ranks' medians, and every
+ * rank gets the same fit (c->ranks = size of comm).  Collective; n may differ
+ * between ranks, max_launches and repeat may not.  Errors, the same on every
+ * rank: CLPHYS_ERR_INVALID_ARGUMENT (NULL, n < 1), CLPHYS_ERR_BUILD,
+ * CLPHYS_ERR_OPENCL, CLPHYS_ERR_IO (MPI).  Messages: clphys_last_error(NULL). */
+clphys_status clphys_mpi_measure_sync(MPI_Comm comm, clphys_context *const *ctxs, int n, int max_launches, int repeat,
+                                      clphys_sync_cost *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -109,3 +109,91 @@ clphys_status clphys_context_span_end(clphys_context *ctx, double *seconds)
     if (!ctx || !seconds) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_context_span_end: NULL argument");
     return cp_span_end(ctx, seconds);
 }
+
+#define MAX_CONTEXTS 64
+
+clphys_status clphys_contexts_create(const char *specs, int share_index, int share_count, clphys_context ***ctxs,
+                                     int *n)
+{
+    if (!ctxs || !n) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_contexts_create: NULL argument");
+    *ctxs = NULL;
+    *n = 0;
+    if (share_count > 1 && (share_index < 0 || share_index >= share_count))
+        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_contexts_create: share %d of %d", share_index,
+                        share_count);
+    char gpus[2048];
+    int ngpu = 0;
+    if (!specs || !*specs) specs = getenv("CLPHYS_DEVICE");
+    if (!specs || !*specs) {
+        CP_TRY(cp_gpu_specs(gpus, sizeof gpus, &ngpu));
+        specs = ngpu ? "gpus" : "auto";
+    }
+    /* expand the list: "gpus" becomes every GPU's P:D */
+    char *list[MAX_CONTEXTS];
+    int m = 0;
+    clphys_status st = CLPHYS_SUCCESS;
+    for (const char *p = specs; !st;) {
+        size_t len = strcspn(p, ",");
+        if (len == 0 || len >= 128) {
+            st = cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "device list '%s': an empty or overlong entry", specs);
+            break;
+        }
+        char one[128];
+        memcpy(one, p, len);
+        one[len] = 0;
+        const char *add = one;
+        if (!strcmp(one, "gpus")) {
+            if (!ngpu && (st = cp_gpu_specs(gpus, sizeof gpus, &ngpu))) break;
+            if (!ngpu) {
+                st = cp_error(NULL, CLPHYS_ERR_DEVICE_NOT_FOUND, "device list '%s': \"gpus\" found no GPU", specs);
+                break;
+            }
+            add = gpus;
+        }
+        for (const char *q = add; *q && !st;) {
+            size_t l = strcspn(q, ",");
+            if (m == MAX_CONTEXTS) {
+                st = cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "device list '%s': more than %d devices", specs,
+                              MAX_CONTEXTS);
+                break;
+            }
+            if (!(list[m] = strndup(q, l))) st = cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "device list");
+            else m++;
+            q += l + (q[l] == ',');
+        }
+        if (!p[len]) break;
+        p += len + 1;
+    }
+    /* this process's share of the list */
+    int keep[MAX_CONTEXTS], nk = 0;
+    if (!st) {
+        if (share_count <= 1) {
+            for (int k = 0; k < m; k++) keep[nk++] = k;
+        } else if (m < share_count) {
+            keep[nk++] = share_index % m;
+        } else {
+            for (int k = share_index; k < m; k += share_count) keep[nk++] = k;
+        }
+    }
+    clphys_context **c = NULL;
+    if (!st && !(c = calloc((size_t)nk, sizeof *c))) st = cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "device list");
+    for (int k = 0; k < nk && !st; k++) {
+        st = clphys_context_create(list[keep[k]], &c[k]);
+        if (st) cp_error_append(NULL, "(device list '%s', entry '%s')", specs, list[keep[k]]);
+    }
+    for (int k = 0; k < m; k++) free(list[k]);
+    if (st) {
+        clphys_contexts_destroy(c, nk);
+        return st;
+    }
+    *ctxs = c;
+    *n = nk;
+    return CLPHYS_SUCCESS;
+}
+
+void clphys_contexts_destroy(clphys_context **ctxs, int n)
+{
+    if (!ctxs) return;
+    for (int k = 0; k < n; k++) clphys_context_destroy(ctxs[k]);
+    free(ctxs);
+}

@@ -30,4 +30,40 @@ clphys_status cp_mpi_agree(MPI_Comm comm, clphys_context *ctx, clphys_status loc
  * that differs from rank 0 — for options that must agree between ranks. */
 clphys_status cp_mpi_same(MPI_Comm comm, clphys_context *ctx, const void *buf, size_t bytes, const char *what);
 
+/* Duplicate comm (clphys's messages never meet the caller's) with
+ * MPI_ERRORS_RETURN, so that MPI failures come back as codes. */
+clphys_status cp_mpi_dup(MPI_Comm comm, clphys_context *ctx, MPI_Comm *out);
+
+/* ---- one non-blocking exchange overlapped with device work --------------
+ * A slice is a contiguous piece of a message: count elements of type at buf. */
+typedef struct {
+    void *buf;
+    int count;
+    MPI_Datatype type;
+} cp_mpi_slice;
+
+/* What the waits below measured, summed over the exchanges of a call. */
+typedef struct {
+    double exchange_s; /* from posting each exchange to seeing it complete       */
+    double exposed_s;  /* of that, the time waited with no device work running:
+                          the exchange not hidden by kernels                     */
+    int exchanges;
+} cp_mpi_overlap;
+
+/* Post one exchange: MPI_Irecv of the nrecv slices from `from` (tags tag,
+ * tag + 1, ...), then MPI_Isend of the nsend slices to `to` (the same tags);
+ * the requests are appended at req[*nreq] (room for nsend + nrecv). */
+clphys_status cp_mpi_post(clphys_context *ctx, MPI_Comm comm, int to, const cp_mpi_slice *send, int nsend, int from,
+                          const cp_mpi_slice *recv, int nrecv, int tag, MPI_Request *req, int *nreq);
+/* Wait for the nreq requests (posted at t_post, cp_now()) while device work
+ * runs: MPI_Testall on every poll (it drives MPI's progress), busy(arg) asked
+ * whether the device work is still running until it says no; after 50 us of
+ * spinning each poll sleeps 20 us, leaving the cores to a CPU device and to
+ * the other ranks.  Adds to ov the exchange's time and the part of it waited
+ * after the device work had finished (all of it when busy is NULL). */
+clphys_status cp_mpi_wait_overlapped(clphys_context *ctx, int nreq, MPI_Request *req, double t_post,
+                                     clphys_status (*busy)(void *arg, int *running), void *arg, cp_mpi_overlap *ov);
+/* The same with nothing to overlap: the whole wait is exposed. */
+clphys_status cp_mpi_wait_exposed(clphys_context *ctx, int nreq, MPI_Request *req, double t_post, cp_mpi_overlap *ov);
+
 #endif

@@ -229,3 +229,23 @@ clphys_status cp_select_device(const char *spec, cl_platform_id *plat, cl_device
     free(list), free(ps), free(ds);
     return st;
 }
+
+clphys_status cp_gpu_specs(char *buf, size_t len, int *count)
+{
+    clphys_device_info *list;
+    int n;
+    *count = 0;
+    buf[0] = 0;
+    CP_TRY(enumerate(&list, NULL, NULL, &n));
+    size_t used = 0;
+    for (int i = 0; i < n; i++) {
+        if (!list[i].is_gpu) continue;
+        int w = snprintf(buf + used, len - used, "%s%d:%d", used ? "," : "", list[i].platform_index,
+                         list[i].device_index);
+        if (w < 0 || (size_t)w >= len - used) break;
+        used += (size_t)w;
+        ++*count;
+    }
+    free(list);
+    return CLPHYS_SUCCESS;
+}

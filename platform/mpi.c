@@ -1,10 +1,14 @@
 /* mpi.c — MPI plumbing shared by the distributed paths: error mapping, one
- * status agreed by all ranks, option agreement, the network probe. */
+ * status agreed by all ranks, option agreement, the network probe, the
+ * synchronisation probe over ranks, and one non-blocking exchange overlapped
+ * with device work (with the time it was not hidden). */
 #include "cp_mpi.h"
+#include "cp_sync.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 clphys_status cp_mpi_error(clphys_context *ctx, int mpierr, const char *what)
 {
@@ -123,4 +127,107 @@ clphys_status clphys_mpi_measure_network(MPI_Comm comm, long long bytes, int rep
     free(t);
     MPI_Comm_free(&c);
     return st;
+}
+
+clphys_status clphys_mpi_agree(MPI_Comm comm, clphys_context *ctx, clphys_status local)
+{
+    return cp_mpi_agree(comm, ctx, local);
+}
+
+clphys_status clphys_mpi_same(MPI_Comm comm, clphys_context *ctx, const void *buf, size_t bytes, const char *what)
+{
+    if ((!buf && bytes) || !what)
+        return cp_mpi_agree(comm, ctx, cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_mpi_same: NULL argument"));
+    return cp_mpi_same(comm, ctx, buf, bytes, what);
+}
+
+clphys_status cp_mpi_dup(MPI_Comm comm, clphys_context *ctx, MPI_Comm *out)
+{
+    *out = MPI_COMM_NULL;
+    CP_MPI(ctx, MPI_Comm_dup(comm, out));
+    CP_MPI(ctx, MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN));
+    return CLPHYS_SUCCESS;
+}
+
+/* ---- the synchronisation probe over ranks (platform/sync.c) -------------- */
+static clphys_status sync_barrier(void *arg)
+{
+    CP_MPI(NULL, MPI_Barrier(*(MPI_Comm *)arg));
+    return CLPHYS_SUCCESS;
+}
+static clphys_status sync_agree(void *arg, clphys_status local) { return cp_mpi_agree(*(MPI_Comm *)arg, NULL, local); }
+static clphys_status sync_max(void *arg, double *v, int n)
+{
+    CP_MPI(NULL, MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, *(MPI_Comm *)arg));
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status clphys_mpi_measure_sync(MPI_Comm comm, clphys_context *const *ctxs, int n, int max_launches, int repeat,
+                                      clphys_sync_cost *c)
+{
+    MPI_Comm dup;
+    CP_TRY(cp_mpi_dup(comm, NULL, &dup));
+    clphys_status st = CLPHYS_SUCCESS;
+    if (!c || !ctxs || n < 1) st = cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "sync probe: NULL argument or n < 1");
+    st = cp_mpi_agree(dup, NULL, st);
+    if (!st) {
+        cp_sync_hooks h = {sync_barrier, sync_agree, sync_max, &dup};
+        st = cp_sync_measure(ctxs, n, max_launches, repeat, &h, c);
+    }
+    if (!st) {
+        MPI_Comm_size(dup, &c->ranks);
+        cp_sync_fit(c);
+    }
+    MPI_Comm_free(&dup);
+    return st;
+}
+
+/* ---- one non-blocking exchange, overlapped with device work --------------- */
+clphys_status cp_mpi_post(clphys_context *ctx, MPI_Comm comm, int to, const cp_mpi_slice *send, int nsend, int from,
+                          const cp_mpi_slice *recv, int nrecv, int tag, MPI_Request *req, int *nreq)
+{
+    /* receives first, so that an eager send finds its buffer posted */
+    for (int i = 0; i < nrecv; i++) {
+        CP_MPI(ctx, MPI_Irecv(recv[i].buf, recv[i].count, recv[i].type, from, tag + i, comm, &req[*nreq]));
+        ++*nreq;
+    }
+    for (int i = 0; i < nsend; i++) {
+        CP_MPI(ctx, MPI_Isend(send[i].buf, send[i].count, send[i].type, to, tag + i, comm, &req[*nreq]));
+        ++*nreq;
+    }
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status cp_mpi_wait_overlapped(clphys_context *ctx, int nreq, MPI_Request *req, double t_post,
+                                     clphys_status (*busy)(void *arg, int *running), void *arg, cp_mpi_overlap *ov)
+{
+    const double t_wait = cp_now();
+    double t_idle = -1; /* when the device work was first seen finished */
+    for (long polls = 0;; polls++) {
+        int flag = 0;
+        CP_MPI(ctx, MPI_Testall(nreq, req, &flag, MPI_STATUSES_IGNORE));
+        const double t = cp_now();
+        if (flag) {
+            ov->exchange_s += t - t_post;
+            ov->exposed_s += t_idle < 0 ? 0 : t - t_idle;
+            ov->exchanges++;
+            return CLPHYS_SUCCESS;
+        }
+        if (t_idle < 0) {
+            int running = 0;
+            if (busy) CP_TRY(busy(arg, &running));
+            if (!running) t_idle = polls ? t : t_wait;
+        }
+        /* spin briefly (short messages), then leave the cores to the device
+         * (PoCL) and to the other ranks of an oversubscribed node */
+        if (t - t_wait > 50e-6) {
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+clphys_status cp_mpi_wait_exposed(clphys_context *ctx, int nreq, MPI_Request *req, double t_post, cp_mpi_overlap *ov)
+{
+    return cp_mpi_wait_overlapped(ctx, nreq, req, t_post, NULL, NULL, ov);
 }

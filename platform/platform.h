@@ -68,6 +68,9 @@ clphys_status cp_device_probe(cl_platform_id p, cl_device_id d, clphys_device_in
 void cp_device_probe_wg_multiple(cl_device_id d, clphys_device_info *info);
 clphys_status cp_select_device(const char *spec, cl_platform_id *plat, cl_device_id *dev,
                                clphys_device_info *info);
+/* Every GPU as a comma-separated list of "P:D" specs in buf (*count of them;
+ * "" and 0 when there is none or buf is too short for more). */
+clphys_status cp_gpu_specs(char *buf, size_t len, int *count);
 
 /* ---- programs (platform/program.c) ---------------------------------------
  * cp_program: build the embedded kernel file `file` (e.g. "gravity.cl") with
@@ -133,6 +136,14 @@ clphys_status cp_marker(clphys_context *ctx, cl_command_queue q, cl_event *ev);
 /* Wait for *ev, release it and set it NULL (NULL-safe). */
 clphys_status cp_wait(clphys_context *ctx, cl_event *ev);
 void cp_release_event(cl_event *ev);
+/* *done = 1 when ev (NULL-safe: done) has completed, 0 while it is queued or
+ * running; a command that failed gives CLPHYS_ERR_OPENCL. */
+clphys_status cp_event_done(clphys_context *ctx, cl_event ev, int *done);
+/* Commands enqueued on q (NULL: ctx's queue) after this call start only after
+ * the nwait events (from any queue of ctx's OpenCL context) have completed. */
+clphys_status cp_enqueue_wait(clphys_context *ctx, cl_command_queue q, cl_uint nwait, const cl_event *wait);
+/* Wait for the n events (NULL entries skipped); they stay the caller's. */
+clphys_status cp_wait_all(clphys_context *ctx, cl_uint n, const cl_event *ev);
 /* Map the first `bytes` of m for the host (blocking) / unmap it (waits, sets
  * *host NULL; NULL-safe).  Page-locked staging: a CL_MEM_ALLOC_HOST_PTR
  * buffer kept mapped for the life of a plan. */
@@ -152,6 +163,14 @@ clphys_status cp_arg(clphys_context *ctx, cl_kernel k, cl_uint idx, size_t size,
  * zeroes its own sum first and SETS the caller's *kernel_s (clphys.h). */
 clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global,
                         const size_t *local, double *kernel_s);
+/* As cp_launch, timing nothing: *ev is the launch's event (NULL when the
+ * range is empty and nothing was launched), the caller's to wait on, poll,
+ * time (cp_event_times) and release. */
+clphys_status cp_launch_ev(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global, const size_t *local,
+                           cl_event *ev);
+/* The context's empty kernel (no arguments, built once and kept by ctx):
+ * the end marker of spans and the launch of the synchronisation probe. */
+clphys_status cp_empty_kernel(clphys_context *ctx, cl_kernel *k);
 clphys_status cp_finish(clphys_context *ctx);
 size_t cp_round_up(size_t x, size_t m); /* x rounded up to a multiple of m (m = 0: x) */
 /* clphys_context_span_begin/_end (clphys.h): between the two, the first
@@ -172,6 +191,9 @@ void cp_profile_close(clphys_context *ctx);
 /* ---- clocks (platform/clock.c): read by timer.c and profile.c, reads neither */
 double cp_now(void);                  /* monotonic host clock, seconds */
 double cp_event_seconds(cl_event ev); /* profiled END - START, seconds; < 0 on failure */
+/* Profiled START and END of ev in seconds of the device's clock (comparable
+ * between the queues of one device); 0, or -1 when they cannot be read. */
+int cp_event_times(cl_event ev, double *start, double *end);
 
 /* SplitMix64: the next 64 random bits of *state (platform/rng.c). */
 uint64_t cp_splitmix64(uint64_t *state);

@@ -115,3 +115,35 @@ clphys_status cp_kernel_limits(clphys_context *ctx, cl_kernel k, size_t *max_wor
     if (local_mem) *local_mem = lm;
     return CLPHYS_SUCCESS;
 }
+
+clphys_status cp_event_done(clphys_context *ctx, cl_event ev, int *done)
+{
+    *done = 1;
+    if (!ev) return CLPHYS_SUCCESS;
+    cl_int s = CL_COMPLETE;
+    CP_CL(ctx, clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL));
+    if (s < 0) return cp_cl_error(ctx, s, "a command that was waited for (its execution status)");
+    *done = s == CL_COMPLETE;
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status cp_enqueue_wait(clphys_context *ctx, cl_command_queue q, cl_uint nwait, const cl_event *wait)
+{
+    if (nwait == 0) return CLPHYS_SUCCESS;
+    CP_CL(ctx, clEnqueueBarrierWithWaitList(queue_or_main(ctx, q), nwait, wait, NULL));
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status cp_wait_all(clphys_context *ctx, cl_uint n, const cl_event *ev)
+{
+    cl_event live[64];
+    cl_uint k = 0;
+    for (cl_uint i = 0; i < n; i++) {
+        if (ev[i]) live[k++] = ev[i];
+        if (k == 64 || (i + 1 == n && k)) {
+            CP_CL(ctx, clWaitForEvents(k, live));
+            k = 0;
+        }
+    }
+    return CLPHYS_SUCCESS;
+}

@@ -18,16 +18,16 @@ clphys_status cp_arg(clphys_context *ctx, cl_kernel k, cl_uint idx, size_t size,
     return CLPHYS_SUCCESS;
 }
 
-clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global, const size_t *local,
-                        double *kernel_s)
+/* Enqueue k on ctx's queue.  want: the caller needs the event (to wait for
+ * it, time it or hand it out). */
+static clphys_status enqueue(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global, const size_t *local,
+                             int want, cl_event *out)
 {
-    for (cl_uint d = 0; d < dim; d++)
-        if (global[d] == 0) return CLPHYS_SUCCESS; /* nothing to do: an empty range is not an error */
     cl_event ev = NULL;
-    double t0 = kernel_s ? cp_now() : 0;
-    int keep = !kernel_s && ctx->span_on && !ctx->span_first;
+    *out = NULL;
+    int keep = !want && ctx->span_on && !ctx->span_first;
     cl_int e = clEnqueueNDRangeKernel(ctx->queue, k, dim, NULL, global, local, 0, NULL,
-                                      kernel_s || keep || ctx->prof ? &ev : NULL);
+                                      want || keep || ctx->prof ? &ev : NULL);
     if (e != CL_SUCCESS) {
         char name[128] = "?";
         clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
@@ -35,23 +35,45 @@ clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const siz
         cp_error_append(ctx, "(kernel %s, global %zu, local %zu)", name, global[0], local ? local[0] : 0);
         return st;
     }
-    if (kernel_s) {
-        e = clWaitForEvents(1, &ev);
-        double s = ctx->profiling ? cp_event_seconds(ev) : -1;
-        if (s < 0) s = cp_now() - t0;
-        if (e != CL_SUCCESS) {
-            clReleaseEvent(ev);
-            return cp_cl_error(ctx, e, "clWaitForEvents");
-        }
-        *kernel_s += s;
-    }
     if (keep) {
         ctx->span_first = ev;
         if (ctx->prof) clRetainEvent(ev); /* both keep it */
     }
-    if (ctx->prof) cp_profile_add(ctx, k, ev);
-    else if (ev && !keep) clReleaseEvent(ev);
+    if (ctx->prof) {
+        if (want) clRetainEvent(ev); /* the profile and the caller both keep it */
+        cp_profile_add(ctx, k, ev);
+    }
+    if (want) *out = ev;
+    else if (ev && !keep && !ctx->prof) clReleaseEvent(ev);
     return CLPHYS_SUCCESS;
+}
+
+clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global, const size_t *local,
+                        double *kernel_s)
+{
+    for (cl_uint d = 0; d < dim; d++)
+        if (global[d] == 0) return CLPHYS_SUCCESS; /* nothing to do: an empty range is not an error */
+    cl_event ev = NULL;
+    double t0 = kernel_s ? cp_now() : 0;
+    CP_TRY(enqueue(ctx, k, dim, global, local, kernel_s != NULL, &ev));
+    if (kernel_s) {
+        cl_int e = clWaitForEvents(1, &ev);
+        double s = ctx->profiling ? cp_event_seconds(ev) : -1;
+        if (s < 0) s = cp_now() - t0;
+        clReleaseEvent(ev);
+        if (e != CL_SUCCESS) return cp_cl_error(ctx, e, "clWaitForEvents");
+        *kernel_s += s;
+    }
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status cp_launch_ev(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global, const size_t *local,
+                           cl_event *ev)
+{
+    *ev = NULL;
+    for (cl_uint d = 0; d < dim; d++)
+        if (global[d] == 0) return CLPHYS_SUCCESS;
+    return enqueue(ctx, k, dim, global, local, 1, ev);
 }
 
 static void span_clear(clphys_context *ctx)
@@ -60,18 +82,29 @@ static void span_clear(clphys_context *ctx)
     ctx->span_first = NULL;
 }
 
+clphys_status cp_empty_kernel(clphys_context *ctx, cl_kernel *k)
+{
+    *k = NULL;
+    if (!ctx->span_tick) {
+        static const char src[] = "kernel void cp_span_tick(void) {}\n";
+        CP_TRY(cp_program_from_source(ctx, "span_tick", src, "", &ctx->span_prog, NULL));
+        clphys_status st = cp_kernel(ctx, ctx->span_prog, "cp_span_tick", &ctx->span_tick);
+        if (st) {
+            clReleaseProgram(ctx->span_prog);
+            ctx->span_prog = NULL;
+            return st;
+        }
+    }
+    *k = ctx->span_tick;
+    return CLPHYS_SUCCESS;
+}
+
 void cp_span_begin(clphys_context *ctx)
 {
     span_clear(ctx);
     ctx->span_on = 1;
-    if (ctx->span_tick) return;
-    /* built here, outside the span; a failure is reported by cp_span_end */
-    static const char src[] = "kernel void cp_span_tick(void) {}\n";
-    if (cp_program_from_source(ctx, "span_tick", src, "", &ctx->span_prog, NULL) == CLPHYS_SUCCESS &&
-        cp_kernel(ctx, ctx->span_prog, "cp_span_tick", &ctx->span_tick) != CLPHYS_SUCCESS) {
-        clReleaseProgram(ctx->span_prog);
-        ctx->span_prog = NULL;
-    }
+    cl_kernel k;
+    cp_empty_kernel(ctx, &k); /* built here, outside the span; a failure is reported by cp_span_end */
 }
 
 /* In an in-order queue a command starts only after the previous one ended,
