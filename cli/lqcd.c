@@ -142,8 +142,11 @@ static int solve(int argc, char **argv)
         rc = cli_fail("lqcd", st, NULL);
         goto out;
     }
-    clphys_dslash_params a = {.precision = CLPHYS_FP64, .reconstruct = 18, .kappa = kappa, .antiperiodic_t = anti},
-                         s32 = {.precision = CLPHYS_FP32, .reconstruct = 12, .kappa = kappa, .antiperiodic_t = anti};
+    const clphys_bc bt = anti ? CLPHYS_BC_ANTIPERIODIC : CLPHYS_BC_PERIODIC;
+    clphys_dslash_params a = {.precision = CLPHYS_FP64, .reconstruct = 18, .kappa = kappa,
+                              .bc = {CLPHYS_BC_PERIODIC, CLPHYS_BC_PERIODIC, CLPHYS_BC_PERIODIC, bt}},
+                         s32 = a;
+    s32.precision = CLPHYS_FP32, s32.reconstruct = 12;
     if ((st = clphys_dslash_plan_create(ctx, &g, &a, &p64)) ||
         (mixed && (st = clphys_dslash_plan_create(ctx, &g, &s32, &p32)))) {
         rc = cli_fail("lqcd", st, ctx);

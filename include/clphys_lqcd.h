@@ -7,7 +7,15 @@
  *  - Lattice Lx x Ly x Lz x Lt, every extent even and >= 2.  Host site index
  *    (lexicographic) site = x + Lx*(y + Ly*(z + Lz*t)), x fastest, as in NERSC
  *    files.  Direction mu = 0,1,2,3 is x,y,z,t.  Links are periodic; the fermion
- *    boundary in t is periodic or antiperiodic (a plan parameter).
+ *    boundary of each direction is periodic, antiperiodic or a U(1) phase
+ *    (plan parameters, clphys_bc below).
+ *  - Boundary phases: psi(x + L_mu mu) = exp(i theta_mu) psi(x) enters the
+ *    hopping term as a phase, never through the links (a link times -1 is
+ *    not in SU(3), and reconstruct-12 would rebuild its third row wrongly):
+ *    the forward hop from x_mu = L_mu - 1 is multiplied by exp(i theta_mu),
+ *    the backward hop from x_mu = 0 by exp(-i theta_mu), so D stays
+ *    gamma5-hermitian (theta = pi: antiperiodic; Chroma's twisted boundary
+ *    with phases_by_pi = theta / pi).
  *  - Host gauge field (double): u[((site*4 + mu)*3 + a)*3 + b] is the complex
  *    U_mu(x)_{ab}, stored as 2 doubles (re, im) — i.e. an array
  *    double[V][4][3][3][2].
@@ -109,15 +117,25 @@ clphys_status clphys_gauge_write_nersc(const char *file, const clphys_gauge_fiel
 /* ---- Wilson-Dirac operator ------------------------------------------------ */
 typedef struct clphys_dslash_plan clphys_dslash_plan;
 
+/* The fermion boundary of one direction. */
+typedef enum {
+    CLPHYS_BC_AUTO = 0,      /* periodic in x, y, z, antiperiodic in t (the
+                                usual fermion boundary: p,p,p,a)               */
+    CLPHYS_BC_PERIODIC,      /* theta = 0                                      */
+    CLPHYS_BC_ANTIPERIODIC,  /* theta = pi                                     */
+    CLPHYS_BC_PHASE          /* theta = pi * bc_phase_by_pi[mu]                */
+} clphys_bc;
+
 /* A zeroed struct with kappa set is a valid plan: fp32, reconstruct-12,
- * the device's layout, periodic in t, the tuned work-group size. */
+ * the device's layout, boundary p,p,p,a, the tuned work-group size. */
 typedef struct {
     clphys_precision precision;
     int reconstruct;        /* 12 or 18; 0 = 12 (the least memory traffic;
                                faster on the H100 at both sizes and precisions
                                of the README's table)                         */
     double kappa;           /* hopping parameter, > 0; no default             */
-    int antiperiodic_t;     /* 1: fermion field antiperiodic in t; 0 periodic */
+    clphys_bc bc[4];        /* fermion boundary of x, y, z, t                 */
+    double bc_phase_by_pi[4]; /* theta_mu / pi for CLPHYS_BC_PHASE, finite     */
     size_t local_size;      /* work-group size; 0 = tuned (see below),
                                CLPHYS_DSLASH_WG_RUNTIME = the runtime's choice */
     int layout;             /* CLPHYS_LQCD_LAYOUT_AUTO (SoA on GPUs, AoS on
@@ -150,8 +168,8 @@ enum {
  * reconstruct, layout and lattice.  A cache file that is damaged or foreign
  * is ignored and rewritten (written to a temporary file and renamed).
  * Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL, reconstruct not 0/12/18, an
- * unknown layout, kappa not > 0, an extent of g odd or < 2, local size above
- * the device maximum), CLPHYS_ERR_UNSUPPORTED (fp64 on a device without it),
+ * unknown layout or boundary, a phase not finite, kappa not > 0, an extent
+ * of g odd or < 2, local size above the device maximum), CLPHYS_ERR_UNSUPPORTED (fp64 on a device without it),
  * CLPHYS_ERR_BUILD, CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
 clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
                                         const clphys_dslash_params *p, clphys_dslash_plan **plan);
@@ -194,6 +212,35 @@ clphys_status clphys_dslash_field_read(clphys_dslash_plan *plan, cl_mem field, i
  * in, unknown op), CLPHYS_ERR_OPENCL. */
 clphys_status clphys_dslash_apply(clphys_dslash_plan *plan, clphys_dslash_op op, cl_mem out, cl_mem in,
                                   double *kernel_s);
+/* One application split into its parts, for plans over MPI ranks
+ * (clphys_lqcd_mpi.h): the interior kernel runs while the spin-projected
+ * faces travel between ranks, then the exterior kernel adds the hops whose
+ * neighbour is on another rank (Babich et al., SC'11).  On one rank the
+ * whole hop is the interior and the other parts are 0.  Times in seconds,
+ * summed over the hops of the call (EO_PREC: two). */
+typedef struct {
+    double interior_s;   /* profiled: the hopping kernel (hops within the rank) */
+    double pack_s;       /* profiled: spin projection of the faces to send      */
+    double exterior_s;   /* profiled: the hops from the received faces          */
+    double d2h_s, h2d_s; /* profiled: packed faces to the host, received ones back */
+    double mpi_s;        /* host clock: messages posted (MPI_Irecv/MPI_Isend) to
+                            all complete                                         */
+    double exposed_s;    /* the exchange not hidden: the device idle between the
+                            interior kernel's end and the exterior's start
+                            (profiled clock of the queue)                       */
+    double wall_s;       /* host clock, the whole call, waited for              */
+    size_t halo_bytes;   /* sent by this rank (12 reals per face site)          */
+    int messages;        /* sent by this rank                                   */
+    int hops;            /* half- or full-lattice hops in the call              */
+    size_t sites;        /* output sites of those hops, this rank               */
+    size_t face_sites;   /* of them, the sites with a neighbour on another rank */
+} clphys_dslash_split;
+
+/* Apply op as clphys_dslash_apply, wait, and SET *split (zeroed first).
+ * Errors: those of clphys_dslash_apply; CLPHYS_ERR_INVALID_ARGUMENT for
+ * split NULL. */
+clphys_status clphys_dslash_apply_split(clphys_dslash_plan *plan, clphys_dslash_op op, cl_mem out, cl_mem in,
+                                        clphys_dslash_split *split);
 /* Host convenience: full-lattice op on host spinors (double[V][4][3][2]).
  * Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL, op not HOPPING or WILSON),
  * CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
