@@ -58,22 +58,18 @@
  * face buffer holds for each split mu, side 0 then 1, a block of nq *
  * FACE_N(mu) entries (nq = 2 for full fields: parity-major; 1 for half
  * fields) of 6 complex numbers (two spin rows x colour), SoA within the
- * block (AoS with LAYOUT_AOS).  Side 0 carries (1 - gamma_mu) psi for the
- * forward hops of the rank below, side 1 (1 + gamma_mu) psi for the
- * backward hops of the rank above; a received buffer has the same blocks,
- * side 0 from the rank above, side 1 from the rank below.  Ghost links: for
- * each split mu, U_mu of the rank below's side-1 sites, both parities
- * (entry parity * FACE_N(mu) + i), NC complex each. */
+ * block in both layouts, so that ranks of either layout can exchange them.
+ * Side 0 carries (1 - gamma_mu) psi for the forward hops of the rank below,
+ * side 1 (1 + gamma_mu) psi for the backward hops of the rank above; a
+ * received buffer has the same blocks, side 0 from the rank above, side 1
+ * from the rank below.  Ghost links: for each split mu, U_mu of the rank
+ * below's side-1 sites, both parities (entry parity * FACE_N(mu) + i), NC
+ * complex each, SoA. */
 #define FACE_N(mu) (PART(mu) ? VOL / LMU(mu) / 2 : 0)
 #define FACE_BEFORE(mu) (((mu) > 0 ? FACE_N(0) : 0) + ((mu) > 1 ? FACE_N(1) : 0) + ((mu) > 2 ? FACE_N(2) : 0))
 #define FACE_ALL (FACE_BEFORE(3) + FACE_N(3))
-#ifdef LAYOUT_AOS
-#define FACEI(base, n, k, e) ((base) + (e) * 6 + (k))
-#define GHI(mu, k, e) (NC * 2 * FACE_BEFORE(mu) + (e) * NC + (k))
-#else
 #define FACEI(base, n, k, e) ((base) + (k) * (n) + (e))
 #define GHI(mu, k, e) (NC * 2 * FACE_BEFORE(mu) + (k) * 2 * FACE_N(mu) + (e))
-#endif
 /* first complex of block (mu, side) with nq parities */
 #define FACE_BASE(mu, side, nq) (6 * (nq) * (2 * FACE_BEFORE(mu) + (side) * FACE_N(mu)))
 

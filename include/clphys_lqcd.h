@@ -89,6 +89,20 @@ double clphys_gauge_link_trace(const clphys_gauge_field *g);
 /* Largest |U U^+ - 1| entry and |det U - 1| over all links (unitarity check). */
 double clphys_gauge_unitarity_violation(const clphys_gauge_field *g);
 
+/* ---- process grid (runs over MPI ranks: clphys_lqcd_mpi.h) ---------------
+ * grid[mu] ranks along direction mu (the QUDA/Grid convention, e.g.
+ * 1x1x2x2); rank r sits at coord with r = c0 + P0 (c1 + P1 (c2 + P2 c3))
+ * (x fastest, like sites) and holds the sites with coord[mu] local[mu] <=
+ * x_mu < (coord[mu] + 1) local[mu], local[mu] = dims[mu] / grid[mu], in its
+ * own lexicographic and even-odd order: every local extent is even, so a
+ * site has the same parity on its rank and on the whole lattice.
+ * clphys_lqcd_grid_local gives local and coord of rank (either may be
+ * NULL).  Errors: CLPHYS_ERR_INVALID_ARGUMENT naming the direction (an
+ * entry of grid < 1, an extent not divisible by its entry, a local extent
+ * odd or < 2), or rank outside 0 .. product of grid - 1; messages:
+ * clphys_last_error(NULL). */
+clphys_status clphys_lqcd_grid_local(const int dims[4], const int grid[4], int rank, int local[4], int coord[4]);
+
 /* ---- NERSC gauge files ----------------------------------------------------
  * ASCII header BEGIN_HEADER ... END_HEADER with DIMENSION_1..4, DATATYPE
  * 4D_SU3_GAUGE (rows 0,1 stored, row 2 reconstructed) or 4D_SU3_GAUGE_3x3,
