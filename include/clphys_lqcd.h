@@ -327,8 +327,11 @@ typedef struct {
  * partial sums), and downloads x the same way.  plan64 must be CLPHYS_FP64;
  * plan32 (fp32, same lattice, layout, kappa and boundary) is needed when
  * params->mixed and ignored otherwise (may be NULL).  The dslash plans must
- * outlive the solver plan.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL, plan64
- * not fp64, plan32 missing or not matching for mixed, tol, max_iter or
+ * outlive the solver plan.  Plans over MPI ranks (clphys_lqcd_mpi.h) make a
+ * distributed solver: b and x are then each rank's part, every call is
+ * collective and every reduction sums over the ranks.  Errors:
+ * CLPHYS_ERR_INVALID_ARGUMENT (NULL, plan64
+ * not fp64, plan32 missing or not matching for mixed (over another grid too), tol, max_iter or
  * inner_tol negative, an unknown kind or blas), CLPHYS_ERR_UNSUPPORTED (no
  * fp64 on the device), CLPHYS_ERR_BUILD, CLPHYS_ERR_OUT_OF_MEMORY,
  * CLPHYS_ERR_OPENCL. */

@@ -6,9 +6,11 @@
  *  - the distributed operators (full-lattice H and D, H_eo, H_oe, the
  *    even-odd M, the gamma5-folded hops of M^+) equal the single-rank ones
  *    on the same device to 1e-14 in fp64 (2e-6 in fp32), reconstruct-12
- *    and -18, SoA and the device's layout, with a random boundary per direction (antiperiodic, periodic
- *    or a U(1) phase, applied at the lattice's ends whatever the grid), and
- *    the CPU reference to 1e-12; outputs poisoned first;
+ *    and -18, SoA and the device's layout, the faces' copies on a queue of
+ *    their own and on the context's, with a random boundary per direction
+ *    (antiperiodic, periodic or a U(1) phase, applied at the lattice's ends
+ *    whatever the grid), and the CPU reference to 1e-12; outputs poisoned
+ *    first;
  *  - gamma5-hermiticity and gauge covariance of the distributed D;
  *  - CGNR and BiCGStab, fp64 and mixed, distributed: the single-rank
  *    iteration count, the single-rank solution to 1e-8, the true residual
@@ -26,6 +28,7 @@
 #include "util.h"
 #include "clphys_lqcd_mpi.h"
 #include "host/lqcd/lqcd_internal.h"
+#include "host/lqcd/lqcd_mpi.h"
 #include "host/lqcd/su3.h"
 #include "host/ref/dslash_ref.h"
 
@@ -186,6 +189,10 @@ static void check_ops(const int grid[4], clphys_precision prec, int recon, int l
     random_spinor(in, GV, &rng);
     extract(&G, in, lin, 24);
     clphys_dslash_plan *ps = single_plan(&g, &p), *pd = dist_plan(grid, &loc, &p);
+    /* the other queue arrangement of the faces' copies than the device's own
+     * (GPUs: a queue of their own, CPUs: the context's queue) on stream 101 */
+    const int other = stream == 101;
+    if (other) assert_int_equal(lqcd_halo_transfer_queue(pd, !clphys_context_device(ctx)->is_gpu), CLPHYS_SUCCESS);
     const double tol = prec == CLPHYS_FP64 ? 1e-14 : 2e-6;
     for (int op = 0; op < 7; op++) {
         const int g5 = op < 5 ? 0 : op - 4;
@@ -194,9 +201,10 @@ static void check_ops(const int grid[4], clphys_precision prec, int recon, int l
         extract(&G, ref, lref, 24);
         const double e = max_all(tu_max_rel_err(lout, lref, 24 * G.lv, 1.0));
         if (rank == 0)
-            print_message("# grid %dx%dx%dx%d %s recon-%d %s bc %s %-12s distributed vs single rank: %.3g\n",
+            print_message("# grid %dx%dx%dx%d %s recon-%d %s%s bc %s %-12s distributed vs single rank: %.3g\n",
                           grid[0], grid[1], grid[2], grid[3], prec ? "fp64" : "fp32", recon,
-                          layout == CLPHYS_LQCD_SOA ? "SoA" : "auto layout", bcname, OPS[op], e);
+                          layout == CLPHYS_LQCD_SOA ? "SoA" : "auto layout", other ? ", other copy queue" : "",
+                          bcname, OPS[op], e);
         assert_true(e < tol);
         if (op == 0) { /* and H against the CPU reference */
             dslash_ref_hopping(DIMS, (const double complex *)g.u, (const double complex *)in, (double complex *)cpu, ph);

@@ -2,8 +2,8 @@
  * the halo exchange of a hop, overlapped with the interior kernel, and the
  * global sums of the solvers.
  *
- * One hop, out parity p (or the full lattice), on the context's queue Q and
- * a transfer queue X:
+ * One hop, out parity p (or the full lattice), on the context's queue Q and,
+ * on a GPU, a transfer queue X (on a CPU device X is Q):
  *   Q: halo_pack (faces of in, spin-projected)   X: faces -> host (after pack)
  *   Q: dslash_hop* (every hop within the rank)   host: MPI_Irecv/MPI_Isend,
  *      ...                                             MPI_Testall polled
@@ -23,7 +23,8 @@ struct lqcd_halo {
     int up[4], down[4];        /* neighbour ranks                            */
     size_t face_n[4];          /* face sites per parity (0: not split)       */
     size_t face_before[4], face_all;
-    cl_command_queue xq;       /* face transfers, profiled                   */
+    cl_command_queue xq;       /* face transfers, profiled (GPUs; NULL: the
+                                  context's queue)                           */
     cl_mem send, recv;         /* device face buffers, room for full fields  */
     cl_mem hsend_m, hrecv_m;   /* page-locked host copies ...                */
     char *hsend, *hrecv;       /* ... mapped for the plan's life             */
@@ -225,7 +226,11 @@ static clphys_status halo_buffers(clphys_dslash_plan *pl, lqcd_halo *h)
     if (!st) st = cp_map(ctx, h->hsend_m, CL_MAP_READ | CL_MAP_WRITE, bytes, (void **)&h->hsend);
     if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &h->hrecv_m);
     if (!st) st = cp_map(ctx, h->hrecv_m, CL_MAP_READ | CL_MAP_WRITE, bytes, (void **)&h->hrecv);
-    if (!st) st = cp_queue_create(ctx, 1, &h->xq);
+    /* A GPU copies on its own engines while a kernel runs: the faces move on
+     * a queue of their own.  A CPU device runs one command after another, so
+     * there the copies go first on the context's queue (pack, faces to the
+     * host, then the interior), or they would wait for the interior kernel. */
+    if (!st && clphys_context_device(ctx)->is_gpu) st = cp_queue_create(ctx, 1, &h->xq);
     return st;
 }
 
@@ -267,6 +272,19 @@ static clphys_status halo_ghost_links(clphys_dslash_plan *pl, lqcd_halo *h, cons
     if (!st) st = cp_buffer(ctx, CL_MEM_READ_ONLY, (ng ? ng : 1) * (size_t)nc * 2 * pl->real_size, dev, &h->ghost);
     free(send), free(recv), free(dev);
     return st;
+}
+
+clphys_status lqcd_halo_transfer_queue(clphys_dslash_plan *pl, int separate)
+{
+    lqcd_halo *h = pl->halo;
+    if (!h || !pl->parts || !separate == !h->xq) return CLPHYS_SUCCESS;
+    cp_wait(pl->ctx, &h->last_h2d);
+    cp_wait(pl->ctx, &h->last_ext);
+    if (!separate) {
+        cp_queue_release(&h->xq);
+        return CLPHYS_SUCCESS;
+    }
+    return cp_queue_create(pl->ctx, 1, &h->xq);
 }
 
 /* The parameters every rank must share. */

@@ -21,4 +21,9 @@ size_t lqcd_face_index(const int dims[4], const int c[4], int mu, int half);
 /* MPI_Sendrecv of n doubles each way (in pieces below 2^31 elements). */
 int lqcd_sendrecv_doubles(MPI_Comm comm, const double *send, int to, double *recv, int from, size_t n, int tag);
 
+/* halo.c: face copies on a queue of their own (separate = 1, the choice on
+ * GPUs) or on the context's queue before the interior kernel (0, on CPU
+ * devices); for tests of both on one device.  No MPI call. */
+clphys_status lqcd_halo_transfer_queue(clphys_dslash_plan *pl, int separate);
+
 #endif
