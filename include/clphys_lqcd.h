@@ -179,11 +179,13 @@ enum {
  * path (one file per device in the program cache folder, tune-HASH.txt:
  * $CLPHYS_CACHE_DIR, else $XDG_CACHE_HOME/clphys, else ~/.cache/clphys;
  * CLPHYS_NO_CACHE=1: measure every time, store nothing), keyed by precision,
- * reconstruct, layout and lattice.  A cache file that is damaged or foreign
+ * reconstruct, layout and lattice (and, on a rank of a process grid, its
+ * split directions: the interior kernel is timed).  A cache file that is damaged or foreign
  * is ignored and rewritten (written to a temporary file and renamed).
  * Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL, reconstruct not 0/12/18, an
  * unknown layout or boundary, a phase not finite, kappa not > 0, an extent
- * of g odd or < 2, local size above the device maximum), CLPHYS_ERR_UNSUPPORTED (fp64 on a device without it),
+ * of g odd or < 2, local size above the device maximum),
+ * CLPHYS_ERR_UNSUPPORTED (fp64 on a device without it),
  * CLPHYS_ERR_BUILD, CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
 clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
                                         const clphys_dslash_params *p, clphys_dslash_plan **plan);
