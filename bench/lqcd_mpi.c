@@ -121,41 +121,30 @@ static void split_parts(const clphys_dslash_split *s, parts *p)
     memcpy(p->v, v, sizeof v);
 }
 
-/* One distributed case: the grid, one precision. */
-static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const clphys_gauge_field *g,
-                        const clphys_dslash_params *prm, const double *in, const double *single_out, double single_s,
+/* One distributed case: the grid, one precision, on this rank's part loc
+ * of the field and lin of the source (the lattice gd). */
+static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int gd[4], const clphys_gauge_field *loc,
+                        const double *lin, const clphys_dslash_params *prm, const double *single_out, double single_s,
                         const clphys_network_limits *net)
 {
     int rank, size;
     MPI_Comm_rank(c, &rank);
     MPI_Comm_size(c, &size);
-    const int *dims = g ? g->dims : NULL;
-    int gd[4];
-    if (rank == 0) memcpy(gd, dims, sizeof gd);
-    MPI_Bcast(gd, 4, MPI_INT, 0, c);
     char lat[32], gr[32], what[96];
     dims_str(gd, lat, sizeof lat);
     dims_str(grid, gr, sizeof gr);
     const char *pname = prm->precision == CLPHYS_FP64 ? "fp64" : "fp32";
     snprintf(what, sizeof what, "%s %s grid %s", lat, pname, gr);
-    clphys_gauge_field loc = {{0}, 0, NULL};
     clphys_dslash_plan *pl = NULL;
     cl_mem a = NULL, b = NULL;
-    double *lin = NULL, *lout = NULL, *gout = NULL;
+    double *lout = NULL, *gout = NULL;
     const int rep = run->repeat < MAXREP ? run->repeat : MAXREP;
     parts med;
     clphys_dslash_split s = {0};
     /* collective calls return one status on every rank, so ok stays the
      * same everywhere between the all_ok calls */
-    int ok = !clphys_gauge_scatter(c, grid, 0, g, &loc);
-    if (ok) {
-        lin = malloc(sizeof(double) * 24 * loc.volume);
-        lout = malloc(sizeof(double) * 24 * loc.volume);
-        ok = lin && lout;
-    }
-    ok = all_ok(c, ok);
-    if (ok) ok = !clphys_spinor_scatter(c, grid, gd, 0, in, lin);
-    if (ok) ok = !clphys_dslash_plan_create_mpi(c, grid, run->ctx, &loc, prm, &pl);
+    int ok = all_ok(c, (lout = malloc(sizeof(double) * 24 * loc->volume)) != NULL);
+    if (ok) ok = !clphys_dslash_plan_create_mpi(c, grid, run->ctx, loc, prm, &pl);
     ok = all_ok(c, ok && !clphys_dslash_field_create(pl, 0, &a) && !clphys_dslash_field_create(pl, 0, &b) &&
                        !clphys_dslash_field_write(pl, a, -1, lin));
     if (ok) {
@@ -192,7 +181,7 @@ static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const clp
         }
     }
     MPI_Bcast(&err, 1, MPI_DOUBLE, 0, c);
-    const double gv = (double)gd[0] * gd[1] * gd[2] * gd[3], lv = (double)loc.volume;
+    const double gv = (double)gd[0] * gd[1] * gd[2] * gd[3], lv = (double)loc->volume;
     const double t_int = med.v[0], t_pack = med.v[1], t_ext = med.v[2], d2h = med.v[3], h2d = med.v[4],
                  t_mpi = med.v[5], exposed = med.v[6], wall = med.v[7], xch = med.v[9];
     const double face = (double)s.face_sites / (double)s.sites;
@@ -247,8 +236,7 @@ done:
     if (a) clReleaseMemObject(a);
     if (b) clReleaseMemObject(b);
     clphys_dslash_plan_destroy(pl);
-    clphys_gauge_destroy(&loc);
-    free(lin), free(lout), free(gout);
+    free(lout), free(gout);
 }
 
 static void set_dims(int d[4], int l, int lt) { d[0] = d[1] = d[2] = l, d[3] = lt; }
@@ -280,19 +268,20 @@ int bench_dslash_mpi(bench_run *run)
     for (int si = 0; si < nsize; si++) {
         const int *d = sizes[si];
         clphys_gauge_field g = {{0}, 0, NULL};
-        double *in = NULL, *out = NULL;
+        double *in = NULL, *out[2] = {NULL, NULL}; /* out: the single rank's, fp32 and fp64 */
         const size_t V = (size_t)d[0] * d[1] * d[2] * d[3];
         int ok = 1;
         if (rank == 0) {
             ok = !clphys_gauge_create(d, &g);
             if (ok) clphys_gauge_hot(&g, 12345);
-            in = malloc(sizeof(double) * 24 * V), out = malloc(sizeof(double) * 24 * V);
-            ok = ok && in && out;
+            in = malloc(sizeof(double) * 24 * V);
+            for (int k = 0; k < 2; k++) out[k] = malloc(sizeof(double) * 24 * V);
+            ok = ok && in && out[0] && out[1];
             if (ok) fill(in, 24 * V, 99);
         }
         if (!all_ok(c, ok)) {
             bench_fail(run, "dslash_mpi", "inputs", "out of memory");
-            free(in), free(out);
+            free(in), free(out[0]), free(out[1]);
             clphys_gauge_destroy(&g);
             continue;
         }
@@ -301,16 +290,33 @@ int bench_dslash_mpi(bench_run *run)
         clphys_network_limits net = {0};
         if (size > 1 && clphys_mpi_measure_network(c, msg > 64 ? msg : 64, 20, &net))
             bench_fail(run, "dslash_mpi", "network probe", clphys_last_error(NULL));
+        /* the single rank first (rank 0 alone), then each grid: the field
+         * and the source scattered once for both precisions */
+        double single_s[2] = {0, 0};
+        int want[2] = {0, 0};
         for (int prec = 0; prec < 2; prec++) {
-            const char *pname = prec ? "fp64" : "fp32";
-            if (!bench_wants_precision(run, pname)) continue;
+            want[prec] = bench_wants_precision(run, prec ? "fp64" : "fp32");
             const clphys_dslash_params prm = {.precision = (clphys_precision)prec, .reconstruct = 12, .kappa = 0.125};
-            double single_s = 0;
-            if (!single_hop(run, c, &g, &prm, in, out, &single_s)) continue;
-            for (int gi = 0; gi < ngrid; gi++)
-                dslash_grid(run, c, grids[gi], rank == 0 ? &g : NULL, &prm, in, out, single_s, &net);
+            if (want[prec]) want[prec] = single_hop(run, c, &g, &prm, in, out[prec], &single_s[prec]);
         }
-        free(in), free(out);
+        for (int gi = 0; gi < ngrid && (want[0] || want[1]); gi++) {
+            clphys_gauge_field loc = {{0}, 0, NULL};
+            double *lin = NULL;
+            ok = !clphys_gauge_scatter(c, grids[gi], 0, rank == 0 ? &g : NULL, &loc);
+            if (ok) ok = (lin = malloc(sizeof(double) * 24 * loc.volume)) != NULL;
+            ok = all_ok(c, ok);
+            if (ok) ok = !clphys_spinor_scatter(c, grids[gi], d, 0, in, lin);
+            if (!ok) bench_fail(run, "dslash_mpi", "scatter", clphys_last_error(NULL));
+            for (int prec = 0; prec < 2 && ok; prec++) {
+                const clphys_dslash_params prm = {.precision = (clphys_precision)prec, .reconstruct = 12,
+                                                  .kappa = 0.125};
+                if (want[prec])
+                    dslash_grid(run, c, grids[gi], d, &loc, lin, &prm, out[prec], single_s[prec], &net);
+            }
+            clphys_gauge_destroy(&loc);
+            free(lin);
+        }
+        free(in), free(out[0]), free(out[1]);
         clphys_gauge_destroy(&g);
     }
     return 0;
