@@ -11,13 +11,14 @@
  * the MPI exchange, and the exchange not hidden (the device idle between
  * the interior's end and the exterior's start).  Beside them:
  *  - single_s: the same hop on one rank (rank 0, the others idle) for the
- *    whole lattice, on the same device; overhead = wall / single_s - 1
+ *    whole lattice, on the same device, timed the same way (wall time of an
+ *    application; single_kernel_s its kernel); overhead = wall / single_s - 1
  *    (ranks sharing one GPU do the single rank's work between them);
  *  - the model: exchange = d2h + messages x latency + halo bytes /
  *    bandwidth + h2d (latency and bandwidth measured by
  *    clphys_mpi_measure_network at the halo's message size), interior =
- *    single_s x local / global sites (the single rank's rate), time = pack +
- *    max(interior, exchange) + exterior;
+ *    single_kernel_s x local / global sites (the single rank's rate),
+ *    time = pack + max(interior, exchange) + exterior;
  *  - the goal: exterior + pack <= (face fraction + 0.10) x interior, face
  *    fraction = sites with a neighbour on another rank / sites; and the
  *    strict ratio (exterior + pack) / (face fraction x interior).
@@ -81,32 +82,38 @@ static const char *dims_str(const int d[4], char *buf, size_t n)
     return buf;
 }
 
-/* Median of the single-rank hop (HOPPING, full lattice) on rank 0, its
- * output in out (rank 0); the others wait. */
+/* The single-rank hop (HOPPING, full lattice) on rank 0, timed as the
+ * distributed one (clphys_dslash_apply_split): t[0] the median wall time of
+ * an application, t[1] of the kernel; its output in out (rank 0); the
+ * others wait. */
 static int single_hop(bench_run *run, MPI_Comm c, const clphys_gauge_field *g, const clphys_dslash_params *p,
-                      const double *in, double *out, double *t)
+                      const double *in, double *out, double t[2])
 {
     int rank, ok = 1;
     MPI_Comm_rank(c, &rank);
-    *t = 0;
+    t[0] = t[1] = 0;
     if (rank == 0) {
         clphys_dslash_plan *pl = NULL;
         cl_mem a = NULL, b = NULL;
-        double ks[MAXREP];
+        double wall[MAXREP], ks[MAXREP];
+        clphys_dslash_split s;
         const int rep = run->repeat < MAXREP ? run->repeat : MAXREP;
         ok = !clphys_dslash_plan_create(run->ctx, g, p, &pl) && !clphys_dslash_field_create(pl, 0, &a) &&
              !clphys_dslash_field_create(pl, 0, &b) && !clphys_dslash_field_write(pl, a, -1, in) &&
-             !clphys_dslash_apply(pl, CLPHYS_DSLASH_HOPPING, b, a, &ks[0]);
-        for (int i = 0; i < rep && ok; i++) ok = !clphys_dslash_apply(pl, CLPHYS_DSLASH_HOPPING, b, a, &ks[i]);
+             !clphys_dslash_apply_split(pl, CLPHYS_DSLASH_HOPPING, b, a, &s);
+        for (int i = 0; i < rep && ok; i++) {
+            ok = !clphys_dslash_apply_split(pl, CLPHYS_DSLASH_HOPPING, b, a, &s);
+            wall[i] = s.wall_s, ks[i] = s.interior_s;
+        }
         if (ok) ok = !clphys_dslash_field_read(pl, b, -1, out);
-        if (ok) *t = ref_median(ks, rep);
+        if (ok) t[0] = ref_median(wall, rep), t[1] = ref_median(ks, rep);
         else bench_fail(run, "dslash_mpi", "single rank", clphys_last_error(run->ctx));
         if (a) clReleaseMemObject(a);
         if (b) clReleaseMemObject(b);
         clphys_dslash_plan_destroy(pl);
     }
     idle_barrier(c);
-    MPI_Bcast(t, 1, MPI_DOUBLE, 0, c);
+    MPI_Bcast(t, 2, MPI_DOUBLE, 0, c);
     return all_ok(c, ok);
 }
 
@@ -124,7 +131,8 @@ static void split_parts(const clphys_dslash_split *s, parts *p)
 /* One distributed case: the grid, one precision, on this rank's part loc
  * of the field and lin of the source (the lattice gd). */
 static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int gd[4], const clphys_gauge_field *loc,
-                        const double *lin, const clphys_dslash_params *prm, const double *single_out, double single_s,
+                        const double *lin, const clphys_dslash_params *prm, const double *single_out,
+                        const double single[2],
                         const clphys_network_limits *net)
 {
     int rank, size;
@@ -187,7 +195,7 @@ static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int
     const double face = (double)s.face_sites / (double)s.sites;
     const double net_s = s.messages * net->latency_s +
                          (net->bandwidth_bytes_per_s > 0 ? (double)s.halo_bytes / net->bandwidth_bytes_per_s : 0);
-    const double m_xch = d2h + net_s + h2d, m_int = single_s * lv / gv;
+    const double single_s = single[0], m_xch = d2h + net_s + h2d, m_int = single[1] * lv / gv;
     const double m_total = t_pack + fmax(m_int, m_xch) + t_ext;
     const double goal_lhs = t_ext + t_pack, goal_rhs = (face + 0.10) * t_int;
     bench_row r = {0};
@@ -202,12 +210,14 @@ static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int
                        "{\"lattice\":\"%s\",\"grid\":\"%s\",\"ranks\":%d,\"op\":\"hopping, full lattice\","
                        "\"interior_s\":%.4g,\"pack_s\":%.4g,\"exterior_s\":%.4g,\"d2h_s\":%.4g,\"h2d_s\":%.4g,"
                        "\"mpi_s\":%.4g,\"exchange_s\":%.4g,\"exposed_s\":%.4g,\"wall_s\":%.4g,"
-                       "\"hidden_share\":%.3f,\"single_s\":%.4g,\"overhead\":%.3f,\"halo_bytes\":%zu,\"messages\":%d,"
+                       "\"hidden_share\":%.3f,\"single_s\":%.4g,\"single_kernel_s\":%.4g,\"overhead\":%.3f,\"halo_bytes\":%zu,"
+                       "\"messages\":%d,"
                        "\"face_fraction\":%.4f,\"latency_s\":%.3g,\"bandwidth_Bps\":%.4g,\"model_net_s\":%.4g,"
                        "\"model_exchange_s\":%.4g,\"model_interior_s\":%.4g,\"model_s\":%.4g,"
                        "\"goal_lhs_s\":%.4g,\"goal_rhs_s\":%.4g,\"goal_met\":%s,\"goal_strict_ratio\":%.3f}",
                        lat, gr, size, t_int, t_pack, t_ext, d2h, h2d, t_mpi, xch, exposed, wall,
-                       xch > 0 ? fmax(0, 1 - exposed / xch) : 1, single_s, single_s > 0 ? wall / single_s - 1 : 0,
+                       xch > 0 ? fmax(0, 1 - exposed / xch) : 1, single_s, single[1],
+                       single_s > 0 ? wall / single_s - 1 : 0,
                        s.halo_bytes, s.messages, face, net->latency_s, net->bandwidth_bytes_per_s, net_s, m_xch, m_int,
                        m_total, goal_lhs, goal_rhs, goal_lhs <= goal_rhs ? "true" : "false",
                        face > 0 && t_int > 0 ? goal_lhs / (face * t_int) : 0);
@@ -292,12 +302,12 @@ int bench_dslash_mpi(bench_run *run)
             bench_fail(run, "dslash_mpi", "network probe", clphys_last_error(NULL));
         /* the single rank first (rank 0 alone), then each grid: the field
          * and the source scattered once for both precisions */
-        double single_s[2] = {0, 0};
+        double single_s[2][2] = {{0, 0}, {0, 0}}; /* per precision: wall, kernel */
         int want[2] = {0, 0};
         for (int prec = 0; prec < 2; prec++) {
             want[prec] = bench_wants_precision(run, prec ? "fp64" : "fp32");
             const clphys_dslash_params prm = {.precision = (clphys_precision)prec, .reconstruct = 12, .kappa = 0.125};
-            if (want[prec]) want[prec] = single_hop(run, c, &g, &prm, in, out[prec], &single_s[prec]);
+            if (want[prec]) want[prec] = single_hop(run, c, &g, &prm, in, out[prec], single_s[prec]);
         }
         for (int gi = 0; gi < ngrid && (want[0] || want[1]); gi++) {
             clphys_gauge_field loc = {{0}, 0, NULL};
