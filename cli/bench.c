@@ -2,6 +2,7 @@
  * through bench_suite.h) on the chosen device. */
 #include "bench_suite.h"
 #include "cli.h"
+#include "cli_mpi.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,5 +57,11 @@ int cmd_bench(int argc, char **argv)
     clphys_context *ctx;
     clphys_status st = clphys_context_create(device, &ctx);
     if (st) return cli_fail("bench", st, NULL);
-    return cli_context_done(ctx, bench_suite_run(ctx, &opt, stdout));
+    /* under an MPI launcher every rank runs the suite (the distributed paths
+     * need them all); rank 0 prints the table and writes the JSON */
+    FILE *out = stdout, *null = NULL;
+    if (cli_mpi_rank() > 0 && (null = fopen("/dev/null", "w"))) out = null, opt.json = NULL;
+    int rc = cli_context_done(ctx, bench_suite_run(ctx, &opt, out));
+    if (null) fclose(null);
+    return rc;
 }

@@ -1,5 +1,6 @@
 /* main.c — the clphys command: dispatch to one subcommand per file. */
 #include "cli.h"
+#include "cli_mpi.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ static const command commands[] = {
 
 int cli_fail(const char *cmd, clphys_status st, const clphys_context *ctx)
 {
+    if (cli_mpi_rank() > 0) return 1; /* under MPI failures are agreed: rank 0 says it for all */
     const char *detail = clphys_last_error(ctx);
     fprintf(stderr, "clphys %s: %s%s%s\n", cmd, clphys_status_string(st), *detail ? ": " : "", detail);
     return 1;
@@ -65,7 +67,11 @@ int main(int argc, char **argv)
         return 0;
     }
     for (const command *c = commands; c->name; c++)
-        if (!strcmp(argv[1], c->name)) return c->fn(argc - 1, argv + 1);
+        if (!strcmp(argv[1], c->name)) {
+            int rc = cli_mpi_start(&argc, &argv);
+            if (rc) return rc;
+            return cli_mpi_end(c->fn(argc - 1, argv + 1));
+        }
     fprintf(stderr, "clphys: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return 2;
