@@ -26,6 +26,19 @@ static void usage(FILE *out)
                  "the distributed entries run, each rank on its --device; rank 0 prints and writes the JSON.\n");
 }
 
+/* 1 when every name of the comma-separated list is a distributed entry
+ * (NAME_mpi): those are the ones that need all ranks of a launcher. */
+static int only_distributed(const char *paths)
+{
+    if (!paths || !*paths) return 0;
+    for (const char *p = paths; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n < 5 || strncmp(p + n - 4, "_mpi", 4)) return 0;
+        p += n + (p[n] == ',');
+    }
+    return 1;
+}
+
 int cmd_bench(int argc, char **argv)
 {
     const char *device = NULL;
@@ -58,8 +71,9 @@ int cmd_bench(int argc, char **argv)
     }
     FILE *out = stdout;
     if (cli_mpi_size() > 1) {
-        if (!opt.paths || strcmp(opt.paths, "gravity_mpi")) {
-            fprintf(stderr, "clphys bench: under an MPI launcher with several ranks only --path gravity_mpi runs\n");
+        if (!only_distributed(opt.paths)) {
+            fprintf(stderr, "clphys bench: under an MPI launcher with several ranks only the distributed entries "
+                            "run (--path gravity_mpi, dslash_mpi, solver_mpi)\n");
             return 2;
         }
         if (cli_mpi_rank() > 0) { /* rank 0 reports for all */

@@ -7,7 +7,15 @@
  *  - Lattice Lx x Ly x Lz x Lt, every extent even and >= 2.  Host site index
  *    (lexicographic) site = x + Lx*(y + Ly*(z + Lz*t)), x fastest, as in NERSC
  *    files.  Direction mu = 0,1,2,3 is x,y,z,t.  Links are periodic; the fermion
- *    boundary in t is periodic or antiperiodic (a plan parameter).
+ *    boundary of each direction is periodic, antiperiodic or a U(1) phase
+ *    (plan parameters, clphys_bc below).
+ *  - Boundary phases: psi(x + L_mu mu) = exp(i theta_mu) psi(x) enters the
+ *    hopping term as a phase, never through the links (a link times -1 is
+ *    not in SU(3), and reconstruct-12 would rebuild its third row wrongly):
+ *    the forward hop from x_mu = L_mu - 1 is multiplied by exp(i theta_mu),
+ *    the backward hop from x_mu = 0 by exp(-i theta_mu), so D stays
+ *    gamma5-hermitian (theta = pi: antiperiodic; Chroma's twisted boundary
+ *    with phases_by_pi = theta / pi).
  *  - Host gauge field (double): u[((site*4 + mu)*3 + a)*3 + b] is the complex
  *    U_mu(x)_{ab}, stored as 2 doubles (re, im) — i.e. an array
  *    double[V][4][3][3][2].
@@ -81,6 +89,20 @@ double clphys_gauge_link_trace(const clphys_gauge_field *g);
 /* Largest |U U^+ - 1| entry and |det U - 1| over all links (unitarity check). */
 double clphys_gauge_unitarity_violation(const clphys_gauge_field *g);
 
+/* ---- process grid (runs over MPI ranks: clphys_lqcd_mpi.h) ---------------
+ * grid[mu] ranks along direction mu (the QUDA/Grid convention, e.g.
+ * 1x1x2x2); rank r sits at coord with r = c0 + P0 (c1 + P1 (c2 + P2 c3))
+ * (x fastest, like sites) and holds the sites with coord[mu] local[mu] <=
+ * x_mu < (coord[mu] + 1) local[mu], local[mu] = dims[mu] / grid[mu], in its
+ * own lexicographic and even-odd order: every local extent is even, so a
+ * site has the same parity on its rank and on the whole lattice.
+ * clphys_lqcd_grid_local gives local and coord of rank (either may be
+ * NULL).  Errors: CLPHYS_ERR_INVALID_ARGUMENT naming the direction (an
+ * entry of grid < 1, an extent not divisible by its entry, a local extent
+ * odd or < 2), or rank outside 0 .. product of grid - 1; messages:
+ * clphys_last_error(NULL). */
+clphys_status clphys_lqcd_grid_local(const int dims[4], const int grid[4], int rank, int local[4], int coord[4]);
+
 /* ---- NERSC gauge files ----------------------------------------------------
  * ASCII header BEGIN_HEADER ... END_HEADER with DIMENSION_1..4, DATATYPE
  * 4D_SU3_GAUGE (rows 0,1 stored, row 2 reconstructed) or 4D_SU3_GAUGE_3x3,
@@ -109,15 +131,25 @@ clphys_status clphys_gauge_write_nersc(const char *file, const clphys_gauge_fiel
 /* ---- Wilson-Dirac operator ------------------------------------------------ */
 typedef struct clphys_dslash_plan clphys_dslash_plan;
 
+/* The fermion boundary of one direction. */
+typedef enum {
+    CLPHYS_BC_AUTO = 0,      /* periodic in x, y, z, antiperiodic in t (the
+                                usual fermion boundary: p,p,p,a)               */
+    CLPHYS_BC_PERIODIC,      /* theta = 0                                      */
+    CLPHYS_BC_ANTIPERIODIC,  /* theta = pi                                     */
+    CLPHYS_BC_PHASE          /* theta = pi * bc_phase_by_pi[mu]                */
+} clphys_bc;
+
 /* A zeroed struct with kappa set is a valid plan: fp32, reconstruct-12,
- * the device's layout, periodic in t, the tuned work-group size. */
+ * the device's layout, boundary p,p,p,a, the tuned work-group size. */
 typedef struct {
     clphys_precision precision;
     int reconstruct;        /* 12 or 18; 0 = 12 (the least memory traffic;
                                faster on the H100 at both sizes and precisions
                                of the README's table)                         */
     double kappa;           /* hopping parameter, > 0; no default             */
-    int antiperiodic_t;     /* 1: fermion field antiperiodic in t; 0 periodic */
+    clphys_bc bc[4];        /* fermion boundary of x, y, z, t                 */
+    double bc_phase_by_pi[4]; /* theta_mu / pi for CLPHYS_BC_PHASE, finite     */
     size_t local_size;      /* work-group size; 0 = tuned (see below),
                                CLPHYS_DSLASH_WG_RUNTIME = the runtime's choice */
     int layout;             /* CLPHYS_LQCD_LAYOUT_AUTO (SoA on GPUs, AoS on
@@ -147,11 +179,13 @@ enum {
  * path (one file per device in the program cache folder, tune-HASH.txt:
  * $CLPHYS_CACHE_DIR, else $XDG_CACHE_HOME/clphys, else ~/.cache/clphys;
  * CLPHYS_NO_CACHE=1: measure every time, store nothing), keyed by precision,
- * reconstruct, layout and lattice.  A cache file that is damaged or foreign
+ * reconstruct, layout and lattice (and, on a rank of a process grid, its
+ * split directions: the interior kernel is timed).  A cache file that is damaged or foreign
  * is ignored and rewritten (written to a temporary file and renamed).
  * Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL, reconstruct not 0/12/18, an
- * unknown layout, kappa not > 0, an extent of g odd or < 2, local size above
- * the device maximum), CLPHYS_ERR_UNSUPPORTED (fp64 on a device without it),
+ * unknown layout or boundary, a phase not finite, kappa not > 0, an extent
+ * of g odd or < 2, local size above the device maximum),
+ * CLPHYS_ERR_UNSUPPORTED (fp64 on a device without it),
  * CLPHYS_ERR_BUILD, CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
 clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
                                         const clphys_dslash_params *p, clphys_dslash_plan **plan);
@@ -194,6 +228,35 @@ clphys_status clphys_dslash_field_read(clphys_dslash_plan *plan, cl_mem field, i
  * in, unknown op), CLPHYS_ERR_OPENCL. */
 clphys_status clphys_dslash_apply(clphys_dslash_plan *plan, clphys_dslash_op op, cl_mem out, cl_mem in,
                                   double *kernel_s);
+/* One application split into its parts, for plans over MPI ranks
+ * (clphys_lqcd_mpi.h): the interior kernel runs while the spin-projected
+ * faces travel between ranks, then the exterior kernel adds the hops whose
+ * neighbour is on another rank (Babich et al., SC'11).  On one rank the
+ * whole hop is the interior and the other parts are 0.  Times in seconds,
+ * summed over the hops of the call (EO_PREC: two). */
+typedef struct {
+    double interior_s;   /* profiled: the hopping kernel (hops within the rank) */
+    double pack_s;       /* profiled: spin projection of the faces to send      */
+    double exterior_s;   /* profiled: the hops from the received faces          */
+    double d2h_s, h2d_s; /* profiled: packed faces to the host, received ones back */
+    double mpi_s;        /* host clock: messages posted (MPI_Irecv/MPI_Isend) to
+                            all complete                                         */
+    double exposed_s;    /* the exchange not hidden: the device idle between the
+                            interior kernel's end and the exterior's start
+                            (profiled clock of the queue)                       */
+    double wall_s;       /* host clock, the whole call, waited for              */
+    size_t halo_bytes;   /* sent by this rank (12 reals per face site)          */
+    int messages;        /* sent by this rank                                   */
+    int hops;            /* half- or full-lattice hops in the call              */
+    size_t sites;        /* output sites of those hops, this rank               */
+    size_t face_sites;   /* of them, the sites with a neighbour on another rank */
+} clphys_dslash_split;
+
+/* Apply op as clphys_dslash_apply, wait, and SET *split (zeroed first).
+ * Errors: those of clphys_dslash_apply; CLPHYS_ERR_INVALID_ARGUMENT for
+ * split NULL. */
+clphys_status clphys_dslash_apply_split(clphys_dslash_plan *plan, clphys_dslash_op op, cl_mem out, cl_mem in,
+                                        clphys_dslash_split *split);
 /* Host convenience: full-lattice op on host spinors (double[V][4][3][2]).
  * Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL, op not HOPPING or WILSON),
  * CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
@@ -266,8 +329,11 @@ typedef struct {
  * partial sums), and downloads x the same way.  plan64 must be CLPHYS_FP64;
  * plan32 (fp32, same lattice, layout, kappa and boundary) is needed when
  * params->mixed and ignored otherwise (may be NULL).  The dslash plans must
- * outlive the solver plan.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL, plan64
- * not fp64, plan32 missing or not matching for mixed, tol, max_iter or
+ * outlive the solver plan.  Plans over MPI ranks (clphys_lqcd_mpi.h) make a
+ * distributed solver: b and x are then each rank's part, every call is
+ * collective and every reduction sums over the ranks.  Errors:
+ * CLPHYS_ERR_INVALID_ARGUMENT (NULL, plan64
+ * not fp64, plan32 missing or not matching for mixed (over another grid too), tol, max_iter or
  * inner_tol negative, an unknown kind or blas), CLPHYS_ERR_UNSUPPORTED (no
  * fp64 on the device), CLPHYS_ERR_BUILD, CLPHYS_ERR_OUT_OF_MEMORY,
  * CLPHYS_ERR_OPENCL. */

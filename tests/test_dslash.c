@@ -39,15 +39,33 @@ static void random_spinor(double complex *psi, long long n, uint64_t *rng)
     for (long long i = 0; i < n * 12; i++) psi[i] = (2 * tu_uniform(rng) - 1) + I * (2 * tu_uniform(rng) - 1);
 }
 
-static clphys_dslash_plan *make_plan(const clphys_gauge_field *g, clphys_precision p, int recon, double kappa,
-                                     int anti)
+/* A plan with the boundary bc[4] (phase_by_pi used for CLPHYS_BC_PHASE). */
+static clphys_dslash_plan *make_plan_bc(const clphys_gauge_field *g, clphys_precision p, int recon, double kappa,
+                                        const clphys_bc bc[4], const double by_pi[4])
 {
-    clphys_dslash_params prm = {.precision = p, .reconstruct = recon, .kappa = kappa, .antiperiodic_t = anti,
-                                .layout = layout};
+    clphys_dslash_params prm = {.precision = p, .reconstruct = recon, .kappa = kappa, .layout = layout};
+    for (int mu = 0; mu < 4; mu++) prm.bc[mu] = bc[mu], prm.bc_phase_by_pi[mu] = by_pi ? by_pi[mu] : 0;
     clphys_dslash_plan *pl = NULL;
     clphys_status st = clphys_dslash_plan_create(ctx, g, &prm, &pl);
     if (st) fail_msg("plan: %s: %s", clphys_status_string(st), clphys_last_error(ctx));
     return pl;
+}
+
+/* anti: p,p,p,a, else p,p,p,p */
+static clphys_dslash_plan *make_plan(const clphys_gauge_field *g, clphys_precision p, int recon, double kappa,
+                                     int anti)
+{
+    const clphys_bc bc[4] = {CLPHYS_BC_PERIODIC, CLPHYS_BC_PERIODIC, CLPHYS_BC_PERIODIC,
+                             anti ? CLPHYS_BC_ANTIPERIODIC : CLPHYS_BC_PERIODIC};
+    return make_plan_bc(g, p, recon, kappa, bc, NULL);
+}
+
+/* The reference's phases of p,p,p,a (anti) or p,p,p,p. */
+static const double complex *ph_t(int anti)
+{
+    static double complex ph[2][4];
+    lqcd_bc_antiperiodic_t(ph[anti != 0], anti);
+    return ph[anti != 0];
 }
 
 /* Device op on host arrays, with the device output poisoned first. */
@@ -105,6 +123,21 @@ static void test_gamma_algebra(void **state)
         }
 }
 
+/* A random boundary per direction: periodic, antiperiodic or a U(1) phase
+ * (theta / pi uniform in (-1, 1)); ph gets the reference's phases. */
+static void random_bc(uint64_t *rng, clphys_bc bc[4], double by_pi[4], double complex ph[4], char *name, size_t n)
+{
+    size_t used = 0;
+    for (int mu = 0; mu < 4; mu++) {
+        const double u = tu_uniform(rng);
+        bc[mu] = u < 0.3 ? CLPHYS_BC_PERIODIC : u < 0.65 ? CLPHYS_BC_ANTIPERIODIC : CLPHYS_BC_PHASE;
+        by_pi[mu] = bc[mu] == CLPHYS_BC_PHASE ? 2 * tu_uniform(rng) - 1 : 0;
+        ph[mu] = bc[mu] == CLPHYS_BC_PERIODIC ? 1 : bc[mu] == CLPHYS_BC_ANTIPERIODIC ? -1 : cexp(I * PI * by_pi[mu]);
+        if (bc[mu] == CLPHYS_BC_PHASE) used += (size_t)snprintf(name + used, n - used, "%s%.3fpi", mu ? "," : "", by_pi[mu]);
+        else used += (size_t)snprintf(name + used, n - used, "%s%s", mu ? "," : "", bc[mu] == CLPHYS_BC_PERIODIC ? "p" : "a");
+    }
+}
+
 static void check_vs_ref(clphys_precision p, int recon)
 {
     uint64_t rng = tu_rng_init(11 + recon + 100 * p);
@@ -112,20 +145,24 @@ static void check_vs_ref(clphys_precision p, int recon)
     assert_int_equal(clphys_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
     clphys_gauge_hot(&g, tu_seed() + 7);
     assert_true(clphys_gauge_unitarity_violation(&g) < 1e-13);
-    int anti = tu_uniform(&rng) < 0.5;
+    clphys_bc bc[4];
+    double by_pi[4];
+    double complex ph[4];
+    char bcname[96];
+    random_bc(&rng, bc, by_pi, ph, bcname, sizeof bcname);
     double kappa = 0.1 + 0.05 * tu_uniform(&rng);
     double complex *in = malloc(sizeof(double complex) * 12 * V), *out = malloc(sizeof(double complex) * 12 * V),
                    *ref = malloc(sizeof(double complex) * 12 * V);
     random_spinor(in, V, &rng);
-    clphys_dslash_plan *pl = make_plan(&g, p, recon, kappa, anti);
+    clphys_dslash_plan *pl = make_plan_bc(&g, p, recon, kappa, bc, by_pi);
     apply_full(pl, CLPHYS_DSLASH_HOPPING, out, in);
-    dslash_ref_hopping(DIMS, (const double complex *)g.u, in, ref, anti);
+    dslash_ref_hopping(DIMS, (const double complex *)g.u, in, ref, ph);
     double e = tu_max_rel_err((double *)out, (double *)ref, 24 * V, 1.0);
-    print_message("# hopping %s %s recon-%d %s: max rel err %.3g\n", layout == CLPHYS_LQCD_AOS ? "AoS" : "SoA", p ? "fp64" : "fp32", recon,
-                  anti ? "antiperiodic" : "periodic", e);
+    print_message("# hopping %s %s recon-%d bc %s: max rel err %.3g\n", layout == CLPHYS_LQCD_AOS ? "AoS" : "SoA",
+                  p ? "fp64" : "fp32", recon, bcname, e);
     assert_true(e < tol_of(p));
     apply_full(pl, CLPHYS_DSLASH_WILSON, out, in);
-    dslash_ref_wilson(DIMS, (const double complex *)g.u, in, ref, kappa, anti);
+    dslash_ref_wilson(DIMS, (const double complex *)g.u, in, ref, kappa, ph);
     e = tu_max_rel_err((double *)out, (double *)ref, 24 * V, 1.0);
     print_message("# wilson  %s recon-%d: max rel err %.3g\n", p ? "fp64" : "fp32", recon, e);
     assert_true(e < tol_of(p));
@@ -172,12 +209,18 @@ static void test_free_plane_wave(void **state)
     uint64_t rng = tu_rng_init(21);
     clphys_gauge_field g;
     assert_int_equal(clphys_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
-    int anti = 1;
+    /* a random boundary: the momenta of psi(x + L mu) = exp(i theta) psi(x)
+     * are (2 pi n + theta) / L */
+    clphys_bc bc[4];
+    double by_pi[4];
+    double complex ph[4];
+    char bcname[96];
+    random_bc(&rng, bc, by_pi, ph, bcname, sizeof bcname);
     double kappa = 0.125;
     double pm[4], s2 = 0, cs = 0;
     for (int mu = 0; mu < 4; mu++) {
         int n = (int)(tu_uniform(&rng) * DIMS[mu]);
-        pm[mu] = (2 * PI * n + (mu == 3 && anti ? PI : 0)) / DIMS[mu];
+        pm[mu] = (2 * PI * n + carg(ph[mu])) / DIMS[mu];
         s2 += sin(pm[mu]) * sin(pm[mu]);
         cs += cos(pm[mu]);
     }
@@ -204,11 +247,11 @@ static void test_free_plane_wave(void **state)
         }
     }
     for (int recon = 12; recon <= 18; recon += 6) {
-        clphys_dslash_plan *pl = make_plan(&g, p, recon, kappa, anti);
+        clphys_dslash_plan *pl = make_plan_bc(&g, p, recon, kappa, bc, by_pi);
         apply_full(pl, CLPHYS_DSLASH_WILSON, out, in);
         double e = tu_max_rel_err((double *)out, (double *)ref, 24 * V, 1.0);
-        print_message("# plane wave p=(%.3f %.3f %.3f %.3f) lambda=%.6f%+.6fi recon-%d: err %.3g\n", pm[0], pm[1],
-                      pm[2], pm[3], creal(lambda), cimag(lambda), recon, e);
+        print_message("# plane wave bc %s p=(%.3f %.3f %.3f %.3f) lambda=%.6f%+.6fi recon-%d: err %.3g\n", bcname,
+                      pm[0], pm[1], pm[2], pm[3], creal(lambda), cimag(lambda), recon, e);
         assert_true(e < 10 * tol_of(p));
         clphys_dslash_plan_destroy(pl);
     }
@@ -229,7 +272,8 @@ static void gamma5(double complex *psi, long long vol)
         for (int k = 6; k < 12; k++) psi[x * 12 + k] = -psi[x * 12 + k];
 }
 
-/* <chi, g5 D g5 psi> = <D chi, psi> with the device D. */
+/* <chi, g5 D g5 psi> = <D chi, psi> with the device D, with a random
+ * boundary (the backward hop's phase is the conjugate of the forward's). */
 static void test_gamma5_hermiticity(void **state)
 {
     (void)state;
@@ -242,7 +286,13 @@ static void test_gamma5_hermiticity(void **state)
                    *t = malloc(sizeof(double complex) * 12 * V), *dchi = malloc(sizeof(double complex) * 12 * V);
     random_spinor(psi, V, &rng);
     random_spinor(chi, V, &rng);
-    clphys_dslash_plan *pl = make_plan(&g, p, 18, 0.13, 1);
+    clphys_bc bc[4];
+    double by_pi[4];
+    double complex ph[4];
+    char bcname[96];
+    random_bc(&rng, bc, by_pi, ph, bcname, sizeof bcname);
+    print_message("# boundary %s\n", bcname);
+    clphys_dslash_plan *pl = make_plan_bc(&g, p, 18, 0.13, bc, by_pi);
     gamma5(psi, V);
     apply_full(pl, CLPHYS_DSLASH_WILSON, t, psi);
     gamma5(t, V);
@@ -370,11 +420,11 @@ static void test_even_odd(void **state)
                 int src = op == 0 ? 1 : 0, dst = op == 1 ? 1 : 0;
                 for (long long x = 0; x < V; x++)
                     for (int k = 0; k < 12; k++) t1[x * 12 + k] = parity_of[x] == src ? in[x * 12 + k] : 0;
-                dslash_ref_hopping(DIMS, (const double complex *)g.u, t1, t2, 1);
+                dslash_ref_hopping(DIMS, (const double complex *)g.u, t1, t2, ph_t(1));
                 if (op == 2) {
                     for (long long x = 0; x < V; x++)
                         if (parity_of[x] == 0) memset(t2 + x * 12, 0, sizeof(double complex) * 12);
-                    dslash_ref_hopping(DIMS, (const double complex *)g.u, t2, out, 1);
+                    dslash_ref_hopping(DIMS, (const double complex *)g.u, t2, out, ph_t(1));
                     for (long long k = 0; k < 12 * V; k++) t2[k] = t1[k] - kappa * kappa * out[k];
                 }
                 cl_mem a = src ? ho : he, b = dst ? ho : he;
@@ -426,11 +476,19 @@ static void test_bad_input(void **state)
     prm = (clphys_dslash_params){.kappa = 0.1, .layout = 3};
     assert_int_equal(clphys_dslash_plan_create(ctx, &g, &prm, &pl), CLPHYS_ERR_INVALID_ARGUMENT);
     assert_null(pl);
+    /* an unknown boundary, a phase that is not finite */
+    prm = (clphys_dslash_params){.kappa = 0.1, .bc = {CLPHYS_BC_PERIODIC, (clphys_bc)9}};
+    assert_int_equal(clphys_dslash_plan_create(ctx, &g, &prm, &pl), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clphys_last_error(ctx), "direction 1"));
+    prm = (clphys_dslash_params){.kappa = 0.1, .bc = {0, 0, CLPHYS_BC_PHASE}, .bc_phase_by_pi = {0, 0, INFINITY}};
+    assert_int_equal(clphys_dslash_plan_create(ctx, &g, &prm, &pl), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clphys_last_error(ctx), "phase of direction 2"));
+    assert_null(pl);
     clphys_gauge_destroy(&g);
 }
 
 /* A zeroed params struct with kappa: fp32, reconstruct-12, SoA on a GPU and
- * AoS on a CPU, periodic, a tuned work-group size; and it applies D
+ * AoS on a CPU, boundary p,p,p,a, a tuned work-group size; and it applies D
  * correctly. */
 static void test_defaults(void **state)
 {
@@ -445,12 +503,13 @@ static void test_defaults(void **state)
     assert_int_equal(pl->real_size, 4);
     assert_int_equal(pl->p.reconstruct, 12);
     assert_int_equal(pl->p.layout, clphys_context_device(ctx)->is_gpu ? CLPHYS_LQCD_SOA : CLPHYS_LQCD_AOS);
+    for (int mu = 0; mu < 4; mu++) assert_int_equal(pl->p.bc[mu], mu < 3 ? CLPHYS_BC_PERIODIC : CLPHYS_BC_ANTIPERIODIC);
     double complex *in = malloc(sizeof(double complex) * 12 * V), *out = malloc(sizeof(double complex) * 12 * V),
                    *ref = malloc(sizeof(double complex) * 12 * V);
     random_spinor(in, V, &rng);
     tu_poison_f64((double *)out, 24 * V);
     assert_int_equal(clphys_dslash_apply_host(pl, CLPHYS_DSLASH_WILSON, (double *)out, (double *)in), CLPHYS_SUCCESS);
-    dslash_ref_wilson(DIMS, (const double complex *)g.u, in, ref, 0.11, 0);
+    dslash_ref_wilson(DIMS, (const double complex *)g.u, in, ref, 0.11, ph_t(1));
     const double e = tu_max_rel_err((double *)out, (double *)ref, 24 * V, 1.0);
     print_message("# zeroed params (kappa 0.11): D against the reference %.3g\n", e);
     assert_true(e < tol_of(CLPHYS_FP32));
@@ -485,10 +544,10 @@ static void test_solver_kernels(void **state)
     /* reference: g5 (1 - kappa^2 H_eo H_oe) g5 on the even sites */
     for (long long x = 0; x < V; x++)
         for (int k = 0; k < 12; k++) t1[x * 12 + k] = par[x] ? 0 : (k < 6 ? 1 : -1) * in[x * 12 + k];
-    dslash_ref_hopping(DIMS, (const double complex *)g.u, t1, t2, 1);
+    dslash_ref_hopping(DIMS, (const double complex *)g.u, t1, t2, ph_t(1));
     for (long long x = 0; x < V; x++)
         if (!par[x]) memset(t2 + x * 12, 0, sizeof(double complex) * 12);
-    dslash_ref_hopping(DIMS, (const double complex *)g.u, t2, ref, 1);
+    dslash_ref_hopping(DIMS, (const double complex *)g.u, t2, ref, ph_t(1));
     for (long long x = 0; x < V; x++)
         for (int k = 0; k < 12; k++)
             ref[x * 12 + k] = par[x] ? 0 : (k < 6 ? 1 : -1) * (t1[x * 12 + k] - kappa * kappa * ref[x * 12 + k]);

@@ -6,7 +6,9 @@
  * the same number of iterations both ways (the same iterates up to
  * rounding); an iteration cap gives CLPHYS_ERR_NOT_CONVERGED with the
  * residual; a solver plan reused for a second right-hand side gives an
- * independent, correct solution; a zeroed params struct solves to 1e-10. */
+ * independent, correct solution; a zeroed params struct solves to 1e-10;
+ * antiperiodic x, y, z, t as boundary phases solves the system of flipped
+ * boundary links, and keeps the mixed solve's iteration count. */
 #include "util.h"
 #include "host/ref/dslash_ref.h"
 
@@ -27,10 +29,12 @@ static const int DIMS[4] = {4, 4, 4, 8};
 #define V (4 * 4 * 4 * 8)
 static const double KAPPA = 0.124;
 
-static double true_residual(const double complex *b, const double complex *x)
+/* |b - D x| / |b| with the CPU reference on field u, boundary phases ph */
+static double residual_on(const clphys_gauge_field *u, const double complex ph[4], const double complex *b,
+                          const double complex *x)
 {
     double complex *dx = malloc(sizeof(double complex) * 12 * V);
-    dslash_ref_wilson(DIMS, (const double complex *)g.u, x, dx, KAPPA, 1);
+    dslash_ref_wilson(DIMS, (const double complex *)u->u, x, dx, KAPPA, ph);
     double r = 0, n = 0;
     for (long long k = 0; k < 12 * V; k++) {
         r += pow(cabs(b[k] - dx[k]), 2);
@@ -38,6 +42,14 @@ static double true_residual(const double complex *b, const double complex *x)
     }
     free(dx);
     return sqrt(r / n);
+}
+
+/* p,p,p,a on the test's field */
+static double true_residual(const double complex *b, const double complex *x)
+{
+    double complex ph[4];
+    lqcd_bc_antiperiodic_t(ph, 1);
+    return residual_on(&g, ph, b, x);
 }
 
 /* Solve with a fresh b; the iterations taken. */
@@ -181,6 +193,85 @@ static void test_plan_reuse(void **state)
     free(b), free(x);
 }
 
+/* Antiperiodic x, y, z, t as phases in the hopping term (the API's
+ * boundary) against the same boundary emulated by flipping the sign of the
+ * links that cross the x, y, z ends (U -> -U is not in SU(3), so the fp32
+ * reconstruct-12 inner operator rebuilds the wrong third row there), on a
+ * smooth field: both fp64 solves give one solution, checked with the CPU
+ * reference; the mixed solve with phases takes about the iterations of the
+ * fp64 solve, the one on flipped links many more (or does not converge). */
+static void test_antiperiodic_xyz(void **state)
+{
+    (void)state;
+    if (!p64) skip();
+    clphys_gauge_field sm, fl;
+    assert_int_equal(clphys_gauge_create(DIMS, &sm), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_gauge_create(DIMS, &fl), CLPHYS_SUCCESS);
+    clphys_gauge_hot(&sm, tu_seed() + 17);
+    for (size_t l = 0; l < sm.volume * 4; l++) /* U = reunitarize(1 + 0.35 R) */
+        for (int k = 0; k < 9; k++) {
+            sm.u[l * 18 + 2 * k] = 0.35 * sm.u[l * 18 + 2 * k] + (k % 4 == 0);
+            sm.u[l * 18 + 2 * k + 1] *= 0.35;
+        }
+    clphys_gauge_reunitarize(&sm);
+    memcpy(fl.u, sm.u, sizeof(double) * 72 * sm.volume);
+    for (long long x = 0; x < V; x++) {
+        int c[4];
+        lqcd_coords(DIMS, x, c);
+        for (int mu = 0; mu < 3; mu++)
+            if (c[mu] == DIMS[mu] - 1)
+                for (int k = 0; k < 18; k++) fl.u[(x * 4 + mu) * 18 + k] = -fl.u[(x * 4 + mu) * 18 + k];
+    }
+    const clphys_bc aaaa[4] = {CLPHYS_BC_ANTIPERIODIC, CLPHYS_BC_ANTIPERIODIC, CLPHYS_BC_ANTIPERIODIC,
+                               CLPHYS_BC_ANTIPERIODIC};
+    clphys_dslash_params q64 = {.precision = CLPHYS_FP64, .reconstruct = 18, .kappa = KAPPA, .layout = CLPHYS_LQCD_SOA},
+                         q32 = {.precision = CLPHYS_FP32, .reconstruct = 12, .kappa = KAPPA, .layout = CLPHYS_LQCD_SOA};
+    clphys_dslash_params a64 = q64, a32 = q32;
+    memcpy(a64.bc, aaaa, sizeof aaaa);
+    memcpy(a32.bc, aaaa, sizeof aaaa);
+    clphys_dslash_plan *ph64 = NULL, *ph32 = NULL, *fl64 = NULL, *fl32 = NULL;
+    assert_int_equal(clphys_dslash_plan_create(ctx, &sm, &a64, &ph64), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_dslash_plan_create(ctx, &sm, &a32, &ph32), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_dslash_plan_create(ctx, &fl, &q64, &fl64), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_dslash_plan_create(ctx, &fl, &q32, &fl32), CLPHYS_SUCCESS);
+    uint64_t rng = tu_rng_init(33);
+    double complex *b = malloc(sizeof(double complex) * 12 * V), *x = malloc(sizeof(double complex) * 12 * V),
+                   *xf = malloc(sizeof(double complex) * 12 * V);
+    for (long long k = 0; k < 12 * V; k++) b[k] = (2 * tu_uniform(&rng) - 1) + I * (2 * tu_uniform(&rng) - 1);
+    const double complex ph[4] = {-1, -1, -1, -1};
+    int it[3];
+    clphys_solver_result res;
+    for (int run = 0; run < 3; run++) { /* phases fp64, phases mixed, flipped links fp64 */
+        clphys_solver_params prm = {.tol = 1e-10, .max_iter = 2000, .mixed = run == 1};
+        double complex *xo = run == 2 ? xf : x;
+        tu_poison_f64((double *)xo, 24 * V);
+        clphys_status st = run < 2 ? clphys_lqcd_solve(ph64, ph32, &prm, (double *)b, (double *)xo, &res)
+                                   : clphys_lqcd_solve(fl64, NULL, &prm, (double *)b, (double *)xo, &res);
+        if (st) fail_msg("solve %d: %s", run, clphys_last_error(ctx));
+        const double tr = residual_on(&sm, ph, b, xo);
+        print_message("# a,a,a,a %s: %d iterations, %d restarts, reference residual %.3g\n",
+                      run == 0 ? "phases fp64" : run == 1 ? "phases mixed" : "flipped links fp64", res.iterations,
+                      res.restarts, tr);
+        assert_true(tr <= 1.05e-10);
+        it[run] = res.iterations;
+    }
+    double d = 0, n = 0;
+    for (long long k = 0; k < 12 * V; k++) d += pow(cabs(x[k] - xf[k]), 2), n += pow(cabs(x[k]), 2);
+    print_message("# phases vs flipped links, |x - x'| / |x| = %.3g\n", sqrt(d / n));
+    assert_true(sqrt(d / n) < 1e-8);
+    /* the mixed solve on flipped links: the inner fp32 reconstruct-12 operator is another one */
+    clphys_solver_params prm = {.tol = 1e-10, .max_iter = 20 * it[0], .mixed = 1};
+    clphys_status st = clphys_lqcd_solve(fl64, fl32, &prm, (double *)b, (double *)xf, &res);
+    print_message("# flipped links mixed: %s, %d iterations, %d restarts (phases mixed: %d, fp64: %d)\n",
+                  st ? "not converged" : "converged", res.iterations, res.restarts, it[1], it[0]);
+    assert_true(it[1] <= 1.25 * it[0] + 5);
+    assert_true(st == CLPHYS_ERR_NOT_CONVERGED || res.iterations > 1.5 * it[1]);
+    clphys_dslash_plan_destroy(ph64), clphys_dslash_plan_destroy(ph32);
+    clphys_dslash_plan_destroy(fl64), clphys_dslash_plan_destroy(fl32);
+    clphys_gauge_destroy(&sm), clphys_gauge_destroy(&fl);
+    free(b), free(x), free(xf);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -188,10 +279,9 @@ static int setup(void **state)
     if (!clphys_context_device(ctx)->fp64) return 0;
     if (clphys_gauge_create(DIMS, &g)) return -1;
     clphys_gauge_hot(&g, tu_seed() + 3);
-    clphys_dslash_params a = {.precision = CLPHYS_FP64, .reconstruct = 18, .kappa = KAPPA, .antiperiodic_t = 1,
-                              .layout = CLPHYS_LQCD_SOA},
-                         b = {.precision = CLPHYS_FP32, .reconstruct = 12, .kappa = KAPPA, .antiperiodic_t = 1,
-                              .layout = CLPHYS_LQCD_SOA};
+    /* the boundary of a zeroed struct: p,p,p,a */
+    clphys_dslash_params a = {.precision = CLPHYS_FP64, .reconstruct = 18, .kappa = KAPPA, .layout = CLPHYS_LQCD_SOA},
+                         b = {.precision = CLPHYS_FP32, .reconstruct = 12, .kappa = KAPPA, .layout = CLPHYS_LQCD_SOA};
     clphys_dslash_params aa = a, ab = b;
     aa.layout = ab.layout = CLPHYS_LQCD_AOS;
     if (clphys_dslash_plan_create(ctx, &g, &a, &p64) || clphys_dslash_plan_create(ctx, &g, &b, &p32) ||
@@ -223,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_aos_layout),     cmocka_unit_test(test_not_converged),
         cmocka_unit_test(test_plan_reuse),     cmocka_unit_test(test_bicgstab_fp64_fused),
         cmocka_unit_test(test_fused_equals_clblast), cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_antiperiodic_xyz),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

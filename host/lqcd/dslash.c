@@ -20,26 +20,61 @@ static size_t eo_site(const int dims[4], size_t vh, size_t lex)
     return (size_t)(s & 1) * vh + lex / 2;
 }
 
-static void put(void *buf, size_t rs, size_t i, double v)
+void lqcd_put_real(void *buf, size_t rs, size_t i, double v)
 {
     if (rs == 4) ((float *)buf)[i] = (float)v;
     else ((double *)buf)[i] = v;
 }
+#define put lqcd_put_real
 
 static double get(const void *buf, size_t rs, size_t i)
 {
     return rs == 4 ? (double)((const float *)buf)[i] : ((const double *)buf)[i];
 }
 
+/* The boundary: AUTO resolved (p,p,p,a), every entry checked; then the
+ * phases of the hops across this rank's ends (include/clphys_lqcd.h):
+ * exp(+i theta) forward from the lattice's upper end, exp(-i theta)
+ * backward from its lower end, 1 at an end shared with another rank. */
+static clphys_status boundary(clphys_context *ctx, clphys_dslash_params *q, const int grid[4], const int coord[4],
+                              double phf[4][2], double phb[4][2])
+{
+    const double pi = 3.14159265358979323846;
+    for (int mu = 0; mu < 4; mu++) {
+        if (q->bc[mu] == CLPHYS_BC_AUTO) q->bc[mu] = mu < 3 ? CLPHYS_BC_PERIODIC : CLPHYS_BC_ANTIPERIODIC;
+        if ((unsigned)q->bc[mu] > CLPHYS_BC_PHASE)
+            return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: boundary %d of direction %d is not one of clphys_bc",
+                            (int)q->bc[mu], mu);
+        if (q->bc[mu] != CLPHYS_BC_PHASE) q->bc_phase_by_pi[mu] = q->bc[mu] == CLPHYS_BC_ANTIPERIODIC;
+        else if (!isfinite(q->bc_phase_by_pi[mu]))
+            return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: boundary phase of direction %d is not finite", mu);
+        double c = cos(pi * q->bc_phase_by_pi[mu]), s = sin(pi * q->bc_phase_by_pi[mu]);
+        if (fabs(c) < 1e-15) c = 0; /* exact at multiples of pi/2 (sin(pi) is 1.2e-16 in double) */
+        if (fabs(s) < 1e-15) s = 0;
+        const int top = coord[mu] == grid[mu] - 1, bottom = coord[mu] == 0;
+        phf[mu][0] = top ? c : 1, phf[mu][1] = top ? s : 0;
+        phb[mu][0] = bottom ? c : 1, phb[mu][1] = bottom ? -s : 0;
+    }
+    return CLPHYS_SUCCESS;
+}
+
 clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
                                         const clphys_dslash_params *p, clphys_dslash_plan **plan)
+{
+    return lqcd_plan_create(ctx, g, p, NULL, NULL, plan);
+}
+
+clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g, const clphys_dslash_params *p,
+                               const int grid[4], const int coord[4], clphys_dslash_plan **plan)
 {
     if (!ctx || !g || !g->u || !p || !plan)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_dslash_plan_create: NULL argument");
     *plan = NULL;
+    static const int one[4] = {1, 1, 1, 1}, zero[4] = {0, 0, 0, 0};
+    if (!grid) grid = one, coord = zero;
     /* the defaults of a zeroed struct: reconstruct-12 (less memory traffic;
      * faster in every H100 row of the README), SoA on GPUs and AoS on CPUs
-     * (faster on PoCL, bench/results/lqcd-pocl-2026-11-23.json) */
+     * (faster on PoCL, bench/results/lqcd-pocl-2026-11-23.json), p,p,p,a */
     clphys_dslash_params q = *p;
     if (!q.reconstruct) q.reconstruct = 12;
     if (q.layout == CLPHYS_LQCD_LAYOUT_AUTO)
@@ -55,11 +90,15 @@ clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_
         if (g->dims[mu] < 2 || g->dims[mu] % 2)
             return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: extent %d of direction %d must be even",
                             g->dims[mu], mu);
+    double phf[4][2], phb[4][2];
+    CP_TRY(boundary(ctx, &q, grid, coord, phf, phb));
     p = &q;
+    int parts = 0;
+    for (int mu = 0; mu < 4; mu++) parts |= (grid[mu] > 1) << mu;
     char opts[512], prec[128];
     CP_TRY(cp_precision_options(ctx, p->precision, prec, sizeof prec));
-    snprintf(opts, sizeof opts, "%s -DLX=%d -DLY=%d -DLZ=%d -DLT=%d -DRECON=%d%s", prec, g->dims[0], g->dims[1],
-             g->dims[2], g->dims[3], p->reconstruct, p->layout == CLPHYS_LQCD_AOS ? " -DLAYOUT_AOS" : "");
+    snprintf(opts, sizeof opts, "%s -DLX=%d -DLY=%d -DLZ=%d -DLT=%d -DRECON=%d -DPARTS=%d%s", prec, g->dims[0],
+             g->dims[1], g->dims[2], g->dims[3], p->reconstruct, parts, p->layout == CLPHYS_LQCD_AOS ? " -DLAYOUT_AOS" : "");
     clphys_dslash_plan *pl = calloc(1, sizeof *pl);
     if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "dslash plan");
     pl->ctx = ctx;
@@ -67,6 +106,15 @@ clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_
     memcpy(pl->dims, g->dims, sizeof pl->dims);
     pl->vol = g->volume;
     pl->vh = pl->vol / 2;
+    pl->gvol = 1;
+    for (int mu = 0; mu < 4; mu++) {
+        pl->grid[mu] = grid[mu], pl->coord[mu] = coord[mu];
+        pl->gdims[mu] = g->dims[mu] * grid[mu];
+        pl->gvol *= (size_t)pl->gdims[mu];
+    }
+    pl->parts = parts;
+    memcpy(pl->phf, phf, sizeof phf);
+    memcpy(pl->phb, phb, sizeof phb);
     pl->real_size = p->precision == CLPHYS_FP64 ? 8 : 4;
     pl->local = p->local_size == CLPHYS_DSLASH_WG_RUNTIME ? 0 : p->local_size;
     pl->tune_source = p->local_size ? CLPHYS_DSLASH_WG_GIVEN : CLPHYS_DSLASH_WG_HEURISTIC;
@@ -101,6 +149,9 @@ clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_
         (st = cp_kernel(ctx, prog, "dslash_hop", &pl->hop)) != CLPHYS_SUCCESS ||
         (st = cp_kernel(ctx, prog, "dslash_hop_g5in", &pl->hop_g5[0])) != CLPHYS_SUCCESS ||
         (st = cp_kernel(ctx, prog, "dslash_hop_g5out", &pl->hop_g5[1])) != CLPHYS_SUCCESS ||
+        (parts && ((st = cp_kernel(ctx, prog, "halo_pack", &pl->pack)) != CLPHYS_SUCCESS ||
+                   (st = cp_kernel(ctx, prog, "halo_exterior", &pl->ext[0])) != CLPHYS_SUCCESS ||
+                   (st = cp_kernel(ctx, prog, "halo_exterior_g5out", &pl->ext[1])) != CLPHYS_SUCCESS)) ||
         (p->precision == CLPHYS_FP64 && ((st = cp_kernel(ctx, prog, "spinor_import", &pl->imp)) != CLPHYS_SUCCESS ||
                                          (st = cp_kernel(ctx, prog, "spinor_export", &pl->exp)) != CLPHYS_SUCCESS)) ||
         (st = cp_buffer(ctx, CL_MEM_READ_ONLY, nreal * pl->real_size, buf, &pl->gauge)) != CLPHYS_SUCCESS ||
@@ -127,7 +178,11 @@ size_t clphys_dslash_local_size(const clphys_dslash_plan *pl, int *source)
 void clphys_dslash_plan_destroy(clphys_dslash_plan *pl)
 {
     if (!pl) return;
+    if (pl->halo_destroy) pl->halo_destroy(pl->halo);
     cp_release_kernel(&pl->hop);
+    cp_release_kernel(&pl->pack);
+    cp_release_kernel(&pl->ext[0]);
+    cp_release_kernel(&pl->ext[1]);
     cp_release_kernel(&pl->hop_g5[0]);
     cp_release_kernel(&pl->hop_g5[1]);
     cp_release_kernel(&pl->imp);
@@ -212,6 +267,32 @@ clphys_status clphys_dslash_field_read(clphys_dslash_plan *pl, cl_mem field, int
     return st;
 }
 
+/* The hops of op: out = x + a H in (x NULL: H in) of the parity, g5 as
+ * lqcd_hop_g5; EO_PREC is two, through pl->tmp. */
+static clphys_status apply_op(clphys_dslash_plan *pl, clphys_dslash_op op, cl_mem out, cl_mem in, double *kernel_s,
+                              clphys_dslash_split *split)
+{
+    const double k = pl->p.kappa;
+    cl_mem o[2] = {out, NULL}, i[2] = {in, NULL}, x[2] = {NULL, NULL};
+    double a[2] = {0, 0};
+    int par[2], n = 1;
+    switch (op) {
+    case CLPHYS_DSLASH_HOPPING: par[0] = -1; break;
+    case CLPHYS_DSLASH_WILSON: par[0] = -1, x[0] = in, a[0] = -k; break;
+    case CLPHYS_DSLASH_H_EO: par[0] = 0; break;
+    case CLPHYS_DSLASH_H_OE: par[0] = 1; break;
+    case CLPHYS_DSLASH_EO_PREC:
+        n = 2, o[0] = pl->tmp, par[0] = 1;
+        o[1] = out, i[1] = pl->tmp, x[1] = in, a[1] = -k * k, par[1] = 0;
+        break;
+    default: return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_dslash_apply: unknown op %d", (int)op);
+    }
+    for (int h = 0; h < n; h++)
+        CP_TRY(split ? lqcd_hop_split(pl, o[h], i[h], x[h], a[h], par[h], 0, split)
+                     : lqcd_hop(pl, o[h], i[h], x[h], a[h], par[h], kernel_s));
+    return CLPHYS_SUCCESS;
+}
+
 clphys_status clphys_dslash_apply(clphys_dslash_plan *pl, clphys_dslash_op op, cl_mem out, cl_mem in,
                                   double *kernel_s)
 {
@@ -219,16 +300,21 @@ clphys_status clphys_dslash_apply(clphys_dslash_plan *pl, clphys_dslash_op op, c
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
                         "clphys_dslash_apply: NULL field or out == in");
     if (kernel_s) *kernel_s = 0;
-    switch (op) {
-    case CLPHYS_DSLASH_HOPPING: return lqcd_hop(pl, out, in, NULL, 0, -1, kernel_s);
-    case CLPHYS_DSLASH_WILSON: return lqcd_hop(pl, out, in, in, -pl->p.kappa, -1, kernel_s);
-    case CLPHYS_DSLASH_H_EO: return lqcd_hop(pl, out, in, NULL, 0, 0, kernel_s);
-    case CLPHYS_DSLASH_H_OE: return lqcd_hop(pl, out, in, NULL, 0, 1, kernel_s);
-    case CLPHYS_DSLASH_EO_PREC:
-        CP_TRY(lqcd_hop(pl, pl->tmp, in, NULL, 0, 1, kernel_s));
-        return lqcd_hop(pl, out, pl->tmp, in, -pl->p.kappa * pl->p.kappa, 0, kernel_s);
-    }
-    return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_dslash_apply: unknown op %d", (int)op);
+    return apply_op(pl, op, out, in, kernel_s, NULL);
+}
+
+clphys_status clphys_dslash_apply_split(clphys_dslash_plan *pl, clphys_dslash_op op, cl_mem out, cl_mem in,
+                                        clphys_dslash_split *split)
+{
+    if (!pl || !out || !in || out == in || !split)
+        return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "clphys_dslash_apply_split: NULL field or split, or out == in");
+    memset(split, 0, sizeof *split);
+    const double t0 = cp_now();
+    CP_TRY(apply_op(pl, op, out, in, NULL, split));
+    CP_TRY(cp_finish(pl->ctx));
+    split->wall_s = cp_now() - t0;
+    return CLPHYS_SUCCESS;
 }
 
 clphys_status clphys_dslash_apply_host(clphys_dslash_plan *pl, clphys_dslash_op op, double *out, const double *in)

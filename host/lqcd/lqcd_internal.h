@@ -6,28 +6,64 @@
 #include "platform/platform.h"
 #include "host/linalg/linalg.h"
 
+typedef struct lqcd_halo lqcd_halo;
+
 struct clphys_dslash_plan {
     clphys_context *ctx;
-    clphys_dslash_params p;  /* as given, with reconstruct and layout resolved */
-    int dims[4];
-    size_t vol, vh;          /* sites, sites per parity                   */
+    clphys_dslash_params p;  /* as given, with reconstruct, layout, bc resolved */
+    int dims[4];             /* this rank's lattice                       */
+    size_t vol, vh;          /* sites, sites per parity (this rank)       */
+    int gdims[4];            /* the whole lattice (dims on one rank)      */
+    size_t gvol;
+    int grid[4], coord[4];   /* process grid, this rank's place in it     */
+    int parts;               /* bit mu: direction mu split between ranks  */
+    double phf[4][2], phb[4][2]; /* phases of the hops across this rank's
+                                upper / lower ends (1 unless the lattice's) */
     size_t real_size;        /* 4 or 8 bytes                              */
     cl_kernel hop;           /* dslash_hop of wilson_dslash.cl            */
     cl_kernel hop_g5[2];     /* dslash_hop_g5in, dslash_hop_g5out         */
+    cl_kernel pack, ext[2];  /* halo_pack, halo_exterior(_g5out) (parts)  */
     cl_kernel imp, exp;      /* spinor_import/export (fp64 plans only)    */
     cl_mem gauge;            /* links in device layout                    */
     cl_mem tmp;              /* odd half field for the even-odd operator  */
     size_t local;            /* work-group size, 0 = runtime's choice     */
     int tune_source;         /* CLPHYS_DSLASH_WG_* of clphys_lqcd.h       */
+    /* Over MPI (halo.c, set by clphys_dslash_plan_create_mpi): the exchange,
+     * the hop through it, and the global sum the solvers' spaces take. */
+    lqcd_halo *halo;
+    clphys_status (*halo_hop)(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
+                              double *kernel_s, clphys_dslash_split *split);
+    void (*halo_destroy)(lqcd_halo *h);
+    la_global_sum_fn gsum;
+    void *gsum_user;
 };
+
+/* dslash.c: a plan for this rank's part g of the lattice; grid and coord
+ * NULL for one rank (the whole lattice).  Builds the kernels (the halo
+ * kernels when a direction is split), uploads g, tunes.  The exchange
+ * itself is added by halo.c. */
+clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g, const clphys_dslash_params *p,
+                               const int grid[4], const int coord[4], clphys_dslash_plan **plan);
+/* buf[i] = v in the precision of real_size (4 or 8 bytes). */
+void lqcd_put_real(void *buf, size_t real_size, size_t i, double v);
 
 /* hop.c: launch dslash_hop: parity -1 full / 0 / 1; x NULL for out = H in,
  * else out = x + a H in.  lqcd_hop_g5: g5 = 1 reads gamma5 in, g5 = 2 gives
- * x + a gamma5 H in (wilson_dslash.cl).  kernel_s as cp_launch (added to). */
+ * x + a gamma5 H in (wilson_dslash.cl).  kernel_s as cp_launch (added to).
+ * On a plan over ranks these go through the halo exchange (halo_hop);
+ * lqcd_hop_split also adds the parts of the hop to *split. */
 clphys_status lqcd_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity,
                        double *kernel_s);
 clphys_status lqcd_hop_g5(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
                           double *kernel_s);
+clphys_status lqcd_hop_split(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
+                             clphys_dslash_split *split);
+/* The hopping kernel of g5 with its arguments set, and its global size:
+ * the interior kernel of halo.c. */
+clphys_status lqcd_hop_kernel(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
+                              cl_kernel *k, size_t *global);
+/* Set the two boundary-phase arguments (real8) at idx, idx + 1 of k. */
+clphys_status lqcd_phase_args(clphys_dslash_plan *pl, cl_kernel k, cl_uint idx);
 
 /* tune.c: choose pl->local (and pl->tune_source) for a plan whose params
  * left local_size at 0: the tuning cache (platform/tune.h), else a

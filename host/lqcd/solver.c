@@ -40,9 +40,12 @@ static clphys_status check_params(clphys_context *ctx, clphys_dslash_plan *p64, 
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lqcd solver: plan64 must be fp64");
     if (prm->mixed && (!p32 || p32->p.precision != CLPHYS_FP32 || memcmp(p32->dims, p64->dims, sizeof p64->dims) ||
                        p32->p.layout != p64->p.layout || p32->p.kappa != p64->p.kappa ||
-                       p32->p.antiperiodic_t != p64->p.antiperiodic_t))
+                       memcmp(p32->phf, p64->phf, sizeof p64->phf) || memcmp(p32->phb, p64->phb, sizeof p64->phb) ||
+                       memcmp(p32->grid, p64->grid, sizeof p64->grid) ||
+                       memcmp(p32->coord, p64->coord, sizeof p64->coord) || !p32->halo != !p64->halo))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "lqcd solver: mixed needs an fp32 plan32 with the lattice, layout, kappa and boundary of plan64");
+                        "lqcd solver: mixed needs an fp32 plan32 with the lattice, layout, kappa, boundary and "
+                        "process grid of plan64");
     if (prm->tol < 0 || prm->max_iter < 0 || prm->inner_tol < 0 || !isfinite(prm->tol))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lqcd solver: tol, max_iter and inner_tol must not be negative");
     if ((unsigned)prm->kind > CLPHYS_SOLVER_BICGSTAB || (unsigned)prm->blas > CLPHYS_SOLVER_BLAS_CLBLAST)
@@ -77,6 +80,9 @@ clphys_status clphys_solver_plan_create(clphys_dslash_plan *p64, clphys_dslash_p
         sq.precision = CLPHYS_FP32;
         st = la_space_create(ctx, &sq, &sp->s32);
     }
+    /* over ranks: every reduction point sums over them (one MPI_Allreduce) */
+    if (!st && p64->gsum) la_space_set_global_sum(sp->s64, p64->gsum, p64->gsum_user);
+    if (!st && sp->s32) la_space_set_global_sum(sp->s32, p64->gsum, p64->gsum_user);
     cl_mem *f[] = {&sp->be, &sp->bo, &sp->xe, &sp->xo, &sp->re, &sp->ro, &sp->tmp};
     for (int i = 0; i < 7 && !st; i++) st = clphys_dslash_field_create(p64, 1, f[i]);
     if (!st) st = lqcd_transfer_create(p64, &sp->xfer);
@@ -183,7 +189,7 @@ clphys_status clphys_solver_solve(clphys_solver_plan *sp, const double *b, doubl
     res->seconds = cp_now() - t0;
     /* one application of M or M^+ and one true residual each cost two half hops, one D */
     const int napply = rr.applications + rr.residuals;
-    res->gflops = res->seconds > 0 ? 1368.0 * (double)sp->p64->vol * napply / res->seconds * 1e-9 : 0;
+    res->gflops = res->seconds > 0 ? 1368.0 * (double)sp->p64->gvol * napply / res->seconds * 1e-9 : 0;
     if (st) return st;
     if (!(rr.rel_residual <= prm->tol))
         return cp_error(ctx, CLPHYS_ERR_NOT_CONVERGED,

@@ -81,8 +81,11 @@ clphys_status lqcd_tune(clphys_dslash_plan *pl)
     const char *off = getenv("CLPHYS_NO_TUNE");
     if (pl->p.no_tune || (off && *off && strcmp(off, "0"))) return CLPHYS_SUCCESS;
     char fields[128], value[CP_TUNE_VALUE_MAX];
-    snprintf(fields, sizeof fields, "reconstruct=%d layout=%s lattice=%dx%dx%dx%d", pl->p.reconstruct,
-             pl->p.layout == CLPHYS_LQCD_AOS ? "aos" : "soa", pl->dims[0], pl->dims[1], pl->dims[2], pl->dims[3]);
+    /* a rank's interior kernel (split directions) is another kernel */
+    int n = snprintf(fields, sizeof fields, "reconstruct=%d layout=%s lattice=%dx%dx%dx%d", pl->p.reconstruct,
+                     pl->p.layout == CLPHYS_LQCD_AOS ? "aos" : "soa", pl->dims[0], pl->dims[1], pl->dims[2],
+                     pl->dims[3]);
+    if (pl->parts) snprintf(fields + n, sizeof fields - (size_t)n, " split=%d", pl->parts);
     const cp_tune_key key = {"dslash", "local_size", pl->real_size == 8 ? "fp64" : "fp32", fields};
     const size_t kmax = kernel_max(pl);
     size_t wg;

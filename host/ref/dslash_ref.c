@@ -44,8 +44,14 @@ static void one_pm_gamma(double complex r[12], const double complex s[12], int m
             r[a * 3 + c] = s[a * 3 + c] + sign * lqcd_phase(lqcd_gamma_phase[mu][a]) * s[lqcd_gamma_col[mu][a] * 3 + c];
 }
 
+void lqcd_bc_antiperiodic_t(double complex phase[4], int ap)
+{
+    phase[0] = phase[1] = phase[2] = 1;
+    phase[3] = ap ? -1 : 1;
+}
+
 void dslash_ref_hopping_site(const int dims[4], const double complex *u, const double complex *in,
-                             double complex *out, long long x, int antiperiodic_t)
+                             double complex *out, long long x, const double complex phase[4])
 {
     double complex acc[12] = {0};
     int c[4];
@@ -54,7 +60,7 @@ void dslash_ref_hopping_site(const int dims[4], const double complex *u, const d
         double complex us[12], pr[12];
         /* forward: (1 - gamma_mu) U_mu(x) psi(x+mu) */
         long long xp = lqcd_neighbor(dims, x, mu, +1);
-        double bf = (antiperiodic_t && mu == 3 && c[3] == dims[3] - 1) ? -1 : 1;
+        const double complex bf = c[mu] == dims[mu] - 1 ? phase[mu] : 1;
         const double complex *U = u + (x * 4 + mu) * 9;
         for (int a = 0; a < 4; a++)
             for (int i = 0; i < 3; i++) {
@@ -66,7 +72,7 @@ void dslash_ref_hopping_site(const int dims[4], const double complex *u, const d
         for (int k = 0; k < 12; k++) acc[k] += pr[k];
         /* backward: (1 + gamma_mu) U_mu(x-mu)^+ psi(x-mu) */
         long long xm = lqcd_neighbor(dims, x, mu, -1);
-        double bb = (antiperiodic_t && mu == 3 && c[3] == 0) ? -1 : 1;
+        const double complex bb = c[mu] == 0 ? conj(phase[mu]) : 1;
         const double complex *Um = u + (xm * 4 + mu) * 9;
         for (int a = 0; a < 4; a++)
             for (int i = 0; i < 3; i++) {
@@ -81,16 +87,16 @@ void dslash_ref_hopping_site(const int dims[4], const double complex *u, const d
 }
 
 void dslash_ref_hopping(const int dims[4], const double complex *u, const double complex *in,
-                        double complex *out, int antiperiodic_t)
+                        double complex *out, const double complex phase[4])
 {
     long long V = (long long)dims[0] * dims[1] * dims[2] * dims[3];
-    for (long long x = 0; x < V; x++) dslash_ref_hopping_site(dims, u, in, out + x * 12, x, antiperiodic_t);
+    for (long long x = 0; x < V; x++) dslash_ref_hopping_site(dims, u, in, out + x * 12, x, phase);
 }
 
 void dslash_ref_wilson(const int dims[4], const double complex *u, const double complex *in,
-                       double complex *out, double kappa, int antiperiodic_t)
+                       double complex *out, double kappa, const double complex phase[4])
 {
     long long V = (long long)dims[0] * dims[1] * dims[2] * dims[3];
-    dslash_ref_hopping(dims, u, in, out, antiperiodic_t);
+    dslash_ref_hopping(dims, u, in, out, phase);
     for (long long k = 0; k < V * 12; k++) out[k] = in[k] - kappa * out[k];
 }

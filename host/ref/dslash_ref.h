@@ -18,15 +18,21 @@ long long lqcd_site(const int dims[4], const int c[4]);
 void lqcd_coords(const int dims[4], long long site, int c[4]);
 long long lqcd_neighbor(const int dims[4], long long site, int mu, int dir);
 
+/* The forward-hop phase exp(i theta_mu) of each direction at the lattice's
+ * end (include/clphys_lqcd.h): 1 periodic, -1 antiperiodic; the backward hop
+ * across it gets the conjugate.  lqcd_bc_antiperiodic_t: p,p,p,a (ap = 1)
+ * or p,p,p,p (ap = 0). */
+void lqcd_bc_antiperiodic_t(double complex phase[4], int ap);
+
 /* out = H in on the full lattice; u, in, out as in clphys_lqcd.h (double
- * complex arrays).  antiperiodic_t flips the sign of hops across t = Lt-1 -> 0. */
+ * complex arrays), boundary phases as above. */
 void dslash_ref_hopping(const int dims[4], const double complex *u, const double complex *in,
-                        double complex *out, int antiperiodic_t);
+                        double complex *out, const double complex phase[4]);
 /* The 12 complex components of (H in)(x) at one lexicographic site x. */
 void dslash_ref_hopping_site(const int dims[4], const double complex *u, const double complex *in,
-                             double complex *out, long long x, int antiperiodic_t);
+                             double complex *out, long long x, const double complex phase[4]);
 /* out = in - kappa H in. */
 void dslash_ref_wilson(const int dims[4], const double complex *u, const double complex *in,
-                       double complex *out, double kappa, int antiperiodic_t);
+                       double complex *out, double kappa, const double complex phase[4]);
 
 #endif

@@ -1,0 +1,364 @@
+/* halo.c — Wilson-Dirac plans over MPI ranks (include/clphys_lqcd_mpi.h):
+ * the halo exchange of a hop, overlapped with the interior kernel, and the
+ * global sums of the solvers.
+ *
+ * One hop, out parity p (or the full lattice), on the context's queue Q and,
+ * on a GPU, a transfer queue X (on a CPU device X is Q):
+ *   Q: halo_pack (faces of in, spin-projected)   X: faces -> host (after pack)
+ *   Q: dslash_hop* (every hop within the rank)   host: MPI_Irecv/MPI_Isend,
+ *      ...                                             MPI_Testall polled
+ *   Q: (waits for X) halo_exterior               X: received faces -> device
+ * so the exchange runs while the interior kernel does; the device idles
+ * only when the exchange outlasts it (clphys_dslash_split.exposed_s).  The
+ * face layouts and numbering: cl/wilson_dslash.cl. */
+#include "lqcd_internal.h"
+#include "lqcd_mpi.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct lqcd_halo {
+    clphys_context *ctx;
+    MPI_Comm comm;             /* the plan's duplicate                       */
+    int up[4], down[4];        /* neighbour ranks                            */
+    size_t face_n[4];          /* face sites per parity (0: not split)       */
+    size_t face_before[4], face_all;
+    cl_command_queue xq;       /* face transfers, profiled (GPUs; NULL: the
+                                  context's queue)                           */
+    cl_mem send, recv;         /* device face buffers, room for full fields  */
+    cl_mem hsend_m, hrecv_m;   /* page-locked host copies ...                */
+    char *hsend, *hrecv;       /* ... mapped for the plan's life             */
+    cl_mem ghost;              /* links of the ranks below (backward hops)   */
+    cl_mem list;               /* sites with a remote neighbour, p*VH + cb:   */
+    size_t nlist[2];           /* even ones first                            */
+    cl_event last_h2d;         /* the previous upload of received faces, and  */
+    cl_event last_ext;         /* the exterior kernel that read them          */
+};
+
+static void halo_destroy(lqcd_halo *h)
+{
+    if (!h) return;
+    cp_wait(h->ctx, &h->last_h2d);
+    cp_wait(h->ctx, &h->last_ext);
+    cp_queue_release(&h->xq);
+    if (h->hsend) cp_unmap(h->ctx, h->hsend_m, (void **)&h->hsend);
+    if (h->hrecv) cp_unmap(h->ctx, h->hrecv_m, (void **)&h->hrecv);
+    cl_mem *m[] = {&h->send, &h->recv, &h->hsend_m, &h->hrecv_m, &h->ghost, &h->list};
+    for (int i = 0; i < 6; i++) cp_release_mem(m[i]);
+    if (h->comm != MPI_COMM_NULL) MPI_Comm_free(&h->comm);
+    free(h);
+}
+
+static clphys_status global_sum(void *user, double *sums, int n)
+{
+    lqcd_halo *h = user;
+    CP_MPI(h->ctx, MPI_Allreduce(MPI_IN_PLACE, sums, n, MPI_DOUBLE, MPI_SUM, h->comm));
+    return CLPHYS_SUCCESS;
+}
+
+/* Complex offset of face block (mu, side) with nq parities, and its reals. */
+static size_t block_base(const lqcd_halo *h, int mu, int side, size_t nq)
+{
+    return 6 * nq * (2 * h->face_before[mu] + (size_t)side * h->face_n[mu]);
+}
+
+typedef struct {
+    clphys_context *ctx;
+    cl_event ev;
+} busy_arg;
+
+static clphys_status interior_running(void *arg, int *running)
+{
+    busy_arg *b = arg;
+    int done = 1;
+    CP_TRY(cp_event_done(b->ctx, b->ev, &done));
+    *running = !done;
+    return CLPHYS_SUCCESS;
+}
+
+static double seconds_of(cl_event ev)
+{
+    const double s = ev ? cp_event_seconds(ev) : 0;
+    return s > 0 ? s : 0;
+}
+
+/* The hop out = x + a H in (x NULL: H in) of parity (-1: full), g5 as
+ * lqcd_hop_g5, through the exchange.  On a local failure the messages of
+ * this hop are still sent and received, so that no neighbour waits for
+ * them; the failure is returned afterwards. */
+static clphys_status halo_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
+                              double *kernel_s, clphys_dslash_split *split)
+{
+    lqcd_halo *h = pl->halo;
+    clphys_context *ctx = pl->ctx;
+    const size_t nq = parity < 0 ? 2 : 1, rs = pl->real_size;
+    const size_t nent = nq * 2 * h->face_all, bytes = nent * 12 * rs;
+    cl_event ev_pack = NULL, ev_d2h = NULL, ev_int = NULL, ev_h2d = NULL, ev_ext = NULL;
+    cl_kernel k = NULL;
+    size_t global = 0;
+    /* 1. pack the faces of in; 2. to the host on X; 3. the interior */
+    const int in_parity = parity < 0 ? -1 : 1 - parity, g5in = g5 == 1;
+    clphys_status st = CP_ARG(ctx, pl->pack, 0, h->send);
+    if (!st) st = CP_ARG(ctx, pl->pack, 1, in);
+    if (!st) st = CP_ARG(ctx, pl->pack, 2, in_parity);
+    if (!st) st = CP_ARG(ctx, pl->pack, 3, g5in);
+    if (!st) st = cp_launch_ev(ctx, pl->pack, 1, &nent, NULL, &ev_pack);
+    if (!st) st = cp_read_async(ctx, h->xq, h->send, 0, bytes, h->hsend, 1, &ev_pack, &ev_d2h);
+    if (!st) st = cp_flush(ctx, h->xq);
+    if (!st) st = lqcd_hop_kernel(pl, out, in, x, a, parity, g5, &k, &global);
+    if (!st) st = cp_launch_ev(ctx, k, 1, &global, pl->local ? &pl->local : NULL, &ev_int);
+    if (!st) st = cp_flush(ctx, NULL);
+    /* 4. the faces on the host, the last upload out of the receive memory */
+    if (!st) st = cp_wait_all(ctx, 1, &ev_d2h);
+    clphys_status sw = cp_wait(ctx, &h->last_h2d);
+    if (!st) st = sw;
+    /* 5. the messages, posted whatever happened above */
+    MPI_Request req[16];
+    int nreq = 0, nsend = 0;
+    const MPI_Datatype type = rs == 8 ? MPI_DOUBLE : MPI_FLOAT;
+    const double t_post = cp_now();
+    clphys_status sm = CLPHYS_SUCCESS;
+    for (int mu = 0; mu < 4 && !sm; mu++) {
+        if (!h->face_n[mu]) continue;
+        const int count = (int)(12 * nq * h->face_n[mu]);
+        for (int side = 0; side < 2 && !sm; side++) {
+            const size_t off = block_base(h, mu, side, nq) * 2 * rs;
+            /* side 0 goes down (the forward hops of the rank below), side 1 up */
+            const cp_mpi_slice s = {h->hsend + off, count, type}, r = {h->hrecv + off, count, type};
+            sm = cp_mpi_post(ctx, h->comm, side ? h->up[mu] : h->down[mu], &s, 1, side ? h->down[mu] : h->up[mu], &r,
+                             1, 2 * mu + side, req, &nreq);
+            nsend++;
+        }
+    }
+    /* 6. wait, polling, while the interior kernel runs */
+    cp_mpi_overlap ov = {0};
+    busy_arg ba = {ctx, ev_int};
+    /* a CPU device needs the cores the poll would spin on: it naps instead */
+    if (!sm)
+        sm = cp_mpi_wait_overlapped(ctx, nreq, req, t_post, ev_int ? interior_running : NULL, &ba,
+                                    clphys_context_device(ctx)->is_cpu, &ov);
+    if (!st) st = sm;
+    /* 7. received faces to the device, after the last exterior read them;
+     * 8. the exterior kernel after them */
+    if (!st) st = cp_write_async(ctx, h->xq, h->recv, 0, bytes, h->hrecv, h->last_ext ? 1 : 0, &h->last_ext, &ev_h2d);
+    if (!st) st = cp_flush(ctx, h->xq);
+    if (!st) st = cp_enqueue_wait(ctx, NULL, 1, &ev_h2d);
+    const int p0 = parity < 0 ? 0 : parity;
+    const cl_uint first = (cl_uint)(p0 == 1 ? h->nlist[0] : 0),
+                  n = (cl_uint)(parity < 0 ? h->nlist[0] + h->nlist[1] : h->nlist[p0]);
+    cl_kernel ke = pl->ext[g5 == 2];
+    const int xpay = x != NULL;
+    if (!st) st = CP_ARG(ctx, ke, 0, out);
+    if (!st) st = CP_ARG(ctx, ke, 1, h->recv);
+    if (!st) st = CP_ARG(ctx, ke, 2, pl->gauge);
+    if (!st) st = CP_ARG(ctx, ke, 3, h->ghost);
+    if (!st) st = CP_ARG(ctx, ke, 4, h->list);
+    if (!st) st = CP_ARG(ctx, ke, 5, first);
+    if (!st) st = CP_ARG(ctx, ke, 6, n);
+    if (!st) {
+        float af = (float)a;
+        st = rs == 8 ? CP_ARG(ctx, ke, 7, a) : CP_ARG(ctx, ke, 7, af);
+    }
+    if (!st) st = CP_ARG(ctx, ke, 8, xpay);
+    if (!st) st = CP_ARG(ctx, ke, 9, parity);
+    if (!st) st = lqcd_phase_args(pl, ke, 10);
+    const size_t gext = n;
+    if (!st) st = cp_launch_ev(ctx, ke, 1, &gext, NULL, &ev_ext);
+    if (!st) st = cp_flush(ctx, NULL);
+    /* timing: profiled kernels and copies; the exposed exchange is the
+     * queue's idle time between the interior's end and the exterior's start */
+    if (!st && (kernel_s || split)) {
+        st = cp_wait_all(ctx, 1, &ev_ext);
+        const double ti = seconds_of(ev_int), tp = seconds_of(ev_pack), te = seconds_of(ev_ext);
+        if (kernel_s) *kernel_s += ti + tp + te;
+        if (split && !st) {
+            double s0, e_int, s_ext, e1;
+            split->interior_s += ti, split->pack_s += tp, split->exterior_s += te;
+            split->d2h_s += seconds_of(ev_d2h), split->h2d_s += seconds_of(ev_h2d);
+            split->mpi_s += ov.exchange_s;
+            if (ev_int && ev_ext && !cp_event_times(ev_int, &s0, &e_int) && !cp_event_times(ev_ext, &s_ext, &e1) &&
+                s_ext > e_int)
+                split->exposed_s += s_ext - e_int;
+            split->halo_bytes += bytes;
+            split->messages += nsend;
+            split->hops++;
+            split->sites += parity < 0 ? pl->vol : pl->vh;
+            split->face_sites += n;
+        }
+    }
+    cp_release_event(&ev_pack);
+    cp_release_event(&ev_d2h);
+    cp_release_event(&ev_int);
+    cp_release_event(&h->last_ext);
+    h->last_h2d = ev_h2d;
+    h->last_ext = ev_ext;
+    return st;
+}
+
+/* Face geometry, the face-site list, the buffers. */
+static clphys_status halo_buffers(clphys_dslash_plan *pl, lqcd_halo *h)
+{
+    clphys_context *ctx = pl->ctx;
+    const size_t rs = pl->real_size;
+    for (int mu = 0; mu < 4; mu++) {
+        h->face_before[mu] = h->face_all;
+        h->face_n[mu] = pl->grid[mu] > 1 ? pl->vol / (size_t)pl->dims[mu] / 2 : 0;
+        h->face_all += h->face_n[mu];
+    }
+    uint32_t *list = malloc(pl->vol * sizeof *list);
+    if (!list) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "halo: face-site list");
+    size_t n = 0;
+    for (int p = 0; p < 2; p++) {
+        for (size_t cb = 0; cb < pl->vh; cb++) {
+            int c[4];
+            size_t r = 2 * cb;
+            for (int mu = 0; mu < 4; mu++) c[mu] = (int)(r % (size_t)pl->dims[mu]), r /= (size_t)pl->dims[mu];
+            c[0] += (c[1] + c[2] + c[3] + c[0] + p) & 1; /* the site of parity p in the pair */
+            int face = 0;
+            for (int mu = 0; mu < 4; mu++) face |= h->face_n[mu] && (c[mu] == 0 || c[mu] == pl->dims[mu] - 1);
+            if (face) list[n++] = (uint32_t)((size_t)p * pl->vh + cb);
+        }
+        h->nlist[p] = n - (p ? h->nlist[0] : 0);
+    }
+    const size_t bytes = 2 * 2 * h->face_all * 12 * rs; /* full fields: both parities */
+    clphys_status st = cp_buffer(ctx, CL_MEM_READ_ONLY, n * sizeof *list, list, &h->list);
+    free(list);
+    if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, &h->send);
+    if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, &h->recv);
+    if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &h->hsend_m);
+    if (!st) st = cp_map(ctx, h->hsend_m, CL_MAP_READ | CL_MAP_WRITE, bytes, (void **)&h->hsend);
+    if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &h->hrecv_m);
+    if (!st) st = cp_map(ctx, h->hrecv_m, CL_MAP_READ | CL_MAP_WRITE, bytes, (void **)&h->hrecv);
+    /* A GPU copies on its own engines while a kernel runs: the faces move on
+     * a queue of their own.  A CPU device runs one command after another, so
+     * there the copies go first on the context's queue (pack, faces to the
+     * host, then the interior), or they would wait for the interior kernel. */
+    if (!st && clphys_context_device(ctx)->is_gpu) st = cp_queue_create(ctx, 1, &h->xq);
+    return st;
+}
+
+/* The backward hops' links: U_mu of the rank below's sites at its upper
+ * end, entry parity * FACE_N + i, exchanged once (in double, on the host)
+ * and stored in the plan's precision and compression. */
+static clphys_status halo_ghost_links(clphys_dslash_plan *pl, lqcd_halo *h, const clphys_gauge_field *g)
+{
+    clphys_context *ctx = pl->ctx;
+    const int nc = pl->p.reconstruct == 12 ? 6 : 9;
+    const size_t ng = 2 * h->face_all;
+    double *send = malloc((ng ? ng : 1) * 18 * sizeof(double)), *recv = malloc((ng ? ng : 1) * 18 * sizeof(double));
+    void *dev = malloc((ng ? ng : 1) * (size_t)nc * 2 * pl->real_size);
+    clphys_status st = send && recv && dev ? CLPHYS_SUCCESS : cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "halo: ghost links");
+    for (int mu = 0; mu < 4 && !st; mu++) {
+        const size_t fn = h->face_n[mu];
+        if (!fn) continue;
+        for (size_t x = 0; x < pl->vol; x++) {
+            int c[4];
+            size_t r = x;
+            for (int k = 0; k < 4; k++) c[k] = (int)(r % (size_t)pl->dims[k]), r /= (size_t)pl->dims[k];
+            if (c[mu] != pl->dims[mu] - 1) continue;
+            const size_t q = (size_t)((c[0] + c[1] + c[2] + c[3]) & 1), e = q * fn + lqcd_face_index(pl->dims, c, mu, 1);
+            memcpy(send + e * 18, g->u + (x * 4 + (size_t)mu) * 18, 18 * sizeof(double));
+        }
+        int err = lqcd_sendrecv_doubles(h->comm, send, h->up[mu], recv, h->down[mu], 2 * fn * 18, 30 + mu);
+        if (err != MPI_SUCCESS) {
+            st = cp_mpi_error(ctx, err, "halo: ghost links");
+            break;
+        }
+        const size_t base = (size_t)nc * 2 * h->face_before[mu];
+        for (size_t e = 0; e < 2 * fn; e++)
+            for (int k = 0; k < nc; k++) {
+                const size_t ci = base + (size_t)k * 2 * fn + e;
+                lqcd_put_real(dev, pl->real_size, 2 * ci, recv[e * 18 + 2 * k]);
+                lqcd_put_real(dev, pl->real_size, 2 * ci + 1, recv[e * 18 + 2 * k + 1]);
+            }
+    }
+    if (!st) st = cp_buffer(ctx, CL_MEM_READ_ONLY, (ng ? ng : 1) * (size_t)nc * 2 * pl->real_size, dev, &h->ghost);
+    free(send), free(recv), free(dev);
+    return st;
+}
+
+clphys_status lqcd_halo_transfer_queue(clphys_dslash_plan *pl, int separate)
+{
+    lqcd_halo *h = pl->halo;
+    if (!h || !pl->parts || !separate == !h->xq) return CLPHYS_SUCCESS;
+    cp_wait(pl->ctx, &h->last_h2d);
+    cp_wait(pl->ctx, &h->last_ext);
+    if (!separate) {
+        cp_queue_release(&h->xq);
+        return CLPHYS_SUCCESS;
+    }
+    return cp_queue_create(pl->ctx, 1, &h->xq);
+}
+
+/* The parameters every rank must share. */
+typedef struct {
+    int dims[4];
+    int precision;
+    double kappa;
+    int bc[4];
+    double by_pi[4];
+} shared_params;
+
+clphys_status clphys_dslash_plan_create_mpi(MPI_Comm comm, const int grid[4], clphys_context *ctx,
+                                            const clphys_gauge_field *local, const clphys_dslash_params *p,
+                                            clphys_dslash_plan **plan)
+{
+    MPI_Comm c;
+    CP_TRY(cp_mpi_dup(comm, ctx, &c));
+    if (plan) *plan = NULL;
+    int coord[4];
+    clphys_status st = CLPHYS_SUCCESS;
+    if (!ctx || !local || !local->u || !p || !plan || !grid)
+        st = cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_dslash_plan_create_mpi: NULL argument");
+    else if ((st = lqcd_grid_check(c, grid, local->dims, coord))) /* message in the thread's error */
+        st = cp_error(ctx, st, "%s", clphys_last_error(NULL));
+    st = cp_mpi_agree(c, ctx, st);
+    if (!st) {
+        shared_params sp = {.precision = (int)p->precision, .kappa = p->kappa};
+        for (int mu = 0; mu < 4; mu++)
+            sp.dims[mu] = local->dims[mu], sp.bc[mu] = (int)p->bc[mu], sp.by_pi[mu] = p->bc_phase_by_pi[mu];
+        st = cp_mpi_same(c, ctx, &sp, sizeof sp, "local lattice extents, precision, kappa or boundary");
+    }
+    /* Every rank builds the same program (the same local extents and
+     * split directions): the first rank of each node builds it (and tunes)
+     * first, the others then find it in the disk caches. */
+    clphys_dslash_plan *pl = NULL;
+    if (!st) {
+        MPI_Comm node = MPI_COMM_NULL;
+        int nrank = 0, rank = 0;
+        MPI_Comm_rank(c, &rank);
+        if (MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) == MPI_SUCCESS)
+            MPI_Comm_rank(node, &nrank);
+        if (node != MPI_COMM_NULL && nrank) MPI_Barrier(node);
+        clphys_status sl = lqcd_plan_create(ctx, local, p, grid, coord, &pl);
+        if (node != MPI_COMM_NULL && !nrank) MPI_Barrier(node);
+        if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
+        st = cp_mpi_agree(c, ctx, sl);
+    }
+    lqcd_halo *h = NULL;
+    if (!st) {
+        h = calloc(1, sizeof *h);
+        if (!h) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "halo");
+        else {
+            h->ctx = ctx;
+            h->comm = c;
+            c = MPI_COMM_NULL; /* the halo owns it now */
+            lqcd_grid_neighbours(grid, coord, h->up, h->down);
+            pl->halo = h;
+            pl->halo_destroy = halo_destroy;
+            if (pl->parts) st = halo_buffers(pl, h);
+        }
+        st = cp_mpi_agree(h ? h->comm : c, ctx, st);
+    }
+    if (!st && pl->parts) st = cp_mpi_agree(h->comm, ctx, halo_ghost_links(pl, h, local));
+    if (st) {
+        clphys_dslash_plan_destroy(pl); /* frees the halo and its communicator */
+        if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+        return st;
+    }
+    if (pl->parts) pl->halo_hop = halo_hop; /* a 1x1x1x1 grid hops as one rank does */
+    pl->gsum = global_sum;
+    pl->gsum_user = h;
+    *plan = pl;
+    return CLPHYS_SUCCESS;
+}
