@@ -610,8 +610,9 @@ static void test_lammps_in_lj(void **state)
 int main(void)
 {
     ctx = tu_context();
-    snprintf(dir, sizeof dir, "/tmp/clphys_test_md_%d", (int)getpid());
-    if (mkdir(dir, 0700)) return 1;
+    /* a folder of its own: a fixed name by pid collided with one left by an
+     * earlier run that had the same pid */
+    tu_tempdir("md", dir, sizeof dir);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_data_round_trip), cmocka_unit_test(test_data_errors),
         cmocka_unit_test(test_energy_drift),    cmocka_unit_test(test_neigh_delay),    cmocka_unit_test(test_policies_and_variants_agree),
@@ -621,5 +622,6 @@ int main(void)
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     clphys_context_destroy(ctx);
+    tu_remove_tempdir(dir);
     return r;
 }

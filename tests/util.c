@@ -9,6 +9,9 @@
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
+#include <dirent.h>
+#include <errno.h>
+#include <unistd.h>
 
 clphys_context *tu_context(void)
 {
@@ -55,4 +58,30 @@ double tu_max_rel_err(const double *a, const double *ref, size_t n, double floor
         if (d > m) m = d;
     }
     return m;
+}
+
+void tu_tempdir(const char *name, char *buf, size_t n)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(buf, n, "%s/clphys_test_%s_XXXXXX", base && *base ? base : "/tmp", name);
+    if (!mkdtemp(buf)) {
+        fprintf(stderr, "%s: cannot make a temporary folder %s: %s\n", name, buf, strerror(errno));
+        exit(1);
+    }
+}
+
+void tu_remove_tempdir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        char path[4096];
+        while ((e = readdir(d)))
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+                snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+                if (remove(path)) fprintf(stderr, "cannot remove %s: %s\n", path, strerror(errno));
+            }
+        closedir(d);
+    }
+    if (rmdir(dir)) fprintf(stderr, "cannot remove %s: %s\n", dir, strerror(errno));
 }

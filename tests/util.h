@@ -25,4 +25,11 @@ void tu_poison_f64(double *a, size_t n);
 /* max_i |a_i - r_i| / max(|r_i|, floor); returns +inf if any a_i is not finite. */
 double tu_max_rel_err(const double *a, const double *ref, size_t n, double floor);
 
+/* A fresh folder $TMPDIR/clphys_test_NAME_XXXXXX (or under /tmp) into buf;
+ * fails the test program (exit 1, message on stderr) when none can be made. */
+void tu_tempdir(const char *name, char *buf, size_t n);
+/* Remove a folder made by tu_tempdir with the plain files in it; says on
+ * stderr what could not be removed. */
+void tu_remove_tempdir(const char *dir);
+
 #endif
