@@ -153,6 +153,12 @@ clphys_status cp_arg(clphys_context *ctx, cl_kernel k, cl_uint idx, size_t size,
 clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global,
                         const size_t *local, double *kernel_s);
 clphys_status cp_finish(clphys_context *ctx);
+/* Enqueue an NDRange like cp_launch (no wait) and hand its event to the
+ * caller (*ev, released with cp_release_event), so that a path can time a
+ * sequence of launches from its first START to its last END without an
+ * event on every launch. */
+clphys_status cp_launch_event(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global,
+                              const size_t *local, cl_event *ev);
 size_t cp_round_up(size_t x, size_t m); /* x rounded up to a multiple of m (m = 0: x) */
 /* clphys_context_span_begin/_end (clphys.h): between the two, the first
  * cp_launch without kernel_s keeps its event; the others take none, since an
@@ -172,6 +178,9 @@ void cp_profile_close(clphys_context *ctx);
 /* ---- clocks (platform/clock.c): read by timer.c and profile.c, reads neither */
 double cp_now(void);                  /* monotonic host clock, seconds */
 double cp_event_seconds(cl_event ev); /* profiled END - START, seconds; < 0 on failure */
+/* The profiled START and END of ev in seconds of the device's clock; 0 on
+ * success, -1 when the queue has no profiling or the query fails. */
+int cp_event_times(cl_event ev, double *start, double *end);
 
 /* SplitMix64: the next 64 random bits of *state (platform/rng.c). */
 uint64_t cp_splitmix64(uint64_t *state);

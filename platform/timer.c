@@ -18,6 +18,17 @@ clphys_status cp_arg(clphys_context *ctx, cl_kernel k, cl_uint idx, size_t size,
     return CLPHYS_SUCCESS;
 }
 
+/* The error of a failed clEnqueueNDRangeKernel, naming the kernel and range. */
+static clphys_status enqueue_error(clphys_context *ctx, cl_kernel k, cl_int e, const size_t *global,
+                                   const size_t *local)
+{
+    char name[128] = "?";
+    clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
+    clphys_status st = cp_cl_error(ctx, e, "clEnqueueNDRangeKernel");
+    cp_error_append(ctx, "(kernel %s, global %zu, local %zu)", name, global[0], local ? local[0] : 0);
+    return st;
+}
+
 clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global, const size_t *local,
                         double *kernel_s)
 {
@@ -28,13 +39,7 @@ clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const siz
     int keep = !kernel_s && ctx->span_on && !ctx->span_first;
     cl_int e = clEnqueueNDRangeKernel(ctx->queue, k, dim, NULL, global, local, 0, NULL,
                                       kernel_s || keep || ctx->prof ? &ev : NULL);
-    if (e != CL_SUCCESS) {
-        char name[128] = "?";
-        clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
-        clphys_status st = cp_cl_error(ctx, e, "clEnqueueNDRangeKernel");
-        cp_error_append(ctx, "(kernel %s, global %zu, local %zu)", name, global[0], local ? local[0] : 0);
-        return st;
-    }
+    if (e != CL_SUCCESS) return enqueue_error(ctx, k, e, global, local);
     if (kernel_s) {
         e = clWaitForEvents(1, &ev);
         double s = ctx->profiling ? cp_event_seconds(ev) : -1;
@@ -51,6 +56,28 @@ clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const siz
     }
     if (ctx->prof) cp_profile_add(ctx, k, ev);
     else if (ev && !keep) clReleaseEvent(ev);
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status cp_launch_event(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global,
+                              const size_t *local, cl_event *ev)
+{
+    *ev = NULL;
+    for (cl_uint d = 0; d < dim; d++)
+        if (global[d] == 0) return CLPHYS_SUCCESS;
+    cl_int e = clEnqueueNDRangeKernel(ctx->queue, k, dim, NULL, global, local, 0, NULL, ev);
+    if (e != CL_SUCCESS) {
+        *ev = NULL;
+        return enqueue_error(ctx, k, e, global, local);
+    }
+    if (ctx->span_on && !ctx->span_first) { /* a span starts here too */
+        clRetainEvent(*ev);
+        ctx->span_first = *ev;
+    }
+    if (ctx->prof) {
+        clRetainEvent(*ev); /* the profile keeps its own reference */
+        cp_profile_add(ctx, k, *ev);
+    }
     return CLPHYS_SUCCESS;
 }
 

@@ -1,0 +1,177 @@
+/* vcycle.c — one symmetric V-cycle z = B r (include/clphys_poisson.h) with
+ * the kernels of cl/line_relax.cl, and the V-cycle as the CG's
+ * preconditioner.  Each level: `smooth` Jacobi line-relaxation steps from
+ * x = 0, the residual restricted to the next level, the V-cycle there, the
+ * correction prolongated inside the first of `smooth` further steps; the
+ * coarsest level (a single column) is solved exactly.  With the same number
+ * of steps before and after, a symmetric smoother and R = P^T, B is
+ * symmetric, and positive definite for any SPD coarse operators (the
+ * damped Jacobi steps converge in the energy norm), so CG stays valid
+ * without the coarse operators being Galerkin products.  The finest level
+ * reads r and writes z in the CG's precision (fp64 when mixed): no
+ * conversion passes. */
+#include "poisson_internal.h"
+
+#include <stdio.h>
+
+static const char *const line_names[PN_NLINE] = {"line_jacobi_zero", "line_jacobi", "line_jacobi_prolong",
+                                                  "residual_restrict"};
+
+/* precision of the vectors the V-cycle reads and writes at the finest level */
+static clphys_precision io_precision(const clphys_poisson_plan *pl)
+{
+    return pl->prm.precision == CLPHYS_POISSON_FP32 ? CLPHYS_FP32 : CLPHYS_FP64;
+}
+
+static const char *ctype(clphys_precision p) { return p == CLPHYS_FP64 ? "double" : "float"; }
+
+static clphys_status build_set(clphys_poisson_plan *pl, clphys_precision b, clphys_precision xo, cl_kernel *k)
+{
+    char prec[128], opts[384];
+    CP_TRY(cp_precision_options(pl->ctx, pl->lev_prec, prec, sizeof prec));
+    const int need64 = (b == CLPHYS_FP64 || xo == CLPHYS_FP64) && pl->lev_prec == CLPHYS_FP32;
+    snprintf(opts, sizeof opts, "%s%s -DB_T=%s -DXO_T=%s -DNZ=%d", prec, need64 ? " -DNEED_FP64" : "", ctype(b),
+             ctype(xo), pl->nz);
+    cl_program prog;
+    CP_TRY(cp_program(pl->ctx, "line_relax.cl", opts, &prog));
+    for (int i = 0; i < PN_NLINE; i++) CP_TRY(cp_kernel(pl->ctx, prog, line_names[i], &k[i]));
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status pn_vcycle_build(clphys_poisson_plan *pl)
+{
+    const clphys_precision io = io_precision(pl), lev = pl->lev_prec;
+    CP_TRY(build_set(pl, io, lev, pl->k_fine));
+    CP_TRY(build_set(pl, io, io, pl->k_last));
+    return build_set(pl, lev, lev, pl->k_coarse);
+}
+
+static clphys_status set_real(clphys_poisson_plan *pl, cl_kernel k, cl_uint i, double v)
+{
+    if (pl->lev_prec == CLPHYS_FP64) return CP_ARG(pl->ctx, k, i, v);
+    const float f = (float)v;
+    return CP_ARG(pl->ctx, k, i, f);
+}
+
+/* the coarse level below l (its size and how it was coarsened), or l itself
+ * at the coarsest level (then unused by the kernels) */
+static const pn_level *below(const clphys_poisson_plan *pl, int l) { return &pl->lev[l + 1 < pl->nlev ? l + 1 : l]; }
+
+static clphys_status launch_cols(clphys_poisson_plan *pl, cl_kernel k, int nx, int ny, cl_event *ev)
+{
+    const int given = pl->vlocal[0] > 0;
+    const size_t global[2] = {cp_round_up((size_t)nx, pl->vlocal[0]), cp_round_up((size_t)ny, pl->vlocal[1])};
+    if (ev) return cp_launch_event(pl->ctx, k, 2, global, given ? pl->vlocal : NULL, ev);
+    return cp_launch(pl->ctx, k, 2, global, given ? pl->vlocal : NULL, NULL);
+}
+
+/* one Jacobi line-relaxation step on level l: xn from xo (+ P e), b */
+static clphys_status line(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl_mem xo, cl_mem e, cl_mem b,
+                          double omega, cl_event *ev)
+{
+    const pn_level *L = &pl->lev[l], *C = below(pl, l);
+    const cl_mem args[9] = {xn, xo, e, L->mask, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ]};
+    for (cl_uint i = 0; i < 9; i++) CP_TRY(CP_ARG(pl->ctx, k, i, args[i]));
+    CP_TRY(set_real(pl, k, 9, omega));
+    const int dims[6] = {L->nx, L->ny, C->nx, C->ny, C == L ? 0 : C->sx, C == L ? 0 : C->sy};
+    for (cl_uint i = 0; i < 6; i++) CP_TRY(CP_ARG(pl->ctx, k, 10 + i, dims[i]));
+    return launch_cols(pl, k, L->nx, L->ny, ev);
+}
+
+/* bc (level l + 1) = R (b - A x) on level l */
+static clphys_status restrict_residual(clphys_poisson_plan *pl, int l, cl_mem x, cl_mem b)
+{
+    const pn_level *L = &pl->lev[l], *C = &pl->lev[l + 1];
+    cl_kernel k = (l == 0 ? pl->k_fine : pl->k_coarse)[PN_RESTRICT];
+    const cl_mem args[8] = {C->b, x, L->mask, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ]};
+    for (cl_uint i = 0; i < 8; i++) CP_TRY(CP_ARG(pl->ctx, k, i, args[i]));
+    const int dims[6] = {L->nx, L->ny, C->nx, C->ny, C->sx, C->sy};
+    for (cl_uint i = 0; i < 6; i++) CP_TRY(CP_ARG(pl->ctx, k, 8 + i, dims[i]));
+    return launch_cols(pl, k, C->nx, C->ny, NULL);
+}
+
+/* The V-cycle from level l with right-hand side b; the result is *out (on
+ * level 0: z).  first/last receive the events of the finest level's first
+ * and last launch (NULL: none kept). */
+static clphys_status cycle(clphys_poisson_plan *pl, int l, cl_mem b, cl_mem z, cl_mem *out, cl_event *first,
+                           cl_event *last)
+{
+    pn_level *L = &pl->lev[l];
+    const cl_kernel *ks = l == 0 ? pl->k_fine : pl->k_coarse;
+    const double om = pl->prm.omega;
+    if (l == pl->nlev - 1) { /* one column: the line solve is exact */
+        CP_TRY(line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, 1.0, NULL));
+        *out = L->x[0];
+        return CLPHYS_SUCCESS;
+    }
+    int cur = 0;
+    CP_TRY(line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, l == 0 ? first : NULL));
+    for (int s = 1; s < pl->prm.smooth; s++, cur ^= 1)
+        CP_TRY(line(pl, ks[PN_LJ], l, L->x[1 - cur], L->x[cur], L->x[cur], b, om, NULL));
+    CP_TRY(restrict_residual(pl, l, L->x[cur], b));
+    cl_mem e;
+    CP_TRY(cycle(pl, l + 1, pl->lev[l + 1].b, NULL, &e, NULL, NULL));
+    for (int s = 0; s < pl->prm.smooth; s++, cur ^= 1) {
+        const int fin = l == 0 && s == pl->prm.smooth - 1;
+        cl_kernel k = (fin ? pl->k_last : ks)[s == 0 ? PN_LJ_PROLONG : PN_LJ];
+        CP_TRY(line(pl, k, l, fin ? z : L->x[1 - cur], L->x[cur], e, b, om, fin ? last : NULL));
+    }
+    *out = l == 0 ? z : L->x[cur];
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status pn_vcycle_run(clphys_poisson_plan *pl, cl_mem z, cl_mem r, double *kernel_s)
+{
+    const int keep = kernel_s || pl->timing;
+    const double t0 = kernel_s ? cp_now() : 0;
+    cl_event first = NULL, last = NULL;
+    cl_mem out;
+    clphys_status st = cycle(pl, 0, r, z, &out, keep ? &first : NULL, keep ? &last : NULL);
+    if (!st && kernel_s) {
+        /* first START to last END; host wall time without profiling */
+        double s0, e0, s1, e1;
+        st = cp_finish(pl->ctx);
+        *kernel_s = cp_now() - t0;
+        if (!st && first && last && !cp_event_times(first, &s0, &e0) && !cp_event_times(last, &s1, &e1))
+            *kernel_s = e1 - s0;
+    } else if (!st && pl->timing) {
+        pn_events_add(pl, 0, first, last);
+    }
+    cp_release_event(&first);
+    cp_release_event(&last);
+    return st;
+}
+
+static clphys_status precond_apply(void *u, cl_mem z, cl_mem r) { return pn_vcycle_run(u, z, r, NULL); }
+
+void pn_vcycle_precond(clphys_poisson_plan *pl, la_space *s, la_precond *M)
+{
+    M->space = s;
+    M->user = pl;
+    M->apply = precond_apply;
+}
+
+/* Compulsory bytes of one V-cycle: the arrays each launch of cycle() reads
+ * and writes once (coefficients 4, x, b, mask 1 byte, e and the restricted
+ * residual on the coarse level). */
+double pn_vcycle_bytes(const clphys_poisson_plan *pl)
+{
+    const double rs = (double)pn_real_size(pl->lev_prec), io = (double)pn_real_size(io_precision(pl));
+    const int nu = pl->prm.smooth;
+    double bytes = 0;
+    for (int l = 0; l < pl->nlev; l++) {
+        const double n = (double)pl->lev[l].n, bb = l == 0 ? io : rs;
+        const double zero = n * (4 * rs + bb + rs); /* coefficients, b; x written */
+        if (l == pl->nlev - 1) {
+            bytes += zero;
+            break;
+        }
+        const double nc = (double)pl->lev[l + 1].n;
+        const double step = n * (4 * rs + rs + 1 + bb + rs); /* coefficients, x_old, mask, b; x written */
+        bytes += zero + (nu - 1) * step;                      /* before */
+        bytes += n * (4 * rs + rs + bb) + nc * rs;            /* residual, restricted */
+        bytes += nu * step + nc * rs;                         /* after, e read once */
+        if (l == 0) bytes += n * (io - rs);                   /* z written in the CG's precision */
+    }
+    return bytes;
+}
