@@ -18,6 +18,10 @@
  *                   x(k-1), x(k), x(k+1) and the coupling to k-1 are carried
  *                   in registers from one k to the next
  *   stencil_cell    one work-item per cell, a 3-D grid
+ *   stencil_column_vec  (built with -DVW) the column kernel over VW
+ *                   neighbouring columns per work-item in vector types
+ *                   (column_vec.h), the shape PoCL runs in SIMD lanes;
+ *                   nx a multiple of VW
  * Built with -DREAL_T (common.h).  Compulsory traffic per cell: 4
  * coefficient arrays and x read, y written. */
 #include "common.h"
@@ -59,3 +63,31 @@ __kernel void stencil_cell(__global real_t *restrict y, __global const real_t *r
     y[c] = e[c] * xc - ax[c] * (xc - x[ie]) - ax[w] * (xc - x[w]) - ay[c] * (xc - x[n]) - ay[s] * (xc - x[s]) -
            az[c] * (xc - x[d]) - azu * (xc - x[u]);
 }
+
+#ifdef VW
+#include "column_vec.h"
+
+__kernel void stencil_column_vec(__global real_t *restrict y, __global const real_t *restrict x,
+                                 __global const real_t *restrict e, __global const real_t *restrict ax,
+                                 __global const real_t *restrict ay, __global const real_t *restrict az, int nx,
+                                 int ny, int nz)
+{
+    const int i0 = get_global_id(0) * VW, j = get_global_id(1);
+    if (i0 >= nx || j >= ny) return;
+    const int plane = nx * ny, row = nx * j;
+    const int ds = (j > 0 ? -1 : ny - 1) * nx, dn = (j + 1 < ny ? 1 : 1 - ny) * nx;
+    int c = i0 + row;
+    vreal xm = 0, azm = 0, xc = vload_at(x, c);
+    for (int k = 0; k < nz; k++) {
+        const int r0 = row + k * plane, cb = k + 1 < nz ? c + plane : c;
+        const vreal xp = vload_at(x, cb), azc = vload_at(az, c);
+        const vreal v = vload_at(e, c) * xc - azc * (xc - xp) - azm * (xc - xm) -
+                        vload_at(ax, c) * (xc - east_of(x, c, i0, r0, nx)) -
+                        west_of(ax, c, i0, r0, nx) * (xc - west_of(x, c, i0, r0, nx)) -
+                        vload_at(ay, c) * (xc - vload_at(x, c + dn)) - vload_at(ay, c + ds) * (xc - vload_at(x, c + ds));
+        VSTORE(v, 0, y + c);
+        xm = xc, xc = xp, azm = azc;
+        c = cb;
+    }
+}
+#endif

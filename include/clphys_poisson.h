@@ -133,17 +133,37 @@ typedef enum {
 /* The 7-point stencil of the CG operator (cl/poisson_stencil.cl). */
 typedef enum {
     CLPHYS_POISSON_STENCIL_AUTO = 0, /* the tuned variant (tuning cache, else timed at
-                                        plan creation), else column on GPUs, cell on CPUs */
+                                        plan creation), else column on GPUs, cell on
+                                        CPUs                                          */
     CLPHYS_POISSON_STENCIL_COLUMN,   /* the seed's: a 2-D grid of work-items over (i,j),
                                         each looping over k (x(k-1), x(k), x(k+1) and the
                                         vertical coupling stay in registers)          */
-    CLPHYS_POISSON_STENCIL_CELL      /* one work-item per cell, a 3-D grid            */
+    CLPHYS_POISSON_STENCIL_CELL,     /* one work-item per cell, a 3-D grid            */
+    CLPHYS_POISSON_STENCIL_COLUMN_VEC /* the column kernel over 8 (fp32) or 4 (fp64)
+                                        neighbouring columns per work-item in vector
+                                        types (SIMD lanes on CPUs); nx a multiple
+                                        of 8                                        */
 } clphys_poisson_stencil;
+
+/* The V-cycle's line-relaxation kernels. */
+typedef enum {
+    CLPHYS_POISSON_LINE_AUTO = 0,   /* column on GPUs, column-vec on CPUs          */
+    CLPHYS_POISSON_LINE_COLUMN,     /* one work-item per (i,j) column, looping over
+                                       k, the prolongation fused into the first
+                                       step after the coarse correction
+                                       (cl/line_relax.cl)                         */
+    CLPHYS_POISSON_LINE_COLUMN_VEC  /* 8 (fp32) or 4 (fp64) neighbouring columns
+                                       per work-item in vector types, so that
+                                       the line solves run in SIMD lanes on CPUs
+                                       (cl/line_relax_vec.cl); levels whose nx is
+                                       not a multiple use column                  */
+} clphys_poisson_line;
 
 /* A zeroed struct asks for the defaults. */
 typedef struct {
     clphys_poisson_precision precision;
     clphys_poisson_stencil variant;
+    clphys_poisson_line line;
     double tol;            /* target true |b - A x| / |b|; 0 = 1e-8                    */
     int max_iter;          /* CG iterations in all (restarts included); 0 = 1000       */
     int smooth;            /* line-relaxation steps before and after the coarse
@@ -176,8 +196,9 @@ typedef struct clphys_poisson_plan clphys_poisson_plan;
  * (a grid too small for a coarse level), nz < 1, n above 2^31, a missing
  * array, lonlat ranges out of order or outside [-90, 90], a negative
  * Helmholtz term, params out of range (tol < 0, max_iter < 0, smooth < 0,
- * omega outside (0, 1], coarse_scale outside (0, 1], an unknown precision or
- * variant, a local size above the device's)); CLPHYS_ERR_INPUT naming the
+ * omega outside (0, 1], coarse_scale outside (0, 1], an unknown precision,
+ * variant or line, the column-vec stencil with nx not a multiple of 8, a
+ * local size above the device's)); CLPHYS_ERR_INPUT naming the
  * array and index for a spacing or thickness that is not finite and > 0, a
  * depth that is NaN or infinite, and when no cell is wet;
  * CLPHYS_ERR_UNSUPPORTED (no fp64 on the device: the CG is fp64);
@@ -203,6 +224,7 @@ typedef struct {
     int levels;                   /* multigrid levels, the fine one included        */
     int singular_regions;         /* connected wet regions without a unique solution */
     clphys_poisson_stencil variant; /* the stencil in use (never AUTO)               */
+    clphys_poisson_line line;     /* the line-relaxation kernels (never AUTO)       */
     int local_size[2];            /* its work-group shape (0, 0: the runtime's)     */
     int tune_source;              /* 0 given, 1 heuristic, 2 measured, 3 tuning cache */
     /* Compulsory-byte model (each array touched once per kernel, neighbours
@@ -210,7 +232,8 @@ typedef struct {
      * and writes y, 6 reals per cell; one V-cycle: the sum over its kernels
      * of the arrays each reads and writes, over all levels. */
     double stencil_bytes_fp64, stencil_bytes_fp32;
-    double vcycle_bytes;          /* one V-cycle in the plan's precision            */
+    double vcycle_bytes;          /* one V-cycle in the plan's precision (the column
+                                     variant's kernels)                             */
 } clphys_poisson_info;
 /* No errors (plan or info NULL: nothing written). */
 void clphys_poisson_plan_info(const clphys_poisson_plan *plan, clphys_poisson_info *info);
@@ -273,10 +296,14 @@ clphys_status clphys_poisson_apply(clphys_poisson_plan *plan, clphys_precision p
                                    double *kernel_s);
 /* Change the stencil variant and work-group shape (e.g. while measuring);
  * local_size NULL or {0, 0}: the runtime's choice.  Errors:
- * CLPHYS_ERR_INVALID_ARGUMENT (NULL plan, AUTO or an unknown variant, a
- * shape above the device's maximum work-group size). */
+ * CLPHYS_ERR_INVALID_ARGUMENT (NULL plan, AUTO or an unknown variant,
+ * column-vec with nx not a multiple of 8, a shape above the device's
+ * maximum work-group size). */
 clphys_status clphys_poisson_set_stencil(clphys_poisson_plan *plan, clphys_poisson_stencil variant,
                                          const int local_size[2]);
+/* The same for the V-cycle's column kernels (NULL or {0, 0}: the default
+ * of clphys_poisson_params.vcycle_local_size).  Errors as above. */
+clphys_status clphys_poisson_set_vcycle_shape(clphys_poisson_plan *plan, const int local_size[2]);
 /* z = B r, one V-cycle of the plan's precision.  r, z: fields of n doubles
  * (MIXED, FP64) or floats (FP32), z != r.  kernel_s as in clphys.h.  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL, z == r), CLPHYS_ERR_OPENCL. */

@@ -1,6 +1,6 @@
 /* poisson_util.h — inputs shared by the Poisson path's tests: random
- * symmetric M-matrix operators in the 7-array layout, geometries, and the
- * projected right-hand side of a solve (include/clphys_poisson.h). */
+ * symmetric M-matrix operators in the 7-array layout and geometries
+ * (include/clphys_poisson.h). */
 #ifndef CLPHYS_POISSON_TEST_UTIL_H
 #define CLPHYS_POISSON_TEST_UTIL_H
 
@@ -26,15 +26,5 @@ typedef struct {
  * (a box), or a random basin of that depth (basin_seed != 0). */
 void pt_geometry_make(pt_geometry *t, int nx, int ny, int nz, double hx, double hy, double hz, uint64_t basin_seed);
 void pt_geometry_free(pt_geometry *t);
-
-/* The system a plan solves, from its exported operator: b = s w rhs on wet
- * cells (s = -1 for geometry plans, +1 for operator plans), then, over each
- * connected singular region (found here, independently of the library),
- * b -= w sum(b) / sum(w).  Returns the number of singular regions; a, w
- * and mask as exported by clphys_poisson_plan_operator; label (n ints) out. */
-int pt_projected_rhs(int nx, int ny, int nz, const double *a, const double *w, const unsigned char *mask,
-                     const double *rhs, double s, double *b, int *label);
-/* The w-weighted mean of x over the cells with label == r. */
-double pt_region_mean(size_t n, const int *label, int r, const double *w, const double *x);
 
 #endif

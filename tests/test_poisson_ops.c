@@ -1,6 +1,6 @@
 /* test_poisson_ops.c — the pieces of the Poisson path against fp64
  * references, on fresh random input with outputs poisoned (NaN):
- *  - the 7-point stencil (column and cell variants, fp64 and fp32, plans
+ *  - the 7-point stencil (column, cell and column-vec variants, fp64 and fp32, plans
  *    from host arrays and from a device buffer) against poisson_ref_apply on
  *    random symmetric operators with land, wrap-around in x and y, singular
  *    and Helmholtz-like rows: |y - y_ref| <= tol * sum_d |a_d x_nb| per row,
@@ -11,8 +11,9 @@
  *    diagonal; mask and volumes;
  *  - symmetry: the exported operator pairs exactly, x.Ay = y.Ax on the
  *    device (1e-12), and the V-cycle x.By = y.Bx (fp64 1e-10, fp32 1e-5);
- *  - one V-cycle (fp64 and mixed, 1 and 2 smoothing steps) against
- *    poisson_ref_vcycle, 1e-10 and 1e-4 of max |z_ref|;
+ *  - one V-cycle (fp64 and mixed, 1 and 2 smoothing steps, column and
+ *    column-vec line relaxation) against poisson_ref_vcycle, 1e-10 and
+ *    1e-4 of max |z_ref|;
  *  - bad input: each error names its cause (grid too small, NaN depth, no
  *    wet cell, NaN / asymmetric / positive coefficients, an unknown
  *    parameter, a device buffer too small). */
@@ -71,7 +72,7 @@ static void check_apply(clphys_poisson_plan *pl, int nx, int ny, int nz, const d
     const size_t n = (size_t)nx * ny * nz;
     double *yr = malloc(n * sizeof(double)), *y = malloc(n * sizeof(double));
     poisson_ref_apply(nx, ny, nz, a, x, yr);
-    for (int v = CLPHYS_POISSON_STENCIL_COLUMN; v <= CLPHYS_POISSON_STENCIL_CELL; v++)
+    for (int v = CLPHYS_POISSON_STENCIL_COLUMN; v <= CLPHYS_POISSON_STENCIL_COLUMN_VEC; v++)
         for (int p = 0; p < 2; p++) {
             cl_mem fx = NULL, fy = NULL;
             const int local[2] = {4, 2};
@@ -86,7 +87,8 @@ static void check_apply(clphys_poisson_plan *pl, int nx, int ny, int nz, const d
             assert_true(ks >= 0);
             assert_int_equal(clphys_poisson_field_read(pl, (clphys_precision)p, fy, y), 0);
             const double err = stencil_err(nx, ny, nz, a, x, y, yr);
-            print_message("# stencil %s %s: max error %.2e\n", v == 1 ? "column" : "cell", p ? "fp64" : "fp32", err);
+            static const char *const vname[] = {"", "column", "cell", "column-vec"};
+            print_message("# stencil %s %s: max error %.2e\n", vname[v], p ? "fp64" : "fp32", err);
             assert_true(err <= (p ? 1e-14 : 1e-6));
             clReleaseMemObject(fx);
             clReleaseMemObject(fy);
@@ -98,7 +100,7 @@ static void test_stencil_random(void **state)
 {
     (void)state;
     uint64_t rng = tu_rng_init(1);
-    const int nx = 13, ny = 9, nz = 5;
+    const int nx = 16, ny = 9, nz = 5; /* nx a multiple of 8: column-vec too */
     const size_t n = (size_t)nx * ny * nz;
     double *a = pt_random_op(&rng, nx, ny, nz, 0.3, 1, 1, 10.0, 0.5), *x = random_vec(&rng, n);
     clphys_poisson_params p = {.no_tune = 1, .variant = CLPHYS_POISSON_STENCIL_COLUMN};
@@ -260,20 +262,21 @@ static void test_symmetry_and_vcycle(void **state)
 {
     (void)state;
     uint64_t rng = tu_rng_init(3);
-    const int nx = 20, ny = 14, nz = 6;
+    const int nx = 24, ny = 14, nz = 6; /* column-vec on the finest level (fp64: two) */
     const size_t n = (size_t)nx * ny * nz;
     pt_geometry t;
     pt_geometry_make(&t, nx, ny, nz, 2000, 3000, 50, 1 + (tu_seed() & 0xffff));
     double *a = malloc(7 * n * sizeof(double)), *x = random_vec(&rng, n), *y = random_vec(&rng, n);
     double *ax = malloc(n * sizeof(double)), *ay = malloc(n * sizeof(double)), *zr = malloc(n * sizeof(double));
     for (int prec = 0; prec < 2; prec++)
-        for (int smooth = 1; smooth <= 2; smooth++) {
-            clphys_poisson_params p = {.no_tune = 1, .smooth = smooth,
+        for (int smooth = 1; smooth <= 2; smooth++)
+        for (int line = CLPHYS_POISSON_LINE_COLUMN; line <= CLPHYS_POISSON_LINE_COLUMN_VEC; line++) {
+            clphys_poisson_params p = {.no_tune = 1, .smooth = smooth, .line = (clphys_poisson_line)line,
                                        .precision = prec ? CLPHYS_POISSON_FP64 : CLPHYS_POISSON_MIXED};
             clphys_poisson_plan *pl = NULL;
             if (clphys_poisson_plan_create(ctx, &t.g, &p, &pl)) fail_msg("plan: %s", clphys_last_error(ctx));
             assert_int_equal(clphys_poisson_plan_operator(pl, a, NULL, NULL), 0);
-            if (prec && smooth == 1) { /* x.Ay = y.Ax with the device's stencil */
+            if (prec && smooth == 1 && line == CLPHYS_POISSON_LINE_COLUMN) { /* x.Ay = y.Ax on the device */
                 device_map(pl, 0, y, ay, n);
                 device_map(pl, 0, x, ax, n);
                 const double s1 = dot(x, ay, n), s2 = dot(y, ax, n);
@@ -295,8 +298,10 @@ static void test_symmetry_and_vcycle(void **state)
             }
             clphys_poisson_info info;
             clphys_poisson_plan_info(pl, &info);
-            print_message("# V-cycle %s smooth %d (%d levels, ref %d): vs reference %.2e, asymmetry %.2e\n",
-                          prec ? "fp64" : "mixed", smooth, info.levels, poisson_ref_mg_levels(mg), dmax / zmax, asym);
+            print_message("# V-cycle %s %s smooth %d (%d levels, ref %d): vs reference %.2e, asymmetry %.2e\n",
+                          prec ? "fp64" : "mixed", line == CLPHYS_POISSON_LINE_COLUMN ? "column" : "column-vec", smooth,
+                          info.levels, poisson_ref_mg_levels(mg), dmax / zmax, asym);
+            assert_int_equal(info.line, line);
             assert_int_equal(info.levels, poisson_ref_mg_levels(mg));
             assert_true(dmax <= (prec ? 1e-10 : 1e-4) * zmax);
             assert_true(asym <= (prec ? 1e-10 : 1e-5));

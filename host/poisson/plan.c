@@ -30,9 +30,11 @@ void clphys_poisson_plan_destroy(clphys_poisson_plan *pl)
     cl_mem *m[] = {&pl->w_mem, &pl->label_mem, &pl->partial, &pl->shift, &pl->bint, &pl->rhs_mem, &pl->x_mem};
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) cp_release_mem(m[i]);
     for (int p = 0; p < 2; p++)
-        for (int v = 0; v < 2; v++) cp_release_kernel(&pl->k_stencil[p][v]);
-    for (int i = 0; i < PN_NLINE; i++)
+        for (int v = 0; v < 3; v++) cp_release_kernel(&pl->k_stencil[p][v]);
+    for (int i = 0; i < PN_NLINE; i++) {
         cp_release_kernel(&pl->k_fine[i]), cp_release_kernel(&pl->k_last[i]), cp_release_kernel(&pl->k_coarse[i]);
+        cp_release_kernel(&pl->v_fine[i]), cp_release_kernel(&pl->v_last[i]), cp_release_kernel(&pl->v_coarse[i]);
+    }
     cp_release_kernel(&pl->k_rhs), cp_release_kernel(&pl->k_rsum), cp_release_kernel(&pl->k_rshift);
     pn_events_clear(pl);
     free(pl->ev), free(pl->ev_kind);
@@ -50,9 +52,10 @@ static clphys_status check_params(clphys_context *ctx, const clphys_poisson_para
                         "poisson params: tol %g, max_iter %d, smooth %d, omega %g, coarse_scale %g out of range "
                         "(tol >= 0, max_iter >= 0, smooth >= 0, 0 < omega <= 1, 0 < coarse_scale <= 1; 0 = default)",
                         p->tol, p->max_iter, p->smooth, p->omega, p->coarse_scale);
-    if ((unsigned)p->precision > CLPHYS_POISSON_FP32 || (unsigned)p->variant > CLPHYS_POISSON_STENCIL_CELL)
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "poisson params: unknown precision %d or variant %d",
-                        (int)p->precision, (int)p->variant);
+    if ((unsigned)p->precision > CLPHYS_POISSON_FP32 || (unsigned)p->variant > CLPHYS_POISSON_STENCIL_COLUMN_VEC ||
+        (unsigned)p->line > CLPHYS_POISSON_LINE_COLUMN_VEC)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "poisson params: unknown precision %d, variant %d or line %d",
+                        (int)p->precision, (int)p->variant, (int)p->line);
     const int *ls[2] = {p->local_size, p->vcycle_local_size};
     for (int i = 0; i < 2; i++)
         if (ls[i][0] < 0 || ls[i][1] < 0 || (ls[i][0] > 0) != (ls[i][1] > 0) ||
@@ -174,12 +177,14 @@ static clphys_status ensure_precision(clphys_poisson_plan *pl, clphys_precision 
 {
     if (pl->k_stencil[p][0]) return CLPHYS_SUCCESS;
     if (p == CLPHYS_FP32 && !pl->a32[0]) CP_TRY(upload_op(pl->ctx, CLPHYS_FP32, &pl->fine, pl->a32));
-    char opts[128];
+    char opts[160];
     cl_program prog;
     CP_TRY(cp_precision_options(pl->ctx, p, opts, sizeof opts));
+    snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -DVW=%d", p == CLPHYS_FP64 ? 4 : 8);
     CP_TRY(cp_program(pl->ctx, "poisson_stencil.cl", opts, &prog));
     CP_TRY(cp_kernel(pl->ctx, prog, "stencil_column", &pl->k_stencil[p][0]));
-    return cp_kernel(pl->ctx, prog, "stencil_cell", &pl->k_stencil[p][1]);
+    CP_TRY(cp_kernel(pl->ctx, prog, "stencil_cell", &pl->k_stencil[p][1]));
+    return cp_kernel(pl->ctx, prog, "stencil_column_vec", &pl->k_stencil[p][2]);
 }
 
 #define VEC_WG 256
@@ -261,13 +266,12 @@ clphys_status pn_plan_finish(clphys_poisson_plan *pl)
     CP_TRY(cp_kernel(ctx, prog, "poisson_rhs", &pl->k_rhs));
     CP_TRY(cp_kernel(ctx, prog, "region_sums", &pl->k_rsum));
     CP_TRY(cp_kernel(ctx, prog, "region_shift", &pl->k_rshift));
+    pl->line = pl->prm.line ? pl->prm.line : d->is_gpu ? CLPHYS_POISSON_LINE_COLUMN : CLPHYS_POISSON_LINE_COLUMN_VEC;
+    pl->vw = pl->lev_prec == CLPHYS_FP64 ? 4 : 8;
+    for (int l = 0; l < pl->nlev; l++)
+        pl->lev[l].vec = pl->line == CLPHYS_POISSON_LINE_COLUMN_VEC && pl->lev[l].nx % pl->vw == 0;
     CP_TRY(pn_vcycle_build(pl));
-    const int *vl = pl->prm.vcycle_local_size;
-    /* one shape on every level: PoCL compiles a work-group function per
-     * kernel and local size at its first launch (4 s less of a first solve
-     * than the runtime's choice, which differs per level) */
-    pl->vlocal[0] = vl[0] ? (size_t)vl[0] : d->is_gpu ? 32 : 16;
-    pl->vlocal[1] = vl[0] ? (size_t)vl[1] : d->is_gpu ? 2 : 1;
+    CP_TRY(clphys_poisson_set_vcycle_shape(pl, pl->prm.vcycle_local_size));
     CP_TRY(pn_choose_stencil(pl));
     /* the solver's spaces: fp64 always (outer residual, and the CG unless
      * fp32), fp32 for the fp32 CG */
@@ -296,6 +300,7 @@ void clphys_poisson_plan_info(const clphys_poisson_plan *pl, clphys_poisson_info
     info->n = pl->n, info->wet = pl->wet, info->levels = pl->nlev;
     info->singular_regions = pl->nregions;
     info->variant = pl->variant;
+    info->line = pl->line;
     info->local_size[0] = (int)pl->local[0], info->local_size[1] = (int)pl->local[1];
     info->tune_source = pl->tune_source;
     info->stencil_bytes_fp64 = 6.0 * 8 * (double)pl->n;
@@ -357,9 +362,12 @@ clphys_status clphys_poisson_apply(clphys_poisson_plan *pl, clphys_precision p, 
 
 clphys_status clphys_poisson_set_stencil(clphys_poisson_plan *pl, clphys_poisson_stencil v, const int local_size[2])
 {
-    if (!pl || v < CLPHYS_POISSON_STENCIL_COLUMN || v > CLPHYS_POISSON_STENCIL_CELL)
+    if (!pl || v < CLPHYS_POISSON_STENCIL_COLUMN || v > CLPHYS_POISSON_STENCIL_COLUMN_VEC ||
+        (v == CLPHYS_POISSON_STENCIL_COLUMN_VEC && pl->nx % 8))
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "clphys_poisson_set_stencil: NULL plan or variant not column/cell");
+                        "clphys_poisson_set_stencil: NULL plan, variant not column/cell/column-vec, or column-vec "
+                        "with nx %d not a multiple of 8",
+                        pl ? pl->nx : 0);
     const size_t lx = local_size && local_size[0] > 0 ? (size_t)local_size[0] : 0;
     const size_t ly = lx && local_size[1] > 0 ? (size_t)local_size[1] : lx ? 1 : 0;
     if (lx * ly > clphys_context_device(pl->ctx)->max_work_group_size)
@@ -368,6 +376,23 @@ clphys_status clphys_poisson_set_stencil(clphys_poisson_plan *pl, clphys_poisson
     pl->variant = v;
     pl->local[0] = lx, pl->local[1] = ly;
     pl->tune_source = 0;
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status clphys_poisson_set_vcycle_shape(clphys_poisson_plan *pl, const int local_size[2])
+{
+    if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_set_vcycle_shape: NULL plan");
+    const clphys_device_info *d = clphys_context_device(pl->ctx);
+    const size_t lx = local_size && local_size[0] > 0 ? (size_t)local_size[0] : 0;
+    const size_t ly = lx && local_size[1] > 0 ? (size_t)local_size[1] : lx ? 1 : 0;
+    if (lx * ly > d->max_work_group_size)
+        return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "clphys_poisson_set_vcycle_shape: %zux%zu work-items above the device's maximum", lx, ly);
+    /* the default is one shape on every level: PoCL compiles a work-group
+     * function per kernel and local size at its first launch (4 s less of a
+     * first solve than the runtime's choice, which differs per level) */
+    pl->vlocal[0] = lx ? lx : d->is_gpu ? 32 : 16;
+    pl->vlocal[1] = lx ? ly : d->is_gpu ? 2 : 1;
     return CLPHYS_SUCCESS;
 }
 

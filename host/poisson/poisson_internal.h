@@ -78,9 +78,11 @@ typedef struct {
     cl_mem mask;
     cl_mem x[2], b;          /* b: coarse levels only                                */
     int own_a;               /* 0 when a[] aliases the plan's fine arrays             */
+    int vec;                 /* the column-vec kernels run this level                 */
 } pn_level;
 
-/* Kernels of one build of cl/line_relax.cl */
+/* Kernels of one build of cl/line_relax.cl (column) or cl/line_relax_vec.cl
+ * (column-vec: PN_LJ_PROLONG is prolong_add there) */
 enum { PN_LJ_ZERO, PN_LJ, PN_LJ_PROLONG, PN_RESTRICT, PN_NLINE };
 
 struct clphys_poisson_plan {
@@ -99,13 +101,16 @@ struct clphys_poisson_plan {
     cl_mem w_mem, label_mem, partial, shift, bint; /* bint: b of the system solved (n)  */
     cl_mem rhs_mem, x_mem;      /* host solves: the caller's rhs and x on the device  */
     size_t vec_groups;
-    cl_kernel k_stencil[2][2];  /* [precision][column, cell]                         */
+    cl_kernel k_stencil[2][3];  /* [precision][column, cell, column-vec]             */
     cl_kernel k_rhs, k_rsum, k_rshift;
     /* the V-cycle */
     clphys_precision lev_prec;  /* precision of the levels                           */
     int nlev;
     pn_level *lev;
     cl_kernel k_fine[PN_NLINE], k_last[PN_NLINE], k_coarse[PN_NLINE];
+    cl_kernel v_fine[PN_NLINE], v_last[PN_NLINE], v_coarse[PN_NLINE]; /* column-vec */
+    clphys_poisson_line line;
+    int vw;                     /* lanes of column-vec                               */
     /* stencil choice */
     clphys_poisson_stencil variant;
     size_t local[2];            /* stencil work-group (0: runtime's)                 */

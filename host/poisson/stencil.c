@@ -12,8 +12,8 @@
 static clphys_status launch(clphys_poisson_plan *pl, clphys_precision p, cl_mem y, cl_mem x, double *kernel_s,
                             cl_event *ev)
 {
-    const int cell = pl->variant == CLPHYS_POISSON_STENCIL_CELL;
-    cl_kernel k = pl->k_stencil[p][cell];
+    const int cell = pl->variant == CLPHYS_POISSON_STENCIL_CELL, vec = pl->variant == CLPHYS_POISSON_STENCIL_COLUMN_VEC;
+    cl_kernel k = pl->k_stencil[p][pl->variant - 1];
     cl_mem *a = p == CLPHYS_FP64 ? pl->a64 : pl->a32;
     CP_TRY(CP_ARG(pl->ctx, k, 0, y));
     CP_TRY(CP_ARG(pl->ctx, k, 1, x));
@@ -23,7 +23,8 @@ static clphys_status launch(clphys_poisson_plan *pl, clphys_precision p, cl_mem 
     CP_TRY(CP_ARG(pl->ctx, k, 8, pl->nz));
     const int given = pl->local[0] > 0;
     const size_t local[3] = {pl->local[0], pl->local[1], 1};
-    const size_t global[3] = {cp_round_up((size_t)pl->nx, local[0]), cp_round_up((size_t)pl->ny, local[1]),
+    const size_t vw = vec ? (p == CLPHYS_FP64 ? 4 : 8) : 1;
+    const size_t global[3] = {cp_round_up((size_t)pl->nx / vw, local[0]), cp_round_up((size_t)pl->ny, local[1]),
                               (size_t)pl->nz};
     if (ev) return cp_launch_event(pl->ctx, k, cell ? 3 : 2, global, given ? local : NULL, ev);
     return cp_launch(pl->ctx, k, cell ? 3 : 2, global, given ? local : NULL, kernel_s);
@@ -75,7 +76,8 @@ static double time_config(clphys_poisson_plan *pl, cl_mem y, cl_mem x)
     return t[TUNE_REPS / 2];
 }
 
-/* Candidates: both variants (unless one is given) with, on GPUs, the
+/* Candidates: every variant (unless one is given; column-vec when nx is a
+ * multiple of 8) with, on GPUs, the
  * work-group shapes a coalesced row of 32..256 work-items along i can take;
  * on CPUs the runtime's choice (PoCL's work-group loops). */
 static clphys_status measure(clphys_poisson_plan *pl, int *best_v, size_t best[2], double *best_s)
@@ -93,8 +95,9 @@ static clphys_status measure(clphys_poisson_plan *pl, int *best_v, size_t best[2
     const double pat[2] = {0.75, -0.3125}; /* not zeros: zeros can run faster than data */
     if (!st) st = cp_fill(pl->ctx, x, pat, sizeof pat, bytes);
     *best_s = -1;
-    for (int v = CLPHYS_POISSON_STENCIL_COLUMN; v <= CLPHYS_POISSON_STENCIL_CELL && !st; v++) {
-        if (pl->prm.variant && (int)pl->prm.variant != v) continue;
+    for (int v = CLPHYS_POISSON_STENCIL_COLUMN; v <= CLPHYS_POISSON_STENCIL_COLUMN_VEC && !st; v++) {
+        if ((pl->prm.variant && (int)pl->prm.variant != v) || (v == CLPHYS_POISSON_STENCIL_COLUMN_VEC && pl->nx % 8))
+            continue;
         for (int s = 0; s < nshape; s++) {
             if (pl->prm.local_size[0] && (shapes[s][0] != (size_t)pl->prm.local_size[0] ||
                                           shapes[s][1] != (size_t)pl->prm.local_size[1]))
@@ -121,6 +124,9 @@ clphys_status pn_choose_stencil(clphys_poisson_plan *pl)
     /* the heuristic, kept when tuning is off: the seed's column kernel on
      * GPUs, one work-item per cell on CPUs (PoCL vectorizes its straight-line
      * body across work-items) */
+    if (p->variant == CLPHYS_POISSON_STENCIL_COLUMN_VEC && pl->nx % 8)
+        return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "poisson params: the column-vec stencil needs nx a multiple of 8 (nx = %d)", pl->nx);
     pl->variant = p->variant ? p->variant : d->is_gpu ? CLPHYS_POISSON_STENCIL_COLUMN : CLPHYS_POISSON_STENCIL_CELL;
     pl->local[0] = p->local_size[0] ? (size_t)p->local_size[0] : d->is_gpu ? 32 : 0;
     pl->local[1] = p->local_size[0] ? (size_t)p->local_size[1] : d->is_gpu ? 4 : 0;
@@ -138,7 +144,8 @@ clphys_status pn_choose_stencil(clphys_poisson_plan *pl)
     size_t v, lx, ly;
     if (cp_tune_get(d, &key, value, sizeof value) && cp_tune_value_size(value, "variant", &v) &&
         cp_tune_value_size(value, "lx", &lx) && cp_tune_value_size(value, "ly", &ly) &&
-        v >= CLPHYS_POISSON_STENCIL_COLUMN && v <= CLPHYS_POISSON_STENCIL_CELL && lx * ly <= d->max_work_group_size) {
+        v >= CLPHYS_POISSON_STENCIL_COLUMN && v <= CLPHYS_POISSON_STENCIL_COLUMN_VEC &&
+        (v != CLPHYS_POISSON_STENCIL_COLUMN_VEC || pl->nx % 8 == 0) && lx * ly <= d->max_work_group_size) {
         pl->variant = (clphys_poisson_stencil)v;
         pl->local[0] = lx, pl->local[1] = ly;
         pl->tune_source = 3;

@@ -13,9 +13,12 @@
 #include "poisson_internal.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static const char *const line_names[PN_NLINE] = {"line_jacobi_zero", "line_jacobi", "line_jacobi_prolong",
                                                   "residual_restrict"};
+static const char *const vec_names[PN_NLINE] = {"line_jacobi_zero_vec", "line_jacobi_vec", "prolong_add",
+                                                 "residual_restrict_vec"};
 
 /* precision of the vectors the V-cycle reads and writes at the finest level */
 static clphys_precision io_precision(const clphys_poisson_plan *pl)
@@ -25,25 +28,32 @@ static clphys_precision io_precision(const clphys_poisson_plan *pl)
 
 static const char *ctype(clphys_precision p) { return p == CLPHYS_FP64 ? "double" : "float"; }
 
-static clphys_status build_set(clphys_poisson_plan *pl, clphys_precision b, clphys_precision xo, cl_kernel *k)
+/* the kernels of line_relax.cl (vec 0) or line_relax_vec.cl (vec 1) for
+ * b and x_new of the given precisions */
+static clphys_status build_set(clphys_poisson_plan *pl, int vec, clphys_precision b, clphys_precision xo, cl_kernel *k)
 {
     char prec[128], opts[384];
     CP_TRY(cp_precision_options(pl->ctx, pl->lev_prec, prec, sizeof prec));
     const int need64 = (b == CLPHYS_FP64 || xo == CLPHYS_FP64) && pl->lev_prec == CLPHYS_FP32;
-    snprintf(opts, sizeof opts, "%s%s -DB_T=%s -DXO_T=%s -DNZ=%d", prec, need64 ? " -DNEED_FP64" : "", ctype(b),
-             ctype(xo), pl->nz);
+    snprintf(opts, sizeof opts, "%s%s -DB_T=%s -DXO_T=%s -DNZ=%d%s%s", prec, need64 ? " -DNEED_FP64" : "", ctype(b),
+             ctype(xo), pl->nz, b == CLPHYS_FP64 ? " -DB_IS_DOUBLE" : "", xo == CLPHYS_FP64 ? " -DXO_IS_DOUBLE" : "");
+    if (vec) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -DVW=%d", pl->vw);
     cl_program prog;
-    CP_TRY(cp_program(pl->ctx, "line_relax.cl", opts, &prog));
-    for (int i = 0; i < PN_NLINE; i++) CP_TRY(cp_kernel(pl->ctx, prog, line_names[i], &k[i]));
+    CP_TRY(cp_program(pl->ctx, vec ? "line_relax_vec.cl" : "line_relax.cl", opts, &prog));
+    for (int i = 0; i < PN_NLINE; i++) CP_TRY(cp_kernel(pl->ctx, prog, (vec ? vec_names : line_names)[i], &k[i]));
     return CLPHYS_SUCCESS;
 }
 
 clphys_status pn_vcycle_build(clphys_poisson_plan *pl)
 {
     const clphys_precision io = io_precision(pl), lev = pl->lev_prec;
-    CP_TRY(build_set(pl, io, lev, pl->k_fine));
-    CP_TRY(build_set(pl, io, io, pl->k_last));
-    return build_set(pl, lev, lev, pl->k_coarse);
+    CP_TRY(build_set(pl, 0, io, lev, pl->k_fine));
+    CP_TRY(build_set(pl, 0, io, io, pl->k_last));
+    CP_TRY(build_set(pl, 0, lev, lev, pl->k_coarse));
+    if (pl->line != CLPHYS_POISSON_LINE_COLUMN_VEC) return CLPHYS_SUCCESS;
+    CP_TRY(build_set(pl, 1, io, lev, pl->v_fine));
+    CP_TRY(build_set(pl, 1, io, io, pl->v_last));
+    return build_set(pl, 1, lev, lev, pl->v_coarse);
 }
 
 static clphys_status set_real(clphys_poisson_plan *pl, cl_kernel k, cl_uint i, double v)
@@ -78,10 +88,43 @@ static clphys_status line(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn
     return launch_cols(pl, k, L->nx, L->ny, ev);
 }
 
+/* one column-vec step on level l: xn from xo (mode 1) or 0 (mode 0), b */
+static clphys_status line_vec(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl_mem xo, cl_mem b,
+                              double omega, cl_event *ev)
+{
+    const pn_level *L = &pl->lev[l];
+    const cl_mem args[7] = {xn, xo, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ]};
+    for (cl_uint i = 0; i < 7; i++) CP_TRY(CP_ARG(pl->ctx, k, i, args[i]));
+    CP_TRY(set_real(pl, k, 7, omega));
+    CP_TRY(CP_ARG(pl->ctx, k, 8, L->nx));
+    CP_TRY(CP_ARG(pl->ctx, k, 9, L->ny));
+    return launch_cols(pl, k, L->nx / pl->vw, L->ny, ev);
+}
+
+/* x += P e on level l (column-vec levels: the prolongation as a pass of its own) */
+static clphys_status prolong_add(clphys_poisson_plan *pl, int l, cl_mem x, cl_mem e)
+{
+    const pn_level *L = &pl->lev[l], *C = &pl->lev[l + 1];
+    cl_kernel k = pl->v_coarse[PN_LJ_PROLONG];
+    const cl_mem args[3] = {x, e, L->mask};
+    for (cl_uint i = 0; i < 3; i++) CP_TRY(CP_ARG(pl->ctx, k, i, args[i]));
+    const int dims[6] = {L->nx, L->ny, pl->nz, C->nx, C->ny, C->sy};
+    for (cl_uint i = 0; i < 6; i++) CP_TRY(CP_ARG(pl->ctx, k, 3 + i, dims[i]));
+    return launch_cols(pl, k, L->nx / pl->vw, L->ny, NULL);
+}
+
 /* bc (level l + 1) = R (b - A x) on level l */
 static clphys_status restrict_residual(clphys_poisson_plan *pl, int l, cl_mem x, cl_mem b)
 {
     const pn_level *L = &pl->lev[l], *C = &pl->lev[l + 1];
+    if (L->vec) {
+        cl_kernel k = (l == 0 ? pl->v_fine : pl->v_coarse)[PN_RESTRICT];
+        const cl_mem args[8] = {C->b, x, L->mask, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ]};
+        for (cl_uint i = 0; i < 8; i++) CP_TRY(CP_ARG(pl->ctx, k, i, args[i]));
+        const int dims[5] = {L->nx, L->ny, C->nx, C->ny, C->sy};
+        for (cl_uint i = 0; i < 5; i++) CP_TRY(CP_ARG(pl->ctx, k, 8 + i, dims[i]));
+        return launch_cols(pl, k, L->nx / pl->vw, C->ny, NULL);
+    }
     cl_kernel k = (l == 0 ? pl->k_fine : pl->k_coarse)[PN_RESTRICT];
     const cl_mem args[8] = {C->b, x, L->mask, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ]};
     for (cl_uint i = 0; i < 8; i++) CP_TRY(CP_ARG(pl->ctx, k, i, args[i]));
@@ -105,16 +148,26 @@ static clphys_status cycle(clphys_poisson_plan *pl, int l, cl_mem b, cl_mem z, c
         return CLPHYS_SUCCESS;
     }
     int cur = 0;
-    CP_TRY(line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, l == 0 ? first : NULL));
-    for (int s = 1; s < pl->prm.smooth; s++, cur ^= 1)
-        CP_TRY(line(pl, ks[PN_LJ], l, L->x[1 - cur], L->x[cur], L->x[cur], b, om, NULL));
+    const cl_kernel *vs = l == 0 ? pl->v_fine : pl->v_coarse;
+    if (L->vec) CP_TRY(line_vec(pl, vs[PN_LJ_ZERO], l, L->x[0], L->x[1], b, om, l == 0 ? first : NULL));
+    else CP_TRY(line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, l == 0 ? first : NULL));
+    for (int s = 1; s < pl->prm.smooth; s++, cur ^= 1) {
+        if (L->vec) CP_TRY(line_vec(pl, vs[PN_LJ], l, L->x[1 - cur], L->x[cur], b, om, NULL));
+        else CP_TRY(line(pl, ks[PN_LJ], l, L->x[1 - cur], L->x[cur], L->x[cur], b, om, NULL));
+    }
     CP_TRY(restrict_residual(pl, l, L->x[cur], b));
     cl_mem e;
     CP_TRY(cycle(pl, l + 1, pl->lev[l + 1].b, NULL, &e, NULL, NULL));
+    if (L->vec) CP_TRY(prolong_add(pl, l, L->x[cur], e));
     for (int s = 0; s < pl->prm.smooth; s++, cur ^= 1) {
         const int fin = l == 0 && s == pl->prm.smooth - 1;
+        cl_mem xn = fin ? z : L->x[1 - cur];
+        if (L->vec) {
+            CP_TRY(line_vec(pl, (fin ? pl->v_last : vs)[PN_LJ], l, xn, L->x[cur], b, om, fin ? last : NULL));
+            continue;
+        }
         cl_kernel k = (fin ? pl->k_last : ks)[s == 0 ? PN_LJ_PROLONG : PN_LJ];
-        CP_TRY(line(pl, k, l, fin ? z : L->x[1 - cur], L->x[cur], e, b, om, fin ? last : NULL));
+        CP_TRY(line(pl, k, l, xn, L->x[cur], e, b, om, fin ? last : NULL));
     }
     *out = l == 0 ? z : L->x[cur];
     return CLPHYS_SUCCESS;

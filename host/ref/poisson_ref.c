@@ -43,6 +43,57 @@ double poisson_ref_residual(int nx, int ny, int nz, const double *a, const doubl
     return bb > 0 ? sqrt(rr / bb) : 0;
 }
 
+/* ---- singular regions ---------------------------------------------------------- */
+
+/* connected components over non-zero couplings, breadth first */
+int poisson_ref_projected_rhs(int nx, int ny, int nz, const double *a, const double *w, const unsigned char *mask,
+                              const double *rhs, double s, double *b, int *label)
+{
+    const size_t n = (size_t)nx * ny * nz;
+    int *comp = malloc(sizeof(int) * n), *queue = malloc(sizeof(int) * n);
+    if (!comp || !queue) {
+        free(comp), free(queue);
+        return -1;
+    }
+    for (size_t c = 0; c < n; c++) comp[c] = -1, label[c] = -1, b[c] = mask[c] ? s * w[c] * rhs[c] : 0;
+    int ncomp = 0, nsing = 0;
+    for (size_t c0 = 0; c0 < n; c0++) {
+        if (!mask[c0] || comp[c0] >= 0) continue;
+        int head = 0, tail = 0, regular = 0;
+        queue[tail++] = (int)c0;
+        comp[c0] = ncomp;
+        while (head < tail) {
+            const size_t c = (size_t)queue[head++];
+            double off = 0;
+            for (int d = -3; d <= 3; d++) {
+                const double v = a[(size_t)(d + 3) * n + c];
+                if (!d || v == 0) continue;
+                off += fabs(v);
+                const size_t g = poisson_ref_neighbor(nx, ny, nz, c, d);
+                if (comp[g] < 0) comp[g] = ncomp, queue[tail++] = (int)g;
+            }
+            if (a[3 * n + c] - off > 1e-12 * a[3 * n + c]) regular = 1;
+        }
+        if (!regular) {
+            double sb = 0, sw = 0;
+            for (int q = 0; q < tail; q++) sb += b[queue[q]], sw += w[queue[q]];
+            for (int q = 0; q < tail; q++) b[queue[q]] -= w[queue[q]] * sb / sw, label[queue[q]] = nsing;
+            nsing++;
+        }
+        ncomp++;
+    }
+    free(comp), free(queue);
+    return nsing;
+}
+
+double poisson_ref_region_mean(size_t n, const int *label, int r, const double *w, const double *x)
+{
+    double sx = 0, sw = 0;
+    for (size_t c = 0; c < n; c++)
+        if (label[c] == r) sx += w[c] * x[c], sw += w[c];
+    return sw > 0 ? sx / sw : 0;
+}
+
 /* ---- the V-cycle ---------------------------------------------------------------- */
 typedef struct {
     int nx, ny, nz, sx, sy; /* sx, sy: how this level was made from the finer one */

@@ -17,6 +17,18 @@ void poisson_ref_apply(int nx, int ny, int nz, const double *a, const double *x,
 /* |b - A x| / |b| (0 when b = 0). */
 double poisson_ref_residual(int nx, int ny, int nz, const double *a, const double *b, const double *x);
 
+/* The system a plan solves, from its exported operator (clphys_poisson_
+ * plan_operator: a, w, mask): b = s w rhs on wet cells (s = -1 for geometry
+ * plans, +1 for operator plans), then over each connected region (cells
+ * joined by non-zero couplings) in which no row's diagonal exceeds the sum
+ * of its couplings by more than 1e-12 of it, b -= w sum(b) / sum(w).
+ * label (n ints) receives the region of each cell (-1: none); returns the
+ * number of such singular regions (-1 when out of memory). */
+int poisson_ref_projected_rhs(int nx, int ny, int nz, const double *a, const double *w, const unsigned char *mask,
+                              const double *rhs, double s, double *b, int *label);
+/* The w-weighted mean of x over the cells with label == r. */
+double poisson_ref_region_mean(size_t n, const int *label, int r, const double *w, const double *x);
+
 /* The multigrid hierarchy of the reference V-cycle. */
 typedef struct poisson_ref_mg poisson_ref_mg;
 /* Build it: x-y coarsening to one column, coarse operators with the
