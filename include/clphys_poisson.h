@@ -41,7 +41,9 @@
  * R^2 dlon (sin lat_n - sin lat_s).  Vertical: layer thicknesses dz[k],
  * distances between centres (dz[k] + dz[k+1]) / 2.  Mask: the cell (i,j,k)
  * is wet when its centre lies above the sea floor, z_c(k) < depth(i,j);
- * land elsewhere (a column with depth <= 0 is all land).
+ * land elsewhere (a column with depth <= 0 is all land).  A wet cell
+ * without a wet neighbour is land too when there is no Helmholtz term (its
+ * equation would be 0 = b).
  *
  * Land cells are identity rows of A with b = 0 (x = 0 there); every vector
  * still has n entries, so that all kernels stay coalesced.
@@ -168,7 +170,8 @@ typedef struct {
     int max_iter;          /* CG iterations in all (restarts included); 0 = 1000       */
     int smooth;            /* line-relaxation steps before and after the coarse
                               correction (the same number: the V-cycle stays
-                              symmetric); 0 = 1                                       */
+                              symmetric); 0 = 2 (bench/poisson-notes.md: half the
+                              iterations of 1 for 1.25 times the bytes)              */
     double omega;          /* damping of the Jacobi line relaxation, 0 < omega <= 1;
                               0 = 0.8                                                 */
     double coarse_scale;   /* horizontal couplings of the coarse operators, > 0 and

@@ -176,7 +176,7 @@ static void test_box_manufactured(void **state)
 static void test_files(void **state)
 {
     (void)state;
-    const int nx = 12, ny = 10, nz = 6;
+    const int nx = 12, ny = 10, nz = 8;
     write_bathy(path("bathy.nc"), nx, ny, -1, 0, 0);
     write_rhs(path("rhs.nc"), nx, ny, nz, -1);
     char args[1024];
@@ -202,7 +202,7 @@ static void test_files(void **state)
     write_rhs(path("rhs_small.nc"), nx, ny, nz - 1, -1);
     snprintf(args, sizeof args, "--bathymetry %s --depth-var depth --levels %d --rhs-file %s --rhs-var f --output %s",
              path("bathy.nc"), nz, path("rhs_small.nc"), path("out.nc"));
-    bad(args, 1, "rhs_small.nc: variable 'f' is 5 x 10 x 12 (z, y, x); the grid is 6 x 10 x 12");
+    bad(args, 1, "rhs_small.nc: variable 'f' is 7 x 10 x 12 (z, y, x); the grid is 8 x 10 x 12");
     write_rhs(path("rhs_miss.nc"), nx, ny, nz, 3 * nx + 4);
     snprintf(args, sizeof args, "--bathymetry %s --depth-var depth --levels %d --rhs-file %s --rhs-var f --output %s",
              path("bathy.nc"), nz, path("rhs_miss.nc"), path("out.nc"));

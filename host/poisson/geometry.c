@@ -165,19 +165,23 @@ clphys_status pn_assemble(clphys_context *ctx, const clphys_poisson_geometry *g,
                 w[c] = pn_volume(g, &m, i, j, k);
             }
     pn_metrics_free(&m);
+    /* the excess of the diagonal over the couplings is lambda V, exactly 0
+     * for the Poisson problem; land rows are the identity.  A wet cell with
+     * no wet neighbour and no Helmholtz term has an equation 0 = b: its
+     * value is undetermined, and it is land like the cells of a 7-array
+     * operator whose coefficients are all 0 (x = 0 there). */
+#pragma omp parallel for schedule(static) reduction(- : wet)
+    for (size_t c = 0; c < op->n; c++) {
+        if ((op->mask[c] & PN_WET) && g->helmholtz == 0 && pn_offdiag_sum(op, c) == 0) op->mask[c] = 0, wet--;
+        if (op->mask[c] & PN_WET) op->e[c] = g->helmholtz * w[c];
+        else op->e[c] = 1, w[c] = 0;
+    }
     if (wet == 0) {
         pn_op_free(op);
         return cp_error(ctx, CLPHYS_ERR_INPUT,
                         "poisson geometry: no wet cell (every column is shallower than the centre of its top layer, "
-                        "%g m)",
+                        "%g m, or isolated)",
                         0.5 * g->dz[0]);
-    }
-    /* the excess of the diagonal over the couplings is lambda V, exactly 0
-     * for the Poisson problem; land rows are the identity */
-#pragma omp parallel for schedule(static)
-    for (size_t c = 0; c < op->n; c++) {
-        if (op->mask[c] & PN_WET) op->e[c] = g->helmholtz * w[c];
-        else op->e[c] = 1, w[c] = 0;
     }
     return CLPHYS_SUCCESS;
 }

@@ -75,7 +75,7 @@ static clphys_status plan_new(clphys_context *ctx, const clphys_poisson_params *
     CP_TRY(check_params(ctx, &p));
     if (!(p.tol > 0)) p.tol = 1e-8;
     if (!p.max_iter) p.max_iter = 1000;
-    if (!p.smooth) p.smooth = 1;
+    if (!p.smooth) p.smooth = 2;
     if (!(p.omega > 0)) p.omega = 0.8;
     if (!(p.coarse_scale > 0)) p.coarse_scale = 0.5;
     clphys_poisson_plan *pl = calloc(1, sizeof *pl);

@@ -204,9 +204,10 @@ void pn_vcycle_precond(clphys_poisson_plan *pl, la_space *s, la_precond *M)
     M->apply = precond_apply;
 }
 
-/* Compulsory bytes of one V-cycle: the arrays each launch of cycle() reads
- * and writes once (coefficients 4, x, b, mask 1 byte, e and the restricted
- * residual on the coarse level). */
+/* Compulsory bytes of one V-cycle of the column kernels: the arrays each
+ * launch of cycle() reads and writes once (4 coefficient arrays; x_old and
+ * b; the mask in restriction and prolongation; the coarse correction and
+ * the restricted residual on the coarser level; x_new). */
 double pn_vcycle_bytes(const clphys_poisson_plan *pl)
 {
     const double rs = (double)pn_real_size(pl->lev_prec), io = (double)pn_real_size(io_precision(pl));
@@ -214,17 +215,17 @@ double pn_vcycle_bytes(const clphys_poisson_plan *pl)
     double bytes = 0;
     for (int l = 0; l < pl->nlev; l++) {
         const double n = (double)pl->lev[l].n, bb = l == 0 ? io : rs;
-        const double zero = n * (4 * rs + bb + rs); /* coefficients, b; x written */
+        const double zero = n * (4 * rs + bb + rs);      /* coefficients, b; x written */
+        const double step = n * (4 * rs + rs + bb + rs); /* and x_old */
         if (l == pl->nlev - 1) {
             bytes += zero;
             break;
         }
         const double nc = (double)pl->lev[l + 1].n;
-        const double step = n * (4 * rs + rs + 1 + bb + rs); /* coefficients, x_old, mask, b; x written */
-        bytes += zero + (nu - 1) * step;                      /* before */
-        bytes += n * (4 * rs + rs + bb) + nc * rs;            /* residual, restricted */
-        bytes += nu * step + nc * rs;                         /* after, e read once */
-        if (l == 0) bytes += n * (io - rs);                   /* z written in the CG's precision */
+        bytes += zero + (nu - 1) * step;               /* before */
+        bytes += n * (4 * rs + rs + 1 + bb) + nc * rs; /* residual over the mask, restricted */
+        bytes += nu * step + n + nc * rs;              /* after: the first with mask and e */
+        if (l == 0) bytes += n * (io - rs);            /* z written in the CG's precision */
     }
     return bytes;
 }
