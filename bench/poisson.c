@@ -4,7 +4,8 @@
  * hypre's PFMG-CG on the same matrix (bench/poisson_hypre.c, over MPI on the
  * same cores) when it was built, its numbers in the params of the mixed
  * solve rows (hypre_pfmg_cg: iterations, true residual, setup and solve
- * times; clphys_over_hypre_time), or why not.
+ * times; clphys_over_hypre_time: clphys host to host over hypre's setup +
+ * solve; plan_s is clphys's own setup, the plan's creation), or why not.
  *
  * Problems: an ocean basin 1000 km x 1000 km x 4000 m, nz layers stretched
  * so that the bottom one is 22 times the top one (10 m to 220 m at nz = 64),
@@ -297,7 +298,7 @@ done:
 /* ---- time to solution, and the hypre peer ------------------------------------------- */
 
 typedef struct {
-    double s_med, total_med;
+    double s_med, total_med, plan_s;
     int iterations, restarts;
     double residual, ref_residual;
     double vcycle_s, stencil_s, other_s;
@@ -322,7 +323,10 @@ static solve_stats solve_case(bench_run *run, const geom *G, clphys_poisson_prec
     cl_mem fm = NULL, xm = NULL;
     double *x = malloc(n * sizeof(double));
     clphys_poisson_result res = {0};
-    int ok = x && !clphys_poisson_plan_create(run->ctx, &G->g, &p, &pl) &&
+    const double t0 = bench_now();
+    int ok = x && !clphys_poisson_plan_create(run->ctx, &G->g, &p, &pl);
+    st.plan_s = bench_now() - t0;
+    ok = ok &&
              !clphys_poisson_field_create(pl, CLPHYS_FP64, &fm) && !clphys_poisson_field_create(pl, CLPHYS_FP64, &xm) &&
              !clphys_poisson_field_write(pl, CLPHYS_FP64, fm, f) && !clphys_poisson_solve_mem(pl, fm, xm, &res);
     for (int i = 0; i < rep && ok; i++) {
@@ -451,11 +455,12 @@ static void solve_rows(bench_run *run, grid s, int basin, int smooth, int with_f
                  "{\"grid\":\"%s\",\"problem\":\"%s, pure Neumann, white-noise f\",\"wet\":%zu,\"singular_regions\":%d,"
                  "\"tol\":%g,\"iterations\":%d,\"restarts\":%d,\"rel_residual\":%.3e,\"levels\":%d,\"smooth\":%d,"
                  "\"bytes_per_iteration\":%.6g,\"floor_s\":%.6g,\"fraction_of_floor\":%.4f,"
-                 "\"speedup_vs_fp64\":%.3f,\"split_s\":{\"vcycle\":%.6f,\"stencil\":%.6f,\"other\":%.6f}%s}",
+                 "\"speedup_vs_fp64\":%.3f,\"split_s\":{\"vcycle\":%.6f,\"stencil\":%.6f,\"other\":%.6f},"
+                 "\"plan_s\":%.4f%s}",
                  gname, basin ? "random basin (seed 7)" : "flat box", wet, regions, TOL, st[k].iterations,
                  st[k].restarts, st[k].residual, st[k].levels, smooth, iter_bytes, floor_s,
                  floor_s > 0 ? floor_s / st[k].s_med : 0, st[1].ok ? st[1].s_med / st[k].s_med : 0, st[k].vcycle_s,
-                 st[k].stencil_s, st[k].other_s, extra);
+                 st[k].stencil_s, st[k].other_s, st[k].plan_s, extra);
         snprintf(r.note, sizeof r.note,
                  "kernel_s: solve on device fields (clphys_poisson_solve_mem); total_s: host f to host x; "
                  "max_rel_error: true |b - A x| / |b| by the fp64 CPU reference; floor: iterations x "

@@ -245,7 +245,8 @@ void clphys_poisson_plan_info(const clphys_poisson_plan *plan, clphys_poisson_in
 
 typedef struct {
     int iterations;          /* CG iterations, restarts included                   */
-    int restarts;            /* true residuals after the first, minus the last    */
+    int restarts;            /* CG runs after the first (the true residual was
+                                above tol when the iterated one reached it)        */
     double rel_residual;     /* true |b - A x| / |b| in fp64 at the end             */
     int singular_regions;    /* regions projected (0: A was non-singular)           */
     double removed_mean;     /* the w-weighted mean removed from the right-hand side
@@ -258,7 +259,7 @@ typedef struct {
     double other_s;          /* the rest of the solve: reductions, vector updates,
                                 the host's waits for them (wall time of the solve
                                 minus the two above)                                */
-    int vcycles;
+    int vcycles;             /* V-cycles applied                                    */
 } clphys_poisson_result;
 
 /* Solve A x = b.  rhs: n doubles; for a plan made from a geometry it is f
@@ -305,7 +306,9 @@ clphys_status clphys_poisson_apply(clphys_poisson_plan *plan, clphys_precision p
 clphys_status clphys_poisson_set_stencil(clphys_poisson_plan *plan, clphys_poisson_stencil variant,
                                          const int local_size[2]);
 /* The same for the V-cycle's column kernels (NULL or {0, 0}: the default
- * of clphys_poisson_params.vcycle_local_size).  Errors as above. */
+ * of clphys_poisson_params.vcycle_local_size).  Errors:
+ * CLPHYS_ERR_INVALID_ARGUMENT (NULL plan, more work-items than the compiled
+ * V-cycle kernels take on the device). */
 clphys_status clphys_poisson_set_vcycle_shape(clphys_poisson_plan *plan, const int local_size[2]);
 /* z = B r, one V-cycle of the plan's precision.  r, z: fields of n doubles
  * (MIXED, FP64) or floats (FP32), z != r.  kernel_s as in clphys.h.  Errors:

@@ -119,12 +119,11 @@ clphys_status clphys_poisson_plan_create_operator(clphys_context *ctx, const clp
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "clphys_poisson_plan_create_operator: NULL argument, or not exactly one of a and a_mem");
     *out = NULL;
-    const clphys_poisson_geometry dims = {.nx = op->nx, .ny = op->ny, .nz = op->nz};
     if (op->nx < 2 || op->ny < 2 || op->nz < 1 || (double)op->nx * op->ny * op->nz > 2147483647.0)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "poisson operator: grid %dx%dx%d: nx and ny must be >= 2 (a coarse level), nz >= 1, and "
-                        "at most 2^31 - 1 cells",
-                        dims.nx, dims.ny, dims.nz);
+                        "poisson operator: grid %dx%dx%d too small for a coarse level or too large (nx and ny must "
+                        "be >= 2, nz >= 1, at most 2^31 - 1 cells)",
+                        op->nx, op->ny, op->nz);
     clphys_poisson_plan *pl;
     CP_TRY(plan_new(ctx, params, op->nx, op->ny, op->nz, &pl));
     const double *a = op->a;
@@ -186,8 +185,6 @@ static clphys_status ensure_precision(clphys_poisson_plan *pl, clphys_precision 
     CP_TRY(cp_kernel(pl->ctx, prog, "stencil_cell", &pl->k_stencil[p][1]));
     return cp_kernel(pl->ctx, prog, "stencil_column_vec", &pl->k_stencil[p][2]);
 }
-
-#define VEC_WG 256
 
 /* the levels below the fine one, each uploaded as it is made */
 static clphys_status build_levels(clphys_poisson_plan *pl)
@@ -261,7 +258,7 @@ clphys_status pn_plan_finish(clphys_poisson_plan *pl)
     if (pl->prm.precision == CLPHYS_POISSON_FP32) CP_TRY(ensure_precision(pl, CLPHYS_FP32));
     char opts[160];
     cl_program prog;
-    snprintf(opts, sizeof opts, "-DREAL_T=double -DREAL_IS_DOUBLE=1 -DVEC_WG=%d", VEC_WG);
+    snprintf(opts, sizeof opts, "-DREAL_T=double -DREAL_IS_DOUBLE=1 -DVEC_WG=%d", PN_VEC_WG);
     CP_TRY(cp_program(ctx, "poisson_vec.cl", opts, &prog));
     CP_TRY(cp_kernel(ctx, prog, "poisson_rhs", &pl->k_rhs));
     CP_TRY(cp_kernel(ctx, prog, "region_sums", &pl->k_rsum));
@@ -385,14 +382,21 @@ clphys_status clphys_poisson_set_vcycle_shape(clphys_poisson_plan *pl, const int
     const clphys_device_info *d = clphys_context_device(pl->ctx);
     const size_t lx = local_size && local_size[0] > 0 ? (size_t)local_size[0] : 0;
     const size_t ly = lx && local_size[1] > 0 ? (size_t)local_size[1] : lx ? 1 : 0;
-    if (lx * ly > d->max_work_group_size)
+    if (lx * ly > pl->vkmax)
         return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "clphys_poisson_set_vcycle_shape: %zux%zu work-items above the device's maximum", lx, ly);
+                        "clphys_poisson_set_vcycle_shape: %zux%zu work-items; the V-cycle kernels take at most %zu "
+                        "here",
+                        lx, ly, pl->vkmax);
     /* the default is one shape on every level: PoCL compiles a work-group
      * function per kernel and local size at its first launch (4 s less of a
-     * first solve than the runtime's choice, which differs per level) */
+     * first solve than the runtime's choice, which differs per level);
+     * halved until the kernels take it */
     pl->vlocal[0] = lx ? lx : d->is_gpu ? 32 : 16;
     pl->vlocal[1] = lx ? ly : d->is_gpu ? 2 : 1;
+    while (!lx && pl->vlocal[0] * pl->vlocal[1] > pl->vkmax && pl->vlocal[0] * pl->vlocal[1] > 1) {
+        if (pl->vlocal[1] > 1) pl->vlocal[1] /= 2;
+        else pl->vlocal[0] /= 2;
+    }
     return CLPHYS_SUCCESS;
 }
 

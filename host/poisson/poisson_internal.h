@@ -8,7 +8,8 @@
 #include "platform/platform.h"
 #include "host/linalg/linalg.h"
 
-#define PN_WET 1 /* the mask of a wet cell, as in cl/line_relax.cl */
+#define PN_WET 1     /* the mask of a wet cell, as in cl/line_relax.cl         */
+#define PN_VEC_WG 256 /* work-group size of region_sums (cl/poisson_vec.cl)    */
 
 /* A symmetric 7-point operator on the host in fp64 in the kernels' form
  * (cl/poisson_stencil.cl): the excess e = a0 - sum |couplings| of each row
@@ -115,6 +116,7 @@ struct clphys_poisson_plan {
     clphys_poisson_stencil variant;
     size_t local[2];            /* stencil work-group (0: runtime's)                 */
     size_t vlocal[2];           /* V-cycle work-group                                */
+    size_t vkmax;               /* the largest work-group every V-cycle kernel takes */
     int tune_source;
     /* the solver */
     cl_command_queue reads;

@@ -79,7 +79,7 @@ static clphys_status project(clphys_poisson_plan *pl, cl_mem v, int is_rhs, doub
     double *shift = malloc(sizeof(double) * (size_t)pl->nregions), *part = malloc(sizeof(double) * pl->vec_groups);
     clphys_status st = shift && part ? CLPHYS_SUCCESS : cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson projection");
     cl_kernel k = pl->k_rsum;
-    const size_t global = pl->vec_groups * 256, local = 256; /* VEC_WG of plan.c */
+    const size_t global = pl->vec_groups * PN_VEC_WG, local = PN_VEC_WG;
     for (int r = 0; r < pl->nregions && !st; r++) {
         if ((st = CP_ARG(ctx, k, 0, pl->partial)) || (st = CP_ARG(ctx, k, 1, v)) || (st = CP_ARG(ctx, k, 2, pl->w_mem)) ||
             (st = CP_ARG(ctx, k, 3, pl->label_mem)) || (st = CP_ARG(ctx, k, 4, r)) ||

@@ -50,10 +50,21 @@ clphys_status pn_vcycle_build(clphys_poisson_plan *pl)
     CP_TRY(build_set(pl, 0, io, lev, pl->k_fine));
     CP_TRY(build_set(pl, 0, io, io, pl->k_last));
     CP_TRY(build_set(pl, 0, lev, lev, pl->k_coarse));
-    if (pl->line != CLPHYS_POISSON_LINE_COLUMN_VEC) return CLPHYS_SUCCESS;
-    CP_TRY(build_set(pl, 1, io, lev, pl->v_fine));
-    CP_TRY(build_set(pl, 1, io, io, pl->v_last));
-    return build_set(pl, 1, lev, lev, pl->v_coarse);
+    if (pl->line == CLPHYS_POISSON_LINE_COLUMN_VEC) {
+        CP_TRY(build_set(pl, 1, io, lev, pl->v_fine));
+        CP_TRY(build_set(pl, 1, io, io, pl->v_last));
+        CP_TRY(build_set(pl, 1, lev, lev, pl->v_coarse));
+    }
+    /* the line solve keeps 2 nz reals per work-item: on GPUs registers may
+     * allow fewer work-items per group than the device's maximum */
+    pl->vkmax = clphys_context_device(pl->ctx)->max_work_group_size;
+    const cl_kernel *sets[6] = {pl->k_fine, pl->k_last, pl->k_coarse, pl->v_fine, pl->v_last, pl->v_coarse};
+    for (int s = 0; s < 6; s++)
+        for (int i = 0; i < PN_NLINE; i++) {
+            size_t m = 0;
+            if (sets[s][i] && !cp_kernel_limits(pl->ctx, sets[s][i], &m, NULL) && m && m < pl->vkmax) pl->vkmax = m;
+        }
+    return CLPHYS_SUCCESS;
 }
 
 static clphys_status set_real(clphys_poisson_plan *pl, cl_kernel k, cl_uint i, double v)
