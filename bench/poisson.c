@@ -23,7 +23,9 @@
  *  - a CG iteration: the stencil in fp64, the V-cycle, and the fused
  *    level-1 work of host/linalg (dot p.q, x and r updated with |r|^2, dot
  *    r.z, p = z + beta p: 13 vector passes), 19 fp64 reals per cell + the
- *    V-cycle; the floor of a solve is iterations x that / copy bandwidth.
+ *    V-cycle, + 12 K + 20 bytes per cell for the projection of z over K
+ *    singular regions; the floor of a solve is iterations x that / copy
+ *    bandwidth.
  * Flops: 13 per cell per stencil (flux form: 6 differences, 7 products). */
 #include "bench.h"
 #include "host/poisson/poisson_peer.h"
@@ -438,7 +440,10 @@ static void solve_rows(bench_run *run, grid s, int basin, int smooth, int with_f
         r.rate = 1.0 / st[k].s_med;
         snprintf(r.rate_unit, sizeof r.rate_unit, "solves/s");
         const double rs_cg = k == 2 ? 4 : 8;
-        const double iter_bytes = 19.0 * rs_cg * (double)n + st[k].vcycle_bytes;
+        /* a singular region's projection of z after each V-cycle (fp64 z):
+         * partial sums (z, label) and the shift (z, label read, z written) */
+        const double proj = k == 2 ? 0 : (12.0 * regions + 20.0) * (double)n;
+        const double iter_bytes = 19.0 * rs_cg * (double)n + st[k].vcycle_bytes + (regions > 0 ? proj : 0);
         const double floor_s = run->limits.copy_bytes_per_s > 0
                                    ? st[k].iterations * iter_bytes / run->limits.copy_bytes_per_s
                                    : 0;

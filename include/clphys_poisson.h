@@ -20,13 +20,16 @@
  *   nb(c, -3) = (i, j, k-1)   nb(c, -2) = (i, j-1, k)   nb(c, -1) = (i-1, j, k)
  *   nb(c,  0) = c
  *   nb(c, +1) = (i+1, j, k)   nb(c, +2) = (i, j+1, k)   nb(c, +3) = (i, j, k+1)
- * Neighbour indices wrap around in every direction (i-1 of i = 0 is nx-1);
- * the coefficient across a closed boundary is 0, so only a non-zero wrap
- * coefficient makes a direction periodic.  A is symmetric:
- * a(c, +1) = a(nb(c, +1), -1) and likewise in y and z.  Inside the library
- * A is stored as its diagonal and its three forward couplings (4 arrays
- * instead of 7: the backward coupling of c is the forward one of its
- * neighbour).
+ * Neighbour indices wrap around in x and y (i-1 of i = 0 is nx-1); the
+ * coefficient across a closed boundary is 0, so only a non-zero wrap
+ * coefficient makes x or y periodic.  In z there is no wrap (the line
+ * relaxation runs along z): a coefficient across the top or the bottom is
+ * an error.  A is symmetric: a(c, +1) = a(nb(c, +1), -1) and likewise in y
+ * and z.  Inside the library A is stored as the excess of its diagonal over
+ * the couplings, e = a(c, 0) - sum |a(c, d != 0)|, and its three forward
+ * couplings (4 arrays instead of 7: the backward coupling of c is the
+ * forward one of its neighbour), and applied in flux form,
+ * e_c x_c - sum a (x_c - x_nb) (cl/poisson_stencil.cl).
  *
  * Assembled operator (clphys_poisson_plan_create): the finite-volume
  * discretization of div(grad p) - lambda p = f integrated over each cell
@@ -74,7 +77,7 @@
  *    and multiplied by coarse_scale (0.5: equal to rediscretization on a
  *    uniform grid; 1: the Galerkin product, which over-weights horizontal
  *    coupling by 2 with piecewise-constant transfers); bench/poisson-notes.md
- *    has the iteration counts of both;
+ *    has the iteration counts of both.
  * Stopping: on the true relative residual |b - A x| / |b| computed in fp64
  * at the end of each CG run; when the iterated residual was wrong, CG is
  * restarted on the residual (defect correction).
@@ -98,7 +101,7 @@ typedef struct {
     const double *dx;      /* Cartesian: nx spacings in x (m); NULL with lonlat          */
     const double *dy;      /* Cartesian: ny spacings in y (m); NULL with lonlat          */
     int lonlat;            /* 1: spherical grid, uniform in degrees over the ranges below */
-    double lon0, lon1;     /* degrees, lon0 < lon1 (west and east edges of the grid)       */
+    double lon0, lon1;     /* degrees, lon0 < lon1 <= lon0 + 360 (west, east edges)     */
     double lat0, lat1;     /* degrees, -90 <= lat0 < lat1 <= 90                          */
     const double *dz;      /* nz layer thicknesses (m), dz[0] at the surface; required   */
     const double *depth;   /* ny * nx sea-floor depths (m, positive down),
@@ -113,7 +116,9 @@ typedef struct {
  * it: finite values; symmetric to a relative 1e-12; off-diagonal
  * coefficients <= 0 and a(c, 0) >= sum of |off-diagonals| (a weakly
  * diagonally dominant M-matrix, as every finite-volume operator of the form
- * above is).  A cell whose 7 coefficients are all 0 is land. */
+ * above is); an excess a(c, 0) - sum |off-diagonals| below 1e-12 a(c, 0)
+ * is taken as 0 (a row that sums to zero).  A cell whose 7 coefficients
+ * are all 0 is land. */
 typedef struct {
     int nx, ny, nz;
     const double *a;       /* host: 7 n doubles, or NULL                                */
@@ -122,8 +127,8 @@ typedef struct {
 
 /* ---- plans ----------------------------------------------------------------- */
 
-/* The precision of the V-cycle (the CG around it and the true residual are
- * fp64 in every mode). */
+/* The precision of the V-cycle and the CG (the true residual that stops
+ * the solve is fp64 in every mode). */
 typedef enum {
     CLPHYS_POISSON_MIXED = 0, /* fp64 CG, V-cycle in fp32 (coefficients and vectors of
                                  every level), reading r and writing z in fp64        */

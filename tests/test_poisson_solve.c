@@ -15,7 +15,9 @@
  *    singular regions, each with its own projection; a Helmholtz term makes
  *    none;
  *  - device buffers give the host path's solution and leave rhs intact;
- *  - an iteration cap gives CLPHYS_ERR_NOT_CONVERGED with the residual;
+ *  - an iteration cap gives CLPHYS_ERR_NOT_CONVERGED with the residual, and
+ *    so does a tolerance below fp64's floor, long before the cap (the
+ *    restarts stop when they no longer halve the true residual);
  *  - the time split and the tuning cache's source are reported. */
 #include "poisson_util.h"
 #include "util.h"
@@ -325,6 +327,19 @@ static void test_device_buffers_and_cap(void **state)
     assert_non_null(strstr(clphys_last_error(ctx), "true residual"));
     assert_int_equal(r1.iterations, 2);
     assert_true(r1.rel_residual > 1e-9 && r1.rel_residual < 1);
+    clphys_poisson_plan_destroy(pl);
+    /* a tolerance below fp64's floor at dx/dz = 1e4: the solve stops when a
+     * restart no longer halves the true residual, long before max_iter */
+    for (int i = 0; i < 16; i++) t.dx[i] = 1e4;
+    for (int j = 0; j < 12; j++) t.dy[j] = 1e4;
+    for (int k = 0; k < 8; k++) t.dz[k] = 1;
+    clphys_poisson_box(16, 12, 8, t.depth);
+    p = (clphys_poisson_params){.tol = 1e-16, .max_iter = 1000, .no_tune = 1};
+    assert_int_equal(clphys_poisson_plan_create(ctx, &t.g, &p, &pl), 0);
+    assert_int_equal(clphys_poisson_solve(pl, f, x, &r1), CLPHYS_ERR_NOT_CONVERGED);
+    print_message("# tol 1e-16: stopped after %d iterations, %d restarts at %.3e\n", r1.iterations, r1.restarts,
+                  r1.rel_residual);
+    assert_true(r1.iterations < 500 && r1.rel_residual < 1e-6);
     clphys_poisson_plan_destroy(pl);
     free(f), free(x), free(xd), free(fb);
     pt_geometry_free(&t);

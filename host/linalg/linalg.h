@@ -136,7 +136,9 @@ typedef struct {
 
 /* Conjugate gradients (Hestenes & Stiefel 1952) for Hermitian positive
  * definite A; with M non-NULL, preconditioned CG (z = M r).  b is left as
- * it is.  Per iteration: one A, one M, two reduction points (three with M). */
+ * it is.  Per iteration: one A, one M, two reduction points (three with M).
+ * Also ends when the iterated residual has not halved in 50 iterations (it
+ * has stalled at the floor of its precision). */
 clphys_status la_cg(const la_operator *A, const la_precond *M, cl_mem b, cl_mem x, const la_krylov_params *p,
                     la_krylov_result *res);
 /* CGNR: CG on A^H A x = A^H b, stopping on |b - A x| (Saad, Iterative

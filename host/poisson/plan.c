@@ -35,11 +35,12 @@ void clphys_poisson_plan_destroy(clphys_poisson_plan *pl)
         cp_release_kernel(&pl->k_fine[i]), cp_release_kernel(&pl->k_last[i]), cp_release_kernel(&pl->k_coarse[i]);
         cp_release_kernel(&pl->v_fine[i]), cp_release_kernel(&pl->v_last[i]), cp_release_kernel(&pl->v_coarse[i]);
     }
-    cp_release_kernel(&pl->k_rhs), cp_release_kernel(&pl->k_rsum), cp_release_kernel(&pl->k_rshift);
+    cp_release_kernel(&pl->k_rhs), cp_release_kernel(&pl->k_rsum), cp_release_kernel(&pl->k_rmean);
+    cp_release_kernel(&pl->k_rshift);
     pn_events_clear(pl);
     free(pl->ev), free(pl->ev_kind);
     pn_op_free(&pl->fine);
-    free(pl->w), free(pl->label), free(pl->region_w);
+    free(pl->w), free(pl->label), free(pl->region_w), free(pl->region_n);
     free(pl);
 }
 
@@ -231,10 +232,11 @@ clphys_status pn_plan_finish(clphys_poisson_plan *pl)
     if (!pl->label) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson plan");
     CP_TRY(pn_singular_regions(ctx, &pl->fine, pl->label, &pl->nregions));
     if (pl->nregions) {
-        if (!(pl->region_w = calloc((size_t)pl->nregions, sizeof(double))))
-            return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson plan");
+        pl->region_w = calloc((size_t)pl->nregions, sizeof(double));
+        pl->region_n = calloc((size_t)pl->nregions, sizeof(double));
+        if (!pl->region_w || !pl->region_n) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson plan");
         for (size_t c = 0; c < n; c++)
-            if (pl->label[c] >= 0) pl->region_w[pl->label[c]] += pl->w[c];
+            if (pl->label[c] >= 0) pl->region_w[pl->label[c]] += pl->w[c], pl->region_n[pl->label[c]] += 1;
     } else {
         free(pl->label);
         pl->label = NULL;
@@ -262,6 +264,7 @@ clphys_status pn_plan_finish(clphys_poisson_plan *pl)
     CP_TRY(cp_program(ctx, "poisson_vec.cl", opts, &prog));
     CP_TRY(cp_kernel(ctx, prog, "poisson_rhs", &pl->k_rhs));
     CP_TRY(cp_kernel(ctx, prog, "region_sums", &pl->k_rsum));
+    CP_TRY(cp_kernel(ctx, prog, "region_mean", &pl->k_rmean));
     CP_TRY(cp_kernel(ctx, prog, "region_shift", &pl->k_rshift));
     pl->line = pl->prm.line ? pl->prm.line : d->is_gpu ? CLPHYS_POISSON_LINE_COLUMN : CLPHYS_POISSON_LINE_COLUMN_VEC;
     pl->vw = pl->lev_prec == CLPHYS_FP64 ? 4 : 8;

@@ -97,13 +97,14 @@ struct clphys_poisson_plan {
     int *label;                 /* singular regions (n), or NULL when none           */
     int nregions;
     double *region_w;           /* sum of w per region                               */
+    double *region_n;           /* cells per region                                  */
     /* device: the fine operator in fp64 (CG) and fp32 (fp32 CG, apply) */
     cl_mem a64[PN_NCOEF], a32[PN_NCOEF];
     cl_mem w_mem, label_mem, partial, shift, bint; /* bint: b of the system solved (n)  */
     cl_mem rhs_mem, x_mem;      /* host solves: the caller's rhs and x on the device  */
     size_t vec_groups;
     cl_kernel k_stencil[2][3];  /* [precision][column, cell, column-vec]             */
-    cl_kernel k_rhs, k_rsum, k_rshift;
+    cl_kernel k_rhs, k_rsum, k_rmean, k_rshift;
     /* the V-cycle */
     clphys_precision lev_prec;  /* precision of the levels                           */
     int nlev;
@@ -147,7 +148,10 @@ clphys_status pn_vcycle_run(clphys_poisson_plan *pl, cl_mem z, cl_mem r, double 
 void pn_vcycle_precond(clphys_poisson_plan *pl, la_space *s, la_precond *M);
 double pn_vcycle_bytes(const clphys_poisson_plan *pl);
 
-/* timing.c: event pairs of a solve (kind 0 V-cycle, 1 stencil) */
+/* solve.c: z loses its plain mean over every singular region (fp64 z) */
+clphys_status pn_project_z(clphys_poisson_plan *pl, cl_mem z);
+
+/* solve.c: event pairs of a solve (kind 0 V-cycle, 1 stencil) */
 void pn_events_clear(clphys_poisson_plan *pl);
 void pn_events_add(clphys_poisson_plan *pl, int kind, cl_event first, cl_event last);
 void pn_events_sum(clphys_poisson_plan *pl, double *vcycle_s, double *stencil_s);

@@ -68,35 +68,73 @@ static clphys_status make_rhs(clphys_poisson_plan *pl, cl_mem rhs)
     return vec_launch(pl, k);
 }
 
+/* partial sums of v (or w v) over region r into pl->partial */
+static clphys_status region_partials(clphys_poisson_plan *pl, cl_mem v, int r, int weighted)
+{
+    clphys_context *ctx = pl->ctx;
+    const cl_uint n = (cl_uint)pl->n;
+    const size_t global = pl->vec_groups * PN_VEC_WG, local = PN_VEC_WG;
+    cl_kernel k = pl->k_rsum;
+    CP_TRY(CP_ARG(ctx, k, 0, pl->partial));
+    CP_TRY(CP_ARG(ctx, k, 1, v));
+    CP_TRY(CP_ARG(ctx, k, 2, pl->w_mem));
+    CP_TRY(CP_ARG(ctx, k, 3, pl->label_mem));
+    CP_TRY(CP_ARG(ctx, k, 4, r));
+    CP_TRY(CP_ARG(ctx, k, 5, weighted));
+    CP_TRY(CP_ARG(ctx, k, 6, n));
+    return cp_launch(ctx, k, 1, &global, &local, NULL);
+}
+
+/* v -= shift[label] (or w shift[label]) on labelled cells */
+static clphys_status region_apply_shift(clphys_poisson_plan *pl, cl_mem v, int weighted)
+{
+    clphys_context *ctx = pl->ctx;
+    const cl_uint n = (cl_uint)pl->n;
+    cl_kernel k = pl->k_rshift;
+    CP_TRY(CP_ARG(ctx, k, 0, v));
+    CP_TRY(CP_ARG(ctx, k, 1, pl->w_mem));
+    CP_TRY(CP_ARG(ctx, k, 2, pl->label_mem));
+    CP_TRY(CP_ARG(ctx, k, 3, pl->shift));
+    CP_TRY(CP_ARG(ctx, k, 4, weighted));
+    CP_TRY(CP_ARG(ctx, k, 5, n));
+    return vec_launch(pl, k);
+}
+
+clphys_status pn_project_z(clphys_poisson_plan *pl, cl_mem z)
+{
+    const cl_uint ng = (cl_uint)pl->vec_groups;
+    const size_t one = PN_VEC_WG;
+    cl_kernel k = pl->k_rmean;
+    for (int r = 0; r < pl->nregions; r++) {
+        const double scale = 1.0 / pl->region_n[r];
+        CP_TRY(region_partials(pl, z, r, 0));
+        CP_TRY(CP_ARG(pl->ctx, k, 0, pl->shift));
+        CP_TRY(CP_ARG(pl->ctx, k, 1, pl->partial));
+        CP_TRY(CP_ARG(pl->ctx, k, 2, ng));
+        CP_TRY(CP_ARG(pl->ctx, k, 3, r));
+        CP_TRY(CP_ARG(pl->ctx, k, 4, scale));
+        CP_TRY(cp_launch(pl->ctx, k, 1, &one, &one, NULL));
+    }
+    return region_apply_shift(pl, z, 0);
+}
+
 /* The projection of every singular region: a right-hand side loses w times
  * its sum over sum w (is_rhs), a solution its w-weighted mean.  *shift0:
  * the shift of region 0 (the largest). */
 static clphys_status project(clphys_poisson_plan *pl, cl_mem v, int is_rhs, double *shift0)
 {
-    clphys_context *ctx = pl->ctx;
-    const cl_uint n = (cl_uint)pl->n;
-    const int weighted_sum = !is_rhs, weighted_shift = is_rhs;
     double *shift = malloc(sizeof(double) * (size_t)pl->nregions), *part = malloc(sizeof(double) * pl->vec_groups);
-    clphys_status st = shift && part ? CLPHYS_SUCCESS : cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson projection");
-    cl_kernel k = pl->k_rsum;
-    const size_t global = pl->vec_groups * PN_VEC_WG, local = PN_VEC_WG;
+    clphys_status st = shift && part ? CLPHYS_SUCCESS : cp_error(pl->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson projection");
     for (int r = 0; r < pl->nregions && !st; r++) {
-        if ((st = CP_ARG(ctx, k, 0, pl->partial)) || (st = CP_ARG(ctx, k, 1, v)) || (st = CP_ARG(ctx, k, 2, pl->w_mem)) ||
-            (st = CP_ARG(ctx, k, 3, pl->label_mem)) || (st = CP_ARG(ctx, k, 4, r)) ||
-            (st = CP_ARG(ctx, k, 5, weighted_sum)) || (st = CP_ARG(ctx, k, 6, n)) ||
-            (st = cp_launch(ctx, k, 1, &global, &local, NULL)) ||
-            (st = cp_read(ctx, pl->partial, 0, sizeof(double) * pl->vec_groups, part)))
+        if ((st = region_partials(pl, v, r, !is_rhs)) ||
+            (st = cp_read(pl->ctx, pl->partial, 0, sizeof(double) * pl->vec_groups, part)))
             break;
         double sum = 0;
         for (size_t g = 0; g < pl->vec_groups; g++) sum += part[g];
         shift[r] = pl->region_w[r] > 0 ? sum / pl->region_w[r] : 0;
     }
-    k = pl->k_rshift;
-    if (!st) st = cp_write(ctx, pl->shift, 0, sizeof(double) * (size_t)pl->nregions, shift);
-    if (!st && !((st = CP_ARG(ctx, k, 0, v)) || (st = CP_ARG(ctx, k, 1, pl->w_mem)) ||
-                 (st = CP_ARG(ctx, k, 2, pl->label_mem)) || (st = CP_ARG(ctx, k, 3, pl->shift)) ||
-                 (st = CP_ARG(ctx, k, 4, weighted_shift)) || (st = CP_ARG(ctx, k, 5, n))))
-        st = vec_launch(pl, k);
+    if (!st) st = cp_write(pl->ctx, pl->shift, 0, sizeof(double) * (size_t)pl->nregions, shift);
+    if (!st) st = region_apply_shift(pl, v, is_rhs);
     if (!st) *shift0 = shift[0];
     free(shift), free(part);
     return st;

@@ -206,7 +206,15 @@ clphys_status pn_vcycle_run(clphys_poisson_plan *pl, cl_mem z, cl_mem r, double 
     return st;
 }
 
-static clphys_status precond_apply(void *u, cl_mem z, cl_mem r) { return pn_vcycle_run(u, z, r, NULL); }
+/* the CG's preconditioner: one V-cycle, and in a singular problem z without
+ * its mean over each singular region (fp64 z: mixed and fp64 plans) */
+static clphys_status precond_apply(void *u, cl_mem z, cl_mem r)
+{
+    clphys_poisson_plan *pl = u;
+    CP_TRY(pn_vcycle_run(pl, z, r, NULL));
+    if (pl->nregions && pl->prm.precision != CLPHYS_POISSON_FP32) return pn_project_z(pl, z);
+    return CLPHYS_SUCCESS;
+}
 
 void pn_vcycle_precond(clphys_poisson_plan *pl, la_space *s, la_precond *M)
 {
