@@ -134,7 +134,8 @@ typedef enum {
                                  every level), reading r and writing z in fp64        */
     CLPHYS_POISSON_FP64,      /* fp64 CG, fp64 V-cycle                                */
     CLPHYS_POISSON_FP32       /* fp32 CG with the fp32 V-cycle, inside fp64 defect
-                                 correction (true residual in fp64, restarts)         */
+                                 correction (true residual in fp64, restarts); fp32 CG
+                                 fails on very anisotropic grids (dx/dz = 1e4)        */
 } clphys_poisson_precision;
 
 /* The 7-point stencil of the CG operator (cl/poisson_stencil.cl). */

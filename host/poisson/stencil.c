@@ -138,8 +138,10 @@ clphys_status pn_choose_stencil(clphys_poisson_plan *pl)
     const char *off = getenv("CLPHYS_NO_TUNE");
     if (p->no_tune || (off && *off && strcmp(off, "0"))) return CLPHYS_SUCCESS;
     char fields[160], value[CP_TUNE_VALUE_MAX];
-    snprintf(fields, sizeof fields, "variant=%d local=%dx%d grid=%dx%dx%d", (int)p->variant, p->local_size[0],
-             p->local_size[1], pl->nx, pl->ny, pl->nz);
+    /* the candidates are part of the key: a library with another set of
+     * variants measures again */
+    snprintf(fields, sizeof fields, "candidates=column,cell,column-vec variant=%d local=%dx%d grid=%dx%dx%d",
+             (int)p->variant, p->local_size[0], p->local_size[1], pl->nx, pl->ny, pl->nz);
     const cp_tune_key key = {"poisson", "stencil", "fp64", fields};
     size_t v, lx, ly;
     if (cp_tune_get(d, &key, value, sizeof value) && cp_tune_value_size(value, "variant", &v) &&
