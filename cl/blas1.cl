@@ -12,8 +12,22 @@
  *   bicg_xr_dev                            the device
  * Built with -DNEED_FP64 (partial sums are added in double) and -DBLAS_WG,
  * the work-group size of the reduction grid.  n counts reals, or complex
- * numbers for the complex kernels; it is always the last argument. */
+ * numbers for the complex kernels; it is always the last argument.
+ * The elements of a work-item: with the grid's stride (neighbouring
+ * work-items read neighbouring words, coalesced on GPUs), or with
+ * -DBLAS_CONTIGUOUS (CPUs) one contiguous run per work-item: PoCL runs a
+ * group's work-items one after the other, and a stride of the whole grid
+ * then touches a new cache line and page at every element (blas_axpy
+ * and cg_update_dev several times slower on two cores). */
 #include "common.h"
+
+#ifdef BLAS_CONTIGUOUS
+#define FOR_ELEMENTS(i, n)                                                                                            \
+    for (uint i##_run = ((n) + get_global_size(0) - 1) / get_global_size(0), i##_end = min((n),                        \
+              (uint)(get_global_id(0) + 1) * i##_run), i = (uint)get_global_id(0) * i##_run; i < i##_end; i++)
+#else
+#define FOR_ELEMENTS(i, n) for (uint i = get_global_id(0); i < (n); i += get_global_size(0))
+#endif
 
 __kernel void convert_to_single(__global float *restrict dst, __global const double *restrict src, uint n)
 {
@@ -29,7 +43,7 @@ __kernel void convert_to_double(__global double *restrict dst, __global const fl
 
 __kernel void blas_axpy(__global real_t *restrict y, __global const real_t *restrict x, real_t a, uint n)
 {
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) y[i] += a * x[i];
+    FOR_ELEMENTS(i, n) y[i] += a * x[i];
 }
 
 inline real2_t bl_cmul(real2_t a, real2_t b) { return (real2_t)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
@@ -49,13 +63,13 @@ blas_dot_partial(__global real_t *restrict partial, __global const real_t *restr
     real_t re = 0, im = 0;
     if (cplx) {
         __global const real2_t *x2 = (__global const real2_t *)x, *y2 = (__global const real2_t *)y;
-        for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+        FOR_ELEMENTS(i, n) {
             real2_t a = x2[i], b = y2[i];
             re += a.x * b.x + a.y * b.y;
             im += a.x * b.y - a.y * b.x;
         }
     } else {
-        for (uint i = get_global_id(0); i < n; i += get_global_size(0)) re += x[i] * y[i];
+        FOR_ELEMENTS(i, n) re += x[i] * y[i];
     }
     const uint l = get_local_id(0);
     sre[l] = re, sim[l] = im;
@@ -87,7 +101,7 @@ blas_norm2_partial(__global real_t *restrict partial, __global const real_t *res
 {
     __local real_t s[BLAS_WG];
     real_t acc = 0;
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) acc += x[i] * x[i];
+    FOR_ELEMENTS(i, n) acc += x[i] * x[i];
     group_sum_store(partial, acc, s);
 }
 
@@ -115,7 +129,7 @@ bicg_ts(__global real_t *restrict partial, __global const real2_t *restrict t, _
 {
     __local real4_t sh[BLAS_WG];
     real4_t acc = (real4_t)(0, 0, 0, 0);
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+    FOR_ELEMENTS(i, n) {
         const real2_t a = t[i], b = s[i];
         acc.x += a.x * a.x + a.y * a.y;
         acc.y += a.x * b.x + a.y * b.y;
@@ -132,7 +146,7 @@ inline real4_t bicg_xr_sums(__global real2_t *restrict x, __global real2_t *rest
                             real2_t a, real2_t o, uint n)
 {
     real4_t acc = (real4_t)(0, 0, 0, 0);
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+    FOR_ELEMENTS(i, n) {
         const real2_t si = s[i], rn = si - bl_cmul(o, t[i]), q = r0[i];
         x[i] += bl_cmul(a, p[i]) + bl_cmul(o, si);
         r[i] = rn;
@@ -203,7 +217,7 @@ cg_update_dev(__global real_t *restrict partial, __global real_t *restrict x, __
     const real_t alpha = qq > 0 ? (real_t)(gam / qq) : 0;
     if (get_global_id(0) == 0) partial[2 * get_num_groups(0)] = (real_t)qq;
     real_t acc = 0;
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+    FOR_ELEMENTS(i, n) {
         x[i] += alpha * p[i];
         const real_t ri = r[i] - alpha * q[i];
         r[i] = ri;
@@ -221,7 +235,7 @@ xpay_dev(__global real_t *restrict y, __global const real_t *restrict x, __globa
     __local double4 sh[BLAS_WG];
     const double num = sum_partials(pnum, 2, ng, sh).x, den = sum_partials(pden, 2, ng, sh).x;
     const real_t b = den > 0 ? (real_t)(num / den) : 0;
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) y[i] = x[i] + b * y[i];
+    FOR_ELEMENTS(i, n) y[i] = x[i] + b * y[i];
 }
 
 /* BiCGStab's scalars in state (double[8]): rho (0,1), alpha (2,3), omega
@@ -238,14 +252,14 @@ bicg_p_dev(__global real2_t *restrict p, __global const real2_t *restrict r, __g
     __local double4 sh[BLAS_WG];
     const double4 xr = sum_partials(pxr, 4, ng, sh);
     if (first) {
-        for (uint i = get_global_id(0); i < n; i += get_global_size(0)) p[i] = r[i];
+        FOR_ELEMENTS(i, n) p[i] = r[i];
         return;
     }
     const double2 rho = (double2)(state[0], state[1]), alpha = (double2)(state[2], state[3]),
                   omega = (double2)(state[4], state[5]);
     const double2 bd = sp_cmul(sp_cdiv(xr.yz, rho), sp_cdiv(alpha, omega));
     const real2_t b = (real2_t)((real_t)bd.x, (real_t)bd.y), o = (real2_t)((real_t)omega.x, (real_t)omega.y);
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) p[i] = r[i] + bl_cmul(b, p[i] - bl_cmul(o, v[i]));
+    FOR_ELEMENTS(i, n) p[i] = r[i] + bl_cmul(b, p[i] - bl_cmul(o, v[i]));
 }
 
 /* s = r - alpha v with alpha = rn / <r0, v> (pxr, pd); state: rho = rn,
@@ -263,7 +277,7 @@ bicg_s_dev(__global real2_t *restrict s, __global const real2_t *restrict r, __g
         state[6] = d.x, state[7] = d.y;
     }
     const real2_t a = (real2_t)((real_t)al.x, (real_t)al.y);
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) s[i] = r[i] - bl_cmul(a, v[i]);
+    FOR_ELEMENTS(i, n) s[i] = r[i] - bl_cmul(a, v[i]);
 }
 
 /* x += alpha p + omega s, r = s - omega t, partial sums of |r|^2 and
@@ -297,7 +311,7 @@ blas_sub_norm(__global real_t *restrict partial, __global real_t *restrict r, __
 {
     __local real_t s[BLAS_WG];
     real_t acc = 0;
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+    FOR_ELEMENTS(i, n) {
         const real_t ri = b[i] - t[i];
         r[i] = ri;
         acc += ri * ri;
@@ -313,7 +327,7 @@ convert_to_single_norm(__global real_t *restrict partial, __global float *restri
 {
     __local real_t s[BLAS_WG];
     real_t acc = 0;
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+    FOR_ELEMENTS(i, n) {
         const double v = src[i];
         dst[i] = (float)v;
         acc += (real_t)(v * v);
@@ -325,7 +339,7 @@ convert_to_single_norm(__global real_t *restrict partial, __global float *restri
 __kernel void convert_add(__global double *restrict x, __global double *restrict e, __global const float *restrict e32,
                           uint n)
 {
-    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) {
+    FOR_ELEMENTS(i, n) {
         const double v = (double)e32[i];
         e[i] = v;
         x[i] += v;

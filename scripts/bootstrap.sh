@@ -3,8 +3,10 @@
 # then configure and build into ./build (or $BUILD_DIR).  Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# libnetcdf-dev: the Poisson path's NetCDF files (required); libhypre-dev: the
+# Poisson bench's peer on CPUs (optional: the bench says when it is missing).
 pkgs=(gcc meson ninja-build pkg-config python3 ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
-      libclblast-dev libcmocka-dev libcjson-dev libopenmpi-dev openmpi-bin)
+      libclblast-dev libcmocka-dev libcjson-dev libopenmpi-dev openmpi-bin libnetcdf-dev libhypre-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

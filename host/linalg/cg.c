@@ -45,8 +45,8 @@ static clphys_status cg_fused(const la_operator *A, const la_precond *M, cl_mem 
         CP_TRY(la_sums_now(s, P[1], 2, sums));
     }
     CP_TRY(la_copy(s, z, pv));
-    double rnorm = sqrt(fmax(sums[0], 0));
-    int it = 0, g = 1;
+    double rnorm = sqrt(fmax(sums[0], 0)), best = rnorm;
+    int it = 0, g = 1, best_it = 0;
     clphys_status st = CLPHYS_SUCCESS;
     while (rnorm > p->target && it < p->max_iter) {
         cl_event ev = NULL;
@@ -61,7 +61,8 @@ static clphys_status cg_fused(const la_operator *A, const la_precond *M, cl_mem 
         la_sum_host(s, 2, sums);
         rnorm = sqrt(fmax(sums[0], 0));
         la_report(p, ++it, rnorm);
-        if (rnorm <= p->target || it >= p->max_iter) break;
+        if (rnorm <= 0.5 * best) best = rnorm, best_it = it;
+        if (rnorm <= p->target || it >= p->max_iter || it - best_it >= LA_STALL) break;
         if (M) {
             if ((st = la_precond_apply(M, s, z, r)) || (st = lf_dot_into(s, r, z, P[3 - g])) ||
                 (st = la_reduce_point(s, 1, &P[3 - g], 2)))
@@ -90,7 +91,8 @@ static clphys_status cg_clblast(const la_operator *A, const la_precond *M, cl_me
         rz = rr;
     }
     CP_TRY(lc_copy(s, z, pv));
-    int it = 0;
+    int it = 0, best_it = 0;
+    double best = sqrt(fmax(rr, 0));
     while (sqrt(fmax(rr, 0)) > p->target && it < p->max_iter) {
         double pq;
         CP_TRY(A->apply(A->user, q, pv));
@@ -102,7 +104,8 @@ static clphys_status cg_clblast(const la_operator *A, const la_precond *M, cl_me
         CP_TRY(lc_axpy(s, -alpha, q, r));
         CP_TRY(lc_dot(s, r, r, &rr));
         la_report(p, ++it, sqrt(fmax(rr, 0)));
-        if (sqrt(fmax(rr, 0)) <= p->target || it >= p->max_iter) break;
+        if (sqrt(fmax(rr, 0)) <= 0.5 * best) best = sqrt(fmax(rr, 0)), best_it = it;
+        if (sqrt(fmax(rr, 0)) <= p->target || it >= p->max_iter || it - best_it >= LA_STALL) break;
         double rz_new = rr;
         if (M) {
             CP_TRY(la_precond_apply(M, s, z, r));

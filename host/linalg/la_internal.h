@@ -15,6 +15,9 @@ extern const char *const la_kernel_names[K_COUNT];
 #define LA_WG 256    /* work-group size of the reduction grid (BLAS_WG)          */
 #define LA_NSLOT 4   /* partial-sum buffers of a space                          */
 #define LA_MAX_GROUPS 4096
+#define LA_STALL 50  /* CG ends after this many iterations in which the
+                        residual did not halve: it has stalled at its
+                        precision's floor (the caller's true residual decides) */
 
 struct la_space {
     clphys_context *ctx;

@@ -136,7 +136,9 @@ typedef struct {
 
 /* Conjugate gradients (Hestenes & Stiefel 1952) for Hermitian positive
  * definite A; with M non-NULL, preconditioned CG (z = M r).  b is left as
- * it is.  Per iteration: one A, one M, two reduction points (three with M). */
+ * it is.  Per iteration: one A, one M, two reduction points (three with M).
+ * Also ends when the iterated residual has not halved in 50 iterations (it
+ * has stalled at the floor of its precision). */
 clphys_status la_cg(const la_operator *A, const la_precond *M, cl_mem b, cl_mem x, const la_krylov_params *p,
                     la_krylov_result *res);
 /* CGNR: CG on A^H A x = A^H b, stopping on |b - A x| (Saad, Iterative
@@ -191,8 +193,10 @@ typedef struct {
     double rel_residual; /* the last true |r| / |b| (0 when b = 0)             */
 } la_refine_result;
 
-/* Runs until converged, the cap, a non-finite residual or an inner solve
- * that makes no progress; the caller compares rel_residual with tol.
+/* Runs until converged, the cap, a non-finite residual, an inner solve
+ * that makes no progress, or a correction after which the true residual is
+ * above half the one before (stagnation at the outer precision's floor);
+ * the caller compares rel_residual with tol.
  * Errors: CLPHYS_ERR_INVALID_ARGUMENT (tol or max_iter not positive, a
  * method the inner operator cannot run). */
 clphys_status la_refine_solve(const la_refine *rf, la_refine_result *res);
@@ -206,6 +210,12 @@ clphys_status la_refine_solve(const la_refine *rf, la_refine_result *res);
 clphys_status la_solve_refined(const la_operator *A_outer, const la_operator *A_inner, const la_precond *M,
                                la_method method, cl_mem b, cl_mem x, double tol, int max_iter, double inner_tol,
                                la_refine_result *res);
+/* The same with la_refine's progress report (may be NULL). */
+clphys_status la_solve_refined_monitored(const la_operator *A_outer, const la_operator *A_inner, const la_precond *M,
+                                         la_method method, cl_mem b, cl_mem x, double tol, int max_iter,
+                                         double inner_tol,
+                                         void (*progress)(void *user, int iter, double rel_residual, int is_true),
+                                         void *user, la_refine_result *res);
 
 /* ---- level-1 operations on a space (both ways unless noted) ------------- */
 clphys_status la_zero(la_space *s, cl_mem x);                              /* x = 0      */

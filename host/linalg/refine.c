@@ -22,7 +22,7 @@ clphys_status la_refine_solve(const la_refine *rf, la_refine_result *res)
                         "BiCGStab complex vectors, a preconditioner CG)");
     const int mixed = si->p.precision != rf->outer->p.precision;
     const double inner_tol = rf->inner_tol > 0 ? rf->inner_tol : 1e-5;
-    double bn2 = 0, rel = 0;
+    double bn2 = 0, rel = 0, last = INFINITY;
     CP_TRY(rf->residual(rf->problem, 1, &bn2));
     const double bnorm = sqrt(bn2);
     clphys_status st = CLPHYS_SUCCESS;
@@ -35,6 +35,10 @@ clphys_status la_refine_solve(const la_refine *rf, la_refine_result *res)
         rel = bnorm > 0 ? sqrt(r2) / bnorm : 0;
         if (rf->progress) rf->progress(rf->user, res->iterations, rel, 1);
         if (rel <= rf->tol || !isfinite(rel) || res->iterations >= rf->max_iter) break;
+        /* a correction that did not halve the true residual: the outer
+         * precision's floor (rounding of x and of A x) is reached */
+        if (rel > 0.5 * last) break;
+        last = rel;
         /* |b - A x| = |r' - A' e| when the problem maps e back exactly */
         double rn2 = 0, target = 0.5 * rf->tol * bnorm;
         cl_mem bi = si->v[LA_B], xi = si->v[LA_X];
@@ -92,16 +96,26 @@ static clphys_status plain_correct(void *u, cl_mem e)
     return la_convert_add(pp->hi, pp->x, pp->hi == pp->lo ? e : pp->hi->v[LA_P], pp->lo, e);
 }
 
-clphys_status la_solve_refined(const la_operator *A_outer, const la_operator *A_inner, const la_precond *M,
-                               la_method method, cl_mem b, cl_mem x, double tol, int max_iter, double inner_tol,
-                               la_refine_result *res)
+clphys_status la_solve_refined_monitored(const la_operator *A_outer, const la_operator *A_inner, const la_precond *M,
+                                         la_method method, cl_mem b, cl_mem x, double tol, int max_iter,
+                                         double inner_tol,
+                                         void (*progress)(void *user, int iter, double rel_residual, int is_true),
+                                         void *user, la_refine_result *res)
 {
     if (!A_outer || !A_outer->space || !A_inner || !A_inner->space || !b || !x)
         return cp_error(A_outer && A_outer->space ? A_outer->space->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
                         "la_solve_refined: NULL argument");
     plain_problem pp = {A_outer, A_outer->space, A_inner->space, b, x, b};
     const la_refine rf = {.method = method, .inner = A_inner, .precond = M, .outer = A_outer->space, .tol = tol,
-                          .max_iter = max_iter, .inner_tol = inner_tol, .problem = &pp, .residual = plain_residual,
-                          .inner_rhs = plain_rhs, .correct = plain_correct};
+                          .max_iter = max_iter, .inner_tol = inner_tol, .progress = progress, .user = user,
+                          .problem = &pp, .residual = plain_residual, .inner_rhs = plain_rhs,
+                          .correct = plain_correct};
     return la_refine_solve(&rf, res);
+}
+
+clphys_status la_solve_refined(const la_operator *A_outer, const la_operator *A_inner, const la_precond *M,
+                               la_method method, cl_mem b, cl_mem x, double tol, int max_iter, double inner_tol,
+                               la_refine_result *res)
+{
+    return la_solve_refined_monitored(A_outer, A_inner, M, method, b, x, tol, max_iter, inner_tol, NULL, NULL, res);
 }

@@ -39,7 +39,8 @@ static clphys_status build(la_space *s)
 {
     char prec[128], opts[256];
     CP_TRY(cp_precision_options(s->ctx, s->p.precision, prec, sizeof prec));
-    snprintf(opts, sizeof opts, "%s -DNEED_FP64 -DBLAS_WG=%d", prec, LA_WG);
+    snprintf(opts, sizeof opts, "%s -DNEED_FP64 -DBLAS_WG=%d%s", prec, LA_WG,
+             clphys_context_device(s->ctx)->is_gpu ? "" : " -DBLAS_CONTIGUOUS");
     cl_program prog;
     CP_TRY(cp_program(s->ctx, "blas1.cl", opts, &prog));
     for (int i = 0; i < K_COUNT; i++) CP_TRY(cp_kernel(s->ctx, prog, la_kernel_names[i], &s->k[i]));

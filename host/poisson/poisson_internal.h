@@ -1,0 +1,159 @@
+/* poisson_internal.h — the Poisson plan and what the files of host/poisson/
+ * share.  Order of use: geometry.c or operator.c make the fine operator on
+ * the host, hierarchy.c coarsens it, plan.c uploads it and builds the
+ * kernels, stencil.c and vcycle.c launch them, solve.c runs CG. */
+#ifndef CLPHYS_POISSON_INTERNAL_H
+#define CLPHYS_POISSON_INTERNAL_H
+
+#include "platform/platform.h"
+#include "host/linalg/linalg.h"
+
+#define PN_WET 1     /* the mask of a wet cell, as in cl/line_relax.cl         */
+#define PN_VEC_WG 256 /* work-group size of region_sums (cl/poisson_vec.cl)    */
+
+/* A symmetric 7-point operator on the host in fp64 in the kernels' form
+ * (cl/poisson_stencil.cl): the excess e = a0 - sum |couplings| of each row
+ * (lambda V; exactly 0 where the row sums to zero; 1 on land) and the
+ * forward couplings (<= 0), with the mask of wet cells. */
+typedef struct {
+    int nx, ny, nz;
+    size_t n;
+    double *e, *ax, *ay, *az;
+    unsigned char *mask;
+} pn_op;
+
+clphys_status pn_op_alloc(clphys_context *ctx, pn_op *op, int nx, int ny, int nz);
+void pn_op_free(pn_op *op);
+/* The sum of |couplings| of cell c (wrap-around in x and y as the kernels). */
+double pn_offdiag_sum(const pn_op *op, size_t c);
+
+/* geometry.c: A from a geometry; w = cell volumes on wet cells, 0 on land.
+ * Checks the geometry (errors of clphys_poisson_plan_create). */
+clphys_status pn_check_geometry(clphys_context *ctx, const clphys_poisson_geometry *g);
+clphys_status pn_assemble(clphys_context *ctx, const clphys_poisson_geometry *g, pn_op *op, double *w);
+/* The geometry's metrics (also used by manufactured.c): x and y positions
+ * of cell centres and faces in the grid's own coordinates (m, or radians in
+ * lonlat), and depths of centres. */
+typedef struct {
+    double *xc, *xf;  /* nx centres, nx + 1 faces                        */
+    double *yc, *yf;  /* ny, ny + 1                                      */
+    double *zc, *zf;  /* nz, nz + 1 (depth, positive down)               */
+} pn_metrics;
+clphys_status pn_metrics_make(clphys_context *ctx, const clphys_poisson_geometry *g, pn_metrics *m);
+void pn_metrics_free(pn_metrics *m);
+/* Sizes (m, m^2, m^3) of cell (i, j, k): the areas of its east, north and
+ * top faces, its volume, and the distances from its centre to the centres
+ * of its east and north neighbours (east of i = nx - 1 is i = 0). */
+double pn_area_east(const clphys_poisson_geometry *g, const pn_metrics *m, int i, int j, int k);
+double pn_area_north(const clphys_poisson_geometry *g, const pn_metrics *m, int i, int j, int k);
+double pn_area_top(const clphys_poisson_geometry *g, const pn_metrics *m, int i, int j);
+double pn_volume(const clphys_poisson_geometry *g, const pn_metrics *m, int i, int j, int k);
+double pn_dist_east(const clphys_poisson_geometry *g, const pn_metrics *m, int i, int j);
+double pn_dist_north(const clphys_poisson_geometry *g, const pn_metrics *m, int i, int j);
+/* 1 when cell (i, j, k) is wet: its centre above the sea floor */
+int pn_wet(const clphys_poisson_geometry *g, const pn_metrics *m, int i, int j, int k);
+#define PN_EARTH_RADIUS 6371000.0
+#define PN_PI 3.14159265358979323846
+
+/* operator.c: A from a caller's 7 arrays (checked: clphys_poisson.h). */
+clphys_status pn_from_seven(clphys_context *ctx, int nx, int ny, int nz, const double *a, pn_op *op);
+void pn_to_seven(const pn_op *op, double *a);
+
+/* regions.c: label the connected wet regions in which every row sums to
+ * zero (singular); label[c] = region or -1.  *nregions regions, ordered by
+ * size (0 the largest). */
+clphys_status pn_singular_regions(clphys_context *ctx, const pn_op *op, int *label, int *nregions);
+
+/* hierarchy.c: the coarse operator of op (x-y coarsening, coarse_scale on
+ * the horizontal couplings). */
+clphys_status pn_coarsen(clphys_context *ctx, const pn_op *fine, double coarse_scale, pn_op *coarse, int *sx, int *sy);
+
+/* ---- the plan ---------------------------------------------------------------- */
+enum { PN_E, PN_AX, PN_AY, PN_AZ, PN_NCOEF };
+
+typedef struct {
+    int nx, ny;
+    int sx, sy;              /* this level is (finer >> sx, finer >> sy); 0 on level 0 */
+    size_t n;
+    cl_mem a[PN_NCOEF];      /* in the V-cycle's precision (level 0: may alias)      */
+    cl_mem mask;
+    cl_mem x[2], b;          /* b: coarse levels only                                */
+    int own_a;               /* 0 when a[] aliases the plan's fine arrays             */
+    int vec;                 /* the column-vec kernels run this level                 */
+} pn_level;
+
+/* Kernels of one build of cl/line_relax.cl (column) or cl/line_relax_vec.cl
+ * (column-vec: PN_LJ_PROLONG is prolong_add there) */
+enum { PN_LJ_ZERO, PN_LJ, PN_LJ_PROLONG, PN_RESTRICT, PN_NLINE };
+
+struct clphys_poisson_plan {
+    clphys_context *ctx;
+    clphys_poisson_params prm;  /* defaults resolved                                  */
+    int nx, ny, nz;
+    size_t n, wet;
+    int from_geometry;          /* rhs is f (b = -V f) rather than b                 */
+    pn_op fine;                 /* host copy of the fine operator (fp64)             */
+    double *w;                  /* projection weights (n)                            */
+    int *label;                 /* singular regions (n), or NULL when none           */
+    int nregions;
+    double *region_w;           /* sum of w per region                               */
+    double *region_n;           /* cells per region                                  */
+    /* device: the fine operator in fp64 (CG) and fp32 (fp32 CG, apply) */
+    cl_mem a64[PN_NCOEF], a32[PN_NCOEF];
+    cl_mem w_mem, label_mem, partial, shift, bint; /* bint: b of the system solved (n)  */
+    cl_mem rhs_mem, x_mem;      /* host solves: the caller's rhs and x on the device  */
+    size_t vec_groups;
+    cl_kernel k_stencil[2][3];  /* [precision][column, cell, column-vec]             */
+    cl_kernel k_rhs, k_rsum, k_rmean, k_rshift;
+    /* the V-cycle */
+    clphys_precision lev_prec;  /* precision of the levels                           */
+    int nlev;
+    pn_level *lev;
+    cl_kernel k_fine[PN_NLINE], k_last[PN_NLINE], k_coarse[PN_NLINE];
+    cl_kernel v_fine[PN_NLINE], v_last[PN_NLINE], v_coarse[PN_NLINE]; /* column-vec */
+    clphys_poisson_line line;
+    int vw;                     /* lanes of column-vec                               */
+    /* stencil choice */
+    clphys_poisson_stencil variant;
+    size_t local[2];            /* stencil work-group (0: runtime's)                 */
+    size_t vlocal[2];           /* V-cycle work-group                                */
+    size_t vkmax;               /* the largest work-group every V-cycle kernel takes */
+    int tune_source;
+    /* the solver */
+    cl_command_queue reads;
+    la_space *s64, *s32;
+    la_operator op64, op32;
+    la_precond M;
+    /* time split: events of the current solve */
+    int timing;
+    cl_event *ev;               /* pairs (first, last) of V-cycles, then stencils    */
+    int *ev_kind;               /* 0 V-cycle, 1 stencil, per pair                    */
+    int nev, cap_ev;
+};
+
+/* plan.c */
+clphys_status pn_plan_finish(clphys_poisson_plan *pl); /* after fine, w, label are set */
+size_t pn_real_size(clphys_precision p);
+
+/* stencil.c: y = A x with the plan's variant in precision p (kernel_s as
+ * cp_launch); the stencil as an operator of the linear-algebra layer; the
+ * variant choice (tuning cache, timing, heuristic). */
+clphys_status pn_stencil(clphys_poisson_plan *pl, clphys_precision p, cl_mem y, cl_mem x, double *kernel_s);
+void pn_stencil_operator(clphys_poisson_plan *pl, clphys_precision p, la_space *s, la_operator *op);
+clphys_status pn_choose_stencil(clphys_poisson_plan *pl);
+
+/* vcycle.c: build the V-cycle's kernels; z = B r; the preconditioner. */
+clphys_status pn_vcycle_build(clphys_poisson_plan *pl);
+clphys_status pn_vcycle_run(clphys_poisson_plan *pl, cl_mem z, cl_mem r, double *kernel_s);
+void pn_vcycle_precond(clphys_poisson_plan *pl, la_space *s, la_precond *M);
+double pn_vcycle_bytes(const clphys_poisson_plan *pl);
+
+/* solve.c: z loses its plain mean over every singular region (fp64 z) */
+clphys_status pn_project_z(clphys_poisson_plan *pl, cl_mem z);
+
+/* solve.c: event pairs of a solve (kind 0 V-cycle, 1 stencil) */
+void pn_events_clear(clphys_poisson_plan *pl);
+void pn_events_add(clphys_poisson_plan *pl, int kind, cl_event first, cl_event last);
+void pn_events_sum(clphys_poisson_plan *pl, double *vcycle_s, double *stencil_s);
+
+#endif
