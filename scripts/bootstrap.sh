@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pkgs=(gcc meson ninja-build pkg-config python3 ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
-      libclblast-dev libcmocka-dev libcjson-dev libopenmpi-dev openmpi-bin)
+      libclblast-dev libcmocka-dev libcjson-dev libopenmpi-dev openmpi-bin
+      clang python3-pip)  # clang: tests/test_capability.c; pip: scripts/intel-opencl.sh
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
