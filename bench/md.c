@@ -424,8 +424,10 @@ int bench_md(bench_run *run)
                    "tests/data/md/in.lj.data.gz or log.lammps.gz not readable (run from the source "
                    "root or set CLPHYS_TEST_DATA)");
     /* the peers (LAMMPS on CPUs, OpenMM), here, now, as rows of their own */
-    char peers[1024] = "";
-    if (have) md_peers(run, dir, ref[0][2], peers, sizeof peers);
+    char peers[1024] = "", in_lj[512], in_data[512];
+    snprintf(in_lj, sizeof in_lj, "%s/md/in.lj", dir);
+    snprintf(in_data, sizeof in_data, "%s/md/in.lj.data.gz", dir);
+    if (have) md_peers(run, in_data, in_lj, ref[0][2], peers, sizeof peers);
     for (char *c = peers; *c; c++)
         if (*c == '"' || *c == '\\' || (unsigned char)*c < 32) *c = '\''; /* JSON string text */
     for (int prec = 0; have && prec < 2; prec++) {
@@ -479,6 +481,8 @@ int bench_md(bench_run *run)
     if (run->quick || !run->dev->is_gpu) return 0;
     int cells = run->size > 0 ? (int)run->size : 80;
     if (clphys_md_fcc(0.8442, cells, 1.44, 87287, &sys)) return 1;
+    double pe0 = 0; /* step-0 PE per atom of the first fp64 case, else fp32's: the peers' check */
+    int pe0_prec = -1;
     for (int prec = 0; prec < 2; prec++) {
         const char *pn = prec ? "fp64" : "fp32";
         if (!bench_wants_precision(run, pn)) continue;
@@ -498,6 +502,7 @@ int bench_md(bench_run *run)
                 bench_fail(run, "md", name, clphys_last_error(run->ctx));
                 continue;
             }
+            if (pe0_prec < prec || pe0_prec < 0) pe0 = rows[0].pe, pe0_prec = prec; /* fp64's if any */
             /* no LAMMPS log at this size: the check is energy conservation,
              * |E(100) - E(0)| / |E(0)| below 1e-2 (in.lj drifts ~2e-3 with
              * the unshifted cutoff) and T(100) in the melt range 0.7..0.8 */
@@ -517,6 +522,12 @@ int bench_md(bench_run *run)
             bench_add_row(run, &r);
         }
     }
+    /* OpenMM on the same atoms and velocities, from a LAMMPS data file */
+    char xdata[256], why[1024];
+    snprintf(xdata, sizeof xdata, "/tmp/clphys_bench_md_x%d_%d.data", cells, (int)getpid());
+    if (pe0_prec >= 0 && clphys_md_write_lammps_data(xdata, &sys) == CLPHYS_SUCCESS)
+        md_peers(run, xdata, NULL, pe0, why, sizeof why);
+    remove(xdata);
     clphys_md_system_destroy(&sys);
     return 0;
 }

@@ -57,11 +57,14 @@ static void peer_row(bench_run *run, cJSON *o, double pe0_ref)
     r.total_s_median = r.rate > 0 ? 1 / r.rate : 0;
     snprintf(r.rate_unit, sizeof r.rate_unit, "steps/s");
     snprintf(r.flops_convention, sizeof r.flops_convention, "none");
-    /* verified: its step-0 potential energy per atom is LAMMPS's (the same
-     * system); single precision to 1e-5, double to 1e-9 */
+    /* verified: its step-0 potential energy per atom is the reference's
+     * (LAMMPS's, or clphys's fp64 where LAMMPS has no log): the same system
+     * (another cutoff, box or a missing atom is off by far more); double
+     * to 1e-9, single to 1e-4 (OpenMM's OpenCL platform sums the energy of
+     * 32,000 atoms in float: 6.6e-6 off on PoCL) */
     double pe0 = num(o, "pe0_per_atom");
     r.max_rel_error = fabs(pe0 - pe0_ref) / fabs(pe0_ref);
-    r.verified = r.max_rel_error <= (strcmp(r.precision, "fp64") ? 1e-5 : 1e-9);
+    r.verified = r.max_rel_error <= (strcmp(r.precision, "fp64") ? 1e-4 : 1e-9);
     cJSON *p = cJSON_Duplicate(o, 1);
     cJSON_DeleteItemFromObjectCaseSensitive(p, "n");
     cJSON_DeleteItemFromObjectCaseSensitive(p, "verified");
@@ -69,7 +72,8 @@ static void peer_row(bench_run *run, cJSON *o, double pe0_ref)
     cJSON_AddStringToObject(p, "rate_is",
                             lammps ? "wall clock: steps / median LAMMPS Loop time (the run, setup excluded)"
                                    : "wall clock: steps / median run (after a warm-up; ends reading the state back)");
-    cJSON_AddStringToObject(p, "verified_by", "step-0 potential energy per atom against LAMMPS's log");
+    cJSON_AddNumberToObject(p, "pe0_reference", pe0_ref);
+    cJSON_AddStringToObject(p, "verified_by", "step-0 potential energy per atom against pe0_reference");
     char *text = cJSON_PrintUnformatted(p);
     if (text && strlen(text) < sizeof r.params) snprintf(r.params, sizeof r.params, "%s", text);
     free(text);
@@ -106,7 +110,8 @@ static void run_peer(bench_run *run, const char *cmd, const char *who, double pe
     if (!results) add_status(status, len, who, rc ? "the program failed (its messages are above)" : "no result");
 }
 
-void md_peers(bench_run *run, const char *data_dir, double pe0_ref, char *status, size_t len)
+void md_peers(bench_run *run, const char *data_file, const char *lammps_input, double pe0_ref, char *status,
+              size_t len)
 {
     status[0] = 0;
     const char *dir = getenv("CLPHYS_PEERS") ? getenv("CLPHYS_PEERS") : "bench/peers";
@@ -120,16 +125,17 @@ void md_peers(bench_run *run, const char *data_dir, double pe0_ref, char *status
     }
     const unsigned cores = run->dev->compute_units ? run->dev->compute_units : 1;
     if (run->dev->is_gpu) {
-        snprintf(cmd, sizeof cmd,
-                 "%s %s --data %s/md/in.lj.data.gz --pe0 %.15g --platforms CUDA,OpenCL --precisions single,double",
-                 py, script, data_dir, pe0_ref);
+        snprintf(cmd, sizeof cmd, "%s %s --data %s --pe0 %.15g --platforms CUDA,OpenCL --precisions single,double", py,
+                 script, data_file, pe0_ref);
         run_peer(run, cmd, "openmm", pe0_ref, status, len);
         return;
     }
     /* a CPU device: the peers on its cores */
-    snprintf(cmd, sizeof cmd, "%s %s/lammps_lj.py --input %s/md/in.lj --threads %u", py, dir, data_dir, cores);
-    run_peer(run, cmd, "lammps", pe0_ref, status, len);
-    snprintf(cmd, sizeof cmd, "%s %s --data %s/md/in.lj.data.gz --pe0 %.15g --platforms CPU --threads %u", py, script,
-             data_dir, pe0_ref, cores);
+    if (lammps_input) {
+        snprintf(cmd, sizeof cmd, "%s %s/lammps_lj.py --input %s --threads %u", py, dir, lammps_input, cores);
+        run_peer(run, cmd, "lammps", pe0_ref, status, len);
+    }
+    snprintf(cmd, sizeof cmd, "%s %s --data %s --pe0 %.15g --platforms CPU --threads %u", py, script, data_file,
+             pe0_ref, cores);
     run_peer(run, cmd, "openmm", pe0_ref, status, len);
 }

@@ -14,7 +14,7 @@ For each platform named (--platforms, e.g. CUDA,OpenCL or CPU) and precision
 it supports, prints one JSON object per line:
   peer, version, platform, precision, device, n, pe0_per_atom (step 0),
   pe0_rel_error (against --pe0, LAMMPS's step-0 value), verified
-  (pe0_rel_error within 1e-5 single / 1e-9 double), steps, runs_s (wall
+  (pe0_rel_error within 1e-4 single / 1e-9 double), steps, runs_s (wall
   seconds of each timed run of `steps` steps, after a warm-up, ending with a
   state read back), steps_per_s (steps / median run: wall clock, what a
   user gets), threads (CPU platform)
@@ -109,7 +109,7 @@ def run_one(mm, unit, system, box, x, v, platform, precision, args):
     prec = precision or ("double" if platform == "Reference" else "single")
     return {"peer": "openmm", "version": mm.__version__, "platform": platform, "precision": prec,
             "device": device, "threads": threads, "n": n, "pe0_per_atom": pe0, "pe0_rel_error": rel,
-            "verified": rel <= (1e-9 if prec == "double" else 1e-5), "steps": steps, "runs_s": runs,
+            "verified": rel <= (1e-9 if prec == "double" else 1e-4), "steps": steps, "runs_s": runs,
             "steps_per_s": steps / statistics.median(runs)}
 
 
