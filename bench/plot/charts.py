@@ -43,7 +43,8 @@ COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"]
 def device_label(dev):
     """Short and distinct: a CPU's model, cores and (PoCL) instruction-set target, the implementation."""
     name, plat, drv = dev.get("name", "?"), dev.get("platform", ""), dev.get("driver_version", "")
-    cores = f", {dev['compute_units']} cores" if dev.get("type") == "CPU" and dev.get("compute_units") else ""
+    cu = dev.get("compute_units", 0)
+    cores = f", {cu} core{'s' if cu != 1 else ''}" if dev.get("type") == "CPU" and cu else ""
     if "Portable Computing Language" in plat or plat.lower().startswith("pocl"):
         m = re.match(r"^(?:pthread|cpu|basic)-([a-z0-9_-]+?)-([A-Z].*)$", name)
         cpu, target = (m.group(2), f", {m.group(1)}") if m else (name, "")
@@ -149,7 +150,8 @@ def chart_best(plt, devices, out, title):
             panels.append((path, bars))
     if not panels:
         return None
-    heights = [0.55 * len(b) + 0.9 for _, b in panels]
+    labels = [d for d in labels if any(dev == d for _, b in panels for _, dev, _, _ in b)]  # devices with bars
+    heights = [0.42 * len(b) + 0.9 for _, b in panels]
     fig, axes = plt.subplots(len(panels), 1, figsize=(13, sum(heights) + 1.2),
                              gridspec_kw={"height_ratios": heights}, squeeze=False)
     for ax, (path, bars) in zip(axes[:, 0], panels):
@@ -204,11 +206,10 @@ def chart_roofline(plt, label, dev, out):
     edge = xhi / 1.6  # where rows without a byte model stand
     fig, ax = plt.subplots(figsize=(10, 6.5))
     xs = [xlo * (xhi / xlo) ** (i / 200) for i in range(201)]
-    for peak, name, style in ((f32, "fp32 FMA", "-"), (f64, "fp64 FMA", "--")):
+    for peak, name, style in ((f32, "fp32", "-"), (f64, "fp64", "--")):
         if peak:
-            ax.plot(xs, [min(peak, bw * x) for x in xs], style, color="black", lw=1.4)
-            ax.text(peak / bw * 1.15, peak * 1.08, f"{name} {si(peak)}FLOP/s (measured)", ha="left", fontsize=9)
-    ax.text(xlo * 1.3, bw * xlo * 1.3 * 1.25, f"copy bandwidth {si(bw)}B/s (measured)", rotation=0, fontsize=9)
+            ax.plot(xs, [min(peak, bw * x) for x in xs], style, color="black", lw=1.4,
+                    label=f"copy bandwidth {si(bw)}B/s, then {name} FMA {si(peak)}FLOP/s (measured)")
     marker = {"fp32": "o", "fp64": "s", "mixed": "^"}
     pcol = {p: COLOURS[i % len(COLOURS)] for i, p in enumerate(PATHS)}
     placed = []  # label positions (log x, log y) so far: a close one moves down
@@ -227,6 +228,7 @@ def chart_roofline(plt, label, dev, out):
     ax.set_xlim(xlo, xhi)
     ys = [p[3] for p in pts]
     ax.set_ylim(min(min(ys), bw * xlo) / 3, max(f32, max(ys)) * 3)
+    ax.legend(loc="upper left", fontsize=9, frameon=False)
     ax.set_xlabel("arithmetic intensity (flops per byte, under each path's stated byte model)")
     ax.set_ylabel("achieved FLOP/s (flop convention of the path)")
     ax.set_title(f"Roofline: {label}\nbest verified row of each path and precision; ceilings: the highest "
