@@ -3,7 +3,9 @@
  * benchmark: fcc, 4 atoms per cell, density 0.5 and 1.0, box edge 50,
  * jitter [0, 0.1), r_cut 3.0, search 3.3, shuffled neighbour order, 100
  * calls) and `md` (velocity-Verlet steps/s on LAMMPS in.lj, checked against
- * LAMMPS own thermo log; on GPUs also in.lj scaled to 2,048,000 atoms). */
+ * LAMMPS own thermo log, with the peers LAMMPS and OpenMM timed beside it
+ * (md_peers.c); on GPUs also in.lj scaled to 2,048,000 atoms).  md rows'
+ * rate is wall-clock steps/s, params.kernel_steps_per_s the kernels' own. */
 #include "bench.h"
 #include "host/ref/md_ref.h"
 #include "host/ref/ref_util.h"
@@ -13,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "md_seed.h"
+#include "md_peers.h"
 
 #define CALLS 100
 static const double RCUT = 3.0, RSEARCH = 3.3;
@@ -359,56 +362,6 @@ static int lammps_rows(const char *log, double rows[][6], int max)
     return n;
 }
 
-/* LAMMPS itself on tests/data/md/in.lj (write_data dropped): `mpirun -np 2
- * lmp` and serial `lmp`, 3 runs each, median "Loop time" (wall seconds for
- * the 100 steps; np2's busy-waiting MPI suffers most when the host is
- * shared, hence np1 too).  Writes the JSON fragment for the md rows into
- * out: the numbers, or why absent. */
-static void lammps_np2(const char *dir, char *out, size_t n)
-{
-    snprintf(out, n, "\"lammps_np2\":\"lmp not installed\"");
-    if (system("command -v lmp >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1") != 0) return;
-    char tmp[] = "/tmp/clphys_lmp_XXXXXX", cmd[1024], line[512], version[128] = "?";
-    if (!mkdtemp(tmp)) return;
-    snprintf(cmd, sizeof cmd,
-             "grep -v '^write_data' %s/md/in.lj > %s/in.lj && cd %s && for r in 1 2 3; do mpirun "
-             "%s -np 2 lmp -in in.lj -log none > out.$r 2>&1 && lmp -in in.lj -log none > "
-             "out.$((r + 3)) 2>&1 || exit 1; done",
-             dir, tmp, tmp, geteuid() == 0 ? "--allow-run-as-root" : "");
-    int ok = system(cmd) == 0;
-    double loop[3], loop1[3];
-    int got = 0, got1 = 0;
-    for (int r = 1; ok && r <= 6; r++) {
-        snprintf(cmd, sizeof cmd, "%s/out.%d", tmp, r);
-        FILE *f = fopen(cmd, "r");
-        while (f && fgets(line, sizeof line, f)) {
-            int procs, steps;
-            double t;
-            if (!strncmp(line, "LAMMPS (", 8)) sscanf(line + 8, "%127[^)]", version);
-            if (sscanf(line, "Loop time of %lf on %d procs for %d steps", &t, &procs, &steps) == 3 &&
-                steps == 100 && procs == (r <= 3 ? 2 : 1)) {
-                if (procs == 2 && got < 3) loop[got++] = t;
-                if (procs == 1 && got1 < 3) loop1[got1++] = t;
-            }
-        }
-        if (f) fclose(f);
-        remove(cmd);
-    }
-    snprintf(cmd, sizeof cmd, "%s/in.lj", tmp);
-    remove(cmd);
-    rmdir(tmp);
-    if (got != 3 || got1 != 3) {
-        snprintf(out, n, "\"lammps_np2\":\"mpirun -np 2 lmp or lmp failed\"");
-        return;
-    }
-    double t = ref_median(loop, 3), t1 = ref_median(loop1, 3);
-    snprintf(out, n,
-             "\"lammps_np2\":{\"version\":\"%s\",\"loop_s_median_of_3\":%.6g,"
-             "\"steps_per_s\":%.6g},\"lammps_np1\":{\"loop_s_median_of_3\":%.6g,"
-             "\"steps_per_s\":%.6g}",
-             version, t, 100 / t, t1, 100 / t1);
-}
-
 /* Run steps in chunks of `every` thermo steps; fills thermo rows. */
 static clphys_status md_case(bench_run *run, clphys_md_system *sys, clphys_precision prec,
                              clphys_lj_variant v, int steps, int every, double *kernel_s,
@@ -437,13 +390,15 @@ static clphys_status md_case(bench_run *run, clphys_md_system *sys, clphys_preci
     return st;
 }
 
-/* An md row from the kernel and wall time of 100 steps. */
+/* An md row from the kernel and wall time of 100 steps: rate is wall-clock
+ * steps/s (what a user gets, as the peers' rows), the kernels' own
+ * steps/s is params.kernel_steps_per_s. */
 static void md_row(bench_row *r, const char *name, const char *prec, size_t n, double ks, double ws)
 {
     fill_common(r, "md", name, prec, n, 1);
     r->kernel_s_median = r->kernel_s_min = ks / 100;
     r->total_s_median = ws / 100;
-    r->rate = 100 / ks;
+    r->rate = 100 / ws;
     snprintf(r->rate_unit, sizeof r->rate_unit, "steps/s");
     snprintf(r->flops_convention, sizeof r->flops_convention, "none");
 }
@@ -468,9 +423,13 @@ int bench_md(bench_run *run)
         bench_fail(run, "md", "in.lj",
                    "tests/data/md/in.lj.data.gz or log.lammps.gz not readable (run from the source "
                    "root or set CLPHYS_TEST_DATA)");
-    /* on CPUs the goal is LAMMPS on the same cores: run it here, now */
-    char lmp[384] = "\"lammps_np2\":\"not run on GPUs\"";
-    if (have && !run->dev->is_gpu) lammps_np2(dir, lmp, sizeof lmp);
+    /* the peers (LAMMPS on CPUs, OpenMM), here, now, as rows of their own */
+    char peers[1024] = "", in_lj[512], in_data[512];
+    snprintf(in_lj, sizeof in_lj, "%s/md/in.lj", dir);
+    snprintf(in_data, sizeof in_data, "%s/md/in.lj.data.gz", dir);
+    if (have) md_peers(run, in_data, in_lj, ref[0][2], peers, sizeof peers);
+    for (char *c = peers; *c; c++)
+        if (*c == '"' || *c == '\\' || (unsigned char)*c < 32) *c = '\''; /* JSON string text */
     for (int prec = 0; have && prec < 2; prec++) {
         const char *pn = prec ? "fp64" : "fp32";
         if (!bench_wants_precision(run, pn)) continue;
@@ -510,10 +469,10 @@ int bench_md(bench_run *run)
                      "\"r_cut\":2.5,\"skin\":0.3,\"neigh_every\":20,\"neigh_check\":\"no\","
                      "\"rebuilds\":%d,"
                      "\"wall_s_100_steps\":%.6g,\"kernel_s_100_steps\":%.6g,"
-                     "\"wall_steps_per_s\":%.6g,%s,"
+                     "\"wall_steps_per_s\":%.6g,\"kernel_steps_per_s\":%.6g,\"peers_not_run\":\"%s\","
                      "\"max_rel_error_vs\":\"LAMMPS 29Sep2021 thermo rows 0..100 (tests/data/md)\","
                      "\"pe_step0\":%.10f,\"etotal_step100\":%.10f}",
-                     rebuilds, ws, ks, 100 / ws, lmp, rows[0].pe, rows[nrows - 1].etotal);
+                     rebuilds, ws, ks, 100 / ws, 100 / ks, peers, rows[0].pe, rows[nrows - 1].etotal);
             bench_add_row(run, &r);
         }
     }
@@ -522,6 +481,8 @@ int bench_md(bench_run *run)
     if (run->quick || !run->dev->is_gpu) return 0;
     int cells = run->size > 0 ? (int)run->size : 80;
     if (clphys_md_fcc(0.8442, cells, 1.44, 87287, &sys)) return 1;
+    double pe0 = 0; /* step-0 PE per atom of the first fp64 case, else fp32's: the peers' check */
+    int pe0_prec = -1;
     for (int prec = 0; prec < 2; prec++) {
         const char *pn = prec ? "fp64" : "fp32";
         if (!bench_wants_precision(run, pn)) continue;
@@ -541,6 +502,7 @@ int bench_md(bench_run *run)
                 bench_fail(run, "md", name, clphys_last_error(run->ctx));
                 continue;
             }
+            if (pe0_prec < prec || pe0_prec < 0) pe0 = rows[0].pe, pe0_prec = prec; /* fp64's if any */
             /* no LAMMPS log at this size: the check is energy conservation,
              * |E(100) - E(0)| / |E(0)| below 1e-2 (in.lj drifts ~2e-3 with
              * the unshifted cutoff) and T(100) in the melt range 0.7..0.8 */
@@ -554,12 +516,18 @@ int bench_md(bench_run *run)
                 "{\"input\":\"in.lj scaled, fcc 0.8442, %d^3 cells, T 1.44 (clphys velocities)\","
                 "\"steps\":100,\"neigh_every\":20,\"neigh_check\":\"no\",\"rebuilds\":%d,"
                 "\"wall_s_100_steps\":%.6g,\"kernel_s_100_steps\":%.6g,\"ms_per_step_kernel\":%.6g,"
-                "\"ms_per_step_wall\":%.6g,\"max_rel_error_is\":\"energy drift over 100 steps\","
-                "\"temp_step100\":%.6f}",
-                cells, rebuilds, ws, ks, ks * 10, ws * 10, rows[1].temp);
+                "\"ms_per_step_wall\":%.6g,\"wall_steps_per_s\":%.6g,\"kernel_steps_per_s\":%.6g,"
+                "\"max_rel_error_is\":\"energy drift over 100 steps\",\"temp_step100\":%.6f}",
+                cells, rebuilds, ws, ks, ks * 10, ws * 10, 100 / ws, 100 / ks, rows[1].temp);
             bench_add_row(run, &r);
         }
     }
+    /* OpenMM on the same atoms and velocities, from a LAMMPS data file */
+    char xdata[256], why[1024];
+    snprintf(xdata, sizeof xdata, "/tmp/clphys_bench_md_x%d_%d.data", cells, (int)getpid());
+    if (pe0_prec >= 0 && clphys_md_write_lammps_data(xdata, &sys) == CLPHYS_SUCCESS)
+        md_peers(run, xdata, NULL, pe0, why, sizeof why);
+    remove(xdata);
     clphys_md_system_destroy(&sys);
     return 0;
 }

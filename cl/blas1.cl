@@ -10,9 +10,16 @@
  *   cg_update_dev, xpay_dev                CG's updates, scalars on the device
  *   bicg_ts, bicg_p_dev, bicg_s_dev,       BiCGStab's fused steps, scalars on
  *   bicg_xr_dev                            the device
- * Built with -DNEED_FP64 (partial sums are added in double) and -DBLAS_WG,
- * the work-group size of the reduction grid.  n counts reals, or complex
- * numbers for the complex kernels; it is always the last argument.
+ * Built with -DBLAS_WG, the work-group size of the reduction grid (a power
+ * of two the host fits to the device), and -DNEED_FP64 where the device has
+ * cl_khr_fp64.  Precision of the reductions: each work-item sums its
+ * strided elements in the space's precision (real_t), the work-group adds
+ * those by a tree in real_t; the partial sums of the groups and the
+ * scalars made from them (alpha, beta, omega, BiCGStab's state) are added
+ * and divided in acc_t: double with NEED_FP64, else float (an fp32 space on
+ * a device without fp64; the conversions between precisions exist only
+ * with NEED_FP64).  n counts reals, or complex numbers for the complex
+ * kernels; it is always the last argument.
  * The elements of a work-item: with the grid's stride (neighbouring
  * work-items read neighbouring words, coalesced on GPUs), or with
  * -DBLAS_CONTIGUOUS (CPUs) one contiguous run per work-item: PoCL runs a
@@ -29,6 +36,18 @@
 #define FOR_ELEMENTS(i, n) for (uint i = get_global_id(0); i < (n); i += get_global_size(0))
 #endif
 
+#ifdef NEED_FP64
+typedef double acc_t;
+typedef double2 acc2_t;
+typedef double4 acc4_t;
+#else
+typedef float acc_t;
+typedef float2 acc2_t;
+typedef float4 acc4_t;
+#endif
+
+#ifdef NEED_FP64
+
 __kernel void convert_to_single(__global float *restrict dst, __global const double *restrict src, uint n)
 {
     const uint i = get_global_id(0);
@@ -40,6 +59,8 @@ __kernel void convert_to_double(__global double *restrict dst, __global const fl
     const uint i = get_global_id(0);
     if (i < n) dst[i] = (double)src[i];
 }
+
+#endif
 
 __kernel void blas_axpy(__global real_t *restrict y, __global const real_t *restrict x, real_t a, uint n)
 {
@@ -161,7 +182,7 @@ inline real4_t bicg_xr_sums(__global real2_t *restrict x, __global real2_t *rest
  * A kernel that needs alpha or beta adds the partial sums
  * that an earlier kernel of the queue left (ng groups, m reals per group)
  * itself: every work-group adds the same values in the same order (in
- * double), so all groups get the same scalar, and the host never waits on a
+ * acc_t), so all groups get the same scalar, and the host never waits on a
  * reduction inside an iteration.  Results the host must see (|r|^2 for the
  * convergence check, breakdown values) are read asynchronously. */
 #define SP_GROUP_SUM(sh, l)                                                                                    \
@@ -174,31 +195,31 @@ inline real4_t bicg_xr_sums(__global real2_t *restrict x, __global real2_t *rest
     } while (0)
 
 /* Components 0..2 of the sums over ng groups of partial[m * g + c] (m = 2 or
- * 4; components past m - 1 are 0).  sh: BLAS_WG double4 of local memory. */
-inline double4 sum_partials(__global const real_t *restrict partial, uint m, uint ng, __local double4 *sh)
+ * 4; components past m - 1 are 0).  sh: BLAS_WG acc4_t of local memory. */
+inline acc4_t sum_partials(__global const real_t *restrict partial, uint m, uint ng, __local acc4_t *sh)
 {
     const uint l = get_local_id(0);
-    double4 a = (double4)(0, 0, 0, 0);
+    acc4_t a = (acc4_t)(0, 0, 0, 0);
     for (uint g = l; g < ng; g += BLAS_WG) {
-        a.x += (double)partial[m * g];
-        a.y += (double)partial[m * g + 1];
-        if (m > 2) a.z += (double)partial[m * g + 2];
+        a.x += (acc_t)partial[m * g];
+        a.y += (acc_t)partial[m * g + 1];
+        if (m > 2) a.z += (acc_t)partial[m * g + 2];
     }
     sh[l] = a;
     SP_GROUP_SUM(sh, l);
-    const double4 r = sh[0];
+    const acc4_t r = sh[0];
     barrier(CLK_LOCAL_MEM_FENCE); /* sh may be reused */
     return r;
 }
 
-/* a / b for complex numbers in double, 0 when b == 0 */
-inline double2 sp_cdiv(double2 a, double2 b)
+/* a / b for complex numbers in acc_t, 0 when b == 0 */
+inline acc2_t sp_cdiv(acc2_t a, acc2_t b)
 {
-    const double d = b.x * b.x + b.y * b.y;
-    if (d == 0) return (double2)(0, 0);
-    return (double2)((a.x * b.x + a.y * b.y) / d, (a.y * b.x - a.x * b.y) / d);
+    const acc_t d = b.x * b.x + b.y * b.y;
+    if (d == 0) return (acc2_t)(0, 0);
+    return (acc2_t)((a.x * b.x + a.y * b.y) / d, (a.y * b.x - a.x * b.y) / d);
 }
-inline double2 sp_cmul(double2 a, double2 b) { return (double2)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+inline acc2_t sp_cmul(acc2_t a, acc2_t b) { return (acc2_t)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
 
 /* CG update with alpha = sum pg / sum pq from the partial sums pg and pq
  * (norm2 layout, two reals per group, ng groups: those of the kernels that
@@ -211,9 +232,9 @@ cg_update_dev(__global real_t *restrict partial, __global real_t *restrict x, __
               __global const real_t *restrict p, __global const real_t *restrict q,
               __global const real_t *restrict pg, __global const real_t *restrict pq, uint ng, uint n)
 {
-    __local double4 sh[BLAS_WG];
+    __local acc4_t sh[BLAS_WG];
     __local real_t s[BLAS_WG];
-    const double gam = sum_partials(pg, 2, ng, sh).x, qq = sum_partials(pq, 2, ng, sh).x;
+    const acc_t gam = sum_partials(pg, 2, ng, sh).x, qq = sum_partials(pq, 2, ng, sh).x;
     const real_t alpha = qq > 0 ? (real_t)(gam / qq) : 0;
     if (get_global_id(0) == 0) partial[2 * get_num_groups(0)] = (real_t)qq;
     real_t acc = 0;
@@ -232,13 +253,13 @@ __kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
 xpay_dev(__global real_t *restrict y, __global const real_t *restrict x, __global const real_t *restrict pnum,
          __global const real_t *restrict pden, uint ng, uint n)
 {
-    __local double4 sh[BLAS_WG];
-    const double num = sum_partials(pnum, 2, ng, sh).x, den = sum_partials(pden, 2, ng, sh).x;
+    __local acc4_t sh[BLAS_WG];
+    const acc_t num = sum_partials(pnum, 2, ng, sh).x, den = sum_partials(pden, 2, ng, sh).x;
     const real_t b = den > 0 ? (real_t)(num / den) : 0;
     FOR_ELEMENTS(i, n) y[i] = x[i] + b * y[i];
 }
 
-/* BiCGStab's scalars in state (double[8]): rho (0,1), alpha (2,3), omega
+/* BiCGStab's scalars in state (acc_t[8]): rho (0,1), alpha (2,3), omega
  * (4,5), <r0, v> (6,7).  pxr: the bicg_xr_dev/bicg_ts layout (four reals per group:
  * |r|^2, conj(r0) r), pd: blas_dot_partial's complex layout, pts: bicg_ts's.
  * Each kernel writes only state entries that no group of it reads. */
@@ -247,17 +268,17 @@ xpay_dev(__global real_t *restrict y, __global const real_t *restrict x, __globa
  * conj(r0) r from pxr; first != 0: p = r (the first iteration). */
 __kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
 bicg_p_dev(__global real2_t *restrict p, __global const real2_t *restrict r, __global const real2_t *restrict v,
-           __global const real_t *restrict pxr, __global const double *restrict state, int first, uint ng, uint n)
+           __global const real_t *restrict pxr, __global const acc_t *restrict state, int first, uint ng, uint n)
 {
-    __local double4 sh[BLAS_WG];
-    const double4 xr = sum_partials(pxr, 4, ng, sh);
+    __local acc4_t sh[BLAS_WG];
+    const acc4_t xr = sum_partials(pxr, 4, ng, sh);
     if (first) {
         FOR_ELEMENTS(i, n) p[i] = r[i];
         return;
     }
-    const double2 rho = (double2)(state[0], state[1]), alpha = (double2)(state[2], state[3]),
-                  omega = (double2)(state[4], state[5]);
-    const double2 bd = sp_cmul(sp_cdiv(xr.yz, rho), sp_cdiv(alpha, omega));
+    const acc2_t rho = (acc2_t)(state[0], state[1]), alpha = (acc2_t)(state[2], state[3]),
+                  omega = (acc2_t)(state[4], state[5]);
+    const acc2_t bd = sp_cmul(sp_cdiv(xr.yz, rho), sp_cdiv(alpha, omega));
     const real2_t b = (real2_t)((real_t)bd.x, (real_t)bd.y), o = (real2_t)((real_t)omega.x, (real_t)omega.y);
     FOR_ELEMENTS(i, n) p[i] = r[i] + bl_cmul(b, p[i] - bl_cmul(o, v[i]));
 }
@@ -266,12 +287,12 @@ bicg_p_dev(__global real2_t *restrict p, __global const real2_t *restrict r, __g
  * alpha, <r0, v> (alpha = 0 when <r0, v> = 0). */
 __kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
 bicg_s_dev(__global real2_t *restrict s, __global const real2_t *restrict r, __global const real2_t *restrict v,
-           __global const real_t *restrict pxr, __global const real_t *restrict pd, __global double *restrict state,
+           __global const real_t *restrict pxr, __global const real_t *restrict pd, __global acc_t *restrict state,
            uint ng, uint n)
 {
-    __local double4 sh[BLAS_WG];
-    const double2 rn = sum_partials(pxr, 4, ng, sh).yz, d = sum_partials(pd, 2, ng, sh).xy;
-    const double2 al = sp_cdiv(rn, d);
+    __local acc4_t sh[BLAS_WG];
+    const acc2_t rn = sum_partials(pxr, 4, ng, sh).yz, d = sum_partials(pd, 2, ng, sh).xy;
+    const acc2_t al = sp_cdiv(rn, d);
     if (get_global_id(0) == 0) {
         state[0] = rn.x, state[1] = rn.y, state[2] = al.x, state[3] = al.y;
         state[6] = d.x, state[7] = d.y;
@@ -286,13 +307,13 @@ bicg_s_dev(__global real2_t *restrict s, __global const real2_t *restrict r, __g
 __kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
 bicg_xr_dev(__global real_t *restrict partial, __global real2_t *restrict x, __global real2_t *restrict r,
             __global const real2_t *restrict p, __global const real2_t *restrict s, __global const real2_t *restrict t,
-            __global const real2_t *restrict r0, __global const real_t *restrict pts, __global double *restrict state,
+            __global const real2_t *restrict r0, __global const real_t *restrict pts, __global acc_t *restrict state,
             uint ng, uint n)
 {
-    __local double4 sh[BLAS_WG];
+    __local acc4_t sh[BLAS_WG];
     __local real4_t sa[BLAS_WG];
-    const double4 ts = sum_partials(pts, 4, ng, sh);
-    const double2 om = ts.x > 0 ? ts.yz / ts.x : (double2)(0, 0);
+    const acc4_t ts = sum_partials(pts, 4, ng, sh);
+    const acc2_t om = ts.x > 0 ? ts.yz / ts.x : (acc2_t)(0, 0);
     const real2_t a = (real2_t)((real_t)state[2], (real_t)state[3]), o = (real2_t)((real_t)om.x, (real_t)om.y);
     if (get_global_id(0) == 0) state[4] = om.x, state[5] = om.y;
     const real4_t acc = bicg_xr_sums(x, r, p, s, t, r0, a, o, n);
@@ -319,6 +340,7 @@ blas_sub_norm(__global real_t *restrict partial, __global real_t *restrict r, __
     group_sum_store(partial, acc, s);
 }
 
+#ifdef NEED_FP64
 /* dst = (float) src and partial sums of |src|^2 (norm2 layout, in the
  * space's precision, i.e. double for the fp64 outer loop). */
 __kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
@@ -345,3 +367,4 @@ __kernel void convert_add(__global double *restrict x, __global double *restrict
         x[i] += v;
     }
 }
+#endif /* NEED_FP64 */

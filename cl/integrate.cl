@@ -41,12 +41,16 @@ __kernel void md_kick(__global real4_t *v, __global const real_t *f, real_t dt, 
     v[i] = vi;
 }
 
-/* one atomic per work-group of 64 after a local-memory max */
-__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+/* one atomic per work-group of MD_WG (a power of two, host-chosen) after a
+ * local-memory max */
+#ifndef MD_WG
+#define MD_WG 64
+#endif
+__kernel __attribute__((reqd_work_group_size(MD_WG, 1, 1)))
 void md_max_displacement(__global const real4_t *x, __global const real4_t *xref,
                          real4_t box, uint n, volatile __global uint *dmax)
 {
-    __local float red[64];
+    __local float red[MD_WG];
     uint i = get_global_id(0), t = get_local_id(0);
     float d2 = 0;
     if (i < n) {
@@ -58,7 +62,7 @@ void md_max_displacement(__global const real4_t *x, __global const real4_t *xref
     }
     red[t] = d2;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = 32; s > 0; s >>= 1) {
+    for (uint s = MD_WG / 2; s > 0; s >>= 1) {
         if (t < s) red[t] = fmax(red[t], red[t + s]);
         barrier(CLK_LOCAL_MEM_FENCE);
     }

@@ -332,7 +332,9 @@ void lj_full_group(__global const real4_t *restrict pos, uint n,
 
 
 #ifdef LJ_HALF_FIXEDPOINT
-#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#ifndef NEED_INT64_ATOMICS
+#error "half-fixedpoint adds with atom_add on longs: the host passes -DNEED_INT64_ATOMICS (platform/require.c)"
+#endif
 /* Deterministic: forces as int64 fixed point (scale FIXED_SCALE, a power of
  * two chosen by the host), so the sum is independent of the order of adds;
  * *bad is set when a value does not fit. fx3 must be zero on entry. */
@@ -406,7 +408,9 @@ __kernel void lj_fixed_convert(__global const long *fx3, __global real_t *f, uin
  * host chooses, clphys_lj_params.defer_exchanges).
  */
 #ifdef REAL_IS_DOUBLE
-#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#ifndef NEED_INT64_ATOMICS
+#error "fp64 half-cas exchanges with atom_cmpxchg on longs: the host passes -DNEED_INT64_ATOMICS"
+#endif
 #define LJ_UINT ulong
 #define LJ_AS_U as_ulong
 #define LJ_AS_R as_double

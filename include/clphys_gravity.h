@@ -71,7 +71,8 @@ typedef struct clphys_gravity_plan clphys_gravity_plan;
  * finite; i_per_item not 0, 1, 2, 4 or 8; j_split outside 0..64;
  * fast_rsqrt64 or flush_denormals outside -1..2; unroll outside 0..work
  * group; a work group beyond the device's size or local memory),
- * CLPHYS_ERR_UNSUPPORTED (fp64 on a device without it), CLPHYS_ERR_BUILD,
+ * CLPHYS_ERR_UNSUPPORTED (fp64 on a device without it; a tiled kernel the
+ * compiler made unable to run its work group), CLPHYS_ERR_BUILD,
  * CLPHYS_ERR_OUT_OF_MEMORY. */
 clphys_status clphys_gravity_plan_create(clphys_context *ctx, const clphys_gravity_params *p,
                                          clphys_gravity_plan **plan);

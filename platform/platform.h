@@ -78,14 +78,32 @@ clphys_status cp_gpu_specs(char *buf, size_t len, int *count);
  * are resolved from the embedded set.  With CLPHYS_KERNEL_DIR set, sources are
  * read from that folder instead (kernel development).  Programs are cached in
  * the context (same file + options -> same cl_program; do not release it) and
- * their binaries on disk (see program.c).  Errors: CLPHYS_ERR_BUILD with the
+ * their binaries on disk (see program.c).  A kernel file uses an optional
+ * extension only under a macro that the options define (cp_build_check).
+ * Errors: CLPHYS_ERR_UNSUPPORTED (cp_build_check), CLPHYS_ERR_BUILD with the
  * build log, CLPHYS_ERR_INVALID_ARGUMENT for an unknown file. */
 clphys_status cp_program(clphys_context *ctx, const char *file, const char *options,
                          cl_program *prog);
 /* Build from a source string (used by cp_program and tests).  *from_cache is
- * set to 1 when the binary came from the disk cache.  Caller releases *prog. */
+ * set to 1 when the binary came from the disk cache.  Caller releases *prog.
+ * Errors: as cp_program. */
 clphys_status cp_program_from_source(clphys_context *ctx, const char *name, const char *source,
                                      const char *options, cl_program *prog, int *from_cache);
+/* What a build with `options` needs of ctx's device (platform/require.c):
+ * OpenCL C 1.2, and each extension that a macro of the options enables in
+ * cl/common.h (-DREAL_IS_DOUBLE or -DNEED_FP64: cl_khr_fp64;
+ * -DNEED_INT64_ATOMICS: cl_khr_int64_base_atomics).  CLPHYS_ERR_UNSUPPORTED
+ * naming the program, the extension (or the OpenCL C version) and the device
+ * when the device's probed info lacks one; name is only for the message. */
+clphys_status cp_build_check(clphys_context *ctx, const char *name, const char *options);
+/* Those extensions as a space-separated list in buf ("" for none). */
+void cp_required_extensions(const char *options, char *buf, size_t n);
+/* The complete options a build passes to the device compiler: -cl-std=CL1.2,
+ * -DCLPHYS_GPU=1 or -DCLPHYS_CPU=1, then options. */
+void cp_build_options(const clphys_context *ctx, const char *options, char *buf, size_t n);
+/* The i-th program built in ctx (newest first): its file and the options
+ * given to cp_program; 0 past the last.  The strings stay ctx's. */
+int cp_program_at(const clphys_context *ctx, int i, const char **file, const char **options);
 /* The folder of the on-disk caches (program binaries, tuning files):
  * $CLPHYS_CACHE_DIR, else $XDG_CACHE_HOME/clphys, else ~/.cache/clphys.
  * Returns 0 when CLPHYS_NO_CACHE is set (not "0") or no folder can be named. */
@@ -152,6 +170,11 @@ void cp_unmap(clphys_context *ctx, cl_mem m, void **host);
 /* The compiled kernel's own limits on ctx's device: the largest work-group
  * (registers may make it smaller than the device's) and its local memory. */
 clphys_status cp_kernel_limits(clphys_context *ctx, cl_kernel k, size_t *max_work_group, cl_ulong *local_mem);
+/* Kernel k (`name` for the message) launched in work-groups of wg: within
+ * its compiled limit and the device's, its local memory within the
+ * device's; else CLPHYS_ERR_UNSUPPORTED naming the kernel and every limit
+ * (platform/require.c).  For kernels of a fixed or host-chosen size. */
+clphys_status cp_check_work_group(clphys_context *ctx, cl_kernel k, const char *name, size_t wg);
 
 /* ---- launching and timing (platform/timer.c) ------------------------------ */
 clphys_status cp_arg(clphys_context *ctx, cl_kernel k, cl_uint idx, size_t size, const void *v);

@@ -249,7 +249,7 @@ static clphys_status build_failed(clphys_context *ctx, cl_program prog, const ch
     return CLPHYS_ERR_BUILD;
 }
 
-static void full_options(const clphys_context *ctx, const char *options, char *buf, size_t n)
+void cp_build_options(const clphys_context *ctx, const char *options, char *buf, size_t n)
 {
     snprintf(buf, n, "-cl-std=CL1.2 %s %s", ctx->info.is_gpu ? "-DCLPHYS_GPU=1" : "-DCLPHYS_CPU=1",
              options ? options : "");
@@ -260,9 +260,10 @@ clphys_status cp_program_from_source(clphys_context *ctx, const char *name, cons
 {
     if (!ctx || !source || !out) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "cp_program_from_source: NULL");
     char opts[4096];
-    full_options(ctx, options, opts, sizeof opts);
+    cp_build_options(ctx, options, opts, sizeof opts);
     if (from_cache) *from_cache = 0;
     *out = NULL;
+    CP_TRY(cp_build_check(ctx, name ? name : "a program", options ? options : ""));
     char dir[4096], path[4200];
     char *key = NULL;
     int use_cache = cp_cache_dir(dir, sizeof dir);
@@ -308,6 +309,7 @@ clphys_status cp_program(clphys_context *ctx, const char *file, const char *opti
 {
     if (!ctx || !file || !prog) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "cp_program: NULL argument");
     if (!options) options = "";
+    CP_TRY(cp_build_check(ctx, file, options)); /* also for a program built before a capability was masked */
     for (struct cp_program_entry *p = ctx->programs; p; p = p->next)
         if (!strcmp(p->file, file) && !strcmp(p->options, options)) {
             *prog = p->prog;
@@ -335,6 +337,16 @@ clphys_status cp_program(clphys_context *ctx, const char *file, const char *opti
     ctx->programs = ent;
     *prog = ent->prog;
     return CLPHYS_SUCCESS;
+}
+
+int cp_program_at(const clphys_context *ctx, int i, const char **file, const char **options)
+{
+    const struct cp_program_entry *p = ctx->programs;
+    for (; p && i > 0; i--) p = p->next;
+    if (!p || i < 0) return 0;
+    *file = p->file;
+    *options = p->options;
+    return 1;
 }
 
 void cp_programs_release(clphys_context *ctx)

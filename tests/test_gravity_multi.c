@@ -27,8 +27,7 @@ static clphys_context *ctx[2]; /* the test device, opened twice */
 
 static const char *test_spec(void)
 {
-    const char *s = getenv("CLPHYS_TEST_DEVICE");
-    if (!s || !*s) s = getenv("CLPHYS_DEVICE");
+    const char *s = getenv("CLPHYS_DEVICE"); /* as tu_context */
     return s && *s ? s : "auto";
 }
 

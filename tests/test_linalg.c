@@ -594,6 +594,38 @@ static void test_bad_arguments(void **state)
     op_destroy(&c);
 }
 
+/* A device without fp64 (the probed capability switched off in a context
+ * of its own): fp32 spaces still solve, the fused kernels adding partial
+ * sums and making scalars in float (cl/blas1.cl), and an fp64 space is
+ * refused with CLPHYS_ERR_UNSUPPORTED naming cl_khr_fp64.  That the
+ * programs built then use no fp64 is tests/test_capability.c's part. */
+static void test_fp32_without_fp64(void **state)
+{
+    (void)state;
+    clphys_context *cx = tu_context();
+    ((clphys_device_info *)clphys_context_device(cx))->fp64 = 0;
+    double *b = malloc(sizeof(double) * 2 * NPT), *x = malloc(sizeof(double) * 2 * NPT);
+    for (int m = 0; m < 2; m++) { /* CG on real vectors, BiCGStab on complex ones */
+        const int nc = m ? 2 : 1;
+        const double beta = m ? 0.7 : 0, tol = m ? 1e-4 : 1e-5;
+        dev_op d;
+        if (op_init(&d, cx, CLPHYS_FP32, LA_BLAS_FUSED, nc, beta, cdiag, NZ, NZ))
+            fail_msg("operator: %s", clphys_last_error(cx));
+        int it = solve(&d, m ? LA_BICGSTAB : LA_CG, 0, NULL, tol, 60 + m, b, x);
+        double tr = true_residual(b, x, nc, beta, NZ, NZ);
+        print_message("# %s fused fp32 without fp64: %d iterations, true residual %.2e\n", m ? "BiCGStab" : "CG", it, tr);
+        assert_true(tr <= 2 * tol);
+        op_destroy(&d);
+    }
+    la_space *s = NULL;
+    const la_space_params sp = {.precision = CLPHYS_FP64, .n = 64};
+    assert_int_equal(la_space_create(cx, &sp, &s), CLPHYS_ERR_UNSUPPORTED);
+    assert_non_null(strstr(clphys_last_error(cx), "cl_khr_fp64"));
+    assert_null(s);
+    free(b), free(x);
+    clphys_context_destroy(cx);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -616,6 +648,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cg),     cmocka_unit_test(test_pcg_mixed),  cmocka_unit_test(test_nonsymmetric),
         cmocka_unit_test(test_refine), cmocka_unit_test(test_global_sum), cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_fp32_without_fp64),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

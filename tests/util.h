@@ -10,8 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Context on $CLPHYS_TEST_DEVICE, else on $CLPHYS_DEVICE, else "auto" (the
- * command's rule).  Fails the test on error. */
+/* Context on $CLPHYS_DEVICE, else "auto": the command's rule, so that
+ * `CLPHYS_DEVICE=intel meson test` tests what `clphys --device intel` runs
+ * on.  Fails the test on error. */
 clphys_context *tu_context(void);
 /* The seed of this process (printed once so a failure can be replayed). */
 uint64_t tu_seed(void);

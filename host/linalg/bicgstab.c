@@ -63,7 +63,8 @@ static clphys_status bicgstab_fused(const la_operator *A, cl_mem b, cl_mem x, co
         clphys_status sf = cp_flush(s->ctx, NULL), sw = cp_wait(s->ctx, &ev);
         if (st || (st = sf) || (st = sw)) break;
         la_sum_host(s, 4, sums);
-        const double *S = la_host_state(s);
+        double S[8];
+        la_host_state(s, S);
         rnorm = sqrt(fmax(sums[0], 0));
         la_report(p, it, rnorm);
         if (!(rnorm > p->target) || !more) break;

@@ -1,5 +1,5 @@
 /* fused.c — launches of the cl/blas1.cl kernels over a space's reduction
- * grid (ngroups work-groups of LA_WG, each work-item striding through the
+ * grid (ngroups work-groups of s->wg, each work-item striding through the
  * vector), through one helper that sets the arguments from a format. */
 #include "la_internal.h"
 
@@ -41,7 +41,7 @@ static clphys_status launch(la_space *s, int k, int cplx, const char *fmt, ...)
     if (st) return st;
     cl_uint n = (cl_uint)(cplx ? s->p.n / 2 : s->p.n);
     CP_TRY(CP_ARG(s->ctx, kr, i, n));
-    size_t global = s->ngroups * LA_WG, local = LA_WG;
+    size_t global = s->ngroups * s->wg, local = s->wg;
     return cp_launch(s->ctx, kr, 1, &global, &local, NULL);
 }
 

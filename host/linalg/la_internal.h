@@ -12,7 +12,8 @@ enum {
 };
 extern const char *const la_kernel_names[K_COUNT];
 
-#define LA_WG 256    /* work-group size of the reduction grid (BLAS_WG)          */
+#define LA_WG 256    /* work-group size of the reduction grid (BLAS_WG), where
+                        the device allows it (space.c: build)                   */
 #define LA_NSLOT 4   /* partial-sum buffers of a space                          */
 #define LA_MAX_GROUPS 4096
 #define LA_STALL 50  /* CG ends after this many iterations in which the
@@ -25,11 +26,14 @@ struct la_space {
     size_t real_size;
     cl_kernel k[K_COUNT];
     size_t ngroups;          /* work-groups of the reduction grid                  */
+    size_t wg;               /* their size (LA_WG or less)                          */
+    size_t acc_size;         /* bytes of a scalar of blas1.cl (acc_t): 8, or 4
+                                on a device without fp64                            */
     cl_mem v[LA_NVEC];
     /* Partial sums, up to 4 reals per work-group and 4 more after them
      * (la_partial_reals); slot i of the two-step norms is part[i]. */
     cl_mem part[LA_NSLOT];
-    cl_mem state;            /* BiCGStab's device scalars, double[8]                */
+    cl_mem state;            /* BiCGStab's device scalars, acc_t[8]                 */
     cl_mem scratch;          /* clBLAST's reduction results                         */
     cl_mem hbuf;             /* page-locked: LA_NSLOT partial arrays, then the state */
     char *hp;                /* hbuf mapped                                         */
@@ -62,7 +66,7 @@ clphys_status la_read_async(la_space *s, cl_mem part, size_t nreal, int state, c
 /* Sums of such a copy (m reals per group), element i of it, the state copy. */
 void la_sum_host(const la_space *s, int m, double out[3]);
 double la_host_real(const la_space *s, size_t i);
-const double *la_host_state(const la_space *s);
+void la_host_state(const la_space *s, double out[8]);
 /* A clBLAST result: one value at a reduction point. */
 clphys_status la_reduce_value(la_space *s, double *v, int n);
 

@@ -70,8 +70,10 @@ typedef struct {
 /* Build the kernels, allocate LA_NVEC vectors, the partial-sum buffers and
  * the page-locked read-back memory.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (n
  * is 0, odd with complex_values, or above 2^32 - 1), CLPHYS_ERR_UNSUPPORTED
- * (no fp64 on the device: the fused kernels add partial sums in double),
- * CLPHYS_ERR_BUILD. */
+ * (an fp64 space on a device without fp64; an fp32 space works on any
+ * device, its fused kernels then adding the groups' partial sums and making
+ * the scalars in float instead of double: cl/blas1.cl states the precision
+ * of each step), CLPHYS_ERR_BUILD. */
 clphys_status la_space_create(clphys_context *ctx, const la_space_params *p, la_space **s);
 void la_space_destroy(la_space *s);
 cl_mem la_space_vec(const la_space *s, int which);

@@ -35,15 +35,39 @@ void la_space_destroy(la_space *s)
     free(s);
 }
 
+/* The kernels, for work-groups of LA_WG or, where the device or a compiled
+ * kernel (registers, local memory) allows fewer, the largest power of two
+ * it allows.  Without fp64 on the device the scalars are float (blas1.cl). */
 static clphys_status build(la_space *s)
 {
+    const clphys_device_info *d = clphys_context_device(s->ctx);
     char prec[128], opts[256];
     CP_TRY(cp_precision_options(s->ctx, s->p.precision, prec, sizeof prec));
-    snprintf(opts, sizeof opts, "%s -DNEED_FP64 -DBLAS_WG=%d%s", prec, LA_WG,
-             clphys_context_device(s->ctx)->is_gpu ? "" : " -DBLAS_CONTIGUOUS");
-    cl_program prog;
-    CP_TRY(cp_program(s->ctx, "blas1.cl", opts, &prog));
-    for (int i = 0; i < K_COUNT; i++) CP_TRY(cp_kernel(s->ctx, prog, la_kernel_names[i], &s->k[i]));
+    const int nk = d->fp64 ? K_COUNT : K_TO_SINGLE; /* the conversions are fp64's */
+    size_t wg = LA_WG;
+    /* the largest static local arrays: an acc4 and a real4 per work-item */
+    while (wg > 1 && (wg > d->max_work_group_size || 64 * wg > d->local_mem_bytes)) wg /= 2;
+    for (;;) {
+        /* CPUs: one contiguous run of elements per work-item (blas1.cl) */
+        snprintf(opts, sizeof opts, "%s%s -DBLAS_WG=%zu%s", prec, d->fp64 ? " -DNEED_FP64" : "", wg,
+                 d->is_gpu ? "" : " -DBLAS_CONTIGUOUS");
+        cl_program prog;
+        CP_TRY(cp_program(s->ctx, "blas1.cl", opts, &prog));
+        size_t fit = wg;
+        for (int i = 0; i < nk; i++) {
+            size_t kwg;
+            cl_ulong lm;
+            CP_TRY(cp_kernel(s->ctx, prog, la_kernel_names[i], &s->k[i]));
+            CP_TRY(cp_kernel_limits(s->ctx, s->k[i], &kwg, &lm));
+            if (lm > d->local_mem_bytes) kwg = wg / 2;
+            while (fit > kwg && fit > 1) fit /= 2;
+        }
+        if (fit == wg) break;
+        for (int i = 0; i < nk; i++) cp_release_kernel(&s->k[i]);
+        wg = fit;
+    }
+    s->wg = wg;
+    s->acc_size = d->fp64 ? 8 : 4;
     return CLPHYS_SUCCESS;
 }
 
@@ -54,9 +78,6 @@ clphys_status la_space_create(clphys_context *ctx, const la_space_params *p, la_
     if (p->n == 0 || p->n > 0xffffffffu || (p->complex_values && p->n % 2))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "linear algebra: vector length %zu (reals) out of range", p->n);
     const clphys_device_info *d = clphys_context_device(ctx);
-    if (!d->fp64)
-        return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED, "linear algebra: the device has no fp64 (cl_khr_fp64), which "
-                                                     "the reductions need");
     la_space *s = calloc(1, sizeof *s);
     if (!s) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "la_space");
     s->ctx = ctx;
@@ -152,7 +173,11 @@ clphys_status la_read_async(la_space *s, cl_mem part, size_t nreal, int state, c
 
 void la_sum_host(const la_space *s, int m, double out[3]) { add_groups(s, s->hp, m, la_sum_groups(s), out); }
 double la_host_real(const la_space *s, size_t i) { return real_at(s, s->hp, i); }
-const double *la_host_state(const la_space *s) { return (const double *)(s->hp + s->hstate); }
+void la_host_state(const la_space *s, double out[8])
+{
+    for (int i = 0; i < 8; i++)
+        out[i] = s->acc_size == 8 ? ((const double *)(s->hp + s->hstate))[i] : ((const float *)(s->hp + s->hstate))[i];
+}
 
 /* ---- the two-step norms -------------------------------------------------- */
 

@@ -16,6 +16,7 @@ struct clphys_md_plan {
     clphys_md_params p;
     clphys_lj_plan *lj;
     size_t n, rs;
+    size_t disp_wg; /* md_max_displacement's work-group (MD_WG): 64, or the device's most */
     double lo[3], box[3];
     cl_kernel k_kd, k_kick, k_disp;
     cl_mem vel, vel_tmp, img, img_tmp, xref, dmax;
@@ -173,11 +174,15 @@ static clphys_status setup(clphys_context *ctx, clphys_md_plan *pl, size_t n, co
     pl->rs = p->lj.precision == CLPHYS_FP64 ? 8 : 4;
     char opt[256];
     CP_TRY(cp_precision_options(ctx, p->lj.precision, opt, sizeof opt));
+    for (pl->disp_wg = 64; pl->disp_wg > ctx->info.max_work_group_size;) pl->disp_wg /= 2;
+    size_t o = strlen(opt);
+    snprintf(opt + o, sizeof opt - o, " -DMD_WG=%zu", pl->disp_wg);
     cl_program prog;
     CP_TRY(cp_program(ctx, "integrate.cl", opt, &prog));
     CP_TRY(cp_kernel(ctx, prog, "md_kick_drift", &pl->k_kd));
     CP_TRY(cp_kernel(ctx, prog, "md_kick", &pl->k_kick));
     CP_TRY(cp_kernel(ctx, prog, "md_max_displacement", &pl->k_disp));
+    CP_TRY(cp_check_work_group(ctx, pl->k_disp, "md_max_displacement", pl->disp_wg));
     if (pl->bound) {
         CP_TRY(cp_kernel(ctx, prog, "md_check_state", &pl->k_check));
         CP_TRY(cp_kernel(ctx, prog, "md_pull", &pl->k_pull));
@@ -329,7 +334,7 @@ static clphys_status need_rebuild(clphys_md_plan *pl, int *yes, double *ks)
     clphys_context *ctx = pl->ctx;
     clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
     cl_uint zero = 0, n = (cl_uint)pl->n, bits;
-    size_t g = md_global(n, 64), l = 64;
+    size_t g = md_global(n, pl->disp_wg), l = pl->disp_wg;
     CP_TRY(cp_write(ctx, pl->dmax, 0, 4, &zero));
     cl_kernel k = pl->k_disp;
     CP_TRY(CP_ARG(ctx, k, 0, nb->pos));

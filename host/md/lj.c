@@ -99,10 +99,6 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
                                               : CLPHYS_LJ_CPU;
     int fixed = pl->variant == CLPHYS_LJ_HALF_FIXEDPOINT, hcas = pl->variant == CLPHYS_LJ_HALF_CAS;
     int staged = pl->variant == CLPHYS_LJ_FULL_STAGED;
-    if ((fixed || (hcas && p->precision == CLPHYS_FP64)) && !dev->int64_atomics)
-        return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED,
-                        "lj: variant %s in %s needs cl_khr_int64_base_atomics, which %s lacks",
-                        names[pl->variant], p->precision == CLPHYS_FP64 ? "fp64" : "fp32", dev->name);
     pl->shift = 0;
     if (p->shifted) {
         double s6 = pow(p->sigma / p->r_cut, 6);
@@ -140,7 +136,7 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
     if (staged) snprintf(opt + o, sizeof opt - o, " -DLJ_WG=%zu", pl->wg);
     /* fixed point: 2^44 in fp64 (resolution 6e-14, |F| < 5e5), 2^32 in fp32 */
     if (fixed)
-        snprintf(opt + o, sizeof opt - o, " -DLJ_HALF_FIXEDPOINT=1 -DFIXED_SCALE=%s",
+        snprintf(opt + o, sizeof opt - o, " -DLJ_HALF_FIXEDPOINT=1 -DNEED_INT64_ATOMICS=1 -DFIXED_SCALE=%s",
                  p->precision == CLPHYS_FP64 ? "17592186044416.0" : "4294967296.0");
     cl_program prog = NULL;
     if (hcas) {
@@ -150,6 +146,14 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
         kernel_name(pl->variant, kn, sizeof kn);
         CP_TRY(cp_program(ctx, pl->variant == CLPHYS_LJ_CPU ? "lj_cpu.cl" : "lj.cl", opt, &prog));
         CP_TRY(cp_kernel(ctx, prog, kn, &pl->k));
+        /* a default size the compiled kernel cannot run (registers) shrinks,
+         * unless the kernel was built for it (full-group's local arrays,
+         * full-staged's stage) */
+        size_t kwg;
+        CP_TRY(cp_kernel_limits(ctx, pl->k, &kwg, NULL));
+        if (p->work_group_size <= 0 && pl->variant != CLPHYS_LJ_FULL_GROUP && !staged)
+            while (pl->wg > kwg && pl->wg > 1) pl->wg /= 2;
+        CP_TRY(cp_check_work_group(ctx, pl->k, kn, pl->wg));
     }
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * rs * n, NULL, &pl->f));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, rs * n, NULL, &pl->vir));

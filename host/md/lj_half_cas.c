@@ -74,8 +74,9 @@ clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const 
                                                   : HS_SORTED_ROWS;
     int ahead = p->entries_ahead > 0 ? p->entries_ahead : 2, defer = p->defer_exchanges == 2;
     for (;;) {
-        snprintf(opt, sizeof opt, "%s -DLJ_HALF_CAS=1 -DLJ_SLOTS=%zu -DLJ_WG=%zu -DLJ_AHEAD=%d -DLJ_DEFER=%d",
-                 opt0, slots, wg, ahead, defer);
+        /* fp64 exchanges 64-bit words: atom_cmpxchg */
+        snprintf(opt, sizeof opt, "%s -DLJ_HALF_CAS=1 -DLJ_SLOTS=%zu -DLJ_WG=%zu -DLJ_AHEAD=%d -DLJ_DEFER=%d%s",
+                 opt0, slots, wg, ahead, defer, p->precision == CLPHYS_FP64 ? " -DNEED_INT64_ATOMICS=1" : "");
         cl_program prog;
         CP_TRY(cp_program(ctx, "lj.cl", opt, &prog));
         CP_TRY(cp_kernel(ctx, prog, "lj_half_cas", &pl->k));

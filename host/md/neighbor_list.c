@@ -157,6 +157,7 @@ static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p
     CP_TRY(cp_program(ctx, ctx->info.is_cpu ? "neighbor_cpu.cl" : "neighbor_list.cl", opt, &np));
     CP_TRY(cp_kernel(ctx, cp, "cell_assign", &pl->k_assign));
     CP_TRY(cp_kernel(ctx, cp, "scan_exclusive", &pl->k_scan));
+    CP_TRY(cp_check_work_group(ctx, pl->k_scan, "scan_exclusive", pl->scan_wg));
     CP_TRY(cp_kernel(ctx, cp, "cell_scatter", &pl->k_scatter));
     CP_TRY(cp_kernel(ctx, cp, "cell_order", &pl->k_order));
     CP_TRY(cp_kernel(ctx, cp, "gather_real4", &pl->k_gather4));

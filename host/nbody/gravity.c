@@ -99,6 +99,7 @@ clphys_status clphys_gravity_plan_create(clphys_context *ctx, const clphys_gravi
     if (!st) st = cp_kernel(ctx, prog, tiled ? "gravity_tiled" : "gravity_vector", &pl->k);
     if (!st && !tiled) st = cp_kernel(ctx, prog, "gravity_soa", &pl->k_soa);
     if (!st && tiled) st = cp_kernel(ctx, prog, "gravity_reduce", &pl->k_red);
+    if (!st && tiled) st = cp_check_work_group(ctx, pl->k, "gravity_tiled", wg); /* WG is compiled in */
     snprintf(pl->base_variant, sizeof pl->base_variant, "%s", pl->variant);
     if (st) {
         clphys_gravity_plan_destroy(pl);

@@ -1,0 +1,17 @@
+/* md_peers.h — the md path's peers (LAMMPS, OpenMM), run by bench_md: see md_peers.c. */
+#ifndef CLPHYS_BENCH_MD_PEERS_H
+#define CLPHYS_BENCH_MD_PEERS_H
+
+#include "bench.h"
+#include <stddef.h>
+
+/* Run the peers installed for run's device type on one system, adding one
+ * md row per result (rate: wall-clock steps/s; verified: step-0 potential
+ * energy per atom within 1e-4 (fp32) or 1e-9 (fp64) of pe0_ref): OpenMM on
+ * data_file (a LAMMPS data file, may be .gz), and on CPU devices LAMMPS on
+ * lammps_input (an input script; NULL: none).  status receives "" or why a
+ * peer did not run. */
+void md_peers(bench_run *run, const char *data_file, const char *lammps_input, double pe0_ref, char *status,
+              size_t len);
+
+#endif

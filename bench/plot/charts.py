@@ -1,0 +1,327 @@
+#!/usr/bin/env python3
+"""Charts of `clphys bench --json` files from one or several devices.
+
+usage: bench/plot/charts.py OUTDIR RESULT.json [RESULT.json ...] [--title TEXT]
+
+Writes into OUTDIR (each chart only when the files have rows for it):
+  best.png            per compute path, the fastest verified variant of each
+                      device and precision as grouped bars coloured by device
+                      (log scale: devices differ by orders of magnitude), the
+                      variant, size and fraction of the device's measured
+                      limit written beside each bar; peers (OpenMM, LAMMPS,
+                      the C reference) as hatched bars beside them
+  roofline-<dev>.png  per device: each path's best verified row per precision,
+                      achieved FLOP/s against arithmetic intensity (flops per
+                      byte under the row's declared byte model), under the
+                      device's measured copy bandwidth and fp32 / fp64 FMA
+                      rates; rows without a byte model stand at the right edge
+  scaling.png         rows carrying params.gpus and params.efficiency
+                      (gravity_mpi): measured weak-scaling efficiency against
+                      devices, the performance model's prediction beside it
+
+A device is its name, platform and driver; files of one device are merged
+(the newest row of a path/variant/precision/size wins).  md rows are
+compared by wall-clock steps/s (params.wall_steps_per_s where a file has it).
+Needs matplotlib (Debian: apt-get install python3-matplotlib; or pip).
+"""
+import argparse
+import json
+import math
+import os
+import re
+import sys
+
+PEER = re.compile(r"^(openmm|lammps|c-openmp)")
+PATHS = ["gravity", "lj", "neighbor", "md", "dslash", "solver"]
+UNIT_SHORT = {"interactions/s": "interactions/s", "pair-evaluations/s": "pair evaluations/s",
+              "particles/s": "particles/s", "steps/s": "MD steps/s", "sites/s": "sites/s", "solves/s": "solves/s"}
+LIMIT_SHORT = {"fma_fp32_flops": "fp32 FMA", "fma_fp64_flops": "fp64 FMA", "copy_bytes_per_s": "copy BW",
+               "triad_bytes_per_s": "triad BW"}
+COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"]
+
+
+def device_label(dev):
+    """Short and distinct: a CPU's model, cores and (PoCL) instruction-set target, the implementation."""
+    name, plat, drv = dev.get("name", "?"), dev.get("platform", ""), dev.get("driver_version", "")
+    cu = dev.get("compute_units", 0)
+    cores = f", {cu} core{'s' if cu != 1 else ''}" if dev.get("type") == "CPU" and cu else ""
+    if "Portable Computing Language" in plat or plat.lower().startswith("pocl"):
+        m = re.match(r"^(?:pthread|cpu|basic)-([a-z0-9_-]+?)-([A-Z].*)$", name)
+        cpu, target = (m.group(2), f", {m.group(1)}") if m else (name, "")
+        return f"{cpu}{cores}{target} · PoCL {drv.split('+')[0]}"
+    if "Intel" in plat and dev.get("type") != "GPU":
+        return f"{name}{cores} · Intel CPU runtime {'.'.join(drv.split('.')[:2])}"
+    if "NVIDIA" in plat:
+        return f"{name.replace(' 80GB HBM3', '')} · NVIDIA {drv}"
+    return f"{name} · {plat} {drv}"
+
+
+def rate_of(r):
+    """What a path's bars compare: its rate (md: wall clock), or for the
+    solver, whose solves/s depend on the lattice, its GFLOP/s."""
+    if r["path"] == "solver":
+        return r.get("gflops", 0) * 1e9
+    if r["path"] == "md" and "wall_steps_per_s" in r.get("params", {}):
+        return r["params"]["wall_steps_per_s"]
+    return r.get("rate", 0)
+
+
+def unit_of(path, r):
+    if path == "solver":
+        return f"FLOP/s ({r.get('flops_convention', '')})"
+    u = r.get("rate_unit", "")
+    return UNIT_SHORT.get(u, u) + (" (wall clock)" if path == "md" else "")
+
+
+def common_sizes(devices, path):
+    """Sizes every device ran a path at (md's steps/s compare only at one size); empty: any."""
+    sizes = None
+    for d in devices.values():
+        ns = {r["n"] for r in d["rows"] if r["path"] == path and r.get("verified")}
+        if ns:
+            sizes = ns if sizes is None else sizes & ns
+    return sizes or set()
+
+
+def load(files):
+    """{device label: {"limits": {...}, "rows": [...]}} with duplicates resolved (later file wins)."""
+    devices = {}
+    for f in files:
+        with open(f) as fh:
+            doc = json.load(fh)
+        label = device_label(doc.get("device", {}))
+        d = devices.setdefault(label, {"limits": {}, "rows": {}, "date": ""})
+        for k, v in doc.get("limits", {}).items():  # the highest measured: the least disturbed run
+            if isinstance(v, (int, float)) and v > d["limits"].get(k, 0):
+                d["limits"][k] = v
+        for r in doc.get("results", []):
+            key = (r["path"], r["variant"], r["precision"], r["n"])
+            if key not in d["rows"] or doc.get("date", "") >= d["rows"][key][0]:
+                d["rows"][key] = (doc.get("date", ""), r)
+        d["date"] = max(d["date"], doc.get("date", ""))
+    for d in devices.values():
+        d["rows"] = [r for _, r in d["rows"].values()]
+    return devices
+
+
+def best_rows(rows, path, peers, sizes=()):
+    """{precision: row}: the fastest verified row of a path (peers or clphys's own), at one of sizes if given."""
+    out = {}
+    for r in rows:
+        if r["path"] != path or not r.get("verified") or bool(PEER.match(r["variant"])) != peers:
+            continue
+        if sizes and r["n"] not in sizes:
+            continue
+        if rate_of(r) > 0 and (r["precision"] not in out or rate_of(r) > rate_of(out[r["precision"]])):
+            out[r["precision"]] = r
+    return out
+
+
+def si(x):
+    for f, s in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if x >= f:
+            return f"{x / f:.3g} {s}"
+    return f"{x:.3g}"
+
+
+def bar_text(r, peer):
+    frac = r.get("fraction_of_limit", 0)
+    lim = f" · {frac:.0%} of {LIMIT_SHORT.get(r.get('limit'), r.get('limit'))}" if frac > 0 else ""
+    v = r["variant"]
+    if peer and r["path"] == "md" and "platform" in r.get("params", {}):
+        v += f" ({r['params'].get('device') or r['params']['platform']})"
+    return f"{si(rate_of(r))}  {v}, n={r['n']:,}{lim}"
+
+
+def chart_best(plt, devices, out, title):
+    labels = list(devices)
+    colour = {d: COLOURS[i % len(COLOURS)] for i, d in enumerate(labels)}
+    panels = []
+    for path in PATHS:
+        bars = []  # (group precision, device, row, peer)
+        sizes = common_sizes(devices, path) if path == "md" else set()
+        for prec in ("fp32", "mixed", "fp64"):
+            for dev in labels:
+                for peer in (False, True):
+                    r = best_rows(devices[dev]["rows"], path, peer, sizes).get(prec)
+                    if r:
+                        bars.append((prec, dev, r, peer))
+        if bars:
+            panels.append((path, bars))
+    if not panels:
+        return None
+    labels = [d for d in labels if any(dev == d for _, b in panels for _, dev, _, _ in b)]  # devices with bars
+    heights = [0.42 * len(b) + 0.9 for _, b in panels]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(13, sum(heights) + 1.2),
+                             gridspec_kw={"height_ratios": heights}, squeeze=False)
+    for ax, (path, bars) in zip(axes[:, 0], panels):
+        y, ticks, tick_labels, prev = 0, [], [], None
+        xs = [rate_of(r) for _, _, r, _ in bars]
+        for prec, dev, r, peer in bars:
+            if prev is not None and prec != prev:
+                y += 0.6  # gap between precision groups
+            ax.barh(y, rate_of(r), color=colour[dev], hatch="//" if peer else None, alpha=0.55 if peer else 1.0,
+                    edgecolor="white" if not peer else colour[dev], height=0.8)
+            ax.text(rate_of(r) * 1.08, y, bar_text(r, peer), va="center", fontsize=9)
+            ticks.append(y)
+            tick_labels.append(prec + (" peer" if peer else ""))
+            prev, y = prec, y + 1
+        ax.set_yticks(ticks, tick_labels, fontsize=9)
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        lo, hi = min(xs), max(xs)
+        ax.set_xlim(lo / 3, hi * 10 ** (0.45 * max(1.0, math.log10(hi / lo) + 1)))
+        ax.set_title(f"{path} — {unit_of(path, bars[0][2])}", loc="left", fontsize=11, fontweight="bold")
+        ax.grid(axis="x", which="major", alpha=0.3)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colour[d]) for d in labels]
+    handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="white", edgecolor="grey", hatch="//"))
+    total = sum(heights) + 1.2
+    fig.suptitle(title or "Fastest verified variant per device and precision", y=1 - 0.15 / total, fontsize=13)
+    fig.legend(handles, labels + ["peer program, same device, same run"], loc="upper center",
+               bbox_to_anchor=(0.5, 1 - 0.5 / total), ncol=min(3, len(handles)), fontsize=10, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 1.0 / total))
+    path = os.path.join(out, "best.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def chart_roofline(plt, label, dev, out):
+    lim = dev["limits"]
+    bw, f32, f64 = lim.get("copy_bytes_per_s"), lim.get("fma_fp32_flops"), lim.get("fma_fp64_flops")
+    if not bw or not f32:
+        return None
+    pts = []
+    for path in PATHS:
+        for prec, r in best_rows(dev["rows"], path, False).items():
+            flops = r.get("gflops", 0) * 1e9
+            if flops > 0:
+                pts.append((path, prec, r, flops, flops / r["bytes_per_s"] if r.get("bytes_per_s", 0) > 0 else None))
+    if not pts:
+        return None
+    ais = [p[4] for p in pts if p[4]] + [f32 / bw]
+    xlo, xhi = min(ais) / 4, max(ais) * 16
+    edge = xhi / 1.6  # where rows without a byte model stand
+    fig, ax = plt.subplots(figsize=(10, 6.5))
+    xs = [xlo * (xhi / xlo) ** (i / 200) for i in range(201)]
+    for peak, name, style in ((f32, "fp32", "-"), (f64, "fp64", "--")):
+        if peak:
+            ax.plot(xs, [min(peak, bw * x) for x in xs], style, color="black", lw=1.4,
+                    label=f"copy bandwidth {si(bw)}B/s, then {name} FMA {si(peak)}FLOP/s (measured)")
+    marker = {"fp32": "o", "fp64": "s", "mixed": "^"}
+    pcol = {p: COLOURS[i % len(COLOURS)] for i, p in enumerate(PATHS)}
+    placed = []  # label positions (log x, log y) so far: a close one moves down
+    for path, prec, r, flops, ai in sorted(pts, key=lambda p: -p[3]):
+        x = ai if ai else edge
+        ax.scatter([x], [flops], s=70, marker=marker.get(prec, "D"), color=pcol[path], edgecolor="black", zorder=3)
+        note = "" if ai else " (no byte model)"
+        lx, ly, dy = math.log10(x), math.log10(flops), 4
+        while any(abs(lx - px) < 0.6 and abs(ly + dy / 60 - py) < 0.07 for px, py in placed):
+            dy -= 12
+        placed.append((lx, ly + dy / 60))
+        ax.annotate(f"{path} {prec}{note}", (x, flops), xytext=(-8 if not ai else 7, dy),
+                    ha="right" if not ai else "left", textcoords="offset points", fontsize=9)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(xlo, xhi)
+    ys = [p[3] for p in pts]
+    ax.set_ylim(min(min(ys), bw * xlo) / 3, max(f32, max(ys)) * 3)
+    ax.legend(loc="upper left", fontsize=9, frameon=False)
+    ax.set_xlabel("arithmetic intensity (flops per byte, under each path's stated byte model)")
+    ax.set_ylabel("achieved FLOP/s (flop convention of the path)")
+    ax.set_title(f"Roofline: {label}\nbest verified row of each path and precision; ceilings: the highest "
+                 "limits measured in these files\n(a point above the roof: its byte model counts no cache reuse)",
+                 fontsize=10)
+    ax.grid(which="major", alpha=0.3)
+    fig.tight_layout()
+    safe = re.sub(r"[^A-Za-z0-9]+", "-", label).strip("-").lower()
+    path = os.path.join(out, f"roofline-{safe}.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def chart_scaling(plt, devices, out):
+    series = {}  # (device, precision, per device) -> {exchange: [(gpus, eff, predicted)]}, model curve
+    for label, dev in devices.items():
+        for r in dev["rows"]:
+            p = r.get("params", {})
+            if "gpus" not in p or "efficiency" not in p or not r.get("verified"):
+                continue
+            key = (label, r["precision"], p.get("particles_per_device", r["n"]))
+            s = series.setdefault(key, {"ex": {}, "model": [], "model_p": 0})
+            s["ex"].setdefault(p.get("exchange", r["variant"]), []).append(
+                (p["gpus"], p["efficiency"], p.get("predicted_efficiency")))
+            if p.get("model_curve") and p["gpus"] >= s["model_p"]:  # the curve of the widest run
+                s["model"], s["model_p"] = p["model_curve"], p["gpus"]
+    if not series:
+        return None
+    keys = sorted(series, key=lambda k: (k[0], k[1], k[2]))
+    ncol = min(3, len(keys))
+    nrow = (len(keys) + ncol - 1) // ncol
+    top = max(1.2, max(e for s in series.values() for pts in s["ex"].values() for _, e, _ in pts) * 1.08)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(5.2 * ncol, 4.0 * nrow + 0.8), squeeze=False)
+    for ax, key in zip(axes.flat, keys):
+        s = series[key]
+        for i, (ex, pts) in enumerate(sorted(s["ex"].items())):
+            pts.sort()
+            c = COLOURS[i % len(COLOURS)]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=c, label=f"{ex} (measured)")
+            pred = [(p[0], p[2]) for p in pts if p[2] is not None]
+            ax.plot([p[0] for p in pred], [p[1] for p in pred], "o", mfc="none", color=c, ms=9)
+        if s["model"]:
+            g = [x for x, _ in s["model"]]
+            ax.plot(g, [e for _, e in s["model"]], ":", color="grey",
+                    label="the model (sec. 6) from the widest run's measurements")
+            gl, el = s["model"][-1]
+            ax.text(15.5, 0.04 * top, f"model at {gl} devices: {el:.2f}", ha="right", fontsize=8, color="grey")
+        ax.axhline(1.0, color="black", lw=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_xlim(0.8, 16)
+        ax.set_ylim(0, top)
+        ax.set_xlabel("devices (weak scaling)")
+        ax.set_ylabel("parallel efficiency")
+        ax.set_title(f"{key[1]}, {key[2]:,} particles per device", fontsize=10)
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(keys):]:
+        ax.set_visible(False)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    handles.append(plt.Line2D([], [], marker="o", mfc="none", color="black", ls="none", ms=9))
+    labels.append("the model's prediction at that point")
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=False)
+    devs = sorted({k[0] for k in keys})
+    fig.suptitle("Direct-sum gravity over MPI ranks, " + "; ".join(devs), fontsize=12)
+    fig.tight_layout(rect=(0, 0.08, 1, 0.97))
+    path = os.path.join(out, "scaling.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("outdir")
+    ap.add_argument("results", nargs="+")
+    ap.add_argument("--title", default="")
+    args = ap.parse_args()
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        sys.exit("charts.py: matplotlib is missing (apt-get install python3-matplotlib, or pip install matplotlib)")
+    devices = load(args.results)
+    os.makedirs(args.outdir, exist_ok=True)
+    made = [chart_best(plt, devices, args.outdir, args.title), chart_scaling(plt, devices, args.outdir)]
+    made += [chart_roofline(plt, label, dev, args.outdir) for label, dev in devices.items()]
+    made = [m for m in made if m]
+    if not made:
+        sys.exit("charts.py: no verified rows to chart")
+    for m in made:
+        print(f"wrote {m}")
+
+
+if __name__ == "__main__":
+    main()
