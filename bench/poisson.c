@@ -272,7 +272,12 @@ static void vcycle_rows(bench_run *run, grid s, const geom *G, int smooth)
             snprintf(row.byte_model, sizeof row.byte_model, "each array of each V-cycle kernel once (vcycle_bytes)");
             bench_set_fraction(run, &row, "copy_bytes_per_s", row.bytes_per_s);
             row.max_rel_error = run->verify ? (mg ? dmax / zmax : INFINITY) : 0;
-            row.verified = row.max_rel_error <= (prec ? 1e-10 : 1e-4);
+            /* fp64: the library and the reference run the line solves' recurrence
+             * in two equivalent orders, and columns whose vertical couplings are
+             * ~1e6 times the horizontal ones amplify that rounding; PoCL and the
+             * H100 give the same digits (5.4e-11 at 256x256x32, 2.4e-10 at
+             * 512x512x64, bench/poisson-notes.md), so 1e-9 */
+            row.verified = row.max_rel_error <= (prec ? 1e-9 : 1e-4);
             const double sbytes = prec ? info.stencil_bytes_fp64 : info.stencil_bytes_fp32;
             snprintf(row.params, sizeof row.params,
                      "{\"grid\":\"%s\",\"levels\":%d,\"smooth\":%d,\"omega\":0.8,\"coarse_scale\":0.5,"
