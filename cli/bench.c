@@ -2,6 +2,8 @@
  * through bench_suite.h) on the chosen device. */
 #include "bench_suite.h"
 #include "cli.h"
+#include "opt.h"
+#include "outputs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +13,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: clphys bench [--device SPEC] [--path NAME[,NAME...]] [--precision fp32|fp64]\n"
-            "                    [--size N] [--repeat R] [--json FILE] [--probe] [--no-verify] [--quick|--full]\n"
+            "                    [--size N] [--repeat R] [--json FILE [--force]] [--probe] [--no-verify]\n"
+            "                    [--quick|--full]\n"
             "  --probe      only measure and print the device's limits (bandwidth, FMA rates)\n"
             "  --path       compute paths to run (default: all):");
     for (int i = 0; bench_path_name(i); i++) fprintf(out, " %s", bench_path_name(i));
@@ -19,7 +22,8 @@ static void usage(FILE *out)
                  "  --size       problem size for every path (default: each path's own sizes)\n"
                  "  --repeat     timed repetitions per case, the median is reported (default 10)\n"
                  "  --quick      small default sizes (the default on CPU devices); --full forces full sizes\n"
-                 "  --json FILE  also write the results with the device's identity (written atomically)\n"
+                 "  --json FILE  also write the results with the device's identity (written atomically;\n"
+                 "               an existing FILE is replaced only with --force)\n"
                  "Exit status 1 when any case fails verification or cannot run.\n");
 }
 
@@ -27,32 +31,39 @@ int cmd_bench(int argc, char **argv)
 {
     const char *device = NULL;
     bench_options opt = {.repeat = 10, .verify = 1, .quick = -1};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int more = i + 1 < argc;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--device") && more) device = argv[++i];
-        else if (!strcmp(a, "--path") && more) opt.paths = argv[++i];
-        else if (!strcmp(a, "--precision") && more) opt.precision = argv[++i];
-        else if (!strcmp(a, "--size") && more) opt.size = atoll(argv[++i]);
-        else if (!strcmp(a, "--repeat") && more) opt.repeat = atoi(argv[++i]);
-        else if (!strcmp(a, "--json") && more) opt.json = argv[++i];
-        else if (!strcmp(a, "--probe")) opt.probe_only = 1;
-        else if (!strcmp(a, "--no-verify")) opt.verify = 0;
-        else if (!strcmp(a, "--quick")) opt.quick = 1;
-        else if (!strcmp(a, "--full")) opt.quick = 0;
-        else {
-            fprintf(stderr, "clphys bench: unknown or incomplete option '%s'\n", a);
-            usage(stderr);
-            return 2;
-        }
+    long long repeat = 10, size = 0;
+    int prec = -1, no_verify = 0, quick = 0, full = 0, force = 0, help = 0;
+    const cli_opt opts[] = {
+        CLI_OPT_STRING("--device", &device),
+        CLI_OPT_STRING("--path", &opt.paths),
+        CLI_OPT_CHOICE("--precision", &prec, "fp32|fp64"),
+        CLI_OPT_INT("--size", &size, 1, 1LL << 40),
+        CLI_OPT_INT("--repeat", &repeat, 1, 1000000),
+        CLI_OPT_STRING("--json", &opt.json),
+        CLI_OPT_FLAG("--probe", &opt.probe_only),
+        CLI_OPT_FLAG("--no-verify", &no_verify),
+        CLI_OPT_FLAG("--quick", &quick),
+        CLI_OPT_FLAG("--full", &full),
+        CLI_OPT_FLAG("--force", &force),
+        CLI_OPT_END,
+    };
+    if (cli_parse("bench", argc, argv, opts, NULL, 0, NULL, &help)) return 2;
+    if (help) {
+        usage(stdout);
+        return 0;
     }
-    if (bench_options_check(&opt)) {
-        usage(stderr);
+    if (quick && full) {
+        fprintf(stderr, "clphys bench: --quick and --full: give one of them\n");
         return 2;
     }
+    opt.precision = prec < 0 ? NULL : prec ? "fp64" : "fp32";
+    opt.size = size;
+    opt.repeat = (int)repeat;
+    opt.verify = !no_verify;
+    opt.quick = quick ? 1 : full ? 0 : -1;
+    if (bench_options_check(&opt)) return 2;
+    const cli_file outputs[] = {{"--json", opt.json}};
+    if (cli_check_outputs("bench", NULL, 0, outputs, 1, force)) return 2;
     clphys_context *ctx;
     clphys_status st = clphys_context_create(device, &ctx);
     if (st) return cli_fail("bench", st, NULL);

@@ -1,15 +1,22 @@
 /* lqcd.c — `clphys lqcd`: gauge-configuration files and Wilson solves.
- *   clphys lqcd plaquette FILE
- *   clphys lqcd generate --dims LXxLYxLZxLT (--cold | --hot SEED) --out FILE [--fp32] [--two-rows]
+ *   clphys lqcd plaquette FILE [--no-checksum]
+ *   clphys lqcd generate --dims LXxLYxLZxLT (--cold | --hot SEED) --out FILE [--format nersc|ildg]
+ *                        [--fp32] [--two-rows] [--force]
+ *   clphys lqcd convert IN OUT [--to nersc|ildg] [--fp32|--fp64] [--two-rows] [--no-checksum] [--force]
  *   clphys lqcd solve FILE --kappa K --source point|random --tol T
  *                    [--solver cgnr|bicgstab] [--fp64-only] [--blas auto|fused|clblast] [--periodic]
- *                    [--max-iter N] [--device SPEC]
+ *                    [--max-iter N] [--no-checksum] [--device SPEC]
+ * Every subcommand describes its options in one table (cli/opt.h); a new
+ * option is one more table line and one more field.
  * solve prints the residual history (the iterated estimate per Krylov
  * iteration, the true fp64 residual per defect-correction cycle) and, for a
  * point source (12 solves, one per source spin-colour),
  * the pion correlator C(t) = sum_x |S(x,t)|^2. */
 #include "cli.h"
+#include "opt.h"
+#include "outputs.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,64 +24,171 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: clphys lqcd plaquette FILE\n"
-                 "       clphys lqcd generate --dims LXxLYxLZxLT (--cold | --hot SEED) --out FILE [--fp32] [--two-rows]\n"
+    fprintf(out, "usage: clphys lqcd plaquette FILE [--no-checksum]\n"
+                 "       clphys lqcd generate --dims LXxLYxLZxLT (--cold | --hot SEED) --out FILE\n"
+                 "              [--format nersc|ildg] [--fp32] [--two-rows] [--force]\n"
+                 "       clphys lqcd convert IN OUT [--to nersc|ildg] [--fp32|--fp64] [--two-rows] [--no-checksum]\n"
+                 "              [--force]\n"
                  "       clphys lqcd solve FILE --kappa K --source point|random --tol T\n"
                  "              [--solver cgnr|bicgstab] [--fp64-only] [--blas auto|fused|clblast]\n"
-                 "              [--periodic] [--max-iter N] [--device SPEC]\n"
-                 "Gauge files are NERSC (4D_SU3_GAUGE or 4D_SU3_GAUGE_3x3, IEEE32BIG/IEEE64BIG); the header's\n"
-                 "checksum, plaquette and link trace are verified.  The fermion boundary is antiperiodic in t\n"
-                 "unless --periodic.  Solves use the even-odd system, mixed precision unless --fp64-only; the\n"
-                 "level-1 work runs in fused kernels (auto, fused) or through clBLAST.\n");
+                 "              [--periodic] [--max-iter N] [--no-checksum] [--device SPEC]\n"
+                 "Gauge files are read in NERSC, ILDG or MILC (v5 binary) format, told apart by their first bytes,\n"
+                 "and written in NERSC or ILDG (convert: --to, else from OUT's extension .nersc, .ildg or .lime;\n"
+                 "precision: the input's unless --fp32/--fp64).  Every read checks the file's size, that links are\n"
+                 "finite and in SU(3), and the checksum, plaquette and link trace the file carries; a file that\n"
+                 "carries none (e.g. CHECKSUM = 0) is read only with --no-checksum, and is said to be not verified.\n"
+                 "An existing output is replaced only with --force, an input never.  The fermion boundary is\n"
+                 "antiperiodic in t unless --periodic.  Solves use the even-odd system, mixed precision unless\n"
+                 "--fp64-only; the level-1 work runs in fused kernels (auto, fused) or through clBLAST.\n");
+}
+
+static const char *const FORMATS = "nersc|ildg";
+static const clphys_gauge_file_format FORMAT_OF[] = {CLPHYS_GAUGE_FILE_NERSC, CLPHYS_GAUGE_FILE_ILDG};
+
+/* Read a gauge file of any format; says what could not be verified. */
+static clphys_status read_gauge(const char *file, int no_checksum, clphys_gauge_field *g, clphys_gauge_file_info *info)
+{
+    clphys_gauge_read_params p = {.allow_unverified = no_checksum};
+    clphys_status st = clphys_gauge_read(file, &p, g, info);
+    if (!st && info->unverified[0])
+        fprintf(stderr, "clphys lqcd: %s: not verified (%s); read with --no-checksum, the unitarity%s checks passed\n",
+                file, info->unverified, info->plaquette_verified ? " and plaquette" : "");
+    return st;
 }
 
 static int plaquette(int argc, char **argv)
 {
-    if (argc != 2) {
-        usage(stderr);
-        return 2;
+    int no_checksum = 0, help = 0, npos = 0;
+    const char *pos[1];
+    const cli_opt opts[] = {CLI_OPT_FLAG("--no-checksum", &no_checksum), CLI_OPT_END};
+    if (cli_parse("lqcd plaquette", argc, argv, opts, pos, 1, &npos, &help)) return 2;
+    if (help || npos != 1) {
+        if (!help) fprintf(stderr, "clphys lqcd plaquette: give one gauge file\n");
+        usage(help ? stdout : stderr);
+        return help ? 0 : 2;
     }
     clphys_gauge_field g;
-    clphys_status st = clphys_gauge_read_nersc(argv[1], &g);
+    clphys_gauge_file_info info;
+    clphys_status st = read_gauge(pos[0], no_checksum, &g, &info);
     if (st) return cli_fail("lqcd", st, NULL);
-    printf("lattice %dx%dx%dx%d\nplaquette %.12f\nlink_trace %.12f\n", g.dims[0], g.dims[1], g.dims[2], g.dims[3],
-           clphys_gauge_plaquette(&g), clphys_gauge_link_trace(&g));
+    printf("format %s (%s, %d rows stored), checksum %s\nlattice %dx%dx%dx%d\nplaquette %.12f\nlink_trace %.12f\n"
+           "unitarity %.3g\n",
+           clphys_gauge_file_format_name(info.format), info.precision == CLPHYS_FP64 ? "fp64" : "fp32", info.rows,
+           info.checksum_verified ? "verified" : "not verified", g.dims[0], g.dims[1], g.dims[2], g.dims[3],
+           clphys_gauge_plaquette(&g), clphys_gauge_link_trace(&g), info.unitarity);
     clphys_gauge_destroy(&g);
+    return 0;
+}
+
+/* Write g; says what was written. */
+static int write_gauge(const char *out, const clphys_gauge_field *g, clphys_gauge_file_format fmt, clphys_precision p,
+                       int rows)
+{
+    clphys_status st = clphys_gauge_write(out, g, fmt, p, rows);
+    if (st) return cli_fail("lqcd", st, NULL);
+    printf("wrote %s (%s, %s%s): plaquette %.12f link_trace %.12f\n", out, clphys_gauge_file_format_name(fmt),
+           p == CLPHYS_FP64 ? "fp64" : "fp32", rows == 2 ? ", two rows" : "", clphys_gauge_plaquette(g),
+           clphys_gauge_link_trace(g));
     return 0;
 }
 
 static int generate(int argc, char **argv)
 {
-    int dims[4] = {0}, have_dims = 0, cold = 0, hot = 0, rows = 3;
-    unsigned long long seed = 0;
+    int dims[4] = {0}, cold = 0, fp32 = 0, two_rows = 0, force = 0, help = 0, fmt = 0;
+    long long seed = -1;
     const char *out = NULL;
-    clphys_precision p = CLPHYS_FP64;
-    for (int i = 1; i < argc; i++) {
-        int more = i + 1 < argc;
-        if (!strcmp(argv[i], "--dims") && more)
-            have_dims = sscanf(argv[++i], "%dx%dx%dx%d", &dims[0], &dims[1], &dims[2], &dims[3]) == 4;
-        else if (!strcmp(argv[i], "--cold")) cold = 1;
-        else if (!strcmp(argv[i], "--hot") && more) hot = 1, seed = strtoull(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--out") && more) out = argv[++i];
-        else if (!strcmp(argv[i], "--fp32")) p = CLPHYS_FP32;
-        else if (!strcmp(argv[i], "--two-rows")) rows = 2;
-        else {
-            fprintf(stderr, "clphys lqcd generate: unknown or incomplete option '%s'\n", argv[i]);
-            return 2;
-        }
+    const cli_opt opts[] = {
+        CLI_OPT_DIMS("--dims", dims, 4, 2, 1 << 30),
+        CLI_OPT_FLAG("--cold", &cold),
+        CLI_OPT_INT("--hot", &seed, 0, LLONG_MAX),
+        CLI_OPT_STRING("--out", &out),
+        CLI_OPT_CHOICE("--format", &fmt, FORMATS),
+        CLI_OPT_FLAG("--fp32", &fp32),
+        CLI_OPT_FLAG("--two-rows", &two_rows),
+        CLI_OPT_FLAG("--force", &force),
+        CLI_OPT_END,
+    };
+    if (cli_parse("lqcd generate", argc, argv, opts, NULL, 0, NULL, &help)) return 2;
+    if (help) {
+        usage(stdout);
+        return 0;
     }
-    if (!have_dims || !out || cold == hot) {
-        usage(stderr);
+    if (!dims[0] || !out || cold == (seed >= 0)) {
+        fprintf(stderr, "clphys lqcd generate: needs --dims, --out and one of --cold, --hot SEED\n");
         return 2;
     }
+    if (two_rows && FORMAT_OF[fmt] == CLPHYS_GAUGE_FILE_ILDG) {
+        fprintf(stderr, "clphys lqcd generate: --two-rows: ILDG files store 3x3 links\n");
+        return 2;
+    }
+    const cli_file outputs[] = {{"--out", out}};
+    if (cli_check_outputs("lqcd generate", NULL, 0, outputs, 1, force)) return 2;
     clphys_gauge_field g;
     clphys_status st = clphys_gauge_create(dims, &g);
     if (st) return cli_fail("lqcd", st, NULL);
-    if (hot) clphys_gauge_hot(&g, seed);
-    st = clphys_gauge_write_nersc(out, &g, p, rows);
-    if (!st) printf("wrote %s: plaquette %.12f link_trace %.12f\n", out, clphys_gauge_plaquette(&g), clphys_gauge_link_trace(&g));
+    if (seed >= 0) clphys_gauge_hot(&g, (uint64_t)seed);
+    int rc = write_gauge(out, &g, FORMAT_OF[fmt], fp32 ? CLPHYS_FP32 : CLPHYS_FP64, two_rows ? 2 : 3);
     clphys_gauge_destroy(&g);
-    return st ? cli_fail("lqcd", st, NULL) : 0;
+    return rc;
+}
+
+/* The output format from the file name's extension, or -1. */
+static int format_of_name(const char *name)
+{
+    const char *dot = strrchr(name, '.'), *slash = strrchr(name, '/');
+    if (!dot || (slash && dot < slash)) return -1;
+    if (!strcmp(dot, ".nersc")) return 0;
+    if (!strcmp(dot, ".ildg") || !strcmp(dot, ".lime")) return 1;
+    return -1;
+}
+
+static int convert(int argc, char **argv)
+{
+    int to = -1, fp32 = 0, fp64 = 0, two_rows = 0, no_checksum = 0, force = 0, help = 0, npos = 0;
+    const char *pos[2];
+    const cli_opt opts[] = {
+        CLI_OPT_CHOICE("--to", &to, FORMATS),
+        CLI_OPT_FLAG("--fp32", &fp32),
+        CLI_OPT_FLAG("--fp64", &fp64),
+        CLI_OPT_FLAG("--two-rows", &two_rows),
+        CLI_OPT_FLAG("--no-checksum", &no_checksum),
+        CLI_OPT_FLAG("--force", &force),
+        CLI_OPT_END,
+    };
+    if (cli_parse("lqcd convert", argc, argv, opts, pos, 2, &npos, &help)) return 2;
+    if (help) {
+        usage(stdout);
+        return 0;
+    }
+    if (npos != 2) {
+        fprintf(stderr, "clphys lqcd convert: give the input and the output file (IN OUT)\n");
+        return 2;
+    }
+    if (fp32 && fp64) {
+        fprintf(stderr, "clphys lqcd convert: --fp32 and --fp64: give one of them\n");
+        return 2;
+    }
+    if (to < 0 && (to = format_of_name(pos[1])) < 0) {
+        fprintf(stderr, "clphys lqcd convert: OUT %s: name the format with --to nersc|ildg (or end the name in .nersc, "
+                        ".ildg or .lime)\n", pos[1]);
+        return 2;
+    }
+    if (two_rows && FORMAT_OF[to] == CLPHYS_GAUGE_FILE_ILDG) {
+        fprintf(stderr, "clphys lqcd convert: --two-rows: ILDG files store 3x3 links\n");
+        return 2;
+    }
+    const cli_file inputs[] = {{"IN", pos[0]}}, outputs[] = {{"OUT", pos[1]}};
+    if (cli_check_outputs("lqcd convert", inputs, 1, outputs, 1, force)) return 2;
+    clphys_gauge_field g;
+    clphys_gauge_file_info info;
+    clphys_status st = read_gauge(pos[0], no_checksum, &g, &info);
+    if (st) return cli_fail("lqcd", st, NULL);
+    clphys_precision p = fp32 ? CLPHYS_FP32 : fp64 ? CLPHYS_FP64 : info.precision;
+    printf("read %s (%s, %s): plaquette %.12f\n", pos[0], clphys_gauge_file_format_name(info.format),
+           info.precision == CLPHYS_FP64 ? "fp64" : "fp32", clphys_gauge_plaquette(&g));
+    int rc = write_gauge(pos[1], &g, FORMAT_OF[to], p, two_rows ? 2 : 3);
+    clphys_gauge_destroy(&g);
+    return rc;
 }
 
 static void progress(void *user, int iter, double rel, int is_true)
@@ -83,54 +197,58 @@ static void progress(void *user, int iter, double rel, int is_true)
     printf("  iteration %6d  %s = %.6e\n", iter, is_true ? "true |b - D x|/|b|" : "iterated residual ", rel);
 }
 
+/* The options of a solve: one field per option, one table line each. */
+typedef struct {
+    const char *file, *device;
+    double kappa, tol;
+    int source, solver, blas, fp64_only, periodic, no_checksum;
+    long long max_iter;
+} solve_args;
+
 static int solve(int argc, char **argv)
 {
-    const char *file = NULL, *source = NULL, *device = NULL;
-    double kappa = -1, tol = -1;
-    int mixed = 1, anti = 1, max_iter = 10000;
-    clphys_solver_blas blas = CLPHYS_SOLVER_BLAS_AUTO;
-    clphys_solver_kind kind = CLPHYS_SOLVER_CGNR;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int more = i + 1 < argc;
-        if (!strcmp(a, "--kappa") && more) kappa = atof(argv[++i]);
-        else if (!strcmp(a, "--tol") && more) tol = atof(argv[++i]);
-        else if (!strcmp(a, "--source") && more) source = argv[++i];
-        else if (!strcmp(a, "--device") && more) device = argv[++i];
-        else if (!strcmp(a, "--max-iter") && more) max_iter = atoi(argv[++i]);
-        else if (!strcmp(a, "--fp64-only")) mixed = 0;
-        else if (!strcmp(a, "--blas") && more) {
-            const char *s = argv[++i];
-            if (!strcmp(s, "auto")) blas = CLPHYS_SOLVER_BLAS_AUTO;
-            else if (!strcmp(s, "fused")) blas = CLPHYS_SOLVER_BLAS_FUSED;
-            else if (!strcmp(s, "clblast")) blas = CLPHYS_SOLVER_BLAS_CLBLAST;
-            else {
-                fprintf(stderr, "clphys lqcd solve: --blas must be auto, fused or clblast\n");
-                return 2;
-            }
-        }
-        else if (!strcmp(a, "--periodic")) anti = 0;
-        else if (!strcmp(a, "--solver") && more) {
-            const char *s = argv[++i];
-            if (!strcmp(s, "cgnr")) kind = CLPHYS_SOLVER_CGNR;
-            else if (!strcmp(s, "bicgstab")) kind = CLPHYS_SOLVER_BICGSTAB;
-            else {
-                fprintf(stderr, "clphys lqcd solve: --solver must be cgnr or bicgstab\n");
-                return 2;
-            }
-        } else if (a[0] != '-' && !file) file = a;
-        else {
-            fprintf(stderr, "clphys lqcd solve: unknown or incomplete option '%s'\n", a);
-            return 2;
-        }
+    solve_args A = {.kappa = 0, .tol = 0, .source = -1, .max_iter = 10000};
+    int help = 0, npos = 0;
+    const char *pos[1];
+    const cli_opt opts[] = {
+        CLI_OPT_POSITIVE("--kappa", &A.kappa),
+        CLI_OPT_POSITIVE("--tol", &A.tol),
+        CLI_OPT_CHOICE("--source", &A.source, "point|random"),
+        CLI_OPT_CHOICE("--solver", &A.solver, "cgnr|bicgstab"),
+        CLI_OPT_CHOICE("--blas", &A.blas, "auto|fused|clblast"),
+        CLI_OPT_FLAG("--fp64-only", &A.fp64_only),
+        CLI_OPT_FLAG("--periodic", &A.periodic),
+        CLI_OPT_INT("--max-iter", &A.max_iter, 1, INT_MAX),
+        CLI_OPT_FLAG("--no-checksum", &A.no_checksum),
+        CLI_OPT_STRING("--device", &A.device),
+        CLI_OPT_END,
+    };
+    if (cli_parse("lqcd solve", argc, argv, opts, pos, 1, &npos, &help)) return 2;
+    if (help) {
+        usage(stdout);
+        return 0;
     }
-    if (!file || !(kappa > 0) || !(tol > 0) || !source || (strcmp(source, "point") && strcmp(source, "random")) ||
-        max_iter <= 0) {
-        usage(stderr);
+    char missing[128] = "";
+    if (npos != 1) strcat(missing, " FILE");
+    if (!(A.kappa > 0)) strcat(missing, " --kappa");
+    if (!(A.tol > 0)) strcat(missing, " --tol");
+    if (A.source < 0) strcat(missing, " --source");
+    if (missing[0]) {
+        fprintf(stderr, "clphys lqcd solve: missing%s (clphys lqcd --help lists the options)\n", missing);
         return 2;
     }
+    A.file = pos[0];
+    static const clphys_solver_blas BLAS[] = {CLPHYS_SOLVER_BLAS_AUTO, CLPHYS_SOLVER_BLAS_FUSED,
+                                              CLPHYS_SOLVER_BLAS_CLBLAST};
+    const char *file = A.file, *device = A.device;
+    const double kappa = A.kappa, tol = A.tol;
+    const int mixed = !A.fp64_only, anti = !A.periodic, max_iter = (int)A.max_iter;
+    const clphys_solver_blas blas = BLAS[A.blas];
+    const clphys_solver_kind kind = A.solver ? CLPHYS_SOLVER_BICGSTAB : CLPHYS_SOLVER_CGNR;
+    const char *source = A.source ? "random" : "point";
     clphys_gauge_field g;
-    clphys_status st = clphys_gauge_read_nersc(file, &g);
+    clphys_gauge_file_info info;
+    clphys_status st = read_gauge(file, A.no_checksum, &g, &info);
     if (st) return cli_fail("lqcd", st, NULL);
     clphys_context *ctx = NULL;
     clphys_dslash_plan *p64 = NULL, *p32 = NULL;
@@ -214,6 +332,7 @@ int cmd_lqcd(int argc, char **argv)
     }
     if (!strcmp(argv[1], "plaquette")) return plaquette(argc - 1, argv + 1);
     if (!strcmp(argv[1], "generate")) return generate(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "convert")) return convert(argc - 1, argv + 1);
     if (!strcmp(argv[1], "solve")) return solve(argc - 1, argv + 1);
     fprintf(stderr, "clphys lqcd: unknown subcommand '%s'\n", argv[1]);
     usage(stderr);
