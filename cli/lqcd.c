@@ -100,7 +100,7 @@ static int generate(int argc, char **argv)
     const cli_opt opts[] = {
         CLI_OPT_DIMS("--dims", dims, 4, 2, 1 << 30),
         CLI_OPT_FLAG("--cold", &cold),
-        CLI_OPT_INT("--hot", &seed, 0, LLONG_MAX),
+        CLI_OPT_INT("--hot", &seed, 0, (double)LLONG_MAX),
         CLI_OPT_STRING("--out", &out),
         CLI_OPT_CHOICE("--format", &fmt, FORMATS),
         CLI_OPT_FLAG("--fp32", &fp32),

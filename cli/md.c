@@ -81,7 +81,7 @@ int cmd_md(int argc, char **argv)
         CLI_OPT_POSITIVE("--fcc", &rho),
         CLI_OPT_INT("--cells", &cells, 1, 400),
         CLI_OPT_REAL("--temp", &temp, 0, INFINITY),
-        CLI_OPT_INT("--seed", &seed, 0, LLONG_MAX),
+        CLI_OPT_INT("--seed", &seed, 0, (double)LLONG_MAX),
         CLI_OPT_POSITIVE("--epsilon", &eps),
         CLI_OPT_POSITIVE("--sigma", &sigma),
         CLI_OPT_POSITIVE("--rcut", &rc),

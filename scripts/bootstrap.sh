@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pkgs=(gcc meson ninja-build pkg-config python3 ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
-      libclblast-dev libcmocka-dev libcjson-dev libopenmpi-dev openmpi-bin)
+      libclblast-dev libcmocka-dev libcjson-dev libopenmpi-dev openmpi-bin zlib1g-dev
+      # the checks of .ci/run: libFuzzer (clang and its runtime), the sanitizers, a checking OpenCL device
+      clang libclang-rt-dev oclgrind)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

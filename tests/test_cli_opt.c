@@ -103,7 +103,7 @@ static void full_range(void **state)
     (void)state;
     long long seed = -1;
     int help;
-    const cli_opt opts[] = {CLI_OPT_INT("--seed", &seed, 0, LLONG_MAX), CLI_OPT_END};
+    const cli_opt opts[] = {CLI_OPT_INT("--seed", &seed, 0, (double)LLONG_MAX), CLI_OPT_END};
     char *ok[] = {"prog", "--seed", "9223372036854775807"}, *bad[] = {"prog", "--seed", "9223372036854775808"};
     assert_int_equal(cli_parse("test", 3, ok, opts, NULL, 0, NULL, &help), 0);
     assert_true(seed == LLONG_MAX);

@@ -1,0 +1,17 @@
+/* fuzz_milc.c — libFuzzer target: the MILC gauge-file reader
+ * (clphys_gauge_read with format MILC; the first input byte chooses strict
+ * or lenient reading, allow_unverified). */
+#include "clphys.h"
+#include "fuzz_file.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1) return 0;
+    const char *f = fuzz_file(data + 1, size - 1);
+    if (!f) return 0;
+    clphys_gauge_read_params p = {.format = CLPHYS_GAUGE_FILE_MILC, .allow_unverified = data[0] & 1};
+    clphys_gauge_field g;
+    clphys_gauge_file_info info;
+    if (clphys_gauge_read(f, &p, &g, &info) == CLPHYS_SUCCESS) clphys_gauge_destroy(&g);
+    return 0;
+}
