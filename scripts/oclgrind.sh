@@ -19,7 +19,7 @@ exe=$build/tests/oclgrind_kernels
 command -v oclgrind > /dev/null || { echo "oclgrind is not installed (apt-get install oclgrind)"; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-export CLPHYS_DEVICE=oclgrind CLPHYS_CACHE_DIR=$tmp/cache
+export CLPHYS_DEVICE=gpu CLPHYS_CACHE_DIR=$tmp/cache  # under oclgrind its simulator is the only (GPU) device
 # Oclgrind 21.10's --uninitialized plugin crashes (SIGSEGV inside Oclgrind,
 # before the first kernel) on the neighbour-list programs, which every
 # particle path but gravity builds: uninitialized values are checked on
