@@ -121,6 +121,12 @@ static int generate(int argc, char **argv)
         fprintf(stderr, "clphys lqcd generate: --two-rows: ILDG files store 3x3 links\n");
         return 2;
     }
+    for (int mu = 0; mu < 4; mu++)
+        if (dims[mu] % 2) {
+            fprintf(stderr, "clphys lqcd generate: --dims %dx%dx%dx%d: every extent must be even (even-odd "
+                            "ordering)\n", dims[0], dims[1], dims[2], dims[3]);
+            return 2;
+        }
     const cli_file outputs[] = {{"--out", out}};
     if (cli_check_outputs("lqcd generate", NULL, 0, outputs, 1, force)) return 2;
     clphys_gauge_field g;
