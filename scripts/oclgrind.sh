@@ -11,7 +11,7 @@
 # lines of its log.
 #   bash scripts/oclgrind.sh [BUILD_DIR [REPORT]]   (defaults: build, oclgrind-report.txt)
 # OCLGRIND_RUNS="label ..." runs only those runs (labels below).
-# Takes TIME_PLACEHOLDER on 2 cores; not part of .ci/run for that reason
+# Takes about 28 minutes on 2 cores (2026-11-24); not part of .ci/run for that reason
 # (tests/oclgrind/README.md: when to run it, what it found).
 #
 # How the runs are cut, from the limits of Oclgrind 21.10 (Debian 12):
