@@ -3,6 +3,8 @@
 #include "bench_suite.h"
 #include "cli.h"
 #include "cli_mpi.h"
+#include "opt.h"
+#include "outputs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +14,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: clphys bench [--device SPEC] [--path NAME[,NAME...]] [--precision fp32|fp64]\n"
-            "                    [--size N] [--repeat R] [--json FILE] [--probe] [--no-verify] [--quick|--full]\n"
+            "                    [--size N] [--repeat R] [--json FILE [--force]] [--probe] [--no-verify]\n"
+            "                    [--quick|--full]\n"
             "  --probe      only measure and print the device's limits (bandwidth, FMA rates)\n"
             "  --path       compute paths to run (default: all):");
     for (int i = 0; bench_path_name(i); i++) fprintf(out, " %s", bench_path_name(i));
@@ -20,7 +23,8 @@ static void usage(FILE *out)
                  "  --size       problem size for every path (default: each path's own sizes)\n"
                  "  --repeat     timed repetitions per case, the median is reported (default 10)\n"
                  "  --quick      small default sizes (the default on CPU devices); --full forces full sizes\n"
-                 "  --json FILE  also write the results with the device's identity (written atomically)\n"
+                 "  --json FILE  also write the results with the device's identity (written atomically;\n"
+                 "               an existing FILE is replaced only with --force)\n"
                  "Exit status 1 when any case fails verification or cannot run.\n"
                  "Under an MPI launcher with several ranks (mpirun -np P clphys bench --path gravity_mpi) only\n"
                  "the distributed entries run, each rank on its --device; rank 0 prints and writes the JSON.\n");
@@ -43,32 +47,37 @@ int cmd_bench(int argc, char **argv)
 {
     const char *device = NULL;
     bench_options opt = {.repeat = 10, .verify = 1, .quick = -1};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int more = i + 1 < argc;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--device") && more) device = argv[++i];
-        else if (!strcmp(a, "--path") && more) opt.paths = argv[++i];
-        else if (!strcmp(a, "--precision") && more) opt.precision = argv[++i];
-        else if (!strcmp(a, "--size") && more) opt.size = atoll(argv[++i]);
-        else if (!strcmp(a, "--repeat") && more) opt.repeat = atoi(argv[++i]);
-        else if (!strcmp(a, "--json") && more) opt.json = argv[++i];
-        else if (!strcmp(a, "--probe")) opt.probe_only = 1;
-        else if (!strcmp(a, "--no-verify")) opt.verify = 0;
-        else if (!strcmp(a, "--quick")) opt.quick = 1;
-        else if (!strcmp(a, "--full")) opt.quick = 0;
-        else {
-            fprintf(stderr, "clphys bench: unknown or incomplete option '%s'\n", a);
-            usage(stderr);
-            return 2;
-        }
+    long long repeat = 10, size = 0;
+    int prec = -1, no_verify = 0, quick = 0, full = 0, force = 0, help = 0;
+    const cli_opt opts[] = {
+        CLI_OPT_STRING("--device", &device),
+        CLI_OPT_STRING("--path", &opt.paths),
+        CLI_OPT_CHOICE("--precision", &prec, "fp32|fp64"),
+        CLI_OPT_INT("--size", &size, 1, 1LL << 40),
+        CLI_OPT_INT("--repeat", &repeat, 1, 1000000),
+        CLI_OPT_STRING("--json", &opt.json),
+        CLI_OPT_FLAG("--probe", &opt.probe_only),
+        CLI_OPT_FLAG("--no-verify", &no_verify),
+        CLI_OPT_FLAG("--quick", &quick),
+        CLI_OPT_FLAG("--full", &full),
+        CLI_OPT_FLAG("--force", &force),
+        CLI_OPT_END,
+    };
+    if (cli_parse("bench", argc, argv, opts, NULL, 0, NULL, &help)) return 2;
+    if (help) {
+        usage(stdout);
+        return 0;
     }
-    if (bench_options_check(&opt)) {
-        usage(stderr);
+    if (quick && full) {
+        fprintf(stderr, "clphys bench: --quick and --full: give one of them\n");
         return 2;
     }
+    opt.precision = prec < 0 ? NULL : prec ? "fp64" : "fp32";
+    opt.size = size;
+    opt.repeat = (int)repeat;
+    opt.verify = !no_verify;
+    opt.quick = quick ? 1 : full ? 0 : -1;
+    if (bench_options_check(&opt)) return 2;
     FILE *out = stdout;
     if (cli_mpi_size() > 1) {
         if (!only_distributed(opt.paths)) {
@@ -80,6 +89,11 @@ int cmd_bench(int argc, char **argv)
             opt.json = NULL;
             if (!(out = fopen("/dev/null", "w"))) out = stdout;
         }
+    }
+    const cli_file outputs[] = {{"--json", opt.json}};
+    if (cli_check_outputs("bench", NULL, 0, outputs, 1, force)) {
+        if (out != stdout) fclose(out);
+        return 2;
     }
     clphys_context *ctx;
     clphys_status st = clphys_context_create(device, &ctx);

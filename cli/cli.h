@@ -18,7 +18,8 @@ int cmd_bench(int argc, char **argv);
 
 /* Print "clphys <cmd>: <status text>: <details>" to stderr and return 1. */
 int cli_fail(const char *cmd, clphys_status st, const clphys_context *ctx);
-/* Destroy ctx (NULL-safe); first, when CLPHYS_PROFILE names a file, write the
+/* Destroy ctx (NULL-safe); first print its notes (clphys_context_notes: e.g.
+ * a kernel cache folder that cannot be written) and, when CLPHYS_PROFILE names a file, write the
  * per-kernel profile there (clphys_context_profile_write).  Returns rc, or 1
  * when the profile could not be written (message printed). */
 int cli_context_done(clphys_context *ctx, int rc);

@@ -1,18 +1,18 @@
 /* devices.c — `clphys devices`: every OpenCL device and its capabilities. */
 #include "cli.h"
+#include "opt.h"
 
 #include <stdio.h>
 #include <string.h>
 
 int cmd_devices(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: clphys devices\n  Lists every OpenCL platform and device; the P:D column is a --device spec.\n");
-            return 0;
-        }
-        fprintf(stderr, "clphys devices: unknown option '%s'\n", argv[i]);
-        return 2;
+    int help = 0;
+    const cli_opt opts[] = {CLI_OPT_END};
+    if (cli_parse("devices", argc, argv, opts, NULL, 0, NULL, &help)) return 2;
+    if (help) {
+        printf("usage: clphys devices\n  Lists every OpenCL platform and device; the P:D column is a --device spec.\n");
+        return 0;
     }
     clphys_device_info *list;
     int n;

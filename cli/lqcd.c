@@ -1,26 +1,32 @@
 /* lqcd.c — `clphys lqcd`: gauge-configuration files and Wilson solves.
- *   clphys lqcd plaquette FILE
- *   clphys lqcd generate --dims LXxLYxLZxLT (--cold | --hot SEED) --out FILE [--fp32] [--two-rows]
+ *   clphys lqcd plaquette FILE [--no-checksum]
+ *   clphys lqcd generate --dims LXxLYxLZxLT (--cold | --hot SEED) --out FILE [--format nersc|ildg]
+ *                        [--fp32] [--two-rows] [--force]
+ *   clphys lqcd convert IN OUT [--to nersc|ildg] [--fp32|--fp64] [--two-rows] [--no-checksum] [--force]
  *   clphys lqcd solve FILE --kappa K --source point|random --tol T
  *                    [--solver cgnr|bicgstab] [--fp64-only] [--blas auto|fused|clblast]
- *                    [--max-iter N] [--device SPEC]
+ *                    [--max-iter N] [--no-checksum] [--device SPEC]
  * and, for every subcommand, --bc X,Y,Z,T (the fermion boundary, p or a
- * per direction; default p,p,p,a) and --grid PXxPYxPZxPT (the process grid
- * under an MPI launcher; default 1x1x1xP).  solve prints the residual
- * history (the iterated estimate per Krylov iteration, the true fp64
- * residual per defect-correction cycle) and, for a point source (12 solves,
- * one per source spin-colour), the pion correlator C(t) = sum_x |S(x,t)|^2.
- * Under mpirun -np P the lattice is split over the grid (the file read on
- * rank 0 and scattered, the plaquette and the solves distributed), and rank
- * 0 prints what a single rank prints. */
+ * per direction; default p,p,p,a; --periodic is --bc p,p,p,p) and --grid
+ * PXxPYxPZxPT (the process grid under an MPI launcher; default 1x1x1xP).
+ * Every subcommand describes its options in one table (cli/opt.h).
+ * solve prints the residual history (the iterated estimate per Krylov
+ * iteration, the true fp64 residual per defect-correction cycle) and, for a
+ * point source (12 solves, one per source spin-colour), the pion correlator
+ * C(t) = sum_x |S(x,t)|^2.  Under mpirun -np P the lattice is split over the
+ * grid (the file read on rank 0 and scattered, the plaquette and the solves
+ * distributed), files are written by rank 0, and rank 0 prints what a single
+ * rank prints. */
 #include "cli.h"
 #include "cli_mpi.h"
 #include "opt.h"
+#include "outputs.h"
 
 #ifdef CLPHYS_HAVE_MPI
 #include "clphys_lqcd_mpi.h"
 #endif
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,28 +34,44 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: clphys lqcd plaquette FILE\n"
-                 "       clphys lqcd generate --dims LXxLYxLZxLT (--cold | --hot SEED) --out FILE [--fp32] [--two-rows]\n"
+    fprintf(out, "usage: clphys lqcd plaquette FILE [--no-checksum]\n"
+                 "       clphys lqcd generate --dims LXxLYxLZxLT (--cold | --hot SEED) --out FILE\n"
+                 "              [--format nersc|ildg] [--fp32] [--two-rows] [--force]\n"
+                 "       clphys lqcd convert IN OUT [--to nersc|ildg] [--fp32|--fp64] [--two-rows] [--no-checksum]\n"
+                 "              [--force]\n"
                  "       clphys lqcd solve FILE --kappa K --source point|random --tol T\n"
                  "              [--solver cgnr|bicgstab] [--fp64-only] [--blas auto|fused|clblast]\n"
-                 "              [--max-iter N] [--device SPEC]\n"
-                 "   every subcommand: [--bc X,Y,Z,T] [--grid PXxPYxPZxPT]\n"
+                 "              [--max-iter N] [--no-checksum] [--device SPEC]\n"
+                 "   every subcommand: [--bc X,Y,Z,T | --periodic] [--grid PXxPYxPZxPT]\n"
                  "       mpirun -np P clphys lqcd ...   the same, the lattice split over P ranks\n"
-                 "Gauge files are NERSC (4D_SU3_GAUGE or 4D_SU3_GAUGE_3x3, IEEE32BIG/IEEE64BIG); the header's\n"
-                 "checksum, plaquette and link trace are verified.  --bc: the fermion boundary of x, y, z, t,\n"
-                 "p (periodic) or a (antiperiodic) each, default p,p,p,a; it enters the hopping term as a phase,\n"
-                 "the links stay as they are.  --grid: the ranks along x, y, z, t under an MPI launcher (their\n"
-                 "product is the number of ranks, each extent divisible with an even quotient; default\n"
-                 "1x1x1xP); the file is read on rank 0, and rank 0 prints.  Solves use the even-odd system,\n"
-                 "mixed precision unless --fp64-only; the level-1 work runs in fused kernels (auto, fused) or\n"
-                 "through clBLAST.\n");
+                 "Gauge files are read in NERSC, ILDG or MILC (v5 binary) format, told apart by their first bytes,\n"
+                 "and written in NERSC or ILDG (convert: --to, else from OUT's extension .nersc, .ildg or .lime;\n"
+                 "precision: the input's unless --fp32/--fp64).  Every read checks the file's size, that links are\n"
+                 "finite and in SU(3), and the checksum, plaquette and link trace the file carries; a file that\n"
+                 "carries none (e.g. CHECKSUM = 0) is read only with --no-checksum, and is said to be not verified.\n"
+                 "An existing output is replaced only with --force, an input never.  --bc: the fermion boundary of\n"
+                 "x, y, z, t, p (periodic) or a (antiperiodic) each, default p,p,p,a (--periodic: p,p,p,p); it\n"
+                 "enters the hopping term as a phase, the links stay as they are.  --grid: the ranks along x, y,\n"
+                 "z, t under an MPI launcher (their product is the number of ranks, each extent divisible with an\n"
+                 "even quotient; default 1x1x1xP); the file is read on rank 0, and rank 0 prints and writes.\n"
+                 "Solves use the even-odd system, mixed precision unless --fp64-only; the level-1 work runs in\n"
+                 "fused kernels (auto, fused) or through clBLAST.\n");
 }
 
-/* --bc and --grid, which every subcommand takes. */
+static const char *const FORMATS = "nersc|ildg";
+static const clphys_gauge_file_format FORMAT_OF[] = {CLPHYS_GAUGE_FILE_NERSC, CLPHYS_GAUGE_FILE_ILDG};
+
+/* --bc, --periodic and --grid, which every subcommand takes: LATTICE_OPTS(o)
+ * in its table, then lattice_finish. */
 typedef struct {
+    const char *bc_s;
+    int periodic, grid[4];
     clphys_bc bc[4];
-    int grid[4], have_grid;
+    int have_grid;
 } lattice_opts;
+#define LATTICE_OPTS(o)                                                                                              \
+    CLI_OPT_STRING("--bc", &(o).bc_s), CLI_OPT_FLAG("--periodic", &(o).periodic),                                     \
+        CLI_OPT_DIMS("--grid", (o).grid, 4, 1, 1 << 20)
 
 /* "p,a,p,a": four of p|a. */
 static int parse_bc(const char *s, clphys_bc bc[4])
@@ -76,21 +98,17 @@ static int parse_bc(const char *s, clphys_bc bc[4])
     return 0;
 }
 
-/* 1: argv[*i] was --bc or --grid (consumed), 0: another word, 2: an error. */
-static int lattice_opt(int argc, char **argv, int *i, lattice_opts *o)
+static int lattice_finish(const char *cmd, lattice_opts *o)
 {
-    const char *a = argv[*i];
-    const int more = *i + 1 < argc;
-    if (!strcmp(a, "--bc") || !strcmp(a, "--grid")) {
-        if (!more) {
-            fprintf(stderr, "clphys lqcd: %s needs a value\n", a);
-            return 2;
-        }
-        const char *v = argv[++*i];
-        if (a[2] == 'b') return parse_bc(v, o->bc) ? 2 : 1;
-        o->have_grid = 1;
-        return cli_dims("lqcd", "--grid", v, 4, 1, 1 << 20, o->grid) ? 2 : 1;
+    for (int mu = 0; mu < 4; mu++) o->bc[mu] = CLPHYS_BC_AUTO;
+    if (o->bc_s && o->periodic) {
+        fprintf(stderr, "clphys %s: --bc and --periodic: give one of them\n", cmd);
+        return 2;
     }
+    if (o->periodic)
+        for (int mu = 0; mu < 4; mu++) o->bc[mu] = CLPHYS_BC_PERIODIC;
+    if (o->bc_s && parse_bc(o->bc_s, o->bc)) return 2;
+    o->have_grid = o->grid[0] != 0;
     return 0;
 }
 
@@ -126,41 +144,80 @@ static int ranks_setup(const lattice_opts *o, ranks *r)
     return 0;
 }
 
-/* The file, whole (one rank) or this rank's part (read on rank 0 and scattered). */
-static clphys_status read_field(const ranks *r, const char *file, clphys_gauge_field *g, int dims[4])
+/* Status st of rank 0 (or of this rank, when alone) on every rank. */
+static clphys_status agree(const ranks *r, clphys_status st)
 {
 #ifdef CLPHYS_HAVE_MPI
-    if (r->dist) return clphys_gauge_read_mpi(r->comm, r->grid, file, NULL, g, dims);
+    if (r->dist) return clphys_mpi_agree(r->comm, NULL, st);
 #endif
     (void)r;
-    clphys_status st = clphys_gauge_read_nersc(file, g);
+    return st;
+}
+
+/* Read a gauge file of any format; says what could not be verified. */
+static clphys_status read_gauge(const char *file, int no_checksum, clphys_gauge_field *g, clphys_gauge_file_info *info)
+{
+    clphys_gauge_read_params p = {.allow_unverified = no_checksum};
+    clphys_status st = clphys_gauge_read(file, &p, g, info);
+    if (!st && info->unverified[0])
+        fprintf(stderr, "clphys lqcd: %s: not verified (%s); read with --no-checksum, the unitarity%s checks passed\n",
+                file, info->unverified, info->plaquette_verified ? " and plaquette" : "");
+    return st;
+}
+
+#ifdef CLPHYS_HAVE_MPI
+/* The readers rank 0 hands to clphys_gauge_read_mpi: every check, or
+ * --no-checksum; what they found is kept for rank 0's report. */
+static clphys_gauge_file_info read_info;
+static clphys_status read_verified(const char *file, clphys_gauge_field *g)
+{
+    return read_gauge(file, 0, g, &read_info);
+}
+static clphys_status read_unverified(const char *file, clphys_gauge_field *g)
+{
+    return read_gauge(file, 1, g, &read_info);
+}
+#endif
+
+/* The file, whole (one rank) or this rank's part (read on rank 0 and
+ * scattered); info is filled on rank 0. */
+static clphys_status read_field(const ranks *r, const char *file, int no_checksum, clphys_gauge_field *g, int dims[4],
+                                clphys_gauge_file_info *info)
+{
+#ifdef CLPHYS_HAVE_MPI
+    if (r->dist) {
+        memset(&read_info, 0, sizeof read_info);
+        clphys_status st = clphys_gauge_read_mpi(r->comm, r->grid, file, no_checksum ? read_unverified : read_verified,
+                                                 g, dims);
+        *info = read_info;
+        return st;
+    }
+#endif
+    (void)r;
+    clphys_status st = read_gauge(file, no_checksum, g, info);
     if (!st) memcpy(dims, g->dims, sizeof g->dims);
     return st;
 }
 
 static int plaquette(int argc, char **argv)
 {
-    const char *file = NULL;
-    lattice_opts o = {.bc = {CLPHYS_BC_AUTO}};
-    for (int i = 1; i < argc; i++) {
-        const int k = lattice_opt(argc, argv, &i, &o);
-        if (k == 2) return 2;
-        if (k) continue;
-        if (argv[i][0] == '-' || file) {
-            usage(stderr);
-            return 2;
-        }
-        file = argv[i];
+    int no_checksum = 0, help = 0, npos = 0;
+    lattice_opts o = {0};
+    const char *pos[1];
+    const cli_opt opts[] = {CLI_OPT_FLAG("--no-checksum", &no_checksum), LATTICE_OPTS(o), CLI_OPT_END};
+    if (cli_parse("lqcd plaquette", argc, argv, opts, pos, 1, &npos, &help)) return 2;
+    if (help || npos != 1) {
+        if (!help) fprintf(stderr, "clphys lqcd plaquette: give one gauge file\n");
+        usage(help ? stdout : stderr);
+        return help ? 0 : 2;
     }
+    if (lattice_finish("lqcd plaquette", &o)) return 2;
     ranks r;
-    if (!file) {
-        usage(stderr);
-        return 2;
-    }
     if (ranks_setup(&o, &r)) return 1;
     clphys_gauge_field g;
+    clphys_gauge_file_info info;
     int dims[4];
-    clphys_status st = read_field(&r, file, &g, dims);
+    clphys_status st = read_field(&r, pos[0], no_checksum, &g, dims, &info);
     if (st) return cli_fail("lqcd", st, NULL);
     double plaq = 0, trace = 0;
 #ifdef CLPHYS_HAVE_MPI
@@ -171,65 +228,168 @@ static int plaquette(int argc, char **argv)
     clphys_gauge_destroy(&g);
     if (st) return cli_fail("lqcd", st, NULL);
     if (r.rank == 0)
-        printf("lattice %dx%dx%dx%d\nplaquette %.12f\nlink_trace %.12f\n", dims[0], dims[1], dims[2], dims[3], plaq,
-               trace);
+        printf("format %s (%s, %d rows stored), checksum %s\nlattice %dx%dx%dx%d\nplaquette %.12f\nlink_trace %.12f\n"
+               "unitarity %.3g\n",
+               clphys_gauge_file_format_name(info.format), info.precision == CLPHYS_FP64 ? "fp64" : "fp32", info.rows,
+               info.checksum_verified ? "verified" : "not verified", dims[0], dims[1], dims[2], dims[3], plaq, trace,
+               info.unitarity);
+    return 0;
+}
+
+/* Write g; says what was written. */
+static int write_gauge(const char *out, const clphys_gauge_field *g, clphys_gauge_file_format fmt, clphys_precision p,
+                       int rows)
+{
+    clphys_status st = clphys_gauge_write(out, g, fmt, p, rows);
+    if (st) return cli_fail("lqcd", st, NULL);
+    printf("wrote %s (%s, %s%s): plaquette %.12f link_trace %.12f\n", out, clphys_gauge_file_format_name(fmt),
+           p == CLPHYS_FP64 ? "fp64" : "fp32", rows == 2 ? ", two rows" : "", clphys_gauge_plaquette(g),
+           clphys_gauge_link_trace(g));
     return 0;
 }
 
 static int generate(int argc, char **argv)
 {
-    int dims[4] = {0}, have_dims = 0, cold = 0, hot = 0, rows = 3;
-    unsigned long long seed = 0;
+    int dims[4] = {0}, cold = 0, fp32 = 0, two_rows = 0, force = 0, help = 0, fmt = 0;
+    long long seed = -1;
     const char *out = NULL;
-    clphys_precision p = CLPHYS_FP64;
-    lattice_opts o = {.bc = {CLPHYS_BC_AUTO}};
-    for (int i = 1; i < argc; i++) {
-        int more = i + 1 < argc;
-        const int k = lattice_opt(argc, argv, &i, &o);
-        if (k == 2) return 2;
-        if (k) continue;
-        if (!strcmp(argv[i], "--dims") && more)
-            have_dims = sscanf(argv[++i], "%dx%dx%dx%d", &dims[0], &dims[1], &dims[2], &dims[3]) == 4;
-        else if (!strcmp(argv[i], "--cold")) cold = 1;
-        else if (!strcmp(argv[i], "--hot") && more) hot = 1, seed = strtoull(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--out") && more) out = argv[++i];
-        else if (!strcmp(argv[i], "--fp32")) p = CLPHYS_FP32;
-        else if (!strcmp(argv[i], "--two-rows")) rows = 2;
-        else {
-            fprintf(stderr, "clphys lqcd generate: unknown or incomplete option '%s'\n", argv[i]);
-            return 2;
-        }
+    lattice_opts o = {0};
+    const cli_opt opts[] = {
+        LATTICE_OPTS(o),
+        CLI_OPT_DIMS("--dims", dims, 4, 2, 1 << 30),
+        CLI_OPT_FLAG("--cold", &cold),
+        CLI_OPT_INT("--hot", &seed, 0, (double)LLONG_MAX),
+        CLI_OPT_STRING("--out", &out),
+        CLI_OPT_CHOICE("--format", &fmt, FORMATS),
+        CLI_OPT_FLAG("--fp32", &fp32),
+        CLI_OPT_FLAG("--two-rows", &two_rows),
+        CLI_OPT_FLAG("--force", &force),
+        CLI_OPT_END,
+    };
+    if (cli_parse("lqcd generate", argc, argv, opts, NULL, 0, NULL, &help)) return 2;
+    if (help) {
+        usage(stdout);
+        return 0;
     }
-    if (!have_dims || !out || cold == hot) {
-        usage(stderr);
+    if (!dims[0] || !out || cold == (seed >= 0)) {
+        fprintf(stderr, "clphys lqcd generate: needs --dims, --out and one of --cold, --hot SEED\n");
         return 2;
     }
+    if (two_rows && FORMAT_OF[fmt] == CLPHYS_GAUGE_FILE_ILDG) {
+        fprintf(stderr, "clphys lqcd generate: --two-rows: ILDG files store 3x3 links\n");
+        return 2;
+    }
+    for (int mu = 0; mu < 4; mu++)
+        if (dims[mu] % 2) {
+            fprintf(stderr, "clphys lqcd generate: --dims %dx%dx%dx%d: every extent must be even (even-odd "
+                            "ordering)\n", dims[0], dims[1], dims[2], dims[3]);
+            return 2;
+        }
+    if (lattice_finish("lqcd generate", &o)) return 2;
     ranks r;
     if (ranks_setup(&o, &r)) return 1;
-    /* the file is written once, by rank 0 */
-    clphys_status st = CLPHYS_SUCCESS;
+    /* the file is made and written once, by rank 0 */
+    int rc = 0;
     if (r.rank == 0) {
+        const cli_file outputs[] = {{"--out", out}};
+        rc = cli_check_outputs("lqcd generate", NULL, 0, outputs, 1, force);
         clphys_gauge_field g;
-        st = clphys_gauge_create(dims, &g);
-        if (!st && hot) clphys_gauge_hot(&g, seed);
-        if (!st) st = clphys_gauge_write_nersc(out, &g, p, rows);
-        if (!st)
-            printf("wrote %s: plaquette %.12f link_trace %.12f\n", out, clphys_gauge_plaquette(&g),
-                   clphys_gauge_link_trace(&g));
-        clphys_gauge_destroy(&g);
+        clphys_status st = rc ? CLPHYS_SUCCESS : clphys_gauge_create(dims, &g);
+        if (!rc && st) rc = cli_fail("lqcd", st, NULL);
+        else if (!rc) {
+            if (seed >= 0) clphys_gauge_hot(&g, (uint64_t)seed);
+            rc = write_gauge(out, &g, FORMAT_OF[fmt], fp32 ? CLPHYS_FP32 : CLPHYS_FP64, two_rows ? 2 : 3);
+            clphys_gauge_destroy(&g);
+        }
     }
-#ifdef CLPHYS_HAVE_MPI
-    if (r.dist) st = clphys_mpi_agree(r.comm, NULL, st);
-#endif
-    return st ? cli_fail("lqcd", st, NULL) : 0;
+    /* under a launcher 1, not 2: main ends the job on 2 */
+    return agree(&r, rc ? CLPHYS_ERR_IO : CLPHYS_SUCCESS) ? (r.dist ? 1 : rc ? rc : 1) : 0;
+}
+
+/* The output format from the file name's extension, or -1. */
+static int format_of_name(const char *name)
+{
+    const char *dot = strrchr(name, '.'), *slash = strrchr(name, '/');
+    if (!dot || (slash && dot < slash)) return -1;
+    if (!strcmp(dot, ".nersc")) return 0;
+    if (!strcmp(dot, ".ildg") || !strcmp(dot, ".lime")) return 1;
+    return -1;
+}
+
+static int convert(int argc, char **argv)
+{
+    int to = -1, fp32 = 0, fp64 = 0, two_rows = 0, no_checksum = 0, force = 0, help = 0, npos = 0;
+    const char *pos[2];
+    lattice_opts o = {0};
+    const cli_opt opts[] = {
+        LATTICE_OPTS(o),
+        CLI_OPT_CHOICE("--to", &to, FORMATS),
+        CLI_OPT_FLAG("--fp32", &fp32),
+        CLI_OPT_FLAG("--fp64", &fp64),
+        CLI_OPT_FLAG("--two-rows", &two_rows),
+        CLI_OPT_FLAG("--no-checksum", &no_checksum),
+        CLI_OPT_FLAG("--force", &force),
+        CLI_OPT_END,
+    };
+    if (cli_parse("lqcd convert", argc, argv, opts, pos, 2, &npos, &help)) return 2;
+    if (help) {
+        usage(stdout);
+        return 0;
+    }
+    if (npos != 2) {
+        fprintf(stderr, "clphys lqcd convert: give the input and the output file (IN OUT)\n");
+        return 2;
+    }
+    if (fp32 && fp64) {
+        fprintf(stderr, "clphys lqcd convert: --fp32 and --fp64: give one of them\n");
+        return 2;
+    }
+    if (to < 0 && (to = format_of_name(pos[1])) < 0) {
+        fprintf(stderr, "clphys lqcd convert: OUT %s: name the format with --to nersc|ildg (or end the name in .nersc, "
+                        ".ildg or .lime)\n", pos[1]);
+        return 2;
+    }
+    if (two_rows && FORMAT_OF[to] == CLPHYS_GAUGE_FILE_ILDG) {
+        fprintf(stderr, "clphys lqcd convert: --two-rows: ILDG files store 3x3 links\n");
+        return 2;
+    }
+    if (lattice_finish("lqcd convert", &o)) return 2;
+    ranks r;
+    if (ranks_setup(&o, &r)) return 1;
+    /* a conversion is one file to another: rank 0 does it */
+    int rc = 0;
+    if (r.rank == 0) {
+        const cli_file inputs[] = {{"IN", pos[0]}}, outputs[] = {{"OUT", pos[1]}};
+        rc = cli_check_outputs("lqcd convert", inputs, 1, outputs, 1, force);
+        clphys_gauge_field g;
+        clphys_gauge_file_info info;
+        clphys_status st = rc ? CLPHYS_SUCCESS : read_gauge(pos[0], no_checksum, &g, &info);
+        if (!rc && st) rc = cli_fail("lqcd", st, NULL);
+        else if (!rc) {
+            clphys_precision p = fp32 ? CLPHYS_FP32 : fp64 ? CLPHYS_FP64 : info.precision;
+            printf("read %s (%s, %s): plaquette %.12f\n", pos[0], clphys_gauge_file_format_name(info.format),
+                   info.precision == CLPHYS_FP64 ? "fp64" : "fp32", clphys_gauge_plaquette(&g));
+            rc = write_gauge(pos[1], &g, FORMAT_OF[to], p, two_rows ? 2 : 3);
+            clphys_gauge_destroy(&g);
+        }
+    }
+    /* under a launcher 1, not 2: main ends the job on 2 */
+    return agree(&r, rc ? CLPHYS_ERR_IO : CLPHYS_SUCCESS) ? (r.dist ? 1 : rc ? rc : 1) : 0;
 }
 
 static void progress(void *user, int iter, double rel, int is_true)
 {
     (void)user;
-    if (cli_mpi_rank() == 0)
-        printf("  iteration %6d  %s = %.6e\n", iter, is_true ? "true |b - D x|/|b|" : "iterated residual ", rel);
+    if (cli_mpi_rank() == 0) printf("  iteration %6d  %s = %.6e\n", iter, is_true ? "true |b - D x|/|b|" : "iterated residual ", rel);
 }
+
+/* The options of a solve: one field per option, one table line each. */
+typedef struct {
+    const char *file, *device;
+    double kappa, tol;
+    int source, solver, blas, fp64_only, no_checksum;
+    long long max_iter;
+} solve_args;
 
 /* The random source of every run (one rank's whole lattice). */
 static void random_source(double *b, size_t n)
@@ -243,58 +403,53 @@ static void random_source(double *b, size_t n)
 
 static int solve(int argc, char **argv)
 {
-    const char *file = NULL, *source = NULL, *device = NULL;
-    double kappa = -1, tol = -1;
-    int mixed = 1, max_iter = 10000;
-    clphys_solver_blas blas = CLPHYS_SOLVER_BLAS_AUTO;
-    clphys_solver_kind kind = CLPHYS_SOLVER_CGNR;
-    lattice_opts o = {.bc = {CLPHYS_BC_AUTO}};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int more = i + 1 < argc;
-        const int k = lattice_opt(argc, argv, &i, &o);
-        if (k == 2) return 2;
-        if (k) continue;
-        if (!strcmp(a, "--kappa") && more) kappa = atof(argv[++i]);
-        else if (!strcmp(a, "--tol") && more) tol = atof(argv[++i]);
-        else if (!strcmp(a, "--source") && more) source = argv[++i];
-        else if (!strcmp(a, "--device") && more) device = argv[++i];
-        else if (!strcmp(a, "--max-iter") && more) max_iter = atoi(argv[++i]);
-        else if (!strcmp(a, "--fp64-only")) mixed = 0;
-        else if (!strcmp(a, "--blas") && more) {
-            const char *s = argv[++i];
-            if (!strcmp(s, "auto")) blas = CLPHYS_SOLVER_BLAS_AUTO;
-            else if (!strcmp(s, "fused")) blas = CLPHYS_SOLVER_BLAS_FUSED;
-            else if (!strcmp(s, "clblast")) blas = CLPHYS_SOLVER_BLAS_CLBLAST;
-            else {
-                fprintf(stderr, "clphys lqcd solve: --blas must be auto, fused or clblast\n");
-                return 2;
-            }
-        }
-        else if (!strcmp(a, "--solver") && more) {
-            const char *s = argv[++i];
-            if (!strcmp(s, "cgnr")) kind = CLPHYS_SOLVER_CGNR;
-            else if (!strcmp(s, "bicgstab")) kind = CLPHYS_SOLVER_BICGSTAB;
-            else {
-                fprintf(stderr, "clphys lqcd solve: --solver must be cgnr or bicgstab\n");
-                return 2;
-            }
-        } else if (a[0] != '-' && !file) file = a;
-        else {
-            fprintf(stderr, "clphys lqcd solve: unknown or incomplete option '%s'\n", a);
-            return 2;
-        }
+    solve_args A = {.kappa = 0, .tol = 0, .source = -1, .max_iter = 10000};
+    lattice_opts o = {0};
+    int help = 0, npos = 0;
+    const char *pos[1];
+    const cli_opt opts[] = {
+        CLI_OPT_POSITIVE("--kappa", &A.kappa),
+        CLI_OPT_POSITIVE("--tol", &A.tol),
+        CLI_OPT_CHOICE("--source", &A.source, "point|random"),
+        CLI_OPT_CHOICE("--solver", &A.solver, "cgnr|bicgstab"),
+        CLI_OPT_CHOICE("--blas", &A.blas, "auto|fused|clblast"),
+        CLI_OPT_FLAG("--fp64-only", &A.fp64_only),
+        CLI_OPT_INT("--max-iter", &A.max_iter, 1, INT_MAX),
+        CLI_OPT_FLAG("--no-checksum", &A.no_checksum),
+        CLI_OPT_STRING("--device", &A.device),
+        LATTICE_OPTS(o),
+        CLI_OPT_END,
+    };
+    if (cli_parse("lqcd solve", argc, argv, opts, pos, 1, &npos, &help)) return 2;
+    if (help) {
+        usage(stdout);
+        return 0;
     }
-    if (!file || !(kappa > 0) || !(tol > 0) || !source || (strcmp(source, "point") && strcmp(source, "random")) ||
-        max_iter <= 0) {
-        usage(stderr);
+    char missing[128] = "";
+    if (npos != 1) strcat(missing, " FILE");
+    if (!(A.kappa > 0)) strcat(missing, " --kappa");
+    if (!(A.tol > 0)) strcat(missing, " --tol");
+    if (A.source < 0) strcat(missing, " --source");
+    if (missing[0]) {
+        fprintf(stderr, "clphys lqcd solve: missing%s (clphys lqcd --help lists the options)\n", missing);
         return 2;
     }
+    if (lattice_finish("lqcd solve", &o)) return 2;
+    A.file = pos[0];
+    static const clphys_solver_blas BLAS[] = {CLPHYS_SOLVER_BLAS_AUTO, CLPHYS_SOLVER_BLAS_FUSED,
+                                              CLPHYS_SOLVER_BLAS_CLBLAST};
+    const char *file = A.file, *device = A.device;
+    const double kappa = A.kappa, tol = A.tol;
+    const int mixed = !A.fp64_only, max_iter = (int)A.max_iter;
+    const clphys_solver_blas blas = BLAS[A.blas];
+    const clphys_solver_kind kind = A.solver ? CLPHYS_SOLVER_BICGSTAB : CLPHYS_SOLVER_CGNR;
+    const char *source = A.source ? "random" : "point";
     ranks r;
     if (ranks_setup(&o, &r)) return 1;
     clphys_gauge_field g;
     int dims[4];
-    clphys_status st = read_field(&r, file, &g, dims);
+    clphys_gauge_file_info info;
+    clphys_status st = read_field(&r, file, A.no_checksum, &g, dims, &info);
     if (st) return cli_fail("lqcd", st, NULL);
     clphys_context *ctx = NULL;
     clphys_context **ctxs = NULL;
@@ -432,6 +587,7 @@ int cmd_lqcd(int argc, char **argv)
     }
     if (!strcmp(argv[1], "plaquette")) return plaquette(argc - 1, argv + 1);
     if (!strcmp(argv[1], "generate")) return generate(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "convert")) return convert(argc - 1, argv + 1);
     if (!strcmp(argv[1], "solve")) return solve(argc - 1, argv + 1);
     fprintf(stderr, "clphys lqcd: unknown subcommand '%s'\n", argv[1]);
     usage(stderr);

@@ -32,6 +32,12 @@ int cli_fail(const char *cmd, clphys_status st, const clphys_context *ctx)
 int cli_context_done(clphys_context *ctx, int rc)
 {
     if (!ctx) return rc;
+    const char *notes = clphys_context_notes(ctx);
+    for (const char *l = notes; *l;) { /* one "clphys: note:" per line */
+        size_t n = strcspn(l, "\n");
+        fprintf(stderr, "clphys: note: %.*s\n", (int)n, l);
+        l += n + (l[n] == '\n');
+    }
     const char *path = getenv("CLPHYS_PROFILE");
     if (path && *path) {
         clphys_status st = clphys_context_profile_write(ctx, path);

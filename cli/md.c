@@ -3,12 +3,17 @@
  * conventions (thermo_style custom step temp pe ke etotal press), final state
  * written as a LAMMPS data file (atomically). */
 #include "cli.h"
+#include "opt.h"
+#include "outputs.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static void usage(FILE *out)
 {
@@ -18,22 +23,16 @@ static void usage(FILE *out)
         "--sigma S]\n"
         "                 --rcut RC --skin SK --dt DT --steps N [--thermo K] [--neigh-every E]\n"
         "                 [--neigh-delay D] [--neigh-check yes|no] [--shifted] [--precision fp32|fp64]\n"
-        "                 [--variant NAME|auto] [--device SPEC] [--write-data FILE] [--xyz FILE]\n"
+        "                 [--variant NAME|auto] [--device SPEC] [--write-data FILE] [--xyz FILE] [--force]\n"
         "  --data       LAMMPS data file, atom_style atomic (e.g. from LAMMPS write_data)\n"
-        "  --fcc RHO    fcc lattice at number density RHO, N^3 unit cells, Maxwell-Boltzmann at T\n"
+        "  --fcc RHO    fcc lattice at number density RHO, N^3 unit cells (1 .. 400), Maxwell-Boltzmann at T\n"
         "  --variant    full-csr full-transposed full-group full-staged half-cas half-fixedpoint cpu auto\n"
-        "  --thermo K   a thermo row every K steps (default: first and last step only)\n"
-        "  --xyz FILE   extended-XYZ trajectory, one frame per thermo row (FILE.tmp, then "
-        "renamed)\n"
+        "  --steps N    0 .. 2147483647; --thermo K: a thermo row every K steps (default: first and last)\n"
+        "  --xyz FILE   extended-XYZ trajectory, one frame per thermo row (FILE.tmp.PID, then renamed)\n"
+        "  --write-data FILE  the final state as a LAMMPS data file (written atomically)\n"
+        "  --force      replace an existing --write-data or --xyz file (never an input)\n"
         "Defaults: epsilon = sigma = 1, neigh-every 1, neigh-delay 0, neigh-check yes, fp64, auto.\n"
         "Units are LAMMPS `units lj`; energies per atom, T from 3N-3 degrees of freedom.\n");
-}
-
-static int num(const char *s, double *v)
-{
-    char *end;
-    *v = strtod(s, &end);
-    return end != s && !*end && isfinite(*v);
 }
 
 /* One extended-XYZ frame (species = LAMMPS type number). */
@@ -56,103 +55,104 @@ static void row(const clphys_md_thermo *t)
            t->press);
 }
 
+/* Close the trajectory and move it into place, or remove it; message names the file. */
+static int xyz_finish(FILE *xf, const char *tmp, const char *xyz, int ok)
+{
+    int e = 0;
+    if (fclose(xf) != 0 && ok) ok = 0, e = errno;
+    if (ok && rename(tmp, xyz) != 0) ok = 0, e = errno;
+    if (!ok) {
+        remove(tmp);
+        if (e) fprintf(stderr, "clphys md: --xyz %s: %s\n", xyz, strerror(e));
+    }
+    return ok;
+}
+
 int cmd_md(int argc, char **argv)
 {
-    const char *data = NULL, *out = NULL, *xyz = NULL, *device = NULL, *prec = "fp64",
-               *variant = "auto";
-    double rho = NAN, temp = NAN, eps = 1, sigma = 1, rc = NAN, skin = NAN, dt = NAN;
-    double cells = 0, steps = -1, thermo = 0, every = 1, delay = 0, seed = -1;
-    int check = 1, shifted = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--shifted")) {
-            shifted = 1;
-            continue;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "clphys md: %s needs a value (or is unknown)\n", a);
-            usage(stderr);
-            return 2;
-        }
-        const char *v = argv[++i];
-        int ok = 1;
-        if (!strcmp(a, "--data"))
-            data = v;
-        else if (!strcmp(a, "--write-data"))
-            out = v;
-        else if (!strcmp(a, "--xyz"))
-            xyz = v;
-        else if (!strcmp(a, "--device"))
-            device = v;
-        else if (!strcmp(a, "--precision"))
-            prec = v, ok = !strcmp(v, "fp32") || !strcmp(v, "fp64");
-        else if (!strcmp(a, "--variant"))
-            variant = v;
-        else if (!strcmp(a, "--neigh-check"))
-            check = !strcmp(v, "yes"), ok = check || !strcmp(v, "no");
-        else if (!strcmp(a, "--fcc"))
-            ok = num(v, &rho) && rho > 0;
-        else if (!strcmp(a, "--temp"))
-            ok = num(v, &temp) && temp >= 0;
-        else if (!strcmp(a, "--epsilon"))
-            ok = num(v, &eps) && eps > 0;
-        else if (!strcmp(a, "--sigma"))
-            ok = num(v, &sigma) && sigma > 0;
-        else if (!strcmp(a, "--rcut"))
-            ok = num(v, &rc) && rc > 0;
-        else if (!strcmp(a, "--skin"))
-            ok = num(v, &skin) && skin >= 0;
-        else if (!strcmp(a, "--dt"))
-            ok = num(v, &dt) && dt > 0;
-        else if (!strcmp(a, "--cells"))
-            ok = num(v, &cells) && cells >= 1 && cells == floor(cells);
-        else if (!strcmp(a, "--steps"))
-            ok = num(v, &steps) && steps >= 0 && steps == floor(steps);
-        else if (!strcmp(a, "--thermo"))
-            ok = num(v, &thermo) && thermo >= 0 && thermo == floor(thermo);
-        else if (!strcmp(a, "--neigh-every"))
-            ok = num(v, &every) && every >= 1 && every == floor(every);
-        else if (!strcmp(a, "--neigh-delay"))
-            ok = num(v, &delay) && delay >= 0 && delay == floor(delay);
-        else if (!strcmp(a, "--seed"))
-            ok = num(v, &seed) && seed >= 0 && seed == floor(seed);
-        else {
-            fprintf(stderr, "clphys md: unknown option %s\n", a);
-            usage(stderr);
-            return 2;
-        }
-        if (!ok) {
-            fprintf(stderr, "clphys md: bad value '%s' for %s\n", v, a);
-            return 2;
-        }
+    const char *data = NULL, *out = NULL, *xyz = NULL, *device = NULL, *variant = "auto";
+    /* negative (or 0 for the ranges that exclude it): not given; the parser
+       writes a value only when the option is there */
+    double rho = 0, temp = -1, eps = 1, sigma = 1, rc = 0, skin = -1, dt = 0;
+    long long cells = 0, steps = -1, thermo = 0, every = 1, delay = 0, seed = -1;
+    int prec = 1, check = 0, shifted = 0, force = 0, help = 0;
+    const cli_opt opts[] = {
+        CLI_OPT_STRING("--data", &data),
+        CLI_OPT_POSITIVE("--fcc", &rho),
+        CLI_OPT_INT("--cells", &cells, 1, 400),
+        CLI_OPT_REAL("--temp", &temp, 0, INFINITY),
+        CLI_OPT_INT("--seed", &seed, 0, (double)LLONG_MAX),
+        CLI_OPT_POSITIVE("--epsilon", &eps),
+        CLI_OPT_POSITIVE("--sigma", &sigma),
+        CLI_OPT_POSITIVE("--rcut", &rc),
+        CLI_OPT_REAL("--skin", &skin, 0, INFINITY),
+        CLI_OPT_POSITIVE("--dt", &dt),
+        CLI_OPT_INT("--steps", &steps, 0, INT_MAX),
+        CLI_OPT_INT("--thermo", &thermo, 0, INT_MAX),
+        CLI_OPT_INT("--neigh-every", &every, 1, INT_MAX),
+        CLI_OPT_INT("--neigh-delay", &delay, 0, INT_MAX),
+        CLI_OPT_CHOICE("--neigh-check", &check, "yes|no"),
+        CLI_OPT_FLAG("--shifted", &shifted),
+        CLI_OPT_CHOICE("--precision", &prec, "fp32|fp64"),
+        CLI_OPT_STRING("--variant", &variant),
+        CLI_OPT_STRING("--device", &device),
+        CLI_OPT_STRING("--write-data", &out),
+        CLI_OPT_STRING("--xyz", &xyz),
+        CLI_OPT_FLAG("--force", &force),
+        CLI_OPT_END,
+    };
+    if (cli_parse("md", argc, argv, opts, NULL, 0, NULL, &help)) return 2;
+    if (help) {
+        usage(stdout);
+        return 0;
     }
-    int fcc = !isnan(rho);
-    if ((data != NULL) == fcc || (fcc && (cells < 1 || isnan(temp) || seed < 0)) || isnan(rc) ||
-        isnan(skin) || isnan(dt) || steps < 0) {
-        fprintf(stderr, "clphys md: need --data FILE or --fcc RHO --cells N --temp T --seed S, and "
-                        "--rcut --skin --dt --steps\n");
-        usage(stderr);
+    /* which of the required options are missing, by name */
+    char missing[256] = "";
+#define NEED(flag, name) \
+    if (!(flag)) snprintf(missing + strlen(missing), sizeof missing - strlen(missing), " %s", name)
+    const int fcc = rho > 0;
+    if (!data && !fcc) NEED(0, "--data or --fcc");
+    if (fcc) {
+        NEED(cells > 0, "--cells");
+        NEED(temp >= 0, "--temp");
+        NEED(seed >= 0, "--seed");
+    }
+    NEED(rc > 0, "--rcut");
+    NEED(skin >= 0, "--skin");
+    NEED(dt > 0, "--dt");
+    NEED(steps >= 0, "--steps");
+#undef NEED
+    if (data && fcc) {
+        fprintf(stderr, "clphys md: --data and --fcc: give one of them\n");
         return 2;
     }
+    if (!fcc && (cells > 0 || temp >= 0 || seed >= 0)) {
+        fprintf(stderr, "clphys md: --cells, --temp and --seed go with --fcc\n");
+        return 2;
+    }
+    if (missing[0]) {
+        fprintf(stderr, "clphys md: missing%s (clphys md --help lists the options)\n", missing);
+        return 2;
+    }
+    const cli_file inputs[] = {{"--data", data}}, outputs[] = {{"--write-data", out}, {"--xyz", xyz}};
+    if (cli_check_outputs("md", inputs, 1, outputs, 2, force)) return 2;
     clphys_md_params p = {.lj = {.epsilon = eps,
                                  .sigma = sigma,
                                  .r_cut = rc,
                                  .skin = skin,
                                  .shifted = shifted,
-                                 .precision = strcmp(prec, "fp64") ? CLPHYS_FP32 : CLPHYS_FP64},
+                                 .precision = prec ? CLPHYS_FP64 : CLPHYS_FP32},
                           .dt = dt,
                           .neigh_every = (int)every,
-                          .neigh_check = check,
+                          .neigh_check = check == 0,
                           .neigh_delay = (int)delay};
-    clphys_status st = clphys_lj_variant_from_name(variant, &p.lj.variant);
-    if (st) return cli_fail("md", st, NULL);
+    if (clphys_lj_variant_from_name(variant, &p.lj.variant)) {
+        fprintf(stderr, "clphys md: --variant: %s\n", clphys_last_error(NULL));
+        return 2;
+    }
     clphys_md_system sys;
-    st = fcc ? clphys_md_fcc(rho, (int)cells, temp, (uint64_t)seed, &sys)
-             : clphys_md_read_lammps_data(data, &sys);
+    clphys_status st = fcc ? clphys_md_fcc(rho, (int)cells, temp, (uint64_t)seed, &sys)
+                             : clphys_md_read_lammps_data(data, &sys);
     if (st) return cli_fail("md", st, NULL);
     clphys_context *ctx;
     st = clphys_context_create(device, &ctx);
@@ -163,27 +163,30 @@ int cmd_md(int argc, char **argv)
     clphys_md_plan *plan = NULL;
     clphys_md_thermo t;
     st = clphys_md_plan_create(ctx, &p, &sys, &plan);
-    long long total = (long long)steps, k = (long long)thermo;
+    if (!st) st = clphys_md_thermo_now(plan, &t); /* the state is checked before any row is printed */
+    const long long total = steps, k = thermo;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     FILE *xf = NULL;
-    char xtmp[4096];
+    char xtmp[4200];
+    int xyz_ok = 1;
     if (!st && xyz) {
-        snprintf(xtmp, sizeof xtmp, "%s.tmp", xyz);
+        snprintf(xtmp, sizeof xtmp, "%s.tmp.%ld", xyz, (long)getpid());
         xf = fopen(xtmp, "w");
         if (!xf) {
-            fprintf(stderr, "clphys md: %s: cannot create\n", xtmp);
-            st = CLPHYS_ERR_IO;
+            fprintf(stderr, "clphys md: --xyz %s: cannot create %s: %s\n", xyz, xtmp, strerror(errno));
+            clphys_md_plan_destroy(plan);
+            clphys_md_system_destroy(&sys);
+            return cli_context_done(ctx, 1);
         }
     }
     if (!st) {
         printf("   Step          Temp          PotEng         KinEng         TotEng         Press  "
                "   \n");
-        st = clphys_md_thermo_now(plan, &t);
-        if (!st) row(&t);
-        if (!st && xf && xyz_frame(xf, &sys, 0, dt)) st = CLPHYS_ERR_IO;
+        row(&t);
+        if (xf && xyz_frame(xf, &sys, 0, dt)) xyz_ok = 0;
     }
-    for (long long done = 0; !st && done < total;) {
+    for (long long done = 0; !st && xyz_ok && done < total;) {
         long long chunk = k > 0 ? k : total;
         if (chunk > total - done) chunk = total - done;
         st = clphys_md_run(plan, (int)chunk, NULL);
@@ -191,38 +194,24 @@ int cmd_md(int argc, char **argv)
         if (!st) st = clphys_md_thermo_now(plan, &t);
         if (!st) row(&t);
         if (!st && xf) st = clphys_md_download(plan, &sys);
-        if (!st && xf && xyz_frame(xf, &sys, t.step, dt)) st = CLPHYS_ERR_IO;
+        if (!st && xf && xyz_frame(xf, &sys, t.step, dt)) xyz_ok = 0;
     }
-    if (xf) {
-        int bad = fclose(xf) != 0 || st;
-        if (bad || rename(xtmp, xyz)) {
-            remove(xtmp);
-            if (!st) {
-                fprintf(stderr, "clphys md: %s: write failed\n", xyz);
-                st = CLPHYS_ERR_IO;
-            }
-        }
-    }
+    if (!xyz_ok) fprintf(stderr, "clphys md: --xyz %s: write failed: %s\n", xyz, strerror(errno));
+    if (xf && !xyz_finish(xf, xtmp, xyz, !st && xyz_ok)) xyz_ok = 0;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double wall = (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
-    if (!st)
+    if (!st && xyz_ok)
         fprintf(stderr,
                 "clphys md: %lld steps of %zu atoms in %.3f s (%.1f steps/s, %d neighbour builds) "
                 "on %s, %s %s\n",
                 total, sys.n, wall, total / wall, clphys_md_rebuilds(plan),
-                clphys_context_device(ctx)->name, prec, clphys_lj_variant_name(p.lj.variant));
-    if (!st && out) {
+                clphys_context_device(ctx)->name, prec ? "fp64" : "fp32", clphys_lj_variant_name(p.lj.variant));
+    int r = st ? cli_fail("md", st, ctx) : xyz_ok ? 0 : 1;
+    if (!r && out) {
         st = clphys_md_download(plan, &sys);
         if (!st) st = clphys_md_write_lammps_data(out, &sys);
-        if (st) {
-            int r = cli_fail("md", st, NULL);
-            clphys_md_plan_destroy(plan);
-            r = cli_context_done(ctx, r);
-            clphys_md_system_destroy(&sys);
-            return r;
-        }
+        if (st) r = cli_fail("md", st, NULL);
     }
-    int r = st ? cli_fail("md", st, ctx) : 0;
     clphys_md_plan_destroy(plan);
     r = cli_context_done(ctx, r);
     clphys_md_system_destroy(&sys);

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "cli_mpi.h"
 #include "opt.h"
+#include "outputs.h"
 
 #ifdef CLPHYS_HAVE_MPI
 #include "clphys_gravity_mpi.h"
@@ -31,7 +32,7 @@ static void usage(FILE *out)
             "                    [--G G] [--precision fp32|fp64] [--device SPEC[,SPEC...]]\n"
             "                    [--variant auto|tiled|vector] [--energy-every T] [--output FILE]\n"
             "                    [--work-group W] [--i-per-item K] [--fast-rsqrt64]\n"
-            "                    [--exchange auto|ring|doubling|hybrid|allgather] [--group G]\n"
+            "                    [--exchange auto|ring|doubling|hybrid|allgather] [--group G] [--force]\n"
             "       mpirun -np P clphys nbody ...   the same, distributed over P ranks\n"
             "  --input         NBabel text file: id m x y z vx vy vz per line\n"
             "  --plummer N     Plummer sphere of N equal masses in N-body units (G = M = 1, E = -1/4)\n"
@@ -45,7 +46,8 @@ static void usage(FILE *out)
             "  --fast-rsqrt64  fp64: rsqrt from an fp32 estimate + one Newton step (rel. error ~1e-14);\n"
             "                  default: full fp64 precision (series for r^-3 on NVIDIA, OpenCL rsqrt elsewhere)\n"
             "  --output        snapshot in the input format, rewritten at every energy row (FILE.tmp, then\n"
-            "                  renamed, so FILE is always a whole snapshot; the last one is at t_end)\n"
+            "                  renamed, so FILE is always a whole snapshot; the last one is at t_end); never the\n"
+            "                  input; an existing FILE is replaced only with --force, checked before the run\n"
             "  --exchange      under MPI, how the j-particles travel between ranks (Miki, Takahashi & Mori):\n"
             "                  ring (transport stage), doubling (accumulation stage), hybrid (doubling inside\n"
             "                  groups of --group ranks, then a ring of groups), allgather (MPI_Allgatherv, then\n"
@@ -67,7 +69,7 @@ typedef struct {
     const char *input, *output, *device;
     double dt, t_end, eps, G, every;
     long long plummer, seed, wg, ipw, group;
-    int prec, variant, exchange, nr;
+    int prec, variant, exchange, nr, force;
     int have_seed, have_dt, have_t_end, have_eps;
 } nbody_opts;
 
@@ -158,6 +160,7 @@ static int parse(int argc, char **argv, nbody_opts *o)
     const cli_opt opts[] = {
         CLI_OPT_STRING("--input", &o->input),
         CLI_OPT_STRING("--output", &o->output),
+        CLI_OPT_FLAG("--force", &o->force),
         CLI_OPT_STRING("--device", &o->device),
         {.name = "--plummer", .kind = CLI_INT, .out = &o->plummer, .lo = 1, .hi = 2147483647},
         {.name = "--seed", .kind = CLI_INT, .out = &o->seed, .lo = 0, .hi = 9.2e18, .given = &o->have_seed},
@@ -239,6 +242,19 @@ int cmd_nbody(int argc, char **argv)
             goto fail;
     }
 #endif
+    /* the snapshot file, checked before any work (rank 0 writes it) */
+    int bad_output = 0;
+    if (rank == 0) {
+        const cli_file inputs[] = {{"--input", o.input}}, outputs[] = {{"--output", o.output}};
+        bad_output = cli_check_outputs("nbody", inputs, 1, outputs, 1, o.force) != 0;
+    }
+#ifdef CLPHYS_HAVE_MPI
+    if (e.dist) MPI_Allreduce(MPI_IN_PLACE, &bad_output, 1, MPI_INT, MPI_MAX, e.comm);
+#endif
+    if (bad_output) {
+        rc = e.dist ? 1 : 2; /* under a launcher 1, not 2: main ends the job on 2 */
+        goto done;
+    }
     if (rank == 0)
         st = o.input ? clphys_nbody_read(NULL, o.input, &all)
                      : clphys_nbody_plummer(NULL, (size_t)o.plummer, (uint64_t)o.seed, &all);

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,13 @@ int cli_choice(const char *cmd, const char *opt, const char *s, const char *choi
     return 2;
 }
 
+/* A table's double bound as a long long: 2^63 and beyond (LLONG_MAX as a
+ * double rounds up to 2^63) would overflow the conversion. */
+static long long ll_bound(double x)
+{
+    return x >= 0x1p63 ? LLONG_MAX : x <= -0x1p63 ? LLONG_MIN : (long long)x;
+}
+
 static int take(const char *cmd, const cli_opt *o, const char *v)
 {
     long long i;
@@ -108,7 +116,7 @@ static int take(const char *cmd, const cli_opt *o, const char *v)
         *(const char **)o->out = v;
         return 0;
     case CLI_INT:
-        if (cli_int(cmd, o->name, v, (long long)o->lo, (long long)o->hi, &i)) return 2;
+        if (cli_int(cmd, o->name, v, ll_bound(o->lo), ll_bound(o->hi), &i)) return 2;
         *(long long *)o->out = i;
         return 0;
     case CLI_REAL: return cli_real(cmd, o->name, v, o->lo, o->hi, o->lo_open, (double *)o->out);

@@ -5,14 +5,12 @@
  * interface (scripts call it): see usage(). */
 #include "cli.h"
 #include "opt.h"
+#include "outputs.h"
 
-#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 static const char CMD[] = "poisson";
 
@@ -22,7 +20,7 @@ static void usage(FILE *out)
             "usage: clphys poisson (--bathymetry FILE --depth-var NAME | --box NXxNYxNZ | --basin NXxNY --seed S)\n"
             "                      [--levels NZ] [--stretch F] [--extent LXxLYxLZ] [--lonlat LON0:LON1xLAT0:LAT1]\n"
             "                      [--rhs manufactured | --rhs-file FILE --rhs-var NAME] [--helmholtz LAMBDA]\n"
-            "                      [--periodic-x] [--tol T] [--precision mixed|fp64|fp32] [--output FILE]\n"
+            "                      [--periodic-x] [--tol T] [--precision mixed|fp64|fp32] [--output FILE [--force]]\n"
             "                      [--monitor] [--device SPEC]\n"
             "Solves div(grad p) - lambda p = f on cell centres, no flux through coasts, the sea floor and the\n"
             "rigid lid (nor the domain's edges, unless --periodic-x).  Lengths in metres.\n"
@@ -44,14 +42,15 @@ static void usage(FILE *out)
             "                     weighted mean and p has zero mean, which is reported\n"
             "  --tol T            true |b - A p| / |b| to reach (default 1e-8)\n"
             "  --precision        V-cycle in fp32 within fp64 CG (mixed, the default), fp64, or fp32 CG too\n"
-            "  --output FILE      p and mask, dimensions (z, y, x), CF attributes (a temporary file renamed)\n"
+            "  --output FILE      p and mask, dimensions (z, y, x), CF attributes (a temporary file renamed);\n"
+            "                     never an input; an existing FILE is replaced only with --force\n"
             "  --monitor          print every iteration's residual\n"
             "The last line gives iterations, residual and time.\n");
 }
 
 typedef struct {
     const char *bathy, *depth_var, *rhs_kind, *rhs_file, *rhs_var, *output, *device, *extent, *lonlat;
-    int box[3], basin[2], periodic, monitor, prec;
+    int box[3], basin[2], periodic, monitor, prec, force;
     long long seed, levels;
     double stretch, helmholtz, tol;
     int g_box, g_basin, g_seed, g_levels;
@@ -128,6 +127,7 @@ static int parse(int argc, char **argv, options *o)
         CLI_OPT_POSITIVE("--tol", &o->tol),
         CLI_OPT_CHOICE("--precision", &o->prec, "mixed|fp64|fp32"),
         CLI_OPT_STRING("--output", &o->output),
+        CLI_OPT_FLAG("--force", &o->force),
         CLI_OPT_FLAG("--monitor", &o->monitor),
         CLI_OPT_STRING("--device", &o->device),
         CLI_OPT_END,
@@ -265,27 +265,13 @@ static int build_problem(const options *o, problem *p)
     return 0;
 }
 
-/* 1 when a and b name the same existing file */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-/* the output path, checked before the solve: not an input, in a writable folder */
+/* the output path, checked before the solve (cli/outputs.h): never an
+ * input, an existing file only with --force, a folder that takes it */
 static int check_output(const options *o)
 {
-    if (!o->output) return 0;
-    if (same_file(o->output, o->bathy) || same_file(o->output, o->rhs_file)) {
-        fprintf(stderr, "clphys %s: --output %s is an input file; an output never replaces an input\n", CMD, o->output);
-        return 2;
-    }
-    char *copy = strdup(o->output);
-    const char *dir = copy ? dirname(copy) : ".";
-    const int ok = access(dir, W_OK | X_OK) == 0;
-    if (!ok) fprintf(stderr, "clphys %s: --output %s: the folder %s is not writable\n", CMD, o->output, dir);
-    free(copy);
-    return ok ? 0 : 1;
+    const cli_file inputs[] = {{"--bathymetry", o->bathy}, {"--rhs-file", o->rhs_file}},
+                   outputs[] = {{"--output", o->output}};
+    return cli_check_outputs(CMD, inputs, 2, outputs, 1, o->force);
 }
 
 static void monitor(void *user, int iter, double rel, int is_true)

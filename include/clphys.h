@@ -167,6 +167,14 @@ cl_context       clphys_context_cl_context(const clphys_context *ctx);
 cl_command_queue clphys_context_queue(const clphys_context *ctx);
 cl_device_id     clphys_context_cl_device(const clphys_context *ctx);
 
+/* Conditions met on ctx that are not errors but cost something the user
+ * should know of, one line each, each said once per context: e.g. a kernel
+ * binary cache folder that cannot be written (every run then compiles its
+ * kernels again), or a cached binary that crashed an earlier process as it
+ * was loaded (dropped and rebuilt).  "" when there are none; NULL ctx: "".
+ * The clphys command prints them as it ends.  No errors. */
+const char *clphys_context_notes(const clphys_context *ctx);
+
 /* Kernel time of a loop of calls launched back to back (no wait per call), as
  * a simulation runs them: after clphys_context_span_begin, the first kernel
  * that a clphys call launches without being asked for its own time keeps its

@@ -1,6 +1,6 @@
 /*
  * clphys_lqcd.h — lattice QCD: SU(3) gauge fields, the Wilson-Dirac operator
- * (full lattice and even-odd), Krylov solvers, NERSC gauge files.
+ * (full lattice and even-odd), Krylov solvers, gauge files (NERSC, ILDG, MILC).
  * Part of the public API; include clphys.h, not this file.
  *
  * Conventions (H. Matsufuru's KEK 2008 seed; Chroma/QDP++ for the basis):
@@ -73,7 +73,7 @@ clphys_status clphys_gauge_create(const int dims[4], clphys_gauge_field *g);
  * accepted.  No errors. */
 void clphys_gauge_destroy(clphys_gauge_field *g);
 /* The functions below take a field made by clphys_gauge_create or
- * clphys_gauge_read_nersc and have no errors. */
+ * clphys_gauge_read and have no errors. */
 void clphys_gauge_cold(clphys_gauge_field *g);               /* all U = 1 */
 /* Independent random SU(3) links (hot start) from a seed: Gram-Schmidt of a
  * complex Gaussian matrix's rows, third row = conj(row0 x row1).  The field
@@ -86,7 +86,8 @@ void clphys_gauge_reunitarize(clphys_gauge_field *g);
 double clphys_gauge_plaquette(const clphys_gauge_field *g);
 /* Average link trace (1/3) Re tr U_mu(x) over sites and directions. */
 double clphys_gauge_link_trace(const clphys_gauge_field *g);
-/* Largest |U U^+ - 1| entry and |det U - 1| over all links (unitarity check). */
+/* Largest |U U^+ - 1| entry and |det U - 1| over all links (unitarity check);
+ * NaN when an entry is NaN, so that `violation <= tol` fails. */
 double clphys_gauge_unitarity_violation(const clphys_gauge_field *g);
 
 /* ---- process grid (runs over MPI ranks: clphys_lqcd_mpi.h) ---------------
@@ -103,27 +104,101 @@ double clphys_gauge_unitarity_violation(const clphys_gauge_field *g);
  * clphys_last_error(NULL). */
 clphys_status clphys_lqcd_grid_local(const int dims[4], const int grid[4], int rank, int local[4], int coord[4]);
 
-/* ---- NERSC gauge files ----------------------------------------------------
- * ASCII header BEGIN_HEADER ... END_HEADER with DIMENSION_1..4, DATATYPE
- * 4D_SU3_GAUGE (rows 0,1 stored, row 2 reconstructed) or 4D_SU3_GAUGE_3x3,
- * FLOATING_POINT IEEE32BIG|IEEE64BIG (also IEEE32LITTLE|IEEE64LITTLE|IEEE32|
- * IEEE64 = big), CHECKSUM (hex), PLAQUETTE, LINK_TRACE; then the links in
- * site order t,z,y,x (x fastest), mu = 0..3, row-major complex.  CHECKSUM is
- * the sum mod 2^32 of the 32-bit words of the link data as stored (the two
- * rows of 4D_SU3_GAUGE, all of 3x3), in host order, in the file's precision
- * (the convention of e.g. PyQUDA's NERSC reader).
- * read: every header check is verified (data size against the file size,
- * checksum, plaquette and link trace to 1e-6 x max(|value|, 1): headers carry
- * ~10 digits).  *g is created by the call (release it with
- * clphys_gauge_destroy).  Errors: CLPHYS_ERR_FORMAT naming the file (and
- * line) and the check that failed, CLPHYS_ERR_IO when the file cannot be
- * opened or is short, CLPHYS_ERR_INVALID_ARGUMENT (NULL, dimensions the
- * library does not take), CLPHYS_ERR_OUT_OF_MEMORY.
- * write: IEEE64BIG or IEEE32BIG (precision), 3x3 or two rows (rows == 3|2);
- * written to FILE.tmp.PID and renamed, so FILE is never half written.
- * Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL, rows not 2 or 3),
- * CLPHYS_ERR_IO (cannot create, write or rename; no file is left behind),
+/* ---- gauge files: NERSC, ILDG, MILC -----------------------------------------
+ * Every format holds the links U_mu(x) in site order t,z,y,x (x fastest),
+ * mu = 0..3 (x,y,z,t) per site, each a row-major 3x3 complex matrix.
+ *  - NERSC: ASCII header BEGIN_HEADER ... END_HEADER with DIMENSION_1..4,
+ *    DATATYPE 4D_SU3_GAUGE (rows 0,1 stored, row 2 = conj(row0 x row1)) or
+ *    4D_SU3_GAUGE_3x3, FLOATING_POINT IEEE32BIG|IEEE64BIG (also
+ *    IEEE32LITTLE|IEEE64LITTLE, and IEEE32|IEEE64 = big), CHECKSUM (hex),
+ *    PLAQUETTE, LINK_TRACE; then the link data, then nothing but whitespace.
+ *    CHECKSUM is the sum mod 2^32 of the 32-bit words of the link data as
+ *    stored (the two rows of 4D_SU3_GAUGE, all of 3x3), in the file's
+ *    precision (the convention of e.g. PyQUDA's NERSC reader).
+ *  - ILDG: LIME records (ILDG file format 1.1, lqcd.org/ildg): ildg-format
+ *    (XML: field su3gauge, precision 32|64, lx ly lz lt), ildg-binary-data
+ *    (big-endian 3x3 links), and, when present, the SciDAC checksum record
+ *    scidac-checksum (suma/sumb: CRC32 of each site's bytes rotated by its
+ *    lexicographic rank mod 29 and mod 31, XORed; QIO's convention).
+ *  - MILC: version-5 binary (MILC code's io_lat4.c, its binary_samples):
+ *    int32 magic 20103 (its byte order is the file's), dims[4], a 64-byte
+ *    time stamp, int32 order (0 = natural site order, the only one read),
+ *    uint32 sum29 and sum31, then fp32 3x3 links.  The checksums XOR each
+ *    32-bit word rotated left by (72 site + k) mod 29 (mod 31).
+ * What is verified on reading, always: the data size against the file's
+ * size before anything is allocated (a header cannot make the reader
+ * allocate more than the file holds), every link entry finite, every link
+ * in SU(3) to CLPHYS_GAUGE_UNITARITY_TOL_FP32 (fp32 data) or
+ * CLPHYS_GAUGE_UNITARITY_TOL_FP64 (|U U^+ - 1| entries and |det U - 1|), and
+ * whatever the file carries of checksum, plaquette and link trace
+ * (plaquette and trace to 1e-6 x max(|value|, 1): headers print ~10
+ * digits).  A file that carries no checksum (NERSC: CHECKSUM missing or 0;
+ * ILDG: no scidac-checksum record; MILC: both sums 0), or a NERSC file
+ * without PLAQUETTE or LINK_TRACE, cannot be verified: it is refused
+ * unless allow_unverified is set, and then info->unverified says what was
+ * missing.  A checksum, plaquette or trace that is present and wrong is an
+ * error either way. */
+#define CLPHYS_GAUGE_UNITARITY_TOL_FP32 1e-5
+#define CLPHYS_GAUGE_UNITARITY_TOL_FP64 1e-10
+
+typedef enum {
+    CLPHYS_GAUGE_FILE_AUTO = 0,  /* reading: from the file's first bytes      */
+    CLPHYS_GAUGE_FILE_NERSC = 1,
+    CLPHYS_GAUGE_FILE_ILDG = 2,
+    CLPHYS_GAUGE_FILE_MILC = 3   /* read only                                 */
+} clphys_gauge_file_format;
+
+/* A zeroed struct: format detected, an unverifiable file refused. */
+typedef struct {
+    clphys_gauge_file_format format;
+    int allow_unverified;        /* 1: read a file that carries no checksum
+                                    (the CLI's --no-checksum)                 */
+} clphys_gauge_read_params;
+
+/* What a read found. */
+typedef struct {
+    clphys_gauge_file_format format;
+    clphys_precision precision;  /* of the data in the file                   */
+    int rows;                    /* 2 (NERSC 4D_SU3_GAUGE) or 3               */
+    int checksum_verified;       /* 1: the file's checksum matched the data   */
+    int plaquette_verified;      /* 1: a plaquette in the file matched         */
+    int link_trace_verified;     /* 1: a link trace in the file matched        */
+    double unitarity;            /* clphys_gauge_unitarity_violation of it    */
+    char unverified[256];        /* "" or what could not be verified, e.g.
+                                    "CHECKSUM = 0, no LINK_TRACE"             */
+} clphys_gauge_file_info;
+
+/* Read a gauge file in any of the formats above; *g is created by the call
+ * (release it with clphys_gauge_destroy; on error it is left empty).  p and
+ * info may be NULL (defaults; nothing reported).  Errors, each naming the
+ * file and the check that failed: CLPHYS_ERR_IO (cannot open or read),
+ * CLPHYS_ERR_FORMAT (not a gauge file of a known format, a malformed or
+ * inconsistent header, a size that disagrees with the file, non-finite or
+ * non-unitary links, a checksum, plaquette or link trace that disagrees,
+ * an unverifiable file without allow_unverified), CLPHYS_ERR_INPUT
+ * (dimensions the library does not take: each extent even and >= 2, the
+ * volume <= 2^31), CLPHYS_ERR_INVALID_ARGUMENT (NULL file or g),
  * CLPHYS_ERR_OUT_OF_MEMORY.  Messages: clphys_last_error(NULL). */
+clphys_status clphys_gauge_read(const char *file, const clphys_gauge_read_params *p, clphys_gauge_field *g,
+                                clphys_gauge_file_info *info);
+/* The format of a file from its first bytes (CLPHYS_GAUGE_FILE_AUTO when it
+ * is none of them).  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL),
+ * CLPHYS_ERR_IO (cannot open). */
+clphys_status clphys_gauge_file_detect(const char *file, clphys_gauge_file_format *format);
+/* Write g as NERSC (rows 2 or 3 stored) or ILDG (rows must be 3), in
+ * precision (big-endian IEEE), with the checksum, plaquette and link trace
+ * of the data as a reader will see it; to FILE.tmp.PID, then renamed, so
+ * FILE is never half written.  Writing then reading gives back the same
+ * bits (fp64, 3 rows) and the same file again.  Errors:
+ * CLPHYS_ERR_INVALID_ARGUMENT (NULL, format AUTO or MILC, rows not 2 or 3,
+ * ILDG with 2 rows), CLPHYS_ERR_IO (cannot create, write or rename; no file
+ * is left behind), CLPHYS_ERR_OUT_OF_MEMORY. */
+clphys_status clphys_gauge_write(const char *file, const clphys_gauge_field *g, clphys_gauge_file_format format,
+                                 clphys_precision precision, int rows);
+/* "nersc", "ildg", "milc" ("auto" for AUTO, "unknown" otherwise). */
+const char *clphys_gauge_file_format_name(clphys_gauge_file_format format);
+/* NERSC only, every check required (clphys_gauge_read with format NERSC and
+ * a zeroed rest); and clphys_gauge_write with format NERSC. */
 clphys_status clphys_gauge_read_nersc(const char *file, clphys_gauge_field *g);
 clphys_status clphys_gauge_write_nersc(const char *file, const clphys_gauge_field *g,
                                        clphys_precision precision, int rows);

@@ -225,13 +225,19 @@ void clphys_md_system_destroy(clphys_md_system *sys);
 /* Read a LAMMPS data file, atom_style atomic: header counts and box bounds,
  * Masses, Atoms (id type x y z [ix iy iz]), optional Velocities; Pair Coeffs
  * ignored.  Atoms up to one box length outside are wrapped (image flags
- * updated).  Errors (message names file and line): CLPHYS_ERR_IO,
- * CLPHYS_ERR_FORMAT, CLPHYS_ERR_UNSUPPORTED (other atom styles, triclinic,
- * bonds), CLPHYS_ERR_INPUT (atom far outside the box, bad type),
+ * updated).  Atom IDs are any 1 .. 2^63 - 1, in any order (looked up
+ * through a sorted table: memory in proportion to the atoms).  Every number
+ * is read whole; the header's counts are checked against the sections
+ * (arrays grow as lines arrive, never beyond the header's count), a section
+ * may appear once.  Errors (message names file and line, and the atom by
+ * its ID): CLPHYS_ERR_IO, CLPHYS_ERR_FORMAT (malformed lines, counts that
+ * disagree, repeated sections or IDs, what clphys does not read: other atom
+ * styles, triclinic boxes, bonds), CLPHYS_ERR_INPUT (an atom more than one
+ * box length outside, a type outside 1 .. ntypes, a non-finite velocity),
  * CLPHYS_ERR_OUT_OF_MEMORY. The error text is clphys_last_error(NULL). */
 clphys_status clphys_md_read_lammps_data(const char *file, clphys_md_system *sys);
-/* Write a LAMMPS data file (atomic style, with Velocities) to file.tmp, then
- * rename: never a half-written file.  Errors: CLPHYS_ERR_INVALID_ARGUMENT
+/* Write a LAMMPS data file (atomic style, with Velocities) to file.tmp.PID,
+ * then rename: never a half-written file.  Errors: CLPHYS_ERR_INVALID_ARGUMENT
  * (NULL), CLPHYS_ERR_IO (clphys_last_error(NULL) names the file). */
 clphys_status clphys_md_write_lammps_data(const char *file, const clphys_md_system *sys);
 /* fcc lattice at number density rho (LAMMPS `lattice fcc rho`), cells^3 unit
@@ -266,7 +272,8 @@ typedef struct clphys_md_plan clphys_md_plan;
  * and compute the initial forces.  Errors: as clphys_lj_plan_create, plus
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL, n = 0, dt <= 0, neigh_every < 1,
  * neigh_delay < 0), CLPHYS_ERR_INPUT (a mass <= 0, a non-finite
- * coordinate; the message names the atom). */
+ * coordinate or velocity; the message names the atom by sys->id, and later
+ * errors of overlapping atoms name them so too). */
 clphys_status clphys_md_plan_create(clphys_context *ctx, const clphys_md_params *p,
                                     const clphys_md_system *sys, clphys_md_plan **plan);
 

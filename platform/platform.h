@@ -36,6 +36,8 @@ struct clphys_context {
     cl_program span_prog;          /* the empty kernel that closes a span */
     cl_kernel span_tick;
     cp_profile *prof;              /* CLPHYS_PROFILE: per-kernel times (profile.c) */
+    int cache_readonly;            /* the binary cache could not be written: not tried again */
+    char notes[1024];              /* clphys_context_notes (program.c)     */
     char err[CP_ERR_LEN];
 };
 

@@ -4,13 +4,26 @@
  *
  * Disk cache: one file per (device name, platform, driver version, options,
  * source hash) under $CLPHYS_CACHE_DIR, else $XDG_CACHE_HOME/clphys, else
- * ~/.cache/clphys; CLPHYS_NO_CACHE=1 disables it.  A file holds a magic, the
- * full key, the binary's length and checksum, then the binary.  Anything that
- * does not check out (truncated, corrupted, another key) is ignored and rebuilt
- * from source; writes go to a temporary file renamed into place. */
+ * ~/.cache/clphys; CLPHYS_NO_CACHE=1 disables it.  A file (the envelope)
+ * holds a magic, the full key, the driver binary's length and a 128-bit
+ * digest of the binary, then the binary.  Anything that does not check out
+ * (truncated, corrupted, another key) is ignored and rebuilt from source;
+ * writes go to a temporary file renamed into place.
+ * What the digest cannot catch: a binary that is intact as stored but that
+ * the driver cannot take (a driver fault when it was made, or a file made
+ * to look valid).  PoCL crashes inside clCreateProgramWithBinary on some of
+ * those, and would on every run.  So a load is bracketed by a marker file
+ * (FILE.loading, holding the loader's PID): a marker whose process is gone
+ * means a load that never returned, and that entry is dropped and rebuilt
+ * (clphys_context_notes says so) instead of being handed over again.
+ * A cache folder that cannot be written is said once per context (the
+ * notes) and not tried again: every run then pays the compile. */
 #include "platform.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +40,9 @@ struct cp_program_entry {
     struct cp_program_entry *next;
 };
 
-static const char MAGIC[8] = {'C', 'L', 'P', 'H', 'Y', 'S', 'B', '1'};
+/* B2: the digest became 128 bits (two FNV-1a streams) when the marker
+   files came; B1 files are ignored and rebuilt */
+static const char MAGIC[8] = {'C', 'L', 'P', 'H', 'Y', 'S', 'B', '2'};
 
 /* ---- sources ------------------------------------------------------------- */
 
@@ -118,6 +133,22 @@ char *cp_kernel_source(const char *file)
     return b.s;
 }
 
+/* ---- notes ---------------------------------------------------------------- */
+
+const char *clphys_context_notes(const clphys_context *ctx) { return ctx ? ctx->notes : ""; }
+
+static void note(clphys_context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(clphys_context *ctx, const char *fmt, ...)
+{
+    size_t l = strlen(ctx->notes);
+    if (l + 2 >= sizeof ctx->notes) return;
+    if (l) ctx->notes[l++] = '\n';
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->notes + l, sizeof ctx->notes - l, fmt, ap);
+    va_end(ap);
+}
+
 /* ---- hashing ------------------------------------------------------------- */
 
 static uint64_t fnv1a(const void *data, size_t n, uint64_t h)
@@ -167,6 +198,13 @@ static char *cache_key(const clphys_context *ctx, const char *source, const char
     return key;
 }
 
+/* The envelope's digest of the driver binary: two FNV-1a streams. */
+static void digest(const void *p, size_t n, uint64_t d[2])
+{
+    d[0] = fnv1a(p, n, 0xcbf29ce484222325ULL);
+    d[1] = fnv1a(p, n, 0x84222325cbf29ce4ULL ^ n);
+}
+
 static void cache_path(char *buf, size_t n, const char *dir, const char *key)
 {
     snprintf(buf, n, "%s/%016llx.bin", dir, (unsigned long long)fnv1a(key, strlen(key), 0xcbf29ce484222325ULL));
@@ -180,20 +218,22 @@ static unsigned char *cache_load(const char *path, const char *key, size_t *bin_
     if (!buf) return NULL;
     size_t klen = strlen(key), off = 0;
     uint32_t fk;
-    uint64_t blen, sum;
+    uint64_t blen, sum[2];
     int ok = len >= sizeof MAGIC + 4 && !memcmp(buf, MAGIC, sizeof MAGIC);
     if (ok) {
         off = sizeof MAGIC;
         memcpy(&fk, buf + off, 4);
         off += 4;
-        ok = fk == klen && len >= off + klen + 16 && !memcmp(buf + off, key, klen);
+        ok = fk == klen && len >= off + klen + 24 && !memcmp(buf + off, key, klen);
     }
     if (ok) {
         off += klen;
         memcpy(&blen, buf + off, 8);
-        memcpy(&sum, buf + off + 8, 8);
-        off += 16;
-        ok = blen > 0 && len - off == blen && fnv1a(buf + off, blen, 0xcbf29ce484222325ULL) == sum;
+        memcpy(sum, buf + off + 8, 16);
+        off += 24;
+        uint64_t d[2];
+        digest(buf + off, len - off, d);
+        ok = blen > 0 && len - off == blen && d[0] == sum[0] && d[1] == sum[1];
     }
     if (!ok) {
         free(buf);
@@ -204,8 +244,9 @@ static unsigned char *cache_load(const char *path, const char *key, size_t *bin_
     return buf;
 }
 
-static void cache_store(const char *dir, const char *path, const char *key, cl_program prog)
+static void cache_store(clphys_context *ctx, const char *dir, const char *path, const char *key, cl_program prog)
 {
+    if (ctx->cache_readonly) return;
     size_t blen = 0;
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof blen, &blen, NULL) != CL_SUCCESS || blen == 0)
         return;
@@ -217,17 +258,62 @@ static void cache_store(const char *dir, const char *path, const char *key, cl_p
         char tmp[4400];
         snprintf(tmp, sizeof tmp, "%.4200s.tmp.%ld", path, (long)getpid());
         FILE *f = fopen(tmp, "wb");
-        if (f) {
+        if (!f) {
+            /* said once; every later build of this context would fail alike */
+            ctx->cache_readonly = 1;
+            note(ctx,
+                 "kernel cache: cannot write in %s (%s): kernels are compiled again on every run; set "
+                 "CLPHYS_CACHE_DIR to a writable folder (or CLPHYS_NO_CACHE=1 to go without)",
+                 dir, strerror(errno));
+        } else {
             uint32_t klen = (uint32_t)strlen(key);
-            uint64_t b64 = blen, sum = fnv1a(bin, blen, 0xcbf29ce484222325ULL);
+            uint64_t b64 = blen, sum[2];
+            digest(bin, blen, sum);
             int ok = fwrite(MAGIC, 1, sizeof MAGIC, f) == sizeof MAGIC && fwrite(&klen, 4, 1, f) == 1 &&
-                     fwrite(key, 1, klen, f) == klen && fwrite(&b64, 8, 1, f) == 1 && fwrite(&sum, 8, 1, f) == 1 &&
+                     fwrite(key, 1, klen, f) == klen && fwrite(&b64, 8, 1, f) == 1 && fwrite(sum, 8, 2, f) == 2 &&
                      fwrite(bin, 1, blen, f) == blen;
             ok = (fclose(f) == 0) && ok;
             if (!ok || rename(tmp, path) != 0) remove(tmp);
         }
     }
     free(bin);
+}
+
+/* The marker of a load in progress: path.loading with the loader's PID.
+ * Returns 1 when this process made it (remove it after the load), 0 when
+ * another live process is loading the same entry, -1 when a marker was left
+ * by a process that died during the load: the entry is dropped. */
+static int load_begin(clphys_context *ctx, const char *path, char *marker, size_t n)
+{
+    snprintf(marker, n, "%s.loading", path);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        int fd = open(marker, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd >= 0) {
+            char pid[32];
+            int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+            int ok = write(fd, pid, (size_t)len) == len;
+            close(fd);
+            if (!ok) {
+                unlink(marker);
+                return 0;
+            }
+            return 1;
+        }
+        if (errno != EEXIST) return 0; /* a read-only folder: load without a marker */
+        FILE *f = fopen(marker, "r");
+        long pid = 0;
+        int got = f && fscanf(f, "%ld", &pid) == 1;
+        if (f) fclose(f);
+        if (got && pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) return 0; /* alive: its load */
+        if (!got) return 0; /* being written right now */
+        /* the loader died inside the load: never hand this binary over again */
+        unlink(path);
+        unlink(marker);
+        note(ctx, "kernel cache: %s was being loaded by process %ld, which never finished (a driver crash?): "
+                  "dropped and rebuilt from source", path, pid);
+        return -1;
+    }
+    return 0;
 }
 
 /* ---- building ------------------------------------------------------------ */
@@ -271,14 +357,22 @@ clphys_status cp_program_from_source(clphys_context *ctx, const char *name, cons
     if (use_cache && (key = cache_key(ctx, source, opts))) {
         cache_path(path, sizeof path, dir, key);
         size_t blen;
+        char marker[4300];
         unsigned char *bin = cache_load(path, key, &blen);
+        int mark = bin ? load_begin(ctx, path, marker, sizeof marker) : 0;
+        if (mark < 0) {
+            free(bin);
+            bin = NULL;
+        }
         if (bin) {
             const unsigned char *bins[1] = {bin};
             cl_int bstat;
             cl_program p = clCreateProgramWithBinary(ctx->context, 1, &ctx->device, &blen, bins, &bstat, &e);
             free(bin);
-            if (e == CL_SUCCESS && bstat == CL_SUCCESS &&
-                clBuildProgram(p, 1, &ctx->device, opts, NULL, NULL) == CL_SUCCESS) {
+            int built = e == CL_SUCCESS && bstat == CL_SUCCESS &&
+                        clBuildProgram(p, 1, &ctx->device, opts, NULL, NULL) == CL_SUCCESS;
+            if (mark > 0) unlink(marker);
+            if (built) {
                 *out = p;
                 if (from_cache) *from_cache = 1;
                 free(key);
@@ -299,7 +393,7 @@ clphys_status cp_program_from_source(clphys_context *ctx, const char *name, cons
         free(key);
         return st;
     }
-    if (key) cache_store(dir, path, key, p);
+    if (key) cache_store(ctx, dir, path, key, p);
     free(key);
     *out = p;
     return CLPHYS_SUCCESS;

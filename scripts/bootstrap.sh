@@ -6,8 +6,10 @@ cd "$(dirname "$0")/.."
 # libnetcdf-dev: the Poisson path's NetCDF files (required); libhypre-dev: the
 # Poisson bench's peer on CPUs (optional: the bench says when it is missing).
 pkgs=(gcc meson ninja-build pkg-config python3 ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
-      libclblast-dev libcmocka-dev libcjson-dev libopenmpi-dev openmpi-bin libnetcdf-dev libhypre-dev
-      clang python3-pip)  # clang: tests/test_capability.c; pip: scripts/intel-opencl.sh
+      libclblast-dev libcmocka-dev libcjson-dev libopenmpi-dev openmpi-bin libnetcdf-dev libhypre-dev zlib1g-dev
+      # clang: tests/test_capability.c; pip: scripts/intel-opencl.sh; the checks of .ci/run:
+      # libFuzzer (clang and its runtime), the sanitizers, a checking OpenCL device (oclgrind)
+      clang libclang-rt-dev oclgrind python3-pip)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,6 +1,7 @@
 /* test_cli_opt.c — the strict option parser of every command (cli/opt.c):
  * whole-string numbers, ranges, NaN and inf refused, unknown, missing and
  * repeated options refused, both "--name value" and "--name=value". */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -96,6 +97,22 @@ static void refuses_bad_options(void **state)
     assert_int_equal(PARSE(&v, "--help"), 1);
 }
 
+/* A range up to LLONG_MAX (a double of 2^63 in the table) takes it, and refuses 2^63. */
+static void full_range(void **state)
+{
+    (void)state;
+    long long seed = -1;
+    int help;
+    const cli_opt opts[] = {CLI_OPT_INT("--seed", &seed, 0, (double)LLONG_MAX), CLI_OPT_END};
+    char *ok[] = {"prog", "--seed", "9223372036854775807"}, *bad[] = {"prog", "--seed", "9223372036854775808"};
+    assert_int_equal(cli_parse("test", 3, ok, opts, NULL, 0, NULL, &help), 0);
+    assert_true(seed == LLONG_MAX);
+    assert_int_equal(cli_parse("test", 3, bad, opts, NULL, 0, NULL, &help), 2);
+    char *one[] = {"prog", "--seed", "1"};
+    assert_int_equal(cli_parse("test", 3, one, opts, NULL, 0, NULL, &help), 0);
+    assert_int_equal(seed, 1);
+}
+
 static void positionals(void **state)
 {
     (void)state;
@@ -120,6 +137,7 @@ int main(void)
         cmocka_unit_test(refuses_bad_numbers),
         cmocka_unit_test(refuses_bad_options),
         cmocka_unit_test(positionals),
+        cmocka_unit_test(full_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

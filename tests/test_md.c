@@ -1,5 +1,7 @@
 /* test_md.c — the MD driver: LAMMPS data files (round trip, malformed input
- * naming file and line, unsupported styles, atoms outside the box), NVE
+ * naming file and line, unsupported styles, atoms outside the box; hostile
+ * files of issue 17: huge atom IDs, header counts the data does not back,
+ * repeated sections, non-finite velocities), NVE
  * energy conservation, rebuild policies agreeing, variants agreeing, kernel
  * time set per call, and plans bound to the application's device buffers
  * (the same trajectory as the host-array path, refresh, bad input). */
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -84,7 +87,7 @@ static void test_data_errors(void **state)
     expect_error("bad_atom.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 oops 3.0\n",
                  CLPHYS_ERR_FORMAT, "bad_atom.data:17");
     expect_error("charge.data", "Atoms # charge\n\n1 1 0.5 1.0 2.0 3.0\n2 1 0.5 1.0 2.0 3.0\n",
-                 CLPHYS_ERR_UNSUPPORTED, "charge");
+                 CLPHYS_ERR_FORMAT, "atom style 'charge'");
     expect_error("short.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n", CLPHYS_ERR_FORMAT,
                  "short.data:16");
     expect_error("far.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 2.0 35.0\n",
@@ -105,6 +108,99 @@ static void test_data_errors(void **state)
     assert_true(fabs(s.x[5] - 3.0) < 1e-12 && s.image[5] == 1);
     clphys_md_system_destroy(&s);
     assert_int_equal(clphys_md_read_lammps_data("/nonexistent/x.data", &s), CLPHYS_ERR_IO);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
+}
+
+/* Issue 17, defect 1: atom IDs are looked up by sorting, not by an array
+ * as large as the largest ID: IDs of 2^31 - 1, 2^60, 2^61 and 2^63 - 1 are
+ * legal and read at once (they took 16.8 GB, crashed or overflowed). */
+static void test_data_huge_ids(void **state)
+{
+    (void)state;
+    const char *big[] = {"2147483647", "1152921504606846976", "2305843009213693952", "9223372036854775807"};
+    for (int k = 0; k < 4; k++) {
+        char text[1024];
+        snprintf(text, sizeof text, "%sAtoms # atomic\n\n%s 1 1.0 2.0 3.0\n5 1 4.0 2.0 3.0\n\nVelocities\n\n5 0 0 0\n%s 0.5 "
+                 "0 0\n", HEAD, big[k], big[k]);
+        clphys_md_system s;
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        clphys_status st = clphys_md_read_lammps_data(write_file("bigid.data", text), &s);
+        double sec = seconds_since(&t0);
+        print_message("# atom ID %s: %s in %.4f s\n", big[k], st ? clphys_last_error(NULL) : "read", sec);
+        assert_int_equal(st, CLPHYS_SUCCESS);
+        assert_true(sec < 0.5);
+        assert_int_equal(s.id[0], strtoll(big[k], NULL, 10));
+        assert_true(s.v[0] == 0.5 && s.v[3] == 0); /* velocities found by ID */
+        clphys_md_system_destroy(&s);
+    }
+    expect_error("id_overflow.data", "Atoms # atomic\n\n9223372036854775808 1 1.0 2.0 3.0\n2 1 1.0 2.0 3.0\n",
+                 CLPHYS_ERR_FORMAT, "id_overflow.data:16");
+    expect_error("id_twice.data", "Atoms # atomic\n\n7 1 1.0 2.0 3.0\n7 1 4.0 2.0 3.0\n", CLPHYS_ERR_FORMAT,
+                 "id_twice.data:17: atom ID 7 appears twice (also at line 16)");
+}
+
+/* Issue 17, defects 2 and 5: the header's counts are not trusted before the
+ * data; a count that disagrees with a section names the section and the
+ * header line; a second section, 2^32 + 1 types, non-finite velocities and
+ * triclinic boxes are clear errors of the file, not of the device. */
+static void test_data_counts_and_messages(void **state)
+{
+    (void)state;
+    /* 10^12 atoms claimed, 2 given: refused at the end of the section, nothing of 10^12 allocated */
+    char text[2048];
+    snprintf(text, sizeof text, "test\n\n1000000000000 atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\n"
+             "Masses\n\n1 1.0\n\nAtoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 2.0 3.0\n");
+    clphys_md_system s;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(clphys_md_read_lammps_data(write_file("huge_count.data", text), &s), CLPHYS_ERR_FORMAT);
+    print_message("# %s (%.4f s)\n", clphys_last_error(NULL), seconds_since(&t0));
+    assert_non_null(strstr(clphys_last_error(NULL), "section Atoms (line 14) has 2 atom lines; the header (line 3) gives 1000000000000"));
+    assert_true(seconds_since(&t0) < 0.5);
+    /* fewer atoms than the header says, then Velocities: the Atoms section is named, not 'Velocities' */
+    snprintf(text, sizeof text, "test\n\n3 atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\n"
+             "Masses\n\n1 1.0\n\nAtoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 2.0 3.0\n\nVelocities\n\n1 0 0 0\n");
+    assert_int_equal(clphys_md_read_lammps_data(write_file("fewer.data", text), &s), CLPHYS_ERR_FORMAT);
+    assert_non_null(strstr(clphys_last_error(NULL), "section Atoms (line 14) has 2 atom lines; the header (line 3) gives 3"));
+    expect_error("more.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 2.0 3.0\n3 1 1.0 2.0 3.0\n",
+                 CLPHYS_ERR_FORMAT, "more.data:18: section Atoms (line 14) has more than the 2 atom lines");
+    expect_error("second.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 2.0 3.0\n\nAtoms # atomic\n\n3 1 1.0 2.0 3.0\n"
+                 "4 1 1.0 2.0 3.0\n", CLPHYS_ERR_FORMAT, "second.data:19: second Atoms section (the first at line 14)");
+    expect_error("vel_nan.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 2.0 3.0\n\nVelocities\n\n1 0 0 0\n2 0 nan 0\n",
+                 CLPHYS_ERR_INPUT, "vel_nan.data:22: atom ID 2: velocity vy = nan is not finite");
+    expect_error("vel_inf.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 2.0 3.0\n\nVelocities\n\n1 inf 0 0\n2 0 0 0\n",
+                 CLPHYS_ERR_INPUT, "atom ID 1: velocity vx = inf");
+    expect_error("trailing.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0 0 0 0 9\n2 1 1.0 2.0 3.0\n", CLPHYS_ERR_FORMAT,
+                 "trailing.data:16");
+    expect_error("10abc.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2abc 1 1.0 2.0 3.0\n", CLPHYS_ERR_FORMAT,
+                 "10abc.data:17");
+    const char *types = "test\n\n2 atoms\n4294967297 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\n";
+    assert_int_equal(clphys_md_read_lammps_data(write_file("types.data", types), &s), CLPHYS_ERR_FORMAT);
+    assert_non_null(strstr(clphys_last_error(NULL), "types.data:4: 4294967297 atom types: at most"));
+    const char *tri = "test\n\n2 atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n0 0 0 xy xz yz\n";
+    assert_int_equal(clphys_md_read_lammps_data(write_file("tri.data", tri), &s), CLPHYS_ERR_FORMAT);
+    assert_non_null(strstr(clphys_last_error(NULL), "tri.data:9: a triclinic box"));
+    /* a million atom types claimed, one Masses line: refused without a table of 10^6 */
+    const char *masses = "test\n\n1 atoms\n1000000 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\nMasses\n\n1 1\n\n"
+                         "Atoms\n\n1 1 1 1 1\n";
+    assert_int_equal(clphys_md_read_lammps_data(write_file("masses.data", masses), &s), CLPHYS_ERR_FORMAT);
+    assert_non_null(strstr(clphys_last_error(NULL), "section Masses (line 10) has 1 type lines; the header (line 4) gives 1000000"));
+    /* a line longer than the reader's buffer */
+    char *longl = malloc(10000);
+    snprintf(longl, 10000, "%sAtoms # atomic\n\n1 1 1.0 2.0 3.0", HEAD);
+    size_t l = strlen(longl);
+    memset(longl + l, ' ', 5000);
+    snprintf(longl + l + 5000, 100, "\n2 1 1.0 2.0 3.0\n");
+    assert_int_equal(clphys_md_read_lammps_data(write_file("long.data", longl), &s), CLPHYS_ERR_FORMAT);
+    assert_non_null(strstr(clphys_last_error(NULL), "long.data:16: line longer than"));
+    free(longl);
 }
 
 static double run_md(clphys_md_system *sys, clphys_precision prec, clphys_lj_variant v, int shifted,
@@ -615,6 +711,7 @@ int main(void)
     tu_tempdir("md", dir, sizeof dir);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_data_round_trip), cmocka_unit_test(test_data_errors),
+        cmocka_unit_test(test_data_huge_ids), cmocka_unit_test(test_data_counts_and_messages),
         cmocka_unit_test(test_energy_drift),    cmocka_unit_test(test_neigh_delay),    cmocka_unit_test(test_policies_and_variants_agree),
         cmocka_unit_test(test_box_too_small),   cmocka_unit_test(test_lammps_in_lj),
         cmocka_unit_test(test_device_buffers_trajectory), cmocka_unit_test(test_device_buffers_refresh),

@@ -215,8 +215,16 @@ static void test_files(void **state)
     bad(args, 1, "land.nc: variable 'depth' has no depth > 0 (no sea)");
     snprintf(args, sizeof args, "--bathymetry %s --depth-var depth --output %s", path("bathy.nc"), path("bathy.nc"));
     assert_int_equal(run(args), 2);
-    assert_non_null(strstr(err_text, "is an input file"));
+    assert_non_null(strstr(err_text, "an output never replaces an input"));
     assert_true(exists(path("bathy.nc")));
+    /* an existing output is replaced only with --force */
+    snprintf(args, sizeof args, "--box 8x8x4 --output %s", path("out.nc"));
+    assert_int_equal(run(args), 0);
+    assert_int_equal(run(args), 2);
+    assert_non_null(strstr(err_text, "exists (--force replaces it)"));
+    snprintf(args, sizeof args, "--box 8x8x4 --output %s --force", path("out.nc"));
+    assert_int_equal(run(args), 0);
+    remove(path("out.nc"));
 }
 
 static void test_bad_options(void **state)
@@ -224,7 +232,7 @@ static void test_bad_options(void **state)
     (void)state;
     char args[512];
     snprintf(args, sizeof args, "--box 8x8x4 --output /nonexistent-dir/out.nc");
-    bad(args, 1, "/nonexistent-dir/out.nc");
+    bad(args, 2, "cannot create a file in '/nonexistent-dir'");
     snprintf(args, sizeof args, "--box 1x8x4 --output %s", path("out.nc"));
     bad(args, 1, "too small for a coarse level");
     snprintf(args, sizeof args, "--box 8x8x4 --extent 1000x1000x-3 --output %s", path("out.nc"));

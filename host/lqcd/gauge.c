@@ -112,11 +112,14 @@ double clphys_gauge_unitarity_violation(const clphys_gauge_field *g)
         const double complex *m = u + l * 9;
         double complex p[9];
         su3_mul_dag(p, m, m);
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++) worst = fmax(worst, cabs(p[i * 3 + j] - (i == j)));
         double complex det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
                              m[2] * (m[3] * m[7] - m[4] * m[6]);
-        worst = fmax(worst, cabs(det - 1));
+        double e[10];
+        for (int k = 0; k < 9; k++) e[k] = cabs(p[k] - (k % 4 == 0));
+        e[9] = cabs(det - 1);
+        /* not fmax: a NaN entry must make the result NaN, not vanish */
+        for (int k = 0; k < 10; k++)
+            if (!(e[k] <= worst) && !isnan(worst)) worst = e[k];
     }
     return worst;
 }

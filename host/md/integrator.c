@@ -22,6 +22,7 @@ struct clphys_md_plan {
     cl_mem vel, vel_tmp, img, img_tmp, xref, dmax;
     long long step, last_build;
     int rebuilds;
+    long long *atom_id;          /* host systems: the atoms' IDs, for messages */
     /* bound to an application's buffers (clphys_md_plan_create_cl) */
     int bound;
     clphys_md_buffers b;
@@ -41,6 +42,7 @@ void clphys_md_plan_destroy(clphys_md_plan *pl)
     cl_mem *ms[] = {&pl->vel, &pl->vel_tmp, &pl->img, &pl->img_tmp, &pl->xref, &pl->dmax};
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
         cp_release_mem(ms[i]);
+    free(pl->atom_id);
     free(pl);
 }
 
@@ -67,9 +69,13 @@ static clphys_status upload(clphys_md_plan *pl, const clphys_md_system *sys)
         }
         v4[4 * i + 3] = sys->type_mass[sys->type[i]];
         im[4 * i + 3] = 0;
+        const long long id = sys->id ? sys->id[i] : (long long)i + 1;
         if (!(v4[4 * i + 3] > 0))
-            st = cp_error(ctx, CLPHYS_ERR_INPUT, "md: atom %lld has mass %g",
-                          sys->id ? sys->id[i] : (long long)i + 1, v4[4 * i + 3]);
+            st = cp_error(ctx, CLPHYS_ERR_INPUT, "md: atom %s%lld has mass %g", sys->id ? "ID " : "", id,
+                          v4[4 * i + 3]);
+        else if (!isfinite(v4[4 * i]) || !isfinite(v4[4 * i + 1]) || !isfinite(v4[4 * i + 2]))
+            st = cp_error(ctx, CLPHYS_ERR_INPUT, "md: atom %s%lld has velocity (%g, %g, %g): not finite",
+                          sys->id ? "ID " : "", id, v4[4 * i], v4[4 * i + 1], v4[4 * i + 2]);
     }
     if (!st) st = md_neighbor_upload(nb, x);
     if (!st) st = md_upload4(ctx, pl->rs, pl->vel_tmp, v4, n);
@@ -228,6 +234,12 @@ clphys_status clphys_md_plan_create(clphys_context *ctx, const clphys_md_params 
     clphys_md_plan *pl = new_plan(ctx, p);
     if (!pl) return CLPHYS_ERR_OUT_OF_MEMORY;
     clphys_status st = setup(ctx, pl, sys->n, sys->lo, sys->hi);
+    if (!st && sys->id) {
+        pl->atom_id = malloc(sys->n * sizeof *pl->atom_id);
+        if (!pl->atom_id) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md plan: atom IDs");
+        else memcpy(pl->atom_id, sys->id, sys->n * sizeof *pl->atom_id);
+        if (!st) pl->lj->atom_id = pl->atom_id;
+    }
     if (!st) st = upload(pl, sys);
     if (!st) st = clphys_lj_evaluate(pl->lj, NULL);
     return finish_create(pl, st, plan);

@@ -4,10 +4,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void clphys_md_system_destroy(clphys_md_system *s)
 {
@@ -29,7 +32,29 @@ static int alloc_system(clphys_md_system *s, size_t n, int ntypes)
     return s->type_mass && s->id && s->type && s->x && s->v && s->image;
 }
 
-/* Strip a comment and trailing blanks; returns the first non-blank char. */
+/* ---- reading -------------------------------------------------------------
+ * Nothing the header says is trusted before the data is there: the atom
+ * arrays grow as atom lines arrive (never beyond the header's count), atom
+ * IDs are looked up through a sorted (ID, index) table (memory in
+ * proportion to the atoms, whatever the IDs), masses are kept as they come
+ * and the per-type table is made only once the Masses section has shown
+ * one line per type. */
+
+#define LINE_MAX_CHARS 4096
+#define MAX_TOKENS 16
+
+typedef struct {
+    long long id;
+    size_t i;
+} id_index;
+
+static int by_id(const void *a, const void *b)
+{
+    long long x = ((const id_index *)a)->id, y = ((const id_index *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* Strip a comment (kept in comment[], when given) and blanks around the line. */
 static char *clean(char *line, char *comment, size_t clen)
 {
     char *h = strchr(line, '#');
@@ -37,204 +62,309 @@ static char *clean(char *line, char *comment, size_t clen)
     if (h) {
         if (comment) {
             const char *c = h + 1;
-            while (*c == ' ' || *c == '\t')
-                c++;
+            while (*c == ' ' || *c == '\t') c++;
             snprintf(comment, clen, "%s", c);
             size_t m = strlen(comment);
-            while (m && isspace((unsigned char)comment[m - 1]))
-                comment[--m] = 0;
+            while (m && isspace((unsigned char)comment[m - 1])) comment[--m] = 0;
         }
         *h = 0;
     }
     size_t m = strlen(line);
-    while (m && isspace((unsigned char)line[m - 1]))
-        line[--m] = 0;
-    while (*line && isspace((unsigned char)*line))
-        line++;
+    while (m && isspace((unsigned char)line[m - 1])) line[--m] = 0;
+    while (*line && isspace((unsigned char)*line)) line++;
     return line;
 }
 
-#define FAIL(st, ...)                                                                              \
-    do {                                                                                           \
-        status = cp_error(NULL, st, __VA_ARGS__);                                                  \
-        goto done;                                                                                 \
+/* Split in place at blanks; returns the number of tokens (MAX_TOKENS + 1: too many). */
+static int split(char *s, char **tok)
+{
+    int n = 0;
+    for (char *p = strtok(s, " \t\r\n"); p; p = strtok(NULL, " \t\r\n")) {
+        if (n == MAX_TOKENS) return MAX_TOKENS + 1;
+        tok[n++] = p;
+    }
+    return n;
+}
+
+/* Whole-token numbers: "10abc", "", "1e3" (for an integer) are not numbers;
+ * integers out of range of long long are refused (ERANGE). */
+static int whole_ll(const char *t, long long *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtoll(t, &end, 10);
+    return end != t && !*end && errno == 0;
+}
+static int whole_d(const char *t, double *v)
+{
+    char *end;
+    *v = strtod(t, &end);
+    return end != t && !*end;
+}
+static int whole_int(const char *t, int *v)
+{
+    long long x;
+    if (!whole_ll(t, &x) || x < INT_MIN || x > INT_MAX) return 0;
+    *v = (int)x;
+    return 1;
+}
+
+/* A section keyword line starts with a letter (numbers start data lines). */
+static int is_keyword(const char *s) { return isalpha((unsigned char)s[0]); }
+
+typedef struct {
+    const char *file;
+    FILE *f;
+    long line;
+    char buf[LINE_MAX_CHARS];
+} reader;
+
+/* Next line, cleaned (comment in comment[] when given); NULL at the end.
+ * A line longer than the buffer is an error (*st). */
+static char *next_line(reader *r, char *comment, size_t clen, clphys_status *st)
+{
+    if (!fgets(r->buf, sizeof r->buf, r->f)) return NULL;
+    r->line++;
+    size_t l = strlen(r->buf);
+    if (l == sizeof r->buf - 1 && r->buf[l - 1] != '\n' && !feof(r->f)) {
+        *st = cp_error(NULL, CLPHYS_ERR_FORMAT, "%s:%ld: line longer than %zu characters", r->file, r->line,
+                       sizeof r->buf - 2);
+        return NULL;
+    }
+    return clean(r->buf, comment, clen);
+}
+
+/* Grow the atom arrays to hold cap atoms (cap <= the header's count). */
+static int grow_atoms(clphys_md_system *s, long **aline, size_t cap)
+{
+    if (cap > SIZE_MAX / (3 * sizeof(double))) return 0;
+    long long *id = realloc(s->id, cap * sizeof *id);
+    if (id) s->id = id;
+    int *type = id ? realloc(s->type, cap * sizeof *type) : NULL;
+    if (type) s->type = type;
+    double *x = type ? realloc(s->x, 3 * cap * sizeof *x) : NULL;
+    if (x) s->x = x;
+    int *image = x ? realloc(s->image, 3 * cap * sizeof *image) : NULL;
+    if (image) s->image = image;
+    long *al = image ? realloc(*aline, cap * sizeof *al) : NULL;
+    if (al) *aline = al;
+    return al != NULL;
+}
+
+#define FAIL(st_, ...)                                                                                                 \
+    do {                                                                                                               \
+        status = cp_error(NULL, st_, __VA_ARGS__);                                                                     \
+        goto done;                                                                                                     \
     } while (0)
 
 clphys_status clphys_md_read_lammps_data(const char *file, clphys_md_system *sys)
 {
     if (!file || !sys) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md data: NULL argument");
     memset(sys, 0, sizeof *sys);
-    FILE *f = fopen(file, "r");
-    if (!f) return cp_error(NULL, CLPHYS_ERR_IO, "%s: cannot open: %s", file, strerror(errno));
+    reader R = {.file = file, .f = fopen(file, "r")};
+    if (!R.f) return cp_error(NULL, CLPHYS_ERR_IO, "%s: cannot open: %s", file, strerror(errno));
     clphys_status status = CLPHYS_SUCCESS;
-    char buf[4096], comment[128];
-    long line = 0;
-    long long natoms = -1;
-    int ntypes = -1, have_box[3] = {0}, have_atoms = 0, have_masses = 0;
+    char comment[128], *tok[MAX_TOKENS];
+    long long natoms = -1, ntypes = -1;
+    long natoms_line = 0, ntypes_line = 0, atoms_at = 0, vel_at = 0, mass_at = 0;
+    int have_box[3] = {0};
     double lo[3] = {0}, hi[3] = {0};
-    long long *index_of = NULL; /* id -> index */
-    long long maxid = 0;
-    /* header: first line is a title */
-    if (!fgets(buf, sizeof buf, f)) FAIL(CLPHYS_ERR_FORMAT, "%s:1: empty file", file);
-    line = 1;
-    char *s = NULL;
-    while (fgets(buf, sizeof buf, f)) {
-        line++;
-        s = clean(buf, comment, sizeof comment);
+    size_t n = 0, cap = 0, nmass = 0, mcap = 0;
+    long *aline = NULL;                 /* line of each atom, for messages   */
+    id_index *ids = NULL;               /* sorted by ID once Atoms is read   */
+    unsigned char *vseen = NULL;        /* atoms given a velocity            */
+    struct { long long type; double m; long line; } *mass = NULL;
+    char *s;
+    /* header: the first line is a title */
+    if (!fgets(R.buf, sizeof R.buf, R.f)) FAIL(CLPHYS_ERR_FORMAT, "%s:1: empty file", file);
+    R.line = 1;
+    for (;;) {
+        s = next_line(&R, comment, sizeof comment, &status);
+        if (status) goto done;
+        if (!s) FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: the file ends in the header (no Atoms section)", file, R.line);
         if (!*s) continue;
-        if (!strncmp(s, "Atoms", 5) && comment[0] && strcmp(comment, "atomic"))
-            FAIL(CLPHYS_ERR_UNSUPPORTED, "%s:%ld: atom style '%s' (only atomic is supported)", file,
-                 line, comment);
-        long long v;
+        if (is_keyword(s)) break; /* the first section */
+        char copy[LINE_MAX_CHARS];
+        snprintf(copy, sizeof copy, "%s", s);
+        int nt = split(copy, tok);
         double a, b;
-        char w1[64], w2[64];
-        if (sscanf(s, "%lf %lf %63s %63s", &a, &b, w1, w2) == 4 && w1[1] == 'l' && w1[2] == 'o') {
-            int d = w1[0] - 'x';
-            if (d < 0 || d > 2 || strcmp(w1 + 1, "lo") || w2[0] != w1[0] || strcmp(w2 + 1, "hi"))
-                FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: bad box bounds line '%s'", file, line, s);
-            if (!(b > a))
-                FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: %s %g >= %s %g", file, line, w1, a, w2, b);
+        long long v;
+        if (nt == 4 && strlen(tok[2]) == 3 && !strcmp(tok[2] + 1, "lo") && tok[3][0] == tok[2][0] &&
+            !strcmp(tok[3] + 1, "hi") && tok[2][0] >= 'x' && tok[2][0] <= 'z') {
+            int d = tok[2][0] - 'x';
+            if (!whole_d(tok[0], &a) || !whole_d(tok[1], &b) || !isfinite(a) || !isfinite(b))
+                FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: box bounds '%s': two finite numbers expected", file, R.line, s);
+            if (!(b > a)) FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: %s %g >= %s %g", file, R.line, tok[2], a, tok[3], b);
+            if (have_box[d]) FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: second '%s %s' line", file, R.line, tok[2], tok[3]);
             lo[d] = a, hi[d] = b, have_box[d] = 1;
-        } else if (sscanf(s, "%lf %lf %lf %63s", &a, &b, &a, w1) == 4 && !strcmp(w1, "xy")) {
-            FAIL(CLPHYS_ERR_UNSUPPORTED, "%s:%ld: triclinic boxes are not supported", file, line);
-        } else if (sscanf(s, "%lld %63s %63s", &v, w1, w2) >= 2 && isdigit((unsigned char)s[0])) {
-            int two = sscanf(s, "%lld %63s %63s", &v, w1, w2) == 3;
-            if (!strcmp(w1, "atoms") && !two)
-                natoms = v;
-            else if (!strcmp(w1, "atom") && two && !strcmp(w2, "types"))
-                ntypes = (int)v;
-            else if (v != 0 &&
-                     (!strcmp(w1, "bonds") || !strcmp(w1, "angles") || !strcmp(w1, "dihedrals") ||
-                      !strcmp(w1, "impropers") || !strcmp(w1, "ellipsoids") ||
-                      !strcmp(w1, "lines") || !strcmp(w1, "triangles") || !strcmp(w1, "bodies")))
-                FAIL(CLPHYS_ERR_UNSUPPORTED, "%s:%ld: '%s' (only atom_style atomic is supported)",
-                     file, line, s);
-            else if (v != 0 && !strcmp(w1, "extra"))
-                FAIL(CLPHYS_ERR_UNSUPPORTED, "%s:%ld: '%s' (only atom_style atomic is supported)",
-                     file, line, s);
+        } else if (nt == 6 && !strcmp(tok[3], "xy") && !strcmp(tok[4], "xz") && !strcmp(tok[5], "yz")) {
+            FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: a triclinic box (xy xz yz): clphys reads orthorhombic boxes only", file,
+                 R.line);
+        } else if (nt >= 2 && isdigit((unsigned char)tok[0][0])) {
+            if (!whole_ll(tok[0], &v) || v < 0)
+                FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: '%s': the count '%s' is not a whole number >= 0 (or is too large)",
+                     file, R.line, s, tok[0]);
+            if (nt == 2 && !strcmp(tok[1], "atoms")) {
+                if (natoms >= 0) FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: second 'atoms' line (the first at line %ld)", file, R.line, natoms_line);
+                natoms = v, natoms_line = R.line;
+            } else if (nt == 3 && !strcmp(tok[1], "atom") && !strcmp(tok[2], "types")) {
+                if (ntypes >= 0) FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: second 'atom types' line (the first at line %ld)", file, R.line, ntypes_line);
+                if (v > INT_MAX) FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: %lld atom types: at most %d", file, R.line, v, INT_MAX);
+                ntypes = v, ntypes_line = R.line;
+            } else if (v != 0 && (!strcmp(tok[1], "bonds") || !strcmp(tok[1], "angles") ||
+                                  !strcmp(tok[1], "dihedrals") || !strcmp(tok[1], "impropers") ||
+                                  !strcmp(tok[1], "ellipsoids") || !strcmp(tok[1], "lines") ||
+                                  !strcmp(tok[1], "triangles") || !strcmp(tok[1], "bodies") ||
+                                  !strcmp(tok[1], "extra"))) {
+                FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: '%s': clphys reads atom_style atomic only", file, R.line, s);
+            }
         } else {
-            break; /* a section keyword */
+            FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: '%s' is not a header line of a LAMMPS data file", file, R.line, s);
         }
-        s = NULL;
     }
     if (natoms < 1) FAIL(CLPHYS_ERR_FORMAT, "%s: header has no 'N atoms' line with N >= 1", file);
-    if (ntypes < 1)
-        FAIL(CLPHYS_ERR_FORMAT, "%s: header has no 'N atom types' line with N >= 1", file);
+    if (ntypes < 1) FAIL(CLPHYS_ERR_FORMAT, "%s: header has no 'N atom types' line with N >= 1", file);
     for (int d = 0; d < 3; d++)
-        if (!have_box[d])
-            FAIL(CLPHYS_ERR_FORMAT, "%s: header lacks '%clo %chi'", file, "xyz"[d], "xyz"[d]);
-    if (!alloc_system(sys, (size_t)natoms, ntypes))
-        FAIL(CLPHYS_ERR_OUT_OF_MEMORY, "%s: %lld atoms", file, natoms);
+        if (!have_box[d]) FAIL(CLPHYS_ERR_FORMAT, "%s: header lacks '%clo %chi'", file, "xyz"[d], "xyz"[d]);
     memcpy(sys->lo, lo, sizeof lo);
     memcpy(sys->hi, hi, sizeof hi);
-    /* sections: s holds the current keyword line (already cleaned) */
+    /* sections: s is the keyword line (cleaned; its comment in comment[]) */
     while (s) {
         char key[64];
         snprintf(key, sizeof key, "%s", s);
-        long keyline = line;
-        int is_atoms = !strncmp(key, "Atoms", 5), is_vel = !strcmp(key, "Velocities"),
-            is_mass = !strcmp(key, "Masses"),
-            is_pc = !strcmp(key, "Pair Coeffs") || !strcmp(key, "PairIJ Coeffs");
+        const long keyline = R.line;
+        int is_atoms = !strcmp(key, "Atoms"), is_vel = !strcmp(key, "Velocities"), is_mass = !strcmp(key, "Masses"),
+            is_pcij = !strcmp(key, "PairIJ Coeffs"), is_pc = !strcmp(key, "Pair Coeffs") || is_pcij;
+        if (is_atoms && comment[0] && strcmp(comment, "atomic"))
+            FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: atom style '%s': clphys reads atom_style atomic only", file, R.line,
+                 comment);
         if (!is_atoms && !is_vel && !is_mass && !is_pc)
-            FAIL(CLPHYS_ERR_UNSUPPORTED,
-                 "%s:%ld: section '%s' is not supported (atom_style atomic)", file, line, key);
-        long long want = is_mass || is_pc ? ntypes : natoms, got = 0;
-        if (!strcmp(key, "PairIJ Coeffs")) want = (long long)ntypes * (ntypes + 1) / 2;
-        s = NULL;
-        while (got < want && fgets(buf, sizeof buf, f)) {
-            line++;
-            char *t = clean(buf, NULL, 0);
-            if (!*t) continue;
+            FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: section '%s': clphys reads Masses, Atoms, Velocities and Pair Coeffs",
+                 file, R.line, key);
+        long *first = is_atoms ? &atoms_at : is_vel ? &vel_at : is_mass ? &mass_at : NULL;
+        if (first && *first)
+            FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: second %s section (the first at line %ld)", file, R.line, key, *first);
+        if (first) *first = keyline;
+        if (is_vel && !atoms_at) FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: Velocities before Atoms", file, R.line);
+        const long long want = is_pcij ? ntypes * (ntypes + 1) / 2 : is_mass || is_pc ? ntypes : natoms;
+        const char *unit = is_atoms || is_vel ? "atom" : is_mass ? "type" : "coefficient";
+        const long hline = is_atoms || is_vel ? natoms_line : ntypes_line;
+        long long got = 0;
+        for (;;) {
+            /* after the section's lines, the next non-blank line is the next keyword */
+            s = next_line(&R, comment, sizeof comment, &status);
+            if (status) goto done;
+            if (!s) break;
+            if (!*s) continue;
+            if (is_keyword(s)) break;
+            if (got == want)
+                FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: section %s (line %ld) has more than the %lld %s lines the header "
+                     "(line %ld) gives", file, R.line, key, keyline, want, unit, hline);
             got++;
             if (is_pc) continue;
+            char line_copy[LINE_MAX_CHARS];
+            snprintf(line_copy, sizeof line_copy, "%s", s);
+            int nt = split(s, tok);
             if (is_mass) {
-                int ty;
+                long long ty;
                 double m;
-                if (sscanf(t, "%d %lf", &ty, &m) != 2 || ty < 1 || ty > ntypes || !(m > 0))
-                    FAIL(CLPHYS_ERR_FORMAT,
-                         "%s:%ld: expected 'type mass' with 1 <= type <= %d and mass > 0, got '%s'",
-                         file, line, ntypes, t);
-                sys->type_mass[ty] = m;
-                continue;
-            }
-            if (is_atoms) {
+                if (nt != 2 || !whole_ll(tok[0], &ty) || !whole_d(tok[1], &m) || ty < 1 || ty > ntypes || !(m > 0) ||
+                    !isfinite(m))
+                    FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: expected 'type mass' with 1 <= type <= %lld and a finite mass > 0, "
+                         "got '%s'", file, R.line, ntypes, line_copy);
+                if (nmass == mcap) {
+                    size_t c = mcap ? 2 * mcap : 16;
+                    void *p = realloc(mass, c * sizeof *mass);
+                    if (!p) FAIL(CLPHYS_ERR_OUT_OF_MEMORY, "%s: masses", file);
+                    mass = p, mcap = c;
+                }
+                mass[nmass].type = ty, mass[nmass].m = m, mass[nmass].line = R.line;
+                nmass++;
+            } else if (is_atoms) {
                 long long id;
-                int ty, im[3] = {0, 0, 0};
+                int ty = 0, im[3] = {0, 0, 0};
                 double x[3];
-                int k = sscanf(t, "%lld %d %lf %lf %lf %d %d %d", &id, &ty, &x[0], &x[1], &x[2],
-                               &im[0], &im[1], &im[2]);
-                if (k != 5 && k != 8)
-                    FAIL(CLPHYS_ERR_FORMAT,
-                         "%s:%ld: expected 'id type x y z [ix iy iz]' (atomic), got '%s'", file,
-                         line, t);
+                int ok = (nt == 5 || nt == 8) && whole_ll(tok[0], &id) && whole_int(tok[1], &ty);
+                for (int c = 0; ok && c < 3; c++) ok = whole_d(tok[2 + c], &x[c]);
+                for (int c = 0; ok && nt == 8 && c < 3; c++) ok = whole_int(tok[5 + c], &im[c]);
+                if (!ok)
+                    FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: expected 'id type x y z [ix iy iz]' (atom_style atomic), got '%s'",
+                         file, R.line, line_copy);
+                if (id < 1) FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: atom ID %lld < 1", file, R.line, id);
                 if (ty < 1 || ty > ntypes)
-                    FAIL(CLPHYS_ERR_INPUT, "%s:%ld: atom type %d outside 1..%d", file, line, ty,
-                         ntypes);
-                if (id < 1) FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: atom id %lld < 1", file, line, id);
-                size_t i = (size_t)(got - 1);
-                sys->id[i] = id, sys->type[i] = ty;
-                if (id > maxid) maxid = id;
+                    FAIL(CLPHYS_ERR_INPUT, "%s:%ld: atom ID %lld: type %d outside 1..%lld", file, R.line, id, ty, ntypes);
+                if (n == cap) {
+                    size_t c = cap ? 2 * cap : 1024;
+                    if ((long long)c > natoms || c < cap) c = (size_t)natoms;
+                    if (!grow_atoms(sys, &aline, c)) FAIL(CLPHYS_ERR_OUT_OF_MEMORY, "%s: %zu atoms", file, c);
+                    cap = c;
+                }
+                sys->id[n] = id, sys->type[n] = ty, aline[n] = R.line;
                 for (int c = 0; c < 3; c++) {
                     double L = hi[c] - lo[c];
-                    if (!isfinite(x[c]) || x[c] < lo[c] - L || x[c] >= hi[c] + L)
-                        FAIL(CLPHYS_ERR_INPUT,
-                             "%s:%ld: atom %lld %c = %g is far outside the box [%g, %g)", file,
-                             line, id, "xyz"[c], x[c], lo[c], hi[c]);
+                    if (!isfinite(x[c]) || !(x[c] >= lo[c] - L && x[c] < hi[c] + L))
+                        FAIL(CLPHYS_ERR_INPUT, "%s:%ld: atom ID %lld: %c = %g is not within one box length of [%g, %g)",
+                             file, R.line, id, "xyz"[c], x[c], lo[c], hi[c]);
                     if (x[c] < lo[c])
                         x[c] += L, im[c]--;
                     else if (x[c] >= hi[c])
                         x[c] -= L, im[c]++;
-                    sys->x[3 * i + c] = x[c];
-                    sys->image[3 * i + c] = im[c];
+                    sys->x[3 * n + c] = x[c];
+                    sys->image[3 * n + c] = im[c];
                 }
-                continue;
+                n++;
+            } else { /* Velocities: id vx vy vz */
+                long long id;
+                double v[3];
+                int ok = nt == 4 && whole_ll(tok[0], &id);
+                for (int c = 0; ok && c < 3; c++) ok = whole_d(tok[1 + c], &v[c]);
+                if (!ok) FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: expected 'id vx vy vz', got '%s'", file, R.line, line_copy);
+                id_index key_id = {id, 0}, *hit = bsearch(&key_id, ids, n, sizeof *ids, by_id);
+                if (!hit) FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: velocity of atom ID %lld, which the Atoms section (line %ld) "
+                               "does not have", file, R.line, id, atoms_at);
+                if (vseen[hit->i])
+                    FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: second velocity of atom ID %lld", file, R.line, id);
+                for (int c = 0; c < 3; c++)
+                    if (!isfinite(v[c]))
+                        FAIL(CLPHYS_ERR_INPUT, "%s:%ld: atom ID %lld: velocity v%c = %g is not finite", file, R.line,
+                             id, "xyz"[c], v[c]);
+                vseen[hit->i] = 1;
+                memcpy(&sys->v[3 * hit->i], v, sizeof v);
             }
-            /* Velocities: id vx vy vz (atoms come first in LAMMPS files) */
-            long long id;
-            double v[3];
-            if (sscanf(t, "%lld %lf %lf %lf", &id, &v[0], &v[1], &v[2]) != 4)
-                FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: expected 'id vx vy vz', got '%s'", file, line, t);
-            if (!have_atoms) FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: Velocities before Atoms", file, line);
-            if (id < 1 || id > maxid || index_of[id] < 0)
-                FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: velocity of unknown atom id %lld", file, line, id);
-            memcpy(&sys->v[3 * index_of[id]], v, sizeof v);
         }
         if (got < want)
-            FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: section '%s' (line %ld) ends after %lld of %lld lines",
-                 file, line, key, keyline, got, want);
-        if (is_mass) have_masses = 1;
+            FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: section %s (line %ld) has %lld %s lines; the header (line %ld) gives %lld",
+                 file, R.line, key, keyline, got, unit, hline, want);
         if (is_atoms) {
-            have_atoms = 1;
-            index_of = malloc((size_t)(maxid + 1) * sizeof *index_of);
-            if (!index_of) FAIL(CLPHYS_ERR_OUT_OF_MEMORY, "%s: id map", file);
-            for (long long k = 0; k <= maxid; k++)
-                index_of[k] = -1;
-            for (size_t i = 0; i < sys->n; i++) {
-                if (index_of[sys->id[i]] >= 0)
-                    FAIL(CLPHYS_ERR_FORMAT, "%s: atom id %lld appears twice", file, sys->id[i]);
-                index_of[sys->id[i]] = (long long)i;
-            }
-        }
-        /* next keyword */
-        while (fgets(buf, sizeof buf, f)) {
-            line++;
-            char *t = clean(buf, comment, sizeof comment);
-            if (!*t) continue;
-            if (!strncmp(t, "Atoms", 5) && comment[0] && strcmp(comment, "atomic"))
-                FAIL(CLPHYS_ERR_UNSUPPORTED, "%s:%ld: atom style '%s' (only atomic is supported)",
-                     file, line, comment);
-            s = t;
-            break;
+            /* IDs through a sorted table: memory in proportion to the atoms */
+            sys->n = n;
+            ids = malloc(n * sizeof *ids);
+            vseen = calloc(n, 1);
+            sys->v = calloc(3 * n, sizeof *sys->v);
+            if (!ids || !vseen || !sys->v) FAIL(CLPHYS_ERR_OUT_OF_MEMORY, "%s: %zu atoms", file, n);
+            for (size_t i = 0; i < n; i++) ids[i].id = sys->id[i], ids[i].i = i;
+            qsort(ids, n, sizeof *ids, by_id);
+            for (size_t k = 1; k < n; k++)
+                if (ids[k].id == ids[k - 1].id)
+                    FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: atom ID %lld appears twice (also at line %ld)", file,
+                         aline[ids[k].i > ids[k - 1].i ? ids[k].i : ids[k - 1].i], ids[k].id,
+                         aline[ids[k].i > ids[k - 1].i ? ids[k - 1].i : ids[k].i]);
         }
     }
-    if (!have_atoms) FAIL(CLPHYS_ERR_FORMAT, "%s: no Atoms section", file);
-    if (!have_masses) FAIL(CLPHYS_ERR_FORMAT, "%s: no Masses section", file);
-    for (int t = 1; t <= ntypes; t++)
-        if (!(sys->type_mass[t] > 0))
-            FAIL(CLPHYS_ERR_FORMAT, "%s: no mass for atom type %d", file, t);
+    if (!atoms_at) FAIL(CLPHYS_ERR_FORMAT, "%s: no Atoms section", file);
+    if (!mass_at) FAIL(CLPHYS_ERR_FORMAT, "%s: no Masses section", file);
+    /* the Masses section has shown ntypes lines: the table is as large as the data */
+    sys->ntypes = (int)ntypes;
+    sys->type_mass = calloc((size_t)ntypes + 1, sizeof *sys->type_mass);
+    if (!sys->type_mass) FAIL(CLPHYS_ERR_OUT_OF_MEMORY, "%s: %lld atom types", file, ntypes);
+    for (size_t k = 0; k < nmass; k++) {
+        if (sys->type_mass[mass[k].type] > 0)
+            FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: second mass for atom type %lld", file, mass[k].line, mass[k].type);
+        sys->type_mass[mass[k].type] = mass[k].m;
+    }
 done:
-    free(index_of);
-    fclose(f);
+    free(aline), free(ids), free(vseen), free(mass);
+    fclose(R.f);
     if (status) clphys_md_system_destroy(sys);
     return status;
 }
@@ -242,10 +372,10 @@ done:
 clphys_status clphys_md_write_lammps_data(const char *file, const clphys_md_system *s)
 {
     if (!file || !s) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md data: NULL argument");
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", file);
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", file, (long)getpid());
     FILE *f = fopen(tmp, "w");
-    if (!f) return cp_error(NULL, CLPHYS_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+    if (!f) return cp_error(NULL, CLPHYS_ERR_IO, "%s: cannot create %s: %s", file, tmp, strerror(errno));
     fprintf(f, "LAMMPS data file via clphys %s, units = lj\n\n%zu atoms\n%d atom types\n\n",
             clphys_version(), s->n, s->ntypes);
     for (int d = 0; d < 3; d++)
@@ -262,11 +392,12 @@ clphys_status clphys_md_write_lammps_data(const char *file, const clphys_md_syst
     for (size_t i = 0; i < s->n; i++)
         fprintf(f, "%lld %.17g %.17g %.17g\n", s->id[i], s->v[3 * i], s->v[3 * i + 1],
                 s->v[3 * i + 2]);
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, file)) {
+    int e = ferror(f) ? EIO : 0;
+    if (fclose(f) != 0 && !e) e = errno;
+    if (!e && rename(tmp, file)) e = errno;
+    if (e) {
         remove(tmp);
-        return cp_error(NULL, CLPHYS_ERR_IO, "%s: write failed: %s", file, strerror(errno));
+        return cp_error(NULL, CLPHYS_ERR_IO, "%s: write failed: %s", file, strerror(e));
     }
     return CLPHYS_SUCCESS;
 }

@@ -339,10 +339,16 @@ clphys_status clphys_lj_get(clphys_lj_plan *pl, double *forces, clphys_lj_result
             !isfinite(f4[4 * s + 3])) {
             size_t j = 0;
             double d = nearest(pl, s, &j);
-            st = cp_error(ctx, CLPHYS_ERR_INPUT,
-                          "lj: non-finite force on particle %u: particles %u and %u are %g apart "
-                          "(overlapping atoms)",
-                          perm[s], perm[s], perm[j], d);
+            if (pl->atom_id)
+                st = cp_error(ctx, CLPHYS_ERR_INPUT,
+                              "md: non-finite force on atom ID %lld: atoms ID %lld and ID %lld are %g apart "
+                              "(overlapping atoms)",
+                              pl->atom_id[perm[s]], pl->atom_id[perm[s]], pl->atom_id[perm[j]], d);
+            else
+                st = cp_error(ctx, CLPHYS_ERR_INPUT,
+                              "lj: non-finite force on particle %u (0-based index): particles %u and %u are %g "
+                              "apart (overlapping atoms)",
+                              perm[s], perm[s], perm[j], d);
         }
         e += f4[4 * s + 3];
         v += w[s];

@@ -61,6 +61,9 @@ struct clphys_lj_plan {
     size_t hcap;                 /* entries per row of hl, hs                 */
     unsigned long derived_gen;   /* nb->gen the slot lists were derived from  */
     size_t overflow;             /* summed over reads                         */
+    const long long *atom_id;    /* MD plans: each atom's ID (caller order), so
+                                    that messages name the file's atoms; NULL:
+                                    messages give 0-based caller indices      */
 };
 
 /* half-cas: blocks, slots, work-group size and kernels for pl (its

@@ -1,0 +1,330 @@
+/* gauge_file.c — gauge files of every format: detection from the first
+ * bytes, the checks every reader runs (finite, unitary, plaquette, link
+ * trace, verifiable), byte order, and the atomic write.  The formats
+ * themselves: gauge_nersc.c, gauge_ildg.c (with lime.c), gauge_milc.c. */
+#include "gauge_file.h"
+#include "lime.h"
+#include "su3.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MILC_MAGIC 20103u
+
+uint32_t gf_be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+uint32_t gf_le32(const unsigned char *p)
+{
+    return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+uint64_t gf_be64(const unsigned char *p) { return (uint64_t)gf_be32(p) << 32 | gf_be32(p + 4); }
+void gf_put_be32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (24 - 8 * i));
+}
+void gf_put_be64(unsigned char *p, uint64_t v)
+{
+    gf_put_be32(p, (uint32_t)(v >> 32));
+    gf_put_be32(p + 4, (uint32_t)v);
+}
+
+void gf_decode(const unsigned char *raw, size_t n, int wsize, int little, double *out)
+{
+    for (size_t k = 0; k < n; k++) {
+        const unsigned char *p = raw + k * (size_t)wsize;
+        if (wsize == 4) {
+            union { uint32_t u; float f; } c = {little ? gf_le32(p) : gf_be32(p)};
+            out[k] = c.f;
+        } else {
+            union { uint64_t u; double d; } c = {little ? (uint64_t)gf_le32(p + 4) << 32 | gf_le32(p) : gf_be64(p)};
+            out[k] = c.d;
+        }
+    }
+}
+
+void gf_encode_be(const double *in, size_t n, int wsize, unsigned char *raw)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (wsize == 4) {
+            union { float f; uint32_t u; } c = {(float)in[k]};
+            gf_put_be32(raw + 4 * k, c.u);
+        } else {
+            union { double d; uint64_t u; } c = {in[k]};
+            gf_put_be64(raw + 8 * k, c.u);
+        }
+    }
+}
+
+clphys_status gf_check_dims(const char *file, const int dims[4], int reals_per_link, int wsize,
+                            uint64_t *data_bytes)
+{
+    uint64_t V = 1;
+    for (int mu = 0; mu < 4; mu++) {
+        if (dims[mu] < 2 || dims[mu] % 2)
+            return cp_error(NULL, CLPHYS_ERR_INPUT,
+                            "%s: lattice %dx%dx%dx%d: clphys takes extents that are even and >= 2", file, dims[0],
+                            dims[1], dims[2], dims[3]);
+        V *= (uint64_t)dims[mu];
+        if (V > ((uint64_t)1 << 31))
+            return cp_error(NULL, CLPHYS_ERR_INPUT, "%s: lattice %dx%dx%dx%d: volume above 2^31 sites", file,
+                            dims[0], dims[1], dims[2], dims[3]);
+    }
+    *data_bytes = V * 4 * (uint64_t)reals_per_link * (uint64_t)wsize; /* < 2^31 * 576: no overflow */
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status gf_read(const gf_input *in, void *buf, size_t n, const char *what)
+{
+    if (fread(buf, 1, n, in->f) != n) {
+        if (ferror(in->f)) return cp_error(NULL, CLPHYS_ERR_IO, "%s: read error in %s: %s", in->name, what, strerror(errno));
+        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: the file ends inside %s", in->name, what);
+    }
+    return CLPHYS_SUCCESS;
+}
+
+void gf_unverified(clphys_gauge_file_info *info, const char *what)
+{
+    size_t l = strlen(info->unverified);
+    snprintf(info->unverified + l, sizeof info->unverified - l, "%s%s", l ? ", " : "", what);
+}
+
+/* "U_mu(x=..,y=..,z=..,t=..)" of link l (= site * 4 + mu). */
+static void link_name(const clphys_gauge_field *g, size_t l, char *buf, size_t n)
+{
+    size_t s = l / 4;
+    int c[4];
+    for (int d = 0; d < 4; d++) {
+        c[d] = (int)(s % (size_t)g->dims[d]);
+        s /= (size_t)g->dims[d];
+    }
+    snprintf(buf, n, "U_%d(x=%d,y=%d,z=%d,t=%d)", (int)(l % 4), c[0], c[1], c[2], c[3]);
+}
+
+/* Largest |U U^+ - 1| entry and |det U - 1| of one link; NaN stays NaN. */
+static double link_violation(const double complex *m)
+{
+    double complex p[9];
+    su3_mul_dag(p, m, m);
+    double worst = 0;
+    for (int i = 0; i < 9; i++) {
+        double e = cabs(p[i] - (i % 4 == 0));
+        if (!(e <= worst) && !isnan(worst)) worst = e;
+    }
+    double complex det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                         m[2] * (m[3] * m[7] - m[4] * m[6]);
+    double e = cabs(det - 1);
+    return e <= worst || isnan(worst) ? worst : e;
+}
+
+/* A header value against the data: written so that NaN fails. */
+static int agrees(double data, double header) { return fabs(data - header) <= 1e-6 * fmax(fabs(header), 1.0); }
+
+clphys_status gf_verify(const char *file, const clphys_gauge_read_params *p, const clphys_gauge_field *g,
+                        const double *plaquette, const double *link_trace, clphys_gauge_file_info *info)
+{
+    const size_t nlinks = g->volume * 4;
+    char name[96];
+    for (size_t l = 0; l < nlinks; l++)
+        for (int k = 0; k < 18; k++)
+            if (!isfinite(g->u[l * 18 + k])) {
+                link_name(g, l, name, sizeof name);
+                return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: link %s has a non-finite entry (%g)", file, name,
+                                g->u[l * 18 + k]);
+            }
+    const double tol = info->precision == CLPHYS_FP32 ? CLPHYS_GAUGE_UNITARITY_TOL_FP32 : CLPHYS_GAUGE_UNITARITY_TOL_FP64;
+    double worst = 0;
+    for (size_t l = 0; l < nlinks; l++) {
+        double v = link_violation((const double complex *)(g->u + l * 18));
+        if (!(v <= tol)) {
+            link_name(g, l, name, sizeof name);
+            return cp_error(NULL, CLPHYS_ERR_FORMAT,
+                            "%s: link %s is not in SU(3): |U U^+ - 1| or |det U - 1| = %.3g, above the tolerance "
+                            "%g of %s data",
+                            file, name, v, tol, info->precision == CLPHYS_FP32 ? "fp32" : "fp64");
+        }
+        if (v > worst) worst = v;
+    }
+    info->unitarity = worst;
+    if (plaquette) {
+        double d = clphys_gauge_plaquette(g);
+        if (!agrees(d, *plaquette))
+            return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: PLAQUETTE mismatch: header %.12g, data %.12g", file,
+                            *plaquette, d);
+        info->plaquette_verified = 1;
+    }
+    if (link_trace) {
+        double d = clphys_gauge_link_trace(g);
+        if (!agrees(d, *link_trace))
+            return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: LINK_TRACE mismatch: header %.12g, data %.12g", file,
+                            *link_trace, d);
+        info->link_trace_verified = 1;
+    }
+    if (info->unverified[0] && !(p && p->allow_unverified))
+        return cp_error(NULL, CLPHYS_ERR_FORMAT,
+                        "%s: cannot be verified (%s); to read it anyway, with the unitarity%s checks, allow "
+                        "unverified files (clphys: --no-checksum)",
+                        file, info->unverified, plaquette || link_trace ? " and header" : "");
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status gf_stored_observables(const clphys_gauge_field *g, int wsize, int rows, double *plaq, double *trace)
+{
+    size_t nlinks = g->volume * 4;
+    clphys_gauge_field r = *g;
+    r.u = malloc(nlinks * 18 * sizeof(double));
+    if (!r.u) return cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "gauge write: %zu links", nlinks);
+    for (size_t l = 0; l < nlinks; l++) {
+        double complex c[9];
+        for (int k = 0; k < 18; k++) {
+            double x = g->u[l * 18 + k];
+            ((double *)c)[k] = wsize == 4 ? (double)(float)x : x;
+        }
+        if (rows == 2) su3_third_row(c);
+        memcpy(r.u + l * 18, c, sizeof c);
+    }
+    *plaq = clphys_gauge_plaquette(&r);
+    *trace = clphys_gauge_link_trace(&r);
+    free(r.u);
+    return CLPHYS_SUCCESS;
+}
+
+FILE *gf_create(const char *file, char *tmp, size_t n, clphys_status *st)
+{
+    snprintf(tmp, n, "%s.tmp.%ld", file, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) *st = cp_error(NULL, CLPHYS_ERR_IO, "%s: cannot create %s: %s", file, tmp, strerror(errno));
+    return f;
+}
+
+clphys_status gf_commit(FILE *f, const char *tmp, const char *file, int ok)
+{
+    int e = 0;
+    if (ok && fflush(f) != 0) ok = 0, e = errno;
+    if (ok && fsync(fileno(f)) != 0) ok = 0, e = errno;
+    if (fclose(f) != 0 && ok) ok = 0, e = errno;
+    if (!ok) {
+        unlink(tmp);
+        return cp_error(NULL, CLPHYS_ERR_IO, "%s: write failed: %s", file, strerror(e ? e : EIO));
+    }
+    if (rename(tmp, file) != 0) {
+        e = errno;
+        unlink(tmp);
+        return cp_error(NULL, CLPHYS_ERR_IO, "%s: rename from %s failed: %s", file, tmp, strerror(e));
+    }
+    return CLPHYS_SUCCESS;
+}
+
+/* ---- the public calls ------------------------------------------------------ */
+
+const char *clphys_gauge_file_format_name(clphys_gauge_file_format f)
+{
+    switch (f) {
+    case CLPHYS_GAUGE_FILE_AUTO: return "auto";
+    case CLPHYS_GAUGE_FILE_NERSC: return "nersc";
+    case CLPHYS_GAUGE_FILE_ILDG: return "ildg";
+    case CLPHYS_GAUGE_FILE_MILC: return "milc";
+    }
+    return "unknown";
+}
+
+static clphys_gauge_file_format detect(const unsigned char *b, size_t n)
+{
+    if (n >= 12 && !memcmp(b, "BEGIN_HEADER", 12)) return CLPHYS_GAUGE_FILE_NERSC;
+    if (n >= 4 && gf_be32(b) == LIME_MAGIC) return CLPHYS_GAUGE_FILE_ILDG;
+    if (n >= 4 && (gf_be32(b) == MILC_MAGIC || gf_le32(b) == MILC_MAGIC)) return CLPHYS_GAUGE_FILE_MILC;
+    return CLPHYS_GAUGE_FILE_AUTO;
+}
+
+static clphys_status open_input(const char *file, gf_input *in, unsigned char *first, size_t *nfirst)
+{
+    in->name = file;
+    in->f = fopen(file, "rb");
+    if (!in->f) return cp_error(NULL, CLPHYS_ERR_IO, "%s: cannot open: %s", file, strerror(errno));
+    struct stat sb;
+    int have = fstat(fileno(in->f), &sb) == 0;
+    in->size = have && S_ISREG(sb.st_mode) ? (uint64_t)sb.st_size : 0;
+    if (have && S_ISDIR(sb.st_mode)) {
+        fclose(in->f);
+        in->f = NULL;
+        return cp_error(NULL, CLPHYS_ERR_IO, "%s: is a directory", file);
+    }
+    *nfirst = fread(first, 1, 16, in->f);
+    rewind(in->f);
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status clphys_gauge_file_detect(const char *file, clphys_gauge_file_format *format)
+{
+    if (!file || !format) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_gauge_file_detect: NULL argument");
+    gf_input in;
+    unsigned char b[16];
+    size_t n;
+    CP_TRY(open_input(file, &in, b, &n));
+    fclose(in.f);
+    *format = detect(b, n);
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status clphys_gauge_read(const char *file, const clphys_gauge_read_params *p, clphys_gauge_field *g,
+                                clphys_gauge_file_info *info)
+{
+    if (!file || !g) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_gauge_read: NULL argument");
+    memset(g, 0, sizeof *g);
+    clphys_gauge_file_info local;
+    if (!info) info = &local;
+    memset(info, 0, sizeof *info);
+    gf_input in;
+    unsigned char b[16];
+    size_t n;
+    CP_TRY(open_input(file, &in, b, &n));
+    clphys_gauge_file_format want = p ? p->format : CLPHYS_GAUGE_FILE_AUTO, got = detect(b, n);
+    clphys_status st;
+    if (got == CLPHYS_GAUGE_FILE_AUTO)
+        st = cp_error(NULL, CLPHYS_ERR_FORMAT,
+                      "%s: not a gauge file clphys reads (no NERSC BEGIN_HEADER, ILDG/LIME magic 456789ab or MILC "
+                      "magic 20103 at the start)",
+                      file);
+    else if (want != CLPHYS_GAUGE_FILE_AUTO && want != got)
+        st = cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: a %s file, not %s", file, clphys_gauge_file_format_name(got),
+                      clphys_gauge_file_format_name(want));
+    else {
+        info->format = got;
+        st = got == CLPHYS_GAUGE_FILE_NERSC  ? gf_read_nersc(&in, p, g, info)
+             : got == CLPHYS_GAUGE_FILE_ILDG ? gf_read_ildg(&in, p, g, info)
+                                             : gf_read_milc(&in, p, g, info);
+    }
+    fclose(in.f);
+    if (st) clphys_gauge_destroy(g);
+    return st;
+}
+
+clphys_status clphys_gauge_write(const char *file, const clphys_gauge_field *g, clphys_gauge_file_format format,
+                                 clphys_precision precision, int rows)
+{
+    if (!file || !g || !g->u || (rows != 2 && rows != 3) || (precision != CLPHYS_FP32 && precision != CLPHYS_FP64))
+        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "clphys_gauge_write: NULL argument, rows not 2 or 3, or an unknown precision");
+    int wsize = precision == CLPHYS_FP64 ? 8 : 4;
+    if (format == CLPHYS_GAUGE_FILE_NERSC) return gf_write_nersc(file, g, wsize, rows);
+    if (format == CLPHYS_GAUGE_FILE_ILDG && rows == 3) return gf_write_ildg(file, g, wsize);
+    return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_gauge_write: %s%s cannot be written",
+                    clphys_gauge_file_format_name(format), format == CLPHYS_GAUGE_FILE_ILDG ? " with two rows" : "");
+}
+
+clphys_status clphys_gauge_read_nersc(const char *file, clphys_gauge_field *g)
+{
+    clphys_gauge_read_params p = {.format = CLPHYS_GAUGE_FILE_NERSC};
+    return clphys_gauge_read(file, &p, g, NULL);
+}
+
+clphys_status clphys_gauge_write_nersc(const char *file, const clphys_gauge_field *g, clphys_precision precision,
+                                       int rows)
+{
+    return clphys_gauge_write(file, g, CLPHYS_GAUGE_FILE_NERSC, precision, rows);
+}

@@ -1,0 +1,226 @@
+/* gauge_nersc.c — NERSC gauge files (format and checks:
+ * include/clphys_lqcd.h).  The header is read first and its sizes checked
+ * against the file's size before the field is allocated; the data is read
+ * in pieces, so memory is the field's own. */
+#include "gauge_file.h"
+#include "su3.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HDR_MAX 65536
+#define TRAIL_MAX 4096 /* whitespace after the data that other writers leave */
+#define CHUNK_LINKS 4096
+
+/* Value of "KEY = value" in the header text, or NULL. */
+static const char *hdr_get(const char *hdr, const char *key, char *val, size_t n)
+{
+    size_t kl = strlen(key);
+    for (const char *line = hdr; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        const char *p = line;
+        while (*p == ' ' || *p == '\t') p++;
+        if (strncmp(p, key, kl)) continue;
+        p += kl;
+        while (*p == ' ' || *p == '\t') p++;
+        if (*p != '=') continue;
+        p++;
+        while (*p == ' ' || *p == '\t') p++;
+        size_t m = strcspn(p, "\r\n");
+        while (m > 0 && (p[m - 1] == ' ' || p[m - 1] == '\t')) m--;
+        if (m >= n) m = n - 1;
+        memcpy(val, p, m);
+        val[m] = 0;
+        return val;
+    }
+    return NULL;
+}
+
+/* A header real: the whole value, finite. */
+static clphys_status hdr_real(const char *file, const char *key, const char *v, double *out)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (end == v || *end || !isfinite(d))
+        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: header: %s = %s is not a finite number", file, key, v);
+    *out = d;
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status gf_read_nersc(const gf_input *in, const clphys_gauge_read_params *p, clphys_gauge_field *g,
+                            clphys_gauge_file_info *info)
+{
+    const char *file = in->name;
+    FILE *f = in->f;
+    char *hdr = calloc(1, HDR_MAX + 1);
+    unsigned char *raw = NULL;
+    double *m = NULL;
+    if (!hdr) return cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "%s: header", file);
+    clphys_status st = CLPHYS_SUCCESS;
+    size_t hlen = 0;
+    int line = 0, begun = 0, ended = 0;
+    char buf[1024];
+#define FAIL(s, ...)                                                                                                   \
+    do {                                                                                                               \
+        st = cp_error(NULL, s, __VA_ARGS__);                                                                           \
+        goto out;                                                                                                      \
+    } while (0)
+    while (fgets(buf, sizeof buf, f)) {
+        line++;
+        if (!begun) {
+            if (strncmp(buf, "BEGIN_HEADER", 12)) FAIL(CLPHYS_ERR_FORMAT, "%s:%d: not a NERSC file (no BEGIN_HEADER)", file, line);
+            begun = 1;
+            continue;
+        }
+        if (!strncmp(buf, "END_HEADER", 10)) {
+            ended = 1;
+            break;
+        }
+        size_t l = strlen(buf);
+        if (hlen + l > HDR_MAX) FAIL(CLPHYS_ERR_FORMAT, "%s:%d: header longer than %d bytes", file, line, HDR_MAX);
+        memcpy(hdr + hlen, buf, l);
+        hlen += l;
+    }
+    if (!ended) FAIL(CLPHYS_ERR_FORMAT, "%s: no END_HEADER line (truncated header?)", file);
+    const long data_off = ftell(f);
+    char v[256];
+    int dims[4];
+    for (int mu = 0; mu < 4; mu++) {
+        char key[32], *end;
+        snprintf(key, sizeof key, "DIMENSION_%d", mu + 1);
+        if (!hdr_get(hdr, key, v, sizeof v)) FAIL(CLPHYS_ERR_FORMAT, "%s: header: %s missing", file, key);
+        errno = 0;
+        long d = strtol(v, &end, 10);
+        if (end == v || *end || errno || d < 1 || d > 1 << 30)
+            FAIL(CLPHYS_ERR_FORMAT, "%s: header: %s = %s is not a positive whole number", file, key, v);
+        dims[mu] = (int)d;
+    }
+    int rows;
+    if (!hdr_get(hdr, "DATATYPE", v, sizeof v)) FAIL(CLPHYS_ERR_FORMAT, "%s: header: DATATYPE missing", file);
+    if (!strcmp(v, "4D_SU3_GAUGE_3x3")) rows = 3;
+    else if (!strcmp(v, "4D_SU3_GAUGE")) rows = 2;
+    else FAIL(CLPHYS_ERR_FORMAT, "%s: header: DATATYPE '%s' is not 4D_SU3_GAUGE or 4D_SU3_GAUGE_3x3", file, v);
+    int wsize, little = 0;
+    if (!hdr_get(hdr, "FLOATING_POINT", v, sizeof v)) FAIL(CLPHYS_ERR_FORMAT, "%s: header: FLOATING_POINT missing", file);
+    if (!strcmp(v, "IEEE32BIG") || !strcmp(v, "IEEE32")) wsize = 4;
+    else if (!strcmp(v, "IEEE64BIG") || !strcmp(v, "IEEE64")) wsize = 8;
+    else if (!strcmp(v, "IEEE32LITTLE")) wsize = 4, little = 1;
+    else if (!strcmp(v, "IEEE64LITTLE")) wsize = 8, little = 1;
+    else FAIL(CLPHYS_ERR_FORMAT, "%s: header: FLOATING_POINT '%s' is not IEEE32BIG, IEEE64BIG, IEEE32LITTLE or IEEE64LITTLE", file, v);
+    info->precision = wsize == 8 ? CLPHYS_FP64 : CLPHYS_FP32;
+    info->rows = rows;
+    /* what the header claims to verify with */
+    uint32_t want_sum = 0;
+    int have_sum = 0, have_plaq = 0, have_trace = 0;
+    double plaq = 0, trace = 0;
+    if (hdr_get(hdr, "CHECKSUM", v, sizeof v)) {
+        char *end;
+        errno = 0;
+        unsigned long long c = strtoull(v, &end, 16);
+        if (end == v || *end || errno || c > 0xffffffffULL || v[0] == '-')
+            FAIL(CLPHYS_ERR_FORMAT, "%s: header: CHECKSUM = %s is not a 32-bit hexadecimal number", file, v);
+        want_sum = (uint32_t)c;
+        have_sum = want_sum != 0; /* writers that compute none leave 0 */
+        if (!have_sum) gf_unverified(info, "CHECKSUM = 0");
+    } else {
+        gf_unverified(info, "no CHECKSUM");
+    }
+    if (hdr_get(hdr, "PLAQUETTE", v, sizeof v)) {
+        if ((st = hdr_real(file, "PLAQUETTE", v, &plaq))) goto out;
+        have_plaq = 1;
+    } else {
+        gf_unverified(info, "no PLAQUETTE");
+    }
+    if (hdr_get(hdr, "LINK_TRACE", v, sizeof v)) {
+        if ((st = hdr_real(file, "LINK_TRACE", v, &trace))) goto out;
+        have_trace = 1;
+    } else {
+        gf_unverified(info, "no LINK_TRACE");
+    }
+    /* sizes against the file before anything the size of the field is made */
+    const int per_link = rows * 6;
+    uint64_t expect;
+    if ((st = gf_check_dims(file, dims, per_link, wsize, &expect))) goto out;
+    if (in->size) {
+        uint64_t have = in->size - (uint64_t)data_off;
+        if (have < expect || have - expect > TRAIL_MAX)
+            FAIL(CLPHYS_ERR_FORMAT,
+                 "%s: file size %llu bytes disagrees with the header: %ld header bytes + %llu data bytes "
+                 "(%dx%dx%dx%d, %s, %d-byte reals)",
+                 file, (unsigned long long)in->size, data_off, (unsigned long long)expect, dims[0], dims[1], dims[2],
+                 dims[3], rows == 3 ? "3x3" : "two rows", wsize);
+    }
+    if ((st = clphys_gauge_create(dims, g))) {
+        cp_error_append(NULL, "(file %s)", file);
+        goto out;
+    }
+    raw = malloc((size_t)CHUNK_LINKS * per_link * wsize);
+    m = malloc((size_t)CHUNK_LINKS * per_link * sizeof *m);
+    if (!raw || !m) FAIL(CLPHYS_ERR_OUT_OF_MEMORY, "%s: read buffer", file);
+    uint32_t sum = 0;
+    const size_t nlinks = g->volume * 4;
+    for (size_t l0 = 0; l0 < nlinks; l0 += CHUNK_LINKS) {
+        size_t nl = nlinks - l0 < CHUNK_LINKS ? nlinks - l0 : CHUNK_LINKS;
+        size_t nbytes = nl * (size_t)per_link * (size_t)wsize;
+        if ((st = gf_read(in, raw, nbytes, "the link data"))) goto out;
+        for (size_t k = 0; k < nbytes / 4; k++) sum += little ? gf_le32(raw + 4 * k) : gf_be32(raw + 4 * k);
+        gf_decode(raw, nl * (size_t)per_link, wsize, little, m);
+        for (size_t l = 0; l < nl; l++) {
+            double *u = g->u + (l0 + l) * 18;
+            memcpy(u, m + l * (size_t)per_link, (size_t)per_link * sizeof *m);
+            if (rows == 2) su3_third_row((double complex *)u);
+        }
+    }
+    /* after the data: whitespace only (a newline is what other writers leave) */
+    int c;
+    while ((c = fgetc(f)) != EOF)
+        if (c != ' ' && c != '\t' && c != '\r' && c != '\n')
+            FAIL(CLPHYS_ERR_FORMAT, "%s: bytes after the link data that are not whitespace (0x%02x)", file, c);
+    if (have_sum && sum != want_sum)
+        FAIL(CLPHYS_ERR_FORMAT, "%s: CHECKSUM mismatch: header %x, data %x", file, want_sum, sum);
+    info->checksum_verified = have_sum;
+    st = gf_verify(file, p, g, have_plaq ? &plaq : NULL, have_trace ? &trace : NULL, info);
+#undef FAIL
+out:
+    free(hdr);
+    free(raw);
+    free(m);
+    return st;
+}
+
+clphys_status gf_write_nersc(const char *file, const clphys_gauge_field *g, int wsize, int rows)
+{
+    const size_t nlinks = g->volume * 4, per_link = (size_t)rows * 6;
+    unsigned char *raw = malloc(nlinks * per_link * (size_t)wsize);
+    if (!raw) return cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "%s: write buffer", file);
+    for (size_t l = 0; l < nlinks; l++) gf_encode_be(g->u + l * 18, per_link, wsize, raw + l * per_link * (size_t)wsize);
+    uint32_t sum = 0;
+    const size_t n = nlinks * per_link * (size_t)wsize;
+    for (size_t k = 0; k < n / 4; k++) sum += gf_be32(raw + 4 * k);
+    double plaq, trace;
+    clphys_status st = gf_stored_observables(g, wsize, rows, &plaq, &trace);
+    if (st) {
+        free(raw);
+        return st;
+    }
+    char tmp[4200];
+    FILE *f = gf_create(file, tmp, sizeof tmp, &st);
+    if (!f) {
+        free(raw);
+        return st;
+    }
+    fprintf(f,
+            "BEGIN_HEADER\nHDR_VERSION = 1.0\nDATATYPE = %s\nSTORAGE_FORMAT = 1.0\n"
+            "DIMENSION_1 = %d\nDIMENSION_2 = %d\nDIMENSION_3 = %d\nDIMENSION_4 = %d\n"
+            "LINK_TRACE = %.15g\nPLAQUETTE = %.15g\n"
+            "BOUNDARY_1 = PERIODIC\nBOUNDARY_2 = PERIODIC\nBOUNDARY_3 = PERIODIC\nBOUNDARY_4 = PERIODIC\n"
+            "CHECKSUM = %x\nENSEMBLE_ID = clphys\nSEQUENCE_NUMBER = 0\nCREATOR = clphys %s\n"
+            "FLOATING_POINT = %s\nEND_HEADER\n",
+            rows == 3 ? "4D_SU3_GAUGE_3x3" : "4D_SU3_GAUGE", g->dims[0], g->dims[1], g->dims[2], g->dims[3], trace,
+            plaq, sum, clphys_version(), wsize == 4 ? "IEEE32BIG" : "IEEE64BIG");
+    int ok = fwrite(raw, 1, n, f) == n;
+    free(raw);
+    return gf_commit(f, tmp, file, ok);
+}
