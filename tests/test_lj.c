@@ -461,8 +461,14 @@ static void check_block(const hc_system *S, const clphys_lj_params *opt, const c
         if (block) assert_memory_equal(pl->block, block, 3 * sizeof *block);
         assert_true(ef <= tol);
         assert_true(excl <= nb / 20);
-        assert_true(ee <= tol);
-        assert_true(ev <= tol);
+        /* fp32 sums: energy and virial are sums over pairs whose terms nearly
+         * cancel in a compressed cluster (repulsion against attraction), so
+         * their rounding relative to the result is larger than the forces':
+         * Intel's CPU runtime, summing the work-group partials in another
+         * order, gave 2.1e-5 for the virial of the dense cluster below. */
+        const double tol_sum = prec ? 1e-12 : 5e-5;
+        assert_true(ee <= tol_sum);
+        assert_true(ev <= tol_sum);
         assert_true(mom <= (prec ? 1e-12 : 1e-5));
         /* a shuffled full list: the slot lists are derived again */
         check_slot_order(pl);
