@@ -210,9 +210,15 @@ done:
 
 /* ---- the V-cycle ------------------------------------------------------------------- */
 
+/* work-group shapes timed on GPUs: column (lx, ly) along i and j; staged
+ * (columns per tile, work-items per column), its default first */
 static const int gpu_vshapes[][2] = {{32, 1}, {32, 2}, {32, 4}, {64, 1}, {64, 2}, {128, 1}};
+static const int staged_vshapes[][2] = {{0, 0}, {16, 16}, {64, 4}};
+static const char *const line_names[] = {"auto", "column", "column-vec", "staged"};
 
-static void vcycle_rows(bench_run *run, grid s, const geom *G, int smooth)
+/* V-cycle rows of one line variant (AUTO: the CPU's default, column-vec);
+ * staged: its default shape, and on the last size (all_shapes) two more */
+static void vcycle_rows(bench_run *run, grid s, const geom *G, int smooth, clphys_poisson_line line, int all_shapes)
 {
     const size_t n = (size_t)s.nx * s.ny * s.nz;
     char gname[64];
@@ -227,7 +233,8 @@ static void vcycle_rows(bench_run *run, grid s, const geom *G, int smooth)
     for (int prec = 0; prec < 2; prec++) {
         const char *pname = prec ? "fp64" : "fp32";
         if (!bench_wants_precision(run, pname)) continue;
-        const clphys_poisson_params p = {.precision = prec ? CLPHYS_POISSON_FP64 : CLPHYS_POISSON_MIXED, .smooth = smooth};
+        const clphys_poisson_params p = {.precision = prec ? CLPHYS_POISSON_FP64 : CLPHYS_POISSON_MIXED, .smooth = smooth,
+                                         .line = line};
         clphys_poisson_plan *pl = NULL;
         cl_mem fr = NULL, fz = NULL;
         if (clphys_poisson_plan_create(run->ctx, &G->g, &p, &pl) || clphys_poisson_field_create(pl, CLPHYS_FP64, &fr) ||
@@ -242,10 +249,14 @@ static void vcycle_rows(bench_run *run, grid s, const geom *G, int smooth)
             mg = poisson_ref_mg_create(s.nx, s.ny, s.nz, a, 0.5);
             if (mg) poisson_ref_vcycle(mg, smooth, 0.8, r, zr);
         }
-        const int nshape = run->dev->is_gpu ? (int)(sizeof gpu_vshapes / sizeof gpu_vshapes[0]) : 1;
+        const int staged = info.line == CLPHYS_POISSON_LINE_STAGED;
+        const int nshape = !run->dev->is_gpu ? 1
+                           : staged          ? (all_shapes ? (int)(sizeof staged_vshapes / sizeof staged_vshapes[0]) : 1)
+                                             : (int)(sizeof gpu_vshapes / sizeof gpu_vshapes[0]);
         for (int sh = 0; sh < nshape; sh++) {
-            const int *shape = run->dev->is_gpu ? gpu_vshapes[sh] : NULL;
+            const int *shape = !run->dev->is_gpu ? NULL : staged ? staged_vshapes[sh] : gpu_vshapes[sh];
             if (clphys_poisson_set_vcycle_shape(pl, shape)) continue;
+            clphys_poisson_plan_info(pl, &info); /* the shape the default resolved to */
             double warm = 0;
             int ok = !clphys_poisson_vcycle(pl, fz, fr, &warm);
             for (int i = 0; i < run->repeat && ok; i++) ok = !clphys_poisson_vcycle(pl, fz, fr, &ks[i]);
@@ -261,8 +272,10 @@ static void vcycle_rows(bench_run *run, grid s, const geom *G, int smooth)
             }
             bench_row row;
             char variant[48];
-            if (shape) snprintf(variant, sizeof variant, "vcycle-smooth%d-%dx%d", smooth, shape[0], shape[1]);
-            else snprintf(variant, sizeof variant, "vcycle-smooth%d", smooth);
+            if (shape)
+                snprintf(variant, sizeof variant, "vcycle-%s-smooth%d-%dx%d", line_names[info.line], smooth,
+                         info.vcycle_local_size[0], info.vcycle_local_size[1]);
+            else snprintf(variant, sizeof variant, "vcycle-%s-smooth%d", line_names[info.line], smooth);
             row_init(&row, variant, pname, n, run->repeat);
             row.kernel_s_median = ref_median(ks, run->repeat);
             row.kernel_s_min = ref_min(ks, run->repeat);
@@ -280,10 +293,11 @@ static void vcycle_rows(bench_run *run, grid s, const geom *G, int smooth)
             row.verified = row.max_rel_error <= (prec ? 1e-9 : 1e-4);
             const double sbytes = prec ? info.stencil_bytes_fp64 : info.stencil_bytes_fp32;
             snprintf(row.params, sizeof row.params,
-                     "{\"grid\":\"%s\",\"levels\":%d,\"smooth\":%d,\"omega\":0.8,\"coarse_scale\":0.5,"
+                     "{\"grid\":\"%s\",\"line\":\"%s\",\"levels\":%d,\"smooth\":%d,\"omega\":0.8,\"coarse_scale\":0.5,"
                      "\"local_size\":\"%dx%d\",\"vcycle_bytes\":%.6g,\"stencil_equivalents\":%.3f,"
                      "\"time_over_stencil\":%.3f,\"io\":\"fp64 r in, fp64 z out\"}",
-                     gname, info.levels, smooth, shape ? shape[0] : 0, shape ? shape[1] : 0, info.vcycle_bytes,
+                     gname, line_names[info.line], info.levels, smooth, shape ? info.vcycle_local_size[0] : 0,
+                     shape ? info.vcycle_local_size[1] : 0, info.vcycle_bytes,
                      info.vcycle_bytes / sbytes,
                      tuned_stencil_s[prec] > 0 ? row.kernel_s_median / tuned_stencil_s[prec] : 0);
             snprintf(row.note, sizeof row.note,
@@ -512,8 +526,14 @@ static void one_size(bench_run *run, grid s, int last)
         pl = NULL;
         free(a);
         a = NULL;
-        vcycle_rows(run, s, &G, 2);
-        if (run->dev->is_gpu && last) vcycle_rows(run, s, &G, 1);
+        /* GPUs: column and staged side by side; CPUs: the default */
+        const int nline = run->dev->is_gpu ? 2 : 1;
+        const clphys_poisson_line lines[2] = {run->dev->is_gpu ? CLPHYS_POISSON_LINE_COLUMN : CLPHYS_POISSON_LINE_AUTO,
+                                              CLPHYS_POISSON_LINE_STAGED};
+        for (int v = 0; v < nline; v++) {
+            vcycle_rows(run, s, &G, 2, lines[v], last);
+            if (run->dev->is_gpu && last) vcycle_rows(run, s, &G, 1, lines[v], 0);
+        }
     }
     clphys_poisson_plan_destroy(pl);
     free(a);

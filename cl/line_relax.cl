@@ -31,34 +31,7 @@
  * -DB_T, -DXO_T (types of b and of the output x; the finest level reads the
  * CG's r and writes its z in fp64 while working in fp32), -DNZ. */
 #include "common.h"
-
-#ifndef B_T
-#define B_T real_t
-#endif
-#ifndef XO_T
-#define XO_T real_t
-#endif
-
-/* The neighbours of column (i, j) in x and y, with wrap-around. */
-typedef struct {
-    int dw, de, ds, dn;  /* index offsets of the four neighbouring columns */
-    int pc, pw, pe, ps, pn; /* their coarse columns (and that of (i, j))    */
-} cols_t;
-
-inline cols_t columns(int i, int j, int nx, int ny, int ncx, int sx, int sy)
-{
-    const int iw = i > 0 ? i - 1 : nx - 1, ie = i + 1 < nx ? i + 1 : 0;
-    const int js = j > 0 ? j - 1 : ny - 1, jn = j + 1 < ny ? j + 1 : 0;
-    cols_t q;
-    q.dw = iw - i, q.de = ie - i, q.ds = (js - j) * nx, q.dn = (jn - j) * nx;
-    q.pc = (i >> sx) + ncx * (j >> sy);
-    q.pw = (iw >> sx) + ncx * (j >> sy), q.pe = (ie >> sx) + ncx * (j >> sy);
-    q.ps = (i >> sx) + ncx * (js >> sy), q.pn = (i >> sx) + ncx * (jn >> sy);
-    return q;
-}
-
-/* x_old at cell c, coarse cell p, layer kk: mode 0 zero, 1 xo, 2 xo + P e */
-#define XOLD(c, p, kk) (mode == 0 ? (real_t)0 : xo[c] + (mode == 2 && mask[c] ? ec[(p) + (kk) * cplane] : (real_t)0))
+#include "line_relax.h"
 
 inline void line_jacobi_body(const int mode, __global XO_T *restrict xn, __global const real_t *restrict xo,
                              __global const real_t *restrict ec, __global const uchar *restrict mask,
@@ -111,20 +84,6 @@ __kernel void line_jacobi_zero(LINE_ARGS) { line_jacobi_body(0, LINE_PASS); }
 __kernel void line_jacobi(LINE_ARGS) { line_jacobi_body(1, LINE_PASS); }
 __kernel void line_jacobi_prolong(LINE_ARGS) { line_jacobi_body(2, LINE_PASS); }
 
-/* (b - A x) at cell c = (i, j, k) of a column with neighbour offsets q */
-inline real_t residual_at(int c, int k, int plane, const cols_t q, __global const real_t *restrict x,
-                          __global const B_T *restrict b, __global const real_t *restrict e,
-                          __global const real_t *restrict ax, __global const real_t *restrict ay,
-                          __global const real_t *restrict az)
-{
-    const int u = k > 0 ? c - plane : c, d = k + 1 < NZ ? c + plane : c;
-    const real_t azu = k > 0 ? az[u] : 0, xc = x[c];
-    const real_t ax_ = e[c] * xc - ax[c] * (xc - x[c + q.de]) - ax[c + q.dw] * (xc - x[c + q.dw]) -
-                       ay[c] * (xc - x[c + q.dn]) - ay[c + q.ds] * (xc - x[c + q.ds]) - az[c] * (xc - x[d]) -
-                       azu * (xc - x[u]);
-    return (real_t)b[c] - ax_;
-}
-
 __kernel void residual_restrict(__global real_t *restrict bc, __global const real_t *restrict x,
                                 __global const uchar *restrict mask, __global const B_T *restrict b,
                                 __global const real_t *restrict e,
@@ -133,17 +92,9 @@ __kernel void residual_restrict(__global real_t *restrict bc, __global const rea
 {
     const int I = get_global_id(0), J = get_global_id(1);
     if (I >= ncx || J >= ncy) return;
-    const int plane = nx * ny, cplane = ncx * ncy;
+    const int cplane = ncx * ncy;
     const int i0 = I << sx, j0 = J << sy;
     const int i1 = min(i0 + (1 << sx), nx), j1 = min(j0 + (1 << sy), ny);
-    for (int k = 0; k < NZ; k++) {
-        real_t s = 0;
-        for (int j = j0; j < j1; j++)
-            for (int i = i0; i < i1; i++) {
-                const int c = i + nx * j + k * plane;
-                const cols_t q = columns(i, j, nx, ny, ncx, sx, sy);
-                if (mask[c]) s += residual_at(c, k, plane, q, x, b, e, ax, ay, az);
-            }
-        bc[I + ncx * J + k * cplane] = s;
-    }
+    for (int k = 0; k < NZ; k++)
+        bc[I + ncx * J + k * cplane] = restricted_at(i0, i1, j0, j1, k, nx, ny, ncx, sx, sy, x, mask, b, e, ax, ay, az);
 }

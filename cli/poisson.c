@@ -21,7 +21,7 @@ static void usage(FILE *out)
             "                      [--levels NZ] [--stretch F] [--extent LXxLYxLZ] [--lonlat LON0:LON1xLAT0:LAT1]\n"
             "                      [--rhs manufactured | --rhs-file FILE --rhs-var NAME] [--helmholtz LAMBDA]\n"
             "                      [--periodic-x] [--tol T] [--precision mixed|fp64|fp32] [--output FILE [--force]]\n"
-            "                      [--monitor] [--device SPEC]\n"
+            "                      [--line auto|column|column-vec|staged] [--monitor] [--device SPEC]\n"
             "Solves div(grad p) - lambda p = f on cell centres, no flux through coasts, the sea floor and the\n"
             "rigid lid (nor the domain's edges, unless --periodic-x).  Lengths in metres.\n"
             "  --bathymetry FILE  NetCDF depths (m, positive down) of variable --depth-var, dimensions (y, x) with\n"
@@ -42,6 +42,8 @@ static void usage(FILE *out)
             "                     weighted mean and p has zero mean, which is reported\n"
             "  --tol T            true |b - A p| / |b| to reach (default 1e-8)\n"
             "  --precision        V-cycle in fp32 within fp64 CG (mixed, the default), fp64, or fp32 CG too\n"
+            "  --line             the V-cycle's line-relaxation kernels (default auto: staged on GPUs,\n"
+            "                     column-vec on CPUs; all give the same V-cycle up to rounding)\n"
             "  --output FILE      p and mask, dimensions (z, y, x), CF attributes (a temporary file renamed);\n"
             "                     never an input; an existing FILE is replaced only with --force\n"
             "  --monitor          print every iteration's residual\n"
@@ -50,7 +52,7 @@ static void usage(FILE *out)
 
 typedef struct {
     const char *bathy, *depth_var, *rhs_kind, *rhs_file, *rhs_var, *output, *device, *extent, *lonlat;
-    int box[3], basin[2], periodic, monitor, prec, force;
+    int box[3], basin[2], periodic, monitor, prec, line, force;
     long long seed, levels;
     double stretch, helmholtz, tol;
     int g_box, g_basin, g_seed, g_levels;
@@ -126,6 +128,7 @@ static int parse(int argc, char **argv, options *o)
         CLI_OPT_FLAG("--periodic-x", &o->periodic),
         CLI_OPT_POSITIVE("--tol", &o->tol),
         CLI_OPT_CHOICE("--precision", &o->prec, "mixed|fp64|fp32"),
+        CLI_OPT_CHOICE("--line", &o->line, "auto|column|column-vec|staged"), /* clphys_poisson_line's order */
         CLI_OPT_STRING("--output", &o->output),
         CLI_OPT_FLAG("--force", &o->force),
         CLI_OPT_FLAG("--monitor", &o->monitor),
@@ -326,7 +329,8 @@ int cmd_poisson(int argc, char **argv)
         goto out;
     }
     static const clphys_poisson_precision precs[3] = {CLPHYS_POISSON_MIXED, CLPHYS_POISSON_FP64, CLPHYS_POISSON_FP32};
-    clphys_poisson_params prm = {.precision = precs[o.prec], .tol = o.tol, .progress = o.monitor ? monitor : NULL};
+    clphys_poisson_params prm = {.precision = precs[o.prec], .tol = o.tol, .progress = o.monitor ? monitor : NULL,
+                               .line = (clphys_poisson_line)o.line};
     if ((st = clphys_poisson_plan_create(ctx, g, &prm, &pl))) {
         rc = cli_fail(CMD, st, ctx);
         goto out;
@@ -349,11 +353,12 @@ int cmd_poisson(int argc, char **argv)
     clphys_poisson_plan_info(pl, &info);
     static const char *const vname[] = {"auto", "column", "cell", "column-vec"};
     static const char *const srcname[] = {"given", "heuristic", "measured", "tuning cache"};
+    static const char *const lname[] = {"auto", "column", "column-vec", "staged"};
     printf("grid %dx%dx%d (%s%s), %zu wet cells, %d multigrid levels, Helmholtz %g\n", g->nx, g->ny, g->nz,
            g->lonlat ? "lonlat" : "Cartesian", g->periodic_x ? ", periodic x" : "", info.wet, info.levels,
            g->helmholtz);
-    printf("device %s; stencil %s %dx%d (%s); precision %s\n", clphys_context_device(ctx)->name, vname[info.variant],
-           info.local_size[0], info.local_size[1], srcname[info.tune_source & 3],
+    printf("device %s; stencil %s %dx%d (%s); line %s; precision %s\n", clphys_context_device(ctx)->name,
+           vname[info.variant], info.local_size[0], info.local_size[1], srcname[info.tune_source & 3], lname[info.line],
            o.prec == 0 ? "mixed (fp64 CG, fp32 V-cycle)" : o.prec == 1 ? "fp64" : "fp32 CG in fp64 defect correction");
     clphys_poisson_result res;
     st = clphys_poisson_solve(pl, f, x, &res);

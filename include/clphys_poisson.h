@@ -153,18 +153,33 @@ typedef enum {
                                         of 8                                        */
 } clphys_poisson_stencil;
 
-/* The V-cycle's line-relaxation kernels. */
+/* The V-cycle's line-relaxation kernels.  All give the same V-cycle up to
+ * rounding. */
 typedef enum {
-    CLPHYS_POISSON_LINE_AUTO = 0,   /* column on GPUs, column-vec on CPUs          */
+    CLPHYS_POISSON_LINE_AUTO = 0,   /* staged on GPUs (column when a tile of 8
+                                       columns does not fit the device's local
+                                       memory: nz above ~680 fp32, ~340 fp64 at
+                                       48 KiB; or when the compiled kernels take
+                                       work-groups of fewer than 32), column-vec
+                                       on CPUs                                  */
     CLPHYS_POISSON_LINE_COLUMN,     /* one work-item per (i,j) column, looping over
                                        k, the prolongation fused into the first
                                        step after the coarse correction
                                        (cl/line_relax.cl)                         */
-    CLPHYS_POISSON_LINE_COLUMN_VEC  /* 8 (fp32) or 4 (fp64) neighbouring columns
+    CLPHYS_POISSON_LINE_COLUMN_VEC, /* 8 (fp32) or 4 (fp64) neighbouring columns
                                        per work-item in vector types, so that
                                        the line solves run in SIMD lanes on CPUs
                                        (cl/line_relax_vec.cl); levels whose nx is
                                        not a multiple use column                  */
+    CLPHYS_POISSON_LINE_STAGED      /* a work-group per tile of columns: its
+                                       work-items compute the residuals of the
+                                       tile's cells, layers in parallel, into
+                                       local memory, one work-item per column
+                                       runs the tridiagonal solve there, all
+                                       write x; the restriction also makes the
+                                       coarse level's first step.  3 (nz | 1)
+                                       reals of local memory per column of a
+                                       tile (cl/line_staged.cl)                   */
 } clphys_poisson_line;
 
 /* A zeroed struct asks for the defaults. */
@@ -184,9 +199,15 @@ typedef struct {
                               <= 1; 0 = 0.5 (see the top of this file)               */
     int local_size[2];     /* work-group shape (lx, ly) of the stencil (lx along i);
                               0 = tuned (the cell variant adds a third extent of 1)  */
-    int vcycle_local_size[2]; /* the same for the V-cycle's column kernels; 0 = 32 x 2
-                              on GPUs (each work-item keeps 2 nz reals of the line
-                              solve), 16 x 1 on CPUs                                  */
+    int vcycle_local_size[2]; /* the same for the V-cycle's kernels: column and
+                              column-vec (lx, ly) along i and j, 0 = 32 x 2 on GPUs
+                              (each work-item keeps 2 nz reals of the line solve),
+                              16 x 1 on CPUs; staged (columns per tile, work-items
+                              per column), 0 = 32 columns (fewer where 3 x 32
+                              (nz | 1) reals exceed the local memory: 16 in fp64
+                              at nz = 64 and 48 KiB) x 256 work-items, at most nz
+                              per column; levels with fewer columns than a tile
+                              take narrower tiles with more work-items per column */
     int no_tune;           /* 1: with variant AUTO or local_size 0, skip the timing
                               and use the heuristic; so does CLPHYS_NO_TUNE=1        */
     int no_time_split;     /* 1: no profiling events per iteration (the result's
@@ -207,7 +228,8 @@ typedef struct clphys_poisson_plan clphys_poisson_plan;
  * Helmholtz term, params out of range (tol < 0, max_iter < 0, smooth < 0,
  * omega outside (0, 1], coarse_scale outside (0, 1], an unknown precision,
  * variant or line, the column-vec stencil with nx not a multiple of 8, a
- * local size above the device's)); CLPHYS_ERR_INPUT naming the
+ * local size above the device's, the staged line with nz too large for
+ * the device's local memory)); CLPHYS_ERR_INPUT naming the
  * array and index for a spacing or thickness that is not finite and > 0, a
  * depth that is NaN or infinite, and when no cell is wet;
  * CLPHYS_ERR_UNSUPPORTED (no fp64 on the device: the CG is fp64);
@@ -241,8 +263,13 @@ typedef struct {
      * and writes y, 6 reals per cell; one V-cycle: the sum over its kernels
      * of the arrays each reads and writes, over all levels. */
     double stencil_bytes_fp64, stencil_bytes_fp32;
-    double vcycle_bytes;          /* one V-cycle in the plan's precision (the column
-                                     variant's kernels)                             */
+    double vcycle_bytes;          /* one V-cycle in the plan's precision and line
+                                     variant (staged: no b re-read by each coarse
+                                     level's first step; column-vec: its
+                                     prolongation's own pass over x)              */
+    int vcycle_local_size[2];     /* the V-cycle's work-group shape on the finest
+                                     level: (lx, ly) along i and j, or staged
+                                     (columns per tile, work-items per column) */
 } clphys_poisson_info;
 /* No errors (plan or info NULL: nothing written). */
 void clphys_poisson_plan_info(const clphys_poisson_plan *plan, clphys_poisson_info *info);
@@ -311,10 +338,11 @@ clphys_status clphys_poisson_apply(clphys_poisson_plan *plan, clphys_precision p
  * maximum work-group size). */
 clphys_status clphys_poisson_set_stencil(clphys_poisson_plan *plan, clphys_poisson_stencil variant,
                                          const int local_size[2]);
-/* The same for the V-cycle's column kernels (NULL or {0, 0}: the default
- * of clphys_poisson_params.vcycle_local_size).  Errors:
+/* The same for the V-cycle's kernels, in the plan's line variant (NULL or
+ * {0, 0}: the default of clphys_poisson_params.vcycle_local_size).  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL plan, more work-items than the compiled
- * V-cycle kernels take on the device). */
+ * V-cycle kernels take on the device; staged: a tile whose local memory,
+ * 3 lx (nz | 1) reals, exceeds the device's). */
 clphys_status clphys_poisson_set_vcycle_shape(clphys_poisson_plan *plan, const int local_size[2]);
 /* z = B r, one V-cycle of the plan's precision.  r, z: fields of n doubles
  * (MIXED, FP64) or floats (FP32), z != r.  kernel_s as in clphys.h.  Errors:

@@ -5,6 +5,7 @@
  *    per-iteration lines, the discretization error, the last line
  *    "iterations N residual R time T s" with R <= tol, and the output
  *    readable with p(z, y, x) and mask;
+ *  - a basin with --line staged: the line variant printed, converged;
  *  - a bathymetry file (metres, missing values) and a right-hand side file;
  *  - every bad input the issue lists, each with exit status 1 or 2, a
  *    message naming the file, variable, option or cell, and no output file
@@ -12,7 +13,7 @@
  *    wrong dimensions, a NaN depth, a right-hand side of the wrong size or
  *    missing in a wet cell, a grid too small for a coarse level, a
  *    bathymetry without sea, an unwritable output path, an output naming
- *    an input, and malformed options. */
+ *    an input, and malformed options (--line among them). */
 #include "util.h"
 
 #include <dirent.h>
@@ -173,6 +174,18 @@ static void test_box_manufactured(void **state)
     remove(path("out.nc"));
 }
 
+/* --line staged runs the staged kernels (the test device may be a CPU) */
+static void test_line_staged(void **state)
+{
+    (void)state;
+    assert_int_equal(run("--basin 24x16 --seed 5 --levels 9 --tol 1e-9 --line staged"), 0);
+    assert_non_null(strstr(out_text, "; line staged; "));
+    int it;
+    double res, t;
+    assert_int_equal(sscanf(last_line(), "iterations %d residual %lf time %lf s", &it, &res, &t), 3);
+    assert_true(it > 0 && res <= 1e-9);
+}
+
 static void test_files(void **state)
 {
     (void)state;
@@ -240,6 +253,7 @@ static void test_bad_options(void **state)
     bad("--box 8x8x4 --basin 8x8 --seed 1", 2, "exactly one of --bathymetry, --box and --basin");
     bad("--box 8x8x4 --tol nan", 2, "--tol");
     bad("--box 8x8x4 --precision fp16", 2, "--precision");
+    bad("--box 8x8x4 --line diagonal", 2, "--line");
     bad("--box 8x8x4 --frobnicate", 2, "unknown option '--frobnicate'");
     bad("--basin 8x8", 2, "--basin and --seed go together");
     bad("--box 8x8x4 --rhs file", 2, "--rhs takes 'manufactured'");
@@ -274,7 +288,7 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_box_manufactured),
+        cmocka_unit_test(test_box_manufactured), cmocka_unit_test(test_line_staged),
         cmocka_unit_test(test_files),
         cmocka_unit_test(test_bad_options),
     };

@@ -7,6 +7,8 @@
  *  - a random basin with a random right-hand side reaches a true relative
  *    residual of 1e-10 in every precision mode (mixed, fp64, fp32), the
  *    reported residual agreeing with the reference's;
+ *  - the staged line relaxation solves a periodic basin to 1e-10 in
+ *    column's iteration count +-1 (mixed and fp64);
  *  - robustness: CG iterations to 1e-6 stay within 1.5x when the x-y grid
  *    is refined 4x (box and basin) and when dx/dz grows from 1 to 1e4;
  *  - pure Neumann: the right-hand side is projected (removed_mean is the
@@ -164,6 +166,40 @@ static void test_residual_1e10(void **state)
         for (size_t c = 0; c < n; c++)
             if (!s.mask[c]) assert_true(s.x[c] == 0);
         solved_free(&s);
+    }
+    free(f);
+    pt_geometry_free(&t);
+}
+
+/* ---- the staged line relaxation ---------------------------------------------- */
+/* staged gives column's V-cycle up to rounding, so a solve to 1e-10 takes
+ * the same iterations (+-1: rounding may move the last one across the
+ * tolerance); fp64 and mixed, a periodic basin */
+static void test_staged_iterations(void **state)
+{
+    (void)state;
+    uint64_t rng = tu_rng_init(11);
+    pt_geometry t;
+    pt_geometry_make(&t, 32, 24, 9, 3000, 3000, 40, 0);
+    t.g.periodic_x = 1;
+    clphys_poisson_basin(32, 24, 1 + (tu_seed() & 0xffff), 9 * 40.0, 1, t.depth);
+    const size_t n = (size_t)32 * 24 * 9;
+    double *f = random_rhs(&rng, n, 0.1);
+    for (int prec = 0; prec < 2; prec++) {
+        int it[2];
+        for (int v = 0; v < 2; v++) {
+            const clphys_poisson_params p = {.precision = (clphys_poisson_precision)prec, .tol = 1e-10, .no_tune = 1,
+                                             .line = v ? CLPHYS_POISSON_LINE_STAGED : CLPHYS_POISSON_LINE_COLUMN};
+            solved s;
+            const double ref = solve_geometry(&t.g, &p, f, &s);
+            print_message("# %s %s: %d iterations, reported %.3e, reference %.3e\n", prec ? "fp64" : "mixed",
+                          v ? "staged" : "column", s.res.iterations, s.res.rel_residual, ref);
+            assert_int_equal(s.st, 0);
+            assert_true(ref <= 1.05e-10);
+            it[v] = s.res.iterations;
+            solved_free(&s);
+        }
+        assert_true(abs(it[1] - it[0]) <= 1);
     }
     free(f);
     pt_geometry_free(&t);
@@ -363,7 +399,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_second_order_cartesian), cmocka_unit_test(test_second_order_lonlat),
-        cmocka_unit_test(test_residual_1e10),          cmocka_unit_test(test_robust_refinement),
+        cmocka_unit_test(test_residual_1e10),          cmocka_unit_test(test_staged_iterations),          cmocka_unit_test(test_robust_refinement),
         cmocka_unit_test(test_robust_aspect),          cmocka_unit_test(test_neumann),
         cmocka_unit_test(test_device_buffers_and_cap),
     };

@@ -54,7 +54,7 @@ static clphys_status check_params(clphys_context *ctx, const clphys_poisson_para
                         "(tol >= 0, max_iter >= 0, smooth >= 0, 0 < omega <= 1, 0 < coarse_scale <= 1; 0 = default)",
                         p->tol, p->max_iter, p->smooth, p->omega, p->coarse_scale);
     if ((unsigned)p->precision > CLPHYS_POISSON_FP32 || (unsigned)p->variant > CLPHYS_POISSON_STENCIL_COLUMN_VEC ||
-        (unsigned)p->line > CLPHYS_POISSON_LINE_COLUMN_VEC)
+        (unsigned)p->line > CLPHYS_POISSON_LINE_STAGED)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "poisson params: unknown precision %d, variant %d or line %d",
                         (int)p->precision, (int)p->variant, (int)p->line);
     const int *ls[2] = {p->local_size, p->vcycle_local_size};
@@ -266,7 +266,18 @@ clphys_status pn_plan_finish(clphys_poisson_plan *pl)
     CP_TRY(cp_kernel(ctx, prog, "region_sums", &pl->k_rsum));
     CP_TRY(cp_kernel(ctx, prog, "region_mean", &pl->k_rmean));
     CP_TRY(cp_kernel(ctx, prog, "region_shift", &pl->k_rshift));
-    pl->line = pl->prm.line ? pl->prm.line : d->is_gpu ? CLPHYS_POISSON_LINE_COLUMN : CLPHYS_POISSON_LINE_COLUMN_VEC;
+    /* staged on GPUs when a tile of 8 columns fits the local memory (nz up
+     * to about 680 in fp32 with 48 KiB), column-vec on CPUs */
+    const int staged_fits = pn_staged_local_bytes(pl, 8) <= d->local_mem_bytes;
+    pl->line = pl->prm.line                 ? pl->prm.line
+               : !d->is_gpu                 ? CLPHYS_POISSON_LINE_COLUMN_VEC
+               : staged_fits                ? CLPHYS_POISSON_LINE_STAGED
+                                            : CLPHYS_POISSON_LINE_COLUMN;
+    if (pl->line == CLPHYS_POISSON_LINE_STAGED && pn_staged_local_bytes(pl, 1) > d->local_mem_bytes)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "poisson params: the staged line relaxation keeps 3 (nz | 1) reals per column in local "
+                        "memory: %zu bytes for nz %d, the device has %llu",
+                        pn_staged_local_bytes(pl, 1), pl->nz, (unsigned long long)d->local_mem_bytes);
     pl->vw = pl->lev_prec == CLPHYS_FP64 ? 4 : 8;
     for (int l = 0; l < pl->nlev; l++)
         pl->lev[l].vec = pl->line == CLPHYS_POISSON_LINE_COLUMN_VEC && pl->lev[l].nx % pl->vw == 0;
@@ -306,6 +317,7 @@ void clphys_poisson_plan_info(const clphys_poisson_plan *pl, clphys_poisson_info
     info->stencil_bytes_fp64 = 6.0 * 8 * (double)pl->n;
     info->stencil_bytes_fp32 = 6.0 * 4 * (double)pl->n;
     info->vcycle_bytes = pn_vcycle_bytes(pl);
+    info->vcycle_local_size[0] = (int)pl->vlocal[0], info->vcycle_local_size[1] = (int)pl->vlocal[1];
 }
 
 clphys_status clphys_poisson_plan_operator(const clphys_poisson_plan *pl, double *a, unsigned char *mask, double *w)
@@ -385,15 +397,30 @@ clphys_status clphys_poisson_set_vcycle_shape(clphys_poisson_plan *pl, const int
     const clphys_device_info *d = clphys_context_device(pl->ctx);
     const size_t lx = local_size && local_size[0] > 0 ? (size_t)local_size[0] : 0;
     const size_t ly = lx && local_size[1] > 0 ? (size_t)local_size[1] : lx ? 1 : 0;
-    if (lx * ly > pl->vkmax)
+    const int staged = pl->line == CLPHYS_POISSON_LINE_STAGED;
+    if (lx * ly > pl->vkmax || (staged && pn_staged_local_bytes(pl, lx) > d->local_mem_bytes))
         return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "clphys_poisson_set_vcycle_shape: %zux%zu work-items; the V-cycle kernels take at most %zu "
-                        "here",
-                        lx, ly, pl->vkmax);
+                        "here%s (%zu of %llu bytes of local memory)",
+                        lx, ly, pl->vkmax, staged ? ", and staged tiles of at most the device's local memory" : "",
+                        staged ? pn_staged_local_bytes(pl, lx) : 0, (unsigned long long)d->local_mem_bytes);
     /* the default is one shape on every level: PoCL compiles a work-group
      * function per kernel and local size at its first launch (4 s less of a
      * first solve than the runtime's choice, which differs per level);
-     * halved until the kernels take it */
+     * halved until the kernels take it.  staged: tiles of 32 columns (fewer
+     * when their local memory would not fit) and 256 work-items, at most
+     * one per layer (bench/poisson-notes.md) */
+    if (staged && !lx) {
+        size_t wx = 32;
+        while (wx > 1 && pn_staged_local_bytes(pl, wx) > d->local_mem_bytes) wx /= 2;
+        size_t wk = 256 / wx < (size_t)pl->nz ? 256 / wx : (size_t)pl->nz;
+        while (wx * wk > pl->vkmax && wx * wk > 1) {
+            if (wk > 1) wk /= 2;
+            else wx /= 2;
+        }
+        pl->vlocal[0] = wx, pl->vlocal[1] = wk;
+        return CLPHYS_SUCCESS;
+    }
     pl->vlocal[0] = lx ? lx : d->is_gpu ? 32 : 16;
     pl->vlocal[1] = lx ? ly : d->is_gpu ? 2 : 1;
     while (!lx && pl->vlocal[0] * pl->vlocal[1] > pl->vkmax && pl->vlocal[0] * pl->vlocal[1] > 1) {

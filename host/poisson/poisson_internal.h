@@ -82,8 +82,9 @@ typedef struct {
     int vec;                 /* the column-vec kernels run this level                 */
 } pn_level;
 
-/* Kernels of one build of cl/line_relax.cl (column) or cl/line_relax_vec.cl
- * (column-vec: PN_LJ_PROLONG is prolong_add there) */
+/* Kernels of one build of cl/line_relax.cl (column), cl/line_relax_vec.cl
+ * (column-vec: PN_LJ_PROLONG is prolong_add there) or cl/line_staged.cl
+ * (staged: PN_RESTRICT also relaxes the coarse level's first step) */
 enum { PN_LJ_ZERO, PN_LJ, PN_LJ_PROLONG, PN_RESTRICT, PN_NLINE };
 
 struct clphys_poisson_plan {
@@ -109,14 +110,15 @@ struct clphys_poisson_plan {
     clphys_precision lev_prec;  /* precision of the levels                           */
     int nlev;
     pn_level *lev;
-    cl_kernel k_fine[PN_NLINE], k_last[PN_NLINE], k_coarse[PN_NLINE];
+    cl_kernel k_fine[PN_NLINE], k_last[PN_NLINE], k_coarse[PN_NLINE]; /* column or staged */
     cl_kernel v_fine[PN_NLINE], v_last[PN_NLINE], v_coarse[PN_NLINE]; /* column-vec */
     clphys_poisson_line line;
     int vw;                     /* lanes of column-vec                               */
     /* stencil choice */
     clphys_poisson_stencil variant;
     size_t local[2];            /* stencil work-group (0: runtime's)                 */
-    size_t vlocal[2];           /* V-cycle work-group                                */
+    size_t vlocal[2];           /* V-cycle work-group (staged: columns per tile and
+                                   work-items per column)                            */
     size_t vkmax;               /* the largest work-group every V-cycle kernel takes */
     int tune_source;
     /* the solver */
@@ -142,11 +144,18 @@ clphys_status pn_stencil(clphys_poisson_plan *pl, clphys_precision p, cl_mem y, 
 void pn_stencil_operator(clphys_poisson_plan *pl, clphys_precision p, la_space *s, la_operator *op);
 clphys_status pn_choose_stencil(clphys_poisson_plan *pl);
 
-/* vcycle.c: build the V-cycle's kernels; z = B r; the preconditioner. */
+/* vcycle.c: build the V-cycle's kernels of pl->line (and vkmax; staged
+ * chosen by AUTO falls back to column when its kernels take fewer than
+ * PN_STAGED_MIN_GROUP work-items); z = B r; the preconditioner. */
 clphys_status pn_vcycle_build(clphys_poisson_plan *pl);
 clphys_status pn_vcycle_run(clphys_poisson_plan *pl, cl_mem z, cl_mem r, double *kernel_s);
 void pn_vcycle_precond(clphys_poisson_plan *pl, la_space *s, la_precond *M);
 double pn_vcycle_bytes(const clphys_poisson_plan *pl);
+/* local memory of a staged kernel's work-group of wx columns (3 wx (nz | 1)
+ * reals of the levels' precision) */
+size_t pn_staged_local_bytes(const clphys_poisson_plan *pl, size_t wx);
+/* the smallest work-group with which AUTO keeps staged (8 columns x 4) */
+#define PN_STAGED_MIN_GROUP 32
 
 /* solve.c: z loses its plain mean over every singular region (fp64 z) */
 clphys_status pn_project_z(clphys_poisson_plan *pl, cl_mem z);

@@ -1,15 +1,18 @@
 /* vcycle.c — one symmetric V-cycle z = B r (include/clphys_poisson.h) with
- * the kernels of cl/line_relax.cl, and the V-cycle as the CG's
- * preconditioner.  Each level: `smooth` Jacobi line-relaxation steps from
- * x = 0, the residual restricted to the next level, the V-cycle there, the
- * correction prolongated inside the first of `smooth` further steps; the
- * coarsest level (a single column) is solved exactly.  With the same number
- * of steps before and after, a symmetric smoother and R = P^T, B is
- * symmetric, and positive definite for any SPD coarse operators (the
- * damped Jacobi steps converge in the energy norm), so CG stays valid
- * without the coarse operators being Galerkin products.  The finest level
- * reads r and writes z in the CG's precision (fp64 when mixed): no
- * conversion passes. */
+ * the kernels of cl/line_relax.cl (column, and column-vec's levels whose nx
+ * is not a multiple of its lanes), cl/line_relax_vec.cl (column-vec) or
+ * cl/line_staged.cl (staged), and the V-cycle as the CG's preconditioner.
+ * Each level: `smooth` Jacobi line-relaxation steps from x = 0, the
+ * residual restricted to the next level, the V-cycle there, the correction
+ * prolongated inside the first of `smooth` further steps; the coarsest
+ * level (a single column) is solved exactly.  (staged: the restriction
+ * also runs the next level's first step, and at the coarsest level its
+ * exact solve.)  With the same number of steps before and after, a
+ * symmetric smoother and R = P^T, B is symmetric, and positive definite
+ * for any SPD coarse operators (the damped Jacobi steps converge in the
+ * energy norm), so CG stays valid without the coarse operators being
+ * Galerkin products.  The finest level reads r and writes z in the CG's
+ * precision (fp64 when mixed): no conversion passes. */
 #include "poisson_internal.h"
 
 #include <stdio.h>
@@ -19,6 +22,8 @@ static const char *const line_names[PN_NLINE] = {"line_jacobi_zero", "line_jacob
                                                   "residual_restrict"};
 static const char *const vec_names[PN_NLINE] = {"line_jacobi_zero_vec", "line_jacobi_vec", "prolong_add",
                                                  "residual_restrict_vec"};
+static const char *const staged_names[PN_NLINE] = {"line_staged_zero", "line_staged", "line_staged_prolong",
+                                                    "restrict_staged"};
 
 /* precision of the vectors the V-cycle reads and writes at the finest level */
 static clphys_precision io_precision(const clphys_poisson_plan *pl)
@@ -28,10 +33,15 @@ static clphys_precision io_precision(const clphys_poisson_plan *pl)
 
 static const char *ctype(clphys_precision p) { return p == CLPHYS_FP64 ? "double" : "float"; }
 
-/* the kernels of line_relax.cl (vec 0) or line_relax_vec.cl (vec 1) for
- * b and x_new of the given precisions */
-static clphys_status build_set(clphys_poisson_plan *pl, int vec, clphys_precision b, clphys_precision xo, cl_kernel *k)
+enum { SET_COLUMN, SET_VEC, SET_STAGED };
+
+/* the kernels of line_relax.cl, line_relax_vec.cl or line_staged.cl (kind)
+ * for b and x_new of the given precisions */
+static clphys_status build_set(clphys_poisson_plan *pl, int kind, clphys_precision b, clphys_precision xo, cl_kernel *k)
 {
+    static const char *const files[3] = {"line_relax.cl", "line_relax_vec.cl", "line_staged.cl"};
+    static const char *const *const names[3] = {line_names, vec_names, staged_names};
+    const int vec = kind == SET_VEC;
     char prec[128], opts[384];
     CP_TRY(cp_precision_options(pl->ctx, pl->lev_prec, prec, sizeof prec));
     const int need64 = (b == CLPHYS_FP64 || xo == CLPHYS_FP64) && pl->lev_prec == CLPHYS_FP32;
@@ -39,31 +49,54 @@ static clphys_status build_set(clphys_poisson_plan *pl, int vec, clphys_precisio
              ctype(xo), pl->nz, b == CLPHYS_FP64 ? " -DB_IS_DOUBLE" : "", xo == CLPHYS_FP64 ? " -DXO_IS_DOUBLE" : "");
     if (vec) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -DVW=%d", pl->vw);
     cl_program prog;
-    CP_TRY(cp_program(pl->ctx, vec ? "line_relax_vec.cl" : "line_relax.cl", opts, &prog));
-    for (int i = 0; i < PN_NLINE; i++) CP_TRY(cp_kernel(pl->ctx, prog, (vec ? vec_names : line_names)[i], &k[i]));
+    CP_TRY(cp_program(pl->ctx, files[kind], opts, &prog));
+    for (int i = 0; i < PN_NLINE; i++) CP_TRY(cp_kernel(pl->ctx, prog, names[kind][i], &k[i]));
+    return CLPHYS_SUCCESS;
+}
+
+/* the largest work-group every built V-cycle kernel takes: on GPUs
+ * registers may allow fewer work-items per group than the device's
+ * maximum (column keeps 2 nz reals of the line solve per work-item) */
+static size_t kernels_max_group(clphys_poisson_plan *pl)
+{
+    size_t most = clphys_context_device(pl->ctx)->max_work_group_size;
+    const cl_kernel *sets[6] = {pl->k_fine, pl->k_last, pl->k_coarse, pl->v_fine, pl->v_last, pl->v_coarse};
+    for (int s = 0; s < 6; s++)
+        for (int i = 0; i < PN_NLINE; i++) {
+            size_t m = 0;
+            if (sets[s][i] && !cp_kernel_limits(pl->ctx, sets[s][i], &m, NULL) && m && m < most) most = m;
+        }
+    return most;
+}
+
+static clphys_status build_kernels(clphys_poisson_plan *pl)
+{
+    const clphys_precision io = io_precision(pl), lev = pl->lev_prec;
+    const int kind = pl->line == CLPHYS_POISSON_LINE_STAGED ? SET_STAGED : SET_COLUMN;
+    CP_TRY(build_set(pl, kind, io, lev, pl->k_fine));
+    CP_TRY(build_set(pl, kind, io, io, pl->k_last));
+    CP_TRY(build_set(pl, kind, lev, lev, pl->k_coarse));
+    if (pl->line == CLPHYS_POISSON_LINE_COLUMN_VEC) {
+        CP_TRY(build_set(pl, SET_VEC, io, lev, pl->v_fine));
+        CP_TRY(build_set(pl, SET_VEC, io, io, pl->v_last));
+        CP_TRY(build_set(pl, SET_VEC, lev, lev, pl->v_coarse));
+    }
+    pl->vkmax = kernels_max_group(pl);
     return CLPHYS_SUCCESS;
 }
 
 clphys_status pn_vcycle_build(clphys_poisson_plan *pl)
 {
-    const clphys_precision io = io_precision(pl), lev = pl->lev_prec;
-    CP_TRY(build_set(pl, 0, io, lev, pl->k_fine));
-    CP_TRY(build_set(pl, 0, io, io, pl->k_last));
-    CP_TRY(build_set(pl, 0, lev, lev, pl->k_coarse));
-    if (pl->line == CLPHYS_POISSON_LINE_COLUMN_VEC) {
-        CP_TRY(build_set(pl, 1, io, lev, pl->v_fine));
-        CP_TRY(build_set(pl, 1, io, io, pl->v_last));
-        CP_TRY(build_set(pl, 1, lev, lev, pl->v_coarse));
+    CP_TRY(build_kernels(pl));
+    /* staged chosen by AUTO: a work-group too small for a tile of 8
+     * columns with 4 work-items each leaves the layers' loads serial, and
+     * column does as well without the barriers */
+    if (pl->line == CLPHYS_POISSON_LINE_STAGED && !pl->prm.line && pl->vkmax < PN_STAGED_MIN_GROUP) {
+        for (int i = 0; i < PN_NLINE; i++)
+            cp_release_kernel(&pl->k_fine[i]), cp_release_kernel(&pl->k_last[i]), cp_release_kernel(&pl->k_coarse[i]);
+        pl->line = CLPHYS_POISSON_LINE_COLUMN;
+        CP_TRY(build_kernels(pl));
     }
-    /* the line solve keeps 2 nz reals per work-item: on GPUs registers may
-     * allow fewer work-items per group than the device's maximum */
-    pl->vkmax = clphys_context_device(pl->ctx)->max_work_group_size;
-    const cl_kernel *sets[6] = {pl->k_fine, pl->k_last, pl->k_coarse, pl->v_fine, pl->v_last, pl->v_coarse};
-    for (int s = 0; s < 6; s++)
-        for (int i = 0; i < PN_NLINE; i++) {
-            size_t m = 0;
-            if (sets[s][i] && !cp_kernel_limits(pl->ctx, sets[s][i], &m, NULL) && m && m < pl->vkmax) pl->vkmax = m;
-        }
     return CLPHYS_SUCCESS;
 }
 
@@ -86,6 +119,28 @@ static clphys_status launch_cols(clphys_poisson_plan *pl, cl_kernel k, int nx, i
     return cp_launch(pl->ctx, k, 2, global, given ? pl->vlocal : NULL, NULL);
 }
 
+size_t pn_staged_local_bytes(const clphys_poisson_plan *pl, size_t wx)
+{
+    return 3 * wx * (size_t)(pl->nz | 1) * pn_real_size(pl->lev_prec);
+}
+
+/* A staged kernel over the ncols columns of a level: tiles of the plan's
+ * shape (wx columns, wk work-items per column); a level with fewer columns
+ * than a tile gets narrower tiles with more work-items per column (up to
+ * one per layer), so that the layers of its few columns load in parallel.
+ * local_at: the index of the first of the kernel's three local arrays. */
+static clphys_status launch_staged(clphys_poisson_plan *pl, cl_kernel k, int ncols, cl_uint local_at, cl_event *ev)
+{
+    size_t wx = pl->vlocal[0], wk = pl->vlocal[1];
+    while (wx > 1 && wx / 2 >= (size_t)ncols) wx /= 2, wk *= 2;
+    if (wk > (size_t)pl->nz) wk = (size_t)pl->nz;
+    const size_t local[2] = {wx, wk}, global[2] = {cp_round_up((size_t)ncols, wx), wk};
+    const size_t bytes = pn_staged_local_bytes(pl, wx) / 3;
+    for (cl_uint i = 0; i < 3; i++) CP_TRY(cp_arg(pl->ctx, k, local_at + i, bytes, NULL));
+    if (ev) return cp_launch_ev(pl->ctx, k, 2, global, local, ev);
+    return cp_launch(pl->ctx, k, 2, global, local, NULL);
+}
+
 /* one Jacobi line-relaxation step on level l: xn from xo (+ P e), b */
 static clphys_status line(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl_mem xo, cl_mem e, cl_mem b,
                           double omega, cl_event *ev)
@@ -96,6 +151,7 @@ static clphys_status line(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn
     CP_TRY(set_real(pl, k, 9, omega));
     const int dims[6] = {L->nx, L->ny, C->nx, C->ny, C == L ? 0 : C->sx, C == L ? 0 : C->sy};
     for (cl_uint i = 0; i < 6; i++) CP_TRY(CP_ARG(pl->ctx, k, 10 + i, dims[i]));
+    if (pl->line == CLPHYS_POISSON_LINE_STAGED) return launch_staged(pl, k, L->nx * L->ny, 16, ev);
     return launch_cols(pl, k, L->nx, L->ny, ev);
 }
 
@@ -124,10 +180,22 @@ static clphys_status prolong_add(clphys_poisson_plan *pl, int l, cl_mem x, cl_me
     return launch_cols(pl, k, L->nx / pl->vw, L->ny, NULL);
 }
 
-/* bc (level l + 1) = R (b - A x) on level l */
+/* bc (level l + 1) = R (b - A x) on level l; staged: and the first step
+ * of level l + 1 from x = 0 into its x[0] (omega 1 on the coarsest level:
+ * its exact solve) */
 static clphys_status restrict_residual(clphys_poisson_plan *pl, int l, cl_mem x, cl_mem b)
 {
     const pn_level *L = &pl->lev[l], *C = &pl->lev[l + 1];
+    if (pl->line == CLPHYS_POISSON_LINE_STAGED) {
+        cl_kernel k = (l == 0 ? pl->k_fine : pl->k_coarse)[PN_RESTRICT];
+        const cl_mem args[13] = {C->x[0],     C->b,        x,           L->mask,     b,           L->a[PN_E], L->a[PN_AX],
+                                 L->a[PN_AY], L->a[PN_AZ], C->a[PN_E], C->a[PN_AX], C->a[PN_AY], C->a[PN_AZ]};
+        for (cl_uint i = 0; i < 13; i++) CP_TRY(CP_ARG(pl->ctx, k, i, args[i]));
+        CP_TRY(set_real(pl, k, 13, l + 2 == pl->nlev ? 1.0 : pl->prm.omega));
+        const int dims[6] = {L->nx, L->ny, C->nx, C->ny, C->sx, C->sy};
+        for (cl_uint i = 0; i < 6; i++) CP_TRY(CP_ARG(pl->ctx, k, 14 + i, dims[i]));
+        return launch_staged(pl, k, C->nx * C->ny, 20, NULL);
+    }
     if (L->vec) {
         cl_kernel k = (l == 0 ? pl->v_fine : pl->v_coarse)[PN_RESTRICT];
         const cl_mem args[8] = {C->b, x, L->mask, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ]};
@@ -153,15 +221,17 @@ static clphys_status cycle(clphys_poisson_plan *pl, int l, cl_mem b, cl_mem z, c
     pn_level *L = &pl->lev[l];
     const cl_kernel *ks = l == 0 ? pl->k_fine : pl->k_coarse;
     const double om = pl->prm.omega;
+    /* staged: the restriction from level l - 1 made the first step here */
+    const int first_done = l > 0 && pl->line == CLPHYS_POISSON_LINE_STAGED;
     if (l == pl->nlev - 1) { /* one column: the line solve is exact */
-        CP_TRY(line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, 1.0, NULL));
+        if (!first_done) CP_TRY(line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, 1.0, NULL));
         *out = L->x[0];
         return CLPHYS_SUCCESS;
     }
     int cur = 0;
     const cl_kernel *vs = l == 0 ? pl->v_fine : pl->v_coarse;
     if (L->vec) CP_TRY(line_vec(pl, vs[PN_LJ_ZERO], l, L->x[0], L->x[1], b, om, l == 0 ? first : NULL));
-    else CP_TRY(line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, l == 0 ? first : NULL));
+    else if (!first_done) CP_TRY(line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, l == 0 ? first : NULL));
     for (int s = 1; s < pl->prm.smooth; s++, cur ^= 1) {
         if (L->vec) CP_TRY(line_vec(pl, vs[PN_LJ], l, L->x[1 - cur], L->x[cur], b, om, NULL));
         else CP_TRY(line(pl, ks[PN_LJ], l, L->x[1 - cur], L->x[cur], L->x[cur], b, om, NULL));
@@ -223,19 +293,24 @@ void pn_vcycle_precond(clphys_poisson_plan *pl, la_space *s, la_precond *M)
     M->apply = precond_apply;
 }
 
-/* Compulsory bytes of one V-cycle of the column kernels: the arrays each
+/* Compulsory bytes of one V-cycle of the plan's kernels: the arrays each
  * launch of cycle() reads and writes once (4 coefficient arrays; x_old and
  * b; the mask in restriction and prolongation; the coarse correction and
- * the restricted residual on the coarser level; x_new). */
+ * the restricted residual on the coarser level; x_new).  Re-reads inside
+ * one launch (neighbours; staged: x_old again in its last phase, a few
+ * microseconds after the first) count once, as cache hits.  column-vec
+ * prolongates in a pass of its own (x read and written again); staged
+ * relaxes each coarse level's first step inside the restriction, from the
+ * residual it has just summed (b not read again). */
 double pn_vcycle_bytes(const clphys_poisson_plan *pl)
 {
     const double rs = (double)pn_real_size(pl->lev_prec), io = (double)pn_real_size(io_precision(pl));
-    const int nu = pl->prm.smooth;
+    const int nu = pl->prm.smooth, staged = pl->line == CLPHYS_POISSON_LINE_STAGED;
     double bytes = 0;
     for (int l = 0; l < pl->nlev; l++) {
         const double n = (double)pl->lev[l].n, bb = l == 0 ? io : rs;
-        const double zero = n * (4 * rs + bb + rs);      /* coefficients, b; x written */
-        const double step = n * (4 * rs + rs + bb + rs); /* and x_old */
+        const double zero = n * (4 * rs + (staged && l > 0 ? 0 : bb) + rs); /* coefficients, b; x written */
+        const double step = n * (4 * rs + rs + bb + rs);                    /* and x_old */
         if (l == pl->nlev - 1) {
             bytes += zero;
             break;
@@ -244,6 +319,7 @@ double pn_vcycle_bytes(const clphys_poisson_plan *pl)
         bytes += zero + (nu - 1) * step;               /* before */
         bytes += n * (4 * rs + rs + 1 + bb) + nc * rs; /* residual over the mask, restricted */
         bytes += nu * step + n + nc * rs;              /* after: the first with mask and e */
+        if (pl->lev[l].vec) bytes += 2 * rs * n;       /* the prolongation's pass over x */
         if (l == 0) bytes += n * (io - rs);            /* z written in the CG's precision */
     }
     return bytes;
