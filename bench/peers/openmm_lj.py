@@ -76,6 +76,11 @@ def run_one(mm, unit, system, box, x, v, platform, precision, args):
         props["Precision"] = precision
     if platform == "CPU" and args.threads > 0:
         props["Threads"] = str(args.threads)
+    if platform == "OpenCL" and args.opencl_platform_index >= 0:
+        # the bench's own device: by itself OpenMM may pick another platform's
+        # (PoCL's CPU device, seen on the H100 host)
+        props["OpenCLPlatformIndex"] = str(args.opencl_platform_index)
+        props["DeviceIndex"] = str(max(args.opencl_device_index, 0))
     integ = mm.VerletIntegrator(0.005 * unit.picosecond)
     ctx = mm.Context(system, integ, mm.Platform.getPlatformByName(platform), props)
     ctx.setPositions(x * unit.nanometer)
@@ -120,6 +125,9 @@ def main():
     ap.add_argument("--platforms", default="CUDA,OpenCL,CPU")
     ap.add_argument("--precisions", default="single,double", help="for CUDA and OpenCL")
     ap.add_argument("--threads", type=int, default=0, help="CPU platform threads (0: OpenMM's choice)")
+    ap.add_argument("--opencl-platform-index", type=int, default=-1,
+                    help="OpenCL platform of the device (the ICD loader's order, as in clphys's P:D)")
+    ap.add_argument("--opencl-device-index", type=int, default=-1, help="device within that platform")
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--min-seconds", type=float, default=1.0)
