@@ -127,8 +127,8 @@ void md_peers(bench_run *run, const char *data_file, const char *lammps_input, d
     if (run->dev->is_gpu) {
         snprintf(cmd, sizeof cmd,
                  "%s %s --data %s --pe0 %.15g --platforms CUDA,OpenCL --precisions single,double "
-                 "--opencl-platform-index %d --opencl-device-index %d",
-                 py, script, data_file, pe0_ref, run->dev->platform_index, run->dev->device_index);
+                 "--opencl-platform '%s'",
+                 py, script, data_file, pe0_ref, strchr(run->dev->platform, '\'') ? "" : run->dev->platform);
         run_peer(run, cmd, "openmm", pe0_ref, status, len);
         return;
     }

@@ -70,19 +70,42 @@ def make_system(mm, unit, box, n):
     return system
 
 
+def make_context(mm, unit, system, platform, props, args):
+    """A Context on the platform; for OpenCL with --opencl-platform, on the
+    OpenCL platform of that name (the bench's own device: by itself OpenMM
+    took PoCL's CPU device on the H100 host), tried by index in OpenMM's
+    order, which need not be the bench's."""
+    plat = mm.Platform.getPlatformByName(platform)
+    if platform != "OpenCL" or not args.opencl_platform:
+        integ = mm.VerletIntegrator(0.005 * unit.picosecond)
+        return integ, mm.Context(system, integ, plat, props)
+    seen = []
+    for index in range(16):
+        p = dict(props, OpenCLPlatformIndex=str(index))
+        integ = mm.VerletIntegrator(0.005 * unit.picosecond)
+        try:
+            ctx = mm.Context(system, integ, plat, p)
+        except Exception as e:
+            if "Illegal value for OpenCLPlatformIndex" in str(e):
+                break
+            seen.append("%d: %s" % (index, str(e).splitlines()[0]))
+            continue
+        name = plat.getPropertyValue(ctx, "OpenCLPlatformName")
+        if args.opencl_platform.lower() in name.lower():
+            return integ, ctx
+        seen.append("%d: %s" % (index, name))
+        del ctx
+    raise RuntimeError("OpenMM sees no OpenCL platform named '%s' (it sees: %s)" %
+                       (args.opencl_platform, "; ".join(seen) or "none"))
+
+
 def run_one(mm, unit, system, box, x, v, platform, precision, args):
     props = {}
     if precision:
         props["Precision"] = precision
     if platform == "CPU" and args.threads > 0:
         props["Threads"] = str(args.threads)
-    if platform == "OpenCL" and args.opencl_platform_index >= 0:
-        # the bench's own device: by itself OpenMM may pick another platform's
-        # (PoCL's CPU device, seen on the H100 host)
-        props["OpenCLPlatformIndex"] = str(args.opencl_platform_index)
-        props["DeviceIndex"] = str(max(args.opencl_device_index, 0))
-    integ = mm.VerletIntegrator(0.005 * unit.picosecond)
-    ctx = mm.Context(system, integ, mm.Platform.getPlatformByName(platform), props)
+    integ, ctx = make_context(mm, unit, system, platform, props, args)
     ctx.setPositions(x * unit.nanometer)
     ctx.setVelocities(v * unit.nanometer / unit.picosecond)
     n = len(x)
@@ -125,9 +148,7 @@ def main():
     ap.add_argument("--platforms", default="CUDA,OpenCL,CPU")
     ap.add_argument("--precisions", default="single,double", help="for CUDA and OpenCL")
     ap.add_argument("--threads", type=int, default=0, help="CPU platform threads (0: OpenMM's choice)")
-    ap.add_argument("--opencl-platform-index", type=int, default=-1,
-                    help="OpenCL platform of the device (the ICD loader's order, as in clphys's P:D)")
-    ap.add_argument("--opencl-device-index", type=int, default=-1, help="device within that platform")
+    ap.add_argument("--opencl-platform", default="", help="OpenCL platform name (part of it) of the device")
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--min-seconds", type=float, default=1.0)
