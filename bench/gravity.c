@@ -154,7 +154,7 @@ static void one_size(bench_run *run, long long n, int fp64)
         return;
     }
     if (run->verify) gravity_ref(nv, x, (int)n, x, 1.0, EPS, ref, NULL);
-    clphys_gravity_params prm = {fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_VECTOR, 1.0, EPS, 0, 0, 0, 0, 0, 0, 0, 0};
+    clphys_gravity_params prm = {fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_VECTOR, 1.0, EPS, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     if (dev->is_cpu) {
         kernel_case(run, &prm, n, x, ref, nv, acc);
         prm.variant = CLPHYS_GRAVITY_TILED, prm.work_group = 64, prm.i_per_item = 1;
