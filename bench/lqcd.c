@@ -147,6 +147,11 @@ static int dslash_case(bench_run *run, const int dims[4])
                 else snprintf(r.variant, sizeof r.variant, "%s-recon%d-wg%zu", aos ? "aos" : "soa", recon, wg);
                 snprintf(r.precision, sizeof r.precision, "%s", pname);
                 r.n = (long long)V;
+                /* auto picks the work-group size; layout and reconstruction are given */
+                snprintf(r.case_key, sizeof r.case_key, "%s-recon%d", aos ? "aos" : "soa", recon);
+                if (is_tuned)
+                    snprintf(r.auto_choice, sizeof r.auto_choice, "local_size=%zu (%s)", wg,
+                             tsrc == CLPHYS_DSLASH_WG_CACHED ? "tuning cache" : src_name[tsrc & 3]);
                 /* the least DRAM traffic (each link and spinor once: 4 links
                  * + 1 spinor in + 1 out per site), to show how much the
                  * standard model owes to cache reuse */
@@ -208,6 +213,7 @@ int bench_dslash(bench_run *run)
         return dslash_case(run, d);
     }
     set_dims(d, 32, 32);
+    if (!run->full) return dslash_case(run, d); /* 48^3 x 96: 10x the sites, the full sweep */
     dslash_case(run, d);
     set_dims(d, 48, 96);
     return dslash_case(run, d);

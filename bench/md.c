@@ -144,7 +144,9 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
 {
     const char *pn = prec ? "fp64" : "fp32";
     char name[48];
-    if (v == CLPHYS_LJ_FULL_GROUP)
+    if (v == CLPHYS_LJ_AUTO)
+        snprintf(name, sizeof name, "auto");
+    else if (v == CLPHYS_LJ_FULL_GROUP)
         snprintf(name, sizeof name, "full-group-t%d-w%d", tpi, wg);
     else if (wg)
         snprintf(name, sizeof name, "%s-w%d", clphys_lj_variant_name(v), wg);
@@ -220,6 +222,8 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
         if (derived) pairs /= 2; /* entries the kernel reads */
         bench_row r;
         fill_common(&r, "lj", name, pn, n, rep);
+        snprintf(r.case_key, sizeof r.case_key, "density=%g", rho);
+        if (v == CLPHYS_LJ_AUTO) snprintf(r.auto_choice, sizeof r.auto_choice, "%s", clphys_lj_plan_choice(pl));
         r.kernel_s_median = ref_median(ks, rep) / CALLS;
         r.kernel_s_min = ref_min(ks, rep) / CALLS;
         r.total_s_median = ref_median(ts, rep) / CALLS;
@@ -315,8 +319,13 @@ int bench_lj(bench_run *run)
         }
         for (int prec = 0; prec < 2; prec++) {
             if (!bench_wants_precision(run, prec ? "fp64" : "fp32")) continue;
-            for (int v = 1; v < CLPHYS_LJ_NVARIANTS; v++) { /* every variant (0 is auto) */
-                if (v == CLPHYS_LJ_FULL_GROUP) {
+            /* auto first, then every variant; GPUs: each variant's options
+             * swept in the full sweep, at its defaults in the default run */
+            lj_case(run, pos, n, box, rhos[d], prec, CLPHYS_LJ_AUTO, 0, 0, R);
+            for (int v = 1; v < CLPHYS_LJ_NVARIANTS; v++) {
+                if (gpu && !run->full) {
+                    lj_case(run, pos, n, box, rhos[d], prec, v, 0, 0, R);
+                } else if (v == CLPHYS_LJ_FULL_GROUP) {
                     static const int tpis[] = {2, 4, 8, 16};
                     for (int t = 0; t < (gpu ? 4 : 1); t++)
                         lj_case(run, pos, n, box, rhos[d], prec, v, gpu ? tpis[t] : 4,
@@ -477,8 +486,8 @@ int bench_md(bench_run *run)
         }
     }
     if (have) clphys_md_system_destroy(&sys);
-    /* 2. in.lj scaled to 80^3 cells = 2,048,000 atoms (GPUs, not in quick mode) */
-    if (run->quick || !run->dev->is_gpu) return 0;
+    /* 2. in.lj scaled to 80^3 cells = 2,048,000 atoms (GPUs, the full sweep) */
+    if (run->quick || !run->full || !run->dev->is_gpu) return 0;
     int cells = run->size > 0 ? (int)run->size : 80;
     if (clphys_md_fcc(0.8442, cells, 1.44, 87287, &sys)) return 1;
     double pe0 = 0; /* step-0 PE per atom of the first fp64 case, else fp32's: the peers' check */
