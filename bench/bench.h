@@ -51,6 +51,7 @@ typedef struct {
     int verify;               /* compare against the CPU reference                */
     int quick;                /* smaller default sizes (CPU devices, CI)          */
     int full;                 /* the complete sweep (--full); else the default cut */
+    int repeat_given;         /* --repeat was given: paths keep it as it is        */
     int argc;                 /* the command line (JSON argv)                     */
     char **argv;
     double t_start;           /* bench_now() at the start (JSON run_wall_s)       */

@@ -22,6 +22,7 @@ typedef struct {
     int full;              /* 1: the complete sweep (every option of every
                               variant, the largest sizes); 0: the default cut
                               (bench/README in the top README says what)     */
+    int repeat_given;      /* 1: repeat is the user's (paths do not lower it)  */
     int argc;              /* the command line, recorded in the JSON as argv  */
     char **argv;
     double t_start;        /* bench_now() when the command started; 0 = now   */

@@ -61,6 +61,7 @@ int bench_suite_run(clphys_context *ctx, const bench_options *opt, FILE *out)
     run.verify = opt->verify;
     run.quick = opt->quick >= 0 ? opt->quick : !run.dev->is_gpu;
     run.full = opt->full;
+    run.repeat_given = opt->repeat_given;
     run.argc = opt->argc, run.argv = opt->argv;
     run.t_start = opt->t_start > 0 ? opt->t_start : bench_now();
     run.tty = isatty(STDERR_FILENO);

@@ -83,6 +83,7 @@ int cmd_bench(int argc, char **argv)
     /* medians of 5 where the spread is already small (each lj repeat is a
      * 100-call loop); the full sweep keeps 10 */
     opt.repeat = repeat ? (int)repeat : full ? 10 : 5;
+    opt.repeat_given = repeat != 0;
     opt.verify = !no_verify;
     opt.quick = quick ? 1 : full ? 0 : -1;
     opt.full = full;

@@ -270,8 +270,8 @@ void clphys_dslash_plan_destroy(clphys_dslash_plan *plan);
  * non-NULL, receives CLPHYS_DSLASH_WG_*.  No errors (plan NULL gives 0). */
 size_t clphys_dslash_local_size(const clphys_dslash_plan *plan, int *source);
 /* Time the half hop at every work-group size the kernel accepts (as plan
- * creation does) on one hot lattice (GPUs 32^3 x 64, CPUs 8^3 x 16; quick:
- * 16^3 x 32 and 4^3 x 8) in both precisions (quick: reconstruct-12 only,
+ * creation does) on one hot lattice (GPUs 32^4, CPUs 16^4; quick: 16^4 and
+ * 8^4) in both precisions (quick: reconstruct-12 only,
  * else 12 and 18), and write the fastest into the tuning cache (clphys.h,
  * "Tuning"), replacing what a plan measured before; plans of that lattice
  * then read it.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL ctx), those of

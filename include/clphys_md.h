@@ -111,7 +111,8 @@ const char *clphys_neighbor_plan_choice(const clphys_neighbor_plan *plan);
  * edge shorter than one cell, more than 2^31 - 1 atoms). */
 clphys_status clphys_lj_seed_input(double rho, double edge, size_t *n, double box[3], double *pos);
 /* Time the list builds (clphys_neighbor_build_kernel) of full and half,
- * CSR and transposed lists at the seed's densities 0.5 and 1.0 and write
+ * CSR and transposed lists at the seed's densities 0.5 and 1.0 (GPUs: box
+ * edge 50, the seed's size; CPUs 20; quick: 30 and 14) and write
  * the faster per precision, size and density class into the tuning cache
  * (clphys.h, "Tuning").  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL ctx),
  * those of the plans (a candidate the device cannot run is skipped). */
@@ -244,8 +245,8 @@ const char *clphys_lj_plan_choice(const clphys_lj_plan *plan);
 /* Time every variant and its own options (work-group size; full-group's
  * work-items per i; half-cas's slot order, deferred exchanges and entries
  * ahead) on the seed benchmark's input (clphys_lj_seed_input, shuffled
- * lists, 100-call loops back to back as an MD step runs them) at densities
- * 0.5 and 1.0 and a few sizes, both precisions, each candidate's forces
+ * lists, calls back to back as an MD step runs them) at densities 0.5 and
+ * 1.0 (sizes as clphys_neighbor_tune), both precisions, each candidate's forces
  * checked against the first one's, and write per precision, size and
  * density class the fastest variant and each variant's fastest options into
  * the tuning cache; AUTO and options left 0 then take them.  Errors:

@@ -120,11 +120,11 @@ clphys_status clphys_dslash_tune(clphys_context *ctx, const clphys_tune_options 
     if (!ctx) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "dslash tune: NULL context");
     const clphys_device_info *d = clphys_context_device(ctx);
     const int quick = o && o->quick;
-    /* one lattice: a GPU's is large enough to fill it (2M sites), a CPU's
-     * small enough to time in seconds; plans of other lattices still time
-     * their own at creation (the entry is exact) */
-    static const int gpu[4] = {32, 32, 32, 64}, gpu_quick[4] = {16, 16, 16, 32}, cpu[4] = {8, 8, 8, 16},
-                     cpu_quick[4] = {4, 4, 4, 8};
+    /* one lattice, the largest of `clphys bench`'s default run on the
+     * device (its plans then read the entry); plans of other lattices still
+     * time their own at creation (the entry is exact) */
+    static const int gpu[4] = {32, 32, 32, 32}, gpu_quick[4] = {16, 16, 16, 16}, cpu[4] = {16, 16, 16, 16},
+                     cpu_quick[4] = {8, 8, 8, 8};
     const int *dims = d->is_cpu ? (quick ? cpu_quick : cpu) : (quick ? gpu_quick : gpu);
     clphys_gauge_field g = {0};
     clphys_status st = clphys_gauge_create(dims, &g);
