@@ -14,10 +14,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "md_seed.h"
 #include "md_peers.h"
 
 #define CALLS 100
+
+/* The seed's input (clphys_lj_seed_input: the generator of the experiments
+ * in bench/md-notes.md, so their tables and the bench rows time the same
+ * particles); malloc'd, NULL when it cannot be made. */
+static double *md_seed_system(double rho, double edge, size_t *n, double box[3])
+{
+    if (clphys_lj_seed_input(rho, edge, n, box, NULL)) return NULL;
+    double *pos = malloc(3 * *n * sizeof *pos);
+    if (pos && clphys_lj_seed_input(rho, edge, n, box, pos)) free(pos), pos = NULL;
+    return pos;
+}
 static const double RCUT = 3.0, RSEARCH = 3.3;
 
 static double edge_for(const bench_run *run)
