@@ -2,9 +2,10 @@
  * particles/s), `lj` (LJ force variants, pair-evaluations/s; the seed
  * benchmark: fcc, 4 atoms per cell, density 0.5 and 1.0, box edge 50,
  * jitter [0, 0.1), r_cut 3.0, search 3.3, shuffled neighbour order, 100
- * calls) and `md` (velocity-Verlet steps/s on LAMMPS in.lj, checked against
- * LAMMPS own thermo log, with the peers LAMMPS and OpenMM timed beside it
- * (md_peers.c); on GPUs also in.lj scaled to 2,048,000 atoms).  md rows'
+ * calls; CPU devices' default run 20) and `md` (velocity-Verlet steps/s on
+ * LAMMPS in.lj, checked against LAMMPS own thermo log, with the peers
+ * LAMMPS and OpenMM timed beside it (md_peers.c); on GPUs with --full also
+ * in.lj scaled to 2,048,000 atoms).  md rows'
  * rate is wall-clock steps/s, params.kernel_steps_per_s the kernels' own. */
 #include "bench.h"
 #include "host/ref/md_ref.h"
@@ -181,24 +182,27 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
     }
     if (!st) st = clphys_lj_set_positions(pl, pos);
     if (!st) st = clphys_neighbor_shuffle(clphys_lj_neighbor(pl), 12345);
-    /* each repeat is a loop of CALLS calls, whose spread is small: medians of
-     * 3 and one loop with transfers in the default run (--full: --repeat) */
+    /* each repeat is a loop of CALLS calls, whose spread is small: in the
+     * default run medians of 3, and one loop with transfers and one back to
+     * back (--full: --repeat of each) */
     int rep = run->repeat > 0 ? run->repeat : 5;
     if (!run->full && !run->repeat_given && rep > 3) rep = 3;
     const int nts = run->full ? rep : 1;
+    /* CPU devices' default run: loops of 20 calls (100: the seed's, and --full) */
+    const int calls = run->quick && !run->full ? 20 : CALLS;
     double *ks = malloc(rep * sizeof *ks), *ts = malloc(rep * sizeof *ts);
     double *f = malloc(3 * n * sizeof *f);
     clphys_lj_result res = {0};
     for (int r = 0; r < rep && !st; r++) {
         ks[r] = 0;
-        for (int c = 0; c < CALLS && !st; c++) {
+        for (int c = 0; c < calls && !st; c++) {
             double t = 0;
             st = clphys_lj_evaluate(pl, &t);
             ks[r] += t;
         }
         /* with transfers: positions up, forces and energies down, each call */
         double t0 = bench_now();
-        for (int c = 0; c < CALLS && !st && r < nts; c++) {
+        for (int c = 0; c < calls && !st && r < nts; c++) {
             st = clphys_lj_update_positions(pl, pos);
             if (!st) st = clphys_lj_evaluate(pl, NULL);
             if (!st) st = clphys_lj_get(pl, f, &res);
@@ -210,17 +214,17 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
      * included) and the host clock; the kernel time above waits for each
      * launch and sums its events (bench/md-notes.md, "Timing method") */
     double *bs = malloc(rep * sizeof *bs), *sp = malloc(rep * sizeof *sp);
-    for (int r = 0; r < rep && !st; r++) {
+    for (int r = 0; r < nts && !st; r++) { /* as the loop with transfers: once in the default run */
         clFinish(clphys_context_queue(run->ctx));
         double t0 = bench_now();
         clphys_context_span_begin(run->ctx);
-        for (int c = 0; c < CALLS && !st; c++)
+        for (int c = 0; c < calls && !st; c++)
             st = clphys_lj_evaluate(pl, NULL);
         clphys_status se = clphys_context_span_end(run->ctx, &sp[r]);
         if (!st) st = se;
         bs[r] = bench_now() - t0;
     }
-    double b2b = st ? 0 : ref_median(bs, rep), span = st ? 0 : ref_median(sp, rep);
+    double b2b = st ? 0 : ref_median(bs, nts), span = st ? 0 : ref_median(sp, nts);
     free(bs), free(sp);
     size_t pairs = 0, overflow = 0; /* half-cas: particles without a local slot, all calls */
     if (!st) clphys_neighbor_stats(clphys_lj_neighbor(pl), &pairs, NULL, NULL);
@@ -238,9 +242,9 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
         fill_common(&r, "lj", name, pn, n, rep);
         snprintf(r.case_key, sizeof r.case_key, "density=%g", rho);
         if (v == CLPHYS_LJ_AUTO) snprintf(r.auto_choice, sizeof r.auto_choice, "%s", clphys_lj_plan_choice(pl));
-        r.kernel_s_median = ref_median(ks, rep) / CALLS;
-        r.kernel_s_min = ref_min(ks, rep) / CALLS;
-        r.total_s_median = ref_median(ts, nts) / CALLS;
+        r.kernel_s_median = ref_median(ks, rep) / calls;
+        r.kernel_s_min = ref_min(ks, rep) / calls;
+        r.total_s_median = ref_median(ts, nts) / calls;
         r.rate = unique / r.kernel_s_median;
         snprintf(r.rate_unit, sizeof r.rate_unit, "pair-evaluations/s");
         /* list entries within r_search, each: 3 sub + min image 3 + r2 5 + LJ ~12 */
@@ -281,9 +285,9 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
                  "\"error\":\"max(||F-F_ref||_2/||sum_j|f_ij|||_2, |PE-PE_ref|/|PE_ref|), F_ref "
                  "fp64 from the %s input\",\"excluded_at_cutoff\":%zu,"
                  "\"force_error_vs_unrounded_input\":%.3g,\"slot_overflow_per_call\":%.6g}",
-                 rho, box[0], RCUT, RSEARCH, CALLS, r.kernel_s_median * CALLS,
-                 r.total_s_median * CALLS, b2b, span, unique, tpi, wg, prec ? "exact" : "float-rounded", excl,
-                 exact, (double)overflow / (2.0 * rep * CALLS));
+                 rho, box[0], RCUT, RSEARCH, calls, r.kernel_s_median * CALLS,
+                 r.total_s_median * CALLS, b2b * CALLS / calls, span * CALLS / calls, unique, tpi, wg,
+                 prec ? "exact" : "float-rounded", excl, exact, (double)overflow / ((double)(rep + nts) * calls));
         bench_add_row(run, &r);
     }
     free(ks), free(ts), free(f);
