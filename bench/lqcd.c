@@ -89,8 +89,8 @@ static int dslash_case(bench_run *run, const int dims[4])
     static const size_t wg_cpu[] = {0, 0};
     const size_t *wgs = run->dev->is_gpu ? wg_gpu : wg_cpu;
     int nwg = run->dev->is_gpu ? 7 : 2;
-    /* GPUs: SoA only; CPUs: SoA and AoS */
-    for (int aos = 0; aos < (run->dev->is_gpu ? 1 : 2); aos++)
+    /* GPUs: SoA only; CPUs: AoS (their default layout), and SoA with --full */
+    for (int aos = run->dev->is_gpu || run->full ? 0 : 1; aos < (run->dev->is_gpu ? 1 : 2); aos++)
     for (int prec = 0; prec < 2; prec++) {
         const char *pname = prec ? "fp64" : "fp32";
         if (!bench_wants_precision(run, pname)) continue;
@@ -273,6 +273,7 @@ static int solver_case(bench_run *run, const int dims[4])
     for (int fused = 0; fused < 2; fused++) {
         const char *name = kind ? "bicgstab" : "cgnr";
         int rep = run->repeat < 1 ? 1 : run->repeat < MAXREP ? run->repeat : MAXREP;
+        if (!run->full && !run->repeat_given && rep > 3) rep = 3; /* hundreds of iterations a solve: small spread */
         double times[2][MAXREP], totals[2][MAXREP], ups[2][MAXREP], downs[2][MAXREP];
         double rt[MAXREP], rtot[MAXREP];
         clphys_solver_result res[2] = {{0}};
