@@ -273,7 +273,15 @@ static int gravity_check(clphys_precision prec)
     assert_int_equal(clphys_gravity_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
     tu_poison_f64(acc, 3 * n);
     assert_int_equal(clphys_gravity_compute(pl, n, NULL, n, x, acc, NULL, 0, 0, NULL), CLPHYS_SUCCESS);
-    assert_true(tu_max_rel_err(acc, ref, 3 * n, 1e-3) <= (prec == CLPHYS_FP64 ? 1e-10 : 1e-4));
+    /* max |a_i - r_i| over the rms |r|: a component near 0 beside large ones
+     * carries the rounding error of the large ones */
+    double rms = 0, d = 0;
+    for (int k = 0; k < 3 * n; k++) rms += ref[k] * ref[k] / (3 * n);
+    for (int k = 0; k < 3 * n; k++) {
+        const double e = isfinite(acc[k]) ? fabs(acc[k] - ref[k]) : INFINITY;
+        if (e > d) d = e;
+    }
+    assert_true(d / sqrt(rms) <= (prec == CLPHYS_FP64 ? 1e-10 : 1e-4));
     const int tuned = clphys_gravity_plan_tuned(pl);
     clphys_gravity_plan_destroy(pl);
     free(x), free(acc), free(ref);
