@@ -34,6 +34,11 @@ typedef struct {
     double max_rel_error;     /* against the fp64 CPU reference                   */
     int verified;             /* 1 when max_rel_error is within the tolerance     */
     char note[256];           /* free text shown under the table, may be ""       */
+    /* The row of the plan made with every choice left to auto: what it chose
+     * ("" on other rows); the report sets auto_vs_best, its time over the
+     * fastest row of the same case (path, precision, n, case_key). */
+    char auto_choice[192];
+    char case_key[32];        /* what else tells cases apart ("density=0.5"), "" */
 } bench_row;
 
 typedef struct {
@@ -45,6 +50,15 @@ typedef struct {
     int repeat;               /* timed repetitions per case (median reported)     */
     int verify;               /* compare against the CPU reference                */
     int quick;                /* smaller default sizes (CPU devices, CI)          */
+    int full;                 /* the complete sweep (--full); else the default cut */
+    int repeat_given;         /* --repeat was given: paths keep it as it is        */
+    int argc;                 /* the command line (JSON argv)                     */
+    char **argv;
+    double t_start;           /* bench_now() at the start (JSON run_wall_s)       */
+    int tty;                  /* stderr is a terminal: one progress line          */
+    const char *cur_path;     /* the path running, its place among those chosen   */
+    int path_k, path_n, path_rows;
+    double path_t0, done_s;   /* when it started; seconds of the paths done       */
     bench_row *rows;
     int nrows, cap;
     int failures;             /* cases that failed verification or errored        */
@@ -52,6 +66,8 @@ typedef struct {
 
 /* Append a row (copied); prints it as a progress line on stderr. */
 void bench_add_row(bench_run *run, const bench_row *row);
+/* The progress line: a case of the current path starts or ends. */
+void bench_progress(bench_run *run);
 /* Record a case that could not run: counted as a failure, printed on stderr. */
 void bench_fail(bench_run *run, const char *path, const char *what, const char *why);
 /* 1 when the run should do this precision ("fp32"/"fp64"). */

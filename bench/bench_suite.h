@@ -19,6 +19,13 @@ typedef struct {
     int quick;             /* 1 small sizes, 0 full sizes, -1 small on CPUs     */
     int probe_only;        /* only measure and print the device's limits        */
     const char *json;      /* also write the results here (atomically); NULL = no */
+    int full;              /* 1: the complete sweep (every option of every
+                              variant, the largest sizes); 0: the default cut
+                              (bench/README in the top README says what)     */
+    int repeat_given;      /* 1: repeat is the user's (paths do not lower it)  */
+    int argc;              /* the command line, recorded in the JSON as argv  */
+    char **argv;
+    double t_start;        /* bench_now() when the command started; 0 = now   */
 } bench_options;
 
 /* The name of the i-th bench path in run order (e.g. "gravity"); NULL past

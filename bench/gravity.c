@@ -81,8 +81,9 @@ static void fill_rates(bench_run *run, bench_row *r, double inter, int fp64, con
              26 * r->rate * 1e-9, inter, extra);
 }
 
-/* One GPU/CPU kernel case; ref holds the first nv reference accelerations. */
-static void kernel_case(bench_run *run, const clphys_gravity_params *prm, long long n, const double *x,
+/* One GPU/CPU kernel case; ref holds the first nv reference accelerations.
+ * Returns 1 when the plan ran the vector kernel. */
+static int kernel_case(bench_run *run, const clphys_gravity_params *prm, long long n, const double *x,
                         const double *ref, int nv, double *acc)
 {
     const int fp64 = prm->precision == CLPHYS_FP64;
@@ -92,7 +93,7 @@ static void kernel_case(bench_run *run, const clphys_gravity_params *prm, long l
     snprintf(what, sizeof what, "%s n=%lld", fp64 ? "fp64" : "fp32", n);
     if (st) {
         bench_fail(run, "gravity", what, clphys_last_error(run->ctx));
-        return;
+        return 0;
     }
     double *ks = malloc(run->repeat * sizeof *ks), *ts = malloc(run->repeat * sizeof *ts);
     st = clphys_gravity_compute(pl, (size_t)n, NULL, (size_t)n, x, acc, NULL, 0, 0, NULL); /* warm-up */
@@ -113,11 +114,16 @@ static void kernel_case(bench_run *run, const clphys_gravity_params *prm, long l
         bench_gravity_verify(run, &row, nv, acc, ref, fp64);
         snprintf(row.note, sizeof row.note, "GFLOP/s at 26 flops/interaction (Miki et al. 2012): %.1f",
                  26 * row.rate * 1e-9);
+        if (prm->variant == CLPHYS_GRAVITY_AUTO && !prm->i_per_item && !prm->work_group)
+            snprintf(row.auto_choice, sizeof row.auto_choice, "%s (%s)", clphys_gravity_plan_variant(pl),
+                     clphys_gravity_plan_tuned(pl) ? "tuning cache" : "heuristic");
         bench_add_row(run, &row);
     }
     free(ks);
     free(ts);
+    const int vector = !strncmp(clphys_gravity_plan_variant(pl), "vector", 6);
     clphys_gravity_plan_destroy(pl);
+    return vector;
 }
 
 /* The C + OpenMP reference (fp32 or fp64 arithmetic) timed on the host. */
@@ -154,9 +160,14 @@ static void one_size(bench_run *run, long long n, int fp64)
         return;
     }
     if (run->verify) gravity_ref(nv, x, (int)n, x, 1.0, EPS, ref, NULL);
-    clphys_gravity_params prm = {fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_VECTOR, 1.0, EPS, 0, 0, 0, 0, 0, 0, 0, 0};
+    clphys_gravity_params prm = {fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_VECTOR, 1.0, EPS, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    prm.n_hint = (size_t)n;
     if (dev->is_cpu) {
-        kernel_case(run, &prm, n, x, ref, nv, acc);
+        /* auto (the vector kernel, or the tuned shape), then the other kernel */
+        prm.variant = CLPHYS_GRAVITY_AUTO;
+        const int vector = kernel_case(run, &prm, n, x, ref, nv, acc);
+        prm.variant = CLPHYS_GRAVITY_VECTOR;
+        if (!vector) kernel_case(run, &prm, n, x, ref, nv, acc);
         prm.variant = CLPHYS_GRAVITY_TILED, prm.work_group = 64, prm.i_per_item = 1;
         if (n <= 16384) kernel_case(run, &prm, n, x, ref, nv, acc);
     } else {
@@ -173,8 +184,12 @@ static void one_size(bench_run *run, long long n, int fp64)
         const int(*c)[6] = fp64 ? c64 : c32;
         const int nc = fp64 ? (int)(sizeof c64 / sizeof *c64) : (int)(sizeof c32 / sizeof *c32);
         const int nvidia = strstr(dev->platform, "NVIDIA") != NULL;
+        /* the default run: the first shape of each (j_split 1 and 0) and the
+         * defaults' neighbours; --full: every shape */
+        static const int short32[] = {0, 2, 5, 6}, short64[] = {0, 2, 4, 6};
         prm.variant = CLPHYS_GRAVITY_TILED;
-        for (int k = 0; k < nc; k++) {
+        for (int kk = 0; kk < (run->full ? nc : 4); kk++) {
+            const int k = run->full ? kk : fp64 ? short64[kk] : short32[kk];
             if ((size_t)c[k][1] > dev->max_work_group_size || (c[k][4] > 0 && !nvidia)) continue;
             prm.i_per_item = c[k][0], prm.work_group = c[k][1], prm.unroll = c[k][2];
             prm.flush_denormals = fp64 ? 0 : c[k][3];
@@ -207,7 +222,8 @@ int bench_gravity(bench_run *run)
         const char *pr = f ? "fp64" : "fp32";
         if (!bench_wants_precision(run, pr)) continue;
         const long long *sz = run->quick ? (f ? cpu64 : cpu32) : (f ? gpu64 : gpu32);
-        int ns = run->quick ? 1 : (f ? 1 : 2);
+        /* 1,048,576 (fp32, GPUs) only in the full sweep: 16x the time of 262,144 */
+        int ns = run->quick || !run->full ? 1 : (f ? 1 : 2);
         if (run->size > 0) sz = &run->size, ns = 1;
         for (int s = 0; s < ns; s++) one_size(run, sz[s], f);
     }

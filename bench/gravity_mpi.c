@@ -68,7 +68,7 @@ static double median_of(double *v, int n) { return ref_median(v, n); }
 static clphys_status single_device(bench_run *run, long long n, const double *x, int fp64, double *t_calc, double *conc)
 {
     clphys_gravity_params prm = {fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
-                                 0, 0, 0, 0, 0, 0, 0, 0};
+                                 0, 0, 0, 0, 0, 0, 0, 0, 0};
     double *acc = malloc(3 * (size_t)n * sizeof *acc), *t = malloc(run->repeat * sizeof *t);
     clphys_status st = acc && t ? CLPHYS_SUCCESS : CLPHYS_ERR_OUT_OF_MEMORY; /* (message: none; rare) */
     double span[2] = {0, 0};
@@ -130,7 +130,7 @@ static void one_size(bench_run *run, mpi_env *e, long long n, int fp64)
     if (!st && e->rank == 0) {
         st = single_device(run, n, x, fp64, &in[0], &in[1]);
         clphys_gravity_params prm = {fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
-                                     0, 0, 0, 0, 0, 0, 0, 0};
+                                     0, 0, 0, 0, 0, 0, 0, 0, 0};
         clphys_gravity_mpi *g1 = NULL;
         double med[6] = {0};
         if (!st) st = clphys_gravity_mpi_create(MPI_COMM_SELF, &run->ctx, 1, &prm, CLPHYS_EXCHANGE_RING, 0, &g1);
@@ -156,7 +156,7 @@ static void one_size(bench_run *run, mpi_env *e, long long n, int fp64)
     const int nex = e->P >= 4 && e->P % 2 == 0 ? 5 : 4;
     for (int k = 0; k < nex; k++) {
         clphys_gravity_params prm = {fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
-                                     0, 0, 0, 0, 0, 0, 0, 0};
+                                     0, 0, 0, 0, 0, 0, 0, 0, 0};
         clphys_gravity_mpi *g = NULL;
         double med[6] = {0};
         st = clphys_gravity_mpi_create(e->comm, &run->ctx, 1, &prm, exs[k], groups[k], &g);

@@ -60,7 +60,7 @@ static void one_case(bench_run *run, long long n, const double *x, const double 
 {
     *span = 0;
     clphys_gravity_params prm = {fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
-                                 0, 0, 0, 0, 0, 0, 0, j_split};
+                                 0, 0, 0, 0, 0, 0, 0, j_split, 0};
     clphys_gravity_multi *m = NULL;
     char what[64];
     snprintf(what, sizeof what, "%s n=%lld q%d", fp64 ? "fp64" : "fp32", n, queues);

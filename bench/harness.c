@@ -19,14 +19,35 @@ void bench_add_row(bench_run *run, const bench_row *row)
     }
     run->rows[run->nrows++] = *row;
     if (run->verify && !row->verified) run->failures++;
+    run->path_rows++;
+    if (run->tty && (!run->verify || row->verified)) {
+        bench_progress(run);
+        return;
+    }
+    if (run->tty) fprintf(stderr, "\r\033[K");
     fprintf(stderr, "  %-9s %-22s %-4s n=%-9lld kernel %.4g s  %.4g %s  %s\n", row->path, row->variant, row->precision,
             row->n, row->kernel_s_median, row->rate, row->rate_unit,
             !run->verify ? "(not verified)" : row->verified ? "ok" : "NOT VERIFIED");
 }
 
+void bench_progress(bench_run *run)
+{
+    if (!run->tty || !run->cur_path) return;
+    const double el = bench_now() - run->t_start;
+    char est[48] = "";
+    /* the paths differ by 10x in time: estimate from those done, once one is */
+    if (run->path_k > 1 && run->done_s > 0)
+        snprintf(est, sizeof est, ", ~%.0f s left", run->done_s / (run->path_k - 1) * (run->path_n - run->path_k + 1) -
+                                                    (bench_now() - run->path_t0));
+    fprintf(stderr, "\r\033[K%s (path %d of %d): case %d done, %.0f s elapsed%s", run->cur_path, run->path_k,
+            run->path_n, run->path_rows, el, est);
+    fflush(stderr);
+}
+
 void bench_fail(bench_run *run, const char *path, const char *what, const char *why)
 {
     run->failures++;
+    if (run->tty) fprintf(stderr, "\r\033[K");
     fprintf(stderr, "  %-9s %-22s FAILED: %s\n", path, what, why);
 }
 

@@ -2,9 +2,10 @@
  * particles/s), `lj` (LJ force variants, pair-evaluations/s; the seed
  * benchmark: fcc, 4 atoms per cell, density 0.5 and 1.0, box edge 50,
  * jitter [0, 0.1), r_cut 3.0, search 3.3, shuffled neighbour order, 100
- * calls) and `md` (velocity-Verlet steps/s on LAMMPS in.lj, checked against
- * LAMMPS own thermo log, with the peers LAMMPS and OpenMM timed beside it
- * (md_peers.c); on GPUs also in.lj scaled to 2,048,000 atoms).  md rows'
+ * calls; CPU devices' default run 20) and `md` (velocity-Verlet steps/s on
+ * LAMMPS in.lj, checked against LAMMPS own thermo log, with the peers
+ * LAMMPS and OpenMM timed beside it (md_peers.c); on GPUs with --full also
+ * in.lj scaled to 2,048,000 atoms).  md rows'
  * rate is wall-clock steps/s, params.kernel_steps_per_s the kernels' own. */
 #include "bench.h"
 #include "host/ref/md_ref.h"
@@ -14,10 +15,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "md_seed.h"
 #include "md_peers.h"
 
 #define CALLS 100
+
+/* The seed's input (clphys_lj_seed_input: the generator of the experiments
+ * in bench/md-notes.md, so their tables and the bench rows time the same
+ * particles); malloc'd, NULL when it cannot be made. */
+static double *md_seed_system(double rho, double edge, size_t *n, double box[3])
+{
+    if (clphys_lj_seed_input(rho, edge, n, box, NULL)) return NULL;
+    double *pos = malloc(3 * *n * sizeof *pos);
+    if (pos && clphys_lj_seed_input(rho, edge, n, box, pos)) free(pos), pos = NULL;
+    return pos;
+}
 static const double RCUT = 3.0, RSEARCH = 3.3;
 
 static double edge_for(const bench_run *run)
@@ -144,7 +155,9 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
 {
     const char *pn = prec ? "fp64" : "fp32";
     char name[48];
-    if (v == CLPHYS_LJ_FULL_GROUP)
+    if (v == CLPHYS_LJ_AUTO)
+        snprintf(name, sizeof name, "auto");
+    else if (v == CLPHYS_LJ_FULL_GROUP)
         snprintf(name, sizeof name, "full-group-t%d-w%d", tpi, wg);
     else if (wg)
         snprintf(name, sizeof name, "%s-w%d", clphys_lj_variant_name(v), wg);
@@ -169,20 +182,27 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
     }
     if (!st) st = clphys_lj_set_positions(pl, pos);
     if (!st) st = clphys_neighbor_shuffle(clphys_lj_neighbor(pl), 12345);
+    /* each repeat is a loop of CALLS calls, whose spread is small: in the
+     * default run medians of 3, and one loop with transfers and one back to
+     * back (--full: --repeat of each) */
     int rep = run->repeat > 0 ? run->repeat : 5;
+    if (!run->full && !run->repeat_given && rep > 3) rep = 3;
+    const int nts = run->full ? rep : 1;
+    /* CPU devices' default run: loops of 20 calls (100: the seed's, and --full) */
+    const int calls = run->quick && !run->full ? 20 : CALLS;
     double *ks = malloc(rep * sizeof *ks), *ts = malloc(rep * sizeof *ts);
     double *f = malloc(3 * n * sizeof *f);
     clphys_lj_result res = {0};
     for (int r = 0; r < rep && !st; r++) {
         ks[r] = 0;
-        for (int c = 0; c < CALLS && !st; c++) {
+        for (int c = 0; c < calls && !st; c++) {
             double t = 0;
             st = clphys_lj_evaluate(pl, &t);
             ks[r] += t;
         }
         /* with transfers: positions up, forces and energies down, each call */
         double t0 = bench_now();
-        for (int c = 0; c < CALLS && !st; c++) {
+        for (int c = 0; c < calls && !st && r < nts; c++) {
             st = clphys_lj_update_positions(pl, pos);
             if (!st) st = clphys_lj_evaluate(pl, NULL);
             if (!st) st = clphys_lj_get(pl, f, &res);
@@ -194,17 +214,17 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
      * included) and the host clock; the kernel time above waits for each
      * launch and sums its events (bench/md-notes.md, "Timing method") */
     double *bs = malloc(rep * sizeof *bs), *sp = malloc(rep * sizeof *sp);
-    for (int r = 0; r < rep && !st; r++) {
+    for (int r = 0; r < nts && !st; r++) { /* as the loop with transfers: once in the default run */
         clFinish(clphys_context_queue(run->ctx));
         double t0 = bench_now();
         clphys_context_span_begin(run->ctx);
-        for (int c = 0; c < CALLS && !st; c++)
+        for (int c = 0; c < calls && !st; c++)
             st = clphys_lj_evaluate(pl, NULL);
         clphys_status se = clphys_context_span_end(run->ctx, &sp[r]);
         if (!st) st = se;
         bs[r] = bench_now() - t0;
     }
-    double b2b = st ? 0 : ref_median(bs, rep), span = st ? 0 : ref_median(sp, rep);
+    double b2b = st ? 0 : ref_median(bs, nts), span = st ? 0 : ref_median(sp, nts);
     free(bs), free(sp);
     size_t pairs = 0, overflow = 0; /* half-cas: particles without a local slot, all calls */
     if (!st) clphys_neighbor_stats(clphys_lj_neighbor(pl), &pairs, NULL, NULL);
@@ -220,9 +240,11 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
         if (derived) pairs /= 2; /* entries the kernel reads */
         bench_row r;
         fill_common(&r, "lj", name, pn, n, rep);
-        r.kernel_s_median = ref_median(ks, rep) / CALLS;
-        r.kernel_s_min = ref_min(ks, rep) / CALLS;
-        r.total_s_median = ref_median(ts, rep) / CALLS;
+        snprintf(r.case_key, sizeof r.case_key, "density=%g", rho);
+        if (v == CLPHYS_LJ_AUTO) snprintf(r.auto_choice, sizeof r.auto_choice, "%s", clphys_lj_plan_choice(pl));
+        r.kernel_s_median = ref_median(ks, rep) / calls;
+        r.kernel_s_min = ref_min(ks, rep) / calls;
+        r.total_s_median = ref_median(ts, nts) / calls;
         r.rate = unique / r.kernel_s_median;
         snprintf(r.rate_unit, sizeof r.rate_unit, "pair-evaluations/s");
         /* list entries within r_search, each: 3 sub + min image 3 + r2 5 + LJ ~12 */
@@ -263,9 +285,9 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
                  "\"error\":\"max(||F-F_ref||_2/||sum_j|f_ij|||_2, |PE-PE_ref|/|PE_ref|), F_ref "
                  "fp64 from the %s input\",\"excluded_at_cutoff\":%zu,"
                  "\"force_error_vs_unrounded_input\":%.3g,\"slot_overflow_per_call\":%.6g}",
-                 rho, box[0], RCUT, RSEARCH, CALLS, r.kernel_s_median * CALLS,
-                 r.total_s_median * CALLS, b2b, span, unique, tpi, wg, prec ? "exact" : "float-rounded", excl,
-                 exact, (double)overflow / (2.0 * rep * CALLS));
+                 rho, box[0], RCUT, RSEARCH, calls, r.kernel_s_median * CALLS,
+                 r.total_s_median * CALLS, b2b * CALLS / calls, span * CALLS / calls, unique, tpi, wg,
+                 prec ? "exact" : "float-rounded", excl, exact, (double)overflow / ((double)(rep + nts) * calls));
         bench_add_row(run, &r);
     }
     free(ks), free(ts), free(f);
@@ -315,8 +337,13 @@ int bench_lj(bench_run *run)
         }
         for (int prec = 0; prec < 2; prec++) {
             if (!bench_wants_precision(run, prec ? "fp64" : "fp32")) continue;
-            for (int v = 1; v < CLPHYS_LJ_NVARIANTS; v++) { /* every variant (0 is auto) */
-                if (v == CLPHYS_LJ_FULL_GROUP) {
+            /* auto first, then every variant; GPUs: each variant's options
+             * swept in the full sweep, at its defaults in the default run */
+            lj_case(run, pos, n, box, rhos[d], prec, CLPHYS_LJ_AUTO, 0, 0, R);
+            for (int v = 1; v < CLPHYS_LJ_NVARIANTS; v++) {
+                if (gpu && !run->full) {
+                    lj_case(run, pos, n, box, rhos[d], prec, v, 0, 0, R);
+                } else if (v == CLPHYS_LJ_FULL_GROUP) {
                     static const int tpis[] = {2, 4, 8, 16};
                     for (int t = 0; t < (gpu ? 4 : 1); t++)
                         lj_case(run, pos, n, box, rhos[d], prec, v, gpu ? tpis[t] : 4,
@@ -477,8 +504,8 @@ int bench_md(bench_run *run)
         }
     }
     if (have) clphys_md_system_destroy(&sys);
-    /* 2. in.lj scaled to 80^3 cells = 2,048,000 atoms (GPUs, not in quick mode) */
-    if (run->quick || !run->dev->is_gpu) return 0;
+    /* 2. in.lj scaled to 80^3 cells = 2,048,000 atoms (GPUs, the full sweep) */
+    if (run->quick || !run->full || !run->dev->is_gpu) return 0;
     int cells = run->size > 0 ? (int)run->size : 80;
     if (clphys_md_fcc(0.8442, cells, 1.44, 87287, &sys)) return 1;
     double pe0 = 0; /* step-0 PE per atom of the first fp64 case, else fp32's: the peers' check */

@@ -13,7 +13,8 @@
  * pure Neumann (singular: the right-hand side projected), a white-noise
  * right-hand side (every scale of the error excited), tol 1e-8 on the true
  * residual.  Sizes: 256x256x32 and 512x512x64 (full), 64x64x16 and
- * 128x128x32 (quick), or --size cells as NxNx32.
+ * 128x128x32 (quick); without --full only the first of each; or --size
+ * cells as NxNx32.
  *
  * Byte models (compulsory bytes: each array touched once per kernel,
  * neighbours from caches):
@@ -555,6 +556,8 @@ int bench_poisson(bench_run *run)
         return 0;
     }
     const grid quick[2] = {{64, 64, 16}, {128, 128, 32}}, full[2] = {{256, 256, 32}, {512, 512, 64}};
-    for (int i = 0; i < 2; i++) one_size(run, run->quick ? quick[i] : full[i], i == 1);
+    /* the default run: the first size (the second is 8x the cells); --full: both */
+    const int ns = run->full ? 2 : 1;
+    for (int i = 0; i < ns; i++) one_size(run, run->quick ? quick[i] : full[i], i == ns - 1);
     return 0;
 }

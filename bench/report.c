@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
+static void print_auto(const bench_run *run, FILE *out);
+
 void bench_print_table(const bench_run *run, FILE *out)
 {
     fprintf(out, "\n%-9s %-24s %-4s %10s %11s %11s %12s %-18s %9s %9s %7s %9s %s\n", "path", "variant", "prec", "n",
@@ -18,11 +20,45 @@ void bench_print_table(const bench_run *run, FILE *out)
                 r->rate_unit, r->gflops, r->bytes_per_s / 1e9, 100.0 * r->fraction_of_limit, r->max_rel_error,
                 r->verified ? "yes" : "NO");
     }
+    print_auto(run, out);
     for (int i = 0; i < run->nrows; i++)
         if (run->rows[i].note[0]) fprintf(out, "  note (%s %s): %s\n", run->rows[i].path, run->rows[i].variant, run->rows[i].note);
 }
 
-static cJSON *row_json(const bench_row *r)
+/* The fastest verified row of r's case (r itself when none is faster). */
+static const bench_row *best_of_case(const bench_run *run, const bench_row *r)
+{
+    const bench_row *b = r;
+    for (int i = 0; i < run->nrows; i++) {
+        const bench_row *o = &run->rows[i];
+        if (!strcmp(o->path, r->path) && !strcmp(o->precision, r->precision) && o->n == r->n &&
+            !strcmp(o->case_key, r->case_key) && (o->verified || !run->verify) && o->kernel_s_median > 0 &&
+            o->kernel_s_median < b->kernel_s_median && strcmp(o->variant, "c-openmp") && strcmp(o->variant, "c-reference"))
+            b = o;
+    }
+    return b;
+}
+
+/* Per case, what auto chose and how far it is from the fastest variant the
+ * same run measured. */
+static void print_auto(const bench_run *run, FILE *out)
+{
+    int any = 0;
+    for (int i = 0; i < run->nrows; i++) {
+        const bench_row *r = &run->rows[i];
+        if (!r->auto_choice[0]) continue;
+        const bench_row *b = best_of_case(run, r);
+        if (!any++)
+            fprintf(out, "\nauto: what a plan left to auto chose, against the fastest variant of the same case\n"
+                         "%-9s %-4s %10s %-12s %-56s %11s %-24s %11s %8s\n", "path", "prec", "n", "case", "auto_choice",
+                    "kernel_ms", "best", "best_ms", "vs_best");
+        fprintf(out, "%-9s %-4s %10lld %-12s %-56.56s %11.4f %-24s %11.4f %7.3fx\n", r->path, r->precision, r->n,
+                r->case_key, r->auto_choice, 1e3 * r->kernel_s_median, b->variant, 1e3 * b->kernel_s_median,
+                r->kernel_s_median / b->kernel_s_median);
+    }
+}
+
+static cJSON *row_json(const bench_run *run, const bench_row *r)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "path", r->path);
@@ -46,6 +82,12 @@ static cJSON *row_json(const bench_row *r)
     cJSON_AddNumberToObject(o, "max_rel_error", r->max_rel_error);
     cJSON_AddBoolToObject(o, "verified", r->verified);
     if (r->note[0]) cJSON_AddStringToObject(o, "note", r->note);
+    if (r->auto_choice[0]) {
+        const bench_row *b = best_of_case(run, r);
+        cJSON_AddStringToObject(o, "auto_choice", r->auto_choice);
+        cJSON_AddNumberToObject(o, "auto_vs_best", r->kernel_s_median / b->kernel_s_median);
+        cJSON_AddStringToObject(o, "best_variant", b->variant);
+    }
     return o;
 }
 
@@ -78,8 +120,14 @@ int bench_write_json(const bench_run *run, const char *file, char *err, size_t e
     cJSON_AddNumberToObject(lim, "fma_fp64_flops", run->limits.fma_fp64_flops);
     cJSON_AddNumberToObject(lim, "buffer_bytes", (double)run->limits.buffer_bytes);
     cJSON_AddNumberToObject(lim, "repeat", run->limits.repeat);
+    /* the whole run, as the user waited for it, and what was asked */
+    cJSON_AddNumberToObject(root, "run_wall_s", bench_now() - run->t_start);
+    cJSON *av = cJSON_AddArrayToObject(root, "argv");
+    cJSON_AddItemToArray(av, cJSON_CreateString("clphys"));
+    for (int i = 0; i < run->argc; i++) cJSON_AddItemToArray(av, cJSON_CreateString(run->argv[i]));
+    cJSON_AddBoolToObject(root, "full_sweep", run->full);
     cJSON *rows = cJSON_AddArrayToObject(root, "results");
-    for (int i = 0; i < run->nrows; i++) cJSON_AddItemToArray(rows, row_json(&run->rows[i]));
+    for (int i = 0; i < run->nrows; i++) cJSON_AddItemToArray(rows, row_json(run, &run->rows[i]));
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text) {

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *bench_path_name(int i)
 {
@@ -59,8 +60,13 @@ int bench_suite_run(clphys_context *ctx, const bench_options *opt, FILE *out)
     run.repeat = opt->repeat;
     run.verify = opt->verify;
     run.quick = opt->quick >= 0 ? opt->quick : !run.dev->is_gpu;
-    fprintf(stderr, "clphys bench on %s (%s, driver %s)%s\n", run.dev->name, run.dev->platform,
-            run.dev->driver_version, run.quick ? ", quick sizes" : "");
+    run.full = opt->full;
+    run.repeat_given = opt->repeat_given;
+    run.argc = opt->argc, run.argv = opt->argv;
+    run.t_start = opt->t_start > 0 ? opt->t_start : bench_now();
+    run.tty = isatty(STDERR_FILENO);
+    fprintf(stderr, "clphys bench on %s (%s, driver %s)%s%s\n", run.dev->name, run.dev->platform,
+            run.dev->driver_version, run.quick ? ", quick sizes" : "", run.full ? ", full sweep" : "");
     fprintf(stderr, "measuring the device's limits...\n");
     clphys_status st = clphys_measure_limits(ctx, opt->probe_only ? 10 : 5, &run.limits);
     if (st) {
@@ -69,11 +75,18 @@ int bench_suite_run(clphys_context *ctx, const bench_options *opt, FILE *out)
     }
     bench_print_limits(&run.limits, run.dev, out);
     if (!opt->probe_only) {
+        for (const bench_path *p = bench_paths; p->name; p++) run.path_n += wants_path(opt->paths, p->name);
         for (const bench_path *p = bench_paths; p->name; p++) {
             if (!wants_path(opt->paths, p->name)) continue;
-            fprintf(stderr, "[%s]\n", p->name);
+            run.cur_path = p->name, run.path_k++, run.path_rows = 0, run.path_t0 = bench_now();
+            if (run.tty) bench_progress(&run);
+            else fprintf(stderr, "[%s] (path %d of %d, %.0f s elapsed)\n", p->name, run.path_k, run.path_n,
+                         bench_now() - run.t_start);
             if (p->fn(&run) != 0) bench_fail(&run, p->name, "(path)", clphys_last_error(ctx));
+            run.done_s += bench_now() - run.path_t0;
         }
+        if (run.tty) fprintf(stderr, "\r\033[K");
+        fprintf(stderr, "%d path(s) in %.1f s\n", run.path_n, bench_now() - run.t_start);
         bench_print_table(&run, out);
     }
     int rc = 0;

@@ -9,6 +9,7 @@
 
 int cmd_devices(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 /* The compute paths' commands: cli_commands.h, which meson writes from the
  * path list (each host/<path>/meson.build adds its [name, help] to
  * cli_commands), as CLI_COMMAND(name, help) lines. */

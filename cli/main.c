@@ -15,6 +15,7 @@ typedef struct {
 static const command commands[] = {
     {"devices", cmd_devices, "list every OpenCL device with its capabilities"},
     {"bench", cmd_bench, "benchmark and verify every compute path on one device"},
+    {"tune", cmd_tune, "time every kernel variant on one device and keep the fastest for auto"},
 #define CLI_COMMAND(name, help) {#name, cmd_##name, help},
 #include "cli_commands.h" /* the compute paths' commands (see cli.h) */
 #undef CLI_COMMAND

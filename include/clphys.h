@@ -250,6 +250,60 @@ typedef struct {
 clphys_status clphys_measure_sync(clphys_context *const *ctxs, int n, int max_launches, int repeat,
                                   clphys_sync_cost *c);
 
+/* ---- Tuning: the choices `auto` makes, measured per device --------------
+ * Which kernel variant and work-group size is fastest depends on the device
+ * and its OpenCL implementation, not only on GPU versus CPU.  Each path's
+ * clphys_<path>_tune (clphys_neighbor_tune, clphys_lj_tune,
+ * clphys_gravity_tune, clphys_dslash_tune, clphys_solver_tune,
+ * clphys_poisson_tune; `clphys tune` runs them) times the variants and their
+ * options at a few representative sizes in both precisions and writes the
+ * fastest per device (name, vendor, platform, driver), path, precision and
+ * size class (and density class for neighbour lists and LJ) into the tuning
+ * cache: one versioned, checksummed text file per device, tune-HASH.txt in
+ * the folder of the kernel cache ($CLPHYS_CACHE_DIR, else
+ * $XDG_CACHE_HOME/clphys, else ~/.cache/clphys), replaced atomically under a
+ * lock; its format is documented in platform/tune.h.  A plan asked for
+ * *_AUTO (or an option left 0) takes the cached choice of the nearest tuned
+ * size, else the heuristic of its header; a damaged, foreign or missing file
+ * is ignored.  CLPHYS_NO_TUNE=1 makes plans ignore the cache (and skip the
+ * measurements some plans make at creation); CLPHYS_NO_CACHE=1 disables it. */
+
+/* One choice a tuner made (handed to clphys_tune_options.chosen). */
+typedef struct {
+    const char *path;        /* "lj", "gravity", ...                               */
+    const char *what;        /* what was chosen: "variant", "options", "shape" ... */
+    const char *precision;   /* "fp32", "fp64", "mixed"                            */
+    const char *fields;      /* the case, e.g. "n=62500 neighbours=75"             */
+    const char *choice;      /* the value stored, e.g. "variant=half-cas ..."      */
+    double best_s;           /* measured time of the choice (s per call)           */
+    double untuned_s;        /* of the heuristic's choice, same case; 0 unknown    */
+    int candidates;          /* configurations timed                               */
+} clphys_tune_choice;
+
+typedef struct {
+    int quick;               /* 1: one size per path, fewer candidates (CI, CPUs)  */
+    int repeat;              /* timed runs per candidate (median); 0 = 3           */
+    /* Called (each may be NULL) as a case starts (k of n cases of the path)
+     * and with every choice made; nothing is printed by the library. */
+    void (*progress)(void *user, const char *path, int k, int n, const char *what);
+    void (*chosen)(void *user, const clphys_tune_choice *choice);
+    void *user;
+} clphys_tune_options;
+
+/* What the tuning cache holds for a device. */
+typedef struct {
+    int entries;             /* entries in its file; 0 none, -1 damaged or foreign */
+    int tuned_paths;         /* paths tuned by clphys_<path>_tune                  */
+    char paths[256];         /* their names, comma-separated                       */
+    char last_tuned[32];     /* UTC date of the latest ("" never)                  */
+    int quick;               /* 1: a quick tuning among them                       */
+    char file[4096];         /* the file ("" when the cache is disabled)           */
+} clphys_tune_status;
+
+/* Fill *s for dev (e.g. an entry of clphys_devices_list).  Errors:
+ * CLPHYS_ERR_INVALID_ARGUMENT (NULL). */
+clphys_status clphys_tune_status_get(const clphys_device_info *dev, clphys_tune_status *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -26,7 +26,8 @@ extern "C" {
 #endif
 
 typedef enum {
-    CLPHYS_GRAVITY_AUTO = 0, /* tiled on GPUs/accelerators, vector on CPUs           */
+    CLPHYS_GRAVITY_AUTO = 0, /* the tuning cache (clphys_gravity_tune), else tiled on
+                                GPUs/accelerators, vector on CPUs                   */
     CLPHYS_GRAVITY_TILED,    /* GPU-shaped: j-tiles in local memory, i_per_item i's  */
     CLPHYS_GRAVITY_VECTOR    /* CPU-shaped: real16 over j on an SoA copy, no barriers */
 } clphys_gravity_variant;
@@ -61,6 +62,11 @@ typedef struct {
                           fill every compute unit evenly; 1 = never, S = 2..64 =
                           always S, 0 = auto (on GPUs: the S <= 64 that leaves the
                           fewest idle compute units in the last wave)            */
+    size_t n_hint;     /* particles per call the plan is for (the larger of ni and
+                          nj; <= 2^31 - 1): with variant AUTO and i_per_item,
+                          work_group, unroll and j_split 0, the shape tuned for
+                          the nearest size (clphys_gravity_tune); 0 = the shape
+                          tuned for the largest size; no entry: the defaults  */
 } clphys_gravity_params;
 
 typedef struct clphys_gravity_plan clphys_gravity_plan;
@@ -84,6 +90,19 @@ void clphys_gravity_plan_destroy(clphys_gravity_plan *plan);
  * series for r^-3, -jS j range split in S, as used by the latest call).
  * "" for a NULL plan; no errors. */
 const char *clphys_gravity_plan_variant(const clphys_gravity_plan *plan);
+
+/* 1 when the plan's kernel shape came from the tuning cache.  No errors
+ * (0 for NULL). */
+int clphys_gravity_plan_tuned(const clphys_gravity_plan *plan);
+
+/* Time the kernel shapes (tiled: i-particles per work-item, unroll, work
+ * group, j split; and the vector kernel on CPUs) at a few sizes in both
+ * precisions, each candidate's accelerations checked against the first
+ * one's, and write the fastest per precision and size into the tuning
+ * cache (clphys.h, "Tuning"); plans then take it for AUTO.  Errors:
+ * CLPHYS_ERR_INVALID_ARGUMENT (NULL ctx), CLPHYS_ERR_VERIFY (the default
+ * shape did not run), CLPHYS_ERR_OUT_OF_MEMORY. */
+clphys_status clphys_gravity_tune(clphys_context *ctx, const clphys_tune_options *opt);
 
 /* Host arrays.  xi == NULL: the i-set is the j-set (ni ignored; self term
  * removed).  Otherwise xi[4*ni] is a different set (no self term).  acc[3*ni]

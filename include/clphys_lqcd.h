@@ -269,6 +269,14 @@ void clphys_dslash_plan_destroy(clphys_dslash_plan *plan);
 /* The work-group size in use (0: the runtime's choice); *source, if
  * non-NULL, receives CLPHYS_DSLASH_WG_*.  No errors (plan NULL gives 0). */
 size_t clphys_dslash_local_size(const clphys_dslash_plan *plan, int *source);
+/* Time the half hop at every work-group size the kernel accepts (as plan
+ * creation does) on one hot lattice (GPUs 32^4, CPUs 16^4; quick: 16^4 and
+ * 8^4) in both precisions (quick: reconstruct-12 only,
+ * else 12 and 18), and write the fastest into the tuning cache (clphys.h,
+ * "Tuning"), replacing what a plan measured before; plans of that lattice
+ * then read it.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL ctx), those of
+ * clphys_dslash_plan_create, CLPHYS_ERR_OUT_OF_MEMORY. */
+clphys_status clphys_dslash_tune(clphys_context *ctx, const clphys_tune_options *opt);
 /* Change the work-group size (0: the runtime's choice), e.g. while tuning.
  * Errors: CLPHYS_ERR_INVALID_ARGUMENT (plan NULL, above the device's
  * maximum); a size the kernel cannot launch shows as CLPHYS_ERR_OPENCL at

@@ -39,6 +39,19 @@ typedef enum {
                                        the full-staged LJ variant                 */
 } clphys_neighbor_layout;
 
+/* The list-building kernel. */
+typedef enum {
+    CLPHYS_NEIGHBOR_BUILD_AUTO = 0, /* the tuning cache (clphys_neighbor_tune),
+                                       else cpu on CPUs, item elsewhere          */
+    CLPHYS_NEIGHBOR_BUILD_ITEM,     /* one work-item per particle, a candidate
+                                       at a time (cl/neighbor_list.cl)           */
+    CLPHYS_NEIGHBOR_BUILD_CPU       /* the candidates of a cell tested in explicit
+                                       vectors, the same rows (cl/neighbor_cpu.cl);
+                                       PoCL runs it 2-5x faster, Intel's CPU
+                                       runtime, which vectorizes across
+                                       work-items itself, 2.4-5x slower          */
+} clphys_neighbor_build_kernel;
+
 typedef struct {
     size_t n;                      /* particles, 1 .. 2^31 - 1                   */
     double box[3];                 /* Lx Ly Lz, each >= 2 r_search               */
@@ -51,6 +64,7 @@ typedef struct {
     int block_cells;               /* STAGED: cells per block along x; 0 = chosen
                                       so a block holds ~96 particles and its stage
                                       fits local memory                          */
+    clphys_neighbor_build_kernel build; /* CSR and TRANSPOSED layouts            */
 } clphys_neighbor_params;
 
 typedef struct clphys_neighbor_plan clphys_neighbor_plan;
@@ -84,6 +98,26 @@ double clphys_neighbor_build_seconds(const clphys_neighbor_plan *plan);
  * under one of its two particles.  Host round trip.  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL). */
 clphys_status clphys_neighbor_get(clphys_neighbor_plan *plan, size_t *offsets, int *list);
+/* The build kernel in use ("item" or "cpu"; "staged" for that layout) and
+ * where it came from ("given", "tuning cache", "heuristic"): "cpu
+ * (heuristic)".  "" for NULL; the string stays the plan's.  No errors. */
+const char *clphys_neighbor_plan_choice(const clphys_neighbor_plan *plan);
+/* The seed benchmark's input (bench/md-notes.md): fcc at number density
+ * rho with m = floor(edge / a) unit cells per side, a = (4 / rho)^(1/3), 4
+ * atoms per cell, each coordinate jittered by 0.1 u, u uniform in [0, 1)
+ * from a 64-bit LCG seeded by rho.  Sets *n = 4 m^3 and box (the cube of
+ * edge m a); pos NULL: only those, else pos[3 n] receives the positions.
+ * Errors: CLPHYS_ERR_INVALID_ARGUMENT (n or box NULL, rho or edge not > 0,
+ * edge shorter than one cell, more than 2^31 - 1 atoms). */
+clphys_status clphys_lj_seed_input(double rho, double edge, size_t *n, double box[3], double *pos);
+/* Time the list builds (clphys_neighbor_build_kernel) of full and half,
+ * CSR and transposed lists at the seed's densities 0.5 and 1.0 (GPUs: box
+ * edge 50, the seed's size; CPUs 20; quick: 30 and 14) and write
+ * the faster per precision, size and density class into the tuning cache
+ * (clphys.h, "Tuning").  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL ctx),
+ * those of the plans (a candidate the device cannot run is skipped). */
+clphys_status clphys_neighbor_tune(clphys_context *ctx, const clphys_tune_options *opt);
+
 /* Shuffle each particle's neighbour order (the seed benchmark's worst case
  * for caches), deterministically from seed.  Host round trip.  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT (plan NULL). */
@@ -97,7 +131,8 @@ clphys_status clphys_neighbor_shuffle(clphys_neighbor_plan *plan, uint64_t seed)
  * Each variant runs the kernel of its name (lj_full_csr for full-csr, ...)
  * in cl/lj.cl, cl/lj_cpu.cl for cpu. */
 typedef enum {
-    CLPHYS_LJ_AUTO = 0,          /* full-transposed on GPUs, cpu on CPUs           */
+    CLPHYS_LJ_AUTO = 0,          /* the tuning cache (clphys_lj_tune), else
+                                    full-transposed on GPUs, cpu on CPUs          */
     CLPHYS_LJ_FULL_CSR,          /* one work-item per i, full CSR list             */
     CLPHYS_LJ_FULL_TRANSPOSED,   /* one work-item per i, list[k*n+i]: coalesced    */
     CLPHYS_LJ_FULL_GROUP,        /* group_size work-items share i, local reduction */
@@ -136,11 +171,12 @@ typedef struct {
     clphys_lj_variant variant;   /* 0 = CLPHYS_LJ_AUTO                            */
     int group_size;              /* full-group: work-items per i (power of 2,
                                     0 = 8); other variants ignore it              */
-    int work_group_size;         /* 0 = 256 on GPUs, 16 on CPUs; full-staged: 128;
-                                    half-cas: 0 = from the block's mean particle
-                                    count                                         */
-    /* half-cas only; 0 = auto, the default for this device and precision (a
-     * device may want others: bench/md-notes.md, session 12): */
+    int work_group_size;         /* 0 = tuned, else 256 on GPUs, 16 on CPUs;
+                                    full-staged: 128; half-cas: 0 = from the
+                                    block's mean particle count                   */
+    /* half-cas only; 0 = auto: the tuning cache for this device, precision,
+     * size and density class (clphys_lj_tune), else the defaults below (the
+     * best choice changes with density: bench/md-notes.md, session 12): */
     clphys_lj_slot_order slot_order;
     int defer_exchanges;         /* 0 = auto = 1: off; 2: an entry's local
                                     exchanges examined only after the next
@@ -201,6 +237,23 @@ clphys_status clphys_lj_overflow(clphys_lj_plan *plan, size_t *slots);
 clphys_neighbor_plan *clphys_lj_neighbor(clphys_lj_plan *plan);
 /* Variant actually used (AUTO resolved). */
 clphys_lj_variant clphys_lj_plan_variant(const clphys_lj_plan *plan);
+/* The variant and options in use and where they came from, e.g.
+ * "half-cas slot_order=both defer_exchanges=2 entries_ahead=3
+ * work_group_size=224 (tuning cache)" ("given": every choice in the params;
+ * "heuristic": no cache entry).  "" for NULL; the string stays the plan's. */
+const char *clphys_lj_plan_choice(const clphys_lj_plan *plan);
+/* Time every variant and its own options (work-group size; full-group's
+ * work-items per i; half-cas's slot order, deferred exchanges and entries
+ * ahead) on the seed benchmark's input (clphys_lj_seed_input, shuffled
+ * lists, calls back to back as an MD step runs them) at densities 0.5 and
+ * 1.0 (sizes as clphys_neighbor_tune), both precisions, each candidate's forces
+ * checked against the first one's, and write per precision, size and
+ * density class the fastest variant and each variant's fastest options into
+ * the tuning cache; AUTO and options left 0 then take them.  Errors:
+ * CLPHYS_ERR_INVALID_ARGUMENT (NULL ctx), CLPHYS_ERR_VERIFY (no candidate of
+ * a case agreed with the reference), those of the plans (a candidate the
+ * device cannot run is skipped). */
+clphys_status clphys_lj_tune(clphys_context *ctx, const clphys_tune_options *opt);
 /* "auto", "full-csr", ...; "unknown" outside the enum. */
 const char *clphys_lj_variant_name(clphys_lj_variant v);
 /* The variant of a name.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (unknown name;

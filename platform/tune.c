@@ -3,6 +3,9 @@
 #include "platform.h"
 
 #include <fcntl.h>
+#include <math.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -107,33 +110,84 @@ static int check(const clphys_device_info *dev, const char *text, size_t len, co
     return count;
 }
 
-int cp_tune_count(const clphys_device_info *dev)
+/* The last file read and checked, kept while its identity (inode, size,
+ * modification time) stays the same: plans look entries up at creation, and
+ * a lookup then costs one stat(2).  A store renames a new file over the old
+ * one (a new inode).  File times are coarse (a few ms), so a file written
+ * in place within that time could keep its identity: a copy is trusted only
+ * when the file was at least 2 s old as it was read ("racy" files are read
+ * again each time). */
+static pthread_mutex_t memo_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    char path[4200];
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+    int stable; /* the file was >= 2 s old when read */
+    char *text;
+    int count; /* as check(): -1 damaged or foreign */
+    size_t body_off, body_len;
+} memo;
+
+/* Under memo_mutex: make memo hold the checked file of dev; the entry count
+ * (-1 damaged or foreign, 0 absent), *body / *body_len the entry lines. */
+static int memo_load(const clphys_device_info *dev, const char **body, size_t *body_len)
 {
     char path[4200];
-    size_t len = 0, bl;
+    struct stat st;
+    if (!cp_tune_file(dev, path, sizeof path) || stat(path, &st) != 0) return 0;
+    if (!(memo.text && memo.stable && !strcmp(memo.path, path) && memo.dev == st.st_dev && memo.ino == st.st_ino &&
+          memo.size == st.st_size && memo.mtime.tv_sec == st.st_mtim.tv_sec &&
+          memo.mtime.tv_nsec == st.st_mtim.tv_nsec)) {
+        free(memo.text);
+        memset(&memo, 0, sizeof memo);
+        size_t len = 0;
+        char *text = slurp(path, &len);
+        if (!text) return 0;
+        const char *b = NULL;
+        size_t bl = 0;
+        int c = check(dev, text, len, &b, &bl);
+        /* the identity of what was read: a file replaced between stat and
+         * fopen is read again at the next lookup (its new inode differs) */
+        snprintf(memo.path, sizeof memo.path, "%s", path);
+        memo.dev = st.st_dev, memo.ino = st.st_ino, memo.size = st.st_size, memo.mtime = st.st_mtim;
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        memo.stable = now.tv_sec - st.st_mtim.tv_sec >= 2;
+        memo.text = text;
+        memo.count = c;
+        memo.body_off = c > 0 ? (size_t)(b - text) : 0;
+        memo.body_len = c > 0 ? bl : 0;
+    }
+    *body = memo.text + memo.body_off;
+    *body_len = memo.body_len;
+    return memo.count;
+}
+
+int cp_tune_count(const clphys_device_info *dev)
+{
     const char *body;
-    if (!cp_tune_file(dev, path, sizeof path)) return 0;
-    char *text = slurp(path, &len);
-    if (!text) return 0;
-    int c = check(dev, text, len, &body, &bl);
-    free(text);
+    size_t bl;
+    pthread_mutex_lock(&memo_mutex);
+    int c = memo_load(dev, &body, &bl);
+    pthread_mutex_unlock(&memo_mutex);
     return c;
 }
 
 int cp_tune_get(const clphys_device_info *dev, const cp_tune_key *key, char *value, size_t n)
 {
-    char path[4200], pre[4 * MAX_FIELD + 64];
-    size_t len = 0, bl;
+    char pre[4 * MAX_FIELD + 64];
     const char *body;
-    if (!key || !value || !n || !cp_tune_file(dev, path, sizeof path)) return 0;
-    char *text = slurp(path, &len);
-    if (!text) return 0;
+    size_t bl;
+    if (!key || !value || !n || !dev) return 0;
+    key_prefix(key, pre, sizeof pre);
+    const size_t lp = strlen(pre);
     int found = 0;
-    if (check(dev, text, len, &body, &bl) > 0) {
-        key_prefix(key, pre, sizeof pre);
-        const size_t lp = strlen(pre);
+    pthread_mutex_lock(&memo_mutex);
+    if (memo_load(dev, &body, &bl) > 0) {
         for (const char *p = body; p < body + bl;) {
-            const char *nl = strchr(p, '\n');
+            const char *nl = memchr(p, '\n', (size_t)(body + bl - p));
             if (!strncmp(p, pre, lp)) {
                 size_t vl = (size_t)(nl - p) - lp;
                 if (vl < n) {
@@ -146,8 +200,140 @@ int cp_tune_get(const clphys_device_info *dev, const cp_tune_key *key, char *val
             p = nl + 1;
         }
     }
-    free(text);
+    pthread_mutex_unlock(&memo_mutex);
     return found;
+}
+
+/* The TAB-separated fields of the entry line at p (up to nl): PATH, WHAT,
+ * PRECISION, FIELDS, VALUE, each NUL-terminated in buf (at most n bytes);
+ * 0 when the line does not have them. */
+static int split_entry(const char *p, const char *nl, char *buf, size_t n, char *f[5])
+{
+    size_t len = (size_t)(nl - p);
+    if (len < 6 || len - 6 >= n) return 0;
+    memcpy(buf, p + 6, len - 6); /* after "entry\t" */
+    buf[len - 6] = 0;
+    char *q = buf;
+    for (int i = 0; i < 5; i++) {
+        f[i] = q;
+        char *t = strchr(q, '\t');
+        if (i < 4) {
+            if (!t) return 0;
+            *t = 0;
+            q = t + 1;
+        }
+    }
+    return 1;
+}
+
+int cp_tune_each(const clphys_device_info *dev, int (*fn)(void *user, const char *const f[5]), void *user)
+{
+    const char *body;
+    size_t bl;
+    int count = 0;
+    pthread_mutex_lock(&memo_mutex);
+    int c = memo_load(dev, &body, &bl);
+    char *buf = c > 0 ? malloc(bl + 1) : NULL;
+    if (buf) memcpy(buf, body, bl), buf[bl] = 0; /* fn runs without the lock */
+    pthread_mutex_unlock(&memo_mutex);
+    if (c <= 0) return c;
+    if (!buf) return -1;
+    char line[5 * MAX_FIELD];
+    for (const char *p = buf; *p;) {
+        const char *nl = strchr(p, '\n');
+        char *f[5];
+        if (split_entry(p, nl, line, sizeof line, f)) {
+            count++;
+            if (fn && fn(user, (const char *const *)f)) break;
+        }
+        p = nl + 1;
+    }
+    free(buf);
+    return count;
+}
+
+/* 1 when name (length ln) is one of the space-separated words of list. */
+static int in_list(const char *list, const char *name, size_t ln)
+{
+    for (const char *p = list; p && *p;) {
+        while (*p == ' ') p++;
+        size_t w = strcspn(p, " ");
+        if (w == ln && !strncmp(p, name, ln)) return 1;
+        p += w;
+    }
+    return 0;
+}
+
+typedef struct {
+    const cp_tune_key *key;
+    const cp_tune_axis *axes;
+    int naxes;
+    const char *ignore;
+    char *value;
+    size_t n;
+    double best;
+    int found;
+} nearest_ctx;
+
+static int nearest_fn(void *user, const char *const f[5])
+{
+    nearest_ctx *c = user;
+    const cp_tune_key *k = c->key;
+    if (strcmp(f[0], k->path) || strcmp(f[1], k->what) || strcmp(f[2], k->precision)) return 0;
+    /* FIELDS less the axes and the ignored names must be the key's fields */
+    char rest[MAX_FIELD] = "", want[MAX_FIELD];
+    size_t o = 0;
+    double dist = 0;
+    int seen = 0;
+    for (const char *p = f[3]; *p;) {
+        while (*p == ' ') p++;
+        if (!*p) break;
+        size_t w = strcspn(p, " "), ln = strcspn(p, "= ");
+        if (ln > w) ln = w;
+        int axis = -1;
+        for (int a = 0; a < c->naxes; a++)
+            if (strlen(c->axes[a].name) == ln && !strncmp(p, c->axes[a].name, ln)) axis = a;
+        if (axis >= 0) {
+            char num[64];
+            size_t vl = w - ln - 1 < sizeof num - 1 ? w - ln - 1 : sizeof num - 1;
+            if (p[ln] != '=') return 0;
+            memcpy(num, p + ln + 1, vl);
+            num[vl] = 0;
+            char *e;
+            double v = strtod(num, &e);
+            const double t = c->axes[axis].target, lim = c->axes[axis].max_ratio;
+            if (*e || !(v > 0) || !(t > 0)) return 0;
+            double d = fabs(log(v / t));
+            if (lim > 0 && d > log(lim) + 1e-12) return 0;
+            dist += d;
+            seen |= 1 << axis;
+        } else if (!in_list(c->ignore, p, ln)) {
+            if (o + w + 2 >= sizeof rest) return 0;
+            if (o) rest[o++] = ' ';
+            memcpy(rest + o, p, w);
+            o += w;
+            rest[o] = 0;
+        }
+        p += w;
+    }
+    if (seen != (1 << c->naxes) - 1) return 0;
+    clean(want, k->fields);
+    if (strcmp(rest, want)) return 0;
+    if (c->found && !(dist < c->best)) return 0; /* the first of equals: the file's order */
+    if (strlen(f[4]) >= c->n) return 0;
+    snprintf(c->value, c->n, "%s", f[4]);
+    c->best = dist, c->found = 1;
+    return 0;
+}
+
+int cp_tune_nearest(const clphys_device_info *dev, const cp_tune_key *key, const cp_tune_axis *axes, int naxes,
+                    const char *ignore, char *value, size_t n, double *distance)
+{
+    if (!dev || !key || !value || !n || naxes < 0 || naxes > 8) return 0;
+    nearest_ctx c = {key, axes, naxes, ignore, value, n, 0, 0};
+    if (cp_tune_each(dev, nearest_fn, &c) <= 0 || !c.found) return 0;
+    if (distance) *distance = c.best;
+    return 1;
 }
 
 /* Serializes the stores of this process's threads; the fcntl lock, those of processes. */
@@ -230,4 +416,136 @@ int cp_tune_value_size(const char *value, const char *name, size_t *out)
         p = strchr(p, ' ');
     }
     return 0;
+}
+
+/* The text of field `name` of a VALUE: its start and length, or NULL. */
+static const char *value_field(const char *value, const char *name, size_t *len)
+{
+    const size_t ln = strlen(name);
+    for (const char *p = value; p && *p;) {
+        while (*p == ' ') p++;
+        size_t w = strcspn(p, " ");
+        if (w > ln && !strncmp(p, name, ln) && p[ln] == '=') {
+            *len = w - ln - 1;
+            return p + ln + 1;
+        }
+        p += w;
+    }
+    return NULL;
+}
+
+int cp_tune_value_int(const char *value, const char *name, long *out)
+{
+    size_t len;
+    const char *v = value_field(value, name, &len);
+    char buf[32];
+    if (!v || !len || len >= sizeof buf) return 0;
+    memcpy(buf, v, len);
+    buf[len] = 0;
+    char *e;
+    long x = strtol(buf, &e, 10);
+    if (*e || e == buf) return 0;
+    *out = x;
+    return 1;
+}
+
+int cp_tune_value_real(const char *value, const char *name, double *out)
+{
+    size_t len;
+    const char *v = value_field(value, name, &len);
+    char buf[64];
+    if (!v || !len || len >= sizeof buf) return 0;
+    memcpy(buf, v, len);
+    buf[len] = 0;
+    char *e;
+    double x = strtod(buf, &e);
+    if (*e || e == buf || !isfinite(x)) return 0;
+    *out = x;
+    return 1;
+}
+
+int cp_tune_value_word(const char *value, const char *name, char *out, size_t n)
+{
+    size_t len;
+    const char *v = value_field(value, name, &len);
+    if (!v || !len || len >= n) return 0;
+    memcpy(out, v, len);
+    out[len] = 0;
+    return 1;
+}
+
+int cp_tune_mark(const clphys_device_info *dev, const char *path, int quick, double seconds)
+{
+    char value[128], date[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+    snprintf(value, sizeof value, "date=%s quick=%d seconds=%.1f", date, quick, seconds);
+    const cp_tune_key key = {path, "tuned", "-", ""};
+    return cp_tune_put(dev, &key, value);
+}
+
+int cp_tune_disabled(void)
+{
+    const char *off = getenv("CLPHYS_NO_TUNE");
+    return off && *off && strcmp(off, "0");
+}
+
+typedef struct {
+    clphys_tune_status *s;
+} status_ctx;
+
+static int status_fn(void *user, const char *const f[5])
+{
+    clphys_tune_status *s = ((status_ctx *)user)->s;
+    if (strcmp(f[1], "tuned")) return 0;
+    char date[32];
+    if (!cp_tune_value_word(f[4], "date", date, sizeof date)) return 0;
+    size_t o = strlen(s->paths);
+    if (o + strlen(f[0]) + 2 < sizeof s->paths) snprintf(s->paths + o, sizeof s->paths - o, "%s%s", o ? "," : "", f[0]);
+    s->tuned_paths++;
+    if (strcmp(date, s->last_tuned) > 0) snprintf(s->last_tuned, sizeof s->last_tuned, "%s", date);
+    long q;
+    if (cp_tune_value_int(f[4], "quick", &q) && q) s->quick = 1;
+    return 0;
+}
+
+clphys_status clphys_tune_status_get(const clphys_device_info *dev, clphys_tune_status *s)
+{
+    if (!dev || !s) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_tune_status_get: NULL argument");
+    memset(s, 0, sizeof *s);
+    if (!cp_tune_file(dev, s->file, sizeof s->file)) s->file[0] = 0;
+    status_ctx c = {s};
+    s->entries = cp_tune_each(dev, status_fn, &c);
+    return CLPHYS_SUCCESS;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double cp_median(double *v, int n)
+{
+    if (n <= 0) return 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int cp_tune_store(const clphys_tune_options *o, const clphys_device_info *dev, const cp_tune_key *key,
+                  const char *value, double best_s, double untuned_s, int candidates)
+{
+    int rc = cp_tune_put(dev, key, value);
+    if (o && o->chosen) {
+        const clphys_tune_choice c = {key->path, key->what, key->precision, key->fields, value, best_s, untuned_s,
+                                      candidates};
+        o->chosen(o->user, &c);
+    }
+    return rc;
+}
+
+void cp_tune_step(const clphys_tune_options *o, const char *path, int k, int n, const char *what)
+{
+    if (o && o->progress) o->progress(o->user, path, k, n, what);
 }

@@ -26,6 +26,43 @@
  * A TAB or line break inside a field is stored as a space.  (PATH, WHAT,
  * PRECISION, FIELDS) is the key: one entry per key.
  *
+ * Keys by size class.  A choice measured at one size serves the sizes
+ * around it: FIELDS may hold numeric "axes" (n=62500, neighbours=75,
+ * sites=1048576, cells=2097152), and cp_tune_nearest finds the entry whose
+ * other fields equal the key's and whose axes are nearest to the asked
+ * values (sum of |ln(entry / asked)|, each within a ratio the caller
+ * bounds).  `clphys tune` measures a few representative sizes per path and
+ * precision; a plan of any size then takes the nearest of them.
+ *
+ * The entries of each path (the code that writes and reads them is named;
+ * the measuring lives with the path):
+ *   PATH      WHAT        PRECISION  FIELDS (axes)                        VALUE
+ *   neighbor  build       fp32|fp64  kind=full|half layout=csr|transposed  build=item|cpu s=
+ *                                    tuner=1 (n, neighbours)             (host/md/tune.c)
+ *   lj        variant     fp32|fp64  tuner=1 (n, neighbours)             variant=NAME s=
+ *   lj        options     fp32|fp64  variant=NAME tuner=1                work_group_size= group_size=
+ *                                    (n, neighbours)                     slot_order= defer_exchanges=
+ *                                                                        entries_ahead= s=
+ *   gravity   shape       fp32|fp64  tuner=1 (n)                         variant=tiled|vector
+ *                                                                        i_per_item= work_group= unroll=
+ *                                                                        j_split= s= (host/nbody/tune.c)
+ *   dslash    local_size  fp32|fp64  reconstruct= layout= [split=] (sites) local_size= half_hop_s=
+ *                                    lattice=LxLxLxL (exact; ignored by the nearest lookup)
+ *   dslash    layout      fp32|fp64  reconstruct= tuner=1 (sites)        layout=soa|aos s=
+ *   solver    blas        fp64|mixed kind=cgnr|bicgstab tuner=1 (sites)  blas=fused|clblast s=
+ *   poisson   stencil     fp64       candidates= variant= local= (cells) variant= lx= ly= stencil_s=
+ *                                    grid=NXxNYxNZ (exact; ignored by the nearest lookup)
+ *   poisson   vcycle      mixed|fp64 smooth= tuner=1 (cells)             line= lx= ly= s=
+ *   PATH      tuned       -          (none)                              date= quick= seconds=: the
+ *                                    last `clphys tune` of the path (clphys_tune_status_get)
+ * The neighbours axis of neighbor and lj is the density class: the mean
+ * number of particles within r_search of a particle, density x 4/3 pi
+ * r_search^3 (the seed's densities 0.5 and 1.0 at r_search 3.3: 75 and 150;
+ * LAMMPS in.lj: 78).  s= is the measured time of the choice (seconds per
+ * call), kept for reports only.  A VALUE that does not parse, names an
+ * unknown variant or a size the device or kernel cannot run is ignored (the
+ * heuristic is used), so a cache can never make a plan fail.
+ *
  * A file that is damaged (truncated, a line that does not parse, the
  * checksum or count wrong), of another version, or foreign is ignored as if
  * absent, and the next store rewrites it.  A store reads the file, replaces
@@ -72,5 +109,52 @@ int cp_tune_count(const clphys_device_info *dev);
 /* The field `name` of a VALUE ("local_size=64 half_hop_s=1.2e-4") as an
  * unsigned integer: 1 when present and a plain decimal number. */
 int cp_tune_value_size(const char *value, const char *name, size_t *out);
+/* The same as a signed integer, a finite real, or a word (at most n - 1
+ * characters): 1 when present and well formed. */
+int cp_tune_value_int(const char *value, const char *name, long *out);
+int cp_tune_value_real(const char *value, const char *name, double *out);
+int cp_tune_value_word(const char *value, const char *name, char *out, size_t n);
+
+/* One numeric axis of a size class (see "Keys by size class" above):
+ * entries qualify when their value v of field `name` has |ln(v / target)|
+ * <= ln(max_ratio) (max_ratio <= 0: any). */
+typedef struct {
+    const char *name;
+    double target;
+    double max_ratio;
+} cp_tune_axis;
+
+/* The entry of (key->path, key->what, key->precision) whose FIELDS, less
+ * the naxes axes and the fields named in `ignore` (space-separated names,
+ * may be NULL), equal key->fields, with every axis present and nearest to
+ * the targets: 1 and its VALUE in value (and the distance, the sum of
+ * |ln(v / target)|, in *distance when non-NULL), 0 when none qualifies or
+ * the file is absent, damaged or foreign. */
+int cp_tune_nearest(const clphys_device_info *dev, const cp_tune_key *key, const cp_tune_axis *axes, int naxes,
+                    const char *ignore, char *value, size_t n, double *distance);
+
+/* Call fn(user, {PATH, WHAT, PRECISION, FIELDS, VALUE}) for each entry of
+ * dev's file in file order, until fn returns non-zero.  Returns the number
+ * of entries visited, 0 when there is no file, -1 when it is damaged or
+ * foreign (fn not called). */
+int cp_tune_each(const clphys_device_info *dev, int (*fn)(void *user, const char *const f[5]), void *user);
+
+/* Record that `clphys tune` tuned path on dev now (the `tuned` entry:
+ * date, quick, seconds); as cp_tune_put. */
+int cp_tune_mark(const clphys_device_info *dev, const char *path, int quick, double seconds);
+
+/* The median of v[n] (v is sorted in place); 0 for n <= 0. */
+double cp_median(double *v, int n);
+/* A tuner's choice: cp_tune_put, then o->chosen (when set) with the same
+ * key and value, the choice's time and the heuristic's.  Returns as
+ * cp_tune_put (a cache that cannot be written only loses the choice). */
+int cp_tune_store(const clphys_tune_options *o, const clphys_device_info *dev, const cp_tune_key *key,
+                  const char *value, double best_s, double untuned_s, int candidates);
+/* o->progress (when set): case k of n of path starts. */
+void cp_tune_step(const clphys_tune_options *o, const char *path, int k, int n, const char *what);
+
+/* 1 when CLPHYS_NO_TUNE is set (not "" or "0"): plans then neither read
+ * nor measure, they use the heuristics. */
+int cp_tune_disabled(void);
 
 #endif /* CLPHYS_PLATFORM_TUNE_H */

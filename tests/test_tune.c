@@ -2,12 +2,20 @@
  * replace one another by key; a damaged, truncated, altered, foreign or
  * other-version file is ignored and rewritten by the next store; several
  * processes storing at once leave a valid file with every entry and no
- * temporary files; CLPHYS_NO_CACHE turns it off.  No device is needed: the
- * device identity is made up. */
+ * temporary files; CLPHYS_NO_CACHE turns it off; the nearest size class is
+ * found (no device is needed for these: the device identity is made up).
+ * On the test device: the quick tuners write entries, plans asked for AUTO
+ * then report that their choice came from the cache and still match the
+ * fp64 reference, and a damaged file is ignored (plans fall back to the
+ * heuristics). */
 #include "util.h"
 #include "platform/tune.h"
+#include "host/ref/gravity_ref.h"
+#include "host/ref/md_ref.h"
+#include "host/md/md_internal.h" /* md_lj_tune_case */
 
 #include <dirent.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -206,6 +214,205 @@ static void test_disabled(void **state)
     assert_int_equal(cp_tune_get(&devA, &k, v, sizeof v), 0); /* nothing was stored */
 }
 
+/* The nearest size class: other fields must match exactly, each axis within
+ * its ratio, the smallest summed |ln(v / target)| wins. */
+static void test_nearest(void **state)
+{
+    (void)state;
+    const cp_tune_key k1 = {"lj", "variant", "fp64", "tuner=1 n=1000 neighbours=75"},
+                      k2 = {"lj", "variant", "fp64", "tuner=1 n=100000 neighbours=75"},
+                      k3 = {"lj", "variant", "fp64", "tuner=1 n=1000 neighbours=150"},
+                      k4 = {"lj", "variant", "fp64", "tuner=2 n=1000 neighbours=75"};
+    assert_int_equal(cp_tune_put(&devA, &k1, "variant=cpu s=1"), 0);
+    assert_int_equal(cp_tune_put(&devA, &k2, "variant=half-cas s=2"), 0);
+    assert_int_equal(cp_tune_put(&devA, &k3, "variant=full-csr s=3"), 0);
+    assert_int_equal(cp_tune_put(&devA, &k4, "variant=full-group s=4"), 0);
+    const cp_tune_key q = {"lj", "variant", "fp64", "tuner=1"};
+    char v[CP_TUNE_VALUE_MAX], w[32];
+    cp_tune_axis ax[2] = {{"n", 2000, 32}, {"neighbours", 80, 1.5}};
+    assert_int_equal(cp_tune_nearest(&devA, &q, ax, 2, NULL, v, sizeof v, NULL), 1);
+    assert_true(cp_tune_value_word(v, "variant", w, sizeof w) && !strcmp(w, "cpu"));
+    ax[0].target = 60000;
+    assert_int_equal(cp_tune_nearest(&devA, &q, ax, 2, NULL, v, sizeof v, NULL), 1);
+    assert_true(cp_tune_value_word(v, "variant", w, sizeof w) && !strcmp(w, "half-cas"));
+    ax[0].target = 1000, ax[1].target = 140;
+    assert_int_equal(cp_tune_nearest(&devA, &q, ax, 2, NULL, v, sizeof v, NULL), 1);
+    assert_true(cp_tune_value_word(v, "variant", w, sizeof w) && !strcmp(w, "full-csr"));
+    ax[1].target = 400; /* beyond every density class measured: none */
+    assert_int_equal(cp_tune_nearest(&devA, &q, ax, 2, NULL, v, sizeof v, NULL), 0);
+    ax[1].target = 75, ax[0].target = 1e8; /* beyond 32x of every size: none */
+    assert_int_equal(cp_tune_nearest(&devA, &q, ax, 2, NULL, v, sizeof v, NULL), 0);
+}
+
+/* ---- on the test device ---------------------------------------------------- */
+
+static char dev_dir[4096];
+static clphys_context *ctx;
+static int chosen_count;
+
+static void count_chosen(void *user, const clphys_tune_choice *c)
+{
+    (void)user;
+    assert_true(c->best_s > 0 && c->candidates >= 1 && *c->choice);
+    chosen_count++;
+}
+
+static const clphys_tune_options quick = {.quick = 1, .repeat = 1, .chosen = count_chosen};
+
+/* The gravity plan of n particles with AUTO; its accelerations against the
+ * fp64 reference; returns clphys_gravity_plan_tuned. */
+static int gravity_check(clphys_precision prec)
+{
+    const int n = 300;
+    double *x = malloc(4 * n * sizeof *x), *acc = malloc(3 * n * sizeof *acc), *ref = malloc(3 * n * sizeof *ref);
+    uint64_t s = tu_rng_init(31);
+    for (int i = 0; i < 4 * n; i++) x[i] = i % 4 == 3 ? (0.5 + tu_uniform(&s)) / n : tu_uniform(&s);
+    gravity_ref(n, x, n, x, 1.0, 0.01, ref, NULL);
+    clphys_gravity_params p = {.precision = prec, .G = 1, .eps = 0.01, .n_hint = 2048};
+    clphys_gravity_plan *pl = NULL;
+    assert_int_equal(clphys_gravity_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
+    tu_poison_f64(acc, 3 * n);
+    assert_int_equal(clphys_gravity_compute(pl, n, NULL, n, x, acc, NULL, 0, 0, NULL), CLPHYS_SUCCESS);
+    /* max |a_i - r_i| over the rms |r|: a component near 0 beside large ones
+     * carries the rounding error of the large ones */
+    double rms = 0, d = 0;
+    for (int k = 0; k < 3 * n; k++) rms += ref[k] * ref[k] / (3 * n);
+    for (int k = 0; k < 3 * n; k++) {
+        const double e = isfinite(acc[k]) ? fabs(acc[k] - ref[k]) : INFINITY;
+        if (e > d) d = e;
+    }
+    assert_true(d / sqrt(rms) <= (prec == CLPHYS_FP64 ? 1e-10 : 1e-4));
+    const int tuned = clphys_gravity_plan_tuned(pl);
+    clphys_gravity_plan_destroy(pl);
+    free(x), free(acc), free(ref);
+    return tuned;
+}
+
+/* The LJ plan with AUTO on the seed input at density 1.0 (the tuned case);
+ * its forces against the fp64 reference; 1 when its choice came from the
+ * cache. */
+static int lj_check(void)
+{
+    size_t n;
+    double box[3];
+    assert_int_equal(clphys_lj_seed_input(1.0, 10, &n, box, NULL), CLPHYS_SUCCESS);
+    double *pos = malloc(3 * n * sizeof *pos), *f = malloc(3 * n * sizeof *f), *ref = malloc(3 * n * sizeof *ref);
+    assert_int_equal(clphys_lj_seed_input(1.0, 10, &n, box, pos), CLPHYS_SUCCESS);
+    double pe, vir;
+    md_ref_lj(n, pos, box, 1.0, 1.0, 3.0, 0, ref, &pe, &vir);
+    clphys_lj_params p = {.n = n, .box = {box[0], box[1], box[2]}, .r_cut = 3.0, .skin = 0.3,
+                          .precision = CLPHYS_FP64};
+    clphys_lj_plan *pl = NULL;
+    assert_int_equal(clphys_lj_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
+    tu_poison_f64(f, 3 * n);
+    clphys_lj_result r;
+    assert_int_equal(clphys_lj_compute(pl, pos, f, &r), CLPHYS_SUCCESS);
+    assert_true(md_ref_force_error(n, pos, box, 1.0, 1.0, 3.0, NULL, NULL, f, ref, 1e-13, NULL) <= 1e-12);
+    assert_true(fabs(r.potential_energy - pe) <= 1e-10 * fabs(pe));
+    const int cached = strstr(clphys_lj_plan_choice(pl), "(tuning cache)") != NULL;
+    printf("lj plan: %s\n", clphys_lj_plan_choice(pl));
+    clphys_lj_plan_destroy(pl);
+    free(pos), free(f), free(ref);
+    return cached;
+}
+
+static int neighbor_cached(void)
+{
+    size_t n;
+    double box[3];
+    assert_int_equal(clphys_lj_seed_input(0.5, 14, &n, box, NULL), CLPHYS_SUCCESS);
+    clphys_neighbor_params p = {.n = n, .box = {box[0], box[1], box[2]}, .r_search = 3.3,
+                                .precision = CLPHYS_FP64};
+    clphys_neighbor_plan *pl = NULL;
+    assert_int_equal(clphys_neighbor_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
+    const int cached = strstr(clphys_neighbor_plan_choice(pl), "(tuning cache)") != NULL;
+    clphys_neighbor_plan_destroy(pl);
+    return cached;
+}
+
+static void test_tuned_plans(void **state)
+{
+    (void)state;
+    const clphys_device_info *d = clphys_context_device(ctx);
+    clphys_tune_status s;
+    assert_int_equal(clphys_tune_status_get(d, &s), CLPHYS_SUCCESS);
+    assert_int_equal(s.tuned_paths, 0);
+    /* untuned: the heuristics */
+    assert_int_equal(gravity_check(CLPHYS_FP32), 0);
+    assert_int_equal(lj_check(), 0);
+    assert_int_equal(neighbor_cached(), 0);
+
+    chosen_count = 0;
+    assert_int_equal(clphys_gravity_tune(ctx, &quick), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_neighbor_tune(ctx, &quick), CLPHYS_SUCCESS);
+    if (d->fp64) { /* the LJ case of the test: two variants, half-cas's options */
+        const clphys_lj_variant vs[] = {CLPHYS_LJ_FULL_CSR, CLPHYS_LJ_HALF_CAS};
+        assert_int_equal(md_lj_tune_case(ctx, &quick, CLPHYS_FP64, 1.0, 10, vs, d->int64_atomics ? 2 : 1),
+                         CLPHYS_SUCCESS);
+    }
+    assert_int_equal(clphys_dslash_tune(ctx, &quick), CLPHYS_SUCCESS);
+    assert_true(chosen_count >= 4);
+    assert_int_equal(clphys_tune_status_get(d, &s), CLPHYS_SUCCESS);
+    assert_true(s.entries >= chosen_count);
+    assert_int_equal(s.tuned_paths, 3); /* gravity, neighbor, dslash (md_lj_tune_case marks nothing) */
+    assert_int_equal(s.quick, 1);
+    assert_non_null(strstr(s.paths, "gravity"));
+
+    /* AUTO takes the cache; results still match the reference */
+    assert_int_equal(gravity_check(CLPHYS_FP32), 1);
+    if (d->fp64) assert_int_equal(gravity_check(CLPHYS_FP64), 1);
+    if (d->fp64) assert_int_equal(lj_check(), 1);
+    assert_int_equal(neighbor_cached(), 1);
+
+    /* a damaged file (one byte changed) is ignored: the heuristics again */
+    size_t len;
+    char *text = read_all(s.file, &len);
+    text[len / 2] = text[len / 2] == 'x' ? 'y' : 'x';
+    write_file(s.file, text, len);
+    free(text);
+    assert_int_equal(clphys_tune_status_get(d, &s), CLPHYS_SUCCESS);
+    assert_int_equal(s.entries, -1);
+    assert_int_equal(gravity_check(CLPHYS_FP32), 0);
+    if (d->fp64) assert_int_equal(lj_check(), 0);
+    assert_int_equal(neighbor_cached(), 0);
+}
+
+/* A folder of its own for the tuning cache, with the kernel binaries of the
+ * test cache copied in (they share the folder; compiling every kernel again
+ * would cost minutes on PoCL). */
+static int device_setup(void **state)
+{
+    (void)state;
+    const char *kc = getenv("CLPHYS_TEST_KCACHE");
+    tu_tempdir("tune", dev_dir, sizeof dev_dir);
+    DIR *d = kc ? opendir(kc) : NULL;
+    char src[8400], dst[8400];
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.' || !strncmp(e->d_name, "tune-", 5)) continue;
+        snprintf(src, sizeof src, "%s/%s", kc, e->d_name);
+        snprintf(dst, sizeof dst, "%s/%s", dev_dir, e->d_name);
+        FILE *in = fopen(src, "rb"), *out = in ? fopen(dst, "wb") : NULL;
+        char buf[65536];
+        for (size_t k; in && out && (k = fread(buf, 1, sizeof buf, in)) > 0;) fwrite(buf, 1, k, out);
+        if (in) fclose(in);
+        if (out) fclose(out);
+    }
+    if (d) closedir(d);
+    setenv("CLPHYS_CACHE_DIR", dev_dir, 1);
+    unsetenv("CLPHYS_NO_CACHE");
+    unsetenv("CLPHYS_NO_TUNE");
+    ctx = tu_context();
+    return 0;
+}
+
+static int device_teardown(void **state)
+{
+    (void)state;
+    clphys_context_destroy(ctx);
+    tu_remove_tempdir(dev_dir);
+    return 0;
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -235,7 +442,13 @@ static int teardown(void **state)
 
 int main(void)
 {
+    /* the test cache of the kernel binaries, before setup points elsewhere */
+    const char *kc = getenv("CLPHYS_CACHE_DIR");
+    if (kc) setenv("CLPHYS_TEST_KCACHE", kc, 1);
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_round_trip), cmocka_unit_test(test_damaged),
-                                       cmocka_unit_test(test_concurrent), cmocka_unit_test(test_disabled)};
-    return cmocka_run_group_tests(tests, setup, teardown);
+                                       cmocka_unit_test(test_concurrent), cmocka_unit_test(test_disabled),
+                                       cmocka_unit_test(test_nearest)};
+    const struct CMUnitTest device[] = {cmocka_unit_test(test_tuned_plans)};
+    const int failed = cmocka_run_group_tests(tests, setup, teardown);
+    return failed + cmocka_run_group_tests(device, device_setup, device_teardown);
 }

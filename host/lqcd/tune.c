@@ -45,7 +45,8 @@ static size_t kernel_max(clphys_dslash_plan *pl)
 
 /* The half hop timed for 32 ... 512 (up to kmax) and the runtime's choice;
  * *best_s < 0 when none launched. */
-static clphys_status measure(clphys_dslash_plan *pl, size_t kmax, size_t *best, double *best_s)
+static clphys_status measure(clphys_dslash_plan *pl, size_t kmax, size_t *best, double *best_s, double *heur_s,
+                             int *count)
 {
     /* Input: a non-zero pattern (zeros can run faster than real data); the
      * kernel is bound by memory traffic, not by the values. */
@@ -62,15 +63,29 @@ static clphys_status measure(clphys_dslash_plan *pl, size_t kmax, size_t *best, 
     if (pl->real_size == 8) st = cp_fill(pl->ctx, in, patd, sizeof patd, bytes);
     else st = cp_fill(pl->ctx, in, pat, sizeof pat, bytes);
     static const size_t cand[] = {32, 64, 128, 256, 512, 0};
+    const size_t heur = pl->local;
     *best_s = -1;
     for (size_t i = 0; i < sizeof cand / sizeof cand[0] && !st; i++) {
         if (cand[i] > kmax) continue;
         double t = time_size(pl, cand[i], out, in);
+        if (count) ++*count;
+        if (heur_s && cand[i] == heur) *heur_s = t;
         if (t > 0 && (*best_s < 0 || t < *best_s)) *best_s = t, *best = cand[i];
     }
     cp_release_mem(&in);
     cp_release_mem(&out);
     return st;
+}
+
+/* The plan's cache key; fields[n] holds its FIELDS. */
+static cp_tune_key plan_key(const clphys_dslash_plan *pl, char *fields, size_t n)
+{
+    /* a rank's interior kernel (split directions) is another kernel */
+    int o = snprintf(fields, n, "reconstruct=%d layout=%s lattice=%dx%dx%dx%d", pl->p.reconstruct,
+                     pl->p.layout == CLPHYS_LQCD_AOS ? "aos" : "soa", pl->dims[0], pl->dims[1], pl->dims[2],
+                     pl->dims[3]);
+    if (pl->parts) snprintf(fields + o, n - (size_t)o, " split=%d", pl->parts);
+    return (cp_tune_key){"dslash", "local_size", pl->real_size == 8 ? "fp64" : "fp32", fields};
 }
 
 clphys_status lqcd_tune(clphys_dslash_plan *pl)
@@ -81,12 +96,7 @@ clphys_status lqcd_tune(clphys_dslash_plan *pl)
     const char *off = getenv("CLPHYS_NO_TUNE");
     if (pl->p.no_tune || (off && *off && strcmp(off, "0"))) return CLPHYS_SUCCESS;
     char fields[128], value[CP_TUNE_VALUE_MAX];
-    /* a rank's interior kernel (split directions) is another kernel */
-    int n = snprintf(fields, sizeof fields, "reconstruct=%d layout=%s lattice=%dx%dx%dx%d", pl->p.reconstruct,
-                     pl->p.layout == CLPHYS_LQCD_AOS ? "aos" : "soa", pl->dims[0], pl->dims[1], pl->dims[2],
-                     pl->dims[3]);
-    if (pl->parts) snprintf(fields + n, sizeof fields - (size_t)n, " split=%d", pl->parts);
-    const cp_tune_key key = {"dslash", "local_size", pl->real_size == 8 ? "fp64" : "fp32", fields};
+    const cp_tune_key key = plan_key(pl, fields, sizeof fields);
     const size_t kmax = kernel_max(pl);
     size_t wg;
     if (cp_tune_get(d, &key, value, sizeof value) && cp_tune_value_size(value, "local_size", &wg) && wg <= kmax) {
@@ -96,11 +106,57 @@ clphys_status lqcd_tune(clphys_dslash_plan *pl)
     }
     size_t best = pl->local;
     double best_s;
-    clphys_status st = measure(pl, kmax, &best, &best_s);
+    clphys_status st = measure(pl, kmax, &best, &best_s, NULL, NULL);
     pl->local = best;
     if (st || best_s < 0) return st; /* nothing launched: keep the heuristic */
     pl->tune_source = CLPHYS_DSLASH_WG_MEASURED;
     snprintf(value, sizeof value, "local_size=%zu half_hop_s=%.9g", best, best_s);
     cp_tune_put(d, &key, value); /* a cache that cannot be written only costs the next measurement */
     return CLPHYS_SUCCESS;
+}
+
+clphys_status clphys_dslash_tune(clphys_context *ctx, const clphys_tune_options *o)
+{
+    if (!ctx) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "dslash tune: NULL context");
+    const clphys_device_info *d = clphys_context_device(ctx);
+    const int quick = o && o->quick;
+    /* one lattice, the largest of `clphys bench`'s default run on the
+     * device (its plans then read the entry); plans of other lattices still
+     * time their own at creation (the entry is exact) */
+    static const int gpu[4] = {32, 32, 32, 32}, gpu_quick[4] = {16, 16, 16, 16}, cpu[4] = {16, 16, 16, 16},
+                     cpu_quick[4] = {8, 8, 8, 8};
+    const int *dims = d->is_cpu ? (quick ? cpu_quick : cpu) : (quick ? gpu_quick : gpu);
+    clphys_gauge_field g = {0};
+    clphys_status st = clphys_gauge_create(dims, &g);
+    if (st) return cp_error(ctx, st, "dslash tune: a %dx%dx%dx%d gauge field", dims[0], dims[1], dims[2], dims[3]);
+    clphys_gauge_hot(&g, 2026);
+    const int np = d->fp64 ? 2 : 1, nr = quick ? 1 : 2;
+    const double t0 = cp_now();
+    for (int k = 0; k < np * nr && !st; k++) {
+        const clphys_precision prec = k % np ? CLPHYS_FP64 : CLPHYS_FP32;
+        const int rec = k / np ? 18 : 12;
+        char what[64];
+        snprintf(what, sizeof what, "%s reconstruct-%d %dx%dx%dx%d", prec == CLPHYS_FP64 ? "fp64" : "fp32", rec,
+                 dims[0], dims[1], dims[2], dims[3]);
+        cp_tune_step(o, "dslash", k + 1, np * nr, what);
+        /* no_tune: the plan starts at the heuristic and neither reads nor
+         * writes the cache; the timing below writes it */
+        const clphys_dslash_params p = {.precision = prec, .reconstruct = rec, .kappa = 0.12, .no_tune = 1};
+        clphys_dslash_plan *pl = NULL;
+        if ((st = clphys_dslash_plan_create(ctx, &g, &p, &pl)) != CLPHYS_SUCCESS) break;
+        size_t best = pl->local;
+        double best_s = -1, heur_s = 0;
+        int count = 0;
+        st = measure(pl, kernel_max(pl), &best, &best_s, &heur_s, &count);
+        if (!st && best_s > 0) {
+            char fields[128], value[CP_TUNE_VALUE_MAX];
+            const cp_tune_key key = plan_key(pl, fields, sizeof fields);
+            snprintf(value, sizeof value, "local_size=%zu half_hop_s=%.9g", best, best_s);
+            cp_tune_store(o, d, &key, value, best_s, heur_s > 0 ? heur_s : 0, count);
+        }
+        clphys_dslash_plan_destroy(pl);
+    }
+    clphys_gauge_destroy(&g);
+    if (!st) cp_tune_mark(d, "dslash", quick, cp_now() - t0);
+    return st;
 }

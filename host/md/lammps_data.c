@@ -1,5 +1,5 @@
-/* lammps_data.c — LAMMPS data files (atom_style atomic) in and out, and the
- * fcc + Maxwell-Boltzmann generator.  Errors name the file and line. */
+/* lammps_data.c — LAMMPS data files (atom_style atomic) in and out, the
+ * fcc + Maxwell-Boltzmann generator and the LJ seed benchmark's input.  Errors name the file and line. */
 #include "md_internal.h"
 
 #include <ctype.h>
@@ -449,5 +449,34 @@ clphys_status clphys_md_fcc(double rho, int cells, double temp, uint64_t seed, c
     double scale = n > 1 && ke2 > 0 ? sqrt(temp * (3.0 * n - 3.0) / ke2) : 0;
     for (i = 0; i < 3 * n; i++)
         s->v[i] *= scale;
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status clphys_lj_seed_input(double rho, double edge, size_t *n, double box[3], double *pos)
+{
+    const double a = rho > 0 ? pow(4.0 / rho, 1.0 / 3.0) : 0;
+    const double m = a > 0 ? floor(edge / a) : 0;
+    if (!n || !box || !(rho > 0) || !(edge > 0) || !(m >= 1) || 4 * m * m * m > 2147483647.0)
+        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "lj seed input: rho = %g, edge = %g (both > 0, at least one fcc cell, at most 2^31 - 1 atoms)",
+                        rho, edge);
+    const int mi = (int)m;
+    static const double basis[4][3] = {{0, 0, 0}, {.5, .5, 0}, {.5, 0, .5}, {0, .5, .5}};
+    *n = 4 * (size_t)mi * mi * mi;
+    box[0] = box[1] = box[2] = mi * a;
+    if (!pos) return CLPHYS_SUCCESS;
+    uint64_t s = 0x5eed + (uint64_t)(rho * 1000);
+    size_t i = 0;
+    for (int z = 0; z < mi; z++)
+        for (int y = 0; y < mi; y++)
+            for (int x = 0; x < mi; x++)
+                for (int b = 0; b < 4; b++, i++) {
+                    const int c3[3] = {x, y, z};
+                    for (int c = 0; c < 3; c++) {
+                        s = s * 6364136223846793005ull + 1442695040888963407ull;
+                        const double u = (double)(s >> 11) / 9007199254740992.0;
+                        pos[3 * i + c] = (c3[c] + basis[b][c]) * a + 0.1 * u;
+                    }
+                }
     return CLPHYS_SUCCESS;
 }

@@ -91,7 +91,8 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
     if (p->epsilon == 0) p->epsilon = 1;
     if (p->sigma == 0) p->sigma = 1;
     CP_TRY(check_params(ctx, p));
-    /* auto: the full transposed list on GPUs (on the H100 it wins or ties
+    /* auto, when the tuning cache has no entry (clphys_lj_plan_create looks
+     * first): the full transposed list on GPUs (on the H100 it wins or ties
      * in both precisions at 62,500 and 2,048,000 atoms), the explicit-vector
      * cpu variant on CPUs (PoCL); bench/md-notes.md, "Choices" */
     pl->variant = p->variant != CLPHYS_LJ_AUTO ? p->variant
@@ -165,10 +166,25 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_lj_plan_create(clphys_context *ctx, const clphys_lj_params *p, clphys_lj_plan **plan)
+static const char *order_names[] = {"auto", "plain", "cut-first", "sorted-rows", "both"};
+
+/* pl->choice: the variant, the options that apply to it, their source. */
+static void describe(clphys_lj_plan *pl, const char *source)
 {
-    if (!ctx || !p || !plan) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lj: NULL argument");
-    *plan = NULL;
+    const clphys_lj_params *p = &pl->p;
+    char *c = pl->choice;
+    const size_t n = sizeof pl->choice;
+    int o = snprintf(c, n, "%s", names[pl->variant]);
+    if (pl->variant == CLPHYS_LJ_FULL_GROUP) o += snprintf(c + o, n - (size_t)o, " group_size=%zu", pl->tpi);
+    if (pl->variant == CLPHYS_LJ_HALF_CAS)
+        o += snprintf(c + o, n - (size_t)o, " slot_order=%s defer_exchanges=%d entries_ahead=%d",
+                      order_names[pl->order + 1], p->defer_exchanges ? p->defer_exchanges : 1,
+                      p->entries_ahead ? p->entries_ahead : 2);
+    snprintf(c + o, n - (size_t)o, " work_group_size=%zu (%s)", pl->wg, source);
+}
+
+static clphys_status try_create(clphys_context *ctx, const clphys_lj_params *p, clphys_lj_plan **plan)
+{
     clphys_lj_plan *pl = calloc(1, sizeof *pl);
     if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "lj plan");
     pl->ctx = ctx;
@@ -180,6 +196,29 @@ clphys_status clphys_lj_plan_create(clphys_context *ctx, const clphys_lj_params 
     }
     *plan = pl;
     return CLPHYS_SUCCESS;
+}
+
+clphys_status clphys_lj_plan_create(clphys_context *ctx, const clphys_lj_params *p, clphys_lj_plan **plan)
+{
+    if (!ctx || !p || !plan) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lj: NULL argument");
+    *plan = NULL;
+    /* what the params leave to auto comes from the tuning cache when it has
+     * an entry for this device, precision, size and density class; a cached
+     * choice that cannot be made here (another driver's limits) falls back
+     * to the heuristic, so the cache never makes a plan fail (the params are
+     * checked by create(), after the defaults of their zeros) */
+    clphys_lj_params q = *p;
+    int from_cache = 0;
+    clphys_status st = CLPHYS_SUCCESS;
+    if (md_lj_tuned(ctx, &q)) from_cache = (st = try_create(ctx, &q, plan)) == CLPHYS_SUCCESS;
+    if (!from_cache) st = try_create(ctx, p, plan);
+    if (!st) describe(*plan, from_cache ? "tuning cache" : p->variant ? "given" : "heuristic");
+    return st;
+}
+
+const char *clphys_lj_plan_choice(const clphys_lj_plan *pl)
+{
+    return pl ? pl->choice : "";
 }
 
 clphys_status clphys_lj_set_positions(clphys_lj_plan *pl, const double *pos)

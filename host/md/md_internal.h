@@ -32,6 +32,8 @@ struct clphys_neighbor_plan {
     size_t pairs;
     int growths;
     double kernel_s;             /* profiled time of the last build           */
+    int cpu_build;               /* 1: cl/neighbor_cpu.cl builds the list     */
+    char choice[64];             /* clphys_neighbor_plan_choice               */
     unsigned long gen;           /* lists built or reordered so far: plans
                                     that derive lists from this one compare  */
 };
@@ -64,7 +66,23 @@ struct clphys_lj_plan {
     const long long *atom_id;    /* MD plans: each atom's ID (caller order), so
                                     that messages name the file's atoms; NULL:
                                     messages give 0-based caller indices      */
+    char choice[192];            /* clphys_lj_plan_choice                     */
 };
+
+/* ---- tuning (tune.c; platform/tune.h lists the entries) ---------------- */
+/* Particles within r_search of one at the mean density: the density class. */
+double md_neighbours(size_t n, const double box[3], double r_search);
+/* The cached build kernel for p (AUTO): 1 cpu, 0 item, -1 no entry. */
+int md_neighbor_tuned(clphys_context *ctx, const clphys_neighbor_params *p);
+/* Fill the fields of *q left to auto (variant AUTO, options 0) from the
+ * tuning cache; 1 when any came from it.  Values out of range are not
+ * taken. */
+int md_lj_tuned(clphys_context *ctx, clphys_lj_params *q);
+/* Tune one case (tests): the variants vs[nv] at their heuristic options
+ * plus half-cas's deferred exchanges, in precision prec on the seed input
+ * at density rho and box edge; stores as clphys_lj_tune. */
+clphys_status md_lj_tune_case(clphys_context *ctx, const clphys_tune_options *o, clphys_precision prec, double rho,
+                              double edge, const clphys_lj_variant *vs, int nv);
 
 /* half-cas: blocks, slots, work-group size and kernels for pl (its
  * neighbour plan made); opt0: the precision's build options. */

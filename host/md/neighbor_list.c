@@ -153,8 +153,15 @@ static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p
     snprintf(opt + o, sizeof opt - o, " -DSCAN_WG=%zu", pl->scan_wg);
     cl_program cp, np;
     CP_TRY(cp_program(ctx, "cell_list.cl", opt, &cp));
-    /* CPUs: the same kernel in explicit vectors (cl/neighbor_cpu.cl says why) */
-    CP_TRY(cp_program(ctx, ctx->info.is_cpu ? "neighbor_cpu.cl" : "neighbor_list.cl", opt, &np));
+    /* the build kernel: given, else the tuning cache, else on CPUs the same
+     * kernel in explicit vectors (cl/neighbor_cpu.cl says why) */
+    if ((unsigned)p->build > CLPHYS_NEIGHBOR_BUILD_CPU)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: unknown build kernel %d", (int)p->build);
+    int tuned = p->build == CLPHYS_NEIGHBOR_BUILD_AUTO && !staged ? md_neighbor_tuned(ctx, p) : -1;
+    pl->cpu_build = p->build ? p->build == CLPHYS_NEIGHBOR_BUILD_CPU : tuned >= 0 ? tuned : ctx->info.is_cpu;
+    snprintf(pl->choice, sizeof pl->choice, "%s (%s)", staged ? "staged" : pl->cpu_build ? "cpu" : "item",
+             p->build || staged ? "given" : tuned >= 0 ? "tuning cache" : "heuristic");
+    CP_TRY(cp_program(ctx, pl->cpu_build ? "neighbor_cpu.cl" : "neighbor_list.cl", opt, &np));
     CP_TRY(cp_kernel(ctx, cp, "cell_assign", &pl->k_assign));
     CP_TRY(cp_kernel(ctx, cp, "scan_exclusive", &pl->k_scan));
     CP_TRY(cp_check_work_group(ctx, pl->k_scan, "scan_exclusive", pl->scan_wg));
@@ -194,8 +201,8 @@ static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p
     pl->capacity = p->capacity > 0 ? p->capacity : (size_t)fmin(est, (double)n);
     pl->list_entries = pl->capacity * n;
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * pl->list_entries, NULL, &pl->list));
-    /* CPUs, CSR: one candidate search instead of two (count, then fill) */
-    if (ctx->info.is_cpu && p->layout == CLPHYS_NEIGHBOR_CSR)
+    /* the cpu kernel, CSR: one candidate search instead of two (count, then fill) */
+    if (pl->cpu_build && p->layout == CLPHYS_NEIGHBOR_CSR)
         CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * pl->list_entries, NULL, &pl->stage));
     return CLPHYS_SUCCESS;
 }
@@ -273,7 +280,7 @@ static clphys_status set_build_args(clphys_neighbor_plan *pl, int mode)
     CP_TRY(CP_ARG(ctx, k, 10, cap));
     CP_TRY(CP_ARG(ctx, k, 11, pl->ncount));
     CP_TRY(CP_ARG(ctx, k, 12, pl->overflow));
-    if (ctx->info.is_cpu) CP_TRY(CP_ARG(ctx, k, 13, pl->stage)); /* NULL unless CSR */
+    if (pl->cpu_build) CP_TRY(CP_ARG(ctx, k, 13, pl->stage)); /* NULL unless CSR */
     return CLPHYS_SUCCESS;
 }
 
@@ -343,7 +350,7 @@ static clphys_status build_list(clphys_neighbor_plan *pl)
         cl_uint total;
         CP_TRY(cp_read(ctx, pl->offset, 4 * n, 4, &total));
         if (total > pl->list_entries) CP_TRY(grow_list(pl, (size_t)(total * 1.2) + 64));
-        /* mode 3 (CPUs): copy the staged rows, recompute only longer ones */
+        /* mode 3 (the cpu kernel): copy the staged rows, recompute only longer ones */
         CP_TRY(set_build_args(pl, pl->stage ? 3 : 1));
         CP_TRY(cp_launch(ctx, pl->k_build, 1, &g, NULL, &pl->kernel_s));
         pl->pairs = total;
@@ -475,6 +482,11 @@ clphys_status clphys_neighbor_build(clphys_neighbor_plan *pl, const double *pos)
 double clphys_neighbor_build_seconds(const clphys_neighbor_plan *pl)
 {
     return pl ? pl->kernel_s : 0;
+}
+
+const char *clphys_neighbor_plan_choice(const clphys_neighbor_plan *pl)
+{
+    return pl ? pl->choice : "";
 }
 
 clphys_status md_neighbor_regather(clphys_neighbor_plan *pl)

@@ -25,13 +25,11 @@ struct clphys_gravity_plan {
     size_t cap_i, cap_j, cap_out, cap_soa, cap_part;
     void *stage;
     size_t cap_stage;
+    int from_cache;         /* the shape came from the tuning cache */
 };
 
-clphys_status clphys_gravity_plan_create(clphys_context *ctx, const clphys_gravity_params *p,
-                                         clphys_gravity_plan **plan)
+static clphys_status create_plan(clphys_context *ctx, const clphys_gravity_params *p, clphys_gravity_plan **plan)
 {
-    if (!ctx || !p || !plan) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: NULL argument");
-    *plan = NULL;
     if (!(p->eps >= 0) || !isfinite(p->eps) || !isfinite(p->G))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: eps = %g must be finite and >= 0, G = %g finite",
                         p->eps, p->G);
@@ -43,6 +41,8 @@ clphys_status clphys_gravity_plan_create(clphys_context *ctx, const clphys_gravi
     if (p->fast_rsqrt64 < -1 || p->fast_rsqrt64 > 2 || p->flush_denormals < -1 || p->flush_denormals > 2)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: fast_rsqrt64 %d (-1..2) or flush_denormals %d "
                         "(-1..2) out of range", p->fast_rsqrt64, p->flush_denormals);
+    if (p->n_hint > INT_MAX)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: n_hint %zu above 2^31 - 1", p->n_hint);
     const clphys_device_info *dev = clphys_context_device(ctx);
     int tiled = p->variant == CLPHYS_GRAVITY_TILED || (p->variant == CLPHYS_GRAVITY_AUTO && !dev->is_cpu);
     size_t wg = p->work_group > 0 ? (size_t)p->work_group : 256;
@@ -108,6 +108,25 @@ clphys_status clphys_gravity_plan_create(clphys_context *ctx, const clphys_gravi
     *plan = pl;
     return CLPHYS_SUCCESS;
 }
+
+clphys_status clphys_gravity_plan_create(clphys_context *ctx, const clphys_gravity_params *p,
+                                         clphys_gravity_plan **plan)
+{
+    if (!ctx || !p || !plan) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: NULL argument");
+    *plan = NULL;
+    /* the kernel shape left to auto comes from the tuning cache when it has
+     * one for this device, precision and size class; a cached shape this
+     * device cannot build or run falls back to the heuristic */
+    clphys_gravity_params q = *p;
+    int from_cache = 0;
+    clphys_status st = CLPHYS_SUCCESS;
+    if (gravity_tuned(ctx, &q)) from_cache = (st = create_plan(ctx, &q, plan)) == CLPHYS_SUCCESS;
+    if (!from_cache) st = create_plan(ctx, p, plan);
+    if (!st) (*plan)->from_cache = from_cache;
+    return st;
+}
+
+int clphys_gravity_plan_tuned(const clphys_gravity_plan *pl) { return pl ? pl->from_cache : 0; }
 
 void clphys_gravity_plan_destroy(clphys_gravity_plan *pl)
 {

@@ -24,4 +24,10 @@ clphys_status gravity_launch(clphys_gravity_plan *pl, cl_mem xi, size_t ni, cl_m
 clphys_status gravity_check_positions(clphys_context *ctx, const char *set, int n, const double *x, int coincident,
                                       int ni, const double *xi);
 
+/* Fill the kernel shape that *q leaves to auto (variant AUTO with
+ * i_per_item, work_group, unroll and j_split 0) from the tuning cache: the
+ * entry of q's precision nearest to q->n_hint (0: the largest size tuned).
+ * 1 when it did (host/nbody/tune.c). */
+int gravity_tuned(clphys_context *ctx, clphys_gravity_params *q);
+
 #endif
