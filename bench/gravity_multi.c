@@ -106,9 +106,10 @@ static void one_case(bench_run *run, long long n, const double *x, const double 
 int bench_gravity_multi(bench_run *run)
 {
     sync_row(run);
-    const long long gpu[] = {1024, 2048, 4096, 8192, 16384, 65536}, cpu[] = {512, 2048};
+    /* the default run: the ends and the middle of the GPU sizes (--full: all) */
+    const long long gpu[] = {1024, 8192, 65536, 2048, 4096, 16384}, cpu[] = {512, 2048};
     const long long *sz = run->quick ? cpu : gpu;
-    int ns = run->quick ? 2 : 6;
+    int ns = run->quick ? 2 : run->full ? 6 : 3;
     if (run->size > 0) sz = &run->size, ns = 1;
     if (run->size > 0x3fffffff) {
         bench_fail(run, "gravity-multi", "size", "n above 2^30 - 1");

@@ -269,8 +269,9 @@ static int solver_case(bench_run *run, const int dims[4])
      * (the 2 x 201 MB of b and x at 32^4 move through host memory) falls on
      * both alike; the speed-ups are medians of the per-pair ratios. */
     enum { MAXREP = 9 };
-    for (int kind = 0; kind < 2; kind++)
-    for (int fused = 0; fused < 2; fused++) {
+    /* the default run: CGNR with the fused kernels; BiCGStab and clBLAST with --full */
+    for (int kind = 0; kind < (run->full ? 2 : 1); kind++)
+    for (int fused = run->full ? 0 : 1; fused < 2; fused++) {
         const char *name = kind ? "bicgstab" : "cgnr";
         int rep = run->repeat < 1 ? 1 : run->repeat < MAXREP ? run->repeat : MAXREP;
         if (!run->full && !run->repeat_given && rep > 3) rep = 3; /* hundreds of iterations a solve: small spread */

@@ -53,7 +53,9 @@ int bench_neighbor(bench_run *run)
 {
     static const double rhos[2] = {0.5, 1.0};
     int rep = run->repeat > 0 ? run->repeat : 5;
-    for (int d = 0; d < 2; d++) {
+    /* GPUs' default run: the seed's density 0.5; 1.0 with --full (and in clphys tune) */
+    const int nd = run->dev->is_gpu && !run->full ? 1 : 2;
+    for (int d = 0; d < nd; d++) {
         size_t n;
         double box[3];
         double *pos = md_seed_system(rhos[d], edge_for(run), &n, box);
@@ -298,7 +300,9 @@ int bench_lj(bench_run *run)
 {
     static const double rhos[2] = {0.5, 1.0};
     int gpu = run->dev->is_gpu;
-    for (int d = 0; d < 2; d++) {
+    /* GPUs' default run: the seed's density 0.5; 1.0 with --full (and in clphys tune) */
+    const int nd = gpu && !run->full ? 1 : 2;
+    for (int d = 0; d < nd; d++) {
         size_t n;
         double box[3];
         double *pos = md_seed_system(rhos[d], edge_for(run), &n, box);

@@ -139,7 +139,8 @@ static void stencil_rows(bench_run *run, grid s, clphys_poisson_plan *pl, const 
     const int tv = info.variant, tl[2] = {info.local_size[0], info.local_size[1]}, tsrc = info.tune_source;
     static const char *const vname[] = {"auto", "column", "cell", "column-vec"},
                              *const src[] = {"given", "heuristic", "measured", "cache"};
-    const int nshape = run->dev->is_gpu ? (int)(sizeof gpu_shapes / sizeof gpu_shapes[0]) : 0;
+    /* GPUs: each variant in every shape with --full; by default at the runtime's shape */
+    const int nshape = run->dev->is_gpu && run->full ? (int)(sizeof gpu_shapes / sizeof gpu_shapes[0]) : 0;
     for (int prec = 0; prec < 2; prec++) {
         const char *pname = prec ? "fp64" : "fp32";
         if (!bench_wants_precision(run, pname)) continue;
@@ -213,7 +214,7 @@ done:
 
 /* work-group shapes timed on GPUs: column (lx, ly) along i and j; staged
  * (columns per tile, work-items per column), its default first */
-static const int gpu_vshapes[][2] = {{32, 1}, {32, 2}, {32, 4}, {64, 1}, {64, 2}, {128, 1}};
+static const int gpu_vshapes[][2] = {{32, 2}, {32, 1}, {32, 4}, {64, 1}, {64, 2}, {128, 1}}; /* 32x2: the default */
 static const int staged_vshapes[][2] = {{0, 0}, {16, 16}, {64, 4}};
 static const char *const line_names[] = {"auto", "column", "column-vec", "staged"};
 
@@ -253,7 +254,8 @@ static void vcycle_rows(bench_run *run, grid s, const geom *G, int smooth, clphy
         const int staged = info.line == CLPHYS_POISSON_LINE_STAGED;
         const int nshape = !run->dev->is_gpu ? 1
                            : staged          ? (all_shapes ? (int)(sizeof staged_vshapes / sizeof staged_vshapes[0]) : 1)
-                                             : (int)(sizeof gpu_vshapes / sizeof gpu_vshapes[0]);
+                           : run->full       ? (int)(sizeof gpu_vshapes / sizeof gpu_vshapes[0])
+                                             : 1;
         for (int sh = 0; sh < nshape; sh++) {
             const int *shape = !run->dev->is_gpu ? NULL : staged ? staged_vshapes[sh] : gpu_vshapes[sh];
             if (clphys_poisson_set_vcycle_shape(pl, shape)) continue;
