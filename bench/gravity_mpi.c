@@ -41,14 +41,18 @@ typedef struct {
 } mpi_env;
 
 /* Ranks per device: ranks whose host name, platform and device index equal
- * rank 0's (MPI_Allgather of a key); gpus = P / k. */
+ * rank 0's (MPI_Allgather of a key); gpus = P / k.  Ranks given one GPU
+ * each through CUDA_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES see the same
+ * indices, so those variables are part of the key;
+ * CLPHYS_BENCH_RANKS_PER_DEVICE sets k outright. */
 static void sharing(bench_run *run, mpi_env *e)
 {
     char key[320], *all = malloc(320 * (size_t)e->P);
     char host[256] = "";
     gethostname(host, sizeof host - 1);
-    snprintf(key, sizeof key, "%.255s|%d|%d|%.40s", host, run->dev->platform_index, run->dev->device_index,
-             run->dev->name);
+    const char *cv = getenv("CUDA_VISIBLE_DEVICES"), *rv = getenv("ROCR_VISIBLE_DEVICES");
+    snprintf(key, sizeof key, "%.200s|%d|%d|%.40s|%.30s|%.30s", host, run->dev->platform_index, run->dev->device_index,
+             run->dev->name, cv ? cv : "", rv ? rv : "");
     e->k = 1;
     if (all && MPI_Allgather(key, 320, MPI_CHAR, all, 320, MPI_CHAR, e->comm) == MPI_SUCCESS) {
         e->k = 0;
