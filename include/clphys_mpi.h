@@ -30,7 +30,10 @@ extern "C" {
 typedef struct {
     double latency_s;             /* half the round trip of a 1-byte message    */
     double bandwidth_bytes_per_s; /* bytes / (half the round trip - latency) for
-                                     messages of `bytes` bytes                  */
+                                     messages of `bytes` bytes; bytes / half the
+                                     round trip when that is not longer than
+                                     the latency (a probe disturbed by other
+                                     load: a lower bound)                       */
     size_t bytes;                 /* message size of the bandwidth probe        */
     int repeat;                   /* round trips per probe; figures are medians */
     int ranks;                    /* size of the communicator                   */
