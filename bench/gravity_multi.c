@@ -5,7 +5,7 @@
  * them; with one queue the two kernels run one after the other, with two
  * they may share the device.  Below ~8192 particles the seed's M2090 had
  * compute units idle under one kernel and the second stream filled them
- * (efficiency up to 2, 1.5 seen).  On GPUs the rows come with the library's
+ * (efficiency up to 2).  On GPUs the rows come with the library's
  * j split (which fills the device from one kernel already) and without it
  * (j_split = 1, the seed's kernel shape).  Also the seed's synchronisation
  * cost (sec. 5: empty launches fitted, t_sync and t_launch).

@@ -356,7 +356,7 @@ int bench_lj(bench_run *run)
                     /* work-group size from the block */
                     lj_case(run, pos, n, box, rhos[d], prec, v, 0, 0, R);
                 } else if (gpu && v != CLPHYS_LJ_CPU) {
-                    /* 160: the H100's best for full-transposed fp64 (md-notes, session 9) */
+                    /* 160 for full-transposed only: bench/md-notes.md */
                     static const int wgs[] = {64, 128, 160, 256};
                     for (int w = 0; w < 4; w++)
                         if (wgs[w] != 160 || v == CLPHYS_LJ_FULL_TRANSPOSED)

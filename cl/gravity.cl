@@ -71,8 +71,8 @@ inline double rsqrt_seed(double x)
 #else
 /* rsqrt, not native_rsqrt: the series needs |e| < 2e-6, which rsqrt's
  * 2 ulp bound gives and native_rsqrt (accuracy implementation-defined)
- * need not: with it, Intel's CPU runtime 2026.2 gave accelerations 8e-12
- * off in fp64.  x within the fp32 range. */
+ * need not (an implementation may return fewer bits, and the series then
+ * stops short of fp64 accuracy).  x within the fp32 range. */
 inline double rsqrt_seed(double x) { return (double)rsqrt((float)x); }
 #endif
 #endif

@@ -176,7 +176,7 @@ typedef struct {
                                     block's mean particle count                   */
     /* half-cas only; 0 = auto: the tuning cache for this device, precision,
      * size and density class (clphys_lj_tune), else the defaults below (the
-     * best choice changes with density: bench/md-notes.md, session 12): */
+     * best choice changes with density, bench/md-notes.md): */
     clphys_lj_slot_order slot_order;
     int defer_exchanges;         /* 0 = auto = 1: off; 2: an entry's local
                                     exchanges examined only after the next

@@ -123,8 +123,8 @@ clphys_status clphys_mpi_measure_network(MPI_Comm comm, long long bytes, int rep
     if (!st && size > 1) {
         lim->latency_s = fig[0];
         /* with other load on the cores the 1-byte median can exceed the
-         * large one's (seen on 3 ranks over 2 cores): then the large
-         * message's own time gives a lower bound, not 0 */
+         * large one's: then the large message's own time gives a lower
+         * bound, not 0 */
         lim->bandwidth_bytes_per_s = fig[1] > fig[0] ? (double)bytes / (fig[1] - fig[0])
                                      : fig[1] > 0   ? (double)bytes / fig[1]
                                                     : 0;

@@ -311,7 +311,7 @@ static void test_nan_and_non_unitary(void **state)
 }
 
 /* Issue 17, defect 2: a header's count is checked against the file before
- * anything of its size is allocated (64^4 claimed by a small file: was 16.8 GB). */
+ * anything of its size is allocated (64^4 claimed by a small file). */
 static void test_header_count_not_trusted(void **state)
 {
     (void)state;

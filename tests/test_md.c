@@ -119,7 +119,7 @@ static double seconds_since(const struct timespec *t0)
 
 /* Issue 17, defect 1: atom IDs are looked up by sorting, not by an array
  * as large as the largest ID: IDs of 2^31 - 1, 2^60, 2^61 and 2^63 - 1 are
- * legal and read at once (they took 16.8 GB, crashed or overflowed). */
+ * legal and read at once, in memory proportional to the atom count. */
 static void test_data_huge_ids(void **state)
 {
     (void)state;

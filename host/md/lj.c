@@ -92,9 +92,8 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
     if (p->sigma == 0) p->sigma = 1;
     CP_TRY(check_params(ctx, p));
     /* auto, when the tuning cache has no entry (clphys_lj_plan_create looks
-     * first): the full transposed list on GPUs (on the H100 it wins or ties
-     * in both precisions at 62,500 and 2,048,000 atoms), the explicit-vector
-     * cpu variant on CPUs (PoCL); bench/md-notes.md, "Choices" */
+     * first): the full transposed list on GPUs, the explicit-vector cpu
+     * variant on CPUs (PoCL); bench/md-notes.md, "Choices", says why */
     pl->variant = p->variant != CLPHYS_LJ_AUTO ? p->variant
                   : !dev->is_cpu              ? CLPHYS_LJ_FULL_TRANSPOSED
                                               : CLPHYS_LJ_CPU;

@@ -249,8 +249,8 @@ static void tune_variant(md_case *c, clphys_lj_variant v, lj_cfg *best, double *
     *first_s = *best_s;
     if (*best_s <= 0) return;
     if (v == CLPHYS_LJ_HALF_CAS) {
-        /* deferred exchange checks won at density 1.0 on the H100 and lost
-         * at 0.5 (bench/md-notes.md, session 12): measured even when quick */
+        /* whether deferring the exchange checks pays depends on density
+         * (bench/md-notes.md): timed even when quick */
         if (!c->quick)
             for (int o = CLPHYS_LJ_ORDER_PLAIN; o <= CLPHYS_LJ_ORDER_BOTH; o++) {
                 g = *best, g.order = o;
@@ -274,8 +274,9 @@ static void tune_variant(md_case *c, clphys_lj_variant v, lj_cfg *best, double *
         }
         return;
     }
-    /* work-group sizes: 160 was the H100's best for full-transposed fp64
-     * (md-notes, session 9) */
+    /* work-group sizes: 160 is among them because a full list of ~75
+     * neighbours can favour a size that is not a power of two
+     * (bench/md-notes.md) */
     static const int wg_gpu[] = {64, 128, 160, 256}, wg_cpu[] = {8, 16, 32, 64};
     const int *wgs = gpu ? wg_gpu : wg_cpu;
     for (int k = 0; k < 4; k++) {
@@ -337,7 +338,7 @@ static int seed_cases(const clphys_device_info *d, int quick, seed_case *out)
     /* GPUs: the seed's own size (box edge 50: 62,500 and 119,164 atoms);
      * CPUs: the size the bench runs there (box edge 14: 1,372 and 2,048
      * atoms), since the best work-group size of the CPU kernels changes with
-     * it (tuned at edge 20, auto was 1.25-1.29x the best at edge 14) */
+     * the size */
     static const seed_case gpu[] = {{0.5, 50}, {1.0, 50}}, gpu_quick[] = {{0.5, 30}, {1.0, 30}},
                            cpu[] = {{0.5, 14}, {1.0, 14}}, cpu_quick[] = {{0.5, 14}, {1.0, 14}};
     const seed_case *s = d->is_cpu ? (quick ? cpu_quick : cpu) : (quick ? gpu_quick : gpu);
