@@ -434,14 +434,22 @@ static const char *value_field(const char *value, const char *name, size_t *len)
     return NULL;
 }
 
-int cp_tune_value_int(const char *value, const char *name, long *out)
+/* The field NAME of VALUE as a string in buf[size]; 0 when absent, empty or
+ * too long. */
+static int value_copy(const char *value, const char *name, char *buf, size_t size)
 {
     size_t len;
     const char *v = value_field(value, name, &len);
-    char buf[32];
-    if (!v || !len || len >= sizeof buf) return 0;
+    if (!v || !len || len >= size) return 0;
     memcpy(buf, v, len);
     buf[len] = 0;
+    return 1;
+}
+
+int cp_tune_value_int(const char *value, const char *name, long *out)
+{
+    char buf[32];
+    if (!value_copy(value, name, buf, sizeof buf)) return 0;
     char *e;
     long x = strtol(buf, &e, 10);
     if (*e || e == buf) return 0;
@@ -451,12 +459,8 @@ int cp_tune_value_int(const char *value, const char *name, long *out)
 
 int cp_tune_value_real(const char *value, const char *name, double *out)
 {
-    size_t len;
-    const char *v = value_field(value, name, &len);
     char buf[64];
-    if (!v || !len || len >= sizeof buf) return 0;
-    memcpy(buf, v, len);
-    buf[len] = 0;
+    if (!value_copy(value, name, buf, sizeof buf)) return 0;
     char *e;
     double x = strtod(buf, &e);
     if (*e || e == buf || !isfinite(x)) return 0;

@@ -36,11 +36,7 @@ static char dir[64], exe[1100];
 
 static const char *path(const char *name)
 {
-    static char buf[4][256];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
+    return tu_join(dir, name);
 }
 
 static char out_text[65536], err_text[65536];

@@ -33,11 +33,7 @@ static char dir[64];
 
 static const char *path(const char *name)
 {
-    static char buf[4][256];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
+    return tu_join(dir, name);
 }
 
 /* a bathymetry file: variable `var` (type t) over (y, x) with coordinates

@@ -399,9 +399,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_second_order_cartesian), cmocka_unit_test(test_second_order_lonlat),
-        cmocka_unit_test(test_residual_1e10),          cmocka_unit_test(test_staged_iterations),          cmocka_unit_test(test_robust_refinement),
-        cmocka_unit_test(test_robust_aspect),          cmocka_unit_test(test_neumann),
-        cmocka_unit_test(test_device_buffers_and_cap),
+        cmocka_unit_test(test_residual_1e10),          cmocka_unit_test(test_staged_iterations),
+        cmocka_unit_test(test_robust_refinement),      cmocka_unit_test(test_robust_aspect),
+        cmocka_unit_test(test_neumann),                cmocka_unit_test(test_device_buffers_and_cap),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -59,6 +59,15 @@ double tu_max_rel_err(const double *a, const double *ref, size_t n, double floor
     return m;
 }
 
+const char *tu_join(const char *dir, const char *name)
+{
+    static char buf[4][256];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
 void tu_tempdir(const char *name, char *buf, size_t n)
 {
     const char *base = getenv("TMPDIR");

@@ -29,6 +29,9 @@ double tu_max_rel_err(const double *a, const double *ref, size_t n, double floor
 /* A fresh folder $TMPDIR/clphys_test_NAME_XXXXXX (or under /tmp) into buf;
  * fails the test program (exit 1, message on stderr) when none can be made. */
 void tu_tempdir(const char *name, char *buf, size_t n);
+/* "DIR/NAME" in one of 4 rotating static buffers (so a call can take
+ * several), truncated to 255 characters. */
+const char *tu_join(const char *dir, const char *name);
 /* Remove a folder made by tu_tempdir with the plain files in it; says on
  * stderr what could not be removed. */
 void tu_remove_tempdir(const char *dir);
