@@ -14,6 +14,11 @@
 #include "host/ref/ref_util.h"
 #include <stdio.h>
 
+/* The most interleaved rounds a row keeps (bench_row.round_s). */
+#define BENCH_MAX_ROUNDS 32
+/* The most variants bench_interleave times in one case. */
+#define BENCH_MAX_VARIANTS 64
+
 typedef struct {
     char path[32];            /* "gravity", "lj", "md", "neighbor", "dslash", ... */
     char variant[48];         /* kernel variant name, "c-openmp" for the CPU ref  */
@@ -39,6 +44,13 @@ typedef struct {
      * fastest row of the same case (path, precision, n, case_key). */
     char auto_choice[192];
     char case_key[32];        /* what else tells cases apart ("density=0.5"), "" */
+    /* A case whose variants were timed in interleaved rounds (each variant
+     * once per round, in turn: bench_interleave) keeps each round's kernel
+     * seconds per call, so that the report compares auto with the best
+     * round by round; nrounds 0 when the case was timed variant after
+     * variant. */
+    int nrounds;
+    double round_s[BENCH_MAX_ROUNDS];
 } bench_row;
 
 typedef struct {
@@ -55,6 +67,7 @@ typedef struct {
     int argc;                 /* the command line (JSON argv)                     */
     char **argv;
     double t_start;           /* bench_now() at the start (JSON run_wall_s)       */
+    double cpu_busy0, cpu_steal0; /* bench_host_cpu() at the start; busy0 < 0: none */
     int tty;                  /* stderr is a terminal: one progress line          */
     const char *cur_path;     /* the path running, its place among those chosen   */
     int path_k, path_n, path_rows;
@@ -72,6 +85,27 @@ void bench_progress(bench_run *run);
 void bench_fail(bench_run *run, const char *path, const char *what, const char *why);
 /* 1 when the run should do this precision ("fp32"/"fp64"). */
 int bench_wants_precision(const bench_run *run, const char *precision);
+/* Interleaved timing of the variants of one case.  On a shared machine
+ * (a VM whose hypervisor takes CPU time, a GPU other jobs use) the speed
+ * drifts during a run; timed one after another, two variants then differ
+ * by the drift.  Timed in rounds, each variant once per round in turn, they
+ * share it, and a round-by-round ratio cancels it.
+ * time(k, user) runs variant k once and returns its kernel seconds per
+ * call (< 0: it failed, and it is not timed again).  Fills s[k * rounds +
+ * r] (-1 for every round of a variant that failed; at most
+ * BENCH_MAX_VARIANTS variants and BENCH_MAX_ROUNDS rounds); returns the
+ * number of variants that never failed. */
+int bench_interleave(int nvariants, int rounds, double (*time)(int k, void *user), void *user, double *s);
+/* The rounds of a row timed by bench_interleave: copies them, sets
+ * nrounds, kernel_s_median and kernel_s_min. */
+void bench_set_rounds(bench_row *r, const double *s, int rounds);
+/* Rounds per case for the interleaved paths: --repeat when given, else the
+ * default (more on CPU devices, whose rounds are short and noisy). */
+int bench_rounds(const bench_run *run, int gpu_default, int cpu_default);
+/* The host's CPU time so far, from /proc/stat (USER_HZ ticks): busy (user,
+ * nice, system, irq, softirq) and steal (taken by a hypervisor while the
+ * guest wanted to run); -1 where there is no /proc/stat. */
+int bench_host_cpu(double *busy, double *steal);
 /* Monotonic host clock, seconds (wall times that include transfers). */
 double bench_now(void);
 /* Fraction of a named measured limit; sets row->limit. */

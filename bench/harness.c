@@ -2,6 +2,7 @@
  * the host clock of the wall times. */
 #include "bench.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -74,4 +75,65 @@ double bench_now(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int bench_interleave(int nvariants, int rounds, double (*time)(int k, void *user), void *user, double *s)
+{
+    if (rounds > BENCH_MAX_ROUNDS) rounds = BENCH_MAX_ROUNDS;
+    if (nvariants > BENCH_MAX_VARIANTS) nvariants = BENCH_MAX_VARIANTS;
+    unsigned char dead[BENCH_MAX_VARIANTS] = {0};
+    for (int i = 0; i < nvariants * rounds; i++) s[i] = -1;
+    /* one untimed call each: first launches build or specialise kernels */
+    for (int k = 0; k < nvariants; k++) dead[k] = !(time(k, user) >= 0);
+    for (int r = 0; r < rounds; r++)
+        for (int j = 0; j < nvariants; j++) {
+            /* the first variant of a round turns, so that none always runs
+             * after the same one */
+            const int k = (r + j) % nvariants;
+            if (dead[k]) continue;
+            const double t = time(k, user);
+            if (t >= 0) s[k * rounds + r] = t;
+            else dead[k] = 1;
+        }
+    int ok = 0;
+    for (int k = 0; k < nvariants; k++) {
+        if (dead[k])
+            for (int r = 0; r < rounds; r++) s[k * rounds + r] = -1;
+        ok += !dead[k];
+    }
+    return ok;
+}
+
+void bench_set_rounds(bench_row *r, const double *s, int rounds)
+{
+    if (rounds > BENCH_MAX_ROUNDS) rounds = BENCH_MAX_ROUNDS;
+    memcpy(r->round_s, s, (size_t)rounds * sizeof *s);
+    r->nrounds = rounds;
+    double tmp[BENCH_MAX_ROUNDS];
+    memcpy(tmp, s, (size_t)rounds * sizeof *s);
+    r->kernel_s_median = ref_median(tmp, rounds);
+    r->kernel_s_min = ref_min(s, rounds);
+    r->repeat = rounds;
+}
+
+int bench_rounds(const bench_run *run, int gpu_default, int cpu_default)
+{
+    int n = run->repeat_given ? run->repeat : run->dev->is_gpu ? gpu_default : cpu_default;
+    return n < 1 ? 1 : n > BENCH_MAX_ROUNDS ? BENCH_MAX_ROUNDS : n;
+}
+
+int bench_host_cpu(double *busy, double *steal)
+{
+    /* /proc/stat's first line: user nice system idle iowait irq softirq
+     * steal (USER_HZ ticks); absent outside Linux */
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f) return -1;
+    unsigned long long v[8] = {0};
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+                   &v[7]);
+    fclose(f);
+    if (n != 8) return -1;
+    *busy = (double)(v[0] + v[1] + v[2] + v[5] + v[6]);
+    *steal = (double)v[7];
+    return 0;
 }

@@ -42,6 +42,26 @@ static double sampled_error(const clphys_gauge_field *g, const double *in, const
     return worst;
 }
 
+/* The work-group sizes of one dslash case, for bench_interleave. */
+typedef struct {
+    clphys_dslash_plan *pl;
+    cl_mem a, b;
+    size_t wg[8];
+    int n;
+} dslash_rounds;
+
+/* One round of size k: one hopping term; kernel seconds, < 0 when the size
+ * cannot launch. */
+static double dslash_round(int k, void *user)
+{
+    const dslash_rounds *u = user;
+    double t = 0;
+    if (clphys_dslash_set_local_size(u->pl, u->wg[k]) ||
+        clphys_dslash_apply(u->pl, CLPHYS_DSLASH_HOPPING, u->b, u->a, &t))
+        return -1;
+    return t;
+}
+
 static void set_dims(int d[4], int l, int lt) { d[0] = d[1] = d[2] = l, d[3] = lt; }
 
 static int dslash_case(bench_run *run, const int dims[4])
@@ -111,23 +131,30 @@ static int dslash_case(bench_run *run, const int dims[4])
             int tsrc;
             const size_t tuned_wg = clphys_dslash_local_size(pl, &tsrc);
             static const char *const src_name[] = {"given", "heuristic", "measured", "cache"};
+            /* the sizes, timed in interleaved rounds (bench_interleave): the
+             * tuned one is compared with the others under the same drift */
+            dslash_rounds u = {pl, a, b, {0}, 0};
             for (int w = 0; w < nwg; w++) {
-                const int is_tuned = w == nwg - 1;
-                const size_t wg = is_tuned ? tuned_wg : wgs[w];
-                if (wg > run->dev->max_work_group_size || clphys_dslash_set_local_size(pl, wg)) continue;
-                int rep = run->repeat;
-                double *ks = malloc(sizeof(double) * rep), kt = 0;
-                int ok = clphys_dslash_apply(pl, CLPHYS_DSLASH_HOPPING, b, a, &kt) == CLPHYS_SUCCESS; /* warm up */
-                if (!ok && !is_tuned) { /* e.g. fp64 at 512 on the H100: too many registers per group */
-                    fprintf(stderr, "  dslash    %s: work-group size %zu cannot launch here, skipped: %s\n", what, wg,
-                            clphys_last_error(run->ctx));
-                    free(ks);
+                const size_t wg = w == nwg - 1 ? tuned_wg : wgs[w];
+                if (wg <= run->dev->max_work_group_size) u.wg[u.n++] = wg;
+            }
+            const int rounds = bench_rounds(run, run->repeat, 31);
+            double s[8 * BENCH_MAX_ROUNDS];
+            bench_interleave(u.n, rounds, dslash_round, &u, s);
+            for (int w = 0; w < u.n; w++) {
+                const int is_tuned = w == u.n - 1;
+                const size_t wg = u.wg[w];
+                if (s[w * rounds] < 0) {
+                    if (is_tuned) bench_fail(run, "dslash", what, clphys_last_error(run->ctx));
+                    else /* e.g. fp64 at 512 on the H100: too many registers per group */
+                        fprintf(stderr, "  dslash    %s: work-group size %zu cannot launch here, skipped: %s\n", what,
+                                wg, clphys_last_error(run->ctx));
                     continue;
                 }
-                for (int i = 0; i < rep && ok; i++) ok = clphys_dslash_apply(pl, CLPHYS_DSLASH_HOPPING, b, a, &ks[i]) == CLPHYS_SUCCESS;
+                int ok = clphys_dslash_set_local_size(pl, wg) == CLPHYS_SUCCESS;
                 /* total: upload, apply, download (host layout conversion
                  * included), timed for the first work-group size that runs */
-                int nt = total == 0 ? (rep < 3 ? rep : 3) : 0;
+                int nt = total == 0 ? (run->repeat < 3 ? run->repeat : 3) : 0;
                 for (int i = 0; i < nt && ok; i++) {
                     double t0 = bench_now();
                     ok = !clphys_dslash_field_write(pl, a, -1, in) && !clphys_dslash_apply(pl, CLPHYS_DSLASH_HOPPING, b, a, NULL) &&
@@ -135,10 +162,10 @@ static int dslash_case(bench_run *run, const int dims[4])
                     tt[i] = bench_now() - t0;
                 }
                 if (nt) total = ref_median(tt, nt);
-                else if (ok) ok = !clphys_dslash_field_read(pl, b, -1, out); /* this variant's output, for the check */
+                else if (ok) /* this size's output, for the check */
+                    ok = !clphys_dslash_apply(pl, CLPHYS_DSLASH_HOPPING, b, a, NULL) && !clphys_dslash_field_read(pl, b, -1, out);
                 if (!ok) {
                     bench_fail(run, "dslash", what, clphys_last_error(run->ctx));
-                    free(ks);
                     continue;
                 }
                 bench_row r = {0};
@@ -157,13 +184,12 @@ static int dslash_case(bench_run *run, const int dims[4])
                  * standard model owes to cache reuse */
                 int nc = recon == 12 ? 6 : 9, rs = prec ? 8 : 4;
                 double ubytes = (4.0 * 2 * nc + 48) * rs;
-                r.repeat = rep;
-                r.kernel_s_median = ref_median(ks, rep);
-                r.kernel_s_min = ref_min(ks, rep);
+                bench_set_rounds(&r, s + w * rounds, rounds);
                 snprintf(r.params, sizeof r.params,
                          "{\"lattice\":\"%s\",\"reconstruct\":%d,\"local_size\":%zu,\"tuned_local_size\":%zu,"
                          "\"tune_source\":\"%s\",\"bytes_per_site\":%d,"
-                         "\"unique_bytes_per_site\":%.0f,\"unique_fraction_of_copy\":%.4f}",
+                         "\"unique_bytes_per_site\":%.0f,\"unique_fraction_of_copy\":%.4f,"
+                         "\"timing\":\"interleaved rounds of the case's work-group sizes\"}",
                          size, recon, wg, tuned_wg, src_name[tsrc & 3], (8 * (24 + 2 * nc) + 24) * rs, ubytes,
                          run->limits.copy_bytes_per_s > 0 ? ubytes * V / r.kernel_s_median / run->limits.copy_bytes_per_s : 0);
                 r.total_s_median = total;
@@ -180,7 +206,6 @@ static int dslash_case(bench_run *run, const int dims[4])
                 snprintf(r.note, sizeof r.note, "error on 2048 sampled sites; wg 0 = runtime's choice; -tuned = the size the plan chose by timing (tune_source); the standard model counts L2 hits as DRAM traffic (fraction can exceed 1)");
                 if (!is_tuned && r.rate > best_rate) best_rate = r.rate, best_wg = wg;
                 bench_add_row(run, &r);
-                free(ks);
             }
             fprintf(stderr, "  dslash    %s: best fixed work-group size here %zu, tuned at plan creation %zu (%s)\n",
                     what, best_wg, tuned_wg, src_name[tsrc & 3]);

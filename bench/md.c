@@ -152,19 +152,45 @@ static void lj_ref_free(lj_ref *R)
     free(R->off), free(R->list), free(R->pos32), free(R->ref[0]), free(R->ref[1]);
 }
 
-static void lj_case(bench_run *run, const double *pos, size_t n, const double box[3], double rho,
-                    int prec, clphys_lj_variant v, int tpi, int wg, const lj_ref *R)
-{
-    const char *pn = prec ? "fp64" : "fp32";
+/* One variant of an lj case: its options and its plan. */
+typedef struct {
+    clphys_lj_variant v;
+    int tpi, wg;
     char name[48];
-    if (v == CLPHYS_LJ_AUTO)
-        snprintf(name, sizeof name, "auto");
-    else if (v == CLPHYS_LJ_FULL_GROUP)
-        snprintf(name, sizeof name, "full-group-t%d-w%d", tpi, wg);
-    else if (wg)
-        snprintf(name, sizeof name, "%s-w%d", clphys_lj_variant_name(v), wg);
+    clphys_lj_plan *pl;
+} lj_item;
+
+typedef struct {
+    lj_item *it;
+    int calls;
+} lj_rounds;
+
+/* One round of variant k: `calls` calls, each waited for and timed by its
+ * profiling events; kernel seconds per call. */
+static double lj_round(int k, void *user)
+{
+    const lj_rounds *u = user;
+    double sum = 0;
+    for (int c = 0; c < u->calls; c++) {
+        double t = 0;
+        if (clphys_lj_evaluate(u->it[k].pl, &t)) return -1;
+        sum += t;
+    }
+    return sum / u->calls;
+}
+
+/* The variant's plan on the case's input; 0 when it was made, else the
+ * variant is left out (reported as skipped or failed). */
+static int lj_open(bench_run *run, const double *pos, size_t n, const double box[3], int prec, lj_item *it)
+{
+    if (it->v == CLPHYS_LJ_AUTO)
+        snprintf(it->name, sizeof it->name, "auto");
+    else if (it->v == CLPHYS_LJ_FULL_GROUP)
+        snprintf(it->name, sizeof it->name, "full-group-t%d-w%d", it->tpi, it->wg);
+    else if (it->wg)
+        snprintf(it->name, sizeof it->name, "%s-w%d", clphys_lj_variant_name(it->v), it->wg);
     else
-        snprintf(name, sizeof name, "%s", clphys_lj_variant_name(v));
+        snprintf(it->name, sizeof it->name, "%s", clphys_lj_variant_name(it->v));
     clphys_lj_params p = {.n = n,
                           .box = {box[0], box[1], box[2]},
                           .epsilon = 1,
@@ -172,39 +198,43 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
                           .r_cut = RCUT,
                           .skin = RSEARCH - RCUT,
                           .precision = prec,
-                          .variant = v,
-                          .group_size = tpi,
-                          .work_group_size = wg};
-    clphys_lj_plan *pl;
-    clphys_status st = clphys_lj_plan_create(run->ctx, &p, &pl);
+                          .variant = it->v,
+                          .group_size = it->tpi,
+                          .work_group_size = it->wg};
+    it->pl = NULL;
+    clphys_status st = clphys_lj_plan_create(run->ctx, &p, &it->pl);
     if (st == CLPHYS_ERR_UNSUPPORTED) {
-        fprintf(stderr, "  lj        %-22s %s skipped: %s\n", name, pn,
+        fprintf(stderr, "  lj        %-22s %s skipped: %s\n", it->name, prec ? "fp64" : "fp32",
                 clphys_last_error(run->ctx));
-        return;
+        return -1;
     }
-    if (!st) st = clphys_lj_set_positions(pl, pos);
-    if (!st) st = clphys_neighbor_shuffle(clphys_lj_neighbor(pl), 12345);
-    /* each repeat is a loop of CALLS calls, whose spread is small: in the
-     * default run medians of 3, and one loop with transfers and one back to
-     * back (--full: --repeat of each) */
-    int rep = run->repeat > 0 ? run->repeat : 5;
-    if (!run->full && !run->repeat_given && rep > 3) rep = 3;
-    const int nts = run->full ? rep : 1;
-    /* CPU devices' default run: loops of 20 calls (100: the seed's, and --full) */
-    const int calls = run->quick && !run->full ? 20 : CALLS;
-    double *ks = malloc(rep * sizeof *ks), *ts = malloc(rep * sizeof *ts);
+    if (!st) st = clphys_lj_set_positions(it->pl, pos);
+    if (!st) st = clphys_neighbor_shuffle(clphys_lj_neighbor(it->pl), 12345);
+    if (st) {
+        bench_fail(run, "lj", it->name, clphys_last_error(run->ctx));
+        clphys_lj_plan_destroy(it->pl);
+        it->pl = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* The row of a variant whose kernel rounds are timed: the loops with
+ * transfers and back to back, the check against the reference. */
+static void lj_finish(bench_run *run, const double *pos, size_t n, const double box[3], double rho, int prec, const lj_item *it,
+                      const double *rounds_s, int rounds, int calls, int nts, const lj_ref *R)
+{
+    const char *pn = prec ? "fp64" : "fp32";
+    clphys_lj_plan *pl = it->pl;
+    clphys_status st = CLPHYS_SUCCESS;
+    double *ts = malloc(nts * sizeof *ts), *bs = malloc(nts * sizeof *bs), *sp = malloc(nts * sizeof *sp);
     double *f = malloc(3 * n * sizeof *f);
     clphys_lj_result res = {0};
-    for (int r = 0; r < rep && !st; r++) {
-        ks[r] = 0;
-        for (int c = 0; c < calls && !st; c++) {
-            double t = 0;
-            st = clphys_lj_evaluate(pl, &t);
-            ks[r] += t;
-        }
-        /* with transfers: positions up, forces and energies down, each call */
+    if (!ts || !bs || !sp || !f) st = CLPHYS_ERR_OUT_OF_MEMORY;
+    /* with transfers: positions up, forces and energies down, each call */
+    for (int r = 0; r < nts && !st; r++) {
         double t0 = bench_now();
-        for (int c = 0; c < calls && !st && r < nts; c++) {
+        for (int c = 0; c < calls && !st; c++) {
             st = clphys_lj_update_positions(pl, pos);
             if (!st) st = clphys_lj_evaluate(pl, NULL);
             if (!st) st = clphys_lj_get(pl, f, &res);
@@ -212,40 +242,36 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
         ts[r] = bench_now() - t0;
     }
     /* back to back, as an MD loop runs them (no wait per call): the span of
-     * the CALLS launches' profiling events (first START to last END, gaps
-     * included) and the host clock; the kernel time above waits for each
-     * launch and sums its events (bench/md-notes.md, "Timing method") */
-    double *bs = malloc(rep * sizeof *bs), *sp = malloc(rep * sizeof *sp);
-    for (int r = 0; r < nts && !st; r++) { /* as the loop with transfers: once in the default run */
+     * the launches' profiling events (first START to last END, gaps
+     * included) and the host clock; the kernel time of the rounds waits for
+     * each launch and sums its events (bench/md-notes.md, "Timing method") */
+    for (int r = 0; r < nts && !st; r++) {
         clFinish(clphys_context_queue(run->ctx));
         double t0 = bench_now();
         clphys_context_span_begin(run->ctx);
-        for (int c = 0; c < calls && !st; c++)
-            st = clphys_lj_evaluate(pl, NULL);
+        for (int c = 0; c < calls && !st; c++) st = clphys_lj_evaluate(pl, NULL);
         clphys_status se = clphys_context_span_end(run->ctx, &sp[r]);
         if (!st) st = se;
         bs[r] = bench_now() - t0;
     }
     double b2b = st ? 0 : ref_median(bs, nts), span = st ? 0 : ref_median(sp, nts);
-    free(bs), free(sp);
     size_t pairs = 0, overflow = 0; /* half-cas: particles without a local slot, all calls */
-    if (!st) clphys_neighbor_stats(clphys_lj_neighbor(pl), &pairs, NULL, NULL);
+    if (!st) st = clphys_neighbor_stats(clphys_lj_neighbor(pl), &pairs, NULL, NULL);
     if (!st) st = clphys_lj_overflow(pl, &overflow);
     if (st) {
-        bench_fail(run, "lj", name, clphys_last_error(run->ctx));
+        bench_fail(run, "lj", it->name, st == CLPHYS_ERR_OUT_OF_MEMORY ? "out of memory" : clphys_last_error(run->ctx));
     } else {
         /* half-cas derives its half list from the plan's full list
          * (half-space), which the stats count */
-        int derived = v == CLPHYS_LJ_HALF_CAS;
-        int half = v == CLPHYS_LJ_HALF_FIXEDPOINT;
+        int derived = it->v == CLPHYS_LJ_HALF_CAS;
+        int half = it->v == CLPHYS_LJ_HALF_FIXEDPOINT;
         size_t unique = half ? pairs : pairs / 2;
         if (derived) pairs /= 2; /* entries the kernel reads */
         bench_row r;
-        fill_common(&r, "lj", name, pn, n, rep);
+        fill_common(&r, "lj", it->name, pn, n, rounds);
         snprintf(r.case_key, sizeof r.case_key, "density=%g", rho);
-        if (v == CLPHYS_LJ_AUTO) snprintf(r.auto_choice, sizeof r.auto_choice, "%s", clphys_lj_plan_choice(pl));
-        r.kernel_s_median = ref_median(ks, rep) / calls;
-        r.kernel_s_min = ref_min(ks, rep) / calls;
+        if (it->v == CLPHYS_LJ_AUTO) snprintf(r.auto_choice, sizeof r.auto_choice, "%s", clphys_lj_plan_choice(pl));
+        bench_set_rounds(&r, rounds_s, rounds);
         r.total_s_median = ref_median(ts, nts) / calls;
         r.rate = unique / r.kernel_s_median;
         snprintf(r.rate_unit, sizeof r.rate_unit, "pair-evaluations/s");
@@ -270,30 +296,84 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
         double exact = 0;
         if (R) {
             int k = prec ? 1 : 0;
-            double ef = md_ref_force_error(n, prec ? pos : R->pos32, prec ? box : R->box32, 1, 1,
-                                           RCUT, R->off, R->list, f, R->ref[k],
-                                           prec ? 1e-13 : 1e-5, &excl);
+            double ef = md_ref_force_error(n, prec ? pos : R->pos32, prec ? box : R->box32, 1, 1, RCUT, R->off,
+                                           R->list, f, R->ref[k], prec ? 1e-13 : 1e-5, &excl);
             if (!prec)
-                exact = md_ref_force_error(n, pos, box, 1, 1, RCUT, R->off, R->list, f,
-                                           R->ref[1], 1e-5, NULL);
+                exact = md_ref_force_error(n, pos, box, 1, 1, RCUT, R->off, R->list, f, R->ref[1], 1e-5, NULL);
             r.max_rel_error = fmax(ef, fabs(res.potential_energy - R->pe[k]) / fabs(R->pe[k]));
             r.verified = r.max_rel_error <= (prec ? 1e-12 : 1e-5);
         }
         snprintf(r.params, sizeof r.params,
-                 "{\"density\":%g,\"box\":%.6g,\"r_cut\":%g,\"r_search\":%g,\"calls\":%d,"
+                 "{\"density\":%g,\"box\":%.6g,\"r_cut\":%g,\"r_search\":%g,\"calls\":%d,\"rounds\":%d,"
+                 "\"timing\":\"interleaved rounds of the case's variants\","
                  "\"kernel_s_100_calls\":%.6g,\"total_s_100_calls\":%.6g,"
                  "\"back_to_back_wall_s_100_calls\":%.6g,\"kernel_span_s_100_calls\":%.6g,\"pairs\":%zu,"
                  "\"neighbour_order\":\"shuffled\",\"group_size\":%d,\"work_group_size\":%d,"
                  "\"error\":\"max(||F-F_ref||_2/||sum_j|f_ij|||_2, |PE-PE_ref|/|PE_ref|), F_ref "
                  "fp64 from the %s input\",\"excluded_at_cutoff\":%zu,"
                  "\"force_error_vs_unrounded_input\":%.3g,\"slot_overflow_per_call\":%.6g}",
-                 rho, box[0], RCUT, RSEARCH, calls, r.kernel_s_median * CALLS,
-                 r.total_s_median * CALLS, b2b * CALLS / calls, span * CALLS / calls, unique, tpi, wg,
-                 prec ? "exact" : "float-rounded", excl, exact, (double)overflow / ((double)(rep + nts) * calls));
+                 rho, box[0], RCUT, RSEARCH, calls, rounds, r.kernel_s_median * CALLS,
+                 r.total_s_median * CALLS, b2b * CALLS / calls, span * CALLS / calls, unique, it->tpi, it->wg,
+                 prec ? "exact" : "float-rounded", excl, exact, (double)overflow / ((double)(1 + rounds + 2 * nts) * calls));
         bench_add_row(run, &r);
     }
-    free(ks), free(ts), free(f);
-    clphys_lj_plan_destroy(pl);
+    free(ts), free(bs), free(sp), free(f);
+}
+
+/* Every variant of one (density, precision) case: auto first, then each
+ * variant (GPUs: each variant's options swept in the full sweep, at its
+ * defaults in the default run), timed in interleaved rounds. */
+static void lj_case(bench_run *run, const double *pos, size_t n, const double box[3], double rho, int prec,
+                    const lj_ref *R)
+{
+    const int gpu = run->dev->is_gpu;
+    lj_item it[BENCH_MAX_VARIANTS];
+    int ni = 0;
+#define ADD(V, T, W) (it[ni++] = (lj_item){.v = (V), .tpi = (T), .wg = (W)})
+    ADD(CLPHYS_LJ_AUTO, 0, 0);
+    for (int v = 1; v < CLPHYS_LJ_NVARIANTS; v++) {
+        if (gpu && !run->full) {
+            ADD(v, 0, 0);
+        } else if (v == CLPHYS_LJ_FULL_GROUP) {
+            static const int tpis[] = {2, 4, 8, 16};
+            for (int t = 0; t < (gpu ? 4 : 1); t++) ADD(v, gpu ? tpis[t] : 4, gpu ? 256 : 16);
+        } else if (gpu && v == CLPHYS_LJ_HALF_CAS) {
+            ADD(v, 0, 0); /* work-group size from the block */
+        } else if (gpu && v != CLPHYS_LJ_CPU) {
+            /* 160 for full-transposed only: bench/md-notes.md */
+            static const int wgs[] = {64, 128, 160, 256};
+            for (int w = 0; w < 4; w++)
+                if (wgs[w] != 160 || v == CLPHYS_LJ_FULL_TRANSPOSED) ADD(v, 0, wgs[w]);
+        } else {
+            ADD(v, 0, 0);
+        }
+    }
+#undef ADD
+    /* the plans that could be made, kept in order */
+    int no = 0;
+    for (int k = 0; k < ni; k++)
+        if (!lj_open(run, pos, n, box, prec, &it[k])) it[no++] = it[k];
+    /* GPUs: rounds of 100 calls (the seed's), 3 in the default run (their
+     * spread is small), --repeat with --full; CPUs: short rounds of 10
+     * calls, 15 of them, since a VM's stolen time makes single loops differ
+     * by 20% (bench/md-notes.md); one loop with transfers and one back to
+     * back in the default run, --repeat of each with --full */
+    const int calls = gpu ? CALLS : 5;
+    const int rounds = bench_rounds(run, run->full ? run->repeat : 3, 31);
+    const int nts = run->full ? run->repeat : 1;
+    double *s = malloc((size_t)(no ? no : 1) * (size_t)rounds * sizeof *s);
+    lj_rounds u = {it, calls};
+    if (!s) {
+        bench_fail(run, "lj", "timing", "out of memory");
+    } else {
+        bench_interleave(no, rounds, lj_round, &u, s);
+        for (int k = 0; k < no; k++) {
+            if (s[k * rounds] < 0) bench_fail(run, "lj", it[k].name, clphys_last_error(run->ctx));
+            else lj_finish(run, pos, n, box, rho, prec, &it[k], s + k * rounds, rounds, calls, nts, R);
+        }
+    }
+    free(s);
+    for (int k = 0; k < no; k++) clphys_lj_plan_destroy(it[k].pl);
 }
 
 int bench_lj(bench_run *run)
@@ -339,33 +419,8 @@ int bench_lj(bench_run *run)
             }
             clphys_neighbor_plan_destroy(nb);
         }
-        for (int prec = 0; prec < 2; prec++) {
-            if (!bench_wants_precision(run, prec ? "fp64" : "fp32")) continue;
-            /* auto first, then every variant; GPUs: each variant's options
-             * swept in the full sweep, at its defaults in the default run */
-            lj_case(run, pos, n, box, rhos[d], prec, CLPHYS_LJ_AUTO, 0, 0, R);
-            for (int v = 1; v < CLPHYS_LJ_NVARIANTS; v++) {
-                if (gpu && !run->full) {
-                    lj_case(run, pos, n, box, rhos[d], prec, v, 0, 0, R);
-                } else if (v == CLPHYS_LJ_FULL_GROUP) {
-                    static const int tpis[] = {2, 4, 8, 16};
-                    for (int t = 0; t < (gpu ? 4 : 1); t++)
-                        lj_case(run, pos, n, box, rhos[d], prec, v, gpu ? tpis[t] : 4,
-                                gpu ? 256 : 16, R);
-                } else if (gpu && v == CLPHYS_LJ_HALF_CAS) {
-                    /* work-group size from the block */
-                    lj_case(run, pos, n, box, rhos[d], prec, v, 0, 0, R);
-                } else if (gpu && v != CLPHYS_LJ_CPU) {
-                    /* 160 for full-transposed only: bench/md-notes.md */
-                    static const int wgs[] = {64, 128, 160, 256};
-                    for (int w = 0; w < 4; w++)
-                        if (wgs[w] != 160 || v == CLPHYS_LJ_FULL_TRANSPOSED)
-                            lj_case(run, pos, n, box, rhos[d], prec, v, 0, wgs[w], R);
-                } else {
-                    lj_case(run, pos, n, box, rhos[d], prec, v, 0, 0, R);
-                }
-            }
-        }
+        for (int prec = 0; prec < 2; prec++)
+            if (bench_wants_precision(run, prec ? "fp64" : "fp32")) lj_case(run, pos, n, box, rhos[d], prec, R);
         lj_ref_free(&ref);
         free(pos);
     }

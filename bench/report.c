@@ -9,6 +9,16 @@
 
 static void print_auto(const bench_run *run, FILE *out);
 
+/* The share of the host's CPU time since the start that a hypervisor took
+ * (steal / (busy + steal)); -1 where the host does not say. */
+static double steal_fraction(const bench_run *run)
+{
+    double busy, steal;
+    if (run->cpu_busy0 < 0 || bench_host_cpu(&busy, &steal)) return -1;
+    const double db = busy - run->cpu_busy0, ds = steal - run->cpu_steal0;
+    return db + ds > 0 ? ds / (db + ds) : 0;
+}
+
 void bench_print_table(const bench_run *run, FILE *out)
 {
     fprintf(out, "\n%-9s %-24s %-4s %10s %11s %11s %12s %-18s %9s %9s %7s %9s %s\n", "path", "variant", "prec", "n",
@@ -21,6 +31,11 @@ void bench_print_table(const bench_run *run, FILE *out)
                 r->verified ? "yes" : "NO");
     }
     print_auto(run, out);
+    /* CPU timings on a VM are only as good as the CPU time it got */
+    const double st = steal_fraction(run);
+    if (st > 0.05)
+        fprintf(out, "\nwarning: the hypervisor took %.0f%% of this host's CPU time during the run (steal); CPU "
+                     "devices' timings are disturbed by as much\n", 100 * st);
     for (int i = 0; i < run->nrows; i++)
         if (run->rows[i].note[0]) fprintf(out, "  note (%s %s): %s\n", run->rows[i].path, run->rows[i].variant, run->rows[i].note);
 }
@@ -39,6 +54,26 @@ static const bench_row *best_of_case(const bench_run *run, const bench_row *r)
     return b;
 }
 
+/* auto's time over the best's: the median of the round-by-round ratios
+ * when both were timed in the same interleaved rounds (*paired = 1: the
+ * drift of the machine's speed cancels), else the ratio of their medians. */
+static double auto_ratio(const bench_row *r, const bench_row *b, int *paired)
+{
+    *paired = 0;
+    if (r == b) return 1;
+    if (r->nrounds > 0 && r->nrounds == b->nrounds) {
+        double q[BENCH_MAX_ROUNDS];
+        int n = 0;
+        for (int k = 0; k < r->nrounds; k++)
+            if (r->round_s[k] > 0 && b->round_s[k] > 0) q[n++] = r->round_s[k] / b->round_s[k];
+        if (n == r->nrounds) {
+            *paired = 1;
+            return ref_median(q, n);
+        }
+    }
+    return r->kernel_s_median / b->kernel_s_median;
+}
+
 /* Per case, what auto chose and how far it is from the fastest variant the
  * same run measured. */
 static void print_auto(const bench_run *run, FILE *out)
@@ -52,9 +87,11 @@ static void print_auto(const bench_run *run, FILE *out)
             fprintf(out, "\nauto: what a plan left to auto chose, against the fastest variant of the same case\n"
                          "%-9s %-4s %10s %-12s %-56s %11s %-24s %11s %8s\n", "path", "prec", "n", "case", "auto_choice",
                     "kernel_ms", "best", "best_ms", "vs_best");
-        fprintf(out, "%-9s %-4s %10lld %-12s %-56.56s %11.4f %-24s %11.4f %7.3fx\n", r->path, r->precision, r->n,
-                r->case_key, r->auto_choice, 1e3 * r->kernel_s_median, b->variant, 1e3 * b->kernel_s_median,
-                r->kernel_s_median / b->kernel_s_median);
+        int paired;
+        const double q = auto_ratio(r, b, &paired);
+        fprintf(out, "%-9s %-4s %10lld %-12s %-56.56s %11.4f %-24s %11.4f %7.3fx%s\n", r->path, r->precision, r->n,
+                r->case_key, r->auto_choice, 1e3 * r->kernel_s_median, b->variant, 1e3 * b->kernel_s_median, q,
+                paired ? " (paired)" : "");
     }
 }
 
@@ -81,12 +118,19 @@ static cJSON *row_json(const bench_run *run, const bench_row *r)
     cJSON_AddStringToObject(o, "limit", r->limit);
     cJSON_AddNumberToObject(o, "max_rel_error", r->max_rel_error);
     cJSON_AddBoolToObject(o, "verified", r->verified);
+    if (r->nrounds > 0) {
+        cJSON *rs = cJSON_AddArrayToObject(o, "kernel_s_rounds");
+        for (int k = 0; k < r->nrounds; k++) cJSON_AddItemToArray(rs, cJSON_CreateNumber(r->round_s[k]));
+    }
     if (r->note[0]) cJSON_AddStringToObject(o, "note", r->note);
     if (r->auto_choice[0]) {
         const bench_row *b = best_of_case(run, r);
         cJSON_AddStringToObject(o, "auto_choice", r->auto_choice);
-        cJSON_AddNumberToObject(o, "auto_vs_best", r->kernel_s_median / b->kernel_s_median);
+        int paired;
+        cJSON_AddNumberToObject(o, "auto_vs_best", auto_ratio(r, b, &paired));
         cJSON_AddStringToObject(o, "best_variant", b->variant);
+        cJSON_AddStringToObject(o, "auto_vs_best_method",
+                                paired ? "median of round-by-round ratios (interleaved rounds)" : "ratio of medians");
     }
     return o;
 }
@@ -126,6 +170,7 @@ int bench_write_json(const bench_run *run, const char *file, char *err, size_t e
     cJSON_AddItemToArray(av, cJSON_CreateString("clphys"));
     for (int i = 0; i < run->argc; i++) cJSON_AddItemToArray(av, cJSON_CreateString(run->argv[i]));
     cJSON_AddBoolToObject(root, "full_sweep", run->full);
+    cJSON_AddNumberToObject(root, "host_cpu_steal_fraction", steal_fraction(run));
     cJSON *rows = cJSON_AddArrayToObject(root, "results");
     for (int i = 0; i < run->nrows; i++) cJSON_AddItemToArray(rows, row_json(run, &run->rows[i]));
     char *text = cJSON_Print(root);

@@ -65,6 +65,7 @@ int bench_suite_run(clphys_context *ctx, const bench_options *opt, FILE *out)
     run.argc = opt->argc, run.argv = opt->argv;
     run.t_start = opt->t_start > 0 ? opt->t_start : bench_now();
     run.tty = isatty(STDERR_FILENO);
+    if (bench_host_cpu(&run.cpu_busy0, &run.cpu_steal0)) run.cpu_busy0 = -1;
     fprintf(stderr, "clphys bench on %s (%s, driver %s)%s%s\n", run.dev->name, run.dev->platform,
             run.dev->driver_version, run.quick ? ", quick sizes" : "", run.full ? ", full sweep" : "");
     fprintf(stderr, "measuring the device's limits...\n");

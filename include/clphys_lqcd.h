@@ -249,8 +249,11 @@ enum {
 /* Upload g (converted to the precision and compression) and build the kernels.
  * Work-group size tuning (local_size 0, tuning enabled): the half-lattice
  * hopping term is timed with profiling events for 32, 64, 128, 256, 512 (up
- * to what the kernel accepts) and the runtime's choice, median of 5 after a
- * warm-up each; the fastest is used and stored in the tuning cache of every
+ * to what the kernel accepts) and the runtime's choice, after a warm-up
+ * each, in 9 interleaved rounds (each size once per round, so that a
+ * shared machine's drift falls on all); the fastest by median is used (on
+ * CPU devices only when it beats the heuristic by more than 10%, the spread
+ * of the ranking from one process to the next) and stored in the tuning cache of every
  * path (one file per device in the program cache folder, tune-HASH.txt:
  * $CLPHYS_CACHE_DIR, else $XDG_CACHE_HOME/clphys, else ~/.cache/clphys;
  * CLPHYS_NO_CACHE=1: measure every time, store nothing), keyed by precision,

@@ -530,6 +530,11 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+double cp_tune_margin(const clphys_device_info *d)
+{
+    return d && d->is_cpu ? 0.2 : 0;
+}
+
 double cp_median(double *v, int n)
 {
     if (n <= 0) return 0;

@@ -38,12 +38,12 @@
  * the measuring lives with the path):
  *   PATH      WHAT        PRECISION  FIELDS (axes)                        VALUE
  *   neighbor  build       fp32|fp64  kind=full|half layout=csr|transposed  build=item|cpu s=
- *                                    tuner=1 (n, neighbours)             (host/md/tune.c)
- *   lj        variant     fp32|fp64  tuner=1 (n, neighbours)             variant=NAME s=
- *   lj        options     fp32|fp64  variant=NAME tuner=1                work_group_size= group_size=
+ *                                    tuner=2 (n, neighbours)             (host/md/tune.c)
+ *   lj        variant     fp32|fp64  tuner=2 (n, neighbours)             variant=NAME s=
+ *   lj        options     fp32|fp64  variant=NAME tuner=2                work_group_size= group_size=
  *                                    (n, neighbours)                     slot_order= defer_exchanges=
  *                                                                        entries_ahead= s=
- *   gravity   shape       fp32|fp64  tuner=1 (n)                         variant=tiled|vector
+ *   gravity   shape       fp32|fp64  tuner=2 (n)                         variant=tiled|vector
  *                                                                        i_per_item= work_group= unroll=
  *                                                                        j_split= s= (host/nbody/tune.c)
  *   dslash    local_size  fp32|fp64  reconstruct= layout= [split=] (sites) local_size= half_hop_s=
@@ -145,6 +145,13 @@ int cp_tune_mark(const clphys_device_info *dev, const char *path, int quick, dou
 
 /* The median of v[n] (v is sorted in place); 0 for n <= 0. */
 double cp_median(double *v, int n);
+/* The gain a measured choice must show over the heuristic's before it
+ * replaces it (a fraction of the heuristic's time): 0.2 on CPU devices,
+ * where the ranking of near choices changes from one process to the next
+ * by up to 18% (buffer placement and thread scheduling on a 2-core VM;
+ * bench/md-notes.md, "CPU timing"), so a smaller gain is not one a later
+ * process would see; 0 elsewhere. */
+double cp_tune_margin(const clphys_device_info *d);
 /* A tuner's choice: cp_tune_put, then o->chosen (when set) with the same
  * key and value, the choice's time and the heuristic's.  Returns as
  * cp_tune_put (a cache that cannot be written only loses the choice). */

@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TUNE_REPS 5
+/* Rounds of the interleaved timing: each candidate size once per round, in
+ * turn, so that the drift of a shared machine's speed (a VM's stolen time)
+ * falls on all of them alike; the median of its rounds decides. */
+#define TUNE_ROUNDS 9
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -17,19 +20,13 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Median profiled time of the even-parity half hop at work-group size wg;
- * < 0 when the size cannot be launched. */
+/* Profiled time of one even-parity half hop at work-group size wg; < 0 when
+ * the size cannot be launched. */
 static double time_size(clphys_dslash_plan *pl, size_t wg, cl_mem out, cl_mem in)
 {
     pl->local = wg;
-    double t[TUNE_REPS], warm = 0;
-    if (lqcd_hop(pl, out, in, NULL, 0, 0, &warm)) return -1;
-    for (int i = 0; i < TUNE_REPS; i++) {
-        t[i] = 0;
-        if (lqcd_hop(pl, out, in, NULL, 0, 0, &t[i])) return -1;
-    }
-    qsort(t, TUNE_REPS, sizeof t[0], cmp_double);
-    return t[TUNE_REPS / 2];
+    double t = 0;
+    return lqcd_hop(pl, out, in, NULL, 0, 0, &t) ? -1 : t;
 }
 
 /* The largest size both hop kernels accept (registers may limit it below
@@ -63,15 +60,32 @@ static clphys_status measure(clphys_dslash_plan *pl, size_t kmax, size_t *best, 
     if (pl->real_size == 8) st = cp_fill(pl->ctx, in, patd, sizeof patd, bytes);
     else st = cp_fill(pl->ctx, in, pat, sizeof pat, bytes);
     static const size_t cand[] = {32, 64, 128, 256, 512, 0};
+    enum { NC = sizeof cand / sizeof cand[0] };
     const size_t heur = pl->local;
+    double t[NC][TUNE_ROUNDS];
+    int live[NC];
     *best_s = -1;
-    for (size_t i = 0; i < sizeof cand / sizeof cand[0] && !st; i++) {
-        if (cand[i] > kmax) continue;
-        double t = time_size(pl, cand[i], out, in);
+    /* one untimed launch each: a size that cannot launch drops out */
+    for (int i = 0; i < NC; i++) live[i] = !st && cand[i] <= kmax && time_size(pl, cand[i], out, in) >= 0;
+    for (int r = 0; r < TUNE_ROUNDS && !st; r++)
+        for (int j = 0; j < NC; j++) {
+            const int i = (r + j) % NC; /* a round's first size turns */
+            if (live[i] && (t[i][r] = time_size(pl, cand[i], out, in)) < 0) live[i] = 0;
+        }
+    double hs = -1;
+    for (int i = 0; i < NC && !st; i++) {
+        if (!live[i]) continue;
         if (count) ++*count;
-        if (heur_s && cand[i] == heur) *heur_s = t;
-        if (t > 0 && (*best_s < 0 || t < *best_s)) *best_s = t, *best = cand[i];
+        qsort(t[i], TUNE_ROUNDS, sizeof t[i][0], cmp_double);
+        const double m = t[i][TUNE_ROUNDS / 2];
+        if (cand[i] == heur) hs = m;
+        if (*best_s < 0 || m < *best_s) *best_s = m, *best = cand[i];
     }
+    if (heur_s) *heur_s = hs;
+    /* a size replaces the heuristic only by more than a later process
+     * could see otherwise (cp_tune_margin) */
+    if (hs > 0 && *best != heur && *best_s > hs * (1 - cp_tune_margin(clphys_context_device(pl->ctx))))
+        *best = heur, *best_s = hs;
     cp_release_mem(&in);
     cp_release_mem(&out);
     return st;

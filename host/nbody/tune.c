@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TUNER "tuner=1"
+#define TUNER "tuner=2"
 
 static const char *prec_name(clphys_precision p) { return p == CLPHYS_FP64 ? "fp64" : "fp32"; }
 
@@ -153,6 +153,8 @@ static clphys_status tune_size(grav_case *c, int quick)
         g = best, g.js = best.js ? 0 : 1;
         try_cfg(c, &g, &best, &best_s, &count);
     }
+    /* the heuristic stays unless beaten by more than cp_tune_margin */
+    if (best_s > untuned * (1 - cp_tune_margin(d))) best = h, best_s = untuned;
     char fields[64], value[160];
     snprintf(fields, sizeof fields, "%s n=%d", TUNER, c->n);
     if (best.v == CLPHYS_GRAVITY_VECTOR) snprintf(value, sizeof value, "variant=vector s=%.6g", best_s);
