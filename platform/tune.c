@@ -530,9 +530,10 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-double cp_tune_margin(const clphys_device_info *d)
+int cp_tune_beats(const clphys_device_info *d, double s, double heuristic_s)
 {
-    return d && d->is_cpu ? 0.2 : 0;
+    const double margin = d && d->is_cpu ? 0.2 : 0;
+    return heuristic_s <= 0 || s < heuristic_s * (1 - margin);
 }
 
 double cp_median(double *v, int n)

@@ -145,13 +145,14 @@ int cp_tune_mark(const clphys_device_info *dev, const char *path, int quick, dou
 
 /* The median of v[n] (v is sorted in place); 0 for n <= 0. */
 double cp_median(double *v, int n);
-/* The gain a measured choice must show over the heuristic's before it
- * replaces it (a fraction of the heuristic's time): 0.2 on CPU devices,
- * where the ranking of near choices changes from one process to the next
- * by up to 18% (buffer placement and thread scheduling on a 2-core VM;
- * bench/md-notes.md, "CPU timing"), so a smaller gain is not one a later
- * process would see; 0 elsewhere. */
-double cp_tune_margin(const clphys_device_info *d);
+/* 1 when a measured choice of s seconds may replace the heuristic's of
+ * heuristic_s (also when heuristic_s <= 0: the heuristic did not run): it
+ * must be faster by more than a margin of the heuristic's time, 0.2 on CPU
+ * devices, where the ranking of near choices changes from one process to
+ * the next by up to 18% (buffer placement and thread scheduling on a 2-core
+ * VM; bench/md-notes.md, "CPU timing"), so a smaller gain is not one a
+ * later process would see; 0 elsewhere (plainly faster). */
+int cp_tune_beats(const clphys_device_info *d, double s, double heuristic_s);
 /* A tuner's choice: cp_tune_put, then o->chosen (when set) with the same
  * key and value, the choice's time and the heuristic's.  Returns as
  * cp_tune_put (a cache that cannot be written only loses the choice). */

@@ -14,12 +14,6 @@
  * falls on all of them alike; the median of its rounds decides. */
 #define TUNE_ROUNDS 9
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Profiled time of one even-parity half hop at work-group size wg; < 0 when
  * the size cannot be launched. */
 static double time_size(clphys_dslash_plan *pl, size_t wg, cl_mem out, cl_mem in)
@@ -76,15 +70,14 @@ static clphys_status measure(clphys_dslash_plan *pl, size_t kmax, size_t *best, 
     for (int i = 0; i < NC && !st; i++) {
         if (!live[i]) continue;
         if (count) ++*count;
-        qsort(t[i], TUNE_ROUNDS, sizeof t[i][0], cmp_double);
-        const double m = t[i][TUNE_ROUNDS / 2];
+        const double m = cp_median(t[i], TUNE_ROUNDS);
         if (cand[i] == heur) hs = m;
         if (*best_s < 0 || m < *best_s) *best_s = m, *best = cand[i];
     }
     if (heur_s) *heur_s = hs;
     /* a size replaces the heuristic only by more than a later process
-     * could see otherwise (cp_tune_margin) */
-    if (hs > 0 && *best != heur && *best_s > hs * (1 - cp_tune_margin(clphys_context_device(pl->ctx))))
+     * could see otherwise (cp_tune_beats) */
+    if (hs > 0 && *best != heur && !cp_tune_beats(clphys_context_device(pl->ctx), *best_s, hs))
         *best = heur, *best_s = hs;
     cp_release_mem(&in);
     cp_release_mem(&out);

@@ -236,24 +236,7 @@ static void try_cfg(md_case *c, const lj_cfg *g, lj_cfg *best, double *best_s, i
     if (s > 0 && (*best_s <= 0 || s < *best_s)) *best = *g, *best_s = s;
 }
 
-static void search_variant(md_case *c, clphys_lj_variant v, lj_cfg *best, double *best_s, int *count);
-
-/* Variant v: its heuristic options (their time in *first_s), then each
- * option in turn (coordinate search from the best so far); the heuristic's
- * options stay unless beaten by more than cp_tune_margin; *best_s <= 0 when
- * nothing ran. */
-static void tune_variant(md_case *c, clphys_lj_variant v, lj_cfg *best, double *best_s, double *first_s, int *count)
-{
-    const clphys_device_info *d = clphys_context_device(c->ctx);
-    *best_s = -1;
-    const lj_cfg h = heuristic_cfg(d, c->prec, v);
-    try_cfg(c, &h, best, best_s, count);
-    *first_s = *best_s;
-    if (*best_s <= 0) return;
-    search_variant(c, v, best, best_s, count);
-    if (*best_s > *first_s * (1 - cp_tune_margin(d))) *best = h, *best_s = *first_s;
-}
-
+/* The coordinate search of variant v's own options from *best. */
 static void search_variant(md_case *c, clphys_lj_variant v, lj_cfg *best, double *best_s, int *count)
 {
     const clphys_device_info *d = clphys_context_device(c->ctx);
@@ -299,6 +282,22 @@ static void search_variant(md_case *c, clphys_lj_variant v, lj_cfg *best, double
     }
 }
 
+/* Variant v: its heuristic options (their time in *first_s), then each
+ * option in turn (coordinate search from the best so far); the heuristic's
+ * options stay unless beaten by more than a margin (cp_tune_beats); *best_s <= 0 when
+ * nothing ran. */
+static void tune_variant(md_case *c, clphys_lj_variant v, lj_cfg *best, double *best_s, double *first_s, int *count)
+{
+    const clphys_device_info *d = clphys_context_device(c->ctx);
+    *best_s = -1;
+    const lj_cfg h = heuristic_cfg(d, c->prec, v);
+    try_cfg(c, &h, best, best_s, count);
+    *first_s = *best_s;
+    if (*best_s <= 0) return;
+    search_variant(c, v, best, best_s, count);
+    if (!cp_tune_beats(d, *best_s, *first_s)) *best = h, *best_s = *first_s;
+}
+
 static clphys_status tune_lj_case(md_case *c, const clphys_lj_variant *vs, int nv)
 {
     const clphys_device_info *d = clphys_context_device(c->ctx);
@@ -332,8 +331,8 @@ static clphys_status tune_lj_case(md_case *c, const clphys_lj_variant *vs, int n
         if (best_all_s <= 0 || s < best_all_s) best_all = b, best_all_s = s;
     }
     if (best_all_s <= 0) return CLPHYS_SUCCESS;
-    /* the heuristic's variant stays unless beaten by more than cp_tune_margin */
-    if (best_all.v != h && h_s > 0 && best_all_s > h_s * (1 - cp_tune_margin(d))) best_all = h_best, best_all_s = h_s;
+    /* the heuristic's variant stays unless beaten by more than a margin (cp_tune_beats) */
+    if (best_all.v != h && h_s > 0 && !cp_tune_beats(d, best_all_s, h_s)) best_all = h_best, best_all_s = h_s;
     snprintf(fields, sizeof fields, "%s %s", TUNER, c->axes);
     snprintf(value, sizeof value, "variant=%s s=%.6g", clphys_lj_variant_name(best_all.v), best_all_s);
     const cp_tune_key key = {"lj", "variant", pn, fields};

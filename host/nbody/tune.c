@@ -153,8 +153,8 @@ static clphys_status tune_size(grav_case *c, int quick)
         g = best, g.js = best.js ? 0 : 1;
         try_cfg(c, &g, &best, &best_s, &count);
     }
-    /* the heuristic stays unless beaten by more than cp_tune_margin */
-    if (best_s > untuned * (1 - cp_tune_margin(d))) best = h, best_s = untuned;
+    /* the heuristic stays unless beaten by more than a margin (cp_tune_beats) */
+    if (!cp_tune_beats(d, best_s, untuned)) best = h, best_s = untuned;
     char fields[64], value[160];
     snprintf(fields, sizeof fields, "%s n=%d", TUNER, c->n);
     if (best.v == CLPHYS_GRAVITY_VECTOR) snprintf(value, sizeof value, "variant=vector s=%.6g", best_s);
