@@ -145,11 +145,15 @@ typedef struct {
     int *list;
     double *pos32, box32[3];
     double *ref[2], pe[2]; /* [0]: from rounded input (fp32 rows), [1]: exact */
+    /* the error's scales, made once for all rows (md_ref_force_scale): fp32
+     * rows against the rounded and the exact input, fp64 rows */
+    md_ref_scale sc32, sc32_exact, sc64;
 } lj_ref;
 
 static void lj_ref_free(lj_ref *R)
 {
     free(R->off), free(R->list), free(R->pos32), free(R->ref[0]), free(R->ref[1]);
+    md_ref_scale_free(&R->sc32), md_ref_scale_free(&R->sc32_exact), md_ref_scale_free(&R->sc64);
 }
 
 /* One variant of an lj case: its options and its plan. */
@@ -222,7 +226,7 @@ static int lj_open(bench_run *run, const double *pos, size_t n, const double box
 /* The row of a variant whose kernel rounds are timed: the loops with
  * transfers and back to back, the check against the reference. */
 static void lj_finish(bench_run *run, const double *pos, size_t n, const double box[3], double rho, int prec, const lj_item *it,
-                      const double *rounds_s, int rounds, int calls, int nts, const lj_ref *R)
+                      const double *rounds_s, int rounds, int calls, int tcalls, int nts, const lj_ref *R)
 {
     const char *pn = prec ? "fp64" : "fp32";
     clphys_lj_plan *pl = it->pl;
@@ -234,7 +238,7 @@ static void lj_finish(bench_run *run, const double *pos, size_t n, const double 
     /* with transfers: positions up, forces and energies down, each call */
     for (int r = 0; r < nts && !st; r++) {
         double t0 = bench_now();
-        for (int c = 0; c < calls && !st; c++) {
+        for (int c = 0; c < tcalls && !st; c++) {
             st = clphys_lj_update_positions(pl, pos);
             if (!st) st = clphys_lj_evaluate(pl, NULL);
             if (!st) st = clphys_lj_get(pl, f, &res);
@@ -272,7 +276,7 @@ static void lj_finish(bench_run *run, const double *pos, size_t n, const double 
         snprintf(r.case_key, sizeof r.case_key, "density=%g", rho);
         if (it->v == CLPHYS_LJ_AUTO) snprintf(r.auto_choice, sizeof r.auto_choice, "%s", clphys_lj_plan_choice(pl));
         bench_set_rounds(&r, rounds_s, rounds);
-        r.total_s_median = ref_median(ts, nts) / calls;
+        r.total_s_median = ref_median(ts, nts) / tcalls;
         r.rate = unique / r.kernel_s_median;
         snprintf(r.rate_unit, sizeof r.rate_unit, "pair-evaluations/s");
         /* list entries within r_search, each: 3 sub + min image 3 + r2 5 + LJ ~12 */
@@ -296,15 +300,14 @@ static void lj_finish(bench_run *run, const double *pos, size_t n, const double 
         double exact = 0;
         if (R) {
             int k = prec ? 1 : 0;
-            double ef = md_ref_force_error(n, prec ? pos : R->pos32, prec ? box : R->box32, 1, 1, RCUT, R->off,
-                                           R->list, f, R->ref[k], prec ? 1e-13 : 1e-5, &excl);
-            if (!prec)
-                exact = md_ref_force_error(n, pos, box, 1, 1, RCUT, R->off, R->list, f, R->ref[1], 1e-5, NULL);
+            double ef = md_ref_force_error_scaled(prec ? &R->sc64 : &R->sc32, f, R->ref[k], &excl);
+            if (!prec) exact = md_ref_force_error_scaled(&R->sc32_exact, f, R->ref[1], NULL);
             r.max_rel_error = fmax(ef, fabs(res.potential_energy - R->pe[k]) / fabs(R->pe[k]));
             r.verified = r.max_rel_error <= (prec ? 1e-12 : 1e-5);
         }
         snprintf(r.params, sizeof r.params,
                  "{\"density\":%g,\"box\":%.6g,\"r_cut\":%g,\"r_search\":%g,\"calls\":%d,\"rounds\":%d,"
+                 "\"calls_with_transfers\":%d,"
                  "\"timing\":\"interleaved rounds of the case's variants\","
                  "\"kernel_s_100_calls\":%.6g,\"total_s_100_calls\":%.6g,"
                  "\"back_to_back_wall_s_100_calls\":%.6g,\"kernel_span_s_100_calls\":%.6g,\"pairs\":%zu,"
@@ -312,9 +315,9 @@ static void lj_finish(bench_run *run, const double *pos, size_t n, const double 
                  "\"error\":\"max(||F-F_ref||_2/||sum_j|f_ij|||_2, |PE-PE_ref|/|PE_ref|), F_ref "
                  "fp64 from the %s input\",\"excluded_at_cutoff\":%zu,"
                  "\"force_error_vs_unrounded_input\":%.3g,\"slot_overflow_per_call\":%.6g}",
-                 rho, box[0], RCUT, RSEARCH, calls, rounds, r.kernel_s_median * CALLS,
+                 rho, box[0], RCUT, RSEARCH, calls, rounds, tcalls, r.kernel_s_median * CALLS,
                  r.total_s_median * CALLS, b2b * CALLS / calls, span * CALLS / calls, unique, it->tpi, it->wg,
-                 prec ? "exact" : "float-rounded", excl, exact, (double)overflow / ((double)(1 + rounds + 2 * nts) * calls));
+                 prec ? "exact" : "float-rounded", excl, exact, (double)overflow / ((double)(1 + rounds + nts) * calls + (double)nts * tcalls));
         bench_add_row(run, &r);
     }
     free(ts), free(bs), free(sp), free(f);
@@ -354,13 +357,16 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
     for (int k = 0; k < ni; k++)
         if (!lj_open(run, pos, n, box, prec, &it[k])) it[no++] = it[k];
     /* GPUs: rounds of 100 calls (the seed's), 3 in the default run (their
-     * spread is small), --repeat with --full; CPUs: short rounds of 10
-     * calls, 15 of them, since a VM's stolen time makes single loops differ
-     * by 20% (bench/md-notes.md); one loop with transfers and one back to
-     * back in the default run, --repeat of each with --full */
+     * spread is small), --repeat with --full; CPUs: 31 short rounds of 5
+     * calls, since a VM's stolen time makes single loops differ by 20%
+     * (bench/md-notes.md); one loop with transfers and one back to back in
+     * the default run, --repeat of each with --full */
     const int calls = gpu ? CALLS : 5;
     const int rounds = bench_rounds(run, run->full ? run->repeat : 3, 31);
     const int nts = run->full ? run->repeat : 1;
+    /* the loop with transfers: 20 calls in the GPU default run (each moves
+     * the positions and forces over PCIe: 1.6 ms a call at 62,500 fp64) */
+    const int tcalls = gpu && !run->full ? CALLS / 5 : calls;
     double *s = malloc((size_t)(no ? no : 1) * (size_t)rounds * sizeof *s);
     lj_rounds u = {it, calls};
     if (!s) {
@@ -369,7 +375,7 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
         bench_interleave(no, rounds, lj_round, &u, s);
         for (int k = 0; k < no; k++) {
             if (s[k * rounds] < 0) bench_fail(run, "lj", it[k].name, clphys_last_error(run->ctx));
-            else lj_finish(run, pos, n, box, rho, prec, &it[k], s + k * rounds, rounds, calls, nts, R);
+            else lj_finish(run, pos, n, box, rho, prec, &it[k], s + k * rounds, rounds, calls, tcalls, nts, R);
         }
     }
     free(s);
@@ -415,7 +421,10 @@ int bench_lj(bench_run *run)
                                ref.ref[0], &ref.pe[0], &w);
                 md_ref_lj_list(n, pos, box, 1, 1, RCUT, 0, ref.off, ref.list, ref.ref[1],
                                &ref.pe[1], &w);
-                R = &ref;
+                if (!md_ref_force_scale(n, ref.pos32, ref.box32, 1, 1, RCUT, ref.off, ref.list, 1e-5, &ref.sc32) &&
+                    !md_ref_force_scale(n, pos, box, 1, 1, RCUT, ref.off, ref.list, 1e-5, &ref.sc32_exact) &&
+                    !md_ref_force_scale(n, pos, box, 1, 1, RCUT, ref.off, ref.list, 1e-13, &ref.sc64))
+                    R = &ref;
             }
             clphys_neighbor_plan_destroy(nb);
         }
@@ -521,9 +530,11 @@ int bench_md(bench_run *run)
         if (!bench_wants_precision(run, pn)) continue;
         clphys_lj_variant vs[] = {CLPHYS_LJ_AUTO, CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_CSR,
                                   CLPHYS_LJ_HALF_CAS, CLPHYS_LJ_CPU};
-        /* CPUs, quick too: auto (= cpu), half-cas, full-csr (~15 s) */
+        /* CPUs, quick too: auto (= cpu), half-cas, full-csr (~15 s); GPUs:
+         * half-cas with --full (at in.lj's size it is two programs more to
+         * build than the lj path's) */
         if (!run->dev->is_gpu) vs[1] = CLPHYS_LJ_HALF_CAS;
-        int nv = run->dev->is_gpu ? (run->quick ? 1 : 4) : 3;
+        int nv = run->dev->is_gpu ? (run->quick ? 1 : run->full ? 4 : 3) : 3;
         for (int k = 0; k < nv; k++) {
             clphys_md_thermo rows[12];
             int nrows = 0, rebuilds = 0;

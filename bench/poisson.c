@@ -528,9 +528,11 @@ static void one_size(bench_run *run, grid s, int last)
         pl = NULL;
         free(a);
         a = NULL;
-        /* GPUs: column and staged side by side; CPUs: the default */
-        const int nline = run->dev->is_gpu ? 2 : 1;
-        const clphys_poisson_line lines[2] = {run->dev->is_gpu ? CLPHYS_POISSON_LINE_COLUMN : CLPHYS_POISSON_LINE_AUTO,
+        /* the plan's default (staged on GPUs, column-vec on CPUs); GPUs'
+         * full sweep: column and staged side by side (the column kernels are
+         * four more programs to build) */
+        const int nline = run->dev->is_gpu && run->full ? 2 : 1;
+        const clphys_poisson_line lines[2] = {nline == 2 ? CLPHYS_POISSON_LINE_COLUMN : CLPHYS_POISSON_LINE_AUTO,
                                               CLPHYS_POISSON_LINE_STAGED};
         for (int v = 0; v < nline; v++) {
             vcycle_rows(run, s, &G, 2, lines[v], last);

@@ -82,7 +82,9 @@ void clphys_gauge_hot(clphys_gauge_field *g, uint64_t seed);
 /* Project every link back onto SU(3) (Gram-Schmidt rows 0,1; row 2 as above). */
 void clphys_gauge_reunitarize(clphys_gauge_field *g);
 /* Average plaquette (1/3) Re tr U_mu(x) U_nu(x+mu) U_mu(x+nu)^+ U_nu(x)^+ over
- * all sites and the 6 planes mu < nu; 1 on a cold start. */
+ * all sites and the 6 planes mu < nu; 1 on a cold start.  Computed on the
+ * host's threads (OpenMP), summed in a fixed order: the result does not
+ * depend on the number of threads. */
 double clphys_gauge_plaquette(const clphys_gauge_field *g);
 /* Average link trace (1/3) Re tr U_mu(x) over sites and directions. */
 double clphys_gauge_link_trace(const clphys_gauge_field *g);
@@ -303,8 +305,12 @@ size_t clphys_dslash_field_complex(const clphys_dslash_plan *plan, int half);
 clphys_status clphys_dslash_field_create(clphys_dslash_plan *plan, int half, cl_mem *field);
 /* Host spinor (double[V][4][3][2], lexicographic) <-> device full field, or,
  * with parity 0/1, <-> the half field of that parity (parity -1 = full).
- * Both wait for the transfer.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL,
- * parity not -1/0/1), CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
+ * Both wait for the transfer.  The first of them on a plan allocates a host
+ * staging array of one full field in the plan's precision (page-locked
+ * where the runtime offers it), kept until the plan is destroyed; so two
+ * threads must not transfer through one plan at once.  Errors:
+ * CLPHYS_ERR_INVALID_ARGUMENT (NULL, parity not -1/0/1),
+ * CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
 clphys_status clphys_dslash_field_write(clphys_dslash_plan *plan, cl_mem field, int parity, const double *psi);
 clphys_status clphys_dslash_field_read(clphys_dslash_plan *plan, cl_mem field, int parity, double *psi);
 /* Apply op on device fields (out != in; full fields for HOPPING and

@@ -329,6 +329,10 @@ static void test_gauge_covariance(void **state)
             su3_mul(tmp, G + x * 36, U + (x * 4 + mu) * 9);
             su3_mul_dag(Ut + (x * 4 + mu) * 9, tmp, G + xp * 36);
         }
+    /* the plaquette is gauge invariant */
+    const double plaq = clphys_gauge_plaquette(&g), plaq_t = clphys_gauge_plaquette(&gt);
+    print_message("# plaquette %.15f, gauge transformed %.15f\n", plaq, plaq_t);
+    assert_true(fabs(plaq_t - plaq) < 1e-13);
     double complex *psi = malloc(sizeof(double complex) * 12 * V), *gpsi = malloc(sizeof(double complex) * 12 * V),
                    *a = malloc(sizeof(double complex) * 12 * V), *b = malloc(sizeof(double complex) * 12 * V),
                    *gb = malloc(sizeof(double complex) * 12 * V);

@@ -29,6 +29,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <cmocka.h>
 
 static const int DIMS[4] = {4, 4, 4, 8};
@@ -61,6 +64,16 @@ static void test_cold_hot(void **state)
     print_message("# hot start: plaquette %.5f link trace %.5f\n", p, t);
     /* random links: averages over 6*V plaquettes scatter ~ 1/sqrt(18 V) around 0 */
     assert_true(fabs(p) < 0.1 && fabs(t) < 0.1);
+#ifdef _OPENMP
+    /* the plaquette sums in a fixed order: the same bits on 1 thread and on 3 */
+    const int nt = omp_get_max_threads();
+    omp_set_num_threads(1);
+    const double p1 = clphys_gauge_plaquette(&g);
+    omp_set_num_threads(3);
+    const double p3 = clphys_gauge_plaquette(&g);
+    omp_set_num_threads(nt);
+    assert_true(p1 == p && p3 == p);
+#endif
     /* same seed, same field */
     clphys_gauge_field h;
     assert_int_equal(clphys_gauge_create(DIMS, &h), CLPHYS_SUCCESS);

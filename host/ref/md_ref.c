@@ -110,8 +110,9 @@ void md_ref_lj_list(size_t n, const double *pos, const double box[3], double eps
     *pe = e / 2, *virial = w / 2;
 }
 
-/* S_i,c += |f_ij,c| for one pair within r_cut; flags i and j when r^2 lies
- * within rel_window of r_cut^2. */
+/* S_i,c += |f_ij,c| for one pair within r_cut; flags i when r^2 lies
+ * within rel_window of r_cut^2 (j is flagged from its own row: every pair
+ * is visited from both ends). */
 static void pair_scale(const double *pos, const double box[3], size_t i, size_t j, double eps,
                        double sig2, double rc2, double rel_window, double *s, char *amb)
 {
@@ -120,7 +121,7 @@ static void pair_scale(const double *pos, const double box[3], size_t i, size_t 
         d[c] = min_image(pos[3 * i + c] - pos[3 * j + c], box[c]);
         r2 += d[c] * d[c];
     }
-    if (fabs(r2 - rc2) <= rel_window * rc2) amb[i] = amb[j] = 1;
+    if (fabs(r2 - rc2) <= rel_window * rc2) amb[i] = 1;
     if (r2 >= rc2) return;
     double sr2 = sig2 / r2, sr6 = sr2 * sr2 * sr2;
     double fpair = 24 * eps * sr6 * (2 * sr6 - 1) / r2;
@@ -128,30 +129,45 @@ static void pair_scale(const double *pos, const double box[3], size_t i, size_t 
         s[3 * i + c] += fabs(fpair * d[c]);
 }
 
-double md_ref_force_error(size_t n, const double *pos, const double box[3], double eps,
-                          double sigma, double r_cut, const size_t *off, const int *list,
-                          const double *f, const double *ref, double rel_window, size_t *excluded)
+int md_ref_force_scale(size_t n, const double *pos, const double box[3], double eps, double sigma,
+                       double r_cut, const size_t *off, const int *list, double rel_window,
+                       md_ref_scale *sc)
 {
-    double *s = calloc(3 * n, sizeof *s);
-    char *amb = calloc(n, 1);
-    if (!s || !amb) {
-        free(s), free(amb);
-        return INFINITY;
+    sc->n = n;
+    sc->s = calloc(3 * n, sizeof *sc->s);
+    sc->amb = calloc(n, 1);
+    if (!sc->s || !sc->amb) {
+        md_ref_scale_free(sc);
+        return -1;
     }
-    double sig2 = sigma * sigma, rc2 = r_cut * r_cut;
+    const double sig2 = sigma * sigma, rc2 = r_cut * r_cut;
+    /* row i writes S_i and flag i only */
+#pragma omp parallel for schedule(dynamic, 256)
     for (size_t i = 0; i < n; i++) {
         if (off)
             for (size_t k = off[i]; k < off[i + 1]; k++)
-                pair_scale(pos, box, i, (size_t)list[k], eps, sig2, rc2, rel_window, s, amb);
+                pair_scale(pos, box, i, (size_t)list[k], eps, sig2, rc2, rel_window, sc->s, sc->amb);
         else
             for (size_t j = 0; j < n; j++)
-                if (j != i) pair_scale(pos, box, i, j, eps, sig2, rc2, rel_window, s, amb);
+                if (j != i) pair_scale(pos, box, i, j, eps, sig2, rc2, rel_window, sc->s, sc->amb);
     }
+    return 0;
+}
+
+void md_ref_scale_free(md_ref_scale *sc)
+{
+    free(sc->s), free(sc->amb);
+    sc->s = NULL, sc->amb = NULL;
+}
+
+double md_ref_force_error_scaled(const md_ref_scale *sc, const double *f, const double *ref,
+                                 size_t *excluded)
+{
     double num = 0, den = 0;
     size_t ex = 0;
     int bad = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (amb[i]) {
+    for (size_t i = 0; i < sc->n; i++) {
+        if (sc->amb[i]) {
             ex++;
             continue;
         }
@@ -159,11 +175,21 @@ double md_ref_force_error(size_t n, const double *pos, const double box[3], doub
             double d = f[3 * i + c] - ref[3 * i + c];
             bad |= !isfinite(d);
             num += d * d;
-            den += s[3 * i + c] * s[3 * i + c];
+            den += sc->s[3 * i + c] * sc->s[3 * i + c];
         }
     }
-    free(s), free(amb);
     if (excluded) *excluded = ex;
     if (bad) return INFINITY;
     return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+double md_ref_force_error(size_t n, const double *pos, const double box[3], double eps,
+                          double sigma, double r_cut, const size_t *off, const int *list,
+                          const double *f, const double *ref, double rel_window, size_t *excluded)
+{
+    md_ref_scale sc;
+    if (md_ref_force_scale(n, pos, box, eps, sigma, r_cut, off, list, rel_window, &sc)) return INFINITY;
+    double e = md_ref_force_error_scaled(&sc, f, ref, excluded);
+    md_ref_scale_free(&sc);
+    return e;
 }

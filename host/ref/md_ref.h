@@ -39,4 +39,21 @@ double md_ref_force_error(size_t n, const double *pos, const double box[3], doub
                           double sigma, double r_cut, const size_t *off, const int *list,
                           const double *f, const double *ref, double rel_window, size_t *excluded);
 
+/* md_ref_force_error in two steps, for checking several force arrays
+ * against one input: the scales S and the flags of the particles left out
+ * depend on the positions only.  md_ref_force_scale fills *sc (0, or -1 when
+ * out of memory; free with md_ref_scale_free); md_ref_force_error_scaled
+ * gives what md_ref_force_error would for f against ref. */
+typedef struct {
+    size_t n;
+    double *s;  /* S, n*3 */
+    char *amb;  /* 1: a pair at the cutoff within rel_window, left out */
+} md_ref_scale;
+int md_ref_force_scale(size_t n, const double *pos, const double box[3], double eps, double sigma,
+                       double r_cut, const size_t *off, const int *list, double rel_window,
+                       md_ref_scale *sc);
+double md_ref_force_error_scaled(const md_ref_scale *sc, const double *f, const double *ref,
+                                 size_t *excluded);
+void md_ref_scale_free(md_ref_scale *sc);
+
 #endif
