@@ -341,7 +341,7 @@ void lj_full_group(__global const real4_t *restrict pos, uint n,
 inline void lj_fixed_add(volatile __global long *a, real_t v, volatile __global uint *bad)
 {
     real_t s = v * (real_t)FIXED_SCALE;
-    if (!(fabs(s) < (real_t)9.0e18)) { atomic_or(bad, 1u); return; }
+    if (!(fabs(s) < REAL_C(9.0e18))) { atomic_or(bad, 1u); return; }
     atom_add(a, (long)rint(s));
 }
 

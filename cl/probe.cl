@@ -18,7 +18,7 @@ __kernel void probe_triad(__global real4_t *a, __global const real4_t *b, __glob
 /* 8 independent chains x 4 unrolled = 32 mad per iteration per work-item. */
 __kernel void probe_mad(__global real_t *out, real_t a, real_t b, int iters)
 {
-    real_t x0 = (real_t)get_global_id(0) * (real_t)1e-7, x1 = x0 + (real_t)1, x2 = x0 + (real_t)2,
+    real_t x0 = (real_t)get_global_id(0) * (real_t)1e-7f, x1 = x0 + (real_t)1, x2 = x0 + (real_t)2,
            x3 = x0 + (real_t)3, x4 = x0 + (real_t)4, x5 = x0 + (real_t)5, x6 = x0 + (real_t)6,
            x7 = x0 + (real_t)7;
     for (int it = 0; it < iters; it++) {
@@ -34,7 +34,7 @@ __kernel void probe_mad(__global real_t *out, real_t a, real_t b, int iters)
  * a kernel with its own loop must carry explicit vectors (16 lanes per chain). */
 __kernel void probe_mad_vec(__global real_t *out, real_t a, real_t b, int iters)
 {
-    real16_t x0 = (real16_t)((real_t)get_global_id(0) * (real_t)1e-7), x1 = x0 + (real_t)1,
+    real16_t x0 = (real16_t)((real_t)get_global_id(0) * (real_t)1e-7f), x1 = x0 + (real_t)1,
              x2 = x0 + (real_t)2, x3 = x0 + (real_t)3, x4 = x0 + (real_t)4, x5 = x0 + (real_t)5,
              x6 = x0 + (real_t)6, x7 = x0 + (real_t)7;
     real16_t va = (real16_t)a, vb = (real16_t)b;

@@ -170,7 +170,7 @@ static int icontains(const char *hay, const char *needle)
     return 0;
 }
 
-static int matches(const clphys_device_info *d, const char *spec)
+int cp_device_matches(const clphys_device_info *d, const char *spec)
 {
     if (!strcmp(spec, "gpu")) return d->is_gpu;
     if (!strcmp(spec, "cpu")) return d->is_cpu;
@@ -208,7 +208,7 @@ clphys_status cp_select_device(const char *spec, cl_platform_id *plat, cl_device
     } else if (!strcmp(spec, "gpu") || !strcmp(spec, "cpu") || !strcmp(spec, "nvidia") || !strcmp(spec, "amd") ||
                !strcmp(spec, "intel") || !strcmp(spec, "pocl")) {
         for (int i = 0; i < n && pick < 0; i++)
-            if (matches(&list[i], spec)) pick = i;
+            if (cp_device_matches(&list[i], spec)) pick = i;
     } else {
         known = 0;
     }

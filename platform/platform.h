@@ -70,6 +70,9 @@ clphys_status cp_device_probe(cl_platform_id p, cl_device_id d, clphys_device_in
 void cp_device_probe_wg_multiple(cl_device_id d, clphys_device_info *info);
 clphys_status cp_select_device(const char *spec, cl_platform_id *plat, cl_device_id *dev,
                                clphys_device_info *info);
+/* 1 when the device answers to a class spec of clphys_context_create (gpu,
+ * cpu, nvidia, amd, intel, pocl), else 0. */
+int cp_device_matches(const clphys_device_info *d, const char *spec);
 /* Every GPU as a comma-separated list of "P:D" specs in buf (*count of them;
  * "" and 0 when there is none or buf is too short for more). */
 clphys_status cp_gpu_specs(char *buf, size_t len, int *count);

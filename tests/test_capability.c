@@ -9,9 +9,11 @@
  * Then every program the library built in those contexts is compiled again
  * by clang (OpenCL C 1.2, SPIR target) with every optional extension
  * switched off except those cp_build_check derived from its options
- * (-cl-ext=-all,+...): a kernel that uses an extension the host did not
- * check fails there.  clang: $CLANG, else `clang` on the PATH (Debian:
- * apt-get install clang; scripts/bootstrap.sh installs it).
+ * (-cl-ext=-all,+...) and warnings made errors: a kernel that uses an
+ * extension the host did not check, or that draws a warning, fails there
+ * (PoCL's builds pass -w, platform/program.c).  clang: $CLANG, else `clang`
+ * on the PATH (Debian: apt-get install clang; scripts/bootstrap.sh installs
+ * it).
  *
  * A new path adds its plans to make_every_plan(). */
 #define _POSIX_C_SOURCE 200809L /* popen */
@@ -176,7 +178,8 @@ static int clang_check_programs(clphys_context *ctx)
             strcat(ext, t);
         }
         snprintf(cmd, sizeof cmd,
-                 "%s -x cl --target=spir64 -Xclang -finclude-default-header -fsyntax-only -Xclang -cl-ext=%s %s %s 2>&1",
+                 "%s -x cl --target=spir64 -Xclang -finclude-default-header -fsyntax-only -Werror "
+                 "-Wno-unused-command-line-argument -Xclang -cl-ext=%s %s %s 2>&1",
                  clang_cmd(), ext, opts, src_path);
         FILE *p = popen(cmd, "r");
         assert_non_null(p);

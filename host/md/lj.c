@@ -137,7 +137,7 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
     /* fixed point: 2^44 in fp64 (resolution 6e-14, |F| < 5e5), 2^32 in fp32 */
     if (fixed)
         snprintf(opt + o, sizeof opt - o, " -DLJ_HALF_FIXEDPOINT=1 -DNEED_INT64_ATOMICS=1 -DFIXED_SCALE=%s",
-                 p->precision == CLPHYS_FP64 ? "17592186044416.0" : "4294967296.0");
+                 p->precision == CLPHYS_FP64 ? "17592186044416.0" : "4294967296.0f");
     cl_program prog = NULL;
     if (hcas) {
         CP_TRY(md_half_cas_create(ctx, pl, opt));
