@@ -333,9 +333,12 @@ static void test_symmetry_and_vcycle(void **state)
 
 /* staged against column's reference on what the basin above lacks: the
  * fp32 plan (fp32 fields in and out), x periodic, a Helmholtz term, an odd
- * nz and more columns than one tile on the coarse levels.  fp64 to 1e-9:
- * dx / dz = 250 here, and column itself differs from the reference by
- * 3e-10 (the bench's tolerance, bench/poisson.c) */
+ * nz and more columns than one tile on the coarse levels.  fp64 to 1e-8:
+ * with dx / dz = 250 and no Helmholtz term (a singular operator), the
+ * rounding of the fp64 plans, column and staged alike, differs from the
+ * reference's by up to 1.6e-9 over random geometries (4 of 24 above 1e-9,
+ * bench/poisson-notes.md), while one fp32 step in the fp64 path would
+ * differ by 5e-8 or more (the mixed plans' difference). */
 static void test_vcycle_staged(void **state)
 {
     (void)state;
@@ -348,7 +351,7 @@ static void test_vcycle_staged(void **state)
         t.g.helmholtz = h ? 1e-7 : 0;
         for (int prec = 0; prec < 3; prec++)
             for (int line = CLPHYS_POISSON_LINE_COLUMN; line <= CLPHYS_POISSON_LINE_STAGED; line += 2)
-                check_vcycle(&t, prec, 2, (clphys_poisson_line)line, 1e-9, &rng);
+                check_vcycle(&t, prec, 2, (clphys_poisson_line)line, 1e-8, &rng);
     }
     pt_geometry_free(&t);
 }
