@@ -168,10 +168,16 @@ clphys_status cp_enqueue_wait(clphys_context *ctx, cl_command_queue q, cl_uint n
 /* Wait for the n events (NULL entries skipped); they stay the caller's. */
 clphys_status cp_wait_all(clphys_context *ctx, cl_uint n, const cl_event *ev);
 /* Map the first `bytes` of m for the host (blocking) / unmap it (waits, sets
- * *host NULL; NULL-safe).  Page-locked staging: a CL_MEM_ALLOC_HOST_PTR
- * buffer kept mapped for the life of a plan. */
+ * *host NULL; NULL-safe). */
 clphys_status cp_map(clphys_context *ctx, cl_mem m, cl_map_flags flags, size_t bytes, void **host);
 void cp_unmap(clphys_context *ctx, cl_mem m, void **host);
+/* Page-locked staging for a plan's transfers: a CL_MEM_ALLOC_HOST_PTR buffer
+ * *m of `bytes`, mapped for reading and writing at *host, kept mapped for the
+ * plan's life.  On failure both are NULL and the error is returned (a caller
+ * may fall back to pageable memory).  cp_pinned_release unmaps and releases
+ * it (NULL-safe; sets both NULL). */
+clphys_status cp_pinned(clphys_context *ctx, size_t bytes, cl_mem *m, void **host);
+void cp_pinned_release(clphys_context *ctx, cl_mem *m, void **host);
 /* The compiled kernel's own limits on ctx's device: the largest work-group
  * (registers may make it smaller than the device's) and its local memory. */
 clphys_status cp_kernel_limits(clphys_context *ctx, cl_kernel k, size_t *max_work_group, cl_ulong *local_mem);

@@ -105,6 +105,21 @@ void cp_unmap(clphys_context *ctx, cl_mem m, void **host)
     *host = NULL;
 }
 
+clphys_status cp_pinned(clphys_context *ctx, size_t bytes, cl_mem *m, void **host)
+{
+    *host = NULL;
+    clphys_status st = cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, m);
+    if (!st) st = cp_map(ctx, *m, CL_MAP_READ | CL_MAP_WRITE, bytes, host);
+    if (st) cp_release_mem(m);
+    return st;
+}
+
+void cp_pinned_release(clphys_context *ctx, cl_mem *m, void **host)
+{
+    if (m && *m) cp_unmap(ctx, *m, host);
+    cp_release_mem(m);
+}
+
 clphys_status cp_kernel_limits(clphys_context *ctx, cl_kernel k, size_t *max_work_group, cl_ulong *local_mem)
 {
     size_t wg = 0;

@@ -24,13 +24,12 @@ void la_space_set_global_sum(la_space *s, la_global_sum_fn fn, void *user)
 void la_space_destroy(la_space *s)
 {
     if (!s) return;
-    cp_unmap(s->ctx, s->hbuf, (void **)&s->hp);
+    cp_pinned_release(s->ctx, &s->hbuf, (void **)&s->hp);
     for (int i = 0; i < K_COUNT; i++) cp_release_kernel(&s->k[i]);
     for (int i = 0; i < LA_NVEC; i++) cp_release_mem(&s->v[i]);
     for (int i = 0; i < LA_NSLOT; i++) cp_release_mem(&s->part[i]);
     cp_release_mem(&s->state);
     cp_release_mem(&s->scratch);
-    cp_release_mem(&s->hbuf);
     if (s->own_reads) cp_queue_release(&s->reads);
     free(s);
 }
@@ -97,8 +96,7 @@ clphys_status la_space_create(clphys_context *ctx, const la_space_params *p, la_
     if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * sizeof(double), NULL, &s->scratch);
     /* page-locked, so that an asynchronous read does not hold the host */
     const size_t hbytes = s->hstate + 8 * sizeof(double);
-    if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, hbytes, NULL, &s->hbuf);
-    if (!st) st = cp_map(ctx, s->hbuf, CL_MAP_READ | CL_MAP_WRITE, hbytes, (void **)&s->hp);
+    if (!st) st = cp_pinned(ctx, hbytes, &s->hbuf, (void **)&s->hp);
     if (!st && p->reads) s->reads = p->reads;
     else if (!st && !(st = cp_queue_create(ctx, 0, &s->reads))) s->own_reads = 1;
     if (st) {

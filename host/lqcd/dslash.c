@@ -189,9 +189,8 @@ void clphys_dslash_plan_destroy(clphys_dslash_plan *pl)
     cp_release_kernel(&pl->exp);
     cp_release_mem(&pl->gauge);
     cp_release_mem(&pl->tmp);
-    if (pl->staging_pinned) cp_unmap(pl->ctx, pl->staging, &pl->staging_host);
+    if (pl->staging) cp_pinned_release(pl->ctx, &pl->staging, &pl->staging_host);
     else free(pl->staging_host);
-    cp_release_mem(&pl->staging);
     free(pl);
 }
 
@@ -251,13 +250,9 @@ static clphys_status staging_array(clphys_dslash_plan *pl, void **buf)
 {
     if (!pl->staging_host) {
         const size_t bytes = clphys_dslash_field_complex(pl, 0) * 2 * pl->real_size;
-        if (cp_buffer(pl->ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &pl->staging) == CLPHYS_SUCCESS &&
-            cp_map(pl->ctx, pl->staging, CL_MAP_READ | CL_MAP_WRITE, bytes, &pl->staging_host) == CLPHYS_SUCCESS) {
-            pl->staging_pinned = 1;
-        } else {
-            cp_release_mem(&pl->staging);
-            if (!(pl->staging_host = malloc(bytes))) return cp_error(pl->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "dslash field staging");
-        }
+        if (cp_pinned(pl->ctx, bytes, &pl->staging, &pl->staging_host) != CLPHYS_SUCCESS &&
+            !(pl->staging_host = malloc(bytes)))
+            return cp_error(pl->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "dslash field staging");
     }
     *buf = pl->staging_host;
     return CLPHYS_SUCCESS;
@@ -268,7 +263,7 @@ clphys_status clphys_dslash_field_write(clphys_dslash_plan *pl, cl_mem field, in
     if (!pl || !field || !psi || parity < -1 || parity > 1)
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "dslash field write: bad argument");
     size_t bytes = clphys_dslash_field_complex(pl, parity >= 0) * 2 * pl->real_size;
-    void *buf;
+    void *buf = NULL;
     CP_TRY(staging_array(pl, &buf));
     stage(pl, parity, buf, (double *)psi, 1);
     return cp_write(pl->ctx, field, 0, bytes, buf);
@@ -279,7 +274,7 @@ clphys_status clphys_dslash_field_read(clphys_dslash_plan *pl, cl_mem field, int
     if (!pl || !field || !psi || parity < -1 || parity > 1)
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "dslash field read: bad argument");
     size_t bytes = clphys_dslash_field_complex(pl, parity >= 0) * 2 * pl->real_size;
-    void *buf;
+    void *buf = NULL;
     CP_TRY(staging_array(pl, &buf));
     CP_TRY(cp_read(pl->ctx, field, 0, bytes, buf));
     stage(pl, parity, buf, psi, 0);

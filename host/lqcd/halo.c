@@ -41,10 +41,10 @@ static void halo_destroy(lqcd_halo *h)
     cp_wait(h->ctx, &h->last_h2d);
     cp_wait(h->ctx, &h->last_ext);
     cp_queue_release(&h->xq);
-    if (h->hsend) cp_unmap(h->ctx, h->hsend_m, (void **)&h->hsend);
-    if (h->hrecv) cp_unmap(h->ctx, h->hrecv_m, (void **)&h->hrecv);
-    cl_mem *m[] = {&h->send, &h->recv, &h->hsend_m, &h->hrecv_m, &h->ghost, &h->list};
-    for (int i = 0; i < 6; i++) cp_release_mem(m[i]);
+    cp_pinned_release(h->ctx, &h->hsend_m, (void **)&h->hsend);
+    cp_pinned_release(h->ctx, &h->hrecv_m, (void **)&h->hrecv);
+    cl_mem *m[] = {&h->send, &h->recv, &h->ghost, &h->list};
+    for (int i = 0; i < 4; i++) cp_release_mem(m[i]);
     if (h->comm != MPI_COMM_NULL) MPI_Comm_free(&h->comm);
     free(h);
 }
@@ -225,10 +225,8 @@ static clphys_status halo_buffers(clphys_dslash_plan *pl, lqcd_halo *h)
     free(list);
     if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, &h->send);
     if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, &h->recv);
-    if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &h->hsend_m);
-    if (!st) st = cp_map(ctx, h->hsend_m, CL_MAP_READ | CL_MAP_WRITE, bytes, (void **)&h->hsend);
-    if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &h->hrecv_m);
-    if (!st) st = cp_map(ctx, h->hrecv_m, CL_MAP_READ | CL_MAP_WRITE, bytes, (void **)&h->hrecv);
+    if (!st) st = cp_pinned(ctx, bytes, &h->hsend_m, (void **)&h->hsend);
+    if (!st) st = cp_pinned(ctx, bytes, &h->hrecv_m, (void **)&h->hrecv);
     /* A GPU copies on its own engines while a kernel runs: the faces move on
      * a queue of their own.  A CPU device runs one command after another, so
      * there the copies go first on the context's queue (pack, faces to the

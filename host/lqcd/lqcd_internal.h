@@ -27,8 +27,8 @@ struct clphys_dslash_plan {
     cl_mem gauge;            /* links in device layout                    */
     cl_mem tmp;              /* odd half field for the even-odd operator  */
     cl_mem staging;          /* field_read/write's host array of one full */
-    void *staging_host;      /* field, page-locked where the runtime can   */
-    int staging_pinned;      /* (mapped from staging), else malloc'd       */
+    void *staging_host;      /* field: mapped from staging (page-locked),  */
+                             /* or malloc'd where staging is NULL          */
     size_t local;            /* work-group size, 0 = runtime's choice     */
     int tune_source;         /* CLPHYS_DSLASH_WG_* of clphys_lqcd.h       */
     /* Over MPI (halo.c, set by clphys_dslash_plan_create_mpi): the exchange,

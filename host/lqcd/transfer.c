@@ -53,8 +53,7 @@ static void piece(size_t n, int nch, int c, size_t *off, size_t *len)
 void lqcd_transfer_destroy(lqcd_transfer *t)
 {
     if (!t) return;
-    if (t->pin) cp_unmap(t->pl->ctx, t->pinned, (void **)&t->pin);
-    cp_release_mem(&t->pinned);
+    cp_pinned_release(t->pl->ctx, &t->pinned, (void **)&t->pin);
     cp_release_mem(&t->host);
     free(t);
 }
@@ -72,9 +71,8 @@ clphys_status lqcd_transfer_create(clphys_dslash_plan *p64, lqcd_transfer **out)
         return st;
     }
     const size_t bytes = p64->vol * 24 * sizeof(double);
-    if (cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &t->pinned) != CLPHYS_SUCCESS ||
-        cp_map(ctx, t->pinned, CL_MAP_READ | CL_MAP_WRITE, bytes, (void **)&t->pin) != CLPHYS_SUCCESS)
-        cp_release_mem(&t->pinned); /* no page-locked memory: transfers from the caller's array */
+    /* no page-locked memory (t->pin NULL): transfers from the caller's array */
+    cp_pinned(ctx, bytes, &t->pinned, (void **)&t->pin);
     *out = t;
     return CLPHYS_SUCCESS;
 }

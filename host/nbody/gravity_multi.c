@@ -183,8 +183,7 @@ void clphys_gravity_multi_destroy(clphys_gravity_multi *m)
         cp_release_mem(&D->xi);
         clphys_context_destroy(D->own);
     }
-    if (m->pin) cp_unmap(m->dev[0].lane[0].ctx, m->pin, &m->pin_host);
-    cp_release_mem(&m->pin);
+    if (m->pin) cp_pinned_release(m->dev[0].lane[0].ctx, &m->pin, &m->pin_host);
     free(m->ev);
     free(m->ev_dev);
     free(m->dev);
@@ -225,16 +224,10 @@ clphys_status gm_staging(clphys_gravity_multi *m, size_t bytes, void **host)
 {
     clphys_context *ctx = gm_context(m);
     if (!m->pin || m->cap_pin < bytes) {
-        if (m->pin) cp_unmap(ctx, m->pin, &m->pin_host);
-        cp_release_mem(&m->pin);
+        cp_pinned_release(ctx, &m->pin, &m->pin_host);
         m->cap_pin = 0;
         const size_t want = bytes > 16 ? bytes + bytes / 4 : 16; /* room to grow a little */
-        CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, want, NULL, &m->pin));
-        clphys_status st = cp_map(ctx, m->pin, CL_MAP_READ | CL_MAP_WRITE, want, &m->pin_host);
-        if (st) {
-            cp_release_mem(&m->pin);
-            return st;
-        }
+        CP_TRY(cp_pinned(ctx, want, &m->pin, &m->pin_host));
         m->cap_pin = want;
     }
     *host = m->pin_host;
