@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "bench.h"
+#include "scaling.h"
 
 typedef struct {
     int order[256], n;  /* the variants in the order they ran */
@@ -139,6 +140,41 @@ static void auto_vs_best_pairs_rounds(void **state)
     assert_non_null(strstr(method, "medians"));
 }
 
+/* The scaling schema: strong speedup and efficiency over the devices, weak
+ * efficiency as the baseline's time over the step's, no speedup for weak
+ * scaling, unmeasured figures as null, and valid JSON inside braces. */
+static void scaling_schema(void **state)
+{
+    (void)state;
+    bench_scaling st = {2, 2, 0, 1000, 1.0, 0.625, 0.1, 0.05};
+    assert_true(bench_scaling_speedup(&st) > 1.599 && bench_scaling_speedup(&st) < 1.601);
+    assert_true(bench_scaling_efficiency(&st) > 0.799 && bench_scaling_efficiency(&st) < 0.801);
+    bench_scaling wk = {4, 4, 1, 1000, 1.0, 1.25, -1, -1};
+    assert_true(bench_scaling_speedup(&wk) == 0);
+    assert_true(bench_scaling_efficiency(&wk) > 0.799 && bench_scaling_efficiency(&wk) < 0.801);
+    bench_scaling bad = {2, 1, 0, 10, 0, 1.0, -1, -1};
+    assert_true(bench_scaling_efficiency(&bad) == 0);
+    const bench_scaling *cases[] = {&st, &wk};
+    for (int k = 0; k < 2; k++) {
+        char buf[512], obj[520];
+        const int c = bench_scaling_json(cases[k], buf, sizeof buf);
+        assert_true(c > 0 && c < (int)sizeof buf);
+        snprintf(obj, sizeof obj, "{%s}", buf);
+        cJSON *j = cJSON_Parse(obj);
+        assert_non_null(j);
+        assert_string_equal(cJSON_GetObjectItem(j, "scaling")->valuestring, k ? "weak" : "strong");
+        assert_int_equal(cJSON_GetObjectItem(j, "gpus")->valueint, k ? 4 : 2);
+        assert_true(k ? cJSON_IsNull(cJSON_GetObjectItem(j, "speedup"))
+                      : cJSON_GetObjectItem(j, "speedup")->valuedouble > 1.59);
+        assert_true(k ? cJSON_IsNull(cJSON_GetObjectItem(j, "exchange_floor_s"))
+                      : cJSON_GetObjectItem(j, "exchange_floor_s")->valuedouble == 0.05);
+        cJSON_Delete(j);
+    }
+    /* truncation is reported as snprintf does */
+    char small[16];
+    assert_true(bench_scaling_json(&st, small, sizeof small) >= (int)sizeof small);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -146,6 +182,7 @@ int main(void)
         cmocka_unit_test(interleave_drops_a_failing_variant),
         cmocka_unit_test(set_rounds_median_min),
         cmocka_unit_test(auto_vs_best_pairs_rounds),
+        cmocka_unit_test(scaling_schema),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
