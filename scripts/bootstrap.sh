@@ -9,7 +9,9 @@ pkgs=(gcc meson ninja-build pkg-config python3 ocl-icd-opencl-dev opencl-c-heade
       libclblast-dev libcmocka-dev libcjson-dev libopenmpi-dev openmpi-bin libnetcdf-dev libhypre-dev zlib1g-dev
       # clang: tests/test_capability.c; pip: scripts/intel-opencl.sh; the checks of .ci/run:
       # libFuzzer (clang and its runtime), the sanitizers, a checking OpenCL device (oclgrind)
-      clang libclang-rt-dev oclgrind python3-pip)
+      clang libclang-rt-dev oclgrind python3-pip
+      # the Python package (pip install .; .ci/run): headers for the extension, venv for the test environment
+      python3-dev python3-venv)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
