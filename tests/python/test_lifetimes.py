@@ -83,3 +83,23 @@ def test_contexts_do_not_grow_memory(fp64):
     gc.collect()
     grown = rss_bytes() - before
     assert grown < 16 << 20, f"RSS grew {grown / 2**20:.1f} MiB over 100 contexts"
+
+
+def test_gil_released_during_device_work(ctx, fp64):
+    # a long C call in one thread; the main thread runs Python meanwhile
+    import threading
+    x = np.random.default_rng(1).uniform(-1, 1, (6000, 3))
+    m = np.ones(6000)
+    started = threading.Event()
+
+    def work():
+        started.set()
+        clphys.gravity_accelerations(ctx, x, m, 0.01)
+    t = threading.Thread(target=work)
+    t.start()
+    started.wait()
+    spins = 0
+    while t.is_alive():
+        spins += 1
+    t.join()
+    assert spins > 10000, f"the main thread ran {spins} loop iterations during the call"

@@ -102,3 +102,29 @@ def test_md_run_thermo_rows(ctx, fp64):
         now = md.system()
     assert now.positions.shape == (256, 3) and not np.array_equal(now.positions, sys.positions)
     assert ((now.positions >= now.lo) & (now.positions < now.hi)).all()
+
+
+def write_lammps_data(path, s):
+    g = "{:.17g}".format
+    lines = ["LAMMPS data file written by a test", "", f"{s.n} atoms", f"{len(s.type_mass) - 1} atom types", ""]
+    for a, name in enumerate("xyz"):
+        lines.append(f"{g(s.lo[a])} {g(s.hi[a])} {name}lo {name}hi")
+    lines += ["", "Masses", ""] + [f"{t} {g(s.type_mass[t])}" for t in range(1, len(s.type_mass))]
+    lines += ["", "Atoms # atomic", ""]
+    lines += [f"{s.ids[k]} {s.types[k]} {g(x)} {g(y)} {g(z)}" for k, (x, y, z) in enumerate(s.positions)]
+    lines += ["", "Velocities", ""]
+    lines += [f"{s.ids[k]} {g(a)} {g(b)} {g(c)}" for k, (a, b, c) in enumerate(s.velocities)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_lammps_data_file(tmp_path):
+    s = clphys.MDSystem.fcc(0.8442, 2, 1.0, seed=9)
+    write_lammps_data(tmp_path / "in.data", s)
+    r = clphys.MDSystem.read_lammps_data(tmp_path / "in.data")
+    assert r.n == 32 and np.array_equal(r.positions, s.positions) and np.array_equal(r.velocities, s.velocities)
+    assert np.array_equal(r.lo, s.lo) and np.array_equal(r.hi, s.hi) and list(r.types) == list(s.types)
+    bad = (tmp_path / "in.data").read_text().replace("32 atoms", "33 atoms")
+    (tmp_path / "bad.data").write_text(bad)
+    with pytest.raises(clphys.FormatError) as e:  # the header's count disagrees: named with the file
+        clphys.MDSystem.read_lammps_data(tmp_path / "bad.data")
+    assert "bad.data" in str(e.value)
