@@ -11,6 +11,23 @@ typedef struct _cl_context *cl_context;
 typedef struct _cl_command_queue *cl_command_queue;
 typedef struct _cl_device_id *cl_device_id;
 
+/* ---- OpenCL (CL/cl.h, through clphys.h): the buffers of clphys.DeviceArray ---- */
+typedef int... cl_int;
+typedef int... cl_uint;
+typedef int... cl_mem_flags;
+typedef struct _cl_event *cl_event;
+#define CL_SUCCESS ...
+#define CL_MEM_READ_WRITE ...
+#define CL_TRUE ...
+cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret);
+cl_int clReleaseMemObject(cl_mem memobj);
+cl_int clEnqueueWriteBuffer(cl_command_queue queue, cl_mem buffer, cl_uint blocking_write, size_t offset,
+                            size_t size, const void *ptr, cl_uint num_events_in_wait_list,
+                            const cl_event *event_wait_list, cl_event *event);
+cl_int clEnqueueReadBuffer(cl_command_queue queue, cl_mem buffer, cl_uint blocking_read, size_t offset,
+                           size_t size, void *ptr, cl_uint num_events_in_wait_list,
+                           const cl_event *event_wait_list, cl_event *event);
+
 /* ---- clphys.h ---- */
 typedef enum {
     CLPHYS_SUCCESS, CLPHYS_ERR_INVALID_ARGUMENT, CLPHYS_ERR_DEVICE_NOT_FOUND, CLPHYS_ERR_OPENCL,
@@ -206,6 +223,8 @@ typedef struct {
 } clphys_poisson_result;
 clphys_status clphys_poisson_solve(clphys_poisson_plan *plan, const double *rhs, double *x,
                                    clphys_poisson_result *result);
+clphys_status clphys_poisson_solve_mem(clphys_poisson_plan *plan, cl_mem rhs, cl_mem x,
+                                       clphys_poisson_result *result);
 clphys_status clphys_poisson_plan_operator(const clphys_poisson_plan *plan, double *a, unsigned char *mask,
                                            double *w);
 clphys_status clphys_poisson_levels(int nz, double lz, double stretch, double *dz);

@@ -11,6 +11,7 @@ a subclass of clphys.Error carrying clphys_last_error's message.
 """
 from ._ffi import cstr as _cstr, lib as _lib
 from .context import Context, DeviceInfo, Plan, devices
+from .device import DeviceArray
 from .errors import (BuildError, CapacityError, ClosedError, DeviceNotFoundError, Error, FileIOError,
                      FormatError, InputError, InvalidArgumentError, NotConvergedError, OpenCLError,
                      OutOfMemoryError, UnsupportedError, VerifyError, error_class)
@@ -22,7 +23,7 @@ from .poisson import PoissonPlan, poisson_solve_box, write_netcdf
 __version__ = _cstr(_lib.clphys_version())
 
 __all__ = [
-    "Context", "DeviceInfo", "Plan", "devices",
+    "Context", "DeviceInfo", "Plan", "devices", "DeviceArray",
     "Error", "InvalidArgumentError", "DeviceNotFoundError", "OpenCLError", "BuildError", "OutOfMemoryError",
     "UnsupportedError", "FileIOError", "FormatError", "InputError", "NotConvergedError", "CapacityError",
     "VerifyError", "ClosedError", "error_class",

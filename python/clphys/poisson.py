@@ -176,6 +176,23 @@ class PoissonPlan(Plan):
             self.ctx.check(st, _result(r))
         return x, _result(r)
 
+    def solve_device(self, rhs, x=None):
+        """Solve on device buffers (clphys_poisson_solve_mem, no transfer):
+        rhs (what solve() takes: f, or b for a caller's operator) and x
+        DeviceArray (nz, ny, nx) float64 of this plan's context (x None:
+        made).  Returns (x, info) as solve(); x stays on the device.
+        A non-finite rhs is not checked here: it shows as NotConvergedError."""
+        from .device import DeviceArray
+        pr = rhs._check(self.ctx, self.shape, np.float64, "rhs")
+        if x is None:
+            x = DeviceArray(self.ctx, self.shape, np.float64)
+        px = x._check(self.ctx, self.shape, np.float64, "x")
+        r = ffi.new("clphys_poisson_result *")
+        with self.ctx._lock:
+            st = lib.clphys_poisson_solve_mem(self.ptr, pr, px, r)
+            self.ctx.check(st, _result(r))
+        return x, _result(r)
+
     def operator(self):
         """The plan's fine operator (7, nz, ny, nx) (land all 0), its mask
         (nz, ny, nx) bool and the projection weights w (nz, ny, nx): cell

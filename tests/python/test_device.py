@@ -1,0 +1,56 @@
+"""Results that stay on the device: DeviceArray buffers through the plans'
+cl_mem entry points give what the host-array calls give."""
+import numpy as np
+import pytest
+
+import clphys
+
+
+def test_device_array_round_trip(ctx):
+    a = np.arange(24, dtype=np.float32).reshape(6, 4)
+    with clphys.DeviceArray.from_numpy(ctx, a) as d:
+        assert d.shape == (6, 4) and d.dtype == np.float32 and d.cl_mem != 0
+        assert np.array_equal(d.to_numpy(), a)
+        d.write(a[::-1])
+        assert np.array_equal(d.to_numpy(), a[::-1])
+        with pytest.raises(clphys.InvalidArgumentError):
+            d.write(a[:3])
+    with pytest.raises(clphys.ClosedError):
+        d.to_numpy()
+
+
+@pytest.mark.parametrize("precision", ["fp64", "fp32"])
+def test_gravity_on_device(ctx, rng, precision):
+    if precision == "fp64" and not ctx.device.fp64:
+        pytest.skip("no fp64")
+    real = np.float64 if precision == "fp64" else np.float32
+    x = rng.uniform(-1, 1, (500, 3)).astype(real).astype(np.float64)
+    m = rng.uniform(0.1, 1, 500).astype(real).astype(np.float64)
+    with clphys.GravityPlan(ctx, eps=0.02, precision=precision) as plan:
+        acc, pot = plan.compute(x, m)
+        xj = clphys.DeviceArray.from_numpy(ctx, np.column_stack([x, m]), real)
+        out = plan.compute_device(xj)
+        res = out.to_numpy()
+        with pytest.raises(clphys.InvalidArgumentError):  # the other real type: refused
+            plan.compute_device(clphys.DeviceArray(ctx, (500, 4), np.float32 if real is np.float64 else np.float64))
+    tol = 1e-13 if precision == "fp64" else 1e-6
+    scale = np.abs(acc).max()
+    assert np.abs(res[:, :3] - acc).max() <= tol * scale
+    assert np.abs(res[:, 3] - pot).max() <= tol * np.abs(pot).max()
+
+
+def test_poisson_on_device(ctx, fp64, rng):
+    f = rng.normal(size=(3, 4, 6))
+    with clphys.PoissonPlan.box(ctx, f.shape, (6e3, 4e3, 30.0), tol=1e-10, precision="fp64") as plan:
+        p, info = plan.solve(f)
+        x, dinfo = plan.solve_device(clphys.DeviceArray.from_numpy(ctx, f))
+        pd = x.to_numpy()
+    assert dinfo["residual"] <= 1e-10
+    assert np.abs(pd - p).max() <= 1e-8 * np.abs(p).max()
+
+
+def test_device_array_freed_with_context():
+    with clphys.Context("") as c:
+        d = clphys.DeviceArray(c, (16,))
+    with pytest.raises(clphys.ClosedError):
+        d.to_numpy()
