@@ -3,7 +3,7 @@
 Every call through lib releases the GIL for its duration (cffi does so for
 every C call), so device work runs while other Python threads do.
 """
-from ._clphys_cffi import ffi, lib  # noqa: F401
+from ._clphys_cffi import ffi, lib  # type: ignore[import-not-found]  # noqa: F401
 
 
 def cstr(p):

@@ -5,6 +5,8 @@ clphys_last_error() of the context the call ran on (or of the calling thread
 for calls without a context: file readers, device listing): the OpenCL call
 and code, the build log, the file and line, the particle or cell named.
 """
+from typing import Dict, Optional, Type
+
 from ._ffi import cstr, ffi, lib
 
 
@@ -13,7 +15,7 @@ class Error(Exception):
     errors of the Python layer such as a closed plan); status_name: e.g.
     "CLPHYS_ERR_INPUT"; message: clphys_last_error's text."""
 
-    status = None
+    status: Optional[int] = None
     status_name = ""
 
     def __init__(self, message, result=None):
@@ -77,7 +79,7 @@ class ClosedError(Error, ValueError):
     """A plan or context used after close() (or after its context was closed)."""
 
 
-_BY_STATUS = {}
+_BY_STATUS: Dict[int, Type[Error]] = {}
 for _name, _cls in [("CLPHYS_ERR_INVALID_ARGUMENT", InvalidArgumentError),
                     ("CLPHYS_ERR_DEVICE_NOT_FOUND", DeviceNotFoundError),
                     ("CLPHYS_ERR_OPENCL", OpenCLError),

@@ -25,6 +25,10 @@ def _xm(positions, masses, name="positions"):
     return x
 
 
+def _real(precision):
+    return np.float64 if precision == "fp64" else np.float32
+
+
 class GravityPlan(Plan):
     """A gravity plan (clphys_gravity_plan): GravityPlan(ctx, eps=0.0,
     precision="fp64", G=1.0, potential=True, variant="auto").
@@ -83,36 +87,28 @@ class GravityPlan(Plan):
             self.ctx.check(st)
         return acc, pot
 
-
-def _real(precision):
-    return np.float64 if precision == "fp64" else np.float32
-
-
-def _gravity_compute_device(self, xj, out=None, xi=None):
-    """Accelerations on device buffers, nothing copied to the host
-    (clphys_gravity_compute_cl).  xj: DeviceArray (N, 4) of the plan's real
-    type (float64 for "fp64", float32 for "fp32") holding (x, y, z, m) per
-    particle; xi: the same (M, 4) for other target points, or None (the
-    particles themselves, self term removed); out: DeviceArray (M, 4) of
-    that type, or None (made).  Returns out = (ax, ay, az, phi) per target
-    (phi only with potential=True).  The kernels are queued; out.to_numpy()
-    waits for them.  No input checking on the device path (as in C)."""
-    from .device import DeviceArray
-    real = _real(self.precision)
-    nj = xj.shape[0] if len(xj.shape) == 2 else -1
-    pj = xj._check(self.ctx, (nj, 4), real, "xj")
-    ni = nj if xi is None else (xi.shape[0] if len(xi.shape) == 2 else -1)
-    pi = pj if xi is None else xi._check(self.ctx, (ni, 4), real, "xi")
-    if out is None:
-        out = DeviceArray(self.ctx, (ni, 4), real)
-    po = out._check(self.ctx, (ni, 4), real, "out")
-    with self.ctx._lock:
-        self.ctx.check(lib.clphys_gravity_compute_cl(self.ptr, pi, ni, pj, nj, 1 if xi is None else 0, po, 0,
-                                                     ffi.NULL))
-    return out
-
-
-GravityPlan.compute_device = _gravity_compute_device
+    def compute_device(self, xj, out=None, xi=None):
+        """Accelerations on device buffers, nothing copied to the host
+        (clphys_gravity_compute_cl).  xj: DeviceArray (N, 4) of the plan's real
+        type (float64 for "fp64", float32 for "fp32") holding (x, y, z, m) per
+        particle; xi: the same (M, 4) for other target points, or None (the
+        particles themselves, self term removed); out: DeviceArray (M, 4) of
+        that type, or None (made).  Returns out = (ax, ay, az, phi) per target
+        (phi only with potential=True).  The kernels are queued; out.to_numpy()
+        waits for them.  No input checking on the device path (as in C)."""
+        from .device import DeviceArray
+        real = _real(self.precision)
+        nj = xj.shape[0] if len(xj.shape) == 2 else -1
+        pj = xj._check(self.ctx, (nj, 4), real, "xj")
+        ni = nj if xi is None else (xi.shape[0] if len(xi.shape) == 2 else -1)
+        pi = pj if xi is None else xi._check(self.ctx, (ni, 4), real, "xi")
+        if out is None:
+            out = DeviceArray(self.ctx, (ni, 4), real)
+        po = out._check(self.ctx, (ni, 4), real, "out")
+        with self.ctx._lock:
+            self.ctx.check(lib.clphys_gravity_compute_cl(self.ptr, pi, ni, pj, nj, 1 if xi is None else 0, po, 0,
+                                                         ffi.NULL))
+        return out
 
 
 def gravity_accelerations(ctx, positions, masses, eps, precision="fp64"):
