@@ -15,7 +15,8 @@ from .device import DeviceArray
 from .errors import (BuildError, CapacityError, ClosedError, DeviceNotFoundError, Error, FileIOError,
                      FormatError, InputError, InvalidArgumentError, NotConvergedError, OpenCLError,
                      OutOfMemoryError, UnsupportedError, VerifyError, error_class)
-from .gravity import GravityPlan, energies, gravity_accelerations, gravity_potentials, nbody_run, plummer
+from .gravity import (GravityPlan, energies, gravity_accelerations, gravity_potentials, nbody_run, plummer, read_nbabel,
+                      write_nbabel)
 from .lqcd import GaugeField, WilsonSolver, convert_gauge, plaquette
 from .md import THERMO_KEYS, LJPlan, MDPlan, MDSystem, NeighborList, lj_forces
 from .poisson import PoissonPlan, poisson_solve_box, write_netcdf
@@ -28,6 +29,7 @@ __all__ = [
     "UnsupportedError", "FileIOError", "FormatError", "InputError", "NotConvergedError", "CapacityError",
     "VerifyError", "ClosedError", "error_class",
     "GravityPlan", "gravity_accelerations", "gravity_potentials", "plummer", "energies", "nbody_run",
+    "read_nbabel", "write_nbabel",
     "NeighborList", "LJPlan", "lj_forces", "MDSystem", "MDPlan", "THERMO_KEYS",
     "GaugeField", "WilsonSolver", "plaquette", "convert_gauge",
     "PoissonPlan", "poisson_solve_box", "write_netcdf",

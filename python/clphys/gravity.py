@@ -11,7 +11,7 @@ import numpy as np
 from ._ffi import cstr, ffi, lib
 from .arrays import as_f64, ptr
 from .context import Plan, precision_of
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, check
 
 _VARIANTS = {"auto": "CLPHYS_GRAVITY_AUTO", "tiled": "CLPHYS_GRAVITY_TILED", "vector": "CLPHYS_GRAVITY_VECTOR"}
 
@@ -134,14 +134,40 @@ def plummer(n, seed=1):
     frame, deterministic for a seed: (positions (n, 3), velocities (n, 3),
     masses (n,))."""
     s = ffi.new("clphys_nbody_system *")
-    from .errors import check
     check(lib.clphys_nbody_plummer(ffi.NULL, int(n), int(seed), s))
+    return _system_arrays(s)
+
+
+def _system_arrays(s):
     try:
         x = np.frombuffer(ffi.buffer(s.x, 32 * s.n), dtype=np.float64).reshape(-1, 4).copy()
         v = np.frombuffer(ffi.buffer(s.v, 24 * s.n), dtype=np.float64).reshape(-1, 3).copy()
     finally:
         lib.clphys_nbody_system_destroy(s)
     return x[:, :3].copy(), v, x[:, 3].copy()
+
+
+def read_nbabel(path):
+    """Read an NBabel file (nbabel.org: `id m x y z vx vy vz` per line):
+    (positions (n, 3), velocities (n, 3), masses (n,)).  Raises FileIOError,
+    FormatError (the message names file and line), InputError (NaN/inf, a
+    negative mass)."""
+    s = ffi.new("clphys_nbody_system *")
+    check(lib.clphys_nbody_read(ffi.NULL, str(path).encode(), s))
+    return _system_arrays(s)
+
+
+def write_nbabel(path, positions, velocities, masses):
+    """Write an NBabel file (%.17g: read back bit for bit), atomically."""
+    pos = as_f64("positions", positions, (None, 3))
+    n = pos.shape[0]
+    vel = as_f64("velocities", velocities, (n, 3))
+    m = as_f64("masses", masses, (n,))
+    x = np.empty((n, 4))
+    x[:, :3], x[:, 3] = pos, m
+    s = ffi.new("clphys_nbody_system *")
+    s.n, s.x, s.v = n, ptr(x), ptr(vel)
+    check(lib.clphys_nbody_write(ffi.NULL, str(path).encode(), s))
 
 
 def energies(positions, velocities, masses, phi):
@@ -158,7 +184,6 @@ def energies(positions, velocities, masses, phi):
     s = ffi.new("clphys_nbody_system *")
     s.n, s.x, s.v = n, ptr(x), ptr(vel)
     e = ffi.new("clphys_nbody_energy *")
-    from .errors import check
     check(lib.clphys_nbody_energy_of(ffi.NULL, s, ptr(ph), e))
     return {"kinetic": e.kinetic, "potential": e.potential, "total": e.total,
             "virial_ratio": e.virial_ratio, "momentum": e.momentum}

@@ -101,3 +101,14 @@ def test_nbody_driver_conserves_energy(ctx, fp64):
     assert list(rows["step"]) == [0, 5, 10, 15, 20]
     drift = abs(rows["total"][-1] - rows["total"][0]) / abs(rows["total"][0])
     assert drift < 1e-4 and not np.array_equal(x1, x)
+
+
+def test_nbabel_files(tmp_path):
+    x, v, m = clphys.plummer(50, seed=2)
+    clphys.write_nbabel(tmp_path / "p.txt", x, v, m)
+    x2, v2, m2 = clphys.read_nbabel(tmp_path / "p.txt")
+    assert np.array_equal(x, x2) and np.array_equal(v, v2) and np.array_equal(m, m2)
+    (tmp_path / "bad.txt").write_text("0 1 0 0 0 0 0\n")  # 7 fields
+    with pytest.raises(clphys.FormatError) as e:
+        clphys.read_nbabel(tmp_path / "bad.txt")
+    assert "bad.txt" in str(e.value)
