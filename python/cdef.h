@@ -136,6 +136,10 @@ typedef struct { long long step; double temp, pe, ke, etotal, press; ...; } clph
 typedef struct clphys_md_plan clphys_md_plan;
 clphys_status clphys_md_plan_create(clphys_context *ctx, const clphys_md_params *p, const clphys_md_system *sys,
                                     clphys_md_plan **plan);
+typedef struct { size_t n; double lo[3]; double hi[3]; cl_mem x; cl_mem v; cl_mem f; cl_mem image; ...; } clphys_md_buffers;
+clphys_status clphys_md_plan_create_cl(clphys_context *ctx, const clphys_md_params *p, const clphys_md_buffers *b,
+                                       clphys_md_plan **plan);
+clphys_status clphys_md_refresh(clphys_md_plan *plan);
 void clphys_md_plan_destroy(clphys_md_plan *plan);
 clphys_status clphys_md_run(clphys_md_plan *plan, int steps, double *kernel_s);
 clphys_status clphys_md_thermo_now(clphys_md_plan *plan, clphys_md_thermo *t);

@@ -207,6 +207,62 @@ class MDPlan(Plan):
     def __init__(self, ctx, system, dt=0.005, rcut=2.5, skin=0.3, precision="fp64", neigh_every=1,
                  neigh_delay=0, neigh_check=True, variant="auto", epsilon=1.0, sigma=1.0, shifted=False):
         super().__init__(ctx)
+        p = self._params(dt, rcut, skin, precision, neigh_every, neigh_delay, neigh_check, variant, epsilon, sigma,
+                         shifted)
+        keep = []
+        s = system._to_c(keep)
+        self.n = system.n
+        self._template = system
+        self.buffers = None
+        pp = ffi.new("clphys_md_plan **")
+        with ctx._lock:
+            ctx.check(lib.clphys_md_plan_create(ctx.ptr, p, s, pp))
+            self._own(pp[0], lib.clphys_md_plan_destroy)
+
+    @classmethod
+    def on_device(cls, ctx, x, v, f, lo, hi, image=None, dt=0.005, rcut=2.5, skin=0.3, precision="fp64",
+                  neigh_every=1, neigh_delay=0, neigh_check=True, variant="auto", epsilon=1.0, sigma=1.0,
+                  shifted=False):
+        """A plan bound to the application's device buffers
+        (clphys_md_plan_create_cl): the state stays on the device across
+        steps.  x, v, f: DeviceArray (n, 4) of the plan's real type (float64
+        for "fp64", float32 for "fp32"): x = (x, y, z, w) positions (read
+        within one box length of [lo, hi)), v = (vx, vy, vz, mass), f written
+        (fx, fy, fz, u: the atom's share of the potential energy); image
+        DeviceArray (n, 4) int32 image flags or None.  The plan writes x, v,
+        f and image after every run(); after changing them call refresh().
+        The buffers are kept referenced by the plan."""
+        self = cls.__new__(cls)
+        Plan.__init__(self, ctx)
+        p = self._params(dt, rcut, skin, precision, neigh_every, neigh_delay, neigh_check, variant, epsilon, sigma,
+                         shifted)
+        real = np.float64 if precision == "fp64" else np.float32
+        n = x.shape[0] if len(x.shape) == 2 else -1
+        b = ffi.new("clphys_md_buffers *")
+        b.n = n
+        b.lo, b.hi = vec3("lo", lo), vec3("hi", hi)
+        b.x = x._check(ctx, (n, 4), real, "x")
+        b.v = v._check(ctx, (n, 4), real, "v")
+        b.f = f._check(ctx, (n, 4), real, "f")
+        b.image = ffi.NULL if image is None else image._check(ctx, (n, 4), np.int32, "image")
+        self.n = n
+        self._template = None
+        self.buffers = (x, v, f, image)
+        pp = ffi.new("clphys_md_plan **")
+        with ctx._lock:
+            ctx.check(lib.clphys_md_plan_create_cl(ctx.ptr, p, b, pp))
+            self._own(pp[0], lib.clphys_md_plan_destroy)
+        return self
+
+    def refresh(self):
+        """Bound plans (on_device): re-read x, v and image after the
+        application changed them, rebuild the list, write the forces."""
+        with self.ctx._lock:
+            self.ctx.check(lib.clphys_md_refresh(self.ptr))
+
+    @staticmethod
+    def _params(dt, rcut, skin, precision, neigh_every, neigh_delay, neigh_check, variant, epsilon, sigma,
+                shifted):
         p = ffi.new("clphys_md_params *")
         p.lj.epsilon, p.lj.sigma = float(epsilon), float(sigma)
         p.lj.r_cut, p.lj.skin = float(rcut), float(skin)
@@ -215,15 +271,7 @@ class MDPlan(Plan):
         p.lj.variant = _variant(variant)
         p.dt = float(dt)
         p.neigh_every, p.neigh_delay, p.neigh_check = int(neigh_every), int(neigh_delay), 1 if neigh_check else 0
-        keep = []
-        s = system._to_c(keep)
-        self.n = system.n
-        self._template = system
-        self._step = 0
-        pp = ffi.new("clphys_md_plan **")
-        with ctx._lock:
-            ctx.check(lib.clphys_md_plan_create(ctx.ptr, p, s, pp))
-            self._own(pp[0], lib.clphys_md_plan_destroy)
+        return p
 
     def thermo(self):
         """LAMMPS `thermo_style custom step temp pe ke etotal press` (norm
@@ -262,7 +310,10 @@ class MDPlan(Plan):
             return int(lib.clphys_md_rebuilds(self.ptr))
 
     def system(self):
-        """The current state as a new MDSystem (positions, velocities, images)."""
+        """The current state as a new MDSystem (positions, velocities,
+        images) of a plan made from a host system."""
+        if self._template is None:
+            raise InvalidArgumentError("a plan on device buffers: read them (DeviceArray.to_numpy)")
         keep = []
         t = self._template
         cur = MDSystem(np.empty((self.n, 3)), np.empty((self.n, 3)), t.types.copy(), t.type_mass.copy(),

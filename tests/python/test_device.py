@@ -54,3 +54,32 @@ def test_device_array_freed_with_context():
         d = clphys.DeviceArray(c, (16,))
     with pytest.raises(clphys.ClosedError):
         d.to_numpy()
+
+
+def test_md_on_device_buffers(ctx, fp64):
+    sys = clphys.MDSystem.fcc(0.8442, 4, 1.44, seed=4)  # 256 atoms
+    n = sys.n
+    m = sys.type_mass[sys.types]
+    x = clphys.DeviceArray.from_numpy(ctx, np.column_stack([sys.positions, np.zeros(n)]))
+    v = clphys.DeviceArray.from_numpy(ctx, np.column_stack([sys.velocities, m]))
+    f = clphys.DeviceArray(ctx, (n, 4))
+    img = clphys.DeviceArray.from_numpy(ctx, np.zeros((n, 4), dtype=np.int32))
+    with clphys.MDPlan(ctx, sys, rcut=2.5, skin=0.3) as host, \
+            clphys.MDPlan.on_device(ctx, x, v, f, sys.lo, sys.hi, image=img, rcut=2.5, skin=0.3) as dev:
+        rh, rd = host.run(40, thermo_every=20), dev.run(40, thermo_every=20)
+        for key in clphys.THERMO_KEYS:
+            assert np.allclose(rh[key], rd[key], rtol=1e-12, atol=1e-12)
+        now = host.system()
+        xd = x.to_numpy()
+        assert np.abs(xd[:, :3] - now.positions).max() <= 1e-10
+        assert np.array_equal(img.to_numpy()[:, :3], now.images)
+        fd = f.to_numpy()
+        assert abs(fd[:, 3].sum() / n - rd["pe"][-1]) <= 1e-12 * abs(rd["pe"][-1])
+        with pytest.raises(clphys.InvalidArgumentError):
+            dev.system()
+        # the application changes the state on the device: refresh, then run on
+        vv = v.to_numpy()
+        vv[:, :3] *= 0.5
+        v.write(vv)
+        dev.refresh()
+        assert dev.thermo()["ke"] == pytest.approx(rd["ke"][-1] * 0.25, rel=1e-12)
