@@ -21,6 +21,7 @@ typedef struct _cl_event *cl_event;
 #define CL_TRUE ...
 cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret);
 cl_int clReleaseMemObject(cl_mem memobj);
+cl_int clRetainMemObject(cl_mem memobj);
 cl_int clEnqueueWriteBuffer(cl_command_queue queue, cl_mem buffer, cl_uint blocking_write, size_t offset,
                             size_t size, const void *ptr, cl_uint num_events_in_wait_list,
                             const cl_event *event_wait_list, cl_event *event);

@@ -122,6 +122,20 @@ class Context:
             raise ClosedError("the context is closed")
         return self._ptr
 
+    def pyopencl_queue(self):
+        """This context's OpenCL context and in-order queue as a
+        pyopencl.CommandQueue (PyOpenCL required; no copy, clphys keeps
+        owning them: the wrappers hold their own references)."""
+        if getattr(self, "_pyopencl_queue", None) is None:
+            import pyopencl
+            c = pyopencl.Context.from_int_ptr(int(ffi.cast("uintptr_t", lib.clphys_context_cl_context(self.ptr))),
+                                              retain=True)
+            q = pyopencl.CommandQueue.from_int_ptr(int(ffi.cast("uintptr_t", lib.clphys_context_queue(self.ptr))),
+                                                   retain=True)
+            assert q.context == c
+            self._pyopencl_queue = q
+        return self._pyopencl_queue
+
     def check(self, status, result=None):
         """Raise for a failed status with this context's clphys_last_error."""
         check(status, self._ptr if self._ptr is not None else ffi.NULL, result)
@@ -143,6 +157,7 @@ class Context:
             for h in reversed(list(self._handles.values())):
                 h.close()
             self._handles.clear()
+            self._pyopencl_queue = None
             if self._ptr is not None:
                 lib.clphys_context_destroy(self._ptr)
                 self._ptr = None

@@ -8,6 +8,12 @@ back.  The buffer is made on the context's OpenCL context and every
 transfer goes through its in-order queue, so a read sees every result
 enqueued before it.  Like a plan, a DeviceArray keeps its context alive and
 is released by close(), by the garbage collector or by closing the context.
+
+PyOpenCL (optional): DeviceArray.to_pyopencl() gives a pyopencl.array.Array
+on the same buffer (no copy), on clphys's OpenCL context and queue
+(Context.pyopencl_queue()); DeviceArray.from_pyopencl(ctx, array) wraps a
+PyOpenCL array of that context without a copy, and the plans' device entry
+points take PyOpenCL arrays directly.
 """
 import numpy as np
 
@@ -49,6 +55,35 @@ class DeviceArray(Plan):
         d.write(a)
         return d
 
+    @classmethod
+    def from_pyopencl(cls, ctx, array):
+        """Wrap a pyopencl.array.Array made on ctx's OpenCL context (e.g.
+        with ctx.pyopencl_queue()), C-contiguous and at offset 0, without a
+        copy; the buffer is retained until this object is closed."""
+        if not array.flags.c_contiguous or array.offset != 0:
+            raise InvalidArgumentError("from_pyopencl: a C-contiguous array at offset 0 is required")
+        mem = ffi.cast("cl_mem", array.base_data.int_ptr)
+        own = int(ffi.cast("uintptr_t", lib.clphys_context_cl_context(ctx.ptr)))
+        if array.context.int_ptr != own:
+            raise InvalidArgumentError("from_pyopencl: the array belongs to another OpenCL context")
+        self = cls.__new__(cls)
+        Plan.__init__(self, ctx)
+        self.shape, self.dtype = tuple(array.shape), np.dtype(array.dtype)
+        self.nbytes = int(array.nbytes)
+        _cl_check(lib.clRetainMemObject(mem), "clRetainMemObject")
+        with ctx._lock:
+            self._own(mem, lib.clReleaseMemObject)
+        self._pyopencl = array
+        return self
+
+    def to_pyopencl(self):
+        """A pyopencl.array.Array over this buffer (no copy) on the
+        context's queue; it keeps its own reference to the buffer."""
+        import pyopencl
+        import pyopencl.array
+        buf = pyopencl.Buffer.from_int_ptr(self.cl_mem, retain=True)
+        return pyopencl.array.Array(self.ctx.pyopencl_queue(), self.shape, self.dtype, data=buf)
+
     @property
     def cl_mem(self):
         """The cl_mem handle as an integer (e.g. for
@@ -85,3 +120,12 @@ class DeviceArray(Plan):
 
     def __repr__(self):
         return f"<clphys.DeviceArray {self.shape} {self.dtype}{' closed' if self.closed else ''}>"
+
+
+def as_device_array(ctx, a, name):
+    """a DeviceArray as it is; a PyOpenCL array wrapped (no copy)."""
+    if isinstance(a, DeviceArray):
+        return a
+    if type(a).__module__.startswith("pyopencl"):
+        return DeviceArray.from_pyopencl(ctx, a)
+    raise TypeError(f"{name}: a clphys.DeviceArray or a pyopencl.array.Array is required")

@@ -89,14 +89,18 @@ class GravityPlan(Plan):
 
     def compute_device(self, xj, out=None, xi=None):
         """Accelerations on device buffers, nothing copied to the host
-        (clphys_gravity_compute_cl).  xj: DeviceArray (N, 4) of the plan's real
+        (clphys_gravity_compute_cl).  Each buffer a DeviceArray or a PyOpenCL
+        array of this context.  xj: (N, 4) of the plan's real
         type (float64 for "fp64", float32 for "fp32") holding (x, y, z, m) per
         particle; xi: the same (M, 4) for other target points, or None (the
         particles themselves, self term removed); out: DeviceArray (M, 4) of
         that type, or None (made).  Returns out = (ax, ay, az, phi) per target
         (phi only with potential=True).  The kernels are queued; out.to_numpy()
         waits for them.  No input checking on the device path (as in C)."""
-        from .device import DeviceArray
+        from .device import DeviceArray, as_device_array
+        xj = as_device_array(self.ctx, xj, "xj")
+        xi = None if xi is None else as_device_array(self.ctx, xi, "xi")
+        out = None if out is None else as_device_array(self.ctx, out, "out")
         real = _real(self.precision)
         nj = xj.shape[0] if len(xj.shape) == 2 else -1
         pj = xj._check(self.ctx, (nj, 4), real, "xj")

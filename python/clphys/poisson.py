@@ -179,10 +179,12 @@ class PoissonPlan(Plan):
     def solve_device(self, rhs, x=None):
         """Solve on device buffers (clphys_poisson_solve_mem, no transfer):
         rhs (what solve() takes: f, or b for a caller's operator) and x
-        DeviceArray (nz, ny, nx) float64 of this plan's context (x None:
+        DeviceArray or PyOpenCL arrays (nz, ny, nx) float64 of this plan's context (x None:
         made).  Returns (x, info) as solve(); x stays on the device.
         A non-finite rhs is not checked here: it shows as NotConvergedError."""
-        from .device import DeviceArray
+        from .device import DeviceArray, as_device_array
+        rhs = as_device_array(self.ctx, rhs, "rhs")
+        x = None if x is None else as_device_array(self.ctx, x, "x")
         pr = rhs._check(self.ctx, self.shape, np.float64, "rhs")
         if x is None:
             x = DeviceArray(self.ctx, self.shape, np.float64)

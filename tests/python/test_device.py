@@ -83,3 +83,25 @@ def test_md_on_device_buffers(ctx, fp64):
         v.write(vv)
         dev.refresh()
         assert dev.thermo()["ke"] == pytest.approx(rd["ke"][-1] * 0.25, rel=1e-12)
+
+
+def test_pyopencl_arrays_without_copy(ctx, fp64, rng):
+    cl = pytest.importorskip("pyopencl")
+    cla = pytest.importorskip("pyopencl.array")
+    q = ctx.pyopencl_queue()
+    x = rng.uniform(-1, 1, (300, 3))
+    m = rng.uniform(0.1, 1, 300)
+    with clphys.GravityPlan(ctx, eps=0.02, precision="fp64") as plan:
+        acc, pot = plan.compute(x, m)
+        xj = cla.to_device(q, np.column_stack([x, m]))
+        out = plan.compute_device(xj)  # a PyOpenCL array in
+        res = out.to_pyopencl()        # and out, on the same buffer
+        assert res.base_data.int_ptr == out.cl_mem
+        got = res.get()
+        out.write(np.zeros((300, 4)))  # the same memory: seen through both
+        assert not res.get().any()
+    assert np.abs(got[:, :3] - acc).max() <= 1e-13 * np.abs(acc).max()
+    with clphys.Context("") as other:  # an array of another OpenCL context: refused
+        with pytest.raises(clphys.InvalidArgumentError):
+            clphys.DeviceArray.from_pyopencl(other, xj)
+    assert isinstance(cl.Buffer.from_int_ptr(out.cl_mem, retain=True), cl.Buffer)
