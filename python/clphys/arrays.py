@@ -44,6 +44,6 @@ def ptr(arr, ctype="double[]"):
 
 
 def vec3(name, v):
-    """Three finite-or-not floats from a sequence of 3 (box edges, extents)."""
+    """Three floats from a sequence of 3 (box edges, extents); values are checked by C."""
     arr = as_f64(name, v, (3,))
     return [float(x) for x in arr]
