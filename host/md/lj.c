@@ -220,6 +220,12 @@ const char *clphys_lj_plan_choice(const clphys_lj_plan *pl)
     return pl ? pl->choice : "";
 }
 
+clphys_status md_lj_set_count(clphys_lj_plan *pl, size_t n)
+{
+    pl->p.n = n;
+    return md_neighbor_set_count(pl->nb, n);
+}
+
 clphys_status clphys_lj_set_positions(clphys_lj_plan *pl, const double *pos)
 {
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "lj: NULL plan");

@@ -118,4 +118,12 @@ size_t md_stage_bytes(const clphys_neighbor_plan *pl, size_t slots);
  * next build on. */
 clphys_status md_neighbor_want_cells(clphys_neighbor_plan *pl);
 
+/* Distributed plans (md_mpi.c): the plan works on its first n particles
+ * from now on, n at most the n it was made for (its buffers' size); the
+ * staged layout and half-cas are not resized (their block tables follow
+ * the count made for).  The transposed list grows when capacity * n
+ * exceeds it. */
+clphys_status md_neighbor_set_count(clphys_neighbor_plan *pl, size_t n);
+clphys_status md_lj_set_count(clphys_lj_plan *pl, size_t n);
+
 #endif

@@ -1,0 +1,116 @@
+/* md_mpi_internal.h — the distributed MD plan's pieces (not public):
+ * the decomposition (md_decomp.c), atoms on the host and their migration,
+ * scatter and gather (md_migrate.c), the ghost atoms (md_ghost.c) and the
+ * plan and its steps (md_mpi.c).  Built only with MPI. */
+#ifndef CLPHYS_MD_MPI_INTERNAL_H
+#define CLPHYS_MD_MPI_INTERNAL_H
+
+#include "clphys_md_mpi.h"
+#include "md_internal.h"
+#include "platform/cp_mpi.h"
+
+/* Atoms on the host; x relative to the box's lo corner (3 n), v (3 n),
+ * image flags (3 n). */
+typedef struct {
+    size_t n, cap;
+    long long *id;
+    int *type;
+    double *x, *v;
+    int *img;
+} md_atoms;
+
+clphys_status md_atoms_reserve(clphys_context *ctx, md_atoms *a, size_t n);
+/* Append atom i of src (its x shifted by shift[3], NULL: none). */
+clphys_status md_atoms_push(clphys_context *ctx, md_atoms *a, const md_atoms *src, size_t i, const double *shift);
+void md_atoms_free(md_atoms *a);
+
+/* The grid of subdomains and this rank's place in it. */
+typedef struct {
+    int P[3], coord[3], rank, size;
+    int nbr[3][2];      /* ranks of the lower and upper neighbour per dimension */
+    double L[3];        /* box edges                                              */
+    double glo[3], ghi[3]; /* the box's bounds (the caller's coordinates)         */
+    double lo[3], hi[3];/* this subdomain, relative to the box's lo corner       */
+    double rs;          /* ghost cutoff: r_cut + skin                              */
+    int cut[3];         /* P > 1: ghosts along this dimension                     */
+    double llo[3];      /* local frame on the device: x_local = x - llo           */
+    double lbox[3];     /* local periodic box of the device's neighbour plan      */
+} md_decomp;
+
+/* Grid (given, or MPI_Dims_create when grid is NULL or all zero), this
+ * rank's coordinates, neighbours, subdomain and local frame; the same
+ * checks on every rank (no communication): CLPHYS_ERR_INVALID_ARGUMENT (a
+ * grid whose product is not size), CLPHYS_ERR_INPUT (a thin subdomain). */
+clphys_status md_decomp_make(clphys_context *ctx, int rank, int size, const int grid[3], const double L[3],
+                             double rs, md_decomp *d);
+/* The device frame's origin (llo) along c of the subdomain at grid
+ * coordinate k. */
+double md_decomp_llo(const md_decomp *d, int c, int k);
+/* Grid coordinate (0 .. P-1) along dimension c that owns x (in [0, L)). */
+int md_decomp_owner(const md_decomp *d, int c, double x);
+/* The rank owning position x (3 coordinates in [0, L)). */
+int md_decomp_rank_of(const md_decomp *d, const double *x);
+/* x into [0, L) along each dimension, counting crossings in img. */
+void md_wrap(const md_decomp *d, double *x, int *img);
+
+/* Root's system scattered to the owners of its atoms (root: sys; others:
+ * NULL).  Collective; statuses agreed. */
+clphys_status md_scatter(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, int root, const clphys_md_system *sys,
+                         md_atoms *own);
+/* Atoms outside this subdomain (x wrapped into [0, L)) to their owners, in
+ * the six exchanges x, y, z; an atom more than one subdomain away is
+ * CLPHYS_ERR_INPUT.  Collective; statuses agreed. */
+clphys_status md_migrate(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, md_atoms *own);
+/* Every rank's atoms on root, sorted by ID, into *all (allocated; types
+ * and masses from ntypes, type_mass).  Collective; statuses agreed. */
+clphys_status md_gather(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, int root, const md_atoms *own,
+                        int ntypes, const double *type_mass, clphys_md_system *all);
+
+/* One of the six ghost exchanges: atoms sent to `to` (their local indices,
+ * at send[off .. off + nsend)), atoms received from `from` as local indices
+ * first .. first + nrecv - 1. */
+typedef struct {
+    int dim, to, from;
+    size_t off, nsend, first, nrecv;
+    double shift;       /* added along dim to a sent atom (the receiver's
+                           coordinates, periodic images included)             */
+    double dlocal;      /* the same between the two ranks' device frames      */
+} md_swap;
+
+typedef struct {
+    md_swap swap[6];
+    int nswap;
+    size_t nghost;
+    double *gx;         /* ghost positions, receiver's coordinates (3 nghost) */
+    cl_uint *send;      /* local indices of the atoms sent, all swaps         */
+    size_t nsend, send_cap, gcap;
+} md_ghosts;
+
+/* The ghost lists of the owned atoms own (inside this subdomain): six
+ * exchanges of positions, those received in x forwarded in y and z.
+ * Collective; statuses agreed. */
+clphys_status md_ghosts_build(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, const md_atoms *own,
+                              md_ghosts *g);
+void md_ghosts_free(md_ghosts *g);
+
+/* The device side of the per-step ghost exchange (cl/md_ghost.cl). */
+typedef struct {
+    clphys_context *ctx;
+    size_t rs;            /* 4 or 8 */
+    cl_kernel k_pack, k_unpack;
+    cl_mem send_idx, recv_idx, sendbuf, recvbuf;
+    size_t send_cap, recv_cap;
+    void *hsend, *hrecv;  /* host staging */
+} md_ghost_dev;
+
+clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md_ghost_dev *gd);
+void md_ghost_dev_free(md_ghost_dev *gd);
+/* After a list build: the sorted positions of the atoms sent and received
+ * (sorted_of[local index]). */
+clphys_status md_ghost_dev_bind(md_ghost_dev *gd, const md_ghosts *g, size_t nown, const cl_uint *sorted_of);
+/* One step's ghost positions: pack from pos, exchange, unpack into pos, in
+ * swap order.  Collective (MPI_Sendrecv; failures agreed).  *bytes: the
+ * bytes sent by this rank, added. */
+clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts *g, cl_mem pos, double *bytes);
+
+#endif
