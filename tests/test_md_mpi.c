@@ -402,6 +402,7 @@ int main(int argc, char **argv)
     }
     ctx = tu_context();
     if (argc > 1 && !strcmp(argv[1], "--die")) return rank_dies();
+    if (argc > 1) cmocka_set_test_filter(argv[1]); /* e.g. test_dilute_gas */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_in_lj_variants),
         cmocka_unit_test(test_dilute_gas),
