@@ -90,7 +90,9 @@ clphys_status clphys_md_mpi_create(MPI_Comm comm, clphys_context *ctx, const clp
                                    int root, const clphys_md_system *sys, clphys_md_mpi **plan);
 /* Release the plan (not collective); NULL-safe. */
 void clphys_md_mpi_destroy(clphys_md_mpi *plan);
-/* Advance steps (>= 0, the same on every rank) time steps.  timing: NULL,
+/* Advance steps (>= 0, the same on every rank) time steps; returns when
+ * this rank's device has finished them (the wall time of the call is the
+ * run's, as a user sees it).  timing: NULL,
  * or this rank's split added to *timing (see clphys_md_mpi_timing).
  * Collective.  Errors, the same on every rank: CLPHYS_ERR_INVALID_ARGUMENT
  * (NULL plan, steps < 0), CLPHYS_ERR_INPUT (an atom moved farther than one

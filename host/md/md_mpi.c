@@ -455,6 +455,7 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
         if (!st) st = kick(pl);
         if (tm) tm->integrate_s += lap(pl, tm, &t), tm->steps++;
     }
+    if (!st) st = cp_finish(pl->ctx);
     return cp_mpi_agree(pl->comm, pl->ctx, st);
 }
 
