@@ -132,21 +132,28 @@ void md_ghost_dev_free(md_ghost_dev *gd)
     cp_release_kernel(&gd->k_unpack);
     cl_mem *ms[] = {&gd->send_idx, &gd->recv_idx, &gd->sendbuf, &gd->recvbuf};
     for (size_t i = 0; i < 4; i++) cp_release_mem(ms[i]);
-    free(gd->hsend), free(gd->hrecv);
+    if (gd->hsend_m) cp_pinned_release(gd->ctx, &gd->hsend_m, &gd->hsend);
+    else free(gd->hsend);
+    if (gd->hrecv_m) cp_pinned_release(gd->ctx, &gd->hrecv_m, &gd->hrecv);
+    else free(gd->hrecv);
     gd->hsend = gd->hrecv = NULL;
     gd->send_cap = gd->recv_cap = 0;
 }
 
 /* Room for n entries in an index buffer and its real4 buffer, and the
- * host staging. */
-static clphys_status grow(md_ghost_dev *gd, size_t n, size_t *cap, cl_mem *idx, cl_mem *buf, void **host)
+ * host staging (page-locked: the copies of every step run at the bus's
+ * speed; pageable memory where the device gives none). */
+static clphys_status grow(md_ghost_dev *gd, size_t n, size_t *cap, cl_mem *idx, cl_mem *buf, void **host,
+                          cl_mem *hm)
 {
     if (n <= *cap) return CLPHYS_SUCCESS;
     size_t c = n + n / 4 + 64;
     cp_release_mem(idx), cp_release_mem(buf);
-    free(*host);
-    *host = malloc(4 * gd->rs * c);
+    if (*hm) cp_pinned_release(gd->ctx, hm, host);
+    else free(*host);
+    *host = NULL;
     *cap = 0;
+    if (cp_pinned(gd->ctx, 4 * gd->rs * c, hm, host)) *host = malloc(4 * gd->rs * c);
     if (!*host) return cp_error(gd->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: ghost staging");
     CP_TRY(cp_buffer(gd->ctx, CL_MEM_READ_WRITE, 4 * c, NULL, idx));
     CP_TRY(cp_buffer(gd->ctx, CL_MEM_READ_WRITE, 4 * gd->rs * c, NULL, buf));
@@ -156,8 +163,8 @@ static clphys_status grow(md_ghost_dev *gd, size_t n, size_t *cap, cl_mem *idx, 
 
 clphys_status md_ghost_dev_bind(md_ghost_dev *gd, const md_ghosts *g, size_t nown, const cl_uint *sorted_of)
 {
-    CP_TRY(grow(gd, g->nsend, &gd->send_cap, &gd->send_idx, &gd->sendbuf, &gd->hsend));
-    CP_TRY(grow(gd, g->nghost, &gd->recv_cap, &gd->recv_idx, &gd->recvbuf, &gd->hrecv));
+    CP_TRY(grow(gd, g->nsend, &gd->send_cap, &gd->send_idx, &gd->sendbuf, &gd->hsend, &gd->hsend_m));
+    CP_TRY(grow(gd, g->nghost, &gd->recv_cap, &gd->recv_idx, &gd->recvbuf, &gd->hrecv, &gd->hrecv_m));
     size_t m = g->nsend > g->nghost ? g->nsend : g->nghost;
     cl_uint *t = malloc((m ? m : 1) * sizeof *t);
     if (!t) return cp_error(gd->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: ghost indices");

@@ -100,7 +100,9 @@ typedef struct {
     cl_kernel k_pack, k_unpack;
     cl_mem send_idx, recv_idx, sendbuf, recvbuf;
     size_t send_cap, recv_cap;
-    void *hsend, *hrecv;  /* host staging */
+    void *hsend, *hrecv;  /* host staging: page-locked (hsend_m, hrecv_m
+                             mapped) where the device gives it, else malloc */
+    cl_mem hsend_m, hrecv_m;
 } md_ghost_dev;
 
 clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md_ghost_dev *gd);
