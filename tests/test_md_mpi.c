@@ -12,6 +12,7 @@
  * rank.  With --die (tests/mpi_rank_dies.py) rank 1 exits in the middle of
  * a run. */
 #include "clphys_md_mpi.h"
+#include "host/md/md_mpi_internal.h" /* the interior atoms kept on the device */
 #include "util.h"
 
 #include <math.h>
@@ -94,7 +95,7 @@ static void momentum(const clphys_md_system *s, double p[3])
  * state (rank 0's copy in ref, sorted by ID like the gather when the
  * system's IDs are 1 .. n in order). */
 static void compare_run(const clphys_md_params *p, const int g[3], const clphys_md_system *sys, int steps, int every,
-                        const double *rows, const clphys_md_system *ref, const char *what)
+                        const double *rows, const clphys_md_system *ref, const char *what, size_t *interior)
 {
     int nrows = steps / every + 1;
     clphys_md_mpi *pl;
@@ -119,6 +120,7 @@ static void compare_run(const clphys_md_params *p, const int g[3], const clphys_
         size_t own;
         clphys_md_mpi_info(pl, NULL, NULL, &own, NULL);
         if (own < own_min) own_min = own;
+        if (interior) *interior += pl->nint;
     }
     clphys_md_system all;
     memset(&all, 0, sizeof all);
@@ -171,9 +173,38 @@ static void test_in_lj_variants(void **state)
                               .neigh_check = 0};
         copy_system(&s, &ref);
         single_rank(&p, &s, 200, 20, rows, &ref);
-        for (int k = 0; k < ng; k++) compare_run(&p, g[k], &s, 200, 20, rows, &ref, clphys_lj_variant_name(vs[v]));
+        for (int k = 0; k < ng; k++) compare_run(&p, g[k], &s, 200, 20, rows, &ref, clphys_lj_variant_name(vs[v]), NULL);
         clphys_md_system_destroy(&ref);
     }
+    clphys_md_system_destroy(&s);
+}
+
+/* in.lj on 10^3 cells (4000 atoms): subdomains of 2x1x1 and 2x2x1 thick
+ * enough that most atoms stay on the device through each rebuild (the
+ * interior kept by cl/md_rebuild.cl; the thinner grids send all through the
+ * host), full-transposed. */
+static void test_in_lj_interior(void **state)
+{
+    (void)state;
+    clphys_md_system s, ref;
+    assert_int_equal(clphys_md_fcc(0.8442, 10, 1.44, tu_seed() + 1, &s), CLPHYS_SUCCESS);
+    int g[2][3];
+    grids(g);
+    double rows[NCOL * 11];
+    clphys_md_params p = {
+        .lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_LJ_FULL_TRANSPOSED},
+        .dt = 0.005,
+        .neigh_every = 20,
+        .neigh_check = 0};
+    copy_system(&s, &ref);
+    single_rank(&p, &s, 200, 20, rows, &ref);
+    size_t interior = 0;
+    compare_run(&p, g[0], &s, 200, 20, rows, &ref, "in.lj 4000 atoms", &interior);
+    unsigned long long mine = interior, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) fprintf(stderr, "  interior atoms kept on the devices, summed over rows and ranks: %llu\n", all);
+    if (g[0][0] * g[0][1] * g[0][2] != 3) assert_true(all > 0); /* 1x3x1: 5.6 thick, no interior */
+    clphys_md_system_destroy(&ref);
     clphys_md_system_destroy(&s);
 }
 
@@ -219,7 +250,7 @@ static void test_dilute_gas(void **state)
         fprintf(stderr, "  dilute gas: %d periodic crossings in the single-rank run\n", crossed);
         assert_true(crossed > 0);
     }
-    for (int k = 0; k < ng; k++) compare_run(&p, g[k], &s, 200, 20, rows, &ref, "dilute gas");
+    for (int k = 0; k < ng; k++) compare_run(&p, g[k], &s, 200, 20, rows, &ref, "dilute gas", NULL);
     clphys_md_system_destroy(&ref);
     clphys_md_system_destroy(&s);
 }
@@ -405,6 +436,7 @@ int main(int argc, char **argv)
     if (argc > 1) cmocka_set_test_filter(argv[1]); /* e.g. test_dilute_gas */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_in_lj_variants),
+        cmocka_unit_test(test_in_lj_interior),
         cmocka_unit_test(test_dilute_gas),
         cmocka_unit_test(test_lammps_in_lj),
         cmocka_unit_test(test_failures),

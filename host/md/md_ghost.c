@@ -161,20 +161,10 @@ static clphys_status grow(md_ghost_dev *gd, size_t n, size_t *cap, cl_mem *idx, 
     return CLPHYS_SUCCESS;
 }
 
-clphys_status md_ghost_dev_bind(md_ghost_dev *gd, const md_ghosts *g, size_t nown, const cl_uint *sorted_of)
+clphys_status md_ghost_dev_reserve(md_ghost_dev *gd, const md_ghosts *g)
 {
     CP_TRY(grow(gd, g->nsend, &gd->send_cap, &gd->send_idx, &gd->sendbuf, &gd->hsend, &gd->hsend_m));
-    CP_TRY(grow(gd, g->nghost, &gd->recv_cap, &gd->recv_idx, &gd->recvbuf, &gd->hrecv, &gd->hrecv_m));
-    size_t m = g->nsend > g->nghost ? g->nsend : g->nghost;
-    cl_uint *t = malloc((m ? m : 1) * sizeof *t);
-    if (!t) return cp_error(gd->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: ghost indices");
-    clphys_status st = CLPHYS_SUCCESS;
-    for (size_t k = 0; k < g->nsend; k++) t[k] = sorted_of[g->send[k]];
-    if (g->nsend) st = cp_write(gd->ctx, gd->send_idx, 0, 4 * g->nsend, t);
-    for (size_t k = 0; k < g->nghost; k++) t[k] = sorted_of[nown + k];
-    if (!st && g->nghost) st = cp_write(gd->ctx, gd->recv_idx, 0, 4 * g->nghost, t);
-    free(t);
-    return st;
+    return grow(gd, g->nghost, &gd->recv_cap, &gd->recv_idx, &gd->recvbuf, &gd->hrecv, &gd->hrecv_m);
 }
 
 static clphys_status pack(md_ghost_dev *gd, const md_swap *sw, cl_mem pos)

@@ -125,5 +125,8 @@ clphys_status md_neighbor_want_cells(clphys_neighbor_plan *pl);
  * exceeds it. */
 clphys_status md_neighbor_set_count(clphys_neighbor_plan *pl, size_t n);
 clphys_status md_lj_set_count(clphys_lj_plan *pl, size_t n);
+/* dst = src gathered by the last rebuild's order (int4 per particle), as
+ * md_neighbor_rebuild gathers the images. */
+clphys_status md_neighbor_gather_int4(clphys_neighbor_plan *pl, cl_mem src, cl_mem dst);
 
 #endif

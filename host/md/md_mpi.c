@@ -14,28 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct clphys_md_mpi {
-    MPI_Comm comm;
-    clphys_context *ctx;
-    clphys_md_params p;
-    md_decomp d;
-    int ntypes;
-    double *type_mass;
-    long long natoms;            /* over all ranks                               */
-    md_atoms own;                /* owned atoms, local index order; positions
-                                    current at rebuilds and after download_own  */
-    md_ghosts g;
-    md_ghost_dev gd;
-    clphys_lj_plan *lj;
-    size_t cap;                  /* atoms the LJ plan and buffers were made for   */
-    size_t nlocal;               /* owned + ghosts now                           */
-    size_t rs, disp_wg;
-    cl_kernel k_kd, k_kick, k_disp;
-    cl_mem vel, vel_tmp, img, img_tmp, xref, dmax;
-    long long step, last_build;
-    int rebuilds;
-};
-
 static int any_cut(const clphys_md_mpi *pl)
 {
     return pl->d.cut[0] || pl->d.cut[1] || pl->d.cut[2];
@@ -43,7 +21,7 @@ static int any_cut(const clphys_md_mpi *pl)
 
 static void release_arrays(clphys_md_mpi *pl)
 {
-    cl_mem *ms[] = {&pl->vel, &pl->vel_tmp, &pl->img, &pl->img_tmp, &pl->xref};
+    cl_mem *ms[] = {&pl->vel, &pl->vel_tmp, &pl->img, &pl->img_tmp, &pl->tag, &pl->tag_tmp, &pl->inv, &pl->xref};
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) cp_release_mem(ms[i]);
 }
 
@@ -53,6 +31,9 @@ void clphys_md_mpi_destroy(clphys_md_mpi *pl)
     clphys_lj_plan_destroy(pl->lj);
     release_arrays(pl);
     cp_release_mem(&pl->dmax);
+    cp_release_mem(&pl->counts);
+    cl_kernel *ks[] = {&pl->k_classify, &pl->k_iota, &pl->k_inverse, &pl->k_map};
+    for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) cp_release_kernel(ks[i]);
     cp_release_kernel(&pl->k_kd);
     cp_release_kernel(&pl->k_kick);
     cp_release_kernel(&pl->k_disp);
@@ -74,7 +55,7 @@ static int full_list_variant(clphys_lj_variant v)
  * when a dimension is cut (the count changes at each rebuild; without a
  * cut it never does, and the plan is made for exactly n, as the half-list
  * and staged variants need). */
-static clphys_status make_capacity(clphys_md_mpi *pl, size_t n)
+clphys_status md_mpi_capacity(clphys_md_mpi *pl, size_t n)
 {
     clphys_context *ctx = pl->ctx;
     size_t cap = any_cut(pl) ? n + n / 4 + 64 : n;
@@ -106,101 +87,10 @@ static clphys_status make_capacity(clphys_md_mpi *pl, size_t n)
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, b4, NULL, &pl->xref));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 16 * cap, NULL, &pl->img));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 16 * cap, NULL, &pl->img_tmp));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 16 * cap, NULL, &pl->tag));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 16 * cap, NULL, &pl->tag_tmp));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * cap, NULL, &pl->inv));
     pl->cap = cap;
-    return CLPHYS_SUCCESS;
-}
-
-/* The owned atoms' state from the device into pl->own (positions relative
- * to the box's lo corner, wrapped, images counted). */
-static clphys_status download_own(clphys_md_mpi *pl)
-{
-    size_t n = pl->nlocal, nown = pl->own.n;
-    if (!n) return CLPHYS_SUCCESS;
-    clphys_context *ctx = pl->ctx;
-    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
-    double *x4 = malloc(4 * n * sizeof *x4), *v4 = malloc(4 * n * sizeof *v4);
-    cl_int *im = malloc(16 * n);
-    cl_uint *perm = malloc(4 * n);
-    clphys_status st = (!x4 || !v4 || !im || !perm) ? cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: download")
-                                                    : md_download_real4(ctx, pl->rs, nb->pos, x4, n);
-    if (!st) st = md_download_real4(ctx, pl->rs, pl->vel, v4, n);
-    if (!st) st = cp_read(ctx, pl->img, 0, 16 * n, im);
-    if (!st) st = cp_read(ctx, nb->perm, 0, 4 * n, perm);
-    for (size_t s = 0; !st && s < n; s++) {
-        size_t i = perm[s];
-        if (i >= nown) continue;
-        for (int c = 0; c < 3; c++) {
-            pl->own.x[3 * i + c] = x4[4 * s + c] + pl->d.llo[c];
-            pl->own.v[3 * i + c] = v4[4 * s + c];
-            pl->own.img[3 * i + c] = im[4 * s + c];
-        }
-        md_wrap(&pl->d, pl->own.x + 3 * i, pl->own.img + 3 * i);
-    }
-    free(x4), free(v4), free(im), free(perm);
-    return st;
-}
-
-/* Owned and ghost atoms onto the device in the local frame, sorted by
- * cell, the list built, the ghost exchange bound to the sorted order. */
-static clphys_status upload_and_build(clphys_md_mpi *pl, double *nb_s)
-{
-    clphys_context *ctx = pl->ctx;
-    const size_t nown = pl->own.n, n = nown + pl->g.nghost;
-    if (n > pl->cap) CP_TRY(make_capacity(pl, n));
-    pl->nlocal = n;
-    if (!n) return CLPHYS_SUCCESS;
-    CP_TRY(md_lj_set_count(pl->lj, n));
-    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
-    double *x = malloc(3 * n * sizeof *x), *v4 = malloc(4 * n * sizeof *v4);
-    cl_int *im = calloc(4 * n, sizeof *im);
-    cl_uint *perm = malloc(4 * n), *sorted_of = malloc(4 * n);
-    clphys_status st = (!x || !v4 || !im || !perm || !sorted_of)
-                           ? cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: upload of %zu atoms", n)
-                           : CLPHYS_SUCCESS;
-    for (size_t i = 0; !st && i < n; i++) {
-        const double *xi = i < nown ? pl->own.x + 3 * i : pl->g.gx + 3 * (i - nown);
-        for (int c = 0; c < 3; c++) {
-            x[3 * i + c] = xi[c] - pl->d.llo[c];
-            v4[4 * i + c] = i < nown ? pl->own.v[3 * i + c] : 0;
-            if (i < nown) im[4 * i + c] = pl->own.img[3 * i + c];
-        }
-        /* ghosts: mass 1 keeps the integrator's kick finite; their state is
-         * overwritten by the exchange before it is used */
-        v4[4 * i + 3] = i < nown ? pl->type_mass[pl->own.type[i]] : 1;
-    }
-    if (!st) st = md_neighbor_upload(nb, x);
-    if (!st) st = md_upload4(ctx, pl->rs, pl->vel_tmp, v4, n);
-    if (!st) st = cp_write(ctx, pl->img_tmp, 0, 16 * n, im);
-    if (!st) st = md_neighbor_rebuild(nb, &pl->vel_tmp, &pl->vel, 1, pl->img_tmp, pl->img);
-    if (!st && nb_s) *nb_s += nb->kernel_s;
-    if (!st) st = cp_copy(ctx, nb->pos, 0, pl->xref, 0, 4 * pl->rs * n);
-    if (!st) st = cp_read(ctx, nb->perm, 0, 4 * n, perm);
-    for (size_t s = 0; !st && s < n; s++) sorted_of[perm[s]] = (cl_uint)s;
-    if (!st) st = md_ghost_dev_bind(&pl->gd, &pl->g, nown, sorted_of);
-    free(x), free(v4), free(im), free(perm), free(sorted_of);
-    return st;
-}
-
-/* A rebuild: download (not the first), migration, ghost lists, upload and
- * list; every step collective with agreed statuses. */
-static clphys_status rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing *tm)
-{
-    double t0 = cp_now(), nb_s = 0;
-    clphys_status st = first ? CLPHYS_SUCCESS : download_own(pl);
-    CP_TRY(cp_mpi_agree(pl->comm, pl->ctx, st));
-    CP_TRY(md_migrate(pl->comm, pl->ctx, &pl->d, &pl->own));
-    CP_TRY(md_ghosts_build(pl->comm, pl->ctx, &pl->d, &pl->own, &pl->g));
-    double t1 = cp_now();
-    st = upload_and_build(pl, &nb_s);
-    CP_TRY(cp_mpi_agree(pl->comm, pl->ctx, st));
-    pl->last_build = pl->step;
-    pl->rebuilds++;
-    if (tm) {
-        double t2 = cp_now();
-        tm->migrate_s += t1 - t0;
-        tm->neighbor_s += t2 - t1;
-        tm->rebuilds++;
-    }
     return CLPHYS_SUCCESS;
 }
 
@@ -219,6 +109,7 @@ static clphys_status kernels(clphys_md_mpi *pl)
     CP_TRY(cp_kernel(ctx, prog, "md_max_displacement", &pl->k_disp));
     CP_TRY(cp_check_work_group(ctx, pl->k_disp, "md_max_displacement", pl->disp_wg));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4, NULL, &pl->dmax));
+    CP_TRY(md_mpi_rebuild_kernels(pl));
     return md_ghost_dev_create(ctx, pl->p.lj.precision, &pl->gd);
 }
 
@@ -290,10 +181,10 @@ static clphys_status create(clphys_md_mpi *pl, const clphys_md_params *p, const 
     for (int c = 0; c < 3; c++) pl->d.glo[c] = lo[c], pl->d.ghi[c] = hi[c];
     /* the device: kernels and a first capacity (its failures agreed) */
     clphys_status st = kernels(pl);
-    if (!st) st = make_capacity(pl, (size_t)(pl->natoms / size));
+    if (!st) st = md_mpi_capacity(pl, (size_t)(pl->natoms / size));
     CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
     CP_TRY(md_scatter(pl->comm, ctx, &pl->d, root, sys, &pl->own));
-    CP_TRY(rebuild(pl, 1, NULL));
+    CP_TRY(md_mpi_rebuild(pl, 1, NULL));
     st = pl->nlocal ? clphys_lj_evaluate(pl->lj, NULL) : CLPHYS_SUCCESS;
     return cp_mpi_agree(pl->comm, ctx, st);
 }
@@ -439,7 +330,7 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
         CP_TRY(need_rebuild(pl, st, &yes));
         if (tm) tm->integrate_s += lap(pl, tm, &t);
         if (yes) {
-            CP_TRY(rebuild(pl, 0, tm));
+            CP_TRY(md_mpi_rebuild(pl, 0, tm));
             lap(pl, tm, &t);
         } else if (any_cut(pl)) {
             double b = 0;
@@ -463,7 +354,7 @@ clphys_status clphys_md_mpi_thermo(clphys_md_mpi *pl, clphys_md_thermo *t)
 {
     if (!pl || !t) return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md mpi: NULL argument");
     clphys_context *ctx = pl->ctx;
-    size_t n = pl->nlocal, nown = pl->own.n;
+    size_t n = pl->nlocal, nown = pl->nown;
     double sum[3] = {0, 0, 0}; /* potential energy, virial, 2 KE */
     clphys_status st = CLPHYS_SUCCESS;
     if (n) {
@@ -482,9 +373,12 @@ clphys_status clphys_md_mpi_thermo(clphys_md_mpi *pl, clphys_md_thermo *t)
             size_t i = perm[s];
             if (i >= nown) continue;
             if (!isfinite(f4[4 * s]) || !isfinite(f4[4 * s + 1]) || !isfinite(f4[4 * s + 2]) ||
-                !isfinite(f4[4 * s + 3]))
+                !isfinite(f4[4 * s + 3])) {
+                cl_int tg[4] = {0, 0, 0, 0};
+                cp_read(ctx, pl->tag, 16 * s, 16, tg);
                 st = cp_error(ctx, CLPHYS_ERR_INPUT, "md: non-finite force on atom ID %lld (overlapping atoms)",
-                              pl->own.id[i]);
+                              (long long)(((unsigned long long)(cl_uint)tg[1] << 32) | (cl_uint)tg[0]));
+            }
             sum[0] += f4[4 * s + 3];
             sum[1] += w[s];
             sum[2] += v4[4 * s + 3] * (v4[4 * s] * v4[4 * s] + v4[4 * s + 1] * v4[4 * s + 1] +
@@ -511,9 +405,13 @@ clphys_status clphys_md_mpi_gather(clphys_md_mpi *pl, int root, clphys_md_system
     if (root < 0 || root >= pl->d.size || (pl->d.rank == root && !all))
         st = cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "md mpi: gather to root %d of %d ranks needs a system there",
                       root, pl->d.size);
-    if (!st) st = download_own(pl);
-    CP_TRY(cp_mpi_agree(pl->comm, pl->ctx, st));
-    return md_gather(pl->comm, pl->ctx, &pl->d, root, &pl->own, pl->ntypes, pl->type_mass, all);
+    md_atoms own;
+    memset(&own, 0, sizeof own);
+    if (!st) st = md_mpi_download_owned(pl, &own);
+    st = cp_mpi_agree(pl->comm, pl->ctx, st);
+    if (!st) st = md_gather(pl->comm, pl->ctx, &pl->d, root, &own, pl->ntypes, pl->type_mass, all);
+    md_atoms_free(&own);
+    return st;
 }
 
 const char *clphys_md_mpi_info(const clphys_md_mpi *pl, int grid[3], int coord[3], size_t *owned, size_t *ghosts)
@@ -523,7 +421,7 @@ const char *clphys_md_mpi_info(const clphys_md_mpi *pl, int grid[3], int coord[3
         if (grid) grid[c] = pl->d.P[c];
         if (coord) coord[c] = pl->d.coord[c];
     }
-    if (owned) *owned = pl->own.n;
+    if (owned) *owned = pl->nown;
     if (ghosts) *ghosts = pl->g.nghost;
     return clphys_lj_plan_choice(pl->lj);
 }

@@ -107,12 +107,57 @@ typedef struct {
 
 clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md_ghost_dev *gd);
 void md_ghost_dev_free(md_ghost_dev *gd);
-/* After a list build: the sorted positions of the atoms sent and received
- * (sorted_of[local index]). */
-clphys_status md_ghost_dev_bind(md_ghost_dev *gd, const md_ghosts *g, size_t nown, const cl_uint *sorted_of);
+/* Room for g's lists: send_idx and recv_idx (which md_mpi_rebuild fills
+ * with the sorted places of the atoms sent and of the ghosts received),
+ * their real4 buffers and host staging. */
+clphys_status md_ghost_dev_reserve(md_ghost_dev *gd, const md_ghosts *g);
 /* One step's ghost positions: pack from pos, exchange, unpack into pos, in
  * swap order.  Collective (MPI_Sendrecv; failures agreed).  *bytes: the
  * bytes sent by this rank, added. */
 clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts *g, cl_mem pos, double *bytes);
+
+/* The plan (include/clphys_md_mpi.h).  The rank's atoms live on its
+ * device in the LJ plan's neighbour plan, in local index order [interior
+ * atoms][owned atoms that came through the host][ghosts] before each sort:
+ * local index < nown is owned. */
+struct clphys_md_mpi {
+    MPI_Comm comm;
+    clphys_context *ctx;
+    clphys_md_params p;
+    md_decomp d;
+    int ntypes;
+    double *type_mass;
+    long long natoms;            /* over all ranks                               */
+    md_atoms own;                /* owned atoms that went through the host at the
+                                    last rebuild (near a face, arrived, or all at
+                                    the first); scratch in between               */
+    md_ghosts g;
+    md_ghost_dev gd;
+    clphys_lj_plan *lj;
+    size_t cap;                  /* atoms the LJ plan and buffers were made for   */
+    size_t nlocal, nown, nint;   /* owned + ghosts; owned; interior (kept on the
+                                    device through the last rebuild)             */
+    size_t rs, disp_wg;
+    cl_kernel k_kd, k_kick, k_disp;
+    cl_kernel k_classify, k_iota, k_inverse, k_map;
+    cl_mem vel, vel_tmp, img, img_tmp, tag, tag_tmp, inv, xref, dmax, counts;
+    long long step, last_build;
+    int rebuilds;
+};
+
+/* The LJ plan and working arrays for n atoms (md_mpi.c; the data on the
+ * device is lost). */
+clphys_status md_mpi_capacity(clphys_md_mpi *pl, size_t n);
+/* The rebuild kernels (cl/md_rebuild.cl) and their counters. */
+clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl);
+/* A neighbour-list rebuild (md_rebuild.c): interior atoms stay on the
+ * device, the others are downloaded, migrated (md_migrate), their ghost
+ * lists made (md_ghosts_build), uploaded, and everything sorted and listed;
+ * first: pl->own holds every owned atom (from the scatter).  Collective,
+ * statuses agreed; adds to tm (may be NULL). */
+clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing *tm);
+/* Every owned atom from the device into out (overwritten; positions
+ * relative to the box's lo corner, wrapped, images counted). */
+clphys_status md_mpi_download_owned(clphys_md_mpi *pl, md_atoms *out);
 
 #endif
