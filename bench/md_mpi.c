@@ -17,10 +17,12 @@
  * with the plan's timing on (each phase waited for: clphys_md_mpi_timing)
  * gives the split per step (the largest over the ranks): force, neighbour
  * build, integration, ghost exchange and the part not hidden, migration.
- * The exchange's floor: per swap the device-to-host copy of its message,
- * the network (clphys_mpi_measure_network: latency + bytes / bandwidth) and
- * the host-to-device copy, the copies timed on this device with messages of
- * the run's mean size (pageable host memory, as the exchange stages them).
+ * The exchange's floor: per cut dimension the device-to-host copy of the
+ * positions both its swaps send, the network (clphys_mpi_measure_network:
+ * latency + bytes / bandwidth) and the host-to-device copy of those
+ * received, the copies timed on this device at the run's mean size per
+ * dimension, from and to page-locked host memory as the exchange stages
+ * them.
  * Verified: strong, the final thermo row equals the baseline's (fp64 1e-8,
  * fp32 1e-2 relative: a chaotic melt); weak, the step-0 potential energy
  * per atom equals the baseline block's (fp64 1e-10, fp32 1e-5) and the
@@ -138,27 +140,33 @@ static clphys_status baseline(bench_run *run, const clphys_md_system *s, int fp6
     return st;
 }
 
-/* Median seconds of a blocking copy of `bytes` between host (pageable) and
- * device, each way: d2h, h2d. */
+/* Median seconds of a blocking copy of `bytes` between page-locked host
+ * memory (a mapped CL_MEM_ALLOC_HOST_PTR buffer, as the exchange stages)
+ * and the device, each way: d2h, h2d; 0 when it cannot be measured. */
 static void copy_times(bench_run *run, size_t bytes, double *d2h, double *h2d)
 {
     *d2h = *h2d = 0;
     if (!bytes) return;
-    cl_int err;
-    cl_mem m = clCreateBuffer(clphys_context_cl_context(run->ctx), CL_MEM_READ_WRITE, bytes, NULL, &err);
-    char *h = calloc(1, bytes);
-    double a[9], b[9];
+    cl_int err = CL_SUCCESS, e2 = CL_SUCCESS;
+    cl_context c = clphys_context_cl_context(run->ctx);
     cl_command_queue q = clphys_context_queue(run->ctx);
-    for (int r = 0; m && h && err == CL_SUCCESS && r < 9; r++) {
+    cl_mem m = clCreateBuffer(c, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    cl_mem pin = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &e2);
+    void *h = NULL;
+    if (err == CL_SUCCESS && e2 == CL_SUCCESS)
+        h = clEnqueueMapBuffer(q, pin, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL, &err);
+    double a[9], b[9];
+    for (int r = 0; h && err == CL_SUCCESS && r < 9; r++) {
         double t0 = bench_now();
         err = clEnqueueReadBuffer(q, m, CL_TRUE, 0, bytes, h, 0, NULL, NULL);
         double t1 = bench_now();
         if (err == CL_SUCCESS) err = clEnqueueWriteBuffer(q, m, CL_TRUE, 0, bytes, h, 0, NULL, NULL);
         a[r] = t1 - t0, b[r] = bench_now() - t1;
     }
-    if (err == CL_SUCCESS && m && h) *d2h = ref_median(a, 9), *h2d = ref_median(b, 9);
+    if (h && err == CL_SUCCESS) *d2h = ref_median(a, 9), *h2d = ref_median(b, 9);
+    if (h) clEnqueueUnmapMemObject(q, pin, h, 0, NULL, NULL), clFinish(q);
     if (m) clReleaseMemObject(m);
-    free(h);
+    if (pin) clReleaseMemObject(pin);
 }
 
 /* The split of one instrumented run (largest over the ranks) and the
@@ -221,12 +229,14 @@ static void one_case(bench_run *run, md_env *e, int fp64, int weak, const int ce
     if (!st) {
         size_t own = 0, gh = 0;
         clphys_md_mpi_info(pl, NULL, NULL, &own, &gh);
-        int nsw = 2 * ((e->grid[0] > 1) + (e->grid[1] > 1) + (e->grid[2] > 1));
+        /* per cut dimension one copy each way of both swaps' positions and
+         * two messages in flight (md_ghost_exchange) */
+        int ndim = (e->grid[0] > 1) + (e->grid[1] > 1) + (e->grid[2] > 1);
         double per_step = sp.tm.steps ? sp.tm.ghost_bytes / sp.tm.steps : 0;
-        sp.msg_bytes = nsw ? per_step / nsw : 0;
+        sp.msg_bytes = ndim ? per_step / ndim : 0;
         copy_times(run, (size_t)sp.msg_bytes, &sp.d2h_s, &sp.h2d_s);
         const double bw = e->net.bandwidth_bytes_per_s;
-        sp.floor_s = nsw ? nsw * (sp.d2h_s + sp.h2d_s + e->net.latency_s + (bw > 0 ? sp.msg_bytes / bw : 0)) : 0;
+        sp.floor_s = ndim * (sp.d2h_s + sp.h2d_s + e->net.latency_s + (bw > 0 ? sp.msg_bytes / bw : 0));
         sp.ghosts = (double)gh, sp.owned = (double)own;
         double m[13] = {sp.tm.force_s,   sp.tm.integrate_s, sp.tm.neighbor_s, sp.tm.exchange_s, sp.tm.exposed_s,
                         sp.tm.migrate_s, sp.tm.ghost_bytes, sp.floor_s,       sp.d2h_s,         sp.h2d_s,
@@ -273,7 +283,7 @@ static void one_case(bench_run *run, md_env *e, int fp64, int weak, const int ce
                  "{%s,\"grid\":\"%dx%dx%d\",\"ranks_per_device\":%d,\"steps\":%d,\"baseline_atoms\":%lld,"
                  "\"baseline_steps_per_s\":%.6g,\"force_s\":%.6g,\"neighbor_s\":%.6g,\"integrate_s\":%.6g,"
                  "\"exposed_s\":%.6g,\"migrate_s\":%.6g,\"split_is\":\"per step, each phase waited for, largest over "
-                 "the ranks\",\"ghost_bytes_per_step\":%.6g,\"message_bytes\":%.6g,\"d2h_s\":%.6g,\"h2d_s\":%.6g,"
+                 "the ranks\",\"ghost_bytes_per_step\":%.6g,\"bytes_per_dimension\":%.6g,\"d2h_s\":%.6g,\"h2d_s\":%.6g,"
                  "\"latency_s\":%.6g,\"bandwidth_bytes_per_s\":%.6g,\"ghosts_max\":%.0f,\"owned_max\":%.0f,"
                  "\"rebuilds\":%d,\"lj\":\"%s\",\"verified_by\":\"%s\"}",
                  sj, e->grid[0], e->grid[1], e->grid[2], e->k, steps, nb, bstep > 0 ? 1 / bstep : 0,

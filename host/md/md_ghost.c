@@ -167,6 +167,7 @@ clphys_status md_ghost_dev_reserve(md_ghost_dev *gd, const md_ghosts *g)
     return grow(gd, g->nghost, &gd->recv_cap, &gd->recv_idx, &gd->recvbuf, &gd->hrecv, &gd->hrecv_m);
 }
 
+/* Pack the atoms of swap sw (its send list) into sendbuf. */
 static clphys_status pack(md_ghost_dev *gd, const md_swap *sw, cl_mem pos)
 {
     clphys_context *ctx = gd->ctx;
@@ -182,18 +183,16 @@ static clphys_status pack(md_ghost_dev *gd, const md_swap *sw, cl_mem pos)
     CP_TRY(CP_ARG(ctx, k, 3, n));
     CP_TRY(gd->rs == 8 ? CP_ARG(ctx, k, 4, dd) : CP_ARG(ctx, k, 4, df));
     CP_TRY(CP_ARG(ctx, k, 5, gd->sendbuf));
-    CP_TRY(cp_launch(ctx, k, 1, &gsz, NULL, NULL));
-    return cp_read(ctx, gd->sendbuf, 4 * gd->rs * sw->off, 4 * gd->rs * sw->nsend,
-                   (char *)gd->hsend + 4 * gd->rs * sw->off);
+    return cp_launch(ctx, k, 1, &gsz, NULL, NULL);
 }
 
-static clphys_status unpack(md_ghost_dev *gd, const md_swap *sw, size_t roff, cl_mem pos)
+/* The ghosts at recv_idx[off .. off + n) from recvbuf. */
+static clphys_status unpack(md_ghost_dev *gd, size_t roff, size_t nrecv, cl_mem pos)
 {
     clphys_context *ctx = gd->ctx;
     cl_kernel k = gd->k_unpack;
-    cl_uint off = (cl_uint)roff, n = (cl_uint)sw->nrecv;
+    cl_uint off = (cl_uint)roff, n = (cl_uint)nrecv;
     size_t gsz = md_global(n, 64);
-    CP_TRY(cp_write(ctx, gd->recvbuf, 4 * gd->rs * roff, 4 * gd->rs * sw->nrecv, (char *)gd->hrecv + 4 * gd->rs * roff));
     CP_TRY(CP_ARG(ctx, k, 0, pos));
     CP_TRY(CP_ARG(ctx, k, 1, gd->recv_idx));
     CP_TRY(CP_ARG(ctx, k, 2, off));
@@ -207,18 +206,35 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
     clphys_context *ctx = gd->ctx;
     clphys_status st = CLPHYS_SUCCESS;
     const size_t r4 = 4 * gd->rs;
-    /* every message is sent and received even after a local failure (the
-     * others wait for it); the failure is agreed at the end */
-    for (int s = 0; s < g->nswap; s++) {
-        const md_swap *sw = &g->swap[s];
-        const size_t ro = sw->first - g->swap[0].first; /* swap 0 receives the first ghost */
-        if (!st && sw->nsend) st = pack(gd, sw, pos);
-        int e = MPI_Sendrecv((char *)gd->hsend + r4 * sw->off, (int)(r4 * sw->nsend), MPI_BYTE, sw->to, 300 + s,
-                             (char *)gd->hrecv + r4 * ro, (int)(r4 * sw->nrecv), MPI_BYTE, sw->from, 300 + s, comm,
-                             MPI_STATUS_IGNORE);
-        if (!st && e != MPI_SUCCESS) st = cp_mpi_error(ctx, e, "MPI_Sendrecv (ghost positions)");
-        if (!st && sw->nrecv) st = unpack(gd, sw, ro, pos);
-        if (bytes) *bytes += (double)(r4 * sw->nsend);
+    /* the two swaps of a dimension are independent (the atoms one sends
+     * were there before the other's arrived): one copy to the host for
+     * both, both messages in flight at once, one copy back, one unpack.
+     * Their sends and receives are contiguous (md_ghosts_build appends).
+     * Every message is sent and received even after a local failure (the
+     * others wait for it); the failure is agreed at the end. */
+    for (int s = 0; s < g->nswap; s += 2) {
+        const md_swap *a = &g->swap[s], *b = &g->swap[s + 1];
+        const size_t ro = a->first - g->swap[0].first; /* swap 0 receives the first ghost */
+        const size_t ns = a->nsend + b->nsend, nr = a->nrecv + b->nrecv;
+        if (!st && a->nsend) st = pack(gd, a, pos);
+        if (!st && b->nsend) st = pack(gd, b, pos);
+        if (!st && ns)
+            st = cp_read(ctx, gd->sendbuf, r4 * a->off, r4 * ns, (char *)gd->hsend + r4 * a->off);
+        MPI_Request rq[4];
+        int e = MPI_SUCCESS;
+        const md_swap *sw[2] = {a, b};
+        size_t rof[2] = {ro, ro + a->nrecv};
+        for (int q = 0; q < 2 && e == MPI_SUCCESS; q++)
+            e = MPI_Irecv((char *)gd->hrecv + r4 * rof[q], (int)(r4 * sw[q]->nrecv), MPI_BYTE, sw[q]->from, 300 + s + q,
+                          comm, &rq[q]);
+        for (int q = 0; q < 2 && e == MPI_SUCCESS; q++)
+            e = MPI_Isend((char *)gd->hsend + r4 * sw[q]->off, (int)(r4 * sw[q]->nsend), MPI_BYTE, sw[q]->to,
+                          300 + s + q, comm, &rq[2 + q]);
+        if (e == MPI_SUCCESS) e = MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
+        if (!st && e != MPI_SUCCESS) st = cp_mpi_error(ctx, e, "MPI_Isend/Irecv (ghost positions)");
+        if (!st && nr) st = cp_write(ctx, gd->recvbuf, r4 * ro, r4 * nr, (char *)gd->hrecv + r4 * ro);
+        if (!st && nr) st = unpack(gd, ro, nr, pos);
+        if (bytes) *bytes += (double)(r4 * ns);
     }
     return cp_mpi_agree(comm, ctx, st);
 }
