@@ -35,11 +35,13 @@
  *
  * Device work per step: velocity Verlet on the device over the rank's cell-
  * sorted atoms; ghost positions packed into a device buffer by a kernel
- * (cl/md_ghost.cl), read to the host, exchanged with MPI_Sendrecv, written
- * back and unpacked by a kernel; the exchange is not overlapped with the
- * force kernel yet (the timing's exposed_s says what it costs).  Rebuilds
- * (migration, ghost lists) run on the host from a download of the owned
- * atoms.
+ * (cl/md_ghost.cl), copied to page-locked host memory, exchanged with
+ * MPI_Isend/MPI_Irecv (both swaps of a dimension at once), copied back and
+ * unpacked by a kernel; the exchange is not overlapped with the force
+ * kernel (the timing's exposed_s says what it costs).  At a rebuild the
+ * atoms farther than 1.1 (r_cut + skin) from every cut face stay on the
+ * device (cl/md_rebuild.cl); only the others cross to the host to migrate
+ * and give the ghost lists.
  */
 #ifndef CLPHYS_MD_MPI_H
 #define CLPHYS_MD_MPI_H
