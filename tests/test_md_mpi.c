@@ -154,6 +154,190 @@ static void compare_run(const clphys_md_params *p, const int g[3], const clphys_
     clphys_md_mpi_destroy(pl);
 }
 
+/* The kernels of cl/md_ghost.cl and cl/md_rebuild.cl against the host on
+ * fresh random input, outputs poisoned (NaN, 0xff bytes) first: pack (a
+ * gather plus a shift: exact in the precision), unpack (a scatter),
+ * classify (each owned atom once, interior ones at the front, the rest at
+ * the back, ghosts dropped), iota, inverse and map.  Each rank runs it on
+ * its own device. */
+static void kernels_in(clphys_precision prec)
+{
+    const size_t n = 1000, rs = prec == CLPHYS_FP64 ? 8 : 4;
+    char opt[256];
+    assert_int_equal(cp_precision_options(ctx, prec, opt, sizeof opt), CLPHYS_SUCCESS);
+    cl_program pg, pr;
+    assert_int_equal(cp_program(ctx, "md_ghost.cl", opt, &pg), CLPHYS_SUCCESS);
+    assert_int_equal(cp_program(ctx, "md_rebuild.cl", opt, &pr), CLPHYS_SUCCESS);
+    cl_kernel kp, ku, kc, ki, kv, km;
+    assert_int_equal(cp_kernel(ctx, pg, "md_ghost_pack", &kp), CLPHYS_SUCCESS);
+    assert_int_equal(cp_kernel(ctx, pg, "md_ghost_unpack", &ku), CLPHYS_SUCCESS);
+    assert_int_equal(cp_kernel(ctx, pr, "md_classify", &kc), CLPHYS_SUCCESS);
+    assert_int_equal(cp_kernel(ctx, pr, "md_iota", &ki), CLPHYS_SUCCESS);
+    assert_int_equal(cp_kernel(ctx, pr, "md_inverse", &kv), CLPHYS_SUCCESS);
+    assert_int_equal(cp_kernel(ctx, pr, "md_map", &km), CLPHYS_SUCCESS);
+    uint64_t rng = tu_rng_init(31 + (uint64_t)prec);
+    /* positions in [0, 10)^3 (w = k), velocities, images and tags by atom */
+    double *x = malloc(4 * n * sizeof *x);
+    cl_uint *perm = malloc(4 * n), *idx = malloc(4 * n);
+    cl_int *im = malloc(16 * n);
+    for (size_t i = 0; i < n; i++) {
+        for (int c = 0; c < 3; c++) x[4 * i + c] = 10 * tu_uniform(&rng);
+        x[4 * i + 3] = (double)i;
+        perm[i] = (cl_uint)i;
+        for (int c = 0; c < 4; c++) im[4 * i + c] = (cl_int)(4 * i + (size_t)c);
+    }
+    for (size_t i = n - 1; i > 0; i--) { /* a random permutation */
+        size_t j = (size_t)(tu_uniform(&rng) * (double)(i + 1)) % (i + 1);
+        cl_uint t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+    }
+    void *xr = malloc(4 * rs * n), *out = malloc(4 * rs * n);
+    for (size_t k = 0; k < 4 * n; k++)
+        if (rs == 8) ((double *)xr)[k] = x[k];
+        else ((float *)xr)[k] = (float)x[k];
+    cl_mem pos, vel, img, tag, pm, ix, buf, pos_o, vel_o, img_o, tag_o, cnt;
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4 * rs * n, xr, &pos), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4 * rs * n, xr, &vel), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 16 * n, im, &img), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 16 * n, im, &tag), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4 * n, perm, &pm), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &ix), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * rs * n, NULL, &buf), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * rs * n, NULL, &pos_o), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * rs * n, NULL, &vel_o), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 16 * n, NULL, &img_o), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 16 * n, NULL, &tag_o), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 8, NULL, &cnt), 0);
+    size_t g = 1024;
+    /* pack: atoms perm[off + k] (k < m), shifted by delta along y */
+    const cl_uint off = 100, m = 500;
+    double dd[4] = {0, -7.25, 0, 0};
+    float df[4] = {0, -7.25f, 0, 0};
+    assert_int_equal(cp_write(ctx, ix, 0, 4 * n, perm), 0);
+    memset(out, 0xff, 4 * rs * n); /* NaN */
+    assert_int_equal(cp_write(ctx, buf, 0, 4 * rs * n, out), 0);
+    assert_int_equal(CP_ARG(ctx, kp, 0, pos) | CP_ARG(ctx, kp, 1, ix) | CP_ARG(ctx, kp, 2, off) | CP_ARG(ctx, kp, 3, m),
+                     0);
+    assert_int_equal(rs == 8 ? CP_ARG(ctx, kp, 4, dd) : CP_ARG(ctx, kp, 4, df), 0);
+    assert_int_equal(CP_ARG(ctx, kp, 5, buf) | cp_launch(ctx, kp, 1, &g, NULL, NULL), 0);
+    assert_int_equal(cp_read(ctx, buf, 0, 4 * rs * n, out), 0);
+    for (size_t k = 0; k < n; k++)
+        for (int c = 0; c < 4; c++) {
+            double got = rs == 8 ? ((double *)out)[4 * k + c] : ((float *)out)[4 * k + c];
+            if (k < off || k >= off + m) {
+                assert_true(isnan(got)); /* untouched */
+                continue;
+            }
+            size_t j = perm[k];
+            double want = rs == 8 ? x[4 * j + c] + dd[c] : (double)((float)x[4 * j + c] + df[c]);
+            assert_true(got == want);
+        }
+    /* unpack the packed atoms into slots idx = perm (k in [off, off + m)) of a poisoned array */
+    memset(out, 0xff, 4 * rs * n);
+    assert_int_equal(cp_write(ctx, pos_o, 0, 4 * rs * n, out), 0);
+    assert_int_equal(CP_ARG(ctx, ku, 0, pos_o) | CP_ARG(ctx, ku, 1, ix) | CP_ARG(ctx, ku, 2, off) |
+                         CP_ARG(ctx, ku, 3, m) | CP_ARG(ctx, ku, 4, buf) | cp_launch(ctx, ku, 1, &g, NULL, NULL),
+                     0);
+    void *back = malloc(4 * rs * n), *packed = malloc(4 * rs * n);
+    assert_int_equal(cp_read(ctx, pos_o, 0, 4 * rs * n, back), 0);
+    assert_int_equal(cp_read(ctx, buf, 0, 4 * rs * n, packed), 0);
+    size_t written = 0;
+    for (size_t k = off; k < off + m; k++) {
+        assert_memory_equal((char *)back + 4 * rs * perm[k], (char *)packed + 4 * rs * k, 4 * rs);
+        written++;
+    }
+    for (size_t s2 = 0, nan = 0; s2 < n; s2++) {
+        double w = rs == 8 ? ((double *)back)[4 * s2] : ((float *)back)[4 * s2];
+        nan += isnan(w) != 0;
+        if (s2 == n - 1) assert_int_equal(nan, n - written);
+    }
+    /* classify: atoms whose perm entry is < nown are owned; interior when
+     * farther than shell from the faces of [2, 8) along x and z (cut) */
+    const cl_uint nown = 700, cap = (cl_uint)n, nn = (cl_uint)n;
+    double lo[4] = {2, 0, 2, 0}, hi[4] = {8, 10, 8, 0}, shell = 1.5;
+    float lof[4] = {2, 0, 2, 0}, hif[4] = {8, 10, 8, 0}, shellf = 1.5f;
+    cl_int cut[4] = {1, 0, 1, 0};
+    cl_uint zero[2] = {0, 0}, counts[2];
+    memset(out, 0xff, 4 * rs * n);
+    assert_int_equal(cp_write(ctx, pos_o, 0, 4 * rs * n, out) | cp_write(ctx, cnt, 0, 8, zero), 0);
+    assert_int_equal(CP_ARG(ctx, kc, 0, pos) | CP_ARG(ctx, kc, 1, vel) | CP_ARG(ctx, kc, 2, img) |
+                         CP_ARG(ctx, kc, 3, tag) | CP_ARG(ctx, kc, 4, pm) | CP_ARG(ctx, kc, 5, nn) |
+                         CP_ARG(ctx, kc, 6, nown),
+                     0);
+    assert_int_equal(rs == 8 ? CP_ARG(ctx, kc, 7, lo) | CP_ARG(ctx, kc, 8, hi) | CP_ARG(ctx, kc, 10, shell)
+                             : CP_ARG(ctx, kc, 7, lof) | CP_ARG(ctx, kc, 8, hif) | CP_ARG(ctx, kc, 10, shellf),
+                     0);
+    assert_int_equal(CP_ARG(ctx, kc, 9, cut) | CP_ARG(ctx, kc, 11, cap) | CP_ARG(ctx, kc, 12, pos_o) |
+                         CP_ARG(ctx, kc, 13, vel_o) | CP_ARG(ctx, kc, 14, img_o) | CP_ARG(ctx, kc, 15, tag_o) |
+                         CP_ARG(ctx, kc, 16, cnt) | cp_launch(ctx, kc, 1, &g, NULL, NULL),
+                     0);
+    assert_int_equal(cp_read(ctx, cnt, 0, 8, counts) | cp_read(ctx, pos_o, 0, 4 * rs * n, back), 0);
+    cl_int *tg = malloc(16 * n);
+    assert_int_equal(cp_read(ctx, tag_o, 0, 16 * n, tg), 0);
+    size_t want_in = 0, want_rest = 0;
+    int *seen = calloc(n, sizeof *seen);
+    for (size_t s2 = 0; s2 < n; s2++) {
+        if (perm[s2] >= nown) continue;
+        const double *p = x + 4 * s2;
+        double q[3];
+        for (int c = 0; c < 3; c++) q[c] = rs == 8 ? p[c] : (double)(float)p[c];
+        int inner = q[0] >= 2 + shell && q[0] < 8 - shell && q[2] >= 2 + shell && q[2] < 8 - shell;
+        want_in += inner, want_rest += !inner;
+    }
+    assert_int_equal(counts[0], want_in);
+    assert_int_equal(counts[1], want_rest);
+    for (size_t k = 0; k < n; k++) {
+        int front = k < counts[0], behind = k >= n - counts[1];
+        double w = rs == 8 ? ((double *)back)[4 * k + 3] : ((float *)back)[4 * k + 3];
+        if (!front && !behind) {
+            assert_true(isnan(w));
+            continue;
+        }
+        size_t s2 = (size_t)w; /* the atom (w = its sorted index) */
+        assert_true(s2 < n && perm[s2] < nown && !seen[s2]);
+        seen[s2] = 1;
+        assert_int_equal(tg[4 * k], (cl_int)(4 * s2)); /* its tag came along */
+        const double *p = x + 4 * s2;
+        double q0 = rs == 8 ? p[0] : (double)(float)p[0], q2 = rs == 8 ? p[2] : (double)(float)p[2];
+        int inner = q0 >= 2 + shell && q0 < 8 - shell && q2 >= 2 + shell && q2 < 8 - shell;
+        assert_int_equal(inner, front);
+    }
+    /* iota, inverse (inv[perm[s]] = s), map (idx[k] = inv[idx[k]]) */
+    cl_uint *u = malloc(4 * n);
+    memset(u, 0xff, 4 * n);
+    assert_int_equal(cp_write(ctx, ix, 0, 4 * n, u), 0);
+    assert_int_equal(CP_ARG(ctx, ki, 0, ix) | CP_ARG(ctx, ki, 1, nn) | cp_launch(ctx, ki, 1, &g, NULL, NULL), 0);
+    assert_int_equal(cp_read(ctx, ix, 0, 4 * n, u), 0);
+    for (size_t k = 0; k < n; k++) assert_int_equal(u[k], k);
+    cl_mem inv;
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &inv), 0);
+    memset(u, 0xff, 4 * n);
+    assert_int_equal(cp_write(ctx, inv, 0, 4 * n, u), 0);
+    assert_int_equal(CP_ARG(ctx, kv, 0, pm) | CP_ARG(ctx, kv, 1, nn) | CP_ARG(ctx, kv, 2, inv) |
+                         cp_launch(ctx, kv, 1, &g, NULL, NULL),
+                     0);
+    for (size_t k = 0; k < n; k++) idx[k] = (cl_uint)((k * 7919) % n);
+    assert_int_equal(cp_write(ctx, ix, 0, 4 * n, idx), 0);
+    assert_int_equal(CP_ARG(ctx, km, 0, inv) | CP_ARG(ctx, km, 1, ix) | CP_ARG(ctx, km, 2, nn) |
+                         cp_launch(ctx, km, 1, &g, NULL, NULL),
+                     0);
+    assert_int_equal(cp_read(ctx, ix, 0, 4 * n, u), 0);
+    for (size_t k = 0; k < n; k++) assert_int_equal(perm[u[k]], idx[k]);
+    cl_mem ms[] = {pos, vel, img, tag, pm, ix, buf, pos_o, vel_o, img_o, tag_o, cnt, inv};
+    for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) cp_release_mem(&ms[k]);
+    cl_kernel ks[] = {kp, ku, kc, ki, kv, km};
+    for (size_t k = 0; k < sizeof ks / sizeof *ks; k++) cp_release_kernel(&ks[k]);
+    free(x), free(perm), free(idx), free(im), free(xr), free(out), free(back), free(packed), free(tg), free(seen),
+        free(u);
+}
+
+static void test_kernels(void **state)
+{
+    (void)state;
+    kernels_in(CLPHYS_FP32);
+    if (clphys_context_device(ctx)->fp64) kernels_in(CLPHYS_FP64);
+}
+
 /* A small in.lj (7^3 fcc cells, 1372 atoms: a subdomain of 1x1x4 is as
  * thick as r_cut + skin allows), each full-list variant. */
 static void test_in_lj_variants(void **state)
@@ -435,6 +619,7 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "--die")) return rank_dies();
     if (argc > 1) cmocka_set_test_filter(argv[1]); /* e.g. test_dilute_gas */
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kernels),
         cmocka_unit_test(test_in_lj_variants),
         cmocka_unit_test(test_in_lj_interior),
         cmocka_unit_test(test_dilute_gas),
