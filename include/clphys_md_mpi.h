@@ -37,8 +37,11 @@
  * sorted atoms; ghost positions packed into a device buffer by a kernel
  * (cl/md_ghost.cl), copied to page-locked host memory, exchanged with
  * MPI_Isend/MPI_Irecv (both swaps of a dimension at once), copied back and
- * unpacked by a kernel; the exchange is not overlapped with the force
- * kernel (the timing's exposed_s says what it costs).  At a rebuild the
+ * unpacked by a kernel.  On a grid cut along z only, with full-csr or
+ * full-transposed, the forces of the rows whose lists hold no ghost (the
+ * cells away from the two faces: contiguous in the cell order) run while
+ * the messages travel, the other rows after; otherwise the exchange is not
+ * overlapped (the timing's exposed_s says what it costs).  At a rebuild the
  * atoms farther than 1.1 (r_cut + skin) from every cut face stay on the
  * device (cl/md_rebuild.cl); only the others cross to the host to migrate
  * and give the ghost lists.
@@ -58,14 +61,18 @@ typedef struct clphys_md_mpi clphys_md_mpi;
  * steps (s).  Filled only when asked for: the run then waits for the device
  * at each phase boundary, which a run without timing does not. */
 typedef struct {
-    double force_s;       /* the LJ kernels                                   */
+    double force_s;       /* the LJ kernels (see exchange_s)                  */
     double integrate_s;   /* the two half kicks and the drift, and the
                              rebuild check (with its MPI_Allreduce)           */
     double neighbor_s;    /* neighbour builds on the device (sort + list)     */
     double exchange_s;    /* ghost positions: pack kernel, device-host copies,
-                             MPI_Sendrecv, copies back, unpack kernel         */
-    double exposed_s;     /* the part of exchange_s no device work hid (all of
-                             it: the exchange is not overlapped yet)          */
+                             messages, copies back, unpack kernel; with the
+                             overlap also the interior rows' forces, which run
+                             meanwhile (force_s then holds the other rows')   */
+    double exposed_s;     /* the time spent waiting for the messages while no
+                             device work ran (not hidden by the interior
+                             rows' forces; all of the wait without them)      */
+    double messages_s;    /* the messages, from posting to completion         */
     double migrate_s;     /* at rebuilds: download, migration, ghost lists,
                              upload (host and MPI)                            */
     double ghost_bytes;   /* bytes of ghost positions this rank sent, summed
@@ -77,7 +84,9 @@ typedef struct {
 /* A distributed MD plan on comm (duplicated).  root's system *sys (read on
  * root only; NULL elsewhere) is scattered to the owners of its atoms.
  * grid[3]: subdomains per dimension, their product the size of comm; NULL
- * or all zero: MPI_Dims_create.  ctx: this rank's device.  p and grid must
+ * or all zero: MPI_Dims_create's factors, the largest along z (2 ranks:
+ * 1x1x2; a grid cut along z only lets the forces of the atoms away from
+ * its faces run while the ghosts travel).  ctx: this rank's device.  p and grid must
  * be the same on every rank.  Collective.  Errors, the same on every rank
  * (the message names the failing rank): CLPHYS_ERR_INVALID_ARGUMENT (NULL
  * ctx or plan, no system on root, a grid whose product is not the number of

@@ -392,6 +392,73 @@ static void test_in_lj_interior(void **state)
     clphys_md_system_destroy(&s);
 }
 
+/* fcc at 0.8442 with mx x my x mz unit cells, random velocities (zero
+ * momentum), ids 1 .. n in order. */
+static void fcc_cells(int mx, int my, int mz, clphys_md_system *s)
+{
+    static const double basis[4][3] = {{0, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}, {0, 0.5, 0.5}};
+    const size_t n = 4 * (size_t)mx * my * mz;
+    const double a = cbrt(4 / 0.8442);
+    memset(s, 0, sizeof *s);
+    s->n = n, s->ntypes = 1;
+    s->type_mass = calloc(2, sizeof(double)), s->type_mass[1] = 1;
+    s->id = malloc(n * sizeof *s->id), s->type = malloc(n * sizeof *s->type);
+    s->x = malloc(3 * n * sizeof *s->x), s->v = malloc(3 * n * sizeof *s->v), s->image = calloc(3 * n, sizeof(int));
+    s->hi[0] = mx * a, s->hi[1] = my * a, s->hi[2] = mz * a;
+    uint64_t rng = tu_rng_init(77);
+    double p[3] = {0, 0, 0};
+    size_t i = 0;
+    for (int z = 0; z < mz; z++)
+        for (int y = 0; y < my; y++)
+            for (int x = 0; x < mx; x++)
+                for (int b = 0; b < 4; b++, i++) {
+                    const int c3[3] = {x, y, z};
+                    s->id[i] = (long long)i + 1, s->type[i] = 1;
+                    for (int c = 0; c < 3; c++) {
+                        s->x[3 * i + c] = (c3[c] + basis[b][c]) * a;
+                        s->v[3 * i + c] = 3.5 * (tu_uniform(&rng) - 0.5);
+                        p[c] += s->v[3 * i + c];
+                    }
+                }
+    for (i = 0; i < n; i++)
+        for (int c = 0; c < 3; c++) s->v[3 * i + c] -= p[c] / (double)n;
+}
+
+/* A grid cut along z only (1x1xP, P the ranks) of a column 6x6x32 fcc
+ * cells (4,608 atoms, 53.7 long): the forces of the rows with no ghost
+ * neighbour run while the ghosts travel, the others after
+ * (md_lj_evaluate_rows); full-transposed and full-csr. */
+static void test_overlap(void **state)
+{
+    (void)state;
+    clphys_md_system s, ref;
+    fcc_cells(6, 6, 32, &s);
+    MPI_Bcast(s.v, 3 * (int)s.n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    const int g[3] = {1, 1, size};
+    const clphys_lj_variant vs[] = {CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_CSR};
+    for (int v = 0; v < 2; v++) {
+        clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = vs[v]},
+                              .dt = 0.005,
+                              .neigh_every = 20,
+                              .neigh_check = 0};
+        double rows[NCOL * 11];
+        copy_system(&s, &ref);
+        single_rank(&p, &s, 200, 20, rows, &ref);
+        /* the overlap is there on every rank */
+        clphys_md_mpi *pl;
+        assert_int_equal(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, g, 0, rank == 0 ? &s : NULL, &pl),
+                         CLPHYS_SUCCESS);
+        assert_true(pl->row_hi > pl->row_lo);
+        unsigned long long rows_in = pl->row_hi - pl->row_lo, sum = 0;
+        MPI_Reduce(&rows_in, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (rank == 0) fprintf(stderr, "  overlap: %llu of %zu atoms' forces run while the ghosts travel\n", sum, s.n);
+        clphys_md_mpi_destroy(pl);
+        compare_run(&p, g, &s, 200, 20, rows, &ref, clphys_lj_variant_name(vs[v]), NULL);
+        clphys_md_system_destroy(&ref);
+    }
+    clphys_md_system_destroy(&s);
+}
+
 /* A dilute hot gas packed into rank 0's corner of the box, drifting
  * towards the lower faces: atoms cross the periodic boundary into the
  * last subdomains, ranks start (and may end) empty; rebuild check every
@@ -622,6 +689,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_kernels),
         cmocka_unit_test(test_in_lj_variants),
         cmocka_unit_test(test_in_lj_interior),
+        cmocka_unit_test(test_overlap),
         cmocka_unit_test(test_dilute_gas),
         cmocka_unit_test(test_lammps_in_lj),
         cmocka_unit_test(test_failures),

@@ -58,8 +58,12 @@ clphys_status md_decomp_make(clphys_context *ctx, int rank, int size, const int 
     if (P[0] < 0 || P[1] < 0 || P[2] < 0)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "md mpi: grid %dx%dx%d: negative", P[0], P[1], P[2]);
     if (!P[0] && !P[1] && !P[2]) {
-        int e = MPI_Dims_create(size, 3, P);
+        int f[3] = {0, 0, 0};
+        int e = MPI_Dims_create(size, 3, f);
         if (e != MPI_SUCCESS) return cp_mpi_error(ctx, e, "MPI_Dims_create");
+        /* the largest factor along z: a grid cut along z only keeps its
+         * interior rows contiguous in the cell order (md_mpi_rebuild) */
+        P[0] = f[2], P[1] = f[1], P[2] = f[0];
     }
     if ((long long)P[0] * P[1] * P[2] != size)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,

@@ -201,7 +201,20 @@ static clphys_status unpack(md_ghost_dev *gd, size_t roff, size_t nrecv, cl_mem 
     return cp_launch(ctx, k, 1, &gsz, NULL, NULL);
 }
 
-clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts *g, cl_mem pos, double *bytes)
+/* Device work that runs while the messages travel: *running 1 until the
+ * marker event completes. */
+static clphys_status marker_busy(void *arg, int *running)
+{
+    md_ghost_dev *gd = arg;
+    int done = 1;
+    if (gd->marker) CP_TRY(cp_event_done(gd->ctx, gd->marker, &done));
+    *running = !done;
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts *g, cl_mem pos,
+                                clphys_status (*during)(void *arg), void *arg, int nap, double *bytes,
+                                cp_mpi_overlap *ov)
 {
     clphys_context *ctx = gd->ctx;
     clphys_status st = CLPHYS_SUCCESS;
@@ -220,18 +233,29 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
         if (!st && b->nsend) st = pack(gd, b, pos);
         if (!st && ns)
             st = cp_read(ctx, gd->sendbuf, r4 * a->off, r4 * ns, (char *)gd->hsend + r4 * a->off);
+        /* the last dimension's messages travel while `during` runs */
+        const int last = s + 2 >= g->nswap;
+        if (!st && last && during) {
+            st = during(arg);
+            if (!st) st = cp_marker(ctx, ctx->queue, &gd->marker);
+            if (!st) st = cp_flush(ctx, ctx->queue);
+        }
         MPI_Request rq[4];
-        int e = MPI_SUCCESS;
+        int nrq = 0;
         const md_swap *sw[2] = {a, b};
         size_t rof[2] = {ro, ro + a->nrecv};
-        for (int q = 0; q < 2 && e == MPI_SUCCESS; q++)
-            e = MPI_Irecv((char *)gd->hrecv + r4 * rof[q], (int)(r4 * sw[q]->nrecv), MPI_BYTE, sw[q]->from, 300 + s + q,
-                          comm, &rq[q]);
-        for (int q = 0; q < 2 && e == MPI_SUCCESS; q++)
-            e = MPI_Isend((char *)gd->hsend + r4 * sw[q]->off, (int)(r4 * sw[q]->nsend), MPI_BYTE, sw[q]->to,
-                          300 + s + q, comm, &rq[2 + q]);
-        if (e == MPI_SUCCESS) e = MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
-        if (!st && e != MPI_SUCCESS) st = cp_mpi_error(ctx, e, "MPI_Isend/Irecv (ghost positions)");
+        const double t_post = cp_now();
+        clphys_status ms = CLPHYS_SUCCESS;
+        for (int q = 0; q < 2 && !ms; q++) {
+            cp_mpi_slice out = {(char *)gd->hsend + r4 * sw[q]->off, (int)(r4 * sw[q]->nsend), MPI_BYTE};
+            cp_mpi_slice in = {(char *)gd->hrecv + r4 * rof[q], (int)(r4 * sw[q]->nrecv), MPI_BYTE};
+            ms = cp_mpi_post(ctx, comm, sw[q]->to, &out, 1, sw[q]->from, &in, 1, 300 + s + q, rq, &nrq);
+        }
+        cp_mpi_overlap none = {0, 0, 0};
+        if (!ms) ms = cp_mpi_wait_overlapped(ctx, nrq, rq, t_post, last && during ? marker_busy : NULL, gd, nap,
+                                             ov ? ov : &none);
+        cp_release_event(&gd->marker);
+        if (!st) st = ms;
         if (!st && nr) st = cp_write(ctx, gd->recvbuf, r4 * ro, r4 * nr, (char *)gd->hrecv + r4 * ro);
         if (!st && nr) st = unpack(gd, ro, nr, pos);
         if (bytes) *bytes += (double)(r4 * ns);

@@ -306,6 +306,14 @@ static clphys_status need_rebuild(clphys_md_mpi *pl, clphys_status st, int *yes)
     return CLPHYS_SUCCESS;
 }
 
+/* md_ghost_exchange's work during the messages: the forces of the rows
+ * with no ghost neighbour. */
+static clphys_status interior_forces(void *arg)
+{
+    clphys_md_mpi *pl = arg;
+    return md_lj_evaluate_rows(pl->lj, pl->row_lo, pl->row_hi - pl->row_lo);
+}
+
 static double lap(clphys_md_mpi *pl, clphys_md_mpi_timing *tm, double *t)
 {
     if (!tm) return 0;
@@ -323,6 +331,8 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
     clphys_status st = CLPHYS_SUCCESS;
     double t = cp_now();
     for (int s = 0; s < steps; s++) {
+        const int split = pl->row_hi > pl->row_lo;
+        int overlapped = 0;
         if (!st) st = kick_drift(pl);
         pl->step++;
         int yes;
@@ -334,14 +344,26 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
             lap(pl, tm, &t);
         } else if (any_cut(pl)) {
             double b = 0;
-            st = md_ghost_exchange(pl->comm, &pl->gd, &pl->g, clphys_lj_neighbor(pl->lj)->pos, &b);
+            cp_mpi_overlap ov0 = pl->ov;
+            st = md_ghost_exchange(pl->comm, &pl->gd, &pl->g, clphys_lj_neighbor(pl->lj)->pos,
+                                   split ? interior_forces : NULL, pl, pl->ctx->info.is_cpu, &b, &pl->ov);
             if (tm) {
-                double e = lap(pl, tm, &t);
-                tm->exchange_s += e, tm->exposed_s += e, tm->ghost_bytes += b;
+                tm->exchange_s += lap(pl, tm, &t);
+                tm->exposed_s += pl->ov.exposed_s - ov0.exposed_s;
+                tm->messages_s += pl->ov.exchange_s - ov0.exchange_s;
+                tm->ghost_bytes += b;
             }
             CP_TRY(st);
+            overlapped = split;
         }
-        st = pl->nlocal ? clphys_lj_evaluate(pl->lj, NULL) : CLPHYS_SUCCESS;
+        if (!pl->nlocal) st = CLPHYS_SUCCESS;
+        else if (overlapped) {
+            /* the rows with ghost neighbours, now that the ghosts are here */
+            st = md_lj_evaluate_rows(pl->lj, 0, pl->row_lo);
+            if (!st) st = md_lj_evaluate_rows(pl->lj, pl->row_hi, pl->nlocal - pl->row_hi);
+        } else {
+            st = clphys_lj_evaluate(pl->lj, NULL);
+        }
         if (tm) tm->force_s += lap(pl, tm, &t);
         if (!st) st = kick(pl);
         if (tm) tm->integrate_s += lap(pl, tm, &t), tm->steps++;

@@ -103,6 +103,7 @@ typedef struct {
     void *hsend, *hrecv;  /* host staging: page-locked (hsend_m, hrecv_m
                              mapped) where the device gives it, else malloc */
     cl_mem hsend_m, hrecv_m;
+    cl_event marker;      /* end of the device work overlapped with messages */
 } md_ghost_dev;
 
 clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md_ghost_dev *gd);
@@ -111,10 +112,17 @@ void md_ghost_dev_free(md_ghost_dev *gd);
  * with the sorted places of the atoms sent and of the ghosts received),
  * their real4 buffers and host staging. */
 clphys_status md_ghost_dev_reserve(md_ghost_dev *gd, const md_ghosts *g);
-/* One step's ghost positions: pack from pos, exchange, unpack into pos, in
- * swap order.  Collective (MPI_Sendrecv; failures agreed).  *bytes: the
- * bytes sent by this rank, added. */
-clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts *g, cl_mem pos, double *bytes);
+/* One step's ghost positions: pack from pos, exchange, unpack into pos, a
+ * dimension at a time.  during (may be NULL): enqueues device work that
+ * needs no ghost (the interior rows' forces) after the last dimension's
+ * copy to the host, so that it runs while that dimension's messages travel;
+ * ov (may be NULL) receives the messages' time and the part of it waited
+ * with no device work running (cp_mpi_wait_overlapped; nap: a CPU device).
+ * Collective (failures agreed).  *bytes: the bytes sent by this rank,
+ * added. */
+clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts *g, cl_mem pos,
+                                clphys_status (*during)(void *arg), void *arg, int nap, double *bytes,
+                                cp_mpi_overlap *ov);
 
 /* The plan (include/clphys_md_mpi.h).  The rank's atoms live on its
  * device in the LJ plan's neighbour plan, in local index order [interior
@@ -137,6 +145,12 @@ struct clphys_md_mpi {
     size_t cap;                  /* atoms the LJ plan and buffers were made for   */
     size_t nlocal, nown, nint;   /* owned + ghosts; owned; interior (kept on the
                                     device through the last rebuild)             */
+    size_t row_lo, row_hi;       /* sorted rows with no ghost in their lists: the
+                                    cells of a grid cut along z only, away from
+                                    its faces (contiguous in the cell order);
+                                    their forces run while the ghosts travel.
+                                    Empty: no overlap                            */
+    cp_mpi_overlap ov;           /* the messages of the run being timed          */
     size_t rs, disp_wg;
     cl_kernel k_kd, k_kick, k_disp;
     cl_kernel k_classify, k_iota, k_inverse, k_map;

@@ -227,6 +227,27 @@ static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, double *nb_
     return st;
 }
 
+/* The sorted rows whose lists hold no ghost, for a grid cut along z only
+ * (row_lo .. row_hi - 1; empty otherwise): the cells farther than one cell
+ * from those holding ghosts (local z below r_s and from r_s + thickness
+ * on), a margin of 1e-3 cell against rounding. */
+static clphys_status interior_rows(clphys_md_mpi *pl)
+{
+    pl->row_lo = pl->row_hi = 0;
+    if (!pl->nlocal || pl->d.cut[0] || pl->d.cut[1] || !pl->d.cut[2] || !md_lj_rows_supported(pl->lj))
+        return CLPHYS_SUCCESS;
+    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
+    const size_t layer = (size_t)nb->nc[0] * nb->nc[1];
+    const double h = pl->d.lbox[2] / nb->nc[2], top = pl->d.hi[2] - pl->d.llo[2];
+    const int c_lo = (int)floor(pl->d.rs / h + 1e-3) + 2, c_hi = (int)ceil(top / h - 1e-3) - 3;
+    if (c_hi < c_lo || c_hi >= nb->nc[2]) return CLPHYS_SUCCESS;
+    cl_uint a, b;
+    CP_TRY(cp_read(pl->ctx, nb->start, 4 * layer * (size_t)c_lo, 4, &a));
+    CP_TRY(cp_read(pl->ctx, nb->start, 4 * layer * (size_t)(c_hi + 1), 4, &b));
+    if (b > a) pl->row_lo = a, pl->row_hi = b;
+    return CLPHYS_SUCCESS;
+}
+
 clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing *tm)
 {
     clphys_context *ctx = pl->ctx;
@@ -262,6 +283,7 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
         pl->nown = nint + pl->own.n;
         pl->nlocal = n;
         st = sort_and_bind(pl, nint, &nb_s);
+        if (!st) st = interior_rows(pl);
     }
     CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
     pl->last_build = pl->step;
