@@ -214,10 +214,9 @@ static clphys_status marker_busy(void *arg, int *running)
 
 clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts *g, cl_mem pos,
                                 clphys_status (*during)(void *arg), void *arg, int nap, double *bytes,
-                                cp_mpi_overlap *ov)
+                                cp_mpi_overlap *ov, clphys_status st)
 {
     clphys_context *ctx = gd->ctx;
-    clphys_status st = CLPHYS_SUCCESS;
     const size_t r4 = 4 * gd->rs;
     /* the two swaps of a dimension are independent (the atoms one sends
      * were there before the other's arrived): one copy to the host for

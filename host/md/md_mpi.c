@@ -292,6 +292,8 @@ static clphys_status need_rebuild(clphys_md_mpi *pl, clphys_status st, int *yes)
     long long ago = pl->step - pl->last_build;
     *yes = 0;
     int due = !(ago < pl->p.neigh_delay || ago % pl->p.neigh_every);
+    /* not due on a cut grid: the ghost exchange that follows agrees on st */
+    if (!due && any_cut(pl)) return st;
     double v[2] = {0, st ? 1 : 0};
     if (due && pl->p.neigh_check && !st) st = displacement(pl, &v[0]), v[1] = st ? 1 : 0;
     if (due && pl->p.neigh_check) {
@@ -336,8 +338,9 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
         if (!st) st = kick_drift(pl);
         pl->step++;
         int yes;
-        /* a local failure of the step before is agreed here */
-        CP_TRY(need_rebuild(pl, st, &yes));
+        /* a local failure of the step before is agreed here or by the exchange */
+        st = need_rebuild(pl, st, &yes);
+        if (st && !(any_cut(pl) && !yes)) return st;
         if (tm) tm->integrate_s += lap(pl, tm, &t);
         if (yes) {
             CP_TRY(md_mpi_rebuild(pl, 0, tm));
@@ -346,7 +349,8 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
             double b = 0;
             cp_mpi_overlap ov0 = pl->ov;
             st = md_ghost_exchange(pl->comm, &pl->gd, &pl->g, clphys_lj_neighbor(pl->lj)->pos,
-                                   split ? interior_forces : NULL, pl, pl->ctx->info.is_cpu, &b, &pl->ov);
+                                   split && !st ? interior_forces : NULL, pl, pl->ctx->info.is_cpu, &b, &pl->ov,
+                                   st);
             if (tm) {
                 tm->exchange_s += lap(pl, tm, &t);
                 tm->exposed_s += pl->ov.exposed_s - ov0.exposed_s;

@@ -118,11 +118,12 @@ clphys_status md_ghost_dev_reserve(md_ghost_dev *gd, const md_ghosts *g);
  * copy to the host, so that it runs while that dimension's messages travel;
  * ov (may be NULL) receives the messages' time and the part of it waited
  * with no device work running (cp_mpi_wait_overlapped; nap: a CPU device).
- * Collective (failures agreed).  *bytes: the bytes sent by this rank,
- * added. */
+ * Collective: st is this rank's status so far (a failure skips the device
+ * work, the messages still travel), agreed at the end with the exchange's
+ * own.  *bytes: the bytes sent by this rank, added. */
 clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts *g, cl_mem pos,
                                 clphys_status (*during)(void *arg), void *arg, int nap, double *bytes,
-                                cp_mpi_overlap *ov);
+                                cp_mpi_overlap *ov, clphys_status st);
 
 /* The plan (include/clphys_md_mpi.h).  The rank's atoms live on its
  * device in the LJ plan's neighbour plan, in local index order [interior
