@@ -2,7 +2,8 @@
  * 0.3, rebuild every 20 steps, no check, dt 0.005, T 1.44) over MPI ranks
  * by spatial decomposition (clphys_md_mpi.h), under an MPI launcher
  * (`mpirun -np P clphys bench --path md_mpi`; without one it says so and
- * adds no row), one device per rank, grid from MPI_Dims_create.  Rows in the
+ * adds no row), one device per rank, the plan's default grid
+ * (MPI_Dims_create's largest factor along z).  Rows in the
  * scaling schema (scaling.h), fp32 and fp64:
  *   strong  N atoms in all (GPU 32,000, 256,000, 2,048,000; quick or CPU
  *           4,000 and 32,000; --size N: N), baseline = the single-rank
@@ -16,7 +17,9 @@
  * ranks wait (sleeping, so that a CPU device keeps its cores).  Then one run
  * with the plan's timing on (each phase waited for: clphys_md_mpi_timing)
  * gives the split per step (the largest over the ranks): force, neighbour
- * build, integration, ghost exchange and the part not hidden, migration.
+ * build, integration, ghost exchange (its section; its messages; the wait
+ * not hidden by device work), migration.  The row's exchange_s: the
+ * messages plus the copies timed at their size.
  * The exchange's floor: per cut dimension the device-to-host copy of the
  * positions both its swaps send, the network (clphys_mpi_measure_network:
  * latency + bytes / bandwidth) and the host-to-device copy of those
