@@ -45,11 +45,13 @@ cat > "$WRAP" <<'W'
 exec "$@"
 W
 chmod +x "$WRAP"
-MPI=(mpirun --allow-run-as-root --oversubscribe --bind-to none -x TINY -x LD_LIBRARY_PATH -x CLPHYS_CACHE_DIR
-     -x POCL_MAX_PTHREAD_COUNT)
-if [ "$TINY" != 1 ]; then
-    MPI+=(-x OCL_ICD_VENDORS -x OCL_ICD_FILENAMES=libnvidia-opencl.so.1:libpocl.so.2)
-fi
+export TINY
+MPI=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
+for v in TINY LD_LIBRARY_PATH CLPHYS_CACHE_DIR POCL_MAX_PTHREAD_COUNT OCL_ICD_VENDORS; do
+    [ -n "${!v+x}" ] && MPI+=(-x "$v")
+done
+# mpirun's ranks on that machine get OCL_ICD_FILENAMES=libpocl.so.2 (DEVICE.md): name NVIDIA's first
+[ "$TINY" = 1 ] || MPI+=(-x OCL_ICD_FILENAMES=libnvidia-opencl.so.1:libpocl.so.2)
 {
     date -u; hostname; nvidia-smi -L 2>&1; nvidia-smi topo -m 2>&1; mpirun --version 2>&1 | head -1
     echo "BUILD=$BUILD DEVICE=$DEVICE NP=$NP TINY=$TINY"; git log -1 --format='%H %s' 2>/dev/null
