@@ -38,6 +38,8 @@ void clphys_md_mpi_destroy(clphys_md_mpi *pl)
     cp_release_kernel(&pl->k_kick);
     cp_release_kernel(&pl->k_disp);
     md_ghost_dev_free(&pl->gd);
+    if (pl->stage_m) cp_pinned_release(pl->ctx, &pl->stage_m, &pl->stage);
+    else free(pl->stage);
     md_ghosts_free(&pl->g);
     md_atoms_free(&pl->own);
     free(pl->type_mass);

@@ -152,6 +152,10 @@ struct clphys_md_mpi {
                                     their forces run while the ghosts travel.
                                     Empty: no overlap                            */
     cp_mpi_overlap ov;           /* the messages of the run being timed          */
+    void *stage;                 /* host staging of the rebuilds' copies:
+                                    page-locked (stage_m mapped), else malloc    */
+    cl_mem stage_m;
+    size_t stage_bytes;
     size_t rs, disp_wg;
     cl_kernel k_kd, k_kick, k_disp;
     cl_kernel k_classify, k_iota, k_inverse, k_map;

@@ -30,6 +30,23 @@ clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl)
     return cp_buffer(ctx, CL_MEM_READ_WRITE, 8, NULL, &pl->counts);
 }
 
+/* Host staging of at least `bytes` for the rebuild's copies: page-locked
+ * (the copies run at the bus's speed), else pageable. */
+static clphys_status staging(clphys_md_mpi *pl, size_t bytes, void **p)
+{
+    if (bytes > pl->stage_bytes) {
+        if (pl->stage_m) cp_pinned_release(pl->ctx, &pl->stage_m, &pl->stage);
+        else free(pl->stage);
+        pl->stage = NULL, pl->stage_bytes = 0;
+        size_t want = bytes + bytes / 4 + 4096;
+        if (cp_pinned(pl->ctx, want, &pl->stage_m, &pl->stage)) pl->stage = malloc(want);
+        if (!pl->stage) return cp_error(pl->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: staging of %zu bytes", want);
+        pl->stage_bytes = want;
+    }
+    *p = pl->stage;
+    return CLPHYS_SUCCESS;
+}
+
 static clphys_status arg_real4(clphys_md_mpi *pl, cl_kernel k, cl_uint i, const double v[3])
 {
     double b[4] = {v[0], v[1], v[2], 0};
@@ -65,10 +82,11 @@ static clphys_status download(clphys_md_mpi *pl, cl_mem pos, cl_mem vel, cl_mem 
     double *x4 = malloc(4 * count * sizeof *x4), *v4 = malloc(4 * count * sizeof *v4);
     cl_int *im = malloc(16 * count), *tg = malloc(16 * count);
     cl_uint *pm = perm ? malloc(4 * count) : NULL;
-    void *raw = malloc(r4 * count);
-    clphys_status st = (!x4 || !v4 || !im || !tg || !raw || (perm && !pm))
+    void *raw = NULL;
+    clphys_status st = (!x4 || !v4 || !im || !tg || (perm && !pm))
                            ? cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: download of %zu atoms", count)
                            : md_atoms_reserve(ctx, out, out->n + count);
+    if (!st) st = staging(pl, r4 * count, &raw);
     cl_mem src[2] = {pos, vel};
     double *dst[2] = {x4, v4};
     for (int a = 0; !st && a < 2; a++) {
@@ -76,12 +94,12 @@ static clphys_status download(clphys_md_mpi *pl, cl_mem pos, cl_mem vel, cl_mem 
         for (size_t k = 0; !st && k < 4 * count; k++)
             dst[a][k] = pl->rs == 8 ? ((const double *)raw)[k] : ((const float *)raw)[k];
     }
-    if (!st) st = cp_read(ctx, img, 16 * first, 16 * count, im);
-    if (!st) st = cp_read(ctx, tag, 16 * first, 16 * count, tg);
-    if (!st && perm) st = cp_read(ctx, perm, 4 * first, 4 * count, pm);
+    if (!st) st = cp_read(ctx, img, 16 * first, 16 * count, raw), memcpy(im, raw, 16 * count);
+    if (!st) st = cp_read(ctx, tag, 16 * first, 16 * count, raw), memcpy(tg, raw, 16 * count);
+    if (!st && perm) st = cp_read(ctx, perm, 4 * first, 4 * count, raw), memcpy(pm, raw, 4 * count);
     for (size_t k = 0; !st && k < count; k++)
         if (!perm || pm[k] < pl->nown) append(pl, out, x4, v4, im, tg, k);
-    free(x4), free(v4), free(im), free(tg), free(pm), free(raw);
+    free(x4), free(v4), free(im), free(tg), free(pm);
     return st;
 }
 
@@ -133,47 +151,63 @@ static clphys_status classify(clphys_md_mpi *pl, size_t *nint, size_t *nrest)
 
 /* The atoms of own and then the ghosts of g (may be NULL) into the
  * unsorted arrays from local index `at` on: positions in the local frame
- * (wrapped into the device's box), velocities with the type's mass (ghosts
- * 0 and mass 1: the integrator's kick stays finite, the exchange overwrites
- * their state before use), images, tags (id, type). */
+ * (wrapped into the device's box), velocities with the type's mass,
+ * images, tags (id, type); for the ghosts only their positions cross the
+ * bus: their velocity is filled with 0 and mass 1 (the integrator's kick
+ * stays finite; the exchange overwrites their positions before use), their
+ * images and tags with 0. */
 static clphys_status upload(clphys_md_mpi *pl, size_t at, const md_atoms *own, const md_ghosts *g)
 {
     clphys_context *ctx = pl->ctx;
     clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
-    const size_t no = own->n, m = no + (g ? g->nghost : 0), r4 = 4 * pl->rs;
+    const size_t no = own->n, ng = g ? g->nghost : 0, m = no + ng, r4 = 4 * pl->rs;
     if (!m) return CLPHYS_SUCCESS;
-    void *xr = malloc(r4 * m), *vr = malloc(r4 * m);
-    cl_int *im = calloc(4 * m, sizeof *im), *tg = calloc(4 * m, sizeof *tg);
-    clphys_status st = (!xr || !vr || !im || !tg)
-                           ? cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: upload of %zu atoms", m)
-                           : CLPHYS_SUCCESS;
-    for (size_t i = 0; !st && i < m; i++) {
+    void *buf;
+    CP_TRY(staging(pl, r4 * m, &buf));
+    double *xd = buf;
+    float *xf = buf;
+    cl_int *iv = buf;
+    /* positions of all */
+    for (size_t i = 0; i < m; i++) {
         const double *xi = i < no ? own->x + 3 * i : g->gx + 3 * (i - no);
-        double x[4], v[4];
-        for (int c = 0; c < 3; c++) {
-            x[c] = xi[c] - pl->d.llo[c];
-            x[c] -= pl->d.lbox[c] * floor(x[c] / pl->d.lbox[c]);
-            v[c] = i < no ? own->v[3 * i + c] : 0;
-            if (i < no) im[4 * i + c] = own->img[3 * i + c];
-        }
-        x[3] = 0;
-        v[3] = i < no ? pl->type_mass[own->type[i]] : 1;
-        if (i < no) {
-            unsigned long long id = (unsigned long long)own->id[i];
-            tg[4 * i] = (cl_int)(cl_uint)(id & 0xffffffffu), tg[4 * i + 1] = (cl_int)(cl_uint)(id >> 32);
-            tg[4 * i + 2] = own->type[i];
-        }
         for (int c = 0; c < 4; c++) {
-            if (pl->rs == 8) ((double *)xr)[4 * i + c] = x[c], ((double *)vr)[4 * i + c] = v[c];
-            else ((float *)xr)[4 * i + c] = (float)x[c], ((float *)vr)[4 * i + c] = (float)v[c];
+            double x = 0;
+            if (c < 3) {
+                x = xi[c] - pl->d.llo[c];
+                x -= pl->d.lbox[c] * floor(x / pl->d.lbox[c]);
+            }
+            if (pl->rs == 8) xd[4 * i + c] = x;
+            else xf[4 * i + c] = (float)x;
         }
     }
-    if (!st) st = cp_write(ctx, nb->pos_in, r4 * at, r4 * m, xr);
-    if (!st) st = cp_write(ctx, pl->vel_tmp, r4 * at, r4 * m, vr);
-    if (!st) st = cp_write(ctx, pl->img_tmp, 16 * at, 16 * m, im);
-    if (!st) st = cp_write(ctx, pl->tag_tmp, 16 * at, 16 * m, tg);
-    free(xr), free(vr), free(im), free(tg);
-    return st;
+    CP_TRY(cp_write(ctx, nb->pos_in, r4 * at, r4 * m, buf));
+    /* velocities (mass in w), images and tags of the owned */
+    for (size_t i = 0; i < no; i++)
+        for (int c = 0; c < 4; c++) {
+            double v = c < 3 ? own->v[3 * i + c] : pl->type_mass[own->type[i]];
+            if (pl->rs == 8) xd[4 * i + c] = v;
+            else xf[4 * i + c] = (float)v;
+        }
+    if (no) CP_TRY(cp_write(ctx, pl->vel_tmp, r4 * at, r4 * no, buf));
+    for (size_t i = 0; i < no; i++)
+        for (int c = 0; c < 4; c++) iv[4 * i + c] = c < 3 ? own->img[3 * i + c] : 0;
+    if (no) CP_TRY(cp_write(ctx, pl->img_tmp, 16 * at, 16 * no, buf));
+    for (size_t i = 0; i < no; i++) {
+        unsigned long long id = (unsigned long long)own->id[i];
+        iv[4 * i] = (cl_int)(cl_uint)(id & 0xffffffffu), iv[4 * i + 1] = (cl_int)(cl_uint)(id >> 32);
+        iv[4 * i + 2] = own->type[i], iv[4 * i + 3] = 0;
+    }
+    if (no) CP_TRY(cp_write(ctx, pl->tag_tmp, 16 * at, 16 * no, buf));
+    if (!ng) return CLPHYS_SUCCESS;
+    const double v1[4] = {0, 0, 0, 1};
+    const float v1f[4] = {0, 0, 0, 1};
+    const cl_int z4[4] = {0, 0, 0, 0};
+    const size_t ga = at + no;
+    CP_CL(ctx, clEnqueueFillBuffer(ctx->queue, pl->vel_tmp, pl->rs == 8 ? (const void *)v1 : (const void *)v1f, r4,
+                                   r4 * ga, r4 * ng, 0, NULL, NULL));
+    CP_CL(ctx, clEnqueueFillBuffer(ctx->queue, pl->img_tmp, z4, 16, 16 * ga, 16 * ng, 0, NULL, NULL));
+    CP_CL(ctx, clEnqueueFillBuffer(ctx->queue, pl->tag_tmp, z4, 16, 16 * ga, 16 * ng, 0, NULL, NULL));
+    return CLPHYS_SUCCESS;
 }
 
 static clphys_status launch1(clphys_md_mpi *pl, cl_kernel k, size_t n)
