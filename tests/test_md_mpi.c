@@ -462,7 +462,7 @@ static void test_overlap(void **state)
 /* A dilute hot gas packed into rank 0's corner of the box, drifting
  * towards the lower faces: atoms cross the periodic boundary into the
  * last subdomains, ranks start (and may end) empty; rebuild check every
- * step (neigh_check yes: one MPI_Allreduce). */
+ * step (neigh_check yes: one MPI_Allreduce); each full-list variant. */
 static void test_dilute_gas(void **state)
 {
     (void)state;
@@ -492,17 +492,25 @@ static void test_dilute_gas(void **state)
                           .neigh_check = 1};
     int g[2][3], ng = grids(g);
     double rows[NCOL * 11];
-    clphys_md_system ref;
-    copy_system(&s, &ref);
-    single_rank(&p, &s, 200, 20, rows, &ref);
-    if (rank == 0) {
-        int crossed = 0;
-        for (size_t i = 0; i < 3 * n; i++) crossed += ref.image[i] != 0;
-        fprintf(stderr, "  dilute gas: %d periodic crossings in the single-rank run\n", crossed);
-        assert_true(crossed > 0);
+    const clphys_lj_variant vs[] = {CLPHYS_LJ_FULL_CSR, CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_GROUP,
+                                    CLPHYS_LJ_CPU};
+    for (size_t v = 0; v < sizeof vs / sizeof *vs; v++) {
+        p.lj.variant = vs[v];
+        clphys_md_system ref;
+        copy_system(&s, &ref);
+        single_rank(&p, &s, 200, 20, rows, &ref);
+        if (rank == 0) {
+            int crossed = 0;
+            for (size_t i = 0; i < 3 * n; i++) crossed += ref.image[i] != 0;
+            fprintf(stderr, "  dilute gas (%s): %d periodic crossings in the single-rank run\n",
+                    clphys_lj_variant_name(vs[v]), crossed);
+            assert_true(crossed > 0);
+        }
+        char what[64];
+        snprintf(what, sizeof what, "dilute gas %s", clphys_lj_variant_name(vs[v]));
+        for (int k = 0; k < ng; k++) compare_run(&p, g[k], &s, 200, 20, rows, &ref, what, NULL);
+        clphys_md_system_destroy(&ref);
     }
-    for (int k = 0; k < ng; k++) compare_run(&p, g[k], &s, 200, 20, rows, &ref, "dilute gas", NULL);
-    clphys_md_system_destroy(&ref);
     clphys_md_system_destroy(&s);
 }
 
