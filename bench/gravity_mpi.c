@@ -21,6 +21,7 @@
  * exchange and the model, not scaling.  Rows only on rank 0; verified
  * against the fp64 reference on rank 0's first 1024 particles. */
 #include "bench.h"
+#include "bench_mpi.h"
 #include "gravity_bench.h"
 #include "host/ref/gravity_ref.h"
 
@@ -40,30 +41,10 @@ typedef struct {
     clphys_sync_cost sync;
 } mpi_env;
 
-/* Ranks per device: ranks whose host name, platform and device index equal
- * rank 0's (MPI_Allgather of a key); gpus = P / k.  Ranks given one GPU
- * each through CUDA_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES see the same
- * indices, so those variables are part of the key;
- * CLPHYS_BENCH_RANKS_PER_DEVICE sets k outright. */
+/* Ranks per device and distinct devices (bench_mpi.h). */
 static void sharing(bench_run *run, mpi_env *e)
 {
-    char key[320], *all = malloc(320 * (size_t)e->P);
-    char host[256] = "";
-    gethostname(host, sizeof host - 1);
-    const char *cv = getenv("CUDA_VISIBLE_DEVICES"), *rv = getenv("ROCR_VISIBLE_DEVICES");
-    snprintf(key, sizeof key, "%.200s|%d|%d|%.40s|%.30s|%.30s", host, run->dev->platform_index, run->dev->device_index,
-             run->dev->name, cv ? cv : "", rv ? rv : "");
-    e->k = 1;
-    if (all && MPI_Allgather(key, 320, MPI_CHAR, all, 320, MPI_CHAR, e->comm) == MPI_SUCCESS) {
-        e->k = 0;
-        for (int r = 0; r < e->P; r++) e->k += !strcmp(all + 320 * (size_t)r, all);
-    }
-    free(all);
-    if (!run->dev->is_gpu) e->k = 1;
-    const char *force = getenv("CLPHYS_BENCH_RANKS_PER_DEVICE");
-    if (force && atoi(force) > 0) e->k = atoi(force);
-    if (e->k < 1) e->k = 1;
-    e->gpus = (e->P + e->k - 1) / e->k;
+    bench_mpi_sharing(run, e->comm, &e->k, &e->gpus);
 }
 
 static double median_of(double *v, int n) { return ref_median(v, n); }

@@ -35,12 +35,12 @@ static const char *str(const cJSON *o, const char *key)
 }
 
 /* One peer result as an md row; the peer's JSON, less what the row has, as params. */
-static void peer_row(bench_run *run, cJSON *o, double pe0_ref)
+static void peer_row(bench_run *run, const char *path, cJSON *o, double pe0_ref)
 {
     const int lammps = !strcmp(str(o, "peer"), "lammps");
     bench_row r;
     memset(&r, 0, sizeof r);
-    snprintf(r.path, sizeof r.path, "md");
+    snprintf(r.path, sizeof r.path, "%s", path);
     if (lammps) {
         snprintf(r.variant, sizeof r.variant, "lammps-%s", strstr(str(o, "config"), "mpirun") ? "mpi" : "omp");
         snprintf(r.precision, sizeof r.precision, "fp64");
@@ -82,7 +82,8 @@ static void peer_row(bench_run *run, cJSON *o, double pe0_ref)
 }
 
 /* Run one peer program; its results become rows, its failures status text. */
-static void run_peer(bench_run *run, const char *cmd, const char *who, double pe0_ref, char *status, size_t len)
+static void run_peer(bench_run *run, const char *path, const char *cmd, const char *who, double pe0_ref, char *status,
+                     size_t len)
 {
     fprintf(stderr, "  md        peer %s: %s\n", who, cmd);
     FILE *p = popen(cmd, "r");
@@ -101,7 +102,7 @@ static void run_peer(bench_run *run, const char *cmd, const char *who, double pe
             fprintf(stderr, "  md        peer %s not run: %s\n", what, str(o, "error"));
             add_status(status, len, what, str(o, "error"));
         } else {
-            peer_row(run, o, pe0_ref);
+            peer_row(run, path, o, pe0_ref);
         }
         results++;
         cJSON_Delete(o);
@@ -129,15 +130,26 @@ void md_peers(bench_run *run, const char *data_file, const char *lammps_input, d
                  "%s %s --data %s --pe0 %.15g --platforms CUDA,OpenCL --precisions single,double "
                  "--opencl-platform '%s'",
                  py, script, data_file, pe0_ref, strchr(run->dev->platform, '\'') ? "" : run->dev->platform);
-        run_peer(run, cmd, "openmm", pe0_ref, status, len);
+        run_peer(run, "md", cmd, "openmm", pe0_ref, status, len);
         return;
     }
     /* a CPU device: the peers on its cores */
     if (lammps_input) {
         snprintf(cmd, sizeof cmd, "%s %s/lammps_lj.py --input %s --threads %u", py, dir, lammps_input, cores);
-        run_peer(run, cmd, "lammps", pe0_ref, status, len);
+        run_peer(run, "md", cmd, "lammps", pe0_ref, status, len);
     }
     snprintf(cmd, sizeof cmd, "%s %s --data %s --pe0 %.15g --platforms CPU --threads %u", py, script, data_file,
              pe0_ref, cores);
-    run_peer(run, cmd, "openmm", pe0_ref, status, len);
+    run_peer(run, "md", cmd, "openmm", pe0_ref, status, len);
+}
+
+void md_peer_lammps(bench_run *run, const char *path, const char *lammps_input, int threads, double pe0_ref,
+                    char *status, size_t len)
+{
+    status[0] = 0;
+    const char *dir = getenv("CLPHYS_PEERS") ? getenv("CLPHYS_PEERS") : "bench/peers";
+    const char *py = getenv("CLPHYS_PYTHON") ? getenv("CLPHYS_PYTHON") : "python3";
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s/lammps_lj.py --input %s --threads %d", py, dir, lammps_input, threads);
+    run_peer(run, path, cmd, "lammps", pe0_ref, status, len);
 }

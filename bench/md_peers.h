@@ -14,4 +14,10 @@
 void md_peers(bench_run *run, const char *data_file, const char *lammps_input, double pe0_ref, char *status,
               size_t len);
 
+/* LAMMPS alone on lammps_input with `threads` threads (or MPI ranks: its
+ * fastest installed configuration, bench/peers/lammps_lj.py), its rows
+ * under `path` (md_mpi: against the distributed run on the same cores). */
+void md_peer_lammps(bench_run *run, const char *path, const char *lammps_input, int threads, double pe0_ref,
+                    char *status, size_t len);
+
 #endif

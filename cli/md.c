@@ -3,6 +3,8 @@
  * conventions (thermo_style custom step temp pe ke etotal press), final state
  * written as a LAMMPS data file (atomically). */
 #include "cli.h"
+#include "cli_mpi.h"
+#include "md_cli.h"
 #include "opt.h"
 #include "outputs.h"
 
@@ -24,6 +26,7 @@ static void usage(FILE *out)
         "                 --rcut RC --skin SK --dt DT --steps N [--thermo K] [--neigh-every E]\n"
         "                 [--neigh-delay D] [--neigh-check yes|no] [--shifted] [--precision fp32|fp64]\n"
         "                 [--variant NAME|auto] [--device SPEC] [--write-data FILE] [--xyz FILE] [--force]\n"
+        "       mpirun -np P clphys md ... [--grid PXxPYxPZ]   the same, distributed over P ranks\n"
         "  --data       LAMMPS data file, atom_style atomic (e.g. from LAMMPS write_data)\n"
         "  --fcc RHO    fcc lattice at number density RHO, N^3 unit cells (1 .. 400), Maxwell-Boltzmann at T\n"
         "  --variant    full-csr full-transposed full-group full-staged half-cas half-fixedpoint cpu auto\n"
@@ -31,12 +34,16 @@ static void usage(FILE *out)
         "  --xyz FILE   extended-XYZ trajectory, one frame per thermo row (FILE.tmp.PID, then renamed)\n"
         "  --write-data FILE  the final state as a LAMMPS data file (written atomically)\n"
         "  --force      replace an existing --write-data or --xyz file (never an input)\n"
+        "  --grid       under MPI: subdomains per dimension (product = ranks; default MPI_Dims_create); each\n"
+        "               at least r_cut + skin thick; full-list variants only when a dimension is cut; one\n"
+        "               device per rank (--device as without MPI, the node's devices shared out); rank 0\n"
+        "               reads, prints and writes (--write-data, --xyz in atom-ID order)\n"
         "Defaults: epsilon = sigma = 1, neigh-every 1, neigh-delay 0, neigh-check yes, fp64, auto.\n"
         "Units are LAMMPS `units lj`; energies per atom, T from 3N-3 degrees of freedom.\n");
 }
 
 /* One extended-XYZ frame (species = LAMMPS type number). */
-static int xyz_frame(FILE *f, const clphys_md_system *s, long long step, double dt)
+int md_cli_xyz_frame(FILE *f, const clphys_md_system *s, long long step, double dt)
 {
     fprintf(f,
             "%zu\nLattice=\"%.10g 0 0 0 %.10g 0 0 0 %.10g\" Origin=\"%.10g %.10g %.10g\" "
@@ -49,14 +56,14 @@ static int xyz_frame(FILE *f, const clphys_md_system *s, long long step, double 
     return ferror(f) ? -1 : 0;
 }
 
-static void row(const clphys_md_thermo *t)
+void md_cli_row(const clphys_md_thermo *t)
 {
     printf("%10lld %14.8g %14.8g %14.8g %14.8g %14.8g\n", t->step, t->temp, t->pe, t->ke, t->etotal,
            t->press);
 }
 
 /* Close the trajectory and move it into place, or remove it; message names the file. */
-static int xyz_finish(FILE *xf, const char *tmp, const char *xyz, int ok)
+int md_cli_xyz_finish(FILE *xf, const char *tmp, const char *xyz, int ok)
 {
     int e = 0;
     if (fclose(xf) != 0 && ok) ok = 0, e = errno;
@@ -75,7 +82,7 @@ int cmd_md(int argc, char **argv)
        writes a value only when the option is there */
     double rho = 0, temp = -1, eps = 1, sigma = 1, rc = 0, skin = -1, dt = 0;
     long long cells = 0, steps = -1, thermo = 0, every = 1, delay = 0, seed = -1;
-    int prec = 1, check = 0, shifted = 0, force = 0, help = 0;
+    int prec = 1, check = 0, shifted = 0, force = 0, help = 0, grid[3] = {0, 0, 0};
     const cli_opt opts[] = {
         CLI_OPT_STRING("--data", &data),
         CLI_OPT_POSITIVE("--fcc", &rho),
@@ -99,6 +106,7 @@ int cmd_md(int argc, char **argv)
         CLI_OPT_STRING("--write-data", &out),
         CLI_OPT_STRING("--xyz", &xyz),
         CLI_OPT_FLAG("--force", &force),
+        CLI_OPT_DIMS("--grid", grid, 3, 1, 1 << 20),
         CLI_OPT_END,
     };
     if (cli_parse("md", argc, argv, opts, NULL, 0, NULL, &help)) return 2;
@@ -134,8 +142,14 @@ int cmd_md(int argc, char **argv)
         fprintf(stderr, "clphys md: missing%s (clphys md --help lists the options)\n", missing);
         return 2;
     }
+    const int dist = cli_mpi_launched();
+    if (grid[0] && !dist && grid[0] * grid[1] * grid[2] != 1) {
+        fprintf(stderr, "clphys md: --grid %dx%dx%d: one process has one subdomain (run under mpirun -np P)\n",
+                grid[0], grid[1], grid[2]);
+        return 2;
+    }
     const cli_file inputs[] = {{"--data", data}}, outputs[] = {{"--write-data", out}, {"--xyz", xyz}};
-    if (cli_check_outputs("md", inputs, 1, outputs, 2, force)) return 2;
+    if (!dist && cli_check_outputs("md", inputs, 1, outputs, 2, force)) return 2;
     clphys_md_params p = {.lj = {.epsilon = eps,
                                  .sigma = sigma,
                                  .r_cut = rc,
@@ -149,6 +163,12 @@ int cmd_md(int argc, char **argv)
     if (clphys_lj_variant_from_name(variant, &p.lj.variant)) {
         fprintf(stderr, "clphys md: --variant: %s\n", clphys_last_error(NULL));
         return 2;
+    }
+    if (dist) {
+        md_cli o = {.data = data, .out = out, .xyz = xyz, .device = device, .rho = rho, .temp = temp,
+                    .cells = cells, .seed = seed, .steps = steps, .thermo = thermo, .force = force, .p = p,
+                    .grid = {grid[0], grid[1], grid[2]}};
+        return md_cli_distributed(&o);
     }
     clphys_md_system sys;
     clphys_status st = fcc ? clphys_md_fcc(rho, (int)cells, temp, (uint64_t)seed, &sys)
@@ -183,8 +203,8 @@ int cmd_md(int argc, char **argv)
     if (!st) {
         printf("   Step          Temp          PotEng         KinEng         TotEng         Press  "
                "   \n");
-        row(&t);
-        if (xf && xyz_frame(xf, &sys, 0, dt)) xyz_ok = 0;
+        md_cli_row(&t);
+        if (xf && md_cli_xyz_frame(xf, &sys, 0, dt)) xyz_ok = 0;
     }
     for (long long done = 0; !st && xyz_ok && done < total;) {
         long long chunk = k > 0 ? k : total;
@@ -192,12 +212,12 @@ int cmd_md(int argc, char **argv)
         st = clphys_md_run(plan, (int)chunk, NULL);
         done += chunk;
         if (!st) st = clphys_md_thermo_now(plan, &t);
-        if (!st) row(&t);
+        if (!st) md_cli_row(&t);
         if (!st && xf) st = clphys_md_download(plan, &sys);
-        if (!st && xf && xyz_frame(xf, &sys, t.step, dt)) xyz_ok = 0;
+        if (!st && xf && md_cli_xyz_frame(xf, &sys, t.step, dt)) xyz_ok = 0;
     }
     if (!xyz_ok) fprintf(stderr, "clphys md: --xyz %s: write failed: %s\n", xyz, strerror(errno));
-    if (xf && !xyz_finish(xf, xtmp, xyz, !st && xyz_ok)) xyz_ok = 0;
+    if (xf && !md_cli_xyz_finish(xf, xtmp, xyz, !st && xyz_ok)) xyz_ok = 0;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double wall = (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
     if (!st && xyz_ok)

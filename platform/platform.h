@@ -202,6 +202,10 @@ clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const siz
  * time (cp_event_times) and release. */
 clphys_status cp_launch_ev(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global, const size_t *local,
                            cl_event *ev);
+/* A 1-D launch of global work-items from global id `offset` on (local 0:
+ * the runtime's choice), timing nothing: a kernel that takes its row from
+ * get_global_id(0) then runs rows offset .. offset + global - 1. */
+clphys_status cp_launch_at(clphys_context *ctx, cl_kernel k, size_t offset, size_t global, size_t local);
 /* The context's empty kernel (no arguments, built once and kept by ctx):
  * the end marker of spans and the launch of the synchronisation probe. */
 clphys_status cp_empty_kernel(clphys_context *ctx, cl_kernel *k);

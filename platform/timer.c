@@ -20,13 +20,13 @@ clphys_status cp_arg(clphys_context *ctx, cl_kernel k, cl_uint idx, size_t size,
 
 /* Enqueue k on ctx's queue.  want: the caller needs the event (to wait for
  * it, time it or hand it out). */
-static clphys_status enqueue(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global, const size_t *local,
-                             int want, cl_event *out)
+static clphys_status enqueue_at(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *offset,
+                                const size_t *global, const size_t *local, int want, cl_event *out)
 {
     cl_event ev = NULL;
     *out = NULL;
     int keep = !want && ctx->span_on && !ctx->span_first;
-    cl_int e = clEnqueueNDRangeKernel(ctx->queue, k, dim, NULL, global, local, 0, NULL,
+    cl_int e = clEnqueueNDRangeKernel(ctx->queue, k, dim, offset, global, local, 0, NULL,
                                       want || keep || ctx->prof ? &ev : NULL);
     if (e != CL_SUCCESS) {
         char name[128] = "?";
@@ -46,6 +46,19 @@ static clphys_status enqueue(clphys_context *ctx, cl_kernel k, cl_uint dim, cons
     if (want) *out = ev;
     else if (ev && !keep && !ctx->prof) clReleaseEvent(ev);
     return CLPHYS_SUCCESS;
+}
+
+static clphys_status enqueue(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global, const size_t *local,
+                             int want, cl_event *out)
+{
+    return enqueue_at(ctx, k, dim, NULL, global, local, want, out);
+}
+
+clphys_status cp_launch_at(clphys_context *ctx, cl_kernel k, size_t offset, size_t global, size_t local)
+{
+    if (!global) return CLPHYS_SUCCESS;
+    cl_event ev;
+    return enqueue_at(ctx, k, 1, &offset, &global, local ? &local : NULL, 0, &ev);
 }
 
 clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global, const size_t *local,

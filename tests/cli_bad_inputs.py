@@ -93,6 +93,8 @@ rows = [
     ("`md --dt nan`", ["md", "--data", good, "--rcut", "2.5", "--skin", "0.3", "--dt", "nan", "--steps", "1"], 2,
      "--dt: 'nan' is not a finite number"),
     ("`md --stepz 5`", FCC + ["--stepz", "5"], 2, "unknown option '--stepz'"),
+    ("`md --grid 2x1x1` (one process, no launcher)", FCC + ["--steps", "1", "--grid", "2x1x1"], 2,
+     "--grid 2x1x1: one process has one subdomain"),
     ("`md` without `--skin --steps`", ["md", "--data", good, "--rcut", "2.5", "--dt", "0.005"], 2, "missing --skin --steps"),
     ("`lqcd solve F --kappa 0.12 --source point --tol abc`",
      ["lqcd", "solve", os.path.join(G, "lat.sample.l4444"), "--kappa", "0.12", "--source", "point", "--tol", "abc"], 2,

@@ -69,6 +69,20 @@ def with_module(inp, threads, runs, tmp):
             "version": version, "n": n, "steps": steps, "pe0_per_atom": pe0, "loop_s": loops}
 
 
+def launcher_free_env():
+    """This process's environment without what an MPI launcher gave it
+    (clphys bench --path md_mpi runs this from rank 0 of an mpirun job: a
+    nested mpirun that sees its parent's job fails); the Open MPI settings
+    a user gives (OMPI_MCA_* other than the launcher's own, and
+    OMPI_ALLOW_RUN_AS_ROOT*) stay."""
+    launcher = ("OMPI_MCA_ess", "OMPI_MCA_orte_", "OMPI_MCA_pmix", "OMPI_MCA_initial_wdir",
+                "OMPI_MCA_shmem_RUNTIME_QUERY_hint")
+    drop = ("OMPI_", "PMIX_", "PMI_", "ORTE_", "OPAL_", "HYDRA_")
+    return {k: v for k, v in os.environ.items()
+            if (k.startswith(("OMPI_MCA_", "OMPI_ALLOW_RUN_AS_ROOT")) and not k.startswith(launcher))
+            or not k.startswith(drop)}
+
+
 def with_executable(inp, threads, runs, tmp):
     lmp = shutil.which("lmp") or shutil.which("lmp_serial")
     mpirun = shutil.which("mpirun")
@@ -79,7 +93,7 @@ def with_executable(inp, threads, runs, tmp):
         cmd = [mpirun] + (["--allow-run-as-root"] if os.geteuid() == 0 else []) + ["-np", str(threads)] + cmd
     loops = []
     for _ in range(runs):
-        out = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=600)
+        out = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=600, env=launcher_free_env())
         if out.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed: {(out.stderr or out.stdout)[-500:]}")
         loop, steps, n, version, pe0 = parse_log(out.stdout)

@@ -220,6 +220,12 @@ const char *clphys_lj_plan_choice(const clphys_lj_plan *pl)
     return pl ? pl->choice : "";
 }
 
+clphys_status md_lj_set_count(clphys_lj_plan *pl, size_t n)
+{
+    pl->p.n = n;
+    return md_neighbor_set_count(pl->nb, n);
+}
+
 clphys_status clphys_lj_set_positions(clphys_lj_plan *pl, const double *pos)
 {
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "lj: NULL plan");
@@ -234,9 +240,10 @@ clphys_status clphys_lj_update_positions(clphys_lj_plan *pl, const double *pos)
     return md_neighbor_regather(pl->nb);
 }
 
-clphys_status clphys_lj_evaluate(clphys_lj_plan *pl, double *kernel_s)
+/* The forces: every row, or (count > 0: full-csr and full-transposed)
+ * rows first .. first + count - 1 and at most a work-group beyond. */
+static clphys_status evaluate(clphys_lj_plan *pl, double *kernel_s, size_t first, size_t count)
 {
-    if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "lj: NULL plan");
     clphys_context *ctx = pl->ctx;
     clphys_neighbor_plan *nb = pl->nb;
     clphys_lj_variant v = pl->variant;
@@ -309,6 +316,7 @@ clphys_status clphys_lj_evaluate(clphys_lj_plan *pl, double *kernel_s)
         g = md_global((n + 31) / 32, pl->wg); /* LJ_CPU_BLOCK = 32 i per work-item */
     else
         g = md_global(n, pl->wg);
+    if (count) return cp_launch_at(ctx, k, first, md_global(count, pl->wg), pl->wg);
     double t = 0; /* waited for only when asked for the time: back-to-back calls stay queued */
     CP_TRY(cp_launch(ctx, k, 1, &g, &pl->wg, kernel_s ? &t : NULL));
     if (v == CLPHYS_LJ_HALF_FIXEDPOINT) {
@@ -320,6 +328,25 @@ clphys_status clphys_lj_evaluate(clphys_lj_plan *pl, double *kernel_s)
     }
     if (kernel_s) *kernel_s = t;
     return CLPHYS_SUCCESS;
+}
+
+clphys_status clphys_lj_evaluate(clphys_lj_plan *pl, double *kernel_s)
+{
+    if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "lj: NULL plan");
+    return evaluate(pl, kernel_s, 0, 0);
+}
+
+int md_lj_rows_supported(const clphys_lj_plan *pl)
+{
+    return pl->variant == CLPHYS_LJ_FULL_CSR || pl->variant == CLPHYS_LJ_FULL_TRANSPOSED;
+}
+
+clphys_status md_lj_evaluate_rows(clphys_lj_plan *pl, size_t first, size_t count)
+{
+    if (!md_lj_rows_supported(pl))
+        return cp_error(pl->ctx, CLPHYS_ERR_UNSUPPORTED, "lj: rows of variant %s", names[pl->variant]);
+    if (!count || first >= pl->p.n) return CLPHYS_SUCCESS;
+    return evaluate(pl, NULL, first, count);
 }
 
 /* Nearest other particle to sorted particle s (O(n), only on failure). */

@@ -118,4 +118,23 @@ size_t md_stage_bytes(const clphys_neighbor_plan *pl, size_t slots);
  * next build on. */
 clphys_status md_neighbor_want_cells(clphys_neighbor_plan *pl);
 
+/* Distributed plans (md_mpi.c): the plan works on its first n particles
+ * from now on, n at most the n it was made for (its buffers' size); the
+ * staged layout and half-cas are not resized (their block tables follow
+ * the count made for).  The transposed list grows when capacity * n
+ * exceeds it. */
+clphys_status md_neighbor_set_count(clphys_neighbor_plan *pl, size_t n);
+clphys_status md_lj_set_count(clphys_lj_plan *pl, size_t n);
+/* The forces of rows first .. first + count - 1 only (and of at most a
+ * work-group of rows beyond, up to n: a later call for those rows writes
+ * them again), for the variants whose kernel takes one row per work-item
+ * from its global id (md_lj_rows_supported: full-csr, full-transposed);
+ * queued, not waited for.  The distributed plan overlaps the ghost exchange
+ * with the rows that have no ghost neighbour. */
+int md_lj_rows_supported(const clphys_lj_plan *pl);
+clphys_status md_lj_evaluate_rows(clphys_lj_plan *pl, size_t first, size_t count);
+/* dst = src gathered by the last rebuild's order (int4 per particle), as
+ * md_neighbor_rebuild gathers the images. */
+clphys_status md_neighbor_gather_int4(clphys_neighbor_plan *pl, cl_mem src, cl_mem dst);
+
 #endif

@@ -292,6 +292,19 @@ static clphys_status grow_list(clphys_neighbor_plan *pl, size_t entries)
     return cp_buffer(pl->ctx, CL_MEM_READ_WRITE, 4 * entries, NULL, &pl->list);
 }
 
+clphys_status md_neighbor_gather_int4(clphys_neighbor_plan *pl, cl_mem src, cl_mem dst)
+{
+    return gather(pl, pl->k_gatheri4, src, dst);
+}
+
+clphys_status md_neighbor_set_count(clphys_neighbor_plan *pl, size_t n)
+{
+    pl->p.n = n;
+    if (pl->p.layout == CLPHYS_NEIGHBOR_TRANSPOSED && pl->capacity * n > pl->list_entries)
+        return grow_list(pl, pl->capacity * n);
+    return CLPHYS_SUCCESS;
+}
+
 /* Staged layout: per-block slot offsets, then the list (transposed, growing
  * on overflow like the transposed build). */
 static clphys_status build_staged(clphys_neighbor_plan *pl, cl_uint *maxc)

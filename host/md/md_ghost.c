@@ -1,0 +1,263 @@
+/* md_ghost.c — ghost atoms of a distributed MD plan: the lists made at
+ * each neighbour-list rebuild on the host (LAMMPS's Comm::borders: six
+ * exchanges, x then y then z, atoms within r_cut + skin of a face, those
+ * received earlier forwarded, so edges and corners arrive without exchanges
+ * of their own), and the positions that travel every step along those
+ * lists, packed and unpacked on the device (cl/md_ghost.cl). */
+#include "md_mpi_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void md_ghosts_free(md_ghosts *g)
+{
+    free(g->gx), free(g->send);
+    memset(g, 0, sizeof *g);
+}
+
+static const double *pos_of(const md_atoms *own, const md_ghosts *g, size_t i)
+{
+    return i < own->n ? own->x + 3 * i : g->gx + 3 * (i - own->n);
+}
+
+static clphys_status room(clphys_context *ctx, md_ghosts *g, size_t nsend, size_t nghost)
+{
+    if (nsend > g->send_cap) {
+        size_t cap = nsend + nsend / 2 + 64;
+        cl_uint *s = realloc(g->send, cap * sizeof *s);
+        if (!s) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: ghost lists");
+        g->send = s, g->send_cap = cap;
+    }
+    if (nghost > g->gcap) {
+        size_t cap = nghost + nghost / 2 + 64;
+        double *x = realloc(g->gx, 3 * cap * sizeof *x);
+        if (!x) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: ghost atoms");
+        g->gx = x, g->gcap = cap;
+    }
+    return CLPHYS_SUCCESS;
+}
+
+/* Swap side (0: to the lower neighbour, 1: to the upper) along c of the
+ * atoms 0 .. nbefore - 1. */
+static clphys_status one_swap(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, const md_atoms *own,
+                              md_ghosts *g, int c, int side, size_t nbefore)
+{
+    md_swap *sw = &g->swap[g->nswap++];
+    const int P = d->P[c], me = d->coord[c];
+    sw->dim = c;
+    sw->to = d->nbr[c][side], sw->from = d->nbr[c][1 - side];
+    /* through the periodic boundary the receiver sees the image */
+    sw->shift = side == 0 ? (me == 0 ? d->L[c] : 0) : (me == P - 1 ? -d->L[c] : 0);
+    const int to_k = side == 0 ? (me + P - 1) % P : (me + 1) % P;
+    sw->dlocal = d->llo[c] + sw->shift - md_decomp_llo(d, c, to_k);
+    sw->off = g->nsend;
+    clphys_status st = CLPHYS_SUCCESS;
+    size_t ns = 0;
+    for (size_t i = 0; i < nbefore; i++) {
+        double x = pos_of(own, g, i)[c];
+        if (side == 0 ? x < d->lo[c] + d->rs : x >= d->hi[c] - d->rs) {
+            if ((st = room(ctx, g, g->nsend + ns + 1, g->nghost))) break;
+            g->send[g->nsend + ns++] = (cl_uint)i;
+        }
+    }
+    st = cp_mpi_agree(comm, ctx, st);
+    if (st) return st;
+    sw->nsend = ns;
+    double *out = malloc(3 * (ns ? ns : 1) * sizeof *out);
+    long long n_out = (long long)ns, n_in = 0;
+    if (!out) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: ghost exchange");
+    for (size_t k = 0; !st && k < ns; k++) {
+        memcpy(out + 3 * k, pos_of(own, g, g->send[sw->off + k]), 3 * sizeof *out);
+        out[3 * k + c] += sw->shift;
+    }
+    if ((st = cp_mpi_agree(comm, ctx, st))) {
+        free(out);
+        return st;
+    }
+    int e = MPI_Sendrecv(&n_out, 1, MPI_LONG_LONG, sw->to, 200 + c, &n_in, 1, MPI_LONG_LONG, sw->from, 200 + c, comm,
+                         MPI_STATUS_IGNORE);
+    if (e != MPI_SUCCESS) st = cp_mpi_error(ctx, e, "MPI_Sendrecv (ghost counts)");
+    if (!st && 3 * (n_in + (long long)g->nghost) > (long long)INT32_MAX)
+        st = cp_error(ctx, CLPHYS_ERR_OVERFLOW, "md mpi: %lld ghost atoms: too many for one message", n_in);
+    if (!st) st = room(ctx, g, g->nsend + ns, g->nghost + (size_t)n_in);
+    st = cp_mpi_agree(comm, ctx, st);
+    if (!st) {
+        e = MPI_Sendrecv(out, 3 * (int)ns, MPI_DOUBLE, sw->to, 201 + c, g->gx + 3 * g->nghost, 3 * (int)n_in,
+                         MPI_DOUBLE, sw->from, 201 + c, comm, MPI_STATUS_IGNORE);
+        if (e != MPI_SUCCESS) st = cp_mpi_error(ctx, e, "MPI_Sendrecv (ghost positions)");
+    }
+    free(out);
+    if (!st) {
+        sw->first = own->n + g->nghost;
+        sw->nrecv = (size_t)n_in;
+        g->nghost += (size_t)n_in;
+        g->nsend += ns;
+    }
+    return cp_mpi_agree(comm, ctx, st);
+}
+
+clphys_status md_ghosts_build(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, const md_atoms *own,
+                              md_ghosts *g)
+{
+    g->nswap = 0, g->nghost = 0, g->nsend = 0;
+    for (int c = 0; c < 3; c++) {
+        if (!d->cut[c]) continue;
+        /* the ghosts received in this dimension lie beyond the faces (the
+         * subdomain is at least rs thick): only those of the dimensions
+         * before travel on */
+        size_t nbefore = own->n + g->nghost;
+        CP_TRY(one_swap(comm, ctx, d, own, g, c, 0, nbefore));
+        CP_TRY(one_swap(comm, ctx, d, own, g, c, 1, nbefore));
+    }
+    return CLPHYS_SUCCESS;
+}
+
+/* ---- the device side ------------------------------------------------------ */
+clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md_ghost_dev *gd)
+{
+    memset(gd, 0, sizeof *gd);
+    gd->ctx = ctx;
+    gd->rs = prec == CLPHYS_FP64 ? 8 : 4;
+    char opt[256];
+    CP_TRY(cp_precision_options(ctx, prec, opt, sizeof opt));
+    cl_program prog;
+    CP_TRY(cp_program(ctx, "md_ghost.cl", opt, &prog));
+    CP_TRY(cp_kernel(ctx, prog, "md_ghost_pack", &gd->k_pack));
+    return cp_kernel(ctx, prog, "md_ghost_unpack", &gd->k_unpack);
+}
+
+void md_ghost_dev_free(md_ghost_dev *gd)
+{
+    cp_release_kernel(&gd->k_pack);
+    cp_release_kernel(&gd->k_unpack);
+    cl_mem *ms[] = {&gd->send_idx, &gd->recv_idx, &gd->sendbuf, &gd->recvbuf};
+    for (size_t i = 0; i < 4; i++) cp_release_mem(ms[i]);
+    if (gd->hsend_m) cp_pinned_release(gd->ctx, &gd->hsend_m, &gd->hsend);
+    else free(gd->hsend);
+    if (gd->hrecv_m) cp_pinned_release(gd->ctx, &gd->hrecv_m, &gd->hrecv);
+    else free(gd->hrecv);
+    gd->hsend = gd->hrecv = NULL;
+    gd->send_cap = gd->recv_cap = 0;
+}
+
+/* Room for n entries in an index buffer and its real4 buffer, and the
+ * host staging (page-locked: the copies of every step run at the bus's
+ * speed; pageable memory where the device gives none). */
+static clphys_status grow(md_ghost_dev *gd, size_t n, size_t *cap, cl_mem *idx, cl_mem *buf, void **host,
+                          cl_mem *hm)
+{
+    if (n <= *cap) return CLPHYS_SUCCESS;
+    size_t c = n + n / 4 + 64;
+    cp_release_mem(idx), cp_release_mem(buf);
+    if (*hm) cp_pinned_release(gd->ctx, hm, host);
+    else free(*host);
+    *host = NULL;
+    *cap = 0;
+    if (cp_pinned(gd->ctx, 4 * gd->rs * c, hm, host)) *host = malloc(4 * gd->rs * c);
+    if (!*host) return cp_error(gd->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: ghost staging");
+    CP_TRY(cp_buffer(gd->ctx, CL_MEM_READ_WRITE, 4 * c, NULL, idx));
+    CP_TRY(cp_buffer(gd->ctx, CL_MEM_READ_WRITE, 4 * gd->rs * c, NULL, buf));
+    *cap = c;
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status md_ghost_dev_reserve(md_ghost_dev *gd, const md_ghosts *g)
+{
+    CP_TRY(grow(gd, g->nsend, &gd->send_cap, &gd->send_idx, &gd->sendbuf, &gd->hsend, &gd->hsend_m));
+    return grow(gd, g->nghost, &gd->recv_cap, &gd->recv_idx, &gd->recvbuf, &gd->hrecv, &gd->hrecv_m);
+}
+
+/* Pack the atoms of swap sw (its send list) into sendbuf. */
+static clphys_status pack(md_ghost_dev *gd, const md_swap *sw, cl_mem pos)
+{
+    clphys_context *ctx = gd->ctx;
+    cl_kernel k = gd->k_pack;
+    cl_uint off = (cl_uint)sw->off, n = (cl_uint)sw->nsend;
+    double dd[4] = {0, 0, 0, 0};
+    dd[sw->dim] = sw->dlocal;
+    float df[4] = {(float)dd[0], (float)dd[1], (float)dd[2], 0};
+    size_t gsz = md_global(n, 64);
+    CP_TRY(CP_ARG(ctx, k, 0, pos));
+    CP_TRY(CP_ARG(ctx, k, 1, gd->send_idx));
+    CP_TRY(CP_ARG(ctx, k, 2, off));
+    CP_TRY(CP_ARG(ctx, k, 3, n));
+    CP_TRY(gd->rs == 8 ? CP_ARG(ctx, k, 4, dd) : CP_ARG(ctx, k, 4, df));
+    CP_TRY(CP_ARG(ctx, k, 5, gd->sendbuf));
+    return cp_launch(ctx, k, 1, &gsz, NULL, NULL);
+}
+
+/* The ghosts at recv_idx[off .. off + n) from recvbuf. */
+static clphys_status unpack(md_ghost_dev *gd, size_t roff, size_t nrecv, cl_mem pos)
+{
+    clphys_context *ctx = gd->ctx;
+    cl_kernel k = gd->k_unpack;
+    cl_uint off = (cl_uint)roff, n = (cl_uint)nrecv;
+    size_t gsz = md_global(n, 64);
+    CP_TRY(CP_ARG(ctx, k, 0, pos));
+    CP_TRY(CP_ARG(ctx, k, 1, gd->recv_idx));
+    CP_TRY(CP_ARG(ctx, k, 2, off));
+    CP_TRY(CP_ARG(ctx, k, 3, n));
+    CP_TRY(CP_ARG(ctx, k, 4, gd->recvbuf));
+    return cp_launch(ctx, k, 1, &gsz, NULL, NULL);
+}
+
+/* Device work that runs while the messages travel: *running 1 until the
+ * marker event completes. */
+static clphys_status marker_busy(void *arg, int *running)
+{
+    md_ghost_dev *gd = arg;
+    int done = 1;
+    if (gd->marker) CP_TRY(cp_event_done(gd->ctx, gd->marker, &done));
+    *running = !done;
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts *g, cl_mem pos,
+                                clphys_status (*during)(void *arg), void *arg, int nap, double *bytes,
+                                cp_mpi_overlap *ov, clphys_status st)
+{
+    clphys_context *ctx = gd->ctx;
+    const size_t r4 = 4 * gd->rs;
+    /* the two swaps of a dimension are independent (the atoms one sends
+     * were there before the other's arrived): one copy to the host for
+     * both, both messages in flight at once, one copy back, one unpack.
+     * Their sends and receives are contiguous (md_ghosts_build appends).
+     * Every message is sent and received even after a local failure (the
+     * others wait for it); the failure is agreed at the end. */
+    for (int s = 0; s < g->nswap; s += 2) {
+        const md_swap *a = &g->swap[s], *b = &g->swap[s + 1];
+        const size_t ro = a->first - g->swap[0].first; /* swap 0 receives the first ghost */
+        const size_t ns = a->nsend + b->nsend, nr = a->nrecv + b->nrecv;
+        if (!st && a->nsend) st = pack(gd, a, pos);
+        if (!st && b->nsend) st = pack(gd, b, pos);
+        if (!st && ns)
+            st = cp_read(ctx, gd->sendbuf, r4 * a->off, r4 * ns, (char *)gd->hsend + r4 * a->off);
+        /* the last dimension's messages travel while `during` runs */
+        const int last = s + 2 >= g->nswap;
+        if (!st && last && during) {
+            st = during(arg);
+            if (!st) st = cp_marker(ctx, ctx->queue, &gd->marker);
+            if (!st) st = cp_flush(ctx, ctx->queue);
+        }
+        MPI_Request rq[4];
+        int nrq = 0;
+        const md_swap *sw[2] = {a, b};
+        size_t rof[2] = {ro, ro + a->nrecv};
+        const double t_post = cp_now();
+        clphys_status ms = CLPHYS_SUCCESS;
+        for (int q = 0; q < 2 && !ms; q++) {
+            cp_mpi_slice out = {(char *)gd->hsend + r4 * sw[q]->off, (int)(r4 * sw[q]->nsend), MPI_BYTE};
+            cp_mpi_slice in = {(char *)gd->hrecv + r4 * rof[q], (int)(r4 * sw[q]->nrecv), MPI_BYTE};
+            ms = cp_mpi_post(ctx, comm, sw[q]->to, &out, 1, sw[q]->from, &in, 1, 300 + s + q, rq, &nrq);
+        }
+        cp_mpi_overlap none = {0, 0, 0};
+        if (!ms) ms = cp_mpi_wait_overlapped(ctx, nrq, rq, t_post, last && during ? marker_busy : NULL, gd, nap,
+                                             ov ? ov : &none);
+        cp_release_event(&gd->marker);
+        if (!st) st = ms;
+        if (!st && nr) st = cp_write(ctx, gd->recvbuf, r4 * ro, r4 * nr, (char *)gd->hrecv + r4 * ro);
+        if (!st && nr) st = unpack(gd, ro, nr, pos);
+        if (bytes) *bytes += (double)(r4 * ns);
+    }
+    return cp_mpi_agree(comm, ctx, st);
+}

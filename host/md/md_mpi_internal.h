@@ -1,0 +1,182 @@
+/* md_mpi_internal.h — the distributed MD plan's pieces (not public):
+ * the decomposition (md_decomp.c), atoms on the host and their migration,
+ * scatter and gather (md_migrate.c), the ghost atoms (md_ghost.c) and the
+ * plan and its steps (md_mpi.c).  Built only with MPI. */
+#ifndef CLPHYS_MD_MPI_INTERNAL_H
+#define CLPHYS_MD_MPI_INTERNAL_H
+
+#include "clphys_md_mpi.h"
+#include "md_internal.h"
+#include "platform/cp_mpi.h"
+
+/* Atoms on the host; x relative to the box's lo corner (3 n), v (3 n),
+ * image flags (3 n). */
+typedef struct {
+    size_t n, cap;
+    long long *id;
+    int *type;
+    double *x, *v;
+    int *img;
+} md_atoms;
+
+clphys_status md_atoms_reserve(clphys_context *ctx, md_atoms *a, size_t n);
+/* Append atom i of src (its x shifted by shift[3], NULL: none). */
+clphys_status md_atoms_push(clphys_context *ctx, md_atoms *a, const md_atoms *src, size_t i, const double *shift);
+void md_atoms_free(md_atoms *a);
+
+/* The grid of subdomains and this rank's place in it. */
+typedef struct {
+    int P[3], coord[3], rank, size;
+    int nbr[3][2];      /* ranks of the lower and upper neighbour per dimension */
+    double L[3];        /* box edges                                              */
+    double glo[3], ghi[3]; /* the box's bounds (the caller's coordinates)         */
+    double lo[3], hi[3];/* this subdomain, relative to the box's lo corner       */
+    double rs;          /* ghost cutoff: r_cut + skin                              */
+    int cut[3];         /* P > 1: ghosts along this dimension                     */
+    double llo[3];      /* local frame on the device: x_local = x - llo           */
+    double lbox[3];     /* local periodic box of the device's neighbour plan      */
+} md_decomp;
+
+/* Grid (given, or MPI_Dims_create when grid is NULL or all zero), this
+ * rank's coordinates, neighbours, subdomain and local frame; the same
+ * checks on every rank (no communication): CLPHYS_ERR_INVALID_ARGUMENT (a
+ * grid whose product is not size), CLPHYS_ERR_INPUT (a thin subdomain). */
+clphys_status md_decomp_make(clphys_context *ctx, int rank, int size, const int grid[3], const double L[3],
+                             double rs, md_decomp *d);
+/* The device frame's origin (llo) along c of the subdomain at grid
+ * coordinate k. */
+double md_decomp_llo(const md_decomp *d, int c, int k);
+/* Grid coordinate (0 .. P-1) along dimension c that owns x (in [0, L)). */
+int md_decomp_owner(const md_decomp *d, int c, double x);
+/* The rank owning position x (3 coordinates in [0, L)). */
+int md_decomp_rank_of(const md_decomp *d, const double *x);
+/* x into [0, L) along each dimension, counting crossings in img. */
+void md_wrap(const md_decomp *d, double *x, int *img);
+
+/* Root's system scattered to the owners of its atoms (root: sys; others:
+ * NULL).  Collective; statuses agreed. */
+clphys_status md_scatter(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, int root, const clphys_md_system *sys,
+                         md_atoms *own);
+/* Atoms outside this subdomain (x wrapped into [0, L)) to their owners, in
+ * the six exchanges x, y, z; an atom more than one subdomain away is
+ * CLPHYS_ERR_INPUT.  Collective; statuses agreed. */
+clphys_status md_migrate(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, md_atoms *own);
+/* Every rank's atoms on root, sorted by ID, into *all (allocated; types
+ * and masses from ntypes, type_mass).  Collective; statuses agreed. */
+clphys_status md_gather(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, int root, const md_atoms *own,
+                        int ntypes, const double *type_mass, clphys_md_system *all);
+
+/* One of the six ghost exchanges: atoms sent to `to` (their local indices,
+ * at send[off .. off + nsend)), atoms received from `from` as local indices
+ * first .. first + nrecv - 1. */
+typedef struct {
+    int dim, to, from;
+    size_t off, nsend, first, nrecv;
+    double shift;       /* added along dim to a sent atom (the receiver's
+                           coordinates, periodic images included)             */
+    double dlocal;      /* the same between the two ranks' device frames      */
+} md_swap;
+
+typedef struct {
+    md_swap swap[6];
+    int nswap;
+    size_t nghost;
+    double *gx;         /* ghost positions, receiver's coordinates (3 nghost) */
+    cl_uint *send;      /* local indices of the atoms sent, all swaps         */
+    size_t nsend, send_cap, gcap;
+} md_ghosts;
+
+/* The ghost lists of the owned atoms own (inside this subdomain): six
+ * exchanges of positions, those received in x forwarded in y and z.
+ * Collective; statuses agreed. */
+clphys_status md_ghosts_build(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, const md_atoms *own,
+                              md_ghosts *g);
+void md_ghosts_free(md_ghosts *g);
+
+/* The device side of the per-step ghost exchange (cl/md_ghost.cl). */
+typedef struct {
+    clphys_context *ctx;
+    size_t rs;            /* 4 or 8 */
+    cl_kernel k_pack, k_unpack;
+    cl_mem send_idx, recv_idx, sendbuf, recvbuf;
+    size_t send_cap, recv_cap;
+    void *hsend, *hrecv;  /* host staging: page-locked (hsend_m, hrecv_m
+                             mapped) where the device gives it, else malloc */
+    cl_mem hsend_m, hrecv_m;
+    cl_event marker;      /* end of the device work overlapped with messages */
+} md_ghost_dev;
+
+clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md_ghost_dev *gd);
+void md_ghost_dev_free(md_ghost_dev *gd);
+/* Room for g's lists: send_idx and recv_idx (which md_mpi_rebuild fills
+ * with the sorted places of the atoms sent and of the ghosts received),
+ * their real4 buffers and host staging. */
+clphys_status md_ghost_dev_reserve(md_ghost_dev *gd, const md_ghosts *g);
+/* One step's ghost positions: pack from pos, exchange, unpack into pos, a
+ * dimension at a time.  during (may be NULL): enqueues device work that
+ * needs no ghost (the interior rows' forces) after the last dimension's
+ * copy to the host, so that it runs while that dimension's messages travel;
+ * ov (may be NULL) receives the messages' time and the part of it waited
+ * with no device work running (cp_mpi_wait_overlapped; nap: a CPU device).
+ * Collective: st is this rank's status so far (a failure skips the device
+ * work, the messages still travel), agreed at the end with the exchange's
+ * own.  *bytes: the bytes sent by this rank, added. */
+clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts *g, cl_mem pos,
+                                clphys_status (*during)(void *arg), void *arg, int nap, double *bytes,
+                                cp_mpi_overlap *ov, clphys_status st);
+
+/* The plan (include/clphys_md_mpi.h).  The rank's atoms live on its
+ * device in the LJ plan's neighbour plan, in local index order [interior
+ * atoms][owned atoms that came through the host][ghosts] before each sort:
+ * local index < nown is owned. */
+struct clphys_md_mpi {
+    MPI_Comm comm;
+    clphys_context *ctx;
+    clphys_md_params p;
+    md_decomp d;
+    int ntypes;
+    double *type_mass;
+    long long natoms;            /* over all ranks                               */
+    md_atoms own;                /* owned atoms that went through the host at the
+                                    last rebuild (near a face, arrived, or all at
+                                    the first); scratch in between               */
+    md_ghosts g;
+    md_ghost_dev gd;
+    clphys_lj_plan *lj;
+    size_t cap;                  /* atoms the LJ plan and buffers were made for   */
+    size_t nlocal, nown, nint;   /* owned + ghosts; owned; interior (kept on the
+                                    device through the last rebuild)             */
+    size_t row_lo, row_hi;       /* sorted rows with no ghost in their lists: the
+                                    cells of a grid cut along z only, away from
+                                    its faces (contiguous in the cell order);
+                                    their forces run while the ghosts travel.
+                                    Empty: no overlap                            */
+    cp_mpi_overlap ov;           /* the messages of the run being timed          */
+    void *stage;                 /* host staging of the rebuilds' copies:
+                                    page-locked (stage_m mapped), else malloc    */
+    cl_mem stage_m;
+    size_t stage_bytes;
+    size_t rs, disp_wg;
+    cl_kernel k_kd, k_kick, k_disp;
+    cl_kernel k_classify, k_iota, k_inverse, k_map;
+    cl_mem vel, vel_tmp, img, img_tmp, tag, tag_tmp, inv, xref, dmax, counts;
+    long long step, last_build;
+    int rebuilds;
+};
+
+/* The LJ plan and working arrays for n atoms (md_mpi.c; the data on the
+ * device is lost). */
+clphys_status md_mpi_capacity(clphys_md_mpi *pl, size_t n);
+/* The rebuild kernels (cl/md_rebuild.cl) and their counters. */
+clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl);
+/* A neighbour-list rebuild (md_rebuild.c): interior atoms stay on the
+ * device, the others are downloaded, migrated (md_migrate), their ghost
+ * lists made (md_ghosts_build), uploaded, and everything sorted and listed;
+ * first: pl->own holds every owned atom (from the scatter).  Collective,
+ * statuses agreed; adds to tm (may be NULL). */
+clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing *tm);
+/* Every owned atom from the device into out (overwritten; positions
+ * relative to the box's lo corner, wrapped, images counted). */
+clphys_status md_mpi_download_owned(clphys_md_mpi *pl, md_atoms *out);
+
+#endif

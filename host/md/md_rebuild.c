@@ -1,0 +1,332 @@
+/* md_rebuild.c — a distributed MD plan's neighbour-list rebuild.  The
+ * atoms farther than r_cut + skin from every face between subdomains
+ * (most of them) stay on the device, compacted to the front of the next
+ * sort's input (cl/md_rebuild.cl); only the others cross to the host,
+ * where they migrate to their owners (md_migrate.c) and give the ghost
+ * lists (md_ghost.c); they come back with the ghosts behind the interior
+ * atoms, and the rank's set is sorted by cell and listed on the device. */
+#include "md_mpi_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* interior atoms: farther than this from every cut face (local frame);
+ * above r_search, so that rounding between the device's local frame and the
+ * host's never leaves an atom the host would list as a ghost on the device */
+#define SHELL_MARGIN 1.1
+
+clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl)
+{
+    clphys_context *ctx = pl->ctx;
+    char opt[256];
+    CP_TRY(cp_precision_options(ctx, pl->p.lj.precision, opt, sizeof opt));
+    cl_program prog;
+    CP_TRY(cp_program(ctx, "md_rebuild.cl", opt, &prog));
+    CP_TRY(cp_kernel(ctx, prog, "md_classify", &pl->k_classify));
+    CP_TRY(cp_kernel(ctx, prog, "md_iota", &pl->k_iota));
+    CP_TRY(cp_kernel(ctx, prog, "md_inverse", &pl->k_inverse));
+    CP_TRY(cp_kernel(ctx, prog, "md_map", &pl->k_map));
+    return cp_buffer(ctx, CL_MEM_READ_WRITE, 8, NULL, &pl->counts);
+}
+
+/* Host staging of at least `bytes` for the rebuild's copies: page-locked
+ * (the copies run at the bus's speed), else pageable. */
+static clphys_status staging(clphys_md_mpi *pl, size_t bytes, void **p)
+{
+    if (bytes > pl->stage_bytes) {
+        if (pl->stage_m) cp_pinned_release(pl->ctx, &pl->stage_m, &pl->stage);
+        else free(pl->stage);
+        pl->stage = NULL, pl->stage_bytes = 0;
+        size_t want = bytes + bytes / 4 + 4096;
+        if (cp_pinned(pl->ctx, want, &pl->stage_m, &pl->stage)) pl->stage = malloc(want);
+        if (!pl->stage) return cp_error(pl->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: staging of %zu bytes", want);
+        pl->stage_bytes = want;
+    }
+    *p = pl->stage;
+    return CLPHYS_SUCCESS;
+}
+
+static clphys_status arg_real4(clphys_md_mpi *pl, cl_kernel k, cl_uint i, const double v[3])
+{
+    double b[4] = {v[0], v[1], v[2], 0};
+    float f[4] = {(float)b[0], (float)b[1], (float)b[2], 0};
+    return pl->rs == 8 ? CP_ARG(pl->ctx, k, i, b) : CP_ARG(pl->ctx, k, i, f);
+}
+
+/* Atom k of device arrays read back (x4, v4 real4 as doubles; im, tg int4)
+ * appended to out: position relative to the box's lo corner, wrapped. */
+static void append(clphys_md_mpi *pl, md_atoms *out, const double *x4, const double *v4, const cl_int *im,
+                   const cl_int *tg, size_t k)
+{
+    size_t i = out->n++;
+    for (int c = 0; c < 3; c++) {
+        out->x[3 * i + c] = x4[4 * k + c] + pl->d.llo[c];
+        out->v[3 * i + c] = v4[4 * k + c];
+        out->img[3 * i + c] = im[4 * k + c];
+    }
+    out->id[i] = (long long)(((unsigned long long)(cl_uint)tg[4 * k + 1] << 32) | (cl_uint)tg[4 * k]);
+    out->type[i] = tg[4 * k + 2];
+    md_wrap(&pl->d, out->x + 3 * i, out->img + 3 * i);
+}
+
+/* count atoms from `first` of the device arrays (pos, vel real4; img, tag
+ * int4), appended to out; with perm non-NULL only those whose perm entry
+ * is below nown. */
+static clphys_status download(clphys_md_mpi *pl, cl_mem pos, cl_mem vel, cl_mem img, cl_mem tag, cl_mem perm,
+                              size_t first, size_t count, md_atoms *out)
+{
+    if (!count) return CLPHYS_SUCCESS;
+    clphys_context *ctx = pl->ctx;
+    const size_t r4 = 4 * pl->rs;
+    double *x4 = malloc(4 * count * sizeof *x4), *v4 = malloc(4 * count * sizeof *v4);
+    cl_int *im = malloc(16 * count), *tg = malloc(16 * count);
+    cl_uint *pm = perm ? malloc(4 * count) : NULL;
+    void *raw = NULL;
+    clphys_status st = (!x4 || !v4 || !im || !tg || (perm && !pm))
+                           ? cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: download of %zu atoms", count)
+                           : md_atoms_reserve(ctx, out, out->n + count);
+    if (!st) st = staging(pl, r4 * count, &raw);
+    cl_mem src[2] = {pos, vel};
+    double *dst[2] = {x4, v4};
+    for (int a = 0; !st && a < 2; a++) {
+        st = cp_read(ctx, src[a], r4 * first, r4 * count, raw);
+        for (size_t k = 0; !st && k < 4 * count; k++)
+            dst[a][k] = pl->rs == 8 ? ((const double *)raw)[k] : ((const float *)raw)[k];
+    }
+    if (!st) st = cp_read(ctx, img, 16 * first, 16 * count, raw), memcpy(im, raw, 16 * count);
+    if (!st) st = cp_read(ctx, tag, 16 * first, 16 * count, raw), memcpy(tg, raw, 16 * count);
+    if (!st && perm) st = cp_read(ctx, perm, 4 * first, 4 * count, raw), memcpy(pm, raw, 4 * count);
+    for (size_t k = 0; !st && k < count; k++)
+        if (!perm || pm[k] < pl->nown) append(pl, out, x4, v4, im, tg, k);
+    free(x4), free(v4), free(im), free(tg), free(pm);
+    return st;
+}
+
+clphys_status md_mpi_download_owned(clphys_md_mpi *pl, md_atoms *out)
+{
+    out->n = 0;
+    if (!pl->nlocal) return CLPHYS_SUCCESS;
+    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
+    return download(pl, nb->pos, pl->vel, pl->img, pl->tag, nb->perm, 0, pl->nlocal, out);
+}
+
+/* The owned atoms, sorted, into the front (interior) and back (the rest)
+ * of the unsorted arrays; *nint and *nrest of them. */
+static clphys_status classify(clphys_md_mpi *pl, size_t *nint, size_t *nrest)
+{
+    clphys_context *ctx = pl->ctx;
+    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
+    cl_kernel k = pl->k_classify;
+    cl_uint zero[2] = {0, 0}, n = (cl_uint)pl->nlocal, nown = (cl_uint)pl->nown, cap = (cl_uint)pl->cap;
+    double lo[3], hi[3], shell = SHELL_MARGIN * pl->d.rs;
+    cl_int cut[4] = {pl->d.cut[0], pl->d.cut[1], pl->d.cut[2], 0};
+    for (int c = 0; c < 3; c++) lo[c] = pl->d.lo[c] - pl->d.llo[c], hi[c] = pl->d.hi[c] - pl->d.llo[c];
+    float shellf = (float)shell;
+    size_t g = md_global(n, 64);
+    CP_TRY(cp_write(ctx, pl->counts, 0, 8, zero));
+    CP_TRY(CP_ARG(ctx, k, 0, nb->pos));
+    CP_TRY(CP_ARG(ctx, k, 1, pl->vel));
+    CP_TRY(CP_ARG(ctx, k, 2, pl->img));
+    CP_TRY(CP_ARG(ctx, k, 3, pl->tag));
+    CP_TRY(CP_ARG(ctx, k, 4, nb->perm));
+    CP_TRY(CP_ARG(ctx, k, 5, n));
+    CP_TRY(CP_ARG(ctx, k, 6, nown));
+    CP_TRY(arg_real4(pl, k, 7, lo));
+    CP_TRY(arg_real4(pl, k, 8, hi));
+    CP_TRY(CP_ARG(ctx, k, 9, cut));
+    CP_TRY(pl->rs == 8 ? CP_ARG(ctx, k, 10, shell) : CP_ARG(ctx, k, 10, shellf));
+    CP_TRY(CP_ARG(ctx, k, 11, cap));
+    CP_TRY(CP_ARG(ctx, k, 12, nb->pos_in));
+    CP_TRY(CP_ARG(ctx, k, 13, pl->vel_tmp));
+    CP_TRY(CP_ARG(ctx, k, 14, pl->img_tmp));
+    CP_TRY(CP_ARG(ctx, k, 15, pl->tag_tmp));
+    CP_TRY(CP_ARG(ctx, k, 16, pl->counts));
+    CP_TRY(cp_launch(ctx, k, 1, &g, NULL, NULL));
+    cl_uint c[2];
+    CP_TRY(cp_read(ctx, pl->counts, 0, 8, c));
+    *nint = c[0], *nrest = c[1];
+    return CLPHYS_SUCCESS;
+}
+
+/* The atoms of own and then the ghosts of g (may be NULL) into the
+ * unsorted arrays from local index `at` on: positions in the local frame
+ * (wrapped into the device's box), velocities with the type's mass,
+ * images, tags (id, type); for the ghosts only their positions cross the
+ * bus: their velocity is filled with 0 and mass 1 (the integrator's kick
+ * stays finite; the exchange overwrites their positions before use), their
+ * images and tags with 0. */
+static clphys_status upload(clphys_md_mpi *pl, size_t at, const md_atoms *own, const md_ghosts *g)
+{
+    clphys_context *ctx = pl->ctx;
+    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
+    const size_t no = own->n, ng = g ? g->nghost : 0, m = no + ng, r4 = 4 * pl->rs;
+    if (!m) return CLPHYS_SUCCESS;
+    void *buf;
+    CP_TRY(staging(pl, r4 * m, &buf));
+    double *xd = buf;
+    float *xf = buf;
+    cl_int *iv = buf;
+    /* positions of all */
+    for (size_t i = 0; i < m; i++) {
+        const double *xi = i < no ? own->x + 3 * i : g->gx + 3 * (i - no);
+        for (int c = 0; c < 4; c++) {
+            double x = 0;
+            if (c < 3) {
+                x = xi[c] - pl->d.llo[c];
+                x -= pl->d.lbox[c] * floor(x / pl->d.lbox[c]);
+            }
+            if (pl->rs == 8) xd[4 * i + c] = x;
+            else xf[4 * i + c] = (float)x;
+        }
+    }
+    CP_TRY(cp_write(ctx, nb->pos_in, r4 * at, r4 * m, buf));
+    /* velocities (mass in w), images and tags of the owned */
+    for (size_t i = 0; i < no; i++)
+        for (int c = 0; c < 4; c++) {
+            double v = c < 3 ? own->v[3 * i + c] : pl->type_mass[own->type[i]];
+            if (pl->rs == 8) xd[4 * i + c] = v;
+            else xf[4 * i + c] = (float)v;
+        }
+    if (no) CP_TRY(cp_write(ctx, pl->vel_tmp, r4 * at, r4 * no, buf));
+    for (size_t i = 0; i < no; i++)
+        for (int c = 0; c < 4; c++) iv[4 * i + c] = c < 3 ? own->img[3 * i + c] : 0;
+    if (no) CP_TRY(cp_write(ctx, pl->img_tmp, 16 * at, 16 * no, buf));
+    for (size_t i = 0; i < no; i++) {
+        unsigned long long id = (unsigned long long)own->id[i];
+        iv[4 * i] = (cl_int)(cl_uint)(id & 0xffffffffu), iv[4 * i + 1] = (cl_int)(cl_uint)(id >> 32);
+        iv[4 * i + 2] = own->type[i], iv[4 * i + 3] = 0;
+    }
+    if (no) CP_TRY(cp_write(ctx, pl->tag_tmp, 16 * at, 16 * no, buf));
+    if (!ng) return CLPHYS_SUCCESS;
+    const double v1[4] = {0, 0, 0, 1};
+    const float v1f[4] = {0, 0, 0, 1};
+    const cl_int z4[4] = {0, 0, 0, 0};
+    const size_t ga = at + no;
+    CP_CL(ctx, clEnqueueFillBuffer(ctx->queue, pl->vel_tmp, pl->rs == 8 ? (const void *)v1 : (const void *)v1f, r4,
+                                   r4 * ga, r4 * ng, 0, NULL, NULL));
+    CP_CL(ctx, clEnqueueFillBuffer(ctx->queue, pl->img_tmp, z4, 16, 16 * ga, 16 * ng, 0, NULL, NULL));
+    CP_CL(ctx, clEnqueueFillBuffer(ctx->queue, pl->tag_tmp, z4, 16, 16 * ga, 16 * ng, 0, NULL, NULL));
+    return CLPHYS_SUCCESS;
+}
+
+static clphys_status launch1(clphys_md_mpi *pl, cl_kernel k, size_t n)
+{
+    size_t g = md_global(n, 64);
+    return cp_launch(pl->ctx, k, 1, &g, NULL, NULL);
+}
+
+/* Sort the n unsorted atoms by cell, build the list, and put the ghost
+ * lists (host-local indices + offset) into sorted places on the device. */
+static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, double *nb_s)
+{
+    clphys_context *ctx = pl->ctx;
+    const size_t n = pl->nlocal;
+    if (!n) return CLPHYS_SUCCESS;
+    CP_TRY(md_lj_set_count(pl->lj, n));
+    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
+    cl_uint nn = (cl_uint)n;
+    CP_TRY(CP_ARG(ctx, pl->k_iota, 0, nb->perm_in));
+    CP_TRY(CP_ARG(ctx, pl->k_iota, 1, nn));
+    CP_TRY(launch1(pl, pl->k_iota, n));
+    CP_TRY(md_neighbor_rebuild(nb, &pl->vel_tmp, &pl->vel, 1, pl->img_tmp, pl->img));
+    CP_TRY(md_neighbor_gather_int4(nb, pl->tag_tmp, pl->tag));
+    if (nb_s) *nb_s += nb->kernel_s;
+    CP_TRY(cp_copy(ctx, nb->pos, 0, pl->xref, 0, 4 * pl->rs * n));
+    CP_TRY(CP_ARG(ctx, pl->k_inverse, 0, nb->perm));
+    CP_TRY(CP_ARG(ctx, pl->k_inverse, 1, nn));
+    CP_TRY(CP_ARG(ctx, pl->k_inverse, 2, pl->inv));
+    CP_TRY(launch1(pl, pl->k_inverse, n));
+    /* the ghost lists in local indices, then mapped to sorted places */
+    md_ghosts *g = &pl->g;
+    CP_TRY(md_ghost_dev_reserve(&pl->gd, g));
+    size_t m = g->nsend > g->nghost ? g->nsend : g->nghost;
+    cl_uint *t = malloc((m ? m : 1) * sizeof *t);
+    if (!t) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: ghost indices");
+    clphys_status st = CLPHYS_SUCCESS;
+    cl_mem idx[2] = {pl->gd.send_idx, pl->gd.recv_idx};
+    size_t cnt[2] = {g->nsend, g->nghost};
+    for (int a = 0; !st && a < 2; a++) {
+        if (!cnt[a]) continue;
+        for (size_t k = 0; k < cnt[a]; k++)
+            t[k] = (cl_uint)(offset + (a == 0 ? g->send[k] : pl->own.n + k));
+        st = cp_write(ctx, idx[a], 0, 4 * cnt[a], t);
+        cl_uint c = (cl_uint)cnt[a];
+        if (!st) st = CP_ARG(ctx, pl->k_map, 0, pl->inv);
+        if (!st) st = CP_ARG(ctx, pl->k_map, 1, idx[a]);
+        if (!st) st = CP_ARG(ctx, pl->k_map, 2, c);
+        if (!st) st = launch1(pl, pl->k_map, cnt[a]);
+    }
+    free(t);
+    return st;
+}
+
+/* The sorted rows whose lists hold no ghost, for a grid cut along z only
+ * (row_lo .. row_hi - 1; empty otherwise): the cells farther than one cell
+ * from those holding ghosts (local z below r_s and from r_s + thickness
+ * on), a margin of 1e-3 cell against rounding. */
+static clphys_status interior_rows(clphys_md_mpi *pl)
+{
+    pl->row_lo = pl->row_hi = 0;
+    if (!pl->nlocal || pl->d.cut[0] || pl->d.cut[1] || !pl->d.cut[2] || !md_lj_rows_supported(pl->lj))
+        return CLPHYS_SUCCESS;
+    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
+    const size_t layer = (size_t)nb->nc[0] * nb->nc[1];
+    const double h = pl->d.lbox[2] / nb->nc[2], top = pl->d.hi[2] - pl->d.llo[2];
+    const int c_lo = (int)floor(pl->d.rs / h + 1e-3) + 2, c_hi = (int)ceil(top / h - 1e-3) - 3;
+    if (c_hi < c_lo || c_hi >= nb->nc[2]) return CLPHYS_SUCCESS;
+    cl_uint a, b;
+    CP_TRY(cp_read(pl->ctx, nb->start, 4 * layer * (size_t)c_lo, 4, &a));
+    CP_TRY(cp_read(pl->ctx, nb->start, 4 * layer * (size_t)(c_hi + 1), 4, &b));
+    if (b > a) pl->row_lo = a, pl->row_hi = b;
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing *tm)
+{
+    clphys_context *ctx = pl->ctx;
+    double t0 = cp_now(), nb_s = 0;
+    size_t nint = 0, nrest = 0;
+    clphys_status st = CLPHYS_SUCCESS;
+    if (!first) {
+        pl->own.n = 0;
+        if (pl->nlocal) st = classify(pl, &nint, &nrest);
+        clphys_neighbor_plan *nb = pl->lj ? clphys_lj_neighbor(pl->lj) : NULL;
+        if (!st && nrest)
+            st = download(pl, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp, NULL, pl->cap - nrest, nrest,
+                          &pl->own);
+    }
+    CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
+    CP_TRY(md_migrate(pl->comm, ctx, &pl->d, &pl->own));
+    CP_TRY(md_ghosts_build(pl->comm, ctx, &pl->d, &pl->own, &pl->g));
+    double t1 = cp_now();
+    const size_t n = nint + pl->own.n + pl->g.nghost;
+    if (n > pl->cap) {
+        /* a larger plan: the interior atoms through the host too */
+        md_atoms in;
+        memset(&in, 0, sizeof in);
+        clphys_neighbor_plan *nb = pl->lj ? clphys_lj_neighbor(pl->lj) : NULL;
+        if (nint) st = download(pl, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp, NULL, 0, nint, &in);
+        if (!st) st = md_mpi_capacity(pl, n);
+        if (!st) st = upload(pl, 0, &in, NULL);
+        md_atoms_free(&in);
+    }
+    if (!st) st = upload(pl, nint, &pl->own, &pl->g);
+    if (!st) {
+        pl->nint = nint;
+        pl->nown = nint + pl->own.n;
+        pl->nlocal = n;
+        st = sort_and_bind(pl, nint, &nb_s);
+        if (!st) st = interior_rows(pl);
+    }
+    CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
+    pl->last_build = pl->step;
+    pl->rebuilds++;
+    if (tm) {
+        double t2 = cp_now();
+        tm->migrate_s += t1 - t0;
+        tm->neighbor_s += t2 - t1;
+        tm->rebuilds++;
+    }
+    return CLPHYS_SUCCESS;
+}

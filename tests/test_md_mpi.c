@@ -1,0 +1,713 @@
+/* test_md_mpi.c — the distributed MD plan (include/clphys_md_mpi.h) under
+ * mpiexec with 2, 3 or 4 ranks (grids 2x1x1; 1x3x1; 2x2x1 and 1x1x4):
+ * thermo rows equal to the single-rank plan's (clphys_md_plan, on rank 0)
+ * to 1e-10 relative in fp64 over 200 steps, for a small in.lj (fcc 0.8442,
+ * rc 2.5, skin 0.3, rebuild every 20 steps) with each full-list variant and
+ * a dilute hot gas (rebuild check every step); the gathered final state
+ * (positions, image flags, atom IDs) equal to the single-rank one; total
+ * momentum conserved; atoms crossing the periodic boundary and ranks left
+ * without atoms; LAMMPS's in.lj log reproduced as test_md's single-rank
+ * run reproduces it; errors (a thin subdomain, parameters differing between
+ * ranks, a half-list variant, a rank without a device) the same on every
+ * rank.  With --die (tests/mpi_rank_dies.py) rank 1 exits in the middle of
+ * a run. */
+#include "clphys_md_mpi.h"
+#include "host/md/md_mpi_internal.h" /* the interior atoms kept on the device */
+#include "util.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+static clphys_context *ctx;
+static int rank, size;
+
+/* The grids of this number of ranks. */
+static int grids(int g[2][3])
+{
+    static const int g2[1][3] = {{2, 1, 1}}, g3[1][3] = {{1, 3, 1}}, g4[2][3] = {{2, 2, 1}, {1, 1, 4}};
+    if (size == 2) return memcpy(g, g2, sizeof g2), 1;
+    if (size == 3) return memcpy(g, g3, sizeof g3), 1;
+    return memcpy(g, g4, sizeof g4), 2;
+}
+
+#define NCOL 6
+static void row_of(const clphys_md_thermo *t, double *r)
+{
+    r[0] = (double)t->step, r[1] = t->temp, r[2] = t->pe, r[3] = t->ke, r[4] = t->etotal, r[5] = t->press;
+}
+
+/* Single-rank run on rank 0: thermo rows every `every` steps (nrows) and
+ * the final state (downloaded into *fin, a copy of sys), broadcast. */
+static void single_rank(const clphys_md_params *p, const clphys_md_system *sys, int steps, int every, double *rows,
+                        clphys_md_system *fin)
+{
+    int nrows = steps / every + 1;
+    if (rank == 0) {
+        clphys_md_plan *pl;
+        assert_int_equal(clphys_md_plan_create(ctx, p, sys, &pl), CLPHYS_SUCCESS);
+        for (int k = 0; k < nrows; k++) {
+            if (k) assert_int_equal(clphys_md_run(pl, every, NULL), CLPHYS_SUCCESS);
+            clphys_md_thermo t;
+            assert_int_equal(clphys_md_thermo_now(pl, &t), CLPHYS_SUCCESS);
+            row_of(&t, rows + NCOL * k);
+        }
+        assert_int_equal(clphys_md_download(pl, fin), CLPHYS_SUCCESS);
+        clphys_md_plan_destroy(pl);
+    }
+    MPI_Bcast(rows, NCOL * nrows, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
+
+static double rel(double a, double b)
+{
+    return fabs(a - b) / fmax(fabs(b), 1e-300);
+}
+
+/* Copy of a system's arrays (single_rank downloads into it). */
+static void copy_system(const clphys_md_system *s, clphys_md_system *c)
+{
+    *c = *s;
+    size_t n = s->n;
+    c->type_mass = malloc((size_t)(s->ntypes + 1) * sizeof(double));
+    memcpy(c->type_mass, s->type_mass, (size_t)(s->ntypes + 1) * sizeof(double));
+    c->id = malloc(n * sizeof *c->id), c->type = malloc(n * sizeof *c->type);
+    c->x = malloc(3 * n * sizeof *c->x), c->v = malloc(3 * n * sizeof *c->v), c->image = malloc(3 * n * sizeof(int));
+    memcpy(c->id, s->id, n * sizeof *c->id), memcpy(c->type, s->type, n * sizeof *c->type);
+    memcpy(c->x, s->x, 3 * n * sizeof *c->x), memcpy(c->v, s->v, 3 * n * sizeof *c->v);
+    if (s->image) memcpy(c->image, s->image, 3 * n * sizeof(int));
+    else memset(c->image, 0, 3 * n * sizeof(int));
+}
+
+static void momentum(const clphys_md_system *s, double p[3])
+{
+    p[0] = p[1] = p[2] = 0;
+    for (size_t i = 0; i < s->n; i++)
+        for (int c = 0; c < 3; c++) p[c] += s->type_mass[s->type[i]] * s->v[3 * i + c];
+}
+
+/* The distributed run on grid g against the single-rank rows and final
+ * state (rank 0's copy in ref, sorted by ID like the gather when the
+ * system's IDs are 1 .. n in order). */
+static void compare_run(const clphys_md_params *p, const int g[3], const clphys_md_system *sys, int steps, int every,
+                        const double *rows, const clphys_md_system *ref, const char *what, size_t *interior)
+{
+    int nrows = steps / every + 1;
+    clphys_md_mpi *pl;
+    assert_int_equal(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, p, g, 0, rank == 0 ? sys : NULL, &pl), CLPHYS_SUCCESS);
+    double worst = 0;
+    size_t own_min = (size_t)-1;
+    for (int k = 0; k < nrows; k++) {
+        if (k) assert_int_equal(clphys_md_mpi_run(pl, every, NULL), CLPHYS_SUCCESS);
+        clphys_md_thermo t;
+        assert_int_equal(clphys_md_mpi_thermo(pl, &t), CLPHYS_SUCCESS);
+        double r[NCOL];
+        row_of(&t, r);
+        for (int c = 0; c < NCOL; c++) {
+            double e = rel(r[c], rows[NCOL * k + c]);
+            worst = fmax(worst, e);
+            if (!(e <= 1e-10)) {
+                fprintf(stderr, "rank %d %s grid %dx%dx%d step %g column %d: %.17g vs single rank %.17g\n", rank,
+                        what, g[0], g[1], g[2], rows[NCOL * k], c, r[c], rows[NCOL * k + c]);
+                fail();
+            }
+        }
+        size_t own;
+        clphys_md_mpi_info(pl, NULL, NULL, &own, NULL);
+        if (own < own_min) own_min = own;
+        if (interior) *interior += pl->nint;
+    }
+    clphys_md_system all;
+    memset(&all, 0, sizeof all);
+    assert_int_equal(clphys_md_mpi_gather(pl, 0, rank == 0 ? &all : NULL), CLPHYS_SUCCESS);
+    unsigned long long mn = own_min, gmin;
+    MPI_Allreduce(&mn, &gmin, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    if (rank == 0) {
+        /* every atom once, the single rank's positions and image flags */
+        assert_int_equal(all.n, ref->n);
+        double dx = 0, dv = 0;
+        for (size_t i = 0; i < all.n; i++) {
+            assert_true(all.id[i] == ref->id[i]);
+            for (int c = 0; c < 3; c++) {
+                assert_int_equal(all.image[3 * i + c], ref->image[3 * i + c]);
+                dx = fmax(dx, fabs(all.x[3 * i + c] - ref->x[3 * i + c]));
+                dv = fmax(dv, fabs(all.v[3 * i + c] - ref->v[3 * i + c]));
+            }
+        }
+        double p0[3], p1[3], vmax = 0;
+        momentum(sys, p0), momentum(&all, p1);
+        for (size_t i = 0; i < 3 * all.n; i++) vmax = fmax(vmax, fabs(all.v[i]));
+        for (int c = 0; c < 3; c++) assert_true(fabs(p1[c] - p0[c]) <= 1e-12 * vmax * (double)all.n);
+        fprintf(stderr,
+                "  %s grid %dx%dx%d (%s): thermo max rel diff %.2e over %d steps, positions %.2e, velocities %.2e, "
+                "momentum change %.1e %.1e %.1e, fewest atoms on a rank %llu, %d rebuilds\n",
+                what, g[0], g[1], g[2], clphys_md_mpi_info(pl, NULL, NULL, NULL, NULL), worst, steps, dx, dv,
+                p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2], gmin, clphys_md_mpi_rebuilds(pl));
+        assert_true(dx < 1e-9 && dv < 1e-9);
+        clphys_md_system_destroy(&all);
+    }
+    clphys_md_mpi_destroy(pl);
+}
+
+/* The kernels of cl/md_ghost.cl and cl/md_rebuild.cl against the host on
+ * fresh random input, outputs poisoned (NaN, 0xff bytes) first: pack (a
+ * gather plus a shift: exact in the precision), unpack (a scatter),
+ * classify (each owned atom once, interior ones at the front, the rest at
+ * the back, ghosts dropped), iota, inverse and map.  Each rank runs it on
+ * its own device. */
+static void kernels_in(clphys_precision prec)
+{
+    const size_t n = 1000, rs = prec == CLPHYS_FP64 ? 8 : 4;
+    char opt[256];
+    assert_int_equal(cp_precision_options(ctx, prec, opt, sizeof opt), CLPHYS_SUCCESS);
+    cl_program pg, pr;
+    assert_int_equal(cp_program(ctx, "md_ghost.cl", opt, &pg), CLPHYS_SUCCESS);
+    assert_int_equal(cp_program(ctx, "md_rebuild.cl", opt, &pr), CLPHYS_SUCCESS);
+    cl_kernel kp, ku, kc, ki, kv, km;
+    assert_int_equal(cp_kernel(ctx, pg, "md_ghost_pack", &kp), CLPHYS_SUCCESS);
+    assert_int_equal(cp_kernel(ctx, pg, "md_ghost_unpack", &ku), CLPHYS_SUCCESS);
+    assert_int_equal(cp_kernel(ctx, pr, "md_classify", &kc), CLPHYS_SUCCESS);
+    assert_int_equal(cp_kernel(ctx, pr, "md_iota", &ki), CLPHYS_SUCCESS);
+    assert_int_equal(cp_kernel(ctx, pr, "md_inverse", &kv), CLPHYS_SUCCESS);
+    assert_int_equal(cp_kernel(ctx, pr, "md_map", &km), CLPHYS_SUCCESS);
+    uint64_t rng = tu_rng_init(31 + (uint64_t)prec);
+    /* positions in [0, 10)^3 (w = k), velocities, images and tags by atom */
+    double *x = malloc(4 * n * sizeof *x);
+    cl_uint *perm = malloc(4 * n), *idx = malloc(4 * n);
+    cl_int *im = malloc(16 * n);
+    for (size_t i = 0; i < n; i++) {
+        for (int c = 0; c < 3; c++) x[4 * i + c] = 10 * tu_uniform(&rng);
+        x[4 * i + 3] = (double)i;
+        perm[i] = (cl_uint)i;
+        for (int c = 0; c < 4; c++) im[4 * i + c] = (cl_int)(4 * i + (size_t)c);
+    }
+    for (size_t i = n - 1; i > 0; i--) { /* a random permutation */
+        size_t j = (size_t)(tu_uniform(&rng) * (double)(i + 1)) % (i + 1);
+        cl_uint t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+    }
+    void *xr = malloc(4 * rs * n), *out = malloc(4 * rs * n);
+    for (size_t k = 0; k < 4 * n; k++)
+        if (rs == 8) ((double *)xr)[k] = x[k];
+        else ((float *)xr)[k] = (float)x[k];
+    cl_mem pos, vel, img, tag, pm, ix, buf, pos_o, vel_o, img_o, tag_o, cnt;
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4 * rs * n, xr, &pos), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4 * rs * n, xr, &vel), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 16 * n, im, &img), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 16 * n, im, &tag), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4 * n, perm, &pm), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &ix), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * rs * n, NULL, &buf), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * rs * n, NULL, &pos_o), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * rs * n, NULL, &vel_o), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 16 * n, NULL, &img_o), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 16 * n, NULL, &tag_o), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 8, NULL, &cnt), 0);
+    size_t g = 1024;
+    /* pack: atoms perm[off + k] (k < m), shifted by delta along y */
+    const cl_uint off = 100, m = 500;
+    double dd[4] = {0, -7.25, 0, 0};
+    float df[4] = {0, -7.25f, 0, 0};
+    assert_int_equal(cp_write(ctx, ix, 0, 4 * n, perm), 0);
+    memset(out, 0xff, 4 * rs * n); /* NaN */
+    assert_int_equal(cp_write(ctx, buf, 0, 4 * rs * n, out), 0);
+    assert_int_equal(CP_ARG(ctx, kp, 0, pos) | CP_ARG(ctx, kp, 1, ix) | CP_ARG(ctx, kp, 2, off) | CP_ARG(ctx, kp, 3, m),
+                     0);
+    assert_int_equal(rs == 8 ? CP_ARG(ctx, kp, 4, dd) : CP_ARG(ctx, kp, 4, df), 0);
+    assert_int_equal(CP_ARG(ctx, kp, 5, buf) | cp_launch(ctx, kp, 1, &g, NULL, NULL), 0);
+    assert_int_equal(cp_read(ctx, buf, 0, 4 * rs * n, out), 0);
+    for (size_t k = 0; k < n; k++)
+        for (int c = 0; c < 4; c++) {
+            double got = rs == 8 ? ((double *)out)[4 * k + c] : ((float *)out)[4 * k + c];
+            if (k < off || k >= off + m) {
+                assert_true(isnan(got)); /* untouched */
+                continue;
+            }
+            size_t j = perm[k];
+            double want = rs == 8 ? x[4 * j + c] + dd[c] : (double)((float)x[4 * j + c] + df[c]);
+            assert_true(got == want);
+        }
+    /* unpack the packed atoms into slots idx = perm (k in [off, off + m)) of a poisoned array */
+    memset(out, 0xff, 4 * rs * n);
+    assert_int_equal(cp_write(ctx, pos_o, 0, 4 * rs * n, out), 0);
+    assert_int_equal(CP_ARG(ctx, ku, 0, pos_o) | CP_ARG(ctx, ku, 1, ix) | CP_ARG(ctx, ku, 2, off) |
+                         CP_ARG(ctx, ku, 3, m) | CP_ARG(ctx, ku, 4, buf) | cp_launch(ctx, ku, 1, &g, NULL, NULL),
+                     0);
+    void *back = malloc(4 * rs * n), *packed = malloc(4 * rs * n);
+    assert_int_equal(cp_read(ctx, pos_o, 0, 4 * rs * n, back), 0);
+    assert_int_equal(cp_read(ctx, buf, 0, 4 * rs * n, packed), 0);
+    size_t written = 0;
+    for (size_t k = off; k < off + m; k++) {
+        assert_memory_equal((char *)back + 4 * rs * perm[k], (char *)packed + 4 * rs * k, 4 * rs);
+        written++;
+    }
+    for (size_t s2 = 0, nan = 0; s2 < n; s2++) {
+        double w = rs == 8 ? ((double *)back)[4 * s2] : ((float *)back)[4 * s2];
+        nan += isnan(w) != 0;
+        if (s2 == n - 1) assert_int_equal(nan, n - written);
+    }
+    /* classify: atoms whose perm entry is < nown are owned; interior when
+     * farther than shell from the faces of [2, 8) along x and z (cut) */
+    const cl_uint nown = 700, cap = (cl_uint)n, nn = (cl_uint)n;
+    double lo[4] = {2, 0, 2, 0}, hi[4] = {8, 10, 8, 0}, shell = 1.5;
+    float lof[4] = {2, 0, 2, 0}, hif[4] = {8, 10, 8, 0}, shellf = 1.5f;
+    cl_int cut[4] = {1, 0, 1, 0};
+    cl_uint zero[2] = {0, 0}, counts[2];
+    memset(out, 0xff, 4 * rs * n);
+    assert_int_equal(cp_write(ctx, pos_o, 0, 4 * rs * n, out) | cp_write(ctx, cnt, 0, 8, zero), 0);
+    assert_int_equal(CP_ARG(ctx, kc, 0, pos) | CP_ARG(ctx, kc, 1, vel) | CP_ARG(ctx, kc, 2, img) |
+                         CP_ARG(ctx, kc, 3, tag) | CP_ARG(ctx, kc, 4, pm) | CP_ARG(ctx, kc, 5, nn) |
+                         CP_ARG(ctx, kc, 6, nown),
+                     0);
+    assert_int_equal(rs == 8 ? CP_ARG(ctx, kc, 7, lo) | CP_ARG(ctx, kc, 8, hi) | CP_ARG(ctx, kc, 10, shell)
+                             : CP_ARG(ctx, kc, 7, lof) | CP_ARG(ctx, kc, 8, hif) | CP_ARG(ctx, kc, 10, shellf),
+                     0);
+    assert_int_equal(CP_ARG(ctx, kc, 9, cut) | CP_ARG(ctx, kc, 11, cap) | CP_ARG(ctx, kc, 12, pos_o) |
+                         CP_ARG(ctx, kc, 13, vel_o) | CP_ARG(ctx, kc, 14, img_o) | CP_ARG(ctx, kc, 15, tag_o) |
+                         CP_ARG(ctx, kc, 16, cnt) | cp_launch(ctx, kc, 1, &g, NULL, NULL),
+                     0);
+    assert_int_equal(cp_read(ctx, cnt, 0, 8, counts) | cp_read(ctx, pos_o, 0, 4 * rs * n, back), 0);
+    cl_int *tg = malloc(16 * n);
+    assert_int_equal(cp_read(ctx, tag_o, 0, 16 * n, tg), 0);
+    size_t want_in = 0, want_rest = 0;
+    int *seen = calloc(n, sizeof *seen);
+    for (size_t s2 = 0; s2 < n; s2++) {
+        if (perm[s2] >= nown) continue;
+        const double *p = x + 4 * s2;
+        double q[3];
+        for (int c = 0; c < 3; c++) q[c] = rs == 8 ? p[c] : (double)(float)p[c];
+        int inner = q[0] >= 2 + shell && q[0] < 8 - shell && q[2] >= 2 + shell && q[2] < 8 - shell;
+        want_in += inner, want_rest += !inner;
+    }
+    assert_int_equal(counts[0], want_in);
+    assert_int_equal(counts[1], want_rest);
+    for (size_t k = 0; k < n; k++) {
+        int front = k < counts[0], behind = k >= n - counts[1];
+        double w = rs == 8 ? ((double *)back)[4 * k + 3] : ((float *)back)[4 * k + 3];
+        if (!front && !behind) {
+            assert_true(isnan(w));
+            continue;
+        }
+        size_t s2 = (size_t)w; /* the atom (w = its sorted index) */
+        assert_true(s2 < n && perm[s2] < nown && !seen[s2]);
+        seen[s2] = 1;
+        assert_int_equal(tg[4 * k], (cl_int)(4 * s2)); /* its tag came along */
+        const double *p = x + 4 * s2;
+        double q0 = rs == 8 ? p[0] : (double)(float)p[0], q2 = rs == 8 ? p[2] : (double)(float)p[2];
+        int inner = q0 >= 2 + shell && q0 < 8 - shell && q2 >= 2 + shell && q2 < 8 - shell;
+        assert_int_equal(inner, front);
+    }
+    /* iota, inverse (inv[perm[s]] = s), map (idx[k] = inv[idx[k]]) */
+    cl_uint *u = malloc(4 * n);
+    memset(u, 0xff, 4 * n);
+    assert_int_equal(cp_write(ctx, ix, 0, 4 * n, u), 0);
+    assert_int_equal(CP_ARG(ctx, ki, 0, ix) | CP_ARG(ctx, ki, 1, nn) | cp_launch(ctx, ki, 1, &g, NULL, NULL), 0);
+    assert_int_equal(cp_read(ctx, ix, 0, 4 * n, u), 0);
+    for (size_t k = 0; k < n; k++) assert_int_equal(u[k], k);
+    cl_mem inv;
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &inv), 0);
+    memset(u, 0xff, 4 * n);
+    assert_int_equal(cp_write(ctx, inv, 0, 4 * n, u), 0);
+    assert_int_equal(CP_ARG(ctx, kv, 0, pm) | CP_ARG(ctx, kv, 1, nn) | CP_ARG(ctx, kv, 2, inv) |
+                         cp_launch(ctx, kv, 1, &g, NULL, NULL),
+                     0);
+    for (size_t k = 0; k < n; k++) idx[k] = (cl_uint)((k * 7919) % n);
+    assert_int_equal(cp_write(ctx, ix, 0, 4 * n, idx), 0);
+    assert_int_equal(CP_ARG(ctx, km, 0, inv) | CP_ARG(ctx, km, 1, ix) | CP_ARG(ctx, km, 2, nn) |
+                         cp_launch(ctx, km, 1, &g, NULL, NULL),
+                     0);
+    assert_int_equal(cp_read(ctx, ix, 0, 4 * n, u), 0);
+    for (size_t k = 0; k < n; k++) assert_int_equal(perm[u[k]], idx[k]);
+    cl_mem ms[] = {pos, vel, img, tag, pm, ix, buf, pos_o, vel_o, img_o, tag_o, cnt, inv};
+    for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) cp_release_mem(&ms[k]);
+    cl_kernel ks[] = {kp, ku, kc, ki, kv, km};
+    for (size_t k = 0; k < sizeof ks / sizeof *ks; k++) cp_release_kernel(&ks[k]);
+    free(x), free(perm), free(idx), free(im), free(xr), free(out), free(back), free(packed), free(tg), free(seen),
+        free(u);
+}
+
+static void test_kernels(void **state)
+{
+    (void)state;
+    kernels_in(CLPHYS_FP32);
+    if (clphys_context_device(ctx)->fp64) kernels_in(CLPHYS_FP64);
+}
+
+/* A small in.lj (7^3 fcc cells, 1372 atoms: a subdomain of 1x1x4 is as
+ * thick as r_cut + skin allows), each full-list variant. */
+static void test_in_lj_variants(void **state)
+{
+    (void)state;
+    clphys_md_system s, ref;
+    unsigned long long seed = tu_seed();
+    assert_int_equal(clphys_md_fcc(0.8442, 7, 1.44, seed, &s), CLPHYS_SUCCESS);
+    const clphys_lj_variant vs[] = {CLPHYS_LJ_FULL_CSR, CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_GROUP,
+                                    CLPHYS_LJ_CPU};
+    int g[2][3], ng = grids(g);
+    double rows[NCOL * 11];
+    for (size_t v = 0; v < sizeof vs / sizeof *vs; v++) {
+        clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = vs[v]},
+                              .dt = 0.005,
+                              .neigh_every = 20,
+                              .neigh_check = 0};
+        copy_system(&s, &ref);
+        single_rank(&p, &s, 200, 20, rows, &ref);
+        for (int k = 0; k < ng; k++) compare_run(&p, g[k], &s, 200, 20, rows, &ref, clphys_lj_variant_name(vs[v]), NULL);
+        clphys_md_system_destroy(&ref);
+    }
+    clphys_md_system_destroy(&s);
+}
+
+/* in.lj on 10^3 cells (4000 atoms): subdomains of 2x1x1 and 2x2x1 thick
+ * enough that most atoms stay on the device through each rebuild (the
+ * interior kept by cl/md_rebuild.cl; the thinner grids send all through the
+ * host), full-transposed. */
+static void test_in_lj_interior(void **state)
+{
+    (void)state;
+    clphys_md_system s, ref;
+    assert_int_equal(clphys_md_fcc(0.8442, 10, 1.44, tu_seed() + 1, &s), CLPHYS_SUCCESS);
+    int g[2][3];
+    grids(g);
+    double rows[NCOL * 11];
+    clphys_md_params p = {
+        .lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_LJ_FULL_TRANSPOSED},
+        .dt = 0.005,
+        .neigh_every = 20,
+        .neigh_check = 0};
+    copy_system(&s, &ref);
+    single_rank(&p, &s, 200, 20, rows, &ref);
+    size_t interior = 0;
+    compare_run(&p, g[0], &s, 200, 20, rows, &ref, "in.lj 4000 atoms", &interior);
+    unsigned long long mine = interior, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) fprintf(stderr, "  interior atoms kept on the devices, summed over rows and ranks: %llu\n", all);
+    if (g[0][0] * g[0][1] * g[0][2] != 3) assert_true(all > 0); /* 1x3x1: 5.6 thick, no interior */
+    clphys_md_system_destroy(&ref);
+    clphys_md_system_destroy(&s);
+}
+
+/* fcc at 0.8442 with mx x my x mz unit cells, random velocities (zero
+ * momentum), ids 1 .. n in order. */
+static void fcc_cells(int mx, int my, int mz, clphys_md_system *s)
+{
+    static const double basis[4][3] = {{0, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}, {0, 0.5, 0.5}};
+    const size_t n = 4 * (size_t)mx * my * mz;
+    const double a = cbrt(4 / 0.8442);
+    memset(s, 0, sizeof *s);
+    s->n = n, s->ntypes = 1;
+    s->type_mass = calloc(2, sizeof(double)), s->type_mass[1] = 1;
+    s->id = malloc(n * sizeof *s->id), s->type = malloc(n * sizeof *s->type);
+    s->x = malloc(3 * n * sizeof *s->x), s->v = malloc(3 * n * sizeof *s->v), s->image = calloc(3 * n, sizeof(int));
+    s->hi[0] = mx * a, s->hi[1] = my * a, s->hi[2] = mz * a;
+    uint64_t rng = tu_rng_init(77);
+    double p[3] = {0, 0, 0};
+    size_t i = 0;
+    for (int z = 0; z < mz; z++)
+        for (int y = 0; y < my; y++)
+            for (int x = 0; x < mx; x++)
+                for (int b = 0; b < 4; b++, i++) {
+                    const int c3[3] = {x, y, z};
+                    s->id[i] = (long long)i + 1, s->type[i] = 1;
+                    for (int c = 0; c < 3; c++) {
+                        s->x[3 * i + c] = (c3[c] + basis[b][c]) * a;
+                        s->v[3 * i + c] = 3.5 * (tu_uniform(&rng) - 0.5);
+                        p[c] += s->v[3 * i + c];
+                    }
+                }
+    for (i = 0; i < n; i++)
+        for (int c = 0; c < 3; c++) s->v[3 * i + c] -= p[c] / (double)n;
+}
+
+/* A grid cut along z only (1x1xP, P the ranks) of a column 6x6x32 fcc
+ * cells (4,608 atoms, 53.7 long): the forces of the rows with no ghost
+ * neighbour run while the ghosts travel, the others after
+ * (md_lj_evaluate_rows); full-transposed and full-csr. */
+static void test_overlap(void **state)
+{
+    (void)state;
+    clphys_md_system s, ref;
+    fcc_cells(6, 6, 32, &s);
+    MPI_Bcast(s.v, 3 * (int)s.n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    const int g[3] = {1, 1, size};
+    const clphys_lj_variant vs[] = {CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_CSR};
+    for (int v = 0; v < 2; v++) {
+        clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = vs[v]},
+                              .dt = 0.005,
+                              .neigh_every = 20,
+                              .neigh_check = 0};
+        double rows[NCOL * 11];
+        copy_system(&s, &ref);
+        single_rank(&p, &s, 200, 20, rows, &ref);
+        /* the overlap is there on every rank */
+        clphys_md_mpi *pl;
+        assert_int_equal(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, g, 0, rank == 0 ? &s : NULL, &pl),
+                         CLPHYS_SUCCESS);
+        assert_true(pl->row_hi > pl->row_lo);
+        unsigned long long rows_in = pl->row_hi - pl->row_lo, sum = 0;
+        MPI_Reduce(&rows_in, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (rank == 0) fprintf(stderr, "  overlap: %llu of %zu atoms' forces run while the ghosts travel\n", sum, s.n);
+        clphys_md_mpi_destroy(pl);
+        compare_run(&p, g, &s, 200, 20, rows, &ref, clphys_lj_variant_name(vs[v]), NULL);
+        clphys_md_system_destroy(&ref);
+    }
+    clphys_md_system_destroy(&s);
+}
+
+/* A dilute hot gas packed into rank 0's corner of the box, drifting
+ * towards the lower faces: atoms cross the periodic boundary into the
+ * last subdomains, ranks start (and may end) empty; rebuild check every
+ * step (neigh_check yes: one MPI_Allreduce); each full-list variant. */
+static void test_dilute_gas(void **state)
+{
+    (void)state;
+    const size_t n = 64;
+    clphys_md_system s;
+    memset(&s, 0, sizeof s);
+    s.n = n, s.ntypes = 1;
+    for (int c = 0; c < 3; c++) s.lo[c] = -1.0, s.hi[c] = 13.5;
+    s.type_mass = calloc(2, sizeof(double)), s.type_mass[1] = 1.0;
+    s.id = malloc(n * sizeof *s.id), s.type = malloc(n * sizeof *s.type);
+    s.x = malloc(3 * n * sizeof *s.x), s.v = malloc(3 * n * sizeof *s.v), s.image = calloc(3 * n, sizeof(int));
+    uint64_t rng = tu_rng_init(7);
+    for (size_t i = 0; i < n; i++) {
+        s.id[i] = (long long)i + 1, s.type[i] = 1;
+        int k[3] = {(int)(i % 4), (int)(i / 4 % 4), (int)(i / 16)};
+        for (int c = 0; c < 3; c++) {
+            s.x[3 * i + c] = s.lo[c] + 0.3 + 1.05 * k[c] + 0.05 * tu_uniform(&rng);
+            s.v[3 * i + c] = 3.0 * (tu_uniform(&rng) - 0.5) - 2.0;
+        }
+    }
+    /* rank 0 computes the reference from these values: every rank has them */
+    MPI_Bcast(s.x, 3 * (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Bcast(s.v, 3 * (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_LJ_FULL_CSR},
+                          .dt = 0.005,
+                          .neigh_every = 1,
+                          .neigh_check = 1};
+    int g[2][3], ng = grids(g);
+    double rows[NCOL * 11];
+    const clphys_lj_variant vs[] = {CLPHYS_LJ_FULL_CSR, CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_GROUP,
+                                    CLPHYS_LJ_CPU};
+    for (size_t v = 0; v < sizeof vs / sizeof *vs; v++) {
+        p.lj.variant = vs[v];
+        clphys_md_system ref;
+        copy_system(&s, &ref);
+        single_rank(&p, &s, 200, 20, rows, &ref);
+        if (rank == 0) {
+            int crossed = 0;
+            for (size_t i = 0; i < 3 * n; i++) crossed += ref.image[i] != 0;
+            fprintf(stderr, "  dilute gas (%s): %d periodic crossings in the single-rank run\n",
+                    clphys_lj_variant_name(vs[v]), crossed);
+            assert_true(crossed > 0);
+        }
+        char what[64];
+        snprintf(what, sizeof what, "dilute gas %s", clphys_lj_variant_name(vs[v]));
+        for (int k = 0; k < ng; k++) compare_run(&p, g[k], &s, 200, 20, rows, &ref, what, NULL);
+        clphys_md_system_destroy(&ref);
+    }
+    clphys_md_system_destroy(&s);
+}
+
+/* tests/data/ next to this source. */
+static void data_path(char *buf, size_t n, const char *name)
+{
+    const char *d = getenv("CLPHYS_TEST_DATA");
+    if (d) {
+        snprintf(buf, n, "%s/%s", d, name);
+        return;
+    }
+    const char *f = __FILE__, *slash = strrchr(f, '/');
+    snprintf(buf, n, "%.*sdata/%s", slash ? (int)(slash - f + 1) : 0, f, name);
+}
+
+/* LAMMPS's in.lj (32000 atoms, tests/data/md) distributed: thermo rows of
+ * steps 0, 10, 20 within 1e-6 of LAMMPS's log, as test_md's single-rank
+ * run (test_lammps_in_lj). */
+static void test_lammps_in_lj(void **state)
+{
+    (void)state;
+    char gz[512], data[600], logf[600], cmd[2048], dir[256] = "";
+    double ref[3][NCOL];
+    clphys_md_system s;
+    memset(&s, 0, sizeof s);
+    if (rank == 0) {
+        tu_tempdir("md_mpi", dir, sizeof dir);
+        data_path(gz, sizeof gz, "md/in.lj.data.gz");
+        snprintf(data, sizeof data, "%s/in.lj.data", dir);
+        snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, data);
+        assert_int_equal(system(cmd), 0);
+        data_path(gz, sizeof gz, "md/log.lammps.gz");
+        snprintf(logf, sizeof logf, "%s/log.lammps", dir);
+        snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, logf);
+        assert_int_equal(system(cmd), 0);
+        int rows = 0, in_thermo = 0;
+        FILE *f = fopen(logf, "r");
+        assert_non_null(f);
+        char line[1024];
+        while (rows < 3 && fgets(line, sizeof line, f)) {
+            if (!strncmp(line, "Step Temp PotEng KinEng TotEng Press", 36)) {
+                in_thermo = 1;
+                continue;
+            }
+            double *r = ref[rows];
+            if (in_thermo && sscanf(line, "%lf %lf %lf %lf %lf %lf", &r[0], &r[1], &r[2], &r[3], &r[4], &r[5]) == 6)
+                rows++;
+        }
+        fclose(f);
+        assert_int_equal(rows, 3);
+        assert_int_equal(clphys_md_read_lammps_data(data, &s), CLPHYS_SUCCESS);
+        assert_int_equal(s.n, 32000);
+        remove(data), remove(logf);
+        tu_remove_tempdir(dir);
+    }
+    MPI_Bcast(ref, 3 * NCOL, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_LJ_AUTO},
+                          .dt = 0.005,
+                          .neigh_every = 20,
+                          .neigh_check = 0};
+    int g[2][3];
+    grids(g);
+    clphys_md_mpi *pl;
+    assert_int_equal(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, g[0], 0, rank == 0 ? &s : NULL, &pl),
+                     CLPHYS_SUCCESS);
+    double worst = 0;
+    for (int k = 0; k < 3; k++) {
+        if (k) assert_int_equal(clphys_md_mpi_run(pl, 10, NULL), CLPHYS_SUCCESS);
+        clphys_md_thermo t;
+        assert_int_equal(clphys_md_mpi_thermo(pl, &t), CLPHYS_SUCCESS);
+        double got[NCOL];
+        row_of(&t, got);
+        if (k == 0) assert_true(fabs(t.pe - -6.773368053) < 5e-10);
+        for (int c = 0; c < NCOL; c++) {
+            double e = rel(got[c], ref[k][c]);
+            worst = fmax(worst, e);
+            if (c == 0 ? got[c] != ref[k][c] : !(e <= 1e-6)) {
+                fprintf(stderr, "step %g column %d: %.15g vs LAMMPS %.15g\n", ref[k][0], c, got[c], ref[k][c]);
+                fail();
+            }
+        }
+    }
+    if (rank == 0)
+        fprintf(stderr, "  in.lj steps 0-20 on grid %dx%dx%d vs LAMMPS: max relative difference %.2e\n", g[0][0],
+                g[0][1], g[0][2], worst);
+    clphys_md_mpi_destroy(pl);
+    clphys_md_system_destroy(&s);
+}
+
+/* Every rank gets the same status, and rank 0's message names `want`. */
+static void expect_all(clphys_status got, clphys_status want, const char *text)
+{
+    assert_int_equal(got, want);
+    const char *m = clphys_last_error(ctx);
+    if (!strstr(m, text)) {
+        fprintf(stderr, "rank %d: message \"%s\" lacks \"%s\"\n", rank, m, text);
+        fail();
+    }
+}
+
+static void test_failures(void **state)
+{
+    (void)state;
+    clphys_md_system s;
+    clphys_md_mpi *pl = NULL;
+    int g[2][3];
+    grids(g);
+    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_LJ_FULL_CSR},
+                          .dt = 0.005,
+                          .neigh_every = 20};
+    /* a subdomain thinner than r_cut + skin: 3 cells of fcc 0.8442 (5.04)
+     * cut in two */
+    assert_int_equal(clphys_md_fcc(0.8442, 3, 1.0, 1, &s), CLPHYS_SUCCESS);
+    int thin[3] = {1, 1, 1};
+    thin[0] = size;
+    expect_all(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, thin, 0, rank == 0 ? &s : NULL, &pl), CLPHYS_ERR_INPUT,
+               "thinner than r_cut + skin");
+    assert_null(pl);
+    clphys_md_system_destroy(&s);
+    assert_int_equal(clphys_md_fcc(0.8442, 7, 1.0, 1, &s), CLPHYS_SUCCESS);
+    /* a grid that does not match the ranks */
+    int wrong[3] = {size + 1, 1, 1};
+    expect_all(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, wrong, 0, rank == 0 ? &s : NULL, &pl),
+               CLPHYS_ERR_INVALID_ARGUMENT, "subdomains for");
+    /* parameters that differ between ranks */
+    clphys_md_params q = p;
+    if (rank == size - 1) q.dt = 0.004;
+    expect_all(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &q, g[0], 0, rank == 0 ? &s : NULL, &pl),
+               CLPHYS_ERR_INVALID_ARGUMENT, "differ between ranks");
+    /* half lists: refused when a dimension is cut */
+    q = p;
+    q.lj.variant = CLPHYS_LJ_HALF_FIXEDPOINT;
+    expect_all(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &q, g[0], 0, rank == 0 ? &s : NULL, &pl),
+               CLPHYS_ERR_UNSUPPORTED, "reverse exchange");
+    /* a rank without a device (its context could not be made) */
+    clphys_status st = clphys_md_mpi_create(MPI_COMM_WORLD, rank == 1 ? NULL : ctx, &p, g[0], 0,
+                                            rank == 0 ? &s : NULL, &pl);
+    assert_int_equal(st, CLPHYS_ERR_INVALID_ARGUMENT);
+    if (rank != 1) assert_non_null(strstr(clphys_last_error(ctx), "rank 1"));
+    assert_null(pl);
+    /* no system on root */
+    expect_all(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, g[0], 0, NULL, &pl), CLPHYS_ERR_INVALID_ARGUMENT,
+               "no system");
+    clphys_md_system_destroy(&s);
+}
+
+/* --die: rank 1 leaves in the middle of a run. */
+static int rank_dies(void)
+{
+    clphys_md_system s;
+    memset(&s, 0, sizeof s);
+    if (rank == 0 && clphys_md_fcc(0.8442, 7, 1.0, 1, &s)) return 1;
+    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64}, .dt = 0.005, .neigh_every = 20};
+    int g[3] = {size, 1, 1};
+    clphys_md_mpi *pl;
+    if (clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, g, 0, rank == 0 ? &s : NULL, &pl)) return 1;
+    for (int i = 0; i < 1000000; i++) {
+        if (rank == 1 && i == 5) {
+            fprintf(stderr, "rank 1: exiting without MPI_Finalize after step %d\n", i);
+            _exit(3);
+        }
+        clphys_md_mpi_run(pl, 1, NULL);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    unsigned long long seed = rank == 0 ? (unsigned long long)tu_seed() : 0;
+    MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+    char s[32];
+    snprintf(s, sizeof s, "%llu", seed);
+    if (rank) {
+        setenv("CLPHYS_TEST_SEED", s, 1);
+        tu_seed();
+    }
+    ctx = tu_context();
+    if (argc > 1 && !strcmp(argv[1], "--die")) return rank_dies();
+    if (argc > 1) cmocka_set_test_filter(argv[1]); /* e.g. test_dilute_gas */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kernels),
+        cmocka_unit_test(test_in_lj_variants),
+        cmocka_unit_test(test_in_lj_interior),
+        cmocka_unit_test(test_overlap),
+        cmocka_unit_test(test_dilute_gas),
+        cmocka_unit_test(test_lammps_in_lj),
+        cmocka_unit_test(test_failures),
+    };
+    int failed = 1;
+    if (size < 2 || size > 4) fprintf(stderr, "test_md_mpi needs 2, 3 or 4 ranks\n");
+    else failed = cmocka_run_group_tests(tests, NULL, NULL);
+    int any;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    clphys_context_destroy(ctx);
+    MPI_Finalize();
+    return any ? 1 : 0;
+}
