@@ -299,8 +299,11 @@ typedef struct {
  * of div(grad p) - lambda p = f (b = -V f is formed inside), for one made
  * from an operator it is b itself; values in land cells are ignored.  x: n
  * doubles, the solution (0 on land); its input value is ignored.  *result is
- * filled also on failure.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL),
- * CLPHYS_ERR_INPUT (rhs not finite in a wet cell, named),
+ * filled also on failure.  b is formed scaled by powers of two (exact) so
+ * that any finite rhs is solved without overflow inside the solve; x is
+ * scaled back.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL),
+ * CLPHYS_ERR_INPUT (rhs not finite in a wet cell, named; a solution
+ * beyond the range of doubles, the cell named),
  * CLPHYS_ERR_NOT_CONVERGED with the residual reached when max_iter is
  * exhausted or CG makes no progress, CLPHYS_ERR_OPENCL. */
 clphys_status clphys_poisson_solve(clphys_poisson_plan *plan, const double *rhs, double *x,
