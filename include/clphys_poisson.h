@@ -231,7 +231,10 @@ typedef struct clphys_poisson_plan clphys_poisson_plan;
  * local size above the device's, the staged line with nz too large for
  * the device's local memory)); CLPHYS_ERR_INPUT naming the
  * array and index for a spacing or thickness that is not finite and > 0, a
- * depth that is NaN or infinite, and when no cell is wet;
+ * depth that is NaN or infinite, when no cell is wet, and naming the cell
+ * when a volume, face term (area / distance) or lambda V lies outside
+ * [1e-30, 1e30] with an fp32 V-cycle ([1e-290, 1e290] in FP64): spacings
+ * or a Helmholtz term out of scale;
  * CLPHYS_ERR_UNSUPPORTED (no fp64 on the device: the CG is fp64);
  * CLPHYS_ERR_BUILD; CLPHYS_ERR_OUT_OF_MEMORY; CLPHYS_ERR_OPENCL. */
 clphys_status clphys_poisson_plan_create(clphys_context *ctx, const clphys_poisson_geometry *geometry,

@@ -370,6 +370,18 @@ static void test_classic_hostile(void **state)
     expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "not a NetCDF file clphys reads", NULL);
     expect_error(clphys_poisson_read_bathymetry("/dev/null", "depth", &b), CLPHYS_ERR_IO, "/dev/null: not a regular file",
                  NULL);
+    /* a FIFO without a writer: refused, not waited on */
+    const char *fifo = path("fifo");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    expect_error(clphys_poisson_read_bathymetry(fifo, "depth", &b), CLPHYS_ERR_IO, "fifo: not a regular file", NULL);
+    remove(fifo);
+    /* a NetCDF-4 file cut short: libnetcdf refuses it, said so */
+    const double v7[35] = {0};
+    bathy_spec s4 = {.t = NC_FLOAT, .units = "m", .coord_x = 1};
+    write_bathy(f, "depth", 7, 5, v7, &s4);
+    assert_int_equal(truncate(f, file_size(f) / 2), 0);
+    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "cannot open",
+                 "a NetCDF-4/HDF5 file damaged or cut short");
     /* a right-hand side (z, y, x) of 8 x 8 x 16 doubles, 8304 bytes, cut to 3000 */
     int nc, d[3], vv;
     NC_OK(nc_create(f, NC_CLOBBER, &nc));

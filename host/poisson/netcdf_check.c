@@ -240,7 +240,8 @@ static clphys_status check_classic(FILE *f, const char *file, uint64_t size, int
 clphys_status pn_nc_check(const char *file, pn_nc_file *info)
 {
     memset(info, 0, sizeof *info);
-    const int fd = open(file, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO is refused below, not waited on for a writer */
+    const int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return cp_error(NULL, CLPHYS_ERR_IO, "%s: cannot open: %s", file, strerror(errno));
     struct stat s;
     FILE *f = fstat(fd, &s) == 0 ? fdopen(fd, "rb") : NULL;

@@ -243,7 +243,9 @@ static clphys_status open_checked(const char *file, pn_nc_file *fi, int *nc)
 {
     CP_TRY(pn_nc_check(file, fi));
     const int e = nc_open(file, NC_NOWRITE, nc);
-    if (e != NC_NOERR) return cp_error(NULL, CLPHYS_ERR_IO, "%s: cannot open: %s", file, nc_strerror(e));
+    if (e != NC_NOERR)
+        return cp_error(NULL, fi->format == 4 ? CLPHYS_ERR_FORMAT : CLPHYS_ERR_IO, "%s: cannot open: %s%s", file,
+                        nc_strerror(e), fi->format == 4 ? " (a NetCDF-4/HDF5 file damaged or cut short)" : "");
     return CLPHYS_SUCCESS;
 }
 
