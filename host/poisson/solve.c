@@ -193,23 +193,24 @@ clphys_status clphys_poisson_solve(clphys_poisson_plan *pl, const double *rhs, d
     const double t0 = cp_now();
     const size_t plane = (size_t)pl->nx * pl->ny;
 #define CELL(c) (int)((c) % (size_t)pl->nx), (int)((c) / (size_t)pl->nx % (size_t)pl->ny), (int)((c) / plane)
-    /* the largest binary exponents of w and of rhs over wet cells: b is
-     * formed scaled by their powers of two, so that neither w rhs nor the
-     * sums of squares of the CG overflow or lose digits to underflow
-     * (a power-of-two scale changes no rounding); x is scaled back */
-    int kw = INT_MIN, kr = INT_MIN;
-    double big = 0;
+    /* b = -V f is formed scaled by powers of two, 2^-kw 2^-kr, when its
+     * size, about 2^(kw + kr) (the binary exponents of the largest w and
+     * |rhs| over wet cells), lies beyond 2^+-48: then neither w rhs nor the
+     * sums of squares of the CG (fp32 in its inner solves) overflow or lose
+     * digits to underflow, and x is scaled back (a power of two changes no
+     * rounding).  Inside that band nothing is scaled: no pass over x. */
+    double big = 0, wmax = 0;
     for (size_t c = 0; c < pl->n; c++) {
         if (!(pl->fine.mask[c] & PN_WET)) continue;
         if (!isfinite(rhs[c]))
             return cp_error(pl->ctx, CLPHYS_ERR_INPUT, "poisson solve: right-hand side at wet cell (i %d, j %d, k %d) is %g",
                             CELL(c), rhs[c]);
-        if (rhs[c] != 0 && ilogb(rhs[c]) > kr) kr = ilogb(rhs[c]);
-        big = fmax(big, fabs(rhs[c]));
-        if (pl->w[c] > 0 && ilogb(pl->w[c]) > kw) kw = ilogb(pl->w[c]);
+        big = fmax(big, fabs(rhs[c])), wmax = fmax(wmax, pl->w[c]);
     }
-    kw = kw == INT_MIN ? 0 : kw < -1000 ? -1000 : kw > 1000 ? 1000 : kw;
-    kr = kr == INT_MIN ? 0 : kr < -1000 ? -1000 : kr > 1000 ? 1000 : kr;
+    int kw = wmax > 0 ? ilogb(wmax) : 0, kr = big > 0 ? ilogb(big) : 0;
+    kw = kw < -1000 ? -1000 : kw > 1000 ? 1000 : kw;
+    kr = kr < -1000 ? -1000 : kr > 1000 ? 1000 : kr;
+    if (abs(kw + kr) <= 48) kw = kr = 0;
     clphys_status st = cp_write(pl->ctx, pl->rhs_mem, 0, pl->n * sizeof(double), rhs);
     res->transfer_s = cp_now() - t0;
     if (!st) st = solve_device(pl, pl->rhs_mem, pl->x_mem, kw, kr, res);
@@ -219,7 +220,7 @@ clphys_status clphys_poisson_solve(clphys_poisson_plan *pl, const double *rhs, d
         res->transfer_s += cp_now() - t1;
         if (rs) st = rs;
     }
-    for (size_t c = 0; (!st || st == CLPHYS_ERR_NOT_CONVERGED) && c < pl->n; c++) {
+    for (size_t c = 0; (kw || kr) && (!st || st == CLPHYS_ERR_NOT_CONVERGED) && c < pl->n; c++) {
         x[c] = ldexp(x[c], kw + kr);
         if (!isfinite(x[c]) && (pl->fine.mask[c] & PN_WET))
             st = cp_error(pl->ctx, CLPHYS_ERR_INPUT,
