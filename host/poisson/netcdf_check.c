@@ -213,7 +213,7 @@ static clphys_status check_classic(FILE *f, const char *file, uint64_t size, int
                             (unsigned long long)size);
     }
     /* every variable's data after the header; records within the file */
-    if (nrec_vars == 1)
+    if (nrec_vars == 1 && !h.st)
         for (uint64_t v = 0; v < nvars; v++)
             if (is_rec[v]) recsize = bytes[v]; /* one record variable: records are not padded */
     for (uint64_t v = 0; v < nvars && !h.st; v++) {

@@ -113,7 +113,11 @@ static void text_att(int nc, int v, const char *name, char *out, size_t cap)
     nc_type t;
     size_t len = 0;
     out[0] = 0;
-    if (nc_inq_att(nc, v, name, &t, &len) != NC_NOERR || t != NC_CHAR || len >= cap) return;
+    if (nc_inq_att(nc, v, name, &t, &len) != NC_NOERR || t != NC_CHAR) return;
+    if (len >= cap) {
+        snprintf(out, cap, "(%zu characters)", len);
+        return;
+    }
     if (nc_get_att_text(nc, v, name, out) != NC_NOERR) len = 0;
     out[len] = 0;
     while (len && (out[len - 1] == 0 || out[len - 1] == ' ')) out[--len] = 0;
