@@ -400,6 +400,21 @@ static void test_classic_hostile(void **state)
     assert_int_equal(truncate(f, 3000), 0);
     expect_error(clphys_poisson_read_field(f, "f", 8, 8, 16, NULL, back), CLPHYS_ERR_FORMAT, "the file is cut short",
                  "variable 'f' end at byte 8304, the file has 3000 bytes");
+    /* z unlimited (records, CDF-5): its last record cut */
+    NC_OK(nc_create(f, NC_CLOBBER | NC_64BIT_DATA, &nc));
+    NC_OK(nc_def_dim(nc, "z", NC_UNLIMITED, &d[0]));
+    NC_OK(nc_def_dim(nc, "y", 8, &d[1]));
+    NC_OK(nc_def_dim(nc, "x", 8, &d[2]));
+    NC_OK(nc_def_var(nc, "f", NC_DOUBLE, 3, d, &vv));
+    NC_OK(nc_enddef(nc));
+    const size_t start[3] = {0, 0, 0}, count[3] = {16, 8, 8};
+    NC_OK(nc_put_vara_double(nc, vv, start, count, v));
+    NC_OK(nc_close(nc));
+    assert_int_equal(clphys_poisson_read_field(f, "f", 8, 8, 16, NULL, back), 0);
+    assert_true(back[1023] == v[1023]);
+    assert_int_equal(truncate(f, file_size(f) - 8), 0);
+    expect_error(clphys_poisson_read_field(f, "f", 8, 8, 16, NULL, back), CLPHYS_ERR_FORMAT, "the file is cut short",
+                 "16 records of record variable number 0 end at byte");
     remove(f);
 }
 
