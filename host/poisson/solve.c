@@ -5,7 +5,6 @@
  * from the events of the V-cycles and stencils. */
 #include "poisson_internal.h"
 
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
