@@ -1,7 +1,8 @@
 /* poisson_vec.cl — fp64 vector kernels of a Poisson solve
  * (host/poisson/solve.c), over n cells:
- *   poisson_rhs    b = s w rhs on wet cells (w > 0), 0 on land, so that
- *                  whatever the caller left in land cells is ignored
+ *   poisson_rhs    b = (sw w) (sr rhs) on wet cells (w > 0), 0 on land, so
+ *                  that whatever the caller left in land cells is ignored;
+ *                  sw and sr powers of two that keep b within range
  *   region_sums    per-work-group partial sums over the cells of one
  *                  singular region (label == region) of v, or of w v
  *   region_mean    shift[region] = scale * (the sum of region_sums' partials),
@@ -18,10 +19,10 @@
 #include "common.h"
 
 __kernel void poisson_rhs(__global double *restrict b, __global const double *restrict rhs,
-                          __global const double *restrict w, double s, uint n)
+                          __global const double *restrict w, double sw, double sr, uint n)
 {
     const uint i = get_global_id(0);
-    if (i < n) b[i] = w[i] > 0 ? s * w[i] * rhs[i] : 0.0;
+    if (i < n) b[i] = w[i] > 0 ? (sw * w[i]) * (sr * rhs[i]) : 0.0;
 }
 
 __kernel __attribute__((reqd_work_group_size(VEC_WG, 1, 1))) void

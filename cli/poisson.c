@@ -23,10 +23,12 @@ static void usage(FILE *out)
             "                      [--periodic-x] [--tol T] [--precision mixed|fp64|fp32] [--output FILE [--force]]\n"
             "                      [--line auto|column|column-vec|staged] [--monitor] [--device SPEC]\n"
             "Solves div(grad p) - lambda p = f on cell centres, no flux through coasts, the sea floor and the\n"
-            "rigid lid (nor the domain's edges, unless --periodic-x).  Lengths in metres.\n"
-            "  --bathymetry FILE  NetCDF depths (m, positive down) of variable --depth-var, dimensions (y, x) with\n"
-            "                     coordinate variables (m, or degrees: a spherical grid, uniformly spaced);\n"
-            "                     land where depth <= 0 or missing\n"
+            "rigid lid (nor the domain's edges, unless --periodic-x).  Lengths in metres: cells at least\n"
+            "0.001 m wide and thick, depths within +-12000 m, horizontal extents at most 4.1e7 m.\n"
+            "  --bathymetry FILE  NetCDF depths (m, positive down) of variable --depth-var, dimensions (y, x) or\n"
+            "                     (x, y) as the coordinate variables' CF attributes tell, their units m, km or\n"
+            "                     degrees (degrees: a spherical grid, uniformly spaced); land where depth <= 0\n"
+            "                     or missing\n"
             "  --box NXxNYxNZ     a flat box of --extent, uniform spacing unless --stretch\n"
             "  --basin NXxNY      a random basin (coast, shelf, slope, seamounts, islands) from --seed S\n"
             "  --levels NZ        layers of --bathymetry and --basin (default 32); their total is the deepest\n"
@@ -38,7 +40,7 @@ static void usage(FILE *out)
             "                     the discretization error is printed\n"
             "  --rhs-file FILE    f from variable --rhs-var, dimensions (z, y, x) of the grid, z 0 at the\n"
             "                     surface; land values are ignored\n"
-            "  --helmholtz LAMBDA lambda >= 0 (1/m^2); without it the problem is singular: f loses its volume-\n"
+            "  --helmholtz LAMBDA 0 <= lambda <= 1e8 (1/m^2); without it the problem is singular: f loses its volume-\n"
             "                     weighted mean and p has zero mean, which is reported\n"
             "  --tol T            true |b - A p| / |b| to reach (default 1e-8)\n"
             "  --precision        V-cycle in fp32 within fp64 CG (mixed, the default), fp64, or fp32 CG too\n"
@@ -124,7 +126,7 @@ static int parse(int argc, char **argv, options *o)
         CLI_OPT_STRING("--rhs", &o->rhs_kind),
         CLI_OPT_STRING("--rhs-file", &o->rhs_file),
         CLI_OPT_STRING("--rhs-var", &o->rhs_var),
-        CLI_OPT_REAL("--helmholtz", &o->helmholtz, 0, INFINITY),
+        CLI_OPT_REAL("--helmholtz", &o->helmholtz, 0, CLPHYS_POISSON_MAX_HELMHOLTZ),
         CLI_OPT_FLAG("--periodic-x", &o->periodic),
         CLI_OPT_POSITIVE("--tol", &o->tol),
         CLI_OPT_CHOICE("--precision", &o->prec, "mixed|fp64|fp32"),
@@ -237,6 +239,18 @@ static int build_problem(const options *o, problem *p)
         if (o->lonlat && parse_lonlat(o->lonlat, ll)) return 2;
         g->nx = o->g_box ? o->box[0] : o->basin[0], g->ny = o->g_box ? o->box[1] : o->basin[1];
         g->nz = o->g_box ? o->box[2] : (int)o->levels;
+        /* the physical bounds (include/clphys_poisson.h), named up front */
+        const double wx = o->lonlat ? (ll[1] - ll[0]) * 1.11e5 / g->nx : ext[0] / g->nx,
+                     wy = o->lonlat ? (ll[3] - ll[2]) * 1.11e5 / g->ny : ext[1] / g->ny;
+        if ((!o->lonlat && (ext[0] > CLPHYS_POISSON_MAX_EXTENT || ext[1] > CLPHYS_POISSON_MAX_EXTENT)) ||
+            ext[2] > CLPHYS_POISSON_MAX_DEPTH || wx < CLPHYS_POISSON_MIN_SPACING || wy < CLPHYS_POISSON_MIN_SPACING) {
+            fprintf(stderr,
+                    "clphys %s: %s: cells of %g x %g m over %g m of depth: clphys takes cells at least %g m wide, LX and "
+                    "LY at most %g m, LZ at most %g m\n",
+                    CMD, o->lonlat ? "--lonlat" : "--extent", wx, wy, ext[2], CLPHYS_POISSON_MIN_SPACING,
+                    CLPHYS_POISSON_MAX_EXTENT, CLPHYS_POISSON_MAX_DEPTH);
+            return 2;
+        }
         lz = ext[2];
         p->depth = malloc(sizeof(double) * (size_t)g->nx * g->ny);
         p->xc = malloc(sizeof(double) * g->nx), p->yc = malloc(sizeof(double) * g->ny);
@@ -262,6 +276,13 @@ static int build_problem(const options *o, problem *p)
     p->dz = malloc(sizeof(double) * g->nz), p->zc = malloc(sizeof(double) * g->nz);
     clphys_status st = clphys_poisson_levels(g->nz, lz, o->stretch, p->dz);
     if (st) return cli_fail(CMD, st, NULL);
+    double thinnest = INFINITY;
+    for (int k = 0; k < g->nz; k++) thinnest = fmin(thinnest, p->dz[k]);
+    if (!(thinnest >= CLPHYS_POISSON_MIN_SPACING)) {
+        fprintf(stderr, "clphys %s: --stretch %g and %d levels over %g m make a layer %g m thick: the thinnest layer "
+                "must be at least %g m\n", CMD, o->stretch, g->nz, lz, thinnest, CLPHYS_POISSON_MIN_SPACING);
+        return 2;
+    }
     centres(g->nz, 0, 0, p->dz, p->zc);
     g->dx = p->dx, g->dy = p->dy, g->dz = p->dz, g->depth = p->depth;
     g->helmholtz = o->helmholtz, g->periodic_x = o->periodic;

@@ -231,7 +231,10 @@ typedef struct clphys_poisson_plan clphys_poisson_plan;
  * local size above the device's, the staged line with nz too large for
  * the device's local memory)); CLPHYS_ERR_INPUT naming the
  * array and index for a spacing or thickness that is not finite and > 0, a
- * depth that is NaN or infinite, and when no cell is wet;
+ * depth that is NaN or infinite, when no cell is wet, and naming the cell
+ * when a volume, face term (area / distance) or lambda V lies outside
+ * [1e-30, 1e30] with an fp32 V-cycle ([1e-290, 1e290] in FP64): spacings
+ * or a Helmholtz term out of scale;
  * CLPHYS_ERR_UNSUPPORTED (no fp64 on the device: the CG is fp64);
  * CLPHYS_ERR_BUILD; CLPHYS_ERR_OUT_OF_MEMORY; CLPHYS_ERR_OPENCL. */
 clphys_status clphys_poisson_plan_create(clphys_context *ctx, const clphys_poisson_geometry *geometry,
@@ -299,8 +302,11 @@ typedef struct {
  * of div(grad p) - lambda p = f (b = -V f is formed inside), for one made
  * from an operator it is b itself; values in land cells are ignored.  x: n
  * doubles, the solution (0 on land); its input value is ignored.  *result is
- * filled also on failure.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL),
- * CLPHYS_ERR_INPUT (rhs not finite in a wet cell, named),
+ * filled also on failure.  b is formed scaled by powers of two (exact) so
+ * that any finite rhs is solved without overflow inside the solve; x is
+ * scaled back.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL),
+ * CLPHYS_ERR_INPUT (rhs not finite in a wet cell, named; a solution
+ * beyond the range of doubles, the cell named),
  * CLPHYS_ERR_NOT_CONVERGED with the residual reached when max_iter is
  * exhausted or CG makes no progress, CLPHYS_ERR_OPENCL. */
 clphys_status clphys_poisson_solve(clphys_poisson_plan *plan, const double *rhs, double *x,
@@ -384,14 +390,47 @@ clphys_status clphys_poisson_levels(int nz, double lz, double stretch, double *d
  * geometry (no device needed). */
 clphys_status clphys_poisson_manufactured(const clphys_poisson_geometry *geometry, double *f, double *p);
 
+/* ---- physical bounds --------------------------------------------------------
+ * What the readers below and the `clphys poisson` command accept (the
+ * library's plans take any finite geometry): a depth or height beyond
+ * CLPHYS_POISSON_MAX_DEPTH (deeper than any ocean trench, about 10 935 m,
+ * higher than any mountain), cells narrower or layers thinner than
+ * CLPHYS_POISSON_MIN_SPACING, horizontal extents beyond
+ * CLPHYS_POISSON_MAX_EXTENT (about the Earth's circumference), a Helmholtz
+ * term beyond CLPHYS_POISSON_MAX_HELMHOLTZ (1/(g H dt^2) for a 1 mm deep
+ * layer and a 1 ms step; it keeps lambda V of the largest cell within fp32)
+ * are refused as mistakes rather than solved into infinities. */
+#define CLPHYS_POISSON_MAX_DEPTH 12000.0    /* m   */
+#define CLPHYS_POISSON_MIN_SPACING 1e-3     /* m   */
+#define CLPHYS_POISSON_MAX_EXTENT 4.1e7     /* m   */
+#define CLPHYS_POISSON_MAX_HELMHOLTZ 1e8    /* 1/m^2 */
+
 /* ---- NetCDF files (libnetcdf) --------------------------------------------------
- * A bathymetry: a 2-D variable (y, x) of depths (m, positive down), its
- * dimensions with 1-D coordinate variables of the same names (x, y in m, or
- * lon, lat in degrees: units starting with "degree"); integer or floating
- * types.  Land where depth <= 0 or missing: equal to the variable's
- * _FillValue or missing_value, or the default fill of its type when it has
- * neither attribute.  Coordinates must be finite and strictly increasing
- * with at least 2 values. */
+ * Files: classic (CDF-1), 64-bit offset (CDF-2), 64-bit data (CDF-5) or
+ * NetCDF-4 (HDF5), regular files.  A classic header is checked against the
+ * file before libnetcdf reads it (every count and size within the file,
+ * every variable's data inside it: a file cut short is an error); a
+ * NetCDF-4 variable may declare at most 256 values per byte of the file
+ * (compression beyond that is taken as a variable never written).
+ *
+ * A bathymetry: a 2-D variable of depths (m, positive down) over (y, x) or
+ * (x, y), its dimensions with 1-D coordinate variables of the same names;
+ * integer or floating types.  Which dimension is x (east) is told by the
+ * coordinate variables' CF attributes: axis "X"/"Y", standard_name
+ * (longitude, latitude, grid_longitude, grid_latitude,
+ * projection_x_coordinate, projection_y_coordinate), units degrees_east /
+ * degrees_north (and CF's other spellings); failing those, their names (x,
+ * lon, longitude; y, lat, latitude); failing those too, the first dimension
+ * is y.  Units (required): m (meter, metre, meters, metres), km (kilometer
+ * ...: converted to metres) or degrees (degrees_east, degrees_north, and
+ * CF's other spellings, or "degrees": a spherical grid), both coordinates
+ * alike; anything else is refused, naming the unit.  Coordinates must be
+ * finite and strictly increasing with at least 2 values, at least
+ * CLPHYS_POISSON_MIN_SPACING apart (a degree counted as 111 km) over at
+ * most CLPHYS_POISSON_MAX_EXTENT; latitudes within -90 .. 90.  Land where
+ * depth <= 0 or missing: equal to the variable's _FillValue or
+ * missing_value, or the default fill of its type when it has neither
+ * attribute.  A depth beyond +-CLPHYS_POISSON_MAX_DEPTH is refused. */
 typedef struct {
     int nx, ny;
     double *depth;          /* ny * nx, depth[j * nx + i], missing -> 0        */
@@ -400,11 +439,14 @@ typedef struct {
     size_t missing;         /* values that were missing (made land)            */
 } clphys_poisson_bathymetry;
 /* Read `var` of `file`.  Errors (messages name the file and the variable,
- * and the index of a bad value): CLPHYS_ERR_IO (cannot open),
- * CLPHYS_ERR_FORMAT (no such variable, not 2-D, a dimension without a
- * coordinate variable, coordinates not increasing or not finite, sizes
- * above 2^31), CLPHYS_ERR_INPUT (a NaN or infinite depth that is not the
- * fill value), CLPHYS_ERR_OUT_OF_MEMORY.  Messages: clphys_last_error(NULL).
+ * and the index of a bad value): CLPHYS_ERR_IO (cannot open, not a regular
+ * file), CLPHYS_ERR_FORMAT (not a NetCDF file, a corrupt or cut classic
+ * file, more values than a NetCDF-4 file holds, no such variable, not 2-D,
+ * a dimension without a coordinate variable, both dimensions x or both y,
+ * units missing or not a length or degrees, coordinates not increasing or
+ * not finite, sizes above 2^31), CLPHYS_ERR_INPUT (a NaN or infinite depth
+ * that is not the fill value, a depth or coordinates beyond the bounds
+ * above), CLPHYS_ERR_OUT_OF_MEMORY.  Messages: clphys_last_error(NULL).
  * *b is filled by the call; release with clphys_poisson_bathymetry_destroy. */
 clphys_status clphys_poisson_read_bathymetry(const char *file, const char *var, clphys_poisson_bathymetry *b);
 /* Free its arrays (b itself is the caller's; NULL accepted).  No errors. */
@@ -414,7 +456,8 @@ void clphys_poisson_bathymetry_destroy(clphys_poisson_bathymetry *b);
  * in cells where mask is 0 are ignored (set 0); missing values in wet cells
  * and non-finite values in wet cells are errors naming the cell.  Errors:
  * CLPHYS_ERR_IO, CLPHYS_ERR_FORMAT (no such variable, not 3-D, sizes that
- * differ from the grid's: named), CLPHYS_ERR_INPUT.  Messages:
+ * differ from the grid's: named; the file checks of the bathymetry),
+ * CLPHYS_ERR_INPUT.  Messages:
  * clphys_last_error(NULL). */
 clphys_status clphys_poisson_read_field(const char *file, const char *var, int nx, int ny, int nz,
                                         const unsigned char *mask, double *f);

@@ -7,6 +7,7 @@ as Markdown from the same rows, with the message each row really got.
 
 Usage: cli_bad_inputs.py CLPHYS TESTS_DATA_DIR [--table]"""
 import os
+import random
 import struct
 import subprocess
 import sys
@@ -84,6 +85,89 @@ write("hello.txt", "hello\n")
 write("existing.nersc", "x")
 write("nbabel.txt", "0 1 0 0 0 0 0 0\n1 1 0 0 nan 0 0 0\n")
 
+
+
+# NetCDF classic files (the format is documented and small: written here,
+# byte for byte as libnetcdf writes them)
+def cdf_name(s):
+    b = s.encode()
+    return struct.pack(">I", len(b)) + b + b"\0" * (-len(b) % 4)
+
+
+def cdf(dims, variables):
+    """dims [(name, length)]; variables [(name, [dims], 'f' or 'd', {text attributes}, values)]"""
+    ids, size = {d: i for i, (d, _) in enumerate(dims)}, dict(dims)
+
+    def header(begins):
+        h = b"CDF\x01" + struct.pack(">III", 0, 0x0A, len(dims))
+        h += b"".join(cdf_name(d) + struct.pack(">I", n) for d, n in dims)
+        h += bytes(8) + struct.pack(">II", 0x0B, len(variables))
+        for (name, ds, t, atts, vals), begin in zip(variables, begins):
+            h += cdf_name(name) + struct.pack(">I", len(ds)) + b"".join(struct.pack(">I", ids[d]) for d in ds)
+            if atts:
+                h += struct.pack(">II", 0x0C, len(atts))
+                for k, v in atts.items():
+                    h += cdf_name(k) + struct.pack(">II", 2, len(v)) + v.encode() + b"\0" * (-len(v) % 4)
+            else:
+                h += bytes(8)
+            h += struct.pack(">III", 5 if t == "f" else 6, len(vals) * (4 if t == "f" else 8), begin)
+        return h
+
+    data, begins, at = b"", [], len(header([0] * len(variables)))
+    for name, ds, t, atts, vals in variables:
+        begins.append(at + len(data))
+        data += struct.pack(">%d%s" % (len(vals), t), *vals)
+    return header(begins) + data
+
+
+def bathy(name, depth, nx=8, ny=8, units=("m", "m"), names=("y", "x"), transpose=False, t="f"):
+    """depth[j][i] of a basin; coordinates 5 km apart (or 1 degree)"""
+    step = 1.0 if units[0].startswith("degree") else 5.0 if units[0] == "km" else 5000.0
+    cy, cx = [step * j for j in range(ny)], [step * i for i in range(nx)]
+    if transpose:  # depth(x, y)
+        dims = [(names[1], nx), (names[0], ny)]
+        vals = [depth(i, j) for i in range(nx) for j in range(ny)]
+        ds = [names[1], names[0]]
+    else:
+        dims = [(names[0], ny), (names[1], nx)]
+        vals = [depth(i, j) for j in range(ny) for i in range(nx)]
+        ds = [names[0], names[1]]
+    coords = [(names[0], [names[0]], "d", {"units": units[0]}, cy), (names[1], [names[1]], "d", {"units": units[1]}, cx)]
+    if transpose:
+        coords.reverse()
+    return write(name, cdf(dims, coords + [("depth", ds, t, {}, vals)]))
+
+
+def basin(i, j, nx=8, ny=8):
+    return 1000.0 if 0 < i < nx - 1 and 0 < j < ny - 1 else -5.0
+
+
+b604 = bytearray(open(bathy("b604.nc", basin), "rb").read())
+assert len(b604) == 604
+c1 = bytearray(b604)
+c1[0x34] = 0xBC  # 0xbc000003 variables
+write("c1.nc", bytes(c1))
+m2 = bytearray(b604)
+m2[0x88] = 0x56  # 0x56000001 attributes of x
+write("m2.nc", bytes(m2))
+write("cut.nc", bytes(b604[:500]))
+# a basin 12 wide, 8 high: its land border tells x from y
+bathy("yx.nc", lambda i, j: basin(i, j, 12, 8), 12, 8, ("degrees_north", "degrees_east"), ("lat", "lon"))
+bathy("xy.nc", lambda i, j: basin(i, j, 12, 8), 12, 8, ("degrees_north", "degrees_east"), ("lat", "lon"), True)
+bathy("km.nc", basin, units=("km", "km"))
+bathy("furlongs.nc", basin, units=("furlongs", "furlongs"))
+bathy("radians.nc", basin, units=("radians", "radians"))
+bathy("deep.nc", lambda i, j: 1e300 if (i, j) == (3, 4) else basin(i, j), t="d")
+random.seed(32)
+rhs = [random.gauss(0, 1) for _ in range(16 * 8 * 8)]
+write("rhs.nc", cdf([("z", 16), ("y", 8), ("x", 8)], [("f", ["z", "y", "x"], "d", {}, rhs)]))
+assert os.path.getsize(path("rhs.nc")) == 8304
+write("rhs-cut.nc", open(path("rhs.nc"), "rb").read()[:3000])
+write("rhs-1e305.nc", cdf([("z", 16), ("y", 8), ("x", 8)], [("f", ["z", "y", "x"], "d", {}, [v * 1e305 for v in rhs])]))
+write("rhs-1e200.nc", cdf([("z", 16), ("y", 8), ("x", 8)], [("f", ["z", "y", "x"], "d", {}, [v * 1e200 for v in rhs])]))
+POISSON = ["poisson", "--levels", "4", "--bathymetry"]
+BOX_RHS = ["poisson", "--box", "8x8x16", "--rhs-var", "f", "--rhs-file"]
+
 # rows: (input as the table shows it, argv, exit status, what the message must contain)
 G = os.path.join(data, "gauge")
 rows = [
@@ -155,6 +239,38 @@ rows = [
     ("MILC: one data byte changed", ["lqcd", "plaquette", path("flipped.milc")], 1, "MILC checksum mismatch"),
     ("ILDG: one data byte changed", ["lqcd", "plaquette", path("flipped.ildg")], 1, "scidac-checksum mismatch"),
     ("not a gauge file", ["lqcd", "plaquette", path("hello.txt")], 1, "not a gauge file clphys reads"),
+    ("NetCDF classic bathymetry, variable count 0xbc000003 (byte 0x34)", POISSON + [path("c1.nc"), "--depth-var", "depth"],
+     1, "corrupt NetCDF classic header at byte 56: more variables than the file can hold (3154116611)"),
+    ("NetCDF classic bathymetry, attribute count 0x56000001 (byte 0x88)", POISSON + [path("m2.nc"), "--depth-var", "depth"],
+     1, "corrupt NetCDF classic header at byte 140: more attributes than the file can hold (1442840577)"),
+    ("NetCDF classic bathymetry cut from 604 to 500 bytes", POISSON + [path("cut.nc"), "--depth-var", "depth"], 1,
+     "the file is cut short or corrupt: the data of variable 'depth' end at byte 604, the file has 500 bytes"),
+    ("NetCDF right-hand side cut from 8304 to 3000 bytes", BOX_RHS + [path("rhs-cut.nc")], 1,
+     "the data of variable 'f' end at byte 8304, the file has 3000 bytes"),
+    ("bathymetry `depth(lat, lon)`, 12 x 8 columns", POISSON + [path("yx.nc"), "--depth-var", "depth"], 0,
+     "grid 12x8x4 (lonlat), 240 wet cells"),
+    ("bathymetry `depth(lon, lat)`, the same columns (read by the coordinates' units)",
+     POISSON + [path("xy.nc"), "--depth-var", "depth"], 0, "grid 12x8x4 (lonlat), 240 wet cells"),
+    ("bathymetry coordinates in `km` (converted to m)", POISSON + [path("km.nc"), "--depth-var", "depth"], 0,
+     "grid 8x8x4 (Cartesian), 144 wet cells"),
+    ("bathymetry coordinates in `furlongs`", POISSON + [path("furlongs.nc"), "--depth-var", "depth"], 1,
+     "coordinate 'y' has units 'furlongs': clphys reads metres (m), kilometres (km) or degrees"),
+    ("bathymetry coordinates in `radians`", POISSON + [path("radians.nc"), "--depth-var", "depth"], 1,
+     "coordinate 'y' has units 'radians'"),
+    ("bathymetry: a depth of 1e300 m", POISSON + [path("deep.nc"), "--depth-var", "depth"], 1,
+     "variable 'depth' at (y 4, x 3) is 1e+300 (not a missing value, and not a depth within +-12000 m)"),
+    ("right-hand side randn x 1e305", BOX_RHS + [path("rhs-1e305.nc")], 1,
+     "exceeds the range of doubles: the right-hand side, up to"),
+    ("right-hand side randn x 1e200 (solved: scaled by a power of two)", BOX_RHS + [path("rhs-1e200.nc")], 0,
+     "removed), p has zero mean"),
+    ("`poisson --extent 1e-300x1e-300x1e-300`", ["poisson", "--box", "8x8x4", "--extent", "1e-300x1e-300x1e-300"], 2,
+     "--extent: cells of 1.25e-301 x 1.25e-301 m over 1e-300 m of depth: clphys takes cells at least 0.001 m wide"),
+    ("`poisson --extent 1e300x1e300x1e300`", ["poisson", "--box", "8x8x4", "--extent", "1e300x1e300x1e300"], 2,
+     "LX and LY at most 4.1e+07 m, LZ at most 12000 m"),
+    ("`poisson --helmholtz 1e308`", ["poisson", "--box", "8x8x4", "--helmholtz", "1e308"], 2,
+     "--helmholtz: 1e308 is out of range"),
+    ("`poisson --stretch 1e100`", ["poisson", "--box", "8x8x4", "--stretch", "1e100"], 2,
+     "--stretch 1e+100 and 4 levels over 4000 m make a layer 4e-297 m thick"),
 ]
 
 failures = 0

@@ -109,6 +109,8 @@ static void write_bathy(const char *file, int nx, int ny, int nan_at, int three_
     NC_OK(nc_def_var(nc, "depth", NC_DOUBLE, three_d ? 3 : 2, three_d ? d : d + 1, &vv));
     const double fill = -9999;
     NC_OK(nc_put_att_double(nc, vv, "_FillValue", NC_DOUBLE, 1, &fill));
+    NC_OK(nc_put_att_text(nc, vy, "units", 1, "m"));
+    NC_OK(nc_put_att_text(nc, vx, "units", 1, "m"));
     NC_OK(nc_enddef(nc));
     double *v = malloc(sizeof(double) * 2 * nx * ny), c[64];
     for (int j = 0; j < ny; j++)

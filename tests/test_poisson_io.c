@@ -23,7 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -57,7 +61,9 @@ static void write_bathy(const char *file, const char *var, int nx, int ny, const
     if (s->coord_x) NC_OK(nc_def_var(nc, "x", NC_DOUBLE, 1, &dx, &vx));
     const int d2[2] = {dy, dx};
     NC_OK(nc_def_var(nc, var, s->t, 2, d2, &vv));
-    NC_OK(nc_put_att_text(nc, vy, "units", strlen(s->units), s->units));
+    /* degrees: north for y (degrees_east on y would make it a longitude) */
+    const char *yu = strcmp(s->units, "degrees_east") ? s->units : "degrees_north";
+    NC_OK(nc_put_att_text(nc, vy, "units", strlen(yu), yu));
     if (s->coord_x) NC_OK(nc_put_att_text(nc, vx, "units", strlen(s->units), s->units));
     if (s->has_fill) {
         const double fv = s->nan_fill ? NAN : s->fill;
@@ -282,6 +288,304 @@ static void test_write(void **state)
     rmdir(sub);
 }
 
+
+/* ---- hostile files (issue 32) ----------------------------------------------- */
+
+static long file_size(const char *f)
+{
+    struct stat st;
+    return stat(f, &st) == 0 ? (long)st.st_size : -1;
+}
+
+static void write_bytes(const char *f, const unsigned char *b, size_t n)
+{
+    FILE *o = fopen(f, "wb");
+    assert_non_null(o);
+    assert_int_equal(fwrite(b, 1, n, o), n);
+    assert_int_equal(fclose(o), 0);
+}
+
+/* the issue's 8x8 NETCDF3_CLASSIC bathymetry of 604 bytes: dimensions y,
+ * x; coordinates y, x (double, units "m"); depth (y, x) float, no
+ * attributes: header 220 bytes, the variable count at byte 0x34, the
+ * attribute count of x at 0x88, depth's data from byte 348 */
+static void write_classic_604(const char *f, unsigned char *bytes)
+{
+    int nc, dy, dx, vy, vx, vv;
+    NC_OK(nc_create(f, NC_CLOBBER, &nc));
+    NC_OK(nc_def_dim(nc, "y", 8, &dy));
+    NC_OK(nc_def_dim(nc, "x", 8, &dx));
+    NC_OK(nc_def_var(nc, "y", NC_DOUBLE, 1, &dy, &vy));
+    NC_OK(nc_def_var(nc, "x", NC_DOUBLE, 1, &dx, &vx));
+    const int d2[2] = {dy, dx};
+    NC_OK(nc_def_var(nc, "depth", NC_FLOAT, 2, d2, &vv));
+    NC_OK(nc_put_att_text(nc, vy, "units", 1, "m"));
+    NC_OK(nc_put_att_text(nc, vx, "units", 1, "m"));
+    NC_OK(nc_enddef(nc));
+    double c[8], v[64];
+    for (int i = 0; i < 8; i++) c[i] = 5000.0 * i;
+    for (int k = 0; k < 64; k++) v[k] = 100 + k;
+    NC_OK(nc_put_var_double(nc, vy, c));
+    NC_OK(nc_put_var_double(nc, vx, c));
+    NC_OK(nc_put_var_double(nc, vv, v));
+    NC_OK(nc_close(nc));
+    assert_int_equal(file_size(f), 604);
+    FILE *in = fopen(f, "rb");
+    assert_non_null(in);
+    assert_int_equal(fread(bytes, 1, 604, in), 604);
+    fclose(in);
+    assert_int_equal(bytes[0x37], 3); /* the variable count, big-endian */
+    assert_int_equal(bytes[0x8b], 1); /* x's attribute count */
+}
+
+/* C1, M2, W1: a corrupt or cut classic header never reaches libnetcdf
+ * (which crashes on C1 and takes 6.6 GB on M2) and a file cut short is
+ * refused rather than read as fill values */
+static void test_classic_hostile(void **state)
+{
+    (void)state;
+    unsigned char good[604], bad[604];
+    const char *f = path("classic.nc");
+    write_classic_604(f, good);
+    clphys_poisson_bathymetry b;
+    assert_int_equal(clphys_poisson_read_bathymetry(f, "depth", &b), 0);
+    assert_true(b.nx == 8 && b.ny == 8 && b.depth[63] == 163 && b.missing == 0);
+    clphys_poisson_bathymetry_destroy(&b);
+    memcpy(bad, good, 604);
+    bad[0x34] = 0xbc; /* C1: 0xbc000003 variables */
+    write_bytes(f, bad, 604);
+    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "classic.nc",
+                 "more variables than the file can hold (3154116611)");
+    memcpy(bad, good, 604);
+    bad[0x88] = 0x56; /* M2: 0x56000001 attributes of x */
+    write_bytes(f, bad, 604);
+    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "classic.nc",
+                 "more attributes than the file can hold (1442840577)");
+    write_bytes(f, good, 500); /* W1: head -c 500 */
+    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "classic.nc: the file is cut short",
+                 "the data of variable 'depth' end at byte 604, the file has 500 bytes");
+    write_bytes(f, good, 100); /* inside the header */
+    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "corrupt NetCDF classic header", NULL);
+    write_bytes(f, (const unsigned char *)"hello, world\n", 13);
+    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "not a NetCDF file clphys reads", NULL);
+    expect_error(clphys_poisson_read_bathymetry("/dev/null", "depth", &b), CLPHYS_ERR_IO, "/dev/null: not a regular file",
+                 NULL);
+    /* a FIFO without a writer: refused, not waited on */
+    const char *fifo = path("fifo");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    expect_error(clphys_poisson_read_bathymetry(fifo, "depth", &b), CLPHYS_ERR_IO, "fifo: not a regular file", NULL);
+    remove(fifo);
+    /* a NetCDF-4 file cut short: libnetcdf refuses it, said so */
+    const double v7[35] = {0};
+    bathy_spec s4 = {.t = NC_FLOAT, .units = "m", .coord_x = 1};
+    write_bathy(f, "depth", 7, 5, v7, &s4);
+    assert_int_equal(truncate(f, file_size(f) / 2), 0);
+    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "cannot open",
+                 "a NetCDF-4/HDF5 file damaged or cut short");
+    /* a right-hand side (z, y, x) of 8 x 8 x 16 doubles, 8304 bytes, cut to 3000 */
+    int nc, d[3], vv;
+    NC_OK(nc_create(f, NC_CLOBBER, &nc));
+    NC_OK(nc_def_dim(nc, "z", 16, &d[0]));
+    NC_OK(nc_def_dim(nc, "y", 8, &d[1]));
+    NC_OK(nc_def_dim(nc, "x", 8, &d[2]));
+    NC_OK(nc_def_var(nc, "f", NC_DOUBLE, 3, d, &vv));
+    NC_OK(nc_enddef(nc));
+    static double v[1024], back[1024];
+    for (int c = 0; c < 1024; c++) v[c] = sin(0.1 * c);
+    NC_OK(nc_put_var_double(nc, vv, v));
+    NC_OK(nc_close(nc));
+    assert_int_equal(file_size(f), 8304);
+    assert_int_equal(clphys_poisson_read_field(f, "f", 8, 8, 16, NULL, back), 0);
+    assert_true(back[1023] == v[1023]);
+    assert_int_equal(truncate(f, 3000), 0);
+    expect_error(clphys_poisson_read_field(f, "f", 8, 8, 16, NULL, back), CLPHYS_ERR_FORMAT, "the file is cut short",
+                 "variable 'f' end at byte 8304, the file has 3000 bytes");
+    /* z unlimited (records, CDF-5): its last record cut */
+    NC_OK(nc_create(f, NC_CLOBBER | NC_64BIT_DATA, &nc));
+    NC_OK(nc_def_dim(nc, "z", NC_UNLIMITED, &d[0]));
+    NC_OK(nc_def_dim(nc, "y", 8, &d[1]));
+    NC_OK(nc_def_dim(nc, "x", 8, &d[2]));
+    NC_OK(nc_def_var(nc, "f", NC_DOUBLE, 3, d, &vv));
+    NC_OK(nc_enddef(nc));
+    const size_t start[3] = {0, 0, 0}, count[3] = {16, 8, 8};
+    NC_OK(nc_put_vara_double(nc, vv, start, count, v));
+    NC_OK(nc_close(nc));
+    assert_int_equal(clphys_poisson_read_field(f, "f", 8, 8, 16, NULL, back), 0);
+    assert_true(back[1023] == v[1023]);
+    assert_int_equal(truncate(f, file_size(f) - 8), 0);
+    expect_error(clphys_poisson_read_field(f, "f", 8, 8, 16, NULL, back), CLPHYS_ERR_FORMAT, "the file is cut short",
+                 "16 records of record variable number 0 end at byte");
+    remove(f);
+}
+
+/* M1: a NetCDF-4 file of a few KB declaring 20000 x 20000 depths (zlib,
+ * chunked, never written) is refused before 3.2 GB are allocated */
+static void test_netcdf4_never_written(void **state)
+{
+    (void)state;
+    const char *f = path("huge.nc");
+    int nc, dy, dx, vy, vx, vv;
+    NC_OK(nc_create(f, NC_CLOBBER | NC_NETCDF4, &nc));
+    NC_OK(nc_def_dim(nc, "y", 20000, &dy));
+    NC_OK(nc_def_dim(nc, "x", 20000, &dx));
+    NC_OK(nc_def_var(nc, "y", NC_INT, 1, &dy, &vy));
+    NC_OK(nc_def_var(nc, "x", NC_INT, 1, &dx, &vx));
+    NC_OK(nc_def_var_deflate(nc, vy, 1, 1, 9));
+    NC_OK(nc_def_var_deflate(nc, vx, 1, 1, 9));
+    const int d2[2] = {dy, dx};
+    NC_OK(nc_def_var(nc, "depth", NC_FLOAT, 2, d2, &vv));
+    const size_t chunk[2] = {1000, 1000};
+    NC_OK(nc_def_var_chunking(nc, vv, NC_CHUNKED, chunk));
+    NC_OK(nc_def_var_deflate(nc, vv, 0, 1, 1));
+    NC_OK(nc_put_att_text(nc, vy, "units", 1, "m"));
+    NC_OK(nc_put_att_text(nc, vx, "units", 1, "m"));
+    NC_OK(nc_enddef(nc));
+    static int c[20000];
+    for (int i = 0; i < 20000; i++) c[i] = 100 * i;
+    NC_OK(nc_put_var_int(nc, vy, c));
+    NC_OK(nc_put_var_int(nc, vx, c));
+    NC_OK(nc_close(nc));
+    print_message("# %ld bytes\n", file_size(f));
+    assert_true(file_size(f) < 200000);
+    clphys_poisson_bathymetry b;
+    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "huge.nc",
+                 "variable 'depth' declares 400000000 values in a file of");
+    assert_null(b.depth);
+    remove(f);
+}
+
+/* a bathymetry (dims[0], dims[1]) of coordinates c0, c1 (each with units
+ * u0, u1, NULL: none; an axis attribute a0, a1 or NULL) */
+static void write_axes(const char *f, const char *n0, const char *u0, const char *a0, int l0, const char *n1,
+                       const char *u1, const char *a1, int l1, const double *v)
+{
+    int nc, d[2], vc[2], vv;
+    NC_OK(nc_create(f, NC_CLOBBER | NC_NETCDF4, &nc));
+    NC_OK(nc_def_dim(nc, n0, (size_t)l0, &d[0]));
+    NC_OK(nc_def_dim(nc, n1, (size_t)l1, &d[1]));
+    NC_OK(nc_def_var(nc, n0, NC_DOUBLE, 1, &d[0], &vc[0]));
+    NC_OK(nc_def_var(nc, n1, NC_DOUBLE, 1, &d[1], &vc[1]));
+    NC_OK(nc_def_var(nc, "depth", NC_DOUBLE, 2, d, &vv));
+    const char *u[2] = {u0, u1}, *a[2] = {a0, a1};
+    for (int k = 0; k < 2; k++) {
+        if (u[k]) NC_OK(nc_put_att_text(nc, vc[k], "units", strlen(u[k]), u[k]));
+        if (a[k]) NC_OK(nc_put_att_text(nc, vc[k], "axis", strlen(a[k]), a[k]));
+    }
+    NC_OK(nc_enddef(nc));
+    double c0[16], c1[16];
+    for (int i = 0; i < l0; i++) c0[i] = 10.0 + i;
+    for (int i = 0; i < l1; i++) c1[i] = -40.0 + 2 * i;
+    NC_OK(nc_put_var_double(nc, vc[0], c0));
+    NC_OK(nc_put_var_double(nc, vc[1], c1));
+    NC_OK(nc_put_var_double(nc, vv, v));
+    NC_OK(nc_close(nc));
+}
+
+/* W2, W3, W5: which dimension is x, the coordinates' units, depth bounds */
+static void test_axes_units_bounds(void **state)
+{
+    (void)state;
+    const char *f = path("axes.nc");
+    const int nx = 7, ny = 5;
+    double yx[35], xy[35];
+    for (int j = 0; j < ny; j++)
+        for (int i = 0; i < nx; i++) yx[j * nx + i] = xy[i * ny + j] = 100.0 * i + j;
+    clphys_poisson_bathymetry b;
+    /* depth(lat, lon) and depth(lon, lat): the same grid, x the longitudes */
+    const char *units[2][2] = {{"degrees_north", "degrees_east"}, {"degree_E", "degree_N"}};
+    for (int order = 0; order < 2; order++) {
+        if (!order) write_axes(f, "lat", units[0][0], NULL, ny, "lon", units[0][1], NULL, nx, yx);
+        else write_axes(f, "lon", units[1][0], NULL, nx, "lat", units[1][1], NULL, ny, xy);
+        assert_int_equal(clphys_poisson_read_bathymetry(f, "depth", &b), 0);
+        assert_int_equal(b.nx, nx);
+        assert_int_equal(b.ny, ny);
+        assert_int_equal(b.lonlat, 1);
+        for (int c = 0; c < 35; c++) assert_true(b.depth[c] == yx[c]);
+        assert_true(b.x[1] == (order ? 11.0 : -38.0) && b.y[1] == (order ? -38.0 : 11.0));
+        clphys_poisson_bathymetry_destroy(&b);
+    }
+    /* the axis attribute decides over the names; names alone: (x, y) */
+    write_axes(f, "a", "m", "X", nx, "b", "m", "Y", ny, xy);
+    assert_int_equal(clphys_poisson_read_bathymetry(f, "depth", &b), 0);
+    assert_true(b.nx == nx && b.ny == ny && b.depth[8] == yx[8] && b.lonlat == 0);
+    clphys_poisson_bathymetry_destroy(&b);
+    write_axes(f, "x", "m", NULL, nx, "y", "m", NULL, ny, xy);
+    assert_int_equal(clphys_poisson_read_bathymetry(f, "depth", &b), 0);
+    assert_true(b.nx == nx && b.ny == ny && b.depth[8] == yx[8]);
+    clphys_poisson_bathymetry_destroy(&b);
+    write_axes(f, "x", "m", "Y", nx, "y", "m", NULL, ny, xy);
+    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "both dimensions of 'depth'", NULL);
+    write_axes(f, "lat", "degrees_east", "Y", ny, "lon", "degrees_east", NULL, nx, yx);
+    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "coordinate 'lat': its units says x",
+                 NULL);
+    /* units: km converted, the rest named */
+    write_axes(f, "y", "km", NULL, ny, "x", "kilometres", NULL, nx, yx);
+    assert_int_equal(clphys_poisson_read_bathymetry(f, "depth", &b), 0);
+    assert_true(b.y[1] == 11000.0 && b.x[1] == -38000.0 && b.lonlat == 0);
+    clphys_poisson_bathymetry_destroy(&b);
+    const char *refused[] = {"radians", "furlongs", "m s-1", NULL};
+    for (int k = 0; k < 4; k++) {
+        write_axes(f, "y", k == 3 ? NULL : refused[k], NULL, ny, "x", "m", NULL, nx, yx);
+        char want[64];
+        snprintf(want, sizeof want, "coordinate 'y' has units '%s'", k == 3 ? "(none)" : refused[k]);
+        expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, want,
+                     "clphys reads metres (m), kilometres (km) or degrees");
+    }
+    write_axes(f, "y", "m", NULL, ny, "x", "degrees_east", NULL, nx, yx);
+    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "one coordinate of 'depth' is in degrees",
+                 NULL);
+    /* spacings of 1e-300 m; depths within +-12000 m */
+    write_axes(f, "y", "m", NULL, ny, "x", "1e-300 m", NULL, nx, yx);
+    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "units '1e-300 m'", NULL);
+    double deep[35];
+    memcpy(deep, yx, sizeof deep);
+    deep[9] = 11999, deep[10] = -11999;
+    write_axes(f, "y", "m", NULL, ny, "x", "m", NULL, nx, deep);
+    assert_int_equal(clphys_poisson_read_bathymetry(f, "depth", &b), 0);
+    clphys_poisson_bathymetry_destroy(&b);
+    const double absurd[3] = {1e300, 12001, -1e30};
+    for (int k = 0; k < 3; k++) {
+        deep[9] = absurd[k];
+        write_axes(f, "y", "m", NULL, ny, "x", "m", NULL, nx, deep);
+        expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_INPUT, "variable 'depth' at (y 1, x 2)",
+                     "not a depth within +-12000 m");
+    }
+    remove(f);
+}
+
+/* U4: a write that fails for want of space (here a file size limit, which
+ * a test can set without mounting anything) says so, not "HDF error", and
+ * leaves nothing behind */
+static void test_write_no_space(void **state)
+{
+    (void)state;
+    const int nx = 64, ny = 64, nz = 8;
+    const size_t n = (size_t)nx * ny * nz;
+    const pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        double *p = malloc(n * sizeof(double)), xc[64], zc[8];
+        unsigned char *mask = malloc(n);
+        for (size_t c = 0; c < n; c++) p[c] = sin((double)c), mask[c] = 1;
+        for (int i = 0; i < 64; i++) xc[i] = i;
+        for (int k = 0; k < 8; k++) zc[k] = k;
+        signal(SIGXFSZ, SIG_IGN);
+        const struct rlimit lim = {32768, 32768};
+        setrlimit(RLIMIT_FSIZE, &lim);
+        const clphys_status st =
+            clphys_poisson_write_netcdf(path("full.nc"), nx, ny, nz, xc, xc, zc, 0, p, mask, NULL, NULL);
+        const char *msg = clphys_last_error(NULL);
+        fprintf(stderr, "# %s\n", msg);
+        _exit(st == CLPHYS_ERR_IO && strstr(msg, strerror(EFBIG)) && !strstr(msg, "HDF error") ? 0 : 1);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(count_leftovers("full.nc"), 0);
+    assert_int_equal(file_size(path("full.nc")), -1);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -292,8 +596,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    const char *names[] = {"bathy.nc", "field.nc", "out.nc"};
-    for (int i = 0; i < 3; i++) remove(path(names[i]));
+    const char *names[] = {"bathy.nc", "field.nc", "out.nc", "classic.nc", "huge.nc", "axes.nc"};
+    for (int i = 0; i < 6; i++) remove(path(names[i]));
     rmdir(dir);
     return 0;
 }
@@ -304,6 +608,10 @@ int main(void)
         cmocka_unit_test(test_bathymetry),
         cmocka_unit_test(test_field),
         cmocka_unit_test(test_write),
+        cmocka_unit_test(test_classic_hostile),
+        cmocka_unit_test(test_netcdf4_never_written),
+        cmocka_unit_test(test_axes_units_bounds),
+        cmocka_unit_test(test_write_no_space),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -386,6 +386,14 @@ static void test_bad_input(void **state)
     t.dz[1] = -1;
     expect(clphys_poisson_plan_create(ctx, &t.g, &p, &pl), CLPHYS_ERR_INPUT, "dz[1]");
     t.dz[1] = 10;
+    /* a geometry of absurd scale is named at plan creation (issue 32, U3),
+     * not met as an infinite right-hand side or a NaN residual */
+    t.g.helmholtz = 1e308;
+    expect(clphys_poisson_plan_create(ctx, &t.g, &p, &pl), CLPHYS_ERR_INPUT, "the Helmholtz term lambda V is inf");
+    t.g.helmholtz = 0;
+    for (int i = 0; i < 6; i++) t.dx[i] = 1e-300;
+    expect(clphys_poisson_plan_create(ctx, &t.g, &p, &pl), CLPHYS_ERR_INPUT, "out of scale");
+    for (int i = 0; i < 6; i++) t.dx[i] = 100;
     clphys_poisson_params bad = {.omega = 1.5};
     expect(clphys_poisson_plan_create(ctx, &t.g, &bad, &pl), CLPHYS_ERR_INVALID_ARGUMENT, "omega");
     bad = (clphys_poisson_params){.precision = (clphys_poisson_precision)7};
@@ -425,8 +433,21 @@ static void test_bad_input(void **state)
     b[c] = NAN;
     clphys_poisson_result res;
     expect(clphys_poisson_solve(pl, b, x, &res), CLPHYS_ERR_INPUT, "wet cell (i 1, j 2, k 1)");
+    /* a right-hand side near the ends of the double range (issue 32, W4):
+     * b is solved scaled by a power of two, so b 2^s gives exactly x 2^s
+     * (|b|^2 of b 2^900 alone overflows) */
+    b[c] = 0.5;
+    double *b2 = malloc(n * sizeof(double)), *x2 = malloc(n * sizeof(double));
+    assert_int_equal(clphys_poisson_solve(pl, b, x, &res), 0);
+    const int shifts[2] = {900, -900};
+    for (int s = 0; s < 2; s++) {
+        for (size_t k = 0; k < n; k++) b2[k] = ldexp(b[k], shifts[s]);
+        tu_poison_f64(x2, n);
+        assert_int_equal(clphys_poisson_solve(pl, b2, x2, &res), 0);
+        for (size_t k = 0; k < n; k++) assert_true(x2[k] == ldexp(x[k], shifts[s]));
+    }
     clphys_poisson_plan_destroy(pl);
-    free(a), free(zero), free(b), free(x);
+    free(a), free(zero), free(b), free(x), free(b2), free(x2);
 }
 
 static int setup(void **state)

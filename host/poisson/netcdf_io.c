@@ -105,28 +105,151 @@ static clphys_status find_var(const char *file, int nc, const char *name, int wa
     return CLPHYS_SUCCESS;
 }
 
-/* the coordinate variable of dimension `dim`: values, and whether its units are degrees */
-static clphys_status coordinate(const char *file, int nc, int dim, size_t len, double *out, int *degrees)
+/* ---- coordinates: which axis, which unit (CF conventions, section 4) ---- */
+
+/* a text attribute without trailing NULs and blanks; "" when absent */
+static void text_att(int nc, int v, const char *name, char *out, size_t cap)
 {
-    char dn[NC_MAX_NAME + 1], units[256] = "";
-    int v, nd, did;
-    if (nc_inq_dimname(nc, dim, dn) != NC_NOERR) return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: a dimension without a name", file);
-    if (nc_inq_varid(nc, dn, &v) != NC_NOERR || nc_inq_varndims(nc, v, &nd) != NC_NOERR || nd != 1 ||
-        nc_inq_vardimid(nc, v, &did) != NC_NOERR || did != dim)
-        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: dimension '%s' has no coordinate variable '%s(%s)'", file, dn, dn, dn);
+    nc_type t;
+    size_t len = 0;
+    out[0] = 0;
+    if (nc_inq_att(nc, v, name, &t, &len) != NC_NOERR || t != NC_CHAR) return;
+    if (len >= cap) {
+        snprintf(out, cap, "(%zu characters)", len);
+        return;
+    }
+    if (nc_get_att_text(nc, v, name, out) != NC_NOERR) len = 0;
+    out[len] = 0;
+    while (len && (out[len - 1] == 0 || out[len - 1] == ' ')) out[--len] = 0;
+}
+
+static int one_of(const char *s, const char *const *list)
+{
+    for (; *list; list++)
+        if (!strcmp(s, *list)) return 1;
+    return 0;
+}
+
+static int same_ci(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if ((*a | 0x20) != (*b | 0x20)) return 0;
+    return !*a && !*b;
+}
+
+/* CF's spellings (udunits): degrees east and north, lengths */
+static const char *const east[] = {"degrees_east", "degree_east", "degree_E", "degrees_E", "degreeE", "degreesE", NULL};
+static const char *const north[] = {"degrees_north", "degree_north", "degree_N", "degrees_N", "degreeN", "degreesN", NULL};
+static const char *const metres[] = {"m", "meter", "meters", "metre", "metres", NULL};
+static const char *const kilometres[] = {"km", "kilometer", "kilometers", "kilometre", "kilometres", NULL};
+
+/* A coordinate variable: its axis ('x', 'y' or 0 when nothing tells) from
+ * its axis attribute, standard_name, units and name, and its unit. */
+typedef struct {
+    char dim[NC_MAX_NAME + 1], units[64];
+    int var;       /* the coordinate variable                            */
+    int axis;      /* 'x', 'y' or 0                                      */
+    int degrees;   /* 1: degrees (longitude or latitude)                 */
+    double scale;  /* metres per unit (1, or 1000 for km); 1 for degrees */
+} coord_info;
+
+/* one piece of evidence `a` ('x', 'y' or 0) for the axis of c */
+static clphys_status evidence(const char *file, coord_info *c, int a, const char *from)
+{
+    if (!a) return CLPHYS_SUCCESS;
+    if (c->axis && c->axis != a)
+        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: coordinate '%s': its %s says %s, its other attributes %s", file,
+                        c->dim, from, a == 'x' ? "x (east)" : "y (north)", c->axis == 'x' ? "x" : "y");
+    c->axis = a;
+    return CLPHYS_SUCCESS;
+}
+
+static clphys_status coord_inquire(const char *file, int nc, int dim, coord_info *c)
+{
+    memset(c, 0, sizeof *c);
+    int nd, did;
+    if (nc_inq_dimname(nc, dim, c->dim) != NC_NOERR)
+        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: a dimension without a name", file);
+    if (nc_inq_varid(nc, c->dim, &c->var) != NC_NOERR || nc_inq_varndims(nc, c->var, &nd) != NC_NOERR || nd != 1 ||
+        nc_inq_vardimid(nc, c->var, &did) != NC_NOERR || did != dim)
+        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: dimension '%s' has no coordinate variable '%s(%s)'", file, c->dim,
+                        c->dim, c->dim);
+    char axis[16], sn[64];
+    text_att(nc, c->var, "axis", axis, sizeof axis);
+    text_att(nc, c->var, "standard_name", sn, sizeof sn);
+    text_att(nc, c->var, "units", c->units, sizeof c->units);
+    static const char *const sn_x[] = {"longitude", "grid_longitude", "projection_x_coordinate", NULL};
+    static const char *const sn_y[] = {"latitude", "grid_latitude", "projection_y_coordinate", NULL};
+    static const char *const nm_x[] = {"x", "lon", "longitude", NULL};
+    static const char *const nm_y[] = {"y", "lat", "latitude", NULL};
+    int by_name = 0;
+    for (int k = 0; nm_x[k]; k++) by_name = same_ci(c->dim, nm_x[k]) ? 'x' : same_ci(c->dim, nm_y[k]) ? 'y' : by_name;
+    CP_TRY(evidence(file, c, same_ci(axis, "X") ? 'x' : same_ci(axis, "Y") ? 'y' : 0, "axis attribute"));
+    CP_TRY(evidence(file, c, one_of(sn, sn_x) ? 'x' : one_of(sn, sn_y) ? 'y' : 0, "standard_name"));
+    CP_TRY(evidence(file, c, one_of(c->units, east) ? 'x' : one_of(c->units, north) ? 'y' : 0, "units"));
+    if (!c->axis) c->axis = by_name; /* a name only decides when no attribute does */
+    c->scale = 1;
+    if (one_of(c->units, east) || one_of(c->units, north) || !strcmp(c->units, "degrees") ||
+        !strcmp(c->units, "degree"))
+        c->degrees = 1;
+    else if (one_of(c->units, kilometres))
+        c->scale = 1000;
+    else if (!one_of(c->units, metres))
+        return cp_error(NULL, CLPHYS_ERR_FORMAT,
+                        "%s: coordinate '%s' has units '%s': clphys reads metres (m), kilometres (km) or degrees "
+                        "(degrees_east, degrees_north)",
+                        file, c->dim, c->units[0] ? c->units : "(none)");
+    return CLPHYS_SUCCESS;
+}
+
+/* the values of a coordinate (len >= 2), in metres or degrees, checked
+ * against CLPHYS_POISSON_MIN_SPACING and CLPHYS_POISSON_MAX_EXTENT */
+static clphys_status coord_read(const char *file, int nc, const coord_info *c, size_t len, double *out)
+{
     if (len < 2)
-        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: coordinate '%s' has %zu value (at least 2 needed)", file, dn, len);
-    if (nc_get_var_double(nc, v, out) != NC_NOERR)
-        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: coordinate '%s' cannot be read as numbers", file, dn);
-    for (size_t i = 0; i < len; i++)
+        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: coordinate '%s' has %zu value (at least 2 needed)", file, c->dim, len);
+    if (nc_get_var_double(nc, c->var, out) != NC_NOERR)
+        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: coordinate '%s' cannot be read as numbers", file, c->dim);
+    for (size_t i = 0; i < len; i++) {
+        out[i] *= c->scale;
         if (!isfinite(out[i]) || (i > 0 && !(out[i] > out[i - 1])))
             return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: coordinate '%s' is not finite and strictly increasing at index %zu (%g)",
-                            file, dn, i, out[i]);
-    size_t ul = 0;
-    nc_type t;
-    if (nc_inq_att(nc, v, "units", &t, &ul) == NC_NOERR && t == NC_CHAR && ul < sizeof units)
-        nc_get_att_text(nc, v, "units", units);
-    *degrees = !strncmp(units, "degree", 6);
+                            file, c->dim, i, out[i]);
+    }
+    /* degrees: a degree of latitude is 111 km */
+    const double unit = c->degrees ? 1.11e5 : 1, span = (out[len - 1] - out[0]) * unit;
+    double gap = INFINITY;
+    for (size_t i = 1; i < len; i++) gap = fmin(gap, (out[i] - out[i - 1]) * unit);
+    if (gap < CLPHYS_POISSON_MIN_SPACING || span > CLPHYS_POISSON_MAX_EXTENT || fabs(out[0]) * unit > CLPHYS_POISSON_MAX_EXTENT)
+        return cp_error(NULL, CLPHYS_ERR_INPUT,
+                        "%s: coordinate '%s' spans %g m with cells %g m apart at the closest: clphys takes cells at "
+                        "least %g m wide over at most %g m (and coordinates within that much of 0)",
+                        file, c->dim, span, gap, CLPHYS_POISSON_MIN_SPACING, CLPHYS_POISSON_MAX_EXTENT);
+    if (c->degrees && c->axis == 'y' && (out[0] < -90 || out[len - 1] > 90))
+        return cp_error(NULL, CLPHYS_ERR_INPUT, "%s: latitude '%s' outside -90 .. 90 degrees (%g .. %g)", file, c->dim,
+                        out[0], out[len - 1]);
+    return CLPHYS_SUCCESS;
+}
+
+/* A variable of `n` values: refused when a NetCDF-4 file cannot hold them
+ * (PN_NC4_VALUES_PER_BYTE) — classic files were checked whole. */
+static clphys_status values_fit(const char *file, const char *var, const pn_nc_file *fi, double n)
+{
+    if (fi->format != 4 || n <= (double)PN_NC4_VALUES_PER_BYTE * (double)fi->size) return CLPHYS_SUCCESS;
+    return cp_error(NULL, CLPHYS_ERR_FORMAT,
+                    "%s: variable '%s' declares %.0f values in a file of %llu bytes (more than %d per byte: a variable "
+                    "never written, or compressed beyond belief)",
+                    file, var, n, (unsigned long long)fi->size, PN_NC4_VALUES_PER_BYTE);
+}
+
+/* pn_nc_check, then nc_open */
+static clphys_status open_checked(const char *file, pn_nc_file *fi, int *nc)
+{
+    CP_TRY(pn_nc_check(file, fi));
+    const int e = nc_open(file, NC_NOWRITE, nc);
+    if (e != NC_NOERR)
+        return cp_error(NULL, fi->format == 4 ? CLPHYS_ERR_FORMAT : CLPHYS_ERR_IO, "%s: cannot open: %s%s", file,
+                        nc_strerror(e), fi->format == 4 ? " (a NetCDF-4/HDF5 file damaged or cut short)" : "");
     return CLPHYS_SUCCESS;
 }
 
@@ -137,39 +260,65 @@ void clphys_poisson_bathymetry_destroy(clphys_poisson_bathymetry *b)
     memset(b, 0, sizeof *b);
 }
 
+/* the two coordinates of var's dimensions: which is x, from their axes
+ * (the first is y unless something says otherwise) */
+static clphys_status axes(const char *file, const char *var, coord_info c[2], int *swapped)
+{
+    *swapped = 0;
+    if (c[0].axis && c[0].axis == c[1].axis)
+        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: both dimensions of '%s' ('%s', '%s') are %s coordinates", file, var,
+                        c[0].dim, c[1].dim, c[0].axis == 'x' ? "x (east)" : "y (north)");
+    if (c[0].axis == 'x' || c[1].axis == 'y') *swapped = 1;
+    if (c[0].degrees != c[1].degrees)
+        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: one coordinate of '%s' is in degrees and the other not", file, var);
+    return CLPHYS_SUCCESS;
+}
+
 clphys_status clphys_poisson_read_bathymetry(const char *file, const char *var, clphys_poisson_bathymetry *b)
 {
     if (!file || !var || !b) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_read_bathymetry: NULL argument");
     memset(b, 0, sizeof *b);
-    int nc, v, dims[NC_MAX_VAR_DIMS], e;
+    int nc, v, dims[NC_MAX_VAR_DIMS], e, swapped = 0;
     size_t len[NC_MAX_VAR_DIMS];
-    if ((e = nc_open(file, NC_NOWRITE, &nc)) != NC_NOERR)
-        return cp_error(NULL, CLPHYS_ERR_IO, "%s: cannot open: %s", file, nc_strerror(e));
+    pn_nc_file fi;
+    CP_TRY(open_checked(file, &fi, &nc));
     clphys_status st = find_var(file, nc, var, 2, &v, dims, len);
     var_coding vc;
-    int dx = 0, dy = 0;
+    coord_info c[2];
+    double *raw = NULL;
     if (!st) st = var_coding_read(file, var, nc, v, &vc);
+    if (!st) st = coord_inquire(file, nc, dims[0], &c[0]);
+    if (!st) st = coord_inquire(file, nc, dims[1], &c[1]);
+    if (!st) st = axes(file, var, c, &swapped);
+    if (!st) st = values_fit(file, var, &fi, (double)len[0] * (double)len[1]);
     if (!st) {
-        b->ny = (int)len[0], b->nx = (int)len[1];
+        const int ix = swapped ? 0 : 1, iy = 1 - ix;
+        b->ny = (int)len[iy], b->nx = (int)len[ix];
         const size_t n = len[0] * len[1];
-        b->depth = malloc(n * sizeof(double)), b->x = malloc(len[1] * sizeof(double)), b->y = malloc(len[0] * sizeof(double));
-        if (!b->depth || !b->x || !b->y) st = cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "%s: %zu depths", file, n);
+        b->depth = malloc(n * sizeof(double)), b->x = malloc(len[ix] * sizeof(double)), b->y = malloc(len[iy] * sizeof(double));
+        raw = swapped ? malloc(n * sizeof(double)) : b->depth;
+        if (!b->depth || !b->x || !b->y || !raw) st = cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "%s: %zu depths", file, n);
+        if (!st) st = coord_read(file, nc, &c[ix], len[ix], b->x);
+        if (!st) st = coord_read(file, nc, &c[iy], len[iy], b->y);
+        b->lonlat = c[0].degrees;
     }
-    if (!st) st = coordinate(file, nc, dims[1], len[1], b->x, &dx);
-    if (!st) st = coordinate(file, nc, dims[0], len[0], b->y, &dy);
-    if (!st && dx != dy)
-        st = cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: one coordinate of '%s' is in degrees and the other not", file, var);
-    b->lonlat = dx;
-    if (!st && (e = nc_get_var_double(nc, v, b->depth)) != NC_NOERR)
+    if (!st && (e = nc_get_var_double(nc, v, raw)) != NC_NOERR)
         st = cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: variable '%s' cannot be read: %s", file, var, nc_strerror(e));
-    for (size_t c = 0; !st && c < (size_t)b->nx * b->ny; c++) {
-        if (missing(&vc, &b->depth[c])) {
-            b->depth[c] = 0, b->missing++;
-        } else if (!isfinite(b->depth[c])) {
-            st = cp_error(NULL, CLPHYS_ERR_INPUT, "%s: variable '%s' at (y %zu, x %zu) is %g (not a missing value)", file,
-                          var, c / (size_t)b->nx, c % (size_t)b->nx, b->depth[c]);
+    const size_t nx = (size_t)b->nx, ny = (size_t)b->ny;
+    if (!st && swapped) /* stored (x, y): depth[j][i] = raw[i][j] */
+        for (size_t j = 0; j < ny; j++)
+            for (size_t i = 0; i < nx; i++) b->depth[j * nx + i] = raw[i * ny + j];
+    for (size_t k = 0; !st && k < nx * ny; k++) {
+        if (missing(&vc, &b->depth[k])) {
+            b->depth[k] = 0, b->missing++;
+        } else if (!isfinite(b->depth[k]) || fabs(b->depth[k]) > CLPHYS_POISSON_MAX_DEPTH) {
+            st = cp_error(NULL, CLPHYS_ERR_INPUT,
+                          "%s: variable '%s' at (y %zu, x %zu) is %g (not a missing value, and not a depth within "
+                          "+-%g m)",
+                          file, var, k / nx, k % nx, b->depth[k], CLPHYS_POISSON_MAX_DEPTH);
         }
     }
+    if (swapped) free(raw);
     nc_close(nc);
     if (st) clphys_poisson_bathymetry_destroy(b);
     return st;
@@ -182,10 +331,11 @@ clphys_status clphys_poisson_read_field(const char *file, const char *var, int n
         return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_read_field: NULL argument or empty grid");
     int nc, v, dims[NC_MAX_VAR_DIMS], e;
     size_t len[NC_MAX_VAR_DIMS];
-    if ((e = nc_open(file, NC_NOWRITE, &nc)) != NC_NOERR)
-        return cp_error(NULL, CLPHYS_ERR_IO, "%s: cannot open: %s", file, nc_strerror(e));
+    pn_nc_file fi;
+    CP_TRY(open_checked(file, &fi, &nc));
     clphys_status st = find_var(file, nc, var, 3, &v, dims, len);
     var_coding vc;
+    if (!st) st = values_fit(file, var, &fi, (double)len[0] * (double)len[1] * (double)len[2]);
     if (!st && (len[0] != (size_t)nz || len[1] != (size_t)ny || len[2] != (size_t)nx))
         st = cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: variable '%s' is %zu x %zu x %zu (z, y, x); the grid is %d x %d x %d",
                       file, var, len[0], len[1], len[2], nz, ny, nx);
@@ -203,6 +353,16 @@ clphys_status clphys_poisson_read_field(const char *file, const char *var, int n
     }
     nc_close(nc);
     return st;
+}
+
+/* A failed write's cause: libnetcdf's NetCDF-4 errors ("NetCDF: HDF
+ * error") hide the system's, which errno still holds (a full disk, a
+ * quota, a file size limit, an I/O error). */
+static const char *write_error(int e)
+{
+    const int sys = errno;
+    if (sys == ENOSPC || sys == EDQUOT || sys == EFBIG || sys == EIO) return strerror(sys);
+    return nc_strerror(e);
 }
 
 clphys_status clphys_poisson_write_netcdf(const char *file, int nx, int ny, int nz, const double *xc, const double *yc,
@@ -230,8 +390,9 @@ clphys_status clphys_poisson_write_netcdf(const char *file, int nx, int ny, int 
     }
 #define NC_TRY(call)                                                                                                 \
     do {                                                                                                         \
+        errno = 0;                                                                                               \
         if ((e = (call)) != NC_NOERR) {                                                                          \
-            st = cp_error(NULL, CLPHYS_ERR_IO, "%s: writing %s: %s", file, tmp, nc_strerror(e));                  \
+            st = cp_error(NULL, CLPHYS_ERR_IO, "%s: writing %s: %s", file, tmp, write_error(e));                 \
             goto done;                                                                                           \
         }                                                                                                        \
     } while (0)
@@ -280,9 +441,10 @@ clphys_status clphys_poisson_write_netcdf(const char *file, int nx, int ny, int 
     NC_TRY(nc_put_var_double(nc, vx, xc));
     NC_TRY(nc_put_var_double(nc, vp, pv));
     NC_TRY(nc_put_var_schar(nc, vm, mv));
+    errno = 0;
     e = nc_close(nc);
     nc = -1;
-    if (e != NC_NOERR) st = cp_error(NULL, CLPHYS_ERR_IO, "%s: closing %s: %s", file, tmp, nc_strerror(e));
+    if (e != NC_NOERR) st = cp_error(NULL, CLPHYS_ERR_IO, "%s: closing %s: %s", file, tmp, write_error(e));
     else if (rename(tmp, file) != 0)
         st = cp_error(NULL, CLPHYS_ERR_IO, "%s: cannot rename %s to it: %s", file, tmp, strerror(errno));
 done:

@@ -94,6 +94,34 @@ static clphys_status plan_new(clphys_context *ctx, const clphys_poisson_params *
     return CLPHYS_SUCCESS;
 }
 
+/* The assembled coefficients (face terms T = area / distance, volumes V,
+ * lambda V) within the range the solve computes in, with room for the
+ * sums of the coarse levels: [1e-30, 1e30] when the V-cycle is fp32, [1e-290,
+ * 1e290] in fp64.  A geometry of absurd scale (spacings of 1e-300 or 1e300 m,
+ * lambda of 1e308) fails here, naming what is out of scale, rather than as
+ * an infinite right-hand side or a NaN residual after 0 iterations. */
+static clphys_status check_scale(clphys_context *ctx, const clphys_poisson_geometry *g, const clphys_poisson_plan *pl)
+{
+    const double lo = pl->prm.precision == CLPHYS_POISSON_FP64 ? 1e-290 : 1e-30, hi = 1 / lo;
+    const pn_op *op = &pl->fine;
+    const size_t plane = (size_t)pl->nx * pl->ny;
+    for (size_t c = 0; c < pl->n; c++) {
+        if (!(op->mask[c] & PN_WET)) continue;
+        const double v[5] = {pl->w[c], op->e[c], -op->ax[c], -op->ay[c], -op->az[c]};
+        static const char *const what[5] = {"volume V", "Helmholtz term lambda V", "east face term area / distance",
+                                            "north face term area / distance", "lower face term area / distance"};
+        for (int k = 0; k < 5; k++)
+            if (!(v[k] <= hi) || (v[k] < lo && (k == 0 || v[k] != 0)))
+                return cp_error(ctx, CLPHYS_ERR_INPUT,
+                                "poisson geometry: at cell (i %d, j %d, k %d) the %s is %g, outside %g .. %g (%s): "
+                                "spacings dx, dy, dz (or the lonlat ranges) or the Helmholtz term %g out of scale",
+                                (int)(c % (size_t)pl->nx), (int)(c / (size_t)pl->nx % (size_t)pl->ny), (int)(c / plane),
+                                what[k], v[k], lo, hi,
+                                pl->prm.precision == CLPHYS_POISSON_FP64 ? "fp64" : "the fp32 V-cycle", g->helmholtz);
+    }
+    return CLPHYS_SUCCESS;
+}
+
 clphys_status clphys_poisson_plan_create(clphys_context *ctx, const clphys_poisson_geometry *g,
                                          const clphys_poisson_params *params, clphys_poisson_plan **out)
 {
@@ -104,6 +132,7 @@ clphys_status clphys_poisson_plan_create(clphys_context *ctx, const clphys_poiss
     CP_TRY(plan_new(ctx, params, g->nx, g->ny, g->nz, &pl));
     pl->from_geometry = 1;
     clphys_status st = pn_assemble(ctx, g, &pl->fine, pl->w);
+    if (!st) st = check_scale(ctx, g, pl);
     if (!st) st = pn_plan_finish(pl);
     if (st) {
         clphys_poisson_plan_destroy(pl);

@@ -165,4 +165,20 @@ void pn_events_clear(clphys_poisson_plan *pl);
 void pn_events_add(clphys_poisson_plan *pl, int kind, cl_event first, cl_event last);
 void pn_events_sum(clphys_poisson_plan *pl, double *vcycle_s, double *stencil_s);
 
+/* netcdf_check.c: a file to be opened by libnetcdf: a regular file, its
+ * format (1, 2, 5: classic CDF-1, CDF-2, CDF-5; 4: NetCDF-4/HDF5) and
+ * size; a classic header is checked whole (counts the file can hold,
+ * every variable's data inside the file).  CLPHYS_ERR_IO (cannot open, not
+ * a regular file), CLPHYS_ERR_FORMAT naming the file and the defect. */
+typedef struct {
+    int format;
+    uint64_t size;
+} pn_nc_file;
+clphys_status pn_nc_check(const char *file, pn_nc_file *info);
+/* A NetCDF-4 variable holds at most this many values per byte of its file:
+ * beyond 256:1 (1024:1 for 4-byte values, about zlib's limit) a variable
+ * is taken as never written, and is refused before its values are
+ * allocated. */
+#define PN_NC4_VALUES_PER_BYTE 256
+
 #endif

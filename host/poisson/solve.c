@@ -54,17 +54,19 @@ static clphys_status vec_launch(clphys_poisson_plan *pl, cl_kernel k)
     return cp_launch(pl->ctx, k, 1, &global, NULL, NULL);
 }
 
-/* bint = s w rhs on wet cells, 0 on land */
-static clphys_status make_rhs(clphys_poisson_plan *pl, cl_mem rhs)
+/* bint = (-1 for a geometry's f) 2^-scale w rhs on wet cells, 0 on land:
+ * 2^-scale = 2^-kw 2^-kr, each factor representable */
+static clphys_status make_rhs(clphys_poisson_plan *pl, cl_mem rhs, int kw, int kr)
 {
-    const double s = pl->from_geometry ? -1.0 : 1.0;
+    const double sw = ldexp(pl->from_geometry ? -1.0 : 1.0, -kw), sr = ldexp(1.0, -kr);
     const cl_uint n = (cl_uint)pl->n;
     cl_kernel k = pl->k_rhs;
     CP_TRY(CP_ARG(pl->ctx, k, 0, pl->bint));
     CP_TRY(CP_ARG(pl->ctx, k, 1, rhs));
     CP_TRY(CP_ARG(pl->ctx, k, 2, pl->w_mem));
-    CP_TRY(CP_ARG(pl->ctx, k, 3, s));
-    CP_TRY(CP_ARG(pl->ctx, k, 4, n));
+    CP_TRY(CP_ARG(pl->ctx, k, 3, sw));
+    CP_TRY(CP_ARG(pl->ctx, k, 4, sr));
+    CP_TRY(CP_ARG(pl->ctx, k, 5, n));
     return vec_launch(pl, k);
 }
 
@@ -142,16 +144,20 @@ static clphys_status project(clphys_poisson_plan *pl, cl_mem v, int is_rhs, doub
 
 /* ---- the solve ---------------------------------------------------------------- */
 
-static clphys_status solve_device(clphys_poisson_plan *pl, cl_mem rhs, cl_mem x, clphys_poisson_result *res)
+/* The system solved is A (2^-(kw + kr) x) = 2^-(kw + kr) b: the solution
+ * comes back scaled by 2^-(kw + kr) (clphys_poisson_solve undoes it). */
+static clphys_status solve_device(clphys_poisson_plan *pl, cl_mem rhs, cl_mem x, int kw, int kr,
+                                  clphys_poisson_result *res)
 {
     const clphys_poisson_params *p = &pl->prm;
     pn_events_clear(pl);
     double shift0 = 0;
-    clphys_status st = make_rhs(pl, rhs);
+    clphys_status st = make_rhs(pl, rhs, kw, kr);
     if (!st && pl->nregions) st = project(pl, pl->bint, 1, &shift0);
     if (st) return st;
     res->singular_regions = pl->nregions;
-    res->removed_mean = pl->from_geometry ? -shift0 : shift0; /* of f = -b / V, or of b */
+    /* of f = -b / V, or of b */
+    res->removed_mean = ldexp(pl->from_geometry ? -shift0 : shift0, kw + kr);
     pl->timing = !p->no_time_split;
     const double t0 = cp_now();
     la_refine_result rr = {0};
@@ -184,22 +190,44 @@ clphys_status clphys_poisson_solve(clphys_poisson_plan *pl, const double *rhs, d
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_solve: NULL argument");
     memset(res, 0, sizeof *res);
     const double t0 = cp_now();
-    for (size_t c = 0; c < pl->n; c++)
-        if ((pl->fine.mask[c] & PN_WET) && !isfinite(rhs[c])) {
-            const size_t plane = (size_t)pl->nx * pl->ny;
+    const size_t plane = (size_t)pl->nx * pl->ny;
+#define CELL(c) (int)((c) % (size_t)pl->nx), (int)((c) / (size_t)pl->nx % (size_t)pl->ny), (int)((c) / plane)
+    /* b = -V f is formed scaled by powers of two, 2^-kw 2^-kr, when its
+     * size, about 2^(kw + kr) (the binary exponents of the largest w and
+     * |rhs| over wet cells), lies beyond 2^+-48: then neither w rhs nor the
+     * sums of squares of the CG (fp32 in its inner solves) overflow or lose
+     * digits to underflow, and x is scaled back (a power of two changes no
+     * rounding).  Inside that band nothing is scaled: no pass over x. */
+    double big = 0, wmax = 0;
+    for (size_t c = 0; c < pl->n; c++) {
+        if (!(pl->fine.mask[c] & PN_WET)) continue;
+        if (!isfinite(rhs[c]))
             return cp_error(pl->ctx, CLPHYS_ERR_INPUT, "poisson solve: right-hand side at wet cell (i %d, j %d, k %d) is %g",
-                            (int)(c % (size_t)pl->nx), (int)(c / (size_t)pl->nx % (size_t)pl->ny), (int)(c / plane),
-                            rhs[c]);
-        }
+                            CELL(c), rhs[c]);
+        big = fmax(big, fabs(rhs[c])), wmax = fmax(wmax, pl->w[c]);
+    }
+    int kw = wmax > 0 ? ilogb(wmax) : 0, kr = big > 0 ? ilogb(big) : 0;
+    kw = kw < -1000 ? -1000 : kw > 1000 ? 1000 : kw;
+    kr = kr < -1000 ? -1000 : kr > 1000 ? 1000 : kr;
+    if (abs(kw + kr) <= 48) kw = kr = 0;
     clphys_status st = cp_write(pl->ctx, pl->rhs_mem, 0, pl->n * sizeof(double), rhs);
     res->transfer_s = cp_now() - t0;
-    if (!st) st = solve_device(pl, pl->rhs_mem, pl->x_mem, res);
+    if (!st) st = solve_device(pl, pl->rhs_mem, pl->x_mem, kw, kr, res);
     if (!st || st == CLPHYS_ERR_NOT_CONVERGED) {
         const double t1 = cp_now();
         clphys_status rs = cp_read(pl->ctx, pl->x_mem, 0, pl->n * sizeof(double), x);
         res->transfer_s += cp_now() - t1;
         if (rs) st = rs;
     }
+    for (size_t c = 0; (kw || kr) && (!st || st == CLPHYS_ERR_NOT_CONVERGED) && c < pl->n; c++) {
+        x[c] = ldexp(x[c], kw + kr);
+        if (!isfinite(x[c]) && (pl->fine.mask[c] & PN_WET))
+            st = cp_error(pl->ctx, CLPHYS_ERR_INPUT,
+                          "poisson solve: the solution at wet cell (i %d, j %d, k %d) exceeds the range of doubles: "
+                          "the right-hand side, up to %g, is too large for this geometry",
+                          CELL(c), big);
+    }
+#undef CELL
     res->seconds = cp_now() - t0;
     return st;
 }
@@ -218,7 +246,7 @@ clphys_status clphys_poisson_solve_mem(clphys_poisson_plan *pl, cl_mem rhs, cl_m
         return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "clphys_poisson_solve_mem: rhs (%zu bytes) or x (%zu bytes) smaller than n = %zu doubles", b1, b2,
                         pl->n);
-    clphys_status st = solve_device(pl, rhs, x, res);
+    clphys_status st = solve_device(pl, rhs, x, 0, 0, res);
     res->seconds = cp_now() - t0;
     return st;
 }
