@@ -250,6 +250,8 @@ static void test_robust_aspect(void **state)
 }
 
 /* ---- singular problems ------------------------------------------------------------ */
+/* regions < 0: as many as the reference's labelling finds (a random basin
+ * can hold an isolated lake besides the main basin), at least one */
 static void check_neumann(const pt_geometry *t, int regions, uint64_t stream)
 {
     uint64_t rng = tu_rng_init(stream);
@@ -259,6 +261,10 @@ static void check_neumann(const pt_geometry *t, int regions, uint64_t stream)
     solved s;
     const double ref = solve_geometry(&t->g, &p, f, &s);
     assert_int_equal(s.st, 0);
+    if (regions < 0) {
+        assert_true(s.regions >= 1);
+        regions = s.regions;
+    }
     assert_int_equal(s.regions, regions);
     assert_int_equal(s.res.singular_regions, regions);
     print_message("# %d singular region(s): residual %.3e (reference %.3e), removed mean %.6f\n", regions,
@@ -281,7 +287,7 @@ static void test_neumann(void **state)
     (void)state;
     pt_geometry t;
     pt_geometry_make(&t, 24, 20, 8, 3000, 3000, 50, 1 + (tu_seed() & 0xffff));
-    check_neumann(&t, 1, 40);
+    check_neumann(&t, -1, 40);
     /* a wall of land at i = 11 and its neighbour: two basins */
     for (int j = 0; j < 20; j++) t.depth[j * 24 + 11] = 0, t.depth[j * 24 + 12] = -1;
     for (int j = 0; j < 20; j++)
