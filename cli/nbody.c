@@ -45,7 +45,7 @@ static void usage(FILE *out)
             "  --work-group, --i-per-item  tiled-kernel tuning (0 = chosen from the device)\n"
             "  --fast-rsqrt64  fp64: rsqrt from an fp32 estimate + one Newton step (rel. error ~1e-14);\n"
             "                  default: full fp64 precision (series for r^-3 on NVIDIA, OpenCL rsqrt elsewhere)\n"
-            "  --output        snapshot in the input format, rewritten at every energy row (FILE.tmp, then\n"
+            "  --output        snapshot in the input format, rewritten at every energy row (FILE.tmp.PID, then\n"
             "                  renamed, so FILE is always a whole snapshot; the last one is at t_end); never the\n"
             "                  input; an existing FILE is replaced only with --force, checked before the run\n"
             "  --exchange      under MPI, how the j-particles travel between ranks (Miki, Takahashi & Mori):\n"

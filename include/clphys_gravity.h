@@ -309,10 +309,12 @@ void clphys_nbody_system_destroy(clphys_nbody_system *s);
  * (NaN/inf, negative mass, total mass <= 0, no particles),
  * CLPHYS_ERR_OUT_OF_MEMORY. */
 clphys_status clphys_nbody_read(clphys_context *ctx, const char *file, clphys_nbody_system *s);
-/* Write the same format (id = index, %.17g: read back bit for bit) to
- * file.tmp, then rename: never a half-written file.  Errors:
+/* Write the same format (id = index, %.17g: read back bit for bit) through
+ * clphys_output_open/close (a temporary FILE.tmp.PID, then renamed: never a
+ * half-written file).  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT (file or s NULL, or n > 0 with NULL arrays),
- * CLPHYS_ERR_IO (cannot create, write or rename; file.tmp removed),
+ * CLPHYS_ERR_IO (file not a regular file, cannot create, write or rename,
+ * saying why, e.g. "No space left on device"; the temporary file removed),
  * CLPHYS_ERR_OUT_OF_MEMORY. */
 clphys_status clphys_nbody_write(clphys_context *ctx, const char *file, const clphys_nbody_system *s);
 /* Plummer sphere (Aarseth, Henon & Wielen, A&A 37, 183 (1974)) of n equal

@@ -52,12 +52,13 @@ hdr = ("BEGIN_HEADER\nDATATYPE = 4D_SU3_GAUGE_3x3\n" + "".join("DIMENSION_%d = 6
 write("huge.nersc", hdr + bytes(range(256)) * 37 + bytes(128))
 
 
-def nersc(name, vals, checksum=None, plaq="1", trace="1", trail=b""):
+def nersc(name, vals, checksum=None, plaq="1", trace="1", trail=b"", dims=(2, 2, 2, 2), extra="", end=True):
     raw = struct.pack(">%dd" % len(vals), *vals)
     s = sum(struct.unpack(">%dI" % (len(raw) // 4), raw)) & 0xffffffff
-    h = ("BEGIN_HEADER\nDATATYPE = 4D_SU3_GAUGE_3x3\n" + "".join("DIMENSION_%d = 2\n" % i for i in range(1, 5)) +
-         "CHECKSUM = %s\nPLAQUETTE = %s\nLINK_TRACE = %s\nFLOATING_POINT = IEEE64BIG\nEND_HEADER\n" %
-         ("%x" % s if checksum is None else checksum, plaq, trace)).encode()
+    h = ("BEGIN_HEADER\nDATATYPE = 4D_SU3_GAUGE_3x3\n" + "".join("DIMENSION_%d = %d\n" % (i + 1, d) for i, d in
+                                                                 enumerate(dims)) +
+         "CHECKSUM = %s\nPLAQUETTE = %s\nLINK_TRACE = %s\nFLOATING_POINT = IEEE64BIG\n%s%s" %
+         ("%x" % s if checksum is None else checksum, plaq, trace, extra, "END_HEADER\n" if end else "")).encode()
     return write(name, h + raw + trail)
 
 
@@ -77,12 +78,37 @@ nersc("trail.nersc", unit, trail=b"\nx")
 milc = bytearray(open(os.path.join(data, "gauge", "lat.sample.l4444"), "rb").read())
 milc[96 + 1000] ^= 4
 write("flipped.milc", bytes(milc))
-ildg = bytearray(open(os.path.join(data, "gauge", "lat.sample.l4444.ildg"), "rb").read())
-ildg[len(ildg) - 380] ^= 1
-write("flipped.ildg", bytes(ildg))
+ildg = bytes(open(os.path.join(data, "gauge", "lat.sample.l4444.ildg"), "rb").read())
+flipped = bytearray(ildg)
+flipped[len(flipped) - 380] ^= 1
+write("flipped.ildg", bytes(flipped))
 write("hello.txt", "hello\n")
 write("existing.nersc", "x")
 write("nbabel.txt", "0 1 0 0 0 0 0 0\n1 1 0 0 nan 0 0 0\n")
+
+# issue 32: a cold field whose checksum is 0 mod 2^32 (4x4x8x8: 1024 sites x 12 words 0x3ff00000), header
+# placeholders, duplicate keys, no END_HEADER, pipes, ILDG XML read as XML
+nersc("cold0.nersc", unit * 64, checksum="0", dims=(4, 4, 8, 8))
+nersc("placeholders.nersc", unit, checksum="0", trace="0")
+nersc("dim1twice.nersc", unit, extra="DIMENSION_1 = 4\n")
+nersc("noend.nersc", unit, end=False)
+os.mkfifo(path("fifo.nersc"))
+os.mkfifo(path("fifo.xyz"))
+
+
+def ildg_format(name, old, new):
+    """The sample ILDG file with its ildg-format XML edited (record length to match)."""
+    b, out, pos = bytearray(ildg), bytearray(), 0
+    while pos < len(b):
+        length = struct.unpack(">Q", bytes(b[pos + 8:pos + 16]))[0]
+        kind = bytes(b[pos + 16:pos + 144]).split(b"\0")[0]
+        body = bytes(b[pos + 144:pos + 144 + length])
+        if kind == b"ildg-format":
+            body = body.replace(old.encode(), new.encode())
+        out += b[pos:pos + 8] + struct.pack(">Q", len(body)) + b[pos + 16:pos + 144] + body + bytes(-len(body) % 8)
+        pos += 144 + length + (-length % 8)
+    return write(name, bytes(out))
+
 
 # rows: (input as the table shows it, argv, exit status, what the message must contain)
 G = os.path.join(data, "gauge")
@@ -153,6 +179,28 @@ rows = [
     ("MILC: one data byte changed", ["lqcd", "plaquette", path("flipped.milc")], 1, "MILC checksum mismatch"),
     ("ILDG: one data byte changed", ["lqcd", "plaquette", path("flipped.ildg")], 1, "scidac-checksum mismatch"),
     ("not a gauge file", ["lqcd", "plaquette", path("hello.txt")], 1, "not a gauge file clphys reads"),
+]
+
+ildg_format("lxly.ildg", "<lx>4</lx>", "<lx>4</ly>")
+ildg_format("comment.ildg", "<lx>4</lx>", "<!-- <lx>8</lx> --><lx>4</lx>")
+rows += [
+    ("NERSC: cold 4x4x8x8 as clphys writes it (`CHECKSUM = 0`, the data's sum 0 mod 2^32)",
+     ["lqcd", "plaquette", path("cold0.nersc")], 0, "checksum verified"),
+    ("NERSC: `CHECKSUM = 0`, `LINK_TRACE = 0` placeholders with `--no-checksum`",
+     ["lqcd", "plaquette", path("placeholders.nersc"), "--no-checksum"], 0,
+     "not verified (CHECKSUM = 0, LINK_TRACE = 0 skipped (the data's is 1))"),
+    ("NERSC: `DIMENSION_1` twice", ["lqcd", "plaquette", path("dim1twice.nersc")], 1,
+     "header: DIMENSION_1 given twice (lines 3 and 11)"),
+    ("NERSC: no `END_HEADER`", ["lqcd", "plaquette", path("noend.nersc")], 1, "END_HEADER is missing"),
+    ("a gauge file through a FIFO (or `/dev/stdin`, `<(...)`)", ["lqcd", "plaquette", path("fifo.nersc")], 1,
+     "not a regular file (a pipe, FIFO or device): gauge files are read from regular files only"),
+    ("ILDG: `<lx>4</ly>`", ["lqcd", "plaquette", path("lxly.ildg")], 1, "ildg-format: <lx> is followed by '</ly>', not </lx>"),
+    ("ILDG: `<!-- <lx>8</lx> -->` before `<lx>4</lx>` (legal)", ["lqcd", "plaquette", path("comment.ildg")], 0,
+     "lattice 4x4x4x4"),
+    ("`md --xyz FIFO --force`", FCC + ["--steps", "1", "--xyz", path("fifo.xyz"), "--force"], 2,
+     "exists and is not a regular file (a device, FIFO or socket)"),
+    ("`md --xyz` of a 250-character name (legal)", FCC + ["--steps", "1", "--xyz", path("a" * 250)], 0,
+     "1 steps of 256 atoms"),
 ]
 
 failures = 0

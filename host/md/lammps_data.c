@@ -373,9 +373,8 @@ clphys_status clphys_md_write_lammps_data(const char *file, const clphys_md_syst
 {
     if (!file || !s) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md data: NULL argument");
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", file, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return cp_error(NULL, CLPHYS_ERR_IO, "%s: cannot create %s: %s", file, tmp, strerror(errno));
+    FILE *f;
+    CP_TRY(clphys_output_open(file, &f, tmp, sizeof tmp));
     fprintf(f, "LAMMPS data file via clphys %s, units = lj\n\n%zu atoms\n%d atom types\n\n",
             clphys_version(), s->n, s->ntypes);
     for (int d = 0; d < 3; d++)
@@ -392,14 +391,7 @@ clphys_status clphys_md_write_lammps_data(const char *file, const clphys_md_syst
     for (size_t i = 0; i < s->n; i++)
         fprintf(f, "%lld %.17g %.17g %.17g\n", s->id[i], s->v[3 * i], s->v[3 * i + 1],
                 s->v[3 * i + 2]);
-    int e = ferror(f) ? EIO : 0;
-    if (fclose(f) != 0 && !e) e = errno;
-    if (!e && rename(tmp, file)) e = errno;
-    if (e) {
-        remove(tmp);
-        return cp_error(NULL, CLPHYS_ERR_IO, "%s: write failed: %s", file, strerror(e));
-    }
-    return CLPHYS_SUCCESS;
+    return clphys_output_close(f, tmp, file, !ferror(f));
 }
 
 static double normal(uint64_t *st)

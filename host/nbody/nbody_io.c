@@ -107,33 +107,18 @@ clphys_status clphys_nbody_write(clphys_context *ctx, const char *file, const cl
 {
     if (!file || !s || (s->n > 0 && (!s->x || !s->v)))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "nbody write: NULL argument");
-    size_t len = strlen(file);
-    char *tmp = malloc(len + 16);
-    if (!tmp) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "nbody write");
-    snprintf(tmp, len + 16, "%s.tmp", file);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        clphys_status st = cp_error(ctx, CLPHYS_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
-        free(tmp);
-        return st;
-    }
+    char tmp[4200];
+    FILE *f;
+    clphys_status st = clphys_output_open(file, &f, tmp, sizeof tmp);
+    if (st) return ctx ? cp_error(ctx, st, "%s", clphys_last_error(NULL)) : st;
     int bad = 0;
     for (size_t i = 0; i < s->n && !bad; i++) {
         const double *x = s->x + 4 * i, *v = s->v + 3 * i;
         bad = fprintf(f, "%zu %.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", i, x[3], x[0], x[1], x[2], v[0], v[1],
                       v[2]) < 0;
     }
-    bad |= fflush(f) != 0;
-    bad |= ferror(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, file)) {
-        clphys_status st = cp_error(ctx, CLPHYS_ERR_IO, "%s: write failed: %s", file, strerror(errno));
-        remove(tmp);
-        free(tmp);
-        return st;
-    }
-    free(tmp);
-    return CLPHYS_SUCCESS;
+    st = clphys_output_close(f, tmp, file, !bad);
+    return st && ctx ? cp_error(ctx, st, "%s", clphys_last_error(NULL)) : st;
 }
 
 clphys_status clphys_nbody_energy_of(clphys_context *ctx, const clphys_nbody_system *s, const double *pot,
