@@ -305,8 +305,11 @@ void clphys_nbody_system_destroy(clphys_nbody_system *s);
  * be NULL (message via clphys_last_error(NULL)).  Errors name the file and
  * line: CLPHYS_ERR_INVALID_ARGUMENT (file or s NULL), CLPHYS_ERR_IO (cannot
  * open or read), CLPHYS_ERR_FORMAT (a line longer than 4094 characters, a
- * field count other than 8, a field that is not a number), CLPHYS_ERR_INPUT
- * (NaN/inf, negative mass, total mass <= 0, no particles),
+ * NUL byte (binary data), a field count other than 8, a field that is not
+ * a number), CLPHYS_ERR_INPUT (NaN/inf, negative mass, total mass <= 0, no
+ * particles, a mass, coordinate or velocity above 1e100 in magnitude, a
+ * coordinate other than 0 below 1e-100 in magnitude: the bounds that keep
+ * m v^2 and r^2 finite and nonzero in double precision),
  * CLPHYS_ERR_OUT_OF_MEMORY. */
 clphys_status clphys_nbody_read(clphys_context *ctx, const char *file, clphys_nbody_system *s);
 /* Write the same format (id = index, %.17g: read back bit for bit) through

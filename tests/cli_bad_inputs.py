@@ -181,6 +181,16 @@ rows = [
     ("not a gauge file", ["lqcd", "plaquette", path("hello.txt")], 1, "not a gauge file clphys reads"),
 ]
 
+write("image.data", HEAD + "Atoms # atomic\n\n1 1 11.0 2.0 3.0 2147483647 0 0\n2 1 4.0 2.0 3.0 0 0 0\n")
+write("imagemin.data", HEAD + "Atoms # atomic\n\n1 1 1.0 -2.0 3.0 0 -2147483648 0\n2 1 4.0 2.0 3.0 0 0 0\n")
+write("v1e20.data", HEAD + ATOMS + "\nVelocities\n\n1 1e20 0 0\n2 0 0 0\n")
+write("v1e308.data", HEAD + ATOMS + "\nVelocities\n\n1 0 1e308 0\n2 0 0 0\n")
+write("dilute.data", HEAD.replace("0 10 ", "0 1500 ") + ATOMS)
+write("apart170.txt", "0 1 0 0 0 0 0 0\n1 1 1e-170 0 0 0 0 0\n")
+write("apart100.txt", "0 1 0 0 0 0 0 0\n1 1 1e-100 0 0 0 0 0\n")
+write("m1e308.txt", "0 1e308 0 0 0 0 0 0\n1 1 1 0 0 0 0 0\n")
+write("v1e308.txt", "0 1 0 0 0 0 0 0\n1 1 1 0 0 1e308 0 0\n")
+NB = ["--dt", "0.01", "--t-end", "0.02", "--eps", "0"]
 ildg_format("lxly.ildg", "<lx>4</lx>", "<lx>4</ly>")
 ildg_format("comment.ildg", "<lx>4</lx>", "<!-- <lx>8</lx> --><lx>4</lx>")
 rows += [
@@ -197,6 +207,36 @@ rows += [
     ("ILDG: `<lx>4</ly>`", ["lqcd", "plaquette", path("lxly.ildg")], 1, "ildg-format: <lx> is followed by '</ly>', not </lx>"),
     ("ILDG: `<!-- <lx>8</lx> -->` before `<lx>4</lx>` (legal)", ["lqcd", "plaquette", path("comment.ildg")], 0,
      "lattice 4x4x4x4"),
+    ("LAMMPS data: image flag 2147483647, then wrapped", ["md", "--data", path("image.data")] + MD + ["--steps", "1"], 1,
+     "atom ID 1: image flag ix = 2147483647 cannot count the wrap of x = 11 into the box"),
+    ("LAMMPS data: image flag -2147483648, then wrapped", ["md", "--data", path("imagemin.data")] + MD + ["--steps", "1"],
+     1, "atom ID 1: image flag iy = -2147483648 cannot count the wrap of y = -2 into the box"),
+    ("`md --data /dev/zero`", ["md", "--data", "/dev/zero"] + MD + ["--steps", "1"], 1,
+     "/dev/zero:1: a NUL byte: binary data, not a text file (LAMMPS data)"),
+    ("`nbody --input /dev/zero`", ["nbody", "--input", "/dev/zero"] + NB, 1,
+     "/dev/zero:1: a NUL byte: binary data, not a text file (NBabel)"),
+    ("LAMMPS data: velocity `1e20`", ["md", "--data", path("v1e20.data")] + MD + ["--steps", "1"], 1,
+     "atom ID 1 has velocity (1e+20, 0, 0): it would move |v| dt = 5e+17 per step, more than half the box (5)"),
+    ("LAMMPS data: velocity `1e308`", ["md", "--data", path("v1e308.data")] + MD + ["--steps", "1"], 1,
+     "atom ID 1 has velocity (0, 1e+308, 0): it would move |v| dt = inf per step"),
+    ("`md --dt 1e300`", FCC[:-1] + ["1e300", "--steps", "1"], 1, "per step, more than half the box (3.35919)"),
+    ("`md --dt 0.5` (diverges)", FCC[:-1] + ["0.5", "--steps", "100", "--thermo", "100"], 1,
+     "md: step 100: atom ID"),
+    ("`md --dt 1e-320`", FCC[:-1] + ["1e-320", "--steps", "1"], 2,
+     "--dt: '1e-320' underflows: a magnitude other than 0 below 2.2250738585072014e-308, the smallest normal double"),
+    ("LAMMPS data: 2 atoms in a 1500^3 box (legal; cells bounded by the atoms)",
+     ["md", "--data", path("dilute.data")] + MD + ["--steps", "10", "--variant", "half-cas"], 0, "10 steps of 2 atoms"),
+    ("NBabel: two particles 1e-170 apart", ["nbody", "--input", path("apart170.txt")] + NB, 1,
+     "apart170.txt:2: field 3 = 1e-170: a coordinate other than 0 below 1e-100 in magnitude"),
+    ("NBabel: two particles 1e-100 apart, `--eps 0`", ["nbody", "--input", path("apart100.txt")] + NB, 1,
+     "step 1 (t = 0.01): particle 0 has a non-finite kinetic energy m v^2 / 2"),
+    ("NBabel: two particles 1e-100 apart, `--precision fp32`",
+     ["nbody", "--input", path("apart100.txt"), "--precision", "fp32"] + NB, 1,
+     "particle 1: a coordinate = 1e-100 is out of the fp32 range of clphys nbody"),
+    ("NBabel: mass `1e308`", ["nbody", "--input", path("m1e308.txt")] + NB, 1,
+     "m1e308.txt:1: field 2 = 1e+308: |mass| above 1e+100"),
+    ("NBabel: velocity `1e308`", ["nbody", "--input", path("v1e308.txt")] + NB, 1,
+     "v1e308.txt:2: field 6 = 1e+308: |velocity| above 1e+100"),
     ("`md --xyz FIFO --force`", FCC + ["--steps", "1", "--xyz", path("fifo.xyz"), "--force"], 2,
      "exists and is not a regular file (a device, FIFO or socket)"),
     ("`md --xyz` of a 250-character name (legal)", FCC + ["--steps", "1", "--xyz", path("a" * 250)], 0,

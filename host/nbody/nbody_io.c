@@ -18,6 +18,9 @@ void clphys_nbody_system_destroy(clphys_nbody_system *s)
     s->n = 0;
 }
 
+#define NBODY_VALUE_MAX 1e100
+#define NBODY_POSITION_MIN 1e-100
+
 static clphys_status grow(clphys_context *ctx, clphys_nbody_system *s, size_t *cap)
 {
     size_t c = *cap ? 2 * *cap : 1024;
@@ -42,10 +45,24 @@ clphys_status clphys_nbody_read(clphys_context *ctx, const char *file, clphys_nb
     long lineno = 0;
     clphys_status st = CLPHYS_SUCCESS;
     double mtot = 0;
-    while (fgets(line, sizeof line, f)) {
+    for (;;) {
+        /* a line by bytes: a NUL is binary data (/dev/zero would otherwise
+           read as endless blank lines) */
+        size_t len = 0;
+        int c = EOF;
+        while (len < sizeof line - 1 && (c = getc(f)) != EOF && c != 0) {
+            line[len++] = (char)c;
+            if (c == '\n') break;
+        }
+        line[len] = 0;
+        if (c == 0) {
+            st = cp_error(ctx, CLPHYS_ERR_FORMAT, "%s:%ld: a NUL byte: binary data, not a text file (NBabel)", file,
+                          lineno + 1);
+            break;
+        }
+        if (!len) break;
         lineno++;
-        size_t len = strlen(line);
-        if (len == sizeof line - 1 && line[len - 1] != '\n' && !feof(f)) {
+        if (len == sizeof line - 1 && line[len - 1] != '\n' && (c = getc(f)) != EOF && c != '\n') {
             st = cp_error(ctx, CLPHYS_ERR_FORMAT, "%s:%ld: line longer than %zu characters", file, lineno,
                           sizeof line - 2);
             break;
@@ -85,6 +102,21 @@ clphys_status clphys_nbody_read(clphys_context *ctx, const char *file, clphys_nb
             st = cp_error(ctx, CLPHYS_ERR_INPUT, "%s:%ld: negative mass %g", file, lineno, val[1]);
             break;
         }
+        /* bounds that keep m v^2, G m m / r and r^2 finite and nonzero in
+           double precision (clphys_nbody_read says them) */
+        for (int c = 1; c < 8; c++) {
+            const double a = fabs(val[c]);
+            if (a > NBODY_VALUE_MAX)
+                st = cp_error(ctx, CLPHYS_ERR_INPUT, "%s:%ld: field %d = %g: |%s| above %g", file, lineno, c + 1,
+                              val[c], c == 1 ? "mass" : c < 5 ? "coordinate" : "velocity", NBODY_VALUE_MAX);
+            else if (c >= 2 && c < 5 && a > 0 && a < NBODY_POSITION_MIN)
+                st = cp_error(ctx, CLPHYS_ERR_INPUT,
+                              "%s:%ld: field %d = %g: a coordinate other than 0 below %g in magnitude (distances "
+                              "this small square to below what double precision holds)",
+                              file, lineno, c + 1, val[c], NBODY_POSITION_MIN);
+            if (st) break;
+        }
+        if (st) break;
         if (s.n == cap && (st = grow(ctx, &s, &cap))) break;
         for (int c = 0; c < 4; c++) s.x[4 * s.n + c] = c < 3 ? val[2 + c] : val[1];
         for (int c = 0; c < 3; c++) s.v[3 * s.n + c] = val[5 + c];
