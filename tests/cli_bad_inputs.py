@@ -110,7 +110,7 @@ def ildg_format(name, old, new):
     return write(name, bytes(out))
 
 
-# rows: (input as the table shows it, argv, exit status, what the message must contain)
+# rows: (input as the table shows it, argv, exit status, what the message must contain[, environment])
 G = os.path.join(data, "gauge")
 rows = [
     ("`md --steps 4294967297`", FCC + ["--steps", "4294967297"], 2, "--steps: 4294967297 is out of range (0 .. 2147483647)"),
@@ -237,6 +237,9 @@ rows += [
      "m1e308.txt:1: field 2 = 1e+308: |mass| above 1e+100"),
     ("NBabel: velocity `1e308`", ["nbody", "--input", path("v1e308.txt")] + NB, 1,
      "v1e308.txt:2: field 6 = 1e+308: |velocity| above 1e+100"),
+    ("`tune` with `CLPHYS_CACHE_DIR` a regular file", ["tune", "--quick", "--path", "gravity"], 1,
+     "clphys tune: the tuning cache cannot be written, so no choice would be kept",
+     {"CLPHYS_CACHE_DIR": path("hello.txt")}),
     ("`md --xyz FIFO --force`", FCC + ["--steps", "1", "--xyz", path("fifo.xyz"), "--force"], 2,
      "exists and is not a regular file (a device, FIFO or socket)"),
     ("`md --xyz` of a 250-character name (legal)", FCC + ["--steps", "1", "--xyz", path("a" * 250)], 0,
@@ -245,8 +248,10 @@ rows += [
 
 failures = 0
 out_rows = []
-for shown, argv, want_rc, needle in rows:
-    p = subprocess.run([clphys] + argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+for row in rows:
+    shown, argv, want_rc, needle = row[:4]
+    run_env = dict(env, **row[4]) if len(row) > 4 else env  # a row's own environment, when it has one
+    p = subprocess.run([clphys] + argv, env=run_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
     text = (p.stderr.decode(errors="replace") + p.stdout.decode(errors="replace")).strip()
     ok = p.returncode == want_rc and needle in text
     if not ok:
