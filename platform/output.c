@@ -104,7 +104,7 @@ static void remove_leftovers(const char *dir, const char *prefix)
     const size_t pl = strlen(prefix);
     for (struct dirent *e; (e = readdir(d));) {
         const char *p = e->d_name;
-        if (strncmp(p, prefix, pl) || !p[pl]) continue;
+        if (strncmp(p, prefix, pl) || p[pl] < '1' || p[pl] > '9') continue;
         char *end;
         errno = 0;
         long pid = strtol(p + pl, &end, 10);
@@ -145,7 +145,7 @@ clphys_status clphys_output_open(const char *file, FILE **f, char *tmp, size_t t
                         file);
     /* a name of this pattern with our pid is a leftover of an earlier process */
     unlink(tmp);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666); /* the umask decides, as for fopen */
     if (fd < 0) return cp_error(NULL, CLPHYS_ERR_IO, "%s: cannot create %s: %s", file, tmp, strerror(errno));
     pending_add(tmp);
     *f = fdopen(fd, "wb");
