@@ -8,6 +8,7 @@ never touched by a write of FILE; a full disk says "No space left on device"
 
 Usage: cli_outputs.py CLPHYS"""
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -74,7 +75,8 @@ with open(snap + ".tmp", "w") as f:
 r = subprocess.run([clphys, "nbody", "--plummer", "16", "--seed", "1", "--dt", "0.01", "--t-end", "0.02", "--eps",
                     "0.01", "--output", snap], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 kept = os.path.exists(snap + ".tmp") and open(snap + ".tmp").read() == "the user's file\n"
-check(r.returncode == 0 and kept and os.path.getsize(snap) > 0 and leftovers("snap.txt") == [], "nbody --output snap.txt leaves the user's snap.txt.tmp alone")
+check(r.returncode == 0 and kept and os.path.getsize(snap) > 0 and leftovers("snap.txt") == [],
+      "nbody --output snap.txt leaves the user's snap.txt.tmp alone")
 
 # U4: a full disk is named as such (md --write-data, lqcd generate, nbody --output)
 mnt = os.path.join(tmp, "mnt")
@@ -99,4 +101,5 @@ else:
               "%s on a full disk: exit %d, '%s', left %s" % (name, r.returncode, err.strip().splitlines()[-1:], left))
 
 print("%d failures" % failures)
+shutil.rmtree(tmp, ignore_errors=True)
 sys.exit(1 if failures else 0)
