@@ -220,6 +220,8 @@ rows += [
     ("LAMMPS data: velocity `1e308`", ["md", "--data", path("v1e308.data")] + MD + ["--steps", "1"], 1,
      "atom ID 1 has velocity (0, 1e+308, 0): it would move |v| dt = inf per step"),
     ("`md --dt 1e300`", FCC[:-1] + ["1e300", "--steps", "1"], 1, "per step, more than half the box (3.35919)"),
+    ("`md --epsilon 1e308`", FCC + ["--steps", "1", "--epsilon", "1e308"], 1,
+     "not overlapping: the force overflowed the fp64 range"),
     ("`md --dt 0.5` (diverges)", FCC[:-1] + ["0.5", "--steps", "100", "--thermo", "100"], 1,
      "md: step 100: atom ID"),
     ("`md --dt 1e-320`", FCC[:-1] + ["1e-320", "--steps", "1"], 2,
