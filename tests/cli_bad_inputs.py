@@ -231,7 +231,7 @@ rows += [
     ("NBabel: two particles 1e-170 apart", ["nbody", "--input", path("apart170.txt")] + NB, 1,
      "apart170.txt:2: field 3 = 1e-170: a coordinate other than 0 below 1e-100 in magnitude"),
     ("NBabel: two particles 1e-100 apart, `--eps 0`", ["nbody", "--input", path("apart100.txt")] + NB, 1,
-     "step 1 (t = 0.01): particle 0 has a non-finite kinetic energy m v^2 / 2"),
+     "particle 0 has a non-finite"),
     ("NBabel: two particles 1e-100 apart, `--precision fp32`",
      ["nbody", "--input", path("apart100.txt"), "--precision", "fp32"] + NB, 1,
      "particle 1: a coordinate = 1e-100 is out of the fp32 range of clphys nbody"),
