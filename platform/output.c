@@ -143,11 +143,17 @@ clphys_status clphys_output_open(const char *file, FILE **f, char *tmp, size_t t
     if (stat(file, &sb) == 0 && !S_ISREG(sb.st_mode))
         return cp_error(NULL, CLPHYS_ERR_IO, "%s: exists and is not a regular file; clphys replaces regular files only",
                         file);
-    /* a name of this pattern with our pid is a leftover of an earlier process */
+    /* a name of this pattern with our pid is a leftover of an earlier
+       process; registered before it is made, so that a signal between the
+       two leaves nothing behind */
     unlink(tmp);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666); /* the umask decides, as for fopen */
-    if (fd < 0) return cp_error(NULL, CLPHYS_ERR_IO, "%s: cannot create %s: %s", file, tmp, strerror(errno));
     pending_add(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666); /* the umask decides, as for fopen */
+    if (fd < 0) {
+        int e = errno;
+        pending_remove(tmp);
+        return cp_error(NULL, CLPHYS_ERR_IO, "%s: cannot create %s: %s", file, tmp, strerror(e));
+    }
     *f = fdopen(fd, "wb");
     if (!*f) {
         int e = errno;

@@ -37,11 +37,22 @@ def md(xyz, steps, *extra):
             "--skin", "0.3", "--dt", "0.005", "--steps", str(steps), "--thermo", "50", "--xyz", xyz] + list(extra)
 
 
+def writing(stem):
+    """The temporary files of stem that hold data (the empty one that the
+    output check makes and removes at once is not the trajectory's)."""
+    def size(n):
+        try:
+            return os.path.getsize(os.path.join(tmp, n))
+        except OSError:
+            return 0
+    return [n for n in leftovers(stem) if size(n) > 0]
+
+
 def start_writing(xyz):
-    """An md run with its trajectory's temporary file open, once it is there."""
+    """An md run with its trajectory's temporary file open, once frames are in it."""
     p = subprocess.Popen(md(xyz, 2000000000), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     t0 = time.time()
-    while not leftovers(os.path.basename(xyz)) and time.time() - t0 < 120 and p.poll() is None:
+    while not writing(os.path.basename(xyz)) and time.time() - t0 < 120 and p.poll() is None:
         time.sleep(0.02)
     return p
 
@@ -50,7 +61,7 @@ def start_writing(xyz):
 for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     xyz = os.path.join(tmp, "sig%d.xyz" % sig)
     p = start_writing(xyz)
-    had = leftovers(os.path.basename(xyz))
+    had = writing(os.path.basename(xyz))
     p.send_signal(sig)
     rc = p.wait(timeout=60)
     check(had and rc == -sig and not leftovers(os.path.basename(xyz)) and not os.path.exists(xyz),
