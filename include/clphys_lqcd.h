@@ -185,7 +185,8 @@ typedef struct {
 /* Read a gauge file in any of the formats above; *g is created by the call
  * (release it with clphys_gauge_destroy; on error it is left empty).  p and
  * info may be NULL (defaults; nothing reported).  Errors, each naming the
- * file and the check that failed: CLPHYS_ERR_IO (cannot open or read),
+ * file and the check that failed: CLPHYS_ERR_IO (cannot open or read, not
+ * a regular file),
  * CLPHYS_ERR_FORMAT (not a gauge file of a known format, a malformed or
  * inconsistent header, a size that disagrees with the file, non-finite or
  * non-unitary links, a checksum, plaquette or link trace that disagrees,
@@ -197,7 +198,8 @@ clphys_status clphys_gauge_read(const char *file, const clphys_gauge_read_params
                                 clphys_gauge_file_info *info);
 /* The format of a file from its first bytes (CLPHYS_GAUGE_FILE_AUTO when it
  * is none of them).  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL),
- * CLPHYS_ERR_IO (cannot open). */
+ * CLPHYS_ERR_IO (cannot open, or not a regular file: a pipe is not read,
+ * so nothing of it is consumed). */
 clphys_status clphys_gauge_file_detect(const char *file, clphys_gauge_file_format *format);
 /* Write g as NERSC (rows 2 or 3 stored) or ILDG (rows must be 3), in
  * precision (big-endian IEEE), with the checksum, plaquette and link trace
