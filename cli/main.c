@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "cli_mpi.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,29 @@ int cli_context_done(clphys_context *ctx, int rc)
     return rc;
 }
 
+/* SIGINT, SIGTERM, SIGHUP: remove the temporary files of the outputs being
+ * written (async-signal-safe), then die of the signal as without us. */
+static void on_signal(int sig)
+{
+    clphys_outputs_remove_pending();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void catch_signals(void)
+{
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (int k = 0; k < 3; k++) {
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        for (int j = 0; j < 3; j++) sigaddset(&sa.sa_mask, sigs[j]);
+        /* a signal ignored by whoever started us (nohup) stays ignored */
+        if (sigaction(sigs[k], NULL, &old) == 0 && old.sa_handler != SIG_IGN) sigaction(sigs[k], &sa, NULL);
+    }
+}
+
 static void usage(FILE *out)
 {
     fprintf(out, "clphys %s — portable OpenCL kernels for particle and lattice simulation\n\n"
@@ -76,6 +100,7 @@ int main(int argc, char **argv)
     for (const command *c = commands; c->name; c++)
         if (!strcmp(argv[1], c->name)) {
             int rc = cli_mpi_start(&argc, &argv);
+            catch_signals();
             if (rc) return rc;
             return cli_mpi_end(c->fn(argc - 1, argv + 1));
         }

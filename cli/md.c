@@ -65,14 +65,9 @@ void md_cli_row(const clphys_md_thermo *t)
 /* Close the trajectory and move it into place, or remove it; message names the file. */
 int md_cli_xyz_finish(FILE *xf, const char *tmp, const char *xyz, int ok)
 {
-    int e = 0;
-    if (fclose(xf) != 0 && ok) ok = 0, e = errno;
-    if (ok && rename(tmp, xyz) != 0) ok = 0, e = errno;
-    if (!ok) {
-        remove(tmp);
-        if (e) fprintf(stderr, "clphys md: --xyz %s: %s\n", xyz, strerror(e));
-    }
-    return ok;
+    clphys_status st = clphys_output_close(xf, tmp, xyz, ok);
+    if (st && ok) fprintf(stderr, "clphys md: --xyz: %s\n", clphys_last_error(NULL));
+    return !st;
 }
 
 int cmd_md(int argc, char **argv)
@@ -191,10 +186,8 @@ int cmd_md(int argc, char **argv)
     char xtmp[4200];
     int xyz_ok = 1;
     if (!st && xyz) {
-        snprintf(xtmp, sizeof xtmp, "%s.tmp.%ld", xyz, (long)getpid());
-        xf = fopen(xtmp, "w");
-        if (!xf) {
-            fprintf(stderr, "clphys md: --xyz %s: cannot create %s: %s\n", xyz, xtmp, strerror(errno));
+        if (clphys_output_open(xyz, &xf, xtmp, sizeof xtmp)) {
+            fprintf(stderr, "clphys md: --xyz: %s\n", clphys_last_error(NULL));
             clphys_md_plan_destroy(plan);
             clphys_md_system_destroy(&sys);
             return cli_context_done(ctx, 1);

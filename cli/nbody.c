@@ -45,7 +45,7 @@ static void usage(FILE *out)
             "  --work-group, --i-per-item  tiled-kernel tuning (0 = chosen from the device)\n"
             "  --fast-rsqrt64  fp64: rsqrt from an fp32 estimate + one Newton step (rel. error ~1e-14);\n"
             "                  default: full fp64 precision (series for r^-3 on NVIDIA, OpenCL rsqrt elsewhere)\n"
-            "  --output        snapshot in the input format, rewritten at every energy row (FILE.tmp, then\n"
+            "  --output        snapshot in the input format, rewritten at every energy row (FILE.tmp.PID, then\n"
             "                  renamed, so FILE is always a whole snapshot; the last one is at t_end); never the\n"
             "                  input; an existing FILE is replaced only with --force, checked before the run\n"
             "  --exchange      under MPI, how the j-particles travel between ranks (Miki, Takahashi & Mori):\n"
@@ -124,13 +124,78 @@ static clphys_status force(engine *e, const clphys_nbody_system *s, double *acc,
     return st;
 }
 
-static clphys_status energy(engine *e, const clphys_nbody_system *s, const double *pot, clphys_nbody_energy *en)
+/* fp32: 1, having said so on stderr, when a particle's mass, coordinate or
+ * velocity is beyond what fp32 forces hold (above 1e15 or, for a
+ * coordinate other than 0, below 1e-15 in magnitude: r^2 and m / r^2 would
+ * overflow or vanish, and a pair be lost); the reader's own bounds are
+ * fp64's. */
+static int fp32_out_of_range(const clphys_nbody_system *s)
 {
+    for (size_t i = 0; i < s->n; i++)
+        for (int c = 0; c < 7; c++) {
+            const double v = c < 4 ? s->x[4 * i + (c + 3) % 4] : s->v[3 * i + c - 4], a = fabs(v);
+            if (a > 1e15 || (c >= 1 && c < 4 && a > 0 && a < 1e-15)) {
+                fprintf(stderr,
+                        "clphys nbody: invalid input: particle %zu: %s = %g is out of the fp32 range of clphys nbody "
+                        "(0 or 1e-15 .. 1e15 in magnitude for coordinates, at most 1e15 otherwise); use --precision "
+                        "fp64\n",
+                        i, c == 0 ? "mass" : c < 4 ? "a coordinate" : "a velocity", v);
+                return 1;
+            }
+        }
+    return 0;
+}
+
+/* CLPHYS_ERR_INPUT, having said so on stderr naming step k and the first
+ * particle of s whose position, velocity, kinetic energy m v^2 / 2,
+ * acceleration or potential (acc, pot: NULL to skip) is not finite; success
+ * when there is none. */
+static clphys_status finite_state(const clphys_nbody_system *s, const double *acc, const double *pot, long long k,
+                                  double t)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const double *x = s->x + 4 * i, *v = s->v + 3 * i, m = x[3];
+        const double ke = 0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        const char *what = !isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2]) ? "position"
+                         : !isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]) ? "velocity"
+                         : !isfinite(ke)                                          ? "kinetic energy m v^2 / 2"
+                         : acc && (!isfinite(acc[3 * i]) || !isfinite(acc[3 * i + 1]) || !isfinite(acc[3 * i + 2]))
+                             ? "acceleration"
+                         : pot && !isfinite(pot[i]) ? "potential"
+                                                    : NULL;
+        if (what) {
+            fprintf(stderr, "clphys nbody: invalid input: step %lld (t = %g): particle %zu%s has a non-finite %s: x = (%g, %g, %g), v = (%g, %g, "
+                            "%g), m = %g; the integration diverged (a close encounter with too small --eps, or "
+                            "--dt too large)\n",
+                            k, t, i, cli_mpi_size() > 1 ? " of this rank" : "", what, x[0],
+                            x[1], x[2], v[0], v[1], v[2], m);
+            return CLPHYS_ERR_INPUT;
+        }
+    }
+    return CLPHYS_SUCCESS;
+}
+
+/* The energies of step k (time t), which must be finite (under MPI they are
+ * the same on every rank, and so is the verdict); *said = 1 when the
+ * message is out (on rank 0). */
+static clphys_status energy(engine *e, const clphys_nbody_system *s, const double *pot, long long k, double t,
+                            clphys_nbody_energy *en, int *said)
+{
+    clphys_status st;
 #ifdef CLPHYS_HAVE_MPI
-    if (e->dist) return clphys_nbody_mpi_energy(e->comm, s, pot, en);
+    if (e->dist) st = clphys_nbody_mpi_energy(e->comm, s, pot, en);
+    else
 #endif
+        st = clphys_nbody_energy_of(NULL, s, pot, en);
     (void)e;
-    return clphys_nbody_energy_of(NULL, s, pot, en);
+    if (st || (isfinite(en->kinetic) && isfinite(en->potential) && isfinite(en->total))) return st;
+    *said = 1;
+    if (cli_mpi_rank() > 0 || finite_state(s, NULL, pot, k, t)) return CLPHYS_ERR_INPUT;
+    fprintf(stderr,
+            "clphys nbody: invalid input: step %lld (t = %g): the energies are not finite (kinetic %g, potential %g, "
+            "total %g); the integration diverged (a close encounter with too small --eps, or --dt too large)\n",
+            k, t, en->kinetic, en->potential, en->total);
+    return CLPHYS_ERR_INPUT;
 }
 
 /* The snapshot: under MPI gathered on rank 0, which writes it; the status is
@@ -225,6 +290,7 @@ int cmd_nbody(int argc, char **argv)
     e.dist = cli_mpi_comm(&e.comm);
 #endif
     clphys_status st = CLPHYS_SUCCESS;
+    int said = 0; /* the failure's message is out */
     clphys_nbody_system s = {0, NULL, NULL}, all = {0, NULL, NULL};
     double *acc = NULL, *pot = NULL;
     size_t N = 0;
@@ -258,6 +324,7 @@ int cmd_nbody(int argc, char **argv)
     if (rank == 0)
         st = o.input ? clphys_nbody_read(NULL, o.input, &all)
                      : clphys_nbody_plummer(NULL, (size_t)o.plummer, (uint64_t)o.seed, &all);
+    if (!st && rank == 0 && !o.prec && fp32_out_of_range(&all)) st = CLPHYS_ERR_INPUT, said = 1;
     N = all.n;
 #ifdef CLPHYS_HAVE_MPI
     if (e.dist) {
@@ -310,7 +377,8 @@ int cmd_nbody(int argc, char **argv)
     /* the full input check (coincident points with eps = 0) once, on one device */
     if ((st = force(&e, &s, acc, pot, 1, &t))) goto fail_ctx;
     clphys_nbody_energy e0, en;
-    if ((st = energy(&e, &s, pot, &e0))) goto fail;
+    if (!e.dist && finite_state(&s, acc, pot, 0, 0.0)) goto fail_said;
+    if ((st = energy(&e, &s, pot, 0, 0.0, &e0, &said))) goto fail;
     const double E0 = e0.total;
     if (rank == 0) {
         const clphys_device_info *dev = clphys_context_device(e.ctxs[0]);
@@ -355,8 +423,11 @@ int cmd_nbody(int argc, char **argv)
         sum.total_s += t.total_s, sum.kernel_s += t.kernel_s, sum.exchange_s += t.exchange_s;
         sum.exposed_s += t.exposed_s;
         for (size_t i = 0; i < 3 * n; i++) s.v[i] += 0.5 * dt * acc[i]; /* kick */
+        /* one process: every step (O(n) beside the force's O(n^2)); under MPI
+           at the energy rows, whose verdict every rank shares */
+        if (!e.dist && finite_state(&s, acc, pot, k, k * dt)) goto fail_said;
         if (k % out_every == 0 || k == nsteps) {
-            if ((st = energy(&e, &s, pot, &en))) goto fail;
+            if ((st = energy(&e, &s, pot, k, k * dt, &en, &said))) goto fail;
             ROW(k * dt, en);
             /* the snapshot follows each energy row, replaced atomically */
             if (o.output && (st = snapshot(&e, o.output, &s))) goto fail;
@@ -385,6 +456,11 @@ fail_ctx:
         goto done;
     }
 fail:
+    if (said) {
+    fail_said:
+        rc = 1;
+        goto done;
+    }
     rc = cli_fail("nbody", st, NULL);
 done:
     clphys_gravity_plan_destroy(e.plan);

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -40,6 +41,9 @@ int cli_real(const char *cmd, const char *opt, const char *s, double lo, double 
     errno = 0;
     double v = strtod(s, &end);
     if (*end) return fail(cmd, opt, "'%s' is not a number", s);
+    if (errno == ERANGE && isfinite(v) && fabs(v) < DBL_MIN)
+        return fail(cmd, opt, "'%s' underflows: a magnitude other than 0 below 2.2250738585072014e-308, the smallest "
+                              "normal double", s);
     if (!isfinite(v) || errno == ERANGE) return fail(cmd, opt, "'%s' is not a finite number", s);
     /* written so that no comparison lets a NaN through (v is finite here anyway) */
     if (!(lo_open ? v > lo : v >= lo) || !(v <= hi)) {

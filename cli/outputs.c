@@ -1,6 +1,7 @@
 /* outputs.c — see outputs.h. */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "outputs.h"
+#include "clphys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -67,22 +68,23 @@ int cli_check_outputs(const char *cmd, const cli_file *inputs, int nin, const cl
         struct stat st;
         if (stat(o->path, &st) == 0) {
             if (S_ISDIR(st.st_mode)) return refuse(cmd, o, "is a folder", NULL);
+            if (!S_ISREG(st.st_mode))
+                return refuse(cmd, o, "exists and is not a regular file (a device, FIFO or socket)",
+                              "; clphys replaces regular files only, with --force");
             if (!force) return refuse(cmd, o, "exists", " (--force replaces it)");
         }
-        /* the folder takes a new file: the writers' temporary name, made and removed */
-        char tmp[PATH_MAX + 32];
-        int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", o->path, (long)getpid());
-        if (n < 0 || (size_t)n >= sizeof tmp) return refuse(cmd, o, "the name is too long", NULL);
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
-        if (fd < 0) {
+        /* the folder takes a new file: the writers' temporary file, made and removed */
+        FILE *f;
+        char tmp[PATH_MAX + 64];
+        if (clphys_output_open(o->path, &f, tmp, sizeof tmp)) {
             char dir[PATH_MAX], why[PATH_MAX + 256];
             const char *name;
             split_path(o->path, dir, sizeof dir, &name);
+            if (errno == ENAMETOOLONG) return refuse(cmd, o, "the name is too long", NULL);
             snprintf(why, sizeof why, "cannot create a file in '%s': %s", dir, strerror(errno));
             return refuse(cmd, o, why, NULL);
         }
-        close(fd);
-        unlink(tmp);
+        clphys_output_close(f, tmp, o->path, 0);
     }
     return 0;
 }

@@ -4,9 +4,10 @@
  *  - an output may not be an input of the same run, nor another output
  *    (the same file however it is named: device and inode when both exist,
  *    the resolved folder and name otherwise);
- *  - an existing output is replaced only with --force (a folder never);
+ *  - an existing output is replaced only with --force, and only when it is
+ *    a regular file (never a folder, device node, FIFO or socket);
  *  - each output's folder must take a new file: the temporary name the
- *    writers use (FILE.tmp.PID) is created there and removed.
+ *    writers use (clphys_output_open) is created there and removed.
  * Every refusal names the option, the file and the reason. */
 #ifndef CLPHYS_CLI_OUTPUTS_H
 #define CLPHYS_CLI_OUTPUTS_H

@@ -4,6 +4,7 @@
 #include "opt.h"
 
 #include <stdio.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -112,6 +113,32 @@ static int select_paths(const char *list, int on[NTUNERS])
     return 0;
 }
 
+/* 0 when the tuning cache file can be written (its folder made, a
+ * temporary file created there and removed); else 1, having said why. */
+static int cache_unwritable(const char *file)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", file);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = 0;
+        for (char *p = dir + 1; *p; p++)
+            if (*p == '/') *p = 0, mkdir(dir, 0755), *p = '/';
+        mkdir(dir, 0755);
+    }
+    FILE *f;
+    char tmp[4200];
+    if (clphys_output_open(file, &f, tmp, sizeof tmp) == CLPHYS_SUCCESS) {
+        clphys_output_close(f, tmp, file, 0);
+        return 0;
+    }
+    fprintf(stderr,
+            "clphys tune: the tuning cache cannot be written, so no choice would be kept: %s; set CLPHYS_CACHE_DIR "
+            "to a writable folder\n",
+            clphys_last_error(NULL));
+    return 1;
+}
+
 int cmd_tune(int argc, char **argv)
 {
     const char *device = NULL, *paths = NULL;
@@ -132,6 +159,13 @@ int cmd_tune(int argc, char **argv)
     clphys_status st = clphys_context_create(device, &ctx);
     if (st) return cli_fail("tune", st, NULL);
     const clphys_device_info *d = clphys_context_device(ctx);
+    clphys_tune_status s;
+    if (clphys_tune_status_get(d, &s) == CLPHYS_SUCCESS) {
+        if (!*s.file)
+            fprintf(stderr, "clphys tune: the cache is disabled (CLPHYS_NO_CACHE): the choices are shown, not kept\n");
+        else if (cache_unwritable(s.file))
+            return cli_context_done(ctx, 1);
+    }
     report r = {.tty = isatty(STDERR_FILENO), .t0 = now()};
     const clphys_tune_options o = {.quick = quick, .progress = on_progress, .chosen = on_chosen, .user = &r};
     printf("# clphys tune%s on %s (%s, %s)\n", quick ? " --quick" : "", d->name, d->platform, d->driver_version);
@@ -149,9 +183,13 @@ int cmd_tune(int argc, char **argv)
         }
         fprintf(stderr, "clphys tune: %s tuned in %.1f s\n", tuners[i].name, now() - t);
     }
-    clphys_tune_status s;
-    if (clphys_tune_status_get(d, &s) == CLPHYS_SUCCESS)
+    if (clphys_tune_status_get(d, &s) == CLPHYS_SUCCESS) {
+        if (!rc && r.choices > 0 && *s.file && s.entries <= 0) {
+            fprintf(stderr, "clphys tune: %d choices made, but the tuning cache %s holds none\n", r.choices, s.file);
+            rc = 1;
+        }
         printf("# %d choices; tuning cache %s: %d entries, tuned paths: %s\n", r.choices, *s.file ? s.file : "(disabled)",
                s.entries, *s.paths ? s.paths : "none");
+    }
     return cli_context_done(ctx, rc);
 }

@@ -43,6 +43,7 @@
 #endif
 #include <CL/cl.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -303,6 +304,32 @@ typedef struct {
 /* Fill *s for dev (e.g. an entry of clphys_devices_list).  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL). */
 clphys_status clphys_tune_status_get(const clphys_device_info *dev, clphys_tune_status *s);
+
+/* ---- output files: whole or absent ---------------------------------------------
+ * Every file clphys writes is written to a temporary name in its folder and
+ * renamed over FILE once complete, so FILE is never half written.  The
+ * temporary name is FILE.tmp.PID, or DIR/.clphys-H.tmp.PID (H: 16 hex
+ * digits of a hash of the name) when that would exceed the folder's name
+ * length limit (NAME_MAX).  A temporary file of that pattern whose process
+ * is gone (a run killed with SIGKILL or a crash) is removed by the next
+ * clphys_output_open of the same FILE.  FILE, where it exists, must be a
+ * regular file (a device node or FIFO is never replaced).
+ * clphys_output_open creates the temporary file (its name into tmp, of
+ * tmp_size bytes; PATH_MAX + 32 suffices) and opens *f on it, binary.
+ * Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL), CLPHYS_ERR_IO (FILE not a
+ * regular file, the name too long, cannot create). */
+clphys_status clphys_output_open(const char *file, FILE **f, char *tmp, size_t tmp_size);
+/* Flush, sync and close f; when ok and all that succeeded, rename tmp to
+ * file, otherwise remove tmp.  ok = 0 says a write failed: call it right
+ * after the failed write, so that errno still names the cause.  Errors:
+ * CLPHYS_ERR_IO naming the file and the system's reason (e.g. "No space
+ * left on device"), CLPHYS_ERR_INVALID_ARGUMENT (NULL). */
+clphys_status clphys_output_close(FILE *f, const char *tmp, const char *file, int ok);
+/* Remove every temporary file of an output still being written in this
+ * process (opened, not yet closed).  Async-signal-safe (unlink(2) only):
+ * for an application's SIGINT/SIGTERM/SIGHUP handler, before it re-raises
+ * the signal; the library installs no handler itself. */
+void clphys_outputs_remove_pending(void);
 
 #ifdef __cplusplus
 }

@@ -305,14 +305,19 @@ void clphys_nbody_system_destroy(clphys_nbody_system *s);
  * be NULL (message via clphys_last_error(NULL)).  Errors name the file and
  * line: CLPHYS_ERR_INVALID_ARGUMENT (file or s NULL), CLPHYS_ERR_IO (cannot
  * open or read), CLPHYS_ERR_FORMAT (a line longer than 4094 characters, a
- * field count other than 8, a field that is not a number), CLPHYS_ERR_INPUT
- * (NaN/inf, negative mass, total mass <= 0, no particles),
+ * NUL byte (binary data), a field count other than 8, a field that is not
+ * a number), CLPHYS_ERR_INPUT (NaN/inf, negative mass, total mass <= 0, no
+ * particles, a mass, coordinate or velocity above 1e100 in magnitude, a
+ * coordinate other than 0 below 1e-100 in magnitude: the bounds that keep
+ * m v^2 and r^2 finite and nonzero in double precision),
  * CLPHYS_ERR_OUT_OF_MEMORY. */
 clphys_status clphys_nbody_read(clphys_context *ctx, const char *file, clphys_nbody_system *s);
-/* Write the same format (id = index, %.17g: read back bit for bit) to
- * file.tmp, then rename: never a half-written file.  Errors:
+/* Write the same format (id = index, %.17g: read back bit for bit) through
+ * clphys_output_open/close (a temporary FILE.tmp.PID, then renamed: never a
+ * half-written file).  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT (file or s NULL, or n > 0 with NULL arrays),
- * CLPHYS_ERR_IO (cannot create, write or rename; file.tmp removed),
+ * CLPHYS_ERR_IO (file not a regular file, cannot create, write or rename,
+ * saying why, e.g. "No space left on device"; the temporary file removed),
  * CLPHYS_ERR_OUT_OF_MEMORY. */
 clphys_status clphys_nbody_write(clphys_context *ctx, const char *file, const clphys_nbody_system *s);
 /* Plummer sphere (Aarseth, Henon & Wielen, A&A 37, 183 (1974)) of n equal

@@ -127,6 +127,11 @@ clphys_status clphys_lqcd_grid_local(const int dims[4], const int grid[4], int r
  *    time stamp, int32 order (0 = natural site order, the only one read),
  *    uint32 sum29 and sum31, then fp32 3x3 links.  The checksums XOR each
  *    32-bit word rotated left by (72 site + k) mod 29 (mod 31).
+ * Files are read from regular files only (a pipe, FIFO or device is
+ * refused: its size cannot be checked first).  A NERSC header key that
+ * clphys reads (DIMENSION_n, DATATYPE, FLOATING_POINT, CHECKSUM, PLAQUETTE,
+ * LINK_TRACE) given twice is refused; ILDG XML is read as XML (comments
+ * skipped, every element closed by its own end tag, given once).
  * What is verified on reading, always: the data size against the file's
  * size before anything is allocated (a header cannot make the reader
  * allocate more than the file holds), every link entry finite, every link
@@ -134,12 +139,17 @@ clphys_status clphys_lqcd_grid_local(const int dims[4], const int grid[4], int r
  * CLPHYS_GAUGE_UNITARITY_TOL_FP64 (|U U^+ - 1| entries and |det U - 1|), and
  * whatever the file carries of checksum, plaquette and link trace
  * (plaquette and trace to 1e-6 x max(|value|, 1): headers print ~10
- * digits).  A file that carries no checksum (NERSC: CHECKSUM missing or 0;
- * ILDG: no scidac-checksum record; MILC: both sums 0), or a NERSC file
- * without PLAQUETTE or LINK_TRACE, cannot be verified: it is refused
- * unless allow_unverified is set, and then info->unverified says what was
- * missing.  A checksum, plaquette or trace that is present and wrong is an
- * error either way. */
+ * digits).  A file that carries no checksum (NERSC: CHECKSUM missing, or
+ * 0 while the data's sum is not; ILDG: no scidac-checksum record; MILC:
+ * both sums 0 while the data's are not), or a NERSC file without PLAQUETTE
+ * or LINK_TRACE, cannot be verified: it is refused unless allow_unverified
+ * is set, and then info->unverified says what was missing.  A checksum,
+ * plaquette or trace that is present and wrong is an error, unless
+ * allow_unverified is set: then no claim of the header is held against the
+ * data, and info->unverified names each one skipped with the data's value
+ * (e.g. "LINK_TRACE = 0 skipped (the data's is 0.3)").  A CHECKSUM of 0
+ * that the data's sum matches is verified (a cold field of even extents
+ * can sum to 0 mod 2^32). */
 #define CLPHYS_GAUGE_UNITARITY_TOL_FP32 1e-5
 #define CLPHYS_GAUGE_UNITARITY_TOL_FP64 1e-10
 
@@ -153,8 +163,9 @@ typedef enum {
 /* A zeroed struct: format detected, an unverifiable file refused. */
 typedef struct {
     clphys_gauge_file_format format;
-    int allow_unverified;        /* 1: read a file that carries no checksum
-                                    (the CLI's --no-checksum)                 */
+    int allow_unverified;        /* 1: read a file that carries no checksum,
+                                    and skip (and name) the header's claims
+                                    that disagree (the CLI's --no-checksum)   */
 } clphys_gauge_read_params;
 
 /* What a read found. */
@@ -166,14 +177,16 @@ typedef struct {
     int plaquette_verified;      /* 1: a plaquette in the file matched         */
     int link_trace_verified;     /* 1: a link trace in the file matched        */
     double unitarity;            /* clphys_gauge_unitarity_violation of it    */
-    char unverified[256];        /* "" or what could not be verified, e.g.
-                                    "CHECKSUM = 0, no LINK_TRACE"             */
+    char unverified[256];        /* "" or what could not be verified or was
+                                    skipped, e.g. "CHECKSUM = 0, no
+                                    LINK_TRACE"                               */
 } clphys_gauge_file_info;
 
 /* Read a gauge file in any of the formats above; *g is created by the call
  * (release it with clphys_gauge_destroy; on error it is left empty).  p and
  * info may be NULL (defaults; nothing reported).  Errors, each naming the
- * file and the check that failed: CLPHYS_ERR_IO (cannot open or read),
+ * file and the check that failed: CLPHYS_ERR_IO (cannot open or read, not
+ * a regular file),
  * CLPHYS_ERR_FORMAT (not a gauge file of a known format, a malformed or
  * inconsistent header, a size that disagrees with the file, non-finite or
  * non-unitary links, a checksum, plaquette or link trace that disagrees,
@@ -185,12 +198,13 @@ clphys_status clphys_gauge_read(const char *file, const clphys_gauge_read_params
                                 clphys_gauge_file_info *info);
 /* The format of a file from its first bytes (CLPHYS_GAUGE_FILE_AUTO when it
  * is none of them).  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL),
- * CLPHYS_ERR_IO (cannot open). */
+ * CLPHYS_ERR_IO (cannot open, or not a regular file: a pipe is not read,
+ * so nothing of it is consumed). */
 clphys_status clphys_gauge_file_detect(const char *file, clphys_gauge_file_format *format);
 /* Write g as NERSC (rows 2 or 3 stored) or ILDG (rows must be 3), in
  * precision (big-endian IEEE), with the checksum, plaquette and link trace
- * of the data as a reader will see it; to FILE.tmp.PID, then renamed, so
- * FILE is never half written.  Writing then reading gives back the same
+ * of the data as a reader will see it; through clphys_output_open/close (a
+ * temporary FILE.tmp.PID, then renamed), so FILE is never half written.  Writing then reading gives back the same
  * bits (fp64, 3 rows) and the same file again.  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL, format AUTO or MILC, rows not 2 or 3,
  * ILDG with 2 rows), CLPHYS_ERR_IO (cannot create, write or rename; no file

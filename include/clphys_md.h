@@ -69,7 +69,9 @@ typedef struct {
 
 typedef struct clphys_neighbor_plan clphys_neighbor_plan;
 
-/* Make a plan: device buffers for n particles and the list's kernels.
+/* Make a plan: device buffers for n particles and the list's kernels.  The
+ * cells have edges >= r_search and number at most 8 n + 64 (larger cells in
+ * a box that is vast for its particles: memory follows n, not the box).
  * Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL, n = 0 or >= 2^31, r_search <= 0,
  * unknown layout, staged with a half list), CLPHYS_ERR_INPUT (a box edge
  * < 2 r_search), CLPHYS_ERR_UNSUPPORTED (fp64 missing; a staged block that
@@ -285,8 +287,10 @@ void clphys_md_system_destroy(clphys_md_system *sys);
  * may appear once.  Errors (message names file and line, and the atom by
  * its ID): CLPHYS_ERR_IO, CLPHYS_ERR_FORMAT (malformed lines, counts that
  * disagree, repeated sections or IDs, what clphys does not read: other atom
- * styles, triclinic boxes, bonds), CLPHYS_ERR_INPUT (an atom more than one
- * box length outside, a type outside 1 .. ntypes, a non-finite velocity),
+ * styles, triclinic boxes, bonds, a NUL byte: binary data), CLPHYS_ERR_INPUT
+ * (an atom more than one box length outside, a type outside 1 .. ntypes, a
+ * non-finite velocity, an image flag at INT_MAX or INT_MIN that the wrap
+ * would carry beyond the int range),
  * CLPHYS_ERR_OUT_OF_MEMORY. The error text is clphys_last_error(NULL). */
 clphys_status clphys_md_read_lammps_data(const char *file, clphys_md_system *sys);
 /* Write a LAMMPS data file (atomic style, with Velocities) to file.tmp.PID,
@@ -325,8 +329,11 @@ typedef struct clphys_md_plan clphys_md_plan;
  * and compute the initial forces.  Errors: as clphys_lj_plan_create, plus
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL, n = 0, dt <= 0, neigh_every < 1,
  * neigh_delay < 0), CLPHYS_ERR_INPUT (a mass <= 0, a non-finite
- * coordinate or velocity; the message names the atom by sys->id, and later
- * errors of overlapping atoms name them so too). */
+ * coordinate or velocity, a velocity that would carry the atom more than
+ * half the smallest box edge in one step (|v| dt > min L / 2: the minimum
+ * image of its displacement would hide the move from the list check) or
+ * whose m v^2 is not finite; the message names the atom by sys->id, and
+ * later errors name atoms so too). */
 clphys_status clphys_md_plan_create(clphys_context *ctx, const clphys_md_params *p,
                                     const clphys_md_system *sys, clphys_md_plan **plan);
 
@@ -378,11 +385,17 @@ void clphys_md_plan_destroy(clphys_md_plan *plan); /* NULL-safe; buffers stay */
  * to the profiled time of the kernels launched (s); NULL: the work may
  * still be queued on return (each rebuild check reads one word back).
  * Errors: CLPHYS_ERR_INVALID_ARGUMENT (plan NULL, steps < 0),
- * CLPHYS_ERR_OVERFLOW (a rebuilt list beyond the device's allocation). */
+ * CLPHYS_ERR_OVERFLOW (a rebuilt list beyond the device's allocation),
+ * CLPHYS_ERR_INPUT naming the step and the atom when the displacement
+ * check (run at every step it is due) finds a position that is not
+ * finite: a diverged run. */
 clphys_status clphys_md_run(clphys_md_plan *plan, int steps, double *kernel_s);
 /* Thermo of the plan's current state (reads energies, virial and velocities
  * back).  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL), CLPHYS_ERR_INPUT
- * (non-finite forces: overlapping atoms). */
+ * naming the step and the atom: a non-finite force (overlapping atoms when
+ * the nearest is closer than sigma / 2, else a diverged position or a
+ * force beyond the precision's range), a non-finite position, velocity or
+ * energy, or an atom whose |v| dt exceeds half the smallest box edge. */
 clphys_status clphys_md_thermo_now(clphys_md_plan *plan, clphys_md_thermo *t);
 /* Copy positions (inside [lo, hi)), velocities and image flags back into sys
  * (n*3 each, caller order; image may be NULL); sys->n must be the plan's n.

@@ -236,4 +236,13 @@ int cp_event_times(cl_event ev, double *start, double *end);
 /* SplitMix64: the next 64 random bits of *state (platform/rng.c). */
 uint64_t cp_splitmix64(uint64_t *state);
 
+/* ---- atomic outputs (platform/output.c; the public part: clphys_output_open) --
+ * The temporary name of an output (clphys_output_open says which) into tmp
+ * (n bytes), having removed the leftovers of dead processes under that
+ * pattern; 0, or ENAMETOOLONG. */
+int cp_output_tmp_name(const char *file, char *tmp, size_t n);
+/* Enter (pending 1) or leave (0) a temporary file made by another writer
+ * (e.g. libnetcdf's) in the registry clphys_outputs_remove_pending clears. */
+void cp_output_pending(const char *tmp, int pending);
+
 #endif /* CLPHYS_PLATFORM_H */

@@ -117,9 +117,9 @@ clphys_status cp_profile_write(clphys_context *ctx, const char *path)
     unsigned long launches = 0;
     for (int i = 0; i < p->nk; i++) total += p->k[i].sum, launches += p->k[i].n;
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return cp_error(ctx, CLPHYS_ERR_IO, "clphys_context_profile_write: cannot open %s", tmp);
+    FILE *f;
+    if (clphys_output_open(path, &f, tmp, sizeof tmp))
+        return cp_error(ctx, CLPHYS_ERR_IO, "clphys_context_profile_write: %s", clphys_last_error(NULL));
     fprintf(f, "# clphys kernel profile: %s; %lu launches, %.6f s of kernel time (END - START per launch)\n",
             ctx->info.name, launches, total);
     fprintf(f, "# %-40s %9s %12s %10s %10s %10s %6s\n", "kernel", "launches", "total_ms", "mean_us", "min_us",
@@ -129,13 +129,8 @@ clphys_status cp_profile_write(clphys_context *ctx, const char *path)
         fprintf(f, "%-42s %9lu %12.3f %10.2f %10.2f %10.2f %5.1f%%\n", e->name, e->n, e->sum * 1e3,
                 e->sum / (double)e->n * 1e6, e->min * 1e6, e->max * 1e6, total > 0 ? 100 * e->sum / total : 0);
     }
-    int ok = !ferror(f);
-    ok = fclose(f) == 0 && ok;
-    if (ok) ok = rename(tmp, path) == 0;
-    if (!ok) {
-        remove(tmp);
-        return cp_error(ctx, CLPHYS_ERR_IO, "clphys_context_profile_write: writing %s failed", path);
-    }
+    if (clphys_output_close(f, tmp, path, !ferror(f)))
+        return cp_error(ctx, CLPHYS_ERR_IO, "clphys_context_profile_write: %s", clphys_last_error(NULL));
     return CLPHYS_SUCCESS;
 }
 

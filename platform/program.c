@@ -210,37 +210,44 @@ static void cache_path(char *buf, size_t n, const char *dir, const char *key)
     snprintf(buf, n, "%s/%016llx.bin", dir, (unsigned long long)fnv1a(key, strlen(key), 0xcbf29ce484222325ULL));
 }
 
-/* Returns the binary when the file exists and every check passes, else NULL. */
+/* The largest driver binary a cache file is taken to hold: a damaged or
+ * planted file larger than this is not read (drivers' binaries of our
+ * programs are a few MB). */
+#define CACHE_BINARY_MAX ((uint64_t)1 << 30)
+
+/* Returns the binary when the file exists and every check passes, else
+ * NULL.  The envelope's header (magic, key, length) is read and checked
+ * against the file's size first: memory is the binary's, and only for a
+ * file whose header is ours and whose size agrees with it. */
 static unsigned char *cache_load(const char *path, const char *key, size_t *bin_len)
 {
-    size_t len;
-    unsigned char *buf = (unsigned char *)read_file(path, &len);
-    if (!buf) return NULL;
-    size_t klen = strlen(key), off = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    struct stat sb;
+    const size_t klen = strlen(key);
+    char magic[sizeof MAGIC];
     uint32_t fk;
-    uint64_t blen, sum[2];
-    int ok = len >= sizeof MAGIC + 4 && !memcmp(buf, MAGIC, sizeof MAGIC);
+    uint64_t blen = 0, sum[2];
+    unsigned char *buf = NULL;
+    char *fkey = malloc(klen + 1);
+    int ok = fkey && fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && fread(magic, 1, sizeof magic, f) == sizeof magic &&
+             !memcmp(magic, MAGIC, sizeof MAGIC) && fread(&fk, 4, 1, f) == 1 && fk == klen &&
+             fread(fkey, 1, klen, f) == klen && !memcmp(fkey, key, klen) && fread(&blen, 8, 1, f) == 1 &&
+             fread(sum, 8, 2, f) == 2 && blen > 0 && blen <= CACHE_BINARY_MAX &&
+             (uint64_t)sb.st_size == sizeof MAGIC + 4 + klen + 24 + blen;
+    free(fkey);
+    if (ok) ok = (buf = malloc((size_t)blen)) && fread(buf, 1, (size_t)blen, f) == blen;
+    fclose(f);
     if (ok) {
-        off = sizeof MAGIC;
-        memcpy(&fk, buf + off, 4);
-        off += 4;
-        ok = fk == klen && len >= off + klen + 24 && !memcmp(buf + off, key, klen);
-    }
-    if (ok) {
-        off += klen;
-        memcpy(&blen, buf + off, 8);
-        memcpy(sum, buf + off + 8, 16);
-        off += 24;
         uint64_t d[2];
-        digest(buf + off, len - off, d);
-        ok = blen > 0 && len - off == blen && d[0] == sum[0] && d[1] == sum[1];
+        digest(buf, (size_t)blen, d);
+        ok = d[0] == sum[0] && d[1] == sum[1];
     }
     if (!ok) {
         free(buf);
         return NULL;
     }
-    memmove(buf, buf + off, blen);
-    *bin_len = blen;
+    *bin_len = (size_t)blen;
     return buf;
 }
 

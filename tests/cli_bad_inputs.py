@@ -53,12 +53,13 @@ hdr = ("BEGIN_HEADER\nDATATYPE = 4D_SU3_GAUGE_3x3\n" + "".join("DIMENSION_%d = 6
 write("huge.nersc", hdr + bytes(range(256)) * 37 + bytes(128))
 
 
-def nersc(name, vals, checksum=None, plaq="1", trace="1", trail=b""):
+def nersc(name, vals, checksum=None, plaq="1", trace="1", trail=b"", dims=(2, 2, 2, 2), extra="", end=True):
     raw = struct.pack(">%dd" % len(vals), *vals)
     s = sum(struct.unpack(">%dI" % (len(raw) // 4), raw)) & 0xffffffff
-    h = ("BEGIN_HEADER\nDATATYPE = 4D_SU3_GAUGE_3x3\n" + "".join("DIMENSION_%d = 2\n" % i for i in range(1, 5)) +
-         "CHECKSUM = %s\nPLAQUETTE = %s\nLINK_TRACE = %s\nFLOATING_POINT = IEEE64BIG\nEND_HEADER\n" %
-         ("%x" % s if checksum is None else checksum, plaq, trace)).encode()
+    h = ("BEGIN_HEADER\nDATATYPE = 4D_SU3_GAUGE_3x3\n" + "".join("DIMENSION_%d = %d\n" % (i + 1, d) for i, d in
+                                                                 enumerate(dims)) +
+         "CHECKSUM = %s\nPLAQUETTE = %s\nLINK_TRACE = %s\nFLOATING_POINT = IEEE64BIG\n%s%s" %
+         ("%x" % s if checksum is None else checksum, plaq, trace, extra, "END_HEADER\n" if end else "")).encode()
     return write(name, h + raw + trail)
 
 
@@ -78,9 +79,10 @@ nersc("trail.nersc", unit, trail=b"\nx")
 milc = bytearray(open(os.path.join(data, "gauge", "lat.sample.l4444"), "rb").read())
 milc[96 + 1000] ^= 4
 write("flipped.milc", bytes(milc))
-ildg = bytearray(open(os.path.join(data, "gauge", "lat.sample.l4444.ildg"), "rb").read())
-ildg[len(ildg) - 380] ^= 1
-write("flipped.ildg", bytes(ildg))
+ildg = bytes(open(os.path.join(data, "gauge", "lat.sample.l4444.ildg"), "rb").read())
+flipped = bytearray(ildg)
+flipped[len(flipped) - 380] ^= 1
+write("flipped.ildg", bytes(flipped))
 write("hello.txt", "hello\n")
 write("existing.nersc", "x")
 write("nbabel.txt", "0 1 0 0 0 0 0 0\n1 1 0 0 nan 0 0 0\n")
@@ -168,7 +170,32 @@ write("rhs-1e200.nc", cdf([("z", 16), ("y", 8), ("x", 8)], [("f", ["z", "y", "x"
 POISSON = ["poisson", "--levels", "4", "--bathymetry"]
 BOX_RHS = ["poisson", "--box", "8x8x16", "--rhs-var", "f", "--rhs-file"]
 
-# rows: (input as the table shows it, argv, exit status, what the message must contain)
+
+# issue 32: a cold field whose checksum is 0 mod 2^32 (4x4x8x8: 1024 sites x 12 words 0x3ff00000), header
+# placeholders, duplicate keys, no END_HEADER, pipes, ILDG XML read as XML
+nersc("cold0.nersc", unit * 64, checksum="0", dims=(4, 4, 8, 8))
+nersc("placeholders.nersc", unit, checksum="0", trace="0")
+nersc("dim1twice.nersc", unit, extra="DIMENSION_1 = 4\n")
+nersc("noend.nersc", unit, end=False)
+os.mkfifo(path("fifo.nersc"))
+os.mkfifo(path("fifo.xyz"))
+
+
+def ildg_format(name, old, new):
+    """The sample ILDG file with its ildg-format XML edited (record length to match)."""
+    b, out, pos = bytearray(ildg), bytearray(), 0
+    while pos < len(b):
+        length = struct.unpack(">Q", bytes(b[pos + 8:pos + 16]))[0]
+        kind = bytes(b[pos + 16:pos + 144]).split(b"\0")[0]
+        body = bytes(b[pos + 144:pos + 144 + length])
+        if kind == b"ildg-format":
+            body = body.replace(old.encode(), new.encode())
+        out += b[pos:pos + 8] + struct.pack(">Q", len(body)) + b[pos + 16:pos + 144] + body + bytes(-len(body) % 8)
+        pos += 144 + length + (-length % 8)
+    return write(name, bytes(out))
+
+
+# rows: (input as the table shows it, argv, exit status, what the message must contain[, environment])
 G = os.path.join(data, "gauge")
 rows = [
     ("`md --steps 4294967297`", FCC + ["--steps", "4294967297"], 2, "--steps: 4294967297 is out of range (0 .. 2147483647)"),
@@ -273,10 +300,79 @@ rows = [
      "--stretch 1e+100 and 4 levels over 4000 m make a layer 4e-297 m thick"),
 ]
 
+write("image.data", HEAD + "Atoms # atomic\n\n1 1 11.0 2.0 3.0 2147483647 0 0\n2 1 4.0 2.0 3.0 0 0 0\n")
+write("imagemin.data", HEAD + "Atoms # atomic\n\n1 1 1.0 -2.0 3.0 0 -2147483648 0\n2 1 4.0 2.0 3.0 0 0 0\n")
+write("v1e20.data", HEAD + ATOMS + "\nVelocities\n\n1 1e20 0 0\n2 0 0 0\n")
+write("v1e308.data", HEAD + ATOMS + "\nVelocities\n\n1 0 1e308 0\n2 0 0 0\n")
+write("dilute.data", HEAD.replace("0 10 ", "0 1500 ") + ATOMS)
+write("apart170.txt", "0 1 0 0 0 0 0 0\n1 1 1e-170 0 0 0 0 0\n")
+write("apart100.txt", "0 1 0 0 0 0 0 0\n1 1 1e-100 0 0 0 0 0\n")
+write("m1e308.txt", "0 1e308 0 0 0 0 0 0\n1 1 1 0 0 0 0 0\n")
+write("v1e308.txt", "0 1 0 0 0 0 0 0\n1 1 1 0 0 1e308 0 0\n")
+NB = ["--dt", "0.01", "--t-end", "0.02", "--eps", "0"]
+ildg_format("lxly.ildg", "<lx>4</lx>", "<lx>4</ly>")
+ildg_format("comment.ildg", "<lx>4</lx>", "<!-- <lx>8</lx> --><lx>4</lx>")
+rows += [
+    ("NERSC: cold 4x4x8x8 as clphys writes it (`CHECKSUM = 0`, the data's sum 0 mod 2^32)",
+     ["lqcd", "plaquette", path("cold0.nersc")], 0, "checksum verified"),
+    ("NERSC: `CHECKSUM = 0`, `LINK_TRACE = 0` placeholders with `--no-checksum`",
+     ["lqcd", "plaquette", path("placeholders.nersc"), "--no-checksum"], 0,
+     "not verified (CHECKSUM = 0, LINK_TRACE = 0 skipped (the data's is 1))"),
+    ("NERSC: `DIMENSION_1` twice", ["lqcd", "plaquette", path("dim1twice.nersc")], 1,
+     "header: DIMENSION_1 given twice (lines 3 and 11)"),
+    ("NERSC: no `END_HEADER`", ["lqcd", "plaquette", path("noend.nersc")], 1, "END_HEADER is missing"),
+    ("a gauge file through a FIFO (or `/dev/stdin`, `<(...)`)", ["lqcd", "plaquette", path("fifo.nersc")], 1,
+     "not a regular file (a pipe, FIFO or device): gauge files are read from regular files only"),
+    ("ILDG: `<lx>4</ly>`", ["lqcd", "plaquette", path("lxly.ildg")], 1, "ildg-format: <lx> is followed by '</ly>', not </lx>"),
+    ("ILDG: `<!-- <lx>8</lx> -->` before `<lx>4</lx>` (legal)", ["lqcd", "plaquette", path("comment.ildg")], 0,
+     "lattice 4x4x4x4"),
+    ("LAMMPS data: image flag 2147483647, then wrapped", ["md", "--data", path("image.data")] + MD + ["--steps", "1"], 1,
+     "atom ID 1: image flag ix = 2147483647 cannot count the wrap of x = 11 into the box"),
+    ("LAMMPS data: image flag -2147483648, then wrapped", ["md", "--data", path("imagemin.data")] + MD + ["--steps", "1"],
+     1, "atom ID 1: image flag iy = -2147483648 cannot count the wrap of y = -2 into the box"),
+    ("`md --data /dev/zero`", ["md", "--data", "/dev/zero"] + MD + ["--steps", "1"], 1,
+     "/dev/zero:1: a NUL byte: binary data, not a text file (LAMMPS data)"),
+    ("`nbody --input /dev/zero`", ["nbody", "--input", "/dev/zero"] + NB, 1,
+     "/dev/zero:1: a NUL byte: binary data, not a text file (NBabel)"),
+    ("LAMMPS data: velocity `1e20`", ["md", "--data", path("v1e20.data")] + MD + ["--steps", "1"], 1,
+     "atom ID 1 has velocity (1e+20, 0, 0): it would move |v| dt = 5e+17 per step, more than half the box (5)"),
+    ("LAMMPS data: velocity `1e308`", ["md", "--data", path("v1e308.data")] + MD + ["--steps", "1"], 1,
+     "atom ID 1 has velocity (0, 1e+308, 0): it would move |v| dt = inf per step"),
+    ("`md --dt 1e300`", FCC[:-1] + ["1e300", "--steps", "1"], 1, "per step, more than half the box (3.35919)"),
+    ("`md --epsilon 1e308`", FCC + ["--steps", "1", "--epsilon", "1e308"], 1,
+     "not overlapping: the force overflowed the fp64 range"),
+    ("`md --dt 0.5` (diverges)", FCC[:-1] + ["0.5", "--steps", "100", "--thermo", "100"], 1,
+     "md: step 100: atom ID"),
+    ("`md --dt 1e-320`", FCC[:-1] + ["1e-320", "--steps", "1"], 2,
+     "--dt: '1e-320' underflows: a magnitude other than 0 below 2.2250738585072014e-308, the smallest normal double"),
+    ("LAMMPS data: 2 atoms in a 1500^3 box (legal; cells bounded by the atoms)",
+     ["md", "--data", path("dilute.data")] + MD + ["--steps", "10", "--variant", "half-cas"], 0, "10 steps of 2 atoms"),
+    ("NBabel: two particles 1e-170 apart", ["nbody", "--input", path("apart170.txt")] + NB, 1,
+     "apart170.txt:2: field 3 = 1e-170: a coordinate other than 0 below 1e-100 in magnitude"),
+    ("NBabel: two particles 1e-100 apart, `--eps 0`", ["nbody", "--input", path("apart100.txt")] + NB, 1,
+     "particle 0 has a non-finite"),
+    ("NBabel: two particles 1e-100 apart, `--precision fp32`",
+     ["nbody", "--input", path("apart100.txt"), "--precision", "fp32"] + NB, 1,
+     "particle 1: a coordinate = 1e-100 is out of the fp32 range of clphys nbody"),
+    ("NBabel: mass `1e308`", ["nbody", "--input", path("m1e308.txt")] + NB, 1,
+     "m1e308.txt:1: field 2 = 1e+308: |mass| above 1e+100"),
+    ("NBabel: velocity `1e308`", ["nbody", "--input", path("v1e308.txt")] + NB, 1,
+     "v1e308.txt:2: field 6 = 1e+308: |velocity| above 1e+100"),
+    ("`tune` with `CLPHYS_CACHE_DIR` a regular file", ["tune", "--quick", "--path", "gravity"], 1,
+     "clphys tune: the tuning cache cannot be written, so no choice would be kept",
+     {"CLPHYS_CACHE_DIR": path("hello.txt")}),
+    ("`md --xyz FIFO --force`", FCC + ["--steps", "1", "--xyz", path("fifo.xyz"), "--force"], 2,
+     "exists and is not a regular file (a device, FIFO or socket)"),
+    ("`md --xyz` of a 250-character name (legal)", FCC + ["--steps", "1", "--xyz", path("a" * 250)], 0,
+     "1 steps of 256 atoms"),
+]
+
 failures = 0
 out_rows = []
-for shown, argv, want_rc, needle in rows:
-    p = subprocess.run([clphys] + argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+for row in rows:
+    shown, argv, want_rc, needle = row[:4]
+    run_env = dict(env, **row[4]) if len(row) > 4 else env  # a row's own environment, when it has one
+    p = subprocess.run([clphys] + argv, env=run_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
     text = (p.stderr.decode(errors="replace") + p.stdout.decode(errors="replace")).strip()
     ok = p.returncode == want_rc and needle in text
     if not ok:

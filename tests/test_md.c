@@ -623,6 +623,42 @@ static void test_device_buffers_errors(void **state)
     clphys_md_system_destroy(&s);
 }
 
+/* Issue 32 W6: a run that diverges ends with the step and the atom named,
+ * by the displacement check of that step (neigh_check) or by the thermo
+ * (without it).  A bound plan takes any finite velocity (the host path
+ * refuses |v| dt > L / 2 at once): atom 5 at 1e200 crosses the box 1e197
+ * times in a step and its m v^2 is not finite. */
+static void test_diverged_run(void **state)
+{
+    (void)state;
+    if (!clphys_context_device(ctx)->fp64) skip();
+    clphys_md_system s;
+    assert_int_equal(clphys_md_fcc(0.8442, 4, 1.44, tu_seed(), &s), CLPHYS_SUCCESS);
+    const double v5[4] = {1e200, 0, 0, 1};
+    for (int check = 1; check >= 0; check--) {
+        clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64},
+                              .dt = 0.005, .neigh_every = 1, .neigh_check = check};
+        dev_state d = make_state(&s, CLPHYS_FP64);
+        clphys_md_buffers buf = buffers_of(&d, &s);
+        assert_int_equal(clEnqueueWriteBuffer(clphys_context_queue(ctx), d.v, CL_TRUE, 5 * 32, 32, v5, 0, NULL, NULL),
+                         CL_SUCCESS);
+        clphys_md_plan *pl = NULL;
+        assert_int_equal(clphys_md_plan_create_cl(ctx, &p, &buf, &pl), CLPHYS_SUCCESS);
+        clphys_status st = clphys_md_run(pl, 1, NULL);
+        clphys_md_thermo t;
+        if (!check) {
+            assert_int_equal(st, CLPHYS_SUCCESS); /* no check ran: the thermo finds it */
+            st = clphys_md_thermo_now(pl, &t);
+        }
+        print_message("# neigh_check %d: %s\n", check, clphys_last_error(ctx));
+        assert_int_equal(st, CLPHYS_ERR_INPUT);
+        assert_non_null(strstr(clphys_last_error(ctx), "md: step 1: atom 5 (0-based index)"));
+        clphys_md_plan_destroy(pl);
+        free_state(&d);
+    }
+    clphys_md_system_destroy(&s);
+}
+
 /* tests/data/ next to this source (meson runs tests from the build folder). */
 static void data_path(char *buf, size_t n, const char *name)
 {
@@ -715,7 +751,7 @@ int main(void)
         cmocka_unit_test(test_energy_drift),    cmocka_unit_test(test_neigh_delay),    cmocka_unit_test(test_policies_and_variants_agree),
         cmocka_unit_test(test_box_too_small),   cmocka_unit_test(test_lammps_in_lj),
         cmocka_unit_test(test_device_buffers_trajectory), cmocka_unit_test(test_device_buffers_refresh),
-        cmocka_unit_test(test_device_buffers_errors),
+        cmocka_unit_test(test_device_buffers_errors), cmocka_unit_test(test_diverged_run),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     clphys_context_destroy(ctx);

@@ -2,6 +2,7 @@
  * fp32/fp64) equal as sets to the O(N^2) fp64 search of host/ref, on random
  * and lattice input with particles exactly on cell and box boundaries;
  * capacity growth on overflow; bad input. */
+#include "host/md/md_internal.h"
 #include "host/ref/md_ref.h"
 #include "util.h"
 
@@ -182,6 +183,28 @@ static void test_overflow_growth(void **state)
     free(pos);
 }
 
+/* Few particles in a vast box (issue 32 M4): the cell grid is bounded by
+ * the particle count, not the box (1500^3 / 2.8^3 would be 1.5e8 cells),
+ * and the lists are still the reference's, in every kind and layout. */
+static void test_dilute_box(void **state)
+{
+    (void)state;
+    const double box[3] = {1500.0, 1500.0, 1500.0};
+    size_t n = 40;
+    double pos[3 * 40];
+    uint64_t s = tu_rng_init(7);
+    for (size_t i = 0; i < n; i++)
+        for (int c = 0; c < 3; c++) /* half in a corner that wraps (pairs), half anywhere */
+            pos[3 * i + c] = i < n / 2 ? 6 * tu_uniform(&s) - 3 : box[c] * tu_uniform(&s);
+    all_kinds(n, pos, box, 2.8, 0, 0);
+    clphys_neighbor_params p = {.n = n, .box = {box[0], box[1], box[2]}, .r_search = 2.8};
+    clphys_neighbor_plan *pl;
+    assert_int_equal(clphys_neighbor_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
+    print_message("# %zu particles in 1500^3: %d x %d x %d cells\n", n, pl->nc[0], pl->nc[1], pl->nc[2]);
+    assert_true(pl->ncells <= 8 * n + 64);
+    clphys_neighbor_plan_destroy(pl);
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -212,6 +235,7 @@ int main(void)
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_lattice_boundaries),
         cmocka_unit_test(test_overflow_growth),
+        cmocka_unit_test(test_dilute_box),
         cmocka_unit_test(test_bad_input),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);

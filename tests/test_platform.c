@@ -11,6 +11,7 @@
 #include <string.h>
 #include <ctype.h>
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -405,6 +406,23 @@ static void foreign_key(const char *path, long size)
 static void test_cache_corrupt_byte(void **state) { (void)state; damage_and_rebuild(flip_last_byte, "flip"); }
 static void test_cache_truncated(void **state) { (void)state; damage_and_rebuild(truncate_half, "trunc"); }
 static void test_cache_foreign(void **state) { (void)state; damage_and_rebuild(foreign_key, "foreign"); }
+/* Issue 32 M5: an entry grown to 3 GB (sparse) is refused from its header
+ * and size, not read whole first (3.26 GB before). */
+static void grow_3g(const char *path, long size)
+{
+    (void)size;
+    assert_int_equal(truncate(path, 3L << 30), 0);
+}
+static void test_cache_grown(void **state)
+{
+    (void)state;
+    struct rusage a, b;
+    getrusage(RUSAGE_SELF, &a);
+    damage_and_rebuild(grow_3g, "grown");
+    getrusage(RUSAGE_SELF, &b);
+    print_message("# peak resident set %ld -> %ld KB\n", a.ru_maxrss, b.ru_maxrss);
+    assert_true(b.ru_maxrss - a.ru_maxrss < 512 * 1024);
+}
 
 /* Issue 17, defect 7: a driver binary cut short inside an envelope that
  * checks out (length and digest recomputed, as a driver fault or a crafted
@@ -685,6 +703,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cache_corrupt_byte),
         cmocka_unit_test(test_cache_truncated),
         cmocka_unit_test(test_cache_foreign),
+        cmocka_unit_test(test_cache_grown),
         cmocka_unit_test(test_cache_cut_short_binary),
         cmocka_unit_test(test_cache_readonly),
         cmocka_unit_test(test_build_error_log),

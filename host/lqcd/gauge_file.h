@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* An open input file and its size in bytes (0 for a pipe). */
+/* An open input file (always a regular file) and its size in bytes. */
 typedef struct {
     const char *name;
     FILE *f;

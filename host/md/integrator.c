@@ -76,6 +76,19 @@ static clphys_status upload(clphys_md_plan *pl, const clphys_md_system *sys)
         else if (!isfinite(v4[4 * i]) || !isfinite(v4[4 * i + 1]) || !isfinite(v4[4 * i + 2]))
             st = cp_error(ctx, CLPHYS_ERR_INPUT, "md: atom %s%lld has velocity (%g, %g, %g): not finite",
                           sys->id ? "ID " : "", id, v4[4 * i], v4[4 * i + 1], v4[4 * i + 2]);
+        else {
+            /* an atom may not cross half the box in one step (the minimum
+               image of its displacement would hide the move from the list
+               check), and m v^2 must be finite */
+            const double vv = v4[4 * i] * v4[4 * i] + v4[4 * i + 1] * v4[4 * i + 1] + v4[4 * i + 2] * v4[4 * i + 2];
+            const double step = sqrt(vv) * pl->p.dt, half = 0.5 * fmin(pl->box[0], fmin(pl->box[1], pl->box[2]));
+            if (!(step <= half) || !isfinite(v4[4 * i + 3] * vv))
+                st = cp_error(ctx, CLPHYS_ERR_INPUT,
+                              "md: atom %s%lld has velocity (%g, %g, %g): it would move |v| dt = %g per step, "
+                              "more than half the box (%g), or m v^2 is not finite: the velocity or dt is out of "
+                              "bounds",
+                              sys->id ? "ID " : "", id, v4[4 * i], v4[4 * i + 1], v4[4 * i + 2], step, half);
+        }
     }
     if (!st) st = md_neighbor_upload(nb, x);
     if (!st) st = md_upload4(ctx, pl->rs, pl->vel_tmp, v4, n);
@@ -334,6 +347,47 @@ int clphys_md_rebuilds(const clphys_md_plan *pl)
     return pl ? pl->rebuilds : 0;
 }
 
+/* The atom ID (or 0-based index) of sorted slot s, for messages. */
+static void atom_name(clphys_md_plan *pl, const cl_uint *perm, size_t s, char *buf, size_t n)
+{
+    if (pl->atom_id) snprintf(buf, n, "atom ID %lld", pl->atom_id[perm[s]]);
+    else snprintf(buf, n, "atom %u (0-based index)", perm[s]);
+}
+
+/* CLPHYS_ERR_INPUT naming the step and the first atom whose position,
+ * velocity or kinetic energy m v^2 / 2 is not finite (a diverged run);
+ * success when every one is finite.  O(n) downloads: called when a sum
+ * (the displacement check, the thermo) already says something is not. */
+static clphys_status check_finite(clphys_md_plan *pl)
+{
+    clphys_context *ctx = pl->ctx;
+    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
+    size_t n = pl->n;
+    double *x4 = malloc(4 * n * sizeof *x4), *v4 = malloc(4 * n * sizeof *v4);
+    cl_uint *perm = malloc(4 * n);
+    clphys_status st = (!x4 || !v4 || !perm) ? cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md check")
+                                             : md_download_real4(ctx, pl->rs, nb->pos, x4, n);
+    if (!st) st = md_download_real4(ctx, pl->rs, pl->vel, v4, n);
+    if (!st) st = cp_read(ctx, nb->perm, 0, 4 * n, perm);
+    for (size_t s = 0; !st && s < n; s++) {
+        const double *x = x4 + 4 * s, *v = v4 + 4 * s;
+        const double ke = 0.5 * v[3] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        const char *what = !isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2]) ? "position"
+                         : !isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]) ? "velocity"
+                         : !isfinite(ke)                                          ? "kinetic energy m v^2 / 2"
+                                                                                  : NULL;
+        if (!what) continue;
+        char who[64];
+        atom_name(pl, perm, s, who, sizeof who);
+        st = cp_error(ctx, CLPHYS_ERR_INPUT,
+                      "md: step %lld: %s has a non-finite %s: x = (%g, %g, %g), v = (%g, %g, %g): the integration "
+                      "diverged (dt too large for the forces, or velocities out of bounds)",
+                      pl->step, who, what, x[0] + pl->lo[0], x[1] + pl->lo[1], x[2] + pl->lo[2], v[0], v[1], v[2]);
+    }
+    free(x4), free(v4), free(perm);
+    return st;
+}
+
 static clphys_status need_rebuild(clphys_md_plan *pl, int *yes, double *ks)
 {
     long long ago = pl->step - pl->last_build;
@@ -358,6 +412,7 @@ static clphys_status need_rebuild(clphys_md_plan *pl, int *yes, double *ks)
     CP_TRY(cp_read(ctx, pl->dmax, 0, 4, &bits));
     float d2;
     memcpy(&d2, &bits, 4);
+    if (!isfinite(d2)) CP_TRY(check_finite(pl));
     double half_skin = 0.5 * pl->p.lj.skin;
     *yes = d2 > half_skin * half_skin;
     return CLPHYS_SUCCESS;
@@ -417,16 +472,44 @@ clphys_status clphys_md_thermo_now(clphys_md_plan *pl, clphys_md_thermo *t)
     if (!pl || !t) return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md: NULL argument");
     size_t n = pl->n;
     clphys_lj_result r;
-    CP_TRY(clphys_lj_get(pl->lj, NULL, &r));
+    clphys_status gst = clphys_lj_get(pl->lj, NULL, &r);
+    if (gst) {
+        cp_error_append(pl->ctx, "(at step %lld)", pl->step);
+        return gst;
+    }
     double *v4 = malloc(4 * n * sizeof *v4);
     if (!v4) return cp_error(pl->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md thermo");
     clphys_status st = md_download_real4(pl->ctx, pl->rs, pl->vel, v4, n);
-    double ke2 = 0; /* sum m v^2 = 2 KE */
-    for (size_t i = 0; !st && i < n; i++)
-        ke2 += v4[4 * i + 3] * (v4[4 * i] * v4[4 * i] + v4[4 * i + 1] * v4[4 * i + 1] +
-                                v4[4 * i + 2] * v4[4 * i + 2]);
+    double ke2 = 0, vmax2 = 0, vfast[3] = {0, 0, 0}; /* sum m v^2 = 2 KE; the fastest atom */
+    size_t fast = 0;
+    for (size_t i = 0; !st && i < n; i++) {
+        const double vv = v4[4 * i] * v4[4 * i] + v4[4 * i + 1] * v4[4 * i + 1] + v4[4 * i + 2] * v4[4 * i + 2];
+        ke2 += v4[4 * i + 3] * vv;
+        if (vv > vmax2) vmax2 = vv, fast = i, memcpy(vfast, v4 + 4 * i, sizeof vfast);
+    }
     free(v4);
     CP_TRY(st);
+    /* the bound of the input holds at every row: a faster atom crosses more
+       than half the box per step, which the list check cannot see */
+    const double half = 0.5 * fmin(pl->box[0], fmin(pl->box[1], pl->box[2]));
+    if (isfinite(vmax2) && sqrt(vmax2) * pl->p.dt > half) {
+        cl_uint *perm = malloc(4 * n);
+        char who[64] = "an atom";
+        if (perm && !cp_read(pl->ctx, clphys_lj_neighbor(pl->lj)->perm, 0, 4 * n, perm))
+            atom_name(pl, perm, fast, who, sizeof who);
+        free(perm);
+        return cp_error(pl->ctx, CLPHYS_ERR_INPUT,
+                        "md: step %lld: %s has velocity (%g, %g, %g): it moves |v| dt = %g per step, more than half "
+                        "the box (%g): the integration diverged (dt too large for the forces)",
+                        pl->step, who, vfast[0], vfast[1], vfast[2], sqrt(vmax2) * pl->p.dt, half);
+    }
+    if (!isfinite(ke2) || !isfinite(r.potential_energy) || !isfinite(r.virial)) {
+        CP_TRY(check_finite(pl));
+        return cp_error(pl->ctx, CLPHYS_ERR_INPUT,
+                        "md: step %lld: the energies are not finite (sum m v^2 = %g, potential %g, virial %g): the "
+                        "integration diverged",
+                        pl->step, ke2, r.potential_energy, r.virial);
+    }
     double vol = pl->box[0] * pl->box[1] * pl->box[2];
     t->step = pl->step;
     t->temp = n > 1 ? ke2 / (3.0 * n - 3.0) : 0;

@@ -119,18 +119,42 @@ typedef struct {
     char buf[LINE_MAX_CHARS];
 } reader;
 
-/* Next line, cleaned (comment in comment[] when given); NULL at the end.
- * A line longer than the buffer is an error (*st). */
-static char *next_line(reader *r, char *comment, size_t clen, clphys_status *st)
+/* The next raw line into r->buf: 1, or 0 at the end of the file.  A line
+ * longer than the buffer, a NUL byte (binary data: /dev/zero would
+ * otherwise read as endless blank lines) or a read error set *st. */
+static int raw_line(reader *r, clphys_status *st)
 {
-    if (!fgets(r->buf, sizeof r->buf, r->f)) return NULL;
+    size_t l = 0;
+    int c = EOF;
+    while (l < sizeof r->buf - 1 && (c = getc(r->f)) != EOF) {
+        if (c == 0) {
+            *st = cp_error(NULL, CLPHYS_ERR_FORMAT, "%s:%ld: a NUL byte: binary data, not a text file (LAMMPS data)",
+                           r->file, r->line + 1);
+            return 0;
+        }
+        r->buf[l++] = (char)c;
+        if (c == '\n') break;
+    }
+    r->buf[l] = 0;
+    if (c == EOF && ferror(r->f)) {
+        *st = cp_error(NULL, CLPHYS_ERR_IO, "%s:%ld: read error: %s", r->file, r->line + 1, strerror(errno));
+        return 0;
+    }
+    if (!l) return 0;
     r->line++;
-    size_t l = strlen(r->buf);
-    if (l == sizeof r->buf - 1 && r->buf[l - 1] != '\n' && !feof(r->f)) {
+    if (l == sizeof r->buf - 1 && r->buf[l - 1] != '\n' && (c = getc(r->f)) != EOF && c != '\n') {
         *st = cp_error(NULL, CLPHYS_ERR_FORMAT, "%s:%ld: line longer than %zu characters", r->file, r->line,
                        sizeof r->buf - 2);
-        return NULL;
+        return 0;
     }
+    return 1;
+}
+
+/* Next line, cleaned (comment in comment[] when given); NULL at the end or
+ * on an error (*st). */
+static char *next_line(reader *r, char *comment, size_t clen, clphys_status *st)
+{
+    if (!raw_line(r, st)) return NULL;
     return clean(r->buf, comment, clen);
 }
 
@@ -176,8 +200,10 @@ clphys_status clphys_md_read_lammps_data(const char *file, clphys_md_system *sys
     struct { long long type; double m; long line; } *mass = NULL;
     char *s;
     /* header: the first line is a title */
-    if (!fgets(R.buf, sizeof R.buf, R.f)) FAIL(CLPHYS_ERR_FORMAT, "%s:1: empty file", file);
-    R.line = 1;
+    if (!raw_line(&R, &status)) {
+        if (status) goto done;
+        FAIL(CLPHYS_ERR_FORMAT, "%s:1: empty file", file);
+    }
     for (;;) {
         s = next_line(&R, comment, sizeof comment, &status);
         if (status) goto done;
@@ -305,10 +331,12 @@ clphys_status clphys_md_read_lammps_data(const char *file, clphys_md_system *sys
                     if (!isfinite(x[c]) || !(x[c] >= lo[c] - L && x[c] < hi[c] + L))
                         FAIL(CLPHYS_ERR_INPUT, "%s:%ld: atom ID %lld: %c = %g is not within one box length of [%g, %g)",
                              file, R.line, id, "xyz"[c], x[c], lo[c], hi[c]);
-                    if (x[c] < lo[c])
-                        x[c] += L, im[c]--;
-                    else if (x[c] >= hi[c])
-                        x[c] -= L, im[c]++;
+                    const int step = x[c] < lo[c] ? -1 : x[c] >= hi[c] ? 1 : 0;
+                    if ((step < 0 && im[c] == INT_MIN) || (step > 0 && im[c] == INT_MAX))
+                        FAIL(CLPHYS_ERR_INPUT, "%s:%ld: atom ID %lld: image flag i%c = %d cannot count the wrap of "
+                             "%c = %g into the box (%d .. %d)", file, R.line, id, "xyz"[c], im[c], "xyz"[c], x[c],
+                             INT_MIN, INT_MAX);
+                    x[c] -= step * L, im[c] += step;
                     sys->x[3 * n + c] = x[c];
                     sys->image[3 * n + c] = im[c];
                 }
@@ -373,9 +401,8 @@ clphys_status clphys_md_write_lammps_data(const char *file, const clphys_md_syst
 {
     if (!file || !s) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md data: NULL argument");
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", file, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return cp_error(NULL, CLPHYS_ERR_IO, "%s: cannot create %s: %s", file, tmp, strerror(errno));
+    FILE *f;
+    CP_TRY(clphys_output_open(file, &f, tmp, sizeof tmp));
     fprintf(f, "LAMMPS data file via clphys %s, units = lj\n\n%zu atoms\n%d atom types\n\n",
             clphys_version(), s->n, s->ntypes);
     for (int d = 0; d < 3; d++)
@@ -392,14 +419,7 @@ clphys_status clphys_md_write_lammps_data(const char *file, const clphys_md_syst
     for (size_t i = 0; i < s->n; i++)
         fprintf(f, "%lld %.17g %.17g %.17g\n", s->id[i], s->v[3 * i], s->v[3 * i + 1],
                 s->v[3 * i + 2]);
-    int e = ferror(f) ? EIO : 0;
-    if (fclose(f) != 0 && !e) e = errno;
-    if (!e && rename(tmp, file)) e = errno;
-    if (e) {
-        remove(tmp);
-        return cp_error(NULL, CLPHYS_ERR_IO, "%s: write failed: %s", file, strerror(e));
-    }
-    return CLPHYS_SUCCESS;
+    return clphys_output_close(f, tmp, file, !ferror(f));
 }
 
 static double normal(uint64_t *st)

@@ -349,15 +349,20 @@ clphys_status md_lj_evaluate_rows(clphys_lj_plan *pl, size_t first, size_t count
     return evaluate(pl, NULL, first, count);
 }
 
-/* Nearest other particle to sorted particle s (O(n), only on failure). */
-static double nearest(clphys_lj_plan *pl, size_t s, size_t *jmin)
+/* Nearest other particle to sorted particle s (O(n), only on failure), its
+ * index in *jmin (s when none has a finite distance), and the position of s
+ * in xs. */
+static double nearest(clphys_lj_plan *pl, size_t s, size_t *jmin, double xs[3])
 {
     size_t n = pl->p.n, rs = pl->p.precision == CLPHYS_FP64 ? 8 : 4;
     double *x4 = malloc(4 * n * sizeof *x4), best = INFINITY;
+    *jmin = s;
+    xs[0] = xs[1] = xs[2] = NAN;
     if (!x4 || md_download_real4(pl->ctx, rs, pl->nb->pos, x4, n)) {
         free(x4);
         return NAN;
     }
+    for (int c = 0; c < 3; c++) xs[c] = x4[4 * s + c];
     for (size_t j = 0; j < n; j++) {
         if (j == s) continue;
         double r2 = 0;
@@ -370,6 +375,44 @@ static double nearest(clphys_lj_plan *pl, size_t s, size_t *jmin)
     }
     free(x4);
     return sqrt(best);
+}
+
+/* The error of a non-finite force on sorted particle s: overlapping atoms
+ * only when the nearest is closer than sigma / 2; otherwise a position
+ * that is no longer finite (a diverged run) or forces out of range. */
+static clphys_status bad_force(clphys_lj_plan *pl, size_t s, const cl_uint *perm)
+{
+    clphys_context *ctx = pl->ctx;
+    size_t j;
+    double xs[3], d = nearest(pl, s, &j, xs);
+    char who[64], other[64];
+    if (pl->atom_id) {
+        snprintf(who, sizeof who, "atom ID %lld", pl->atom_id[perm[s]]);
+        snprintf(other, sizeof other, "atom ID %lld", pl->atom_id[perm[j]]);
+    } else {
+        snprintf(who, sizeof who, "particle %u (0-based index)", perm[s]);
+        snprintf(other, sizeof other, "particle %u", perm[j]);
+    }
+    const char *what = pl->atom_id ? "md" : "lj";
+    if (!isfinite(xs[0]) || !isfinite(xs[1]) || !isfinite(xs[2]))
+        return cp_error(ctx, CLPHYS_ERR_INPUT,
+                        "%s: non-finite force on %s, whose position (%g, %g, %g) is not finite: the integration "
+                        "diverged (velocities or dt too large for the forces)",
+                        what, who, xs[0], xs[1], xs[2]);
+    if (j != s && d < 0.5 * pl->p.sigma) {
+        if (pl->atom_id)
+            return cp_error(ctx, CLPHYS_ERR_INPUT,
+                            "md: non-finite force on %s: atoms ID %lld and ID %lld are %g apart (overlapping atoms)",
+                            who, pl->atom_id[perm[s]], pl->atom_id[perm[j]], d);
+        return cp_error(ctx, CLPHYS_ERR_INPUT,
+                        "lj: non-finite force on %s: particles %u and %u are %g apart (overlapping atoms)", who,
+                        perm[s], perm[j], d);
+    }
+    return cp_error(ctx, CLPHYS_ERR_INPUT,
+                    "%s: non-finite force on %s at (%g, %g, %g), the nearest (%s) %g away, not overlapping: the "
+                    "force overflowed the %s range (epsilon, sigma or the positions out of range)",
+                    what, who, xs[0], xs[1], xs[2], j != s ? other : "none", d,
+                    pl->p.precision == CLPHYS_FP64 ? "fp64" : "fp32");
 }
 
 clphys_status clphys_lj_get(clphys_lj_plan *pl, double *forces, clphys_lj_result *res)
@@ -402,18 +445,8 @@ clphys_status clphys_lj_get(clphys_lj_plan *pl, double *forces, clphys_lj_result
     for (size_t s = 0; !st && s < n; s++) {
         if (!isfinite(f4[4 * s]) || !isfinite(f4[4 * s + 1]) || !isfinite(f4[4 * s + 2]) ||
             !isfinite(f4[4 * s + 3])) {
-            size_t j = 0;
-            double d = nearest(pl, s, &j);
-            if (pl->atom_id)
-                st = cp_error(ctx, CLPHYS_ERR_INPUT,
-                              "md: non-finite force on atom ID %lld: atoms ID %lld and ID %lld are %g apart "
-                              "(overlapping atoms)",
-                              pl->atom_id[perm[s]], pl->atom_id[perm[s]], pl->atom_id[perm[j]], d);
-            else
-                st = cp_error(ctx, CLPHYS_ERR_INPUT,
-                              "lj: non-finite force on particle %u (0-based index): particles %u and %u are %g "
-                              "apart (overlapping atoms)",
-                              perm[s], perm[s], perm[j], d);
+            st = bad_force(pl, s, perm);
+            break;
         }
         e += f4[4 * s + 3];
         v += w[s];

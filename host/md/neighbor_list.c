@@ -116,6 +116,8 @@ static clphys_status stage_geometry(clphys_context *ctx, const clphys_neighbor_p
     return CLPHYS_SUCCESS;
 }
 
+#define NB_CELLS_PER_ATOM 8
+
 static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p,
                             clphys_neighbor_plan *pl)
 {
@@ -135,6 +137,16 @@ static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p
         pl->nc[d] = (int)floor(p->box[d] / (p->r_search * (1 + 1e-5)));
         if (pl->nc[d] < 1) pl->nc[d] = 1;
         if (pl->nc[d] > 1024) pl->nc[d] = 1024;
+    }
+    /* the grid follows the atoms, not the box: a few atoms in a vast box would
+       otherwise make per-cell arrays out of proportion to the input (2 atoms
+       in 1500^3: 1.3 GB).  Larger cells only add candidates beyond r_search,
+       which the distance test drops, so the lists keep the same pairs. */
+    const size_t max_cells = NB_CELLS_PER_ATOM * p->n + 64;
+    while ((size_t)pl->nc[0] * pl->nc[1] * pl->nc[2] > max_cells) {
+        int d = pl->nc[1] > pl->nc[0] ? 1 : 0;
+        if (pl->nc[2] > pl->nc[d]) d = 2;
+        pl->nc[d] = (pl->nc[d] + 1) / 2;
     }
     pl->ncells = (size_t)pl->nc[0] * pl->nc[1] * pl->nc[2];
     int staged = p->layout == CLPHYS_NEIGHBOR_STAGED;

@@ -18,6 +18,9 @@ void clphys_nbody_system_destroy(clphys_nbody_system *s)
     s->n = 0;
 }
 
+#define NBODY_VALUE_MAX 1e100
+#define NBODY_POSITION_MIN 1e-100
+
 static clphys_status grow(clphys_context *ctx, clphys_nbody_system *s, size_t *cap)
 {
     size_t c = *cap ? 2 * *cap : 1024;
@@ -42,10 +45,24 @@ clphys_status clphys_nbody_read(clphys_context *ctx, const char *file, clphys_nb
     long lineno = 0;
     clphys_status st = CLPHYS_SUCCESS;
     double mtot = 0;
-    while (fgets(line, sizeof line, f)) {
+    for (;;) {
+        /* a line by bytes: a NUL is binary data (/dev/zero would otherwise
+           read as endless blank lines) */
+        size_t len = 0;
+        int c = EOF;
+        while (len < sizeof line - 1 && (c = getc(f)) != EOF && c != 0) {
+            line[len++] = (char)c;
+            if (c == '\n') break;
+        }
+        line[len] = 0;
+        if (c == 0) {
+            st = cp_error(ctx, CLPHYS_ERR_FORMAT, "%s:%ld: a NUL byte: binary data, not a text file (NBabel)", file,
+                          lineno + 1);
+            break;
+        }
+        if (!len) break;
         lineno++;
-        size_t len = strlen(line);
-        if (len == sizeof line - 1 && line[len - 1] != '\n' && !feof(f)) {
+        if (len == sizeof line - 1 && line[len - 1] != '\n' && (c = getc(f)) != EOF && c != '\n') {
             st = cp_error(ctx, CLPHYS_ERR_FORMAT, "%s:%ld: line longer than %zu characters", file, lineno,
                           sizeof line - 2);
             break;
@@ -85,6 +102,21 @@ clphys_status clphys_nbody_read(clphys_context *ctx, const char *file, clphys_nb
             st = cp_error(ctx, CLPHYS_ERR_INPUT, "%s:%ld: negative mass %g", file, lineno, val[1]);
             break;
         }
+        /* bounds that keep m v^2, G m m / r and r^2 finite and nonzero in
+           double precision (clphys_nbody_read says them) */
+        for (int c = 1; c < 8; c++) {
+            const double a = fabs(val[c]);
+            if (a > NBODY_VALUE_MAX)
+                st = cp_error(ctx, CLPHYS_ERR_INPUT, "%s:%ld: field %d = %g: |%s| above %g", file, lineno, c + 1,
+                              val[c], c == 1 ? "mass" : c < 5 ? "coordinate" : "velocity", NBODY_VALUE_MAX);
+            else if (c >= 2 && c < 5 && a > 0 && a < NBODY_POSITION_MIN)
+                st = cp_error(ctx, CLPHYS_ERR_INPUT,
+                              "%s:%ld: field %d = %g: a coordinate other than 0 below %g in magnitude (distances "
+                              "this small square to below what double precision holds)",
+                              file, lineno, c + 1, val[c], NBODY_POSITION_MIN);
+            if (st) break;
+        }
+        if (st) break;
         if (s.n == cap && (st = grow(ctx, &s, &cap))) break;
         for (int c = 0; c < 4; c++) s.x[4 * s.n + c] = c < 3 ? val[2 + c] : val[1];
         for (int c = 0; c < 3; c++) s.v[3 * s.n + c] = val[5 + c];
@@ -107,33 +139,18 @@ clphys_status clphys_nbody_write(clphys_context *ctx, const char *file, const cl
 {
     if (!file || !s || (s->n > 0 && (!s->x || !s->v)))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "nbody write: NULL argument");
-    size_t len = strlen(file);
-    char *tmp = malloc(len + 16);
-    if (!tmp) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "nbody write");
-    snprintf(tmp, len + 16, "%s.tmp", file);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        clphys_status st = cp_error(ctx, CLPHYS_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
-        free(tmp);
-        return st;
-    }
+    char tmp[4200];
+    FILE *f;
+    clphys_status st = clphys_output_open(file, &f, tmp, sizeof tmp);
+    if (st) return ctx ? cp_error(ctx, st, "%s", clphys_last_error(NULL)) : st;
     int bad = 0;
     for (size_t i = 0; i < s->n && !bad; i++) {
         const double *x = s->x + 4 * i, *v = s->v + 3 * i;
         bad = fprintf(f, "%zu %.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", i, x[3], x[0], x[1], x[2], v[0], v[1],
                       v[2]) < 0;
     }
-    bad |= fflush(f) != 0;
-    bad |= ferror(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, file)) {
-        clphys_status st = cp_error(ctx, CLPHYS_ERR_IO, "%s: write failed: %s", file, strerror(errno));
-        remove(tmp);
-        free(tmp);
-        return st;
-    }
-    free(tmp);
-    return CLPHYS_SUCCESS;
+    st = clphys_output_close(f, tmp, file, !bad);
+    return st && ctx ? cp_error(ctx, st, "%s", clphys_last_error(NULL)) : st;
 }
 
 clphys_status clphys_nbody_energy_of(clphys_context *ctx, const clphys_nbody_system *s, const double *pot,

@@ -371,7 +371,7 @@ clphys_status clphys_poisson_write_netcdf(const char *file, int nx, int ny, int 
 {
     if (!file || !xc || !yc || !zc || !p || !mask || nx < 1 || ny < 1 || nz < 1)
         return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_write_netcdf: NULL argument or empty grid");
-    const size_t n = (size_t)nx * ny * nz, tl = strlen(file) + 32;
+    const size_t n = (size_t)nx * ny * nz, tl = strlen(file) + 64;
     char *tmp = malloc(tl);
     double *pv = malloc(n * sizeof(double));
     signed char *mv = malloc(n);
@@ -379,7 +379,11 @@ clphys_status clphys_poisson_write_netcdf(const char *file, int nx, int ny, int 
         free(tmp), free(pv), free(mv);
         return cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "%s: writing %zu values", file, n);
     }
-    snprintf(tmp, tl, "%s.tmp.%ld", file, (long)getpid());
+    if (cp_output_tmp_name(file, tmp, tl)) {
+        free(tmp), free(pv), free(mv);
+        return cp_error(NULL, CLPHYS_ERR_IO, "%s: the name is too long", file);
+    }
+    cp_output_pending(tmp, 1); /* removed if a signal ends the run */
     for (size_t c = 0; c < n; c++) pv[c] = mask[c] ? p[c] : NC_FILL_DOUBLE, mv[c] = mask[c] ? 1 : 0;
     int nc = -1, e, dz, dy, dx, vz, vy, vx, vp, vm;
     clphys_status st = CLPHYS_SUCCESS;
@@ -450,6 +454,7 @@ clphys_status clphys_poisson_write_netcdf(const char *file, int nx, int ny, int 
 done:
     if (nc >= 0) nc_close(nc);
     if (st) remove(tmp);
+    cp_output_pending(tmp, 0);
     free(tmp), free(pv), free(mv);
     return st;
 }
