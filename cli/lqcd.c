@@ -371,6 +371,14 @@ static int convert(int argc, char **argv)
             clphys_precision p = fp32 ? CLPHYS_FP32 : fp64 ? CLPHYS_FP64 : info.precision;
             printf("read %s (%s, %s): plaquette %.12f\n", pos[0], clphys_gauge_file_format_name(info.format),
                    info.precision == CLPHYS_FP64 ? "fp64" : "fp32", clphys_gauge_plaquette(&g));
+            /* fp32 links carry fp32's unitarity error: written as fp64 they
+             * must be projected back onto SU(3), or no reader takes them */
+            const double v = clphys_gauge_unitarity_violation(&g);
+            if (p == CLPHYS_FP64 && !(v <= CLPHYS_GAUGE_UNITARITY_TOL_FP64)) {
+                clphys_gauge_reunitarize(&g);
+                printf("reunitarized for fp64: unitarity violation %.3g -> %.3g (plaquette now %.12f)\n", v,
+                       clphys_gauge_unitarity_violation(&g), clphys_gauge_plaquette(&g));
+            }
             rc = write_gauge(pos[1], &g, FORMAT_OF[to], p, two_rows ? 2 : 3);
             clphys_gauge_destroy(&g);
         }

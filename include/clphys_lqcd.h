@@ -207,7 +207,9 @@ clphys_status clphys_gauge_file_detect(const char *file, clphys_gauge_file_forma
  * temporary FILE.tmp.PID, then renamed), so FILE is never half written.  Writing then reading gives back the same
  * bits (fp64, 3 rows) and the same file again.  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL, format AUTO or MILC, rows not 2 or 3,
- * ILDG with 2 rows), CLPHYS_ERR_IO (cannot create, write or rename; no file
+ * ILDG with 2 rows, links whose clphys_gauge_unitarity_violation is above
+ * the readers' tolerance for that precision, CLPHYS_GAUGE_UNITARITY_TOL_FP32
+ * or _FP64: fp32 links written as fp64 need clphys_gauge_reunitarize first), CLPHYS_ERR_IO (cannot create, write or rename; no file
  * is left behind), CLPHYS_ERR_OUT_OF_MEMORY. */
 clphys_status clphys_gauge_write(const char *file, const clphys_gauge_field *g, clphys_gauge_file_format format,
                                  clphys_precision precision, int rows);

@@ -383,6 +383,34 @@ static void test_cold_checksum_zero(void **state)
     clphys_gauge_destroy(&g);
 }
 
+/* A field with fp32's unitarity error (the MILC sample's links, read as
+ * fp32) is not written as fp64, which no reader would take, and leaves no
+ * file; reunitarized, it is written and reads back verified. */
+static void test_fp32_links_as_fp64(void **state)
+{
+    (void)state;
+    const int dims[4] = {4, 4, 4, 4};
+    clphys_gauge_field g, r;
+    clphys_gauge_file_info info;
+    char f[512];
+    path(f, sizeof f, "promoted.nersc");
+    assert_int_equal(clphys_gauge_create(dims, &g), CLPHYS_SUCCESS);
+    clphys_gauge_hot(&g, 1 + (tu_seed() & 0xffff));
+    for (size_t k = 0; k < g.volume * 4 * 18; k++) g.u[k] = (double)(float)g.u[k];
+    assert_true(clphys_gauge_unitarity_violation(&g) > CLPHYS_GAUGE_UNITARITY_TOL_FP64);
+    remove(f);
+    assert_int_equal(clphys_gauge_write_nersc(f, &g, CLPHYS_FP64, 3), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clphys_last_error(NULL), "reunitarize"));
+    assert_int_equal(access(f, F_OK), -1);
+    assert_int_equal(clphys_gauge_write_nersc(f, &g, CLPHYS_FP32, 3), CLPHYS_SUCCESS);
+    clphys_gauge_reunitarize(&g);
+    assert_int_equal(clphys_gauge_write_nersc(f, &g, CLPHYS_FP64, 3), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_gauge_read(f, NULL, &r, &info), CLPHYS_SUCCESS);
+    assert_true(info.checksum_verified && info.plaquette_verified);
+    clphys_gauge_destroy(&r);
+    clphys_gauge_destroy(&g);
+}
+
 static void test_lenient_nersc(void **state)
 {
     (void)state;
@@ -574,7 +602,7 @@ int main(void)
         cmocka_unit_test(test_rt_32_3x3), cmocka_unit_test(test_rt_32_2),   cmocka_unit_test(test_corrupt),
         cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_rt_ildg_64), cmocka_unit_test(test_rt_ildg_32),
         cmocka_unit_test(test_nan_and_non_unitary), cmocka_unit_test(test_header_count_not_trusted),
-        cmocka_unit_test(test_lenient_nersc), cmocka_unit_test(test_cold_checksum_zero), cmocka_unit_test(test_milc_sample), cmocka_unit_test(test_hostile_milc_ildg),
+        cmocka_unit_test(test_lenient_nersc), cmocka_unit_test(test_cold_checksum_zero), cmocka_unit_test(test_fp32_links_as_fp64), cmocka_unit_test(test_milc_sample), cmocka_unit_test(test_hostile_milc_ildg),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -311,6 +311,15 @@ clphys_status clphys_gauge_write(const char *file, const clphys_gauge_field *g, 
         return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
                         "clphys_gauge_write: NULL argument, rows not 2 or 3, or an unknown precision");
     int wsize = precision == CLPHYS_FP64 ? 8 : 4;
+    /* what the readers would refuse is not written: links promoted from fp32
+     * keep fp32's unitarity error, far above fp64's tolerance */
+    const double tol = precision == CLPHYS_FP32 ? CLPHYS_GAUGE_UNITARITY_TOL_FP32 : CLPHYS_GAUGE_UNITARITY_TOL_FP64;
+    const double v = clphys_gauge_unitarity_violation(g);
+    if (!(v <= tol))
+        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "clphys_gauge_write: %s: the links' unitarity violation %.3g is above the tolerance %g of %s "
+                        "data, so no reader would take the file (reunitarize first: clphys_gauge_reunitarize)",
+                        file, v, tol, precision == CLPHYS_FP32 ? "fp32" : "fp64");
     if (format == CLPHYS_GAUGE_FILE_NERSC) return gf_write_nersc(file, g, wsize, rows);
     if (format == CLPHYS_GAUGE_FILE_ILDG && rows == 3) return gf_write_ildg(file, g, wsize);
     return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_gauge_write: %s%s cannot be written",
