@@ -269,6 +269,42 @@ enum {
  * CLPHYS_ERR_BUILD, CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
 clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
                                         const clphys_dslash_params *p, clphys_dslash_plan **plan);
+/* Wilson-Dirac plans over n devices of this process, one context each
+ * (clphys_contexts_create; one device named twice gives two contexts on
+ * it): the lattice of the whole field g is split by grid (product n,
+ * clphys_lqcd_grid_local: device k holds the sublattice of rank k), and
+ * plans[k] is device k's, its fields that sublattice (host arrays as for
+ * clphys_dslash_plan_create with the local extents and local lexicographic
+ * sites).  Each face of a hop is read from its device into one page-locked
+ * buffer and written from that same buffer into the neighbour device, on
+ * a queue of its own (GPUs) while the interior kernel runs; then the
+ * exterior kernel adds the remote hops (Babich et al., SC'11, as
+ * clphys_lqcd_mpi.h; the host staging of FluidX3D, Lehmann et al., Comput.
+ * Phys. Commun. 2022).
+ *
+ * The plans are used like those of clphys_dslash_plan_create_mpi, with
+ * threads in place of ranks: clphys_dslash_apply(_split, _host) and the
+ * solvers (clphys_solver_plan_create with plans64[k] and plans32[k] of two
+ * groups over the same contexts, b and x device k's local spinors) are
+ * collective over the group: n host threads, thread k on plans[k], call
+ * the same functions in the same order.  The solvers' reductions are sums
+ * over the devices on the host, added in device order (the same on every
+ * device); iteration counts and residuals are global.  A failure on one
+ * device marks the group failed: that call returns its cause, every other
+ * device's current or next collective call returns CLPHYS_ERR_OPENCL
+ * ("another device of the group failed"); destroy the plans then.  Do not
+ * call the plans of a group from one thread in turn: the first hop waits
+ * for the other devices' faces.
+ *
+ * Release every plan with clphys_dslash_plan_destroy (after the threads
+ * are done; the page-locked buffers go with the group's last plan), before
+ * the contexts.  Errors (no plan made; message in clphys_last_error(NULL)
+ * and of ctxs[0]): CLPHYS_ERR_INVALID_ARGUMENT (NULL, n outside 1..16, a
+ * grid whose product is not n or that does not divide the lattice), and
+ * those of clphys_dslash_plan_create on any device. */
+clphys_status clphys_dslash_plan_create_multi(int n, clphys_context *const *ctxs, const int grid[4],
+                                              const clphys_gauge_field *g, const clphys_dslash_params *p,
+                                              clphys_dslash_plan **plans);
 /* Release the plan (NULL accepted).  No errors. */
 void clphys_dslash_plan_destroy(clphys_dslash_plan *plan);
 /* The work-group size in use (0: the runtime's choice); *source, if
