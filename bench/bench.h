@@ -122,6 +122,8 @@ extern const bench_path bench_paths[]; /* bench/paths.c, NULL-terminated */
 /* The report (report.c, roofline.c): a fixed-width table on out, the JSON
  * file (atomic write), the measured limits. */
 void bench_print_table(const bench_run *run, FILE *out);
+/* Distinct devices among run->devices (a device opened twice counts once). */
+int bench_distinct_devices(const bench_run *run);
 /* The transfer limits below the device limits (bench_print_limits). */
 void bench_print_transfers(const clphys_transfer_limits *t, FILE *out);
 int bench_write_json(const bench_run *run, const char *file, char *err, size_t errlen);

@@ -32,18 +32,6 @@ static const char *dims_str(const int d[4], char *buf, size_t n)
     return buf;
 }
 
-/* Distinct devices among the run's contexts. */
-static int distinct_devices(const bench_run *run)
-{
-    int n = 0;
-    for (int i = 0; i < run->ndevices; i++) {
-        int seen = 0;
-        for (int j = 0; j < i; j++)
-            seen |= clphys_context_cl_device(run->devices[j]) == clphys_context_cl_device(run->devices[i]);
-        n += !seen;
-    }
-    return n;
-}
 
 /* Device k's block of a whole-lattice array of 24 doubles per site. */
 static void block(const int d[4], const int grid[4], int k, const double *whole, double *part, int to_part)
@@ -213,7 +201,7 @@ static void dslash_case(bench_run *run, const int d[4], const clphys_gauge_field
     const double floor_s = n > 1 && x->d2h_bytes_per_s > 0 && x->h2d_bytes_per_s > 0
                                ? bytes / x->d2h_bytes_per_s + bytes / x->h2d_bytes_per_s
                                : -1;
-    const bench_scaling sc = {.gpus = distinct_devices(run), .ranks = 1, .weak = 0, .n_per_device = (long long)lv,
+    const bench_scaling sc = {.gpus = bench_distinct_devices(run), .ranks = 1, .weak = 0, .n_per_device = (long long)lv,
                               .baseline_s = base_s, .step_s = step, .exchange_s = n > 1 ? d2h + wait + h2d : -1,
                               .exchange_floor_s = floor_s};
     char sj[512];
@@ -344,7 +332,7 @@ static void solve_case(bench_run *run, const int d[4], const clphys_gauge_field 
     }
     const double step = ref_median(v, rep);
     const clphys_solver_result *res = &jobs[0].res[0], *r1 = &one->res[0];
-    const bench_scaling sc = {.gpus = distinct_devices(run), .ranks = 1, .weak = 0, .n_per_device = (long long)lv,
+    const bench_scaling sc = {.gpus = bench_distinct_devices(run), .ranks = 1, .weak = 0, .n_per_device = (long long)lv,
                               .baseline_s = base_s, .step_s = step, .exchange_s = -1, .exchange_floor_s = -1};
     char sj[512];
     bench_scaling_json(&sc, sj, sizeof sj);
