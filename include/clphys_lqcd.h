@@ -367,8 +367,11 @@ typedef struct {
     double pack_s;       /* profiled: spin projection of the faces to send      */
     double exterior_s;   /* profiled: the hops from the received faces          */
     double d2h_s, h2d_s; /* profiled: packed faces to the host, received ones back */
-    double mpi_s;        /* host clock: messages posted (MPI_Irecv/MPI_Isend) to
-                            all complete                                         */
+    double mpi_s;        /* over MPI ranks, host clock: messages posted
+                            (MPI_Irecv/MPI_Isend) to all complete; over the
+                            devices of one process (multi), profiled: the
+                            exchange's span, first face copy down starting to
+                            last face copy up ending                             */
     double exposed_s;    /* the exchange not hidden: the device idle between the
                             interior kernel's end and the exterior's start
                             (profiled clock of the queue)                       */

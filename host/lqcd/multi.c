@@ -10,19 +10,21 @@
  * down, one up, no host copy in between (the scheme of FluidX3D; over MPI
  * ranks, halo.c, the faces also cross between the processes' memories).
  *
- * One hop of device i, its hop number s, on its queue Q and, on a GPU, one
- * transfer queue per face block (on a CPU device the copies go on Q, first:
- * it runs one command after another):
- *   Q: halo_pack                       X_b: face block b -> pin_i[s & 1]
- *   Q: dslash_hop* (the interior)      host: wait for the blocks, then
- *                                            publish ready_i = s
- *                                      X_b: once ready_j >= s, the block
- *                                            pin_j[s & 1] -> recv (j the
- *                                            neighbour that sends it)
- *   Q: (waits for every X_b) halo_exterior
- * pin_i[s & 1] is written again at hop s + 2, after device i saw every
- * neighbour's ready >= s + 1, which a neighbour publishes only after its
- * copies of hop s out of pin_i completed: two slots need no further wait.
+ * One hop of device i, its hop number s, on its queue Q and, on a GPU, two
+ * transfer queues per face block b, down (X_b) and up (U_b) (on a CPU
+ * device the copies go on Q, first: it runs one command after another):
+ *   Q: halo_pack                       X_b: block b -> pin_i[s & 1]
+ *   Q: dslash_hop* (the interior)      host: as each block is down, publish
+ *                                            ready_i[b] = s; as each
+ *                                            ready_j[b] >= s (j the
+ *                                            neighbour that sends b),
+ *                                      U_b:  pin_j[s & 1] block b -> recv
+ *   Q: (waits for every U_b) halo_exterior
+ * so one block's upload overlaps another's download (the links run both
+ * ways at once).  pin_i[s & 1] is written again at hop s + 2, after device
+ * i saw its neighbours' blocks of hop s + 1, which a neighbour publishes
+ * only after its uploads of hop s out of pin_i completed: two slots need
+ * no further wait.
  *
  * The global sums of the solvers (la_space_set_global_sum) are host sums:
  * each member writes its values into a slot, all meet at a barrier, each
@@ -46,7 +48,8 @@ typedef struct {
     clphys_context *ctx;
     cl_mem pin_m;      /* page-locked: this device's faces, two slots */
     char *pin;
-    atomic_long ready; /* hops whose faces are in their slot          */
+    atomic_long ready[BLOCKS]; /* per face block: the hops whose block is
+                                  in its slot                              */
 } multi_member;
 
 typedef struct {
@@ -65,7 +68,8 @@ struct lqcd_multi {
     int me, up[4], down[4];
     lqcd_faces f;
     cl_mem send, recv, ghost;   /* device faces out and in, links below */
-    cl_command_queue xq[BLOCKS]; /* per face block (GPUs); NULL: Q       */
+    cl_command_queue xq[BLOCKS], uq[BLOCKS]; /* per face block, down and up
+                                  (GPUs); NULL: Q                         */
     cl_event last_h2d[BLOCKS], last_ext;
     long hops, sum_calls;
 };
@@ -84,16 +88,6 @@ static clphys_status group_failed(clphys_context *ctx)
 {
     return cp_error(ctx, CLPHYS_ERR_OPENCL, "multi-device plan: another device of the group failed (its own "
                                             "call returned the cause); the group is unusable");
-}
-
-/* Wait until *v >= target; 0 when the group failed meanwhile. */
-static int wait_for(multi_group *g, atomic_long *v, long target)
-{
-    for (unsigned spin = 0; atomic_load_explicit(v, memory_order_acquire) < target; spin++) {
-        if (atomic_load(&g->failed)) return 0;
-        if (spin > 256) nap(g->nap);
-    }
-    return 1;
 }
 
 static int barrier(multi_group *g)
@@ -140,6 +134,18 @@ static double seconds_of(cl_event ev)
     return s > 0 ? s : 0;
 }
 
+/* The exchange's span on the device clock: the first block's download
+ * starting to the last upload ending (0 where a time is missing). */
+static double exchange_span(const cl_event *d2h, const cl_event *h2d, int nb)
+{
+    double first = 0, last = 0, s, e;
+    for (int b = 0; b < nb; b++) {
+        if (d2h[b] && !cp_event_times(d2h[b], &s, &e) && (first == 0 || s < first)) first = s;
+        if (h2d[b] && !cp_event_times(h2d[b], &s, &e) && e > last) last = e;
+    }
+    return first > 0 && last > first ? last - first : 0;
+}
+
 /* The hop through the group (the file's comment). */
 static clphys_status multi_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
                                double *kernel_s, clphys_dslash_split *split)
@@ -174,31 +180,45 @@ static clphys_status multi_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl
     if (!st) st = lqcd_hop_kernel(pl, out, in, x, a, parity, g5, &k, &global);
     if (!st) st = cp_launch_ev(ctx, k, 1, &global, pl->local ? &pl->local : NULL, &ev_int);
     if (!st) st = cp_flush(ctx, NULL);
-    /* the faces in the slot and the last hop's uploads done: publish */
-    if (!st) st = cp_wait_all(ctx, BLOCKS, d2h);
+    /* the last hop's uploads out of the neighbours' slots done (file comment) */
     for (int b = 0; b < BLOCKS; b++) {
         clphys_status sw = cp_wait(ctx, &xm->last_h2d[b]);
         if (!st) st = sw;
     }
-    if (st) atomic_store(&g->failed, 1);
-    atomic_store_explicit(&g->m[xm->me].ready, s, memory_order_release);
-    if (st) goto out;
-    /* each block from the neighbour that sends it, as soon as it is there */
-    const double t0 = cp_now();
-    for (int b = 0; b < nb && !st; b++) {
-        const int mu = blk[b][0], side = blk[b][1], from = side ? xm->down[mu] : xm->up[mu];
-        size_t len;
-        const size_t off = lqcd_face_block(pl, &xm->f, mu, side, nq, &len);
-        if (!wait_for(g, &g->m[from].ready, s)) {
-            st = group_failed(ctx);
-            break;
+    /* each block published as soon as it is down, and each received block
+     * sent up as soon as its sender published it: one block's upload
+     * overlaps another's download */
+    const unsigned all = (1u << nb) - 1;
+    unsigned pub = 0, up = 0;
+    for (unsigned spin = 0; !st && (pub != all || up != all); spin++) {
+        int moved = 0;
+        for (int b = 0; b < nb && !st; b++) {
+            int done = 0;
+            if (pub >> b & 1 || (st = cp_event_done(ctx, d2h[gpu ? b : 0], &done)) || !done) continue;
+            atomic_store_explicit(&g->m[xm->me].ready[b], s, memory_order_release);
+            pub |= 1u << b, moved = 1;
         }
-        cl_command_queue q = gpu ? xm->xq[b] : NULL;
-        st = cp_write_async(ctx, q, xm->recv, off, len, g->m[from].pin + slot + off, xm->last_ext ? 1 : 0,
-                            &xm->last_ext, &h2d[b]);
-        if (!st) st = cp_flush(ctx, q);
+        for (int b = 0; b < nb && !st; b++) {
+            const int mu = blk[b][0], side = blk[b][1], from = side ? xm->down[mu] : xm->up[mu];
+            if (up >> b & 1 || atomic_load_explicit(&g->m[from].ready[b], memory_order_acquire) < s) continue;
+            size_t len;
+            const size_t off = lqcd_face_block(pl, &xm->f, mu, side, nq, &len);
+            cl_command_queue q = gpu ? xm->uq[b] : NULL;
+            st = cp_write_async(ctx, q, xm->recv, off, len, g->m[from].pin + slot + off, xm->last_ext ? 1 : 0,
+                                &xm->last_ext, &h2d[b]);
+            if (!st) st = cp_flush(ctx, q);
+            up |= 1u << b, moved = 1;
+        }
+        if (!st && !moved) {
+            if (atomic_load(&g->failed)) st = group_failed(ctx);
+            else if (spin > 256) nap(g->nap);
+        }
     }
-    const double t_wait = cp_now() - t0;
+    if (st) { /* no neighbour waits for this device's blocks */
+        atomic_store(&g->failed, 1);
+        for (int b = 0; b < nb; b++) atomic_store_explicit(&g->m[xm->me].ready[b], s, memory_order_release);
+        goto out;
+    }
     if (!st && gpu) st = cp_enqueue_wait(ctx, NULL, (cl_uint)nb, h2d);
     size_t nsites = 0;
     if (!st) st = lqcd_exterior_launch(pl, &xm->f, out, xm->recv, xm->ghost, x, a, parity, g5, &nsites, &ev_ext);
@@ -212,7 +232,7 @@ static clphys_status multi_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl
             for (int b = 0; b < BLOCKS; b++) dh += seconds_of(d2h[b]), hd += seconds_of(h2d[b]);
             split->interior_s += ti, split->pack_s += tp, split->exterior_s += te;
             split->d2h_s += dh, split->h2d_s += hd;
-            split->mpi_s += t_wait;
+            split->mpi_s += exchange_span(d2h, h2d, nb);
             if (ev_int && ev_ext && !cp_event_times(ev_int, &s0, &e_int) && !cp_event_times(ev_ext, &s_ext, &e1) &&
                 s_ext > e_int)
                 split->exposed_s += s_ext - e_int;
@@ -252,7 +272,7 @@ void lqcd_multi_release(clphys_dslash_plan *pl)
     if (!x) return;
     for (int b = 0; b < BLOCKS; b++) cp_wait(pl->ctx, &x->last_h2d[b]);
     cp_wait(pl->ctx, &x->last_ext);
-    for (int b = 0; b < BLOCKS; b++) cp_queue_release(&x->xq[b]);
+    for (int b = 0; b < BLOCKS; b++) cp_queue_release(&x->xq[b]), cp_queue_release(&x->uq[b]);
     cl_mem *m[] = {&x->send, &x->recv, &x->ghost, &x->f.list};
     for (int i = 0; i < 4; i++) cp_release_mem(m[i]);
     multi_group *g = x->g;
@@ -355,8 +375,10 @@ static clphys_status member_create(multi_group *g, int k, const int grid[4], con
          * another: the copies go on the plan's queue, before the interior. */
         int nb = 0;
         for (int mu = 0; mu < 4; mu++) nb += x->f.face_n[mu] ? 2 : 0;
-        for (int b = 0; b < nb && !st && clphys_context_device(ctx)->is_gpu; b++)
+        for (int b = 0; b < nb && !st && clphys_context_device(ctx)->is_gpu; b++) {
             st = cp_queue_create(ctx, 1, &x->xq[b]);
+            if (!st) st = cp_queue_create(ctx, 1, &x->uq[b]);
+        }
         if (!st) pl->halo_hop = multi_hop;
     }
     pl->gsum = multi_sum;
