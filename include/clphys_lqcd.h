@@ -235,6 +235,16 @@ typedef struct {
     int no_tune;            /* 1: with local_size 0, skip the measurement and
                                use the heuristic (64 on GPUs, runtime's choice
                                on CPUs); so does CLPHYS_NO_TUNE=1 in the env  */
+    int halo_half;          /* 1: an fp32 plan over several devices
+                               (clphys_dslash_plan_create_multi) exchanges its
+                               faces in 16 bits, as QUDA's half-precision
+                               halos: per face site the 12 reals as 16-bit
+                               fixed-point fractions of their largest
+                               magnitude, and that magnitude in fp32 (28 bytes
+                               instead of 48; error 2^-16 of the site's
+                               largest component on the remote hops).  For
+                               the inner operator of mixed-precision solves.
+                               Ignored by fp64 plans, one device and MPI ranks */
 } clphys_dslash_params;
 
 enum { CLPHYS_LQCD_LAYOUT_AUTO = 0, CLPHYS_LQCD_SOA = 1, CLPHYS_LQCD_AOS = 2 };

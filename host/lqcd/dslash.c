@@ -97,8 +97,10 @@ clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
     for (int mu = 0; mu < 4; mu++) parts |= (grid[mu] > 1) << mu;
     char opts[512], prec[128];
     CP_TRY(cp_precision_options(ctx, p->precision, prec, sizeof prec));
-    snprintf(opts, sizeof opts, "%s -DLX=%d -DLY=%d -DLZ=%d -DLT=%d -DRECON=%d -DPARTS=%d%s", prec, g->dims[0],
-             g->dims[1], g->dims[2], g->dims[3], p->reconstruct, parts, p->layout == CLPHYS_LQCD_AOS ? " -DLAYOUT_AOS" : "");
+    const int halo_half = parts && p->halo_half && p->precision == CLPHYS_FP32;
+    snprintf(opts, sizeof opts, "%s -DLX=%d -DLY=%d -DLZ=%d -DLT=%d -DRECON=%d -DPARTS=%d%s%s", prec, g->dims[0],
+             g->dims[1], g->dims[2], g->dims[3], p->reconstruct, parts, p->layout == CLPHYS_LQCD_AOS ? " -DLAYOUT_AOS" : "",
+             halo_half ? " -DHALO_HALF" : "");
     clphys_dslash_plan *pl = calloc(1, sizeof *pl);
     if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "dslash plan");
     pl->ctx = ctx;
@@ -116,6 +118,7 @@ clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
     memcpy(pl->phf, phf, sizeof phf);
     memcpy(pl->phb, phb, sizeof phb);
     pl->real_size = p->precision == CLPHYS_FP64 ? 8 : 4;
+    pl->halo_half = halo_half;
     pl->local = p->local_size == CLPHYS_DSLASH_WG_RUNTIME ? 0 : p->local_size;
     pl->tune_source = p->local_size ? CLPHYS_DSLASH_WG_GIVEN : CLPHYS_DSLASH_WG_HEURISTIC;
     if (pl->local > clphys_context_device(ctx)->max_work_group_size) {

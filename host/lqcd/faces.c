@@ -54,10 +54,16 @@ size_t lqcd_ghost_bytes(const clphys_dslash_plan *pl, const lqcd_faces *f)
     return (ng ? ng : 1) * (size_t)(pl->p.reconstruct == 12 ? 6 : 9) * 2 * pl->real_size;
 }
 
+size_t lqcd_face_entry_bytes(const clphys_dslash_plan *pl)
+{
+    return pl->halo_half ? 12 * 2 + 4 : 12 * pl->real_size;
+}
+
 size_t lqcd_face_block(const clphys_dslash_plan *pl, const lqcd_faces *f, int mu, int side, size_t nq, size_t *bytes)
 {
-    if (bytes) *bytes = 12 * nq * f->face_n[mu] * pl->real_size;
-    return 12 * nq * (2 * f->face_before[mu] + (size_t)side * f->face_n[mu]) * pl->real_size;
+    const size_t eb = lqcd_face_entry_bytes(pl);
+    if (bytes) *bytes = nq * f->face_n[mu] * eb;
+    return nq * (2 * f->face_before[mu] + (size_t)side * f->face_n[mu]) * eb;
 }
 
 clphys_status lqcd_pack_launch(clphys_dslash_plan *pl, cl_mem send, cl_mem in, int parity, int g5, size_t nent,

@@ -267,7 +267,9 @@ clphys_status clphys_dslash_plan_create_mpi(MPI_Comm comm, const int grid[4], cl
         if (MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) == MPI_SUCCESS)
             MPI_Comm_rank(node, &nrank);
         if (node != MPI_COMM_NULL && nrank) MPI_Barrier(node);
-        clphys_status sl = lqcd_plan_create(ctx, local, p, grid, coord, &pl);
+        clphys_dslash_params q = *p;
+        q.halo_half = 0; /* the messages carry fp32 or fp64 */
+        clphys_status sl = lqcd_plan_create(ctx, local, &q, grid, coord, &pl);
         if (node != MPI_COMM_NULL && !nrank) MPI_Barrier(node);
         if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
         st = cp_mpi_agree(c, ctx, sl);

@@ -21,6 +21,7 @@ struct clphys_dslash_plan {
     double phf[4][2], phb[4][2]; /* phases of the hops across this rank's
                                 upper / lower ends (1 unless the lattice's) */
     size_t real_size;        /* 4 or 8 bytes                              */
+    int halo_half;           /* faces in 16 bits (-DHALO_HALF; multi.c)   */
     cl_kernel hop;           /* dslash_hop of wilson_dslash.cl            */
     cl_kernel hop_g5[2];     /* dslash_hop_g5in, dslash_hop_g5out         */
     cl_kernel pack, ext[2];  /* halo_pack, halo_exterior(_g5out) (parts)  */
@@ -74,6 +75,9 @@ typedef struct {
 } lqcd_faces;
 /* The geometry and the face-site list (on the device) of pl. */
 clphys_status lqcd_faces_init(clphys_dslash_plan *pl, lqcd_faces *f);
+/* Bytes of one face entry: 12 reals, or with halo_half 12 16-bit
+ * fractions and an fp32 scale (cl/wilson_dslash.cl). */
+size_t lqcd_face_entry_bytes(const clphys_dslash_plan *pl);
 /* Byte offset of face block (mu, side) in a buffer of faces of nq parities
  * (1: a half field, 2: a full one), *bytes (may be NULL) its length. */
 size_t lqcd_face_block(const clphys_dslash_plan *pl, const lqcd_faces *f, int mu, int side, size_t nq, size_t *bytes);

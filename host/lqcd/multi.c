@@ -167,7 +167,7 @@ static clphys_status multi_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl
     const int gpu = xm->xq[0] != NULL;
     clphys_status st = lqcd_pack_launch(pl, xm->send, in, parity, g5, nent, &ev_pack);
     if (!st && !gpu) { /* CPU: the copies first, then the interior */
-        bytes_out = 12 * nent * pl->real_size;
+        bytes_out = nent * lqcd_face_entry_bytes(pl);
         st = cp_read_async(ctx, NULL, xm->send, 0, bytes_out, mine, 1, &ev_pack, &d2h[0]);
     }
     for (int b = 0; b < nb && gpu && !st; b++) {
@@ -350,7 +350,9 @@ static clphys_status member_create(multi_group *g, int k, const int grid[4], con
     clphys_status st = local_field(whole, ld, coord, &loc);
     if (st) return cp_error(ctx, st, "multi-device plan: %s", clphys_last_error(NULL));
     clphys_dslash_plan *pl = NULL;
-    st = lqcd_plan_create(ctx, &loc, p, grid, coord, &pl);
+    clphys_dslash_params q = *p;
+    q.halo_half = p->halo_half && p->precision == CLPHYS_FP32; /* the only plans that take it */
+    st = lqcd_plan_create(ctx, &loc, &q, grid, coord, &pl);
     clphys_gauge_destroy(&loc);
     if (st) return st;
     lqcd_multi *x = calloc(1, sizeof *x);
@@ -364,7 +366,7 @@ static clphys_status member_create(multi_group *g, int k, const int grid[4], con
     lqcd_grid_neighbours(grid, coord, x->up, x->down);
     if (pl->parts) {
         st = lqcd_faces_init(pl, &x->f);
-        const size_t bytes = 2 * 2 * x->f.face_all * 12 * pl->real_size; /* full fields */
+        const size_t bytes = 2 * 2 * x->f.face_all * lqcd_face_entry_bytes(pl); /* full fields */
         g->slot_bytes = bytes; /* the same on every member: equal sublattices */
         if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, &x->send);
         if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, &x->recv);
