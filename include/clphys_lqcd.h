@@ -289,8 +289,8 @@ clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_
  * buffer and written from that same buffer into the neighbour device, on
  * a queue of its own (GPUs) while the interior kernel runs; then the
  * exterior kernel adds the remote hops (Babich et al., SC'11, as
- * clphys_lqcd_mpi.h; the host staging of FluidX3D, Lehmann et al., Comput.
- * Phys. Commun. 2022).
+ * clphys_lqcd_mpi.h; the host staging is that of FluidX3D, an OpenCL
+ * lattice-Boltzmann code that drives several GPUs from one process).
  *
  * The plans are used like those of clphys_dslash_plan_create_mpi, with
  * threads in place of ranks: clphys_dslash_apply(_split, _host) and the
