@@ -2,7 +2,8 @@
  * over the devices of --device LIST in one process, split along t) and
  * "solver_multi" (CGNR and BiCGStab, fp64 and mixed, time to solution),
  * both through clphys_dslash_plan_create_multi with one host thread per
- * device; with one device (no list) they run it alone as a group of one.
+ * device; without a list of several devices they add no rows (as the MPI
+ * entries without a launcher), so the default run stays as it was.
  *
  * Each row carries the scaling schema (scaling.h; strong scaling): the
  * baseline is the whole lattice on the first device (clphys_dslash_plan_create),
@@ -258,8 +259,18 @@ done:
 
 static void set_dims(int d[4], int l, int lt) { d[0] = d[1] = d[2] = l, d[3] = lt; }
 
+/* 0 (and a line saying why) without several devices. */
+static int several(const bench_run *run, const char *path)
+{
+    if (run->ndevices > 1) return 1;
+    fprintf(stderr, "  %s: needs several devices (clphys bench --device gpus or --device 0:0,0:1 --path %s); no rows\n",
+            path, path);
+    return 0;
+}
+
 int bench_dslash_multi(bench_run *run)
 {
+    if (!several(run, "dslash_multi")) return 0;
     int sizes[2][4];
     if (run->quick) set_dims(sizes[0], 8, 8), set_dims(sizes[1], 8, 16);
     else set_dims(sizes[0], 32, 32), set_dims(sizes[1], 48, 96);
@@ -383,6 +394,7 @@ done:
 
 int bench_solver_multi(bench_run *run)
 {
+    if (!several(run, "solver_multi")) return 0;
     if (!bench_wants_precision(run, "fp64") || !run->dev->fp64) return 0;
     int sizes[2][4], nsize = run->quick ? 1 : 2;
     if (run->quick) set_dims(sizes[0], 8, 8);

@@ -89,10 +89,10 @@ int bench_suite_run(clphys_context *ctx, const bench_options *opt, FILE *out)
     run.ndevices = opt->ndevices > 0 ? opt->ndevices : 1;
     /* the terms of the exchange floors: with --probe and for the distributed paths */
     if (opt->probe_only || wants_distributed(opt->paths)) {
-        st = clphys_measure_transfers(ctx, 0, 0, &run.xfer);
-        if (st) {
-            fprintf(stderr, "clphys bench: %s: %s\n", clphys_status_string(st), clphys_last_error(ctx));
-            return 1;
+        /* a failure costs the floors (null in the rows), not the run */
+        if (clphys_measure_transfers(ctx, 0, 0, &run.xfer)) {
+            fprintf(stderr, "clphys bench: transfer probe: %s (exchange floors not given)\n", clphys_last_error(ctx));
+            memset(&run.xfer, 0, sizeof run.xfer);
         }
     }
     bench_print_limits(&run.limits, run.dev, out);
