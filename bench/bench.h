@@ -75,6 +75,9 @@ typedef struct {
     bench_row *rows;
     int nrows, cap;
     int failures;             /* cases that failed verification or errored        */
+    clphys_transfer_limits xfer; /* host-device transfers (bytes 0: not measured) */
+    clphys_context *const *devices; /* every device of --device LIST (the first  */
+    int ndevices;             /* is ctx); 1 (ctx) for one device                 */
 } bench_run;
 
 /* Append a row (copied); prints it as a progress line on stderr. */
@@ -119,6 +122,10 @@ extern const bench_path bench_paths[]; /* bench/paths.c, NULL-terminated */
 /* The report (report.c, roofline.c): a fixed-width table on out, the JSON
  * file (atomic write), the measured limits. */
 void bench_print_table(const bench_run *run, FILE *out);
+/* Distinct devices among run->devices (a device opened twice counts once). */
+int bench_distinct_devices(const bench_run *run);
+/* The transfer limits below the device limits (bench_print_limits). */
+void bench_print_transfers(const clphys_transfer_limits *t, FILE *out);
 int bench_write_json(const bench_run *run, const char *file, char *err, size_t errlen);
 void bench_print_limits(const clphys_limits *lim, const clphys_device_info *dev, FILE *out);
 

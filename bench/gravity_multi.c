@@ -16,6 +16,7 @@
 #include "bench.h"
 #include "gravity_bench.h"
 #include "host/ref/gravity_ref.h"
+#include "scaling.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -54,6 +55,7 @@ static void sync_row(bench_run *run)
     bench_add_row(run, &row);
 }
 
+
 /* One configuration; *span gets its median kernel span (0 on failure). */
 static void one_case(bench_run *run, long long n, const double *x, const double *ref, int nv, int fp64, int queues,
                      int j_split, double span_q1, double *span)
@@ -89,10 +91,19 @@ static void one_case(bench_run *run, long long n, const double *x, const double 
         const double inter = 2.0 * (double)n * (double)n;
         bench_gravity_rates(run, &row, inter, *span, fp64, 1);
         const double eff = queues == 2 && *span > 0 && span_q1 > 0 ? span_q1 / *span : 1;
+        /* two queues: the scaling schema with one device, the baseline the
+         * same two blocks on one queue (efficiency > 1: the measured
+         * concurrency); seed_efficiency: the seed's own name for it */
+        char sj[512] = "\"gpus\":1,\"ranks\":1";
+        if (queues == 2) {
+            const bench_scaling sc = {.gpus = 1, .ranks = 1, .n_per_device = n, .baseline_s = span_q1,
+                                      .step_s = *span, .exchange_s = -1, .exchange_floor_s = -1};
+            bench_scaling_json(&sc, sj, sizeof sj);
+        }
         snprintf(row.params, sizeof row.params,
-                 "{\"eps\":%g,\"gpus\":1,\"particles_per_device\":%lld,\"queues\":%d,\"j_blocks\":2,\"j_split\":%d,"
-                 "\"concurrency\":%.4g,\"efficiency\":%.4g,\"kernel_s_sum\":%.6g,\"interactions_per_call\":%.6g}",
-                 BENCH_GRAVITY_EPS, n, queues, j_split, eff, eff, ref_median(ks, run->repeat), inter);
+                 "{\"eps\":%g,%s,\"particles_per_device\":%lld,\"queues\":%d,\"j_blocks\":2,\"j_split\":%d,"
+                 "\"concurrency\":%.4g,\"seed_efficiency\":%.4g,\"kernel_s_sum\":%.6g,\"interactions_per_call\":%.6g}",
+                 BENCH_GRAVITY_EPS, sj, n, queues, j_split, eff, eff, ref_median(ks, run->repeat), inter);
         bench_gravity_verify(run, &row, nv, acc, ref, fp64);
         if (queues == 2)
             snprintf(row.note, sizeof row.note, "two j-blocks of %lld on two queues: %.3gx the one-queue rate "
@@ -103,8 +114,76 @@ static void one_case(bench_run *run, long long n, const double *x, const double 
     free(acc), free(sp), free(ks), free(ts);
 }
 
+/* Over the devices of --device LIST (clphys_gravity_multi_create, two
+ * lanes each), in the scaling schema: ni i-particles against all nj
+ * j-particles per call; the baseline the first device alone with bi
+ * i-particles against the same nj (strong: bi = ni, the whole problem;
+ * weak: bi = one device's share, n i-particles against all N). */
+static void devices_case(bench_run *run, int weak, long long n, int fp64)
+{
+    const int nd = run->ndevices;
+    const long long N = weak ? n * nd : n, bi = weak ? n : N;
+    char what[64];
+    snprintf(what, sizeof what, "%s %s N=%lld over %d devices", fp64 ? "fp64" : "fp32", weak ? "weak" : "strong", N,
+             nd);
+    clphys_gravity_params prm = {fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
+                                 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    double *x = bench_gravity_particles(N), *acc = malloc(3 * (size_t)N * sizeof *acc);
+    const int nv = N < NVER ? (int)N : NVER, rep = run->repeat < 5 ? run->repeat : 5;
+    double *ref = malloc(3 * (size_t)nv * sizeof *ref), t[2][5] = {{0}};
+    clphys_status st = x && acc && ref ? CLPHYS_SUCCESS : CLPHYS_ERR_OUT_OF_MEMORY;
+    if (st) bench_fail(run, "gravity-multi", what, "out of host memory");
+    if (!st && run->verify) gravity_ref(nv, x, (int)N, x, 1.0, BENCH_GRAVITY_EPS, ref, NULL);
+    clphys_gravity_multi *m = NULL;
+    for (int k = 0; k < 2 && !st; k++) { /* 0: the first device alone, 1: all */
+        clphys_gravity_timing tm;
+        const size_t ni = k ? (size_t)N : (size_t)bi;
+        st = clphys_gravity_multi_create(run->devices, k ? nd : 1, 2, &prm, &m);
+        if (!st) st = clphys_gravity_multi_compute(m, ni, x, (size_t)N, x, 0, acc, NULL, &tm); /* warm-up */
+        for (int r = 0; r < rep && !st; r++) {
+            st = clphys_gravity_multi_compute(m, ni, x, (size_t)N, x, 0, acc, NULL, &tm);
+            t[k][r] = tm.total_s;
+        }
+        if (st) bench_fail(run, "gravity-multi", what, clphys_last_error(run->ctx));
+        else if (k) {
+            const bench_scaling sc = {.gpus = bench_distinct_devices(run), .ranks = 1, .weak = weak, .n_per_device = N / nd,
+                                      .baseline_s = ref_median(t[0], rep), .step_s = ref_median(t[1], rep),
+                                      .exchange_s = -1, .exchange_floor_s = -1};
+            char sj[512];
+            bench_scaling_json(&sc, sj, sizeof sj);
+            bench_row row;
+            bench_gravity_row(&row, "gravity-multi", weak ? "devices-weak" : "devices-strong", fp64, N, rep);
+            row.kernel_s_median = row.kernel_s_min = sc.step_s;
+            row.total_s_median = sc.step_s;
+            bench_gravity_rates(run, &row, (double)N * (double)N, sc.step_s, fp64, sc.gpus);
+            snprintf(row.params, sizeof row.params,
+                     "{\"eps\":%g,\"devices\":%d,%s,\"queues\":2,\"baseline\":\"the first device, %lld "
+                     "i-particles against all %lld\",\"kernel_variant\":\"%s\"}",
+                     BENCH_GRAVITY_EPS, nd, sj, bi, N, clphys_gravity_multi_info(m, NULL, NULL));
+            bench_gravity_verify(run, &row, nv, acc, ref, fp64);
+            snprintf(row.note, sizeof row.note, "one call's wall time (uploads and read-back included), medians; %s "
+                     "scaling over %d devices: %.3gx", weak ? "weak" : "strong", nd, sc.baseline_s / sc.step_s);
+            bench_add_row(run, &row);
+        }
+        clphys_gravity_multi_destroy(m);
+        m = NULL;
+    }
+    free(x), free(acc), free(ref);
+}
+
 int bench_gravity_multi(bench_run *run)
 {
+    if (run->ndevices > 1) { /* --device LIST: the scaling rows over the devices */
+        const long long strong[] = {1 << 20, 1 << 23}, weak[] = {8192, 65536, 1 << 20};
+        const long long qs[] = {4096}, qw[] = {512, 2048};
+        for (int f = 0; f < 2; f++) {
+            if (!bench_wants_precision(run, f ? "fp64" : "fp32")) continue;
+            const int ns = run->quick ? 1 : run->full ? 2 : 1, nw = run->quick ? 2 : 3;
+            for (int i = 0; i < ns; i++) devices_case(run, 0, run->quick ? qs[i] : strong[i], f);
+            for (int i = 0; i < nw; i++) devices_case(run, 1, run->quick ? qw[i] : weak[i], f);
+        }
+        return 0;
+    }
     sync_row(run);
     /* the default run: the ends and the middle of the GPU sizes (--full: all) */
     const long long gpu[] = {1024, 8192, 65536, 2048, 4096, 16384}, cpu[] = {512, 2048};

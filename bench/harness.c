@@ -137,3 +137,15 @@ int bench_host_cpu(double *busy, double *steal)
     *steal = (double)v[7];
     return 0;
 }
+
+int bench_distinct_devices(const bench_run *run)
+{
+    int n = 0;
+    for (int i = 0; i < run->ndevices; i++) {
+        int seen = 0;
+        for (int j = 0; j < i; j++)
+            seen |= clphys_context_cl_device(run->devices[j]) == clphys_context_cl_device(run->devices[i]);
+        n += !seen;
+    }
+    return n;
+}

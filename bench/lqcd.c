@@ -3,7 +3,7 @@
  * Byte model (Matsufuru 2008, no credit for cache reuse): per site 8
  * neighbour spinors + 8 links + 1 output spinor, e.g. fp32 reconstruct-12
  * 8 x (96 + 48) + 96 = 1248 bytes; flops 1320 per site (hopping term). */
-#include "bench.h"
+#include "lqcd_bench.h"
 #include "host/ref/dslash_ref.h"
 #include "host/ref/ref_util.h"
 
@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* Deterministic random spinor in [-1, 1), filled in parallel. */
-static void fill_spinor(double *psi, size_t n, uint64_t seed)
+void bench_lqcd_fill_spinor(double *psi, size_t n, uint64_t seed)
 {
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++) psi[i] = (double)(ref_hash64(seed, i) >> 11) * 0x1.0p-52 - 1;
@@ -78,7 +78,7 @@ static int dslash_case(bench_run *run, const int dims[4])
         bench_fail(run, "dslash", "host spinors", "out of memory");
         goto done;
     }
-    fill_spinor(in, 24 * V, 99);
+    bench_lqcd_fill_spinor(in, 24 * V, 99);
     char size[64];
     snprintf(size, sizeof size, "%dx%dx%dx%d", dims[0], dims[1], dims[2], dims[3]);
     if (run->quick) { /* the plain C reference row, fp64, one thread */
@@ -247,7 +247,7 @@ int bench_dslash(bench_run *run)
 /* A smooth field: U = reunitarize(1 + eps R), R a random SU(3) matrix — closer to
  * a thermalized configuration than a hot start, so the solve takes a
  * realistic number of iterations at kappa near (not at) critical. */
-static void smooth_field(clphys_gauge_field *g, double eps, uint64_t seed)
+void bench_lqcd_smooth_field(clphys_gauge_field *g, double eps, uint64_t seed)
 {
     clphys_gauge_hot(g, seed);
     const size_t n = g->volume * 4;
@@ -269,11 +269,11 @@ static int solver_case(bench_run *run, const int dims[4])
         bench_fail(run, "solver", "gauge field", clphys_last_error(NULL));
         return 0;
     }
-    smooth_field(&g, 0.35, 777);
+    bench_lqcd_smooth_field(&g, 0.35, 777);
     const double kappa = 0.122, tol = 1e-10;
     const size_t V = g.volume;
     double *b = malloc(sizeof(double) * 24 * V), *x = malloc(sizeof(double) * 24 * V);
-    fill_spinor(b, 24 * V, 4242);
+    bench_lqcd_fill_spinor(b, 24 * V, 4242);
     char size[64];
     snprintf(size, sizeof size, "%dx%dx%dx%d", dims[0], dims[1], dims[2], dims[3]);
     double plaq = clphys_gauge_plaquette(&g);

@@ -22,15 +22,22 @@
  *  - the goal: exterior + pack <= (face fraction + 0.10) x interior, face
  *    fraction = sites with a neighbour on another rank / sites; and the
  *    strict ratio (exterior + pack) / (face fraction x interior).
+ * Every row also carries the scaling schema (scaling.h, strong; baseline:
+ * single_s) and the exchange floor: each rank's halo bytes down to the
+ * host, one host copy (Open MPI's shared-memory path between ranks of one
+ * host) and up into the neighbour's device, over the bandwidths of
+ * clphys_measure_transfers.
  * Verified against the single-rank result (gathered on rank 0). */
 #include "bench.h"
 #include "clphys_lqcd_mpi.h"
+#include "scaling.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { MAXREP = 50 };
 
@@ -74,6 +81,30 @@ static void idle_barrier(MPI_Comm c)
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
+}
+
+/* Distinct devices of the ranks: a key of host name, device index and the
+ * visible-device variables of a one-GPU-per-rank wrapper, counted once. */
+static int distinct_gpus(bench_run *run, MPI_Comm c)
+{
+    int size, n = 1;
+    MPI_Comm_size(c, &size);
+    char key[320], host[256] = "", *all = malloc(320 * (size_t)size);
+    gethostname(host, sizeof host - 1);
+    const char *cv = getenv("CUDA_VISIBLE_DEVICES"), *rv = getenv("ROCR_VISIBLE_DEVICES");
+    memset(key, 0, sizeof key);
+    snprintf(key, sizeof key, "%.200s|%d|%d|%.30s|%.30s", host, run->dev->platform_index, run->dev->device_index,
+             cv ? cv : "", rv ? rv : "");
+    if (all && MPI_Allgather(key, 320, MPI_CHAR, all, 320, MPI_CHAR, c) == MPI_SUCCESS) {
+        n = 0;
+        for (int r = 0; r < size; r++) {
+            int seen = 0;
+            for (int q = 0; q < r; q++) seen |= !strcmp(all + 320 * (size_t)q, all + 320 * (size_t)r);
+            n += !seen;
+        }
+    }
+    free(all);
+    return n > 0 ? n : 1;
 }
 
 static const char *dims_str(const int d[4], char *buf, size_t n)
@@ -198,6 +229,19 @@ static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int
     const double single_s = single[0], m_xch = d2h + net_s + h2d, m_int = single[1] * lv / gv;
     const double m_total = t_pack + fmax(m_int, m_xch) + t_ext;
     const double goal_lhs = t_ext + t_pack, goal_rhs = (face + 0.10) * t_int;
+    /* the floor: each rank's faces down to the host, one host copy into the
+     * neighbour's memory (Open MPI's shared-memory path between ranks of a
+     * host), up into its device */
+    const clphys_transfer_limits *x = &run->xfer;
+    const double hb = (double)s.halo_bytes;
+    const double floor_s = x->d2h_bytes_per_s > 0 && x->h2d_bytes_per_s > 0 && x->host_copy_bytes_per_s > 0
+                               ? hb / x->d2h_bytes_per_s + hb / x->host_copy_bytes_per_s + hb / x->h2d_bytes_per_s
+                               : -1;
+    const bench_scaling sc = {.gpus = distinct_gpus(run, c), .ranks = size, .weak = 0,
+                              .n_per_device = (long long)lv, .baseline_s = single_s, .step_s = wall,
+                              .exchange_s = xch, .exchange_floor_s = floor_s};
+    char sj[512];
+    bench_scaling_json(&sc, sj, sizeof sj);
     bench_row r = {0};
     snprintf(r.path, sizeof r.path, "dslash_mpi");
     snprintf(r.variant, sizeof r.variant, "halo-recon%d-%s", prm->reconstruct ? prm->reconstruct : 12, gr);
@@ -207,15 +251,16 @@ static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int
     r.kernel_s_median = r.kernel_s_min = med.v[8];
     r.total_s_median = wall;
     int len = snprintf(r.params, sizeof r.params,
-                       "{\"lattice\":\"%s\",\"grid\":\"%s\",\"ranks\":%d,\"op\":\"hopping, full lattice\","
+                       "{\"lattice\":\"%s\",\"grid\":\"%s\",%s,\"floor_terms\":\"halo_bytes/d2h + "
+                       "halo_bytes/host_copy + halo_bytes/h2d\",\"op\":\"hopping, full lattice\","
                        "\"interior_s\":%.4g,\"pack_s\":%.4g,\"exterior_s\":%.4g,\"d2h_s\":%.4g,\"h2d_s\":%.4g,"
-                       "\"mpi_s\":%.4g,\"exchange_s\":%.4g,\"exposed_s\":%.4g,\"wall_s\":%.4g,"
+                       "\"mpi_s\":%.4g,\"exposed_s\":%.4g,\"wall_s\":%.4g,"
                        "\"hidden_share\":%.3f,\"single_s\":%.4g,\"single_kernel_s\":%.4g,\"overhead\":%.3f,\"halo_bytes\":%zu,"
                        "\"messages\":%d,"
                        "\"face_fraction\":%.4f,\"latency_s\":%.3g,\"bandwidth_Bps\":%.4g,\"model_net_s\":%.4g,"
                        "\"model_exchange_s\":%.4g,\"model_interior_s\":%.4g,\"model_s\":%.4g,"
                        "\"goal_lhs_s\":%.4g,\"goal_rhs_s\":%.4g,\"goal_met\":%s,\"goal_strict_ratio\":%.3f}",
-                       lat, gr, size, t_int, t_pack, t_ext, d2h, h2d, t_mpi, xch, exposed, wall,
+                       lat, gr, sj, t_int, t_pack, t_ext, d2h, h2d, t_mpi, exposed, wall,
                        xch > 0 ? fmax(0, 1 - exposed / xch) : 1, single_s, single[1],
                        single_s > 0 ? wall / single_s - 1 : 0,
                        s.halo_bytes, s.messages, face, net->latency_s, net->bandwidth_bytes_per_s, net_s, m_xch, m_int,
@@ -239,8 +284,8 @@ static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int
     if (rank == 0)
         fprintf(stderr,
                 "  dslash_mpi %s: wall %.4g s (single rank %.4g s), interior %.4g pack %.4g exterior %.4g, exchange "
-                "%.4g (model %.4g), exposed %.4g; model total %.4g s; goal %s\n",
-                what, wall, single_s, t_int, t_pack, t_ext, xch, m_xch, exposed, m_total,
+                "%.4g (model %.4g, floor %.4g), exposed %.4g; model total %.4g s; goal %s\n",
+                what, wall, single_s, t_int, t_pack, t_ext, xch, m_xch, floor_s, exposed, m_total,
                 goal_lhs <= goal_rhs ? "met" : "missed");
 done:
     if (a) clReleaseMemObject(a);
@@ -377,6 +422,7 @@ int bench_solver_mpi(bench_run *run)
     const int ngrid = grids_of(size, grids);
     const size_t V = (size_t)d[0] * d[1] * d[2] * d[3];
     const double kappa = 0.122, tol = 1e-10;
+    const int gpus = distinct_gpus(run, c);
     clphys_gauge_field g = {{0}, 0, NULL};
     double *b = NULL, *x = NULL;
     char lat[32];
@@ -446,11 +492,16 @@ int bench_solver_mpi(bench_run *run)
                 r.n = (long long)V;
                 r.repeat = run->repeat < 5 ? run->repeat : 5;
                 r.kernel_s_median = r.kernel_s_min = r.total_s_median = t;
+                const bench_scaling sc = {.gpus = gpus, .ranks = size, .weak = 0, .n_per_device = (long long)loc.volume,
+                                          .baseline_s = single_s, .step_s = t, .exchange_s = -1,
+                                          .exchange_floor_s = -1};
+                char sj[512];
+                bench_scaling_json(&sc, sj, sizeof sj);
                 snprintf(r.params, sizeof r.params,
-                         "{\"lattice\":\"%s\",\"grid\":\"%s\",\"ranks\":%d,\"kappa\":%g,\"tol\":%g,\"iterations\":%d,"
+                         "{\"lattice\":\"%s\",\"grid\":\"%s\",%s,\"kappa\":%g,\"tol\":%g,\"iterations\":%d,"
                          "\"restarts\":%d,\"single_rank_iterations\":%d,\"single_s\":%.4g,\"overhead\":%.3f,"
                          "\"inner\":\"%s\"}",
-                         lat, gr, size, kappa, tol, res.iterations, res.restarts, single_it, single_s,
+                         lat, gr, sj, kappa, tol, res.iterations, res.restarts, single_it, single_s,
                          single_s > 0 ? t / single_s - 1 : 0, mixed ? "fp32 recon-12" : "fp64 recon-12");
                 r.rate = 1 / t;
                 snprintf(r.rate_unit, sizeof r.rate_unit, "solves/s");

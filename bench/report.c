@@ -164,6 +164,15 @@ int bench_write_json(const bench_run *run, const char *file, char *err, size_t e
     cJSON_AddNumberToObject(lim, "fma_fp64_flops", run->limits.fma_fp64_flops);
     cJSON_AddNumberToObject(lim, "buffer_bytes", (double)run->limits.buffer_bytes);
     cJSON_AddNumberToObject(lim, "repeat", run->limits.repeat);
+    if (run->xfer.bytes) {
+        cJSON *x = cJSON_AddObjectToObject(lim, "transfers");
+        cJSON_AddNumberToObject(x, "h2d_bytes_per_s", run->xfer.h2d_bytes_per_s);
+        cJSON_AddNumberToObject(x, "d2h_bytes_per_s", run->xfer.d2h_bytes_per_s);
+        cJSON_AddNumberToObject(x, "duplex_bytes_per_s", run->xfer.duplex_bytes_per_s);
+        cJSON_AddNumberToObject(x, "host_copy_bytes_per_s", run->xfer.host_copy_bytes_per_s);
+        cJSON_AddNumberToObject(x, "bytes", (double)run->xfer.bytes);
+        cJSON_AddNumberToObject(x, "repeat", run->xfer.repeat);
+    }
     /* the whole run, as the user waited for it, and what was asked */
     cJSON_AddNumberToObject(root, "run_wall_s", bench_now() - run->t_start);
     cJSON *av = cJSON_AddArrayToObject(root, "argv");

@@ -24,6 +24,17 @@ static int wants_path(const char *list, const char *name)
     return 0;
 }
 
+/* 1 when a distributed path (name ending in _mpi or _multi) is chosen. */
+static int wants_distributed(const char *list)
+{
+    for (const bench_path *p = bench_paths; p->name; p++) {
+        const size_t n = strlen(p->name);
+        const int dist = (n > 4 && !strcmp(p->name + n - 4, "_mpi")) || (n > 6 && !strcmp(p->name + n - 6, "_multi"));
+        if (dist && wants_path(list, p->name)) return 1;
+    }
+    return 0;
+}
+
 int bench_options_check(const bench_options *opt)
 {
     if (opt->precision && strcmp(opt->precision, "fp32") && strcmp(opt->precision, "fp64")) {
@@ -74,7 +85,18 @@ int bench_suite_run(clphys_context *ctx, const bench_options *opt, FILE *out)
         fprintf(stderr, "clphys bench: %s: %s\n", clphys_status_string(st), clphys_last_error(ctx));
         return 1;
     }
+    run.devices = opt->ndevices > 0 ? opt->devices : &run.ctx;
+    run.ndevices = opt->ndevices > 0 ? opt->ndevices : 1;
+    /* the terms of the exchange floors: with --probe and for the distributed paths */
+    if (opt->probe_only || wants_distributed(opt->paths)) {
+        /* a failure costs the floors (null in the rows), not the run */
+        if (clphys_measure_transfers(ctx, 0, 0, &run.xfer)) {
+            fprintf(stderr, "clphys bench: transfer probe: %s (exchange floors not given)\n", clphys_last_error(ctx));
+            memset(&run.xfer, 0, sizeof run.xfer);
+        }
+    }
     bench_print_limits(&run.limits, run.dev, out);
+    if (run.xfer.bytes) bench_print_transfers(&run.xfer, out);
     if (!opt->probe_only) {
         for (const bench_path *p = bench_paths; p->name; p++) run.path_n += wants_path(opt->paths, p->name);
         for (const bench_path *p = bench_paths; p->name; p++) {

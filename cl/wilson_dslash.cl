@@ -16,7 +16,7 @@
  * layout, CPUs) instead of SoA; -DREAL_T; -DLX -DLY -DLZ -DLT (the extents of
  * this rank's lattice, even); -DPARTS=bits (bit mu set: direction mu is
  * split between ranks, so dslash_hop* skip the hops across its ends and
- * halo_exterior adds them).
+ * halo_exterior adds them); -DHALO_HALF (fp32: faces in 16-bit fixed point).
  * Layouts (SoA, site innermost) and the gamma basis: include/clphys_lqcd.h.
  * Spin projection (1 -/+ gamma_mu) leaves two independent spin rows, so each
  * direction costs two SU(3) mat-vecs instead of four (Matsufuru 2008), and a
@@ -69,9 +69,22 @@
 #define FACE_BEFORE(mu) (((mu) > 0 ? FACE_N(0) : 0) + ((mu) > 1 ? FACE_N(1) : 0) + ((mu) > 2 ? FACE_N(2) : 0))
 #define FACE_ALL (FACE_BEFORE(3) + FACE_N(3))
 #define FACEI(base, n, k, e) ((base) + (k) * (n) + (e))
+/* A face entry is 6 slots of real2_t, or with -DHALO_HALF (fp32 plans
+ * only) 7 slots of 4 bytes: 6 of two 16-bit fixed-point fractions (the 12
+ * reals over their largest magnitude, times 32767) and the fp32 magnitude
+ * (QUDA's half precision: 2^-15 of the site's largest component). */
+#if defined(HALO_HALF) && !defined(REAL_IS_DOUBLE)
+#define FACE_SLOTS 7
+typedef short2 face_t;
+#define HALF_ONE 32767.0f
+#else
+#undef HALO_HALF
+#define FACE_SLOTS 6
+typedef real2_t face_t;
+#endif
 #define GHI(mu, k, e) (NC * 2 * FACE_BEFORE(mu) + (k) * 2 * FACE_N(mu) + (e))
 /* first complex of block (mu, side) with nq parities */
-#define FACE_BASE(mu, side, nq) (6 * (nq) * (2 * FACE_BEFORE(mu) + (side) * FACE_N(mu)))
+#define FACE_BASE(mu, side, nq) (FACE_SLOTS * (nq) * (2 * FACE_BEFORE(mu) + (side) * FACE_N(mu)))
 
 inline void load_link(__global const real2_t *restrict g, uint mu, uint site, real2_t m[9])
 {
@@ -243,7 +256,7 @@ inline void face_coords(uint i, int mu, int xm, int q, int c[4])
 /* One work-item per face entry: face[...] = rows 0, 1 of (1 -/+ gamma_mu)
  * in (gamma5 in with g5in) at the face's sites.  parity: that of in's
  * sites (0/1: in is a half field; -1: full field, both parities sent). */
-__kernel void halo_pack(__global real2_t *restrict face, __global const real2_t *restrict in, int parity, int g5in)
+__kernel void halo_pack(__global face_t *restrict face, __global const real2_t *restrict in, int parity, int g5in)
 {
     const uint nq = parity < 0 ? 2 : 1;
     uint e = get_global_id(0);
@@ -265,8 +278,31 @@ __kernel void halo_pack(__global real2_t *restrict face, __global const real2_t 
     if (parity < 0) project(h, in, VOL, (uint)q * VH + cb, mu, side ? 1 : -1, g5in);
     else project(h, in, VH, cb, mu, side ? 1 : -1, g5in);
     const uint base = FACE_BASE(mu, side, nq);
+#ifdef HALO_HALF
+    float m = 0;
+    for (int r = 0; r < 2; r++)
+        for (int cc = 0; cc < 3; cc++) m = fmax(m, fmax(fabs(h[r][cc].x), fabs(h[r][cc].y)));
+    const float inv = m > 0 ? HALF_ONE / m : 0.0f;
+    for (int r = 0; r < 2; r++)
+        for (int cc = 0; cc < 3; cc++) face[FACEI(base, n, r * 3 + cc, e)] = convert_short2_sat_rte(h[r][cc] * inv);
+    face[FACEI(base, n, 6, e)] = as_short2(m);
+#else
     for (int r = 0; r < 2; r++)
         for (int cc = 0; cc < 3; cc++) face[FACEI(base, n, r * 3 + cc, e)] = h[r][cc];
+#endif
+}
+
+/* Entry e of a face block, the two projected rows. */
+inline void load_face(__global const face_t *restrict face, uint base, uint n, uint e, real2_t h[2][3])
+{
+#ifdef HALO_HALF
+    const float m = as_float(face[FACEI(base, n, 6, e)]) / HALF_ONE;
+    for (int r = 0; r < 2; r++)
+        for (int c = 0; c < 3; c++) h[r][c] = convert_float2(face[FACEI(base, n, r * 3 + c, e)]) * m;
+#else
+    for (int r = 0; r < 2; r++)
+        for (int c = 0; c < 3; c++) h[r][c] = face[FACEI(base, n, r * 3 + c, e)];
+#endif
 }
 
 inline void load_ghost_link(__global const real2_t *restrict g, const int mu, uint e, real2_t m[9])
@@ -278,7 +314,7 @@ inline void load_ghost_link(__global const real2_t *restrict g, const int mu, ui
 }
 
 /* The remote hops of direction mu at a site on this rank's end(s). */
-inline void dir_exterior(real2_t acc[12], __global const real2_t *restrict face, __global const real2_t *restrict gauge,
+inline void dir_exterior(real2_t acc[12], __global const face_t *restrict face, __global const real2_t *restrict gauge,
                          __global const real2_t *restrict ghost, uint site, uint p, const int cs[4], uint nq, uint qi,
                          const int mu, real8_t phf, real8_t phb)
 {
@@ -286,16 +322,12 @@ inline void dir_exterior(real2_t acc[12], __global const real2_t *restrict face,
     const uint i = face_index(cs, mu), n = nq * FACE_N(mu), e = qi * FACE_N(mu) + i;
     real2_t m[9], h[2][3];
     if (cs[mu] == LMU(mu) - 1) { /* (1 - gamma) U_mu(x) psi(x + mu): side 0 of the rank above */
-        const uint base = FACE_BASE(mu, 0, nq);
-        for (int r = 0; r < 2; r++)
-            for (int c = 0; c < 3; c++) h[r][c] = face[FACEI(base, n, r * 3 + c, e)];
+        load_face(face, FACE_BASE(mu, 0, nq), n, e, h);
         load_link(gauge, mu, site, m);
         hop_rows(acc, m, h, mu, -1, 0, 1, phase_of(phf, mu));
     }
     if (cs[mu] == 0) { /* (1 + gamma) U_mu(x - mu)^+ psi(x - mu): side 1 of the rank below */
-        const uint base = FACE_BASE(mu, 1, nq);
-        for (int r = 0; r < 2; r++)
-            for (int c = 0; c < 3; c++) h[r][c] = face[FACEI(base, n, r * 3 + c, e)];
+        load_face(face, FACE_BASE(mu, 1, nq), n, e, h);
         load_ghost_link(ghost, mu, (1 - p) * FACE_N(mu) + i, m);
         hop_rows(acc, m, h, mu, 1, 1, 1, phase_of(phb, mu));
     }
@@ -305,7 +337,7 @@ inline void dir_exterior(real2_t acc[12], __global const real2_t *restrict face,
  * gid], gid < n, even-odd ordered sites (p * VH + cb).  parity as in
  * dslash_body (of out); face: the received buffer.  out += a H_remote in
  * (xpay) or H_remote in, gamma5 applied with g5 == 2. */
-inline void exterior_body(__global real2_t *restrict out, __global const real2_t *restrict face,
+inline void exterior_body(__global real2_t *restrict out, __global const face_t *restrict face,
                           __global const real2_t *restrict gauge, __global const real2_t *restrict ghost,
                           __global const uint *restrict list, uint first, uint n, real_t a, int xpay, int parity,
                           real8_t phf, real8_t phb, const int g5)
@@ -326,7 +358,7 @@ inline void exterior_body(__global real2_t *restrict out, __global const real2_t
 }
 
 #define EXTERIOR_ENTRY(name, g5)                                                                                   \
-    __kernel void name(__global real2_t *restrict out, __global const real2_t *restrict face,                     \
+    __kernel void name(__global real2_t *restrict out, __global const face_t *restrict face,                      \
                        __global const real2_t *restrict gauge, __global const real2_t *restrict ghost,            \
                        __global const uint *restrict list, uint first, uint n, real_t a, int xpay, int parity,    \
                        real8_t phf, real8_t phb)                                                                  \

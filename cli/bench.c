@@ -14,10 +14,14 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: clphys bench [--device SPEC] [--path NAME[,NAME...]] [--precision fp32|fp64]\n"
+            "usage: clphys bench [--device SPEC|LIST] [--path NAME[,NAME...]] [--precision fp32|fp64]\n"
             "                    [--size N] [--repeat R] [--json FILE [--force]] [--probe] [--no-verify]\n"
             "                    [--quick|--full]\n"
-            "  --probe      only measure and print the device's limits (bandwidth, FMA rates)\n"
+            "  --device     a device (clphys devices), or a list (\"gpus\" = every GPU, \"0:0,0:1\"; a device\n"
+            "               named twice is opened twice): dslash_multi and solver_multi split the lattice\n"
+            "               over them; the other paths run on the first\n"
+            "  --probe      only measure and print the device's limits (bandwidth, FMA rates, host-device\n"
+            "               transfers and host memcpy)\n"
             "  --path       compute paths to run (default: all):");
     for (int i = 0; bench_path_name(i); i++) fprintf(out, " %s", bench_path_name(i));
     fprintf(out, "\n"
@@ -105,15 +109,27 @@ int cmd_bench(int argc, char **argv)
         if (out != stdout) fclose(out);
         return 2;
     }
-    clphys_context *ctx;
-    clphys_status st = clphys_context_create(device, &ctx);
+    clphys_context *ctx = NULL, **ctxs = NULL;
+    int nctx = 0;
+    clphys_status st;
+    /* a list ("gpus", "0:0,0:1"): every device for the multi-device paths,
+     * the first for the others (clphys_contexts_create) */
+    if (device && (strchr(device, ',') || !strcmp(device, "gpus"))) {
+        st = clphys_contexts_create(device, 0, 1, &ctxs, &nctx);
+        if (!st) ctx = ctxs[0], opt.devices = ctxs, opt.ndevices = nctx;
+    } else {
+        st = clphys_context_create(device, &ctx);
+    }
     int rc;
     if (st && cli_mpi_size() > 1) { /* not agreed: said by this rank, and 2 makes main abort the job */
         fprintf(stderr, "clphys bench (rank %d): %s: %s\n", cli_mpi_rank(), clphys_status_string(st),
                 clphys_last_error(NULL));
         rc = 2;
     } else {
-        rc = st ? cli_fail("bench", st, NULL) : cli_context_done(ctx, bench_suite_run(ctx, &opt, out));
+        rc = st ? cli_fail("bench", st, NULL) : bench_suite_run(ctx, &opt, out);
+        for (int i = 1; i < nctx; i++) clphys_context_destroy(ctxs[i]); /* plans gone: before the first */
+        if (!st) rc = cli_context_done(ctx, rc);
+        if (ctxs) clphys_contexts_destroy(ctxs, 0); /* the array */
     }
     if (out != stdout) fclose(out);
     return rc;

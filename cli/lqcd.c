@@ -16,9 +16,12 @@
  * C(t) = sum_x |S(x,t)|^2.  Under mpirun -np P the lattice is split over the
  * grid (the file read on rank 0 and scattered, the plaquette and the solves
  * distributed), files are written by rank 0, and rank 0 prints what a single
- * rank prints. */
+ * rank prints.  solve --device LIST ("gpus", "0:0,0:1") without a launcher
+ * splits the lattice over those devices in this process (cli/lqcd_multi.c;
+ * --grid then splits over the devices). */
 #include "cli.h"
 #include "cli_mpi.h"
+#include "lqcd_cli.h"
 #include "opt.h"
 #include "outputs.h"
 
@@ -57,7 +60,9 @@ static void usage(FILE *out)
                  "z, t under an MPI launcher (their product is the number of ranks, each extent divisible with an\n"
                  "even quotient; default 1x1x1xP); the file is read on rank 0, and rank 0 prints and writes.\n"
                  "Solves use the even-odd system, mixed precision unless --fp64-only; the level-1 work runs in\n"
-                 "fused kernels (auto, fused) or through clBLAST.\n");
+                 "fused kernels (auto, fused) or through clBLAST.  solve --device LIST (gpus = every GPU, or\n"
+                 "P:D,P:D,...) without a launcher splits the lattice over those devices in this process, one host\n"
+                 "thread each (--grid over the devices; default 1x1x1xN).\n");
 }
 
 static const char *const FORMATS = "nersc|ildg";
@@ -401,8 +406,7 @@ typedef struct {
     long long max_iter;
 } solve_args;
 
-/* The random source of every run (one rank's whole lattice). */
-static void random_source(double *b, size_t n)
+void lqcd_cli_random_source(double *b, size_t n)
 {
     uint64_t z = 12345;
     for (size_t k = 0; k < n; k++) {
@@ -454,6 +458,20 @@ static int solve(int argc, char **argv)
     const clphys_solver_blas blas = BLAS[A.blas];
     const clphys_solver_kind kind = A.solver ? CLPHYS_SOLVER_BICGSTAB : CLPHYS_SOLVER_CGNR;
     const char *source = A.source ? "random" : "point";
+    if (lqcd_cli_is_list(device) && cli_mpi_size() <= 1) { /* the devices of this process */
+        clphys_gauge_field gw;
+        clphys_gauge_file_info wi;
+        clphys_status sw = read_gauge(file, A.no_checksum, &gw, &wi);
+        if (sw) return cli_fail("lqcd", sw, NULL);
+        lqcd_solve_cfg c = {.device = device, .kappa = kappa, .tol = tol, .point = !A.source, .mixed = mixed,
+                            .max_iter = max_iter, .kind = kind, .blas = blas, .have_grid = o.have_grid,
+                            .progress = progress};
+        memcpy(c.bc, o.bc, sizeof c.bc);
+        memcpy(c.grid, o.grid, sizeof c.grid);
+        const int rc = lqcd_cli_solve_multi(&c, &gw);
+        clphys_gauge_destroy(&gw);
+        return rc;
+    }
     ranks r;
     if (ranks_setup(&o, &r)) return 1;
     clphys_gauge_field g;
@@ -526,7 +544,7 @@ static int solve(int argc, char **argv)
     for (int src = 0; src < nsrc; src++) {
         memset(b, 0, sizeof(double) * 24 * V);
         if (nsrc == 1) { /* the one source of the whole lattice, made on rank 0 and scattered */
-            if (!r.dist) random_source(b, 24 * V);
+            if (!r.dist) lqcd_cli_random_source(b, 24 * V);
 #ifdef CLPHYS_HAVE_MPI
             else {
                 const size_t gv = (size_t)dims[0] * dims[1] * dims[2] * dims[3];
@@ -534,7 +552,7 @@ static int solve(int argc, char **argv)
                     fprintf(stderr, "clphys lqcd: out of memory\n");
                     MPI_Abort(r.comm, 1);
                 }
-                if (r.rank == 0) random_source(whole, 24 * gv);
+                if (r.rank == 0) lqcd_cli_random_source(whole, 24 * gv);
                 if ((st = clphys_spinor_scatter(r.comm, r.grid, dims, 0, whole, b))) {
                     rc = cli_fail("lqcd", st, NULL);
                     goto out;

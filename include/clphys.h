@@ -225,6 +225,27 @@ typedef struct {
  * CLPHYS_ERR_OPENCL. */
 clphys_status clphys_measure_limits(clphys_context *ctx, int repeat, clphys_limits *limits);
 
+/* Host-device transfer limits: the denominators of an exchange's floor
+ * (the halo and ghost exchanges of the distributed paths cross the host). */
+typedef struct {
+    double h2d_bytes_per_s;       /* page-locked host -> device, alone           */
+    double d2h_bytes_per_s;       /* device -> page-locked host, alone           */
+    double duplex_bytes_per_s;    /* both at once on two queues: bytes moved each
+                                     way over the time both take (full duplex:
+                                     about the one-way figure; half: about half) */
+    double host_copy_bytes_per_s; /* memcpy by one host thread, bytes copied / s  */
+    size_t bytes;                 /* per transfer (and per host copy)            */
+    int repeat;                   /* rounds; the figures are medians             */
+} clphys_transfer_limits;
+
+/* Measure *t on ctx's device with transfers of `bytes` (0: 16 MiB; at most
+ * half the device's largest allocation) between device buffers and
+ * page-locked host buffers (CL_MEM_ALLOC_HOST_PTR, mapped), each timed on
+ * the host clock from enqueue to completion, as an exchange waits for it;
+ * repeat <= 0 means 9.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (ctx or t
+ * NULL), CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
+clphys_status clphys_measure_transfers(clphys_context *ctx, size_t bytes, int repeat, clphys_transfer_limits *t);
+
 /* The cost of one synchronisation, measured as Miki, Takahashi & Mori
  * measured it (HA-PACS N-body paper, sec. 5, Fig. 7 and Table 2): N_sub empty
  * kernels enqueued back to back on every device's queue, then the host waits

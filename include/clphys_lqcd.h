@@ -251,6 +251,16 @@ typedef struct {
     int no_tune;            /* 1: with local_size 0, skip the measurement and
                                use the heuristic (64 on GPUs, runtime's choice
                                on CPUs); so does CLPHYS_NO_TUNE=1 in the env  */
+    int halo_half;          /* 1: an fp32 plan over several devices
+                               (clphys_dslash_plan_create_multi) exchanges its
+                               faces in 16 bits, as QUDA's half-precision
+                               halos: per face site the 12 reals as 16-bit
+                               fixed-point fractions of their largest
+                               magnitude, and that magnitude in fp32 (28 bytes
+                               instead of 48; error 2^-16 of the site's
+                               largest component on the remote hops).  For
+                               the inner operator of mixed-precision solves.
+                               Ignored by fp64 plans, one device and MPI ranks */
 } clphys_dslash_params;
 
 enum { CLPHYS_LQCD_LAYOUT_AUTO = 0, CLPHYS_LQCD_SOA = 1, CLPHYS_LQCD_AOS = 2 };
@@ -285,6 +295,42 @@ enum {
  * CLPHYS_ERR_BUILD, CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
 clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
                                         const clphys_dslash_params *p, clphys_dslash_plan **plan);
+/* Wilson-Dirac plans over n devices of this process, one context each
+ * (clphys_contexts_create; one device named twice gives two contexts on
+ * it): the lattice of the whole field g is split by grid (product n,
+ * clphys_lqcd_grid_local: device k holds the sublattice of rank k), and
+ * plans[k] is device k's, its fields that sublattice (host arrays as for
+ * clphys_dslash_plan_create with the local extents and local lexicographic
+ * sites).  Each face of a hop is read from its device into one page-locked
+ * buffer and written from that same buffer into the neighbour device, on
+ * a queue of its own (GPUs) while the interior kernel runs; then the
+ * exterior kernel adds the remote hops (Babich et al., SC'11, as
+ * clphys_lqcd_mpi.h; the host staging is that of FluidX3D, an OpenCL
+ * lattice-Boltzmann code that drives several GPUs from one process).
+ *
+ * The plans are used like those of clphys_dslash_plan_create_mpi, with
+ * threads in place of ranks: clphys_dslash_apply(_split, _host) and the
+ * solvers (clphys_solver_plan_create with plans64[k] and plans32[k] of two
+ * groups over the same contexts, b and x device k's local spinors) are
+ * collective over the group: n host threads, thread k on plans[k], call
+ * the same functions in the same order.  The solvers' reductions are sums
+ * over the devices on the host, added in device order (the same on every
+ * device); iteration counts and residuals are global.  A failure on one
+ * device marks the group failed: that call returns its cause, every other
+ * device's current or next collective call returns CLPHYS_ERR_OPENCL
+ * ("another device of the group failed"); destroy the plans then.  Do not
+ * call the plans of a group from one thread in turn: the first hop waits
+ * for the other devices' faces.
+ *
+ * Release every plan with clphys_dslash_plan_destroy (after the threads
+ * are done; the page-locked buffers go with the group's last plan), before
+ * the contexts.  Errors (no plan made; message in clphys_last_error(NULL)
+ * and of ctxs[0]): CLPHYS_ERR_INVALID_ARGUMENT (NULL, n outside 1..16, a
+ * grid whose product is not n or that does not divide the lattice), and
+ * those of clphys_dslash_plan_create on any device. */
+clphys_status clphys_dslash_plan_create_multi(int n, clphys_context *const *ctxs, const int grid[4],
+                                              const clphys_gauge_field *g, const clphys_dslash_params *p,
+                                              clphys_dslash_plan **plans);
 /* Release the plan (NULL accepted).  No errors. */
 void clphys_dslash_plan_destroy(clphys_dslash_plan *plan);
 /* The work-group size in use (0: the runtime's choice); *source, if
@@ -347,8 +393,11 @@ typedef struct {
     double pack_s;       /* profiled: spin projection of the faces to send      */
     double exterior_s;   /* profiled: the hops from the received faces          */
     double d2h_s, h2d_s; /* profiled: packed faces to the host, received ones back */
-    double mpi_s;        /* host clock: messages posted (MPI_Irecv/MPI_Isend) to
-                            all complete                                         */
+    double mpi_s;        /* over MPI ranks, host clock: messages posted
+                            (MPI_Irecv/MPI_Isend) to all complete; over the
+                            devices of one process (multi), profiled: the
+                            exchange's span, first face copy down starting to
+                            last face copy up ending                             */
     double exposed_s;    /* the exchange not hidden: the device idle between the
                             interior kernel's end and the exterior's start
                             (profiled clock of the queue)                       */

@@ -1,5 +1,6 @@
 /* test_platform.c — the OpenCL plumbing: device selection, context adoption,
- * program builds and the binary cache, build errors, and the limit probes. */
+ * program builds and the binary cache, build errors, and the limit and
+ * transfer probes. */
 #include "platform/platform.h"
 #include "util.h"
 
@@ -681,6 +682,25 @@ static void test_probes_plausible(void **state)
     clphys_context_destroy(ctx);
 }
 
+/* The transfer probe: plausible figures, the size as asked (clamped to half
+ * the largest allocation), NULL refused. */
+static void test_transfers_plausible(void **state)
+{
+    (void)state;
+    clphys_context *ctx = tu_context();
+    clphys_transfer_limits t;
+    assert_int_equal(clphys_measure_transfers(ctx, (size_t)1 << 20, 3, &t), CLPHYS_SUCCESS);
+    const double v[4] = {t.h2d_bytes_per_s, t.d2h_bytes_per_s, t.duplex_bytes_per_s, t.host_copy_bytes_per_s};
+    for (int i = 0; i < 4; i++) assert_true(v[i] > 1e7 && v[i] < 1e13); /* 10 MB/s .. 10 TB/s */
+    assert_true(t.bytes == ((size_t)1 << 20) || t.bytes == ctx->info.max_alloc_bytes / 2);
+    assert_int_equal(t.repeat, 3);
+    assert_int_equal(clphys_measure_transfers(ctx, 0, 0, NULL), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(clphys_measure_transfers(NULL, 0, 0, &t), CLPHYS_ERR_INVALID_ARGUMENT);
+    fprintf(stderr, "# %s: h2d %.1f GB/s, d2h %.1f GB/s, both %.1f GB/s each way, memcpy %.1f GB/s\n",
+            ctx->info.name, v[0] / 1e9, v[1] / 1e9, v[2] / 1e9, v[3] / 1e9);
+    clphys_context_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     self_exe = argv[0];
@@ -692,6 +712,7 @@ int main(int argc, char **argv)
     tu_seed();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_strings),
+        cmocka_unit_test(test_transfers_plausible),
         cmocka_unit_test(test_select_each_device),
         cmocka_unit_test(test_unknown_spec_lists_devices),
         cmocka_unit_test(test_env_device),

@@ -97,8 +97,10 @@ clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
     for (int mu = 0; mu < 4; mu++) parts |= (grid[mu] > 1) << mu;
     char opts[512], prec[128];
     CP_TRY(cp_precision_options(ctx, p->precision, prec, sizeof prec));
-    snprintf(opts, sizeof opts, "%s -DLX=%d -DLY=%d -DLZ=%d -DLT=%d -DRECON=%d -DPARTS=%d%s", prec, g->dims[0],
-             g->dims[1], g->dims[2], g->dims[3], p->reconstruct, parts, p->layout == CLPHYS_LQCD_AOS ? " -DLAYOUT_AOS" : "");
+    const int halo_half = parts && p->halo_half && p->precision == CLPHYS_FP32;
+    snprintf(opts, sizeof opts, "%s -DLX=%d -DLY=%d -DLZ=%d -DLT=%d -DRECON=%d -DPARTS=%d%s%s", prec, g->dims[0],
+             g->dims[1], g->dims[2], g->dims[3], p->reconstruct, parts, p->layout == CLPHYS_LQCD_AOS ? " -DLAYOUT_AOS" : "",
+             halo_half ? " -DHALO_HALF" : "");
     clphys_dslash_plan *pl = calloc(1, sizeof *pl);
     if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "dslash plan");
     pl->ctx = ctx;
@@ -116,6 +118,7 @@ clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
     memcpy(pl->phf, phf, sizeof phf);
     memcpy(pl->phb, phb, sizeof phb);
     pl->real_size = p->precision == CLPHYS_FP64 ? 8 : 4;
+    pl->halo_half = halo_half;
     pl->local = p->local_size == CLPHYS_DSLASH_WG_RUNTIME ? 0 : p->local_size;
     pl->tune_source = p->local_size ? CLPHYS_DSLASH_WG_GIVEN : CLPHYS_DSLASH_WG_HEURISTIC;
     if (pl->local > clphys_context_device(ctx)->max_work_group_size) {
@@ -179,6 +182,7 @@ void clphys_dslash_plan_destroy(clphys_dslash_plan *pl)
 {
     if (!pl) return;
     if (pl->halo_destroy) pl->halo_destroy(pl->halo);
+    lqcd_multi_release(pl);
     cp_release_kernel(&pl->hop);
     cp_release_kernel(&pl->pack);
     cp_release_kernel(&pl->ext[0]);
@@ -299,7 +303,9 @@ static clphys_status apply_op(clphys_dslash_plan *pl, clphys_dslash_op op, cl_me
         n = 2, o[0] = pl->tmp, par[0] = 1;
         o[1] = out, i[1] = pl->tmp, x[1] = in, a[1] = -k * k, par[1] = 0;
         break;
-    default: return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_dslash_apply: unknown op %d", (int)op);
+    default:
+        lqcd_multi_fail(pl);
+        return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_dslash_apply: unknown op %d", (int)op);
     }
     for (int h = 0; h < n; h++)
         CP_TRY(split ? lqcd_hop_split(pl, o[h], i[h], x[h], a[h], par[h], 0, split)
@@ -310,9 +316,11 @@ static clphys_status apply_op(clphys_dslash_plan *pl, clphys_dslash_op op, cl_me
 clphys_status clphys_dslash_apply(clphys_dslash_plan *pl, clphys_dslash_op op, cl_mem out, cl_mem in,
                                   double *kernel_s)
 {
-    if (!pl || !out || !in || out == in)
+    if (!pl || !out || !in || out == in) {
+        lqcd_multi_fail(pl); /* the other devices of a group must not wait for this one */
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
                         "clphys_dslash_apply: NULL field or out == in");
+    }
     if (kernel_s) *kernel_s = 0;
     return apply_op(pl, op, out, in, kernel_s, NULL);
 }
@@ -320,9 +328,11 @@ clphys_status clphys_dslash_apply(clphys_dslash_plan *pl, clphys_dslash_op op, c
 clphys_status clphys_dslash_apply_split(clphys_dslash_plan *pl, clphys_dslash_op op, cl_mem out, cl_mem in,
                                         clphys_dslash_split *split)
 {
-    if (!pl || !out || !in || out == in || !split)
+    if (!pl || !out || !in || out == in || !split) {
+        lqcd_multi_fail(pl);
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
                         "clphys_dslash_apply_split: NULL field or split, or out == in");
+    }
     memset(split, 0, sizeof *split);
     const double t0 = cp_now();
     CP_TRY(apply_op(pl, op, out, in, NULL, split));

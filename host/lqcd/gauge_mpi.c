@@ -9,22 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int lqcd_grid_rank(const int grid[4], const int coord[4])
-{
-    return coord[0] + grid[0] * (coord[1] + grid[1] * (coord[2] + grid[2] * coord[3]));
-}
-
-void lqcd_grid_neighbours(const int grid[4], const int coord[4], int up[4], int down[4])
-{
-    for (int mu = 0; mu < 4; mu++) {
-        int c[4] = {coord[0], coord[1], coord[2], coord[3]};
-        c[mu] = (coord[mu] + 1) % grid[mu];
-        up[mu] = lqcd_grid_rank(grid, c);
-        c[mu] = (coord[mu] + grid[mu] - 1) % grid[mu];
-        down[mu] = lqcd_grid_rank(grid, c);
-    }
-}
-
 clphys_status lqcd_grid_check(MPI_Comm comm, const int grid[4], const int ldims[4], int coord[4])
 {
     int rank, size;
@@ -39,17 +23,6 @@ clphys_status lqcd_grid_check(MPI_Comm comm, const int grid[4], const int ldims[
     int dims[4];
     for (int mu = 0; mu < 4; mu++) dims[mu] = ldims[mu] * grid[mu];
     return clphys_lqcd_grid_local(dims, grid, rank, NULL, coord);
-}
-
-size_t lqcd_face_index(const int dims[4], const int c[4], int mu, int half)
-{
-    size_t idx = 0, stride = 1;
-    for (int nu = 0; nu < 4; nu++)
-        if (nu != mu) {
-            idx += (size_t)c[nu] * stride;
-            stride *= (size_t)dims[nu];
-        }
-    return half ? idx >> 1 : idx;
 }
 
 #define PIECE ((size_t)1 << 28)

@@ -1,6 +1,7 @@
-/* grid.c — the process grid of a lattice split between ranks
- * (include/clphys_lqcd.h): a rank's place and its sublattice. */
-#include "platform/platform.h"
+/* grid.c — the process grid of a lattice split between ranks or devices
+ * (include/clphys_lqcd.h): a rank's place and its sublattice, its
+ * neighbours, the numbering of a face. */
+#include "lqcd_internal.h"
 
 clphys_status clphys_lqcd_grid_local(const int dims[4], const int grid[4], int rank, int local[4], int coord[4])
 {
@@ -30,4 +31,31 @@ clphys_status clphys_lqcd_grid_local(const int dims[4], const int grid[4], int r
         r /= grid[mu];
     }
     return CLPHYS_SUCCESS;
+}
+
+int lqcd_grid_rank(const int grid[4], const int coord[4])
+{
+    return coord[0] + grid[0] * (coord[1] + grid[1] * (coord[2] + grid[2] * coord[3]));
+}
+
+void lqcd_grid_neighbours(const int grid[4], const int coord[4], int up[4], int down[4])
+{
+    for (int mu = 0; mu < 4; mu++) {
+        int c[4] = {coord[0], coord[1], coord[2], coord[3]};
+        c[mu] = (coord[mu] + 1) % grid[mu];
+        up[mu] = lqcd_grid_rank(grid, c);
+        c[mu] = (coord[mu] + grid[mu] - 1) % grid[mu];
+        down[mu] = lqcd_grid_rank(grid, c);
+    }
+}
+
+size_t lqcd_face_index(const int dims[4], const int c[4], int mu, int half)
+{
+    size_t idx = 0, stride = 1;
+    for (int nu = 0; nu < 4; nu++)
+        if (nu != mu) {
+            idx += (size_t)c[nu] * stride;
+            stride *= (size_t)dims[nu];
+        }
+    return half ? idx >> 1 : idx;
 }

@@ -21,16 +21,13 @@ struct lqcd_halo {
     clphys_context *ctx;
     MPI_Comm comm;             /* the plan's duplicate                       */
     int up[4], down[4];        /* neighbour ranks                            */
-    size_t face_n[4];          /* face sites per parity (0: not split)       */
-    size_t face_before[4], face_all;
+    lqcd_faces f;              /* face geometry and the face-site list       */
     cl_command_queue xq;       /* face transfers, profiled (GPUs; NULL: the
                                   context's queue)                           */
     cl_mem send, recv;         /* device face buffers, room for full fields  */
     cl_mem hsend_m, hrecv_m;   /* page-locked host copies ...                */
     char *hsend, *hrecv;       /* ... mapped for the plan's life             */
     cl_mem ghost;              /* links of the ranks below (backward hops)   */
-    cl_mem list;               /* sites with a remote neighbour, p*VH + cb:   */
-    size_t nlist[2];           /* even ones first                            */
     cl_event last_h2d;         /* the previous upload of received faces, and  */
     cl_event last_ext;         /* the exterior kernel that read them          */
 };
@@ -43,7 +40,7 @@ static void halo_destroy(lqcd_halo *h)
     cp_queue_release(&h->xq);
     cp_pinned_release(h->ctx, &h->hsend_m, (void **)&h->hsend);
     cp_pinned_release(h->ctx, &h->hrecv_m, (void **)&h->hrecv);
-    cl_mem *m[] = {&h->send, &h->recv, &h->ghost, &h->list};
+    cl_mem *m[] = {&h->send, &h->recv, &h->ghost, &h->f.list};
     for (int i = 0; i < 4; i++) cp_release_mem(m[i]);
     if (h->comm != MPI_COMM_NULL) MPI_Comm_free(&h->comm);
     free(h);
@@ -54,12 +51,6 @@ static clphys_status global_sum(void *user, double *sums, int n)
     lqcd_halo *h = user;
     CP_MPI(h->ctx, MPI_Allreduce(MPI_IN_PLACE, sums, n, MPI_DOUBLE, MPI_SUM, h->comm));
     return CLPHYS_SUCCESS;
-}
-
-/* Complex offset of face block (mu, side) with nq parities, and its reals. */
-static size_t block_base(const lqcd_halo *h, int mu, int side, size_t nq)
-{
-    return 6 * nq * (2 * h->face_before[mu] + (size_t)side * h->face_n[mu]);
 }
 
 typedef struct {
@@ -92,17 +83,12 @@ static clphys_status halo_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_
     lqcd_halo *h = pl->halo;
     clphys_context *ctx = pl->ctx;
     const size_t nq = parity < 0 ? 2 : 1, rs = pl->real_size;
-    const size_t nent = nq * 2 * h->face_all, bytes = nent * 12 * rs;
+    const size_t nent = nq * 2 * h->f.face_all, bytes = nent * 12 * rs;
     cl_event ev_pack = NULL, ev_d2h = NULL, ev_int = NULL, ev_h2d = NULL, ev_ext = NULL;
     cl_kernel k = NULL;
     size_t global = 0;
     /* 1. pack the faces of in; 2. to the host on X; 3. the interior */
-    const int in_parity = parity < 0 ? -1 : 1 - parity, g5in = g5 == 1;
-    clphys_status st = CP_ARG(ctx, pl->pack, 0, h->send);
-    if (!st) st = CP_ARG(ctx, pl->pack, 1, in);
-    if (!st) st = CP_ARG(ctx, pl->pack, 2, in_parity);
-    if (!st) st = CP_ARG(ctx, pl->pack, 3, g5in);
-    if (!st) st = cp_launch_ev(ctx, pl->pack, 1, &nent, NULL, &ev_pack);
+    clphys_status st = lqcd_pack_launch(pl, h->send, in, parity, g5, nent, &ev_pack);
     if (!st) st = cp_read_async(ctx, h->xq, h->send, 0, bytes, h->hsend, 1, &ev_pack, &ev_d2h);
     if (!st) st = cp_flush(ctx, h->xq);
     if (!st) st = lqcd_hop_kernel(pl, out, in, x, a, parity, g5, &k, &global);
@@ -119,10 +105,10 @@ static clphys_status halo_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_
     const double t_post = cp_now();
     clphys_status sm = CLPHYS_SUCCESS;
     for (int mu = 0; mu < 4 && !sm; mu++) {
-        if (!h->face_n[mu]) continue;
-        const int count = (int)(12 * nq * h->face_n[mu]);
+        if (!h->f.face_n[mu]) continue;
+        const int count = (int)(12 * nq * h->f.face_n[mu]);
         for (int side = 0; side < 2 && !sm; side++) {
-            const size_t off = block_base(h, mu, side, nq) * 2 * rs;
+            const size_t off = lqcd_face_block(pl, &h->f, mu, side, nq, NULL);
             /* side 0 goes down (the forward hops of the rank below), side 1 up */
             const cp_mpi_slice s = {h->hsend + off, count, type}, r = {h->hrecv + off, count, type};
             sm = cp_mpi_post(ctx, h->comm, side ? h->up[mu] : h->down[mu], &s, 1, side ? h->down[mu] : h->up[mu], &r,
@@ -143,27 +129,8 @@ static clphys_status halo_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_
     if (!st) st = cp_write_async(ctx, h->xq, h->recv, 0, bytes, h->hrecv, h->last_ext ? 1 : 0, &h->last_ext, &ev_h2d);
     if (!st) st = cp_flush(ctx, h->xq);
     if (!st) st = cp_enqueue_wait(ctx, NULL, 1, &ev_h2d);
-    const int p0 = parity < 0 ? 0 : parity;
-    const cl_uint first = (cl_uint)(p0 == 1 ? h->nlist[0] : 0),
-                  n = (cl_uint)(parity < 0 ? h->nlist[0] + h->nlist[1] : h->nlist[p0]);
-    cl_kernel ke = pl->ext[g5 == 2];
-    const int xpay = x != NULL;
-    if (!st) st = CP_ARG(ctx, ke, 0, out);
-    if (!st) st = CP_ARG(ctx, ke, 1, h->recv);
-    if (!st) st = CP_ARG(ctx, ke, 2, pl->gauge);
-    if (!st) st = CP_ARG(ctx, ke, 3, h->ghost);
-    if (!st) st = CP_ARG(ctx, ke, 4, h->list);
-    if (!st) st = CP_ARG(ctx, ke, 5, first);
-    if (!st) st = CP_ARG(ctx, ke, 6, n);
-    if (!st) {
-        float af = (float)a;
-        st = rs == 8 ? CP_ARG(ctx, ke, 7, a) : CP_ARG(ctx, ke, 7, af);
-    }
-    if (!st) st = CP_ARG(ctx, ke, 8, xpay);
-    if (!st) st = CP_ARG(ctx, ke, 9, parity);
-    if (!st) st = lqcd_phase_args(pl, ke, 10);
-    const size_t gext = n;
-    if (!st) st = cp_launch_ev(ctx, ke, 1, &gext, NULL, &ev_ext);
+    size_t n = 0;
+    if (!st) st = lqcd_exterior_launch(pl, &h->f, out, h->recv, h->ghost, x, a, parity, g5, &n, &ev_ext);
     if (!st) st = cp_flush(ctx, NULL);
     /* timing: profiled kernels and copies; the exposed exchange is the
      * queue's idle time between the interior's end and the exterior's start */
@@ -200,29 +167,8 @@ static clphys_status halo_buffers(clphys_dslash_plan *pl, lqcd_halo *h)
 {
     clphys_context *ctx = pl->ctx;
     const size_t rs = pl->real_size;
-    for (int mu = 0; mu < 4; mu++) {
-        h->face_before[mu] = h->face_all;
-        h->face_n[mu] = pl->grid[mu] > 1 ? pl->vol / (size_t)pl->dims[mu] / 2 : 0;
-        h->face_all += h->face_n[mu];
-    }
-    uint32_t *list = malloc(pl->vol * sizeof *list);
-    if (!list) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "halo: face-site list");
-    size_t n = 0;
-    for (int p = 0; p < 2; p++) {
-        for (size_t cb = 0; cb < pl->vh; cb++) {
-            int c[4];
-            size_t r = 2 * cb;
-            for (int mu = 0; mu < 4; mu++) c[mu] = (int)(r % (size_t)pl->dims[mu]), r /= (size_t)pl->dims[mu];
-            c[0] += (c[1] + c[2] + c[3] + c[0] + p) & 1; /* the site of parity p in the pair */
-            int face = 0;
-            for (int mu = 0; mu < 4; mu++) face |= h->face_n[mu] && (c[mu] == 0 || c[mu] == pl->dims[mu] - 1);
-            if (face) list[n++] = (uint32_t)((size_t)p * pl->vh + cb);
-        }
-        h->nlist[p] = n - (p ? h->nlist[0] : 0);
-    }
-    const size_t bytes = 2 * 2 * h->face_all * 12 * rs; /* full fields: both parities */
-    clphys_status st = cp_buffer(ctx, CL_MEM_READ_ONLY, n * sizeof *list, list, &h->list);
-    free(list);
+    clphys_status st = lqcd_faces_init(pl, &h->f);
+    const size_t bytes = 2 * 2 * h->f.face_all * 12 * rs; /* full fields: both parities */
     if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, &h->send);
     if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, &h->recv);
     if (!st) st = cp_pinned(ctx, bytes, &h->hsend_m, (void **)&h->hsend);
@@ -241,13 +187,12 @@ static clphys_status halo_buffers(clphys_dslash_plan *pl, lqcd_halo *h)
 static clphys_status halo_ghost_links(clphys_dslash_plan *pl, lqcd_halo *h, const clphys_gauge_field *g)
 {
     clphys_context *ctx = pl->ctx;
-    const int nc = pl->p.reconstruct == 12 ? 6 : 9;
-    const size_t ng = 2 * h->face_all;
+    const size_t ng = 2 * h->f.face_all;
     double *send = malloc((ng ? ng : 1) * 18 * sizeof(double)), *recv = malloc((ng ? ng : 1) * 18 * sizeof(double));
-    void *dev = malloc((ng ? ng : 1) * (size_t)nc * 2 * pl->real_size);
+    void *dev = malloc(lqcd_ghost_bytes(pl, &h->f));
     clphys_status st = send && recv && dev ? CLPHYS_SUCCESS : cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "halo: ghost links");
     for (int mu = 0; mu < 4 && !st; mu++) {
-        const size_t fn = h->face_n[mu];
+        const size_t fn = h->f.face_n[mu];
         if (!fn) continue;
         for (size_t x = 0; x < pl->vol; x++) {
             int c[4];
@@ -262,15 +207,9 @@ static clphys_status halo_ghost_links(clphys_dslash_plan *pl, lqcd_halo *h, cons
             st = cp_mpi_error(ctx, err, "halo: ghost links");
             break;
         }
-        const size_t base = (size_t)nc * 2 * h->face_before[mu];
-        for (size_t e = 0; e < 2 * fn; e++)
-            for (int k = 0; k < nc; k++) {
-                const size_t ci = base + (size_t)k * 2 * fn + e;
-                lqcd_put_real(dev, pl->real_size, 2 * ci, recv[e * 18 + 2 * k]);
-                lqcd_put_real(dev, pl->real_size, 2 * ci + 1, recv[e * 18 + 2 * k + 1]);
-            }
+        lqcd_ghost_store(pl, &h->f, mu, recv, dev);
     }
-    if (!st) st = cp_buffer(ctx, CL_MEM_READ_ONLY, (ng ? ng : 1) * (size_t)nc * 2 * pl->real_size, dev, &h->ghost);
+    if (!st) st = cp_buffer(ctx, CL_MEM_READ_ONLY, lqcd_ghost_bytes(pl, &h->f), dev, &h->ghost);
     free(send), free(recv), free(dev);
     return st;
 }
@@ -328,7 +267,9 @@ clphys_status clphys_dslash_plan_create_mpi(MPI_Comm comm, const int grid[4], cl
         if (MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) == MPI_SUCCESS)
             MPI_Comm_rank(node, &nrank);
         if (node != MPI_COMM_NULL && nrank) MPI_Barrier(node);
-        clphys_status sl = lqcd_plan_create(ctx, local, p, grid, coord, &pl);
+        clphys_dslash_params q = *p;
+        q.halo_half = 0; /* the messages carry fp32 or fp64 */
+        clphys_status sl = lqcd_plan_create(ctx, local, &q, grid, coord, &pl);
         if (node != MPI_COMM_NULL && !nrank) MPI_Barrier(node);
         if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
         st = cp_mpi_agree(c, ctx, sl);

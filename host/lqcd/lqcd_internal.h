@@ -7,6 +7,7 @@
 #include "host/linalg/linalg.h"
 
 typedef struct lqcd_halo lqcd_halo;
+typedef struct lqcd_multi lqcd_multi;
 
 struct clphys_dslash_plan {
     clphys_context *ctx;
@@ -20,6 +21,7 @@ struct clphys_dslash_plan {
     double phf[4][2], phb[4][2]; /* phases of the hops across this rank's
                                 upper / lower ends (1 unless the lattice's) */
     size_t real_size;        /* 4 or 8 bytes                              */
+    int halo_half;           /* faces in 16 bits (-DHALO_HALF; multi.c)   */
     cl_kernel hop;           /* dslash_hop of wilson_dslash.cl            */
     cl_kernel hop_g5[2];     /* dslash_hop_g5in, dslash_hop_g5out         */
     cl_kernel pack, ext[2];  /* halo_pack, halo_exterior(_g5out) (parts)  */
@@ -39,6 +41,9 @@ struct clphys_dslash_plan {
     void (*halo_destroy)(lqcd_halo *h);
     la_global_sum_fn gsum;
     void *gsum_user;
+    /* Over the devices of one process (multi.c, set by
+     * clphys_dslash_plan_create_multi): this plan's part of the group. */
+    lqcd_multi *multi;
 };
 
 /* dslash.c: a plan for this rank's part g of the lattice; grid and coord
@@ -49,6 +54,55 @@ clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
                                const int grid[4], const int coord[4], clphys_dslash_plan **plan);
 /* buf[i] = v in the precision of real_size (4 or 8 bytes). */
 void lqcd_put_real(void *buf, size_t real_size, size_t i, double v);
+
+/* grid.c: the rank (or device) at coord of a process grid (x fastest, as
+ * clphys_lqcd_grid_local); the ranks above (coord[mu] + 1) and below
+ * (coord[mu] - 1), periodic; the face index of a site (coordinates c) in
+ * direction mu: the lexicographic index of its other three coordinates (nu
+ * ascending), halved when half (one parity: the numbering of
+ * cl/wilson_dslash.cl). */
+int lqcd_grid_rank(const int grid[4], const int coord[4]);
+void lqcd_grid_neighbours(const int grid[4], const int coord[4], int up[4], int down[4]);
+size_t lqcd_face_index(const int dims[4], const int c[4], int mu, int half);
+
+/* faces.c: the faces of a plan split by its grid, shared by the exchanges
+ * over ranks (halo.c) and over devices (multi.c). */
+typedef struct {
+    size_t face_n[4];        /* face sites per parity (0: not split)      */
+    size_t face_before[4], face_all;
+    cl_mem list;             /* sites with a remote neighbour, p*VH + cb,  */
+    size_t nlist[2];         /* even ones first                           */
+} lqcd_faces;
+/* The geometry and the face-site list (on the device) of pl. */
+clphys_status lqcd_faces_init(clphys_dslash_plan *pl, lqcd_faces *f);
+/* Bytes of one face entry: 12 reals, or with halo_half 12 16-bit
+ * fractions and an fp32 scale (cl/wilson_dslash.cl). */
+size_t lqcd_face_entry_bytes(const clphys_dslash_plan *pl);
+/* Byte offset of face block (mu, side) in a buffer of faces of nq parities
+ * (1: a half field, 2: a full one), *bytes (may be NULL) its length. */
+size_t lqcd_face_block(const clphys_dslash_plan *pl, const lqcd_faces *f, int mu, int side, size_t nq, size_t *bytes);
+/* The backward hops' links of direction mu (double[2 face_n][18], entry
+ * parity * face_n + face index of the site below) into the device array
+ * dev (lqcd_ghost_bytes of it) in pl's precision and compression. */
+void lqcd_ghost_store(const clphys_dslash_plan *pl, const lqcd_faces *f, int mu, const double *links, void *dev);
+size_t lqcd_ghost_bytes(const clphys_dslash_plan *pl, const lqcd_faces *f);
+/* halo_pack of in's faces (the hop of out parity `parity`, g5 as
+ * lqcd_hop_g5) into send, nent face entries; *ev its event. */
+clphys_status lqcd_pack_launch(clphys_dslash_plan *pl, cl_mem send, cl_mem in, int parity, int g5, size_t nent,
+                               cl_event *ev);
+/* halo_exterior(_g5out) adding the remote hops from recv to out; *nsites
+ * the face sites it covers, *ev its event. */
+clphys_status lqcd_exterior_launch(clphys_dslash_plan *pl, const lqcd_faces *f, cl_mem out, cl_mem recv,
+                                   cl_mem ghost, cl_mem x, double a, int parity, int g5, size_t *nsites,
+                                   cl_event *ev);
+
+/* multi.c: release pl's part of its group (the group with its last plan);
+ * the member index of pl in its group, -1 for a plan of no group. */
+void lqcd_multi_release(clphys_dslash_plan *pl);
+int lqcd_multi_member(const clphys_dslash_plan *pl);
+/* Mark pl's group failed (a caller's error before a collective call), so
+ * that no other device waits for this one (NULL or no group: nothing). */
+void lqcd_multi_fail(clphys_dslash_plan *pl);
 
 /* hop.c: launch dslash_hop: parity -1 full / 0 / 1; x NULL for out = H in,
  * else out = x + a H in.  lqcd_hop_g5: g5 = 1 reads gamma5 in, g5 = 2 gives

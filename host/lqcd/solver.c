@@ -42,7 +42,8 @@ static clphys_status check_params(clphys_context *ctx, clphys_dslash_plan *p64, 
                        p32->p.layout != p64->p.layout || p32->p.kappa != p64->p.kappa ||
                        memcmp(p32->phf, p64->phf, sizeof p64->phf) || memcmp(p32->phb, p64->phb, sizeof p64->phb) ||
                        memcmp(p32->grid, p64->grid, sizeof p64->grid) ||
-                       memcmp(p32->coord, p64->coord, sizeof p64->coord) || !p32->halo != !p64->halo))
+                       memcmp(p32->coord, p64->coord, sizeof p64->coord) || !p32->halo != !p64->halo ||
+                       lqcd_multi_member(p32) != lqcd_multi_member(p64) || (p64->multi && p32->ctx != p64->ctx)))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "lqcd solver: mixed needs an fp32 plan32 with the lattice, layout, kappa, boundary and "
                         "process grid of plan64");
