@@ -136,6 +136,12 @@ clphys_status clphys_poisson_mpi_solve(clphys_poisson_mpi_plan *plan, const doub
 clphys_status clphys_poisson_mpi_apply(clphys_poisson_mpi_plan *plan, const double *x, double *y);
 clphys_status clphys_poisson_mpi_vcycle(clphys_poisson_mpi_plan *plan, const double *r, double *z);
 
+/* The global mask (n bytes, 1 wet) and projection weights w (n doubles,
+ * as clphys_poisson_plan_operator) gathered on rank 0; either may be NULL;
+ * other ranks pass NULL or anything (untouched).  Collective.
+ * Errors: CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_IO. */
+clphys_status clphys_poisson_mpi_plan_operator(clphys_poisson_mpi_plan *plan, unsigned char *mask, double *w);
+
 /* A global field (nx ny nz doubles, on rank 0 only) to the ranks' blocks
  * and back.  Collective.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL block,
  * NULL global on rank 0), CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_IO. */

@@ -189,6 +189,32 @@ clphys_status clphys_poisson_mpi_gather(clphys_poisson_mpi_plan *d, const double
     return pm_gather_level(d, 0, block, global);
 }
 
+clphys_status clphys_poisson_mpi_plan_operator(clphys_poisson_mpi_plan *d, unsigned char *mask, double *w)
+{
+    if (!d) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_mpi_plan_operator: NULL plan");
+    const pm_box *b = &d->box[0];
+    const size_t nb = (size_t)b->bx * b->by * d->nz, n = (size_t)d->nx * d->ny * d->nz;
+    double *blk = malloc(sizeof(double) * (nb + 1)), *all = d->rank == 0 ? malloc(sizeof(double) * n) : NULL;
+    clphys_status st = blk && (d->rank || all) ? CLPHYS_SUCCESS : cp_error(d->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi");
+    CP_TRY(cp_mpi_agree(d->comm, d->ctx, st));
+    for (int f = 0; f < 2 && !st; f++) {
+        for (int k = 0; k < d->nz; k++)
+            for (int j = 0; j < b->by; j++)
+                for (int i = 0; i < b->bx; i++) {
+                    const size_t c = (size_t)(b->h + i) + (size_t)b->nx * ((size_t)(b->h + j) + (size_t)b->ny * k);
+                    blk[(size_t)i + (size_t)b->bx * ((size_t)j + (size_t)b->by * k)] =
+                        f ? d->pl->w[c] : (d->pl->fine.mask[c] & PN_WET ? 1.0 : 0.0);
+                }
+        st = pm_gather_level(d, 0, blk, all);
+        for (size_t c = 0; !st && d->rank == 0 && c < n; c++) {
+            if (f && w) w[c] = all[c];
+            else if (!f && mask) mask[c] = all[c] != 0;
+        }
+    }
+    free(blk), free(all);
+    return st;
+}
+
 /* ---- the setup ------------------------------------------------------------------ */
 
 /* what rank 0 makes once: the global operators of levels 0 .. dlev, w and
