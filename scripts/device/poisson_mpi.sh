@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# poisson_mpi.sh — the Poisson solver over MPI ranks on a machine with
+# several GPUs (issue 29): one rank per GPU (CUDA_VISIBLE_DEVICES set per
+# rank from OMPI_COMM_WORLD_LOCAL_RANK), `clphys bench --path poisson_mpi`,
+# whose one run gives both scaling rows with their one-GPU baselines,
+# measured by rank 0 alone in the same run (bench/poisson_mpi.c):
+#   weak    a share of SHARE cells per GPU (default 1024x1024x64) against
+#           one share on one GPU  (goal: efficiency >= 0.85 on 2 GPUs)
+#   strong  the NP shares together (2048x1024x64 on 2 GPUs) against that
+#           whole grid on one GPU  (goal: speedup >= 1.6 on 2 GPUs)
+#
+# Usage, from the project root (where .device/ is, if staged):
+#   scripts/device/poisson_mpi.sh BUILD_DIR [OUT_DIR]
+# BUILD_DIR: a release build of clphys (BUILD_DIR/clphys); OUT_DIR: where
+# the results go (default $OUT, else the current folder).  Environment:
+#   NP (2) ranks, SHARE (1024x1024x64) cells per rank, DEVICE (nvidia) the
+#   --device of every rank, REPEAT (5) solves per case, GPU_SPLIT (1: one
+#   GPU per rank; 0: leave CUDA_VISIBLE_DEVICES alone, e.g. on PoCL).
+# Writes OUT_DIR/poisson_mpi_npNP.json (the bench JSON: rows
+# solve-basin-weak-PXxPY and solve-basin-strong-PXxPY in the scaling
+# schema), OUT_DIR/poisson_mpi_npNP.log (the run's output) and
+# OUT_DIR/poisson_mpi_devices.txt (clphys devices as rank 0 saw them).
+# Exit status: the run's.  Checked on PoCL at tiny sizes:
+#   NP=2 SHARE=32x32x8 DEVICE=0:0 GPU_SPLIT=0 scripts/device/poisson_mpi.sh build /tmp/out
+set -uo pipefail
+BUILD=${1:?usage: scripts/device/poisson_mpi.sh BUILD_DIR [OUT_DIR]}
+OUTDIR=${2:-${OUT:-.}}
+NP=${NP:-2}
+SHARE=${SHARE:-1024x1024x64}
+DEVICE=${DEVICE:-nvidia}
+REPEAT=${REPEAT:-5}
+GPU_SPLIT=${GPU_SPLIT:-1}
+CLPHYS=$(cd "$BUILD" && pwd)/clphys
+[ -x "$CLPHYS" ] || { echo "poisson_mpi.sh: no $CLPHYS" >&2; exit 2; }
+mkdir -p "$OUTDIR"
+OUTDIR=$(cd "$OUTDIR" && pwd)
+if [ -f .device/env.sh ]; then
+  # NVIDIA's platform for every rank (mpirun's children otherwise get PoCL only)
+  source .device/env.sh
+  export OCL_ICD_FILENAMES=${OCL_ICD_FILENAMES:-libnvidia-opencl.so.1:libpocl.so.2}
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export CLPHYS_BENCH_POISSON_SHARE=$SHARE POISSON_MPI_GPU_SPLIT=$GPU_SPLIT
+wrap=$(mktemp /tmp/poisson_mpi_wrap.XXXXXX)
+trap 'rm -f "$wrap"' EXIT
+cat > "$wrap" <<'WRAP'
+#!/bin/sh
+# one GPU per rank of this node
+if [ "${POISSON_MPI_GPU_SPLIT:-1}" = 1 ] && [ -n "${OMPI_COMM_WORLD_LOCAL_RANK:-}" ]; then
+  export CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK
+fi
+exec "$@"
+WRAP
+chmod +x "$wrap"
+xs=()
+for v in CLPHYS_BENCH_POISSON_SHARE POISSON_MPI_GPU_SPLIT LD_LIBRARY_PATH OCL_ICD_VENDORS OCL_ICD_FILENAMES \
+         CLPHYS_CACHE_DIR POCL_MAX_PTHREAD_COUNT; do
+  [ -n "${!v+x}" ] && xs+=(-x "$v")
+done
+"$CLPHYS" devices > "$OUTDIR/poisson_mpi_devices.txt" 2>&1
+json=$OUTDIR/poisson_mpi_np$NP.json
+log=$OUTDIR/poisson_mpi_np$NP.log
+echo "poisson_mpi.sh: $NP ranks, share $SHARE, device $DEVICE, repeat $REPEAT -> $json" | tee "$log"
+mpirun --oversubscribe -np "$NP" "${xs[@]}" "$wrap" "$CLPHYS" bench --path poisson_mpi --device "$DEVICE" \
+  --repeat "$REPEAT" --json "$json" --force >> "$log" 2>&1
+rc=$?
+tail -n 12 "$log"
+exit $rc
