@@ -178,6 +178,22 @@ int bench_poisson_mpi(bench_run *run)
         return 0;
     }
     /* the one-device baselines, rank 0 alone */
+    /* $CLPHYS_BENCH_POISSON_GATHER: gather_columns values to compare
+     * ("64,256"), one distributed plan and pair of rows each */
+    int gather[8] = {0}, ngather = 1;
+    const char *genv = getenv("CLPHYS_BENCH_POISSON_GATHER");
+    if (genv && *genv) {
+        ngather = 0;
+        for (const char *q = genv; *q && ngather < 8;) {
+            char *e;
+            const long v = strtol(q, &e, 10);
+            if (e == q || v < 2 || v > 1 << 20) break;
+            gather[ngather++] = (int)v;
+            q = *e == ',' ? e + 1 : e;
+        }
+        if (!ngather) ngather = 1, gather[0] = 0;
+    }
+    double *t = malloc(sizeof(double) * (size_t)run->repeat);
     single_run strong = {0}, weak = {0};
     double h2d = 0;
     if (rank == 0) {
@@ -185,80 +201,88 @@ int bench_poisson_mpi(bench_run *run)
         single(run, &one, f1, &weak, NULL);
     }
     MPI_Barrier(comm);
-    /* the ranks */
+    /* the ranks, once per gather threshold */
     const clphys_poisson_params prm = {.precision = CLPHYS_POISSON_MIXED, .tol = TOL};
-    const clphys_poisson_mpi_params mp = {{dims[0], dims[1]}, 0};
-    clphys_poisson_mpi_plan *d = NULL;
-    const double tp = bench_now();
-    clphys_status st = clphys_poisson_mpi_plan_create(run->ctx, comm, &whole.g, &prm, &mp, &d);
-    const double plan_s = bench_now() - tp;
-    clphys_poisson_mpi_info info = {0};
-    double *fb = NULL, *xb = NULL, *t = malloc(sizeof(double) * (size_t)run->repeat);
-    clphys_poisson_result res = {0};
-    if (!st) {
-        clphys_poisson_mpi_plan_info(d, &info);
-        const size_t nb = (size_t)info.block[2] * info.block[3] * info.nz;
-        fb = malloc(sizeof(double) * (nb + 1)), xb = malloc(sizeof(double) * (nb + 1));
-        st = clphys_mpi_agree(comm, run->ctx, fb && xb && t ? CLPHYS_SUCCESS : CLPHYS_ERR_OUT_OF_MEMORY);
-    }
-    if (!st) st = clphys_poisson_mpi_scatter(d, f, fb);
-    for (int r = 0; r < run->repeat && !st; r++) {
-        MPI_Barrier(comm);
-        st = clphys_poisson_mpi_solve(d, fb, xb, &res);
-        t[r] = res.seconds;
-        MPI_Allreduce(MPI_IN_PLACE, &t[r], 1, MPI_DOUBLE, MPI_MAX, comm);
-    }
-    double halo = info.halo_bytes;
-    MPI_Allreduce(MPI_IN_PLACE, &halo, 1, MPI_DOUBLE, MPI_MAX, comm);
-    if (st && rank == 0) bench_fail(run, "poisson-mpi", "distributed solve", clphys_last_error(run->ctx));
-    if (!st && rank == 0) {
-        const double step = ref_median(t, run->repeat);
-        /* faces read and rings written: the stencil's fp64 exchange and 2
-         * smooth V-cycle exchanges in fp32, doubled for the coarser levels */
-        const double halo_iter = 2 * halo * (1 + 2.0 * 2 * 0.5 * 2);
-        const double floor_s = (run->limits.copy_bytes_per_s > 0 ? res.iterations * strong.iter_bytes / P /
-                                                                         run->limits.copy_bytes_per_s
-                                                                   : 0) +
-                               (h2d > 0 ? res.iterations * halo_iter / h2d : 0);
-        for (int w = 0; w < 2; w++) {
-            const single_run *b = w ? &weak : &strong;
-            if (!b->ok) continue;
-            bench_row row;
-            memset(&row, 0, sizeof row);
-            snprintf(row.path, sizeof row.path, "poisson-mpi");
-            snprintf(row.variant, sizeof row.variant, "solve-basin-%s-%dx%d", w ? "weak" : "strong", dims[0], dims[1]);
-            snprintf(row.precision, sizeof row.precision, "mixed");
-            row.n = (long long)n;
-            row.repeat = run->repeat;
-            row.kernel_s_median = row.kernel_s_min = row.total_s_median = step;
-            row.rate = 1.0 / step;
-            snprintf(row.rate_unit, sizeof row.rate_unit, "solves/s");
-            row.max_rel_error = res.rel_residual;
-            row.verified = res.rel_residual <= 1.05 * TOL && b->residual <= 1.05 * TOL;
-            const bench_scaling sc = {gpus, P, w, w ? (long long)n1 : (long long)(n / (size_t)P), b->s, step, -1,
-                                      h2d > 0 ? res.iterations * halo_iter / h2d : -1};
-            char sj[512];
-            bench_scaling_json(&sc, sj, sizeof sj);
-            snprintf(row.params, sizeof row.params,
-                     "{%s,\"grid\":\"%dx%dx%d\",\"process_grid\":\"%dx%d\",\"share\":\"%dx%dx%d\",\"problem\":\"random "
-                     "basin (seed 7), pure Neumann, white-noise f\",\"tol\":%g,\"iterations\":%d,"
-                     "\"baseline_iterations\":%d,\"rel_residual\":%.3e,\"baseline_rel_residual\":%.3e,"
-                     "\"levels\":%d,\"levels_distributed\":%d,\"floor_s\":%.6g,\"fraction_of_floor\":%.4f,"
-                     "\"halo_bytes_per_iteration\":%.6g,\"host_device_bytes_per_s\":%.6g,\"plan_s\":%.4f,"
-                     "\"line_ranks\":\"column\",\"line_baseline\":\"auto\"}",
-                     sj, whole.g.nx, whole.g.ny, whole.g.nz, dims[0], dims[1], share[0], share[1], share[2], TOL,
-                     res.iterations, b->iterations, res.rel_residual, b->residual, info.levels,
-                     info.levels_distributed, floor_s, floor_s > 0 ? floor_s / step : 0, halo_iter, h2d, plan_s);
-            snprintf(row.note, sizeof row.note,
-                     "%s scaling over %d ranks (%d devices): %.4g s against %.4g s on one device (%s); %d vs %d "
-                     "iterations",
-                     w ? "weak" : "strong", P, gpus, step, b->s, w ? "one share" : "the whole grid", res.iterations,
-                     b->iterations);
-            bench_add_row(run, &row);
+    for (int gi = 0; gi < ngather; gi++) {
+        const clphys_poisson_mpi_params mp = {{dims[0], dims[1]}, gather[gi]};
+        clphys_poisson_mpi_plan *d = NULL;
+        const double tp = bench_now();
+        clphys_status st = clphys_poisson_mpi_plan_create(run->ctx, comm, &whole.g, &prm, &mp, &d);
+        const double plan_s = bench_now() - tp;
+        clphys_poisson_mpi_info info = {0};
+        double *fb = NULL, *xb = NULL;
+        char gname[24] = "";
+        if (ngather > 1 || gather[0]) snprintf(gname, sizeof gname, "-g%d", gather[gi]);
+        clphys_poisson_result res = {0};
+        if (!st) {
+            clphys_poisson_mpi_plan_info(d, &info);
+            const size_t nb = (size_t)info.block[2] * info.block[3] * info.nz;
+            fb = malloc(sizeof(double) * (nb + 1)), xb = malloc(sizeof(double) * (nb + 1));
+            st = clphys_mpi_agree(comm, run->ctx, fb && xb && t ? CLPHYS_SUCCESS : CLPHYS_ERR_OUT_OF_MEMORY);
         }
+        if (!st) st = clphys_poisson_mpi_scatter(d, f, fb);
+        for (int r = 0; r < run->repeat && !st; r++) {
+            MPI_Barrier(comm);
+            st = clphys_poisson_mpi_solve(d, fb, xb, &res);
+            t[r] = res.seconds;
+            MPI_Allreduce(MPI_IN_PLACE, &t[r], 1, MPI_DOUBLE, MPI_MAX, comm);
+        }
+        double halo = info.halo_bytes;
+        MPI_Allreduce(MPI_IN_PLACE, &halo, 1, MPI_DOUBLE, MPI_MAX, comm);
+        if (st && rank == 0) bench_fail(run, "poisson-mpi", "distributed solve", clphys_last_error(run->ctx));
+        if (!st && rank == 0) {
+            const double step = ref_median(t, run->repeat);
+            /* faces read and rings written: the stencil's fp64 exchange and 2
+             * smooth V-cycle exchanges in fp32, doubled for the coarser levels */
+            const double halo_iter = 2 * halo * (1 + 2.0 * 2 * 0.5 * 2);
+            const double floor_s = (run->limits.copy_bytes_per_s > 0 ? res.iterations * strong.iter_bytes / P /
+                                                                             run->limits.copy_bytes_per_s
+                                                                       : 0) +
+                                   (h2d > 0 ? res.iterations * halo_iter / h2d : 0);
+            for (int w = 0; w < 2; w++) {
+                const single_run *b = w ? &weak : &strong;
+                if (!b->ok) continue;
+                bench_row row;
+                memset(&row, 0, sizeof row);
+                snprintf(row.path, sizeof row.path, "poisson-mpi");
+                snprintf(row.variant, sizeof row.variant, "solve-basin-%s-%dx%d%s", w ? "weak" : "strong", dims[0],
+                         dims[1], gname);
+                snprintf(row.precision, sizeof row.precision, "mixed");
+                row.n = (long long)n;
+                row.repeat = run->repeat;
+                row.kernel_s_median = row.kernel_s_min = row.total_s_median = step;
+                row.rate = 1.0 / step;
+                snprintf(row.rate_unit, sizeof row.rate_unit, "solves/s");
+                row.max_rel_error = res.rel_residual;
+                row.verified = res.rel_residual <= 1.05 * TOL && b->residual <= 1.05 * TOL;
+                const bench_scaling sc = {gpus, P, w, w ? (long long)n1 : (long long)(n / (size_t)P), b->s, step, -1,
+                                          h2d > 0 ? res.iterations * halo_iter / h2d : -1};
+                char sj[512];
+                bench_scaling_json(&sc, sj, sizeof sj);
+                snprintf(row.params, sizeof row.params,
+                         "{%s,\"grid\":\"%dx%dx%d\",\"process_grid\":\"%dx%d\",\"share\":\"%dx%dx%d\",\"problem\":\"random "
+                         "basin (seed 7), pure Neumann, white-noise f\",\"tol\":%g,\"iterations\":%d,"
+                         "\"baseline_iterations\":%d,\"rel_residual\":%.3e,\"baseline_rel_residual\":%.3e,"
+                         "\"levels\":%d,\"levels_distributed\":%d,\"floor_s\":%.6g,\"fraction_of_floor\":%.4f,"
+                         "\"halo_bytes_per_iteration\":%.6g,\"host_device_bytes_per_s\":%.6g,\"plan_s\":%.4f,"
+                         "\"line_ranks\":\"column\",\"line_baseline\":\"auto\",\"gather_columns\":%d}",
+                         sj, whole.g.nx, whole.g.ny, whole.g.nz, dims[0], dims[1], share[0], share[1], share[2], TOL,
+                         res.iterations, b->iterations, res.rel_residual, b->residual, info.levels,
+                         info.levels_distributed, floor_s, floor_s > 0 ? floor_s / step : 0, halo_iter, h2d, plan_s,
+                         gather[gi] ? gather[gi] : 32);
+                snprintf(row.note, sizeof row.note,
+                         "%s scaling over %d ranks (%d devices): %.4g s against %.4g s on one device (%s); %d vs %d "
+                         "iterations",
+                         w ? "weak" : "strong", P, gpus, step, b->s, w ? "one share" : "the whole grid", res.iterations,
+                         b->iterations);
+                bench_add_row(run, &row);
+            }
+        }
+        clphys_poisson_mpi_plan_destroy(d);
+        free(fb), free(xb);
+        fb = xb = NULL;
     }
-    clphys_poisson_mpi_plan_destroy(d);
     geom_free(&whole), geom_free(&one);
-    free(f), free(f1), free(fb), free(xb), free(t);
+    free(f), free(f1), free(t);
     return 0;
 }

@@ -11,6 +11,8 @@
  *   prolong_cols  x += P e: the coarse correction (column (i >> 1, j >> 1)
  *                 of the level below) added to the wet cells, piecewise
  *                 constant, before the halo exchange that follows it
+ *   face_pack, face_unpack  a face of the block to a contiguous buffer and
+ *                 a ring from it (the exchange's transfers)
  * Built with -DREAL_T (common.h). */
 #include "common.h"
 
@@ -28,4 +30,25 @@ __kernel void prolong_cols(__global real_t *restrict x, __global const real_t *r
     if (i >= nx || j >= ny) return;
     for (int k = 0, c = i + nx * j, p = (i >> 1) + ncx * (j >> 1); k < nz; k++, c += nx * ny, p += ncx * ncy)
         if (mask[c]) x[c] += ec[p];
+}
+
+/* The block's face [i0, i0 + w) x [j0, j0 + h) x all layers of v into the
+ * contiguous buf + off (face_pack), or back from it (face_unpack): a halo
+ * exchange moves one contiguous read and one write over the bus. */
+__kernel void face_pack(__global real_t *restrict buf, __global const real_t *restrict v, int nx, int ny, int nz,
+                        int i0, int j0, int w, int h, int off)
+{
+    const int t = get_global_id(0);
+    if (t >= w * h * nz) return;
+    const int a = t % w, b = (t / w) % h, k = t / (w * h);
+    buf[off + t] = v[(i0 + a) + nx * ((j0 + b) + ny * k)];
+}
+
+__kernel void face_unpack(__global real_t *restrict v, __global const real_t *restrict buf, int nx, int ny, int nz,
+                          int i0, int j0, int w, int h, int off)
+{
+    const int t = get_global_id(0);
+    if (t >= w * h * nz) return;
+    const int a = t % w, b = (t / w) % h, k = t / (w * h);
+    v[(i0 + a) + nx * ((j0 + b) + ny * k)] = buf[off + t];
 }

@@ -29,6 +29,10 @@ struct clphys_poisson_mpi_plan {
     clphys_poisson_plan *coarse; /* rank 0: the global operator of level dlev   */
     cl_mem cr, cz;           /* rank 0: its r and z (the V-cycle's io precision) */
     cl_kernel k_zero[2], k_prolong; /* halo_zero per precision; prolong_cols    */
+    cl_kernel k_pack[2], k_unpack[2]; /* face_pack, face_unpack per precision   */
+    cl_mem face;             /* 4 faces of the fine level (fp64): 2 out, 2 in    */
+    cl_mem stage_mem;        /* page-locked host staging of face (stage)         */
+    void *stage;
     la_operator op64, op32;
     la_precond M;
     size_t wet;

@@ -531,6 +531,10 @@ void clphys_poisson_mpi_plan_destroy(clphys_poisson_mpi_plan *d)
     if (!d) return;
     cp_release_mem(&d->cr), cp_release_mem(&d->cz);
     cp_release_kernel(&d->k_zero[0]), cp_release_kernel(&d->k_zero[1]), cp_release_kernel(&d->k_prolong);
+    for (int p = 0; p < 2; p++) cp_release_kernel(&d->k_pack[p]), cp_release_kernel(&d->k_unpack[p]);
+    cp_release_mem(&d->face);
+    if (d->stage_mem) cp_pinned_release(d->ctx, &d->stage_mem, &d->stage);
+    else free(d->stage);
     clphys_poisson_plan_destroy(d->coarse);
     clphys_poisson_plan_destroy(d->pl);
     if (d->comm != MPI_COMM_NULL && d->comm) MPI_Comm_free(&d->comm);

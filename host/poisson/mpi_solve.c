@@ -28,36 +28,55 @@ clphys_status pm_rect(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es, in
     return CLPHYS_SUCCESS;
 }
 
+/* face [i0, i0 + w) x [j0, j0 + h) of field m (level l, precision of es)
+ * to d->face at element off (unpack: from it) */
+static clphys_status face_kernel(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es, int unpack, int i0, int j0,
+                                 int w, int h, int off)
+{
+    const pm_box *b = &d->box[l];
+    cl_kernel k = (unpack ? d->k_unpack : d->k_pack)[es == 8];
+    const int a[8] = {b->nx, b->ny, d->nz, i0, j0, w, h, off};
+    cl_mem dst = unpack ? m : d->face, src = unpack ? d->face : m;
+    CP_TRY(CP_ARG(d->ctx, k, 0, dst));
+    CP_TRY(CP_ARG(d->ctx, k, 1, src));
+    for (cl_uint i = 0; i < 8; i++) CP_TRY(CP_ARG(d->ctx, k, 2 + i, a[i]));
+    const size_t global = cp_round_up((size_t)w * h * d->nz, 64);
+    return cp_launch(d->ctx, k, 1, &global, NULL, NULL);
+}
+
 /* the ring of field m (level l, elements of es bytes) from the neighbours:
- * the block's outer columns and rows travel west/east, then south/north */
+ * the block's outer columns, then rows, packed by a kernel into d->face,
+ * read in one transfer into page-locked memory, sent west/east (south/
+ * north) with MPI_Sendrecv, written back in one transfer and unpacked */
 static clphys_status exchange(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es)
 {
     const pm_box *b = &d->box[l];
     const int h = b->h;
-    const size_t fx = (size_t)b->by * d->nz * es, fy = (size_t)b->bx * d->nz * es;
-    CP_TRY(pm_buf(d, 4 * (fx > fy ? fx : fy)));
     for (int dir = 0; dir < 2; dir++) {
-        const size_t f = dir ? fy : fx;
-        char *sw = (char *)d->buf, *se = sw + f, *rw = se + f, *re = rw + f;
+        const int fe = (dir ? b->bx : b->by) * d->nz; /* elements of a face */
+        const size_t f = (size_t)fe * es;
+        char *sw = (char *)d->stage, *se = sw + f, *rw = se + f, *re = rw + f;
         const int lo = dir ? d->nbr[2] : d->nbr[0], hi = dir ? d->nbr[3] : d->nbr[1];
         if (!dir) {
-            CP_TRY(pm_rect(d, l, m, es, 0, h, h, 1, b->by, sw));
-            CP_TRY(pm_rect(d, l, m, es, 0, h + b->bx - 1, h, 1, b->by, se));
+            CP_TRY(face_kernel(d, l, m, es, 0, h, h, 1, b->by, 0));
+            CP_TRY(face_kernel(d, l, m, es, 0, h + b->bx - 1, h, 1, b->by, fe));
         } else {
-            CP_TRY(pm_rect(d, l, m, es, 0, h, h, b->bx, 1, sw));
-            CP_TRY(pm_rect(d, l, m, es, 0, h, h + b->by - 1, b->bx, 1, se));
+            CP_TRY(face_kernel(d, l, m, es, 0, h, h, b->bx, 1, 0));
+            CP_TRY(face_kernel(d, l, m, es, 0, h, h + b->by - 1, b->bx, 1, fe));
         }
+        CP_TRY(cp_read(d->ctx, d->face, 0, 2 * f, sw));
         if (MPI_Sendrecv(sw, (int)f, MPI_BYTE, lo, 10 + dir, re, (int)f, MPI_BYTE, hi, 10 + dir, d->comm,
                          MPI_STATUS_IGNORE) != MPI_SUCCESS ||
             MPI_Sendrecv(se, (int)f, MPI_BYTE, hi, 20 + dir, rw, (int)f, MPI_BYTE, lo, 20 + dir, d->comm,
                          MPI_STATUS_IGNORE) != MPI_SUCCESS)
             return cp_error(d->ctx, CLPHYS_ERR_IO, "poisson mpi: halo exchange (MPI_Sendrecv) failed");
+        CP_TRY(cp_write(d->ctx, d->face, 2 * f, 2 * f, rw));
         if (!dir) {
-            CP_TRY(pm_rect(d, l, m, es, 1, h - 1, h, 1, b->by, rw));
-            CP_TRY(pm_rect(d, l, m, es, 1, h + b->bx, h, 1, b->by, re));
+            CP_TRY(face_kernel(d, l, m, es, 1, h - 1, h, 1, b->by, 2 * fe));
+            CP_TRY(face_kernel(d, l, m, es, 1, h + b->bx, h, 1, b->by, 3 * fe));
         } else {
-            CP_TRY(pm_rect(d, l, m, es, 1, h, h - 1, b->bx, 1, rw));
-            CP_TRY(pm_rect(d, l, m, es, 1, h, h + b->by, b->bx, 1, re));
+            CP_TRY(face_kernel(d, l, m, es, 1, h, h - 1, b->bx, 1, 2 * fe));
+            CP_TRY(face_kernel(d, l, m, es, 1, h, h + b->by, b->bx, 1, 3 * fe));
         }
     }
     return CLPHYS_SUCCESS;
@@ -240,8 +259,16 @@ clphys_status pm_solver_setup(clphys_poisson_mpi_plan *d)
         CP_TRY(cp_precision_options(d->ctx, prec, opts, sizeof opts));
         CP_TRY(cp_program(d->ctx, "poisson_halo.cl", opts, &prog));
         CP_TRY(cp_kernel(d->ctx, prog, "halo_zero", &d->k_zero[p]));
+        CP_TRY(cp_kernel(d->ctx, prog, "face_pack", &d->k_pack[p]));
+        CP_TRY(cp_kernel(d->ctx, prog, "face_unpack", &d->k_unpack[p]));
         if (prec == pl->lev_prec) CP_TRY(cp_kernel(d->ctx, prog, "prolong_cols", &d->k_prolong));
     }
+    /* the exchange's faces: the fine level's are the largest */
+    const pm_box *b0 = &d->box[0];
+    const size_t fbytes = 4 * (size_t)(b0->bx > b0->by ? b0->bx : b0->by) * d->nz * sizeof(double);
+    CP_TRY(cp_buffer(d->ctx, CL_MEM_READ_WRITE, fbytes, NULL, &d->face));
+    if (cp_pinned(d->ctx, fbytes, &d->stage_mem, &d->stage) && !(d->stage = malloc(fbytes)))
+        return cp_error(d->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi: %zu bytes of staging", fbytes);
     const double zero = 0;
     for (int l = 0; l < pl->nlev; l++) {
         cl_mem m[3] = {pl->lev[l].x[0], pl->lev[l].x[1], pl->lev[l].b};

@@ -15,10 +15,12 @@
 # the results go (default $OUT, else the current folder).  Environment:
 #   NP (2) ranks, SHARE (1024x1024x64) cells per rank, DEVICE (nvidia) the
 #   --device of every rank, REPEAT (5) solves per case, GPU_SPLIT (1: one
-#   GPU per rank; 0: leave CUDA_VISIBLE_DEVICES alone, e.g. on PoCL).
+#   GPU per rank; 0: leave CUDA_VISIBLE_DEVICES alone, e.g. on PoCL),
+#   GATHER (64,256): the gather_columns values compared (the level below
+#   which the V-cycle is gathered onto rank 0; one distributed plan each).
 # Writes OUT_DIR/poisson_mpi_npNP.json (the bench JSON: rows
-# solve-basin-weak-PXxPY and solve-basin-strong-PXxPY in the scaling
-# schema), OUT_DIR/poisson_mpi_npNP.log (the run's output) and
+# solve-basin-weak-PXxPY-gG and solve-basin-strong-PXxPY-gG per GATHER
+# value G in the scaling schema), OUT_DIR/poisson_mpi_npNP.log (the run's output) and
 # OUT_DIR/poisson_mpi_devices.txt (clphys devices as rank 0 saw them).
 # Exit status: the run's.  Checked on PoCL at tiny sizes:
 #   NP=2 SHARE=32x32x8 DEVICE=0:0 GPU_SPLIT=0 scripts/device/poisson_mpi.sh build /tmp/out
@@ -30,6 +32,7 @@ SHARE=${SHARE:-1024x1024x64}
 DEVICE=${DEVICE:-nvidia}
 REPEAT=${REPEAT:-5}
 GPU_SPLIT=${GPU_SPLIT:-1}
+GATHER=${GATHER:-64,256}
 CLPHYS=$(cd "$BUILD" && pwd)/clphys
 [ -x "$CLPHYS" ] || { echo "poisson_mpi.sh: no $CLPHYS" >&2; exit 2; }
 mkdir -p "$OUTDIR"
@@ -40,7 +43,7 @@ if [ -f .device/env.sh ]; then
   export OCL_ICD_FILENAMES=${OCL_ICD_FILENAMES:-libnvidia-opencl.so.1:libpocl.so.2}
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export CLPHYS_BENCH_POISSON_SHARE=$SHARE POISSON_MPI_GPU_SPLIT=$GPU_SPLIT
+export CLPHYS_BENCH_POISSON_SHARE=$SHARE CLPHYS_BENCH_POISSON_GATHER=$GATHER POISSON_MPI_GPU_SPLIT=$GPU_SPLIT
 wrap=$(mktemp /tmp/poisson_mpi_wrap.XXXXXX)
 trap 'rm -f "$wrap"' EXIT
 cat > "$wrap" <<'WRAP'
@@ -53,16 +56,16 @@ exec "$@"
 WRAP
 chmod +x "$wrap"
 xs=()
-for v in CLPHYS_BENCH_POISSON_SHARE POISSON_MPI_GPU_SPLIT LD_LIBRARY_PATH OCL_ICD_VENDORS OCL_ICD_FILENAMES \
+for v in CLPHYS_BENCH_POISSON_SHARE CLPHYS_BENCH_POISSON_GATHER POISSON_MPI_GPU_SPLIT LD_LIBRARY_PATH OCL_ICD_VENDORS OCL_ICD_FILENAMES \
          CLPHYS_CACHE_DIR POCL_MAX_PTHREAD_COUNT; do
   [ -n "${!v+x}" ] && xs+=(-x "$v")
 done
 "$CLPHYS" devices > "$OUTDIR/poisson_mpi_devices.txt" 2>&1
 json=$OUTDIR/poisson_mpi_np$NP.json
 log=$OUTDIR/poisson_mpi_np$NP.log
-echo "poisson_mpi.sh: $NP ranks, share $SHARE, device $DEVICE, repeat $REPEAT -> $json" | tee "$log"
+echo "poisson_mpi.sh: $NP ranks, share $SHARE, gather $GATHER, device $DEVICE, repeat $REPEAT -> $json" | tee "$log"
 mpirun --oversubscribe -np "$NP" "${xs[@]}" "$wrap" "$CLPHYS" bench --path poisson_mpi --device "$DEVICE" \
   --repeat "$REPEAT" --json "$json" --force >> "$log" 2>&1
 rc=$?
-tail -n 12 "$log"
+tail -n 20 "$log"
 exit $rc
