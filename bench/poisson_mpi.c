@@ -25,8 +25,17 @@
  * stencil (fp64) and 2 smooth times in the V-cycle (its precision), the
  * coarser levels adding at most as much again.  exchange_s is not measured
  * (null).  gpus: distinct devices (ranks on one host whose platform, device
- * index and CUDA_VISIBLE_DEVICES agree share one; CPU ranks share the CPU). */
+ * index and CUDA_VISIBLE_DEVICES agree share one; CPU ranks share the CPU).
+ * On CPUs also hypre's PFMG-CG (bench/poisson_hypre.c) over the same number
+ * of ranks on the same cores, same matrix and tolerance (the whole grid),
+ * started by rank 0 with mpiexec in a clean environment while the other
+ * ranks wait without spinning: its JSON in the strong rows' params
+ * (hypre_pfmg_cg) and clphys_over_hypre_time (clphys's solve over hypre's
+ * setup + solve), left out (peer_stopped_short) when hypre's true residual
+ * is above the tolerance. */
 #include "bench.h"
+#include "host/poisson/poisson_peer.h"
+#include "host/ref/poisson_ref.h"
 #include "scaling.h"
 
 #include "clphys_poisson_mpi.h"
@@ -36,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TOL 1e-8
@@ -141,6 +151,81 @@ static void single(bench_run *run, const geom *G, const double *f, single_run *o
     free(x), free(t);
 }
 
+/* rank 0, CPU devices: hypre's PFMG-CG over P ranks on the system of G
+ * with right-hand side f: its JSON object into out (or why not); *total_s
+ * (setup + solve) and *true_res when it ran */
+static void hypre_peer(bench_run *run, const geom *G, const double *f, int P, char *out, size_t outn, double *total_s,
+                       double *true_res)
+{
+    *total_s = 0, *true_res = INFINITY;
+#ifndef POISSON_HYPRE_PEER
+    (void)run, (void)G, (void)f, (void)P;
+    snprintf(out, outn, "\"hypre\":\"not built: %s\"", POISSON_HYPRE_WHY);
+#else
+    const size_t n = (size_t)G->g.nx * G->g.ny * G->g.nz;
+    double *a = malloc(7 * n * sizeof(double)), *w = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double));
+    unsigned char *mask = malloc(n);
+    int *label = malloc(n * sizeof(int));
+    clphys_poisson_plan *pl = NULL;
+    const clphys_poisson_params p0 = {.no_tune = 1};
+    snprintf(out, outn, "\"hypre\":\"%s failed\"", POISSON_HYPRE_PEER);
+    if (!a || !w || !b || !mask || !label || clphys_poisson_plan_create(run->ctx, &G->g, &p0, &pl) ||
+        clphys_poisson_plan_operator(pl, a, mask, w) ||
+        poisson_ref_projected_rhs(G->g.nx, G->g.ny, G->g.nz, a, w, mask, f, -1.0, b, label) < 0) {
+        snprintf(out, outn, "\"hypre\":\"the system could not be made\"");
+        goto done;
+    }
+    char file[] = "/tmp/clphys_poisson_hypre_XXXXXX", cmd[2048], line[1024] = "";
+    const int fd = mkstemp(file);
+    FILE *fp = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    const int32_t h[4] = {G->g.nx, G->g.ny, G->g.nz, 3};
+    const double tol = TOL;
+    int ok = fp && fwrite("CPPOIS1", 1, 8, fp) == 8 && fwrite(h, sizeof h, 1, fp) == 1 && fwrite(&tol, 8, 1, fp) == 1 &&
+             fwrite(a, 8, 7 * n, fp) == 7 * n && fwrite(b, 8, n, fp) == n;
+    if (fp) ok = fclose(fp) == 0 && ok;
+    /* a launcher of its own: the environment of this job's launcher left out */
+    const char *path = getenv("PATH"), *ld = getenv("LD_LIBRARY_PATH"), *home = getenv("HOME");
+    if (ok) {
+        snprintf(cmd, sizeof cmd,
+                 "env -i PATH='%s' LD_LIBRARY_PATH='%s' HOME='%s' OMPI_ALLOW_RUN_AS_ROOT=1 "
+                 "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 '%s' -np %d '%s' '%s' 1 "
+                 "2>/dev/null",
+                 path ? path : "/usr/bin:/bin", ld ? ld : "", home ? home : "/tmp", POISSON_MPIEXEC, P,
+                 POISSON_HYPRE_PEER, file);
+        FILE *p = popen(cmd, "r");
+        if (p && fgets(line, sizeof line, p) && line[0] == '{') {
+            line[strcspn(line, "\n")] = 0;
+            const char *tr = strstr(line, "\"true_rel_residual\":");
+            const char *su = strstr(line, "\"setup_s_median\":"), *so = strstr(line, "\"solve_s_median\":");
+            double setup = 0, solve = 0;
+            if (tr && su && so && sscanf(tr + 20, "%lf", true_res) == 1 && sscanf(su + 17, "%lf", &setup) == 1 &&
+                sscanf(so + 17, "%lf", &solve) == 1) {
+                *total_s = setup + solve;
+                snprintf(out, outn, "\"hypre_pfmg_cg\":%.900s", line);
+            }
+        }
+        if (p) pclose(p);
+    }
+    remove(file);
+done:
+    clphys_poisson_plan_destroy(pl);
+    free(a), free(w), free(b), free(mask), free(label);
+#endif
+}
+
+/* a barrier the waiting ranks pass without spinning (the peer runs on
+ * their cores meanwhile) */
+static void quiet_barrier(MPI_Comm comm)
+{
+    MPI_Request rq;
+    int done = 0;
+    MPI_Ibarrier(comm, &rq);
+    while (!done) {
+        MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+        if (!done) nanosleep(&(struct timespec){0, 2000000}, NULL);
+    }
+}
+
 int bench_poisson_mpi(bench_run *run)
 {
     int on = 0;
@@ -200,7 +285,11 @@ int bench_poisson_mpi(bench_run *run)
         single(run, &whole, f, &strong, &h2d);
         single(run, &one, f1, &weak, NULL);
     }
-    MPI_Barrier(comm);
+    /* hypre over P ranks on the same cores (CPU devices) */
+    char peer[1024] = "";
+    double hypre_s = 0, hypre_res = INFINITY;
+    if (!run->dev->is_gpu && rank == 0) hypre_peer(run, &whole, f, P, peer, sizeof peer, &hypre_s, &hypre_res);
+    quiet_barrier(comm);
     /* the ranks, once per gather threshold */
     const clphys_poisson_params prm = {.precision = CLPHYS_POISSON_MIXED, .tol = TOL};
     for (int gi = 0; gi < ngather; gi++) {
@@ -257,19 +346,25 @@ int bench_poisson_mpi(bench_run *run)
                 row.verified = res.rel_residual <= 1.05 * TOL && b->residual <= 1.05 * TOL;
                 const bench_scaling sc = {gpus, P, w, w ? (long long)n1 : (long long)(n / (size_t)P), b->s, step, -1,
                                           h2d > 0 ? res.iterations * halo_iter / h2d : -1};
-                char sj[512];
+                char sj[512], extra[1300] = "";
                 bench_scaling_json(&sc, sj, sizeof sj);
+                if (!w && peer[0]) {
+                    if (hypre_s > 0 && hypre_res <= 1.05 * TOL)
+                        snprintf(extra, sizeof extra, ",%.1000s,\"clphys_over_hypre_time\":%.4f", peer, step / hypre_s);
+                    else
+                        snprintf(extra, sizeof extra, ",%.1000s,\"peer_stopped_short\":true", peer);
+                }
                 snprintf(row.params, sizeof row.params,
                          "{%s,\"grid\":\"%dx%dx%d\",\"process_grid\":\"%dx%d\",\"share\":\"%dx%dx%d\",\"problem\":\"random "
                          "basin (seed 7), pure Neumann, white-noise f\",\"tol\":%g,\"iterations\":%d,"
                          "\"baseline_iterations\":%d,\"rel_residual\":%.3e,\"baseline_rel_residual\":%.3e,"
                          "\"levels\":%d,\"levels_distributed\":%d,\"floor_s\":%.6g,\"fraction_of_floor\":%.4f,"
                          "\"halo_bytes_per_iteration\":%.6g,\"host_device_bytes_per_s\":%.6g,\"plan_s\":%.4f,"
-                         "\"line_ranks\":\"column\",\"line_baseline\":\"auto\",\"gather_columns\":%d}",
+                         "\"line_ranks\":\"column\",\"line_baseline\":\"auto\",\"gather_columns\":%d%s}",
                          sj, whole.g.nx, whole.g.ny, whole.g.nz, dims[0], dims[1], share[0], share[1], share[2], TOL,
                          res.iterations, b->iterations, res.rel_residual, b->residual, info.levels,
                          info.levels_distributed, floor_s, floor_s > 0 ? floor_s / step : 0, halo_iter, h2d, plan_s,
-                         gather[gi] ? gather[gi] : 32);
+                         gather[gi] ? gather[gi] : 32, extra);
                 snprintf(row.note, sizeof row.note,
                          "%s scaling over %d ranks (%d devices): %.4g s against %.4g s on one device (%s); %d vs %d "
                          "iterations",
