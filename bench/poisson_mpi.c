@@ -16,7 +16,10 @@
  * Times: one solve from host f to host x (clphys_poisson_solve, and
  * clphys_poisson_mpi_solve's largest over the ranks), medians.  The
  * single-device baselines use the line kernels auto chooses (what a user
- * gets); the ranks use the column kernels (clphys_poisson_mpi.h).
+ * gets); the ranks the same but column where auto takes column-vec
+ * (clphys_poisson_mpi.h).  efficiency_per_iteration: the efficiency with
+ * the iteration counts' ratio divided out (weak: one share's basin is
+ * another basin).
  * Floor of the distributed solve: iterations x (bytes of a CG iteration of
  * the whole grid, bench/poisson.c's model, over P) / copy bandwidth, plus
  * the halo bytes over the host-device bandwidth measured here (a field
@@ -360,11 +363,14 @@ int bench_poisson_mpi(bench_run *run)
                          "\"baseline_iterations\":%d,\"rel_residual\":%.3e,\"baseline_rel_residual\":%.3e,"
                          "\"levels\":%d,\"levels_distributed\":%d,\"floor_s\":%.6g,\"fraction_of_floor\":%.4f,"
                          "\"halo_bytes_per_iteration\":%.6g,\"host_device_bytes_per_s\":%.6g,\"plan_s\":%.4f,"
-                         "\"line_ranks\":\"column\",\"line_baseline\":\"auto\",\"gather_columns\":%d%s}",
+                         "\"line_ranks\":\"%s\",\"line_baseline\":\"auto\",\"gather_columns\":%d,"
+                         "\"efficiency_per_iteration\":%.4g%s}",
                          sj, whole.g.nx, whole.g.ny, whole.g.nz, dims[0], dims[1], share[0], share[1], share[2], TOL,
                          res.iterations, b->iterations, res.rel_residual, b->residual, info.levels,
                          info.levels_distributed, floor_s, floor_s > 0 ? floor_s / step : 0, halo_iter, h2d, plan_s,
-                         gather[gi] ? gather[gi] : 32, extra);
+                         info.line == CLPHYS_POISSON_LINE_STAGED ? "staged" : "column", gather[gi] ? gather[gi] : 32,
+                         bench_scaling_efficiency(&sc) * res.iterations / (b->iterations > 0 ? b->iterations : 1),
+                         extra);
                 snprintf(row.note, sizeof row.note,
                          "%s scaling over %d ranks (%d devices): %.4g s against %.4g s on one device (%s); %d vs %d "
                          "iterations",

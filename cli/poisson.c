@@ -57,7 +57,7 @@ static void usage(FILE *out)
             "                     never an input; an existing FILE is replaced only with --force\n"
             "  --monitor          print every iteration's residual\n"
             "  --grid PXxPY       under MPI: the process grid over x and y (default MPI_Dims_create); every rank\n"
-            "                     keeps whole columns; the V-cycle's kernels are the column ones on the ranks\n"
+            "                     keeps whole columns (--line column-vec runs column there)\n"
             "The last line gives iterations, residual and time.\n");
 }
 
@@ -493,7 +493,7 @@ static int run_mpi(const options *o, MPI_Comm comm)
         printf("%d ranks, process grid %dx%d; V-cycle levels on the ranks %d of %d, the rest gathered on rank 0; "
                "rank 0's device %s; line %s; precision %s\n",
                ranks, info.grid[0], info.grid[1], info.levels_distributed, info.levels,
-               clphys_context_device(ctx)->name, lname[CLPHYS_POISSON_LINE_COLUMN],
+               clphys_context_device(ctx)->name, lname[info.line],
                o->prec == 0 ? "mixed (fp64 CG, fp32 V-cycle)" : o->prec == 1 ? "fp64" : "fp32 CG in fp64 defect correction");
     }
     if ((st = clphys_poisson_mpi_scatter(d, f, fb))) goto fail;

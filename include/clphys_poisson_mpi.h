@@ -34,8 +34,9 @@
  * clphys_poisson.h on every level: the same smoother, transfers and coarse
  * operators, symmetric, so that CG stays valid; a distributed solve equals
  * the single-device one up to the order of summation (the global sums are
- * MPI_Allreduce of each rank's partial sums).  The V-cycle's kernels are the
- * column ones (CLPHYS_POISSON_LINE_COLUMN) whatever params.line says.
+ * MPI_Allreduce of each rank's partial sums).  The V-cycle's kernels are
+ * params.line's (AUTO: staged on GPUs), column where that is column-vec
+ * (CPUs' AUTO); rank 0's gathered levels run the column ones.
  *
  * Setup on rank 0: the fine operator (assembled from the geometry, or
  * gathered from the ranks' blocks), its singular regions and the coarse
@@ -112,6 +113,7 @@ typedef struct {
     int levels_distributed;  /* of which the V-cycle runs on the ranks; the rest on
                                 rank 0 (clphys_poisson_mpi_block)                   */
     int singular_regions;
+    clphys_poisson_line line; /* the V-cycle's kernels on the ranks (never AUTO)     */
     double halo_bytes;       /* bytes this rank sends in one exchange of an fp64
                                 fine-level field (its faces)                       */
 } clphys_poisson_mpi_info;

@@ -555,5 +555,6 @@ void clphys_poisson_mpi_plan_info(const clphys_poisson_mpi_plan *d, clphys_poiss
     info->levels = d->nlev;
     info->levels_distributed = d->dlev;
     info->singular_regions = d->pl ? d->pl->nregions : 0;
+    info->line = d->pl ? d->pl->line : CLPHYS_POISSON_LINE_COLUMN;
     info->halo_bytes = 2.0 * 8 * d->nz * (b->bx + b->by);
 }

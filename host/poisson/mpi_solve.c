@@ -153,10 +153,13 @@ static clphys_status gathered(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_me
     return pm_rect(d, l, out, es, 1, bx->h, bx->h, bx->bx, bx->by, d->buf);
 }
 
-/* The V-cycle of host/poisson/vcycle.c (column kernels) from level l with
- * right-hand side b; the ring exchanged before every kernel that reads
- * neighbours; the prolongation as a pass of its own, so that the ring of
- * the corrected x is exchanged too.  *out: the result (z on level 0). */
+/* The V-cycle of host/poisson/vcycle.c (column or staged kernels) from
+ * level l with right-hand side b; the ring exchanged before every kernel
+ * that reads neighbours; the prolongation as a pass of its own, so that
+ * the ring of the corrected x is exchanged too (staged: the restriction
+ * makes the coarse level's first step, which reads no neighbour; on the
+ * gathered level its result is overwritten).  *out: the result (z on
+ * level 0). */
 static clphys_status dcycle(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_mem z, cl_mem *out)
 {
     clphys_poisson_plan *pl = d->pl;
@@ -172,7 +175,9 @@ static clphys_status dcycle(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_mem 
     const cl_kernel *ks = l == 0 ? pl->k_fine : pl->k_coarse;
     const double om = d->prm.omega;
     int cur = 0;
-    CP_TRY(pn_line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, NULL));
+    /* staged: the restriction from level l - 1 made the first step here */
+    if (l == 0 || pl->line != CLPHYS_POISSON_LINE_STAGED)
+        CP_TRY(pn_line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, NULL));
     for (int s = 1; s < d->prm.smooth; s++, cur ^= 1) {
         CP_TRY(exchange(d, l, L->x[cur], es));
         CP_TRY(pn_line(pl, ks[PN_LJ], l, L->x[1 - cur], L->x[cur], L->x[cur], b, om, NULL));

@@ -296,11 +296,13 @@ clphys_status pn_plan_finish(clphys_poisson_plan *pl)
     /* staged on GPUs when a tile of 8 columns fits the local memory (nz up
      * to about 680 in fp32 with 48 KiB), column-vec on CPUs */
     const int staged_fits = pn_staged_local_bytes(pl, 8) <= d->local_mem_bytes;
-    pl->line = pl->dist_levels              ? CLPHYS_POISSON_LINE_COLUMN
-               : pl->prm.line               ? pl->prm.line
-               : !d->is_gpu                 ? CLPHYS_POISSON_LINE_COLUMN_VEC
-               : staged_fits                ? CLPHYS_POISSON_LINE_STAGED
-                                            : CLPHYS_POISSON_LINE_COLUMN;
+    pl->line = pl->prm.line   ? pl->prm.line
+               : !d->is_gpu   ? CLPHYS_POISSON_LINE_COLUMN_VEC
+               : staged_fits  ? CLPHYS_POISSON_LINE_STAGED
+                              : CLPHYS_POISSON_LINE_COLUMN;
+    /* a rank of a distributed plan: column-vec's levels run kernels of
+     * their own shape (the prolongation inside, no mask), column instead */
+    if (pl->dist_levels && pl->line == CLPHYS_POISSON_LINE_COLUMN_VEC) pl->line = CLPHYS_POISSON_LINE_COLUMN;
     if (pl->line == CLPHYS_POISSON_LINE_STAGED && pn_staged_local_bytes(pl, 1) > d->local_mem_bytes)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "poisson params: the staged line relaxation keeps 3 (nz | 1) reals per column in local "

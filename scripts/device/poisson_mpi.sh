@@ -17,11 +17,14 @@
 #   --device of every rank, REPEAT (5) solves per case, GPU_SPLIT (1: one
 #   GPU per rank; 0: leave CUDA_VISIBLE_DEVICES alone, e.g. on PoCL),
 #   GATHER (64,256): the gather_columns values compared (the level below
-#   which the V-cycle is gathered onto rank 0; one distributed plan each).
+#   which the V-cycle is gathered onto rank 0; one distributed plan each),
+#   LIMIT (480) seconds before the run is stopped (its log kept).
 # Writes OUT_DIR/poisson_mpi_npNP.json (the bench JSON: rows
 # solve-basin-weak-PXxPY-gG and solve-basin-strong-PXxPY-gG per GATHER
 # value G in the scaling schema), OUT_DIR/poisson_mpi_npNP.log (the run's output) and
-# OUT_DIR/poisson_mpi_devices.txt (clphys devices as rank 0 saw them).
+# OUT_DIR/poisson_mpi_devices.txt (clphys devices as rank 0 saw them) and
+# OUT_DIR/poisson_mpi_summary.txt (per row: baseline_s, step_s, speedup,
+# efficiency, iterations, against the goals).
 # Exit status: the run's.  Checked on PoCL at tiny sizes:
 #   NP=2 SHARE=32x32x8 DEVICE=0:0 GPU_SPLIT=0 scripts/device/poisson_mpi.sh build /tmp/out
 set -uo pipefail
@@ -33,6 +36,7 @@ DEVICE=${DEVICE:-nvidia}
 REPEAT=${REPEAT:-5}
 GPU_SPLIT=${GPU_SPLIT:-1}
 GATHER=${GATHER:-64,256}
+LIMIT=${LIMIT:-480}
 CLPHYS=$(cd "$BUILD" && pwd)/clphys
 [ -x "$CLPHYS" ] || { echo "poisson_mpi.sh: no $CLPHYS" >&2; exit 2; }
 mkdir -p "$OUTDIR"
@@ -64,8 +68,25 @@ done
 json=$OUTDIR/poisson_mpi_np$NP.json
 log=$OUTDIR/poisson_mpi_np$NP.log
 echo "poisson_mpi.sh: $NP ranks, share $SHARE, gather $GATHER, device $DEVICE, repeat $REPEAT -> $json" | tee "$log"
-mpirun --oversubscribe -np "$NP" "${xs[@]}" "$wrap" "$CLPHYS" bench --path poisson_mpi --device "$DEVICE" \
-  --repeat "$REPEAT" --json "$json" --force >> "$log" 2>&1
+timeout -k 10 "$LIMIT" mpirun --oversubscribe -np "$NP" "${xs[@]}" "$wrap" "$CLPHYS" bench --path poisson_mpi \
+  --device "$DEVICE" --repeat "$REPEAT" --json "$json" --force >> "$log" 2>&1
 rc=$?
+[ $rc = 124 ] && echo "poisson_mpi.sh: stopped after $LIMIT s" | tee -a "$log"
 tail -n 20 "$log"
+if [ -f "$json" ] && command -v python3 > /dev/null; then
+  python3 - "$json" > "$OUTDIR/poisson_mpi_summary.txt" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print('device: %s' % d.get('device', {}).get('name', '?'))
+for r in d.get('results', []):
+    p = r.get('params', {})
+    goal = 'efficiency >= 0.85' if p.get('scaling') == 'weak' else 'speedup >= 1.6'
+    print('%-36s gpus %s ranks %s %s: baseline %.4g s, step %.4g s, speedup %s, efficiency %.3f, iterations %s '
+          '(baseline %s), levels on the ranks %s, floor %.4g s; goal %s' %
+          (r.get('variant'), p.get('gpus'), p.get('ranks'), p.get('scaling'), p.get('baseline_s') or 0,
+           p.get('step_s') or 0, p.get('speedup'), p.get('efficiency') or 0, p.get('iterations'),
+           p.get('baseline_iterations'), p.get('levels_distributed'), p.get('floor_s') or 0, goal))
+PY
+  cat "$OUTDIR/poisson_mpi_summary.txt"
+fi
 exit $rc
