@@ -266,11 +266,13 @@ static void pack_block(clphys_poisson_mpi_plan *d, const pm_global *g, int r, in
     level_extent(d, l, &gx, &gy);
     const pn_op *G = &g->op[l];
     const size_t n = (size_t)b.nx * b.ny * d->nz, gplane = (size_t)gx * gy;
+#pragma omp parallel for schedule(static)
     for (size_t c = 0; c < n; c++) {
         out[F_N * c + F_E] = 1;
         for (int f = F_AX; f < F_N; f++) out[F_N * c + f] = 0;
         out[F_N * c + F_LABEL] = -1;
     }
+#pragma omp parallel for schedule(static)
     for (int k = 0; k < d->nz; k++)
         for (int j = b.h - 1; j <= b.h + b.by; j++)
             for (int i = b.h - 1; i <= b.h + b.bx; i++) {
