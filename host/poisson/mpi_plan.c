@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PM_GATHER_COLUMNS 32
+#define PM_GATHER_COLUMNS 128
 
 static int levels_of(int nx, int ny)
 {
