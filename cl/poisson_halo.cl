@@ -8,8 +8,9 @@
  *   halo_zero     v = 0 outside the block [i0, i1) x [j0, j1): the outputs
  *                 of the CG's operator and preconditioner, so that the
  *                 space's sums over all cells are the block's sums
- *   prolong_cols  x += P e: the coarse correction (column (i >> 1, j >> 1)
- *                 of the level below) added to the wet cells, piecewise
+ *   prolong_cols  x += P e: the coarse correction (column ((i + 1) >> 1,
+ *                 (j + 1) >> 1) of the level below: every level's block
+ *                 starts at local column 1, cl/line_relax.h) added to the wet cells, piecewise
  *                 constant, before the halo exchange that follows it
  *   face_pack, face_unpack  a face of the block to a contiguous buffer and
  *                 a ring from it (the exchange's transfers)
@@ -28,7 +29,8 @@ __kernel void prolong_cols(__global real_t *restrict x, __global const real_t *r
 {
     const int i = get_global_id(0), j = get_global_id(1);
     if (i >= nx || j >= ny) return;
-    for (int k = 0, c = i + nx * j, p = (i >> 1) + ncx * (j >> 1); k < nz; k++, c += nx * ny, p += ncx * ncy)
+    for (int k = 0, c = i + nx * j, p = ((i + 1) >> 1) + ncx * ((j + 1) >> 1); k < nz;
+         k++, c += nx * ny, p += ncx * ncy)
         if (mask[c]) x[c] += ec[p];
 }
 

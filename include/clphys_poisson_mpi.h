@@ -15,15 +15,15 @@
  * ranks one unit more when the units do not divide evenly, the last block
  * cut at the grid's edge.  A rank's block may be all land.
  *
- * Each rank's arrays hold its block with a halo: one cell of it (the ring)
- * is exchanged with the four neighbouring ranks before every kernel that
- * reads neighbours (the stencil, each line-relaxation step after the
- * first, the residual before restriction, the corrected x after
+ * Each rank's arrays hold its block with a one-cell halo (the ring) on
+ * every level, exchanged with the four neighbouring ranks before every
+ * kernel that reads neighbours (the stencil, each line-relaxation step
+ * after the first, the residual before restriction, the corrected x after
  * prolongation).  Neighbours wrap around in x and in y as on one device;
  * the coefficient across a closed edge is 0, so periodic x is the operator's
  * (clphys_poisson_geometry.periodic_x).  The exchange is staged through the
- * host: the faces are read with rectangular copies (clEnqueueReadBufferRect)
- * and travel with MPI_Sendrecv.
+ * host: kernels pack the faces into one device buffer, read into
+ * page-locked memory, MPI_Sendrecv, written back and unpacked.
  *
  * Coarse levels: level l is distributed while every rank's block at level
  * l + 1 would keep at least gather_columns columns in x and in y; the

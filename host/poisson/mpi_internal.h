@@ -9,7 +9,8 @@
 #include "poisson_internal.h"
 
 /* a rank's block on one level: first column and extents of the block, the
- * width h of the halo before it (after it: 1), the local array's extents */
+ * width h of the halo around it (1: the ring; the kernels are built with
+ * -DCSHIFT=1, cl/line_relax.h), the local array's extents */
 typedef struct {
     int ox, oy, bx, by;
     int h, nx, ny;

@@ -86,7 +86,7 @@ void pm_box_of(const clphys_poisson_mpi_plan *d, int r, int l, pm_box *b)
     const int s = 1 << l;
     b->ox = ox / s, b->oy = oy / s;
     b->bx = ceil_div(ox + bx, s) - b->ox, b->by = ceil_div(oy + by, s) - b->oy;
-    b->h = 1 << (d->dlev - l);
+    b->h = 1;
     b->nx = b->h + b->bx + 1, b->ny = b->h + b->by + 1;
 }
 

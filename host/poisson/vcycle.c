@@ -48,6 +48,7 @@ static clphys_status build_set(clphys_poisson_plan *pl, int kind, clphys_precisi
     snprintf(opts, sizeof opts, "%s%s -DB_T=%s -DXO_T=%s -DNZ=%d%s%s", prec, need64 ? " -DNEED_FP64" : "", ctype(b),
              ctype(xo), pl->nz, b == CLPHYS_FP64 ? " -DB_IS_DOUBLE" : "", xo == CLPHYS_FP64 ? " -DXO_IS_DOUBLE" : "");
     if (vec) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -DVW=%d", pl->vw);
+    if (pl->dist_levels) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -DCSHIFT=1");
     cl_program prog;
     CP_TRY(cp_program(pl->ctx, files[kind], opts, &prog));
     for (int i = 0; i < PN_NLINE; i++) CP_TRY(cp_kernel(pl->ctx, prog, names[kind][i], &k[i]));
