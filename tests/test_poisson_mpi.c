@@ -2,18 +2,21 @@
  * (clphys_poisson_mpi.h), run under mpiexec with 2, 3 and 4 ranks on the
  * test device, every process grid of that size among 2x1, 1x2, 3x1, 1x3,
  * 2x2, 4x1.  Against one rank's plan of the same problem (column line
- * kernels, and staged on the basin; fp64): the distributed stencil and V-cycle equal it to 1e-13 (the
- * V-cycle with coarse levels kept on the ranks and with everything below
- * the fine level gathered); a solve to 1e-10 gives its solution to 1e-7 of
- * its largest value with iteration counts within 1.  Problems: a box whose
- * grid does not divide evenly, a random basin (land crossing the blocks;
- * pure Neumann: the solution's volume-weighted mean over all wet cells of
- * all ranks zero), periodic x with a Helmholtz term, a rank holding only
- * land, a caller's operator given by blocks (periodic in x and y), mixed
- * precision; the manufactured solution's second-order convergence.  Failures: a process grid larger than the horizontal extent
- * and a grid that is not the number of ranks give the same error on every
- * rank.  Every rank runs every collective call; failures are reduced over
- * the ranks before they are asserted. */
+ * kernels, and staged on the basin; fp64): the distributed stencil and
+ * V-cycle equal it to 1e-13 (the V-cycle with coarse levels kept on the
+ * ranks and with everything below the fine level gathered); a solve to
+ * 1e-10 gives its solution to 1e-7 of its largest value with iteration
+ * counts within 1.  Problems: a box whose grid does not divide evenly, a
+ * random basin (land crossing the blocks; pure Neumann: the solution's
+ * volume-weighted mean over all wet cells of all ranks zero), periodic x
+ * with a Helmholtz term, a rank holding only land, a caller's operator
+ * given by blocks (periodic in x and y), mixed precision; the manufactured
+ * solution's second-order convergence.  Failures: a process grid larger
+ * than the horizontal extent and a grid that is not the number of ranks
+ * give the same error on every rank; with --die (tests/mpi_rank_dies.py)
+ * rank 1 exits in the middle of a solve and the launcher must end the job.
+ * Every rank runs every collective call; failures are reduced over the
+ * ranks before they are asserted. */
 #include "util.h"
 #include "poisson_util.h"
 
@@ -26,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 static int rank, size;
@@ -329,6 +333,36 @@ static void failures(void **state)
     pt_geometry_free(&t);
 }
 
+/* --die (tests/mpi_rank_dies.py): rank 1 leaves after the third CG
+ * iteration of a solve, while rank 0 goes on into the next exchange. */
+static void die_in_solve(void *user, int iter, double rel, int is_true)
+{
+    (void)user, (void)rel;
+    if (rank == 1 && !is_true && iter == 3) {
+        fprintf(stderr, "rank 1: exiting without MPI_Finalize in CG iteration %d\n", iter);
+        _exit(3);
+    }
+}
+
+static int rank_dies(void)
+{
+    pt_geometry t;
+    pt_geometry_make(&t, 32, 24, 8, 1000, 1000, 10, 9);
+    clphys_poisson_params p = {.precision = CLPHYS_POISSON_FP64, .tol = 1e-12, .no_tune = 1,
+                               .progress = die_in_solve};
+    const clphys_poisson_mpi_params mp = {{0, 0}, 2};
+    clphys_poisson_mpi_plan *d = NULL;
+    if (clphys_poisson_mpi_plan_create(ctx, MPI_COMM_WORLD, &t.g, &p, &mp, &d)) return 1;
+    clphys_poisson_mpi_info info;
+    clphys_poisson_mpi_plan_info(d, &info);
+    const size_t nb = (size_t)info.block[2] * info.block[3] * 8;
+    double *f = calloc(nb + 1, sizeof(double)), *x = calloc(nb + 1, sizeof(double));
+    for (size_t c = 0; c < nb; c++) f[c] = (double)(c % 7) - 3;
+    clphys_poisson_result r;
+    for (int i = 0; i < 100; i++) clphys_poisson_mpi_solve(d, f, x, &r);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -343,6 +377,7 @@ int main(int argc, char **argv)
         setenv("CLPHYS_TEST_SEED", buf, 1);
     }
     ctx = tu_context();
+    if (argc > 1 && !strcmp(argv[1], "--die")) return rank_dies();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(box_uneven),      cmocka_unit_test(basin_neumann),   cmocka_unit_test(periodic_helmholtz),
         cmocka_unit_test(land_rank),       cmocka_unit_test(operator_blocks), cmocka_unit_test(manufactured_order),
