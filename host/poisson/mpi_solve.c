@@ -45,40 +45,38 @@ static clphys_status face_kernel(clphys_poisson_mpi_plan *d, int l, cl_mem m, si
 }
 
 /* the ring of field m (level l, elements of es bytes) from the neighbours:
- * the block's outer columns, then rows, packed by a kernel into d->face,
- * read in one transfer into page-locked memory, sent west/east (south/
- * north) with MPI_Sendrecv, written back in one transfer and unpacked */
+ * the block's four outer faces packed by kernels into d->face (west, east,
+ * south, north), read in one transfer into page-locked memory, sent to
+ * the four neighbours (MPI_Isend/Irecv; the 7-point stencil needs no
+ * corners), written back in one transfer and unpacked into the ring.
+ * Tags name the direction of travel, so that one rank that is both the
+ * west and the east neighbour (2 ranks across x) gets each face right. */
 static clphys_status exchange(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es)
 {
     const pm_box *b = &d->box[l];
-    const int h = b->h;
-    for (int dir = 0; dir < 2; dir++) {
-        const int fe = (dir ? b->bx : b->by) * d->nz; /* elements of a face */
-        const size_t f = (size_t)fe * es;
-        char *sw = (char *)d->stage, *se = sw + f, *rw = se + f, *re = rw + f;
-        const int lo = dir ? d->nbr[2] : d->nbr[0], hi = dir ? d->nbr[3] : d->nbr[1];
-        if (!dir) {
-            CP_TRY(face_kernel(d, l, m, es, 0, h, h, 1, b->by, 0));
-            CP_TRY(face_kernel(d, l, m, es, 0, h + b->bx - 1, h, 1, b->by, fe));
-        } else {
-            CP_TRY(face_kernel(d, l, m, es, 0, h, h, b->bx, 1, 0));
-            CP_TRY(face_kernel(d, l, m, es, 0, h, h + b->by - 1, b->bx, 1, fe));
-        }
-        CP_TRY(cp_read(d->ctx, d->face, 0, 2 * f, sw));
-        if (MPI_Sendrecv(sw, (int)f, MPI_BYTE, lo, 10 + dir, re, (int)f, MPI_BYTE, hi, 10 + dir, d->comm,
-                         MPI_STATUS_IGNORE) != MPI_SUCCESS ||
-            MPI_Sendrecv(se, (int)f, MPI_BYTE, hi, 20 + dir, rw, (int)f, MPI_BYTE, lo, 20 + dir, d->comm,
-                         MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            return cp_error(d->ctx, CLPHYS_ERR_IO, "poisson mpi: halo exchange (MPI_Sendrecv) failed");
-        CP_TRY(cp_write(d->ctx, d->face, 2 * f, 2 * f, rw));
-        if (!dir) {
-            CP_TRY(face_kernel(d, l, m, es, 1, h - 1, h, 1, b->by, 2 * fe));
-            CP_TRY(face_kernel(d, l, m, es, 1, h + b->bx, h, 1, b->by, 3 * fe));
-        } else {
-            CP_TRY(face_kernel(d, l, m, es, 1, h, h - 1, b->bx, 1, 2 * fe));
-            CP_TRY(face_kernel(d, l, m, es, 1, h, h + b->by, b->bx, 1, 3 * fe));
-        }
-    }
+    const int h = b->h, fx = b->by * d->nz, fy = b->bx * d->nz;
+    const int off[4] = {0, fx, 2 * fx, 2 * fx + fy}, cnt[4] = {fx, fx, fy, fy}, half = 2 * fx + 2 * fy;
+    /* face origins (i0, j0, w, h) of the block's sides and of the ring */
+    const int side[4][4] = {{h, h, 1, b->by}, {h + b->bx - 1, h, 1, b->by}, {h, h, b->bx, 1}, {h, h + b->by - 1, b->bx, 1}};
+    const int ring[4][4] = {{h - 1, h, 1, b->by}, {h + b->bx, h, 1, b->by}, {h, h - 1, b->bx, 1}, {h, h + b->by, b->bx, 1}};
+    for (int f = 0; f < 4; f++) CP_TRY(face_kernel(d, l, m, es, 0, side[f][0], side[f][1], side[f][2], side[f][3], off[f]));
+    char *st = (char *)d->stage;
+    CP_TRY(cp_read(d->ctx, d->face, 0, (size_t)half * es, st));
+    /* face f travels towards neighbour f (tag f); the ring of side f comes
+     * from neighbour f, sent towards the opposite side (tag f ^ 1) */
+    MPI_Request rq[8];
+    int bad = 0;
+    for (int f = 0; f < 4; f++)
+        bad |= MPI_Irecv(st + (size_t)(half + off[f]) * es, cnt[f] * (int)es, MPI_BYTE, d->nbr[f], f ^ 1, d->comm,
+                         &rq[f]) != MPI_SUCCESS;
+    for (int f = 0; f < 4; f++)
+        bad |= MPI_Isend(st + (size_t)off[f] * es, cnt[f] * (int)es, MPI_BYTE, d->nbr[f], f, d->comm, &rq[4 + f]) !=
+               MPI_SUCCESS;
+    if (bad || MPI_Waitall(8, rq, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+        return cp_error(d->ctx, CLPHYS_ERR_IO, "poisson mpi: halo exchange (MPI_Isend/Irecv) failed");
+    CP_TRY(cp_write(d->ctx, d->face, (size_t)half * es, (size_t)half * es, st + (size_t)half * es));
+    for (int f = 0; f < 4; f++)
+        CP_TRY(face_kernel(d, l, m, es, 1, ring[f][0], ring[f][1], ring[f][2], ring[f][3], half + off[f]));
     return CLPHYS_SUCCESS;
 }
 
@@ -270,7 +268,7 @@ clphys_status pm_solver_setup(clphys_poisson_mpi_plan *d)
     }
     /* the exchange's faces: the fine level's are the largest */
     const pm_box *b0 = &d->box[0];
-    const size_t fbytes = 4 * (size_t)(b0->bx > b0->by ? b0->bx : b0->by) * d->nz * sizeof(double);
+    const size_t fbytes = 4 * (size_t)(b0->bx + b0->by) * d->nz * sizeof(double);
     CP_TRY(cp_buffer(d->ctx, CL_MEM_READ_WRITE, fbytes, NULL, &d->face));
     if (cp_pinned(d->ctx, fbytes, &d->stage_mem, &d->stage) && !(d->stage = malloc(fbytes)))
         return cp_error(d->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi: %zu bytes of staging", fbytes);
