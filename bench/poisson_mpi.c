@@ -72,8 +72,8 @@ static int geom_make(int nx, int ny, int nz, int sx, int sy, geom *G)
     for (int j = 0; j < gy; j++) G->dy[j] = 1e6 / ny;
     if (clphys_poisson_levels(nz, 4000, pow(22.0, 1.0 / (nz > 1 ? nz - 1 : 1)), G->dz)) return -1;
     if (clphys_poisson_basin(gx, gy, 7, 4000, 0, G->depth)) return -1;
-    G->g = (clphys_poisson_geometry){.nx = gx, .ny = gy, .nz = nz, .dx = G->dx, .dy = G->dy, .dz = G->dz,
-                                     .depth = G->depth};
+    G->g = (clphys_poisson_geometry){
+        .nx = gx, .ny = gy, .nz = nz, .dx = G->dx, .dy = G->dy, .dz = G->dz, .depth = G->depth};
     return 0;
 }
 
@@ -92,7 +92,8 @@ static int devices(bench_run *run, MPI_Comm comm, int P)
     char key[320], *all = malloc(320 * (size_t)P), host[256] = "";
     gethostname(host, sizeof host - 1);
     const char *cv = getenv("CUDA_VISIBLE_DEVICES");
-    snprintf(key, sizeof key, "%.200s|%d|%d|%.60s", host, run->dev->platform_index, run->dev->device_index, cv ? cv : "");
+    snprintf(key, sizeof key, "%.200s|%d|%d|%.60s", host, run->dev->platform_index, run->dev->device_index,
+             cv ? cv : "");
     int n = 1;
     if (all && MPI_Allgather(key, 320, MPI_CHAR, all, 320, MPI_CHAR, comm) == MPI_SUCCESS) {
         n = 0;
@@ -107,10 +108,10 @@ static int devices(bench_run *run, MPI_Comm comm, int P)
 }
 
 typedef struct {
-    double s;            /* median seconds of a solve   */
+    double s; /* median seconds of a solve   */
     int iterations;
     double residual;
-    double iter_bytes;   /* of a CG iteration           */
+    double iter_bytes; /* of a CG iteration           */
     int ok;
 } single_run;
 
@@ -327,9 +328,9 @@ int bench_poisson_mpi(bench_run *run)
             /* faces read and rings written: the stencil's fp64 exchange and 2
              * smooth V-cycle exchanges in fp32, doubled for the coarser levels */
             const double halo_iter = 2 * halo * (1 + 2.0 * 2 * 0.5 * 2);
-            const double floor_s = (run->limits.copy_bytes_per_s > 0 ? res.iterations * strong.iter_bytes / P /
-                                                                             run->limits.copy_bytes_per_s
-                                                                       : 0) +
+            const double floor_s = (run->limits.copy_bytes_per_s > 0
+                                        ? res.iterations * strong.iter_bytes / P / run->limits.copy_bytes_per_s
+                                        : 0) +
                                    (h2d > 0 ? res.iterations * halo_iter / h2d : 0);
             for (int w = 0; w < 2; w++) {
                 const single_run *b = w ? &weak : &strong;
@@ -347,8 +348,8 @@ int bench_poisson_mpi(bench_run *run)
                 snprintf(row.rate_unit, sizeof row.rate_unit, "solves/s");
                 row.max_rel_error = res.rel_residual;
                 row.verified = res.rel_residual <= 1.05 * TOL && b->residual <= 1.05 * TOL;
-                const bench_scaling sc = {gpus, P, w, w ? (long long)n1 : (long long)(n / (size_t)P), b->s, step, -1,
-                                          h2d > 0 ? res.iterations * halo_iter / h2d : -1};
+                const bench_scaling sc = {gpus, P,    w,  w ? (long long)n1 : (long long)(n / (size_t)P),
+                                          b->s, step, -1, h2d > 0 ? res.iterations * halo_iter / h2d : -1};
                 char sj[512], extra[1300] = "";
                 bench_scaling_json(&sc, sj, sizeof sj);
                 if (!w && peer[0]) {
@@ -357,20 +358,20 @@ int bench_poisson_mpi(bench_run *run)
                     else
                         snprintf(extra, sizeof extra, ",%.1000s,\"peer_stopped_short\":true", peer);
                 }
-                snprintf(row.params, sizeof row.params,
-                         "{%s,\"grid\":\"%dx%dx%d\",\"process_grid\":\"%dx%d\",\"share\":\"%dx%dx%d\",\"problem\":\"random "
-                         "basin (seed 7), pure Neumann, white-noise f\",\"tol\":%g,\"iterations\":%d,"
-                         "\"baseline_iterations\":%d,\"rel_residual\":%.3e,\"baseline_rel_residual\":%.3e,"
-                         "\"levels\":%d,\"levels_distributed\":%d,\"floor_s\":%.6g,\"fraction_of_floor\":%.4f,"
-                         "\"halo_bytes_per_iteration\":%.6g,\"host_device_bytes_per_s\":%.6g,\"plan_s\":%.4f,"
-                         "\"line_ranks\":\"%s\",\"line_baseline\":\"auto\",\"gather_columns\":%d,"
-                         "\"efficiency_per_iteration\":%.4g%s}",
-                         sj, whole.g.nx, whole.g.ny, whole.g.nz, dims[0], dims[1], share[0], share[1], share[2], TOL,
-                         res.iterations, b->iterations, res.rel_residual, b->residual, info.levels,
-                         info.levels_distributed, floor_s, floor_s > 0 ? floor_s / step : 0, halo_iter, h2d, plan_s,
-                         info.line == CLPHYS_POISSON_LINE_STAGED ? "staged" : "column", gather[gi] ? gather[gi] : 128,
-                         bench_scaling_efficiency(&sc) * res.iterations / (b->iterations > 0 ? b->iterations : 1),
-                         extra);
+                snprintf(
+                    row.params, sizeof row.params,
+                    "{%s,\"grid\":\"%dx%dx%d\",\"process_grid\":\"%dx%d\",\"share\":\"%dx%dx%d\",\"problem\":\"random "
+                    "basin (seed 7), pure Neumann, white-noise f\",\"tol\":%g,\"iterations\":%d,"
+                    "\"baseline_iterations\":%d,\"rel_residual\":%.3e,\"baseline_rel_residual\":%.3e,"
+                    "\"levels\":%d,\"levels_distributed\":%d,\"floor_s\":%.6g,\"fraction_of_floor\":%.4f,"
+                    "\"halo_bytes_per_iteration\":%.6g,\"host_device_bytes_per_s\":%.6g,\"plan_s\":%.4f,"
+                    "\"line_ranks\":\"%s\",\"line_baseline\":\"auto\",\"gather_columns\":%d,"
+                    "\"efficiency_per_iteration\":%.4g%s}",
+                    sj, whole.g.nx, whole.g.ny, whole.g.nz, dims[0], dims[1], share[0], share[1], share[2], TOL,
+                    res.iterations, b->iterations, res.rel_residual, b->residual, info.levels, info.levels_distributed,
+                    floor_s, floor_s > 0 ? floor_s / step : 0, halo_iter, h2d, plan_s,
+                    info.line == CLPHYS_POISSON_LINE_STAGED ? "staged" : "column", gather[gi] ? gather[gi] : 128,
+                    bench_scaling_efficiency(&sc) * res.iterations / (b->iterations > 0 ? b->iterations : 1), extra);
                 snprintf(row.note, sizeof row.note,
                          "%s scaling over %d ranks (%d devices): %.4g s against %.4g s on one device (%s); %d vs %d "
                          "iterations",

@@ -428,13 +428,15 @@ static int run_mpi(const options *o, MPI_Comm comm)
 {
     const int rank = cli_mpi_rank(), ranks = cli_mpi_size();
     char text[4096];
-    snprintf(text, sizeof text, "%s|%s|%s|%s|%s|%s|%s|%s|%s|%d %d %d|%d %d|%d|%d|%d|%d|%d|%lld|%lld|%.17g|%.17g|%.17g|%d %d",
+    snprintf(text, sizeof text,
+             "%s|%s|%s|%s|%s|%s|%s|%s|%s|%d %d %d|%d %d|%d|%d|%d|%d|%d|%lld|%lld|%.17g|%.17g|%.17g|%d %d",
              o->bathy ? o->bathy : "", o->depth_var ? o->depth_var : "", o->rhs_kind ? o->rhs_kind : "",
              o->rhs_file ? o->rhs_file : "", o->rhs_var ? o->rhs_var : "", o->output ? o->output : "",
              o->extent ? o->extent : "", o->lonlat ? o->lonlat : "", o->force ? "force" : "", o->box[0], o->box[1],
              o->box[2], o->basin[0], o->basin[1], o->periodic, o->monitor, o->prec, o->line, o->g_grid, o->seed,
              o->levels, o->stretch, o->helmholtz, o->tol, o->grid[0], o->grid[1]);
-    clphys_status st = clphys_mpi_same(comm, NULL, text, strlen(text) + 1, "the options of clphys poisson (all but --device)");
+    clphys_status st =
+        clphys_mpi_same(comm, NULL, text, strlen(text) + 1, "the options of clphys poisson (all but --device)");
     if (st) return cli_fail(CMD, st, NULL);
     /* rank 0: the output path and the problem (files read there only) */
     problem pb;
@@ -471,7 +473,8 @@ static int run_mpi(const options *o, MPI_Comm comm)
     fb = malloc(sizeof(double) * (nb + 1)), xb = malloc(sizeof(double) * (nb + 1));
     st = fb && xb ? CLPHYS_SUCCESS : CLPHYS_ERR_OUT_OF_MEMORY;
     if (!st && rank == 0) {
-        f = malloc(n * sizeof(double)), x = malloc(n * sizeof(double)), w = malloc(n * sizeof(double)), mask = malloc(n);
+        f = malloc(n * sizeof(double)), x = malloc(n * sizeof(double)), w = malloc(n * sizeof(double));
+        mask = malloc(n);
         if (!f || !x || !w || !mask) st = CLPHYS_ERR_OUT_OF_MEMORY;
     }
     if (st) fprintf(stderr, "clphys %s: rank %d: out of memory for %zu cells\n", CMD, rank, rank ? nb : n);
@@ -494,7 +497,9 @@ static int run_mpi(const options *o, MPI_Comm comm)
                "rank 0's device %s; line %s; precision %s\n",
                ranks, info.grid[0], info.grid[1], info.levels_distributed, info.levels,
                clphys_context_device(ctx)->name, lname[info.line],
-               o->prec == 0 ? "mixed (fp64 CG, fp32 V-cycle)" : o->prec == 1 ? "fp64" : "fp32 CG in fp64 defect correction");
+               o->prec == 0   ? "mixed (fp64 CG, fp32 V-cycle)"
+               : o->prec == 1 ? "fp64"
+                              : "fp32 CG in fp64 defect correction");
     }
     if ((st = clphys_poisson_mpi_scatter(d, f, fb))) goto fail;
     clphys_poisson_result res;
@@ -511,7 +516,8 @@ static int run_mpi(const options *o, MPI_Comm comm)
     }
     if (solved) { /* not converged: no output written */
         rc = cli_fail(CMD, solved, ctx);
-        if (rank == 0) printf("iterations %d residual %.6e time %.6f s\n", res.iterations, res.rel_residual, res.seconds);
+        if (rank == 0)
+            printf("iterations %d residual %.6e time %.6f s\n", res.iterations, res.rel_residual, res.seconds);
         goto out;
     }
     if (o->output) {

@@ -62,10 +62,10 @@ static double rel_diff(const double *a, const double *b, size_t n)
 
 typedef struct {
     const clphys_poisson_geometry *g; /* or the operator: */
-    const double *a7;                   /* 7 n doubles, global */
+    const double *a7;                 /* 7 n doubles, global */
     int nx, ny, nz;
     clphys_poisson_precision precision;
-    clphys_poisson_line line;           /* 0: column */
+    clphys_poisson_line line; /* 0: column */
 } problem;
 
 static clphys_status make_single(const problem *pb, const clphys_poisson_params *p, clphys_poisson_plan **pl)
@@ -99,8 +99,10 @@ static clphys_status make_dist(const problem *pb, const clphys_poisson_params *p
 static void compare(const problem *pb, int solve)
 {
     const size_t n = (size_t)pb->nx * pb->ny * pb->nz;
-    clphys_poisson_params p = {.precision = pb->precision, .line = pb->line ? pb->line : CLPHYS_POISSON_LINE_COLUMN,
-                               .tol = 1e-10, .no_tune = 1};
+    clphys_poisson_params p = {.precision = pb->precision,
+                               .line = pb->line ? pb->line : CLPHYS_POISSON_LINE_COLUMN,
+                               .tol = 1e-10,
+                               .no_tune = 1};
     clphys_poisson_plan *single = NULL;
     double *x = malloc(n * sizeof(double)), *y1 = malloc(n * sizeof(double)), *y2 = malloc(n * sizeof(double));
     double *f = malloc(n * sizeof(double));
@@ -139,7 +141,8 @@ static void compare(const problem *pb, int solve)
                 clphys_poisson_apply(single, CLPHYS_FP64, fy, fx, NULL);
                 clphys_poisson_field_read(single, CLPHYS_FP64, fy, y1);
                 const double e = rel_diff(y2, y1, n);
-                if (!(e <= 1e-13)) ok = 0, fprintf(stderr, "grid %dx%d: stencil differs by %.3g\n", g[gi][0], g[gi][1], e);
+                if (!(e <= 1e-13))
+                    ok = 0, fprintf(stderr, "grid %dx%d: stencil differs by %.3g\n", g[gi][0], g[gi][1], e);
             }
             all_ok(ok, "distributed stencil equals one rank's");
             /* the V-cycle (x as r) */
@@ -167,9 +170,11 @@ static void compare(const problem *pb, int solve)
                     const double e = rel_diff(y2, y1, n);
                     if (!(e <= 1e-7) || abs(r1.iterations - r2.iterations) > 1 ||
                         r1.singular_regions != r2.singular_regions || !(r2.rel_residual <= 1e-10))
-                        ok = 0, fprintf(stderr, "grid %dx%d: solution differs by %.3g, iterations %d vs %d, regions "
-                                        "%d vs %d\n", g[gi][0], g[gi][1], e, r2.iterations, r1.iterations,
-                                        r2.singular_regions, r1.singular_regions);
+                        ok = 0, fprintf(stderr,
+                                        "grid %dx%d: solution differs by %.3g, iterations %d vs %d, regions "
+                                        "%d vs %d\n",
+                                        g[gi][0], g[gi][1], e, r2.iterations, r1.iterations, r2.singular_regions,
+                                        r1.singular_regions);
                 }
                 all_ok(ok, "distributed solve equals one rank's");
             }
@@ -208,7 +213,8 @@ static void basin_neumann(void **state)
     clphys_poisson_mpi_info info;
     clphys_poisson_mpi_plan_info(d, &info);
     const size_t nb = (size_t)info.block[2] * info.block[3] * t.g.nz, n = (size_t)24 * 20 * 5;
-    double *f = malloc(n * sizeof(double)), *fb = malloc(nb * sizeof(double) + 8), *xb = malloc(nb * sizeof(double) + 8);
+    double *f = malloc(n * sizeof(double)), *fb = malloc(nb * sizeof(double) + 8),
+           *xb = malloc(nb * sizeof(double) + 8);
     double *x = malloc(n * sizeof(double));
     uint64_t rng = tu_rng_init(3);
     for (size_t c = 0; c < n; c++) f[c] = tu_uniform(&rng);
@@ -348,8 +354,7 @@ static int rank_dies(void)
 {
     pt_geometry t;
     pt_geometry_make(&t, 32, 24, 8, 1000, 1000, 10, 9);
-    clphys_poisson_params p = {.precision = CLPHYS_POISSON_FP64, .tol = 1e-12, .no_tune = 1,
-                               .progress = die_in_solve};
+    clphys_poisson_params p = {.precision = CLPHYS_POISSON_FP64, .tol = 1e-12, .no_tune = 1, .progress = die_in_solve};
     const clphys_poisson_mpi_params mp = {{0, 0}, 2};
     clphys_poisson_mpi_plan *d = NULL;
     if (clphys_poisson_mpi_plan_create(ctx, MPI_COMM_WORLD, &t.g, &p, &mp, &d)) return 1;
@@ -379,13 +384,15 @@ int main(int argc, char **argv)
     ctx = tu_context();
     if (argc > 1 && !strcmp(argv[1], "--die")) return rank_dies();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(box_uneven),      cmocka_unit_test(basin_neumann),   cmocka_unit_test(periodic_helmholtz),
-        cmocka_unit_test(land_rank),       cmocka_unit_test(operator_blocks), cmocka_unit_test(manufactured_order),
+        cmocka_unit_test(box_uneven), cmocka_unit_test(basin_neumann),   cmocka_unit_test(periodic_helmholtz),
+        cmocka_unit_test(land_rank),  cmocka_unit_test(operator_blocks), cmocka_unit_test(manufactured_order),
         cmocka_unit_test(failures),
     };
     int failed = 1;
-    if (size < 2) fprintf(stderr, "test_poisson_mpi needs at least 2 ranks\n");
-    else failed = cmocka_run_group_tests(tests, NULL, NULL);
+    if (size < 2)
+        fprintf(stderr, "test_poisson_mpi needs at least 2 ranks\n");
+    else
+        failed = cmocka_run_group_tests(tests, NULL, NULL);
     int any;
     MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     clphys_context_destroy(ctx);

@@ -20,26 +20,26 @@ struct clphys_poisson_mpi_plan {
     clphys_context *ctx;
     MPI_Comm comm;
     int rank, size, px, py, cx, cy;
-    int nbr[4];              /* west, east, south, north (wrap-around)          */
-    int nx, ny, nz, nlev;    /* global grid and its levels                      */
-    int dlev;                /* levels 0 .. dlev - 1 on the ranks; dlev gathered */
+    int nbr[4];                       /* west, east, south, north (wrap-around)         */
+    int nx, ny, nz, nlev;             /* global grid and its levels                     */
+    int dlev;                         /* levels 0 .. dlev - 1 on the ranks; dlev gathered */
     int from_geometry;
-    clphys_poisson_params prm; /* defaults resolved                              */
-    pm_box *box;             /* this rank's, levels 0 .. dlev                    */
-    clphys_poisson_plan *pl; /* the rank's block with halo, levels 0 .. dlev    */
-    clphys_poisson_plan *coarse; /* rank 0: the global operator of level dlev   */
-    cl_mem cr, cz;           /* rank 0: its r and z (the V-cycle's io precision) */
-    cl_kernel k_zero[2], k_prolong; /* halo_zero per precision; prolong_cols    */
-    cl_kernel k_pack[2], k_unpack[2]; /* face_pack, face_unpack per precision   */
-    cl_mem face;             /* 4 faces of the fine level (fp64): 2 out, 2 in    */
-    cl_mem stage_mem;        /* page-locked host staging of face (stage)         */
+    clphys_poisson_params prm;        /* defaults resolved                              */
+    pm_box *box;                      /* this rank's, levels 0 .. dlev                  */
+    clphys_poisson_plan *pl;          /* the rank's block with halo, levels 0 .. dlev   */
+    clphys_poisson_plan *coarse;      /* rank 0: the global operator of level dlev      */
+    cl_mem cr, cz;                    /* rank 0: its r and z (the V-cycle's io precision) */
+    cl_kernel k_zero[2], k_prolong;   /* halo_zero per precision; prolong_cols          */
+    cl_kernel k_pack[2], k_unpack[2]; /* face_pack, face_unpack per precision           */
+    cl_mem face;                      /* the fine level's 4 faces out and 4 rings in (fp64) */
+    cl_mem stage_mem;                 /* page-locked host copy of face (stage)          */
     void *stage;
     la_operator op64, op32;
     la_precond M;
     size_t wet;
-    double *buf;             /* host staging: faces, blocks                     */
+    double *buf;                      /* host staging of blocks                         */
     size_t cap;
-    double *gbuf;            /* rank 0: a global level field                    */
+    double *gbuf;                     /* rank 0: a global level field                   */
     size_t gcap;
 };
 

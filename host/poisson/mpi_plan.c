@@ -68,8 +68,10 @@ clphys_status clphys_poisson_mpi_block(int nx, int ny, int ranks, const clphys_p
                                        int block[4], int *levels_distributed)
 {
     if (!block || rank < 0 || rank >= ranks || nx < 2 || ny < 2)
-        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_mpi_block: NULL block, rank %d of %d or grid "
-                        "%dx%d", rank, ranks, nx, ny);
+        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "clphys_poisson_mpi_block: NULL block, rank %d of %d or grid "
+                        "%dx%d",
+                        rank, ranks, nx, ny);
     int px, py, dlev;
     CP_TRY(decompose(nx, ny, ranks, mp, &px, &py, &dlev));
     split(nx, 1 << dlev, px, rank % px, &block[0], &block[2]);
@@ -132,8 +134,10 @@ static void block_copy(clphys_poisson_mpi_plan *d, int r, int l, double *packed,
         for (int j = 0; j < b.by; j++) {
             double *g = global + (size_t)b.ox + (size_t)gx * ((size_t)(b.oy + j) + (size_t)gy * k);
             double *p = packed + (size_t)b.bx * ((size_t)j + (size_t)b.by * k);
-            if (to_global) memcpy(g, p, sizeof(double) * (size_t)b.bx);
-            else memcpy(p, g, sizeof(double) * (size_t)b.bx);
+            if (to_global)
+                memcpy(g, p, sizeof(double) * (size_t)b.bx);
+            else
+                memcpy(p, g, sizeof(double) * (size_t)b.bx);
         }
 }
 
@@ -195,7 +199,8 @@ clphys_status clphys_poisson_mpi_plan_operator(clphys_poisson_mpi_plan *d, unsig
     const pm_box *b = &d->box[0];
     const size_t nb = (size_t)b->bx * b->by * d->nz, n = (size_t)d->nx * d->ny * d->nz;
     double *blk = malloc(sizeof(double) * (nb + 1)), *all = d->rank == 0 ? malloc(sizeof(double) * n) : NULL;
-    clphys_status st = blk && (d->rank || all) ? CLPHYS_SUCCESS : cp_error(d->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi");
+    clphys_status st =
+        blk && (d->rank || all) ? CLPHYS_SUCCESS : cp_error(d->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi");
     CP_TRY(cp_mpi_agree(d->comm, d->ctx, st));
     for (int f = 0; f < 2 && !st; f++) {
         for (int k = 0; k < d->nz; k++)
@@ -207,8 +212,10 @@ clphys_status clphys_poisson_mpi_plan_operator(clphys_poisson_mpi_plan *d, unsig
                 }
         st = pm_gather_level(d, 0, blk, all);
         for (size_t c = 0; !st && d->rank == 0 && c < n; c++) {
-            if (f && w) w[c] = all[c];
-            else if (!f && mask) mask[c] = all[c] != 0;
+            if (f && w)
+                w[c] = all[c];
+            else if (!f && mask)
+                mask[c] = all[c] != 0;
         }
     }
     free(blk), free(all);
@@ -220,7 +227,7 @@ clphys_status clphys_poisson_mpi_plan_operator(clphys_poisson_mpi_plan *d, unsig
 /* what rank 0 makes once: the global operators of levels 0 .. dlev, w and
  * the singular regions of the fine one */
 typedef struct {
-    pn_op *op;       /* dlev + 1 levels                                */
+    pn_op *op; /* dlev + 1 levels                                */
     double *w;
     int *label;
     int nregions;
@@ -351,7 +358,9 @@ static clphys_status local_plan(clphys_poisson_mpi_plan *d, pm_global *g)
         }
         if (d->rank && MPI_Recv(in, (int)(F_N * n), MPI_DOUBLE, 0, l, d->comm, MPI_STATUS_IGNORE) != MPI_SUCCESS)
             st = cp_error(ctx, CLPHYS_ERR_IO, "poisson mpi: MPI_Recv of a block failed");
-        if (!st) st = l == 0 ? unpack_op(d, &b, in, &pl->fine, pl->w, pl->label) : unpack_op(d, &b, in, &pl->dist_ops[l - 1], NULL, NULL);
+        if (!st)
+            st = l == 0 ? unpack_op(d, &b, in, &pl->fine, pl->w, pl->label)
+                        : unpack_op(d, &b, in, &pl->dist_ops[l - 1], NULL, NULL);
         free(in);
         CP_TRY(cp_mpi_agree(d->comm, ctx, st));
     }
@@ -371,7 +380,8 @@ static clphys_status local_plan(clphys_poisson_mpi_plan *d, pm_global *g)
         pl->region_w = malloc(sizeof(double) * (size_t)nr), pl->region_n = malloc(sizeof(double) * (size_t)nr);
         if (!pl->region_w || !pl->region_n) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi");
         if (!st && d->rank == 0)
-            memcpy(pl->region_w, g->region_w, sizeof(double) * (size_t)nr), memcpy(pl->region_n, g->region_n, sizeof(double) * (size_t)nr);
+            memcpy(pl->region_w, g->region_w, sizeof(double) * (size_t)nr),
+                memcpy(pl->region_n, g->region_n, sizeof(double) * (size_t)nr);
         if (!st && (MPI_Bcast(pl->region_w, nr, MPI_DOUBLE, 0, d->comm) != MPI_SUCCESS ||
                     MPI_Bcast(pl->region_n, nr, MPI_DOUBLE, 0, d->comm) != MPI_SUCCESS))
             st = cp_error(ctx, CLPHYS_ERR_IO, "poisson mpi: MPI_Bcast failed");
@@ -407,8 +417,9 @@ static clphys_status create_rest(clphys_poisson_mpi_plan *d, pm_global *g, clphy
 }
 
 /* the plan's frame on every rank: communicator, grid, neighbours, levels */
-static clphys_status frame(clphys_context *ctx, MPI_Comm comm, int nx, int ny, int nz, const clphys_poisson_params *params,
-                           const clphys_poisson_mpi_params *mp, clphys_poisson_mpi_plan **out)
+static clphys_status frame(clphys_context *ctx, MPI_Comm comm, int nx, int ny, int nz,
+                           const clphys_poisson_params *params, const clphys_poisson_mpi_params *mp,
+                           clphys_poisson_mpi_plan **out)
 {
     clphys_poisson_mpi_plan *d = calloc(1, sizeof *d);
     if (!d) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi plan");
@@ -452,7 +463,8 @@ clphys_status clphys_poisson_mpi_plan_create(clphys_context *ctx, MPI_Comm comm,
                                              const clphys_poisson_params *params, const clphys_poisson_mpi_params *mp,
                                              clphys_poisson_mpi_plan **plan)
 {
-    if (!ctx || !plan) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_mpi_plan_create: NULL argument");
+    if (!ctx || !plan)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_mpi_plan_create: NULL argument");
     *plan = NULL;
     int rank;
     if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
@@ -468,7 +480,8 @@ clphys_status clphys_poisson_mpi_plan_create(clphys_context *ctx, MPI_Comm comm,
     if (!st) {
         d->from_geometry = 1;
         if (d->rank == 0) {
-            if (!(gl.op = calloc((size_t)d->dlev + 1, sizeof(pn_op))) || !(gl.w = calloc((size_t)d->nx * d->ny * d->nz, sizeof(double))))
+            if (!(gl.op = calloc((size_t)d->dlev + 1, sizeof(pn_op))) ||
+                !(gl.w = calloc((size_t)d->nx * d->ny * d->nz, sizeof(double))))
                 st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi: the global operator");
             if (!st) st = pn_assemble(ctx, g, &gl.op[0], gl.w);
         }
@@ -535,8 +548,10 @@ void clphys_poisson_mpi_plan_destroy(clphys_poisson_mpi_plan *d)
     cp_release_kernel(&d->k_zero[0]), cp_release_kernel(&d->k_zero[1]), cp_release_kernel(&d->k_prolong);
     for (int p = 0; p < 2; p++) cp_release_kernel(&d->k_pack[p]), cp_release_kernel(&d->k_unpack[p]);
     cp_release_mem(&d->face);
-    if (d->stage_mem) cp_pinned_release(d->ctx, &d->stage_mem, &d->stage);
-    else free(d->stage);
+    if (d->stage_mem)
+        cp_pinned_release(d->ctx, &d->stage_mem, &d->stage);
+    else
+        free(d->stage);
     clphys_poisson_plan_destroy(d->coarse);
     clphys_poisson_plan_destroy(d->pl);
     if (d->comm != MPI_COMM_NULL && d->comm) MPI_Comm_free(&d->comm);

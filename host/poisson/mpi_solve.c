@@ -23,8 +23,12 @@ clphys_status pm_rect(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es, in
     const size_t region[3] = {(size_t)w * es, (size_t)h, (size_t)d->nz};
     const size_t rp = (size_t)b->nx * es, sp = rp * (size_t)b->ny, hr = (size_t)w * es, hs = hr * (size_t)h;
     cl_command_queue q = d->ctx->queue;
-    if (write) CP_CL(d->ctx, clEnqueueWriteBufferRect(q, m, CL_TRUE, origin, zero, region, rp, sp, hr, hs, host, 0, NULL, NULL));
-    else CP_CL(d->ctx, clEnqueueReadBufferRect(q, m, CL_TRUE, origin, zero, region, rp, sp, hr, hs, host, 0, NULL, NULL));
+    if (write)
+        CP_CL(d->ctx,
+              clEnqueueWriteBufferRect(q, m, CL_TRUE, origin, zero, region, rp, sp, hr, hs, host, 0, NULL, NULL));
+    else
+        CP_CL(d->ctx,
+              clEnqueueReadBufferRect(q, m, CL_TRUE, origin, zero, region, rp, sp, hr, hs, host, 0, NULL, NULL));
     return CLPHYS_SUCCESS;
 }
 
@@ -57,9 +61,12 @@ static clphys_status exchange(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_
     const int h = b->h, fx = b->by * d->nz, fy = b->bx * d->nz;
     const int off[4] = {0, fx, 2 * fx, 2 * fx + fy}, cnt[4] = {fx, fx, fy, fy}, half = 2 * fx + 2 * fy;
     /* face origins (i0, j0, w, h) of the block's sides and of the ring */
-    const int side[4][4] = {{h, h, 1, b->by}, {h + b->bx - 1, h, 1, b->by}, {h, h, b->bx, 1}, {h, h + b->by - 1, b->bx, 1}};
-    const int ring[4][4] = {{h - 1, h, 1, b->by}, {h + b->bx, h, 1, b->by}, {h, h - 1, b->bx, 1}, {h, h + b->by, b->bx, 1}};
-    for (int f = 0; f < 4; f++) CP_TRY(face_kernel(d, l, m, es, 0, side[f][0], side[f][1], side[f][2], side[f][3], off[f]));
+    const int side[4][4] = {
+        {h, h, 1, b->by}, {h + b->bx - 1, h, 1, b->by}, {h, h, b->bx, 1}, {h, h + b->by - 1, b->bx, 1}};
+    const int ring[4][4] = {
+        {h - 1, h, 1, b->by}, {h + b->bx, h, 1, b->by}, {h, h - 1, b->bx, 1}, {h, h + b->by, b->bx, 1}};
+    for (int f = 0; f < 4; f++)
+        CP_TRY(face_kernel(d, l, m, es, 0, side[f][0], side[f][1], side[f][2], side[f][3], off[f]));
     char *st = (char *)d->stage;
     CP_TRY(cp_read(d->ctx, d->face, 0, (size_t)half * es, st));
     /* face f travels towards neighbour f (tag f); the ring of side f comes
@@ -108,14 +115,16 @@ static clphys_status prolong(clphys_poisson_mpi_plan *d, int l, cl_mem x, cl_mem
 
 static void to_double(const void *src, int fp64, size_t n, double *dst)
 {
-    if (fp64) memmove(dst, src, n * sizeof(double));
+    if (fp64)
+        memmove(dst, src, n * sizeof(double));
     else
         for (size_t i = n; i-- > 0;) dst[i] = ((const float *)src)[i];
 }
 
 static void from_double(const double *src, int fp64, size_t n, void *dst)
 {
-    if (fp64) memmove(dst, src, n * sizeof(double));
+    if (fp64)
+        memmove(dst, src, n * sizeof(double));
     else
         for (size_t i = 0; i < n; i++) ((float *)dst)[i] = (float)src[i];
 }
@@ -134,8 +143,10 @@ static clphys_status gathered(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_me
     const size_t ng = (size_t)(d->rank == 0 ? d->coarse->n : 0);
     if (!st && ng * sizeof(double) > d->gcap) {
         double *g = realloc(d->gbuf, ng * sizeof(double));
-        if (g) d->gbuf = g, d->gcap = ng * sizeof(double);
-        else st = cp_error(d->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi: the gathered level");
+        if (g)
+            d->gbuf = g, d->gcap = ng * sizeof(double);
+        else
+            st = cp_error(d->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi: the gathered level");
     }
     CP_TRY(cp_mpi_agree(d->comm, d->ctx, st));
     CP_TRY(pm_gather_level(d, l, d->buf, d->gbuf));
@@ -223,7 +234,8 @@ static clphys_status project(clphys_poisson_mpi_plan *d, cl_mem v, int weighted_
     clphys_poisson_plan *pl = d->pl;
     const int nr = pl->nregions;
     double *sum = calloc((size_t)nr, sizeof(double)), *part = malloc(sizeof(double) * pl->vec_groups);
-    clphys_status st = sum && part ? CLPHYS_SUCCESS : cp_error(d->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi projection");
+    clphys_status st =
+        sum && part ? CLPHYS_SUCCESS : cp_error(d->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi projection");
     for (int r = 0; r < nr && !st; r++) {
         if ((st = pn_region_partials(pl, v, r, weighted_sum)) ||
             (st = cp_read(d->ctx, pl->partial, 0, sizeof(double) * pl->vec_groups, part)))
@@ -319,7 +331,8 @@ static clphys_status block_out(clphys_poisson_mpi_plan *d, clphys_precision p, c
 clphys_status clphys_poisson_mpi_apply(clphys_poisson_mpi_plan *d, const double *x, double *y)
 {
     if (!d) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_mpi_apply: NULL plan");
-    clphys_status st = x && y ? CLPHYS_SUCCESS : cp_error(d->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_mpi_apply: NULL array");
+    clphys_status st =
+        x && y ? CLPHYS_SUCCESS : cp_error(d->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_mpi_apply: NULL array");
     CP_TRY(cp_mpi_agree(d->comm, d->ctx, st));
     cl_mem in = la_space_vec(d->pl->s64, LA_B), out = la_space_vec(d->pl->s64, LA_X);
     st = block_in(d, CLPHYS_FP64, in, x);
@@ -331,7 +344,8 @@ clphys_status clphys_poisson_mpi_apply(clphys_poisson_mpi_plan *d, const double 
 clphys_status clphys_poisson_mpi_vcycle(clphys_poisson_mpi_plan *d, const double *r, double *z)
 {
     if (!d) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_mpi_vcycle: NULL plan");
-    clphys_status st = r && z ? CLPHYS_SUCCESS : cp_error(d->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_mpi_vcycle: NULL array");
+    clphys_status st = r && z ? CLPHYS_SUCCESS
+                              : cp_error(d->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_mpi_vcycle: NULL array");
     CP_TRY(cp_mpi_agree(d->comm, d->ctx, st));
     const clphys_precision io = io_prec(d);
     la_space *s = io == CLPHYS_FP32 ? d->pl->s32 : d->pl->s64;
@@ -347,8 +361,9 @@ clphys_status clphys_poisson_mpi_solve(clphys_poisson_mpi_plan *d, const double 
                                        clphys_poisson_result *res)
 {
     if (!d) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_mpi_solve: NULL plan");
-    clphys_status st = rhs && x && res ? CLPHYS_SUCCESS
-                                       : cp_error(d->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_mpi_solve: NULL argument");
+    clphys_status st = rhs && x && res
+                           ? CLPHYS_SUCCESS
+                           : cp_error(d->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_mpi_solve: NULL argument");
     CP_TRY(cp_mpi_agree(d->comm, d->ctx, st));
     memset(res, 0, sizeof *res);
     const double t0 = cp_now();

@@ -72,7 +72,7 @@ static clphys_status check_params(clphys_context *ctx, const clphys_poisson_para
 }
 
 clphys_status pn_plan_new(clphys_context *ctx, const clphys_poisson_params *params, int nx, int ny, int nz,
-                              clphys_poisson_plan **out)
+                          clphys_poisson_plan **out)
 {
     clphys_poisson_params p = params ? *params : (clphys_poisson_params){0};
     CP_TRY(check_params(ctx, &p));

@@ -133,7 +133,8 @@ struct clphys_poisson_plan {
     int nev, cap_ev;
     /* a rank's part of a distributed plan (host/poisson/mpi_plan.c): the
      * levels below the fine one given (dist_ops[l - 1], block with halo,
-     * taken by the plan), label and regions given, the column line kernels */
+     * taken by the plan), label and regions given, the line kernels built
+     * with -DCSHIFT=1 (cl/line_relax.h), column where column-vec was chosen */
     pn_op *dist_ops;
     int dist_levels;            /* levels in all, the fine one included; 0: not distributed */
 };

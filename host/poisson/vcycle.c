@@ -232,7 +232,8 @@ static clphys_status cycle(clphys_poisson_plan *pl, int l, cl_mem b, cl_mem z, c
     int cur = 0;
     const cl_kernel *vs = l == 0 ? pl->v_fine : pl->v_coarse;
     if (L->vec) CP_TRY(line_vec(pl, vs[PN_LJ_ZERO], l, L->x[0], L->x[1], b, om, l == 0 ? first : NULL));
-    else if (!first_done) CP_TRY(pn_line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, l == 0 ? first : NULL));
+    else if (!first_done)
+        CP_TRY(pn_line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, l == 0 ? first : NULL));
     for (int s = 1; s < pl->prm.smooth; s++, cur ^= 1) {
         if (L->vec) CP_TRY(line_vec(pl, vs[PN_LJ], l, L->x[1 - cur], L->x[cur], b, om, NULL));
         else CP_TRY(pn_line(pl, ks[PN_LJ], l, L->x[1 - cur], L->x[cur], L->x[cur], b, om, NULL));
