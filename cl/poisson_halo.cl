@@ -12,8 +12,8 @@
  *                 (j + 1) >> 1) of the level below: every level's block
  *                 starts at local column 1, cl/line_relax.h) added to the wet cells, piecewise
  *                 constant, before the halo exchange that follows it
- *   face_pack, face_unpack  a face of the block to a contiguous buffer and
- *                 a ring from it (the exchange's transfers)
+ *   faces_pack, faces_unpack  the block's four faces to a contiguous
+ *                 buffer and the four rings from it (the exchange's transfers)
  * Built with -DREAL_T (common.h). */
 #include "common.h"
 
@@ -34,23 +34,38 @@ __kernel void prolong_cols(__global real_t *restrict x, __global const real_t *r
         if (mask[c]) x[c] += ec[p];
 }
 
-/* The block's face [i0, i0 + w) x [j0, j0 + h) x all layers of v into the
- * contiguous buf + off (face_pack), or back from it (face_unpack): a halo
- * exchange moves one contiguous read and one write over the bus. */
-__kernel void face_pack(__global real_t *restrict buf, __global const real_t *restrict v, int nx, int ny, int nz,
-                        int i0, int j0, int w, int h, int off)
+/* The cell of element t of the four faces of a block (bx x by columns behind
+ * a halo of h, all layers): west, east, south, north, each layer after
+ * layer; ring = 1: the ring cells outside those faces instead. */
+inline int face_cell(int t, int nx, int ny, int nz, int h, int bx, int by, int ring)
 {
-    const int t = get_global_id(0);
-    if (t >= w * h * nz) return;
-    const int a = t % w, b = (t / w) % h, k = t / (w * h);
-    buf[off + t] = v[(i0 + a) + nx * ((j0 + b) + ny * k)];
+    const int fx = by * nz, fy = bx * nz;
+    int i, j, k;
+    if (t < 2 * fx) {
+        const int e = t >= fx, u = t - e * fx;
+        k = u / by, j = h + u % by;
+        i = e ? h + bx - 1 + ring : h - ring;
+    } else {
+        const int u0 = t - 2 * fx, n = u0 >= fy, u = u0 - n * fy;
+        k = u / bx, i = h + u % bx;
+        j = n ? h + by - 1 + ring : h - ring;
+    }
+    return i + nx * (j + ny * k);
 }
 
-__kernel void face_unpack(__global real_t *restrict v, __global const real_t *restrict buf, int nx, int ny, int nz,
-                          int i0, int j0, int w, int h, int off)
+/* The block's four faces of v into buf (faces_pack), the four rings of v
+ * from buf + off (faces_unpack): an exchange moves one contiguous read and
+ * one write over the bus, with one launch each way. */
+__kernel void faces_pack(__global real_t *restrict buf, __global const real_t *restrict v, int nx, int ny, int nz,
+                         int h, int bx, int by)
 {
     const int t = get_global_id(0);
-    if (t >= w * h * nz) return;
-    const int a = t % w, b = (t / w) % h, k = t / (w * h);
-    v[(i0 + a) + nx * ((j0 + b) + ny * k)] = buf[off + t];
+    if (t < 2 * (bx + by) * nz) buf[t] = v[face_cell(t, nx, ny, nz, h, bx, by, 0)];
+}
+
+__kernel void faces_unpack(__global real_t *restrict v, __global const real_t *restrict buf, int nx, int ny, int nz,
+                           int h, int bx, int by, int off)
+{
+    const int t = get_global_id(0);
+    if (t < 2 * (bx + by) * nz) v[face_cell(t, nx, ny, nz, h, bx, by, 1)] = buf[off + t];
 }

@@ -30,7 +30,7 @@ struct clphys_poisson_mpi_plan {
     clphys_poisson_plan *coarse;      /* rank 0: the global operator of level dlev      */
     cl_mem cr, cz;                    /* rank 0: its r and z (the V-cycle's io precision) */
     cl_kernel k_zero[2], k_prolong;   /* halo_zero per precision; prolong_cols          */
-    cl_kernel k_pack[2], k_unpack[2]; /* face_pack, face_unpack per precision           */
+    cl_kernel k_pack[2], k_unpack[2]; /* faces_pack, faces_unpack per precision         */
     cl_mem face;                      /* the fine level's 4 faces out and 4 rings in (fp64) */
     cl_mem stage_mem;                 /* page-locked host copy of face (stage)          */
     void *stage;

@@ -32,25 +32,24 @@ clphys_status pm_rect(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es, in
     return CLPHYS_SUCCESS;
 }
 
-/* face [i0, i0 + w) x [j0, j0 + h) of field m (level l, precision of es)
- * to d->face at element off (unpack: from it) */
-static clphys_status face_kernel(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es, int unpack, int i0, int j0,
-                                 int w, int h, int off)
+/* the four faces of field m (level l, precision of es) into d->face, or
+ * (unpack) its four rings from d->face at element off */
+static clphys_status faces_kernel(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es, int unpack, int off)
 {
     const pm_box *b = &d->box[l];
     cl_kernel k = (unpack ? d->k_unpack : d->k_pack)[es == 8];
-    const int a[8] = {b->nx, b->ny, d->nz, i0, j0, w, h, off};
+    const int a[7] = {b->nx, b->ny, d->nz, b->h, b->bx, b->by, off};
     cl_mem dst = unpack ? m : d->face, src = unpack ? d->face : m;
     CP_TRY(CP_ARG(d->ctx, k, 0, dst));
     CP_TRY(CP_ARG(d->ctx, k, 1, src));
-    for (cl_uint i = 0; i < 8; i++) CP_TRY(CP_ARG(d->ctx, k, 2 + i, a[i]));
-    const size_t global = cp_round_up((size_t)w * h * d->nz, 64);
+    for (cl_uint i = 0; i < (unpack ? 7u : 6u); i++) CP_TRY(CP_ARG(d->ctx, k, 2 + i, a[i]));
+    const size_t global = cp_round_up((size_t)2 * (b->bx + b->by) * d->nz, 64);
     return cp_launch(d->ctx, k, 1, &global, NULL, NULL);
 }
 
 /* the ring of field m (level l, elements of es bytes) from the neighbours:
- * the block's four outer faces packed by kernels into d->face (west, east,
- * south, north), read in one transfer into page-locked memory, sent to
+ * the block's four outer faces packed by one kernel into d->face (west,
+ * east, south, north), read in one transfer into page-locked memory, sent to
  * the four neighbours (MPI_Isend/Irecv; the 7-point stencil needs no
  * corners), written back in one transfer and unpacked into the ring.
  * Tags name the direction of travel, so that one rank that is both the
@@ -58,15 +57,9 @@ static clphys_status face_kernel(clphys_poisson_mpi_plan *d, int l, cl_mem m, si
 static clphys_status exchange(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es)
 {
     const pm_box *b = &d->box[l];
-    const int h = b->h, fx = b->by * d->nz, fy = b->bx * d->nz;
+    const int fx = b->by * d->nz, fy = b->bx * d->nz;
     const int off[4] = {0, fx, 2 * fx, 2 * fx + fy}, cnt[4] = {fx, fx, fy, fy}, half = 2 * fx + 2 * fy;
-    /* face origins (i0, j0, w, h) of the block's sides and of the ring */
-    const int side[4][4] = {
-        {h, h, 1, b->by}, {h + b->bx - 1, h, 1, b->by}, {h, h, b->bx, 1}, {h, h + b->by - 1, b->bx, 1}};
-    const int ring[4][4] = {
-        {h - 1, h, 1, b->by}, {h + b->bx, h, 1, b->by}, {h, h - 1, b->bx, 1}, {h, h + b->by, b->bx, 1}};
-    for (int f = 0; f < 4; f++)
-        CP_TRY(face_kernel(d, l, m, es, 0, side[f][0], side[f][1], side[f][2], side[f][3], off[f]));
+    CP_TRY(faces_kernel(d, l, m, es, 0, 0));
     char *st = (char *)d->stage;
     CP_TRY(cp_read(d->ctx, d->face, 0, (size_t)half * es, st));
     /* face f travels towards neighbour f (tag f); the ring of side f comes
@@ -82,9 +75,7 @@ static clphys_status exchange(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_
     if (bad || MPI_Waitall(8, rq, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
         return cp_error(d->ctx, CLPHYS_ERR_IO, "poisson mpi: halo exchange (MPI_Isend/Irecv) failed");
     CP_TRY(cp_write(d->ctx, d->face, (size_t)half * es, (size_t)half * es, st + (size_t)half * es));
-    for (int f = 0; f < 4; f++)
-        CP_TRY(face_kernel(d, l, m, es, 1, ring[f][0], ring[f][1], ring[f][2], ring[f][3], half + off[f]));
-    return CLPHYS_SUCCESS;
+    return faces_kernel(d, l, m, es, 1, half);
 }
 
 /* v = 0 outside the block (level 0, precision p) */
@@ -274,8 +265,8 @@ clphys_status pm_solver_setup(clphys_poisson_mpi_plan *d)
         CP_TRY(cp_precision_options(d->ctx, prec, opts, sizeof opts));
         CP_TRY(cp_program(d->ctx, "poisson_halo.cl", opts, &prog));
         CP_TRY(cp_kernel(d->ctx, prog, "halo_zero", &d->k_zero[p]));
-        CP_TRY(cp_kernel(d->ctx, prog, "face_pack", &d->k_pack[p]));
-        CP_TRY(cp_kernel(d->ctx, prog, "face_unpack", &d->k_unpack[p]));
+        CP_TRY(cp_kernel(d->ctx, prog, "faces_pack", &d->k_pack[p]));
+        CP_TRY(cp_kernel(d->ctx, prog, "faces_unpack", &d->k_unpack[p]));
         if (prec == pl->lev_prec) CP_TRY(cp_kernel(d->ctx, prog, "prolong_cols", &d->k_prolong));
     }
     /* the exchange's faces: the fine level's are the largest */
