@@ -26,7 +26,7 @@
  * Coefficients (e, ax, ay, az) and wrap-around as cl/poisson_stencil.cl;
  * mask: 1 on wet cells (prolongation adds nothing to land).  The coarse
  * column of (i, j) is (i >> sx, j >> sy), sx, sy = 1 when the level below
- * is coarsened in x, y.  Build options: -DREAL_T (the level's precision:
+ * is coarsened in x, y (((i + 1) >> sx, ...) with -DCSHIFT=1: line_relax.h).  Build options: -DREAL_T (the level's precision:
  * coefficients, x and the coarse correction ec),
  * -DB_T, -DXO_T (types of b and of the output x; the finest level reads the
  * CG's r and writes its z in fp64 while working in fp32), -DNZ. */
@@ -93,8 +93,7 @@ __kernel void residual_restrict(__global real_t *restrict bc, __global const rea
     const int I = get_global_id(0), J = get_global_id(1);
     if (I >= ncx || J >= ncy) return;
     const int cplane = ncx * ncy;
-    const int i0 = I << sx, j0 = J << sy;
-    const int i1 = min(i0 + (1 << sx), nx), j1 = min(j0 + (1 << sy), ny);
+    const int i0 = FLO(I, sx), j0 = FLO(J, sy), i1 = FHI(I, sx, nx), j1 = FHI(J, sy, ny);
     for (int k = 0; k < NZ; k++)
         bc[I + ncx * J + k * cplane] = restricted_at(i0, i1, j0, j1, k, nx, ny, ncx, sx, sy, x, mask, b, e, ax, ay, az);
 }

@@ -14,6 +14,18 @@
 #ifndef XO_T
 #define XO_T real_t
 #endif
+/* -DCSHIFT=1 (a rank's block of a distributed plan, host/poisson/mpi_plan.c):
+ * the block starts at local column 1 behind a one-cell halo on every level,
+ * so that fine column i lies in coarse column (i + 1) >> 1 and coarse
+ * column I holds fine columns 2 I - 1 and 2 I (where coarsened); 0: i >> 1. */
+#ifndef CSHIFT
+#define CSHIFT 0
+#endif
+/* the coarse column of fine column i; the fine columns [FLO, FHI) of coarse
+ * column I (s: 1 where coarsened, 0 where not; n: the fine extent) */
+#define CCOL(i, s) (((i) + ((s) ? CSHIFT : 0)) >> (s))
+#define FLO(I, s) max(((I) << (s)) - ((s) ? CSHIFT : 0), 0)
+#define FHI(I, s, n) min(((I) << (s)) - ((s) ? CSHIFT : 0) + (1 << (s)), (n))
 
 /* The neighbours of column (i, j) in x and y, with wrap-around. */
 typedef struct {
@@ -27,9 +39,9 @@ inline cols_t columns(int i, int j, int nx, int ny, int ncx, int sx, int sy)
     const int js = j > 0 ? j - 1 : ny - 1, jn = j + 1 < ny ? j + 1 : 0;
     cols_t q;
     q.dw = iw - i, q.de = ie - i, q.ds = (js - j) * nx, q.dn = (jn - j) * nx;
-    q.pc = (i >> sx) + ncx * (j >> sy);
-    q.pw = (iw >> sx) + ncx * (j >> sy), q.pe = (ie >> sx) + ncx * (j >> sy);
-    q.ps = (i >> sx) + ncx * (js >> sy), q.pn = (i >> sx) + ncx * (jn >> sy);
+    q.pc = CCOL(i, sx) + ncx * CCOL(j, sy);
+    q.pw = CCOL(iw, sx) + ncx * CCOL(j, sy), q.pe = CCOL(ie, sx) + ncx * CCOL(j, sy);
+    q.ps = CCOL(i, sx) + ncx * CCOL(js, sy), q.pn = CCOL(i, sx) + ncx * CCOL(jn, sy);
     return q;
 }
 

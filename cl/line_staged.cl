@@ -116,7 +116,7 @@ __kernel void restrict_staged(__global real_t *restrict xcn, __global real_t *re
     const int lk = get_local_id(1), wk = get_local_size(1), l0 = get_local_id(0) * LS;
     const int on = cc0 < cplane;
     const int I = on ? cc0 % ncx : 0, J = on ? cc0 / ncx : 0;
-    const int i0 = I << sx, j0 = J << sy, i1 = min(i0 + (1 << sx), nx), j1 = min(j0 + (1 << sy), ny);
+    const int i0 = FLO(I, sx), j0 = FLO(J, sy), i1 = FHI(I, sx, nx), j1 = FHI(J, sy, ny);
     /* the coarse column's west and south neighbours, for its row sums */
     const int cdw = (I > 0 ? I - 1 : ncx - 1) - I, cds = ((J > 0 ? J - 1 : ncy - 1) - J) * ncx;
     for (int k = lk; on && k < NZ; k += wk) {

@@ -1,11 +1,19 @@
 /* poisson.c — `clphys poisson`: the pressure Poisson / Helmholtz problem of
  * an ocean model on a bathymetry (a NetCDF file, a flat box or a random
  * basin), solved by multigrid-preconditioned CG (include/clphys_poisson.h);
- * the solution and mask written to NetCDF.  The command line is an
- * interface (scripts call it): see usage(). */
+ * the solution and mask written to NetCDF.  Under an MPI launcher with
+ * several ranks (mpirun -np P clphys poisson ...) the same problem is
+ * solved over the ranks (include/clphys_poisson_mpi.h): rank 0 reads the
+ * bathymetry and the right-hand side, the plan and the blocks are
+ * scattered, the solution is gathered and rank 0 writes it and prints.
+ * The command line is an interface (scripts call it): see usage(). */
 #include "cli.h"
+#include "cli_mpi.h"
 #include "opt.h"
 #include "outputs.h"
+#ifdef CLPHYS_HAVE_MPI
+#include "clphys_poisson_mpi.h"
+#endif
 
 #include <math.h>
 #include <stdio.h>
@@ -22,6 +30,7 @@ static void usage(FILE *out)
             "                      [--rhs manufactured | --rhs-file FILE --rhs-var NAME] [--helmholtz LAMBDA]\n"
             "                      [--periodic-x] [--tol T] [--precision mixed|fp64|fp32] [--output FILE [--force]]\n"
             "                      [--line auto|column|column-vec|staged] [--monitor] [--device SPEC]\n"
+            "       mpirun -np P clphys poisson ... [--grid PXxPY]   the same over P ranks\n"
             "Solves div(grad p) - lambda p = f on cell centres, no flux through coasts, the sea floor and the\n"
             "rigid lid (nor the domain's edges, unless --periodic-x).  Lengths in metres: cells at least\n"
             "0.001 m wide and thick, depths within +-12000 m, horizontal extents at most 4.1e7 m.\n"
@@ -49,6 +58,8 @@ static void usage(FILE *out)
             "  --output FILE      p and mask, dimensions (z, y, x), CF attributes (a temporary file renamed);\n"
             "                     never an input; an existing FILE is replaced only with --force\n"
             "  --monitor          print every iteration's residual\n"
+            "  --grid PXxPY       under MPI: the process grid over x and y (default MPI_Dims_create); every rank\n"
+            "                     keeps whole columns (--line column-vec runs column there)\n"
             "The last line gives iterations, residual and time.\n");
 }
 
@@ -58,6 +69,7 @@ typedef struct {
     long long seed, levels;
     double stretch, helmholtz, tol;
     int g_box, g_basin, g_seed, g_levels;
+    int grid[2], g_grid;
 } options;
 
 /* "AxBxC" of positive reals */
@@ -135,6 +147,7 @@ static int parse(int argc, char **argv, options *o)
         CLI_OPT_FLAG("--force", &o->force),
         CLI_OPT_FLAG("--monitor", &o->monitor),
         CLI_OPT_STRING("--device", &o->device),
+        {.name = "--grid", .kind = CLI_DIMS, .out = o->grid, .lo = 1, .hi = 1 << 20, .ndims = 2, .given = &o->g_grid},
         CLI_OPT_END,
     };
     if (cli_parse(CMD, argc, argv, opts, NULL, 0, NULL, &help)) return 2;
@@ -322,11 +335,22 @@ static void report_error(size_t n, const double *x, const double *pe, const doub
            emax / pmax);
 }
 
+#ifdef CLPHYS_HAVE_MPI
+static int run_mpi(const options *o, MPI_Comm comm);
+#endif
+
+static const clphys_poisson_precision precs[3] = {CLPHYS_POISSON_MIXED, CLPHYS_POISSON_FP64, CLPHYS_POISSON_FP32};
+
 int cmd_poisson(int argc, char **argv)
 {
     options o;
     int rc = parse(argc, argv, &o);
     if (rc) return rc == 1 ? 0 : rc;
+#ifdef CLPHYS_HAVE_MPI
+    MPI_Comm comm;
+    if (cli_mpi_comm(&comm) && cli_mpi_size() > 1) return run_mpi(&o, comm);
+#endif
+    if (o.g_grid) fprintf(stderr, "clphys %s: --grid applies under MPI with several ranks only\n", CMD);
     if ((rc = check_output(&o))) return rc;
     problem pb;
     if ((rc = build_problem(&o, &pb))) {
@@ -349,7 +373,6 @@ int cmd_poisson(int argc, char **argv)
         rc = cli_fail(CMD, st, NULL);
         goto out;
     }
-    static const clphys_poisson_precision precs[3] = {CLPHYS_POISSON_MIXED, CLPHYS_POISSON_FP64, CLPHYS_POISSON_FP32};
     clphys_poisson_params prm = {.precision = precs[o.prec], .tol = o.tol, .progress = o.monitor ? monitor : NULL,
                                .line = (clphys_poisson_line)o.line};
     if ((st = clphys_poisson_plan_create(ctx, g, &prm, &pl))) {
@@ -417,3 +440,124 @@ out:
     problem_free(&pb);
     return rc;
 }
+
+#ifdef CLPHYS_HAVE_MPI
+/* The same over the ranks of comm.  Every failure is agreed by all ranks
+ * (exit status 1 on every rank, the message naming the failing rank); rank
+ * 0 prints the lines of the single-process run and writes the output. */
+static int run_mpi(const options *o, MPI_Comm comm)
+{
+    const int rank = cli_mpi_rank(), ranks = cli_mpi_size();
+    char text[4096];
+    snprintf(text, sizeof text,
+             "%s|%s|%s|%s|%s|%s|%s|%s|%s|%d %d %d|%d %d|%d|%d|%d|%d|%d|%lld|%lld|%.17g|%.17g|%.17g|%d %d",
+             o->bathy ? o->bathy : "", o->depth_var ? o->depth_var : "", o->rhs_kind ? o->rhs_kind : "",
+             o->rhs_file ? o->rhs_file : "", o->rhs_var ? o->rhs_var : "", o->output ? o->output : "",
+             o->extent ? o->extent : "", o->lonlat ? o->lonlat : "", o->force ? "force" : "", o->box[0], o->box[1],
+             o->box[2], o->basin[0], o->basin[1], o->periodic, o->monitor, o->prec, o->line, o->g_grid, o->seed,
+             o->levels, o->stretch, o->helmholtz, o->tol, o->grid[0], o->grid[1]);
+    clphys_status st =
+        clphys_mpi_same(comm, NULL, text, strlen(text) + 1, "the options of clphys poisson (all but --device)");
+    if (st) return cli_fail(CMD, st, NULL);
+    /* rank 0: the output path and the problem (files read there only) */
+    problem pb;
+    memset(&pb, 0, sizeof pb);
+    int prc = 0;
+    if (rank == 0 && !(prc = check_output(o))) prc = build_problem(o, &pb);
+    MPI_Bcast(&prc, 1, MPI_INT, 0, comm);
+    if (prc) {
+        if (rank) fprintf(stderr, "clphys %s: rank 0 failed to set up the problem (its message above)\n", CMD);
+        problem_free(&pb);
+        return 1;
+    }
+    clphys_context *ctx = NULL;
+    clphys_poisson_mpi_plan *d = NULL;
+    double *f = NULL, *x = NULL, *pe = NULL, *w = NULL, *fb = NULL, *xb = NULL;
+    unsigned char *mask = NULL;
+    int rc = 1;
+    st = clphys_mpi_agree(comm, NULL, clphys_context_create(o->device, &ctx));
+    if (st) {
+        rc = cli_fail(CMD, st, NULL);
+        goto out;
+    }
+    const clphys_poisson_params prm = {.precision = precs[o->prec], .tol = o->tol,
+                                       .progress = o->monitor && rank == 0 ? monitor : NULL,
+                                       .line = (clphys_poisson_line)o->line};
+    const clphys_poisson_mpi_params mp = {{o->g_grid ? o->grid[0] : 0, o->g_grid ? o->grid[1] : 0}, 0};
+    if ((st = clphys_poisson_mpi_plan_create(ctx, comm, rank == 0 ? &pb.g : NULL, &prm, &mp, &d))) {
+        rc = cli_fail(CMD, st, ctx);
+        goto out;
+    }
+    clphys_poisson_mpi_info info;
+    clphys_poisson_mpi_plan_info(d, &info);
+    const size_t n = info.n, nb = (size_t)info.block[2] * info.block[3] * info.nz;
+    fb = malloc(sizeof(double) * (nb + 1)), xb = malloc(sizeof(double) * (nb + 1));
+    st = fb && xb ? CLPHYS_SUCCESS : CLPHYS_ERR_OUT_OF_MEMORY;
+    if (!st && rank == 0) {
+        f = malloc(n * sizeof(double)), x = malloc(n * sizeof(double)), w = malloc(n * sizeof(double));
+        mask = malloc(n);
+        if (!f || !x || !w || !mask) st = CLPHYS_ERR_OUT_OF_MEMORY;
+    }
+    if (st) fprintf(stderr, "clphys %s: rank %d: out of memory for %zu cells\n", CMD, rank, rank ? nb : n);
+    if ((st = clphys_mpi_agree(comm, ctx, st))) goto fail;
+    if ((st = clphys_poisson_mpi_plan_operator(d, mask, w))) goto fail;
+    if (rank == 0) { /* the right-hand side, read or made on rank 0 */
+        const clphys_poisson_geometry *g = &pb.g;
+        if (o->rhs_file) st = clphys_poisson_read_field(o->rhs_file, o->rhs_var, g->nx, g->ny, g->nz, mask, f);
+        else if (!(pe = malloc(n * sizeof(double)))) st = CLPHYS_ERR_OUT_OF_MEMORY;
+        else st = clphys_poisson_manufactured(g, f, pe);
+    }
+    if ((st = clphys_mpi_agree(comm, ctx, st))) goto fail;
+    static const char *const lname[] = {"auto", "column", "column-vec", "staged"};
+    if (rank == 0) {
+        const clphys_poisson_geometry *g = &pb.g;
+        printf("grid %dx%dx%d (%s%s), %zu wet cells, %d multigrid levels, Helmholtz %g\n", g->nx, g->ny, g->nz,
+               g->lonlat ? "lonlat" : "Cartesian", g->periodic_x ? ", periodic x" : "", info.wet, info.levels,
+               g->helmholtz);
+        printf("%d ranks, process grid %dx%d; V-cycle levels on the ranks %d of %d, the rest gathered on rank 0; "
+               "rank 0's device %s; line %s; precision %s\n",
+               ranks, info.grid[0], info.grid[1], info.levels_distributed, info.levels,
+               clphys_context_device(ctx)->name, lname[info.line],
+               o->prec == 0   ? "mixed (fp64 CG, fp32 V-cycle)"
+               : o->prec == 1 ? "fp64"
+                              : "fp32 CG in fp64 defect correction");
+    }
+    if ((st = clphys_poisson_mpi_scatter(d, f, fb))) goto fail;
+    clphys_poisson_result res;
+    st = clphys_poisson_mpi_solve(d, fb, xb, &res);
+    if (st && st != CLPHYS_ERR_NOT_CONVERGED) goto fail;
+    const clphys_status solved = st;
+    if ((st = clphys_poisson_mpi_gather(d, xb, x))) goto fail;
+    if (rank == 0) {
+        if (res.singular_regions)
+            printf("pure Neumann: %d singular region(s); f projected (volume-weighted mean %.6e removed), p has zero "
+                   "mean\n",
+                   res.singular_regions, res.removed_mean);
+        if (pe) report_error(n, x, pe, w, mask, res.singular_regions > 0);
+    }
+    if (solved) { /* not converged: no output written */
+        rc = cli_fail(CMD, solved, ctx);
+        if (rank == 0)
+            printf("iterations %d residual %.6e time %.6f s\n", res.iterations, res.rel_residual, res.seconds);
+        goto out;
+    }
+    if (o->output) {
+        if (rank == 0)
+            st = clphys_poisson_write_netcdf(o->output, pb.g.nx, pb.g.ny, pb.g.nz, pb.xc, pb.yc, pb.zc, pb.g.lonlat, x,
+                                             mask, NULL, "clphys poisson solution");
+        if ((st = clphys_mpi_agree(comm, ctx, st))) goto fail;
+        if (rank == 0) printf("wrote %s (p and mask, dimensions z, y, x)\n", o->output);
+    }
+    if (rank == 0) printf("iterations %d residual %.6e time %.6f s\n", res.iterations, res.rel_residual, res.seconds);
+    rc = 0;
+    goto out;
+fail:
+    rc = cli_fail(CMD, st, ctx);
+out:
+    clphys_poisson_mpi_plan_destroy(d);
+    rc = cli_context_done(ctx, rc);
+    free(f), free(x), free(pe), free(w), free(mask), free(fb), free(xb);
+    problem_free(&pb);
+    return rc;
+}
+#endif

@@ -26,6 +26,8 @@ void clphys_poisson_plan_destroy(clphys_poisson_plan *pl)
         cp_release_mem(&L->b);
     }
     free(pl->lev);
+    for (int l = 0; l + 1 < pl->dist_levels; l++) pn_op_free(&pl->dist_ops[l]);
+    free(pl->dist_ops);
     for (int i = 0; i < PN_NCOEF; i++) cp_release_mem(&pl->a64[i]), cp_release_mem(&pl->a32[i]);
     cl_mem *m[] = {&pl->w_mem, &pl->label_mem, &pl->partial, &pl->shift, &pl->bint, &pl->rhs_mem, &pl->x_mem};
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) cp_release_mem(m[i]);
@@ -69,8 +71,8 @@ static clphys_status check_params(clphys_context *ctx, const clphys_poisson_para
     return CLPHYS_SUCCESS;
 }
 
-static clphys_status plan_new(clphys_context *ctx, const clphys_poisson_params *params, int nx, int ny, int nz,
-                              clphys_poisson_plan **out)
+clphys_status pn_plan_new(clphys_context *ctx, const clphys_poisson_params *params, int nx, int ny, int nz,
+                          clphys_poisson_plan **out)
 {
     clphys_poisson_params p = params ? *params : (clphys_poisson_params){0};
     CP_TRY(check_params(ctx, &p));
@@ -129,7 +131,7 @@ clphys_status clphys_poisson_plan_create(clphys_context *ctx, const clphys_poiss
     *out = NULL;
     CP_TRY(pn_check_geometry(ctx, g));
     clphys_poisson_plan *pl;
-    CP_TRY(plan_new(ctx, params, g->nx, g->ny, g->nz, &pl));
+    CP_TRY(pn_plan_new(ctx, params, g->nx, g->ny, g->nz, &pl));
     pl->from_geometry = 1;
     clphys_status st = pn_assemble(ctx, g, &pl->fine, pl->w);
     if (!st) st = check_scale(ctx, g, pl);
@@ -155,7 +157,7 @@ clphys_status clphys_poisson_plan_create_operator(clphys_context *ctx, const clp
                         "be >= 2, nz >= 1, at most 2^31 - 1 cells)",
                         op->nx, op->ny, op->nz);
     clphys_poisson_plan *pl;
-    CP_TRY(plan_new(ctx, params, op->nx, op->ny, op->nz, &pl));
+    CP_TRY(pn_plan_new(ctx, params, op->nx, op->ny, op->nz, &pl));
     const double *a = op->a;
     double *copy = NULL;
     clphys_status st = CLPHYS_SUCCESS;
@@ -173,6 +175,23 @@ clphys_status clphys_poisson_plan_create_operator(clphys_context *ctx, const clp
     free(copy);
     for (size_t c = 0; !st && c < pl->n; c++) pl->w[c] = (pl->fine.mask[c] & PN_WET) ? 1.0 : 0.0;
     if (!st) st = pn_plan_finish(pl);
+    if (st) {
+        clphys_poisson_plan_destroy(pl);
+        return st;
+    }
+    *out = pl;
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status pn_plan_from_op(clphys_context *ctx, const clphys_poisson_params *params, pn_op *op,
+                              clphys_poisson_plan **out)
+{
+    clphys_poisson_plan *pl;
+    CP_TRY(pn_plan_new(ctx, params, op->nx, op->ny, op->nz, &pl));
+    pl->fine = *op;
+    memset(op, 0, sizeof *op);
+    for (size_t c = 0; c < pl->n; c++) pl->w[c] = (pl->fine.mask[c] & PN_WET) ? 1.0 : 0.0;
+    clphys_status st = pn_plan_finish(pl);
     if (st) {
         clphys_poisson_plan_destroy(pl);
         return st;
@@ -222,6 +241,7 @@ static clphys_status build_levels(clphys_poisson_plan *pl)
     clphys_context *ctx = pl->ctx;
     int nlev = 1;
     for (int nx = pl->nx, ny = pl->ny; nx > 1 || ny > 1; nlev++) nx = (nx + 1) / 2, ny = (ny + 1) / 2;
+    if (pl->dist_levels) nlev = pl->dist_levels;
     pl->lev = calloc((size_t)nlev, sizeof *pl->lev);
     if (!pl->lev) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson levels");
     pl->nlev = nlev;
@@ -230,7 +250,10 @@ static clphys_status build_levels(clphys_poisson_plan *pl)
     clphys_status st = CLPHYS_SUCCESS;
     for (int l = 0; l < nlev && !st; l++) {
         pn_level *L = &pl->lev[l];
-        if (l > 0) {
+        if (l > 0 && pl->dist_levels) { /* a rank's block: given, halo included */
+            cur = pl->dist_ops[l - 1];
+            L->sx = L->sy = 1;
+        } else if (l > 0) {
             if ((st = pn_coarsen(ctx, &cur, pl->prm.coarse_scale, &next, &L->sx, &L->sy))) break;
             if (l > 1) pn_op_free(&cur);
             cur = next;
@@ -246,7 +269,7 @@ static clphys_status build_levels(clphys_poisson_plan *pl)
         for (int i = 0; i < 2 && !st; i++) st = cp_buffer(ctx, CL_MEM_READ_WRITE, cur.n * rs, NULL, &L->x[i]);
         if (!st && l > 0) st = cp_buffer(ctx, CL_MEM_READ_WRITE, cur.n * rs, NULL, &L->b);
     }
-    if (nlev > 1 && cur.e != pl->fine.e) pn_op_free(&cur);
+    if (nlev > 1 && cur.e != pl->fine.e && !pl->dist_levels) pn_op_free(&cur);
     return st;
 }
 
@@ -257,10 +280,14 @@ clphys_status pn_plan_finish(clphys_poisson_plan *pl)
     const size_t n = pl->n;
     for (size_t c = 0; c < n; c++) pl->wet += pl->fine.mask[c] & PN_WET;
     /* singular regions and their weights */
-    pl->label = malloc(sizeof(int) * n);
-    if (!pl->label) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson plan");
-    CP_TRY(pn_singular_regions(ctx, &pl->fine, pl->label, &pl->nregions));
-    if (pl->nregions) {
+    if (!pl->dist_levels) { /* a distributed plan's rank has its block's labels */
+        pl->label = malloc(sizeof(int) * n);
+        if (!pl->label) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson plan");
+        CP_TRY(pn_singular_regions(ctx, &pl->fine, pl->label, &pl->nregions));
+    }
+    if (pl->dist_levels) {
+        if (!pl->nregions) free(pl->label), pl->label = NULL;
+    } else if (pl->nregions) {
         pl->region_w = calloc((size_t)pl->nregions, sizeof(double));
         pl->region_n = calloc((size_t)pl->nregions, sizeof(double));
         if (!pl->region_w || !pl->region_n) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson plan");
@@ -298,10 +325,13 @@ clphys_status pn_plan_finish(clphys_poisson_plan *pl)
     /* staged on GPUs when a tile of 8 columns fits the local memory (nz up
      * to about 680 in fp32 with 48 KiB), column-vec on CPUs */
     const int staged_fits = pn_staged_local_bytes(pl, 8) <= d->local_mem_bytes;
-    pl->line = pl->prm.line                 ? pl->prm.line
-               : !d->is_gpu                 ? CLPHYS_POISSON_LINE_COLUMN_VEC
-               : staged_fits                ? CLPHYS_POISSON_LINE_STAGED
-                                            : CLPHYS_POISSON_LINE_COLUMN;
+    pl->line = pl->prm.line   ? pl->prm.line
+               : !d->is_gpu   ? CLPHYS_POISSON_LINE_COLUMN_VEC
+               : staged_fits  ? CLPHYS_POISSON_LINE_STAGED
+                              : CLPHYS_POISSON_LINE_COLUMN;
+    /* a rank of a distributed plan: column-vec's levels run kernels of
+     * their own shape (the prolongation inside, no mask), column instead */
+    if (pl->dist_levels && pl->line == CLPHYS_POISSON_LINE_COLUMN_VEC) pl->line = CLPHYS_POISSON_LINE_COLUMN;
     if (pl->line == CLPHYS_POISSON_LINE_STAGED && pn_staged_local_bytes(pl, 1) > d->local_mem_bytes)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "poisson params: the staged line relaxation keeps 3 (nz | 1) reals per column in local "

@@ -131,11 +131,25 @@ struct clphys_poisson_plan {
     cl_event *ev;               /* pairs (first, last) of V-cycles, then stencils    */
     int *ev_kind;               /* 0 V-cycle, 1 stencil, per pair                    */
     int nev, cap_ev;
+    /* a rank's part of a distributed plan (host/poisson/mpi_plan.c): the
+     * levels below the fine one given (dist_ops[l - 1], block with halo,
+     * taken by the plan), label and regions given, the line kernels built
+     * with -DCSHIFT=1 (cl/line_relax.h), column where column-vec was chosen */
+    pn_op *dist_ops;
+    int dist_levels;            /* levels in all, the fine one included; 0: not distributed */
 };
 
 /* plan.c */
 clphys_status pn_plan_finish(clphys_poisson_plan *pl); /* after fine, w, label are set */
 size_t pn_real_size(clphys_precision p);
+/* A plan with the defaults of params resolved, its fine operator and w
+ * still to be set (pl->fine, pl->w: n doubles, zeroed). */
+clphys_status pn_plan_new(clphys_context *ctx, const clphys_poisson_params *params, int nx, int ny, int nz,
+                          clphys_poisson_plan **out);
+/* A plan whose fine operator is op (taken: op is left empty), w 1 on wet
+ * cells: the coarse plan of a distributed one. */
+clphys_status pn_plan_from_op(clphys_context *ctx, const clphys_poisson_params *params, pn_op *op,
+                              clphys_poisson_plan **out);
 
 /* stencil.c: y = A x with the plan's variant in precision p (kernel_s as
  * cp_launch); the stencil as an operator of the linear-algebra layer; the
@@ -148,6 +162,11 @@ clphys_status pn_choose_stencil(clphys_poisson_plan *pl);
  * chosen by AUTO falls back to column when its kernels take fewer than
  * PN_STAGED_MIN_GROUP work-items); z = B r; the preconditioner. */
 clphys_status pn_vcycle_build(clphys_poisson_plan *pl);
+/* one Jacobi line step of the column kernels on level l (xn from xo, + P e
+ * in the prolongating kernel), and bc of level l + 1 = R (b - A x) */
+clphys_status pn_line(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl_mem xo, cl_mem e, cl_mem b,
+                      double omega, cl_event *ev);
+clphys_status pn_restrict_residual(clphys_poisson_plan *pl, int l, cl_mem x, cl_mem b);
 clphys_status pn_vcycle_run(clphys_poisson_plan *pl, cl_mem z, cl_mem r, double *kernel_s);
 void pn_vcycle_precond(clphys_poisson_plan *pl, la_space *s, la_precond *M);
 double pn_vcycle_bytes(const clphys_poisson_plan *pl);
@@ -156,6 +175,12 @@ double pn_vcycle_bytes(const clphys_poisson_plan *pl);
 size_t pn_staged_local_bytes(const clphys_poisson_plan *pl, size_t wx);
 /* the smallest work-group with which AUTO keeps staged (8 columns x 4) */
 #define PN_STAGED_MIN_GROUP 32
+
+/* solve.c: bint = s w rhs on wet cells; the partial sums of v (or w v)
+ * over region r into pl->partial; v -= shift[label] (or w shift[label]) */
+clphys_status pn_make_rhs(clphys_poisson_plan *pl, cl_mem rhs, int kw, int kr);
+clphys_status pn_region_partials(clphys_poisson_plan *pl, cl_mem v, int r, int weighted);
+clphys_status pn_region_apply_shift(clphys_poisson_plan *pl, cl_mem v, int weighted);
 
 /* solve.c: z loses its plain mean over every singular region (fp64 z) */
 clphys_status pn_project_z(clphys_poisson_plan *pl, cl_mem z);

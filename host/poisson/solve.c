@@ -56,7 +56,7 @@ static clphys_status vec_launch(clphys_poisson_plan *pl, cl_kernel k)
 
 /* bint = (-1 for a geometry's f) 2^-scale w rhs on wet cells, 0 on land:
  * 2^-scale = 2^-kw 2^-kr, each factor representable */
-static clphys_status make_rhs(clphys_poisson_plan *pl, cl_mem rhs, int kw, int kr)
+clphys_status pn_make_rhs(clphys_poisson_plan *pl, cl_mem rhs, int kw, int kr)
 {
     const double sw = ldexp(pl->from_geometry ? -1.0 : 1.0, -kw), sr = ldexp(1.0, -kr);
     const cl_uint n = (cl_uint)pl->n;
@@ -71,7 +71,7 @@ static clphys_status make_rhs(clphys_poisson_plan *pl, cl_mem rhs, int kw, int k
 }
 
 /* partial sums of v (or w v) over region r into pl->partial */
-static clphys_status region_partials(clphys_poisson_plan *pl, cl_mem v, int r, int weighted)
+clphys_status pn_region_partials(clphys_poisson_plan *pl, cl_mem v, int r, int weighted)
 {
     clphys_context *ctx = pl->ctx;
     const cl_uint n = (cl_uint)pl->n;
@@ -88,7 +88,7 @@ static clphys_status region_partials(clphys_poisson_plan *pl, cl_mem v, int r, i
 }
 
 /* v -= shift[label] (or w shift[label]) on labelled cells */
-static clphys_status region_apply_shift(clphys_poisson_plan *pl, cl_mem v, int weighted)
+clphys_status pn_region_apply_shift(clphys_poisson_plan *pl, cl_mem v, int weighted)
 {
     clphys_context *ctx = pl->ctx;
     const cl_uint n = (cl_uint)pl->n;
@@ -109,7 +109,7 @@ clphys_status pn_project_z(clphys_poisson_plan *pl, cl_mem z)
     cl_kernel k = pl->k_rmean;
     for (int r = 0; r < pl->nregions; r++) {
         const double scale = 1.0 / pl->region_n[r];
-        CP_TRY(region_partials(pl, z, r, 0));
+        CP_TRY(pn_region_partials(pl, z, r, 0));
         CP_TRY(CP_ARG(pl->ctx, k, 0, pl->shift));
         CP_TRY(CP_ARG(pl->ctx, k, 1, pl->partial));
         CP_TRY(CP_ARG(pl->ctx, k, 2, ng));
@@ -117,7 +117,7 @@ clphys_status pn_project_z(clphys_poisson_plan *pl, cl_mem z)
         CP_TRY(CP_ARG(pl->ctx, k, 4, scale));
         CP_TRY(cp_launch(pl->ctx, k, 1, &one, &one, NULL));
     }
-    return region_apply_shift(pl, z, 0);
+    return pn_region_apply_shift(pl, z, 0);
 }
 
 /* The projection of every singular region: a right-hand side loses w times
@@ -128,7 +128,7 @@ static clphys_status project(clphys_poisson_plan *pl, cl_mem v, int is_rhs, doub
     double *shift = malloc(sizeof(double) * (size_t)pl->nregions), *part = malloc(sizeof(double) * pl->vec_groups);
     clphys_status st = shift && part ? CLPHYS_SUCCESS : cp_error(pl->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson projection");
     for (int r = 0; r < pl->nregions && !st; r++) {
-        if ((st = region_partials(pl, v, r, !is_rhs)) ||
+        if ((st = pn_region_partials(pl, v, r, !is_rhs)) ||
             (st = cp_read(pl->ctx, pl->partial, 0, sizeof(double) * pl->vec_groups, part)))
             break;
         double sum = 0;
@@ -136,7 +136,7 @@ static clphys_status project(clphys_poisson_plan *pl, cl_mem v, int is_rhs, doub
         shift[r] = pl->region_w[r] > 0 ? sum / pl->region_w[r] : 0;
     }
     if (!st) st = cp_write(pl->ctx, pl->shift, 0, sizeof(double) * (size_t)pl->nregions, shift);
-    if (!st) st = region_apply_shift(pl, v, is_rhs);
+    if (!st) st = pn_region_apply_shift(pl, v, is_rhs);
     if (!st) *shift0 = shift[0];
     free(shift), free(part);
     return st;
@@ -152,7 +152,7 @@ static clphys_status solve_device(clphys_poisson_plan *pl, cl_mem rhs, cl_mem x,
     const clphys_poisson_params *p = &pl->prm;
     pn_events_clear(pl);
     double shift0 = 0;
-    clphys_status st = make_rhs(pl, rhs, kw, kr);
+    clphys_status st = pn_make_rhs(pl, rhs, kw, kr);
     if (!st && pl->nregions) st = project(pl, pl->bint, 1, &shift0);
     if (st) return st;
     res->singular_regions = pl->nregions;

@@ -48,6 +48,7 @@ static clphys_status build_set(clphys_poisson_plan *pl, int kind, clphys_precisi
     snprintf(opts, sizeof opts, "%s%s -DB_T=%s -DXO_T=%s -DNZ=%d%s%s", prec, need64 ? " -DNEED_FP64" : "", ctype(b),
              ctype(xo), pl->nz, b == CLPHYS_FP64 ? " -DB_IS_DOUBLE" : "", xo == CLPHYS_FP64 ? " -DXO_IS_DOUBLE" : "");
     if (vec) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -DVW=%d", pl->vw);
+    if (pl->dist_levels) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -DCSHIFT=1");
     cl_program prog;
     CP_TRY(cp_program(pl->ctx, files[kind], opts, &prog));
     for (int i = 0; i < PN_NLINE; i++) CP_TRY(cp_kernel(pl->ctx, prog, names[kind][i], &k[i]));
@@ -142,7 +143,7 @@ static clphys_status launch_staged(clphys_poisson_plan *pl, cl_kernel k, int nco
 }
 
 /* one Jacobi line-relaxation step on level l: xn from xo (+ P e), b */
-static clphys_status line(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl_mem xo, cl_mem e, cl_mem b,
+clphys_status pn_line(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl_mem xo, cl_mem e, cl_mem b,
                           double omega, cl_event *ev)
 {
     const pn_level *L = &pl->lev[l], *C = below(pl, l);
@@ -183,7 +184,7 @@ static clphys_status prolong_add(clphys_poisson_plan *pl, int l, cl_mem x, cl_me
 /* bc (level l + 1) = R (b - A x) on level l; staged: and the first step
  * of level l + 1 from x = 0 into its x[0] (omega 1 on the coarsest level:
  * its exact solve) */
-static clphys_status restrict_residual(clphys_poisson_plan *pl, int l, cl_mem x, cl_mem b)
+clphys_status pn_restrict_residual(clphys_poisson_plan *pl, int l, cl_mem x, cl_mem b)
 {
     const pn_level *L = &pl->lev[l], *C = &pl->lev[l + 1];
     if (pl->line == CLPHYS_POISSON_LINE_STAGED) {
@@ -224,19 +225,20 @@ static clphys_status cycle(clphys_poisson_plan *pl, int l, cl_mem b, cl_mem z, c
     /* staged: the restriction from level l - 1 made the first step here */
     const int first_done = l > 0 && pl->line == CLPHYS_POISSON_LINE_STAGED;
     if (l == pl->nlev - 1) { /* one column: the line solve is exact */
-        if (!first_done) CP_TRY(line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, 1.0, NULL));
+        if (!first_done) CP_TRY(pn_line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, 1.0, NULL));
         *out = L->x[0];
         return CLPHYS_SUCCESS;
     }
     int cur = 0;
     const cl_kernel *vs = l == 0 ? pl->v_fine : pl->v_coarse;
     if (L->vec) CP_TRY(line_vec(pl, vs[PN_LJ_ZERO], l, L->x[0], L->x[1], b, om, l == 0 ? first : NULL));
-    else if (!first_done) CP_TRY(line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, l == 0 ? first : NULL));
+    else if (!first_done)
+        CP_TRY(pn_line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, l == 0 ? first : NULL));
     for (int s = 1; s < pl->prm.smooth; s++, cur ^= 1) {
         if (L->vec) CP_TRY(line_vec(pl, vs[PN_LJ], l, L->x[1 - cur], L->x[cur], b, om, NULL));
-        else CP_TRY(line(pl, ks[PN_LJ], l, L->x[1 - cur], L->x[cur], L->x[cur], b, om, NULL));
+        else CP_TRY(pn_line(pl, ks[PN_LJ], l, L->x[1 - cur], L->x[cur], L->x[cur], b, om, NULL));
     }
-    CP_TRY(restrict_residual(pl, l, L->x[cur], b));
+    CP_TRY(pn_restrict_residual(pl, l, L->x[cur], b));
     cl_mem e;
     CP_TRY(cycle(pl, l + 1, pl->lev[l + 1].b, NULL, &e, NULL, NULL));
     if (L->vec) CP_TRY(prolong_add(pl, l, L->x[cur], e));
@@ -248,7 +250,7 @@ static clphys_status cycle(clphys_poisson_plan *pl, int l, cl_mem b, cl_mem z, c
             continue;
         }
         cl_kernel k = (fin ? pl->k_last : ks)[s == 0 ? PN_LJ_PROLONG : PN_LJ];
-        CP_TRY(line(pl, k, l, xn, L->x[cur], e, b, om, fin ? last : NULL));
+        CP_TRY(pn_line(pl, k, l, xn, L->x[cur], e, b, om, fin ? last : NULL));
     }
     *out = l == 0 ? z : L->x[cur];
     return CLPHYS_SUCCESS;

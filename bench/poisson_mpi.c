@@ -1,0 +1,390 @@
+/* poisson_mpi.c — bench entry poisson_mpi: time to solution of the Poisson
+ * solver over MPI ranks (include/clphys_poisson_mpi.h) under an MPI launcher
+ * (`mpirun -np P clphys bench --path poisson_mpi`; without one it says so
+ * and adds no row), beside one device's baselines measured in the same run
+ * by rank 0 alone, in the scaling schema (bench/scaling.h).
+ *
+ * Problem (as bench/poisson.c): a random basin (clphys_poisson_basin, seed
+ * 7), 1000 km per share of nx cells, 4000 m deep, nz layers stretched 22 to
+ * 1 from the bottom to the top, pure Neumann, white-noise f, mixed
+ * precision, tol 1e-8 on the true residual.  A share is one device's part:
+ * 1024x1024x64 on GPUs, 64x64x16 on CPUs, or $CLPHYS_BENCH_POISSON_SHARE
+ * (NXxNYxNZ).  The distributed run solves the grid of P shares laid out on
+ * MPI_Dims_create's process grid (px nx x py ny x nz), one share per rank.
+ *   strong  baseline: that whole grid on rank 0's device alone;
+ *   weak    baseline: one share's basin on rank 0's device alone.
+ * Times: one solve from host f to host x (clphys_poisson_solve, and
+ * clphys_poisson_mpi_solve's largest over the ranks), medians.  The
+ * single-device baselines use the line kernels auto chooses (what a user
+ * gets); the ranks the same but column where auto takes column-vec
+ * (clphys_poisson_mpi.h).  efficiency_per_iteration: the efficiency with
+ * the iteration counts' ratio divided out (weak: one share's basin is
+ * another basin).
+ * Floor of the distributed solve: iterations x (bytes of a CG iteration of
+ * the whole grid, bench/poisson.c's model, over P) / copy bandwidth, plus
+ * the halo bytes over the host-device bandwidth measured here (a field
+ * written and read with clphys_poisson_field_write/read): per iteration
+ * the fine level's faces are read and the rings written once for the
+ * stencil (fp64) and 2 smooth times in the V-cycle (its precision), the
+ * coarser levels adding at most as much again.  exchange_s is not measured
+ * (null).  gpus: distinct devices (ranks on one host whose platform, device
+ * index and CUDA_VISIBLE_DEVICES agree share one; CPU ranks share the CPU).
+ * On CPUs also hypre's PFMG-CG (bench/poisson_hypre.c) over the same number
+ * of ranks on the same cores, same matrix and tolerance (the whole grid),
+ * started by rank 0 with mpiexec in a clean environment while the other
+ * ranks wait without spinning: its JSON in the strong rows' params
+ * (hypre_pfmg_cg) and clphys_over_hypre_time (clphys's solve over hypre's
+ * setup + solve), left out (peer_stopped_short) when hypre's true residual
+ * is above the tolerance. */
+#include "bench.h"
+#include "host/poisson/poisson_peer.h"
+#include "host/ref/poisson_ref.h"
+#include "scaling.h"
+
+#include "clphys_poisson_mpi.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TOL 1e-8
+
+typedef struct {
+    clphys_poisson_geometry g;
+    double *dx, *dy, *dz, *depth;
+} geom;
+
+static void geom_free(geom *G) { free(G->dx), free(G->dy), free(G->dz), free(G->depth); }
+
+/* shares sx x sy of nx x ny x nz cells, 1000 km each */
+static int geom_make(int nx, int ny, int nz, int sx, int sy, geom *G)
+{
+    memset(G, 0, sizeof *G);
+    const int gx = nx * sx, gy = ny * sy;
+    G->dx = malloc(sizeof(double) * gx), G->dy = malloc(sizeof(double) * gy), G->dz = malloc(sizeof(double) * nz);
+    G->depth = malloc(sizeof(double) * (size_t)gx * gy);
+    if (!G->dx || !G->dy || !G->dz || !G->depth) return -1;
+    for (int i = 0; i < gx; i++) G->dx[i] = 1e6 / nx;
+    for (int j = 0; j < gy; j++) G->dy[j] = 1e6 / ny;
+    if (clphys_poisson_levels(nz, 4000, pow(22.0, 1.0 / (nz > 1 ? nz - 1 : 1)), G->dz)) return -1;
+    if (clphys_poisson_basin(gx, gy, 7, 4000, 0, G->depth)) return -1;
+    G->g = (clphys_poisson_geometry){
+        .nx = gx, .ny = gy, .nz = nz, .dx = G->dx, .dy = G->dy, .dz = G->dz, .depth = G->depth};
+    return 0;
+}
+
+static double *noise(size_t n, uint64_t seed)
+{
+    double *v = malloc(n * sizeof(double));
+    if (!v) return NULL;
+    for (size_t i = 0; i < n; i++) v[i] = (double)(ref_hash64(seed, i) >> 11) * 0x1.0p-52 - 1;
+    return v;
+}
+
+/* distinct devices among the ranks (see the top) */
+static int devices(bench_run *run, MPI_Comm comm, int P)
+{
+    if (!run->dev->is_gpu) return 1;
+    char key[320], *all = malloc(320 * (size_t)P), host[256] = "";
+    gethostname(host, sizeof host - 1);
+    const char *cv = getenv("CUDA_VISIBLE_DEVICES");
+    snprintf(key, sizeof key, "%.200s|%d|%d|%.60s", host, run->dev->platform_index, run->dev->device_index,
+             cv ? cv : "");
+    int n = 1;
+    if (all && MPI_Allgather(key, 320, MPI_CHAR, all, 320, MPI_CHAR, comm) == MPI_SUCCESS) {
+        n = 0;
+        for (int r = 0; r < P; r++) {
+            int seen = 0;
+            for (int q = 0; q < r && !seen; q++) seen = !strcmp(all + 320 * (size_t)r, all + 320 * (size_t)q);
+            n += !seen;
+        }
+    }
+    free(all);
+    return n;
+}
+
+typedef struct {
+    double s; /* median seconds of a solve   */
+    int iterations;
+    double residual;
+    double iter_bytes; /* of a CG iteration           */
+    int ok;
+} single_run;
+
+/* rank 0 alone: solves of G (median of repeat) and, when h2d is not NULL,
+ * the host-device bandwidth (an n-double field written and read) */
+static void single(bench_run *run, const geom *G, const double *f, single_run *o, double *h2d)
+{
+    memset(o, 0, sizeof *o);
+    const clphys_poisson_params prm = {.precision = CLPHYS_POISSON_MIXED, .tol = TOL};
+    clphys_poisson_plan *pl = NULL;
+    const size_t n = (size_t)G->g.nx * G->g.ny * G->g.nz;
+    double *x = malloc(n * sizeof(double)), *t = malloc(sizeof(double) * (size_t)run->repeat);
+    clphys_status st = x && t ? clphys_poisson_plan_create(run->ctx, &G->g, &prm, &pl) : CLPHYS_ERR_OUT_OF_MEMORY;
+    clphys_poisson_result res = {0};
+    for (int r = 0; r < run->repeat && !st; r++) {
+        st = clphys_poisson_solve(pl, f, x, &res);
+        t[r] = res.seconds;
+    }
+    if (!st) {
+        clphys_poisson_info info;
+        clphys_poisson_plan_info(pl, &info);
+        o->s = ref_median(t, run->repeat), o->iterations = res.iterations, o->residual = res.rel_residual;
+        o->iter_bytes = 19.0 * 8 * (double)n + info.vcycle_bytes +
+                        (info.singular_regions ? (12.0 * info.singular_regions + 20.0) * (double)n : 0);
+        o->ok = 1;
+    }
+    cl_mem fld = NULL;
+    if (!st && h2d && !(st = clphys_poisson_field_create(pl, CLPHYS_FP64, &fld))) {
+        double bw[3];
+        for (int r = 0; r < 3 && !st; r++) {
+            const double t0 = bench_now();
+            st = clphys_poisson_field_write(pl, CLPHYS_FP64, fld, f);
+            if (!st) st = clphys_poisson_field_read(pl, CLPHYS_FP64, fld, x);
+            bw[r] = 2.0 * 8 * (double)n / (bench_now() - t0);
+        }
+        *h2d = st ? 0 : ref_median(bw, 3);
+        clReleaseMemObject(fld);
+    }
+    if (st) bench_fail(run, "poisson-mpi", "one-device baseline", clphys_last_error(run->ctx));
+    clphys_poisson_plan_destroy(pl);
+    free(x), free(t);
+}
+
+/* rank 0, CPU devices: hypre's PFMG-CG over P ranks on the system of G
+ * with right-hand side f: its JSON object into out (or why not); *total_s
+ * (setup + solve) and *true_res when it ran */
+static void hypre_peer(bench_run *run, const geom *G, const double *f, int P, char *out, size_t outn, double *total_s,
+                       double *true_res)
+{
+    *total_s = 0, *true_res = INFINITY;
+#ifndef POISSON_HYPRE_PEER
+    (void)run, (void)G, (void)f, (void)P;
+    snprintf(out, outn, "\"hypre\":\"not built: %s\"", POISSON_HYPRE_WHY);
+#else
+    const size_t n = (size_t)G->g.nx * G->g.ny * G->g.nz;
+    double *a = malloc(7 * n * sizeof(double)), *w = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double));
+    unsigned char *mask = malloc(n);
+    int *label = malloc(n * sizeof(int));
+    clphys_poisson_plan *pl = NULL;
+    const clphys_poisson_params p0 = {.no_tune = 1};
+    snprintf(out, outn, "\"hypre\":\"%s failed\"", POISSON_HYPRE_PEER);
+    if (!a || !w || !b || !mask || !label || clphys_poisson_plan_create(run->ctx, &G->g, &p0, &pl) ||
+        clphys_poisson_plan_operator(pl, a, mask, w) ||
+        poisson_ref_projected_rhs(G->g.nx, G->g.ny, G->g.nz, a, w, mask, f, -1.0, b, label) < 0) {
+        snprintf(out, outn, "\"hypre\":\"the system could not be made\"");
+        goto done;
+    }
+    char file[] = "/tmp/clphys_poisson_hypre_XXXXXX", cmd[2048], line[1024] = "";
+    const int fd = mkstemp(file);
+    FILE *fp = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    const int32_t h[4] = {G->g.nx, G->g.ny, G->g.nz, 3};
+    const double tol = TOL;
+    int ok = fp && fwrite("CPPOIS1", 1, 8, fp) == 8 && fwrite(h, sizeof h, 1, fp) == 1 && fwrite(&tol, 8, 1, fp) == 1 &&
+             fwrite(a, 8, 7 * n, fp) == 7 * n && fwrite(b, 8, n, fp) == n;
+    if (fp) ok = fclose(fp) == 0 && ok;
+    /* a launcher of its own: the environment of this job's launcher left out */
+    const char *path = getenv("PATH"), *ld = getenv("LD_LIBRARY_PATH"), *home = getenv("HOME");
+    if (ok) {
+        snprintf(cmd, sizeof cmd,
+                 "env -i PATH='%s' LD_LIBRARY_PATH='%s' HOME='%s' OMPI_ALLOW_RUN_AS_ROOT=1 "
+                 "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 '%s' -np %d '%s' '%s' 1 "
+                 "2>/dev/null",
+                 path ? path : "/usr/bin:/bin", ld ? ld : "", home ? home : "/tmp", POISSON_MPIEXEC, P,
+                 POISSON_HYPRE_PEER, file);
+        FILE *p = popen(cmd, "r");
+        if (p && fgets(line, sizeof line, p) && line[0] == '{') {
+            line[strcspn(line, "\n")] = 0;
+            const char *tr = strstr(line, "\"true_rel_residual\":");
+            const char *su = strstr(line, "\"setup_s_median\":"), *so = strstr(line, "\"solve_s_median\":");
+            double setup = 0, solve = 0;
+            if (tr && su && so && sscanf(tr + 20, "%lf", true_res) == 1 && sscanf(su + 17, "%lf", &setup) == 1 &&
+                sscanf(so + 17, "%lf", &solve) == 1) {
+                *total_s = setup + solve;
+                snprintf(out, outn, "\"hypre_pfmg_cg\":%.900s", line);
+            }
+        }
+        if (p) pclose(p);
+    }
+    remove(file);
+done:
+    clphys_poisson_plan_destroy(pl);
+    free(a), free(w), free(b), free(mask), free(label);
+#endif
+}
+
+/* a barrier the waiting ranks pass without spinning (the peer runs on
+ * their cores meanwhile) */
+static void quiet_barrier(MPI_Comm comm)
+{
+    MPI_Request rq;
+    int done = 0;
+    MPI_Ibarrier(comm, &rq);
+    while (!done) {
+        MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+        if (!done) nanosleep(&(struct timespec){0, 2000000}, NULL);
+    }
+}
+
+int bench_poisson_mpi(bench_run *run)
+{
+    int on = 0;
+    MPI_Initialized(&on);
+    if (!on) {
+        fprintf(stderr, "  poisson_mpi: not under an MPI launcher: run `mpirun -np P clphys bench --path "
+                        "poisson_mpi` (no rows)\n");
+        return 0;
+    }
+    MPI_Comm comm = MPI_COMM_WORLD;
+    int P, rank;
+    MPI_Comm_size(comm, &P);
+    MPI_Comm_rank(comm, &rank);
+    int share[3] = {1024, 1024, 64};
+    if (!run->dev->is_gpu || run->quick) share[0] = share[1] = 64, share[2] = 16;
+    const char *env = getenv("CLPHYS_BENCH_POISSON_SHARE");
+    if (env && (sscanf(env, "%dx%dx%d", &share[0], &share[1], &share[2]) != 3 || share[0] < 4 || share[1] < 4 ||
+                share[2] < 1)) {
+        if (rank == 0) bench_fail(run, "poisson-mpi", "CLPHYS_BENCH_POISSON_SHARE", "not NXxNYxNZ (NX, NY >= 4)");
+        return 0;
+    }
+    int dims[2] = {0, 0};
+    MPI_Dims_create(P, 2, dims);
+    const int gpus = devices(run, comm, P);
+    geom whole, one;
+    int bad = geom_make(share[0], share[1], share[2], dims[0], dims[1], &whole) ||
+              geom_make(share[0], share[1], share[2], 1, 1, &one);
+    const size_t n = (size_t)whole.g.nx * whole.g.ny * whole.g.nz, n1 = (size_t)share[0] * share[1] * share[2];
+    double *f = rank == 0 ? noise(n, 29) : NULL, *f1 = rank == 0 ? noise(n1, 29) : NULL;
+    bad |= rank == 0 && (!f || !f1);
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm);
+    if (bad) {
+        if (rank == 0) bench_fail(run, "poisson-mpi", "inputs", "out of memory or a bad share");
+        geom_free(&whole), geom_free(&one), free(f), free(f1);
+        return 0;
+    }
+    /* the one-device baselines, rank 0 alone */
+    /* $CLPHYS_BENCH_POISSON_GATHER: gather_columns values to compare
+     * ("64,256"), one distributed plan and pair of rows each */
+    int gather[8] = {0}, ngather = 1;
+    const char *genv = getenv("CLPHYS_BENCH_POISSON_GATHER");
+    if (genv && *genv) {
+        ngather = 0;
+        for (const char *q = genv; *q && ngather < 8;) {
+            char *e;
+            const long v = strtol(q, &e, 10);
+            if (e == q || v < 2 || v > 1 << 20) break;
+            gather[ngather++] = (int)v;
+            q = *e == ',' ? e + 1 : e;
+        }
+        if (!ngather) ngather = 1, gather[0] = 0;
+    }
+    double *t = malloc(sizeof(double) * (size_t)run->repeat);
+    single_run strong = {0}, weak = {0};
+    double h2d = 0;
+    if (rank == 0) {
+        single(run, &whole, f, &strong, &h2d);
+        single(run, &one, f1, &weak, NULL);
+    }
+    /* hypre over P ranks on the same cores (CPU devices) */
+    char peer[1024] = "";
+    double hypre_s = 0, hypre_res = INFINITY;
+    if (!run->dev->is_gpu && rank == 0) hypre_peer(run, &whole, f, P, peer, sizeof peer, &hypre_s, &hypre_res);
+    quiet_barrier(comm);
+    /* the ranks, once per gather threshold */
+    const clphys_poisson_params prm = {.precision = CLPHYS_POISSON_MIXED, .tol = TOL};
+    for (int gi = 0; gi < ngather; gi++) {
+        const clphys_poisson_mpi_params mp = {{dims[0], dims[1]}, gather[gi]};
+        clphys_poisson_mpi_plan *d = NULL;
+        const double tp = bench_now();
+        clphys_status st = clphys_poisson_mpi_plan_create(run->ctx, comm, &whole.g, &prm, &mp, &d);
+        const double plan_s = bench_now() - tp;
+        clphys_poisson_mpi_info info = {0};
+        double *fb = NULL, *xb = NULL;
+        char gname[24] = "";
+        if (ngather > 1 || gather[0]) snprintf(gname, sizeof gname, "-g%d", gather[gi]);
+        clphys_poisson_result res = {0};
+        if (!st) {
+            clphys_poisson_mpi_plan_info(d, &info);
+            const size_t nb = (size_t)info.block[2] * info.block[3] * info.nz;
+            fb = malloc(sizeof(double) * (nb + 1)), xb = malloc(sizeof(double) * (nb + 1));
+            st = clphys_mpi_agree(comm, run->ctx, fb && xb && t ? CLPHYS_SUCCESS : CLPHYS_ERR_OUT_OF_MEMORY);
+        }
+        if (!st) st = clphys_poisson_mpi_scatter(d, f, fb);
+        for (int r = 0; r < run->repeat && !st; r++) {
+            MPI_Barrier(comm);
+            st = clphys_poisson_mpi_solve(d, fb, xb, &res);
+            t[r] = res.seconds;
+            MPI_Allreduce(MPI_IN_PLACE, &t[r], 1, MPI_DOUBLE, MPI_MAX, comm);
+        }
+        double halo = info.halo_bytes;
+        MPI_Allreduce(MPI_IN_PLACE, &halo, 1, MPI_DOUBLE, MPI_MAX, comm);
+        if (st && rank == 0) bench_fail(run, "poisson-mpi", "distributed solve", clphys_last_error(run->ctx));
+        if (!st && rank == 0) {
+            const double step = ref_median(t, run->repeat);
+            /* faces read and rings written: the stencil's fp64 exchange and 2
+             * smooth V-cycle exchanges in fp32, doubled for the coarser levels */
+            const double halo_iter = 2 * halo * (1 + 2.0 * 2 * 0.5 * 2);
+            const double floor_s = (run->limits.copy_bytes_per_s > 0
+                                        ? res.iterations * strong.iter_bytes / P / run->limits.copy_bytes_per_s
+                                        : 0) +
+                                   (h2d > 0 ? res.iterations * halo_iter / h2d : 0);
+            for (int w = 0; w < 2; w++) {
+                const single_run *b = w ? &weak : &strong;
+                if (!b->ok) continue;
+                bench_row row;
+                memset(&row, 0, sizeof row);
+                snprintf(row.path, sizeof row.path, "poisson-mpi");
+                snprintf(row.variant, sizeof row.variant, "solve-basin-%s-%dx%d%s", w ? "weak" : "strong", dims[0],
+                         dims[1], gname);
+                snprintf(row.precision, sizeof row.precision, "mixed");
+                row.n = (long long)n;
+                row.repeat = run->repeat;
+                row.kernel_s_median = row.kernel_s_min = row.total_s_median = step;
+                row.rate = 1.0 / step;
+                snprintf(row.rate_unit, sizeof row.rate_unit, "solves/s");
+                row.max_rel_error = res.rel_residual;
+                row.verified = res.rel_residual <= 1.05 * TOL && b->residual <= 1.05 * TOL;
+                const bench_scaling sc = {gpus, P,    w,  w ? (long long)n1 : (long long)(n / (size_t)P),
+                                          b->s, step, -1, h2d > 0 ? res.iterations * halo_iter / h2d : -1};
+                char sj[512], extra[1300] = "";
+                bench_scaling_json(&sc, sj, sizeof sj);
+                if (!w && peer[0]) {
+                    if (hypre_s > 0 && hypre_res <= 1.05 * TOL)
+                        snprintf(extra, sizeof extra, ",%.1000s,\"clphys_over_hypre_time\":%.4f", peer, step / hypre_s);
+                    else
+                        snprintf(extra, sizeof extra, ",%.1000s,\"peer_stopped_short\":true", peer);
+                }
+                snprintf(
+                    row.params, sizeof row.params,
+                    "{%s,\"grid\":\"%dx%dx%d\",\"process_grid\":\"%dx%d\",\"share\":\"%dx%dx%d\",\"problem\":\"random "
+                    "basin (seed 7), pure Neumann, white-noise f\",\"tol\":%g,\"iterations\":%d,"
+                    "\"baseline_iterations\":%d,\"rel_residual\":%.3e,\"baseline_rel_residual\":%.3e,"
+                    "\"levels\":%d,\"levels_distributed\":%d,\"floor_s\":%.6g,\"fraction_of_floor\":%.4f,"
+                    "\"halo_bytes_per_iteration\":%.6g,\"host_device_bytes_per_s\":%.6g,\"plan_s\":%.4f,"
+                    "\"line_ranks\":\"%s\",\"line_baseline\":\"auto\",\"gather_columns\":%d,"
+                    "\"efficiency_per_iteration\":%.4g%s}",
+                    sj, whole.g.nx, whole.g.ny, whole.g.nz, dims[0], dims[1], share[0], share[1], share[2], TOL,
+                    res.iterations, b->iterations, res.rel_residual, b->residual, info.levels, info.levels_distributed,
+                    floor_s, floor_s > 0 ? floor_s / step : 0, halo_iter, h2d, plan_s,
+                    info.line == CLPHYS_POISSON_LINE_STAGED ? "staged" : "column", gather[gi] ? gather[gi] : 128,
+                    bench_scaling_efficiency(&sc) * res.iterations / (b->iterations > 0 ? b->iterations : 1), extra);
+                snprintf(row.note, sizeof row.note,
+                         "%s scaling over %d ranks (%d devices): %.4g s against %.4g s on one device (%s); %d vs %d "
+                         "iterations",
+                         w ? "weak" : "strong", P, gpus, step, b->s, w ? "one share" : "the whole grid", res.iterations,
+                         b->iterations);
+                bench_add_row(run, &row);
+            }
+        }
+        clphys_poisson_mpi_plan_destroy(d);
+        free(fb), free(xb);
+        fb = xb = NULL;
+    }
+    geom_free(&whole), geom_free(&one);
+    free(f), free(f1), free(t);
+    return 0;
+}
