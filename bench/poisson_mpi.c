@@ -370,7 +370,7 @@ int bench_poisson_mpi(bench_run *run)
                     sj, whole.g.nx, whole.g.ny, whole.g.nz, dims[0], dims[1], share[0], share[1], share[2], TOL,
                     res.iterations, b->iterations, res.rel_residual, b->residual, info.levels, info.levels_distributed,
                     floor_s, floor_s > 0 ? floor_s / step : 0, halo_iter, h2d, plan_s,
-                    info.line == CLPHYS_POISSON_LINE_STAGED ? "staged" : "column", gather[gi] ? gather[gi] : 128,
+                    info.line == CLPHYS_POISSON_LINE_STAGED ? "staged" : "column", gather[gi] ? gather[gi] : 64,
                     bench_scaling_efficiency(&sc) * res.iterations / (b->iterations > 0 ? b->iterations : 1), extra);
                 snprintf(row.note, sizeof row.note,
                          "%s scaling over %d ranks (%d devices): %.4g s against %.4g s on one device (%s); %d vs %d "

@@ -61,7 +61,7 @@ extern "C" {
 typedef struct {
     int grid[2];         /* px, py with px py = ranks; 0, 0: MPI_Dims_create's      */
     int gather_columns;  /* coarse levels stay distributed while each rank keeps at
-                            least this many columns in x and y (>= 2); 0 = 128     */
+                            least this many columns in x and y (>= 2); 0 = 64      */
 } clphys_poisson_mpi_params;
 
 /* This rank's block of an nx x ny grid over `ranks` ranks: block[4] = first

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PM_GATHER_COLUMNS 128
+#define PM_GATHER_COLUMNS 64
 
 static int levels_of(int nx, int ny)
 {

@@ -44,7 +44,8 @@ OUTDIR=$(cd "$OUTDIR" && pwd)
 if [ -f .device/env.sh ]; then
   # NVIDIA's platform for every rank (mpirun's children otherwise get PoCL only)
   source .device/env.sh
-  export OCL_ICD_FILENAMES=${OCL_ICD_FILENAMES:-libnvidia-opencl.so.1:libpocl.so.2}
+  # the host gives every process OCL_ICD_FILENAMES=libpocl.so.2 (DEVICE.md): name NVIDIA's first
+  export OCL_ICD_FILENAMES=libnvidia-opencl.so.1:libpocl.so.2
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export CLPHYS_BENCH_POISSON_SHARE=$SHARE CLPHYS_BENCH_POISSON_GATHER=$GATHER POISSON_MPI_GPU_SPLIT=$GPU_SPLIT
