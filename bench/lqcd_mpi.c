@@ -19,9 +19,11 @@
  *    clphys_mpi_measure_network at the halo's message size), interior =
  *    single_kernel_s x local / global sites (the single rank's rate),
  *    time = pack + max(interior, exchange) + exterior;
- *  - the goal: exterior + pack <= (face fraction + 0.10) x interior, face
- *    fraction = sites with a neighbour on another rank / sites; and the
- *    strict ratio (exterior + pack) / (face fraction x interior).
+ *  - the overlap criterion (the share of the boundary work, not the goal:
+ *    the goal is speedup, in the scaling schema): exterior + pack <= (face
+ *    fraction + 0.10) x interior, face fraction = sites with a neighbour on
+ *    another rank / sites; and the strict ratio (exterior + pack) / (face
+ *    fraction x interior).
  * Every row also carries the scaling schema (scaling.h, strong; baseline:
  * single_s) and the exchange floor: each rank's halo bytes down to the
  * host, one host copy (Open MPI's shared-memory path between ranks of one
@@ -228,7 +230,7 @@ static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int
                          (net->bandwidth_bytes_per_s > 0 ? (double)s.halo_bytes / net->bandwidth_bytes_per_s : 0);
     const double single_s = single[0], m_xch = d2h + net_s + h2d, m_int = single[1] * lv / gv;
     const double m_total = t_pack + fmax(m_int, m_xch) + t_ext;
-    const double goal_lhs = t_ext + t_pack, goal_rhs = (face + 0.10) * t_int;
+    const double overlap_lhs = t_ext + t_pack, overlap_rhs = (face + 0.10) * t_int;
     /* the floor: each rank's faces down to the host, one host copy into the
      * neighbour's memory (Open MPI's shared-memory path between ranks of a
      * host), up into its device */
@@ -259,13 +261,13 @@ static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int
                        "\"messages\":%d,"
                        "\"face_fraction\":%.4f,\"latency_s\":%.3g,\"bandwidth_Bps\":%.4g,\"model_net_s\":%.4g,"
                        "\"model_exchange_s\":%.4g,\"model_interior_s\":%.4g,\"model_s\":%.4g,"
-                       "\"goal_lhs_s\":%.4g,\"goal_rhs_s\":%.4g,\"goal_met\":%s,\"goal_strict_ratio\":%.3f}",
+                       "\"overlap_lhs_s\":%.4g,\"overlap_rhs_s\":%.4g,\"overlap_met\":%s,\"overlap_strict_ratio\":%.3f}",
                        lat, gr, sj, t_int, t_pack, t_ext, d2h, h2d, t_mpi, exposed, wall,
                        xch > 0 ? fmax(0, 1 - exposed / xch) : 1, single_s, single[1],
                        single_s > 0 ? wall / single_s - 1 : 0,
                        s.halo_bytes, s.messages, face, net->latency_s, net->bandwidth_bytes_per_s, net_s, m_xch, m_int,
-                       m_total, goal_lhs, goal_rhs, goal_lhs <= goal_rhs ? "true" : "false",
-                       face > 0 && t_int > 0 ? goal_lhs / (face * t_int) : 0);
+                       m_total, overlap_lhs, overlap_rhs, overlap_lhs <= overlap_rhs ? "true" : "false",
+                       face > 0 && t_int > 0 ? overlap_lhs / (face * t_int) : 0);
     if (len >= (int)sizeof r.params) {
         bench_fail(run, "dslash_mpi", what, "params longer than the row holds");
         goto done;
@@ -278,15 +280,15 @@ static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int
     r.max_rel_error = err;
     r.verified = err < (prm->precision == CLPHYS_FP64 ? 1e-13 : 1e-5);
     snprintf(r.note, sizeof r.note,
-             "ranks share the device; kernel_s = interior + pack + exterior, total_s = wall per application; "
+             "kernel_s = interior + pack + exterior, total_s = wall per application; "
              "each part the median over repetitions, the largest over ranks; error against the single-rank hop");
     bench_add_row(run, &r);
     if (rank == 0)
         fprintf(stderr,
                 "  dslash_mpi %s: wall %.4g s (single rank %.4g s), interior %.4g pack %.4g exterior %.4g, exchange "
-                "%.4g (model %.4g, floor %.4g), exposed %.4g; model total %.4g s; goal %s\n",
+                "%.4g (model %.4g, floor %.4g), exposed %.4g; model total %.4g s; speedup %.3g over %d device(s)\n",
                 what, wall, single_s, t_int, t_pack, t_ext, xch, m_xch, floor_s, exposed, m_total,
-                goal_lhs <= goal_rhs ? "met" : "missed");
+                bench_scaling_speedup(&sc), sc.gpus);
 done:
     if (a) clReleaseMemObject(a);
     if (b) clReleaseMemObject(b);
