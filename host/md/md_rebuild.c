@@ -296,10 +296,11 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
             st = download(pl, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp, NULL, pl->cap - nrest, nrest,
                           &pl->own);
     }
+    const double t_down = cp_now();
     CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
     CP_TRY(md_migrate(pl->comm, ctx, &pl->d, &pl->own));
     CP_TRY(md_ghosts_build(pl->comm, ctx, &pl->d, &pl->own, &pl->g));
-    double t1 = cp_now();
+    double t1 = cp_now(), t_up = t1;
     const size_t n = nint + pl->own.n + pl->g.nghost;
     if (n > pl->cap) {
         /* a larger plan: the interior atoms through the host too */
@@ -312,6 +313,8 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
         md_atoms_free(&in);
     }
     if (!st) st = upload(pl, nint, &pl->own, &pl->g);
+    if (!st && tm) st = cp_finish(ctx);
+    t_up = cp_now();
     if (!st) {
         pl->nint = nint;
         pl->nown = nint + pl->own.n;
@@ -324,8 +327,10 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
     pl->rebuilds++;
     if (tm) {
         double t2 = cp_now();
-        tm->migrate_s += t1 - t0;
-        tm->neighbor_s += t2 - t1;
+        tm->download_s += t_down - t0;
+        tm->migrate_s += t1 - t_down;
+        tm->upload_s += t_up - t1;
+        tm->neighbor_s += t2 - t_up;
         tm->rebuilds++;
     }
     return CLPHYS_SUCCESS;
