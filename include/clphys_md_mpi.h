@@ -74,6 +74,9 @@ typedef struct {
                              device work ran (not hidden by the interior
                              rows' forces; all of the wait without them)      */
     double messages_s;    /* the messages, from posting to completion         */
+    double neighbor_kernel_s; /* the sort's and list's kernels in neighbor_s
+                             (profiled where the context profiles, else each
+                             kernel's wall time)                              */
     double migrate_s;     /* at rebuilds: migration and ghost lists (host and
                              MPI)                                             */
     double download_s;    /* at rebuilds: the atoms near a cut face (or all of

@@ -331,6 +331,7 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
         tm->migrate_s += t1 - t_down;
         tm->upload_s += t_up - t1;
         tm->neighbor_s += t2 - t_up;
+        tm->neighbor_kernel_s += nb_s;
         tm->rebuilds++;
     }
     return CLPHYS_SUCCESS;
