@@ -35,6 +35,7 @@ clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl)
 static clphys_status staging(clphys_md_mpi *pl, size_t bytes, void **p)
 {
     if (bytes > pl->stage_bytes) {
+        CP_TRY(cp_finish(pl->ctx)); /* an upload from the old staging may be queued */
         if (pl->stage_m) cp_pinned_release(pl->ctx, &pl->stage_m, &pl->stage);
         else free(pl->stage);
         pl->stage = NULL, pl->stage_bytes = 0;
@@ -169,11 +170,14 @@ static clphys_status upload(clphys_md_mpi *pl, size_t at, const md_atoms *own, c
     clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
     const size_t no = own->n, ng = g ? g->nghost : 0, m = no + ng, r4 = 4 * pl->rs;
     if (!m) return CLPHYS_SUCCESS;
-    void *buf;
-    CP_TRY(staging(pl, r4 * m, &buf));
+    /* positions of all, then velocities, images and tags of the owned,
+     * side by side in the staging: written without waiting, the staging
+     * is not touched again before the next rebuild's download waits */
+    char *base;
+    CP_TRY(staging(pl, r4 * m + (r4 + 32) * no, (void **)&base));
+    void *buf = base;
     double *xd = buf;
     float *xf = buf;
-    cl_int *iv = buf;
     /* positions of all */
     for (size_t i = 0; i < m; i++) {
         const double *xi = i < no ? own->x + 3 * i : g->gx + 3 * (i - no);
@@ -184,24 +188,27 @@ static clphys_status upload(clphys_md_mpi *pl, size_t at, const md_atoms *own, c
             else xf[4 * i + c] = (float)x;
         }
     }
-    CP_TRY(cp_write(ctx, nb->pos_in, r4 * at, r4 * m, buf));
+    CP_TRY(cp_write_async(ctx, NULL, nb->pos_in, r4 * at, r4 * m, buf, 0, NULL, NULL));
     /* velocities (mass in w), images and tags of the owned */
+    buf = base + r4 * m, xd = buf, xf = buf;
     for (size_t i = 0; i < no; i++)
         for (int c = 0; c < 4; c++) {
             double v = c < 3 ? own->v[3 * i + c] : pl->type_mass[own->type[i]];
             if (pl->rs == 8) xd[4 * i + c] = v;
             else xf[4 * i + c] = (float)v;
         }
-    if (no) CP_TRY(cp_write(ctx, pl->vel_tmp, r4 * at, r4 * no, buf));
+    if (no) CP_TRY(cp_write_async(ctx, NULL, pl->vel_tmp, r4 * at, r4 * no, buf, 0, NULL, NULL));
+    cl_int *iv = (cl_int *)(void *)(base + r4 * m + r4 * no);
     for (size_t i = 0; i < no; i++)
         for (int c = 0; c < 4; c++) iv[4 * i + c] = c < 3 ? own->img[3 * i + c] : 0;
-    if (no) CP_TRY(cp_write(ctx, pl->img_tmp, 16 * at, 16 * no, buf));
+    if (no) CP_TRY(cp_write_async(ctx, NULL, pl->img_tmp, 16 * at, 16 * no, iv, 0, NULL, NULL));
+    iv += 4 * no;
     for (size_t i = 0; i < no; i++) {
         unsigned long long id = (unsigned long long)own->id[i];
         iv[4 * i] = (cl_int)(cl_uint)(id & 0xffffffffu), iv[4 * i + 1] = (cl_int)(cl_uint)(id >> 32);
         iv[4 * i + 2] = own->type[i], iv[4 * i + 3] = 0;
     }
-    if (no) CP_TRY(cp_write(ctx, pl->tag_tmp, 16 * at, 16 * no, buf));
+    if (no) CP_TRY(cp_write_async(ctx, NULL, pl->tag_tmp, 16 * at, 16 * no, iv, 0, NULL, NULL));
     if (!ng) return CLPHYS_SUCCESS;
     const double v1[4] = {0, 0, 0, 1};
     const float v1f[4] = {0, 0, 0, 1};
@@ -314,6 +321,7 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
         if (nint) st = download(pl, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp, NULL, 0, nint, &in);
         if (!st) st = md_mpi_capacity(pl, n);
         if (!st) st = upload(pl, 0, &in, NULL);
+        if (!st) st = cp_finish(ctx); /* the next upload fills the same staging */
         md_atoms_free(&in);
     }
     if (!st) st = upload(pl, nint, &pl->own, &pl->g);
