@@ -102,8 +102,18 @@ static void compare_run(const clphys_md_params *p, const int g[3], const clphys_
     assert_int_equal(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, p, g, 0, rank == 0 ? sys : NULL, &pl), CLPHYS_SUCCESS);
     double worst = 0;
     size_t own_min = (size_t)-1;
+    clphys_md_mpi_timing tm;
+    memset(&tm, 0, sizeof tm);
+    int timed_builds = 0;
+    long long timed_steps = 0;
     for (int k = 0; k < nrows; k++) {
-        if (k) assert_int_equal(clphys_md_mpi_run(pl, every, NULL), CLPHYS_SUCCESS);
+        /* every other run timed (the device waited for at each phase), the
+         * others as a user runs them */
+        if (k) {
+            const int b0 = clphys_md_mpi_rebuilds(pl);
+            assert_int_equal(clphys_md_mpi_run(pl, every, k & 1 ? &tm : NULL), CLPHYS_SUCCESS);
+            if (k & 1) timed_builds += clphys_md_mpi_rebuilds(pl) - b0, timed_steps += every;
+        }
         clphys_md_thermo t;
         assert_int_equal(clphys_md_mpi_thermo(pl, &t), CLPHYS_SUCCESS);
         double r[NCOL];
@@ -122,6 +132,16 @@ static void compare_run(const clphys_md_params *p, const int g[3], const clphys_
         if (own < own_min) own_min = own;
         if (interior) *interior += pl->nint;
     }
+    /* the timing counts its runs' rebuilds (not the one of the creation),
+     * as many as the rule asks for (every neigh_every steps without the
+     * check), and one wait for the device per cut dimension in a step
+     * without a rebuild, at most */
+    const int ncut = (g[0] > 1) + (g[1] > 1) + (g[2] > 1);
+    assert_int_equal(tm.steps, timed_steps);
+    assert_int_equal(tm.rebuilds, timed_builds);
+    if (!p->neigh_check && !p->neigh_delay && every % p->neigh_every == 0)
+        assert_int_equal(tm.rebuilds, timed_steps / p->neigh_every);
+    assert_true(tm.device_waits <= (long long)ncut * (tm.steps - tm.rebuilds));
     clphys_md_system all;
     memset(&all, 0, sizeof all);
     assert_int_equal(clphys_md_mpi_gather(pl, 0, rank == 0 ? &all : NULL), CLPHYS_SUCCESS);

@@ -128,6 +128,8 @@ clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md
 
 void md_ghost_dev_free(md_ghost_dev *gd)
 {
+    /* the last copy back from hrecv may still be queued */
+    if (gd->ctx) cp_finish(gd->ctx);
     cp_release_kernel(&gd->k_pack);
     cp_release_kernel(&gd->k_unpack);
     cl_mem *ms[] = {&gd->send_idx, &gd->recv_idx, &gd->sendbuf, &gd->recvbuf};
@@ -148,6 +150,7 @@ static clphys_status grow(md_ghost_dev *gd, size_t n, size_t *cap, cl_mem *idx, 
 {
     if (n <= *cap) return CLPHYS_SUCCESS;
     size_t c = n + n / 4 + 64;
+    CP_TRY(cp_finish(gd->ctx)); /* a copy from the old staging may be queued */
     cp_release_mem(idx), cp_release_mem(buf);
     if (*hm) cp_pinned_release(gd->ctx, hm, host);
     else free(*host);
@@ -230,14 +233,23 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
         const size_t ns = a->nsend + b->nsend, nr = a->nrecv + b->nrecv;
         if (!st && a->nsend) st = pack(gd, a, pos);
         if (!st && b->nsend) st = pack(gd, b, pos);
+        cl_event copied = NULL;
         if (!st && ns)
-            st = cp_read(ctx, gd->sendbuf, r4 * a->off, r4 * ns, (char *)gd->hsend + r4 * a->off);
-        /* the last dimension's messages travel while `during` runs */
+            st = cp_read_async(ctx, NULL, gd->sendbuf, r4 * a->off, r4 * ns, (char *)gd->hsend + r4 * a->off, 0,
+                               NULL, &copied);
+        /* the last dimension's messages travel while `during` runs; it is
+         * queued behind the copy before the host waits for the copy, so the
+         * device goes from one to the other without waiting for the host */
         const int last = s + 2 >= g->nswap;
         if (!st && last && during) {
             st = during(arg);
             if (!st) st = cp_marker(ctx, ctx->queue, &gd->marker);
-            if (!st) st = cp_flush(ctx, ctx->queue);
+        }
+        if (!st) st = cp_flush(ctx, ctx->queue);
+        if (copied) {
+            clphys_status w = cp_wait(ctx, &copied);
+            if (!st) st = w;
+            gd->waits++;
         }
         MPI_Request rq[4];
         int nrq = 0;
@@ -255,7 +267,11 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
                                              ov ? ov : &none);
         cp_release_event(&gd->marker);
         if (!st) st = ms;
-        if (!st && nr) st = cp_write(ctx, gd->recvbuf, r4 * ro, r4 * nr, (char *)gd->hrecv + r4 * ro);
+        /* not waited for: hrecv is written again only by the next
+         * exchange's messages, posted after its copy to the host, which
+         * the in-order queue runs after this one */
+        if (!st && nr)
+            st = cp_write_async(ctx, NULL, gd->recvbuf, r4 * ro, r4 * nr, (char *)gd->hrecv + r4 * ro, 0, NULL, NULL);
         if (!st && nr) st = unpack(gd, ro, nr, pos);
         if (bytes) *bytes += (double)(r4 * ns);
     }

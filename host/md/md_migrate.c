@@ -55,6 +55,15 @@ static void get(const md_atoms *a, size_t k, md_rec *r)
     for (int c = 0; c < 3; c++) r->x[c] = a->x[3 * k + c], r->v[c] = a->v[3 * k + c], r->img[c] = a->img[3 * k + c];
 }
 
+/* Atom i of a to place k (k < i). */
+static void move(md_atoms *a, size_t k, size_t i)
+{
+    a->id[k] = a->id[i], a->type[k] = a->type[i];
+    memcpy(a->x + 3 * k, a->x + 3 * i, 3 * sizeof *a->x);
+    memcpy(a->v + 3 * k, a->v + 3 * i, 3 * sizeof *a->v);
+    memcpy(a->img + 3 * k, a->img + 3 * i, 3 * sizeof *a->img);
+}
+
 clphys_status md_atoms_push(clphys_context *ctx, md_atoms *a, const md_atoms *src, size_t i, const double *shift)
 {
     CP_TRY(md_atoms_reserve(ctx, a, a->n + 1));
@@ -183,12 +192,14 @@ clphys_status md_migrate(MPI_Comm comm, clphys_context *ctx, const md_decomp *d,
         size_t keep = 0;
         for (size_t i = 0; !st && i < own->n; i++) {
             int k = md_decomp_owner(d, c, own->x[3 * i + c]);
-            md_rec r;
-            get(own, i, &r);
             if (k == me) {
-                put(own, keep++, &r);
+                /* most stay: moved down only behind a leaver, no record */
+                if (keep != i) move(own, keep, i);
+                keep++;
                 continue;
             }
+            md_rec r;
+            get(own, i, &r);
             int side = k == (me + P - 1) % P ? 0 : k == (me + 1) % P ? 1 : -1;
             if (side < 0) {
                 st = cp_error(ctx, CLPHYS_ERR_INPUT,

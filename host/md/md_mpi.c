@@ -350,6 +350,7 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
         } else if (any_cut(pl)) {
             double b = 0;
             cp_mpi_overlap ov0 = pl->ov;
+            const long long w0 = pl->gd.waits;
             st = md_ghost_exchange(pl->comm, &pl->gd, &pl->g, clphys_lj_neighbor(pl->lj)->pos,
                                    split && !st ? interior_forces : NULL, pl, pl->ctx->info.is_cpu, &b, &pl->ov,
                                    st);
@@ -358,6 +359,7 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
                 tm->exposed_s += pl->ov.exposed_s - ov0.exposed_s;
                 tm->messages_s += pl->ov.exchange_s - ov0.exchange_s;
                 tm->ghost_bytes += b;
+                tm->device_waits += pl->gd.waits - w0;
             }
             CP_TRY(st);
             overlapped = split;

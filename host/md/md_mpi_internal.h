@@ -104,6 +104,7 @@ typedef struct {
                              mapped) where the device gives it, else malloc */
     cl_mem hsend_m, hrecv_m;
     cl_event marker;      /* end of the device work overlapped with messages */
+    long long waits;      /* blocking waits for the device, counted          */
 } md_ghost_dev;
 
 clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md_ghost_dev *gd);

@@ -35,6 +35,7 @@ clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl)
 static clphys_status staging(clphys_md_mpi *pl, size_t bytes, void **p)
 {
     if (bytes > pl->stage_bytes) {
+        CP_TRY(cp_finish(pl->ctx)); /* an upload from the old staging may be queued */
         if (pl->stage_m) cp_pinned_release(pl->ctx, &pl->stage_m, &pl->stage);
         else free(pl->stage);
         pl->stage = NULL, pl->stage_bytes = 0;
@@ -54,53 +55,49 @@ static clphys_status arg_real4(clphys_md_mpi *pl, cl_kernel k, cl_uint i, const 
     return pl->rs == 8 ? CP_ARG(pl->ctx, k, i, b) : CP_ARG(pl->ctx, k, i, f);
 }
 
-/* Atom k of device arrays read back (x4, v4 real4 as doubles; im, tg int4)
- * appended to out: position relative to the box's lo corner, wrapped. */
-static void append(clphys_md_mpi *pl, md_atoms *out, const double *x4, const double *v4, const cl_int *im,
-                   const cl_int *tg, size_t k)
+/* Element k of a real array read back in the plan's precision. */
+static double real_at(const void *b, size_t rs, size_t k)
 {
-    size_t i = out->n++;
-    for (int c = 0; c < 3; c++) {
-        out->x[3 * i + c] = x4[4 * k + c] + pl->d.llo[c];
-        out->v[3 * i + c] = v4[4 * k + c];
-        out->img[3 * i + c] = im[4 * k + c];
-    }
-    out->id[i] = (long long)(((unsigned long long)(cl_uint)tg[4 * k + 1] << 32) | (cl_uint)tg[4 * k]);
-    out->type[i] = tg[4 * k + 2];
-    md_wrap(&pl->d, out->x + 3 * i, out->img + 3 * i);
+    return rs == 8 ? ((const double *)b)[k] : ((const float *)b)[k];
 }
 
 /* count atoms from `first` of the device arrays (pos, vel real4; img, tag
- * int4), appended to out; with perm non-NULL only those whose perm entry
- * is below nown. */
+ * int4), appended to out (positions relative to the box's lo corner,
+ * wrapped); with perm non-NULL only those whose perm entry is below nown.
+ * The four (five) arrays come into the page-locked staging side by side,
+ * with one wait, and go straight into out: no temporaries to fault in at
+ * every rebuild. */
 static clphys_status download(clphys_md_mpi *pl, cl_mem pos, cl_mem vel, cl_mem img, cl_mem tag, cl_mem perm,
                               size_t first, size_t count, md_atoms *out)
 {
     if (!count) return CLPHYS_SUCCESS;
     clphys_context *ctx = pl->ctx;
-    const size_t r4 = 4 * pl->rs;
-    double *x4 = malloc(4 * count * sizeof *x4), *v4 = malloc(4 * count * sizeof *v4);
-    cl_int *im = malloc(16 * count), *tg = malloc(16 * count);
-    cl_uint *pm = perm ? malloc(4 * count) : NULL;
+    const size_t rs = pl->rs, r4 = 4 * rs;
     void *raw = NULL;
-    clphys_status st = (!x4 || !v4 || !im || !tg || (perm && !pm))
-                           ? cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: download of %zu atoms", count)
-                           : md_atoms_reserve(ctx, out, out->n + count);
-    if (!st) st = staging(pl, r4 * count, &raw);
-    cl_mem src[2] = {pos, vel};
-    double *dst[2] = {x4, v4};
-    for (int a = 0; !st && a < 2; a++) {
-        st = cp_read(ctx, src[a], r4 * first, r4 * count, raw);
-        for (size_t k = 0; !st && k < 4 * count; k++)
-            dst[a][k] = pl->rs == 8 ? ((const double *)raw)[k] : ((const float *)raw)[k];
+    CP_TRY(md_atoms_reserve(ctx, out, out->n + count));
+    CP_TRY(staging(pl, (2 * r4 + 32 + (perm ? 4 : 0)) * count, &raw));
+    char *xb = raw, *vb = xb + r4 * count, *ib = vb + r4 * count, *tb = ib + 16 * count, *pb = tb + 16 * count;
+    CP_TRY(cp_read_async(ctx, NULL, pos, r4 * first, r4 * count, xb, 0, NULL, NULL));
+    CP_TRY(cp_read_async(ctx, NULL, vel, r4 * first, r4 * count, vb, 0, NULL, NULL));
+    CP_TRY(cp_read_async(ctx, NULL, img, 16 * first, 16 * count, ib, 0, NULL, NULL));
+    CP_TRY(cp_read_async(ctx, NULL, tag, 16 * first, 16 * count, tb, 0, NULL, NULL));
+    if (perm) CP_TRY(cp_read_async(ctx, NULL, perm, 4 * first, 4 * count, pb, 0, NULL, NULL));
+    CP_TRY(cp_finish(ctx));
+    const cl_int *im = (const cl_int *)(void *)ib, *tg = (const cl_int *)(void *)tb;
+    const cl_uint *pm = (const cl_uint *)(void *)pb;
+    for (size_t k = 0; k < count; k++) {
+        if (perm && pm[k] >= pl->nown) continue;
+        size_t i = out->n++;
+        for (int c = 0; c < 3; c++) {
+            out->x[3 * i + c] = real_at(xb, rs, 4 * k + c) + pl->d.llo[c];
+            out->v[3 * i + c] = real_at(vb, rs, 4 * k + c);
+            out->img[3 * i + c] = im[4 * k + c];
+        }
+        out->id[i] = (long long)(((unsigned long long)(cl_uint)tg[4 * k + 1] << 32) | (cl_uint)tg[4 * k]);
+        out->type[i] = tg[4 * k + 2];
+        md_wrap(&pl->d, out->x + 3 * i, out->img + 3 * i);
     }
-    if (!st) st = cp_read(ctx, img, 16 * first, 16 * count, raw), memcpy(im, raw, 16 * count);
-    if (!st) st = cp_read(ctx, tag, 16 * first, 16 * count, raw), memcpy(tg, raw, 16 * count);
-    if (!st && perm) st = cp_read(ctx, perm, 4 * first, 4 * count, raw), memcpy(pm, raw, 4 * count);
-    for (size_t k = 0; !st && k < count; k++)
-        if (!perm || pm[k] < pl->nown) append(pl, out, x4, v4, im, tg, k);
-    free(x4), free(v4), free(im), free(tg), free(pm);
-    return st;
+    return CLPHYS_SUCCESS;
 }
 
 clphys_status md_mpi_download_owned(clphys_md_mpi *pl, md_atoms *out)
@@ -149,6 +146,17 @@ static clphys_status classify(clphys_md_mpi *pl, size_t *nint, size_t *nrest)
     return CLPHYS_SUCCESS;
 }
 
+/* x into [0, L) as x - L floor(x / L) gives it, without the division
+ * for the atoms within one box length (all but a lost one); where x / L
+ * rounds to the integer on the other side, this keeps x inside. */
+static double wrap_local(double x, double L)
+{
+    if (x >= 0 && x < L) return x;
+    if (x < 0 && x >= -L) return x + L;
+    if (x >= L && x < 2 * L) return x - L;
+    return x - L * floor(x / L);
+}
+
 /* The atoms of own and then the ghosts of g (may be NULL) into the
  * unsorted arrays from local index `at` on: positions in the local frame
  * (wrapped into the device's box), velocities with the type's mass,
@@ -162,42 +170,45 @@ static clphys_status upload(clphys_md_mpi *pl, size_t at, const md_atoms *own, c
     clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
     const size_t no = own->n, ng = g ? g->nghost : 0, m = no + ng, r4 = 4 * pl->rs;
     if (!m) return CLPHYS_SUCCESS;
-    void *buf;
-    CP_TRY(staging(pl, r4 * m, &buf));
+    /* positions of all, then velocities, images and tags of the owned,
+     * side by side in the staging: written without waiting, the staging
+     * is not touched again before the next rebuild's download waits */
+    char *base;
+    CP_TRY(staging(pl, r4 * m + (r4 + 32) * no, (void **)&base));
+    void *buf = base;
     double *xd = buf;
     float *xf = buf;
-    cl_int *iv = buf;
     /* positions of all */
     for (size_t i = 0; i < m; i++) {
         const double *xi = i < no ? own->x + 3 * i : g->gx + 3 * (i - no);
         for (int c = 0; c < 4; c++) {
             double x = 0;
-            if (c < 3) {
-                x = xi[c] - pl->d.llo[c];
-                x -= pl->d.lbox[c] * floor(x / pl->d.lbox[c]);
-            }
+            if (c < 3) x = wrap_local(xi[c] - pl->d.llo[c], pl->d.lbox[c]);
             if (pl->rs == 8) xd[4 * i + c] = x;
             else xf[4 * i + c] = (float)x;
         }
     }
-    CP_TRY(cp_write(ctx, nb->pos_in, r4 * at, r4 * m, buf));
+    CP_TRY(cp_write_async(ctx, NULL, nb->pos_in, r4 * at, r4 * m, buf, 0, NULL, NULL));
     /* velocities (mass in w), images and tags of the owned */
+    buf = base + r4 * m, xd = buf, xf = buf;
     for (size_t i = 0; i < no; i++)
         for (int c = 0; c < 4; c++) {
             double v = c < 3 ? own->v[3 * i + c] : pl->type_mass[own->type[i]];
             if (pl->rs == 8) xd[4 * i + c] = v;
             else xf[4 * i + c] = (float)v;
         }
-    if (no) CP_TRY(cp_write(ctx, pl->vel_tmp, r4 * at, r4 * no, buf));
+    if (no) CP_TRY(cp_write_async(ctx, NULL, pl->vel_tmp, r4 * at, r4 * no, buf, 0, NULL, NULL));
+    cl_int *iv = (cl_int *)(void *)(base + r4 * m + r4 * no);
     for (size_t i = 0; i < no; i++)
         for (int c = 0; c < 4; c++) iv[4 * i + c] = c < 3 ? own->img[3 * i + c] : 0;
-    if (no) CP_TRY(cp_write(ctx, pl->img_tmp, 16 * at, 16 * no, buf));
+    if (no) CP_TRY(cp_write_async(ctx, NULL, pl->img_tmp, 16 * at, 16 * no, iv, 0, NULL, NULL));
+    iv += 4 * no;
     for (size_t i = 0; i < no; i++) {
         unsigned long long id = (unsigned long long)own->id[i];
         iv[4 * i] = (cl_int)(cl_uint)(id & 0xffffffffu), iv[4 * i + 1] = (cl_int)(cl_uint)(id >> 32);
         iv[4 * i + 2] = own->type[i], iv[4 * i + 3] = 0;
     }
-    if (no) CP_TRY(cp_write(ctx, pl->tag_tmp, 16 * at, 16 * no, buf));
+    if (no) CP_TRY(cp_write_async(ctx, NULL, pl->tag_tmp, 16 * at, 16 * no, iv, 0, NULL, NULL));
     if (!ng) return CLPHYS_SUCCESS;
     const double v1[4] = {0, 0, 0, 1};
     const float v1f[4] = {0, 0, 0, 1};
@@ -296,10 +307,11 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
             st = download(pl, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp, NULL, pl->cap - nrest, nrest,
                           &pl->own);
     }
+    const double t_down = cp_now();
     CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
     CP_TRY(md_migrate(pl->comm, ctx, &pl->d, &pl->own));
     CP_TRY(md_ghosts_build(pl->comm, ctx, &pl->d, &pl->own, &pl->g));
-    double t1 = cp_now();
+    double t1 = cp_now(), t_up = t1;
     const size_t n = nint + pl->own.n + pl->g.nghost;
     if (n > pl->cap) {
         /* a larger plan: the interior atoms through the host too */
@@ -309,9 +321,12 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
         if (nint) st = download(pl, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp, NULL, 0, nint, &in);
         if (!st) st = md_mpi_capacity(pl, n);
         if (!st) st = upload(pl, 0, &in, NULL);
+        if (!st) st = cp_finish(ctx); /* the next upload fills the same staging */
         md_atoms_free(&in);
     }
     if (!st) st = upload(pl, nint, &pl->own, &pl->g);
+    if (!st && tm) st = cp_finish(ctx);
+    t_up = cp_now();
     if (!st) {
         pl->nint = nint;
         pl->nown = nint + pl->own.n;
@@ -324,8 +339,11 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
     pl->rebuilds++;
     if (tm) {
         double t2 = cp_now();
-        tm->migrate_s += t1 - t0;
-        tm->neighbor_s += t2 - t1;
+        tm->download_s += t_down - t0;
+        tm->migrate_s += t1 - t_down;
+        tm->upload_s += t_up - t1;
+        tm->neighbor_s += t2 - t_up;
+        tm->neighbor_kernel_s += nb_s;
         tm->rebuilds++;
     }
     return CLPHYS_SUCCESS;
