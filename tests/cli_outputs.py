@@ -50,7 +50,14 @@ def writing(stem):
 
 def start_writing(xyz):
     """An md run with its trajectory's temporary file open, once frames are in it."""
-    p = subprocess.Popen(md(xyz, 2000000000), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # a run started under nohup (or a CI runner that ignores SIGHUP) would
+    # inherit the ignored signal, which clphys rightly leaves ignored: the
+    # child gets the default dispositions a terminal's shell gives
+    def default_signals():
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, signal.SIG_DFL)
+    p = subprocess.Popen(md(xyz, 2000000000), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         preexec_fn=default_signals)
     t0 = time.time()
     while not writing(os.path.basename(xyz)) and time.time() - t0 < 120 and p.poll() is None:
         time.sleep(0.02)
