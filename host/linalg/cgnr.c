@@ -39,16 +39,24 @@ static clphys_status cgnr_fused(const la_operator *A, cl_mem b, cl_mem x, const 
     clphys_status st = CLPHYS_SUCCESS;
     while (rnorm > p->target && it < p->max_iter) {
         cl_event ev = NULL;
+        double qq[2] = {0, 0}, rr[2] = {0, 0};
         if ((st = A->apply(A->user, q, pv)) || (st = lf_norm2_into(s, q, P[0])) ||
-            (st = la_reduce_point(s, 1, &P[0], 2)) || (st = lf_cg_update(s, pv, q, x, rho, P[g], P[0], P[3])) ||
-            (st = la_reduce_point(s, 1, &P[3], 2)) || (st = la_read_async(s, P[3], 2 * ng + 1, 0, &ev)))
+            (st = la_reduce_point_values(s, 1, &P[0], 2, qq)) ||
+            (st = lf_cg_update(s, pv, q, x, rho, P[g], P[0], P[3])))
             break;
+        /* With a global sum the host has <q, q> already and |rho|^2 comes
+         * from the reduction point itself, read behind the next A^H's first
+         * stage; without one, by the asynchronous read of P[3]. */
+        st = s->gsum ? la_reduce_start(s, 1, &P[3], 2, &ev) : la_read_async(s, P[3], 2 * ng + 1, 0, &ev);
+        if (st) break;
         const int more = it + 1 < p->max_iter;
         if (more && split) st = A->begin(A->user, 1, rho); /* A^H rho, first stage */
-        clphys_status sf = cp_flush(s->ctx, NULL), sw = cp_wait(s->ctx, &ev);
+        clphys_status sf = cp_flush(s->ctx, NULL);
+        clphys_status sw = s->gsum ? la_reduce_end(s, 1, &P[3], 2, &ev, rr) : cp_wait(s->ctx, &ev);
         if (st || (st = sf) || (st = sw)) break;
-        if (!(la_host_real(s, 2 * ng) > 0)) break; /* <q, q> = 0: alpha was 0, nothing moved */
-        la_sum_host(s, 2, sums);
+        if (!((s->gsum ? qq[0] : la_host_real(s, 2 * ng)) > 0)) break; /* <q, q> = 0: alpha was 0, nothing moved */
+        if (s->gsum) sums[0] = rr[0];
+        else la_sum_host(s, 2, sums);
         rnorm = sqrt(fmax(sums[0], 0));
         it++;
         res->applications++;

@@ -38,6 +38,7 @@ struct la_space {
     cl_mem hbuf;             /* page-locked: LA_NSLOT partial arrays, then the state */
     char *hp;                /* hbuf mapped                                         */
     size_t hslot, hstate;    /* byte offsets in hp: of slot 1, of the state copy    */
+    size_t hwrite;           /* and of the global sums written back (4 per buffer)  */
     cl_command_queue reads;
     int own_reads;
     la_global_sum_fn gsum;
@@ -56,6 +57,17 @@ cl_uint la_sum_groups(const la_space *s);
  * adds each buffer's groups, calls the hook once for all k * m values and
  * writes them to group 0 of each buffer. */
 clphys_status la_reduce_point(la_space *s, int k, const cl_mem *part, int m);
+/* The same, giving the k * m global sums in out (m per buffer, the fourth of
+ * a 4-real layout 0) when a hook is set; out untouched without one. */
+clphys_status la_reduce_point_values(la_space *s, int k, const cl_mem *part, int m, double *out);
+/* A reduction point in two steps, so that the caller can queue work that
+ * neither writes part nor reads its group 0 before the host waits: start
+ * reads the partial sums on the read queue behind a marker of the main
+ * queue (*ev NULL and nothing done without a hook); end waits for *ev, calls
+ * the hook, writes the sums back as la_reduce_point does and gives them in
+ * out (may be NULL). */
+clphys_status la_reduce_start(la_space *s, int k, const cl_mem *part, int m, cl_event *ev);
+clphys_status la_reduce_end(la_space *s, int k, const cl_mem *part, int m, cl_event *ev, double *out);
 /* The sums (m - (m == 4) of them) of one buffer, read now (blocking). */
 clphys_status la_sums_now(la_space *s, cl_mem part, int m, double out[3]);
 /* Start reading the first nreal reals of part (and, with state, the device

@@ -89,13 +89,14 @@ clphys_status la_space_create(clphys_context *ctx, const la_space_params *p, la_
     const size_t pbytes = la_partial_reals(s) * s->real_size;
     s->hslot = cp_round_up(pbytes, 64);
     s->hstate = LA_NSLOT * s->hslot;
+    s->hwrite = s->hstate + 8 * sizeof(double);
     clphys_status st = build(s);
     for (int i = 0; i < LA_NVEC && !st; i++) st = cp_buffer(ctx, CL_MEM_READ_WRITE, p->n * s->real_size, NULL, &s->v[i]);
     for (int i = 0; i < LA_NSLOT && !st; i++) st = cp_buffer(ctx, CL_MEM_READ_WRITE, pbytes, NULL, &s->part[i]);
     if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE, 8 * sizeof(double), NULL, &s->state);
     if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * sizeof(double), NULL, &s->scratch);
     /* page-locked, so that an asynchronous read does not hold the host */
-    const size_t hbytes = s->hstate + 8 * sizeof(double);
+    const size_t hbytes = s->hwrite + LA_NSLOT * 4 * sizeof(double);
     if (!st) st = cp_pinned(ctx, hbytes, &s->hbuf, (void **)&s->hp);
     if (!st && p->reads) s->reads = p->reads;
     else if (!st && !(st = cp_queue_create(ctx, 0, &s->reads))) s->own_reads = 1;
@@ -128,25 +129,85 @@ clphys_status la_reduce_value(la_space *s, double *v, int n)
     return s->gsum ? s->gsum(s->gsum_user, v, n) : CLPHYS_SUCCESS;
 }
 
+/* The partial sums of a reduction point, read into slots 0..k-1 of the
+ * page-locked memory, added, summed over the processes by the hook, and
+ * written back to group 0 of each buffer from the page-locked write area
+ * without waiting: the kernels that consume them follow on the same
+ * in-order queue, and the area is written again only at the next point,
+ * whose read comes after this write on the main queue. */
+static clphys_status reduce_finish(la_space *s, int k, const cl_mem *part, int m, cl_event *ev, double *out)
+{
+    CP_TRY(cp_wait(s->ctx, ev));
+    double all[LA_NSLOT * 4];
+    for (int i = 0; i < k; i++) {
+        double t[3];
+        add_groups(s, s->hp + (size_t)i * s->hslot, m, s->ngroups, t);
+        memcpy(all + m * i, t, sizeof(double) * (size_t)(m == 4 ? 3 : m));
+        if (m == 4) all[m * i + 3] = 0;
+    }
+    CP_TRY(s->gsum(s->gsum_user, all, k * m));
+    char *w = s->hp + s->hwrite;
+    for (int i = 0; i < k; i++) { /* group 0 holds the global sums; consumers read one group */
+        char *wi = w + (size_t)i * 4 * sizeof(double);
+        for (int j = 0; j < m; j++) {
+            if (s->real_size == 8) ((double *)wi)[j] = all[m * i + j];
+            else ((float *)wi)[j] = (float)all[m * i + j];
+        }
+        CP_TRY(cp_write_async(s->ctx, NULL, part[i], 0, (size_t)m * s->real_size, wi, 0, NULL, NULL));
+    }
+    if (out) memcpy(out, all, sizeof(double) * (size_t)(k * m));
+    return cp_flush(s->ctx, NULL);
+}
+
+static clphys_status check_k(la_space *s, int k)
+{
+    return k < 1 || k > LA_NSLOT ? cp_error(s->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "la_reduce_point: %d buffers", k)
+                                  : CLPHYS_SUCCESS;
+}
+
 clphys_status la_reduce_point(la_space *s, int k, const cl_mem *part, int m)
 {
+    return la_reduce_point_values(s, k, part, m, NULL);
+}
+
+clphys_status la_reduce_point_values(la_space *s, int k, const cl_mem *part, int m, double *out)
+{
     if (!s->gsum) return CLPHYS_SUCCESS;
-    double sums[LA_NSLOT * 4], buf[4 * LA_MAX_GROUPS];
-    if (k > LA_NSLOT) return cp_error(s->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "la_reduce_point: %d buffers", k);
-    for (int i = 0; i < k; i++) {
-        CP_TRY(cp_read(s->ctx, part[i], 0, (size_t)m * s->ngroups * s->real_size, buf));
-        add_groups(s, buf, m, s->ngroups, sums + 4 * i);
-        sums[4 * i + 3] = 0;
+    CP_TRY(check_k(s, k));
+    /* one wait, on the last read's event, for all of them (in-order queue) */
+    cl_event ev = NULL;
+    for (int i = 0; i < k; i++)
+        CP_TRY(cp_read_async(s->ctx, NULL, part[i], 0, (size_t)m * s->ngroups * s->real_size,
+                             s->hp + (size_t)i * s->hslot, 0, NULL, i == k - 1 ? &ev : NULL));
+    clphys_status st = cp_flush(s->ctx, NULL);
+    if (st) {
+        cp_release_event(&ev);
+        return st;
     }
-    double all[LA_NSLOT * 4];
-    for (int i = 0; i < k; i++) memcpy(all + m * i, sums + 4 * i, sizeof(double) * (size_t)m);
-    CP_TRY(s->gsum(s->gsum_user, all, k * m));
-    for (int i = 0; i < k; i++) { /* group 0 holds the global sums; consumers read one group */
-        float f[4];
-        for (int j = 0; j < m; j++) f[j] = (float)all[m * i + j];
-        CP_TRY(cp_write(s->ctx, part[i], 0, (size_t)m * s->real_size, s->real_size == 8 ? (void *)(all + m * i) : (void *)f));
-    }
-    return CLPHYS_SUCCESS;
+    return reduce_finish(s, k, part, m, &ev, out);
+}
+
+clphys_status la_reduce_start(la_space *s, int k, const cl_mem *part, int m, cl_event *ev)
+{
+    *ev = NULL;
+    if (!s->gsum) return CLPHYS_SUCCESS;
+    CP_TRY(check_k(s, k));
+    cl_event mark = NULL;
+    CP_TRY(cp_marker(s->ctx, NULL, &mark));
+    clphys_status st = cp_flush(s->ctx, NULL);
+    for (int i = 0; i < k && !st; i++)
+        st = cp_read_async(s->ctx, s->reads, part[i], 0, (size_t)m * s->ngroups * s->real_size,
+                           s->hp + (size_t)i * s->hslot, 1, &mark, i == k - 1 ? ev : NULL);
+    cp_release_event(&mark);
+    if (!st) st = cp_flush(s->ctx, s->reads);
+    if (st) cp_release_event(ev);
+    return st;
+}
+
+clphys_status la_reduce_end(la_space *s, int k, const cl_mem *part, int m, cl_event *ev, double *out)
+{
+    if (!s->gsum) return CLPHYS_SUCCESS;
+    return reduce_finish(s, k, part, m, ev, out);
 }
 
 clphys_status la_sums_now(la_space *s, cl_mem part, int m, double out[3])
