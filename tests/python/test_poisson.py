@@ -91,6 +91,7 @@ def test_bathymetry_from_netcdf(ctx, fp64, tmp_path):
         vx = nc.createVariable("x", "d", ("x",))
         vy = nc.createVariable("y", "d", ("y",))
         vd = nc.createVariable("depth", "d", ("y", "x"))
+        vx.units = vy.units = "m"  # clphys refuses coordinates without CF units
         vd._FillValue = -9999.0
         vx[:], vy[:], vd[:] = x, y, depth
     with clphys.PoissonPlan.from_bathymetry(ctx, path, "depth", nz=4, tol=1e-10, precision="fp64") as plan:
