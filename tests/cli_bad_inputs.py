@@ -86,6 +86,14 @@ write("flipped.ildg", bytes(flipped))
 write("hello.txt", "hello\n")
 write("existing.nersc", "x")
 write("nbabel.txt", "0 1 0 0 0 0 0 0\n1 1 0 0 nan 0 0 0\n")
+# compressed and binary inputs (issue 31): gzip is read through zlib whatever the name; other binary data is
+# named as such, never echoed
+import gzip
+write("good.data.gz", gzip.compress((HEAD + ATOMS).encode()))
+write("gz-renamed.data", gzip.compress((HEAD + ATOMS).encode()))
+write("cut.data.gz", gzip.compress((HEAD + ATOMS * 40).encode())[:60])
+write("ctrl.txt", b"\x1b[2J\x01\x02 binary\n")
+write("nbabel.txt.gz", gzip.compress(b"0 1 0 0 0 0 0 0\n1 1 0 0 nan 0 0 0\n"))
 
 
 
@@ -340,6 +348,18 @@ rows += [
      "/dev/zero:1: a NUL byte: binary data, not a text file (LAMMPS data)"),
     ("`nbody --input /dev/zero`", ["nbody", "--input", "/dev/zero"] + NB, 1,
      "/dev/zero:1: a NUL byte: binary data, not a text file (NBabel)"),
+    ("LAMMPS data, gzip-compressed (`X.data.gz`)", ["md", "--data", path("good.data.gz")] + MD + ["--steps", "1"], 0,
+     "1 steps of 2 atoms"),
+    ("LAMMPS data, gzip-compressed, named without `.gz`", ["md", "--data", path("gz-renamed.data")] + MD +
+     ["--steps", "1"], 0, "1 steps of 2 atoms"),
+    ("LAMMPS data: a truncated `.gz`", ["md", "--data", path("cut.data.gz")] + MD + ["--steps", "1"], 1,
+     "the gzip stream ends early (truncated file)"),
+    ("LAMMPS data: escape and control bytes", ["md", "--data", path("ctrl.txt")] + MD + ["--steps", "1"], 1,
+     "ctrl.txt:1: a control byte 0x1b: binary data, not a text file (LAMMPS data)"),
+    ("NBabel: escape and control bytes", ["nbody", "--input", path("ctrl.txt")] + NB, 1,
+     "ctrl.txt:1: a control byte 0x1b: binary data, not a text file (NBabel)"),
+    ("NBabel, gzip-compressed: a field `nan`", ["nbody", "--input", path("nbabel.txt.gz")] + NB, 1,
+     "nbabel.txt.gz:2: field 5 is not finite"),
     ("LAMMPS data: velocity `1e20`", ["md", "--data", path("v1e20.data")] + MD + ["--steps", "1"], 1,
      "atom ID 1 has velocity (1e+20, 0, 0): it would move |v| dt = 5e+17 per step, more than half the box (5)"),
     ("LAMMPS data: velocity `1e308`", ["md", "--data", path("v1e308.data")] + MD + ["--steps", "1"], 1,
