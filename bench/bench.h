@@ -5,7 +5,7 @@
  * (host/ref/: fp64 references, ref_splitmix64/ref_uniform for inputs,
  * ref_median/ref_min for timings), so whatever they time an application can
  * do too.  A path adds rows with bench_add_row(); the harness prints them as
- * a table and writes the JSON described in DESIGN.md.
+ * a table and writes the JSON described in docs/design.md.
  */
 #ifndef CLPHYS_BENCH_H
 #define CLPHYS_BENCH_H

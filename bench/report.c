@@ -1,4 +1,4 @@
-/* report.c — the benchmark table and the JSON file (keys from DESIGN.md). */
+/* report.c — the benchmark table and the JSON file (keys: docs/design.md, bench/results/README.md). */
 #include "bench.h"
 
 #include <cjson/cJSON.h>

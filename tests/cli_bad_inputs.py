@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""The table of bad inputs (README, "Bad input"): each row runs the clphys
+"""The table of bad inputs (docs/bad-input.md): each row runs the clphys
 command on one hostile or mistaken input and checks its exit status and
 that its message says what the table says.  Run by meson (test
 cli_bad_inputs); `cli_bad_inputs.py CLPHYS DATA --table` prints the table
 as Markdown from the same rows, with the message each row really got.
 
-Usage: cli_bad_inputs.py CLPHYS TESTS_DATA_DIR [--table]"""
+`--check DOC`: also fail when the table committed in DOC (docs/bad-input.md)
+lists other rows (input and exit status) than these; regenerate it with
+--table.
+
+Usage: cli_bad_inputs.py CLPHYS TESTS_DATA_DIR [--table] [--check DOC]"""
 import os
 import random
 import struct
@@ -412,5 +416,21 @@ if table:
     print("|---|---|---|")
     for shown, rc, line in out_rows:
         print("| %s | %d | `%s` |" % (shown, rc, line.replace("|", "\\|").replace("`", "'")))
+if "--check" in sys.argv:
+    doc = sys.argv[sys.argv.index("--check") + 1]
+    mine = ["| %s | %d |" % (shown, rc) for shown, rc, _ in out_rows]
+    committed = []
+    for l in open(doc).read().splitlines():
+        cells = l.split(" | ")
+        if l.startswith("| ") and len(cells) >= 3 and cells[1].isdigit():
+            committed.append("%s | %s |" % (cells[0], cells[1]))
+    if committed != mine:
+        failures += 1
+        print("FAILED: %s lists other rows than tests/cli_bad_inputs.py (regenerate it with --table):" % doc,
+              file=sys.stderr)
+        for r in sorted(set(mine) - set(committed)):
+            print("  missing there: " + r, file=sys.stderr)
+        for r in sorted(set(committed) - set(mine)):
+            print("  only there:    " + r, file=sys.stderr)
 print("%d of %d bad-input rows as the table says" % (len(rows) - failures, len(rows)))
 sys.exit(1 if failures else 0)
