@@ -286,8 +286,8 @@ static void lj_finish(bench_run *run, const double *pos, size_t n, const double 
         r.gflops = 23.0 * pairs / r.kernel_s_median * 1e-9;
         snprintf(r.flops_convention, sizeof r.flops_convention, "23 per list entry");
         double rs = prec ? 8 : 4;
-        /* compulsory bytes only: the gathers of j hit L1/L2 (session 8's
-         * profile: the full list is bound by L1 gather requests, half-cas by
+        /* compulsory bytes only: the gathers of j hit L1/L2 (the profile in
+         * bench/md-notes.md: the full list is bound by L1 gather requests, half-cas by
          * its local exchanges), so neither kernel nears DRAM bandwidth */
         r.bytes_per_s = (pairs * (derived ? 6.0 : 4.0) + n * rs * (4 + 4 + 1)) / r.kernel_s_median;
         snprintf(r.byte_model, sizeof r.byte_model,
