@@ -51,7 +51,9 @@ int bench_options_check(const bench_options *opt)
         for (const bench_path *bp = bench_paths; bp->name; bp++)
             if (strlen(bp->name) == n && !strncmp(bp->name, p, n)) found = 1;
         if (!found) {
-            fprintf(stderr, "clphys bench: unknown path '%.*s'\n", (int)n, p);
+            fprintf(stderr, "clphys bench: unknown path '%.*s' (the paths:", (int)n, p);
+            for (const bench_path *bp = bench_paths; bp->name; bp++) fprintf(stderr, " %s", bp->name);
+            fprintf(stderr, ")\n");
             return 2;
         }
         p += n + (p[n] == ',');

@@ -231,6 +231,7 @@ rows = [
     ("`bench --repeat 0`", ["bench", "--repeat", "0"], 2, "--repeat: 0 is out of range (1 .. 1000000)"),
     ("`devices extra`", ["devices", "extra"], 2, "unexpected argument 'extra'"),
     ("`tune --path foo`", ["tune", "--path", "foo"], 2, "--path: unknown path 'foo'"),
+    ("`bench --path ljj` (a typo)", ["bench", "--path", "ljj"], 2, "unknown path 'ljj' (the paths: neighbor lj md"),
     ("`tune --quick --quick`", ["tune", "--quick", "--quick"], 2, "--quick"),
     ("`md --data X --write-data X`", FCC[:1] + ["--data", good, "--write-data", good] + MD + ["--steps", "1"], 2,
      "--write-data " + good + ": is the input --data " + good + " of this run"),
