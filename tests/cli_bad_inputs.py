@@ -293,6 +293,8 @@ rows = [
      "the file is cut short or corrupt: the data of variable 'depth' end at byte 604, the file has 500 bytes"),
     ("NetCDF right-hand side cut from 8304 to 3000 bytes", BOX_RHS + [path("rhs-cut.nc")], 1,
      "the data of variable 'f' end at byte 8304, the file has 3000 bytes"),
+    ("bathymetry: `--depth-var elevation`, a name the file lacks", POISSON + [path("yx.nc"), "--depth-var", "elevation"],
+     1, "no variable 'elevation' (the file's variables: lat (1D), lon (1D), depth (2D))"),
     ("bathymetry `depth(lat, lon)`, 12 x 8 columns", POISSON + [path("yx.nc"), "--depth-var", "depth"], 0,
      "grid 12x8x4 (lonlat), 240 wet cells"),
     ("bathymetry `depth(lon, lat)`, the same columns (read by the coordinates' units)",
