@@ -21,9 +21,10 @@ clphys_status cp_text_open(clphys_context *ctx, const char *file, const char *fo
 
 /* The next line (its '\n' kept) into buf[0 .. size), NUL-terminated; *len
  * its length.  Returns 1 for a line, 0 at the end of the file or on an
- * error (*st set: CLPHYS_ERR_FORMAT for binary data or a line longer than
- * size - 2 characters, CLPHYS_ERR_IO for a read error or a damaged gzip
- * stream).  lineno is the number of the line being read (messages). */
+ * error (*st set: CLPHYS_ERR_FORMAT for binary data, a line longer than
+ * size - 2 characters, a damaged or truncated gzip stream, or one that
+ * expands more than 256-fold (a decompression bomb); CLPHYS_ERR_IO for a
+ * read error).  lineno is the number of the line being read (messages). */
 int cp_text_line(cp_textfile *t, char *buf, size_t size, size_t *len, long lineno, clphys_status *st);
 
 void cp_text_close(cp_textfile *t);

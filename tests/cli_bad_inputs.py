@@ -98,6 +98,7 @@ write("gz-renamed.data", gzip.compress((HEAD + ATOMS).encode()))
 write("cut.data.gz", gzip.compress((HEAD + ATOMS * 40).encode())[:60])
 write("ctrl.txt", b"\x1b[2J\x01\x02 binary\n")
 write("nbabel.txt.gz", gzip.compress(b"0 1 0 0 0 0 0 0\n1 1 0 0 nan 0 0 0\n"))
+write("bomb.txt.gz", gzip.compress(b"# a comment line of a decompression bomb\n" * 50000))  # 2 MB from ~6 KB
 
 
 
@@ -371,6 +372,8 @@ rows += [
      "ctrl.txt:1: a control byte 0x1b: binary data, not a text file (LAMMPS data)"),
     ("NBabel: escape and control bytes", ["nbody", "--input", path("ctrl.txt")] + NB, 1,
      "ctrl.txt:1: a control byte 0x1b: binary data, not a text file (NBabel)"),
+    ("NBabel: a `.gz` that expands 340-fold (a decompression bomb)", ["nbody", "--input", path("bomb.txt.gz")] + NB, 1,
+     "the gzip stream expands more than 256-fold"),
     ("NBabel, gzip-compressed: a field `nan`", ["nbody", "--input", path("nbabel.txt.gz")] + NB, 1,
      "nbabel.txt.gz:2: field 5 is not finite"),
     ("LAMMPS data: velocity `1e20`", ["md", "--data", path("v1e20.data")] + MD + ["--steps", "1"], 1,
