@@ -5,7 +5,7 @@
  * (host/ref/: fp64 references, ref_splitmix64/ref_uniform for inputs,
  * ref_median/ref_min for timings), so whatever they time an application can
  * do too.  A path adds rows with bench_add_row(); the harness prints them as
- * a table and writes the JSON described in DESIGN.md.
+ * a table and writes the JSON described in docs/design.md.
  */
 #ifndef CLPHYS_BENCH_H
 #define CLPHYS_BENCH_H
@@ -68,6 +68,8 @@ typedef struct {
     char **argv;
     double t_start;           /* bench_now() at the start (JSON run_wall_s)       */
     double cpu_busy0, cpu_steal0; /* bench_host_cpu() at the start; busy0 < 0: none */
+    double load0[3];          /* the host's load averages at the start (1, 5, 15 min);
+                                 -1: none (bench_host_load)                       */
     int tty;                  /* stderr is a terminal: one progress line          */
     const char *cur_path;     /* the path running, its place among those chosen   */
     int path_k, path_n, path_rows;
@@ -109,6 +111,10 @@ int bench_rounds(const bench_run *run, int gpu_default, int cpu_default);
  * nice, system, irq, softirq) and steal (taken by a hypervisor while the
  * guest wanted to run); -1 where there is no /proc/stat. */
 int bench_host_cpu(double *busy, double *steal);
+/* The host's load averages (1, 5 and 15 minutes: runnable threads, this
+ * process's own included) and its online CPUs; -1 where the host does not
+ * say. */
+int bench_host_load(double load[3], int *cpus);
 /* Monotonic host clock, seconds (wall times that include transfers). */
 double bench_now(void);
 /* Fraction of a named measured limit; sets row->limit. */

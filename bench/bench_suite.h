@@ -21,7 +21,7 @@ typedef struct {
     const char *json;      /* also write the results here (atomically); NULL = no */
     int full;              /* 1: the complete sweep (every option of every
                               variant, the largest sizes); 0: the default cut
-                              (bench/README in the top README says what)     */
+                              (docs/usage.md, "The command", says what)     */
     int repeat_given;      /* 1: repeat is the user's (paths do not lower it)  */
     int argc;              /* the command line, recorded in the JSON as argv  */
     char **argv;

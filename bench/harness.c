@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 void bench_add_row(bench_run *run, const bench_row *row)
 {
@@ -120,6 +121,18 @@ int bench_rounds(const bench_run *run, int gpu_default, int cpu_default)
 {
     int n = run->repeat_given ? run->repeat : run->dev->is_gpu ? gpu_default : cpu_default;
     return n < 1 ? 1 : n > BENCH_MAX_ROUNDS ? BENCH_MAX_ROUNDS : n;
+}
+
+int bench_host_load(double load[3], int *cpus)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    *cpus = n > 0 ? (int)n : 0;
+    /* /proc/loadavg: "1min 5min 15min running/total lastpid"; absent outside Linux */
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (!f) return -1;
+    const int got = fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]);
+    fclose(f);
+    return got == 3 && *cpus > 0 ? 0 : -1;
 }
 
 int bench_host_cpu(double *busy, double *steal)

@@ -16,6 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "md_peers.h"
+#include "datadir.h"
+
+#include <zlib.h>
 
 #define CALLS 100
 
@@ -283,8 +286,8 @@ static void lj_finish(bench_run *run, const double *pos, size_t n, const double 
         r.gflops = 23.0 * pairs / r.kernel_s_median * 1e-9;
         snprintf(r.flops_convention, sizeof r.flops_convention, "23 per list entry");
         double rs = prec ? 8 : 4;
-        /* compulsory bytes only: the gathers of j hit L1/L2 (session 8's
-         * profile: the full list is bound by L1 gather requests, half-cas by
+        /* compulsory bytes only: the gathers of j hit L1/L2 (the profile in
+         * bench/md-notes.md: the full list is bound by L1 gather requests, half-cas by
          * its local exchanges), so neither kernel nears DRAM bandwidth */
         r.bytes_per_s = (pairs * (derived ? 6.0 : 4.0) + n * rs * (4 + 4 + 1)) / r.kernel_s_median;
         snprintf(r.byte_model, sizeof r.byte_model,
@@ -440,11 +443,11 @@ int bench_lj(bench_run *run)
 /* LAMMPS's thermo rows (step temp pe ke etotal press) from its log, or 0. */
 static int lammps_rows(const char *log, double rows[][6], int max)
 {
-    FILE *f = fopen(log, "r");
+    gzFile f = gzopen(log, "rb"); /* log.lammps.gz, or a plain log */
     if (!f) return 0;
     char line[1024];
     int n = 0, in = 0;
-    while (n < max && fgets(line, sizeof line, f)) {
+    while (n < max && gzgets(f, line, sizeof line)) {
         if (!strncmp(line, "Step Temp PotEng KinEng TotEng Press", 36))
             in = 1;
         else if (in && sscanf(line, "%lf %lf %lf %lf %lf %lf", &rows[n][0], &rows[n][1],
@@ -453,7 +456,7 @@ static int lammps_rows(const char *log, double rows[][6], int max)
         else if (in && !strncmp(line, "Loop time", 9))
             break;
     }
-    fclose(f);
+    gzclose(f);
     return n;
 }
 
@@ -501,23 +504,19 @@ static void md_row(bench_row *r, const char *name, const char *prec, size_t n, d
 int bench_md(bench_run *run)
 {
     /* 1. in.lj from LAMMPS's write_data file, checked against LAMMPS's log */
-    const char *dir = getenv("CLPHYS_TEST_DATA") ? getenv("CLPHYS_TEST_DATA") : "tests/data";
-    char cmd[1024], data[256], log[256];
-    snprintf(data, sizeof data, "/tmp/clphys_bench_md_%d.data", (int)getpid());
-    snprintf(log, sizeof log, "/tmp/clphys_bench_md_%d.log", (int)getpid());
-    snprintf(cmd, sizeof cmd,
-             "gzip -dc %s/md/in.lj.data.gz > %s && gzip -dc %s/md/log.lammps.gz > %s", dir, data,
-             dir, log);
+    const char *dir = bench_data_dir();
+    char data[4096], log[4096];
+    snprintf(data, sizeof data, "%s/md/in.lj.data.gz", dir);
+    snprintf(log, sizeof log, "%s/md/log.lammps.gz", dir);
     double ref[11][6];
     clphys_md_system sys;
-    int have = system(cmd) == 0 && lammps_rows(log, ref, 11) == 11 &&
-               clphys_md_read_lammps_data(data, &sys) == CLPHYS_SUCCESS;
-    remove(data);
-    remove(log);
-    if (!have)
-        bench_fail(run, "md", "in.lj",
-                   "tests/data/md/in.lj.data.gz or log.lammps.gz not readable (run from the source "
-                   "root or set CLPHYS_TEST_DATA)");
+    int have = lammps_rows(log, ref, 11) == 11 && clphys_md_read_lammps_data(data, &sys) == CLPHYS_SUCCESS;
+    if (!have) {
+        char why[4200];
+        snprintf(why, sizeof why, "%s/md/in.lj.data.gz or log.lammps.gz not readable (set CLPHYS_DATA_DIR to the "
+                 "folder of md/in.lj: the source tree's tests/data or the installed share/clphys)", dir);
+        bench_fail(run, "md", "in.lj", why);
+    }
     /* the peers (LAMMPS on CPUs, OpenMM), here, now, as rows of their own */
     char peers[1024] = "", in_lj[512], in_data[512];
     snprintf(in_lj, sizeof in_lj, "%s/md/in.lj", dir);

@@ -37,6 +37,7 @@
 #include "bench.h"
 #include "bench_mpi.h"
 #include "md_peers.h"
+#include "datadir.h"
 #include "scaling.h"
 
 #include "clphys_md_mpi.h"
@@ -413,7 +414,7 @@ int bench_md_mpi(bench_run *run)
     }
     /* LAMMPS on in.lj (32,000 atoms) on the same cores, P threads or ranks */
     if (!run->dev->is_gpu && e.rank == 0) {
-        const char *dir = getenv("CLPHYS_TEST_DATA") ? getenv("CLPHYS_TEST_DATA") : "tests/data";
+        const char *dir = bench_data_dir();
         char in[512], status[1024];
         snprintf(in, sizeof in, "%s/md/in.lj", dir);
         md_peer_lammps(run, "md_mpi", in, e.P, -6.773368053, status, sizeof status);

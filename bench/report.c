@@ -1,4 +1,4 @@
-/* report.c — the benchmark table and the JSON file (keys from DESIGN.md). */
+/* report.c — the benchmark table and the JSON file (keys: docs/design.md, bench/results/README.md). */
 #include "bench.h"
 
 #include <cjson/cJSON.h>
@@ -19,25 +19,71 @@ static double steal_fraction(const bench_run *run)
     return db + ds > 0 ? ds / (db + ds) : 0;
 }
 
+/* "%9.1f" of v, or "-" where the column does not apply to the row (0: the
+ * path has no flop or byte model, e.g. md's steps/s rows). */
+static const char *cell(char *buf, size_t n, const char *fmt, double v)
+{
+    if (v > 0)
+        snprintf(buf, n, fmt, v);
+    else
+        snprintf(buf, n, "-");
+    return buf;
+}
+
+/* What says the CPU figures of this run are disturbed, into why[] ("" when
+ * nothing does): hypervisor steal over 5% of the CPU time, or a host that
+ * was already busy when the run began (a 1-minute load average above half
+ * its CPUs: other work then shares the cores the run measures), or more
+ * runnable threads at the end than CPUs beyond the run's own (the load
+ * average above CPUs + 1). */
+static void disturbed(const bench_run *run, char *why, size_t n)
+{
+    why[0] = 0;
+    const double st = steal_fraction(run);
+    double load[3];
+    int cpus;
+    const int have = !bench_host_load(load, &cpus);
+    size_t at = 0;
+    if (st > 0.05) at += snprintf(why + at, n - at, "the hypervisor took %.0f%% of the CPU time (steal)", 100 * st);
+    if (have && run->load0[0] > 0.5 * cpus && at < n)
+        at += snprintf(why + at, n - at, "%sthe load average was %.2f on %d CPUs as the run began", at ? "; " : "",
+                       run->load0[0], cpus);
+    if (have && load[0] > cpus + 1 && at < n)
+        snprintf(why + at, n - at, "%sthe load average is %.2f on %d CPUs at the end", at ? "; " : "", load[0], cpus);
+}
+
 void bench_print_table(const bench_run *run, FILE *out)
 {
+    char g[32], b[32], l[32];
     fprintf(out, "\n%-9s %-24s %-4s %10s %11s %11s %12s %-18s %9s %9s %7s %9s %s\n", "path", "variant", "prec", "n",
             "kernel_ms", "total_ms", "rate", "unit", "GFLOP/s", "GB/s", "%limit", "max_rel", "ok");
     for (int i = 0; i < run->nrows; i++) {
         const bench_row *r = &run->rows[i];
-        fprintf(out, "%-9s %-24s %-4s %10lld %11.4f %11.4f %12.4g %-18s %9.1f %9.1f %6.1f%% %9.2e %s\n", r->path,
-                r->variant, r->precision, r->n, 1e3 * r->kernel_s_median, 1e3 * r->total_s_median, r->rate,
-                r->rate_unit, r->gflops, r->bytes_per_s / 1e9, 100.0 * r->fraction_of_limit, r->max_rel_error,
-                r->verified ? "yes" : "NO");
+        fprintf(out, "%-9s %-24s %-4s %10lld %11.4f %11.4f %12.4g %-18s %9s %9s %7s %9.2e %s\n", r->path, r->variant,
+                r->precision, r->n, 1e3 * r->kernel_s_median, 1e3 * r->total_s_median, r->rate, r->rate_unit,
+                cell(g, sizeof g, "%.1f", r->gflops), cell(b, sizeof b, "%.1f", r->bytes_per_s / 1e9),
+                cell(l, sizeof l, "%.1f%%", 100.0 * r->fraction_of_limit), r->max_rel_error, r->verified ? "yes" : "NO");
     }
     print_auto(run, out);
     /* CPU timings on a VM are only as good as the CPU time it got */
-    const double st = steal_fraction(run);
-    if (st > 0.05)
-        fprintf(out, "\nwarning: the hypervisor took %.0f%% of this host's CPU time during the run (steal); CPU "
-                     "devices' timings are disturbed by as much\n", 100 * st);
-    for (int i = 0; i < run->nrows; i++)
-        if (run->rows[i].note[0]) fprintf(out, "  note (%s %s): %s\n", run->rows[i].path, run->rows[i].variant, run->rows[i].note);
+    char why[512];
+    disturbed(run, why, sizeof why);
+    if (why[0])
+        fprintf(out, "\nwarning: %s; the timings of CPU devices (and the host's share of GPU rows) are disturbed\n",
+                why);
+    /* each distinct note once, after the rows it concerns */
+    for (int i = 0; i < run->nrows; i++) {
+        const char *note = run->rows[i].note;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = !strcmp(run->rows[j].note, note);
+        if (!note[0] || seen) continue;
+        fprintf(out, "  note (%s %s", run->rows[i].path, run->rows[i].variant);
+        int more = 0;
+        for (int j = i + 1; j < run->nrows; j++)
+            if (!strcmp(run->rows[j].note, note)) more++;
+        if (more) fprintf(out, " and %d more row%s", more, more > 1 ? "s" : "");
+        fprintf(out, "): %s\n", note);
+    }
 }
 
 /* The fastest verified row of r's case (r itself when none is faster). */
@@ -180,6 +226,17 @@ int bench_write_json(const bench_run *run, const char *file, char *err, size_t e
     for (int i = 0; i < run->argc; i++) cJSON_AddItemToArray(av, cJSON_CreateString(run->argv[i]));
     cJSON_AddBoolToObject(root, "full_sweep", run->full);
     cJSON_AddNumberToObject(root, "host_cpu_steal_fraction", steal_fraction(run));
+    /* the load averages (1, 5, 15 min) at the start and the end, beside steal: a busy host disturbs CPU figures */
+    double load[3];
+    int cpus;
+    if (!bench_host_load(load, &cpus) && run->load0[0] >= 0) {
+        cJSON_AddItemToObject(root, "host_load_avg_start", cJSON_CreateDoubleArray(run->load0, 3));
+        cJSON_AddItemToObject(root, "host_load_avg_end", cJSON_CreateDoubleArray(load, 3));
+        cJSON_AddNumberToObject(root, "host_cpus", cpus);
+    }
+    char why[512];
+    disturbed(run, why, sizeof why);
+    if (why[0]) cJSON_AddStringToObject(root, "host_disturbed", why);
     cJSON *rows = cJSON_AddArrayToObject(root, "results");
     for (int i = 0; i < run->nrows; i++) cJSON_AddItemToArray(rows, row_json(run, &run->rows[i]));
     char *text = cJSON_Print(root);

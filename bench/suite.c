@@ -51,7 +51,9 @@ int bench_options_check(const bench_options *opt)
         for (const bench_path *bp = bench_paths; bp->name; bp++)
             if (strlen(bp->name) == n && !strncmp(bp->name, p, n)) found = 1;
         if (!found) {
-            fprintf(stderr, "clphys bench: unknown path '%.*s'\n", (int)n, p);
+            fprintf(stderr, "clphys bench: unknown path '%.*s' (the paths:", (int)n, p);
+            for (const bench_path *bp = bench_paths; bp->name; bp++) fprintf(stderr, " %s", bp->name);
+            fprintf(stderr, ")\n");
             return 2;
         }
         p += n + (p[n] == ',');
@@ -77,6 +79,8 @@ int bench_suite_run(clphys_context *ctx, const bench_options *opt, FILE *out)
     run.t_start = opt->t_start > 0 ? opt->t_start : bench_now();
     run.tty = isatty(STDERR_FILENO);
     if (bench_host_cpu(&run.cpu_busy0, &run.cpu_steal0)) run.cpu_busy0 = -1;
+    int cpus;
+    if (bench_host_load(run.load0, &cpus)) run.load0[0] = run.load0[1] = run.load0[2] = -1;
     fprintf(stderr, "clphys bench on %s (%s, driver %s)%s%s\n", run.dev->name, run.dev->platform,
             run.dev->driver_version, run.quick ? ", quick sizes" : "", run.full ? ", full sweep" : "");
     fprintf(stderr, "measuring the device's limits...\n");

@@ -9,7 +9,7 @@
  * block in (z, y) order (rowi[r] = sorted particle of row r, rowof its
  * inverse), optionally reordered by descending list length (hs_key,
  * hs_rank): a warp takes as many steps as its longest row, and rows of about
- * equal length waste fewer (bench/md-notes.md, session 12).  Pair (i, j) is
+ * equal length waste fewer (bench/md-notes.md).  Pair (i, j) is
  * listed once, by the particle from which the other lies in the upper
  * half-space (d = minimum image of x_j - x_i: d.z > 0, ties broken by d.y,
  * d.x, then index), so every i lists about half of its

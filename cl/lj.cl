@@ -566,7 +566,7 @@ void lj_half_cas(__global const real4_t *restrict pos, uint n, __global const ui
             }
             /* the pair of lj_pair, written out: through lj_pair (scatter
              * when the force is non-zero) it measured slower on the H100
-             * (bench/md-notes.md, session 11) */
+             * (bench/md-notes.md) */
             real_t dx = lj_image(p.x - qj.x, box.x);
             real_t dy = lj_image(p.y - qj.y, box.y);
             real_t dz = lj_image(p.z - qj.z, box.z);

@@ -29,7 +29,7 @@ static void usage(FILE *out)
                  "  --repeat     timed repetitions per case, the median is reported (default 5, --full 10)\n"
                  "  --quick      small default sizes (the default on CPU devices)\n"
                  "  --full       the complete sweep: full sizes, every option of every variant, the largest\n"
-                 "               cases (the default run is cut to about a minute on a GPU: README)\n"
+                 "               cases (the default run is cut to about a minute on a GPU: docs/usage.md)\n"
                  "  --json FILE  also write the results with the device's identity (written atomically;\n"
                  "               an existing FILE is replaced only with --force)\n"
                  "Exit status 1 when any case fails verification or cannot run.\n"

@@ -44,7 +44,8 @@ static void usage(FILE *out)
                  "              [--force]\n"
                  "       clphys lqcd solve FILE --kappa K --source point|random --tol T\n"
                  "              [--solver cgnr|bicgstab] [--fp64-only] [--blas auto|fused|clblast]\n"
-                 "              [--max-iter N] [--no-checksum] [--device SPEC]\n"
+                 "              [--max-iter N] [--no-checksum] [--device SPEC] [--monitor]\n"
+                 "              [--output FILE [--force]]\n"
                  "   every subcommand: [--bc X,Y,Z,T | --periodic] [--grid PXxPYxPZxPT]\n"
                  "       mpirun -np P clphys lqcd ...   the same, the lattice split over P ranks\n"
                  "Gauge files are read in NERSC, ILDG or MILC (v5 binary) format, told apart by their first bytes,\n"
@@ -62,7 +63,9 @@ static void usage(FILE *out)
                  "Solves use the even-odd system, mixed precision unless --fp64-only; the level-1 work runs in\n"
                  "fused kernels (auto, fused) or through clBLAST.  solve --device LIST (gpus = every GPU, or\n"
                  "P:D,P:D,...) without a launcher splits the lattice over those devices in this process, one host\n"
-                 "thread each (--grid over the devices; default 1x1x1xN).\n");
+                 "thread each (--grid over the devices; default 1x1x1xN).  solve prints one line per solve and a\n"
+                 "total line (--monitor: every iteration's residual too); with --source point it prints the pion\n"
+                 "correlator, and --output FILE writes it (JSON when FILE ends in .json, else text).\n");
 }
 
 static const char *const FORMATS = "nersc|ildg";
@@ -394,15 +397,14 @@ static int convert(int argc, char **argv)
 
 static void progress(void *user, int iter, double rel, int is_true)
 {
-    (void)user;
-    if (cli_mpi_rank() == 0) printf("  iteration %6d  %s = %.6e\n", iter, is_true ? "true |b - D x|/|b|" : "iterated residual ", rel);
+    if (cli_mpi_rank() == 0) lqcd_cli_monitor(user, iter, rel, is_true);
 }
 
 /* The options of a solve: one field per option, one table line each. */
 typedef struct {
-    const char *file, *device;
+    const char *file, *device, *output;
     double kappa, tol;
-    int source, solver, blas, fp64_only, no_checksum;
+    int source, solver, blas, fp64_only, no_checksum, monitor, force;
     long long max_iter;
 } solve_args;
 
@@ -431,6 +433,9 @@ static int solve(int argc, char **argv)
         CLI_OPT_INT("--max-iter", &A.max_iter, 1, INT_MAX),
         CLI_OPT_FLAG("--no-checksum", &A.no_checksum),
         CLI_OPT_STRING("--device", &A.device),
+        CLI_OPT_FLAG("--monitor", &A.monitor),
+        CLI_OPT_STRING("--output", &A.output),
+        CLI_OPT_FLAG("--force", &A.force),
         LATTICE_OPTS(o),
         CLI_OPT_END,
     };
@@ -450,6 +455,13 @@ static int solve(int argc, char **argv)
     }
     if (lattice_finish("lqcd solve", &o)) return 2;
     A.file = pos[0];
+    if (A.output && A.source != 0) {
+        fprintf(stderr, "clphys lqcd solve: --output writes the pion correlator of --source point\n");
+        return 2;
+    }
+    /* the correlator's file is checked before the solves (rank 0 writes it) */
+    const cli_file in[1] = {{"FILE", A.file}}, outf[1] = {{"--output", A.output}};
+    int bad_output = cli_mpi_rank() == 0 && A.output && cli_check_outputs("lqcd solve", in, 1, outf, 1, A.force);
     static const clphys_solver_blas BLAS[] = {CLPHYS_SOLVER_BLAS_AUTO, CLPHYS_SOLVER_BLAS_FUSED,
                                               CLPHYS_SOLVER_BLAS_CLBLAST};
     const char *file = A.file, *device = A.device;
@@ -465,7 +477,8 @@ static int solve(int argc, char **argv)
         if (sw) return cli_fail("lqcd", sw, NULL);
         lqcd_solve_cfg c = {.device = device, .kappa = kappa, .tol = tol, .point = !A.source, .mixed = mixed,
                             .max_iter = max_iter, .kind = kind, .blas = blas, .have_grid = o.have_grid,
-                            .progress = progress};
+                            .progress = A.monitor ? progress : NULL, .output = A.output};
+        if (bad_output) return 2;
         memcpy(c.bc, o.bc, sizeof c.bc);
         memcpy(c.grid, o.grid, sizeof c.grid);
         const int rc = lqcd_cli_solve_multi(&c, &gw);
@@ -474,6 +487,10 @@ static int solve(int argc, char **argv)
     }
     ranks r;
     if (ranks_setup(&o, &r)) return 1;
+#ifdef CLPHYS_HAVE_MPI
+    if (r.dist) MPI_Allreduce(MPI_IN_PLACE, &bad_output, 1, MPI_INT, MPI_MAX, r.comm);
+#endif
+    if (bad_output) return r.dist ? 1 : 2; /* under a launcher 1: main ends the job on 2 */
     clphys_gauge_field g;
     int dims[4];
     clphys_gauge_file_info info;
@@ -532,13 +549,15 @@ static int solve(int argc, char **argv)
         goto out;
     }
     clphys_solver_params prm = {.kind = kind, .tol = tol, .max_iter = max_iter, .mixed = mixed, .blas = blas,
-                                .progress = progress};
+                                .progress = A.monitor ? progress : NULL};
     /* one workspace for all sources: each solve moves only b and x */
     if ((st = clphys_solver_plan_create(p64, p32, &prm, &sp))) {
         rc = cli_fail("lqcd", st, ctx);
         goto out;
     }
     int nsrc = strcmp(source, "point") ? 1 : 12;
+    lqcd_cli_total total = {0};
+    if (r.rank == 0) lqcd_cli_header(kind, mixed, kappa, tol, nsrc == 12);
     const int lt = g.dims[3];
     const size_t vol3 = V / (size_t)lt;
     for (int src = 0; src < nsrc; src++) {
@@ -562,18 +581,9 @@ static int solve(int argc, char **argv)
         } else if (r.rank == 0) {
             b[src * 2] = 1; /* site 0 (on rank 0), spin src/3, colour src%3 */
         }
-        if (r.rank == 0) {
-            if (nsrc > 1) printf("source point, spin %d colour %d: ", src / 3, src % 3);
-            else printf("source random: ");
-            printf("%s %s, kappa %g, tol %g\n", kind == CLPHYS_SOLVER_CGNR ? "CGNR" : "BiCGStab",
-                   mixed ? "mixed fp32/fp64" : "fp64", kappa, tol);
-        }
         clphys_solver_result res;
         st = clphys_solver_solve(sp, b, x, &res);
-        if (r.rank == 0)
-            printf("  %s: %d iterations, %d restarts, residual %.3e, %.3f s (host b to host x), %.1f GFLOP/s\n",
-                   st ? "NOT CONVERGED" : "converged", res.iterations, res.restarts, res.rel_residual, res.seconds,
-                   res.gflops);
+        if (r.rank == 0) lqcd_cli_solve_line(nsrc == 12, src, !st, &res, &total);
         if (st && r.dist && st != CLPHYS_ERR_NOT_CONVERGED) {
             /* a device failure of this rank alone: the others may wait in the
              * next exchange, so the job ends (main calls MPI_Abort for 2) */
@@ -591,11 +601,14 @@ static int solve(int argc, char **argv)
 #ifdef CLPHYS_HAVE_MPI
     if (r.dist) MPI_Allreduce(MPI_IN_PLACE, corr, dims[3], MPI_DOUBLE, MPI_SUM, r.comm);
 #endif
-    if (nsrc == 12 && r.rank == 0) {
-        printf("pion correlator C(t) = sum_x |S(x,t)|^2\n");
-        for (int t = 0; t < dims[3]; t++) printf("C %3d %.12e\n", t, corr[t]);
-    }
     rc = 0;
+    if (r.rank == 0) {
+        lqcd_cli_total_line(&total);
+        if (nsrc == 12) rc = lqcd_cli_correlator(A.output, corr, dims, kappa);
+    }
+#ifdef CLPHYS_HAVE_MPI
+    if (r.dist) MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, r.comm);
+#endif
 out:
     free(b), free(x), free(corr), free(whole);
     clphys_solver_plan_destroy(sp);

@@ -98,15 +98,12 @@ int lqcd_cli_solve_multi(const lqcd_solve_cfg *c, const clphys_gauge_field *g)
     printf("%d devices in this process, grid %dx%dx%dx%d\n", n, grid[0], grid[1], grid[2], grid[3]);
     const int nsrc = c->point ? 12 : 1, lt = g->dims[3];
     const size_t vol3 = V / (size_t)lt;
+    lqcd_cli_total total = {0};
+    lqcd_cli_header(c->kind, c->mixed, c->kappa, c->tol, nsrc == 12);
     for (int src = 0; src < nsrc; src++) {
         memset(b, 0, sizeof(double) * 24 * V);
         if (nsrc == 1) lqcd_cli_random_source(b, 24 * V);
         else b[src * 2] = 1; /* site 0, spin src/3, colour src%3 */
-        if (nsrc > 1) printf("source point, spin %d colour %d: ", src / 3, src % 3);
-        else printf("source random: ");
-        printf("%s %s, kappa %g, tol %g\n", c->kind == CLPHYS_SOLVER_CGNR ? "CGNR" : "BiCGStab",
-               c->mixed ? "mixed fp32/fp64" : "fp64", c->kappa, c->tol);
-        fflush(stdout);
         for (int k = 0; k < n; k++) block(g->dims, grid, k, b, jobs[k].b, 1);
         pthread_t t[MAXDEV];
         for (int k = 0; k < n; k++) pthread_create(&t[k], NULL, solve_thread, &jobs[k]);
@@ -115,9 +112,7 @@ int lqcd_cli_solve_multi(const lqcd_solve_cfg *c, const clphys_gauge_field *g)
         for (int k = 0; k < n && bad < 0; k++)
             if (jobs[k].st && jobs[k].st != CLPHYS_ERR_NOT_CONVERGED) bad = k;
         const clphys_solver_result *res = &jobs[0].res;
-        printf("  %s: %d iterations, %d restarts, residual %.3e, %.3f s (host b to host x), %.1f GFLOP/s\n",
-               jobs[0].st ? "NOT CONVERGED" : "converged", res->iterations, res->restarts, res->rel_residual,
-               res->seconds, res->gflops);
+        lqcd_cli_solve_line(nsrc == 12, src, !jobs[0].st, res, &total);
         if (bad >= 0 || jobs[0].st) {
             rc = cli_fail("lqcd", bad >= 0 ? jobs[bad].st : jobs[0].st, ctxs[bad >= 0 ? bad : 0]);
             goto out;
@@ -126,11 +121,8 @@ int lqcd_cli_solve_multi(const lqcd_solve_cfg *c, const clphys_gauge_field *g)
         for (size_t site = 0; site < V; site++)
             for (int kk = 0; kk < 24; kk++) corr[(int)(site / vol3)] += x[site * 24 + kk] * x[site * 24 + kk];
     }
-    if (nsrc == 12) {
-        printf("pion correlator C(t) = sum_x |S(x,t)|^2\n");
-        for (int t = 0; t < lt; t++) printf("C %3d %.12e\n", t, corr[t]);
-    }
-    rc = 0;
+    lqcd_cli_total_line(&total);
+    rc = nsrc == 12 ? lqcd_cli_correlator(c->output, corr, g->dims, c->kappa) : 0;
 out:
     for (int k = 0; k < n && k < MAXDEV; k++) {
         clphys_solver_plan_destroy(jobs[k].sp);

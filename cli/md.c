@@ -7,6 +7,7 @@
 #include "md_cli.h"
 #include "opt.h"
 #include "outputs.h"
+#include "progress.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -199,16 +200,29 @@ int cmd_md(int argc, char **argv)
         md_cli_row(&t);
         if (xf && md_cli_xyz_frame(xf, &sys, 0, dt)) xyz_ok = 0;
     }
+    /* on a terminal, the steps between thermo rows run in pieces of about a
+       two-hundredth of the run, so that the progress line moves (the plan
+       counts its steps: pieces give the same trajectory) */
+    cli_progress prog;
+    cli_progress_start(&prog, "md", "step", 1);
+    const long long piece = prog.on ? (total / 200 > 1 ? total / 200 : 1) : total;
     for (long long done = 0; !st && xyz_ok && done < total;) {
         long long chunk = k > 0 ? k : total;
         if (chunk > total - done) chunk = total - done;
-        st = clphys_md_run(plan, (int)chunk, NULL);
+        for (long long ran = 0; !st && ran < chunk;) {
+            const long long m = chunk - ran < piece ? chunk - ran : piece;
+            st = clphys_md_run(plan, (int)m, NULL);
+            ran += m;
+            cli_progress_show(&prog, done + ran, total);
+        }
         done += chunk;
         if (!st) st = clphys_md_thermo_now(plan, &t);
+        cli_progress_clear(&prog);
         if (!st) md_cli_row(&t);
         if (!st && xf) st = clphys_md_download(plan, &sys);
         if (!st && xf && md_cli_xyz_frame(xf, &sys, t.step, dt)) xyz_ok = 0;
     }
+    cli_progress_clear(&prog);
     if (!xyz_ok) fprintf(stderr, "clphys md: --xyz %s: write failed: %s\n", xyz, strerror(errno));
     if (xf && !md_cli_xyz_finish(xf, xtmp, xyz, !st && xyz_ok)) xyz_ok = 0;
     clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -14,6 +14,7 @@
 #include "cli_mpi.h"
 #include "opt.h"
 #include "outputs.h"
+#include "progress.h"
 
 #ifdef CLPHYS_HAVE_MPI
 #include "clphys_gravity_mpi.h"
@@ -146,6 +147,9 @@ static int fp32_out_of_range(const clphys_nbody_system *s)
     return 0;
 }
 
+/* The progress line of the run (progress.h): erased before any message. */
+static cli_progress prog;
+
 /* CLPHYS_ERR_INPUT, having said so on stderr naming step k and the first
  * particle of s whose position, velocity, kinetic energy m v^2 / 2,
  * acceleration or potential (acc, pot: NULL to skip) is not finite; success
@@ -164,6 +168,7 @@ static clphys_status finite_state(const clphys_nbody_system *s, const double *ac
                          : pot && !isfinite(pot[i]) ? "potential"
                                                     : NULL;
         if (what) {
+            cli_progress_clear(&prog);
             fprintf(stderr, "clphys nbody: invalid input: step %lld (t = %g): particle %zu%s has a non-finite %s: x = (%g, %g, %g), v = (%g, %g, "
                             "%g), m = %g; the integration diverged (a close encounter with too small --eps, or "
                             "--dt too large)\n",
@@ -413,6 +418,7 @@ int cmd_nbody(int argc, char **argv)
     const double t0 = now();
     const size_t n = s.n;
     const double dt = o.dt;
+    cli_progress_start(&prog, "nbody", "step", rank == 0);
     for (long long k = 1; k <= nsteps; k++) {
         for (size_t i = 0; i < n; i++)
             for (int c = 0; c < 3; c++) {
@@ -426,8 +432,10 @@ int cmd_nbody(int argc, char **argv)
         /* one process: every step (O(n) beside the force's O(n^2)); under MPI
            at the energy rows, whose verdict every rank shares */
         if (!e.dist && finite_state(&s, acc, pot, k, k * dt)) goto fail_said;
+        cli_progress_show(&prog, k, nsteps);
         if (k % out_every == 0 || k == nsteps) {
             if ((st = energy(&e, &s, pot, k, k * dt, &en, &said))) goto fail;
+            cli_progress_clear(&prog);
             ROW(k * dt, en);
             /* the snapshot follows each energy row, replaced atomically */
             if (o.output && (st = snapshot(&e, o.output, &s))) goto fail;
@@ -438,24 +446,28 @@ int cmd_nbody(int argc, char **argv)
     if (e.dist) MPI_Allreduce(MPI_IN_PLACE, split, 4, MPI_DOUBLE, MPI_MAX, e.comm);
 #endif
     if (rank == 0) {
+        /* one summary line */
         const double per = 1e3 / (double)nsteps;
-        fprintf(stderr, "clphys nbody: %lld steps in %.3f s; per step %.4g ms in the force calculation: kernels %.4g "
-                        "ms, exchanges %.4g ms, of which not hidden by the kernels %.4g ms%s\n",
-                nsteps, wall, split[0] * per, split[1] * per, split[2] * per, split[3] * per,
-                e.dist ? " (largest over the ranks)" : "");
+        char rate[64] = "";
         if (!e.dist && split[1] > 0)
-            fprintf(stderr, "clphys nbody: %.3g interactions/s in the kernels\n",
-                    (double)nsteps * (double)N * (double)N / split[1]);
+            snprintf(rate, sizeof rate, " (%.3g interactions/s in the kernels)",
+                     (double)nsteps * (double)N * (double)N / split[1]);
+        fprintf(stderr, "clphys nbody: %lld steps of %zu particles in %.3f s%s; per step %.4g ms in the force "
+                        "calculation: kernels %.4g ms, exchanges %.4g ms, of which not hidden by the kernels %.4g ms%s\n",
+                nsteps, N, wall, rate, split[0] * per, split[1] * per, split[2] * per, split[3] * per,
+                e.dist ? " (largest over the ranks)" : "");
     }
     rc = 0;
     goto done;
 fail_ctx:
+    cli_progress_clear(&prog);
     /* a device's message is on its context (one process) */
     if (!e.dist && e.ctxs) {
         rc = cli_fail("nbody", st, e.ctxs[0]);
         goto done;
     }
 fail:
+    cli_progress_clear(&prog);
     if (said) {
     fail_said:
         rc = 1;

@@ -275,9 +275,9 @@ clphys_status clphys_measure_sync(clphys_context *const *ctxs, int n, int max_la
 /* ---- Tuning: the choices `auto` makes, measured per device --------------
  * Which kernel variant and work-group size is fastest depends on the device
  * and its OpenCL implementation, not only on GPU versus CPU.  Each path's
- * clphys_<path>_tune (clphys_neighbor_tune, clphys_lj_tune,
- * clphys_gravity_tune, clphys_dslash_tune, clphys_solver_tune,
- * clphys_poisson_tune; `clphys tune` runs them) times the variants and their
+ * tuner (clphys_neighbor_tune, clphys_lj_tune, clphys_gravity_tune,
+ * clphys_dslash_tune; `clphys tune` runs them; the Poisson plans time their
+ * stencil shapes themselves, host/poisson/stencil.c) times the variants and their
  * options at a few representative sizes in both precisions and writes the
  * fastest per device (name, vendor, platform, driver), path, precision and
  * size class (and density class for neighbour lists and LJ) into the tuning

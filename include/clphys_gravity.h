@@ -300,12 +300,14 @@ typedef struct {
 void clphys_nbody_system_destroy(clphys_nbody_system *s);
 
 /* Read the NBabel text format (nbabel.org): one particle per line,
- * `id m x y z vx vy vz`; blank lines and lines starting with '#' are skipped.
+ * `id m x y z vx vy vz`; blank lines and lines starting with '#' are skipped;
+ * a gzip-compressed file is read as its text, through zlib.
  * *s is overwritten (not freed first); on failure it is left empty.  ctx may
  * be NULL (message via clphys_last_error(NULL)).  Errors name the file and
  * line: CLPHYS_ERR_INVALID_ARGUMENT (file or s NULL), CLPHYS_ERR_IO (cannot
  * open or read), CLPHYS_ERR_FORMAT (a line longer than 4094 characters, a
- * NUL byte (binary data), a field count other than 8, a field that is not
+ * NUL or control byte (binary data), a truncated or damaged gzip stream, a
+ * field count other than 8, a field that is not
  * a number), CLPHYS_ERR_INPUT (NaN/inf, negative mass, total mass <= 0, no
  * particles, a mass, coordinate or velocity above 1e100 in magnitude, a
  * coordinate other than 0 below 1e-100 in magnitude: the bounds that keep

@@ -239,7 +239,7 @@ typedef struct {
     clphys_precision precision;
     int reconstruct;        /* 12 or 18; 0 = 12 (the least memory traffic;
                                faster on the H100 at both sizes and precisions
-                               of the README's table)                         */
+                               of docs/performance.md)                        */
     double kappa;           /* hopping parameter, > 0; no default             */
     clphys_bc bc[4];        /* fermion boundary of x, y, z, t                 */
     double bc_phase_by_pi[4]; /* theta_mu / pi for CLPHYS_BC_PHASE, finite     */

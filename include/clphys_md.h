@@ -279,7 +279,8 @@ typedef struct {
 void clphys_md_system_destroy(clphys_md_system *sys);
 /* Read a LAMMPS data file, atom_style atomic: header counts and box bounds,
  * Masses, Atoms (id type x y z [ix iy iz]), optional Velocities; Pair Coeffs
- * ignored.  Atoms up to one box length outside are wrapped (image flags
+ * ignored.  A gzip-compressed file (in.lj.data.gz) is read as its text,
+ * through zlib, whatever its name.  Atoms up to one box length outside are wrapped (image flags
  * updated).  Atom IDs are any 1 .. 2^63 - 1, in any order (looked up
  * through a sorted table: memory in proportion to the atoms).  Every number
  * is read whole; the header's counts are checked against the sections
@@ -287,7 +288,8 @@ void clphys_md_system_destroy(clphys_md_system *sys);
  * may appear once.  Errors (message names file and line, and the atom by
  * its ID): CLPHYS_ERR_IO, CLPHYS_ERR_FORMAT (malformed lines, counts that
  * disagree, repeated sections or IDs, what clphys does not read: other atom
- * styles, triclinic boxes, bonds, a NUL byte: binary data), CLPHYS_ERR_INPUT
+ * styles, triclinic boxes, bonds, a NUL or control byte: binary data, a
+ * truncated or damaged gzip stream), CLPHYS_ERR_INPUT
  * (an atom more than one box length outside, a type outside 1 .. ntypes, a
  * non-finite velocity, an image flag at INT_MAX or INT_MIN that the wrap
  * would carry beyond the int range),

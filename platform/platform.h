@@ -213,8 +213,8 @@ clphys_status cp_finish(clphys_context *ctx);
 size_t cp_round_up(size_t x, size_t m); /* x rounded up to a multiple of m (m = 0: x) */
 /* clphys_context_span_begin/_end (clphys.h): between the two, the first
  * cp_launch without kernel_s keeps its event; the others take none, since an
- * event per launch costs the NVIDIA driver ~3.5 us each (bench/md-notes.md,
- * session 10), and span_end times an empty kernel enqueued after the last. */
+ * event per launch costs the NVIDIA driver ~3.5 us each (bench/md-notes.md),
+ * and span_end times an empty kernel enqueued after the last. */
 void cp_span_begin(clphys_context *ctx);
 clphys_status cp_span_end(clphys_context *ctx, double *seconds);
 /* ---- per-kernel profile (platform/profile.c) ------------------------------

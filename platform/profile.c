@@ -4,7 +4,7 @@
  * Every cp_launch keeps its event; they are folded into per-kernel counts and
  * sums whenever 1024 are pending and before the table is written.  An event
  * per launch adds a few microseconds of start-up to each launch on some
- * drivers (NVIDIA: ~3.5 us, bench/md-notes.md session 10), so a profiled run
+ * drivers (NVIDIA: ~3.5 us, bench/md-notes.md), so a profiled run
  * says where the kernel time goes, not how long the whole takes: each
  * kernel's END - START is unaffected. */
 #include "platform.h"

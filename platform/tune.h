@@ -48,11 +48,8 @@
  *                                                                        j_split= s= (host/nbody/tune.c)
  *   dslash    local_size  fp32|fp64  reconstruct= layout= [split=] (sites) local_size= half_hop_s=
  *                                    lattice=LxLxLxL (exact; ignored by the nearest lookup)
- *   dslash    layout      fp32|fp64  reconstruct= tuner=1 (sites)        layout=soa|aos s=
- *   solver    blas        fp64|mixed kind=cgnr|bicgstab tuner=1 (sites)  blas=fused|clblast s=
  *   poisson   stencil     fp64       candidates= variant= local= (cells) variant= lx= ly= stencil_s=
  *                                    grid=NXxNYxNZ (exact; ignored by the nearest lookup)
- *   poisson   vcycle      mixed|fp64 smooth= tuner=1 (cells)             line= lx= ly= s=
  *   PATH      tuned       -          (none)                              date= quick= seconds=: the
  *                                    last `clphys tune` of the path (clphys_tune_status_get)
  * The neighbours axis of neighbor and lj is the density class: the mean

@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""The table of bad inputs (README, "Bad input"): each row runs the clphys
+"""The table of bad inputs (docs/bad-input.md): each row runs the clphys
 command on one hostile or mistaken input and checks its exit status and
 that its message says what the table says.  Run by meson (test
 cli_bad_inputs); `cli_bad_inputs.py CLPHYS DATA --table` prints the table
 as Markdown from the same rows, with the message each row really got.
 
-Usage: cli_bad_inputs.py CLPHYS TESTS_DATA_DIR [--table]"""
+`--check DOC`: also fail when the table committed in DOC (docs/bad-input.md)
+lists other rows (input and exit status) than these; regenerate it with
+--table.
+
+Usage: cli_bad_inputs.py CLPHYS TESTS_DATA_DIR [--table] [--check DOC]"""
 import os
 import random
 import struct
@@ -86,6 +90,15 @@ write("flipped.ildg", bytes(flipped))
 write("hello.txt", "hello\n")
 write("existing.nersc", "x")
 write("nbabel.txt", "0 1 0 0 0 0 0 0\n1 1 0 0 nan 0 0 0\n")
+# compressed and binary inputs (issue 31): gzip is read through zlib whatever the name; other binary data is
+# named as such, never echoed
+import gzip
+write("good.data.gz", gzip.compress((HEAD + ATOMS).encode()))
+write("gz-renamed.data", gzip.compress((HEAD + ATOMS).encode()))
+write("cut.data.gz", gzip.compress((HEAD + ATOMS * 40).encode())[:60])
+write("ctrl.txt", b"\x1b[2J\x01\x02 binary\n")
+write("nbabel.txt.gz", gzip.compress(b"0 1 0 0 0 0 0 0\n1 1 0 0 nan 0 0 0\n"))
+write("bomb.txt.gz", gzip.compress(b"# a comment line of a decompression bomb\n" * 50000))  # 2 MB from ~6 KB
 
 
 
@@ -219,6 +232,13 @@ rows = [
     ("`bench --repeat 0`", ["bench", "--repeat", "0"], 2, "--repeat: 0 is out of range (1 .. 1000000)"),
     ("`devices extra`", ["devices", "extra"], 2, "unexpected argument 'extra'"),
     ("`tune --path foo`", ["tune", "--path", "foo"], 2, "--path: unknown path 'foo'"),
+    ("`lqcd solve --source random --output C.txt`", ["lqcd", "solve", os.path.join(data, "gauge", "lat.sample.l4444"),
+     "--kappa", "0.12", "--source", "random", "--tol", "1e-8", "--output", path("c.txt")], 2,
+     "--output writes the pion correlator of --source point"),
+    ("`lqcd solve F --output F` (the input)", ["lqcd", "solve", os.path.join(data, "gauge", "lat.sample.l4444"),
+     "--kappa", "0.12", "--source", "point", "--tol", "1e-8", "--output", os.path.join(data, "gauge", "lat.sample.l4444")],
+     2, "an output never replaces an input"),
+    ("`bench --path ljj` (a typo)", ["bench", "--path", "ljj"], 2, "unknown path 'ljj' (the paths: neighbor lj md"),
     ("`tune --quick --quick`", ["tune", "--quick", "--quick"], 2, "--quick"),
     ("`md --data X --write-data X`", FCC[:1] + ["--data", good, "--write-data", good] + MD + ["--steps", "1"], 2,
      "--write-data " + good + ": is the input --data " + good + " of this run"),
@@ -280,6 +300,8 @@ rows = [
      "the file is cut short or corrupt: the data of variable 'depth' end at byte 604, the file has 500 bytes"),
     ("NetCDF right-hand side cut from 8304 to 3000 bytes", BOX_RHS + [path("rhs-cut.nc")], 1,
      "the data of variable 'f' end at byte 8304, the file has 3000 bytes"),
+    ("bathymetry: `--depth-var elevation`, a name the file lacks", POISSON + [path("yx.nc"), "--depth-var", "elevation"],
+     1, "no variable 'elevation' (the file's variables: lat (1D), lon (1D), depth (2D))"),
     ("bathymetry `depth(lat, lon)`, 12 x 8 columns", POISSON + [path("yx.nc"), "--depth-var", "depth"], 0,
      "grid 12x8x4 (lonlat), 240 wet cells"),
     ("bathymetry `depth(lon, lat)`, the same columns (read by the coordinates' units)",
@@ -340,6 +362,20 @@ rows += [
      "/dev/zero:1: a NUL byte: binary data, not a text file (LAMMPS data)"),
     ("`nbody --input /dev/zero`", ["nbody", "--input", "/dev/zero"] + NB, 1,
      "/dev/zero:1: a NUL byte: binary data, not a text file (NBabel)"),
+    ("LAMMPS data, gzip-compressed (`X.data.gz`)", ["md", "--data", path("good.data.gz")] + MD + ["--steps", "1"], 0,
+     "1 steps of 2 atoms"),
+    ("LAMMPS data, gzip-compressed, named without `.gz`", ["md", "--data", path("gz-renamed.data")] + MD +
+     ["--steps", "1"], 0, "1 steps of 2 atoms"),
+    ("LAMMPS data: a truncated `.gz`", ["md", "--data", path("cut.data.gz")] + MD + ["--steps", "1"], 1,
+     "the gzip stream ends early (truncated file)"),
+    ("LAMMPS data: escape and control bytes", ["md", "--data", path("ctrl.txt")] + MD + ["--steps", "1"], 1,
+     "ctrl.txt:1: a control byte 0x1b: binary data, not a text file (LAMMPS data)"),
+    ("NBabel: escape and control bytes", ["nbody", "--input", path("ctrl.txt")] + NB, 1,
+     "ctrl.txt:1: a control byte 0x1b: binary data, not a text file (NBabel)"),
+    ("NBabel: a `.gz` that expands 340-fold (a decompression bomb)", ["nbody", "--input", path("bomb.txt.gz")] + NB, 1,
+     "the gzip stream expands more than 256-fold"),
+    ("NBabel, gzip-compressed: a field `nan`", ["nbody", "--input", path("nbabel.txt.gz")] + NB, 1,
+     "nbabel.txt.gz:2: field 5 is not finite"),
     ("LAMMPS data: velocity `1e20`", ["md", "--data", path("v1e20.data")] + MD + ["--steps", "1"], 1,
      "atom ID 1 has velocity (1e+20, 0, 0): it would move |v| dt = 5e+17 per step, more than half the box (5)"),
     ("LAMMPS data: velocity `1e308`", ["md", "--data", path("v1e308.data")] + MD + ["--steps", "1"], 1,
@@ -392,5 +428,21 @@ if table:
     print("|---|---|---|")
     for shown, rc, line in out_rows:
         print("| %s | %d | `%s` |" % (shown, rc, line.replace("|", "\\|").replace("`", "'")))
+if "--check" in sys.argv:
+    doc = sys.argv[sys.argv.index("--check") + 1]
+    mine = ["| %s | %d |" % (shown, rc) for shown, rc, _ in out_rows]
+    committed = []
+    for l in open(doc).read().splitlines():
+        cells = l.split(" | ")
+        if l.startswith("| ") and len(cells) >= 3 and cells[1].isdigit():
+            committed.append("%s | %s |" % (cells[0], cells[1]))
+    if committed != mine:
+        failures += 1
+        print("FAILED: %s lists other rows than tests/cli_bad_inputs.py (regenerate it with --table):" % doc,
+              file=sys.stderr)
+        for r in sorted(set(mine) - set(committed)):
+            print("  missing there: " + r, file=sys.stderr)
+        for r in sorted(set(committed) - set(mine)):
+            print("  only there:    " + r, file=sys.stderr)
 print("%d of %d bad-input rows as the table says" % (len(rows) - failures, len(rows)))
 sys.exit(1 if failures else 0)

@@ -209,7 +209,8 @@ static void test_field(void **state)
     for (int c = 0; c < n; c++) assert_true(f[c] == (mask[c] ? v[c] : 0));
     expect_error(clphys_poisson_read_field(file, "f", nx, ny + 1, nz, mask, f), CLPHYS_ERR_FORMAT,
                  "variable 'f' is 2 x 3 x 4 (z, y, x); the grid is 2 x 4 x 4", NULL);
-    expect_error(clphys_poisson_read_field(file, "g", nx, ny, nz, mask, f), CLPHYS_ERR_FORMAT, "no variable 'g'", NULL);
+    expect_error(clphys_poisson_read_field(file, "g", nx, ny, nz, mask, f), CLPHYS_ERR_FORMAT, "no variable 'g'",
+                 "(the file's variables: f (3D))");
     mask[5] = 1;
     expect_error(clphys_poisson_read_field(file, "f", nx, ny, nz, mask, f), CLPHYS_ERR_INPUT,
                  "at wet cell (z 0, y 1, x 1) is missing", NULL);

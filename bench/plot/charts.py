@@ -15,9 +15,13 @@ Writes into OUTDIR (each chart only when the files have rows for it):
                       byte under the row's declared byte model), under the
                       device's measured copy bandwidth and fp32 / fp64 FMA
                       rates; rows without a byte model stand at the right edge
-  scaling.png         rows carrying params.gpus and params.efficiency
-                      (gravity_mpi): measured weak-scaling efficiency against
-                      devices, the performance model's prediction beside it
+  scaling.png         distributed rows only: those carrying the scaling
+                      schema of bench/scaling.h (params gpus, ranks,
+                      scaling, speedup, efficiency) with more than one
+                      device or rank; per path, precision and kind of
+                      scaling, the measured parallel efficiency as bars
+                      (100% = ideal), the speed-up and the devices and
+                      ranks written beside each
 
 A device is its name, platform and driver; files of one device are merged
 (the newest row of a path/variant/precision/size wins).  md rows are
@@ -32,9 +36,10 @@ import re
 import sys
 
 PEER = re.compile(r"^(openmm|lammps|c-openmp)")
-PATHS = ["gravity", "lj", "neighbor", "md", "dslash", "solver"]
+PATHS = ["gravity", "lj", "neighbor", "md", "dslash", "solver", "poisson"]
 UNIT_SHORT = {"interactions/s": "interactions/s", "pair-evaluations/s": "pair evaluations/s",
-              "particles/s": "particles/s", "steps/s": "MD steps/s", "sites/s": "sites/s", "solves/s": "solves/s"}
+              "particles/s": "particles/s", "steps/s": "MD steps/s", "sites/s": "sites/s", "solves/s": "solves/s",
+              "unknowns/s": "unknowns/s (7-point stencil, V-cycle)"}
 LIMIT_SHORT = {"fma_fp32_flops": "fp32 FMA", "fma_fp64_flops": "fp64 FMA", "copy_bytes_per_s": "copy BW",
                "triad_bytes_per_s": "triad BW"}
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"]
@@ -63,6 +68,8 @@ def rate_of(r):
         return r.get("gflops", 0) * 1e9
     if r["path"] == "md" and "wall_steps_per_s" in r.get("params", {}):
         return r["params"]["wall_steps_per_s"]
+    if r["path"] == "poisson" and r.get("rate_unit") != "unknowns/s":
+        return 0  # solves/s depend on the grid and the problem: the stencil and V-cycle rows compare
     return r.get("rate", 0)
 
 
@@ -172,6 +179,7 @@ def chart_best(plt, devices, out, title):
         lo, hi = min(xs), max(xs)
         ax.set_xlim(lo / 3, hi * 10 ** (0.45 * max(1.0, math.log10(hi / lo) + 1)))
         ax.set_title(f"{path} — {unit_of(path, bars[0][2])}", loc="left", fontsize=11, fontweight="bold")
+        ax.set_xlabel(unit_of(path, bars[0][2]) + ", log scale", fontsize=9)
         ax.grid(axis="x", which="major", alpha=0.3)
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
@@ -181,7 +189,10 @@ def chart_best(plt, devices, out, title):
     fig.suptitle(title or "Fastest verified variant per device and precision", y=1 - 0.15 / total, fontsize=13)
     fig.legend(handles, labels + ["peer program, same device, same run"], loc="upper center",
                bbox_to_anchor=(0.5, 1 - 0.5 / total), ncol=min(3, len(handles)), fontsize=10, frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 1.0 / total))
+    fig.text(0.01, 0.003, "% of a limit: the row's rate under its byte or flop model over the device's measured "
+             "copy bandwidth or FMA rate; above 100% of a bandwidth: caches serve part of the traffic the byte model "
+             "counts (it credits no reuse); of an FMA rate: the flop convention counts more than the device executes", fontsize=8, color="dimgrey")
+    fig.tight_layout(rect=(0, 0.015, 1, 1 - 1.0 / total))
     path = os.path.join(out, "best.png")
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -244,56 +255,54 @@ def chart_roofline(plt, label, dev, out):
 
 
 def chart_scaling(plt, devices, out):
-    series = {}  # (device, precision, per device) -> {exchange: [(gpus, eff, predicted)]}, model curve
+    """Distributed rows only (the scaling schema, more than one device or rank): efficiency bars."""
+    panels = {}  # (path, precision, scaling) -> [(device label, row)]
     for label, dev in devices.items():
         for r in dev["rows"]:
             p = r.get("params", {})
-            if "gpus" not in p or "efficiency" not in p or not r.get("verified"):
+            if not all(k in p for k in ("gpus", "ranks", "scaling", "speedup", "efficiency")):
                 continue
-            key = (label, r["precision"], p.get("particles_per_device", r["n"]))
-            s = series.setdefault(key, {"ex": {}, "model": [], "model_p": 0})
-            s["ex"].setdefault(p.get("exchange", r["variant"]), []).append(
-                (p["gpus"], p["efficiency"], p.get("predicted_efficiency")))
-            if p.get("model_curve") and p["gpus"] >= s["model_p"]:  # the curve of the widest run
-                s["model"], s["model_p"] = p["model_curve"], p["gpus"]
-    if not series:
+            if not r.get("verified") or not isinstance(p["efficiency"], (int, float)) or max(p["gpus"], p["ranks"]) < 2:
+                continue
+            panels.setdefault((r["path"], r["precision"], p["scaling"]), []).append((label, r))
+    if not panels:
         return None
-    keys = sorted(series, key=lambda k: (k[0], k[1], k[2]))
-    ncol = min(3, len(keys))
+    keys = sorted(panels)
+    ncol = min(2, len(keys))
     nrow = (len(keys) + ncol - 1) // ncol
-    top = max(1.2, max(e for s in series.values() for pts in s["ex"].values() for _, e, _ in pts) * 1.08)
-    fig, axes = plt.subplots(nrow, ncol, figsize=(5.2 * ncol, 4.0 * nrow + 0.8), squeeze=False)
+    heights = [0.45 * max(len(panels[k]) for k in keys[i * ncol:(i + 1) * ncol]) + 1.4 for i in range(nrow)]
+    fig, axes = plt.subplots(nrow, ncol, figsize=(7.5 * ncol, sum(heights) + 1.4), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
+    colour = {d: COLOURS[i % len(COLOURS)] for i, d in enumerate(devices)}
     for ax, key in zip(axes.flat, keys):
-        s = series[key]
-        for i, (ex, pts) in enumerate(sorted(s["ex"].items())):
-            pts.sort()
-            c = COLOURS[i % len(COLOURS)]
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=c, label=f"{ex} (measured)")
-            pred = [(p[0], p[2]) for p in pts if p[2] is not None]
-            ax.plot([p[0] for p in pred], [p[1] for p in pred], "o", mfc="none", color=c, ms=9)
-        if s["model"]:
-            g = [x for x, _ in s["model"]]
-            ax.plot(g, [e for _, e in s["model"]], ":", color="grey",
-                    label="the model (sec. 6) from the widest run's measurements")
-            gl, el = s["model"][-1]
-            ax.text(15.5, 0.04 * top, f"model at {gl} devices: {el:.2f}", ha="right", fontsize=8, color="grey")
-        ax.axhline(1.0, color="black", lw=0.8)
-        ax.set_xscale("log", base=2)
-        ax.set_xlim(0.8, 16)
-        ax.set_ylim(0, top)
-        ax.set_xlabel("devices (weak scaling)")
-        ax.set_ylabel("parallel efficiency")
-        ax.set_title(f"{key[1]}, {key[2]:,} particles per device", fontsize=10)
-        ax.grid(alpha=0.3)
+        rows = sorted(panels[key], key=lambda x: (x[0], x[1]["variant"], x[1]["n"]))
+        top = max(1.2, max(r["params"]["efficiency"] for _, r in rows)) * 1.75  # room for the text
+        for y, (label, r) in enumerate(rows):
+            p = r["params"]
+            eff = p["efficiency"]
+            ax.barh(y, eff * 100, color=colour[label], height=0.7)
+            where = f"{p['gpus']} device{'s' if p['gpus'] > 1 else ''}" + (
+                f", {p['ranks']} MPI ranks" if p["ranks"] > 1 else ", one process")
+            sp = f" · speed-up {p['speedup']:.2f}x" if isinstance(p.get("speedup"), (int, float)) else ""
+            ax.text(eff * 100 + 1, y, f"{eff:.0%}{sp} · {where}", va="center", fontsize=8)
+        ax.set_yticks(range(len(rows)), [f"{r['variant']}, n={r['n']:,}" for _, r in rows], fontsize=8)
+        ax.invert_yaxis()
+        ax.axvline(100, color="black", lw=0.8)
+        ax.set_xlim(0, top * 100)
+        ax.set_xlabel("parallel efficiency, % (100 = ideal)", fontsize=8)
+        ax.set_title(f"{key[0]}, {key[1]}, {key[2]} scaling", loc="left", fontsize=10, fontweight="bold")
+        ax.grid(axis="x", alpha=0.3)
     for ax in list(axes.flat)[len(keys):]:
         ax.set_visible(False)
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    handles.append(plt.Line2D([], [], marker="o", mfc="none", color="black", ls="none", ms=9))
-    labels.append("the model's prediction at that point")
-    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=False)
-    devs = sorted({k[0] for k in keys})
-    fig.suptitle("Direct-sum gravity over MPI ranks, " + "; ".join(devs), fontsize=12)
-    fig.tight_layout(rect=(0, 0.08, 1, 0.97))
+    used = sorted({label for k in keys for label, _ in panels[k]})
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colour[d]) for d in used]
+    fig.legend(handles, used, loc="lower center", ncol=min(3, len(used)), fontsize=9, frameon=False)
+    fig.text(0.5, 0.035, "efficiency: strong scaling, speed-up / devices (speed-up: one device's time for the whole "
+             "problem over the distributed time); weak scaling, one device's time for its share over the distributed "
+             "time; above 100%: super-linear", ha="center", fontsize=8, color="dimgrey")
+    fig.suptitle("Scaling over devices and MPI ranks: distributed rows only, each against its one-device baseline "
+                 "measured in the same run", fontsize=11)
+    fig.tight_layout(rect=(0, 0.07, 1, 0.96))
     path = os.path.join(out, "scaling.png")
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -1,7 +1,7 @@
 /*
  * linalg.h — Krylov solvers and level-1 BLAS over an operator, for every
  * path that solves A x = b on the device (the lattice path's even-odd Wilson
- * system now, the Poisson path next).  Internal to the library.
+ * system, and the Poisson path's multigrid-preconditioned CG).  Internal to the library.
  *
  * Three objects:
  *  - a vector space (la_space): vectors of n reals of one precision on the

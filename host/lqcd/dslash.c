@@ -73,7 +73,7 @@ clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
     static const int one[4] = {1, 1, 1, 1}, zero[4] = {0, 0, 0, 0};
     if (!grid) grid = one, coord = zero;
     /* the defaults of a zeroed struct: reconstruct-12 (less memory traffic;
-     * faster in every H100 row of the README), SoA on GPUs and AoS on CPUs
+     * faster in every H100 row of docs/performance.md), SoA on GPUs and AoS on CPUs
      * (faster on PoCL, bench/results/lqcd-pocl-2026-11-23.json), p,p,p,a */
     clphys_dslash_params q = *p;
     if (!q.reconstruct) q.reconstruct = 12;

@@ -1,6 +1,7 @@
 /* lammps_data.c — LAMMPS data files (atom_style atomic) in and out, the
  * fcc + Maxwell-Boltzmann generator and the LJ seed benchmark's input.  Errors name the file and line. */
 #include "md_internal.h"
+#include "platform/textfile.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -114,39 +115,20 @@ static int is_keyword(const char *s) { return isalpha((unsigned char)s[0]); }
 
 typedef struct {
     const char *file;
-    FILE *f;
+    cp_textfile *f;
     long line;
     char buf[LINE_MAX_CHARS];
 } reader;
 
 /* The next raw line into r->buf: 1, or 0 at the end of the file.  A line
- * longer than the buffer, a NUL byte (binary data: /dev/zero would
- * otherwise read as endless blank lines) or a read error set *st. */
+ * longer than the buffer, binary data (a NUL byte: /dev/zero would
+ * otherwise read as endless blank lines) or a read error set *st.  A
+ * gzip-compressed file reads as its text (platform/textfile.h). */
 static int raw_line(reader *r, clphys_status *st)
 {
-    size_t l = 0;
-    int c = EOF;
-    while (l < sizeof r->buf - 1 && (c = getc(r->f)) != EOF) {
-        if (c == 0) {
-            *st = cp_error(NULL, CLPHYS_ERR_FORMAT, "%s:%ld: a NUL byte: binary data, not a text file (LAMMPS data)",
-                           r->file, r->line + 1);
-            return 0;
-        }
-        r->buf[l++] = (char)c;
-        if (c == '\n') break;
-    }
-    r->buf[l] = 0;
-    if (c == EOF && ferror(r->f)) {
-        *st = cp_error(NULL, CLPHYS_ERR_IO, "%s:%ld: read error: %s", r->file, r->line + 1, strerror(errno));
-        return 0;
-    }
-    if (!l) return 0;
+    size_t l;
+    if (!cp_text_line(r->f, r->buf, sizeof r->buf, &l, r->line + 1, st)) return 0;
     r->line++;
-    if (l == sizeof r->buf - 1 && r->buf[l - 1] != '\n' && (c = getc(r->f)) != EOF && c != '\n') {
-        *st = cp_error(NULL, CLPHYS_ERR_FORMAT, "%s:%ld: line longer than %zu characters", r->file, r->line,
-                       sizeof r->buf - 2);
-        return 0;
-    }
     return 1;
 }
 
@@ -185,8 +167,9 @@ clphys_status clphys_md_read_lammps_data(const char *file, clphys_md_system *sys
 {
     if (!file || !sys) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md data: NULL argument");
     memset(sys, 0, sizeof *sys);
-    reader R = {.file = file, .f = fopen(file, "r")};
-    if (!R.f) return cp_error(NULL, CLPHYS_ERR_IO, "%s: cannot open: %s", file, strerror(errno));
+    reader R = {.file = file};
+    clphys_status ost = cp_text_open(NULL, file, "LAMMPS data", &R.f);
+    if (ost) return ost;
     clphys_status status = CLPHYS_SUCCESS;
     char comment[128], *tok[MAX_TOKENS];
     long long natoms = -1, ntypes = -1;
@@ -392,7 +375,7 @@ clphys_status clphys_md_read_lammps_data(const char *file, clphys_md_system *sys
     }
 done:
     free(aline), free(ids), free(vseen), free(mass);
-    fclose(R.f);
+    cp_text_close(R.f);
     if (status) clphys_md_system_destroy(sys);
     return status;
 }

@@ -11,7 +11,7 @@
 /* The block of cells per work-group, its accumulator slots and work-items.
  * Defaults: 3x2x2 cells (on the seed's 15^3 cells that makes 320
  * work-groups, which fit a GPU of ~130 compute units in one wave; 2x2x2
- * makes a second, partial wave: bench/md-notes.md, session 11), narrower
+ * makes a second, partial wave: bench/md-notes.md), narrower
  * when the neighbourhood at the mean density + 15 % does not fit in local
  * memory (at most 48 KiB) or the block's particles + 15 % exceed 256 (more
  * rows than work-items run the block in several passes); work-items for the
@@ -19,7 +19,7 @@
  * sends the excess to global memory (counted: clphys_lj_overflow).  The
  * order of the lists (cl/half_slot.cl): the params', else in fp64 both
  * orders and in fp32 the rows by length only (the entries within r_cut
- * first measured slower in fp32 on the H100, session 12). */
+ * measured slower in fp32 on the H100: bench/md-notes.md). */
 clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const char *opt0)
 {
     const clphys_device_info *dev = &ctx->info;

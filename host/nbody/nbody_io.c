@@ -1,6 +1,7 @@
 /* nbody_io.c — N-body systems: the NBabel text format (read with errors
  * naming file and line, written atomically via temp + rename) and energies. */
 #include "platform/platform.h"
+#include "platform/textfile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -37,8 +38,9 @@ clphys_status clphys_nbody_read(clphys_context *ctx, const char *file, clphys_nb
 {
     if (!file || !out) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "nbody read: NULL argument");
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(file, "r");
-    if (!f) return cp_error(ctx, CLPHYS_ERR_IO, "%s: cannot open: %s", file, strerror(errno));
+    cp_textfile *f;
+    clphys_status ost = cp_text_open(ctx, file, "NBabel", &f);
+    if (ost) return ost;
     clphys_nbody_system s = {0, NULL, NULL};
     size_t cap = 0;
     char line[4096];
@@ -46,27 +48,12 @@ clphys_status clphys_nbody_read(clphys_context *ctx, const char *file, clphys_nb
     clphys_status st = CLPHYS_SUCCESS;
     double mtot = 0;
     for (;;) {
-        /* a line by bytes: a NUL is binary data (/dev/zero would otherwise
-           read as endless blank lines) */
-        size_t len = 0;
-        int c = EOF;
-        while (len < sizeof line - 1 && (c = getc(f)) != EOF && c != 0) {
-            line[len++] = (char)c;
-            if (c == '\n') break;
-        }
-        line[len] = 0;
-        if (c == 0) {
-            st = cp_error(ctx, CLPHYS_ERR_FORMAT, "%s:%ld: a NUL byte: binary data, not a text file (NBabel)", file,
-                          lineno + 1);
-            break;
-        }
-        if (!len) break;
+        /* a line; binary data (a NUL: /dev/zero would otherwise read as
+           endless blank lines) is an error; gzip-compressed files read as
+           their text (platform/textfile.h) */
+        size_t len;
+        if (!cp_text_line(f, line, sizeof line, &len, lineno + 1, &st)) break;
         lineno++;
-        if (len == sizeof line - 1 && line[len - 1] != '\n' && (c = getc(f)) != EOF && c != '\n') {
-            st = cp_error(ctx, CLPHYS_ERR_FORMAT, "%s:%ld: line longer than %zu characters", file, lineno,
-                          sizeof line - 2);
-            break;
-        }
         char *p = line;
         while (*p == ' ' || *p == '\t') p++;
         if (*p == '\n' || *p == '\r' || *p == 0 || *p == '#') continue;
@@ -123,8 +110,7 @@ clphys_status clphys_nbody_read(clphys_context *ctx, const char *file, clphys_nb
         mtot += val[1];
         s.n++;
     }
-    if (!st && ferror(f)) st = cp_error(ctx, CLPHYS_ERR_IO, "%s:%ld: read error", file, lineno);
-    fclose(f);
+    cp_text_close(f);
     if (!st && s.n == 0) st = cp_error(ctx, CLPHYS_ERR_INPUT, "%s: no particles", file);
     if (!st && !(mtot > 0)) st = cp_error(ctx, CLPHYS_ERR_INPUT, "%s: total mass %g is not positive", file, mtot);
     if (st) {

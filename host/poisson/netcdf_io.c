@@ -87,8 +87,29 @@ static clphys_status find_var(const char *file, int nc, const char *name, int wa
                               size_t *len)
 {
     int nd;
-    if (nc_inq_varid(nc, name, v) != NC_NOERR)
-        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: no variable '%s'", file, name);
+    if (nc_inq_varid(nc, name, v) != NC_NOERR) {
+        /* the file's variables with their dimension counts, so that the right name is at hand; control
+           bytes of a hostile file's names are shown as '?' */
+        char list[1024] = "";
+        size_t at = 0;
+        int nvars = 0;
+        if (nc_inq_nvars(nc, &nvars) != NC_NOERR) nvars = 0;
+        for (int i = 0; i < nvars && at < sizeof list - 1; i++) {
+            char vn[NC_MAX_NAME + 1];
+            int vd = 0;
+            if (nc_inq_varname(nc, i, vn) != NC_NOERR || nc_inq_varndims(nc, i, &vd) != NC_NOERR) continue;
+            for (char *c = vn; *c; c++)
+                if ((unsigned char)*c < 32 || *c == 127) *c = '?';
+            int k = snprintf(list + at, sizeof list - at, "%s%s (%dD)", at ? ", " : "", vn, vd);
+            if (k < 0 || (size_t)k >= sizeof list - at) {
+                snprintf(list + at, sizeof list - at, "%s...", at ? ", " : "");
+                break;
+            }
+            at += (size_t)k;
+        }
+        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: no variable '%s' (the file's variables: %s)", file, name,
+                        nvars ? list : "none");
+    }
     if (nc_inq_varndims(nc, *v, &nd) != NC_NOERR || nc_inq_vardimid(nc, *v, dimids) != NC_NOERR)
         return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: variable '%s' cannot be inquired", file, name);
     if (nd != want)

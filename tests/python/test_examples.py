@@ -35,3 +35,16 @@ def test_lqcd_example(tmp_path, fp64):
 def test_poisson_example(tmp_path, fp64):
     out = run([EXAMPLES / "poisson_box.py"], tmp_path)
     assert "rhs x 3" in out
+
+
+def test_readme_snippet(fp64):
+    """The README's Python quick start, run as printed from the source folder (its path to the MILC sample is
+    relative to it); it prints the plaquette, the Poisson solve's iterations and residual."""
+    import re
+    text = (REPO / "README.md").read_text()
+    blocks = re.findall(r"^```python\n(.*?)^```$", text, re.S | re.M)
+    assert len(blocks) == 1, "README.md: one Python block expected"
+    out = subprocess.run([sys.executable, "-c", blocks[0]], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    plaq, iters, res = out.stdout.split()
+    assert abs(float(plaq) - 0.594850158947) < 1e-9 and int(iters) > 0 and float(res) <= 1e-7
