@@ -33,7 +33,7 @@
 #include "common.h"
 #include "line_relax.h"
 
-inline void line_jacobi_body(const int mode, __global XO_T *restrict xn, __global const real_t *restrict xo,
+static inline void line_jacobi_body(const int mode, __global XO_T *restrict xn, __global const real_t *restrict xo,
                              __global const real_t *restrict ec, __global const uchar *restrict mask,
                              __global const B_T *restrict b, __global const real_t *restrict e,
                              __global const real_t *restrict ax, __global const real_t *restrict ay,
