@@ -341,13 +341,14 @@ static clphys_status build_failed(clphys_context *ctx, cl_program prog, const ch
  *  - IGC's auto large-GRF mode: a kernel that would spill with 128
  *    registers per hardware thread gets 256 (and half the threads per XVE);
  *    of the 250 kernels built for Xe-HPC (pvc), 83 spilled without it and
- *    38 with it (24 with the sub-groups below and the gravity shapes of
- *    host/nbody/gravity.c; most of the rest are CPU-shaped variants);
- *  - INTEL_SG=16 (cl/common.h): the Wilson hopping term and the tiled
- *    gravity in sub-groups of 16, the XVE's native width on Xe-HPC; in the
- *    SIMD32 that IGC picks by itself there the hopping term spilled 16 KiB
- *    (fp32) and 32 KiB (fp64) per thread, with 256 registers too; in
- *    SIMD16 neither spills, on Xe-HPG (acm-g10) neither. */
+ *    38 with it (20 with the sub-groups below and the gravity shapes of
+ *    host/nbody/gravity.c, all of them CPU-shaped variants);
+ *  - INTEL_SG=16 (cl/common.h): the kernels marked KERNEL_SG (the Wilson
+ *    hopping term, the tiled gravity, the line relaxations) in sub-groups
+ *    of 16, the XVE's native width on Xe-HPC; in the SIMD32 that IGC picks
+ *    by itself there the hopping term spilled 16 KiB (fp32) and 32 KiB
+ *    (fp64) per thread, with 256 registers too; in SIMD16 none of them
+ *    spills, on Xe-HPG (acm-g10) neither. */
 static const char *device_options(const clphys_device_info *d)
 {
     if (d->is_gpu && cp_device_matches(d, "intel"))
