@@ -351,7 +351,9 @@ static clphys_status build_failed(clphys_context *ctx, cl_program prog, const ch
  *    spills, on Xe-HPG (acm-g10) neither. */
 static const char *device_options(const clphys_device_info *d)
 {
-    if (d->is_gpu && cp_device_matches(d, "intel"))
+    /* Intel's GPU runtime calls its platform "Intel(R) OpenCL Graphics" (or
+     * "... HD Graphics"); its CPU runtime, "Intel(R) OpenCL", has another compiler */
+    if (d->is_gpu && strstr(d->platform, "Intel") && strstr(d->platform, "Graphics"))
         return d->subgroups ? " -cl-intel-enable-auto-large-GRF-mode -DINTEL_SG=16"
                             : " -cl-intel-enable-auto-large-GRF-mode";
     return "";
@@ -423,10 +425,17 @@ clphys_status cp_program_from_source(clphys_context *ctx, const char *name, cons
     e = clBuildProgram(p, 1, &ctx->device, opts, NULL, NULL);
     if (e != CL_SUCCESS && *device_options(&ctx->info)) {
         /* a driver older than an option of the device's (IGC answers an
-         * unknown one with a build failure): once more without them */
+         * unknown one with a build failure): once more without them, in a
+         * fresh program object (not every runtime rebuilds a failed one);
+         * not cached, since the next run looks it up with them */
         note(ctx, "%s: the build with%s failed; retried without them", name ? name : "a program",
              device_options(&ctx->info));
+        clReleaseProgram(p);
+        free(key);
+        key = NULL;
         build_options(ctx, options, 0, opts, sizeof opts);
+        p = clCreateProgramWithSource(ctx->context, 1, &source, NULL, &e);
+        if (e != CL_SUCCESS) return cp_cl_error(ctx, e, "clCreateProgramWithSource");
         e = clBuildProgram(p, 1, &ctx->device, opts, NULL, NULL);
     }
     if (e != CL_SUCCESS) {
