@@ -40,6 +40,16 @@ typedef float16 real16_t;
 #define REAL_C(x) x##f
 #endif
 
+/* INTEL_SG=w, given by the host on Intel GPUs only (platform/program.c):
+ * the kernels marked KERNEL_SG run in sub-groups of w work-items, the
+ * SIMD width Intel's compiler then uses (cl_intel_required_subgroup_size,
+ * which those GPUs report with cl_intel_subgroups). */
+#ifdef INTEL_SG
+#define KERNEL_SG __attribute__((intel_reqd_sub_group_size(INTEL_SG)))
+#else
+#define KERNEL_SG
+#endif
+
 /* x += v for a float in global memory, from atomic_cmpxchg on its bits. */
 inline void atomic_add_float(volatile __global float *p, float v)
 {

@@ -108,7 +108,7 @@ inline void gravity_store(__global real4_t *out, int i, real4_t a, real_t G, rea
  * unit evenly, and each range writes its raw sums to part[s * ni + i] for
  * gravity_reduce.
  */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) KERNEL_SG
 void gravity_tiled(__global const real4_t *xi, int ni, __global const real4_t *xj, int nj,
                    __global real4_t *out, real_t G, real_t eps2, real_t self_coef, int accumulate,
                    __global real4_t *part)

@@ -33,7 +33,7 @@
 #include "common.h"
 #include "line_relax.h"
 
-inline void line_jacobi_body(const int mode, __global XO_T *restrict xn, __global const real_t *restrict xo,
+static inline void line_jacobi_body(const int mode, __global XO_T *restrict xn, __global const real_t *restrict xo,
                              __global const real_t *restrict ec, __global const uchar *restrict mask,
                              __global const B_T *restrict b, __global const real_t *restrict e,
                              __global const real_t *restrict ax, __global const real_t *restrict ay,
@@ -80,11 +80,11 @@ inline void line_jacobi_body(const int mode, __global XO_T *restrict xn, __globa
         real_t omega, int nx, int ny, int ncx, int ncy, int sx, int sy
 #define LINE_PASS xn, xo, ec, mask, b, e, ax, ay, az, omega, nx, ny, ncx, ncy, sx, sy
 
-__kernel void line_jacobi_zero(LINE_ARGS) { line_jacobi_body(0, LINE_PASS); }
-__kernel void line_jacobi(LINE_ARGS) { line_jacobi_body(1, LINE_PASS); }
-__kernel void line_jacobi_prolong(LINE_ARGS) { line_jacobi_body(2, LINE_PASS); }
+__kernel KERNEL_SG void line_jacobi_zero(LINE_ARGS) { line_jacobi_body(0, LINE_PASS); }
+__kernel KERNEL_SG void line_jacobi(LINE_ARGS) { line_jacobi_body(1, LINE_PASS); }
+__kernel KERNEL_SG void line_jacobi_prolong(LINE_ARGS) { line_jacobi_body(2, LINE_PASS); }
 
-__kernel void residual_restrict(__global real_t *restrict bc, __global const real_t *restrict x,
+__kernel KERNEL_SG void residual_restrict(__global real_t *restrict bc, __global const real_t *restrict x,
                                 __global const uchar *restrict mask, __global const B_T *restrict b,
                                 __global const real_t *restrict e,
                                 __global const real_t *restrict ax, __global const real_t *restrict ay,

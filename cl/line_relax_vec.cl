@@ -46,7 +46,7 @@ inline void vstore_x(vreal v, __global XO_T *x, int c)
 #endif
 }
 
-inline void line_jacobi_vec_body(const int mode, __global XO_T *restrict xn, __global const real_t *restrict xo,
+static inline void line_jacobi_vec_body(const int mode, __global XO_T *restrict xn, __global const real_t *restrict xo,
                                  __global const B_T *restrict b, __global const real_t *restrict e,
                                  __global const real_t *restrict ax, __global const real_t *restrict ay,
                                  __global const real_t *restrict az, real_t omega, int nx, int ny)

@@ -97,13 +97,13 @@ inline void line_staged_body(const int mode, __global XO_T *restrict xn, __globa
         __local real_t *lu
 #define STAGED_PASS xn, xo, ec, mask, b, e, ax, ay, az, omega, nx, ny, ncx, ncy, sx, sy, lr, ls, lu
 
-__kernel void line_staged_zero(STAGED_ARGS) { line_staged_body(0, STAGED_PASS); }
-__kernel void line_staged(STAGED_ARGS) { line_staged_body(1, STAGED_PASS); }
-__kernel void line_staged_prolong(STAGED_ARGS) { line_staged_body(2, STAGED_PASS); }
+__kernel KERNEL_SG void line_staged_zero(STAGED_ARGS) { line_staged_body(0, STAGED_PASS); }
+__kernel KERNEL_SG void line_staged(STAGED_ARGS) { line_staged_body(1, STAGED_PASS); }
+__kernel KERNEL_SG void line_staged_prolong(STAGED_ARGS) { line_staged_body(2, STAGED_PASS); }
 
 /* Work-groups over tiles of coarse columns; each coarse cell's residual
  * summed as residual_restrict sums it (restricted_at). */
-__kernel void restrict_staged(__global real_t *restrict xcn, __global real_t *restrict bc,
+__kernel KERNEL_SG void restrict_staged(__global real_t *restrict xcn, __global real_t *restrict bc,
                               __global const real_t *restrict x, __global const uchar *restrict mask,
                               __global const B_T *restrict b, __global const real_t *restrict e,
                               __global const real_t *restrict ax, __global const real_t *restrict ay,

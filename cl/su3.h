@@ -4,12 +4,12 @@
 #ifndef CLPHYS_CL_SU3_H
 #define CLPHYS_CL_SU3_H
 
-inline real2_t cmul(real2_t a, real2_t b) { return (real2_t)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+static inline real2_t cmul(real2_t a, real2_t b) { return (real2_t)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
 /* conj(a) * b */
-inline real2_t cmulc(real2_t a, real2_t b) { return (real2_t)(a.x * b.x + a.y * b.y, a.x * b.y - a.y * b.x); }
-inline real2_t cconj(real2_t a) { return (real2_t)(a.x, -a.y); }
+static inline real2_t cmulc(real2_t a, real2_t b) { return (real2_t)(a.x * b.x + a.y * b.y, a.x * b.y - a.y * b.x); }
+static inline real2_t cconj(real2_t a) { return (real2_t)(a.x, -a.y); }
 /* a * phase, phase code 0: +1, 1: +i, 2: -1, 3: -i (a constant after inlining) */
-inline real2_t cphase(real2_t a, int code)
+static inline real2_t cphase(real2_t a, int code)
 {
     return code == 0 ? a : code == 1 ? (real2_t)(-a.y, a.x) : code == 2 ? -a : (real2_t)(a.y, -a.x);
 }
@@ -22,7 +22,7 @@ inline real2_t cphase(real2_t a, int code)
      : (mu) == 2 ? (((r) == 0 || (r) == 3) ? 1 : 3) : 0)
 
 /* Third row of an SU(3) matrix from the first two: conj(row0 x row1). */
-inline void su3_reconstruct_row2(real2_t m[9])
+static inline void su3_reconstruct_row2(real2_t m[9])
 {
     m[6] = cconj(cmul(m[1], m[5]) - cmul(m[2], m[4]));
     m[7] = cconj(cmul(m[2], m[3]) - cmul(m[0], m[5]));
@@ -30,12 +30,12 @@ inline void su3_reconstruct_row2(real2_t m[9])
 }
 
 /* r = U v */
-inline void su3_mv(real2_t r[3], const real2_t m[9], const real2_t v[3])
+static inline void su3_mv(real2_t r[3], const real2_t m[9], const real2_t v[3])
 {
     for (int i = 0; i < 3; i++) r[i] = cmul(m[i * 3], v[0]) + cmul(m[i * 3 + 1], v[1]) + cmul(m[i * 3 + 2], v[2]);
 }
 /* r = U^+ v */
-inline void su3_mdv(real2_t r[3], const real2_t m[9], const real2_t v[3])
+static inline void su3_mdv(real2_t r[3], const real2_t m[9], const real2_t v[3])
 {
     for (int i = 0; i < 3; i++) r[i] = cmulc(m[i], v[0]) + cmulc(m[3 + i], v[1]) + cmulc(m[6 + i], v[2]);
 }

@@ -86,7 +86,7 @@ typedef real2_t face_t;
 /* first complex of block (mu, side) with nq parities */
 #define FACE_BASE(mu, side, nq) (FACE_SLOTS * (nq) * (2 * FACE_BEFORE(mu) + (side) * FACE_N(mu)))
 
-inline void load_link(__global const real2_t *restrict g, uint mu, uint site, real2_t m[9])
+static inline void load_link(__global const real2_t *restrict g, uint mu, uint site, real2_t m[9])
 {
     for (int k = 0; k < NC; k++) m[k] = g[GAI(mu, k, site)];
 #if RECON == 12
@@ -94,11 +94,11 @@ inline void load_link(__global const real2_t *restrict g, uint mu, uint site, re
 #endif
 }
 
-inline real2_t phase_of(real8_t v, int mu) { return mu == 0 ? v.s01 : mu == 1 ? v.s23 : mu == 2 ? v.s45 : v.s67; }
+static inline real2_t phase_of(real8_t v, int mu) { return mu == 0 ? v.s01 : mu == 1 ? v.s23 : mu == 2 ? v.s45 : v.s67; }
 
 /* h = rows 0, 1 of (1 + s gamma_mu) psi at site nb (gamma5 psi with g5in):
  * rows 0,1 pair with spins 2,3 (col), which gamma5 negates. */
-inline void project(real2_t h[2][3], __global const real2_t *restrict in, uint stride, uint nb, const int mu,
+static inline void project(real2_t h[2][3], __global const real2_t *restrict in, uint stride, uint nb, const int mu,
                     const int s, const int g5in)
 {
     for (int r = 0; r < 2; r++) {
@@ -110,7 +110,7 @@ inline void project(real2_t h[2][3], __global const real2_t *restrict in, uint s
 
 /* acc += (1 + s gamma_mu) chi' where chi' = ph U' h (U' = U or U^+, ph only
  * across an end of the lattice): rows 0, 1 are U' h, rows 2, 3 follow. */
-inline void hop_rows(real2_t acc[12], const real2_t m[9], real2_t h[2][3], const int mu, const int s, const int dag,
+static inline void hop_rows(real2_t acc[12], const real2_t m[9], real2_t h[2][3], const int mu, const int s, const int dag,
                      int edge, real2_t ph)
 {
     real2_t chi[2][3];
@@ -132,7 +132,7 @@ inline void hop_rows(real2_t acc[12], const real2_t m[9], real2_t h[2][3], const
 }
 
 /* Site coordinates of (parity p, checkerboard index cb). */
-inline void site_coords(uint p, uint cb, int cs[4])
+static inline void site_coords(uint p, uint cb, int cs[4])
 {
     uint n = 2 * cb;
     const int x0 = n % LX;
@@ -144,11 +144,11 @@ inline void site_coords(uint p, uint cb, int cs[4])
     cs[0] = x0 + ((cs[1] + cs[2] + cs[3] + (int)p) & 1);
 }
 
-inline uint cb_of(const int c[4]) { return (uint)(c[0] + LX * (c[1] + LY * (c[2] + LZ * c[3]))) >> 1; }
+static inline uint cb_of(const int c[4]) { return (uint)(c[0] + LX * (c[1] + LY * (c[2] + LZ * c[3]))) >> 1; }
 
 /* The two hops of direction mu (a constant after inlining) at a site; in a
  * split direction the hop across this rank's end is left to halo_exterior. */
-inline void dir_hops(real2_t acc[12], __global const real2_t *restrict in, __global const real2_t *restrict gauge,
+static inline void dir_hops(real2_t acc[12], __global const real2_t *restrict in, __global const real2_t *restrict gauge,
                      uint stride, uint ioff, uint site, uint oth, const int cs[4], const int mu, real8_t phf,
                      real8_t phb, const int g5in)
 {
@@ -173,7 +173,7 @@ inline void dir_hops(real2_t acc[12], __global const real2_t *restrict in, __glo
 
 /* out[k] = (xpay ? x[k] + a h : h) or out[k] += (xpay ? a h : h) with add,
  * h = acc, gamma5 acc for g5 == 2. */
-inline void store(__global real2_t *restrict out, __global const real2_t *restrict x, uint stride, uint o,
+static inline void store(__global real2_t *restrict out, __global const real2_t *restrict x, uint stride, uint o,
                   real2_t acc[12], real_t a, int xpay, const int g5, const int add)
 {
     for (int k = 0; k < 12; k++) {
@@ -191,7 +191,7 @@ inline void store(__global real2_t *restrict out, __global const real2_t *restri
  * inlining): 1 reads gamma5 in instead of in, 2 writes x + a gamma5 H in, so
  * that the solver's M^+ = gamma5 M gamma5 costs two hops and no extra passes
  * over the fields. */
-inline void dslash_body(__global real2_t *restrict out, __global const real2_t *restrict in,
+static inline void dslash_body(__global real2_t *restrict out, __global const real2_t *restrict in,
                         __global const real2_t *restrict gauge, __global const real2_t *restrict x,
                         real_t a, int xpay, int parity, real8_t phf, real8_t phb, const int g5)
 {
@@ -215,7 +215,7 @@ inline void dslash_body(__global real2_t *restrict out, __global const real2_t *
 }
 
 #define DSLASH_ENTRY(name, g5)                                                                               \
-    __kernel void name(__global real2_t *restrict out, __global const real2_t *restrict in,                 \
+    __kernel KERNEL_SG void name(__global real2_t *restrict out, __global const real2_t *restrict in,        \
                        __global const real2_t *restrict gauge, __global const real2_t *restrict x, real_t a, \
                        int xpay, int parity, real8_t phf, real8_t phb)                                       \
     {                                                                                                        \
@@ -227,7 +227,7 @@ DSLASH_ENTRY(dslash_hop_g5out, 2)
 
 #if PARTS
 /* Face index i of a site (its coordinates but mu, see above). */
-inline uint face_index(const int c[4], const int mu)
+static inline uint face_index(const int c[4], const int mu)
 {
     uint idx = 0, stride = 1;
     for (int nu = 0; nu < 4; nu++)
@@ -239,7 +239,7 @@ inline uint face_index(const int c[4], const int mu)
 }
 
 /* The site of parity q that is entry i of face (mu, x_mu = xm). */
-inline void face_coords(uint i, int mu, int xm, int q, int c[4])
+static inline void face_coords(uint i, int mu, int xm, int q, int c[4])
 {
     uint r = 2 * i;
     int sum = xm;
@@ -293,7 +293,7 @@ __kernel void halo_pack(__global face_t *restrict face, __global const real2_t *
 }
 
 /* Entry e of a face block, the two projected rows. */
-inline void load_face(__global const face_t *restrict face, uint base, uint n, uint e, real2_t h[2][3])
+static inline void load_face(__global const face_t *restrict face, uint base, uint n, uint e, real2_t h[2][3])
 {
 #ifdef HALO_HALF
     const float m = as_float(face[FACEI(base, n, 6, e)]) / HALF_ONE;
@@ -305,7 +305,7 @@ inline void load_face(__global const face_t *restrict face, uint base, uint n, u
 #endif
 }
 
-inline void load_ghost_link(__global const real2_t *restrict g, const int mu, uint e, real2_t m[9])
+static inline void load_ghost_link(__global const real2_t *restrict g, const int mu, uint e, real2_t m[9])
 {
     for (int k = 0; k < NC; k++) m[k] = g[GHI(mu, k, e)];
 #if RECON == 12
@@ -314,7 +314,7 @@ inline void load_ghost_link(__global const real2_t *restrict g, const int mu, ui
 }
 
 /* The remote hops of direction mu at a site on this rank's end(s). */
-inline void dir_exterior(real2_t acc[12], __global const face_t *restrict face, __global const real2_t *restrict gauge,
+static inline void dir_exterior(real2_t acc[12], __global const face_t *restrict face, __global const real2_t *restrict gauge,
                          __global const real2_t *restrict ghost, uint site, uint p, const int cs[4], uint nq, uint qi,
                          const int mu, real8_t phf, real8_t phb)
 {
@@ -337,7 +337,7 @@ inline void dir_exterior(real2_t acc[12], __global const face_t *restrict face, 
  * gid], gid < n, even-odd ordered sites (p * VH + cb).  parity as in
  * dslash_body (of out); face: the received buffer.  out += a H_remote in
  * (xpay) or H_remote in, gamma5 applied with g5 == 2. */
-inline void exterior_body(__global real2_t *restrict out, __global const face_t *restrict face,
+static inline void exterior_body(__global real2_t *restrict out, __global const face_t *restrict face,
                           __global const real2_t *restrict gauge, __global const real2_t *restrict ghost,
                           __global const uint *restrict list, uint first, uint n, real_t a, int xpay, int parity,
                           real8_t phf, real8_t phb, const int g5)
@@ -358,7 +358,7 @@ inline void exterior_body(__global real2_t *restrict out, __global const face_t 
 }
 
 #define EXTERIOR_ENTRY(name, g5)                                                                                   \
-    __kernel void name(__global real2_t *restrict out, __global const face_t *restrict face,                      \
+    __kernel KERNEL_SG void name(__global real2_t *restrict out, __global const face_t *restrict face,             \
                        __global const real2_t *restrict gauge, __global const real2_t *restrict ghost,            \
                        __global const uint *restrict list, uint first, uint n, real_t a, int xpay, int parity,    \
                        real8_t phf, real8_t phb)                                                                  \

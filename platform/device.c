@@ -74,14 +74,19 @@ clphys_status cp_device_probe(cl_platform_id p, cl_device_id d, clphys_device_in
     char *exts = calloc(n + 1, 1);
     if (!exts) return cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "device probe: out of host memory");
     clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, n, exts, NULL);
+    cp_device_caps(info, exts);
+    free(exts);
+    return CLPHYS_SUCCESS;
+}
+
+void cp_device_caps(clphys_device_info *info, const char *exts)
+{
     /* OpenCL >= 1.1 made 32-bit global atomics core. */
     int cl11 = strncmp(info->device_version, "OpenCL 1.0", 10) != 0;
     info->fp64 = has_ext(exts, "cl_khr_fp64");
     info->int32_atomics = cl11 || has_ext(exts, "cl_khr_global_int32_base_atomics");
     info->int64_atomics = has_ext(exts, "cl_khr_int64_base_atomics");
     info->subgroups = has_ext(exts, "cl_khr_subgroups") || has_ext(exts, "cl_intel_subgroups");
-    free(exts);
-    return CLPHYS_SUCCESS;
 }
 
 /* The work-group multiple needs a kernel build: done only for devices in use or listed. */

@@ -68,6 +68,11 @@ const char *cp_cl_error_name(cl_int err);
 /* ---- devices (platform/device.c, platform/context.c) --------------------- */
 clphys_status cp_device_probe(cl_platform_id p, cl_device_id d, clphys_device_info *info);
 void cp_device_probe_wg_multiple(cl_device_id d, clphys_device_info *info);
+/* The capabilities the library checks (fp64, 32- and 64-bit atomics,
+ * sub-groups), from the device's CL_DEVICE_EXTENSIONS string `exts` and
+ * info->device_version: the probe's rule, also applied to the described
+ * AMD and Intel GPUs of tests/gpu_targets.c. */
+void cp_device_caps(clphys_device_info *info, const char *exts);
 clphys_status cp_select_device(const char *spec, cl_platform_id *plat, cl_device_id *dev,
                                clphys_device_info *info);
 /* 1 when the device answers to a class spec of clphys_context_create (gpu,
@@ -104,7 +109,8 @@ clphys_status cp_build_check(clphys_context *ctx, const char *name, const char *
 /* Those extensions as a space-separated list in buf ("" for none). */
 void cp_required_extensions(const char *options, char *buf, size_t n);
 /* The complete options a build passes to the device compiler: -cl-std=CL1.2,
- * -DCLPHYS_GPU=1 or -DCLPHYS_CPU=1, then options. */
+ * -DCLPHYS_GPU=1 or -DCLPHYS_CPU=1, what the kind of device adds (Intel
+ * GPUs: program.c's device_options), then options. */
 void cp_build_options(const clphys_context *ctx, const char *options, char *buf, size_t n);
 /* The i-th program built in ctx (newest first): its file and the options
  * given to cp_program; 0 past the last.  The strings stay ctx's. */

@@ -342,10 +342,39 @@ static clphys_status build_failed(clphys_context *ctx, cl_program prog, const ch
     return CLPHYS_ERR_BUILD;
 }
 
+/* What one kind of device adds to every build.
+ * Intel GPUs (Intel's compute runtime), measured with Intel's offline
+ * compiler (scripts/gpu_targets.py, docs/gpu-targets.md):
+ *  - IGC's auto large-GRF mode: a kernel that would spill with 128
+ *    registers per hardware thread gets 256 (and half the threads per XVE);
+ *    of the 250 kernels built for Xe-HPC (pvc), 83 spilled without it and
+ *    38 with it (20 with the sub-groups below and the gravity shapes of
+ *    host/nbody/gravity.c, all of them CPU-shaped variants);
+ *  - INTEL_SG=16 (cl/common.h): the kernels marked KERNEL_SG (the Wilson
+ *    hopping term, the tiled gravity, the line relaxations) in sub-groups
+ *    of 16, the XVE's native width on Xe-HPC; in the SIMD32 that IGC picks
+ *    by itself there the hopping term spilled 16 KiB (fp32) and 32 KiB
+ *    (fp64) per thread, with 256 registers too; in SIMD16 none of them
+ *    spills, on Xe-HPG (acm-g10) neither. */
+static const char *device_options(const clphys_device_info *d)
+{
+    /* Intel's GPU runtime calls its platform "Intel(R) OpenCL Graphics" (or
+     * "... HD Graphics"); its CPU runtime, "Intel(R) OpenCL", has another compiler */
+    if (d->is_gpu && strstr(d->platform, "Intel") && strstr(d->platform, "Graphics"))
+        return d->subgroups ? " -cl-intel-enable-auto-large-GRF-mode -DINTEL_SG=16"
+                            : " -cl-intel-enable-auto-large-GRF-mode";
+    return "";
+}
+
+static void build_options(const clphys_context *ctx, const char *options, int extra, char *buf, size_t n)
+{
+    snprintf(buf, n, "-cl-std=CL1.2 %s%s %s", ctx->info.is_gpu ? "-DCLPHYS_GPU=1" : "-DCLPHYS_CPU=1",
+             extra ? device_options(&ctx->info) : "", options ? options : "");
+}
+
 void cp_build_options(const clphys_context *ctx, const char *options, char *buf, size_t n)
 {
-    snprintf(buf, n, "-cl-std=CL1.2 %s %s", ctx->info.is_gpu ? "-DCLPHYS_GPU=1" : "-DCLPHYS_CPU=1",
-             options ? options : "");
+    build_options(ctx, options, 1, buf, n);
 }
 
 clphys_status cp_program_from_source(clphys_context *ctx, const char *name, const char *source,
@@ -401,6 +430,21 @@ clphys_status cp_program_from_source(clphys_context *ctx, const char *name, cons
         return cp_cl_error(ctx, e, "clCreateProgramWithSource");
     }
     e = clBuildProgram(p, 1, &ctx->device, opts, NULL, NULL);
+    if (e != CL_SUCCESS && *device_options(&ctx->info)) {
+        /* a driver older than an option of the device's (IGC answers an
+         * unknown one with a build failure): once more without them, in a
+         * fresh program object (not every runtime rebuilds a failed one);
+         * not cached, since the next run looks it up with them */
+        note(ctx, "%s: the build with%s failed; retried without them", name ? name : "a program",
+             device_options(&ctx->info));
+        clReleaseProgram(p);
+        free(key);
+        key = NULL;
+        build_options(ctx, options, 0, opts, sizeof opts);
+        p = clCreateProgramWithSource(ctx->context, 1, &source, NULL, &e);
+        if (e != CL_SUCCESS) return cp_cl_error(ctx, e, "clCreateProgramWithSource");
+        e = clBuildProgram(p, 1, &ctx->device, opts, NULL, NULL);
+    }
     if (e != CL_SUCCESS) {
         clphys_status st = build_failed(ctx, p, name, opts, e);
         clReleaseProgram(p);

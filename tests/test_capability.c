@@ -1,7 +1,7 @@
 /* test_capability.c — no hidden capability needs (platform/require.c).
  *
  * Every plan of every path (each variant and precision, the linear-algebra
- * spaces, the limit probes) is made on the test device as probed and
+ * spaces, the limit probes: tests/every_plan.c) is made on the test device as probed and
  * pretending to be a GPU (the GPU-shaped kernels and options), then again
  * with cl_khr_fp64 and with cl_khr_int64_base_atomics switched off in the
  * context's copy of the device info.  Each call must succeed or return
@@ -15,9 +15,16 @@
  * on the PATH (Debian: apt-get install clang; scripts/bootstrap.sh installs
  * it).
  *
- * A new path adds its plans to make_every_plan(). */
+ * test_gpu_targets feeds the described AMD and Intel GPUs of
+ * tests/gpu_targets.c to the capability logic: what they lack is refused by
+ * name (scripts/gpu_targets.py checks the same descriptions against the
+ * vendors' compilers).
+ *
+ * The plans: tests/every_plan.c (a new path adds its plans there). */
 #define _POSIX_C_SOURCE 200809L /* popen */
-#include "host/linalg/linalg.h"
+#include "every_plan.h"
+#include "gpu_targets.h"
+#include "platform/platform.h"
 #include "util.h"
 
 #include <setjmp.h>
@@ -54,104 +61,13 @@ static void expect(clphys_context *ctx, clphys_status st, const char *what)
         fail_msg("%s (missing: %s): %s: %s", what, *miss ? miss : "nothing", clphys_status_string(st), msg);
 }
 
-static void gravity_plans(clphys_context *ctx)
+static void expect_cb(void *user, clphys_context *ctx, clphys_status st, const char *what)
 {
-    static const clphys_gravity_params ps[] = {
-        {.precision = CLPHYS_FP32},
-        {.precision = CLPHYS_FP32, .variant = CLPHYS_GRAVITY_TILED, .potential = 1, .eps = 0.01},
-        {.precision = CLPHYS_FP32, .variant = CLPHYS_GRAVITY_TILED, .flush_denormals = 2},
-        {.precision = CLPHYS_FP32, .variant = CLPHYS_GRAVITY_VECTOR},
-        {.precision = CLPHYS_FP64, .variant = CLPHYS_GRAVITY_TILED, .fast_rsqrt64 = -1},
-        {.precision = CLPHYS_FP64, .variant = CLPHYS_GRAVITY_TILED, .fast_rsqrt64 = 1},
-        {.precision = CLPHYS_FP64, .variant = CLPHYS_GRAVITY_TILED, .fast_rsqrt64 = 2, .j_split = 2},
-        {.precision = CLPHYS_FP64, .variant = CLPHYS_GRAVITY_VECTOR, .potential = 1},
-    };
-    for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) {
-        clphys_gravity_plan *pl = NULL;
-        char what[64];
-        snprintf(what, sizeof what, "gravity plan %zu", i);
-        expect(ctx, clphys_gravity_plan_create(ctx, &ps[i], &pl), what);
-        clphys_gravity_plan_destroy(pl);
-    }
+    (void)user;
+    expect(ctx, st, what);
 }
 
-/* Every LJ variant in both precisions through an MD plan, which builds the
- * neighbour list, the forces and the integrator and runs two steps. */
-static void md_plans(clphys_context *ctx)
-{
-    clphys_md_system sys;
-    assert_int_equal(clphys_md_fcc(0.8442, 4, 1.44, tu_seed(), &sys), CLPHYS_SUCCESS);
-    for (int v = 1; v < CLPHYS_LJ_NVARIANTS; v++)
-        for (int prec = 0; prec < 2; prec++) {
-            clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = (clphys_precision)prec,
-                                         .variant = (clphys_lj_variant)v},
-                                  .dt = 0.005, .neigh_every = 1, .neigh_check = 1};
-            clphys_md_plan *pl = NULL;
-            char what[96];
-            snprintf(what, sizeof what, "md plan, lj %s %s", clphys_lj_variant_name((clphys_lj_variant)v),
-                     prec ? "fp64" : "fp32");
-            clphys_status st = clphys_md_plan_create(ctx, &p, &sys, &pl);
-            if (!st) st = clphys_md_run(pl, 2, NULL);
-            expect(ctx, st, what);
-            clphys_md_plan_destroy(pl);
-        }
-    clphys_md_system_destroy(&sys);
-}
-
-static void lqcd_plans(clphys_context *ctx)
-{
-    const int dims[4] = {4, 4, 4, 4};
-    clphys_gauge_field g;
-    assert_int_equal(clphys_gauge_create(dims, &g), CLPHYS_SUCCESS);
-    clphys_gauge_hot(&g, tu_seed());
-    clphys_dslash_plan *pl[2][2] = {{NULL}}; /* [precision][layout], reconstruct-12 */
-    for (int prec = 0; prec < 2; prec++)
-        for (int lay = 0; lay < 2; lay++)
-            for (int rec = 0; rec < 2; rec++) {
-                clphys_dslash_params p = {.precision = (clphys_precision)prec, .reconstruct = rec ? 18 : 12,
-                                          .kappa = 0.12, .layout = lay ? CLPHYS_LQCD_AOS : CLPHYS_LQCD_SOA,
-                                          .no_tune = 1};
-                clphys_dslash_plan *d = NULL;
-                char what[64];
-                snprintf(what, sizeof what, "dslash plan %s %s reconstruct-%d", prec ? "fp64" : "fp32",
-                         lay ? "AoS" : "SoA", p.reconstruct);
-                expect(ctx, clphys_dslash_plan_create(ctx, &g, &p, &d), what);
-                if (rec == 0) pl[prec][lay] = d;
-                else clphys_dslash_plan_destroy(d);
-            }
-    for (int lay = 0; lay < 2; lay++)
-        for (int blas = 1; blas <= 2 && pl[1][lay]; blas++) {
-            clphys_solver_params sp = {.mixed = pl[0][lay] != NULL, .blas = (clphys_solver_blas)blas};
-            clphys_solver_plan *s = NULL;
-            expect(ctx, clphys_solver_plan_create(pl[1][lay], pl[0][lay], &sp, &s), "solver plan");
-            clphys_solver_plan_destroy(s);
-        }
-    for (int prec = 0; prec < 2; prec++)
-        for (int lay = 0; lay < 2; lay++) clphys_dslash_plan_destroy(pl[prec][lay]);
-    clphys_gauge_destroy(&g);
-}
-
-static void linalg_spaces(clphys_context *ctx)
-{
-    for (int prec = 0; prec < 2; prec++)
-        for (int blas = 0; blas < 2; blas++) {
-            la_space_params p = {.precision = (clphys_precision)prec, .n = 1024, .complex_values = 1,
-                                 .blas = (la_blas)blas};
-            la_space *s = NULL;
-            expect(ctx, la_space_create(ctx, &p, &s), prec ? "fp64 linear-algebra space" : "fp32 space");
-            la_space_destroy(s);
-        }
-}
-
-static void make_every_plan(clphys_context *ctx)
-{
-    gravity_plans(ctx);
-    md_plans(ctx);
-    lqcd_plans(ctx);
-    linalg_spaces(ctx);
-    clphys_limits lim;
-    expect(ctx, clphys_measure_limits(ctx, 1, &lim), "limit probes");
-}
+static void make_every_plan(clphys_context *ctx) { ep_make_every_plan(ctx, tu_seed(), 1, expect_cb, NULL); }
 
 /* clang, told that only the extensions the options name exist, accepts the
  * program; returns the number of programs compiled. */
@@ -250,6 +166,100 @@ static void test_required_extensions(void **state)
     clphys_context_destroy(ctx);
 }
 
+/* One plan through clphys_md_plan_create (its programs built), status returned. */
+static clphys_status lj_plan(clphys_context *ctx, clphys_lj_variant v, clphys_precision prec)
+{
+    clphys_md_system sys;
+    assert_int_equal(clphys_md_fcc(0.8442, 4, 1.44, tu_seed(), &sys), CLPHYS_SUCCESS);
+    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = prec, .variant = v},
+                          .dt = 0.005, .neigh_every = 1, .neigh_check = 1};
+    clphys_md_plan *pl = NULL;
+    clphys_status st = clphys_md_plan_create(ctx, &p, &sys, &pl);
+    clphys_md_plan_destroy(pl);
+    clphys_md_system_destroy(&sys);
+    return st;
+}
+
+static clphys_status gravity_fp64_plan(clphys_context *ctx)
+{
+    clphys_gravity_params gp = {.precision = CLPHYS_FP64, .variant = CLPHYS_GRAVITY_TILED};
+    clphys_gravity_plan *g = NULL;
+    clphys_status st = clphys_gravity_plan_create(ctx, &gp, &g);
+    clphys_gravity_plan_destroy(g);
+    return st;
+}
+
+static void made(clphys_context *ctx, clphys_status st)
+{
+    if (st != CLPHYS_SUCCESS) fail_msg("%s: %s", clphys_status_string(st), clphys_last_error(ctx));
+}
+
+/* st is CLPHYS_ERR_UNSUPPORTED and the message names ext and the device. */
+static void refused(clphys_context *ctx, clphys_status st, const char *ext)
+{
+    const char *msg = clphys_last_error(ctx);
+    assert_int_equal(st, CLPHYS_ERR_UNSUPPORTED);
+    if (!strstr(msg, ext) || !strstr(msg, clphys_context_device(ctx)->name))
+        fail_msg("the refusal does not name %s and the device: %s", ext, msg);
+}
+
+/* The described AMD and Intel GPUs (tests/gpu_targets.c) through the
+ * capability logic, as their drivers would report them.  What the vendors'
+ * compilers accept is checked against the same descriptions by
+ * scripts/gpu_targets.py (CI): gfx90a's clang takes fp64 and 64-bit
+ * atomics, acm-g10's ocloc takes 64-bit atomics and refuses fp64. */
+static void test_gpu_targets(void **state)
+{
+    (void)state;
+    clphys_context *ctx = tu_context();
+    clphys_device_info *d = (clphys_device_info *)clphys_context_device(ctx);
+    const clphys_device_info probed = *d;
+    cl_program prog;
+
+    /* AMD gfx90a: both extensions, so fp64 and int64-atomic programs build */
+    const gt_target *amd = gt_find("gfx90a");
+    assert_non_null(amd);
+    gt_describe(d, amd);
+    assert_true(d->is_gpu && d->fp64 && d->int64_atomics && d->max_work_group_size == 256);
+    made(ctx, gravity_fp64_plan(ctx));
+    made(ctx, lj_plan(ctx, CLPHYS_LJ_HALF_FIXEDPOINT, CLPHYS_FP64));
+    /* the same description without 64-bit atomics: the int64 program is refused by name */
+    char exts[2048];
+    snprintf(exts, sizeof exts, "%s", amd->extensions);
+    char *at = strstr(exts, "cl_khr_int64_base_atomics");
+    assert_non_null(at);
+    memcpy(at, "cl_khr_int64_base_atomicX", 25); /* a near miss must not count */
+    cp_device_caps(d, exts);
+    assert_false(d->int64_atomics);
+    assert_true(d->fp64);
+    refused(ctx, lj_plan(ctx, CLPHYS_LJ_HALF_FIXEDPOINT, CLPHYS_FP32), "cl_khr_int64_base_atomics");
+    refused(ctx, cp_program(ctx, "probe.cl", "-DREAL_T=float -DNEED_INT64_ATOMICS=1", &prog),
+            "cl_khr_int64_base_atomics");
+
+    /* Intel acm-g10 (Arc A770): no fp64; every fp64 plan is refused naming cl_khr_fp64 */
+    const gt_target *intel = gt_find("acm-g10");
+    assert_non_null(intel);
+    gt_describe(d, intel);
+    assert_true(d->is_gpu && !d->fp64 && d->int64_atomics && d->max_work_group_size == 1024);
+    refused(ctx, cp_program(ctx, "probe.cl", "-DREAL_T=double -DREAL_IS_DOUBLE=1", &prog), "cl_khr_fp64");
+    refused(ctx, gravity_fp64_plan(ctx), "cl_khr_fp64");
+    refused(ctx, lj_plan(ctx, CLPHYS_LJ_FULL_CSR, CLPHYS_FP64), "cl_khr_fp64");
+    clphys_poisson_plan *pp = NULL;
+    const double h[2] = {1, 1}, dz[1] = {1}, depth[4] = {1, 1, 1, 1};
+    const clphys_poisson_geometry g = {.nx = 2, .ny = 2, .nz = 1, .dx = h, .dy = h, .dz = dz, .depth = depth};
+    clphys_poisson_params pparams = {.precision = CLPHYS_POISSON_FP32, .no_tune = 1};
+    refused(ctx, clphys_poisson_plan_create(ctx, &g, &pparams, &pp), "cl_khr_fp64"); /* its CG is fp64 */
+    assert_null(pp);
+    /* and what it has builds: fp32 with 64-bit atomics */
+    made(ctx, lj_plan(ctx, CLPHYS_LJ_HALF_FIXEDPOINT, CLPHYS_FP32));
+    /* Intel pvc (Max 1550) has fp64 */
+    gt_describe(d, gt_find("pvc"));
+    assert_true(d->fp64 && d->int64_atomics);
+    made(ctx, gravity_fp64_plan(ctx));
+    *d = probed;
+    clphys_context_destroy(ctx);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -268,7 +278,7 @@ int main(void)
         cmocka_unit_test(test_required_extensions), cmocka_unit_test(test_as_probed),
         cmocka_unit_test(test_no_fp64),             cmocka_unit_test(test_no_int64_atomics),
         cmocka_unit_test(test_gpu_shaped),          cmocka_unit_test(test_gpu_shaped_no_fp64),
-        cmocka_unit_test(test_gpu_shaped_no_int64_atomics),
+        cmocka_unit_test(test_gpu_shaped_no_int64_atomics), cmocka_unit_test(test_gpu_targets),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

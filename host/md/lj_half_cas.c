@@ -45,8 +45,13 @@ clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const 
     size_t wg = p->work_group_size > 0 ? (size_t)p->work_group_size : 0;
     int asked = wg > 0;
     if (!wg) {
-        wg = cp_round_up((size_t)(1.15 * mean * pl->block[0] * pl->block[1] * pl->block[2]) + 1, 32);
-        wg = wg < 32 ? 32 : wg > 256 ? 256 : wg;
+        /* whole waves: 64 work-items on AMD's CDNA (its preferred multiple),
+         * else NVIDIA's 32; 160 would leave half of CDNA's third wave idle */
+        size_t wave = dev->is_gpu && dev->preferred_wg_multiple > 32 && dev->preferred_wg_multiple <= 256
+                          ? dev->preferred_wg_multiple
+                          : 32;
+        wg = cp_round_up((size_t)(1.15 * mean * pl->block[0] * pl->block[1] * pl->block[2]) + 1, wave);
+        wg = wg < wave ? wave : wg > 256 ? 256 : wg;
         while (wg > dev->max_work_group_size)
             wg /= 2;
     }

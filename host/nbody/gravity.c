@@ -59,14 +59,23 @@ static clphys_status create_plan(clphys_context *ctx, const clphys_gravity_param
     /* GPU defaults from the H100 sweep of 2026-11-23 (inline-PTX rsqrt):
      * fp32 i8-w256-u16 1.99 T interactions/s at N = 2^18 and 2.02 T at 2^20
      * (i4: 1.96 / 2.00 T); fp64 series i1-w256-u32 0.91 T at 2^18 */
-    int ipw = p->i_per_item ? p->i_per_item : (dev->is_gpu ? (p->precision == CLPHYS_FP32 ? 8 : 1) : 1);
+    /* AMD and Intel GPUs, from the registers their compilers report
+     * (docs/gpu-targets.md; not timed, no such GPU is lent here): fp64
+     * unroll 32 takes 346 VGPRs on gfx90a (1 wave per SIMD) and spills on
+     * gfx1030, unroll 8 takes 106 (4 and 9 waves); fp32 with 8 i per
+     * work-item spills on pvc even with 256 registers, 2 do not spill with
+     * 128.  A tuning (clphys_gravity_tune) overrides these as it does the
+     * H100's. */
+    const int amd = dev->is_gpu && cp_device_matches(dev, "amd"), intel = dev->is_gpu && cp_device_matches(dev, "intel");
+    int ipw = p->i_per_item ? p->i_per_item
+                            : (dev->is_gpu ? (p->precision == CLPHYS_FP32 ? (intel ? 2 : 8) : 1) : 1);
 
     char prec[128], opts[512];
     CP_TRY(cp_precision_options(ctx, p->precision, prec, sizeof prec));
     if (p->unroll < 0 || (tiled && (size_t)p->unroll > wg))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: unroll %d must be in 0..%zu", p->unroll, wg);
     const int fp32 = p->precision == CLPHYS_FP32;
-    const int ugpu = fp32 ? 16 : 32;
+    const int ugpu = fp32 ? 16 : amd || intel ? 8 : 32;
     const int unroll = p->unroll ? p->unroll : dev->is_gpu ? ((int)wg >= ugpu ? ugpu : (int)wg) : (wg >= 8 ? 8 : 1);
     const int ftz = fp32 && (p->flush_denormals > 0 || (p->flush_denormals == 0 && dev->is_gpu));
     const int fast = fp32 && p->flush_denormals == 2;

@@ -67,7 +67,8 @@ static clphys_status check_params(clphys_context *ctx, const clphys_poisson_para
                             "poisson params: %s %dx%d: both extents > 0 (or both 0) and at most %zu work-items",
                             i ? "vcycle_local_size" : "local_size", ls[i][0], ls[i][1], d->max_work_group_size);
     if (!d->fp64)
-        return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED, "poisson: the device has no fp64 (cl_khr_fp64); the CG is fp64");
+        return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED,
+                        "poisson: device %s has no fp64 (cl_khr_fp64); the CG is fp64 in every precision mode", d->name);
     return CLPHYS_SUCCESS;
 }
 
