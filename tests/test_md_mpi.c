@@ -11,6 +11,7 @@
  * ranks, a half-list variant, a rank without a device) the same on every
  * rank.  With --die (tests/mpi_rank_dies.py) rank 1 exits in the middle of
  * a run. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "clphys_md_mpi.h"
 #include "host/md/md_mpi_internal.h" /* the interior atoms kept on the device */
 #include "util.h"
@@ -447,7 +448,9 @@ static void fcc_cells(int mx, int my, int mz, clphys_md_system *s)
 /* A grid cut along z only (1x1xP, P the ranks) of a column 6x6x32 fcc
  * cells (4,608 atoms, 53.7 long): the forces of the rows with no ghost
  * neighbour run while the ghosts travel, the others after
- * (md_lj_evaluate_rows); full-transposed and full-csr. */
+ * (md_lj_evaluate_rows); full-transposed and full-csr with the exchange's
+ * copies on their own queue, full-transposed again with everything on one
+ * queue (CLPHYS_MD_ONE_QUEUE=1, the path of a device without a second). */
 static void test_overlap(void **state)
 {
     (void)state;
@@ -455,8 +458,10 @@ static void test_overlap(void **state)
     fcc_cells(6, 6, 32, &s);
     MPI_Bcast(s.v, 3 * (int)s.n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     const int g[3] = {1, 1, size};
-    const clphys_lj_variant vs[] = {CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_CSR};
-    for (int v = 0; v < 2; v++) {
+    const clphys_lj_variant vs[] = {CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_CSR, CLPHYS_LJ_FULL_TRANSPOSED};
+    for (int v = 0; v < 3; v++) {
+        const int one_queue = v == 2;
+        if (one_queue) setenv("CLPHYS_MD_ONE_QUEUE", "1", 1);
         clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = vs[v]},
                               .dt = 0.005,
                               .neigh_every = 20,
@@ -469,11 +474,13 @@ static void test_overlap(void **state)
         assert_int_equal(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, g, 0, rank == 0 ? &s : NULL, &pl),
                          CLPHYS_SUCCESS);
         assert_true(pl->row_hi > pl->row_lo);
+        assert_true(one_queue ? pl->gd.copyq == NULL : pl->gd.copyq != NULL);
         unsigned long long rows_in = pl->row_hi - pl->row_lo, sum = 0;
         MPI_Reduce(&rows_in, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
         if (rank == 0) fprintf(stderr, "  overlap: %llu of %zu atoms' forces run while the ghosts travel\n", sum, s.n);
         clphys_md_mpi_destroy(pl);
-        compare_run(&p, g, &s, 200, 20, rows, &ref, clphys_lj_variant_name(vs[v]), NULL);
+        compare_run(&p, g, &s, 200, 20, rows, &ref, one_queue ? "full-transposed, one queue" : clphys_lj_variant_name(vs[v]), NULL);
+        if (one_queue) unsetenv("CLPHYS_MD_ONE_QUEUE");
         clphys_md_system_destroy(&ref);
     }
     clphys_md_system_destroy(&s);
