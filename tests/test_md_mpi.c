@@ -228,7 +228,7 @@ static void kernels_in(clphys_precision prec)
     assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * rs * n, NULL, &vel_o), 0);
     assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 16 * n, NULL, &img_o), 0);
     assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 16 * n, NULL, &tag_o), 0);
-    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 8, NULL, &cnt), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 16, NULL, &cnt), 0);
     size_t g = 1024;
     /* pack: atoms perm[off + k] (k < m), shifted by delta along y */
     const cl_uint off = 100, m = 500;
@@ -272,15 +272,22 @@ static void kernels_in(clphys_precision prec)
         nan += isnan(w) != 0;
         if (s2 == n - 1) assert_int_equal(nan, n - written);
     }
-    /* classify: atoms whose perm entry is < nown are owned; interior when
-     * farther than shell from the faces of [2, 8) along x and z (cut) */
+    /* classify: atoms whose perm entry is < nown are owned; staying when
+     * inside [2, 8) along x and z (cut), at the front; migrants behind;
+     * the staying ones within shell of those faces listed (near_pos,
+     * near_idx: their place at the front) */
     const cl_uint nown = 700, cap = (cl_uint)n, nn = (cl_uint)n;
     double lo[4] = {2, 0, 2, 0}, hi[4] = {8, 10, 8, 0}, shell = 1.5;
     float lof[4] = {2, 0, 2, 0}, hif[4] = {8, 10, 8, 0}, shellf = 1.5f;
     cl_int cut[4] = {1, 0, 1, 0};
-    cl_uint zero[2] = {0, 0}, counts[2];
+    cl_uint zero[4] = {0, 0, 0, 0}, counts[4];
+    cl_mem npos, nidx;
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * rs * n, NULL, &npos), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &nidx), 0);
     memset(out, 0xff, 4 * rs * n);
-    assert_int_equal(cp_write(ctx, pos_o, 0, 4 * rs * n, out) | cp_write(ctx, cnt, 0, 8, zero), 0);
+    assert_int_equal(cp_write(ctx, pos_o, 0, 4 * rs * n, out) | cp_write(ctx, npos, 0, 4 * rs * n, out) |
+                         cp_write(ctx, nidx, 0, 4 * n, out) | cp_write(ctx, cnt, 0, 16, zero),
+                     0);
     assert_int_equal(CP_ARG(ctx, kc, 0, pos) | CP_ARG(ctx, kc, 1, vel) | CP_ARG(ctx, kc, 2, img) |
                          CP_ARG(ctx, kc, 3, tag) | CP_ARG(ctx, kc, 4, pm) | CP_ARG(ctx, kc, 5, nn) |
                          CP_ARG(ctx, kc, 6, nown),
@@ -290,23 +297,27 @@ static void kernels_in(clphys_precision prec)
                      0);
     assert_int_equal(CP_ARG(ctx, kc, 9, cut) | CP_ARG(ctx, kc, 11, cap) | CP_ARG(ctx, kc, 12, pos_o) |
                          CP_ARG(ctx, kc, 13, vel_o) | CP_ARG(ctx, kc, 14, img_o) | CP_ARG(ctx, kc, 15, tag_o) |
-                         CP_ARG(ctx, kc, 16, cnt) | cp_launch(ctx, kc, 1, &g, NULL, NULL),
+                         CP_ARG(ctx, kc, 16, cnt) | CP_ARG(ctx, kc, 17, npos) | CP_ARG(ctx, kc, 18, nidx) |
+                         cp_launch(ctx, kc, 1, &g, NULL, NULL),
                      0);
-    assert_int_equal(cp_read(ctx, cnt, 0, 8, counts) | cp_read(ctx, pos_o, 0, 4 * rs * n, back), 0);
+    assert_int_equal(cp_read(ctx, cnt, 0, 16, counts) | cp_read(ctx, pos_o, 0, 4 * rs * n, back), 0);
     cl_int *tg = malloc(16 * n);
     assert_int_equal(cp_read(ctx, tag_o, 0, 16 * n, tg), 0);
-    size_t want_in = 0, want_rest = 0;
+    size_t want_in = 0, want_rest = 0, want_near = 0;
     int *seen = calloc(n, sizeof *seen);
     for (size_t s2 = 0; s2 < n; s2++) {
         if (perm[s2] >= nown) continue;
         const double *p = x + 4 * s2;
         double q[3];
         for (int c = 0; c < 3; c++) q[c] = rs == 8 ? p[c] : (double)(float)p[c];
+        int stays = q[0] >= 2 && q[0] < 8 && q[2] >= 2 && q[2] < 8;
         int inner = q[0] >= 2 + shell && q[0] < 8 - shell && q[2] >= 2 + shell && q[2] < 8 - shell;
-        want_in += inner, want_rest += !inner;
+        want_in += stays, want_rest += !stays, want_near += stays && !inner;
     }
     assert_int_equal(counts[0], want_in);
     assert_int_equal(counts[1], want_rest);
+    assert_int_equal(counts[2], want_near);
+    assert_true(want_rest > 0 && want_near > 0 && want_in > want_near);
     for (size_t k = 0; k < n; k++) {
         int front = k < counts[0], behind = k >= n - counts[1];
         double w = rs == 8 ? ((double *)back)[4 * k + 3] : ((float *)back)[4 * k + 3];
@@ -320,9 +331,26 @@ static void kernels_in(clphys_precision prec)
         assert_int_equal(tg[4 * k], (cl_int)(4 * s2)); /* its tag came along */
         const double *p = x + 4 * s2;
         double q0 = rs == 8 ? p[0] : (double)(float)p[0], q2 = rs == 8 ? p[2] : (double)(float)p[2];
-        int inner = q0 >= 2 + shell && q0 < 8 - shell && q2 >= 2 + shell && q2 < 8 - shell;
-        assert_int_equal(inner, front);
+        assert_int_equal(q0 >= 2 && q0 < 8 && q2 >= 2 && q2 < 8, front);
     }
+    /* the near list: each a staying atom within shell of a face, once, its
+     * position as at its place */
+    {
+        void *np = malloc(4 * rs * n);
+        cl_uint *ni = malloc(4 * n);
+        int *listed = calloc(n, sizeof *listed);
+        assert_int_equal(cp_read(ctx, npos, 0, 4 * rs * n, np) | cp_read(ctx, nidx, 0, 4 * n, ni), 0);
+        for (size_t q = 0; q < counts[2]; q++) {
+            assert_true(ni[q] < counts[0] && !listed[ni[q]]);
+            listed[ni[q]] = 1;
+            assert_memory_equal((char *)np + 4 * rs * q, (char *)back + 4 * rs * ni[q], 4 * rs);
+            double q0 = rs == 8 ? ((double *)np)[4 * q] : ((float *)np)[4 * q];
+            double q2 = rs == 8 ? ((double *)np)[4 * q + 2] : ((float *)np)[4 * q + 2];
+            assert_false(q0 >= 2 + shell && q0 < 8 - shell && q2 >= 2 + shell && q2 < 8 - shell);
+        }
+        free(np), free(ni), free(listed);
+    }
+    cp_release_mem(&npos), cp_release_mem(&nidx);
     /* iota, inverse (inv[perm[s]] = s), map (idx[k] = inv[idx[k]]) */
     cl_uint *u = malloc(4 * n);
     memset(u, 0xff, 4 * n);

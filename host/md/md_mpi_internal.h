@@ -147,6 +147,12 @@ struct clphys_md_mpi {
     md_atoms own;                /* owned atoms that went through the host at the
                                     last rebuild (near a face, arrived, or all at
                                     the first); scratch in between               */
+    double *near_x;              /* the staying atoms within 1.1 r_s of a cut face
+                                    at the last rebuild (global frame), the first
+                                    part of the ghost lists' atoms; near_x + 3 nnear:
+                                    own's positions after them                   */
+    cl_uint *near_at;            /* their places at the front of the sort's input */
+    size_t nnear, near_cap;
     md_ghosts g;
     md_ghost_dev gd;
     clphys_lj_plan *lj;
