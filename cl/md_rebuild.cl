@@ -2,11 +2,15 @@
  * md_rebuild.cl — the device side of a distributed MD plan's neighbour-list
  * rebuild (host/md/md_rebuild.c), on the rank's cell-sorted atoms:
  *   classify: each owned atom (perm[s] < nown; the ghosts are dropped) to
- *             the unsorted arrays of the next sort: interior atoms (farther
- *             than `shell` from every cut face: they neither leave nor
- *             become ghosts) from the front, counts[0] of them; the others
- *             from the back (index cap - 1 - k), counts[1], for the host to
- *             migrate and to make the ghost lists from
+ *             the unsorted arrays of the next sort: the atoms inside the
+ *             subdomain ([lo, hi) along every cut dimension: they stay)
+ *             from the front, counts[0] of them; the migrants (outside
+ *             along a cut dimension) from the back (index cap - 1 - k),
+ *             counts[1], for the host to send to their owners.  Of the
+ *             staying atoms those within `shell` of a cut face (they may
+ *             become ghosts of a neighbour) are listed too, counts[2] of
+ *             them: near_idx[q] their place at the front, near_pos[q] their
+ *             position, for the host to make the ghost lists from
  *   iota:     a[i] = i (the identity permutation of the next sort)
  *   inverse:  inv[perm[s]] = s (sorted place of each local index)
  *   map:      idx[k] = inv[idx[k]] (the ghost lists into sorted places)
@@ -24,14 +28,22 @@ __kernel void md_classify(__global const real4_t *pos, __global const real4_t *v
                           __global const int4 *tag, __global const uint *perm, uint n, uint nown, real4_t lo,
                           real4_t hi, int4 cut, real_t shell, uint cap, __global real4_t *pos_o,
                           __global real4_t *vel_o, __global int4 *img_o, __global int4 *tag_o,
-                          volatile __global uint *counts)
+                          volatile __global uint *counts, __global real4_t *near_pos, __global uint *near_idx)
 {
     uint s = get_global_id(0);
     if (s >= n || perm[s] >= nown) return;
     real4_t p = pos[s];
+    const real_t z = (real_t)0;
+    int stays = md_inner(p.x, lo.x, hi.x, z, cut.x) && md_inner(p.y, lo.y, hi.y, z, cut.y) &&
+                md_inner(p.z, lo.z, hi.z, z, cut.z);
     int inner = md_inner(p.x, lo.x, hi.x, shell, cut.x) && md_inner(p.y, lo.y, hi.y, shell, cut.y) &&
                 md_inner(p.z, lo.z, hi.z, shell, cut.z);
-    uint k = inner ? atomic_inc(&counts[0]) : cap - 1 - atomic_inc(&counts[1]);
+    uint k = stays ? atomic_inc(&counts[0]) : cap - 1 - atomic_inc(&counts[1]);
+    if (stays && !inner) {
+        uint q = atomic_inc(&counts[2]);
+        near_idx[q] = k;
+        near_pos[q] = p;
+    }
     pos_o[k] = p;
     vel_o[k] = vel[s];
     img_o[k] = img[s];

@@ -11,6 +11,7 @@
  * ranks, a half-list variant, a rank without a device) the same on every
  * rank.  With --die (tests/mpi_rank_dies.py) rank 1 exits in the middle of
  * a run. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "clphys_md_mpi.h"
 #include "host/md/md_mpi_internal.h" /* the interior atoms kept on the device */
 #include "util.h"
@@ -227,7 +228,7 @@ static void kernels_in(clphys_precision prec)
     assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * rs * n, NULL, &vel_o), 0);
     assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 16 * n, NULL, &img_o), 0);
     assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 16 * n, NULL, &tag_o), 0);
-    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 8, NULL, &cnt), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 16, NULL, &cnt), 0);
     size_t g = 1024;
     /* pack: atoms perm[off + k] (k < m), shifted by delta along y */
     const cl_uint off = 100, m = 500;
@@ -271,15 +272,22 @@ static void kernels_in(clphys_precision prec)
         nan += isnan(w) != 0;
         if (s2 == n - 1) assert_int_equal(nan, n - written);
     }
-    /* classify: atoms whose perm entry is < nown are owned; interior when
-     * farther than shell from the faces of [2, 8) along x and z (cut) */
+    /* classify: atoms whose perm entry is < nown are owned; staying when
+     * inside [2, 8) along x and z (cut), at the front; migrants behind;
+     * the staying ones within shell of those faces listed (near_pos,
+     * near_idx: their place at the front) */
     const cl_uint nown = 700, cap = (cl_uint)n, nn = (cl_uint)n;
     double lo[4] = {2, 0, 2, 0}, hi[4] = {8, 10, 8, 0}, shell = 1.5;
     float lof[4] = {2, 0, 2, 0}, hif[4] = {8, 10, 8, 0}, shellf = 1.5f;
     cl_int cut[4] = {1, 0, 1, 0};
-    cl_uint zero[2] = {0, 0}, counts[2];
+    cl_uint zero[4] = {0, 0, 0, 0}, counts[4];
+    cl_mem npos, nidx;
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * rs * n, NULL, &npos), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &nidx), 0);
     memset(out, 0xff, 4 * rs * n);
-    assert_int_equal(cp_write(ctx, pos_o, 0, 4 * rs * n, out) | cp_write(ctx, cnt, 0, 8, zero), 0);
+    assert_int_equal(cp_write(ctx, pos_o, 0, 4 * rs * n, out) | cp_write(ctx, npos, 0, 4 * rs * n, out) |
+                         cp_write(ctx, nidx, 0, 4 * n, out) | cp_write(ctx, cnt, 0, 16, zero),
+                     0);
     assert_int_equal(CP_ARG(ctx, kc, 0, pos) | CP_ARG(ctx, kc, 1, vel) | CP_ARG(ctx, kc, 2, img) |
                          CP_ARG(ctx, kc, 3, tag) | CP_ARG(ctx, kc, 4, pm) | CP_ARG(ctx, kc, 5, nn) |
                          CP_ARG(ctx, kc, 6, nown),
@@ -289,23 +297,27 @@ static void kernels_in(clphys_precision prec)
                      0);
     assert_int_equal(CP_ARG(ctx, kc, 9, cut) | CP_ARG(ctx, kc, 11, cap) | CP_ARG(ctx, kc, 12, pos_o) |
                          CP_ARG(ctx, kc, 13, vel_o) | CP_ARG(ctx, kc, 14, img_o) | CP_ARG(ctx, kc, 15, tag_o) |
-                         CP_ARG(ctx, kc, 16, cnt) | cp_launch(ctx, kc, 1, &g, NULL, NULL),
+                         CP_ARG(ctx, kc, 16, cnt) | CP_ARG(ctx, kc, 17, npos) | CP_ARG(ctx, kc, 18, nidx) |
+                         cp_launch(ctx, kc, 1, &g, NULL, NULL),
                      0);
-    assert_int_equal(cp_read(ctx, cnt, 0, 8, counts) | cp_read(ctx, pos_o, 0, 4 * rs * n, back), 0);
+    assert_int_equal(cp_read(ctx, cnt, 0, 16, counts) | cp_read(ctx, pos_o, 0, 4 * rs * n, back), 0);
     cl_int *tg = malloc(16 * n);
     assert_int_equal(cp_read(ctx, tag_o, 0, 16 * n, tg), 0);
-    size_t want_in = 0, want_rest = 0;
+    size_t want_in = 0, want_rest = 0, want_near = 0;
     int *seen = calloc(n, sizeof *seen);
     for (size_t s2 = 0; s2 < n; s2++) {
         if (perm[s2] >= nown) continue;
         const double *p = x + 4 * s2;
         double q[3];
         for (int c = 0; c < 3; c++) q[c] = rs == 8 ? p[c] : (double)(float)p[c];
+        int stays = q[0] >= 2 && q[0] < 8 && q[2] >= 2 && q[2] < 8;
         int inner = q[0] >= 2 + shell && q[0] < 8 - shell && q[2] >= 2 + shell && q[2] < 8 - shell;
-        want_in += inner, want_rest += !inner;
+        want_in += stays, want_rest += !stays, want_near += stays && !inner;
     }
     assert_int_equal(counts[0], want_in);
     assert_int_equal(counts[1], want_rest);
+    assert_int_equal(counts[2], want_near);
+    assert_true(want_rest > 0 && want_near > 0 && want_in > want_near);
     for (size_t k = 0; k < n; k++) {
         int front = k < counts[0], behind = k >= n - counts[1];
         double w = rs == 8 ? ((double *)back)[4 * k + 3] : ((float *)back)[4 * k + 3];
@@ -319,9 +331,26 @@ static void kernels_in(clphys_precision prec)
         assert_int_equal(tg[4 * k], (cl_int)(4 * s2)); /* its tag came along */
         const double *p = x + 4 * s2;
         double q0 = rs == 8 ? p[0] : (double)(float)p[0], q2 = rs == 8 ? p[2] : (double)(float)p[2];
-        int inner = q0 >= 2 + shell && q0 < 8 - shell && q2 >= 2 + shell && q2 < 8 - shell;
-        assert_int_equal(inner, front);
+        assert_int_equal(q0 >= 2 && q0 < 8 && q2 >= 2 && q2 < 8, front);
     }
+    /* the near list: each a staying atom within shell of a face, once, its
+     * position as at its place */
+    {
+        void *np = malloc(4 * rs * n);
+        cl_uint *ni = malloc(4 * n);
+        int *listed = calloc(n, sizeof *listed);
+        assert_int_equal(cp_read(ctx, npos, 0, 4 * rs * n, np) | cp_read(ctx, nidx, 0, 4 * n, ni), 0);
+        for (size_t q = 0; q < counts[2]; q++) {
+            assert_true(ni[q] < counts[0] && !listed[ni[q]]);
+            listed[ni[q]] = 1;
+            assert_memory_equal((char *)np + 4 * rs * q, (char *)back + 4 * rs * ni[q], 4 * rs);
+            double q0 = rs == 8 ? ((double *)np)[4 * q] : ((float *)np)[4 * q];
+            double q2 = rs == 8 ? ((double *)np)[4 * q + 2] : ((float *)np)[4 * q + 2];
+            assert_false(q0 >= 2 + shell && q0 < 8 - shell && q2 >= 2 + shell && q2 < 8 - shell);
+        }
+        free(np), free(ni), free(listed);
+    }
+    cp_release_mem(&npos), cp_release_mem(&nidx);
     /* iota, inverse (inv[perm[s]] = s), map (idx[k] = inv[idx[k]]) */
     cl_uint *u = malloc(4 * n);
     memset(u, 0xff, 4 * n);
@@ -447,7 +476,9 @@ static void fcc_cells(int mx, int my, int mz, clphys_md_system *s)
 /* A grid cut along z only (1x1xP, P the ranks) of a column 6x6x32 fcc
  * cells (4,608 atoms, 53.7 long): the forces of the rows with no ghost
  * neighbour run while the ghosts travel, the others after
- * (md_lj_evaluate_rows); full-transposed and full-csr. */
+ * (md_lj_evaluate_rows); full-transposed and full-csr with the exchange's
+ * copies on their own queue, full-transposed again with everything on one
+ * queue (CLPHYS_MD_ONE_QUEUE=1, the path of a device without a second). */
 static void test_overlap(void **state)
 {
     (void)state;
@@ -455,8 +486,10 @@ static void test_overlap(void **state)
     fcc_cells(6, 6, 32, &s);
     MPI_Bcast(s.v, 3 * (int)s.n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     const int g[3] = {1, 1, size};
-    const clphys_lj_variant vs[] = {CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_CSR};
-    for (int v = 0; v < 2; v++) {
+    const clphys_lj_variant vs[] = {CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_CSR, CLPHYS_LJ_FULL_TRANSPOSED};
+    for (int v = 0; v < 3; v++) {
+        const int one_queue = v == 2;
+        if (one_queue) setenv("CLPHYS_MD_ONE_QUEUE", "1", 1);
         clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = vs[v]},
                               .dt = 0.005,
                               .neigh_every = 20,
@@ -469,11 +502,13 @@ static void test_overlap(void **state)
         assert_int_equal(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, g, 0, rank == 0 ? &s : NULL, &pl),
                          CLPHYS_SUCCESS);
         assert_true(pl->row_hi > pl->row_lo);
+        assert_true(one_queue ? pl->gd.copyq == NULL : pl->gd.copyq != NULL);
         unsigned long long rows_in = pl->row_hi - pl->row_lo, sum = 0;
         MPI_Reduce(&rows_in, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
         if (rank == 0) fprintf(stderr, "  overlap: %llu of %zu atoms' forces run while the ghosts travel\n", sum, s.n);
         clphys_md_mpi_destroy(pl);
-        compare_run(&p, g, &s, 200, 20, rows, &ref, clphys_lj_variant_name(vs[v]), NULL);
+        compare_run(&p, g, &s, 200, 20, rows, &ref, one_queue ? "full-transposed, one queue" : clphys_lj_variant_name(vs[v]), NULL);
+        if (one_queue) unsetenv("CLPHYS_MD_ONE_QUEUE");
         clphys_md_system_destroy(&ref);
     }
     clphys_md_system_destroy(&s);

@@ -123,13 +123,22 @@ clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md
     cl_program prog;
     CP_TRY(cp_program(ctx, "md_ghost.cl", opt, &prog));
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_pack", &gd->k_pack));
-    return cp_kernel(ctx, prog, "md_ghost_unpack", &gd->k_unpack);
+    CP_TRY(cp_kernel(ctx, prog, "md_ghost_unpack", &gd->k_unpack));
+    /* a device that gives no second queue keeps the copies on ctx's queue
+     * (the same events, all on one in-order queue); CLPHYS_MD_ONE_QUEUE=1
+     * asks for that path (to time the two against each other, and for the
+     * tests) */
+    const char *one = getenv("CLPHYS_MD_ONE_QUEUE");
+    if ((one && *one && strcmp(one, "0") != 0) || cp_queue_create(ctx, 0, &gd->copyq) != CLPHYS_SUCCESS)
+        gd->copyq = NULL;
+    return CLPHYS_SUCCESS;
 }
 
 void md_ghost_dev_free(md_ghost_dev *gd)
 {
     /* the last copy back from hrecv may still be queued */
     if (gd->ctx) cp_finish(gd->ctx);
+    cp_queue_release(&gd->copyq);
     cp_release_kernel(&gd->k_pack);
     cp_release_kernel(&gd->k_unpack);
     cl_mem *ms[] = {&gd->send_idx, &gd->recv_idx, &gd->sendbuf, &gd->recvbuf};
@@ -151,6 +160,7 @@ static clphys_status grow(md_ghost_dev *gd, size_t n, size_t *cap, cl_mem *idx, 
     if (n <= *cap) return CLPHYS_SUCCESS;
     size_t c = n + n / 4 + 64;
     CP_TRY(cp_finish(gd->ctx)); /* a copy from the old staging may be queued */
+    if (gd->copyq) CP_TRY(cp_finish_queue(gd->ctx, gd->copyq));
     cp_release_mem(idx), cp_release_mem(buf);
     if (*hm) cp_pinned_release(gd->ctx, hm, host);
     else free(*host);
@@ -189,10 +199,14 @@ static clphys_status pack(md_ghost_dev *gd, const md_swap *sw, cl_mem pos)
     return cp_launch(ctx, k, 1, &gsz, NULL, NULL);
 }
 
-/* The ghosts at recv_idx[off .. off + n) from recvbuf. */
-static clphys_status unpack(md_ghost_dev *gd, size_t roff, size_t nrecv, cl_mem pos)
+/* The ghosts at recv_idx[off .. off + n) from recvbuf, after *arrived (the
+ * copy to recvbuf, on copyq; released here). */
+static clphys_status unpack(md_ghost_dev *gd, size_t roff, size_t nrecv, cl_mem pos, cl_event *arrived)
 {
     clphys_context *ctx = gd->ctx;
+    clphys_status st = cp_enqueue_wait(ctx, NULL, *arrived ? 1 : 0, arrived);
+    cp_release_event(arrived);
+    CP_TRY(st);
     cl_kernel k = gd->k_unpack;
     cl_uint off = (cl_uint)roff, n = (cl_uint)nrecv;
     size_t gsz = md_global(n, 64);
@@ -231,21 +245,24 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
         const md_swap *a = &g->swap[s], *b = &g->swap[s + 1];
         const size_t ro = a->first - g->swap[0].first; /* swap 0 receives the first ghost */
         const size_t ns = a->nsend + b->nsend, nr = a->nrecv + b->nrecv;
+        const int last = s + 2 >= g->nswap;
         if (!st && a->nsend) st = pack(gd, a, pos);
         if (!st && b->nsend) st = pack(gd, b, pos);
-        cl_event copied = NULL;
+        /* the copy to the host on copyq after the packs; the last
+         * dimension's `during` goes on ctx's queue right behind the packs,
+         * so the device runs it while the copy and the messages travel */
+        cl_event packed = NULL, copied = NULL;
+        if (!st && ns) st = cp_marker(ctx, NULL, &packed);
         if (!st && ns)
-            st = cp_read_async(ctx, NULL, gd->sendbuf, r4 * a->off, r4 * ns, (char *)gd->hsend + r4 * a->off, 0,
-                               NULL, &copied);
-        /* the last dimension's messages travel while `during` runs; it is
-         * queued behind the copy before the host waits for the copy, so the
-         * device goes from one to the other without waiting for the host */
-        const int last = s + 2 >= g->nswap;
+            st = cp_read_async(ctx, gd->copyq, gd->sendbuf, r4 * a->off, r4 * ns, (char *)gd->hsend + r4 * a->off, 1,
+                               &packed, &copied);
+        cp_release_event(&packed);
+        if (!st && gd->copyq) st = cp_flush(ctx, gd->copyq);
         if (!st && last && during) {
             st = during(arg);
-            if (!st) st = cp_marker(ctx, ctx->queue, &gd->marker);
+            if (!st) st = cp_marker(ctx, NULL, &gd->marker);
         }
-        if (!st) st = cp_flush(ctx, ctx->queue);
+        if (!st) st = cp_flush(ctx, NULL);
         if (copied) {
             clphys_status w = cp_wait(ctx, &copied);
             if (!st) st = w;
@@ -267,12 +284,17 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
                                              ov ? ov : &none);
         cp_release_event(&gd->marker);
         if (!st) st = ms;
-        /* not waited for: hrecv is written again only by the next
-         * exchange's messages, posted after its copy to the host, which
-         * the in-order queue runs after this one */
+        /* the copy back on copyq, not waited for by the host: hrecv is
+         * written again only by the next exchange's messages, posted after
+         * the host waited for its copy to the host, which copyq (in order)
+         * runs after this one; the unpack on ctx's queue waits for it */
+        cl_event arrived = NULL;
         if (!st && nr)
-            st = cp_write_async(ctx, NULL, gd->recvbuf, r4 * ro, r4 * nr, (char *)gd->hrecv + r4 * ro, 0, NULL, NULL);
-        if (!st && nr) st = unpack(gd, ro, nr, pos);
+            st = cp_write_async(ctx, gd->copyq, gd->recvbuf, r4 * ro, r4 * nr, (char *)gd->hrecv + r4 * ro, 0, NULL,
+                                &arrived);
+        if (!st && gd->copyq && nr) st = cp_flush(ctx, gd->copyq);
+        if (!st && nr) st = unpack(gd, ro, nr, pos, &arrived);
+        cp_release_event(&arrived);
         if (bytes) *bytes += (double)(r4 * ns);
     }
     return cp_mpi_agree(comm, ctx, st);

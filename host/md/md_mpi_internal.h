@@ -103,6 +103,10 @@ typedef struct {
     void *hsend, *hrecv;  /* host staging: page-locked (hsend_m, hrecv_m
                              mapped) where the device gives it, else malloc */
     cl_mem hsend_m, hrecv_m;
+    cl_command_queue copyq; /* the copies' own in-order queue (events order
+                             them against ctx's queue, which runs the
+                             kernels); NULL where the device gives none:
+                             the copies then go on ctx's queue */
     cl_event marker;      /* end of the device work overlapped with messages */
     long long waits;      /* blocking waits for the device, counted          */
 } md_ghost_dev;
@@ -114,9 +118,11 @@ void md_ghost_dev_free(md_ghost_dev *gd);
  * their real4 buffers and host staging. */
 clphys_status md_ghost_dev_reserve(md_ghost_dev *gd, const md_ghosts *g);
 /* One step's ghost positions: pack from pos, exchange, unpack into pos, a
- * dimension at a time.  during (may be NULL): enqueues device work that
- * needs no ghost (the interior rows' forces) after the last dimension's
- * copy to the host, so that it runs while that dimension's messages travel;
+ * dimension at a time.  The copies to and from the host go on copyq (pack
+ * and unpack on ctx's queue wait for them through events).  during (may be
+ * NULL): enqueues device work that needs no ghost (the interior rows'
+ * forces) right after the last dimension's pack, so that it runs while that
+ * dimension's copies and messages travel;
  * ov (may be NULL) receives the messages' time and the part of it waited
  * with no device work running (cp_mpi_wait_overlapped; nap: a CPU device).
  * Collective: st is this rank's status so far (a failure skips the device
@@ -141,6 +147,12 @@ struct clphys_md_mpi {
     md_atoms own;                /* owned atoms that went through the host at the
                                     last rebuild (near a face, arrived, or all at
                                     the first); scratch in between               */
+    double *near_x;              /* the staying atoms within 1.1 r_s of a cut face
+                                    at the last rebuild (global frame), the first
+                                    part of the ghost lists' atoms; near_x + 3 nnear:
+                                    own's positions after them                   */
+    cl_uint *near_at;            /* their places at the front of the sort's input */
+    size_t nnear, near_cap;
     md_ghosts g;
     md_ghost_dev gd;
     clphys_lj_plan *lj;

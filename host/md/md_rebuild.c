@@ -1,10 +1,12 @@
 /* md_rebuild.c — a distributed MD plan's neighbour-list rebuild.  The
- * atoms farther than r_cut + skin from every face between subdomains
- * (most of them) stay on the device, compacted to the front of the next
- * sort's input (cl/md_rebuild.cl); only the others cross to the host,
- * where they migrate to their owners (md_migrate.c) and give the ghost
- * lists (md_ghost.c); they come back with the ghosts behind the interior
- * atoms, and the rank's set is sorted by cell and listed on the device. */
+ * atoms still inside the subdomain stay on the device, compacted to the
+ * front of the next sort's input (cl/md_rebuild.cl); only the migrants
+ * (outside it along a cut dimension) cross to the host whole, where they
+ * go to their owners (md_migrate.c); of the staying atoms those near a cut
+ * face send their positions and places, to make the ghost lists with the
+ * arrived atoms (md_ghost.c).  The arrived atoms and the ghosts come back
+ * behind the staying ones, and the rank's set is sorted by cell and listed
+ * on the device. */
 #include "md_mpi_internal.h"
 
 #include <math.h>
@@ -27,7 +29,7 @@ clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl)
     CP_TRY(cp_kernel(ctx, prog, "md_iota", &pl->k_iota));
     CP_TRY(cp_kernel(ctx, prog, "md_inverse", &pl->k_inverse));
     CP_TRY(cp_kernel(ctx, prog, "md_map", &pl->k_map));
-    return cp_buffer(ctx, CL_MEM_READ_WRITE, 8, NULL, &pl->counts);
+    return cp_buffer(ctx, CL_MEM_READ_WRITE, 16, NULL, &pl->counts);
 }
 
 /* Host staging of at least `bytes` for the rebuild's copies: page-locked
@@ -108,20 +110,22 @@ clphys_status md_mpi_download_owned(clphys_md_mpi *pl, md_atoms *out)
     return download(pl, nb->pos, pl->vel, pl->img, pl->tag, nb->perm, 0, pl->nlocal, out);
 }
 
-/* The owned atoms, sorted, into the front (interior) and back (the rest)
- * of the unsorted arrays; *nint and *nrest of them. */
-static clphys_status classify(clphys_md_mpi *pl, size_t *nint, size_t *nrest)
+/* The owned atoms, sorted, into the front (staying: *nstay) and back
+ * (migrants: *nmig) of the unsorted arrays; the staying atoms near a cut
+ * face (*nnear) listed in xref (positions) and inv (places), which are free
+ * until the sort. */
+static clphys_status classify(clphys_md_mpi *pl, size_t *nstay, size_t *nmig, size_t *nnear)
 {
     clphys_context *ctx = pl->ctx;
     clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
     cl_kernel k = pl->k_classify;
-    cl_uint zero[2] = {0, 0}, n = (cl_uint)pl->nlocal, nown = (cl_uint)pl->nown, cap = (cl_uint)pl->cap;
+    cl_uint zero[4] = {0, 0, 0, 0}, n = (cl_uint)pl->nlocal, nown = (cl_uint)pl->nown, cap = (cl_uint)pl->cap;
     double lo[3], hi[3], shell = SHELL_MARGIN * pl->d.rs;
     cl_int cut[4] = {pl->d.cut[0], pl->d.cut[1], pl->d.cut[2], 0};
     for (int c = 0; c < 3; c++) lo[c] = pl->d.lo[c] - pl->d.llo[c], hi[c] = pl->d.hi[c] - pl->d.llo[c];
     float shellf = (float)shell;
     size_t g = md_global(n, 64);
-    CP_TRY(cp_write(ctx, pl->counts, 0, 8, zero));
+    CP_TRY(cp_write(ctx, pl->counts, 0, 16, zero));
     CP_TRY(CP_ARG(ctx, k, 0, nb->pos));
     CP_TRY(CP_ARG(ctx, k, 1, pl->vel));
     CP_TRY(CP_ARG(ctx, k, 2, pl->img));
@@ -139,10 +143,60 @@ static clphys_status classify(clphys_md_mpi *pl, size_t *nint, size_t *nrest)
     CP_TRY(CP_ARG(ctx, k, 14, pl->img_tmp));
     CP_TRY(CP_ARG(ctx, k, 15, pl->tag_tmp));
     CP_TRY(CP_ARG(ctx, k, 16, pl->counts));
+    CP_TRY(CP_ARG(ctx, k, 17, pl->xref));
+    CP_TRY(CP_ARG(ctx, k, 18, pl->inv));
     CP_TRY(cp_launch(ctx, k, 1, &g, NULL, NULL));
-    cl_uint c[2];
-    CP_TRY(cp_read(ctx, pl->counts, 0, 8, c));
-    *nint = c[0], *nrest = c[1];
+    cl_uint c[4];
+    CP_TRY(cp_read(ctx, pl->counts, 0, 16, c));
+    *nstay = c[0], *nmig = c[1], *nnear = c[2];
+    return CLPHYS_SUCCESS;
+}
+
+/* Room for n positions in near_x (kept) and n places in near_at. */
+static clphys_status near_room(clphys_md_mpi *pl, size_t n)
+{
+    if (n <= pl->near_cap) return CLPHYS_SUCCESS;
+    size_t cap = n + n / 2 + 64;
+    double *x = realloc(pl->near_x, 3 * cap * sizeof *x);
+    if (x) pl->near_x = x;
+    cl_uint *a = realloc(pl->near_at, cap * sizeof *a);
+    if (a) pl->near_at = a;
+    if (!x || !a) return cp_error(pl->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: atoms near the faces (%zu)", cap);
+    pl->near_cap = cap;
+    return CLPHYS_SUCCESS;
+}
+
+/* The nnear staying atoms near a cut face (classify's list): positions in
+ * the global frame into near_x, places into near_at; one wait. */
+static clphys_status download_near(clphys_md_mpi *pl, size_t nnear)
+{
+    pl->nnear = 0;
+    if (!nnear) return CLPHYS_SUCCESS;
+    clphys_context *ctx = pl->ctx;
+    const size_t rs = pl->rs, r4 = 4 * rs;
+    void *raw = NULL;
+    CP_TRY(near_room(pl, nnear));
+    CP_TRY(staging(pl, (r4 + 4) * nnear, &raw));
+    char *xb = raw, *ab = xb + r4 * nnear;
+    CP_TRY(cp_read_async(ctx, NULL, pl->xref, 0, r4 * nnear, xb, 0, NULL, NULL));
+    CP_TRY(cp_read_async(ctx, NULL, pl->inv, 0, 4 * nnear, ab, 0, NULL, NULL));
+    CP_TRY(cp_finish(ctx));
+    memcpy(pl->near_at, ab, 4 * nnear);
+    for (size_t k = 0; k < nnear; k++)
+        for (int c = 0; c < 3; c++) pl->near_x[3 * k + c] = real_at(xb, rs, 4 * k + c) + pl->d.llo[c];
+    pl->nnear = nnear;
+    return CLPHYS_SUCCESS;
+}
+
+/* The atoms the ghost lists are made from: the staying ones near a face,
+ * then own (arrived, or all at the first rebuild); positions only. */
+static clphys_status ghost_sources(clphys_md_mpi *pl, md_atoms *view)
+{
+    const size_t m = pl->nnear + pl->own.n;
+    CP_TRY(near_room(pl, m));
+    if (pl->own.n) memcpy(pl->near_x + 3 * pl->nnear, pl->own.x, 3 * pl->own.n * sizeof *pl->near_x);
+    memset(view, 0, sizeof *view);
+    view->x = pl->near_x, view->n = m;
     return CLPHYS_SUCCESS;
 }
 
@@ -228,7 +282,9 @@ static clphys_status launch1(clphys_md_mpi *pl, cl_kernel k, size_t n)
 }
 
 /* Sort the n unsorted atoms by cell, build the list, and put the ghost
- * lists (host-local indices + offset) into sorted places on the device. */
+ * lists into sorted places on the device.  The lists' indices count the
+ * ghost sources (ghost_sources) and then the ghosts: the staying atoms
+ * near a face are at near_at, the others from `offset` on. */
 static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, double *nb_s)
 {
     clphys_context *ctx = pl->ctx;
@@ -259,8 +315,10 @@ static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, double *nb_
     size_t cnt[2] = {g->nsend, g->nghost};
     for (int a = 0; !st && a < 2; a++) {
         if (!cnt[a]) continue;
-        for (size_t k = 0; k < cnt[a]; k++)
-            t[k] = (cl_uint)(offset + (a == 0 ? g->send[k] : pl->own.n + k));
+        for (size_t k = 0; k < cnt[a]; k++) {
+            const size_t i = a == 0 ? g->send[k] : pl->nnear + pl->own.n + k;
+            t[k] = i < pl->nnear ? pl->near_at[i] : (cl_uint)(offset + i - pl->nnear);
+        }
         st = cp_write(ctx, idx[a], 0, 4 * cnt[a], t);
         cl_uint c = (cl_uint)cnt[a];
         if (!st) st = CP_ARG(ctx, pl->k_map, 0, pl->inv);
@@ -297,20 +355,25 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
 {
     clphys_context *ctx = pl->ctx;
     double t0 = cp_now(), nb_s = 0;
-    size_t nint = 0, nrest = 0;
+    size_t nint = 0, nmig = 0, nnear = 0;
     clphys_status st = CLPHYS_SUCCESS;
+    pl->nnear = 0;
     if (!first) {
         pl->own.n = 0;
-        if (pl->nlocal) st = classify(pl, &nint, &nrest);
+        if (pl->nlocal) st = classify(pl, &nint, &nmig, &nnear);
         clphys_neighbor_plan *nb = pl->lj ? clphys_lj_neighbor(pl->lj) : NULL;
-        if (!st && nrest)
-            st = download(pl, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp, NULL, pl->cap - nrest, nrest,
+        if (!st && nmig)
+            st = download(pl, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp, NULL, pl->cap - nmig, nmig,
                           &pl->own);
+        if (!st) st = download_near(pl, nnear);
     }
     const double t_down = cp_now();
     CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
     CP_TRY(md_migrate(pl->comm, ctx, &pl->d, &pl->own));
-    CP_TRY(md_ghosts_build(pl->comm, ctx, &pl->d, &pl->own, &pl->g));
+    md_atoms src;
+    st = ghost_sources(pl, &src);
+    CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
+    CP_TRY(md_ghosts_build(pl->comm, ctx, &pl->d, &src, &pl->g));
     double t1 = cp_now(), t_up = t1;
     const size_t n = nint + pl->own.n + pl->g.nghost;
     if (n > pl->cap) {
