@@ -253,24 +253,19 @@ static inline void face_coords(uint i, int mu, int xm, int q, int c[4])
     if ((sum & 1) != q) c[mu == 0 ? 1 : 0] += 1; /* its partner along an even extent */
 }
 
-/* One work-item per face entry: face[...] = rows 0, 1 of (1 -/+ gamma_mu)
- * in (gamma5 in with g5in) at the face's sites.  parity: that of in's
- * sites (0/1: in is a half field; -1: full field, both parities sent). */
-__kernel void halo_pack(__global face_t *restrict face, __global const real2_t *restrict in, int parity, int g5in)
+/* Entry e of the blocks of direction mu (a constant after inlining, as
+ * project and GAMMA_COL/GAMMA_PH expect: with mu varying between the
+ * work-items, Intel's CPU OpenCL vectoriser packed wrong x faces in fp32
+ * SoA builds) = rows 0, 1 of (1 -/+ gamma_mu) in at the face's site. */
+inline void pack_entry(__global face_t *restrict face, __global const real2_t *restrict in, int parity, int g5in,
+                       uint nq, uint e, const int mu)
 {
-    const uint nq = parity < 0 ? 2 : 1;
-    uint e = get_global_id(0);
-    if (e >= nq * 2 * FACE_ALL) return;
-    int mu = 0;
-    while (e >= 2 * nq * FACE_N(mu)) {
-        e -= 2 * nq * FACE_N(mu);
-        mu++;
-    }
-    const uint n = nq * FACE_N(mu);
+    const uint fn = FACE_N(mu) ? FACE_N(mu) : 1; /* 0 only in branches never taken */
+    const uint n = nq * fn;
     const int side = e >= n;
     if (side) e -= n;
-    const uint i = e % FACE_N(mu);
-    const int q = parity < 0 ? (int)(e / FACE_N(mu)) : parity;
+    const uint i = e % fn;
+    const int q = parity < 0 ? (int)(e / fn) : parity;
     int c[4];
     face_coords(i, mu, side ? LMU(mu) - 1 : 0, q, c);
     const uint cb = cb_of(c);
@@ -290,6 +285,21 @@ __kernel void halo_pack(__global face_t *restrict face, __global const real2_t *
     for (int r = 0; r < 2; r++)
         for (int cc = 0; cc < 3; cc++) face[FACEI(base, n, r * 3 + cc, e)] = h[r][cc];
 #endif
+}
+
+/* One work-item per face entry: face[...] = rows 0, 1 of (1 -/+ gamma_mu)
+ * in (gamma5 in with g5in) at the face's sites.  parity: that of in's
+ * sites (0/1: in is a half field; -1: full field, both parities sent). */
+__kernel void halo_pack(__global face_t *restrict face, __global const real2_t *restrict in, int parity, int g5in)
+{
+    const uint nq = parity < 0 ? 2 : 1;
+    const uint e = get_global_id(0);
+    if (e >= nq * 2 * FACE_ALL) return;
+    /* the direction whose blocks hold entry e (an unsplit one holds none) */
+    if (e < 2 * nq * FACE_BEFORE(1)) pack_entry(face, in, parity, g5in, nq, e, 0);
+    else if (e < 2 * nq * FACE_BEFORE(2)) pack_entry(face, in, parity, g5in, nq, e - 2 * nq * FACE_BEFORE(1), 1);
+    else if (e < 2 * nq * FACE_BEFORE(3)) pack_entry(face, in, parity, g5in, nq, e - 2 * nq * FACE_BEFORE(2), 2);
+    else pack_entry(face, in, parity, g5in, nq, e - 2 * nq * FACE_BEFORE(3), 3);
 }
 
 /* Entry e of a face block, the two projected rows. */
