@@ -257,7 +257,7 @@ static inline void face_coords(uint i, int mu, int xm, int q, int c[4])
  * project and GAMMA_COL/GAMMA_PH expect: with mu varying between the
  * work-items, Intel's CPU OpenCL vectoriser packed wrong x faces in fp32
  * SoA builds) = rows 0, 1 of (1 -/+ gamma_mu) in at the face's site. */
-inline void pack_entry(__global face_t *restrict face, __global const real2_t *restrict in, int parity, int g5in,
+static inline void pack_entry(__global face_t *restrict face, __global const real2_t *restrict in, int parity, int g5in,
                        uint nq, uint e, const int mu)
 {
     const uint fn = FACE_N(mu) ? FACE_N(mu) : 1; /* 0 only in branches never taken */
