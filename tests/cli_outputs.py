@@ -70,9 +70,14 @@ for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     p = start_writing(xyz)
     had = writing(os.path.basename(xyz))
     p.send_signal(sig)
-    rc = p.wait(timeout=60)
+    try:
+        rc = p.wait(timeout=60)
+    except subprocess.TimeoutExpired:  # the signal did not end it: fail, and leave no run behind
+        p.kill()
+        p.wait()
+        rc = None
     check(had and rc == -sig and not leftovers(os.path.basename(xyz)) and not os.path.exists(xyz),
-          "%s: temporary %s removed, exit by the signal (rc %d)" % (signal.Signals(sig).name, had, rc))
+          "%s: temporary %s removed, exit by the signal (rc %s)" % (signal.Signals(sig).name, had, rc))
 
 # D3: SIGKILL cannot be caught: its leftover keeps the pattern and the next run into the file removes it
 xyz = os.path.join(tmp, "killed.xyz")
