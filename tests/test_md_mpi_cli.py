@@ -10,34 +10,17 @@ variant on a cut grid, a rank killed mid-run while --xyz is written.
 Usage: test_md_mpi_cli.py CLPHYS [MPIEXEC]   (an empty MPIEXEC: nothing to test)"""
 import glob
 import os
-import subprocess
 import sys
 import tempfile
 
+from cli_mpi import DEV, ENV, check, failures, run
+
 CLPHYS = sys.argv[1]
 MPIEXEC = sys.argv[2] if len(sys.argv) > 2 else ''
-DEV = os.environ.get('CLPHYS_DEVICE') or 'auto'
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1',
-           OMPI_MCA_rmaps_base_oversubscribe='1', POCL_MAX_PTHREAD_COUNT='1')
 # 6^3 fcc cells at 0.8442 (864 atoms, edge 10.08: 3.36 per subdomain in three)
 RUN = ['--fcc', '0.8442', '--cells', '6', '--temp', '1.44', '--seed', '5', '--rcut', '2.5', '--skin', '0.3',
        '--dt', '0.005', '--steps', '60', '--thermo', '20', '--neigh-every', '20', '--neigh-check', 'no',
        '--variant', 'full-csr', '--device', DEV]
-failures = []
-
-
-def run(cmd, timeout=120):
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout)
-        return p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired:
-        return 'timeout', '', ''
-
-
-def check(ok, what):
-    print(('ok      ' if ok else 'FAILED  ') + what, flush=True)
-    if not ok:
-        failures.append(what)
 
 
 def rows(out):

@@ -12,32 +12,15 @@ snapshot is then whole or absent, never half-written).
 
 Usage: test_nbody_cli.py CLPHYS [MPIEXEC]   (an empty MPIEXEC: no MPI part)"""
 import os
-import subprocess
 import sys
 import tempfile
 
+from cli_mpi import DEV, ENV, check, failures, run
+
 CLPHYS = sys.argv[1]
 MPIEXEC = sys.argv[2] if len(sys.argv) > 2 else ''
-DEV = os.environ.get('CLPHYS_DEVICE') or 'auto'
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1',
-           OMPI_MCA_rmaps_base_oversubscribe='1', POCL_MAX_PTHREAD_COUNT='1')
 RUN = ['--plummer', '61', '--seed', '7', '--dt', '0.005', '--t-end', '0.05', '--eps', '0.05',
        '--energy-every', '0.01']
-failures = []
-
-
-def run(cmd, timeout=120):
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout)
-        return p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired:
-        return 'timeout', '', ''
-
-
-def check(ok, what):
-    print(('ok      ' if ok else 'FAILED  ') + what, flush=True)
-    if not ok:
-        failures.append(what)
 
 
 def rows(out):

@@ -13,32 +13,15 @@ horizontal extent, a bathymetry rank 0 cannot read, a rank killed mid-run.
 Usage: test_poisson_cli_mpi.py CLPHYS [MPIEXEC]   (an empty MPIEXEC: skipped)"""
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
+from cli_mpi import DEV, ENV, check, failures, run
+
 CLPHYS = sys.argv[1]
 MPIEXEC = sys.argv[2] if len(sys.argv) > 2 else ''
-DEV = os.environ.get('CLPHYS_DEVICE') or 'auto'
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1',
-           OMPI_MCA_rmaps_base_oversubscribe='1', POCL_MAX_PTHREAD_COUNT='1')
 PROB = ['--basin', '40x28', '--seed', '5', '--levels', '6', '--precision', 'fp64', '--tol', '1e-10',
         '--device', DEV]
-failures = []
-
-
-def run(cmd, timeout=120):
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout)
-        return p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired:
-        return 'timeout', '', ''
-
-
-def check(ok, what):
-    print(('ok      ' if ok else 'FAILED  ') + what, flush=True)
-    if not ok:
-        failures.append(what)
 
 
 LAST = re.compile(r'^iterations (\d+) residual (\S+) time (\S+) s$')
