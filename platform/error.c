@@ -57,6 +57,8 @@ void cp_error_append(clphys_context *ctx, const char *fmt, ...)
 const char *cp_cl_error_name(cl_int e)
 {
     switch (e) {
+    /* A table of names, kept as a table: */
+    /* clang-format off */
 #define C(x) case x: return #x;
     C(CL_SUCCESS) C(CL_DEVICE_NOT_FOUND) C(CL_DEVICE_NOT_AVAILABLE) C(CL_COMPILER_NOT_AVAILABLE)
     C(CL_MEM_OBJECT_ALLOCATION_FAILURE) C(CL_OUT_OF_RESOURCES) C(CL_OUT_OF_HOST_MEMORY)
@@ -78,6 +80,7 @@ const char *cp_cl_error_name(cl_int e)
     C(CL_INVALID_IMAGE_DESCRIPTOR) C(CL_INVALID_COMPILER_OPTIONS) C(CL_INVALID_LINKER_OPTIONS)
     C(CL_INVALID_DEVICE_PARTITION_COUNT)
 #undef C
+    /* clang-format on */
     case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
     }
     return "unknown OpenCL error";
