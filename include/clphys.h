@@ -326,6 +326,29 @@ typedef struct {
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL). */
 clphys_status clphys_tune_status_get(const clphys_device_info *dev, clphys_tune_status *s);
 
+/* Where a plan's tuned choice came from, the same for every path (one
+ * sequence, platform/tune.h cp_tune_choose): the params, else the tuning
+ * cache, else a measurement at plan creation (paths that time there), else
+ * the heuristic.  Read it with clphys_poisson_plan_info (tune_source),
+ * clphys_dslash_plan_tune_source, clphys_gravity_plan_tune_source,
+ * clphys_neighbor_plan_tune_source, clphys_lj_plan_tune_source.  The values
+ * are those of the deprecated CLPHYS_DSLASH_WG_* names and of the former
+ * int tune_source of clphys_poisson_info. */
+typedef enum {
+    CLPHYS_TUNE_GIVEN = 0,     /* the params fixed every choice                    */
+    CLPHYS_TUNE_HEURISTIC = 1, /* the rule by device type of the path's header:
+                                  tuning off (the params' no_tune or
+                                  CLPHYS_NO_TUNE), no usable cache entry, and no
+                                  measurement (the path does not time at plan
+                                  creation, or nothing could be launched)        */
+    CLPHYS_TUNE_MEASURED = 2,  /* timed at plan creation, then stored in the cache */
+    CLPHYS_TUNE_CACHE = 3      /* read from the tuning cache                       */
+} clphys_tune_source;
+
+/* "given", "heuristic", "measured", "tuning cache"; "unknown" for another
+ * value.  No errors. */
+const char *clphys_tune_source_name(clphys_tune_source source);
+
 /* ---- output files: whole or absent ---------------------------------------------
  * Every file clphys writes is written to a temporary name in its folder and
  * renamed over FILE once complete, so FILE is never half written.  The
