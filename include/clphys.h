@@ -276,8 +276,9 @@ clphys_status clphys_measure_sync(clphys_context *const *ctxs, int n, int max_la
  * Which kernel variant and work-group size is fastest depends on the device
  * and its OpenCL implementation, not only on GPU versus CPU.  Each path's
  * tuner (clphys_neighbor_tune, clphys_lj_tune, clphys_gravity_tune,
- * clphys_dslash_tune; `clphys tune` runs them; the Poisson plans time their
- * stencil shapes themselves, host/poisson/stencil.c) times the variants and their
+ * clphys_dslash_tune, clphys_poisson_tune; `clphys tune` runs them; the
+ * dslash and Poisson plans also time their own at creation when the cache
+ * has no entry for their lattice or grid) times the variants and their
  * options at a few representative sizes in both precisions and writes the
  * fastest per device (name, vendor, platform, driver), path, precision and
  * size class (and density class for neighbour lists and LJ) into the tuning
@@ -286,8 +287,8 @@ clphys_status clphys_measure_sync(clphys_context *const *ctxs, int n, int max_la
  * $XDG_CACHE_HOME/clphys, else ~/.cache/clphys), replaced atomically under a
  * lock; its format is documented in platform/tune.h.  A plan asked for
  * *_AUTO (or an option left 0) takes the cached choice of the nearest tuned
- * size, else the heuristic of its header; a damaged, foreign or missing file
- * is ignored.  CLPHYS_NO_TUNE=1 makes plans ignore the cache (and skip the
+ * size, else the heuristic of its header (clphys_tune_source says which); a
+ * damaged, foreign or missing file is ignored.  CLPHYS_NO_TUNE=1 makes plans ignore the cache (and skip the
  * measurements some plans make at creation); CLPHYS_NO_CACHE=1 disables it. */
 
 /* One choice a tuner made (handed to clphys_tune_options.chosen). */

@@ -46,10 +46,10 @@
  *   gravity   shape       fp32|fp64  tuner=2 (n)                         variant=tiled|vector
  *                                                                        i_per_item= work_group= unroll=
  *                                                                        j_split= s= (host/nbody/tune.c)
- *   dslash    local_size  fp32|fp64  reconstruct= layout= [split=] (sites) local_size= half_hop_s=
- *                                    lattice=LxLxLxL (exact; ignored by the nearest lookup)
- *   poisson   stencil     fp64       candidates= variant= local= (cells) variant= lx= ly= stencil_s=
- *                                    grid=NXxNYxNZ (exact; ignored by the nearest lookup)
+ *   dslash    local_size  fp32|fp64  reconstruct= layout= [split=]        local_size= half_hop_s=
+ *                                    lattice=LxLxLxL (exact)             (host/lqcd/tune.c)
+ *   poisson   stencil     fp64       candidates= variant= local=         variant= lx= ly= stencil_s=
+ *                                    grid=NXxNYxNZ (exact)               (host/poisson/tune.c)
  *   PATH      tuned       -          (none)                              date= quick= seconds=: the
  *                                    last `clphys tune` of the path (clphys_tune_status_get)
  * The neighbours axis of neighbor and lj is the density class: the mean

@@ -131,12 +131,6 @@ typedef struct {
     cp_tune_axis ax[2];
 } lj_choice;
 
-static clphys_status lj_defaults(void *user)
-{
-    lj_choice *c = user;
-    return c->create(c->ctx, c->p, c->plan);
-}
-
 /* An options entry of the given variant: a plan with the options it fills. */
 static int lj_take_options(void *user, const char *value)
 {
@@ -159,6 +153,13 @@ static int lj_take_variant(void *user, const char *value)
     const cp_tune_key key = lj_options_key(q.precision, q.variant, fields, sizeof fields);
     if (cp_tune_nearest(d, &key, c->ax, 2, NULL, opts, sizeof opts, NULL)) lj_fill(d, &q, opts);
     return c->create(c->ctx, &q, c->plan) == CLPHYS_SUCCESS;
+}
+
+/* The params as given: the given choices, the heuristic's for the rest. */
+static clphys_status lj_defaults(void *user)
+{
+    lj_choice *c = user;
+    return c->create(c->ctx, c->p, c->plan);
 }
 
 /* 1 when p leaves nothing to the cache: a variant and the options the

@@ -113,6 +113,52 @@ static void cfg_value(const stencil_cfg *c, char *value, size_t n)
     snprintf(value, n, "variant=%d lx=%zu ly=%zu stencil_s=%.9g", c->v, c->lx, c->ly, c->s);
 }
 
+/* ---- the tuner -------------------------------------------------------------- */
+
+clphys_status clphys_poisson_tune(clphys_context *ctx, const clphys_tune_options *o)
+{
+    if (!ctx) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "poisson tune: NULL context");
+    const clphys_device_info *d = clphys_context_device(ctx);
+    if (!d->fp64) return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED, "poisson tune: the device has no fp64 (the CG is fp64)");
+    const int quick = o && o->quick;
+    /* one grid, that of `clphys bench`'s default run (quick: of --quick), a
+     * flat box 4000 m deep; plans of other grids time their own at creation
+     * (the entry is exact) */
+    const int nx = quick ? 64 : 256, ny = nx, nz = quick ? 16 : 32;
+    double *dx = malloc(sizeof(double) * (size_t)nx), *dy = malloc(sizeof(double) * (size_t)ny),
+           *dz = malloc(sizeof(double) * (size_t)nz), *depth = malloc(sizeof(double) * (size_t)nx * (size_t)ny);
+    clphys_status st = dx && dy && dz && depth ? CLPHYS_SUCCESS
+                                               : cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson tune: the grid");
+    for (int i = 0; !st && i < nx; i++) dx[i] = 1e6 / nx;
+    for (int j = 0; !st && j < ny; j++) dy[j] = 1e6 / ny;
+    if (!st) st = clphys_poisson_levels(nz, 4000, pow(22.0, 1.0 / (nz - 1)), dz);
+    if (!st) st = clphys_poisson_box(nx, ny, 4000, depth);
+    const double t0 = cp_now();
+    char what[64];
+    snprintf(what, sizeof what, "fp64 stencil %dx%dx%d", nx, ny, nz);
+    cp_tune_step(o, "poisson", 1, 1, what);
+    clphys_poisson_plan *pl = NULL;
+    /* no_tune: the plan starts at the heuristic and neither reads nor
+     * writes the cache; the timing below writes it */
+    const clphys_poisson_params p = {.no_tune = 1};
+    const clphys_poisson_geometry g = {.nx = nx, .ny = ny, .nz = nz, .dx = dx, .dy = dy, .dz = dz, .depth = depth};
+    if (!st) st = clphys_poisson_plan_create(ctx, &g, &p, &pl);
+    stencil_cfg best = {0, 0, 0, -1};
+    double heur_s = -1;
+    int count = 0;
+    if (!st) st = measure(pl, &best, &heur_s, &count);
+    if (!st && best.s > 0) {
+        char fields[160], value[CP_TUNE_VALUE_MAX];
+        const cp_tune_key key = plan_key(pl, fields, sizeof fields);
+        cfg_value(&best, value, sizeof value);
+        cp_tune_store(o, d, &key, value, best.s, heur_s > 0 ? heur_s : 0, count);
+    }
+    clphys_poisson_plan_destroy(pl);
+    free(dx), free(dy), free(dz), free(depth);
+    if (!st) cp_tune_mark(d, "poisson", quick, cp_now() - t0);
+    return st;
+}
+
 /* ---- the plan's choice (cp_tune_choose's callbacks) --------------------- */
 
 static clphys_status defaults_cb(void *user)
@@ -162,50 +208,4 @@ clphys_status pn_choose_stencil(clphys_poisson_plan *pl)
                             .take = take_cb,
                             .measure = measure_cb};
     return cp_tune_choose(clphys_context_device(pl->ctx), &t, &pl->tune_source);
-}
-
-/* ---- the tuner -------------------------------------------------------------- */
-
-clphys_status clphys_poisson_tune(clphys_context *ctx, const clphys_tune_options *o)
-{
-    if (!ctx) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "poisson tune: NULL context");
-    const clphys_device_info *d = clphys_context_device(ctx);
-    if (!d->fp64) return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED, "poisson tune: the device has no fp64 (the CG is fp64)");
-    const int quick = o && o->quick;
-    /* one grid, that of `clphys bench`'s default run (quick: of --quick), a
-     * flat box 4000 m deep; plans of other grids time their own at creation
-     * (the entry is exact) */
-    const int nx = quick ? 64 : 256, ny = nx, nz = quick ? 16 : 32;
-    double *dx = malloc(sizeof(double) * (size_t)nx), *dy = malloc(sizeof(double) * (size_t)ny),
-           *dz = malloc(sizeof(double) * (size_t)nz), *depth = malloc(sizeof(double) * (size_t)nx * (size_t)ny);
-    clphys_status st = dx && dy && dz && depth ? CLPHYS_SUCCESS
-                                               : cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson tune: the grid");
-    for (int i = 0; !st && i < nx; i++) dx[i] = 1e6 / nx;
-    for (int j = 0; !st && j < ny; j++) dy[j] = 1e6 / ny;
-    if (!st) st = clphys_poisson_levels(nz, 4000, pow(22.0, 1.0 / (nz - 1)), dz);
-    if (!st) st = clphys_poisson_box(nx, ny, 4000, depth);
-    const double t0 = cp_now();
-    char what[64];
-    snprintf(what, sizeof what, "fp64 stencil %dx%dx%d", nx, ny, nz);
-    cp_tune_step(o, "poisson", 1, 1, what);
-    clphys_poisson_plan *pl = NULL;
-    /* no_tune: the plan starts at the heuristic and neither reads nor
-     * writes the cache; the timing below writes it */
-    const clphys_poisson_params p = {.no_tune = 1};
-    const clphys_poisson_geometry g = {.nx = nx, .ny = ny, .nz = nz, .dx = dx, .dy = dy, .dz = dz, .depth = depth};
-    if (!st) st = clphys_poisson_plan_create(ctx, &g, &p, &pl);
-    stencil_cfg best = {0, 0, 0, -1};
-    double heur_s = -1;
-    int count = 0;
-    if (!st) st = measure(pl, &best, &heur_s, &count);
-    if (!st && best.s > 0) {
-        char fields[160], value[CP_TUNE_VALUE_MAX];
-        const cp_tune_key key = plan_key(pl, fields, sizeof fields);
-        cfg_value(&best, value, sizeof value);
-        cp_tune_store(o, d, &key, value, best.s, heur_s > 0 ? heur_s : 0, count);
-    }
-    clphys_poisson_plan_destroy(pl);
-    free(dx), free(dy), free(dz), free(depth);
-    if (!st) cp_tune_mark(d, "poisson", quick, cp_now() - t0);
-    return st;
 }
