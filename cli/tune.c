@@ -62,8 +62,8 @@ static void on_progress(void *user, const char *path, int k, int n, const char *
     fflush(stderr);
 }
 
-/* The words of src less those that are bookkeeping (the tuner's version,
- * the stored times, which the time column shows). */
+/* The words of src less those that are bookkeeping (the tuner's version or
+ * candidate set, the stored times, which the time column shows). */
 static void shown(char *dst, size_t n, const char *src)
 {
     size_t o = 0;
@@ -71,7 +71,8 @@ static void shown(char *dst, size_t n, const char *src)
     for (const char *p = src; *p && o + 1 < n;) {
         p += strspn(p, " ");
         const size_t w = strcspn(p, " ");
-        if (w && strncmp(p, "tuner=", 6) && strncmp(p, "s=", 2) && strncmp(p, "half_hop_s=", 11))
+        if (w && strncmp(p, "tuner=", 6) && strncmp(p, "candidates=", 11) && strncmp(p, "s=", 2) &&
+            strncmp(p, "half_hop_s=", 11) && strncmp(p, "stencil_s=", 10))
             o += (size_t)snprintf(dst + o, n - o, "%s%.*s", o ? " " : "", (int)w, p);
         p += w;
     }
