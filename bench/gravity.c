@@ -116,7 +116,7 @@ static int kernel_case(bench_run *run, const clphys_gravity_params *prm, long lo
                  26 * row.rate * 1e-9);
         if (prm->variant == CLPHYS_GRAVITY_AUTO && !prm->i_per_item && !prm->work_group)
             snprintf(row.auto_choice, sizeof row.auto_choice, "%s (%s)", clphys_gravity_plan_variant(pl),
-                     clphys_gravity_plan_tuned(pl) ? "tuning cache" : "heuristic");
+                     clphys_tune_source_name(clphys_gravity_plan_tune_source(pl)));
         bench_add_row(run, &row);
     }
     free(ks);

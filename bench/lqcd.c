@@ -178,7 +178,7 @@ static int dslash_case(bench_run *run, const int dims[4])
                 snprintf(r.case_key, sizeof r.case_key, "%s-recon%d", aos ? "aos" : "soa", recon);
                 if (is_tuned)
                     snprintf(r.auto_choice, sizeof r.auto_choice, "local_size=%zu (%s)", wg,
-                             tsrc == CLPHYS_DSLASH_WG_CACHED ? "tuning cache" : src_name[tsrc & 3]);
+                             clphys_tune_source_name((clphys_tune_source)tsrc));
                 /* the least DRAM traffic (each link and spinor once: 4 links
                  * + 1 spinor in + 1 out per site), to show how much the
                  * standard model owes to cache reuse */

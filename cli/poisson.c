@@ -396,13 +396,12 @@ int cmd_poisson(int argc, char **argv)
     clphys_poisson_info info;
     clphys_poisson_plan_info(pl, &info);
     static const char *const vname[] = {"auto", "column", "cell", "column-vec"};
-    static const char *const srcname[] = {"given", "heuristic", "measured", "tuning cache"};
     static const char *const lname[] = {"auto", "column", "column-vec", "staged"};
     printf("grid %dx%dx%d (%s%s), %zu wet cells, %d multigrid levels, Helmholtz %g\n", g->nx, g->ny, g->nz,
            g->lonlat ? "lonlat" : "Cartesian", g->periodic_x ? ", periodic x" : "", info.wet, info.levels,
            g->helmholtz);
     printf("device %s; stencil %s %dx%d (%s); line %s; precision %s\n", clphys_context_device(ctx)->name,
-           vname[info.variant], info.local_size[0], info.local_size[1], srcname[info.tune_source & 3], lname[info.line],
+           vname[info.variant], info.local_size[0], info.local_size[1], clphys_tune_source_name(info.tune_source), lname[info.line],
            o.prec == 0 ? "mixed (fp64 CG, fp32 V-cycle)" : o.prec == 1 ? "fp64" : "fp32 CG in fp64 defect correction");
     clphys_poisson_result res;
     st = clphys_poisson_solve(pl, f, x, &res);

@@ -1,5 +1,7 @@
 /* tune.c — `clphys tune`: run each path's tuner on one device and print
- * what it chose (the library writes the tuning cache; clphys.h, "Tuning"). */
+ * what it chose (the library writes the tuning cache; clphys.h, "Tuning").
+ * The tuners are those the paths register (cli_tuners.h, from meson's
+ * tuners list). */
 #include "cli.h"
 #include "opt.h"
 
@@ -14,12 +16,11 @@ typedef struct {
     clphys_status (*fn)(clphys_context *, const clphys_tune_options *);
 } tuner;
 
-/* In the order a user waits for them: the quick ones first. */
+/* In the order of the path list (meson.build: paths). */
 static const tuner tuners[] = {
-    {"gravity", clphys_gravity_tune},
-    {"neighbor", clphys_neighbor_tune},
-    {"lj", clphys_lj_tune},
-    {"dslash", clphys_dslash_tune},
+#define CLI_TUNER(name, function) {#name, function},
+#include "cli_tuners.h"
+#undef CLI_TUNER
 };
 enum { NTUNERS = sizeof tuners / sizeof tuners[0] };
 
@@ -32,7 +33,7 @@ static void usage(FILE *out)
                  "  --path   paths to tune (default: all):");
     for (int i = 0; i < NTUNERS; i++) fprintf(out, " %s", tuners[i].name);
     fprintf(out, "\n"
-                 "           (poisson tunes its stencil when a plan is made; the solvers have no tuner)\n"
+                 "           (the lattice solvers have no tuner: their dslash is tuned; docs/usage.md)\n"
                  "  --quick  one small size per path and fewer candidates (tests, CI)\n"
                  "Prints per choice: the case, the choice, its time, the untuned (heuristic) choice's time and\n"
                  "the candidates timed.\n");
@@ -61,8 +62,8 @@ static void on_progress(void *user, const char *path, int k, int n, const char *
     fflush(stderr);
 }
 
-/* The words of src less those that are bookkeeping (the tuner's version,
- * the stored times, which the time column shows). */
+/* The words of src less those that are bookkeeping (the tuner's version or
+ * candidate set, the stored times, which the time column shows). */
 static void shown(char *dst, size_t n, const char *src)
 {
     size_t o = 0;
@@ -70,7 +71,8 @@ static void shown(char *dst, size_t n, const char *src)
     for (const char *p = src; *p && o + 1 < n;) {
         p += strspn(p, " ");
         const size_t w = strcspn(p, " ");
-        if (w && strncmp(p, "tuner=", 6) && strncmp(p, "s=", 2) && strncmp(p, "half_hop_s=", 11))
+        if (w && strncmp(p, "tuner=", 6) && strncmp(p, "candidates=", 11) && strncmp(p, "s=", 2) &&
+            strncmp(p, "half_hop_s=", 11) && strncmp(p, "stencil_s=", 10))
             o += (size_t)snprintf(dst + o, n - o, "%s%.*s", o ? " " : "", (int)w, p);
         p += w;
     }

@@ -276,8 +276,9 @@ clphys_status clphys_measure_sync(clphys_context *const *ctxs, int n, int max_la
  * Which kernel variant and work-group size is fastest depends on the device
  * and its OpenCL implementation, not only on GPU versus CPU.  Each path's
  * tuner (clphys_neighbor_tune, clphys_lj_tune, clphys_gravity_tune,
- * clphys_dslash_tune; `clphys tune` runs them; the Poisson plans time their
- * stencil shapes themselves, host/poisson/stencil.c) times the variants and their
+ * clphys_dslash_tune, clphys_poisson_tune; `clphys tune` runs them; the
+ * dslash and Poisson plans also time their own at creation when the cache
+ * has no entry for their lattice or grid) times the variants and their
  * options at a few representative sizes in both precisions and writes the
  * fastest per device (name, vendor, platform, driver), path, precision and
  * size class (and density class for neighbour lists and LJ) into the tuning
@@ -286,8 +287,8 @@ clphys_status clphys_measure_sync(clphys_context *const *ctxs, int n, int max_la
  * $XDG_CACHE_HOME/clphys, else ~/.cache/clphys), replaced atomically under a
  * lock; its format is documented in platform/tune.h.  A plan asked for
  * *_AUTO (or an option left 0) takes the cached choice of the nearest tuned
- * size, else the heuristic of its header; a damaged, foreign or missing file
- * is ignored.  CLPHYS_NO_TUNE=1 makes plans ignore the cache (and skip the
+ * size, else the heuristic of its header (clphys_tune_source says which); a
+ * damaged, foreign or missing file is ignored.  CLPHYS_NO_TUNE=1 makes plans ignore the cache (and skip the
  * measurements some plans make at creation); CLPHYS_NO_CACHE=1 disables it. */
 
 /* One choice a tuner made (handed to clphys_tune_options.chosen). */
@@ -325,6 +326,29 @@ typedef struct {
 /* Fill *s for dev (e.g. an entry of clphys_devices_list).  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL). */
 clphys_status clphys_tune_status_get(const clphys_device_info *dev, clphys_tune_status *s);
+
+/* Where a plan's tuned choice came from, the same for every path (one
+ * sequence, platform/tune.h cp_tune_choose): the params, else the tuning
+ * cache, else a measurement at plan creation (paths that time there), else
+ * the heuristic.  Read it with clphys_poisson_plan_info (tune_source),
+ * clphys_dslash_plan_tune_source, clphys_gravity_plan_tune_source,
+ * clphys_neighbor_plan_tune_source, clphys_lj_plan_tune_source.  The values
+ * are those of the deprecated CLPHYS_DSLASH_WG_* names and of the former
+ * int tune_source of clphys_poisson_info. */
+typedef enum {
+    CLPHYS_TUNE_GIVEN = 0,     /* the params fixed every choice                    */
+    CLPHYS_TUNE_HEURISTIC = 1, /* the rule by device type of the path's header:
+                                  tuning off (the params' no_tune or
+                                  CLPHYS_NO_TUNE), no usable cache entry, and no
+                                  measurement (the path does not time at plan
+                                  creation, or nothing could be launched)        */
+    CLPHYS_TUNE_MEASURED = 2,  /* timed at plan creation, then stored in the cache */
+    CLPHYS_TUNE_CACHE = 3      /* read from the tuning cache                       */
+} clphys_tune_source;
+
+/* "given", "heuristic", "measured", "tuning cache"; "unknown" for another
+ * value.  No errors. */
+const char *clphys_tune_source_name(clphys_tune_source source);
 
 /* ---- output files: whole or absent ---------------------------------------------
  * Every file clphys writes is written to a temporary name in its folder and

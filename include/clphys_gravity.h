@@ -91,8 +91,13 @@ void clphys_gravity_plan_destroy(clphys_gravity_plan *plan);
  * "" for a NULL plan; no errors. */
 const char *clphys_gravity_plan_variant(const clphys_gravity_plan *plan);
 
-/* 1 when the plan's kernel shape came from the tuning cache.  No errors
- * (0 for NULL). */
+/* Where the plan's kernel shape came from: the params (any of variant,
+ * i_per_item, work_group, unroll, j_split given), the tuning cache, or the
+ * heuristic (also for NULL); gravity plans do not measure at creation.  No
+ * errors. */
+clphys_tune_source clphys_gravity_plan_tune_source(const clphys_gravity_plan *plan);
+/* Deprecated (kept for one release): clphys_gravity_plan_tune_source(plan)
+ * == CLPHYS_TUNE_CACHE.  No errors (0 for NULL). */
 int clphys_gravity_plan_tuned(const clphys_gravity_plan *plan);
 
 /* Time the kernel shapes (tiled: i-particles per work-item, unroll, work

@@ -266,13 +266,12 @@ typedef struct {
 enum { CLPHYS_LQCD_LAYOUT_AUTO = 0, CLPHYS_LQCD_SOA = 1, CLPHYS_LQCD_AOS = 2 };
 #define CLPHYS_DSLASH_WG_RUNTIME ((size_t)-1)
 
-/* Where a plan's work-group size came from (clphys_dslash_local_size). */
-enum {
-    CLPHYS_DSLASH_WG_GIVEN = 0,     /* params.local_size                        */
-    CLPHYS_DSLASH_WG_HEURISTIC = 1, /* tuning disabled or impossible            */
-    CLPHYS_DSLASH_WG_MEASURED = 2,  /* timed at plan creation, then cached      */
-    CLPHYS_DSLASH_WG_CACHED = 3     /* read from the tuning cache               */
-};
+/* Deprecated (kept for one release): where a plan's work-group size came
+ * from is a clphys_tune_source (clphys.h), the same for every path. */
+#define CLPHYS_DSLASH_WG_GIVEN CLPHYS_TUNE_GIVEN
+#define CLPHYS_DSLASH_WG_HEURISTIC CLPHYS_TUNE_HEURISTIC
+#define CLPHYS_DSLASH_WG_MEASURED CLPHYS_TUNE_MEASURED
+#define CLPHYS_DSLASH_WG_CACHED CLPHYS_TUNE_CACHE
 
 /* Upload g (converted to the precision and compression) and build the kernels.
  * Work-group size tuning (local_size 0, tuning enabled): the half-lattice
@@ -334,8 +333,13 @@ clphys_status clphys_dslash_plan_create_multi(int n, clphys_context *const *ctxs
 /* Release the plan (NULL accepted).  No errors. */
 void clphys_dslash_plan_destroy(clphys_dslash_plan *plan);
 /* The work-group size in use (0: the runtime's choice); *source, if
- * non-NULL, receives CLPHYS_DSLASH_WG_*.  No errors (plan NULL gives 0). */
+ * non-NULL, receives where it came from, a clphys_tune_source value.  No
+ * errors (plan NULL gives 0). */
 size_t clphys_dslash_local_size(const clphys_dslash_plan *plan, int *source);
+/* Where the plan's work-group size came from: the params' local_size
+ * (GIVEN), the tuning cache, a measurement at plan creation, or the
+ * heuristic (also for NULL).  No errors. */
+clphys_tune_source clphys_dslash_plan_tune_source(const clphys_dslash_plan *plan);
 /* Time the half hop at every work-group size the kernel accepts (as plan
  * creation does) on one hot lattice (GPUs 32^4, CPUs 16^4; quick: 16^4 and
  * 8^4) in both precisions (quick: reconstruct-12 only,

@@ -101,9 +101,14 @@ double clphys_neighbor_build_seconds(const clphys_neighbor_plan *plan);
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL). */
 clphys_status clphys_neighbor_get(clphys_neighbor_plan *plan, size_t *offsets, int *list);
 /* The build kernel in use ("item" or "cpu"; "staged" for that layout) and
- * where it came from ("given", "tuning cache", "heuristic"): "cpu
- * (heuristic)".  "" for NULL; the string stays the plan's.  No errors. */
+ * where it came from (clphys_tune_source_name: "given", "tuning cache",
+ * "heuristic"): "cpu (heuristic)".  "" for NULL; the string stays the
+ * plan's.  No errors. */
 const char *clphys_neighbor_plan_choice(const clphys_neighbor_plan *plan);
+/* Where the build kernel came from: the params (build given, or the staged
+ * layout), the tuning cache, or the heuristic (also for NULL); neighbour
+ * plans do not measure at creation.  No errors. */
+clphys_tune_source clphys_neighbor_plan_tune_source(const clphys_neighbor_plan *plan);
 /* The seed benchmark's input (bench/md-notes.md): fcc at number density
  * rho with m = floor(edge / a) unit cells per side, a = (4 / rho)^(1/3), 4
  * atoms per cell, each coordinate jittered by 0.1 u, u uniform in [0, 1)
@@ -239,11 +244,17 @@ clphys_status clphys_lj_overflow(clphys_lj_plan *plan, size_t *slots);
 clphys_neighbor_plan *clphys_lj_neighbor(clphys_lj_plan *plan);
 /* Variant actually used (AUTO resolved). */
 clphys_lj_variant clphys_lj_plan_variant(const clphys_lj_plan *plan);
-/* The variant and options in use and where they came from, e.g.
- * "half-cas slot_order=both defer_exchanges=2 entries_ahead=3
- * work_group_size=224 (tuning cache)" ("given": every choice in the params;
- * "heuristic": no cache entry).  "" for NULL; the string stays the plan's. */
+/* The variant and options in use and where they came from
+ * (clphys_tune_source_name), e.g. "half-cas slot_order=both
+ * defer_exchanges=2 entries_ahead=3 work_group_size=224 (tuning cache)"
+ * ("given": the variant and every option the cache holds for it in the
+ * params; "heuristic": no cache entry, or tuning off).  "" for NULL; the
+ * string stays the plan's. */
 const char *clphys_lj_plan_choice(const clphys_lj_plan *plan);
+/* Where the variant and options came from: the params, the tuning cache,
+ * or the heuristic (also for NULL), as clphys_lj_plan_choice says; LJ
+ * plans do not measure at creation.  No errors. */
+clphys_tune_source clphys_lj_plan_tune_source(const clphys_lj_plan *plan);
 /* Time every variant and its own options (work-group size; full-group's
  * work-items per i; half-cas's slot order, deferred exchanges and entries
  * ahead) on the seed benchmark's input (clphys_lj_seed_input, shuffled

@@ -260,7 +260,8 @@ typedef struct {
     clphys_poisson_stencil variant; /* the stencil in use (never AUTO)               */
     clphys_poisson_line line;     /* the line-relaxation kernels (never AUTO)       */
     int local_size[2];            /* its work-group shape (0, 0: the runtime's)     */
-    int tune_source;              /* 0 given, 1 heuristic, 2 measured, 3 tuning cache */
+    clphys_tune_source tune_source; /* of variant and local_size (clphys.h; formerly
+                                     an int of the same values)                 */
     /* Compulsory-byte model (each array touched once per kernel, neighbours
      * from caches): one stencil application reads 4 coefficient arrays and x
      * and writes y, 6 reals per cell; one V-cycle: the sum over its kernels
@@ -276,6 +277,18 @@ typedef struct {
 } clphys_poisson_info;
 /* No errors (plan or info NULL: nothing written). */
 void clphys_poisson_plan_info(const clphys_poisson_plan *plan, clphys_poisson_info *info);
+
+/* Time the stencil's variants (column, cell, column-vec) and, on GPUs,
+ * work-group shapes on the grid of `clphys bench`'s default run (a flat box
+ * of 256 x 256 x 32 cells; quick: 64 x 64 x 16), fp64, as a plan does at
+ * creation, and write the fastest into the tuning cache (clphys.h,
+ * "Tuning"), where plans of that grid with variant AUTO and local_size 0
+ * read it instead of timing (the entry is per grid: plans of other grids
+ * time their own at creation).  opt->repeat is not used (5 timed runs per
+ * candidate, their median).  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL
+ * ctx), CLPHYS_ERR_UNSUPPORTED (no fp64), CLPHYS_ERR_OUT_OF_MEMORY, and
+ * those of clphys_poisson_plan_create. */
+clphys_status clphys_poisson_tune(clphys_context *ctx, const clphys_tune_options *opt);
 
 /* ---- solving ----------------------------------------------------------------- */
 

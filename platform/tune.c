@@ -495,6 +495,42 @@ int cp_tune_disabled(void)
     return off && *off && strcmp(off, "0");
 }
 
+clphys_status cp_tune_choose(const clphys_device_info *dev, const cp_tune_plan *t, clphys_tune_source *source)
+{
+    clphys_tune_source src = t->given ? CLPHYS_TUNE_GIVEN : CLPHYS_TUNE_HEURISTIC;
+    if (!t->given && !t->no_tune && !cp_tune_disabled()) {
+        char value[CP_TUNE_VALUE_MAX];
+        const int found = t->naxes > 0 ? cp_tune_nearest(dev, &t->key, t->axes, t->naxes, t->ignore, value,
+                                                         sizeof value, NULL)
+                                       : cp_tune_get(dev, &t->key, value, sizeof value);
+        if (found && t->take(t->user, value)) {
+            if (source) *source = CLPHYS_TUNE_CACHE;
+            return CLPHYS_SUCCESS;
+        }
+        if (t->measure) {
+            value[0] = 0;
+            clphys_status st = t->measure(t->user, value, sizeof value);
+            if (st) {
+                if (source) *source = CLPHYS_TUNE_HEURISTIC;
+                return st;
+            }
+            if (*value && t->take(t->user, value)) {
+                cp_tune_put(dev, &t->key, value); /* a cache that cannot be written only costs the next measurement */
+                if (source) *source = CLPHYS_TUNE_MEASURED;
+                return CLPHYS_SUCCESS;
+            }
+        }
+    }
+    if (source) *source = src;
+    return t->defaults(t->user);
+}
+
+const char *clphys_tune_source_name(clphys_tune_source s)
+{
+    static const char *const names[] = {"given", "heuristic", "measured", "tuning cache"};
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown";
+}
+
 typedef struct {
     clphys_tune_status *s;
 } status_ctx;

@@ -46,10 +46,10 @@
  *   gravity   shape       fp32|fp64  tuner=2 (n)                         variant=tiled|vector
  *                                                                        i_per_item= work_group= unroll=
  *                                                                        j_split= s= (host/nbody/tune.c)
- *   dslash    local_size  fp32|fp64  reconstruct= layout= [split=] (sites) local_size= half_hop_s=
- *                                    lattice=LxLxLxL (exact; ignored by the nearest lookup)
- *   poisson   stencil     fp64       candidates= variant= local= (cells) variant= lx= ly= stencil_s=
- *                                    grid=NXxNYxNZ (exact; ignored by the nearest lookup)
+ *   dslash    local_size  fp32|fp64  reconstruct= layout= [split=]        local_size= half_hop_s=
+ *                                    lattice=LxLxLxL (exact)             (host/lqcd/tune.c)
+ *   poisson   stencil     fp64       candidates= variant= local=         variant= lx= ly= stencil_s=
+ *                                    grid=NXxNYxNZ (exact)               (host/poisson/tune.c)
  *   PATH      tuned       -          (none)                              date= quick= seconds=: the
  *                                    last `clphys tune` of the path (clphys_tune_status_get)
  * The neighbours axis of neighbor and lj is the density class: the mean
@@ -161,5 +161,46 @@ void cp_tune_step(const clphys_tune_options *o, const char *path, int k, int n, 
 /* 1 when CLPHYS_NO_TUNE is set (not "" or "0"): plans then neither read
  * nor measure, they use the heuristics. */
 int cp_tune_disabled(void);
+
+/* ---- the choice a plan makes at creation --------------------------------
+ * One sequence for every path's plan (a variant, a work-group size, a
+ * kernel shape), cp_tune_choose:
+ *   1. given: the params fix the choice: defaults(), CLPHYS_TUNE_GIVEN;
+ *   2. tuning off (no_tune, or CLPHYS_NO_TUNE: cp_tune_disabled): defaults(),
+ *      CLPHYS_TUNE_HEURISTIC;
+ *   3. the cache: the entry of key (exact; or, with naxes > 0, the nearest
+ *      size class, cp_tune_nearest) that take() accepts: CLPHYS_TUNE_CACHE;
+ *   4. measure (paths that time at plan creation): the fastest candidate's
+ *      VALUE, taken and stored under key (an exact key: a measured entry
+ *      has no size-class axes of its own): CLPHYS_TUNE_MEASURED.  A cache that cannot
+ *      be written costs only the next plan's measurement;
+ *   5. else defaults(): CLPHYS_TUNE_HEURISTIC (nothing launched, or the
+ *      path measures only in its tuner, clphys_<path>_tune, keeps the
+ *      heuristic).
+ * A VALUE that take() refuses (does not parse, names an unknown candidate,
+ * cannot run here) is as no entry, so a cache never makes a plan fail. */
+typedef struct {
+    cp_tune_key key;
+    const cp_tune_axis *axes; /* naxes > 0: the nearest size class, axes[naxes] */
+    int naxes;
+    const char *ignore;       /* fields the nearest lookup ignores (may be NULL) */
+    int given;                /* 1: the params fix the choice                  */
+    int no_tune;              /* the params' no_tune                           */
+    void *user;
+    /* The choice from the params alone: the given values, the heuristic's
+     * for what they leave to auto.  Its error is the plan's. */
+    clphys_status (*defaults)(void *user);
+    /* Make VALUE the plan's choice: 1 when it parses, names a candidate and
+     * can run here; 0 leaves the plan to the next step. */
+    int (*take)(void *user, const char *value);
+    /* Time the candidates; the fastest's VALUE into value[n] ("" when none
+     * could be launched).  May leave the plan at any candidate.  NULL: the
+     * path does not measure at plan creation. */
+    clphys_status (*measure)(void *user, char *value, size_t n);
+} cp_tune_plan;
+
+/* Run the sequence above on dev for t; *source (may be NULL) where the
+ * choice came from.  Errors: those of defaults() and measure(). */
+clphys_status cp_tune_choose(const clphys_device_info *dev, const cp_tune_plan *t, clphys_tune_source *source);
 
 #endif /* CLPHYS_PLATFORM_TUNE_H */

@@ -10,6 +10,9 @@ the API.
    (`clphys_md_*`): some declared name must start with it.
 2. docs/api.md lists exactly the functions the public headers declare
    (`--write` regenerates it).
+3. docs/usage.md names the tuners the paths register (`tuners` in each
+   host/<path>/meson.build, in the order of `paths` in meson.build): in the
+   synopsis of `clphys tune --path` and in its table, each with its function.
 
 Usage: check_names.py SOURCE_ROOT [--write]"""
 import glob
@@ -82,6 +85,25 @@ if "--write" in sys.argv:
     open("docs/api.md", "w").write(index)
 elif not os.path.exists("docs/api.md") or open("docs/api.md").read() != index:
     problems.append("docs/api.md is not the index of the public headers' functions (scripts/check_names.py . --write)")
+# the tuners
+paths = re.search(r"^paths\s*=\s*\[([^\]]*)\]", open("meson.build").read(), re.M)
+tuners = []
+for path in re.findall(r"'([^']+)'", paths.group(1)) if paths else []:
+    build = open(os.path.join("host", path, "meson.build")).read()
+    for body in re.findall(r"^tuners\s*\+=\s*\[(.*)\]\s*$", build, re.M):
+        tuners += re.findall(r"\[\s*'([^']+)'\s*,\s*'([^']+)'\s*\]", body)
+usage = open("docs/usage.md").read()
+synopsis = re.search(r"clphys tune \[--device SPEC\] \[--path ([a-z_,]+)\]", usage)
+names = [t[0] for t in tuners]
+if not tuners:
+    problems.append("no path registers a tuner (tuners in host/<path>/meson.build)")
+if not synopsis or synopsis.group(1).split(",") != names:
+    problems.append("docs/usage.md: the synopsis of clphys tune should read --path %s" % ",".join(names))
+for name, function in tuners:
+    if not re.search(r"^\| `%s` \| `%s` \|" % (re.escape(name), re.escape(function)), usage, re.M):
+        problems.append("docs/usage.md: no row | `%s` | `%s` | in the table of tuners" % (name, function))
+    if function not in declared:
+        problems.append("tuner %s: %s is not declared in a header" % (name, function))
 for p in problems:
     print(p)
 print("%d problem(s)" % len(problems))

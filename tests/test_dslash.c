@@ -637,6 +637,7 @@ static size_t tuned(const clphys_gauge_field *g, int no_tune, int *source)
     clphys_status st = clphys_dslash_plan_create(ctx, g, &prm, &pl);
     if (st) fail_msg("plan: %s: %s", clphys_status_string(st), clphys_last_error(ctx));
     size_t wg = clphys_dslash_local_size(pl, source);
+    assert_int_equal(*source, clphys_dslash_plan_tune_source(pl)); /* the two ways say the same */
     clphys_dslash_plan_destroy(pl);
     return wg;
 }
@@ -671,7 +672,7 @@ static void test_tuning(void **state)
     clphys_gauge_hot(&g, 5);
     int src;
     size_t wg = tuned(&g, 0, &src);
-    assert_int_equal(src, CLPHYS_DSLASH_WG_MEASURED);
+    assert_int_equal(src, CLPHYS_TUNE_MEASURED);
     assert_true(wg == 0 || wg == 32 || wg == 64 || wg == 128 || wg == 256 || wg == 512);
     assert_int_equal(tune_files(dir, path, sizeof path), 1);
     const clphys_device_info *dev = clphys_context_device(ctx);
@@ -683,30 +684,30 @@ static void test_tuning(void **state)
     assert_int_equal(cp_tune_value_size(value, "local_size", &stored), 1);
     assert_int_equal(stored, wg);
     assert_int_equal(tuned(&g, 0, &src), wg); /* the next plan reads the file */
-    assert_int_equal(src, CLPHYS_DSLASH_WG_CACHED);
+    assert_int_equal(src, CLPHYS_TUNE_CACHE);
     /* the stored size is what the plan uses */
     const size_t other = wg == 32 ? 64 : 32;
     snprintf(value, sizeof value, "local_size=%zu", other);
     assert_int_equal(cp_tune_put(dev, &key, value), 0);
     assert_int_equal(tuned(&g, 0, &src), other);
-    assert_int_equal(src, CLPHYS_DSLASH_WG_CACHED);
+    assert_int_equal(src, CLPHYS_TUNE_CACHE);
     /* a size above the device maximum, then a damaged file: measured again and rewritten */
     snprintf(value, sizeof value, "local_size=%zu", dev->max_work_group_size + 1);
     assert_int_equal(cp_tune_put(dev, &key, value), 0);
     for (int i = 0; i < 2; i++) {
         if (i) write_text(path, "garbage\n");
         size_t w = tuned(&g, 0, &src);
-        assert_int_equal(src, CLPHYS_DSLASH_WG_MEASURED);
+        assert_int_equal(src, CLPHYS_TUNE_MEASURED);
         assert_true(w == 0 || w == 32 || w == 64 || w == 128 || w == 256 || w == 512);
         tuned(&g, 0, &src); /* rewritten: read back */
-        assert_int_equal(src, CLPHYS_DSLASH_WG_CACHED);
+        assert_int_equal(src, CLPHYS_TUNE_CACHE);
     }
     /* switches: the params field and the environment */
     tuned(&g, 1, &src);
-    assert_int_equal(src, CLPHYS_DSLASH_WG_HEURISTIC);
+    assert_int_equal(src, CLPHYS_TUNE_HEURISTIC);
     setenv("CLPHYS_NO_TUNE", "1", 1);
     tuned(&g, 0, &src);
-    assert_int_equal(src, CLPHYS_DSLASH_WG_HEURISTIC);
+    assert_int_equal(src, CLPHYS_TUNE_HEURISTIC);
     char lock[4200];
     snprintf(lock, sizeof lock, "%s.lock", path);
     remove(path);

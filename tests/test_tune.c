@@ -5,9 +5,10 @@
  * temporary files; CLPHYS_NO_CACHE turns it off; the nearest size class is
  * found (no device is needed for these: the device identity is made up).
  * On the test device: the quick tuners write entries, plans asked for AUTO
- * then report that their choice came from the cache and still match the
- * fp64 reference, and a damaged file is ignored (plans fall back to the
- * heuristics). */
+ * then report that their choice came from the cache (the Poisson plan on
+ * the tuned grid too) and still match the fp64 reference, and a damaged
+ * file is ignored (plans fall back to the heuristics).  The sequence of a
+ * plan's choice itself: test_tune_choose.c. */
 #include "util.h"
 #include "platform/tune.h"
 #include "host/ref/gravity_ref.h"
@@ -260,7 +261,7 @@ static void count_chosen(void *user, const clphys_tune_choice *c)
 static const clphys_tune_options quick = {.quick = 1, .repeat = 1, .chosen = count_chosen};
 
 /* The gravity plan of n particles with AUTO; its accelerations against the
- * fp64 reference; returns clphys_gravity_plan_tuned. */
+ * fp64 reference; returns 1 when its shape came from the tuning cache. */
 static int gravity_check(clphys_precision prec)
 {
     const int n = 300;
@@ -282,7 +283,9 @@ static int gravity_check(clphys_precision prec)
         if (e > d) d = e;
     }
     assert_true(d / sqrt(rms) <= (prec == CLPHYS_FP64 ? 1e-10 : 1e-4));
-    const int tuned = clphys_gravity_plan_tuned(pl);
+    const int tuned = clphys_gravity_plan_tune_source(pl) == CLPHYS_TUNE_CACHE;
+    assert_int_equal(clphys_gravity_plan_tuned(pl), tuned); /* the deprecated name says the same */
+    assert_int_equal(clphys_gravity_plan_tune_source(pl), tuned ? CLPHYS_TUNE_CACHE : CLPHYS_TUNE_HEURISTIC);
     clphys_gravity_plan_destroy(pl);
     free(x), free(acc), free(ref);
     return tuned;
@@ -310,6 +313,7 @@ static int lj_check(void)
     assert_true(md_ref_force_error(n, pos, box, 1.0, 1.0, 3.0, NULL, NULL, f, ref, 1e-13, NULL) <= 1e-12);
     assert_true(fabs(r.potential_energy - pe) <= 1e-10 * fabs(pe));
     const int cached = strstr(clphys_lj_plan_choice(pl), "(tuning cache)") != NULL;
+    assert_int_equal(clphys_lj_plan_tune_source(pl), cached ? CLPHYS_TUNE_CACHE : CLPHYS_TUNE_HEURISTIC);
     printf("lj plan: %s\n", clphys_lj_plan_choice(pl));
     clphys_lj_plan_destroy(pl);
     free(pos), free(f), free(ref);
@@ -326,8 +330,30 @@ static int neighbor_cached(void)
     clphys_neighbor_plan *pl = NULL;
     assert_int_equal(clphys_neighbor_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
     const int cached = strstr(clphys_neighbor_plan_choice(pl), "(tuning cache)") != NULL;
+    assert_int_equal(clphys_neighbor_plan_tune_source(pl), cached ? CLPHYS_TUNE_CACHE : CLPHYS_TUNE_HEURISTIC);
     clphys_neighbor_plan_destroy(pl);
     return cached;
+}
+
+/* Where the stencil of a Poisson plan on the grid of clphys_poisson_tune's
+ * quick run (a flat box of 64 x 64 x 16 cells) came from. */
+static clphys_tune_source poisson_source(void)
+{
+    enum { NX = 64, NY = 64, NZ = 16 };
+    double dx[NX], dy[NY], dz[NZ], *depth = malloc(sizeof(double) * NX * NY);
+    for (int i = 0; i < NX; i++) dx[i] = 1e6 / NX;
+    for (int j = 0; j < NY; j++) dy[j] = 1e6 / NY;
+    for (int k = 0; k < NZ; k++) dz[k] = 4000.0 / NZ;
+    assert_int_equal(clphys_poisson_box(NX, NY, 4000, depth), CLPHYS_SUCCESS);
+    const clphys_poisson_geometry g = {.nx = NX, .ny = NY, .nz = NZ, .dx = dx, .dy = dy, .dz = dz, .depth = depth};
+    const clphys_poisson_params p = {0};
+    clphys_poisson_plan *pl = NULL;
+    assert_int_equal(clphys_poisson_plan_create(ctx, &g, &p, &pl), CLPHYS_SUCCESS);
+    clphys_poisson_info info;
+    clphys_poisson_plan_info(pl, &info);
+    clphys_poisson_plan_destroy(pl);
+    free(depth);
+    return info.tune_source;
 }
 
 static void test_tuned_plans(void **state)
@@ -352,9 +378,15 @@ static void test_tuned_plans(void **state)
     }
     assert_int_equal(clphys_dslash_tune(ctx, &quick), CLPHYS_SUCCESS);
     assert_true(chosen_count >= 4);
+    if (d->fp64) { /* the Poisson CG is fp64 */
+        const int before = chosen_count;
+        assert_int_equal(clphys_poisson_tune(ctx, &quick), CLPHYS_SUCCESS);
+        assert_int_equal(chosen_count, before + 1);
+    }
     assert_int_equal(clphys_tune_status_get(d, &s), CLPHYS_SUCCESS);
     assert_true(s.entries >= chosen_count);
-    assert_int_equal(s.tuned_paths, 3); /* gravity, neighbor, dslash (md_lj_tune_case marks nothing) */
+    /* gravity, neighbor, dslash, poisson (md_lj_tune_case marks nothing) */
+    assert_int_equal(s.tuned_paths, d->fp64 ? 4 : 3);
     assert_int_equal(s.quick, 1);
     assert_non_null(strstr(s.paths, "gravity"));
 
@@ -363,6 +395,7 @@ static void test_tuned_plans(void **state)
     if (d->fp64) assert_int_equal(gravity_check(CLPHYS_FP64), 1);
     if (d->fp64) assert_int_equal(lj_check(), 1);
     assert_int_equal(neighbor_cached(), 1);
+    if (d->fp64) assert_int_equal(poisson_source(), CLPHYS_TUNE_CACHE); /* the tuner's entry, not timed again */
 
     /* a damaged file (one byte changed) is ignored: the heuristics again */
     size_t len;

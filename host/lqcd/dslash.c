@@ -120,7 +120,6 @@ clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
     pl->real_size = p->precision == CLPHYS_FP64 ? 8 : 4;
     pl->halo_half = halo_half;
     pl->local = p->local_size == CLPHYS_DSLASH_WG_RUNTIME ? 0 : p->local_size;
-    pl->tune_source = p->local_size ? CLPHYS_DSLASH_WG_GIVEN : CLPHYS_DSLASH_WG_HEURISTIC;
     if (pl->local > clphys_context_device(ctx)->max_work_group_size) {
         size_t wg = pl->local;
         free(pl);
@@ -164,7 +163,7 @@ clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
         return st;
     }
     free(buf);
-    if (!p->local_size && (st = lqcd_tune(pl)) != CLPHYS_SUCCESS) {
+    if ((st = lqcd_tune(pl)) != CLPHYS_SUCCESS) {
         clphys_dslash_plan_destroy(pl);
         return st;
     }
@@ -174,8 +173,13 @@ clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
 
 size_t clphys_dslash_local_size(const clphys_dslash_plan *pl, int *source)
 {
-    if (source) *source = pl ? pl->tune_source : CLPHYS_DSLASH_WG_HEURISTIC;
+    if (source) *source = (int)clphys_dslash_plan_tune_source(pl);
     return pl ? pl->local : 0;
+}
+
+clphys_tune_source clphys_dslash_plan_tune_source(const clphys_dslash_plan *pl)
+{
+    return pl ? pl->tune_source : CLPHYS_TUNE_HEURISTIC;
 }
 
 void clphys_dslash_plan_destroy(clphys_dslash_plan *pl)

@@ -32,7 +32,7 @@ struct clphys_dslash_plan {
     void *staging_host;      /* field: mapped from staging (page-locked),  */
                              /* or malloc'd where staging is NULL          */
     size_t local;            /* work-group size, 0 = runtime's choice     */
-    int tune_source;         /* CLPHYS_DSLASH_WG_* of clphys_lqcd.h       */
+    clphys_tune_source tune_source; /* of local (lqcd_tune)              */
     /* Over MPI (halo.c, set by clphys_dslash_plan_create_mpi): the exchange,
      * the hop through it, and the global sum the solvers' spaces take. */
     lqcd_halo *halo;
@@ -122,10 +122,10 @@ clphys_status lqcd_hop_kernel(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_
 /* Set the two boundary-phase arguments (real8) at idx, idx + 1 of k. */
 clphys_status lqcd_phase_args(clphys_dslash_plan *pl, cl_kernel k, cl_uint idx);
 
-/* tune.c: choose pl->local (and pl->tune_source) for a plan whose params
- * left local_size at 0: the tuning cache (platform/tune.h), else a
- * measurement (then stored), else the device heuristic when tuning is off
- * (CLPHYS_NO_TUNE, no_tune). */
+/* tune.c: choose pl->local (and pl->tune_source) by the one sequence of
+ * every path (cp_tune_choose): the params' local_size, else the tuning
+ * cache, else a measurement (then stored), else the device heuristic when
+ * tuning is off (CLPHYS_NO_TUNE, no_tune) or nothing launched. */
 clphys_status lqcd_tune(clphys_dslash_plan *pl);
 
 /* eo_operator.c: the even-odd preconditioned operator M = 1 - kappa^2 H_eo

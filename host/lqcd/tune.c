@@ -34,6 +34,10 @@ static size_t kernel_max(clphys_dslash_plan *pl)
     return kmax;
 }
 
+/* The heuristic, kept when tuning is off: 64 on GPUs, the runtime's choice
+ * on CPUs. */
+static size_t heuristic(const clphys_dslash_plan *pl) { return clphys_context_device(pl->ctx)->is_gpu ? 64 : 0; }
+
 /* The half hop timed for 32 ... 512 (up to kmax) and the runtime's choice;
  * *best_s < 0 when none launched. */
 static clphys_status measure(clphys_dslash_plan *pl, size_t kmax, size_t *best, double *best_s, double *heur_s,
@@ -55,7 +59,8 @@ static clphys_status measure(clphys_dslash_plan *pl, size_t kmax, size_t *best, 
     else st = cp_fill(pl->ctx, in, pat, sizeof pat, bytes);
     static const size_t cand[] = {32, 64, 128, 256, 512, 0};
     enum { NC = sizeof cand / sizeof cand[0] };
-    const size_t heur = pl->local;
+    const size_t heur = heuristic(pl);
+    *best = heur;
     double t[NC][TUNE_ROUNDS];
     int live[NC];
     *best_s = -1;
@@ -95,31 +100,45 @@ static cp_tune_key plan_key(const clphys_dslash_plan *pl, char *fields, size_t n
     return (cp_tune_key){"dslash", "local_size", pl->real_size == 8 ? "fp64" : "fp32", fields};
 }
 
+/* ---- the plan's choice (cp_tune_choose's callbacks) --------------------- */
+
+static clphys_status defaults_cb(void *user)
+{
+    clphys_dslash_plan *pl = user;
+    if (!pl->p.local_size) pl->local = heuristic(pl); /* else the given size, set by the plan */
+    return CLPHYS_SUCCESS;
+}
+
+static int take_cb(void *user, const char *value)
+{
+    clphys_dslash_plan *pl = user;
+    size_t wg;
+    if (!cp_tune_value_size(value, "local_size", &wg) || wg > kernel_max(pl)) return 0;
+    pl->local = wg;
+    return 1;
+}
+
+static clphys_status measure_cb(void *user, char *value, size_t n)
+{
+    clphys_dslash_plan *pl = user;
+    size_t best;
+    double best_s;
+    clphys_status st = measure(pl, kernel_max(pl), &best, &best_s, NULL, NULL);
+    if (!st && best_s >= 0) snprintf(value, n, "local_size=%zu half_hop_s=%.9g", best, best_s);
+    return st;
+}
+
 clphys_status lqcd_tune(clphys_dslash_plan *pl)
 {
-    const clphys_device_info *d = clphys_context_device(pl->ctx);
-    pl->local = d->is_gpu ? 64 : 0; /* the heuristic, kept when tuning is off */
-    pl->tune_source = CLPHYS_DSLASH_WG_HEURISTIC;
-    const char *off = getenv("CLPHYS_NO_TUNE");
-    if (pl->p.no_tune || (off && *off && strcmp(off, "0"))) return CLPHYS_SUCCESS;
-    char fields[128], value[CP_TUNE_VALUE_MAX];
-    const cp_tune_key key = plan_key(pl, fields, sizeof fields);
-    const size_t kmax = kernel_max(pl);
-    size_t wg;
-    if (cp_tune_get(d, &key, value, sizeof value) && cp_tune_value_size(value, "local_size", &wg) && wg <= kmax) {
-        pl->local = wg;
-        pl->tune_source = CLPHYS_DSLASH_WG_CACHED;
-        return CLPHYS_SUCCESS;
-    }
-    size_t best = pl->local;
-    double best_s;
-    clphys_status st = measure(pl, kmax, &best, &best_s, NULL, NULL);
-    pl->local = best;
-    if (st || best_s < 0) return st; /* nothing launched: keep the heuristic */
-    pl->tune_source = CLPHYS_DSLASH_WG_MEASURED;
-    snprintf(value, sizeof value, "local_size=%zu half_hop_s=%.9g", best, best_s);
-    cp_tune_put(d, &key, value); /* a cache that cannot be written only costs the next measurement */
-    return CLPHYS_SUCCESS;
+    char fields[128];
+    const cp_tune_plan t = {.key = plan_key(pl, fields, sizeof fields),
+                            .given = pl->p.local_size != 0,
+                            .no_tune = pl->p.no_tune,
+                            .user = pl,
+                            .defaults = defaults_cb,
+                            .take = take_cb,
+                            .measure = measure_cb};
+    return cp_tune_choose(clphys_context_device(pl->ctx), &t, &pl->tune_source);
 }
 
 clphys_status clphys_dslash_tune(clphys_context *ctx, const clphys_tune_options *o)
@@ -151,7 +170,7 @@ clphys_status clphys_dslash_tune(clphys_context *ctx, const clphys_tune_options 
         const clphys_dslash_params p = {.precision = prec, .reconstruct = rec, .kappa = 0.12, .no_tune = 1};
         clphys_dslash_plan *pl = NULL;
         if ((st = clphys_dslash_plan_create(ctx, &g, &p, &pl)) != CLPHYS_SUCCESS) break;
-        size_t best = pl->local;
+        size_t best;
         double best_s = -1, heur_s = 0;
         int count = 0;
         st = measure(pl, kernel_max(pl), &best, &best_s, &heur_s, &count);

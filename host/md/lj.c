@@ -206,18 +206,23 @@ clphys_status clphys_lj_plan_create(clphys_context *ctx, const clphys_lj_params 
      * choice that cannot be made here (another driver's limits) falls back
      * to the heuristic, so the cache never makes a plan fail (the params are
      * checked by create(), after the defaults of their zeros) */
-    clphys_lj_params q = *p;
-    int from_cache = 0;
-    clphys_status st = CLPHYS_SUCCESS;
-    if (md_lj_tuned(ctx, &q)) from_cache = (st = try_create(ctx, &q, plan)) == CLPHYS_SUCCESS;
-    if (!from_cache) st = try_create(ctx, p, plan);
-    if (!st) describe(*plan, from_cache ? "tuning cache" : p->variant ? "given" : "heuristic");
+    clphys_tune_source source;
+    clphys_status st = md_lj_choose(ctx, p, try_create, plan, &source);
+    if (!st) {
+        (*plan)->source = source;
+        describe(*plan, clphys_tune_source_name(source));
+    }
     return st;
 }
 
 const char *clphys_lj_plan_choice(const clphys_lj_plan *pl)
 {
     return pl ? pl->choice : "";
+}
+
+clphys_tune_source clphys_lj_plan_tune_source(const clphys_lj_plan *pl)
+{
+    return pl ? pl->source : CLPHYS_TUNE_HEURISTIC;
 }
 
 clphys_status md_lj_set_count(clphys_lj_plan *pl, size_t n)

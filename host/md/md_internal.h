@@ -34,6 +34,7 @@ struct clphys_neighbor_plan {
     double kernel_s;             /* profiled time of the last build           */
     int cpu_build;               /* 1: cl/neighbor_cpu.cl builds the list     */
     char choice[64];             /* clphys_neighbor_plan_choice               */
+    clphys_tune_source source;   /* of the build kernel (md_neighbor_choose)  */
     unsigned long gen;           /* lists built or reordered so far: plans
                                     that derive lists from this one compare  */
 };
@@ -67,17 +68,28 @@ struct clphys_lj_plan {
                                     that messages name the file's atoms; NULL:
                                     messages give 0-based caller indices      */
     char choice[192];            /* clphys_lj_plan_choice                     */
+    clphys_tune_source source;   /* of variant and options (md_lj_choose)     */
 };
 
 /* ---- tuning (tune.c; platform/tune.h lists the entries) ---------------- */
 /* Particles within r_search of one at the mean density: the density class. */
 double md_neighbours(size_t n, const double box[3], double r_search);
-/* The cached build kernel for p (AUTO): 1 cpu, 0 item, -1 no entry. */
-int md_neighbor_tuned(clphys_context *ctx, const clphys_neighbor_params *p);
-/* Fill the fields of *q left to auto (variant AUTO, options 0) from the
- * tuning cache; 1 when any came from it.  Values out of range are not
- * taken. */
-int md_lj_tuned(clphys_context *ctx, clphys_lj_params *q);
+/* The build kernel of a plan of p, chosen as every path chooses
+ * (cp_tune_choose): given (or the staged layout's own), else the tuning
+ * cache's entry of the nearest size and density class, else the heuristic
+ * (cpu on CPU devices, item elsewhere).  *cpu_build 1 for cpu; *source
+ * where it came from. */
+void md_neighbor_choose(clphys_context *ctx, const clphys_neighbor_params *p, int *cpu_build,
+                        clphys_tune_source *source);
+/* Make *plan by create() with the variant and options chosen as every path
+ * chooses (cp_tune_choose): p's when it leaves nothing to auto; else what
+ * it leaves to auto (variant AUTO, options 0) from the tuning cache's
+ * entries of the nearest size and density class, when a plan of them can
+ * be made here (values out of range are not taken); else the heuristic
+ * (create() with p).  *source where the choice came from. */
+clphys_status md_lj_choose(clphys_context *ctx, const clphys_lj_params *p,
+                           clphys_status (*create)(clphys_context *, const clphys_lj_params *, clphys_lj_plan **),
+                           clphys_lj_plan **plan, clphys_tune_source *source);
 /* Tune one case (tests): the variants vs[nv] at their heuristic options
  * plus half-cas's deferred exchanges, in precision prec on the seed input
  * at density rho and box edge; stores as clphys_lj_tune. */

@@ -165,14 +165,12 @@ static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p
     snprintf(opt + o, sizeof opt - o, " -DSCAN_WG=%zu", pl->scan_wg);
     cl_program cp, np;
     CP_TRY(cp_program(ctx, "cell_list.cl", opt, &cp));
-    /* the build kernel: given, else the tuning cache, else on CPUs the same
-     * kernel in explicit vectors (cl/neighbor_cpu.cl says why) */
+    /* the build kernel: given, else the tuning cache, else the heuristic */
     if ((unsigned)p->build > CLPHYS_NEIGHBOR_BUILD_CPU)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: unknown build kernel %d", (int)p->build);
-    int tuned = p->build == CLPHYS_NEIGHBOR_BUILD_AUTO && !staged ? md_neighbor_tuned(ctx, p) : -1;
-    pl->cpu_build = p->build ? p->build == CLPHYS_NEIGHBOR_BUILD_CPU : tuned >= 0 ? tuned : ctx->info.is_cpu;
+    md_neighbor_choose(ctx, p, &pl->cpu_build, &pl->source);
     snprintf(pl->choice, sizeof pl->choice, "%s (%s)", staged ? "staged" : pl->cpu_build ? "cpu" : "item",
-             p->build || staged ? "given" : tuned >= 0 ? "tuning cache" : "heuristic");
+             clphys_tune_source_name(pl->source));
     CP_TRY(cp_program(ctx, pl->cpu_build ? "neighbor_cpu.cl" : "neighbor_list.cl", opt, &np));
     CP_TRY(cp_kernel(ctx, cp, "cell_assign", &pl->k_assign));
     CP_TRY(cp_kernel(ctx, cp, "scan_exclusive", &pl->k_scan));
@@ -512,6 +510,11 @@ double clphys_neighbor_build_seconds(const clphys_neighbor_plan *pl)
 const char *clphys_neighbor_plan_choice(const clphys_neighbor_plan *pl)
 {
     return pl ? pl->choice : "";
+}
+
+clphys_tune_source clphys_neighbor_plan_tune_source(const clphys_neighbor_plan *pl)
+{
+    return pl ? pl->source : CLPHYS_TUNE_HEURISTIC;
 }
 
 clphys_status md_neighbor_regather(clphys_neighbor_plan *pl)

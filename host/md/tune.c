@@ -1,9 +1,10 @@
 /* tune.c — the md path's tuning (the entries are listed in platform/tune.h):
  * which neighbour-list kernel and which LJ variant, with which of its own
  * options, is fastest on a device, by precision, size and density class.
- * The lookups that plans make for what their params leave to auto
- * (md_neighbor_tuned, md_lj_tuned), and the measuring of
- * clphys_neighbor_tune and clphys_lj_tune. */
+ * The choices plans make for what their params leave to auto
+ * (md_neighbor_choose, md_lj_choose: given, else the tuning cache, else the
+ * heuristic; cp_tune_choose), and the measuring of clphys_neighbor_tune and
+ * clphys_lj_tune. */
 #include "md_internal.h"
 #include "platform/tune.h"
 
@@ -34,49 +35,65 @@ static void class_axes(cp_tune_axis ax[2], size_t n, double nbrs)
 
 static const char *prec_name(clphys_precision p) { return p == CLPHYS_FP64 ? "fp64" : "fp32"; }
 
-int md_neighbor_tuned(clphys_context *ctx, const clphys_neighbor_params *p)
+/* ---- the plans' choices (cp_tune_choose's callbacks) -------------------- */
+
+typedef struct {
+    const clphys_neighbor_params *p;
+    int is_cpu;
+    int *cpu_build;
+} nb_choice;
+
+static clphys_status nb_defaults(void *user)
 {
-    if (cp_tune_disabled() || p->layout == CLPHYS_NEIGHBOR_STAGED) return -1;
-    char fields[96], value[CP_TUNE_VALUE_MAX], build[16];
-    snprintf(fields, sizeof fields, "kind=%s layout=%s %s", p->kind == CLPHYS_NEIGHBOR_HALF ? "half" : "full",
-             p->layout == CLPHYS_NEIGHBOR_TRANSPOSED ? "transposed" : "csr", TUNER);
-    const cp_tune_key key = {"neighbor", "build", prec_name(p->precision), fields};
-    cp_tune_axis ax[2];
-    class_axes(ax, p->n, md_neighbours(p->n, p->box, p->r_search));
-    if (!cp_tune_nearest(clphys_context_device(ctx), &key, ax, 2, NULL, value, sizeof value, NULL) ||
-        !cp_tune_value_word(value, "build", build, sizeof build))
-        return -1;
-    return !strcmp(build, "cpu") ? 1 : !strcmp(build, "item") ? 0 : -1;
+    nb_choice *c = user;
+    /* given, else on CPUs the same kernel in explicit vectors
+     * (cl/neighbor_cpu.cl says why) */
+    *c->cpu_build = c->p->build ? c->p->build == CLPHYS_NEIGHBOR_BUILD_CPU : c->is_cpu;
+    return CLPHYS_SUCCESS;
 }
 
-/* The heuristic variant of create() in lj.c, for the options lookup. */
+static int nb_take(void *user, const char *value)
+{
+    nb_choice *c = user;
+    char build[16];
+    if (!cp_tune_value_word(value, "build", build, sizeof build) || (strcmp(build, "cpu") && strcmp(build, "item")))
+        return 0;
+    *c->cpu_build = !strcmp(build, "cpu");
+    return 1;
+}
+
+void md_neighbor_choose(clphys_context *ctx, const clphys_neighbor_params *p, int *cpu_build,
+                        clphys_tune_source *source)
+{
+    const clphys_device_info *d = clphys_context_device(ctx);
+    nb_choice c = {p, d->is_cpu, cpu_build};
+    char fields[96];
+    snprintf(fields, sizeof fields, "kind=%s layout=%s %s", p->kind == CLPHYS_NEIGHBOR_HALF ? "half" : "full",
+             p->layout == CLPHYS_NEIGHBOR_TRANSPOSED ? "transposed" : "csr", TUNER);
+    cp_tune_axis ax[2];
+    class_axes(ax, p->n, md_neighbours(p->n, p->box, p->r_search));
+    const cp_tune_plan t = {.key = {"neighbor", "build", prec_name(p->precision), fields},
+                            .axes = ax,
+                            .naxes = 2,
+                            .given = p->build != CLPHYS_NEIGHBOR_BUILD_AUTO || p->layout == CLPHYS_NEIGHBOR_STAGED,
+                            .user = &c,
+                            .defaults = nb_defaults,
+                            .take = nb_take};
+    cp_tune_choose(d, &t, source); /* no step of it fails here */
+}
+
+/* The heuristic variant of create() in lj.c: the tuner's reference. */
 static clphys_lj_variant heuristic_variant(const clphys_device_info *d)
 {
     return d->is_cpu ? CLPHYS_LJ_CPU : CLPHYS_LJ_FULL_TRANSPOSED;
 }
 
-int md_lj_tuned(clphys_context *ctx, clphys_lj_params *q)
+/* The options of an options entry's VALUE that q leaves at 0, for q's
+ * variant; 1 when any was taken.  Values out of range are not taken. */
+static int lj_fill(const clphys_device_info *d, clphys_lj_params *q, const char *value)
 {
-    if (cp_tune_disabled() || (unsigned)q->variant >= CLPHYS_LJ_NVARIANTS) return 0;
-    const clphys_device_info *d = clphys_context_device(ctx);
-    char fields[96], value[CP_TUNE_VALUE_MAX], name[32];
-    cp_tune_axis ax[2];
-    class_axes(ax, q->n, md_neighbours(q->n, q->box, q->r_cut + q->skin));
+    const clphys_lj_variant v = q->variant;
     int changed = 0;
-    clphys_lj_variant v = q->variant;
-    if (v == CLPHYS_LJ_AUTO) {
-        const cp_tune_key key = {"lj", "variant", prec_name(q->precision), TUNER};
-        clphys_lj_variant t;
-        if (cp_tune_nearest(d, &key, ax, 2, NULL, value, sizeof value, NULL) &&
-            cp_tune_value_word(value, "variant", name, sizeof name) &&
-            clphys_lj_variant_from_name(name, &t) == CLPHYS_SUCCESS && t != CLPHYS_LJ_AUTO)
-            q->variant = v = t, changed = 1;
-        else
-            v = heuristic_variant(d);
-    }
-    snprintf(fields, sizeof fields, "variant=%s %s", clphys_lj_variant_name(v), TUNER);
-    const cp_tune_key key = {"lj", "options", prec_name(q->precision), fields};
-    if (!cp_tune_nearest(d, &key, ax, 2, NULL, value, sizeof value, NULL)) return changed;
     long x, y;
     if (v == CLPHYS_LJ_FULL_GROUP) { /* a pair: the group must divide the work-group */
         if (!q->group_size && !q->work_group_size && cp_tune_value_int(value, "group_size", &x) &&
@@ -97,6 +114,83 @@ int md_lj_tuned(clphys_context *ctx, clphys_lj_params *q)
             q->entries_ahead = (int)x, changed = 1;
     }
     return changed;
+}
+
+/* The key of the options entry of variant v; fields[n] holds its FIELDS. */
+static cp_tune_key lj_options_key(clphys_precision prec, clphys_lj_variant v, char *fields, size_t n)
+{
+    snprintf(fields, n, "variant=%s %s", clphys_lj_variant_name(v), TUNER);
+    return (cp_tune_key){"lj", "options", prec_name(prec), fields};
+}
+
+typedef struct {
+    clphys_context *ctx;
+    const clphys_lj_params *p;
+    clphys_status (*create)(clphys_context *, const clphys_lj_params *, clphys_lj_plan **);
+    clphys_lj_plan **plan;
+    cp_tune_axis ax[2];
+} lj_choice;
+
+/* An options entry of the given variant: a plan with the options it fills. */
+static int lj_take_options(void *user, const char *value)
+{
+    lj_choice *c = user;
+    clphys_lj_params q = *c->p;
+    return lj_fill(clphys_context_device(c->ctx), &q, value) && c->create(c->ctx, &q, c->plan) == CLPHYS_SUCCESS;
+}
+
+/* A variant entry (AUTO): that variant with the options of its own entry,
+ * when there is one. */
+static int lj_take_variant(void *user, const char *value)
+{
+    lj_choice *c = user;
+    const clphys_device_info *d = clphys_context_device(c->ctx);
+    char name[32], fields[96], opts[CP_TUNE_VALUE_MAX];
+    clphys_lj_params q = *c->p;
+    if (!cp_tune_value_word(value, "variant", name, sizeof name) ||
+        clphys_lj_variant_from_name(name, &q.variant) != CLPHYS_SUCCESS || q.variant == CLPHYS_LJ_AUTO)
+        return 0;
+    const cp_tune_key key = lj_options_key(q.precision, q.variant, fields, sizeof fields);
+    if (cp_tune_nearest(d, &key, c->ax, 2, NULL, opts, sizeof opts, NULL)) lj_fill(d, &q, opts);
+    return c->create(c->ctx, &q, c->plan) == CLPHYS_SUCCESS;
+}
+
+/* The params as given: the given choices, the heuristic's for the rest. */
+static clphys_status lj_defaults(void *user)
+{
+    lj_choice *c = user;
+    return c->create(c->ctx, c->p, c->plan);
+}
+
+/* 1 when p leaves nothing to the cache: a variant and the options the
+ * cache holds for it (an unknown variant too: create() says why). */
+static int lj_given(const clphys_lj_params *p)
+{
+    if (p->variant == CLPHYS_LJ_AUTO) return 0;
+    if ((unsigned)p->variant >= CLPHYS_LJ_NVARIANTS) return 1;
+    if (p->variant == CLPHYS_LJ_FULL_GROUP) return p->group_size || p->work_group_size;
+    if (p->variant == CLPHYS_LJ_HALF_CAS) return p->slot_order && p->defer_exchanges && p->entries_ahead;
+    return p->work_group_size != 0;
+}
+
+clphys_status md_lj_choose(clphys_context *ctx, const clphys_lj_params *p,
+                           clphys_status (*create)(clphys_context *, const clphys_lj_params *, clphys_lj_plan **),
+                           clphys_lj_plan **plan, clphys_tune_source *source)
+{
+    lj_choice c = {ctx, p, create, plan, {{0}}};
+    class_axes(c.ax, p->n, md_neighbours(p->n, p->box, p->r_cut + p->skin));
+    char fields[96];
+    const int autov = p->variant == CLPHYS_LJ_AUTO;
+    const cp_tune_key key = autov ? (cp_tune_key){"lj", "variant", prec_name(p->precision), TUNER}
+                                  : lj_options_key(p->precision, p->variant, fields, sizeof fields);
+    const cp_tune_plan t = {.key = key,
+                            .axes = c.ax,
+                            .naxes = 2,
+                            .given = lj_given(p),
+                            .user = &c,
+                            .defaults = lj_defaults,
+                            .take = autov ? lj_take_variant : lj_take_options};
+    return cp_tune_choose(clphys_context_device(ctx), &t, source);
 }
 
 /* ---- measuring ------------------------------------------------------------ */

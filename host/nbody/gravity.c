@@ -25,7 +25,7 @@ struct clphys_gravity_plan {
     size_t cap_i, cap_j, cap_out, cap_soa, cap_part;
     void *stage;
     size_t cap_stage;
-    int from_cache;         /* the shape came from the tuning cache */
+    clphys_tune_source source; /* of the kernel shape (gravity_choose) */
 };
 
 static clphys_status create_plan(clphys_context *ctx, const clphys_gravity_params *p, clphys_gravity_plan **plan)
@@ -126,16 +126,18 @@ clphys_status clphys_gravity_plan_create(clphys_context *ctx, const clphys_gravi
     /* the kernel shape left to auto comes from the tuning cache when it has
      * one for this device, precision and size class; a cached shape this
      * device cannot build or run falls back to the heuristic */
-    clphys_gravity_params q = *p;
-    int from_cache = 0;
-    clphys_status st = CLPHYS_SUCCESS;
-    if (gravity_tuned(ctx, &q)) from_cache = (st = create_plan(ctx, &q, plan)) == CLPHYS_SUCCESS;
-    if (!from_cache) st = create_plan(ctx, p, plan);
-    if (!st) (*plan)->from_cache = from_cache;
+    clphys_tune_source source;
+    clphys_status st = gravity_choose(ctx, p, create_plan, plan, &source);
+    if (!st) (*plan)->source = source;
     return st;
 }
 
-int clphys_gravity_plan_tuned(const clphys_gravity_plan *pl) { return pl ? pl->from_cache : 0; }
+clphys_tune_source clphys_gravity_plan_tune_source(const clphys_gravity_plan *pl)
+{
+    return pl ? pl->source : CLPHYS_TUNE_HEURISTIC;
+}
+
+int clphys_gravity_plan_tuned(const clphys_gravity_plan *pl) { return pl && pl->source == CLPHYS_TUNE_CACHE; }
 
 void clphys_gravity_plan_destroy(clphys_gravity_plan *pl)
 {

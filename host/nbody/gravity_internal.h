@@ -24,10 +24,15 @@ clphys_status gravity_launch(clphys_gravity_plan *pl, cl_mem xi, size_t ni, cl_m
 clphys_status gravity_check_positions(clphys_context *ctx, const char *set, int n, const double *x, int coincident,
                                       int ni, const double *xi);
 
-/* Fill the kernel shape that *q leaves to auto (variant AUTO with
- * i_per_item, work_group, unroll and j_split 0) from the tuning cache: the
- * entry of q's precision nearest to q->n_hint (0: the largest size tuned).
- * 1 when it did (host/nbody/tune.c). */
-int gravity_tuned(clphys_context *ctx, clphys_gravity_params *q);
+/* Make *plan by create() with the kernel shape chosen as every path
+ * chooses (cp_tune_choose): the params' when they give any of variant,
+ * i_per_item, work_group, unroll, j_split; else the tuning cache's entry of
+ * p's precision nearest to p->n_hint (0: the largest size tuned), when a
+ * plan of it can be made here; else the heuristic (create() with p).
+ * *source where it came from (host/nbody/tune.c). */
+clphys_status gravity_choose(clphys_context *ctx, const clphys_gravity_params *p,
+                             clphys_status (*create)(clphys_context *, const clphys_gravity_params *,
+                                                     clphys_gravity_plan **),
+                             clphys_gravity_plan **plan, clphys_tune_source *source);
 
 #endif

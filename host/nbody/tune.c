@@ -1,8 +1,9 @@
 /* tune.c — the gravity kernel's shape chosen by measurement per device (the
  * entries are listed in platform/tune.h): tiled or vector, and the tiled
  * kernel's i-particles per work-item, unroll, work group and j split, by
- * precision and size.  The lookup plans make for AUTO (gravity_tuned) and
- * the measuring of clphys_gravity_tune. */
+ * precision and size.  The choice plans make (gravity_choose: given, else
+ * the tuning cache, else the heuristic; cp_tune_choose) and the measuring
+ * of clphys_gravity_tune. */
 #include "gravity_internal.h"
 #include "platform/tune.h"
 
@@ -16,32 +17,60 @@
 
 static const char *prec_name(clphys_precision p) { return p == CLPHYS_FP64 ? "fp64" : "fp32"; }
 
-int gravity_tuned(clphys_context *ctx, clphys_gravity_params *q)
+typedef struct {
+    clphys_context *ctx;
+    const clphys_gravity_params *p;
+    clphys_status (*create)(clphys_context *, const clphys_gravity_params *, clphys_gravity_plan **);
+    clphys_gravity_plan **plan;
+} choice;
+
+static clphys_status defaults_cb(void *user)
 {
-    if (cp_tune_disabled() || q->variant != CLPHYS_GRAVITY_AUTO || q->i_per_item || q->work_group || q->unroll ||
-        q->j_split)
-        return 0;
-    const clphys_device_info *d = clphys_context_device(ctx);
-    const cp_tune_key key = {"gravity", "shape", prec_name(q->precision), TUNER};
-    /* no hint: the largest size tuned (nearest to a size beyond any) */
-    const cp_tune_axis ax = {"n", q->n_hint ? (double)q->n_hint : 1e15, 0};
-    char value[CP_TUNE_VALUE_MAX], v[16];
+    choice *c = user;
+    return c->create(c->ctx, c->p, c->plan);
+}
+
+/* A cached shape: the params with it, and a plan of them (a shape this
+ * device cannot build or run is refused). */
+static int take_cb(void *user, const char *value)
+{
+    choice *c = user;
+    const clphys_device_info *d = clphys_context_device(c->ctx);
+    clphys_gravity_params q = *c->p;
+    char v[16];
     long ipw, wg, un, js;
-    if (!cp_tune_nearest(d, &key, &ax, 1, NULL, value, sizeof value, NULL) ||
-        !cp_tune_value_word(value, "variant", v, sizeof v))
-        return 0;
+    if (!cp_tune_value_word(value, "variant", v, sizeof v)) return 0;
     if (!strcmp(v, "vector")) {
-        q->variant = CLPHYS_GRAVITY_VECTOR;
-        return 1;
+        q.variant = CLPHYS_GRAVITY_VECTOR;
+    } else {
+        if (strcmp(v, "tiled") || !cp_tune_value_int(value, "i_per_item", &ipw) ||
+            !cp_tune_value_int(value, "work_group", &wg) || !cp_tune_value_int(value, "unroll", &un) ||
+            !cp_tune_value_int(value, "j_split", &js) || (ipw != 1 && ipw != 2 && ipw != 4 && ipw != 8) || wg < 1 ||
+            (size_t)wg > d->max_work_group_size || un < 1 || un > wg || js < 0 || js > 64)
+            return 0;
+        q.variant = CLPHYS_GRAVITY_TILED;
+        q.i_per_item = (int)ipw, q.work_group = (int)wg, q.unroll = (int)un, q.j_split = (int)js;
     }
-    if (strcmp(v, "tiled") || !cp_tune_value_int(value, "i_per_item", &ipw) ||
-        !cp_tune_value_int(value, "work_group", &wg) || !cp_tune_value_int(value, "unroll", &un) ||
-        !cp_tune_value_int(value, "j_split", &js) || (ipw != 1 && ipw != 2 && ipw != 4 && ipw != 8) || wg < 1 ||
-        (size_t)wg > d->max_work_group_size || un < 1 || un > wg || js < 0 || js > 64)
-        return 0;
-    q->variant = CLPHYS_GRAVITY_TILED;
-    q->i_per_item = (int)ipw, q->work_group = (int)wg, q->unroll = (int)un, q->j_split = (int)js;
-    return 1;
+    return c->create(c->ctx, &q, c->plan) == CLPHYS_SUCCESS;
+}
+
+clphys_status gravity_choose(clphys_context *ctx, const clphys_gravity_params *p,
+                             clphys_status (*create)(clphys_context *, const clphys_gravity_params *,
+                                                     clphys_gravity_plan **),
+                             clphys_gravity_plan **plan, clphys_tune_source *source)
+{
+    choice c = {ctx, p, create, plan};
+    /* no hint: the largest size tuned (nearest to a size beyond any) */
+    const cp_tune_axis ax = {"n", p->n_hint ? (double)p->n_hint : 1e15, 0};
+    const cp_tune_plan t = {
+        .key = {"gravity", "shape", prec_name(p->precision), TUNER},
+        .axes = &ax,
+        .naxes = 1,
+        .given = p->variant != CLPHYS_GRAVITY_AUTO || p->i_per_item || p->work_group || p->unroll || p->j_split,
+        .user = &c,
+        .defaults = defaults_cb,
+        .take = take_cb};
+    return cp_tune_choose(clphys_context_device(ctx), &t, source);
 }
 
 /* ---- measuring ------------------------------------------------------------ */

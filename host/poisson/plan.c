@@ -447,7 +447,7 @@ clphys_status clphys_poisson_set_stencil(clphys_poisson_plan *pl, clphys_poisson
                         "device's maximum", lx, ly);
     pl->variant = v;
     pl->local[0] = lx, pl->local[1] = ly;
-    pl->tune_source = 0;
+    pl->tune_source = CLPHYS_TUNE_GIVEN;
     return CLPHYS_SUCCESS;
 }
 

@@ -120,7 +120,7 @@ struct clphys_poisson_plan {
     size_t vlocal[2];           /* V-cycle work-group (staged: columns per tile and
                                    work-items per column)                            */
     size_t vkmax;               /* the largest work-group every V-cycle kernel takes */
-    int tune_source;
+    clphys_tune_source tune_source; /* of variant and local (tune.c)           */
     /* the solver */
     cl_command_queue reads;
     la_space *s64, *s32;
@@ -152,10 +152,11 @@ clphys_status pn_plan_from_op(clphys_context *ctx, const clphys_poisson_params *
                               clphys_poisson_plan **out);
 
 /* stencil.c: y = A x with the plan's variant in precision p (kernel_s as
- * cp_launch); the stencil as an operator of the linear-algebra layer; the
- * variant choice (tuning cache, timing, heuristic). */
+ * cp_launch); the stencil as an operator of the linear-algebra layer. */
 clphys_status pn_stencil(clphys_poisson_plan *pl, clphys_precision p, cl_mem y, cl_mem x, double *kernel_s);
 void pn_stencil_operator(clphys_poisson_plan *pl, clphys_precision p, la_space *s, la_operator *op);
+/* tune.c: the stencil's variant and shape (given, tuning cache, timing,
+ * heuristic: cp_tune_choose); pl->tune_source where they came from. */
 clphys_status pn_choose_stencil(clphys_poisson_plan *pl);
 
 /* vcycle.c: build the V-cycle's kernels of pl->line (and vkmax; staged
