@@ -194,36 +194,46 @@ static void hypre_peer(bench_run *run, const geom *G, const double *f, int P, ch
     int *label = malloc(n * sizeof(int));
     clphys_poisson_plan *pl = NULL;
     const clphys_poisson_params p0 = {.no_tune = 1};
-    snprintf(out, outn, "\"hypre\":\"%s failed\"", POISSON_HYPRE_PEER);
+    const char *peer = getenv("CLPHYS_BENCH_POISSON_HYPRE");
+    if (!peer || !*peer) peer = POISSON_HYPRE_PEER;
+    snprintf(out, outn, "\"hypre\":\"%.300s failed\"", peer);
     if (!a || !w || !b || !mask || !label || clphys_poisson_plan_create(run->ctx, &G->g, &p0, &pl) ||
         clphys_poisson_plan_operator(pl, a, mask, w) ||
         poisson_ref_projected_rhs(G->g.nx, G->g.ny, G->g.nz, a, w, mask, f, -1.0, b, label) < 0) {
         snprintf(out, outn, "\"hypre\":\"the system could not be made\"");
         goto done;
     }
-    char file[] = "/tmp/clphys_poisson_hypre_XXXXXX", cmd[2048], line[1024] = "";
-    const int fd = mkstemp(file);
+    char file[] = "/tmp/clphys_poisson_hypre_XXXXXX", errf[] = "/tmp/clphys_poisson_hypre_err_XXXXXX", cmd[2048],
+         line[1024] = "";
+    const int fd = mkstemp(file), efd = mkstemp(errf);
+    if (efd >= 0) close(efd);
     FILE *fp = fd >= 0 ? fdopen(fd, "wb") : NULL;
     const int32_t h[4] = {G->g.nx, G->g.ny, G->g.nz, run->repeat > 3 ? run->repeat : 3};
     const double tol = TOL;
     int ok = fp && fwrite("CPPOIS1", 1, 8, fp) == 8 && fwrite(h, sizeof h, 1, fp) == 1 && fwrite(&tol, 8, 1, fp) == 1 &&
              fwrite(a, 8, 7 * n, fp) == 7 * n && fwrite(b, 8, n, fp) == n;
     if (fp) ok = fclose(fp) == 0 && ok;
-    /* a launcher of its own: the environment of this job's launcher left out */
+    /* a launcher of its own: the environment of this job's launcher left
+     * out; the configured mpiexec, or the one on PATH where that is absent
+     * (a build moved to another machine), or $CLPHYS_BENCH_MPIEXEC; one
+     * OpenMP thread per rank (one core each, as clphys's ranks) */
     const char *path = getenv("PATH"), *ld = getenv("LD_LIBRARY_PATH"), *home = getenv("HOME");
-    const char *bind = getenv("OMPI_MCA_hwloc_base_binding_policy"), *peer = getenv("CLPHYS_BENCH_POISSON_HYPRE");
-    if (!peer || !*peer) peer = POISSON_HYPRE_PEER;
-    if (ok && (strchr(peer, '\'') || (bind && strchr(bind, '\'')))) ok = 0;
-    if (ok) {
+    const char *bind = getenv("OMPI_MCA_hwloc_base_binding_policy"), *mpx = getenv("CLPHYS_BENCH_MPIEXEC");
+    if (!mpx || !*mpx) mpx = access(POISSON_MPIEXEC, X_OK) == 0 ? POISSON_MPIEXEC : "mpiexec";
+    const char *const quoted[5] = {peer, bind, mpx, path, ld};
+    for (int q = 0; q < 5; q++) ok = ok && !(quoted[q] && strchr(quoted[q], '\''));
+    if (ok && efd >= 0) {
         snprintf(cmd, sizeof cmd,
                  "env -i PATH='%s' LD_LIBRARY_PATH='%s' HOME='%s' OMPI_ALLOW_RUN_AS_ROOT=1 "
-                 "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 %s%s%s'%s' -np %d '%s' '%s' 1 "
-                 "2>/dev/null",
+                 "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 OMP_NUM_THREADS=1 %s%s%s'%s' "
+                 "-np %d '%s' '%s' 1 2>'%s'",
                  path ? path : "/usr/bin:/bin", ld ? ld : "", home ? home : "/tmp",
-                 bind ? "OMPI_MCA_hwloc_base_binding_policy='" : "", bind ? bind : "", bind ? "' " : "",
-                 POISSON_MPIEXEC, P, peer, file);
+                 bind ? "OMPI_MCA_hwloc_base_binding_policy='" : "", bind ? bind : "", bind ? "' " : "", mpx, P, peer,
+                 file, errf);
         FILE *p = popen(cmd, "r");
-        if (p && fgets(line, sizeof line, p) && line[0] == '{') {
+        int got = 0;
+        while (p && !got && fgets(line, sizeof line, p)) got = line[0] == '{';
+        if (got) {
             line[strcspn(line, "\n")] = 0;
             const char *tr = strstr(line, "\"true_rel_residual\":");
             const char *su = strstr(line, "\"setup_s_median\":"), *so = strstr(line, "\"solve_s_median\":");
@@ -235,8 +245,19 @@ static void hypre_peer(bench_run *run, const geom *G, const double *f, int P, ch
             }
         }
         if (p) pclose(p);
+        if (!got) { /* why: the last line the peer or its launcher wrote to stderr */
+            FILE *e = fopen(errf, "r");
+            char last[1024] = "", cur[1024];
+            while (e && fgets(cur, sizeof cur, e))
+                if (cur[strspn(cur, " \t\r\n-")]) snprintf(last, sizeof last, "%s", cur);
+            if (e) fclose(e);
+            for (char *c = last; *c; c++)
+                if (*c == '"' || *c == '\\' || (unsigned char)*c < 32) *c = ' ';
+            snprintf(out, outn, "\"hypre\":\"%.300s failed: %.300s\"", peer, last);
+        }
     }
     remove(file);
+    if (efd >= 0) remove(errf);
 done:
     clphys_poisson_plan_destroy(pl);
     free(a), free(w), free(b), free(mask), free(label);
@@ -320,6 +341,9 @@ int bench_poisson_mpi(bench_run *run)
         }
         if (!ngather) ngather = 1, gather[0] = 0;
     }
+    /* unnamed: the device type's default, as the CLI takes it */
+    const int gnamed = gather[0] != 0;
+    if (!gather[0]) gather[0] = clphys_poisson_mpi_default_gather(run->ctx);
     double *t = malloc(sizeof(double) * (size_t)run->repeat);
     single_run strong = {0}, weak = {0};
     double h2d = 0;
@@ -352,7 +376,7 @@ int bench_poisson_mpi(bench_run *run)
         clphys_poisson_mpi_info info = {0};
         double *fb = NULL, *xb = NULL;
         char gname[24] = "";
-        if (ngather > 1 || gather[0]) snprintf(gname, sizeof gname, "-g%d", gather[gi]);
+        if (ngather > 1 || gnamed) snprintf(gname, sizeof gname, "-g%d", gather[gi]);
         clphys_poisson_result res = {0};
         if (!st) {
             clphys_poisson_mpi_plan_info(d, &info);
@@ -423,7 +447,7 @@ int bench_poisson_mpi(bench_run *run)
                     info.line == CLPHYS_POISSON_LINE_STAGED       ? "staged"
                     : info.line == CLPHYS_POISSON_LINE_COLUMN_VEC ? "column-vec"
                                                                   : "column",
-                    gather[gi] ? gather[gi] : 64,
+                    gather[gi],
                     bench_scaling_efficiency(&sc) * res.iterations / (b->iterations > 0 ? b->iterations : 1), extra);
                 snprintf(row.note, sizeof row.note,
                          "%s scaling over %d ranks (%d devices): %.4g s against %.4g s on one device (%s); %d vs %d "

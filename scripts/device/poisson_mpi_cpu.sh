@@ -9,7 +9,8 @@
 # Usage, from the project root:
 #   scripts/device/poisson_mpi_cpu.sh BUILD_DIR [OUT_DIR]
 # BUILD_DIR holds clphys, libclphys.so.0 and poisson_hypre (a release
-# build; libraries it needs beside it in BUILD_DIR/lib).  Environment:
+# build); libraries the host lacks (libHYPRE and its dependencies, NetCDF's)
+# in LIB_DIR (default BUILD_DIR/lib).  Environment:
 #   GRID (256x256x32) the whole grid, divisible by every process grid;
 #   NPS ("8 4 2") rank counts; PRECISIONS ("mixed") clphys's precisions,
 #   hypre runs with the first only (it is fp64; the same system);
@@ -47,8 +48,10 @@ BUILD=$(abs "$BUILD")
 # PoCL alone: the host's ICD default; libraries the builds need
 unset OCL_ICD_VENDORS
 export OCL_ICD_FILENAMES=libpocl.so.2
-extra=""
-[ -d .device/lib ] && extra=$(abs .device/lib)
+LIB_DIR=${LIB_DIR:-$BUILD/lib}
+[ -d "$LIB_DIR" ] && LIB_DIR=$(abs "$LIB_DIR")
+extra=$LIB_DIR
+[ -d .device/lib ] && extra=$extra:$(abs .device/lib)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export POCL_MAX_PTHREAD_COUNT=1 OMPI_MCA_hwloc_base_binding_policy=core
 export CLPHYS_CACHE_DIR=${CLPHYS_CACHE_DIR:-/tmp/clphys-cpu-cache}
@@ -60,7 +63,7 @@ host=$OUTDIR/poisson_mpi_cpu_host.txt
   nproc
   lscpu 2>/dev/null | grep -E 'Socket|Core|Thread|NUMA node\(s\)|MHz'
   mpirun --version 2>&1 | head -1
-  LD_LIBRARY_PATH=$BUILD:$BUILD/lib${extra:+:$extra} "$BUILD/clphys" devices 2>&1
+  LD_LIBRARY_PATH=$BUILD:$extra "$BUILD/clphys" devices 2>&1
   cat /proc/loadavg
 } > "$host" 2>&1
 cat "$host"
@@ -76,7 +79,7 @@ run() {
   echo "== $name $prec np $np hypre $hy baseline $base ($left s left) $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$log"
   local hp=none
   [ "$hy" = 1 ] && hp=$b/poisson_hypre
-  LD_LIBRARY_PATH=$b:$b/lib:$BUILD/lib${extra:+:$extra} CLPHYS_BENCH_POISSON_PRECISION=$prec CLPHYS_BENCH_POISSON_GATHER=$g \
+  LD_LIBRARY_PATH=$b:$extra CLPHYS_BENCH_POISSON_PRECISION=$prec CLPHYS_BENCH_POISSON_GATHER=$g \
     CLPHYS_BENCH_POISSON_HYPRE=$hp CLPHYS_BENCH_POISSON_BASELINE=$base \
     timeout -k 5 "$left" mpirun --oversubscribe --bind-to core -np "$np" \
     -x LD_LIBRARY_PATH -x OCL_ICD_FILENAMES -x POCL_MAX_PTHREAD_COUNT -x CLPHYS_CACHE_DIR \
