@@ -23,16 +23,17 @@ static int num(char *buf, size_t len, const char *key, double v)
 
 int bench_scaling_json(const bench_scaling *s, char *buf, size_t len)
 {
-    int c = snprintf(buf, len, "\"gpus\":%d,\"ranks\":%d,\"scaling\":\"%s\",\"n_per_device\":%lld,"
-                               "\"baseline_s\":%.6g,\"step_s\":%.6g",
-                     s->gpus, s->ranks, s->weak ? "weak" : "strong", s->n_per_device, s->baseline_s, s->step_s);
-    const double sp = bench_scaling_speedup(s);
+    int c = snprintf(buf, len, "\"gpus\":%d,\"ranks\":%d,\"scaling\":\"%s\",\"n_per_device\":%lld",
+                     s->gpus, s->ranks, s->weak ? "weak" : "strong", s->n_per_device);
+    c += num(buf + (c < (int)len ? c : (int)len), c < (int)len ? len - c : 0, "baseline_s", s->baseline_s);
+    c += snprintf(buf + (c < (int)len ? c : (int)len), c < (int)len ? len - c : 0, ",\"step_s\":%.6g", s->step_s);
+    const double sp = s->baseline_s < 0 ? -1 : bench_scaling_speedup(s);
     if (s->weak)
         c += snprintf(buf + (c < (int)len ? c : (int)len), c < (int)len ? len - c : 0, ",\"speedup\":null");
     else
         c += num(buf + (c < (int)len ? c : (int)len), c < (int)len ? len - c : 0, "speedup", sp);
     c += num(buf + (c < (int)len ? c : (int)len), c < (int)len ? len - c : 0, "efficiency",
-             bench_scaling_efficiency(s));
+             s->baseline_s < 0 ? -1 : bench_scaling_efficiency(s));
     c += num(buf + (c < (int)len ? c : (int)len), c < (int)len ? len - c : 0, "exchange_s", s->exchange_s);
     c += num(buf + (c < (int)len ? c : (int)len), c < (int)len ? len - c : 0, "exchange_floor_s",
              s->exchange_floor_s);

@@ -12,7 +12,9 @@
  *   baseline_s    one device running the same work, measured in the same
  *                 session on the same machine: the whole problem (strong),
  *                 one device's share (weak; for direct-sum gravity n
- *                 i-particles against all N j-particles)
+ *                 i-particles against all N j-particles); null (with
+ *                 speedup and efficiency) where the run measured none
+ *                 (baseline_s < 0 in bench_scaling)
  *   step_s        the distributed run's time for the same unit of work
  *   speedup       strong: baseline_s / step_s; weak: null (weak scaling
  *                 asks for a constant time, not a shorter one)
@@ -35,7 +37,7 @@ typedef struct {
     int ranks;                /* MPI ranks                                 */
     int weak;                 /* 0: strong scaling, 1: weak scaling        */
     long long n_per_device;   /* particles, sites or cells per device      */
-    double baseline_s;        /* one device, same work (see above)         */
+    double baseline_s;        /* one device, same work (see above); < 0: none */
     double step_s;            /* the distributed run                       */
     double exchange_s;        /* measured exchange per step; < 0: none     */
     double exchange_floor_s;  /* its floor; < 0: none                      */

@@ -35,8 +35,11 @@
  * operators, symmetric, so that CG stays valid; a distributed solve equals
  * the single-device one up to the order of summation (the global sums are
  * MPI_Allreduce of each rank's partial sums).  The V-cycle's kernels are
- * params.line's (AUTO: staged on GPUs), column where that is column-vec
- * (CPUs' AUTO); rank 0's gathered levels run the column ones.
+ * params.line's (AUTO: staged on GPUs, column-vec on CPUs); with column-vec
+ * the ranks' local widths are padded with land to a multiple of 8, its
+ * kernels make the smoothing steps and column's the restriction and
+ * prolongation.  Rank 0's gathered levels run column, or column-vec where
+ * the ranks do.
  *
  * Setup on rank 0: the fine operator (assembled from the geometry, or
  * gathered from the ranks' blocks), its singular regions and the coarse
@@ -61,8 +64,18 @@ extern "C" {
 typedef struct {
     int grid[2];         /* px, py with px py = ranks; 0, 0: MPI_Dims_create's      */
     int gather_columns;  /* coarse levels stay distributed while each rank keeps at
-                            least this many columns in x and y (>= 2); 0 = 64      */
+                            least this many columns in x and y (>= 2); 0 = 64
+                            (clphys_poisson_mpi_default_gather: 8 on CPUs)       */
 } clphys_poisson_mpi_params;
+
+/* The gather_columns measured best on the context's device type: 64 on
+ * GPUs (two H100s, 2048 x 1024 x 64: 22% faster than 256), 8 on CPUs (PoCL,
+ * one core per rank, 256 x 256 x 32 basin: 13% faster than 64 on 4 ranks,
+ * 34% on 8, 3% slower on 2; bench/poisson-notes.md sections 8 and 10).
+ * gather_columns 0 always means 64, so that clphys_poisson_mpi_block needs
+ * no context: pass this value to the plan and to clphys_poisson_mpi_block
+ * alike.  No errors (NULL: 64). */
+int clphys_poisson_mpi_default_gather(const clphys_context *ctx);
 
 /* This rank's block of an nx x ny grid over `ranks` ranks: block[4] = first
  * i, first j, extent in i, extent in j; *levels_distributed (may be NULL):

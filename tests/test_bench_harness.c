@@ -142,7 +142,8 @@ static void auto_vs_best_pairs_rounds(void **state)
 
 /* The scaling schema: strong speedup and efficiency over the devices, weak
  * efficiency as the baseline's time over the step's, no speedup for weak
- * scaling, unmeasured figures as null, and valid JSON inside braces. */
+ * scaling, unmeasured figures (a baseline too) as null, and valid JSON
+ * inside braces. */
 static void scaling_schema(void **state)
 {
     (void)state;
@@ -170,6 +171,17 @@ static void scaling_schema(void **state)
                       : cJSON_GetObjectItem(j, "exchange_floor_s")->valuedouble == 0.05);
         cJSON_Delete(j);
     }
+    /* a run that measured no baseline: baseline_s, speedup and efficiency null */
+    bench_scaling nb = {1, 8, 0, 1000, -1, 0.5, -1, -1};
+    char nbuf[512], nobj[520];
+    assert_true(bench_scaling_json(&nb, nbuf, sizeof nbuf) < (int)sizeof nbuf);
+    snprintf(nobj, sizeof nobj, "{%s}", nbuf);
+    cJSON *nj = cJSON_Parse(nobj);
+    assert_non_null(nj);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(nj, "baseline_s")) && cJSON_IsNull(cJSON_GetObjectItem(nj, "speedup")) &&
+                cJSON_IsNull(cJSON_GetObjectItem(nj, "efficiency")));
+    assert_true(cJSON_GetObjectItem(nj, "step_s")->valuedouble == 0.5);
+    cJSON_Delete(nj);
     /* truncation is reported as snprintf does */
     char small[16];
     assert_true(bench_scaling_json(&st, small, sizeof small) >= (int)sizeof small);

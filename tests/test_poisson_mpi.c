@@ -2,7 +2,8 @@
  * (clphys_poisson_mpi.h), run under mpiexec with 2, 3 and 4 ranks on the
  * test device, every process grid of that size among 2x1, 1x2, 3x1, 1x3,
  * 2x2, 4x1.  Against one rank's plan of the same problem (column line
- * kernels, and staged on the basin; fp64): the distributed stencil and
+ * kernels, and staged on the basin; the ranks also with column-vec's
+ * smoothing steps against column; fp64): the distributed stencil and
  * V-cycle equal it to 1e-13 (the V-cycle with coarse levels kept on the
  * ranks and with everything below the fine level gathered); a solve to
  * 1e-10 gives its solution to 1e-7 of its largest value with iteration
@@ -66,6 +67,7 @@ typedef struct {
     int nx, ny, nz;
     clphys_poisson_precision precision;
     clphys_poisson_line line; /* 0: column */
+    clphys_poisson_line dist_line; /* of the distributed plans; 0: line */
 } problem;
 
 static clphys_status make_single(const problem *pb, const clphys_poisson_params *p, clphys_poisson_plan **pl)
@@ -120,7 +122,9 @@ static void compare(const problem *pb, int solve)
             clphys_poisson_mpi_params mp = {{g[gi][0], g[gi][1]}, gc ? 1000 : 2};
             clphys_poisson_mpi_plan *d = NULL;
             double *blk = NULL;
-            clphys_status st = make_dist(pb, &p, &mp, &blk, &d);
+            clphys_poisson_params pd = p;
+            if (pb->dist_line) pd.line = pb->dist_line;
+            clphys_status st = make_dist(pb, &pd, &mp, &blk, &d);
             all_ok(st == CLPHYS_SUCCESS, "distributed plan");
             clphys_poisson_mpi_info info;
             clphys_poisson_mpi_plan_info(d, &info);
@@ -206,6 +210,10 @@ static void basin_neumann(void **state)
     compare(&pb, 1);
     pb.line = CLPHYS_POISSON_LINE_STAGED; /* the restriction making the coarse first step */
     compare(&pb, 1);
+    /* the ranks smoothing with column-vec (AUTO on CPUs) on padded blocks:
+     * the same arithmetic as column's line steps */
+    pb.line = CLPHYS_POISSON_LINE_COLUMN, pb.dist_line = CLPHYS_POISSON_LINE_COLUMN_VEC;
+    compare(&pb, 1);
     /* the solution's mean over all wet cells of all ranks is zero */
     clphys_poisson_params p = {.precision = CLPHYS_POISSON_FP64, .tol = 1e-10, .no_tune = 1};
     clphys_poisson_mpi_plan *d = NULL;
@@ -253,6 +261,8 @@ static void periodic_helmholtz(void **state)
     problem pb = {.g = &t.g, .nx = 20, .ny = 16, .nz = 4, .precision = CLPHYS_POISSON_FP64};
     compare(&pb, 1);
     pb.precision = CLPHYS_POISSON_MIXED;
+    compare(&pb, 0);
+    pb.dist_line = CLPHYS_POISSON_LINE_COLUMN_VEC; /* 8 fp32 lanes, periodic x through the ring */
     compare(&pb, 0);
     pt_geometry_free(&t);
 }

@@ -10,7 +10,8 @@
 
 /* a rank's block on one level: first column and extents of the block, the
  * width h of the halo around it (1: the ring; the kernels are built with
- * -DCSHIFT=1, cl/line_relax.h), the local array's extents */
+ * -DCSHIFT=1, cl/line_relax.h), the local array's extents (nx: the ring
+ * and land columns east of it up to a multiple of the plan's pad) */
 typedef struct {
     int ox, oy, bx, by;
     int h, nx, ny;
@@ -23,6 +24,8 @@ struct clphys_poisson_mpi_plan {
     int nbr[4];                       /* west, east, south, north (wrap-around)         */
     int nx, ny, nz, nlev;             /* global grid and its levels                     */
     int dlev;                         /* levels 0 .. dlev - 1 on the ranks; dlev gathered */
+    int pad;                          /* local widths a multiple of this: 8 where the ranks
+                                         run column-vec (its lanes, 4 or 8), else 1      */
     int from_geometry;
     clphys_poisson_params prm;        /* defaults resolved                              */
     pm_box *box;                      /* this rank's, levels 0 .. dlev                  */

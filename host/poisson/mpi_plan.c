@@ -9,6 +9,13 @@
 #include <string.h>
 
 #define PM_GATHER_COLUMNS 64
+#define PM_GATHER_COLUMNS_CPU 8
+
+int clphys_poisson_mpi_default_gather(const clphys_context *ctx)
+{
+    const clphys_device_info *d = ctx ? clphys_context_device(ctx) : NULL;
+    return d && !d->is_gpu ? PM_GATHER_COLUMNS_CPU : PM_GATHER_COLUMNS;
+}
 
 static int levels_of(int nx, int ny)
 {
@@ -90,6 +97,7 @@ void pm_box_of(const clphys_poisson_mpi_plan *d, int r, int l, pm_box *b)
     b->bx = ceil_div(ox + bx, s) - b->ox, b->by = ceil_div(oy + by, s) - b->oy;
     b->h = 1;
     b->nx = b->h + b->bx + 1, b->ny = b->h + b->by + 1;
+    if (d->pad > 1) b->nx = ceil_div(b->nx, d->pad) * d->pad;
 }
 
 clphys_status pm_buf(clphys_poisson_mpi_plan *d, size_t bytes)
@@ -406,7 +414,11 @@ static clphys_status create_rest(clphys_poisson_mpi_plan *d, pm_global *g, clphy
     if (d->rank == 0) {
         clphys_poisson_params cp = d->prm;
         cp.no_tune = 1;
-        cp.line = CLPHYS_POISSON_LINE_COLUMN;
+        /* column on GPUs; on CPUs AUTO's column-vec, several times faster
+         * there (bench/poisson-notes.md, section 3) */
+        const int vec = !clphys_context_device(d->ctx)->is_gpu &&
+                        (!d->prm.line || d->prm.line == CLPHYS_POISSON_LINE_COLUMN_VEC);
+        cp.line = vec ? CLPHYS_POISSON_LINE_COLUMN_VEC : CLPHYS_POISSON_LINE_COLUMN;
         st = pn_plan_from_op(d->ctx, &cp, &g->op[d->dlev], &d->coarse);
         const clphys_precision io = d->prm.precision == CLPHYS_POISSON_FP32 ? CLPHYS_FP32 : CLPHYS_FP64;
         if (!st) st = clphys_poisson_field_create(d->coarse, io, &d->cr);
@@ -453,6 +465,13 @@ static clphys_status frame(clphys_context *ctx, MPI_Comm comm, int nx, int ny, i
     if (!(d->prm.omega > 0)) d->prm.omega = 0.8;
     if (!(d->prm.coarse_scale > 0)) d->prm.coarse_scale = 0.5;
     d->prm.no_time_split = 1;
+    /* column-vec (AUTO on CPUs) smooths VW columns per work-item where a
+     * level's width is a multiple of VW: pad every rank's widths alike */
+    const int vec = d->prm.line == CLPHYS_POISSON_LINE_COLUMN_VEC ||
+                    (!d->prm.line && !clphys_context_device(ctx)->is_gpu);
+    d->pad = vec ? 8 : 1;
+    if (MPI_Allreduce(MPI_IN_PLACE, &d->pad, 1, MPI_INT, MPI_MAX, d->comm) != MPI_SUCCESS)
+        return cp_mpi_agree(d->comm, ctx, cp_error(ctx, CLPHYS_ERR_IO, "poisson mpi: MPI_Allreduce failed"));
     d->box = calloc((size_t)d->dlev + 1, sizeof(pm_box));
     if (!d->box) return cp_mpi_agree(d->comm, ctx, cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi plan"));
     for (int l = 0; l <= d->dlev; l++) pm_box_of(d, d->rank, l, &d->box[l]);

@@ -153,7 +153,9 @@ static clphys_status gathered(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_me
     return pm_rect(d, l, out, es, 1, bx->h, bx->h, bx->bx, bx->by, d->buf);
 }
 
-/* The V-cycle of host/poisson/vcycle.c (column or staged kernels) from
+/* The V-cycle of host/poisson/vcycle.c (column, column-vec's smoothing
+ * steps on levels whose padded width is a multiple of its lanes, or staged
+ * kernels) from
  * level l with right-hand side b; the ring exchanged before every kernel
  * that reads neighbours; the prolongation as a pass of its own, so that
  * the ring of the corrected x is exchanged too (staged: the restriction
@@ -172,15 +174,20 @@ static clphys_status dcycle(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_mem 
         *out = o;
         return CLPHYS_SUCCESS;
     }
-    const cl_kernel *ks = l == 0 ? pl->k_fine : pl->k_coarse;
+    const cl_kernel *ks = l == 0 ? pl->k_fine : pl->k_coarse, *vs = l == 0 ? pl->v_fine : pl->v_coarse;
     const double om = d->prm.omega;
     int cur = 0;
     /* staged: the restriction from level l - 1 made the first step here */
-    if (l == 0 || pl->line != CLPHYS_POISSON_LINE_STAGED)
+    if (L->vec)
+        CP_TRY(pn_line_vec(pl, vs[PN_LJ_ZERO], l, L->x[0], L->x[1], b, om, NULL));
+    else if (l == 0 || pl->line != CLPHYS_POISSON_LINE_STAGED)
         CP_TRY(pn_line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, NULL));
     for (int s = 1; s < d->prm.smooth; s++, cur ^= 1) {
         CP_TRY(exchange(d, l, L->x[cur], es));
-        CP_TRY(pn_line(pl, ks[PN_LJ], l, L->x[1 - cur], L->x[cur], L->x[cur], b, om, NULL));
+        if (L->vec)
+            CP_TRY(pn_line_vec(pl, vs[PN_LJ], l, L->x[1 - cur], L->x[cur], b, om, NULL));
+        else
+            CP_TRY(pn_line(pl, ks[PN_LJ], l, L->x[1 - cur], L->x[cur], L->x[cur], b, om, NULL));
     }
     CP_TRY(exchange(d, l, L->x[cur], es));
     CP_TRY(pn_restrict_residual(pl, l, L->x[cur], b));
@@ -190,7 +197,12 @@ static clphys_status dcycle(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_mem 
     for (int s = 0; s < d->prm.smooth; s++, cur ^= 1) {
         const int fin = l == 0 && s == d->prm.smooth - 1;
         CP_TRY(exchange(d, l, L->x[cur], es));
-        CP_TRY(pn_line(pl, (fin ? pl->k_last : ks)[PN_LJ], l, fin ? z : L->x[1 - cur], L->x[cur], e, b, om, NULL));
+        if (L->vec)
+            CP_TRY(pn_line_vec(pl, (fin ? pl->v_last : vs)[PN_LJ], l, fin ? z : L->x[1 - cur], L->x[cur], b, om,
+                               NULL));
+        else
+            CP_TRY(pn_line(pl, (fin ? pl->k_last : ks)[PN_LJ], l, fin ? z : L->x[1 - cur], L->x[cur], e, b, om,
+                           NULL));
     }
     *out = l == 0 ? z : L->x[cur];
     return CLPHYS_SUCCESS;

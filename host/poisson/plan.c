@@ -330,9 +330,9 @@ clphys_status pn_plan_finish(clphys_poisson_plan *pl)
                : !d->is_gpu   ? CLPHYS_POISSON_LINE_COLUMN_VEC
                : staged_fits  ? CLPHYS_POISSON_LINE_STAGED
                               : CLPHYS_POISSON_LINE_COLUMN;
-    /* a rank of a distributed plan: column-vec's levels run kernels of
-     * their own shape (the prolongation inside, no mask), column instead */
-    if (pl->dist_levels && pl->line == CLPHYS_POISSON_LINE_COLUMN_VEC) pl->line = CLPHYS_POISSON_LINE_COLUMN;
+    /* a rank of a distributed plan keeps column-vec: its smoothing steps
+     * run on levels whose padded width is a multiple of the lanes, its
+     * restriction and prolongation are column's (host/poisson/mpi_solve.c) */
     if (pl->line == CLPHYS_POISSON_LINE_STAGED && pn_staged_local_bytes(pl, 1) > d->local_mem_bytes)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "poisson params: the staged line relaxation keeps 3 (nz | 1) reals per column in local "

@@ -168,6 +168,11 @@ clphys_status pn_vcycle_build(clphys_poisson_plan *pl);
 clphys_status pn_line(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl_mem xo, cl_mem e, cl_mem b,
                       double omega, cl_event *ev);
 clphys_status pn_restrict_residual(clphys_poisson_plan *pl, int l, cl_mem x, cl_mem b);
+/* one step of the column-vec kernels (k of v_fine, v_last or v_coarse) on
+ * level l, whose nx is a multiple of pl->vw: xn from xo (line_jacobi_vec)
+ * or from 0 (line_jacobi_zero_vec), b */
+clphys_status pn_line_vec(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl_mem xo, cl_mem b, double omega,
+                          cl_event *ev);
 clphys_status pn_vcycle_run(clphys_poisson_plan *pl, cl_mem z, cl_mem r, double *kernel_s);
 void pn_vcycle_precond(clphys_poisson_plan *pl, la_space *s, la_precond *M);
 double pn_vcycle_bytes(const clphys_poisson_plan *pl);

@@ -157,7 +157,7 @@ clphys_status pn_line(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl
 }
 
 /* one column-vec step on level l: xn from xo (mode 1) or 0 (mode 0), b */
-static clphys_status line_vec(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl_mem xo, cl_mem b,
+clphys_status pn_line_vec(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl_mem xo, cl_mem b,
                               double omega, cl_event *ev)
 {
     const pn_level *L = &pl->lev[l];
@@ -197,7 +197,9 @@ clphys_status pn_restrict_residual(clphys_poisson_plan *pl, int l, cl_mem x, cl_
         for (cl_uint i = 0; i < 6; i++) CP_TRY(CP_ARG(pl->ctx, k, 14 + i, dims[i]));
         return launch_staged(pl, k, C->nx * C->ny, 20, NULL);
     }
-    if (L->vec) {
+    /* a rank's block (CSHIFT: coarse column (i + 1) >> 1) restricts with
+     * the column kernel; its smoothing steps may still be column-vec */
+    if (L->vec && !pl->dist_levels) {
         cl_kernel k = (l == 0 ? pl->v_fine : pl->v_coarse)[PN_RESTRICT];
         const cl_mem args[8] = {C->b, x, L->mask, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ]};
         for (cl_uint i = 0; i < 8; i++) CP_TRY(CP_ARG(pl->ctx, k, i, args[i]));
@@ -231,11 +233,11 @@ static clphys_status cycle(clphys_poisson_plan *pl, int l, cl_mem b, cl_mem z, c
     }
     int cur = 0;
     const cl_kernel *vs = l == 0 ? pl->v_fine : pl->v_coarse;
-    if (L->vec) CP_TRY(line_vec(pl, vs[PN_LJ_ZERO], l, L->x[0], L->x[1], b, om, l == 0 ? first : NULL));
+    if (L->vec) CP_TRY(pn_line_vec(pl, vs[PN_LJ_ZERO], l, L->x[0], L->x[1], b, om, l == 0 ? first : NULL));
     else if (!first_done)
         CP_TRY(pn_line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, l == 0 ? first : NULL));
     for (int s = 1; s < pl->prm.smooth; s++, cur ^= 1) {
-        if (L->vec) CP_TRY(line_vec(pl, vs[PN_LJ], l, L->x[1 - cur], L->x[cur], b, om, NULL));
+        if (L->vec) CP_TRY(pn_line_vec(pl, vs[PN_LJ], l, L->x[1 - cur], L->x[cur], b, om, NULL));
         else CP_TRY(pn_line(pl, ks[PN_LJ], l, L->x[1 - cur], L->x[cur], L->x[cur], b, om, NULL));
     }
     CP_TRY(pn_restrict_residual(pl, l, L->x[cur], b));
@@ -246,7 +248,7 @@ static clphys_status cycle(clphys_poisson_plan *pl, int l, cl_mem b, cl_mem z, c
         const int fin = l == 0 && s == pl->prm.smooth - 1;
         cl_mem xn = fin ? z : L->x[1 - cur];
         if (L->vec) {
-            CP_TRY(line_vec(pl, (fin ? pl->v_last : vs)[PN_LJ], l, xn, L->x[cur], b, om, fin ? last : NULL));
+            CP_TRY(pn_line_vec(pl, (fin ? pl->v_last : vs)[PN_LJ], l, xn, L->x[cur], b, om, fin ? last : NULL));
             continue;
         }
         cl_kernel k = (fin ? pl->k_last : ks)[s == 0 ? PN_LJ_PROLONG : PN_LJ];
