@@ -16,6 +16,7 @@
 #define CLPHYS_PLATFORM_H
 
 #include "clphys.h"
+#include "cl_embedded.h" /* generated: cp_kernel_file and a clsrc_* symbol per kernel file */
 #include <stdarg.h>
 
 #define CP_ERR_LEN 16384
@@ -83,16 +84,20 @@ int cp_device_matches(const clphys_device_info *d, const char *spec);
 clphys_status cp_gpu_specs(char *buf, size_t len, int *count);
 
 /* ---- programs (platform/program.c) ---------------------------------------
- * cp_program: build the embedded kernel file `file` (e.g. "gravity.cl") with
- * `options` added to the device defaults; headers it #includes ("common.h")
- * are resolved from the embedded set.  With CLPHYS_KERNEL_DIR set, sources are
- * read from that folder instead (kernel development).  Programs are cached in
- * the context (same file + options -> same cl_program; do not release it) and
- * their binaries on disk (see program.c).  A kernel file uses an optional
- * extension only under a macro that the options define (cp_build_check).
+ * cp_program: build the embedded kernel file `file`, named by its symbol
+ * (&clsrc_gravity_cl for cl/gravity.cl: scripts/embed_cl.py makes one per
+ * file, so a misspelt file does not link), with `options` added to the
+ * device defaults; headers it #includes ("common.h") are resolved from the
+ * embedded set (cp_kernel_files).  With CLPHYS_KERNEL_DIR set, the file of
+ * that name and its headers are read from that folder instead (kernel
+ * development).  Programs are cached in the context (same file + options ->
+ * same cl_program; do not release it) and their binaries on disk (see
+ * program.c).  A kernel file uses an optional extension only under a macro
+ * that the options define (cp_build_check).
  * Errors: CLPHYS_ERR_UNSUPPORTED (cp_build_check), CLPHYS_ERR_BUILD with the
- * build log, CLPHYS_ERR_INVALID_ARGUMENT for an unknown file. */
-clphys_status cp_program(clphys_context *ctx, const char *file, const char *options,
+ * build log, CLPHYS_ERR_INVALID_ARGUMENT for a file (or header) missing from
+ * CLPHYS_KERNEL_DIR. */
+clphys_status cp_program(clphys_context *ctx, const cp_kernel_file *file, const char *options,
                          cl_program *prog);
 /* Build from a source string (used by cp_program and tests).  *from_cache is
  * set to 1 when the binary came from the disk cache.  Caller releases *prog.
@@ -114,15 +119,16 @@ void cp_required_extensions(const char *options, char *buf, size_t n);
 void cp_build_options(const clphys_context *ctx, const char *options, char *buf, size_t n);
 /* The i-th program built in ctx (newest first): its file and the options
  * given to cp_program; 0 past the last.  The strings stay ctx's. */
-int cp_program_at(const clphys_context *ctx, int i, const char **file, const char **options);
+int cp_program_at(const clphys_context *ctx, int i, const cp_kernel_file **file, const char **options);
 /* The folder of the on-disk caches (program binaries, tuning files):
  * $CLPHYS_CACHE_DIR, else $XDG_CACHE_HOME/clphys, else ~/.cache/clphys.
  * Returns 0 when CLPHYS_NO_CACHE is set (not "0") or no folder can be named. */
 int cp_cache_dir(char *buf, size_t n);
 /* mkdir -p, errors ignored (a later open or rename reports them). */
 void cp_mkdirs(const char *path);
-/* The embedded text of a kernel file with its #include "x.h" lines inlined, or NULL. */
-char *cp_kernel_source(const char *file);
+/* The text of a kernel file with its #include "x.h" lines inlined (from
+ * CLPHYS_KERNEL_DIR when set), or NULL; the caller frees it. */
+char *cp_kernel_source(const cp_kernel_file *file);
 /* Create a kernel; the caller releases it with clReleaseKernel. */
 clphys_status cp_kernel(clphys_context *ctx, cl_program prog, const char *name, cl_kernel *k);
 /* "-DREAL_T=float" or "-DREAL_T=double -DREAL_IS_DOUBLE=1"; checks fp64 support. */

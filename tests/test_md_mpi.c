@@ -187,8 +187,8 @@ static void kernels_in(clphys_precision prec)
     char opt[256];
     assert_int_equal(cp_precision_options(ctx, prec, opt, sizeof opt), CLPHYS_SUCCESS);
     cl_program pg, pr;
-    assert_int_equal(cp_program(ctx, "md_ghost.cl", opt, &pg), CLPHYS_SUCCESS);
-    assert_int_equal(cp_program(ctx, "md_rebuild.cl", opt, &pr), CLPHYS_SUCCESS);
+    assert_int_equal(cp_program(ctx, &clsrc_md_ghost_cl, opt, &pg), CLPHYS_SUCCESS);
+    assert_int_equal(cp_program(ctx, &clsrc_md_rebuild_cl, opt, &pr), CLPHYS_SUCCESS);
     cl_kernel kp, ku, kc, ki, kv, km;
     assert_int_equal(cp_kernel(ctx, pg, "md_ghost_pack", &kp), CLPHYS_SUCCESS);
     assert_int_equal(cp_kernel(ctx, pg, "md_ghost_unpack", &ku), CLPHYS_SUCCESS);

@@ -345,8 +345,8 @@ static void test_program_cache_hit(void **state)
     clReleaseProgram(prog);
     /* the in-context cache returns the same program for the same file and options */
     cl_program a, b;
-    assert_int_equal(cp_program(ctx, "probe.cl", "-DREAL_T=float", &a), CLPHYS_SUCCESS);
-    assert_int_equal(cp_program(ctx, "probe.cl", "-DREAL_T=float", &b), CLPHYS_SUCCESS);
+    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, "-DREAL_T=float", &a), CLPHYS_SUCCESS);
+    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, "-DREAL_T=float", &b), CLPHYS_SUCCESS);
     assert_ptr_equal(a, b);
     clphys_context_destroy(ctx);
 }
@@ -574,24 +574,29 @@ static void test_build_error_log(void **state)
     assert_non_null(strstr(msg, "bad.cl"));
     assert_non_null(strstr(msg, "build log"));
     assert_non_null(strstr(msg, "undefined_symbol_xyz"));
-    /* an unknown embedded file is a clear error too */
-    assert_int_equal(cp_program(ctx, "no_such_file.cl", "", &prog), CLPHYS_ERR_INVALID_ARGUMENT);
-    assert_non_null(strstr(clphys_last_error(ctx), "no_such_file.cl"));
+    /* a misspelt kernel file cannot be named: the files are symbols
+       (clsrc_probe_cl), and a name without a file does not link */
     clphys_context_destroy(ctx);
 }
 
 static void test_embedded_sources(void **state)
 {
     (void)state;
-    char *src = cp_kernel_source("probe.cl");
+    char *src = cp_kernel_source(&clsrc_probe_cl);
     assert_non_null(src);
     assert_non_null(strstr(src, "atomic_add_float")); /* common.h was inlined */
     assert_null(strstr(src, "#include \"common.h\""));
+    assert_string_equal(clsrc_probe_cl.name, "probe.cl");
     free(src);
-    assert_null(cp_kernel_source("missing.cl"));
+    /* the #include table holds every file, headers too */
+    int found = 0;
+    for (const cp_kernel_file *const *f = cp_kernel_files; *f; f++) found += *f == &clsrc_su3_h;
+    assert_int_equal(found, 1);
 }
 
-/* CLPHYS_KERNEL_DIR replaces the embedded sources (kernel development). */
+/* CLPHYS_KERNEL_DIR replaces the embedded sources (kernel development): the
+ * folder's probe.cl stands for clsrc_probe_cl, and a file the folder lacks is
+ * an error naming it. */
 static void test_kernel_dir_override(void **state)
 {
     (void)state;
@@ -599,7 +604,7 @@ static void test_kernel_dir_override(void **state)
     snprintf(dir, sizeof dir, "%s/kdir", cache_dir);
     mkdir(cache_dir, 0755);
     mkdir(dir, 0755);
-    snprintf(path, sizeof path, "%s/dev.cl", dir);
+    snprintf(path, sizeof path, "%s/probe.cl", dir);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fputs("#include \"dev.h\"\n__kernel void scale(__global float *a, float s) { size_t i = get_global_id(0); a[i] = DEV_SCALE(a[i], s) + (float)i; }\n", f);
@@ -610,19 +615,21 @@ static void test_kernel_dir_override(void **state)
     fputs("#define DEV_SCALE(x, s) ((x) * (s))\n", f);
     fclose(f);
     setenv("CLPHYS_KERNEL_DIR", dir, 1);
-    char *src = cp_kernel_source("dev.cl");
+    char *src = cp_kernel_source(&clsrc_probe_cl);
     assert_non_null(src);
     assert_non_null(strstr(src, "#define DEV_SCALE"));
     free(src);
-    assert_null(cp_kernel_source("probe.cl")); /* embedded files are not consulted then */
+    assert_null(cp_kernel_source(&clsrc_gravity_cl)); /* embedded files are not consulted then */
     clphys_context *ctx = tu_context();
     cl_program prog;
-    assert_int_equal(cp_program(ctx, "dev.cl", "", &prog), CLPHYS_SUCCESS);
+    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, "", &prog), CLPHYS_SUCCESS);
     check_scale_kernel(ctx, prog);
+    assert_int_equal(cp_program(ctx, &clsrc_gravity_cl, "", &prog), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clphys_last_error(ctx), "gravity.cl"));
     clphys_context_destroy(ctx);
     unsetenv("CLPHYS_KERNEL_DIR");
     remove(path);
-    snprintf(path, sizeof path, "%s/dev.cl", dir);
+    snprintf(path, sizeof path, "%s/probe.cl", dir);
     remove(path);
     rmdir(dir);
 }

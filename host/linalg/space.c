@@ -51,7 +51,7 @@ static clphys_status build(la_space *s)
         snprintf(opts, sizeof opts, "%s%s -DBLAS_WG=%zu%s", prec, d->fp64 ? " -DNEED_FP64" : "", wg,
                  d->is_gpu ? "" : " -DBLAS_CONTIGUOUS");
         cl_program prog;
-        CP_TRY(cp_program(s->ctx, "blas1.cl", opts, &prog));
+        CP_TRY(cp_program(s->ctx, &clsrc_blas1_cl, opts, &prog));
         size_t fit = wg;
         for (int i = 0; i < nk; i++) {
             size_t kwg;

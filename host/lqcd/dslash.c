@@ -148,7 +148,7 @@ clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
                 put(buf, pl->real_size, 2 * ci + 1, src[1]);
             }
     }
-    if ((st = cp_program(ctx, "wilson_dslash.cl", opts, &prog)) != CLPHYS_SUCCESS ||
+    if ((st = cp_program(ctx, &clsrc_wilson_dslash_cl, opts, &prog)) != CLPHYS_SUCCESS ||
         (st = cp_kernel(ctx, prog, "dslash_hop", &pl->hop)) != CLPHYS_SUCCESS ||
         (st = cp_kernel(ctx, prog, "dslash_hop_g5in", &pl->hop_g5[0])) != CLPHYS_SUCCESS ||
         (st = cp_kernel(ctx, prog, "dslash_hop_g5out", &pl->hop_g5[1])) != CLPHYS_SUCCESS ||

@@ -144,7 +144,7 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
     } else {
         char kn[32];
         kernel_name(pl->variant, kn, sizeof kn);
-        CP_TRY(cp_program(ctx, pl->variant == CLPHYS_LJ_CPU ? "lj_cpu.cl" : "lj.cl", opt, &prog));
+        CP_TRY(cp_program(ctx, pl->variant == CLPHYS_LJ_CPU ? &clsrc_lj_cpu_cl : &clsrc_lj_cl, opt, &prog));
         CP_TRY(cp_kernel(ctx, prog, kn, &pl->k));
         /* a default size the compiled kernel cannot run (registers) shrinks,
          * unless the kernel was built for it (full-group's local arrays,

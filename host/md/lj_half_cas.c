@@ -66,7 +66,7 @@ clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const 
     snprintf(opt, sizeof opt, "%s -DHS_BX=%d -DHS_BY=%d -DHS_BZ=%d", opt0, pl->block[0], pl->block[1],
              pl->block[2]);
     cl_program hp;
-    CP_TRY(cp_program(ctx, "half_slot.cl", opt, &hp));
+    CP_TRY(cp_program(ctx, &clsrc_half_slot_cl, opt, &hp));
     CP_TRY(cp_kernel(ctx, hp, "hs_block_count", &pl->k_bcount));
     CP_TRY(cp_kernel(ctx, hp, "hs_rows", &pl->k_rows));
     CP_TRY(cp_kernel(ctx, hp, "hs_tables", &pl->k_tables));
@@ -83,7 +83,7 @@ clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const 
         snprintf(opt, sizeof opt, "%s -DLJ_HALF_CAS=1 -DLJ_SLOTS=%zu -DLJ_WG=%zu -DLJ_AHEAD=%d -DLJ_DEFER=%d%s",
                  opt0, slots, wg, ahead, defer, p->precision == CLPHYS_FP64 ? " -DNEED_INT64_ATOMICS=1" : "");
         cl_program prog;
-        CP_TRY(cp_program(ctx, "lj.cl", opt, &prog));
+        CP_TRY(cp_program(ctx, &clsrc_lj_cl, opt, &prog));
         CP_TRY(cp_kernel(ctx, prog, "lj_half_cas", &pl->k));
         size_t kwg = 0;
         CP_TRY(cp_kernel_limits(ctx, pl->k, &kwg, NULL));

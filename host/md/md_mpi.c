@@ -106,7 +106,7 @@ static clphys_status kernels(clphys_md_mpi *pl)
     size_t o = strlen(opt);
     snprintf(opt + o, sizeof opt - o, " -DMD_WG=%zu", pl->disp_wg);
     cl_program prog;
-    CP_TRY(cp_program(ctx, "integrate.cl", opt, &prog));
+    CP_TRY(cp_program(ctx, &clsrc_integrate_cl, opt, &prog));
     CP_TRY(cp_kernel(ctx, prog, "md_kick_drift", &pl->k_kd));
     CP_TRY(cp_kernel(ctx, prog, "md_kick", &pl->k_kick));
     CP_TRY(cp_kernel(ctx, prog, "md_max_displacement", &pl->k_disp));

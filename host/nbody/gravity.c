@@ -104,7 +104,7 @@ static clphys_status create_plan(clphys_context *ctx, const clphys_gravity_param
                  ptx && (fp32 || r64 == 2) ? "-ptx" : "");
     else snprintf(pl->variant, sizeof pl->variant, "vector-%d%s%s", VEC, ftz ? "-ftz" : "", fast ? "-fast" : "");
     cl_program prog;
-    clphys_status st = cp_program(ctx, "gravity.cl", opts, &prog);
+    clphys_status st = cp_program(ctx, &clsrc_gravity_cl, opts, &prog);
     if (!st) st = cp_kernel(ctx, prog, tiled ? "gravity_tiled" : "gravity_vector", &pl->k);
     if (!st && !tiled) st = cp_kernel(ctx, prog, "gravity_soa", &pl->k_soa);
     if (!st && tiled) st = cp_kernel(ctx, prog, "gravity_reduce", &pl->k_red);

@@ -263,7 +263,7 @@ clphys_status pm_solver_setup(clphys_poisson_mpi_plan *d)
         cl_program prog;
         const clphys_precision prec = p ? CLPHYS_FP64 : CLPHYS_FP32;
         CP_TRY(cp_precision_options(d->ctx, prec, opts, sizeof opts));
-        CP_TRY(cp_program(d->ctx, "poisson_halo.cl", opts, &prog));
+        CP_TRY(cp_program(d->ctx, &clsrc_poisson_halo_cl, opts, &prog));
         CP_TRY(cp_kernel(d->ctx, prog, "halo_zero", &d->k_zero[p]));
         CP_TRY(cp_kernel(d->ctx, prog, "faces_pack", &d->k_pack[p]));
         CP_TRY(cp_kernel(d->ctx, prog, "faces_unpack", &d->k_unpack[p]));

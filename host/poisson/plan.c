@@ -230,7 +230,7 @@ static clphys_status ensure_precision(clphys_poisson_plan *pl, clphys_precision 
     cl_program prog;
     CP_TRY(cp_precision_options(pl->ctx, p, opts, sizeof opts));
     snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -DVW=%d", p == CLPHYS_FP64 ? 4 : 8);
-    CP_TRY(cp_program(pl->ctx, "poisson_stencil.cl", opts, &prog));
+    CP_TRY(cp_program(pl->ctx, &clsrc_poisson_stencil_cl, opts, &prog));
     CP_TRY(cp_kernel(pl->ctx, prog, "stencil_column", &pl->k_stencil[p][0]));
     CP_TRY(cp_kernel(pl->ctx, prog, "stencil_cell", &pl->k_stencil[p][1]));
     return cp_kernel(pl->ctx, prog, "stencil_column_vec", &pl->k_stencil[p][2]);
@@ -318,7 +318,7 @@ clphys_status pn_plan_finish(clphys_poisson_plan *pl)
     char opts[160];
     cl_program prog;
     snprintf(opts, sizeof opts, "-DREAL_T=double -DREAL_IS_DOUBLE=1 -DVEC_WG=%d", PN_VEC_WG);
-    CP_TRY(cp_program(ctx, "poisson_vec.cl", opts, &prog));
+    CP_TRY(cp_program(ctx, &clsrc_poisson_vec_cl, opts, &prog));
     CP_TRY(cp_kernel(ctx, prog, "poisson_rhs", &pl->k_rhs));
     CP_TRY(cp_kernel(ctx, prog, "region_sums", &pl->k_rsum));
     CP_TRY(cp_kernel(ctx, prog, "region_mean", &pl->k_rmean));

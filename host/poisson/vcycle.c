@@ -39,7 +39,7 @@ enum { SET_COLUMN, SET_VEC, SET_STAGED };
  * for b and x_new of the given precisions */
 static clphys_status build_set(clphys_poisson_plan *pl, int kind, clphys_precision b, clphys_precision xo, cl_kernel *k)
 {
-    static const char *const files[3] = {"line_relax.cl", "line_relax_vec.cl", "line_staged.cl"};
+    static const cp_kernel_file *const files[3] = {&clsrc_line_relax_cl, &clsrc_line_relax_vec_cl, &clsrc_line_staged_cl};
     static const char *const *const names[3] = {line_names, vec_names, staged_names};
     const int vec = kind == SET_VEC;
     char prec[128], opts[384];
