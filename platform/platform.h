@@ -83,11 +83,40 @@ int cp_device_matches(const clphys_device_info *d, const char *spec);
  * "" and 0 when there is none or buf is too short for more). */
 clphys_status cp_gpu_specs(char *buf, size_t len, int *count);
 
+/* ---- build options (platform/defines.c) ------------------------------------
+ * A program's options as a map of defines, written in the order added and
+ * separated by one space: cp_define_int(&d, "WG", 128) adds -DWG=128,
+ * cp_define_str(&d, "B_T", "float") -DB_T=float, cp_define_flag(&d,
+ * "LAYOUT_AOS") -DLAYOUT_AOS, cp_define_option(&d, "-cl-denorms-are-zero")
+ * a compiler option as it is.  Start from `cp_defines d = {0};`.  The text
+ * holds at most CP_DEFINES_MAX - 1 characters: an addition that does not fit
+ * (CLPHYS_ERR_OVERFLOW), a name that is no C identifier, a value or option
+ * with white space or quotes (CLPHYS_ERR_INVALID_ARGUMENT) is not added, and
+ * marks the map: later additions are ignored, cp_defines_check (and so
+ * cp_program) returns that status naming the define. */
+#define CP_DEFINES_MAX 1024
+typedef struct cp_defines {
+    char text[CP_DEFINES_MAX]; /* the options so far, NUL-terminated */
+    size_t len;                /* strlen(text) */
+    clphys_status status;      /* CLPHYS_SUCCESS, or the first addition refused */
+    char bad[128];             /* what was refused, for the message */
+} cp_defines;
+void cp_define_int(cp_defines *d, const char *name, long long value);
+void cp_define_str(cp_defines *d, const char *name, const char *value);
+void cp_define_flag(cp_defines *d, const char *name);
+void cp_define_option(cp_defines *d, const char *option);
+/* REAL_T=float, or REAL_T=double and REAL_IS_DOUBLE=1 (cl/common.h) after
+ * checking that the device has fp64: CLPHYS_ERR_UNSUPPORTED otherwise. */
+clphys_status cp_define_precision(clphys_context *ctx, cp_defines *d, clphys_precision p);
+/* CLPHYS_SUCCESS, or d's status with a message naming `program`, the define
+ * refused and the options so far (d NULL: success). */
+clphys_status cp_defines_check(clphys_context *ctx, const cp_defines *d, const char *program);
+
 /* ---- programs (platform/program.c) ---------------------------------------
  * cp_program: build the embedded kernel file `file`, named by its symbol
  * (&clsrc_gravity_cl for cl/gravity.cl: scripts/embed_cl.py makes one per
  * file, so a misspelt file does not link), with `options` added to the
- * device defaults; headers it #includes ("common.h") are resolved from the
+ * device defaults (NULL: none); headers it #includes ("common.h") are resolved from the
  * embedded set (cp_kernel_files).  With CLPHYS_KERNEL_DIR set, the file of
  * that name and its headers are read from that folder instead (kernel
  * development).  Programs are cached in the context (same file + options ->
@@ -96,8 +125,8 @@ clphys_status cp_gpu_specs(char *buf, size_t len, int *count);
  * that the options define (cp_build_check).
  * Errors: CLPHYS_ERR_UNSUPPORTED (cp_build_check), CLPHYS_ERR_BUILD with the
  * build log, CLPHYS_ERR_INVALID_ARGUMENT for a file (or header) missing from
- * CLPHYS_KERNEL_DIR. */
-clphys_status cp_program(clphys_context *ctx, const cp_kernel_file *file, const char *options,
+ * CLPHYS_KERNEL_DIR, cp_defines_check's for options that were refused. */
+clphys_status cp_program(clphys_context *ctx, const cp_kernel_file *file, const cp_defines *options,
                          cl_program *prog);
 /* Build from a source string (used by cp_program and tests).  *from_cache is
  * set to 1 when the binary came from the disk cache.  Caller releases *prog.
@@ -131,8 +160,6 @@ void cp_mkdirs(const char *path);
 char *cp_kernel_source(const cp_kernel_file *file);
 /* Create a kernel; the caller releases it with clReleaseKernel. */
 clphys_status cp_kernel(clphys_context *ctx, cl_program prog, const char *name, cl_kernel *k);
-/* "-DREAL_T=float" or "-DREAL_T=double -DREAL_IS_DOUBLE=1"; checks fp64 support. */
-clphys_status cp_precision_options(clphys_context *ctx, clphys_precision p, char *buf, size_t n);
 
 /* ---- buffers (platform/buffer.c) ----------------------------------------- */
 /* host may be NULL; when non-NULL its bytes are copied in (CL_MEM_COPY_HOST_PTR). */

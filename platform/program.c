@@ -455,10 +455,12 @@ clphys_status cp_program_from_source(clphys_context *ctx, const char *name, cons
     return CLPHYS_SUCCESS;
 }
 
-clphys_status cp_program(clphys_context *ctx, const cp_kernel_file *file, const char *options, cl_program *prog)
+clphys_status cp_program(clphys_context *ctx, const cp_kernel_file *file, const cp_defines *defines,
+                         cl_program *prog)
 {
     if (!ctx || !file || !prog) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "cp_program: NULL argument");
-    if (!options) options = "";
+    CP_TRY(cp_defines_check(ctx, defines, file->name));
+    const char *options = defines ? defines->text : "";
     CP_TRY(cp_build_check(ctx, file->name, options)); /* also for a program built before a capability was masked */
     for (struct cp_program_entry *p = ctx->programs; p; p = p->next)
         if (p->file == file && !strcmp(p->options, options)) {
@@ -516,20 +518,5 @@ clphys_status cp_kernel(clphys_context *ctx, cl_program prog, const char *name, 
     cl_int e;
     *k = clCreateKernel(prog, name, &e);
     if (e != CL_SUCCESS) return cp_error(ctx, cp_cl_error(ctx, e, "clCreateKernel"), "clCreateKernel(%s) failed: %s", name, cp_cl_error_name(e));
-    return CLPHYS_SUCCESS;
-}
-
-clphys_status cp_precision_options(clphys_context *ctx, clphys_precision p, char *buf, size_t n)
-{
-    if (p == CLPHYS_FP64) {
-        if (!ctx->info.fp64)
-            return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED, "device %s has no cl_khr_fp64: fp64 is unavailable",
-                            ctx->info.name);
-        snprintf(buf, n, "-DREAL_T=double -DREAL_IS_DOUBLE=1");
-    } else if (p == CLPHYS_FP32) {
-        snprintf(buf, n, "-DREAL_T=float");
-    } else {
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "unknown precision %d", (int)p);
-    }
     return CLPHYS_SUCCESS;
 }

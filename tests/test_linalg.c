@@ -117,10 +117,10 @@ static clphys_status op_init(dev_op *d, clphys_context *cx, clphys_precision pre
 {
     memset(d, 0, sizeof *d);
     d->ctx = cx, d->prec = prec, d->nz = (cl_uint)nz, d->zb = (cl_uint)zb, d->nc = (cl_uint)nc, d->beta = beta;
-    char opts[128];
+    cp_defines opts = {0};
     int cached;
-    CP_TRY(cp_precision_options(cx, prec, opts, sizeof opts));
-    CP_TRY(cp_program_from_source(cx, "test_linalg_op", SRC, opts, &d->prog, &cached));
+    CP_TRY(cp_define_precision(cx, &opts, prec));
+    CP_TRY(cp_program_from_source(cx, "test_linalg_op", SRC, opts.text, &d->prog, &cached));
     CP_TRY(cp_kernel(cx, d->prog, "op_apply", &d->op));
     CP_TRY(cp_kernel(cx, d->prog, "jacobi", &d->jac));
     const size_t npt = (size_t)NX * NY * nz, rs = prec == CLPHYS_FP64 ? 8 : 4;

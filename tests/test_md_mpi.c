@@ -184,11 +184,11 @@ static void compare_run(const clphys_md_params *p, const int g[3], const clphys_
 static void kernels_in(clphys_precision prec)
 {
     const size_t n = 1000, rs = prec == CLPHYS_FP64 ? 8 : 4;
-    char opt[256];
-    assert_int_equal(cp_precision_options(ctx, prec, opt, sizeof opt), CLPHYS_SUCCESS);
+    cp_defines opt = {0};
+    assert_int_equal(cp_define_precision(ctx, &opt, prec), CLPHYS_SUCCESS);
     cl_program pg, pr;
-    assert_int_equal(cp_program(ctx, &clsrc_md_ghost_cl, opt, &pg), CLPHYS_SUCCESS);
-    assert_int_equal(cp_program(ctx, &clsrc_md_rebuild_cl, opt, &pr), CLPHYS_SUCCESS);
+    assert_int_equal(cp_program(ctx, &clsrc_md_ghost_cl, &opt, &pg), CLPHYS_SUCCESS);
+    assert_int_equal(cp_program(ctx, &clsrc_md_rebuild_cl, &opt, &pr), CLPHYS_SUCCESS);
     cl_kernel kp, ku, kc, ki, kv, km;
     assert_int_equal(cp_kernel(ctx, pg, "md_ghost_pack", &kp), CLPHYS_SUCCESS);
     assert_int_equal(cp_kernel(ctx, pg, "md_ghost_unpack", &ku), CLPHYS_SUCCESS);

@@ -18,6 +18,18 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+/* The options of a probe.cl build: REAL_T (with REAL_IS_DOUBLE for double),
+ * NEED_INT64_ATOMICS when int64 is set. */
+static const cp_defines *probe_options(const char *real_t, int int64)
+{
+    static cp_defines d;
+    d = (cp_defines){0};
+    cp_define_str(&d, "REAL_T", real_t);
+    if (!strcmp(real_t, "double")) cp_define_int(&d, "REAL_IS_DOUBLE", 1);
+    if (int64) cp_define_int(&d, "NEED_INT64_ATOMICS", 1);
+    return &d;
+}
+
 static char cache_dir[256];
 
 /* A kernel whose source is unique to this run, so the first build cannot hit the cache. */
@@ -345,8 +357,8 @@ static void test_program_cache_hit(void **state)
     clReleaseProgram(prog);
     /* the in-context cache returns the same program for the same file and options */
     cl_program a, b;
-    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, "-DREAL_T=float", &a), CLPHYS_SUCCESS);
-    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, "-DREAL_T=float", &b), CLPHYS_SUCCESS);
+    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, probe_options("float", 0), &a), CLPHYS_SUCCESS);
+    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, probe_options("float", 0), &b), CLPHYS_SUCCESS);
     assert_ptr_equal(a, b);
     clphys_context_destroy(ctx);
 }
@@ -622,9 +634,9 @@ static void test_kernel_dir_override(void **state)
     assert_null(cp_kernel_source(&clsrc_gravity_cl)); /* embedded files are not consulted then */
     clphys_context *ctx = tu_context();
     cl_program prog;
-    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, "", &prog), CLPHYS_SUCCESS);
+    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, NULL, &prog), CLPHYS_SUCCESS);
     check_scale_kernel(ctx, prog);
-    assert_int_equal(cp_program(ctx, &clsrc_gravity_cl, "", &prog), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cp_program(ctx, &clsrc_gravity_cl, NULL, &prog), CLPHYS_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(clphys_last_error(ctx), "gravity.cl"));
     clphys_context_destroy(ctx);
     unsetenv("CLPHYS_KERNEL_DIR");
@@ -638,13 +650,76 @@ static void test_fp64_unsupported(void **state)
 {
     (void)state;
     clphys_context *ctx = tu_context();
-    char buf[128];
+    cp_defines d = {0};
     int had = ctx->info.fp64;
     ctx->info.fp64 = 0; /* pretend: the error path must not depend on owning such a device */
-    assert_int_equal(cp_precision_options(ctx, CLPHYS_FP64, buf, sizeof buf), CLPHYS_ERR_UNSUPPORTED);
+    assert_int_equal(cp_define_precision(ctx, &d, CLPHYS_FP64), CLPHYS_ERR_UNSUPPORTED);
     assert_non_null(strstr(clphys_last_error(ctx), "fp64"));
+    assert_string_equal(d.text, "");
     ctx->info.fp64 = had;
-    assert_int_equal(cp_precision_options(ctx, CLPHYS_FP32, buf, sizeof buf), CLPHYS_SUCCESS);
+    assert_int_equal(cp_define_precision(ctx, &d, CLPHYS_FP32), CLPHYS_SUCCESS);
+    assert_string_equal(d.text, "-DREAL_T=float");
+    clphys_context_destroy(ctx);
+}
+
+/* The define map: the options in the order added; an addition that does not
+ * fit is an overflow naming it (nothing cut, nothing after it added), a
+ * malformed name or value is refused, and cp_program builds nothing with
+ * either. */
+static void test_defines(void **state)
+{
+    (void)state;
+    clphys_context *ctx = tu_context();
+    cp_defines d = {0};
+    cp_define_str(&d, "REAL_T", "float");
+    cp_define_int(&d, "WG", 128);
+    cp_define_int(&d, "OFF", -3);
+    cp_define_flag(&d, "LAYOUT_AOS");
+    cp_define_option(&d, "-cl-denorms-are-zero");
+    assert_string_equal(d.text, "-DREAL_T=float -DWG=128 -DOFF=-3 -DLAYOUT_AOS -cl-denorms-are-zero");
+    assert_int_equal(d.len, strlen(d.text));
+    assert_int_equal(cp_defines_check(ctx, &d, "probe.cl"), CLPHYS_SUCCESS);
+
+    /* fill to the brim with fresh random names: the one that does not fit is named */
+    uint64_t rng = tu_rng_init(tu_seed());
+    cp_defines full = {0};
+    char name[32], last[32] = "";
+    size_t before = 0;
+    for (int i = 0; full.status == CLPHYS_SUCCESS; i++) {
+        snprintf(name, sizeof name, "D%d_%llu", i, (unsigned long long)(cp_splitmix64(&rng) % 100000));
+        before = full.len;
+        snprintf(last, sizeof last, "%s", name);
+        cp_define_int(&full, name, i);
+    }
+    assert_int_equal(full.status, CLPHYS_ERR_OVERFLOW);
+    assert_int_equal(full.len, before); /* the refused define left no piece behind */
+    assert_int_equal(strlen(full.text), before);
+    assert_true(before < CP_DEFINES_MAX && before + 32 > CP_DEFINES_MAX); /* refused near the end only */
+    cp_define_int(&full, "X", 1); /* ignored after the fault */
+    assert_int_equal(full.len, before);
+    cl_program prog = NULL;
+    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, &full, &prog), CLPHYS_ERR_OVERFLOW);
+    assert_null(prog);
+    const char *msg = clphys_last_error(ctx);
+    assert_non_null(strstr(msg, "probe.cl"));
+    assert_non_null(strstr(msg, last));
+
+    /* malformed: a name that is no identifier, a value that would split */
+    const char *bad_names[] = {"1X", "A B", "", "X=1"};
+    for (size_t i = 0; i < sizeof bad_names / sizeof *bad_names; i++) {
+        cp_defines b = {0};
+        cp_define_int(&b, bad_names[i], 1);
+        assert_int_equal(b.status, CLPHYS_ERR_INVALID_ARGUMENT);
+        assert_int_equal(b.len, 0);
+    }
+    cp_defines b = {0};
+    cp_define_str(&b, "B_T", "float -DX");
+    assert_int_equal(b.status, CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, &b, &prog), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clphys_last_error(ctx), "B_T"));
+    b = (cp_defines){0};
+    cp_define_option(&b, "cl-fast-relaxed-math");
+    assert_int_equal(b.status, CLPHYS_ERR_INVALID_ARGUMENT);
     clphys_context_destroy(ctx);
 }
 
@@ -737,6 +812,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_build_error_log),
         cmocka_unit_test(test_kernel_dir_override),
         cmocka_unit_test(test_fp64_unsupported),
+        cmocka_unit_test(test_defines),
         cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_probes_plausible),
     };

@@ -128,23 +128,27 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
                         "lj: group_size %zu must be a power of 2 dividing work_group_size %zu "
                         "(<= %zu)",
                         pl->tpi, pl->wg, dev->max_work_group_size);
-    char opt[512];
-    CP_TRY(cp_precision_options(ctx, p->precision, opt, sizeof opt));
-    size_t o = strlen(opt), rs = p->precision == CLPHYS_FP64 ? 8 : 4, n = p->n;
-    if (pl->variant == CLPHYS_LJ_FULL_GROUP)
-        snprintf(opt + o, sizeof opt - o, " -DLJ_TPI=%zu -DLJ_WG=%zu", pl->tpi, pl->wg);
-    if (staged) snprintf(opt + o, sizeof opt - o, " -DLJ_WG=%zu", pl->wg);
+    cp_defines opt = {0};
+    CP_TRY(cp_define_precision(ctx, &opt, p->precision));
+    size_t rs = p->precision == CLPHYS_FP64 ? 8 : 4, n = p->n;
+    if (pl->variant == CLPHYS_LJ_FULL_GROUP) {
+        cp_define_int(&opt, "LJ_TPI", pl->tpi);
+        cp_define_int(&opt, "LJ_WG", pl->wg);
+    }
+    if (staged) cp_define_int(&opt, "LJ_WG", pl->wg);
     /* fixed point: 2^44 in fp64 (resolution 6e-14, |F| < 5e5), 2^32 in fp32 */
-    if (fixed)
-        snprintf(opt + o, sizeof opt - o, " -DLJ_HALF_FIXEDPOINT=1 -DNEED_INT64_ATOMICS=1 -DFIXED_SCALE=%s",
-                 p->precision == CLPHYS_FP64 ? "17592186044416.0" : "4294967296.0f");
+    if (fixed) {
+        cp_define_int(&opt, "LJ_HALF_FIXEDPOINT", 1);
+        cp_define_int(&opt, "NEED_INT64_ATOMICS", 1);
+        cp_define_str(&opt, "FIXED_SCALE", p->precision == CLPHYS_FP64 ? "17592186044416.0" : "4294967296.0f");
+    }
     cl_program prog = NULL;
     if (hcas) {
-        CP_TRY(md_half_cas_create(ctx, pl, opt));
+        CP_TRY(md_half_cas_create(ctx, pl, &opt));
     } else {
         char kn[32];
         kernel_name(pl->variant, kn, sizeof kn);
-        CP_TRY(cp_program(ctx, pl->variant == CLPHYS_LJ_CPU ? &clsrc_lj_cpu_cl : &clsrc_lj_cl, opt, &prog));
+        CP_TRY(cp_program(ctx, pl->variant == CLPHYS_LJ_CPU ? &clsrc_lj_cpu_cl : &clsrc_lj_cl, &opt, &prog));
         CP_TRY(cp_kernel(ctx, prog, kn, &pl->k));
         /* a default size the compiled kernel cannot run (registers) shrinks,
          * unless the kernel was built for it (full-group's local arrays,

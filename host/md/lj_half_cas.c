@@ -20,7 +20,7 @@
  * order of the lists (cl/half_slot.cl): the params', else in fp64 both
  * orders and in fp32 the rows by length only (the entries within r_cut
  * measured slower in fp32 on the H100: bench/md-notes.md). */
-clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const char *opt0)
+clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const cp_defines *opt0)
 {
     const clphys_device_info *dev = &ctx->info;
     const clphys_lj_params *p = &pl->p;
@@ -62,11 +62,12 @@ clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const 
     for (int d = 0; d < 3; d++)
         pl->nblocks *= (size_t)((nb->nc[d] + pl->block[d] - 1) / pl->block[d]);
     CP_TRY(md_neighbor_want_cells(nb));
-    char opt[512];
-    snprintf(opt, sizeof opt, "%s -DHS_BX=%d -DHS_BY=%d -DHS_BZ=%d", opt0, pl->block[0], pl->block[1],
-             pl->block[2]);
+    cp_defines opt = *opt0;
+    cp_define_int(&opt, "HS_BX", pl->block[0]);
+    cp_define_int(&opt, "HS_BY", pl->block[1]);
+    cp_define_int(&opt, "HS_BZ", pl->block[2]);
     cl_program hp;
-    CP_TRY(cp_program(ctx, &clsrc_half_slot_cl, opt, &hp));
+    CP_TRY(cp_program(ctx, &clsrc_half_slot_cl, &opt, &hp));
     CP_TRY(cp_kernel(ctx, hp, "hs_block_count", &pl->k_bcount));
     CP_TRY(cp_kernel(ctx, hp, "hs_rows", &pl->k_rows));
     CP_TRY(cp_kernel(ctx, hp, "hs_tables", &pl->k_tables));
@@ -80,10 +81,15 @@ clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const 
     int ahead = p->entries_ahead > 0 ? p->entries_ahead : 2, defer = p->defer_exchanges == 2;
     for (;;) {
         /* fp64 exchanges 64-bit words: atom_cmpxchg */
-        snprintf(opt, sizeof opt, "%s -DLJ_HALF_CAS=1 -DLJ_SLOTS=%zu -DLJ_WG=%zu -DLJ_AHEAD=%d -DLJ_DEFER=%d%s",
-                 opt0, slots, wg, ahead, defer, p->precision == CLPHYS_FP64 ? " -DNEED_INT64_ATOMICS=1" : "");
+        opt = *opt0;
+        cp_define_int(&opt, "LJ_HALF_CAS", 1);
+        cp_define_int(&opt, "LJ_SLOTS", slots);
+        cp_define_int(&opt, "LJ_WG", wg);
+        cp_define_int(&opt, "LJ_AHEAD", ahead);
+        cp_define_int(&opt, "LJ_DEFER", defer);
+        if (p->precision == CLPHYS_FP64) cp_define_int(&opt, "NEED_INT64_ATOMICS", 1);
         cl_program prog;
-        CP_TRY(cp_program(ctx, &clsrc_lj_cl, opt, &prog));
+        CP_TRY(cp_program(ctx, &clsrc_lj_cl, &opt, &prog));
         CP_TRY(cp_kernel(ctx, prog, "lj_half_cas", &pl->k));
         size_t kwg = 0;
         CP_TRY(cp_kernel_limits(ctx, pl->k, &kwg, NULL));

@@ -118,10 +118,10 @@ clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md
     memset(gd, 0, sizeof *gd);
     gd->ctx = ctx;
     gd->rs = prec == CLPHYS_FP64 ? 8 : 4;
-    char opt[256];
-    CP_TRY(cp_precision_options(ctx, prec, opt, sizeof opt));
+    cp_defines opt = {0};
+    CP_TRY(cp_define_precision(ctx, &opt, prec));
     cl_program prog;
-    CP_TRY(cp_program(ctx, &clsrc_md_ghost_cl, opt, &prog));
+    CP_TRY(cp_program(ctx, &clsrc_md_ghost_cl, &opt, &prog));
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_pack", &gd->k_pack));
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_unpack", &gd->k_unpack));
     /* a device that gives no second queue keeps the copies on ctx's queue

@@ -86,7 +86,7 @@ clphys_status md_lj_tune_case(clphys_context *ctx, const clphys_tune_options *o,
 
 /* half-cas: blocks, slots, work-group size and kernels for pl (its
  * neighbour plan made); opt0: the precision's build options. */
-clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const char *opt0);
+clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const cp_defines *opt0);
 /* The slot lists from the neighbour plan's full list (after each build or
  * shuffle): rows of each block, slot tables, half-space entries; the row
  * capacity grows when a row outgrows it.  Kernel time goes to the build's. */

@@ -100,13 +100,12 @@ clphys_status md_mpi_capacity(clphys_md_mpi *pl, size_t n)
 static clphys_status kernels(clphys_md_mpi *pl)
 {
     clphys_context *ctx = pl->ctx;
-    char opt[256];
-    CP_TRY(cp_precision_options(ctx, pl->p.lj.precision, opt, sizeof opt));
+    cp_defines opt = {0};
+    CP_TRY(cp_define_precision(ctx, &opt, pl->p.lj.precision));
     for (pl->disp_wg = 64; pl->disp_wg > ctx->info.max_work_group_size;) pl->disp_wg /= 2;
-    size_t o = strlen(opt);
-    snprintf(opt + o, sizeof opt - o, " -DMD_WG=%zu", pl->disp_wg);
+    cp_define_int(&opt, "MD_WG", pl->disp_wg);
     cl_program prog;
-    CP_TRY(cp_program(ctx, &clsrc_integrate_cl, opt, &prog));
+    CP_TRY(cp_program(ctx, &clsrc_integrate_cl, &opt, &prog));
     CP_TRY(cp_kernel(ctx, prog, "md_kick_drift", &pl->k_kd));
     CP_TRY(cp_kernel(ctx, prog, "md_kick", &pl->k_kick));
     CP_TRY(cp_kernel(ctx, prog, "md_max_displacement", &pl->k_disp));

@@ -21,10 +21,10 @@
 clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl)
 {
     clphys_context *ctx = pl->ctx;
-    char opt[256];
-    CP_TRY(cp_precision_options(ctx, pl->p.lj.precision, opt, sizeof opt));
+    cp_defines opt = {0};
+    CP_TRY(cp_define_precision(ctx, &opt, pl->p.lj.precision));
     cl_program prog;
-    CP_TRY(cp_program(ctx, &clsrc_md_rebuild_cl, opt, &prog));
+    CP_TRY(cp_program(ctx, &clsrc_md_rebuild_cl, &opt, &prog));
     CP_TRY(cp_kernel(ctx, prog, "md_classify", &pl->k_classify));
     CP_TRY(cp_kernel(ctx, prog, "md_iota", &pl->k_iota));
     CP_TRY(cp_kernel(ctx, prog, "md_inverse", &pl->k_inverse));

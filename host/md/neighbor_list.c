@@ -154,17 +154,15 @@ static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "neighbor: layout %d with kind %d (the staged layout holds full lists only)",
                         (int)p->layout, (int)p->kind);
-    char opt[256];
-    size_t o = 0;
-    CP_TRY(cp_precision_options(ctx, p->precision, opt, sizeof opt));
-    o = strlen(opt);
+    cp_defines opt = {0};
+    CP_TRY(cp_define_precision(ctx, &opt, p->precision));
     pl->real_size = p->precision == CLPHYS_FP64 ? 8 : 4;
     pl->scan_wg = 256;
     while (pl->scan_wg > ctx->info.max_work_group_size)
         pl->scan_wg /= 2;
-    snprintf(opt + o, sizeof opt - o, " -DSCAN_WG=%zu", pl->scan_wg);
+    cp_define_int(&opt, "SCAN_WG", pl->scan_wg);
     cl_program cp, np;
-    CP_TRY(cp_program(ctx, &clsrc_cell_list_cl, opt, &cp));
+    CP_TRY(cp_program(ctx, &clsrc_cell_list_cl, &opt, &cp));
     /* the build kernel: given, else the tuning cache, else on CPUs the same
      * kernel in explicit vectors (cl/neighbor_cpu.cl says why) */
     if ((unsigned)p->build > CLPHYS_NEIGHBOR_BUILD_CPU)
@@ -173,7 +171,7 @@ static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p
     pl->cpu_build = p->build ? p->build == CLPHYS_NEIGHBOR_BUILD_CPU : tuned >= 0 ? tuned : ctx->info.is_cpu;
     snprintf(pl->choice, sizeof pl->choice, "%s (%s)", staged ? "staged" : pl->cpu_build ? "cpu" : "item",
              p->build || staged ? "given" : tuned >= 0 ? "tuning cache" : "heuristic");
-    CP_TRY(cp_program(ctx, pl->cpu_build ? &clsrc_neighbor_cpu_cl : &clsrc_neighbor_list_cl, opt, &np));
+    CP_TRY(cp_program(ctx, pl->cpu_build ? &clsrc_neighbor_cpu_cl : &clsrc_neighbor_list_cl, &opt, &np));
     CP_TRY(cp_kernel(ctx, cp, "cell_assign", &pl->k_assign));
     CP_TRY(cp_kernel(ctx, cp, "scan_exclusive", &pl->k_scan));
     CP_TRY(cp_check_work_group(ctx, pl->k_scan, "scan_exclusive", pl->scan_wg));
@@ -185,7 +183,7 @@ static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p
     if (staged) {
         CP_TRY(stage_geometry(ctx, p, pl));
         cl_program sp;
-        CP_TRY(cp_program(ctx, &clsrc_neighbor_staged_cl, opt, &sp));
+        CP_TRY(cp_program(ctx, &clsrc_neighbor_staged_cl, &opt, &sp));
         CP_TRY(cp_kernel(ctx, sp, "neighbor_build_staged", &pl->k_build));
         CP_TRY(cp_kernel(ctx, sp, "stage_base", &pl->k_stage));
         size_t ns1 = 9 * (size_t)(pl->stage_bx + 2) + 1;
@@ -468,12 +466,11 @@ clphys_status md_neighbor_want_cells(clphys_neighbor_plan *pl)
 {
     if (pl->k_pack) return CLPHYS_SUCCESS;
     clphys_context *ctx = pl->ctx;
-    char opt[256];
-    CP_TRY(cp_precision_options(ctx, pl->p.precision, opt, sizeof opt));
-    size_t o = strlen(opt);
-    snprintf(opt + o, sizeof opt - o, " -DSCAN_WG=%zu", pl->scan_wg);
+    cp_defines opt = {0};
+    CP_TRY(cp_define_precision(ctx, &opt, pl->p.precision));
+    cp_define_int(&opt, "SCAN_WG", pl->scan_wg);
     cl_program cp;
-    CP_TRY(cp_program(ctx, &clsrc_cell_list_cl, opt, &cp));
+    CP_TRY(cp_program(ctx, &clsrc_cell_list_cl, &opt, &cp));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * pl->p.n, NULL, &pl->pcell));
     return cp_kernel(ctx, cp, "cell_pack", &pl->k_pack);
 }

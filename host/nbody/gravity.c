@@ -70,8 +70,8 @@ static clphys_status create_plan(clphys_context *ctx, const clphys_gravity_param
     int ipw = p->i_per_item ? p->i_per_item
                             : (dev->is_gpu ? (p->precision == CLPHYS_FP32 ? (intel ? 2 : 8) : 1) : 1);
 
-    char prec[128], opts[512];
-    CP_TRY(cp_precision_options(ctx, p->precision, prec, sizeof prec));
+    cp_defines opts = {0};
+    CP_TRY(cp_define_precision(ctx, &opts, p->precision));
     if (p->unroll < 0 || (tiled && (size_t)p->unroll > wg))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: unroll %d must be in 0..%zu", p->unroll, wg);
     const int fp32 = p->precision == CLPHYS_FP32;
@@ -82,12 +82,19 @@ static clphys_status create_plan(clphys_context *ctx, const clphys_gravity_param
     /* inline PTX only in the tiled kernel; NVIDIA's OpenCL compiler accepts asm() */
     const int ptx = tiled && (p->inline_ptx > 0 || (p->inline_ptx == 0 && dev->is_gpu && strstr(dev->platform, "NVIDIA")));
     const int r64 = fp32 || !tiled ? -1 : p->fast_rsqrt64 ? p->fast_rsqrt64 : (ptx ? 2 : -1);
-    int n = snprintf(opts, sizeof opts, "%s%s%s%s%s%s", prec, p->eps == 0 ? " -DEPS_ZERO=1" : "",
-                     p->potential ? " -DPOTENTIAL=1" : "", ftz ? " -cl-denorms-are-zero" : "",
-                     fast ? " -cl-fast-relaxed-math" : "", r64 == 1 ? " -DRSQRT_NEWTON=1" : r64 == 2 ? " -DR3_SERIES=1" : "");
-    if (tiled)
-        snprintf(opts + n, sizeof opts - n, " -DWG=%zu -DIPW=%d -DUNROLL=%d%s%s", wg, ipw, unroll,
-                 dev->is_gpu && fp32 ? " -DNATIVE_RSQRT=1" : "", ptx && (fp32 || r64 == 2) ? " -DPTX_RSQRT=1" : "");
+    if (p->eps == 0) cp_define_int(&opts, "EPS_ZERO", 1);
+    if (p->potential) cp_define_int(&opts, "POTENTIAL", 1);
+    if (ftz) cp_define_option(&opts, "-cl-denorms-are-zero");
+    if (fast) cp_define_option(&opts, "-cl-fast-relaxed-math");
+    if (r64 == 1) cp_define_int(&opts, "RSQRT_NEWTON", 1);
+    if (r64 == 2) cp_define_int(&opts, "R3_SERIES", 1);
+    if (tiled) {
+        cp_define_int(&opts, "WG", wg);
+        cp_define_int(&opts, "IPW", ipw);
+        cp_define_int(&opts, "UNROLL", unroll);
+        if (dev->is_gpu && fp32) cp_define_int(&opts, "NATIVE_RSQRT", 1);
+        if (ptx && (fp32 || r64 == 2)) cp_define_int(&opts, "PTX_RSQRT", 1);
+    }
 
     clphys_gravity_plan *pl = calloc(1, sizeof *pl);
     if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "gravity plan");
@@ -104,7 +111,7 @@ static clphys_status create_plan(clphys_context *ctx, const clphys_gravity_param
                  ptx && (fp32 || r64 == 2) ? "-ptx" : "");
     else snprintf(pl->variant, sizeof pl->variant, "vector-%d%s%s", VEC, ftz ? "-ftz" : "", fast ? "-fast" : "");
     cl_program prog;
-    clphys_status st = cp_program(ctx, &clsrc_gravity_cl, opts, &prog);
+    clphys_status st = cp_program(ctx, &clsrc_gravity_cl, &opts, &prog);
     if (!st) st = cp_kernel(ctx, prog, tiled ? "gravity_tiled" : "gravity_vector", &pl->k);
     if (!st && !tiled) st = cp_kernel(ctx, prog, "gravity_soa", &pl->k_soa);
     if (!st && tiled) st = cp_kernel(ctx, prog, "gravity_reduce", &pl->k_red);

@@ -259,11 +259,11 @@ clphys_status pm_solver_setup(clphys_poisson_mpi_plan *d)
 {
     clphys_poisson_plan *pl = d->pl;
     for (int p = 0; p < 2; p++) {
-        char opts[160];
+        cp_defines opts = {0};
         cl_program prog;
         const clphys_precision prec = p ? CLPHYS_FP64 : CLPHYS_FP32;
-        CP_TRY(cp_precision_options(d->ctx, prec, opts, sizeof opts));
-        CP_TRY(cp_program(d->ctx, &clsrc_poisson_halo_cl, opts, &prog));
+        CP_TRY(cp_define_precision(d->ctx, &opts, prec));
+        CP_TRY(cp_program(d->ctx, &clsrc_poisson_halo_cl, &opts, &prog));
         CP_TRY(cp_kernel(d->ctx, prog, "halo_zero", &d->k_zero[p]));
         CP_TRY(cp_kernel(d->ctx, prog, "faces_pack", &d->k_pack[p]));
         CP_TRY(cp_kernel(d->ctx, prog, "faces_unpack", &d->k_unpack[p]));

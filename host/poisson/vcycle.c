@@ -42,15 +42,19 @@ static clphys_status build_set(clphys_poisson_plan *pl, int kind, clphys_precisi
     static const cp_kernel_file *const files[3] = {&clsrc_line_relax_cl, &clsrc_line_relax_vec_cl, &clsrc_line_staged_cl};
     static const char *const *const names[3] = {line_names, vec_names, staged_names};
     const int vec = kind == SET_VEC;
-    char prec[128], opts[384];
-    CP_TRY(cp_precision_options(pl->ctx, pl->lev_prec, prec, sizeof prec));
+    cp_defines opts = {0};
+    CP_TRY(cp_define_precision(pl->ctx, &opts, pl->lev_prec));
     const int need64 = (b == CLPHYS_FP64 || xo == CLPHYS_FP64) && pl->lev_prec == CLPHYS_FP32;
-    snprintf(opts, sizeof opts, "%s%s -DB_T=%s -DXO_T=%s -DNZ=%d%s%s", prec, need64 ? " -DNEED_FP64" : "", ctype(b),
-             ctype(xo), pl->nz, b == CLPHYS_FP64 ? " -DB_IS_DOUBLE" : "", xo == CLPHYS_FP64 ? " -DXO_IS_DOUBLE" : "");
-    if (vec) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -DVW=%d", pl->vw);
-    if (pl->dist_levels) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -DCSHIFT=1");
+    if (need64) cp_define_flag(&opts, "NEED_FP64");
+    cp_define_str(&opts, "B_T", ctype(b));
+    cp_define_str(&opts, "XO_T", ctype(xo));
+    cp_define_int(&opts, "NZ", pl->nz);
+    if (b == CLPHYS_FP64) cp_define_flag(&opts, "B_IS_DOUBLE");
+    if (xo == CLPHYS_FP64) cp_define_flag(&opts, "XO_IS_DOUBLE");
+    if (vec) cp_define_int(&opts, "VW", pl->vw);
+    if (pl->dist_levels) cp_define_int(&opts, "CSHIFT", 1);
     cl_program prog;
-    CP_TRY(cp_program(pl->ctx, files[kind], opts, &prog));
+    CP_TRY(cp_program(pl->ctx, files[kind], &opts, &prog));
     for (int i = 0; i < PN_NLINE; i++) CP_TRY(cp_kernel(pl->ctx, prog, names[kind][i], &k[i]));
     return CLPHYS_SUCCESS;
 }
