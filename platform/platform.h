@@ -226,9 +226,79 @@ clphys_status cp_kernel_limits(clphys_context *ctx, cl_kernel k, size_t *max_wor
  * (platform/require.c).  For kernels of a fixed or host-chosen size. */
 clphys_status cp_check_work_group(clphys_context *ctx, cl_kernel k, const char *name, size_t wg);
 
+/* ---- kernel arguments (platform/args.c) -----------------------------------
+ * CP_ARGS(ctx, k, a0, a1, ...) sets every argument of kernel k, in order,
+ * from lvalues (a cl_mem, a cl_int, a cl_float4 ...: sizeof and address of
+ * each), and returns CLPHYS_ERR_INVALID_ARGUMENT naming the kernel when
+ * their number is not the kernel's (CL_KERNEL_NUM_ARGS).  An argument whose
+ * size is not its lvalue's is written as a cp_karg: CP_LOCAL(bytes) for
+ * __local memory, CP_SIZED(size, ptr) for bytes at ptr, CP_EITHER(c, a, b)
+ * for a when c holds else b (a double or a float of the same value, by the
+ * program's precision).  At most 32 arguments.
+ * CP_ARG_AT(ctx, k, i, v) sets argument i alone, for a launch that changes
+ * one argument of a kernel set before; i is checked against the count too. */
+typedef struct cp_karg {
+    size_t size;       /* bytes of the argument */
+    const void *value; /* its bytes; NULL for __local memory */
+} cp_karg;
+#define CP_LOCAL(bytes)     ((cp_karg){(bytes), NULL})
+#define CP_SIZED(size, ptr) ((cp_karg){(size), (ptr)})
+#define CP_EITHER(c, a, b)  (*((c) ? &(cp_karg){sizeof(a), &(a)} : &(cp_karg){sizeof(b), &(b)}))
+/* a cp_karg as it is, any other lvalue as its size and address */
+#define CP_KARG(v)          _Generic((v), cp_karg: (v), default: ((cp_karg){sizeof(v), &(v)}))
+#define CP_ARGS(ctx, k, ...) cp_args((ctx), (k), CP_KARGS(__VA_ARGS__))
+/* the array and count of cp_args, for a helper that takes them and sets
+ * them with cp_args (after adding arguments of its own) */
+#define CP_KARGS(...)        (const cp_karg[]){CP_MAP(CP_KARG, __VA_ARGS__)}, CP_NARGS_(__VA_ARGS__)
+#define CP_ARG_AT(ctx, k, i, v) cp_arg_at((ctx), (k), (i), CP_KARG(v))
+/* Set the n arguments of k from a[0 .. n); n must be k's number of arguments. */
+clphys_status cp_args(clphys_context *ctx, cl_kernel k, const cp_karg *a, cl_uint n);
+/* Set argument i of k; i must be below k's number of arguments. */
+clphys_status cp_arg_at(clphys_context *ctx, cl_kernel k, cl_uint i, cp_karg a);
+/* CP_MAP(m, x1, ..., xn): m(x1), ..., m(xn), for n up to 32 */
+#define CP_MAP(m, ...)   CP_CAT_(CP_MAP_, CP_NARGS_(__VA_ARGS__))(m, __VA_ARGS__)
+#define CP_CAT_(a, b)    CP_CAT2_(a, b)
+#define CP_CAT2_(a, b)   a##b
+#define CP_NARGS_(...)                                                                                  \
+    CP_NTH_(__VA_ARGS__, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11,  \
+            10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define CP_NTH_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, _19, _20, _21,  \
+                _22, _23, _24, _25, _26, _27, _28, _29, _30, _31, _32, n, ...)                                   \
+    n
+#define CP_MAP_1(m, x)   m(x)
+#define CP_MAP_2(m, x, ...) m(x), CP_MAP_1(m, __VA_ARGS__)
+#define CP_MAP_3(m, x, ...) m(x), CP_MAP_2(m, __VA_ARGS__)
+#define CP_MAP_4(m, x, ...) m(x), CP_MAP_3(m, __VA_ARGS__)
+#define CP_MAP_5(m, x, ...) m(x), CP_MAP_4(m, __VA_ARGS__)
+#define CP_MAP_6(m, x, ...) m(x), CP_MAP_5(m, __VA_ARGS__)
+#define CP_MAP_7(m, x, ...) m(x), CP_MAP_6(m, __VA_ARGS__)
+#define CP_MAP_8(m, x, ...) m(x), CP_MAP_7(m, __VA_ARGS__)
+#define CP_MAP_9(m, x, ...) m(x), CP_MAP_8(m, __VA_ARGS__)
+#define CP_MAP_10(m, x, ...) m(x), CP_MAP_9(m, __VA_ARGS__)
+#define CP_MAP_11(m, x, ...) m(x), CP_MAP_10(m, __VA_ARGS__)
+#define CP_MAP_12(m, x, ...) m(x), CP_MAP_11(m, __VA_ARGS__)
+#define CP_MAP_13(m, x, ...) m(x), CP_MAP_12(m, __VA_ARGS__)
+#define CP_MAP_14(m, x, ...) m(x), CP_MAP_13(m, __VA_ARGS__)
+#define CP_MAP_15(m, x, ...) m(x), CP_MAP_14(m, __VA_ARGS__)
+#define CP_MAP_16(m, x, ...) m(x), CP_MAP_15(m, __VA_ARGS__)
+#define CP_MAP_17(m, x, ...) m(x), CP_MAP_16(m, __VA_ARGS__)
+#define CP_MAP_18(m, x, ...) m(x), CP_MAP_17(m, __VA_ARGS__)
+#define CP_MAP_19(m, x, ...) m(x), CP_MAP_18(m, __VA_ARGS__)
+#define CP_MAP_20(m, x, ...) m(x), CP_MAP_19(m, __VA_ARGS__)
+#define CP_MAP_21(m, x, ...) m(x), CP_MAP_20(m, __VA_ARGS__)
+#define CP_MAP_22(m, x, ...) m(x), CP_MAP_21(m, __VA_ARGS__)
+#define CP_MAP_23(m, x, ...) m(x), CP_MAP_22(m, __VA_ARGS__)
+#define CP_MAP_24(m, x, ...) m(x), CP_MAP_23(m, __VA_ARGS__)
+#define CP_MAP_25(m, x, ...) m(x), CP_MAP_24(m, __VA_ARGS__)
+#define CP_MAP_26(m, x, ...) m(x), CP_MAP_25(m, __VA_ARGS__)
+#define CP_MAP_27(m, x, ...) m(x), CP_MAP_26(m, __VA_ARGS__)
+#define CP_MAP_28(m, x, ...) m(x), CP_MAP_27(m, __VA_ARGS__)
+#define CP_MAP_29(m, x, ...) m(x), CP_MAP_28(m, __VA_ARGS__)
+#define CP_MAP_30(m, x, ...) m(x), CP_MAP_29(m, __VA_ARGS__)
+#define CP_MAP_31(m, x, ...) m(x), CP_MAP_30(m, __VA_ARGS__)
+#define CP_MAP_32(m, x, ...) m(x), CP_MAP_31(m, __VA_ARGS__)
+
 /* ---- launching and timing (platform/timer.c) ------------------------------ */
-clphys_status cp_arg(clphys_context *ctx, cl_kernel k, cl_uint idx, size_t size, const void *v);
-#define CP_ARG(ctx, k, idx, v) cp_arg((ctx), (k), (idx), sizeof(v), &(v))
 /* Enqueue an NDRange.  local may be NULL.  When kernel_s is non-NULL, wait for
  * completion and ADD the kernel's profiled time (end - start, seconds) to it
  * (host wall time when the queue has no profiling).  Adding is for the

@@ -50,8 +50,7 @@ static void scale_setup(clphys_context *ctx, cl_program prog, float *in, size_t 
     for (size_t i = 0; i < n; i++) in[i] = (float)tu_uniform(&rng);
     assert_int_equal(cp_kernel(ctx, prog, "scale", k), CLPHYS_SUCCESS);
     assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, n * sizeof *in, in, m), CLPHYS_SUCCESS);
-    assert_int_equal(CP_ARG(ctx, *k, 0, *m), CLPHYS_SUCCESS);
-    assert_int_equal(CP_ARG(ctx, *k, 1, s), CLPHYS_SUCCESS);
+    assert_int_equal(CP_ARGS(ctx, *k, *m, s), CLPHYS_SUCCESS);
 }
 
 /* Run the scale kernel on fresh random data and check every element. */
@@ -662,6 +661,66 @@ static void test_fp64_unsupported(void **state)
     clphys_context_destroy(ctx);
 }
 
+/* Kernel arguments: CP_ARGS sets them all and refuses a count that is not
+ * the kernel's, naming the kernel; CP_ARG_AT refuses an index past the
+ * count; CP_EITHER, CP_SIZED and CP_LOCAL reach the kernel as meant (the
+ * output, poisoned first, is checked against the host's sum). */
+static void test_kernel_args(void **state)
+{
+    (void)state;
+    clphys_context *ctx = tu_context();
+    const char *src = "__kernel void args_sum(__global float *out, __global const float *in, float s,\n"
+                      "                       __local float *t, uint n) {\n"
+                      "  size_t l = get_local_id(0);\n"
+                      "  t[l] = l < n ? in[l] : 0.0f;\n"
+                      "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+                      "  if (l == 0) { float a = 0; for (uint i = 0; i < n; i++) a += t[i]; out[0] = s * a; }\n"
+                      "}\n";
+    cl_program prog;
+    cl_kernel k;
+    assert_int_equal(cp_program_from_source(ctx, "args", src, "", &prog, NULL), CLPHYS_SUCCESS);
+    assert_int_equal(cp_kernel(ctx, prog, "args_sum", &k), CLPHYS_SUCCESS);
+    enum { N = 16 };
+    float in[N], poison = -12345.0f, got = 0;
+    double want = 0;
+    uint64_t rng = tu_rng_init(tu_seed());
+    for (int i = 0; i < N; i++) want += in[i] = (float)tu_uniform(&rng);
+    cl_mem out, inb;
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, sizeof poison, &poison, &out), CLPHYS_SUCCESS);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_ONLY, sizeof in, in, &inb), CLPHYS_SUCCESS);
+    const cl_uint n = N;
+    const double s64 = 2.0;
+    const float s32 = 3.0f;
+    /* one argument too many, one too few: refused with the kernel's name and both counts */
+    assert_int_equal(CP_ARGS(ctx, k, out, inb, s32, CP_LOCAL(N * sizeof(float)), n, n), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clphys_last_error(ctx), "args_sum"));
+    assert_non_null(strstr(clphys_last_error(ctx), "takes 5 arguments"));
+    assert_non_null(strstr(clphys_last_error(ctx), "gave 6"));
+    assert_int_equal(CP_ARGS(ctx, k, out, inb, s32, n), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clphys_last_error(ctx), "args_sum"));
+    assert_non_null(strstr(clphys_last_error(ctx), "gave 4"));
+    /* all five: the float picked by CP_EITHER (0: its second), the local array by size */
+    assert_int_equal(CP_ARGS(ctx, k, out, inb, CP_EITHER(0, s64, s32), CP_LOCAL(N * sizeof(float)), n), CLPHYS_SUCCESS);
+    size_t g = N;
+    assert_int_equal(cp_launch(ctx, k, 1, &g, &g, NULL), CLPHYS_SUCCESS);
+    assert_int_equal(cp_read(ctx, out, 0, sizeof got, &got), CLPHYS_SUCCESS);
+    assert_float_equal(got, 3.0 * want, 1e-5 * 3.0 * want);
+    /* one argument again (a float given by its bytes); an index past the count is refused */
+    const float s2 = 0.5f;
+    assert_int_equal(cp_arg_at(ctx, k, 2, CP_SIZED(sizeof s2, &s2)), CLPHYS_SUCCESS);
+    assert_int_equal(CP_ARG_AT(ctx, k, 5, n), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clphys_last_error(ctx), "args_sum"));
+    assert_non_null(strstr(clphys_last_error(ctx), "argument 5"));
+    assert_int_equal(cp_write(ctx, out, 0, sizeof poison, &poison), CLPHYS_SUCCESS);
+    assert_int_equal(cp_launch(ctx, k, 1, &g, &g, NULL), CLPHYS_SUCCESS);
+    assert_int_equal(cp_read(ctx, out, 0, sizeof got, &got), CLPHYS_SUCCESS);
+    assert_float_equal(got, 0.5 * want, 1e-5 * want);
+    cp_release_mem(&out), cp_release_mem(&inb);
+    cp_release_kernel(&k);
+    clReleaseProgram(prog);
+    clphys_context_destroy(ctx);
+}
+
 /* The define map: the options in the order added; an addition that does not
  * fit is an overflow naming it (nothing cut, nothing after it added), a
  * malformed name or value is refused, and cp_program builds nothing with
@@ -813,6 +872,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_kernel_dir_override),
         cmocka_unit_test(test_fp64_unsupported),
         cmocka_unit_test(test_defines),
+        cmocka_unit_test(test_kernel_args),
         cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_probes_plausible),
     };

@@ -133,10 +133,7 @@ clphys_status md_half_cas_derive(clphys_lj_plan *pl)
     size_t g = md_global(n, 64), gb = md_global(nbk, 64);
     double *ks = &nb->kernel_s;
     cl_kernel k = pl->k_bcount;
-    CP_TRY(CP_ARG(ctx, k, 0, nb->start));
-    CP_TRY(CP_ARG(ctx, k, 1, nc));
-    CP_TRY(CP_ARG(ctx, k, 2, nbk));
-    CP_TRY(CP_ARG(ctx, k, 3, pl->bcount));
+    CP_TRY(CP_ARGS(ctx, k, nb->start, nc, nbk, pl->bcount));
     CP_TRY(cp_launch(ctx, k, 1, &gb, NULL, ks));
     cl_uint *bs = malloc(4 * ((size_t)nbk + 1));
     if (!bs) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "lj: half-cas block table");
@@ -148,13 +145,7 @@ clphys_status md_half_cas_derive(clphys_lj_plan *pl)
     free(bs);
     CP_TRY(st);
     k = pl->k_rows;
-    CP_TRY(CP_ARG(ctx, k, 0, nb->start));
-    CP_TRY(CP_ARG(ctx, k, 1, nb->pcell));
-    CP_TRY(CP_ARG(ctx, k, 2, nc));
-    CP_TRY(CP_ARG(ctx, k, 3, n));
-    CP_TRY(CP_ARG(ctx, k, 4, pl->bstart));
-    CP_TRY(CP_ARG(ctx, k, 5, pl->rowi));
-    CP_TRY(CP_ARG(ctx, k, 6, pl->rowof));
+    CP_TRY(CP_ARGS(ctx, k, nb->start, nb->pcell, nc, n, pl->bstart, pl->rowi, pl->rowof));
     CP_TRY(cp_launch(ctx, k, 1, &g, NULL, ks));
     int dbl = pl->p.precision == CLPHYS_FP64;
     double box[4] = {pl->p.box[0], pl->p.box[1], pl->p.box[2], 0};
@@ -163,38 +154,18 @@ clphys_status md_half_cas_derive(clphys_lj_plan *pl)
     float rc2f = (float)rc2;
     if (pl->order & HS_SORTED_ROWS) {
         k = pl->k_key; /* keys of the sorted particles, in hcount (overwritten below) */
-        CP_TRY(CP_ARG(ctx, k, 0, nb->pos));
-        CP_TRY(CP_ARG(ctx, k, 1, n));
-        CP_TRY(dbl ? CP_ARG(ctx, k, 2, box) : CP_ARG(ctx, k, 2, boxf));
-        CP_TRY(dbl ? CP_ARG(ctx, k, 3, rc2) : CP_ARG(ctx, k, 3, rc2f));
-        CP_TRY(CP_ARG(ctx, k, 4, nb->ncount));
-        CP_TRY(CP_ARG(ctx, k, 5, nb->list));
-        CP_TRY(CP_ARG(ctx, k, 6, pl->hcount));
+        CP_TRY(CP_ARGS(ctx, k, nb->pos, n, CP_EITHER(dbl, box, boxf), CP_EITHER(dbl, rc2, rc2f), nb->ncount, nb->list,
+                       pl->hcount));
         CP_TRY(cp_launch(ctx, k, 1, &g, NULL, ks));
         k = pl->k_rank;
-        CP_TRY(CP_ARG(ctx, k, 0, nb->pcell));
-        CP_TRY(CP_ARG(ctx, k, 1, nc));
-        CP_TRY(CP_ARG(ctx, k, 2, n));
-        CP_TRY(CP_ARG(ctx, k, 3, pl->bstart));
-        CP_TRY(CP_ARG(ctx, k, 4, pl->rowi));
-        CP_TRY(CP_ARG(ctx, k, 5, pl->hcount));
-        CP_TRY(CP_ARG(ctx, k, 6, pl->rowtmp));
-        CP_TRY(CP_ARG(ctx, k, 7, pl->rowof));
+        CP_TRY(CP_ARGS(ctx, k, nb->pcell, nc, n, pl->bstart, pl->rowi, pl->hcount, pl->rowtmp, pl->rowof));
         CP_TRY(cp_launch(ctx, k, 1, &g, NULL, ks));
         cl_mem t = pl->rowi; /* the reordered rows become rowi */
         pl->rowi = pl->rowtmp;
         pl->rowtmp = t;
     }
     k = pl->k_tables;
-    CP_TRY(CP_ARG(ctx, k, 0, nb->start));
-    CP_TRY(CP_ARG(ctx, k, 1, nc));
-    CP_TRY(CP_ARG(ctx, k, 2, nbk));
-    CP_TRY(CP_ARG(ctx, k, 3, pl->bstart));
-    CP_TRY(CP_ARG(ctx, k, 4, pl->rowi));
-    CP_TRY(CP_ARG(ctx, k, 5, slots));
-    CP_TRY(CP_ARG(ctx, k, 6, pl->sbase));
-    CP_TRY(CP_ARG(ctx, k, 7, pl->slot_j));
-    CP_TRY(CP_ARG(ctx, k, 8, pl->nslot));
+    CP_TRY(CP_ARGS(ctx, k, nb->start, nc, nbk, pl->bstart, pl->rowi, slots, pl->sbase, pl->slot_j, pl->nslot));
     CP_TRY(cp_launch(ctx, k, 1, &gb, NULL, ks));
     cl_uint cut_first = (pl->order & HS_CUT_FIRST) != 0;
     for (;;) {
@@ -203,17 +174,9 @@ clphys_status md_half_cas_derive(clphys_lj_plan *pl)
         k = pl->k_derive;
         cl_mem args[] = {nb->start, nb->pcell, nb->ncount, nb->list, pl->bstart, pl->rowi, pl->rowof, pl->sbase,
                          pl->hl,    pl->hs};
-        CP_TRY(CP_ARG(ctx, k, 0, nb->pos));
-        CP_TRY(CP_ARG(ctx, k, 1, n));
-        CP_TRY(dbl ? CP_ARG(ctx, k, 2, box) : CP_ARG(ctx, k, 2, boxf));
-        CP_TRY(CP_ARG(ctx, k, 3, nc));
-        for (cl_uint a = 0; a < 10; a++)
-            CP_TRY(CP_ARG(ctx, k, 4 + a, args[a]));
-        CP_TRY(CP_ARG(ctx, k, 14, cap));
-        CP_TRY(CP_ARG(ctx, k, 15, pl->hcount));
-        CP_TRY(CP_ARG(ctx, k, 16, nb->overflow));
-        CP_TRY(dbl ? CP_ARG(ctx, k, 17, rc2) : CP_ARG(ctx, k, 17, rc2f));
-        CP_TRY(CP_ARG(ctx, k, 18, cut_first));
+        CP_TRY(CP_ARGS(ctx, k, nb->pos, n, CP_EITHER(dbl, box, boxf), nc, args[0], args[1], args[2], args[3], args[4],
+                       args[5], args[6], args[7], args[8], args[9], cap, pl->hcount, nb->overflow,
+                       CP_EITHER(dbl, rc2, rc2f), cut_first));
         CP_TRY(cp_launch(ctx, k, 1, &g, NULL, ks));
         CP_TRY(cp_read(ctx, nb->overflow, 0, 4, &maxc));
         if (maxc <= cap) break;

@@ -190,12 +190,7 @@ static clphys_status pack(md_ghost_dev *gd, const md_swap *sw, cl_mem pos)
     dd[sw->dim] = sw->dlocal;
     float df[4] = {(float)dd[0], (float)dd[1], (float)dd[2], 0};
     size_t gsz = md_global(n, 64);
-    CP_TRY(CP_ARG(ctx, k, 0, pos));
-    CP_TRY(CP_ARG(ctx, k, 1, gd->send_idx));
-    CP_TRY(CP_ARG(ctx, k, 2, off));
-    CP_TRY(CP_ARG(ctx, k, 3, n));
-    CP_TRY(gd->rs == 8 ? CP_ARG(ctx, k, 4, dd) : CP_ARG(ctx, k, 4, df));
-    CP_TRY(CP_ARG(ctx, k, 5, gd->sendbuf));
+    CP_TRY(CP_ARGS(ctx, k, pos, gd->send_idx, off, n, CP_EITHER(gd->rs == 8, dd, df), gd->sendbuf));
     return cp_launch(ctx, k, 1, &gsz, NULL, NULL);
 }
 
@@ -210,11 +205,7 @@ static clphys_status unpack(md_ghost_dev *gd, size_t roff, size_t nrecv, cl_mem 
     cl_kernel k = gd->k_unpack;
     cl_uint off = (cl_uint)roff, n = (cl_uint)nrecv;
     size_t gsz = md_global(n, 64);
-    CP_TRY(CP_ARG(ctx, k, 0, pos));
-    CP_TRY(CP_ARG(ctx, k, 1, gd->recv_idx));
-    CP_TRY(CP_ARG(ctx, k, 2, off));
-    CP_TRY(CP_ARG(ctx, k, 3, n));
-    CP_TRY(CP_ARG(ctx, k, 4, gd->recvbuf));
+    CP_TRY(CP_ARGS(ctx, k, pos, gd->recv_idx, off, n, gd->recvbuf));
     return cp_launch(ctx, k, 1, &gsz, NULL, NULL);
 }
 

@@ -220,29 +220,14 @@ static clphys_status launch_all(clphys_gravity_plan *pl, cl_mem xi, int ni, cl_m
             size_t l = strlen(pl->variant);
             snprintf(pl->variant + l, sizeof pl->variant - l, "-j%d", ns);
         }
-        CP_TRY(CP_ARG(ctx, k, 0, xi));
-        CP_TRY(CP_ARG(ctx, k, 1, ni));
-        CP_TRY(CP_ARG(ctx, k, 2, xj));
-        CP_TRY(CP_ARG(ctx, k, 3, nj));
-        CP_TRY(CP_ARG(ctx, k, 4, out));
-        CP_TRY(cp_arg(ctx, k, 5, rs, &G));
-        CP_TRY(cp_arg(ctx, k, 6, rs, &eps2));
-        CP_TRY(cp_arg(ctx, k, 7, rs, &selfc));
-        CP_TRY(CP_ARG(ctx, k, 8, accumulate));
         cl_mem part = ns > 1 ? pl->part : out; /* unused when ns = 1 */
-        CP_TRY(CP_ARG(ctx, k, 9, part));
+        CP_TRY(CP_ARGS(ctx, k, xi, ni, xj, nj, out, CP_SIZED(rs, &G), CP_SIZED(rs, &eps2), CP_SIZED(rs, &selfc),
+                       accumulate, part));
         if (ns == 1) return cp_launch_ev(ctx, k, 2, global, local, &ev[0]);
         CP_TRY(cp_launch_ev(ctx, k, 2, global, local, &ev[0]));
         cl_kernel r = pl->k_red;
         size_t gr = cp_round_up((size_t)ni, 64);
-        CP_TRY(CP_ARG(ctx, r, 0, pl->part));
-        CP_TRY(CP_ARG(ctx, r, 1, ni));
-        CP_TRY(CP_ARG(ctx, r, 2, ns));
-        CP_TRY(CP_ARG(ctx, r, 3, xi));
-        CP_TRY(CP_ARG(ctx, r, 4, out));
-        CP_TRY(cp_arg(ctx, r, 5, rs, &G));
-        CP_TRY(cp_arg(ctx, r, 6, rs, &selfc));
-        CP_TRY(CP_ARG(ctx, r, 7, accumulate));
+        CP_TRY(CP_ARGS(ctx, r, pl->part, ni, ns, xi, out, CP_SIZED(rs, &G), CP_SIZED(rs, &selfc), accumulate));
         return cp_launch_ev(ctx, r, 1, &gr, NULL, &ev[1]);
     }
     /* vector kernel: SoA copy of j padded to a multiple of VEC */
@@ -255,21 +240,12 @@ static clphys_status launch_all(clphys_gravity_plan *pl, cl_mem xi, int ni, cl_m
         }
         pl->cap_soa = npad * rs;
     }
-    CP_TRY(CP_ARG(ctx, pl->k_soa, 0, xj));
-    CP_TRY(CP_ARG(ctx, pl->k_soa, 1, nj));
-    for (int c = 0; c < 4; c++) CP_TRY(CP_ARG(ctx, pl->k_soa, 2 + c, pl->soa[c]));
+    CP_TRY(CP_ARGS(ctx, pl->k_soa, xj, nj, pl->soa[0], pl->soa[1], pl->soa[2], pl->soa[3]));
     CP_TRY(cp_launch_ev(ctx, pl->k_soa, 1, &npad, NULL, &ev[0]));
     int nchunks = (int)(npad / VEC);
     size_t global = (size_t)ni;
-    CP_TRY(CP_ARG(ctx, k, 0, xi));
-    CP_TRY(CP_ARG(ctx, k, 1, ni));
-    for (int c = 0; c < 4; c++) CP_TRY(CP_ARG(ctx, k, 2 + c, pl->soa[c]));
-    CP_TRY(CP_ARG(ctx, k, 6, nchunks));
-    CP_TRY(CP_ARG(ctx, k, 7, out));
-    CP_TRY(cp_arg(ctx, k, 8, rs, &G));
-    CP_TRY(cp_arg(ctx, k, 9, rs, &eps2));
-    CP_TRY(cp_arg(ctx, k, 10, rs, &selfc));
-    CP_TRY(CP_ARG(ctx, k, 11, accumulate));
+    CP_TRY(CP_ARGS(ctx, k, xi, ni, pl->soa[0], pl->soa[1], pl->soa[2], pl->soa[3], nchunks, out, CP_SIZED(rs, &G),
+                   CP_SIZED(rs, &eps2), CP_SIZED(rs, &selfc), accumulate));
     return cp_launch_ev(ctx, k, 1, &global, NULL, &ev[1]);
 }
 
