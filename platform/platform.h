@@ -16,6 +16,7 @@
 #define CLPHYS_PLATFORM_H
 
 #include "clphys.h"
+#include "cl_embedded.h" /* generated: cp_kernel_file and a clsrc_* symbol per kernel file */
 #include <stdarg.h>
 
 #define CP_ERR_LEN 16384
@@ -82,17 +83,50 @@ int cp_device_matches(const clphys_device_info *d, const char *spec);
  * "" and 0 when there is none or buf is too short for more). */
 clphys_status cp_gpu_specs(char *buf, size_t len, int *count);
 
+/* ---- build options (platform/defines.c) ------------------------------------
+ * A program's options as a map of defines, written in the order added and
+ * separated by one space: cp_define_int(&d, "WG", 128) adds -DWG=128,
+ * cp_define_str(&d, "B_T", "float") -DB_T=float, cp_define_flag(&d,
+ * "LAYOUT_AOS") -DLAYOUT_AOS, cp_define_option(&d, "-cl-denorms-are-zero")
+ * a compiler option as it is.  Start from `cp_defines d = {0};`.  The text
+ * holds at most CP_DEFINES_MAX - 1 characters: an addition that does not fit
+ * (CLPHYS_ERR_OVERFLOW), a name that is no C identifier, a value or option
+ * with white space or quotes (CLPHYS_ERR_INVALID_ARGUMENT) is not added, and
+ * marks the map: later additions are ignored, cp_defines_check (and so
+ * cp_program) returns that status naming the define. */
+#define CP_DEFINES_MAX 1024
+typedef struct cp_defines {
+    char text[CP_DEFINES_MAX]; /* the options so far, NUL-terminated */
+    size_t len;                /* strlen(text) */
+    clphys_status status;      /* CLPHYS_SUCCESS, or the first addition refused */
+    char bad[128];             /* what was refused, for the message */
+} cp_defines;
+void cp_define_int(cp_defines *d, const char *name, long long value);
+void cp_define_str(cp_defines *d, const char *name, const char *value);
+void cp_define_flag(cp_defines *d, const char *name);
+void cp_define_option(cp_defines *d, const char *option);
+/* REAL_T=float, or REAL_T=double and REAL_IS_DOUBLE=1 (cl/common.h) after
+ * checking that the device has fp64: CLPHYS_ERR_UNSUPPORTED otherwise. */
+clphys_status cp_define_precision(clphys_context *ctx, cp_defines *d, clphys_precision p);
+/* CLPHYS_SUCCESS, or d's status with a message naming `program`, the define
+ * refused and the options so far (d NULL: success). */
+clphys_status cp_defines_check(clphys_context *ctx, const cp_defines *d, const char *program);
+
 /* ---- programs (platform/program.c) ---------------------------------------
- * cp_program: build the embedded kernel file `file` (e.g. "gravity.cl") with
- * `options` added to the device defaults; headers it #includes ("common.h")
- * are resolved from the embedded set.  With CLPHYS_KERNEL_DIR set, sources are
- * read from that folder instead (kernel development).  Programs are cached in
- * the context (same file + options -> same cl_program; do not release it) and
- * their binaries on disk (see program.c).  A kernel file uses an optional
- * extension only under a macro that the options define (cp_build_check).
+ * cp_program: build the embedded kernel file `file`, named by its symbol
+ * (&clsrc_gravity_cl for cl/gravity.cl: scripts/embed_cl.py makes one per
+ * file, so a misspelt file does not link), with `options` added to the
+ * device defaults (NULL: none); headers it #includes ("common.h") are resolved from the
+ * embedded set (cp_kernel_files).  With CLPHYS_KERNEL_DIR set, the file of
+ * that name and its headers are read from that folder instead (kernel
+ * development).  Programs are cached in the context (same file + options ->
+ * same cl_program; do not release it) and their binaries on disk (see
+ * program.c).  A kernel file uses an optional extension only under a macro
+ * that the options define (cp_build_check).
  * Errors: CLPHYS_ERR_UNSUPPORTED (cp_build_check), CLPHYS_ERR_BUILD with the
- * build log, CLPHYS_ERR_INVALID_ARGUMENT for an unknown file. */
-clphys_status cp_program(clphys_context *ctx, const char *file, const char *options,
+ * build log, CLPHYS_ERR_INVALID_ARGUMENT for a file (or header) missing from
+ * CLPHYS_KERNEL_DIR, cp_defines_check's for options that were refused. */
+clphys_status cp_program(clphys_context *ctx, const cp_kernel_file *file, const cp_defines *options,
                          cl_program *prog);
 /* Build from a source string (used by cp_program and tests).  *from_cache is
  * set to 1 when the binary came from the disk cache.  Caller releases *prog.
@@ -114,19 +148,18 @@ void cp_required_extensions(const char *options, char *buf, size_t n);
 void cp_build_options(const clphys_context *ctx, const char *options, char *buf, size_t n);
 /* The i-th program built in ctx (newest first): its file and the options
  * given to cp_program; 0 past the last.  The strings stay ctx's. */
-int cp_program_at(const clphys_context *ctx, int i, const char **file, const char **options);
+int cp_program_at(const clphys_context *ctx, int i, const cp_kernel_file **file, const char **options);
 /* The folder of the on-disk caches (program binaries, tuning files):
  * $CLPHYS_CACHE_DIR, else $XDG_CACHE_HOME/clphys, else ~/.cache/clphys.
  * Returns 0 when CLPHYS_NO_CACHE is set (not "0") or no folder can be named. */
 int cp_cache_dir(char *buf, size_t n);
 /* mkdir -p, errors ignored (a later open or rename reports them). */
 void cp_mkdirs(const char *path);
-/* The embedded text of a kernel file with its #include "x.h" lines inlined, or NULL. */
-char *cp_kernel_source(const char *file);
+/* The text of a kernel file with its #include "x.h" lines inlined (from
+ * CLPHYS_KERNEL_DIR when set), or NULL; the caller frees it. */
+char *cp_kernel_source(const cp_kernel_file *file);
 /* Create a kernel; the caller releases it with clReleaseKernel. */
 clphys_status cp_kernel(clphys_context *ctx, cl_program prog, const char *name, cl_kernel *k);
-/* "-DREAL_T=float" or "-DREAL_T=double -DREAL_IS_DOUBLE=1"; checks fp64 support. */
-clphys_status cp_precision_options(clphys_context *ctx, clphys_precision p, char *buf, size_t n);
 
 /* ---- buffers (platform/buffer.c) ----------------------------------------- */
 /* host may be NULL; when non-NULL its bytes are copied in (CL_MEM_COPY_HOST_PTR). */
@@ -193,9 +226,79 @@ clphys_status cp_kernel_limits(clphys_context *ctx, cl_kernel k, size_t *max_wor
  * (platform/require.c).  For kernels of a fixed or host-chosen size. */
 clphys_status cp_check_work_group(clphys_context *ctx, cl_kernel k, const char *name, size_t wg);
 
+/* ---- kernel arguments (platform/args.c) -----------------------------------
+ * CP_ARGS(ctx, k, a0, a1, ...) sets every argument of kernel k, in order,
+ * from lvalues (a cl_mem, a cl_int, a cl_float4 ...: sizeof and address of
+ * each), and returns CLPHYS_ERR_INVALID_ARGUMENT naming the kernel when
+ * their number is not the kernel's (CL_KERNEL_NUM_ARGS).  An argument whose
+ * size is not its lvalue's is written as a cp_karg: CP_LOCAL(bytes) for
+ * __local memory, CP_SIZED(size, ptr) for bytes at ptr, CP_EITHER(c, a, b)
+ * for a when c holds else b (a double or a float of the same value, by the
+ * program's precision).  At most 32 arguments.
+ * CP_ARG_AT(ctx, k, i, v) sets argument i alone, for a launch that changes
+ * one argument of a kernel set before; i is checked against the count too. */
+typedef struct cp_karg {
+    size_t size;       /* bytes of the argument */
+    const void *value; /* its bytes; NULL for __local memory */
+} cp_karg;
+#define CP_LOCAL(bytes)     ((cp_karg){(bytes), NULL})
+#define CP_SIZED(size, ptr) ((cp_karg){(size), (ptr)})
+#define CP_EITHER(c, a, b)  (*((c) ? &(cp_karg){sizeof(a), &(a)} : &(cp_karg){sizeof(b), &(b)}))
+/* a cp_karg as it is, any other lvalue as its size and address */
+#define CP_KARG(v)          _Generic((v), cp_karg: (v), default: ((cp_karg){sizeof(v), &(v)}))
+#define CP_ARGS(ctx, k, ...) cp_args((ctx), (k), CP_KARGS(__VA_ARGS__))
+/* the array and count of cp_args, for a helper that takes them and sets
+ * them with cp_args (after adding arguments of its own) */
+#define CP_KARGS(...)        (const cp_karg[]){CP_MAP(CP_KARG, __VA_ARGS__)}, CP_NARGS_(__VA_ARGS__)
+#define CP_ARG_AT(ctx, k, i, v) cp_arg_at((ctx), (k), (i), CP_KARG(v))
+/* Set the n arguments of k from a[0 .. n); n must be k's number of arguments. */
+clphys_status cp_args(clphys_context *ctx, cl_kernel k, const cp_karg *a, cl_uint n);
+/* Set argument i of k; i must be below k's number of arguments. */
+clphys_status cp_arg_at(clphys_context *ctx, cl_kernel k, cl_uint i, cp_karg a);
+/* CP_MAP(m, x1, ..., xn): m(x1), ..., m(xn), for n up to 32 */
+#define CP_MAP(m, ...)   CP_CAT_(CP_MAP_, CP_NARGS_(__VA_ARGS__))(m, __VA_ARGS__)
+#define CP_CAT_(a, b)    CP_CAT2_(a, b)
+#define CP_CAT2_(a, b)   a##b
+#define CP_NARGS_(...)                                                                                  \
+    CP_NTH_(__VA_ARGS__, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11,  \
+            10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define CP_NTH_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, _19, _20, _21,  \
+                _22, _23, _24, _25, _26, _27, _28, _29, _30, _31, _32, n, ...)                                   \
+    n
+#define CP_MAP_1(m, x)   m(x)
+#define CP_MAP_2(m, x, ...) m(x), CP_MAP_1(m, __VA_ARGS__)
+#define CP_MAP_3(m, x, ...) m(x), CP_MAP_2(m, __VA_ARGS__)
+#define CP_MAP_4(m, x, ...) m(x), CP_MAP_3(m, __VA_ARGS__)
+#define CP_MAP_5(m, x, ...) m(x), CP_MAP_4(m, __VA_ARGS__)
+#define CP_MAP_6(m, x, ...) m(x), CP_MAP_5(m, __VA_ARGS__)
+#define CP_MAP_7(m, x, ...) m(x), CP_MAP_6(m, __VA_ARGS__)
+#define CP_MAP_8(m, x, ...) m(x), CP_MAP_7(m, __VA_ARGS__)
+#define CP_MAP_9(m, x, ...) m(x), CP_MAP_8(m, __VA_ARGS__)
+#define CP_MAP_10(m, x, ...) m(x), CP_MAP_9(m, __VA_ARGS__)
+#define CP_MAP_11(m, x, ...) m(x), CP_MAP_10(m, __VA_ARGS__)
+#define CP_MAP_12(m, x, ...) m(x), CP_MAP_11(m, __VA_ARGS__)
+#define CP_MAP_13(m, x, ...) m(x), CP_MAP_12(m, __VA_ARGS__)
+#define CP_MAP_14(m, x, ...) m(x), CP_MAP_13(m, __VA_ARGS__)
+#define CP_MAP_15(m, x, ...) m(x), CP_MAP_14(m, __VA_ARGS__)
+#define CP_MAP_16(m, x, ...) m(x), CP_MAP_15(m, __VA_ARGS__)
+#define CP_MAP_17(m, x, ...) m(x), CP_MAP_16(m, __VA_ARGS__)
+#define CP_MAP_18(m, x, ...) m(x), CP_MAP_17(m, __VA_ARGS__)
+#define CP_MAP_19(m, x, ...) m(x), CP_MAP_18(m, __VA_ARGS__)
+#define CP_MAP_20(m, x, ...) m(x), CP_MAP_19(m, __VA_ARGS__)
+#define CP_MAP_21(m, x, ...) m(x), CP_MAP_20(m, __VA_ARGS__)
+#define CP_MAP_22(m, x, ...) m(x), CP_MAP_21(m, __VA_ARGS__)
+#define CP_MAP_23(m, x, ...) m(x), CP_MAP_22(m, __VA_ARGS__)
+#define CP_MAP_24(m, x, ...) m(x), CP_MAP_23(m, __VA_ARGS__)
+#define CP_MAP_25(m, x, ...) m(x), CP_MAP_24(m, __VA_ARGS__)
+#define CP_MAP_26(m, x, ...) m(x), CP_MAP_25(m, __VA_ARGS__)
+#define CP_MAP_27(m, x, ...) m(x), CP_MAP_26(m, __VA_ARGS__)
+#define CP_MAP_28(m, x, ...) m(x), CP_MAP_27(m, __VA_ARGS__)
+#define CP_MAP_29(m, x, ...) m(x), CP_MAP_28(m, __VA_ARGS__)
+#define CP_MAP_30(m, x, ...) m(x), CP_MAP_29(m, __VA_ARGS__)
+#define CP_MAP_31(m, x, ...) m(x), CP_MAP_30(m, __VA_ARGS__)
+#define CP_MAP_32(m, x, ...) m(x), CP_MAP_31(m, __VA_ARGS__)
+
 /* ---- launching and timing (platform/timer.c) ------------------------------ */
-clphys_status cp_arg(clphys_context *ctx, cl_kernel k, cl_uint idx, size_t size, const void *v);
-#define CP_ARG(ctx, k, idx, v) cp_arg((ctx), (k), (idx), sizeof(v), &(v))
 /* Enqueue an NDRange.  local may be NULL.  When kernel_s is non-NULL, wait for
  * completion and ADD the kernel's profiled time (end - start, seconds) to it
  * (host wall time when the queue has no profiling).  Adding is for the

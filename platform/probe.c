@@ -48,12 +48,8 @@ static clphys_status probe_bandwidth(clphys_context *ctx, cl_program prog, size_
     if (!st) st = cp_fill(ctx, c, &one, sizeof one, bytes);
     if (!st) st = cp_kernel(ctx, prog, "probe_copy", &kc);
     if (!st) st = cp_kernel(ctx, prog, "probe_triad", &kt);
-    if (!st) st = CP_ARG(ctx, kc, 0, a);
-    if (!st) st = CP_ARG(ctx, kc, 1, b);
-    if (!st) st = CP_ARG(ctx, kt, 0, a);
-    if (!st) st = CP_ARG(ctx, kt, 1, b);
-    if (!st) st = CP_ARG(ctx, kt, 2, c);
-    if (!st) st = CP_ARG(ctx, kt, 3, s);
+    if (!st) st = CP_ARGS(ctx, kc, a, b);
+    if (!st) st = CP_ARGS(ctx, kt, a, b, c, s);
     if (!st) st = time_kernel(ctx, kc, n4, local, repeat, &tc);
     if (!st) st = time_kernel(ctx, kt, n4, local, repeat, &tt);
     if (!st) {
@@ -68,10 +64,10 @@ static clphys_status probe_bandwidth(clphys_context *ctx, cl_program prog, size_
 /* Double the iteration count until one launch takes >= 20 ms, then time it. */
 static clphys_status probe_mad(clphys_context *ctx, clphys_precision p, int repeat, double *flops)
 {
-    char opts[128];
+    cp_defines opts = {0};
     cl_program prog;
-    CP_TRY(cp_precision_options(ctx, p, opts, sizeof opts));
-    CP_TRY(cp_program(ctx, "probe.cl", opts, &prog));
+    CP_TRY(cp_define_precision(ctx, &opts, p));
+    CP_TRY(cp_program(ctx, &clsrc_probe_cl, &opts, &prog));
     /* GPUs: scalar chains over many work-items.  CPUs: explicit 16-wide vectors
      * (probe_mad_vec), since PoCL does not vectorize a work-item loop with an inner loop. */
     int vec = !ctx->info.is_gpu;
@@ -86,13 +82,12 @@ static clphys_status probe_mad(clphys_context *ctx, clphys_precision p, int repe
     if (!st) st = cp_kernel(ctx, prog, vec ? "probe_mad_vec" : "probe_mad", &k);
     double a64 = 0.999999, b64 = 1e-6;
     float a32 = (float)a64, b32 = (float)b64;
-    if (!st) st = CP_ARG(ctx, k, 0, out);
-    if (!st) st = p == CLPHYS_FP64 ? CP_ARG(ctx, k, 1, a64) : CP_ARG(ctx, k, 1, a32);
-    if (!st) st = p == CLPHYS_FP64 ? CP_ARG(ctx, k, 2, b64) : CP_ARG(ctx, k, 2, b32);
     int iters = 16;
+    const int dbl = p == CLPHYS_FP64;
+    if (!st) st = CP_ARGS(ctx, k, out, CP_EITHER(dbl, a64, a32), CP_EITHER(dbl, b64, b32), iters);
     double t = 0;
     while (!st) {
-        st = CP_ARG(ctx, k, 3, iters);
+        st = CP_ARG_AT(ctx, k, 3, iters); /* the count grows until one launch is long enough */
         t = 0;
         if (!st) st = cp_launch(ctx, k, 1, &global, local ? &local : NULL, &t);
         if (st || t >= 0.02 || iters >= (1 << 24)) break;
@@ -115,7 +110,9 @@ clphys_status clphys_measure_limits(clphys_context *ctx, int repeat, clphys_limi
     while (bytes > ctx->info.max_alloc_bytes / 2 || bytes * 3 > ctx->info.global_mem_bytes / 2) bytes /= 2;
     lim->buffer_bytes = bytes;
     cl_program prog;
-    CP_TRY(cp_program(ctx, "probe.cl", "-DREAL_T=float", &prog));
+    cp_defines opts = {0};
+    cp_define_str(&opts, "REAL_T", "float");
+    CP_TRY(cp_program(ctx, &clsrc_probe_cl, &opts, &prog));
     size_t local = ctx->info.is_gpu ? 256 : 0;
     if (local > ctx->info.max_work_group_size) local = ctx->info.max_work_group_size;
     CP_TRY(probe_bandwidth(ctx, prog, bytes, repeat, local ? &local : NULL, lim));

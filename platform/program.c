@@ -31,11 +31,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-struct cp_embedded_file { const char *name; const char *text; };
-extern const struct cp_embedded_file cp_embedded_files[];
-
 struct cp_program_entry {
-    char *file, *options;
+    const cp_kernel_file *file;
+    char *options;
     cl_program prog;
     struct cp_program_entry *next;
 };
@@ -76,8 +74,8 @@ static char *raw_source(const char *name)
         snprintf(path, sizeof path, "%s/%s", dir, name);
         return read_file(path, NULL);
     }
-    for (const struct cp_embedded_file *f = cp_embedded_files; f->name; f++)
-        if (!strcmp(f->name, name)) return strdup(f->text);
+    for (const cp_kernel_file *const *f = cp_kernel_files; *f; f++)
+        if (!strcmp((*f)->name, name)) return strdup((*f)->text);
     return NULL;
 }
 
@@ -123,10 +121,10 @@ static int expand(sbuf *out, const char *name, int depth)
     return rc;
 }
 
-char *cp_kernel_source(const char *file)
+char *cp_kernel_source(const cp_kernel_file *file)
 {
     sbuf b = {0};
-    if (expand(&b, file, 0) != 0) {
+    if (!file || expand(&b, file->name, 0) != 0) {
         free(b.s);
         return NULL;
     }
@@ -457,41 +455,44 @@ clphys_status cp_program_from_source(clphys_context *ctx, const char *name, cons
     return CLPHYS_SUCCESS;
 }
 
-clphys_status cp_program(clphys_context *ctx, const char *file, const char *options, cl_program *prog)
+clphys_status cp_program(clphys_context *ctx, const cp_kernel_file *file, const cp_defines *defines,
+                         cl_program *prog)
 {
     if (!ctx || !file || !prog) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "cp_program: NULL argument");
-    if (!options) options = "";
-    CP_TRY(cp_build_check(ctx, file, options)); /* also for a program built before a capability was masked */
+    CP_TRY(cp_defines_check(ctx, defines, file->name));
+    const char *options = defines ? defines->text : "";
+    CP_TRY(cp_build_check(ctx, file->name, options)); /* also for a program built before a capability was masked */
     for (struct cp_program_entry *p = ctx->programs; p; p = p->next)
-        if (!strcmp(p->file, file) && !strcmp(p->options, options)) {
+        if (p->file == file && !strcmp(p->options, options)) {
             *prog = p->prog;
             return CLPHYS_SUCCESS;
         }
     char *src = cp_kernel_source(file);
     if (!src)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "kernel source '%s' (or a header it includes) not found%s%s",
-                        file, getenv("CLPHYS_KERNEL_DIR") ? " in CLPHYS_KERNEL_DIR=" : " among embedded sources",
+                        file->name, getenv("CLPHYS_KERNEL_DIR") ? " in CLPHYS_KERNEL_DIR=" : " among embedded sources",
                         getenv("CLPHYS_KERNEL_DIR") ? getenv("CLPHYS_KERNEL_DIR") : "");
     struct cp_program_entry *ent = calloc(1, sizeof *ent);
-    if (!ent) {
+    if (!ent || !(ent->options = strdup(options))) {
+        free(ent);
         free(src);
         return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "out of host memory");
     }
-    clphys_status st = cp_program_from_source(ctx, file, src, options, &ent->prog, NULL);
+    clphys_status st = cp_program_from_source(ctx, file->name, src, options, &ent->prog, NULL);
     free(src);
     if (st != CLPHYS_SUCCESS) {
+        free(ent->options);
         free(ent);
         return st;
     }
-    ent->file = strdup(file);
-    ent->options = strdup(options);
+    ent->file = file;
     ent->next = ctx->programs;
     ctx->programs = ent;
     *prog = ent->prog;
     return CLPHYS_SUCCESS;
 }
 
-int cp_program_at(const clphys_context *ctx, int i, const char **file, const char **options)
+int cp_program_at(const clphys_context *ctx, int i, const cp_kernel_file **file, const char **options)
 {
     const struct cp_program_entry *p = ctx->programs;
     for (; p && i > 0; i--) p = p->next;
@@ -506,7 +507,6 @@ void cp_programs_release(clphys_context *ctx)
     for (struct cp_program_entry *p = ctx->programs, *n; p; p = n) {
         n = p->next;
         clReleaseProgram(p->prog);
-        free(p->file);
         free(p->options);
         free(p);
     }
@@ -518,20 +518,5 @@ clphys_status cp_kernel(clphys_context *ctx, cl_program prog, const char *name, 
     cl_int e;
     *k = clCreateKernel(prog, name, &e);
     if (e != CL_SUCCESS) return cp_error(ctx, cp_cl_error(ctx, e, "clCreateKernel"), "clCreateKernel(%s) failed: %s", name, cp_cl_error_name(e));
-    return CLPHYS_SUCCESS;
-}
-
-clphys_status cp_precision_options(clphys_context *ctx, clphys_precision p, char *buf, size_t n)
-{
-    if (p == CLPHYS_FP64) {
-        if (!ctx->info.fp64)
-            return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED, "device %s has no cl_khr_fp64: fp64 is unavailable",
-                            ctx->info.name);
-        snprintf(buf, n, "-DREAL_T=double -DREAL_IS_DOUBLE=1");
-    } else if (p == CLPHYS_FP32) {
-        snprintf(buf, n, "-DREAL_T=float");
-    } else {
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "unknown precision %d", (int)p);
-    }
     return CLPHYS_SUCCESS;
 }

@@ -1,22 +1,9 @@
-/* timer.c — kernel launches: arguments, enqueue with an optional wait for the
+/* timer.c — kernel launches: enqueue with an optional wait for the
  * kernel's time, spans of back-to-back launches.  Times come from clock.c;
  * with CLPHYS_PROFILE every launch's event goes to profile.c. */
 #include "platform.h"
 
 size_t cp_round_up(size_t x, size_t m) { return m ? (x + m - 1) / m * m : x; }
-
-clphys_status cp_arg(clphys_context *ctx, cl_kernel k, cl_uint idx, size_t size, const void *v)
-{
-    cl_int e = clSetKernelArg(k, idx, size, v);
-    if (e != CL_SUCCESS) {
-        char name[128] = "?";
-        clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
-        clphys_status st = cp_cl_error(ctx, e, "clSetKernelArg");
-        cp_error_append(ctx, "(kernel %s, argument %u)", name, idx);
-        return st;
-    }
-    return CLPHYS_SUCCESS;
-}
 
 /* Enqueue k on ctx's queue.  want: the caller needs the event (to wait for
  * it, time it or hand it out). */

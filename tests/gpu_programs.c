@@ -63,14 +63,15 @@ static int write_programs(clphys_context *ctx, const char *dir)
         perror(path);
         return -1;
     }
-    const char *file, *options;
+    const cp_kernel_file *file;
+    const char *options;
     int i = 0;
     for (; cp_program_at(ctx, i, &file, &options); i++) {
         char *src = cp_kernel_source(file);
         snprintf(path, sizeof path, "%s/p%03d.cl", dir, i);
         FILE *f = src ? fopen(path, "w") : NULL;
         if (!f || fputs(src, f) < 0 || fclose(f) != 0) {
-            fprintf(stderr, "gpu_programs: cannot write %s (%s)\n", path, file);
+            fprintf(stderr, "gpu_programs: cannot write %s (%s)\n", path, file->name);
             free(src);
             fclose(list);
             return -1;
@@ -80,7 +81,7 @@ static int write_programs(clphys_context *ctx, const char *dir)
         cp_build_options(ctx, options, opts, sizeof opts);
         cp_required_extensions(options, req, sizeof req);
         const char *prec = strstr(options, "REAL_T=double") ? "fp64" : strstr(options, "REAL_T=float") ? "fp32" : "-";
-        fprintf(list, "p%03d\t%s\t%s\t%s\t%s\n", i, file, prec, *req ? req : "-", opts);
+        fprintf(list, "p%03d\t%s\t%s\t%s\t%s\n", i, file->name, prec, *req ? req : "-", opts);
     }
     return fclose(list) == 0 ? i : -1;
 }

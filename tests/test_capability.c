@@ -36,6 +36,18 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+/* The options of a probe.cl build: REAL_T (with REAL_IS_DOUBLE for double),
+ * NEED_INT64_ATOMICS when int64 is set. */
+static const cp_defines *probe_options(const char *real_t, int int64)
+{
+    static cp_defines d;
+    d = (cp_defines){0};
+    cp_define_str(&d, "REAL_T", real_t);
+    if (!strcmp(real_t, "double")) cp_define_int(&d, "REAL_IS_DOUBLE", 1);
+    if (int64) cp_define_int(&d, "NEED_INT64_ATOMICS", 1);
+    return &d;
+}
+
 static const char *clang_cmd(void)
 {
     const char *c = getenv("CLANG");
@@ -76,7 +88,8 @@ static int clang_check_programs(clphys_context *ctx)
     char src_path[256];
     const char *tmp = getenv("TMPDIR");
     snprintf(src_path, sizeof src_path, "%s/clphys-capability-%ld.cl", tmp && *tmp ? tmp : "/tmp", (long)getpid());
-    const char *file, *options;
+    const cp_kernel_file *file;
+    const char *options;
     int i = 0;
     for (; cp_program_at(ctx, i, &file, &options); i++) {
         char *src = cp_kernel_source(file);
@@ -105,7 +118,7 @@ static int clang_check_programs(clphys_context *ctx)
         int rc = pclose(p);
         if (rc != 0) {
             remove(src_path);
-            fail_msg("%s with options \"%s\" uses more than the extensions the host checked (%s):\n%s\n%s", file,
+            fail_msg("%s with options \"%s\" uses more than the extensions the host checked (%s):\n%s\n%s", file->name,
                      options, *ext ? ext : "none", cmd, out);
         }
     }
@@ -151,7 +164,7 @@ static void test_required_extensions(void **state)
     clphys_device_info *d = (clphys_device_info *)clphys_context_device(ctx);
     d->int64_atomics = 0;
     cl_program prog;
-    assert_int_equal(cp_program(ctx, "probe.cl", "-DREAL_T=float -DNEED_INT64_ATOMICS=1", &prog),
+    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, probe_options("float", 1), &prog),
                      CLPHYS_ERR_UNSUPPORTED);
     assert_non_null(strstr(clphys_last_error(ctx), "cl_khr_int64_base_atomics"));
     assert_non_null(strstr(clphys_last_error(ctx), "probe.cl"));
@@ -159,10 +172,10 @@ static void test_required_extensions(void **state)
     char was[sizeof d->opencl_c_version];
     memcpy(was, d->opencl_c_version, sizeof was);
     snprintf(d->opencl_c_version, sizeof d->opencl_c_version, "OpenCL C 1.1 test");
-    assert_int_equal(cp_program(ctx, "probe.cl", "-DREAL_T=float", &prog), CLPHYS_ERR_UNSUPPORTED);
+    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, probe_options("float", 0), &prog), CLPHYS_ERR_UNSUPPORTED);
     assert_non_null(strstr(clphys_last_error(ctx), "OpenCL C 1.1"));
     memcpy(d->opencl_c_version, was, sizeof was);
-    assert_int_equal(cp_program(ctx, "probe.cl", "-DREAL_T=float", &prog), CLPHYS_SUCCESS);
+    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, probe_options("float", 0), &prog), CLPHYS_SUCCESS);
     clphys_context_destroy(ctx);
 }
 
@@ -233,7 +246,7 @@ static void test_gpu_targets(void **state)
     assert_false(d->int64_atomics);
     assert_true(d->fp64);
     refused(ctx, lj_plan(ctx, CLPHYS_LJ_HALF_FIXEDPOINT, CLPHYS_FP32), "cl_khr_int64_base_atomics");
-    refused(ctx, cp_program(ctx, "probe.cl", "-DREAL_T=float -DNEED_INT64_ATOMICS=1", &prog),
+    refused(ctx, cp_program(ctx, &clsrc_probe_cl, probe_options("float", 1), &prog),
             "cl_khr_int64_base_atomics");
 
     /* Intel acm-g10 (Arc A770): no fp64; every fp64 plan is refused naming cl_khr_fp64 */
@@ -241,7 +254,7 @@ static void test_gpu_targets(void **state)
     assert_non_null(intel);
     gt_describe(d, intel);
     assert_true(d->is_gpu && !d->fp64 && d->int64_atomics && d->max_work_group_size == 1024);
-    refused(ctx, cp_program(ctx, "probe.cl", "-DREAL_T=double -DREAL_IS_DOUBLE=1", &prog), "cl_khr_fp64");
+    refused(ctx, cp_program(ctx, &clsrc_probe_cl, probe_options("double", 0), &prog), "cl_khr_fp64");
     refused(ctx, gravity_fp64_plan(ctx), "cl_khr_fp64");
     refused(ctx, lj_plan(ctx, CLPHYS_LJ_FULL_CSR, CLPHYS_FP64), "cl_khr_fp64");
     clphys_poisson_plan *pp = NULL;

@@ -83,14 +83,8 @@ static clphys_status apply_beta(dev_op *d, cl_mem out, cl_mem in, double beta)
     cl_uint nx = NX, ny = NY;
     float bf = (float)beta;
     size_t g = (size_t)NX * NY * d->nz;
-    cl_mem args[3] = {out, in, d->c};
-    for (cl_uint i = 0; i < 3; i++) CP_TRY(CP_ARG(d->ctx, d->op, i, args[i]));
-    CP_TRY(CP_ARG(d->ctx, d->op, 3, nx));
-    CP_TRY(CP_ARG(d->ctx, d->op, 4, ny));
-    CP_TRY(CP_ARG(d->ctx, d->op, 5, d->nz));
-    CP_TRY(CP_ARG(d->ctx, d->op, 6, d->zb));
-    CP_TRY(CP_ARG(d->ctx, d->op, 7, d->nc));
-    CP_TRY(d->prec == CLPHYS_FP64 ? CP_ARG(d->ctx, d->op, 8, beta) : CP_ARG(d->ctx, d->op, 8, bf));
+    CP_TRY(CP_ARGS(d->ctx, d->op, out, in, d->c, nx, ny, d->nz, d->zb, d->nc,
+                   CP_EITHER(d->prec == CLPHYS_FP64, beta, bf)));
     return cp_launch(d->ctx, d->op, 1, &g, NULL, NULL);
 }
 static clphys_status op_apply(void *u, cl_mem out, cl_mem in) { return apply_beta(u, out, in, ((dev_op *)u)->beta); }
@@ -101,11 +95,7 @@ static clphys_status jac_apply(void *u, cl_mem z, cl_mem r)
     dev_op *d = u;
     cl_uint n = (cl_uint)NX * NY * d->nz;
     size_t g = n;
-    CP_TRY(CP_ARG(d->ctx, d->jac, 0, z));
-    CP_TRY(CP_ARG(d->ctx, d->jac, 1, r));
-    CP_TRY(CP_ARG(d->ctx, d->jac, 2, d->c));
-    CP_TRY(CP_ARG(d->ctx, d->jac, 3, n));
-    CP_TRY(CP_ARG(d->ctx, d->jac, 4, d->nc));
+    CP_TRY(CP_ARGS(d->ctx, d->jac, z, r, d->c, n, d->nc));
     return cp_launch(d->ctx, d->jac, 1, &g, NULL, NULL);
 }
 
@@ -117,10 +107,10 @@ static clphys_status op_init(dev_op *d, clphys_context *cx, clphys_precision pre
 {
     memset(d, 0, sizeof *d);
     d->ctx = cx, d->prec = prec, d->nz = (cl_uint)nz, d->zb = (cl_uint)zb, d->nc = (cl_uint)nc, d->beta = beta;
-    char opts[128];
+    cp_defines opts = {0};
     int cached;
-    CP_TRY(cp_precision_options(cx, prec, opts, sizeof opts));
-    CP_TRY(cp_program_from_source(cx, "test_linalg_op", SRC, opts, &d->prog, &cached));
+    CP_TRY(cp_define_precision(cx, &opts, prec));
+    CP_TRY(cp_program_from_source(cx, "test_linalg_op", SRC, opts.text, &d->prog, &cached));
     CP_TRY(cp_kernel(cx, d->prog, "op_apply", &d->op));
     CP_TRY(cp_kernel(cx, d->prog, "jacobi", &d->jac));
     const size_t npt = (size_t)NX * NY * nz, rs = prec == CLPHYS_FP64 ? 8 : 4;

@@ -184,11 +184,11 @@ static void compare_run(const clphys_md_params *p, const int g[3], const clphys_
 static void kernels_in(clphys_precision prec)
 {
     const size_t n = 1000, rs = prec == CLPHYS_FP64 ? 8 : 4;
-    char opt[256];
-    assert_int_equal(cp_precision_options(ctx, prec, opt, sizeof opt), CLPHYS_SUCCESS);
+    cp_defines opt = {0};
+    assert_int_equal(cp_define_precision(ctx, &opt, prec), CLPHYS_SUCCESS);
     cl_program pg, pr;
-    assert_int_equal(cp_program(ctx, "md_ghost.cl", opt, &pg), CLPHYS_SUCCESS);
-    assert_int_equal(cp_program(ctx, "md_rebuild.cl", opt, &pr), CLPHYS_SUCCESS);
+    assert_int_equal(cp_program(ctx, &clsrc_md_ghost_cl, &opt, &pg), CLPHYS_SUCCESS);
+    assert_int_equal(cp_program(ctx, &clsrc_md_rebuild_cl, &opt, &pr), CLPHYS_SUCCESS);
     cl_kernel kp, ku, kc, ki, kv, km;
     assert_int_equal(cp_kernel(ctx, pg, "md_ghost_pack", &kp), CLPHYS_SUCCESS);
     assert_int_equal(cp_kernel(ctx, pg, "md_ghost_unpack", &ku), CLPHYS_SUCCESS);
@@ -237,10 +237,8 @@ static void kernels_in(clphys_precision prec)
     assert_int_equal(cp_write(ctx, ix, 0, 4 * n, perm), 0);
     memset(out, 0xff, 4 * rs * n); /* NaN */
     assert_int_equal(cp_write(ctx, buf, 0, 4 * rs * n, out), 0);
-    assert_int_equal(CP_ARG(ctx, kp, 0, pos) | CP_ARG(ctx, kp, 1, ix) | CP_ARG(ctx, kp, 2, off) | CP_ARG(ctx, kp, 3, m),
-                     0);
-    assert_int_equal(rs == 8 ? CP_ARG(ctx, kp, 4, dd) : CP_ARG(ctx, kp, 4, df), 0);
-    assert_int_equal(CP_ARG(ctx, kp, 5, buf) | cp_launch(ctx, kp, 1, &g, NULL, NULL), 0);
+    assert_int_equal(CP_ARGS(ctx, kp, pos, ix, off, m, CP_EITHER(rs == 8, dd, df), buf), 0);
+    assert_int_equal(cp_launch(ctx, kp, 1, &g, NULL, NULL), 0);
     assert_int_equal(cp_read(ctx, buf, 0, 4 * rs * n, out), 0);
     for (size_t k = 0; k < n; k++)
         for (int c = 0; c < 4; c++) {
@@ -256,9 +254,7 @@ static void kernels_in(clphys_precision prec)
     /* unpack the packed atoms into slots idx = perm (k in [off, off + m)) of a poisoned array */
     memset(out, 0xff, 4 * rs * n);
     assert_int_equal(cp_write(ctx, pos_o, 0, 4 * rs * n, out), 0);
-    assert_int_equal(CP_ARG(ctx, ku, 0, pos_o) | CP_ARG(ctx, ku, 1, ix) | CP_ARG(ctx, ku, 2, off) |
-                         CP_ARG(ctx, ku, 3, m) | CP_ARG(ctx, ku, 4, buf) | cp_launch(ctx, ku, 1, &g, NULL, NULL),
-                     0);
+    assert_int_equal(CP_ARGS(ctx, ku, pos_o, ix, off, m, buf) | cp_launch(ctx, ku, 1, &g, NULL, NULL), 0);
     void *back = malloc(4 * rs * n), *packed = malloc(4 * rs * n);
     assert_int_equal(cp_read(ctx, pos_o, 0, 4 * rs * n, back), 0);
     assert_int_equal(cp_read(ctx, buf, 0, 4 * rs * n, packed), 0);
@@ -288,18 +284,12 @@ static void kernels_in(clphys_precision prec)
     assert_int_equal(cp_write(ctx, pos_o, 0, 4 * rs * n, out) | cp_write(ctx, npos, 0, 4 * rs * n, out) |
                          cp_write(ctx, nidx, 0, 4 * n, out) | cp_write(ctx, cnt, 0, 16, zero),
                      0);
-    assert_int_equal(CP_ARG(ctx, kc, 0, pos) | CP_ARG(ctx, kc, 1, vel) | CP_ARG(ctx, kc, 2, img) |
-                         CP_ARG(ctx, kc, 3, tag) | CP_ARG(ctx, kc, 4, pm) | CP_ARG(ctx, kc, 5, nn) |
-                         CP_ARG(ctx, kc, 6, nown),
+    const int dbl = rs == 8;
+    assert_int_equal(CP_ARGS(ctx, kc, pos, vel, img, tag, pm, nn, nown, CP_EITHER(dbl, lo, lof),
+                             CP_EITHER(dbl, hi, hif), cut, CP_EITHER(dbl, shell, shellf), cap, pos_o, vel_o, img_o,
+                             tag_o, cnt, npos, nidx),
                      0);
-    assert_int_equal(rs == 8 ? CP_ARG(ctx, kc, 7, lo) | CP_ARG(ctx, kc, 8, hi) | CP_ARG(ctx, kc, 10, shell)
-                             : CP_ARG(ctx, kc, 7, lof) | CP_ARG(ctx, kc, 8, hif) | CP_ARG(ctx, kc, 10, shellf),
-                     0);
-    assert_int_equal(CP_ARG(ctx, kc, 9, cut) | CP_ARG(ctx, kc, 11, cap) | CP_ARG(ctx, kc, 12, pos_o) |
-                         CP_ARG(ctx, kc, 13, vel_o) | CP_ARG(ctx, kc, 14, img_o) | CP_ARG(ctx, kc, 15, tag_o) |
-                         CP_ARG(ctx, kc, 16, cnt) | CP_ARG(ctx, kc, 17, npos) | CP_ARG(ctx, kc, 18, nidx) |
-                         cp_launch(ctx, kc, 1, &g, NULL, NULL),
-                     0);
+    assert_int_equal(cp_launch(ctx, kc, 1, &g, NULL, NULL), 0);
     assert_int_equal(cp_read(ctx, cnt, 0, 16, counts) | cp_read(ctx, pos_o, 0, 4 * rs * n, back), 0);
     cl_int *tg = malloc(16 * n);
     assert_int_equal(cp_read(ctx, tag_o, 0, 16 * n, tg), 0);
@@ -355,21 +345,17 @@ static void kernels_in(clphys_precision prec)
     cl_uint *u = malloc(4 * n);
     memset(u, 0xff, 4 * n);
     assert_int_equal(cp_write(ctx, ix, 0, 4 * n, u), 0);
-    assert_int_equal(CP_ARG(ctx, ki, 0, ix) | CP_ARG(ctx, ki, 1, nn) | cp_launch(ctx, ki, 1, &g, NULL, NULL), 0);
+    assert_int_equal(CP_ARGS(ctx, ki, ix, nn) | cp_launch(ctx, ki, 1, &g, NULL, NULL), 0);
     assert_int_equal(cp_read(ctx, ix, 0, 4 * n, u), 0);
     for (size_t k = 0; k < n; k++) assert_int_equal(u[k], k);
     cl_mem inv;
     assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &inv), 0);
     memset(u, 0xff, 4 * n);
     assert_int_equal(cp_write(ctx, inv, 0, 4 * n, u), 0);
-    assert_int_equal(CP_ARG(ctx, kv, 0, pm) | CP_ARG(ctx, kv, 1, nn) | CP_ARG(ctx, kv, 2, inv) |
-                         cp_launch(ctx, kv, 1, &g, NULL, NULL),
-                     0);
+    assert_int_equal(CP_ARGS(ctx, kv, pm, nn, inv) | cp_launch(ctx, kv, 1, &g, NULL, NULL), 0);
     for (size_t k = 0; k < n; k++) idx[k] = (cl_uint)((k * 7919) % n);
     assert_int_equal(cp_write(ctx, ix, 0, 4 * n, idx), 0);
-    assert_int_equal(CP_ARG(ctx, km, 0, inv) | CP_ARG(ctx, km, 1, ix) | CP_ARG(ctx, km, 2, nn) |
-                         cp_launch(ctx, km, 1, &g, NULL, NULL),
-                     0);
+    assert_int_equal(CP_ARGS(ctx, km, inv, ix, nn) | cp_launch(ctx, km, 1, &g, NULL, NULL), 0);
     assert_int_equal(cp_read(ctx, ix, 0, 4 * n, u), 0);
     for (size_t k = 0; k < n; k++) assert_int_equal(perm[u[k]], idx[k]);
     cl_mem ms[] = {pos, vel, img, tag, pm, ix, buf, pos_o, vel_o, img_o, tag_o, cnt, inv};

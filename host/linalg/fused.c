@@ -16,31 +16,40 @@ const char *const la_kernel_names[K_COUNT] = {
  * argument and added here: n reals, or n/2 complex numbers with cplx. */
 static clphys_status launch(la_space *s, int k, int cplx, const char *fmt, ...)
 {
+    enum { MAXA = 24 };
     cl_kernel kr = s->k[k];
+    /* each argument's value, kept until cp_args has set them all */
+    union {
+        cl_mem m;
+        double d;
+        float f;
+        cl_uint u;
+        int i;
+    } v[MAXA];
+    cp_karg a[MAXA];
+    cl_uint i = 0;
     va_list ap;
     va_start(ap, fmt);
-    cl_uint i = 0;
-    clphys_status st = CLPHYS_SUCCESS;
-    for (const char *f = fmt; *f && !st; f++, i++) {
+    for (const char *f = fmt; *f && i + 1 < MAXA; f++, i++) {
         if (*f == 'm') {
-            cl_mem m = va_arg(ap, cl_mem);
-            st = CP_ARG(s->ctx, kr, i, m);
+            v[i].m = va_arg(ap, cl_mem);
+            a[i] = CP_SIZED(sizeof v[i].m, &v[i].m);
         } else if (*f == 'r') {
-            double d = va_arg(ap, double);
-            float fl = (float)d;
-            st = s->real_size == 8 ? CP_ARG(s->ctx, kr, i, d) : CP_ARG(s->ctx, kr, i, fl);
+            v[i].d = va_arg(ap, double);
+            if (s->real_size != 8) v[i].f = (float)v[i].d;
+            a[i] = s->real_size == 8 ? CP_SIZED(sizeof v[i].d, &v[i].d) : CP_SIZED(sizeof v[i].f, &v[i].f);
         } else if (*f == 'u') {
-            cl_uint u = va_arg(ap, cl_uint);
-            st = CP_ARG(s->ctx, kr, i, u);
+            v[i].u = va_arg(ap, cl_uint);
+            a[i] = CP_SIZED(sizeof v[i].u, &v[i].u);
         } else {
-            int v = va_arg(ap, int);
-            st = CP_ARG(s->ctx, kr, i, v);
+            v[i].i = va_arg(ap, int);
+            a[i] = CP_SIZED(sizeof v[i].i, &v[i].i);
         }
     }
     va_end(ap);
-    if (st) return st;
-    cl_uint n = (cl_uint)(cplx ? s->p.n / 2 : s->p.n);
-    CP_TRY(CP_ARG(s->ctx, kr, i, n));
+    v[i].u = (cl_uint)(cplx ? s->p.n / 2 : s->p.n);
+    a[i] = CP_SIZED(sizeof v[i].u, &v[i].u);
+    CP_TRY(cp_args(s->ctx, kr, a, i + 1));
     size_t global = s->ngroups * s->wg, local = s->wg;
     return cp_launch(s->ctx, kr, 1, &global, &local, NULL);
 }
@@ -101,9 +110,7 @@ clphys_status lf_convert(la_space *hi, cl_mem dst, cl_mem src, int to_single)
     cl_kernel k = hi->k[to_single ? K_TO_SINGLE : K_TO_DOUBLE];
     cl_uint n = (cl_uint)hi->p.n;
     size_t global = hi->p.n;
-    CP_TRY(CP_ARG(hi->ctx, k, 0, dst));
-    CP_TRY(CP_ARG(hi->ctx, k, 1, src));
-    CP_TRY(CP_ARG(hi->ctx, k, 2, n));
+    CP_TRY(CP_ARGS(hi->ctx, k, dst, src, n));
     return cp_launch(hi->ctx, k, 1, &global, NULL, NULL);
 }
 

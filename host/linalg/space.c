@@ -40,18 +40,19 @@ void la_space_destroy(la_space *s)
 static clphys_status build(la_space *s)
 {
     const clphys_device_info *d = clphys_context_device(s->ctx);
-    char prec[128], opts[256];
-    CP_TRY(cp_precision_options(s->ctx, s->p.precision, prec, sizeof prec));
     const int nk = d->fp64 ? K_COUNT : K_TO_SINGLE; /* the conversions are fp64's */
     size_t wg = LA_WG;
     /* the largest static local arrays: an acc4 and a real4 per work-item */
     while (wg > 1 && (wg > d->max_work_group_size || 64 * wg > d->local_mem_bytes)) wg /= 2;
     for (;;) {
         /* CPUs: one contiguous run of elements per work-item (blas1.cl) */
-        snprintf(opts, sizeof opts, "%s%s -DBLAS_WG=%zu%s", prec, d->fp64 ? " -DNEED_FP64" : "", wg,
-                 d->is_gpu ? "" : " -DBLAS_CONTIGUOUS");
+        cp_defines opts = {0};
+        CP_TRY(cp_define_precision(s->ctx, &opts, s->p.precision));
+        if (d->fp64) cp_define_flag(&opts, "NEED_FP64");
+        cp_define_int(&opts, "BLAS_WG", wg);
+        if (!d->is_gpu) cp_define_flag(&opts, "BLAS_CONTIGUOUS");
         cl_program prog;
-        CP_TRY(cp_program(s->ctx, "blas1.cl", opts, &prog));
+        CP_TRY(cp_program(s->ctx, &clsrc_blas1_cl, &opts, &prog));
         size_t fit = wg;
         for (int i = 0; i < nk; i++) {
             size_t kwg;

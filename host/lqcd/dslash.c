@@ -95,12 +95,15 @@ clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
     p = &q;
     int parts = 0;
     for (int mu = 0; mu < 4; mu++) parts |= (grid[mu] > 1) << mu;
-    char opts[512], prec[128];
-    CP_TRY(cp_precision_options(ctx, p->precision, prec, sizeof prec));
+    cp_defines opts = {0};
+    CP_TRY(cp_define_precision(ctx, &opts, p->precision));
     const int halo_half = parts && p->halo_half && p->precision == CLPHYS_FP32;
-    snprintf(opts, sizeof opts, "%s -DLX=%d -DLY=%d -DLZ=%d -DLT=%d -DRECON=%d -DPARTS=%d%s%s", prec, g->dims[0],
-             g->dims[1], g->dims[2], g->dims[3], p->reconstruct, parts, p->layout == CLPHYS_LQCD_AOS ? " -DLAYOUT_AOS" : "",
-             halo_half ? " -DHALO_HALF" : "");
+    static const char *const extent[4] = {"LX", "LY", "LZ", "LT"};
+    for (int mu = 0; mu < 4; mu++) cp_define_int(&opts, extent[mu], g->dims[mu]);
+    cp_define_int(&opts, "RECON", p->reconstruct);
+    cp_define_int(&opts, "PARTS", parts);
+    if (p->layout == CLPHYS_LQCD_AOS) cp_define_flag(&opts, "LAYOUT_AOS");
+    if (halo_half) cp_define_flag(&opts, "HALO_HALF");
     clphys_dslash_plan *pl = calloc(1, sizeof *pl);
     if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "dslash plan");
     pl->ctx = ctx;
@@ -147,7 +150,7 @@ clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
                 put(buf, pl->real_size, 2 * ci + 1, src[1]);
             }
     }
-    if ((st = cp_program(ctx, "wilson_dslash.cl", opts, &prog)) != CLPHYS_SUCCESS ||
+    if ((st = cp_program(ctx, &clsrc_wilson_dslash_cl, &opts, &prog)) != CLPHYS_SUCCESS ||
         (st = cp_kernel(ctx, prog, "dslash_hop", &pl->hop)) != CLPHYS_SUCCESS ||
         (st = cp_kernel(ctx, prog, "dslash_hop_g5in", &pl->hop_g5[0])) != CLPHYS_SUCCESS ||
         (st = cp_kernel(ctx, prog, "dslash_hop_g5out", &pl->hop_g5[1])) != CLPHYS_SUCCESS ||

@@ -71,10 +71,7 @@ clphys_status lqcd_pack_launch(clphys_dslash_plan *pl, cl_mem send, cl_mem in, i
 {
     clphys_context *ctx = pl->ctx;
     const int in_parity = parity < 0 ? -1 : 1 - parity, g5in = g5 == 1;
-    CP_TRY(CP_ARG(ctx, pl->pack, 0, send));
-    CP_TRY(CP_ARG(ctx, pl->pack, 1, in));
-    CP_TRY(CP_ARG(ctx, pl->pack, 2, in_parity));
-    CP_TRY(CP_ARG(ctx, pl->pack, 3, g5in));
+    CP_TRY(CP_ARGS(ctx, pl->pack, send, in, in_parity, g5in));
     return cp_launch_ev(ctx, pl->pack, 1, &nent, NULL, ev);
 }
 
@@ -89,21 +86,12 @@ clphys_status lqcd_exterior_launch(clphys_dslash_plan *pl, const lqcd_faces *f, 
     cl_kernel ke = pl->ext[g5 == 2];
     const int xpay = x != NULL;
     *nsites = n;
-    CP_TRY(CP_ARG(ctx, ke, 0, out));
-    CP_TRY(CP_ARG(ctx, ke, 1, recv));
-    CP_TRY(CP_ARG(ctx, ke, 2, pl->gauge));
-    CP_TRY(CP_ARG(ctx, ke, 3, ghost));
-    CP_TRY(CP_ARG(ctx, ke, 4, f->list));
-    CP_TRY(CP_ARG(ctx, ke, 5, first));
-    CP_TRY(CP_ARG(ctx, ke, 6, n));
-    if (pl->real_size == 8) CP_TRY(CP_ARG(ctx, ke, 7, a));
-    else {
-        float af = (float)a;
-        CP_TRY(CP_ARG(ctx, ke, 7, af));
-    }
-    CP_TRY(CP_ARG(ctx, ke, 8, xpay));
-    CP_TRY(CP_ARG(ctx, ke, 9, parity));
-    CP_TRY(lqcd_phase_args(pl, ke, 10));
+    const float af = (float)a;
+    lqcd_phases ph;
+    cp_karg phase[2];
+    lqcd_phase_args(pl, &ph, phase);
+    CP_TRY(CP_ARGS(ctx, ke, out, recv, pl->gauge, ghost, f->list, first, n, CP_EITHER(pl->real_size == 8, a, af), xpay,
+                   parity, phase[0], phase[1]));
     const size_t gext = n;
     return cp_launch_ev(ctx, ke, 1, &gext, NULL, ev);
 }

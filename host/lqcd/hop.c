@@ -6,19 +6,14 @@
 
 #include <string.h>
 
-clphys_status lqcd_phase_args(clphys_dslash_plan *pl, cl_kernel k, cl_uint idx)
+void lqcd_phase_args(const clphys_dslash_plan *pl, lqcd_phases *ph, cp_karg a[2])
 {
-    clphys_context *ctx = pl->ctx;
-    if (pl->real_size == 4) {
-        cl_float8 f, b;
-        for (int i = 0; i < 8; i++) f.s[i] = (float)pl->phf[i / 2][i % 2], b.s[i] = (float)pl->phb[i / 2][i % 2];
-        CP_TRY(CP_ARG(ctx, k, idx, f));
-        return CP_ARG(ctx, k, idx + 1, b);
+    for (int i = 0; i < 8; i++) {
+        ph->f32[0].s[i] = (float)pl->phf[i / 2][i % 2], ph->f32[1].s[i] = (float)pl->phb[i / 2][i % 2];
+        ph->f64[0].s[i] = pl->phf[i / 2][i % 2], ph->f64[1].s[i] = pl->phb[i / 2][i % 2];
     }
-    cl_double8 f, b;
-    for (int i = 0; i < 8; i++) f.s[i] = pl->phf[i / 2][i % 2], b.s[i] = pl->phb[i / 2][i % 2];
-    CP_TRY(CP_ARG(ctx, k, idx, f));
-    return CP_ARG(ctx, k, idx + 1, b);
+    for (int d = 0; d < 2; d++)
+        a[d] = pl->real_size == 4 ? CP_SIZED(sizeof ph->f32[d], &ph->f32[d]) : CP_SIZED(sizeof ph->f64[d], &ph->f64[d]);
 }
 
 clphys_status lqcd_hop_kernel(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
@@ -28,19 +23,12 @@ clphys_status lqcd_hop_kernel(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_
     cl_kernel k = g5 ? pl->hop_g5[g5 - 1] : pl->hop;
     int xpay = x != NULL;
     cl_mem xx = x ? x : in;
-    CP_TRY(CP_ARG(ctx, k, 0, out));
-    CP_TRY(CP_ARG(ctx, k, 1, in));
-    CP_TRY(CP_ARG(ctx, k, 2, pl->gauge));
-    CP_TRY(CP_ARG(ctx, k, 3, xx));
-    if (pl->real_size == 4) {
-        float af = (float)a;
-        CP_TRY(CP_ARG(ctx, k, 4, af));
-    } else {
-        CP_TRY(CP_ARG(ctx, k, 4, a));
-    }
-    CP_TRY(CP_ARG(ctx, k, 5, xpay));
-    CP_TRY(CP_ARG(ctx, k, 6, parity));
-    CP_TRY(lqcd_phase_args(pl, k, 7));
+    const float af = (float)a;
+    lqcd_phases ph;
+    cp_karg phase[2];
+    lqcd_phase_args(pl, &ph, phase);
+    CP_TRY(CP_ARGS(ctx, k, out, in, pl->gauge, xx, CP_EITHER(pl->real_size == 4, af, a), xpay, parity, phase[0],
+                   phase[1]));
     size_t n = parity < 0 ? pl->vol : pl->vh;
     *global = pl->local ? cp_round_up(n, pl->local) : n;
     *kout = k;

@@ -119,8 +119,15 @@ clphys_status lqcd_hop_split(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_m
  * the interior kernel of halo.c. */
 clphys_status lqcd_hop_kernel(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
                               cl_kernel *k, size_t *global);
-/* Set the two boundary-phase arguments (real8) at idx, idx + 1 of k. */
-clphys_status lqcd_phase_args(clphys_dslash_plan *pl, cl_kernel k, cl_uint idx);
+/* The boundary phases as the hopping kernels take them, forward and
+ * backward: real8 each, in either precision. */
+typedef struct {
+    cl_float8 f32[2];
+    cl_double8 f64[2];
+} lqcd_phases;
+/* Fill ph from the plan; a[0], a[1]: the two phase arguments in the plan's
+ * precision, pointing into ph (keep it until the arguments are set). */
+void lqcd_phase_args(const clphys_dslash_plan *pl, lqcd_phases *ph, cp_karg a[2]);
 
 /* tune.c: choose pl->local (and pl->tune_source) by the one sequence of
  * every path (cp_tune_choose): the params' local_size, else the tuning

@@ -96,9 +96,7 @@ clphys_status lqcd_transfer_upload(lqcd_transfer *t, const double *b, cl_mem eve
     } else {
         CP_TRY(cp_write(ctx, t->host, 0, nd * sizeof(double), b));
     }
-    CP_TRY(CP_ARG(ctx, pl->imp, 0, even));
-    CP_TRY(CP_ARG(ctx, pl->imp, 1, odd));
-    CP_TRY(CP_ARG(ctx, pl->imp, 2, t->host));
+    CP_TRY(CP_ARGS(ctx, pl->imp, even, odd, t->host));
     return cp_launch(ctx, pl->imp, 1, &n, NULL, NULL);
 }
 
@@ -108,9 +106,7 @@ clphys_status lqcd_transfer_download(lqcd_transfer *t, cl_mem even, cl_mem odd, 
     clphys_context *ctx = pl->ctx;
     size_t n = pl->vol;
     const size_t nd = n * 24;
-    CP_TRY(CP_ARG(ctx, pl->exp, 0, t->host));
-    CP_TRY(CP_ARG(ctx, pl->exp, 1, even));
-    CP_TRY(CP_ARG(ctx, pl->exp, 2, odd));
+    CP_TRY(CP_ARGS(ctx, pl->exp, t->host, even, odd));
     CP_TRY(cp_launch(ctx, pl->exp, 1, &n, NULL, NULL));
     if (!t->pin) return cp_read(ctx, t->host, 0, nd * sizeof(double), x);
     cl_event ev[GPU_PIECES] = {NULL};

@@ -97,20 +97,6 @@ static clphys_status upload(clphys_md_plan *pl, const clphys_md_system *sys)
     return st ? st : sort_and_build(pl, NULL);
 }
 
-/* Arguments: real scalars and real4 vectors (w = 0) in the plan's precision. */
-static clphys_status arg_real(clphys_md_plan *pl, cl_kernel k, cl_uint i, double v)
-{
-    float f = (float)v;
-    return pl->rs == 8 ? CP_ARG(pl->ctx, k, i, v) : CP_ARG(pl->ctx, k, i, f);
-}
-
-static clphys_status arg_real4(clphys_md_plan *pl, cl_kernel k, cl_uint i, const double v[3])
-{
-    double b[4] = {v[0], v[1], v[2], 0};
-    float f[4] = {(float)b[0], (float)b[1], (float)b[2], 0};
-    return pl->rs == 8 ? CP_ARG(pl->ctx, k, i, b) : CP_ARG(pl->ctx, k, i, f);
-}
-
 /* Element i of a device real4 array, as doubles. */
 static clphys_status read_real4_at(clphys_md_plan *pl, cl_mem m, size_t i, double out[4])
 {
@@ -122,18 +108,6 @@ static clphys_status read_real4_at(clphys_md_plan *pl, cl_mem m, size_t i, doubl
     return CLPHYS_SUCCESS;
 }
 
-/* Bound plans: arguments 0 .. 4 of md_check_state and md_pull, the
- * application's x and v buffers, lo, the box and n. */
-static clphys_status arg_app_state(clphys_md_plan *pl, cl_kernel k)
-{
-    cl_uint n = (cl_uint)pl->n;
-    CP_TRY(CP_ARG(pl->ctx, k, 0, pl->b.x));
-    CP_TRY(CP_ARG(pl->ctx, k, 1, pl->b.v));
-    CP_TRY(arg_real4(pl, k, 2, pl->lo));
-    CP_TRY(arg_real4(pl, k, 3, pl->box));
-    return CP_ARG(pl->ctx, k, 4, n);
-}
-
 /* Bound plans: the unsorted working arrays (nb->pos_in, vel_tmp, img_tmp) and
  * the identity permutation (nb->perm_in) from the application's buffers
  * (md_pull), ready for the sort. */
@@ -142,13 +116,11 @@ static clphys_status pull(clphys_md_plan *pl)
     clphys_context *ctx = pl->ctx;
     clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
     cl_kernel k = pl->k_pull;
+    cl_uint n = (cl_uint)pl->n;
     size_t g = md_global(pl->n, 64);
-    CP_TRY(arg_app_state(pl, k));
-    CP_TRY(CP_ARG(ctx, k, 5, pl->b.image));
-    CP_TRY(CP_ARG(ctx, k, 6, nb->pos_in));
-    CP_TRY(CP_ARG(ctx, k, 7, pl->vel_tmp));
-    CP_TRY(CP_ARG(ctx, k, 8, pl->img_tmp));
-    CP_TRY(CP_ARG(ctx, k, 9, nb->perm_in));
+    /* the application's state first, as md_check_state takes it */
+    CP_TRY(CP_ARGS(ctx, k, pl->b.x, pl->b.v, MD_REAL4_ARG(pl->rs, pl->lo), MD_REAL4_ARG(pl->rs, pl->box), n,
+                   pl->b.image, nb->pos_in, pl->vel_tmp, pl->img_tmp, nb->perm_in));
     return cp_launch(ctx, k, 1, &g, NULL, NULL);
 }
 
@@ -160,17 +132,8 @@ static clphys_status push(clphys_md_plan *pl, double *ks)
     cl_kernel k = pl->k_push;
     cl_uint n = (cl_uint)pl->n;
     size_t g = md_global(n, 64);
-    CP_TRY(CP_ARG(ctx, k, 0, nb->pos));
-    CP_TRY(CP_ARG(ctx, k, 1, pl->vel));
-    CP_TRY(CP_ARG(ctx, k, 2, pl->img));
-    CP_TRY(CP_ARG(ctx, k, 3, pl->lj->f));
-    CP_TRY(CP_ARG(ctx, k, 4, nb->perm));
-    CP_TRY(arg_real4(pl, k, 5, pl->lo));
-    CP_TRY(CP_ARG(ctx, k, 6, n));
-    CP_TRY(CP_ARG(ctx, k, 7, pl->b.x));
-    CP_TRY(CP_ARG(ctx, k, 8, pl->b.v));
-    CP_TRY(CP_ARG(ctx, k, 9, pl->b.image));
-    CP_TRY(CP_ARG(ctx, k, 10, pl->b.f));
+    CP_TRY(CP_ARGS(ctx, k, nb->pos, pl->vel, pl->img, pl->lj->f, nb->perm, MD_REAL4_ARG(pl->rs, pl->lo), n, pl->b.x,
+                   pl->b.v, pl->b.image, pl->b.f));
     return cp_launch(ctx, k, 1, &g, NULL, ks);
 }
 
@@ -191,13 +154,12 @@ static clphys_status setup(clphys_context *ctx, clphys_md_plan *pl, size_t n, co
     memcpy(p->lj.box, pl->box, sizeof pl->box);
     CP_TRY(clphys_lj_plan_create(ctx, &p->lj, &pl->lj));
     pl->rs = p->lj.precision == CLPHYS_FP64 ? 8 : 4;
-    char opt[256];
-    CP_TRY(cp_precision_options(ctx, p->lj.precision, opt, sizeof opt));
+    cp_defines opt = {0};
+    CP_TRY(cp_define_precision(ctx, &opt, p->lj.precision));
     for (pl->disp_wg = 64; pl->disp_wg > ctx->info.max_work_group_size;) pl->disp_wg /= 2;
-    size_t o = strlen(opt);
-    snprintf(opt + o, sizeof opt - o, " -DMD_WG=%zu", pl->disp_wg);
+    cp_define_int(&opt, "MD_WG", pl->disp_wg);
     cl_program prog;
-    CP_TRY(cp_program(ctx, "integrate.cl", opt, &prog));
+    CP_TRY(cp_program(ctx, &clsrc_integrate_cl, &opt, &prog));
     CP_TRY(cp_kernel(ctx, prog, "md_kick_drift", &pl->k_kd));
     CP_TRY(cp_kernel(ctx, prog, "md_kick", &pl->k_kick));
     CP_TRY(cp_kernel(ctx, prog, "md_max_displacement", &pl->k_disp));
@@ -267,8 +229,8 @@ static clphys_status check_state(clphys_md_plan *pl)
     cl_uint n = (cl_uint)pl->n, bad = n;
     size_t g = md_global(n, 64);
     CP_TRY(cp_write(ctx, pl->dmax, 0, 4, &bad));
-    CP_TRY(arg_app_state(pl, k));
-    CP_TRY(CP_ARG(ctx, k, 5, pl->dmax));
+    CP_TRY(CP_ARGS(ctx, k, pl->b.x, pl->b.v, MD_REAL4_ARG(pl->rs, pl->lo), MD_REAL4_ARG(pl->rs, pl->box), n,
+                   pl->dmax));
     CP_TRY(cp_launch(ctx, k, 1, &g, NULL, NULL));
     CP_TRY(cp_read(ctx, pl->dmax, 0, 4, &bad));
     if (bad >= n) return CLPHYS_SUCCESS;
@@ -403,11 +365,7 @@ static clphys_status need_rebuild(clphys_md_plan *pl, int *yes, double *ks)
     size_t g = md_global(n, pl->disp_wg), l = pl->disp_wg;
     CP_TRY(cp_write(ctx, pl->dmax, 0, 4, &zero));
     cl_kernel k = pl->k_disp;
-    CP_TRY(CP_ARG(ctx, k, 0, nb->pos));
-    CP_TRY(CP_ARG(ctx, k, 1, pl->xref));
-    CP_TRY(arg_real4(pl, k, 2, pl->box));
-    CP_TRY(CP_ARG(ctx, k, 3, n));
-    CP_TRY(CP_ARG(ctx, k, 4, pl->dmax));
+    CP_TRY(CP_ARGS(ctx, k, nb->pos, pl->xref, MD_REAL4_ARG(pl->rs, pl->box), n, pl->dmax));
     CP_TRY(cp_launch(ctx, k, 1, &g, &l, ks));
     CP_TRY(cp_read(ctx, pl->dmax, 0, 4, &bits));
     float d2;
@@ -441,13 +399,8 @@ clphys_status clphys_md_run(clphys_md_plan *pl, int steps, double *kernel_s)
     for (int s = 0; s < steps; s++) {
         clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
         cl_kernel k = pl->k_kd;
-        CP_TRY(CP_ARG(ctx, k, 0, nb->pos));
-        CP_TRY(CP_ARG(ctx, k, 1, pl->vel));
-        CP_TRY(CP_ARG(ctx, k, 2, pl->img));
-        CP_TRY(CP_ARG(ctx, k, 3, pl->lj->f));
-        CP_TRY(arg_real(pl, k, 4, pl->p.dt));
-        CP_TRY(arg_real4(pl, k, 5, pl->box));
-        CP_TRY(CP_ARG(ctx, k, 6, n));
+        CP_TRY(CP_ARGS(ctx, k, nb->pos, pl->vel, pl->img, pl->lj->f, MD_REAL_ARG(pl->rs, pl->p.dt),
+                       MD_REAL4_ARG(pl->rs, pl->box), n));
         CP_TRY(cp_launch(ctx, k, 1, &g, NULL, kp));
         pl->step++;
         int yes;
@@ -456,10 +409,7 @@ clphys_status clphys_md_run(clphys_md_plan *pl, int steps, double *kernel_s)
         CP_TRY(clphys_lj_evaluate(pl->lj, kernel_s ? &t : NULL));
         ks += t;
         k = pl->k_kick;
-        CP_TRY(CP_ARG(ctx, k, 0, pl->vel));
-        CP_TRY(CP_ARG(ctx, k, 1, pl->lj->f));
-        CP_TRY(arg_real(pl, k, 2, pl->p.dt));
-        CP_TRY(CP_ARG(ctx, k, 3, n));
+        CP_TRY(CP_ARGS(ctx, k, pl->vel, pl->lj->f, MD_REAL_ARG(pl->rs, pl->p.dt), n));
         CP_TRY(cp_launch(ctx, k, 1, &g, NULL, kp));
     }
     if (pl->bound) CP_TRY(push(pl, kp));

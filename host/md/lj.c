@@ -128,23 +128,27 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
                         "lj: group_size %zu must be a power of 2 dividing work_group_size %zu "
                         "(<= %zu)",
                         pl->tpi, pl->wg, dev->max_work_group_size);
-    char opt[512];
-    CP_TRY(cp_precision_options(ctx, p->precision, opt, sizeof opt));
-    size_t o = strlen(opt), rs = p->precision == CLPHYS_FP64 ? 8 : 4, n = p->n;
-    if (pl->variant == CLPHYS_LJ_FULL_GROUP)
-        snprintf(opt + o, sizeof opt - o, " -DLJ_TPI=%zu -DLJ_WG=%zu", pl->tpi, pl->wg);
-    if (staged) snprintf(opt + o, sizeof opt - o, " -DLJ_WG=%zu", pl->wg);
+    cp_defines opt = {0};
+    CP_TRY(cp_define_precision(ctx, &opt, p->precision));
+    size_t rs = p->precision == CLPHYS_FP64 ? 8 : 4, n = p->n;
+    if (pl->variant == CLPHYS_LJ_FULL_GROUP) {
+        cp_define_int(&opt, "LJ_TPI", pl->tpi);
+        cp_define_int(&opt, "LJ_WG", pl->wg);
+    }
+    if (staged) cp_define_int(&opt, "LJ_WG", pl->wg);
     /* fixed point: 2^44 in fp64 (resolution 6e-14, |F| < 5e5), 2^32 in fp32 */
-    if (fixed)
-        snprintf(opt + o, sizeof opt - o, " -DLJ_HALF_FIXEDPOINT=1 -DNEED_INT64_ATOMICS=1 -DFIXED_SCALE=%s",
-                 p->precision == CLPHYS_FP64 ? "17592186044416.0" : "4294967296.0f");
+    if (fixed) {
+        cp_define_int(&opt, "LJ_HALF_FIXEDPOINT", 1);
+        cp_define_int(&opt, "NEED_INT64_ATOMICS", 1);
+        cp_define_str(&opt, "FIXED_SCALE", p->precision == CLPHYS_FP64 ? "17592186044416.0" : "4294967296.0f");
+    }
     cl_program prog = NULL;
     if (hcas) {
-        CP_TRY(md_half_cas_create(ctx, pl, opt));
+        CP_TRY(md_half_cas_create(ctx, pl, &opt));
     } else {
         char kn[32];
         kernel_name(pl->variant, kn, sizeof kn);
-        CP_TRY(cp_program(ctx, pl->variant == CLPHYS_LJ_CPU ? "lj_cpu.cl" : "lj.cl", opt, &prog));
+        CP_TRY(cp_program(ctx, pl->variant == CLPHYS_LJ_CPU ? &clsrc_lj_cpu_cl : &clsrc_lj_cl, &opt, &prog));
         CP_TRY(cp_kernel(ctx, prog, kn, &pl->k));
         /* a default size the compiled kernel cannot run (registers) shrinks,
          * unless the kernel was built for it (full-group's local arrays,
@@ -263,55 +267,55 @@ static clphys_status evaluate(clphys_lj_plan *pl, double *kernel_s, size_t first
     float df[4] = {(float)d[0], (float)d[1], (float)d[2], 0}, cf[5];
     for (int i = 0; i < 5; i++)
         cf[i] = (float)c[i];
+    /* the arguments differ by variant: gathered here, set at once */
+    cp_karg arg[32];
     cl_uint a = 0;
-    CP_TRY(CP_ARG(ctx, k, a++, nb->pos));
-    CP_TRY(CP_ARG(ctx, k, a++, n));
+    arg[a++] = CP_KARG(nb->pos);
+    arg[a++] = CP_KARG(n);
     cl_mem rows = hcas ? pl->hcount : v == CLPHYS_LJ_FULL_TRANSPOSED || staged ? nb->ncount : nb->offset;
-    CP_TRY(CP_ARG(ctx, k, a++, rows));
+    arg[a++] = CP_KARG(rows);
     cl_mem list = hcas ? pl->hl : nb->list;
-    CP_TRY(CP_ARG(ctx, k, a++, list));
+    arg[a++] = CP_KARG(list);
     double id[4] = {1 / d[0], 1 / d[1], 1 / d[2], 0};
     float idf[4] = {(float)id[0], (float)id[1], (float)id[2], 0};
-    CP_TRY(dbl ? CP_ARG(ctx, k, a, d) : CP_ARG(ctx, k, a, df));
-    a++;
-    CP_TRY(dbl ? CP_ARG(ctx, k, a, id) : CP_ARG(ctx, k, a, idf));
-    a++;
-    for (int i = 0; i < 5; i++, a++)
-        CP_TRY(dbl ? CP_ARG(ctx, k, a, c[i]) : CP_ARG(ctx, k, a, cf[i]));
+    arg[a++] = CP_EITHER(dbl, d, df);
+    arg[a++] = CP_EITHER(dbl, id, idf);
+    for (int i = 0; i < 5; i++)
+        arg[a++] = CP_EITHER(dbl, c[i], cf[i]);
     size_t rs = dbl ? 8 : 4;
     if (v == CLPHYS_LJ_HALF_FIXEDPOINT) {
         cl_long z = 0;
         cl_uint zu = 0;
         CP_TRY(cp_fill(ctx, pl->fx3, &z, 8, 24 * (size_t)n));
         CP_TRY(cp_write(ctx, pl->bad, 0, 4, &zu));
-        CP_TRY(CP_ARG(ctx, k, a++, pl->fx3));
+        arg[a++] = CP_KARG(pl->fx3);
     } else if (hcas) { /* the exchanges add to f */
         double z = 0;
         float zf = 0;
         CP_TRY(dbl ? cp_fill(ctx, pl->f, &z, 8, 4 * rs * n) : cp_fill(ctx, pl->f, &zf, 4, 4 * rs * n));
     }
-    CP_TRY(CP_ARG(ctx, k, a++, pl->f));
-    CP_TRY(CP_ARG(ctx, k, a++, pl->vir));
+    arg[a++] = CP_KARG(pl->f);
+    arg[a++] = CP_KARG(pl->vir);
     size_t g;
-    if (v == CLPHYS_LJ_HALF_FIXEDPOINT) CP_TRY(CP_ARG(ctx, k, a++, pl->bad));
+    if (v == CLPHYS_LJ_HALF_FIXEDPOINT) arg[a++] = CP_KARG(pl->bad);
+    cl_int nc[4] = {nb->nc[0], nb->nc[1], nb->nc[2], 0}, bx = nb->stage_bx;
+    cl_uint stcap = nb->stage_max > 0 ? nb->stage_max : 1;
     if (staged) {
-        cl_int nc[4] = {nb->nc[0], nb->nc[1], nb->nc[2], 0}, bx = nb->stage_bx;
-        cl_uint stcap = nb->stage_max > 0 ? nb->stage_max : 1;
-        CP_TRY(CP_ARG(ctx, k, a++, nb->start));
-        CP_TRY(CP_ARG(ctx, k, a++, nb->sbase));
-        CP_TRY(CP_ARG(ctx, k, a++, nc));
-        CP_TRY(CP_ARG(ctx, k, a++, bx));
-        CP_TRY(cp_arg(ctx, k, a++, 3 * rs * stcap, NULL)); /* local: the stage */
-        CP_TRY(CP_ARG(ctx, k, a++, stcap));
-        CP_TRY(cp_arg(ctx, k, a++, 4 * (9 * (size_t)(bx + 2) + 1), NULL)); /* local: slot offsets */
+        arg[a++] = CP_KARG(nb->start);
+        arg[a++] = CP_KARG(nb->sbase);
+        arg[a++] = CP_KARG(nc);
+        arg[a++] = CP_KARG(bx);
+        arg[a++] = CP_LOCAL(3 * rs * stcap); /* the stage */
+        arg[a++] = CP_KARG(stcap);
+        arg[a++] = CP_LOCAL(4 * (9 * (size_t)(bx + 2) + 1)); /* slot offsets */
     }
     if (hcas) {
-        CP_TRY(CP_ARG(ctx, k, a++, pl->hs));
-        CP_TRY(CP_ARG(ctx, k, a++, pl->bstart));
-        CP_TRY(CP_ARG(ctx, k, a++, pl->rowi));
-        CP_TRY(CP_ARG(ctx, k, a++, pl->slot_j));
-        CP_TRY(CP_ARG(ctx, k, a++, pl->nslot));
-        CP_TRY(CP_ARG(ctx, k, a++, pl->ovf));
+        arg[a++] = CP_KARG(pl->hs);
+        arg[a++] = CP_KARG(pl->bstart);
+        arg[a++] = CP_KARG(pl->rowi);
+        arg[a++] = CP_KARG(pl->slot_j);
+        arg[a++] = CP_KARG(pl->nslot);
+        arg[a++] = CP_KARG(pl->ovf);
         g = pl->nblocks * pl->wg; /* one work-group per block of cells */
     } else if (v == CLPHYS_LJ_FULL_GROUP)
         g = md_global((size_t)n * pl->tpi, pl->wg);
@@ -321,13 +325,12 @@ static clphys_status evaluate(clphys_lj_plan *pl, double *kernel_s, size_t first
         g = md_global((n + 31) / 32, pl->wg); /* LJ_CPU_BLOCK = 32 i per work-item */
     else
         g = md_global(n, pl->wg);
+    CP_TRY(cp_args(ctx, k, arg, a));
     if (count) return cp_launch_at(ctx, k, first, md_global(count, pl->wg), pl->wg);
     double t = 0; /* waited for only when asked for the time: back-to-back calls stay queued */
     CP_TRY(cp_launch(ctx, k, 1, &g, &pl->wg, kernel_s ? &t : NULL));
     if (v == CLPHYS_LJ_HALF_FIXEDPOINT) {
-        CP_TRY(CP_ARG(ctx, pl->k_convert, 0, pl->fx3));
-        CP_TRY(CP_ARG(ctx, pl->k_convert, 1, pl->f));
-        CP_TRY(CP_ARG(ctx, pl->k_convert, 2, n));
+        CP_TRY(CP_ARGS(ctx, pl->k_convert, pl->fx3, pl->f, n));
         size_t gc = md_global(n, 64);
         CP_TRY(cp_launch(ctx, pl->k_convert, 1, &gc, NULL, kernel_s ? &t : NULL));
     }

@@ -20,7 +20,7 @@
  * order of the lists (cl/half_slot.cl): the params', else in fp64 both
  * orders and in fp32 the rows by length only (the entries within r_cut
  * measured slower in fp32 on the H100: bench/md-notes.md). */
-clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const char *opt0)
+clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const cp_defines *opt0)
 {
     const clphys_device_info *dev = &ctx->info;
     const clphys_lj_params *p = &pl->p;
@@ -62,11 +62,12 @@ clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const 
     for (int d = 0; d < 3; d++)
         pl->nblocks *= (size_t)((nb->nc[d] + pl->block[d] - 1) / pl->block[d]);
     CP_TRY(md_neighbor_want_cells(nb));
-    char opt[512];
-    snprintf(opt, sizeof opt, "%s -DHS_BX=%d -DHS_BY=%d -DHS_BZ=%d", opt0, pl->block[0], pl->block[1],
-             pl->block[2]);
+    cp_defines opt = *opt0;
+    cp_define_int(&opt, "HS_BX", pl->block[0]);
+    cp_define_int(&opt, "HS_BY", pl->block[1]);
+    cp_define_int(&opt, "HS_BZ", pl->block[2]);
     cl_program hp;
-    CP_TRY(cp_program(ctx, "half_slot.cl", opt, &hp));
+    CP_TRY(cp_program(ctx, &clsrc_half_slot_cl, &opt, &hp));
     CP_TRY(cp_kernel(ctx, hp, "hs_block_count", &pl->k_bcount));
     CP_TRY(cp_kernel(ctx, hp, "hs_rows", &pl->k_rows));
     CP_TRY(cp_kernel(ctx, hp, "hs_tables", &pl->k_tables));
@@ -80,10 +81,15 @@ clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const 
     int ahead = p->entries_ahead > 0 ? p->entries_ahead : 2, defer = p->defer_exchanges == 2;
     for (;;) {
         /* fp64 exchanges 64-bit words: atom_cmpxchg */
-        snprintf(opt, sizeof opt, "%s -DLJ_HALF_CAS=1 -DLJ_SLOTS=%zu -DLJ_WG=%zu -DLJ_AHEAD=%d -DLJ_DEFER=%d%s",
-                 opt0, slots, wg, ahead, defer, p->precision == CLPHYS_FP64 ? " -DNEED_INT64_ATOMICS=1" : "");
+        opt = *opt0;
+        cp_define_int(&opt, "LJ_HALF_CAS", 1);
+        cp_define_int(&opt, "LJ_SLOTS", slots);
+        cp_define_int(&opt, "LJ_WG", wg);
+        cp_define_int(&opt, "LJ_AHEAD", ahead);
+        cp_define_int(&opt, "LJ_DEFER", defer);
+        if (p->precision == CLPHYS_FP64) cp_define_int(&opt, "NEED_INT64_ATOMICS", 1);
         cl_program prog;
-        CP_TRY(cp_program(ctx, "lj.cl", opt, &prog));
+        CP_TRY(cp_program(ctx, &clsrc_lj_cl, &opt, &prog));
         CP_TRY(cp_kernel(ctx, prog, "lj_half_cas", &pl->k));
         size_t kwg = 0;
         CP_TRY(cp_kernel_limits(ctx, pl->k, &kwg, NULL));
@@ -127,10 +133,7 @@ clphys_status md_half_cas_derive(clphys_lj_plan *pl)
     size_t g = md_global(n, 64), gb = md_global(nbk, 64);
     double *ks = &nb->kernel_s;
     cl_kernel k = pl->k_bcount;
-    CP_TRY(CP_ARG(ctx, k, 0, nb->start));
-    CP_TRY(CP_ARG(ctx, k, 1, nc));
-    CP_TRY(CP_ARG(ctx, k, 2, nbk));
-    CP_TRY(CP_ARG(ctx, k, 3, pl->bcount));
+    CP_TRY(CP_ARGS(ctx, k, nb->start, nc, nbk, pl->bcount));
     CP_TRY(cp_launch(ctx, k, 1, &gb, NULL, ks));
     cl_uint *bs = malloc(4 * ((size_t)nbk + 1));
     if (!bs) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "lj: half-cas block table");
@@ -142,13 +145,7 @@ clphys_status md_half_cas_derive(clphys_lj_plan *pl)
     free(bs);
     CP_TRY(st);
     k = pl->k_rows;
-    CP_TRY(CP_ARG(ctx, k, 0, nb->start));
-    CP_TRY(CP_ARG(ctx, k, 1, nb->pcell));
-    CP_TRY(CP_ARG(ctx, k, 2, nc));
-    CP_TRY(CP_ARG(ctx, k, 3, n));
-    CP_TRY(CP_ARG(ctx, k, 4, pl->bstart));
-    CP_TRY(CP_ARG(ctx, k, 5, pl->rowi));
-    CP_TRY(CP_ARG(ctx, k, 6, pl->rowof));
+    CP_TRY(CP_ARGS(ctx, k, nb->start, nb->pcell, nc, n, pl->bstart, pl->rowi, pl->rowof));
     CP_TRY(cp_launch(ctx, k, 1, &g, NULL, ks));
     int dbl = pl->p.precision == CLPHYS_FP64;
     double box[4] = {pl->p.box[0], pl->p.box[1], pl->p.box[2], 0};
@@ -157,38 +154,18 @@ clphys_status md_half_cas_derive(clphys_lj_plan *pl)
     float rc2f = (float)rc2;
     if (pl->order & HS_SORTED_ROWS) {
         k = pl->k_key; /* keys of the sorted particles, in hcount (overwritten below) */
-        CP_TRY(CP_ARG(ctx, k, 0, nb->pos));
-        CP_TRY(CP_ARG(ctx, k, 1, n));
-        CP_TRY(dbl ? CP_ARG(ctx, k, 2, box) : CP_ARG(ctx, k, 2, boxf));
-        CP_TRY(dbl ? CP_ARG(ctx, k, 3, rc2) : CP_ARG(ctx, k, 3, rc2f));
-        CP_TRY(CP_ARG(ctx, k, 4, nb->ncount));
-        CP_TRY(CP_ARG(ctx, k, 5, nb->list));
-        CP_TRY(CP_ARG(ctx, k, 6, pl->hcount));
+        CP_TRY(CP_ARGS(ctx, k, nb->pos, n, CP_EITHER(dbl, box, boxf), CP_EITHER(dbl, rc2, rc2f), nb->ncount, nb->list,
+                       pl->hcount));
         CP_TRY(cp_launch(ctx, k, 1, &g, NULL, ks));
         k = pl->k_rank;
-        CP_TRY(CP_ARG(ctx, k, 0, nb->pcell));
-        CP_TRY(CP_ARG(ctx, k, 1, nc));
-        CP_TRY(CP_ARG(ctx, k, 2, n));
-        CP_TRY(CP_ARG(ctx, k, 3, pl->bstart));
-        CP_TRY(CP_ARG(ctx, k, 4, pl->rowi));
-        CP_TRY(CP_ARG(ctx, k, 5, pl->hcount));
-        CP_TRY(CP_ARG(ctx, k, 6, pl->rowtmp));
-        CP_TRY(CP_ARG(ctx, k, 7, pl->rowof));
+        CP_TRY(CP_ARGS(ctx, k, nb->pcell, nc, n, pl->bstart, pl->rowi, pl->hcount, pl->rowtmp, pl->rowof));
         CP_TRY(cp_launch(ctx, k, 1, &g, NULL, ks));
         cl_mem t = pl->rowi; /* the reordered rows become rowi */
         pl->rowi = pl->rowtmp;
         pl->rowtmp = t;
     }
     k = pl->k_tables;
-    CP_TRY(CP_ARG(ctx, k, 0, nb->start));
-    CP_TRY(CP_ARG(ctx, k, 1, nc));
-    CP_TRY(CP_ARG(ctx, k, 2, nbk));
-    CP_TRY(CP_ARG(ctx, k, 3, pl->bstart));
-    CP_TRY(CP_ARG(ctx, k, 4, pl->rowi));
-    CP_TRY(CP_ARG(ctx, k, 5, slots));
-    CP_TRY(CP_ARG(ctx, k, 6, pl->sbase));
-    CP_TRY(CP_ARG(ctx, k, 7, pl->slot_j));
-    CP_TRY(CP_ARG(ctx, k, 8, pl->nslot));
+    CP_TRY(CP_ARGS(ctx, k, nb->start, nc, nbk, pl->bstart, pl->rowi, slots, pl->sbase, pl->slot_j, pl->nslot));
     CP_TRY(cp_launch(ctx, k, 1, &gb, NULL, ks));
     cl_uint cut_first = (pl->order & HS_CUT_FIRST) != 0;
     for (;;) {
@@ -197,17 +174,9 @@ clphys_status md_half_cas_derive(clphys_lj_plan *pl)
         k = pl->k_derive;
         cl_mem args[] = {nb->start, nb->pcell, nb->ncount, nb->list, pl->bstart, pl->rowi, pl->rowof, pl->sbase,
                          pl->hl,    pl->hs};
-        CP_TRY(CP_ARG(ctx, k, 0, nb->pos));
-        CP_TRY(CP_ARG(ctx, k, 1, n));
-        CP_TRY(dbl ? CP_ARG(ctx, k, 2, box) : CP_ARG(ctx, k, 2, boxf));
-        CP_TRY(CP_ARG(ctx, k, 3, nc));
-        for (cl_uint a = 0; a < 10; a++)
-            CP_TRY(CP_ARG(ctx, k, 4 + a, args[a]));
-        CP_TRY(CP_ARG(ctx, k, 14, cap));
-        CP_TRY(CP_ARG(ctx, k, 15, pl->hcount));
-        CP_TRY(CP_ARG(ctx, k, 16, nb->overflow));
-        CP_TRY(dbl ? CP_ARG(ctx, k, 17, rc2) : CP_ARG(ctx, k, 17, rc2f));
-        CP_TRY(CP_ARG(ctx, k, 18, cut_first));
+        CP_TRY(CP_ARGS(ctx, k, nb->pos, n, CP_EITHER(dbl, box, boxf), nc, args[0], args[1], args[2], args[3], args[4],
+                       args[5], args[6], args[7], args[8], args[9], cap, pl->hcount, nb->overflow,
+                       CP_EITHER(dbl, rc2, rc2f), cut_first));
         CP_TRY(cp_launch(ctx, k, 1, &g, NULL, ks));
         CP_TRY(cp_read(ctx, nb->overflow, 0, 4, &maxc));
         if (maxc <= cap) break;

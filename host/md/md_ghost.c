@@ -118,10 +118,10 @@ clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md
     memset(gd, 0, sizeof *gd);
     gd->ctx = ctx;
     gd->rs = prec == CLPHYS_FP64 ? 8 : 4;
-    char opt[256];
-    CP_TRY(cp_precision_options(ctx, prec, opt, sizeof opt));
+    cp_defines opt = {0};
+    CP_TRY(cp_define_precision(ctx, &opt, prec));
     cl_program prog;
-    CP_TRY(cp_program(ctx, "md_ghost.cl", opt, &prog));
+    CP_TRY(cp_program(ctx, &clsrc_md_ghost_cl, &opt, &prog));
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_pack", &gd->k_pack));
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_unpack", &gd->k_unpack));
     /* a device that gives no second queue keeps the copies on ctx's queue
@@ -190,12 +190,7 @@ static clphys_status pack(md_ghost_dev *gd, const md_swap *sw, cl_mem pos)
     dd[sw->dim] = sw->dlocal;
     float df[4] = {(float)dd[0], (float)dd[1], (float)dd[2], 0};
     size_t gsz = md_global(n, 64);
-    CP_TRY(CP_ARG(ctx, k, 0, pos));
-    CP_TRY(CP_ARG(ctx, k, 1, gd->send_idx));
-    CP_TRY(CP_ARG(ctx, k, 2, off));
-    CP_TRY(CP_ARG(ctx, k, 3, n));
-    CP_TRY(gd->rs == 8 ? CP_ARG(ctx, k, 4, dd) : CP_ARG(ctx, k, 4, df));
-    CP_TRY(CP_ARG(ctx, k, 5, gd->sendbuf));
+    CP_TRY(CP_ARGS(ctx, k, pos, gd->send_idx, off, n, CP_EITHER(gd->rs == 8, dd, df), gd->sendbuf));
     return cp_launch(ctx, k, 1, &gsz, NULL, NULL);
 }
 
@@ -210,11 +205,7 @@ static clphys_status unpack(md_ghost_dev *gd, size_t roff, size_t nrecv, cl_mem 
     cl_kernel k = gd->k_unpack;
     cl_uint off = (cl_uint)roff, n = (cl_uint)nrecv;
     size_t gsz = md_global(n, 64);
-    CP_TRY(CP_ARG(ctx, k, 0, pos));
-    CP_TRY(CP_ARG(ctx, k, 1, gd->recv_idx));
-    CP_TRY(CP_ARG(ctx, k, 2, off));
-    CP_TRY(CP_ARG(ctx, k, 3, n));
-    CP_TRY(CP_ARG(ctx, k, 4, gd->recvbuf));
+    CP_TRY(CP_ARGS(ctx, k, pos, gd->recv_idx, off, n, gd->recvbuf));
     return cp_launch(ctx, k, 1, &gsz, NULL, NULL);
 }
 

@@ -98,7 +98,7 @@ clphys_status md_lj_tune_case(clphys_context *ctx, const clphys_tune_options *o,
 
 /* half-cas: blocks, slots, work-group size and kernels for pl (its
  * neighbour plan made); opt0: the precision's build options. */
-clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const char *opt0);
+clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const cp_defines *opt0);
 /* The slot lists from the neighbour plan's full list (after each build or
  * shuffle): rows of each block, slot tables, half-space entries; the row
  * capacity grows when a row outgrows it.  Kernel time goes to the build's. */
@@ -123,6 +123,23 @@ clphys_status md_upload4(clphys_context *ctx, size_t real_size, cl_mem m, const 
 clphys_status md_download_real4(clphys_context *ctx, size_t real_size, cl_mem m, double *x4,
                                 size_t n);
 size_t md_global(size_t n, size_t wg);
+/* A real4 (w = 0) or real kernel argument in the precision of rs bytes (8:
+ * double, else float), for CP_ARGS: MD_REAL4_ARG(pl->rs, box),
+ * MD_REAL_ARG(pl->rs, dt).  The value lives in a compound literal of the
+ * enclosing block, so it outlasts the CP_ARGS of the same statement. */
+typedef struct {
+    double d[4];
+    float f[4];
+    cp_karg arg;
+} md_real4;
+static inline cp_karg *md_real4_set(md_real4 *r, size_t rs, const double v[3], size_t count)
+{
+    for (int c = 0; c < 4; c++) r->d[c] = c < 3 ? v[c] : 0, r->f[c] = (float)r->d[c];
+    r->arg = rs == 8 ? CP_SIZED(count * sizeof r->d[0], r->d) : CP_SIZED(count * sizeof r->f[0], r->f);
+    return &r->arg;
+}
+#define MD_REAL4_ARG(rs, v) (*md_real4_set(&(md_real4){.d = {0}}, (rs), (v), 4))
+#define MD_REAL_ARG(rs, x)  (*md_real4_set(&(md_real4){.d = {0}}, (rs), (const double[3]){(x), 0, 0}, 1))
 /* Local memory of one staged block holding `slots` particles (x, y, z and
  * the slot offsets of its cells). */
 size_t md_stage_bytes(const clphys_neighbor_plan *pl, size_t slots);

@@ -100,13 +100,12 @@ clphys_status md_mpi_capacity(clphys_md_mpi *pl, size_t n)
 static clphys_status kernels(clphys_md_mpi *pl)
 {
     clphys_context *ctx = pl->ctx;
-    char opt[256];
-    CP_TRY(cp_precision_options(ctx, pl->p.lj.precision, opt, sizeof opt));
+    cp_defines opt = {0};
+    CP_TRY(cp_define_precision(ctx, &opt, pl->p.lj.precision));
     for (pl->disp_wg = 64; pl->disp_wg > ctx->info.max_work_group_size;) pl->disp_wg /= 2;
-    size_t o = strlen(opt);
-    snprintf(opt + o, sizeof opt - o, " -DMD_WG=%zu", pl->disp_wg);
+    cp_define_int(&opt, "MD_WG", pl->disp_wg);
     cl_program prog;
-    CP_TRY(cp_program(ctx, "integrate.cl", opt, &prog));
+    CP_TRY(cp_program(ctx, &clsrc_integrate_cl, &opt, &prog));
     CP_TRY(cp_kernel(ctx, prog, "md_kick_drift", &pl->k_kd));
     CP_TRY(cp_kernel(ctx, prog, "md_kick", &pl->k_kick));
     CP_TRY(cp_kernel(ctx, prog, "md_max_displacement", &pl->k_disp));
@@ -217,20 +216,6 @@ clphys_status clphys_md_mpi_create(MPI_Comm comm, clphys_context *ctx, const clp
     return CLPHYS_SUCCESS;
 }
 
-/* Real scalars and real4 vectors as kernel arguments, in the precision. */
-static clphys_status arg_real(clphys_md_mpi *pl, cl_kernel k, cl_uint i, double v)
-{
-    float f = (float)v;
-    return pl->rs == 8 ? CP_ARG(pl->ctx, k, i, v) : CP_ARG(pl->ctx, k, i, f);
-}
-
-static clphys_status arg_real4(clphys_md_mpi *pl, cl_kernel k, cl_uint i, const double v[3])
-{
-    double b[4] = {v[0], v[1], v[2], 0};
-    float f[4] = {(float)b[0], (float)b[1], (float)b[2], 0};
-    return pl->rs == 8 ? CP_ARG(pl->ctx, k, i, b) : CP_ARG(pl->ctx, k, i, f);
-}
-
 static clphys_status kick_drift(clphys_md_mpi *pl)
 {
     if (!pl->nlocal) return CLPHYS_SUCCESS;
@@ -239,13 +224,8 @@ static clphys_status kick_drift(clphys_md_mpi *pl)
     cl_uint n = (cl_uint)pl->nlocal;
     size_t g = md_global(n, 64);
     cl_kernel k = pl->k_kd;
-    CP_TRY(CP_ARG(ctx, k, 0, nb->pos));
-    CP_TRY(CP_ARG(ctx, k, 1, pl->vel));
-    CP_TRY(CP_ARG(ctx, k, 2, pl->img));
-    CP_TRY(CP_ARG(ctx, k, 3, pl->lj->f));
-    CP_TRY(arg_real(pl, k, 4, pl->p.dt));
-    CP_TRY(arg_real4(pl, k, 5, pl->d.lbox));
-    CP_TRY(CP_ARG(ctx, k, 6, n));
+    CP_TRY(CP_ARGS(ctx, k, nb->pos, pl->vel, pl->img, pl->lj->f, MD_REAL_ARG(pl->rs, pl->p.dt),
+                   MD_REAL4_ARG(pl->rs, pl->d.lbox), n));
     return cp_launch(ctx, k, 1, &g, NULL, NULL);
 }
 
@@ -256,10 +236,7 @@ static clphys_status kick(clphys_md_mpi *pl)
     cl_uint n = (cl_uint)pl->nlocal;
     size_t g = md_global(n, 64);
     cl_kernel k = pl->k_kick;
-    CP_TRY(CP_ARG(ctx, k, 0, pl->vel));
-    CP_TRY(CP_ARG(ctx, k, 1, pl->lj->f));
-    CP_TRY(arg_real(pl, k, 2, pl->p.dt));
-    CP_TRY(CP_ARG(ctx, k, 3, n));
+    CP_TRY(CP_ARGS(ctx, k, pl->vel, pl->lj->f, MD_REAL_ARG(pl->rs, pl->p.dt), n));
     return cp_launch(ctx, k, 1, &g, NULL, NULL);
 }
 
@@ -274,11 +251,7 @@ static clphys_status displacement(clphys_md_mpi *pl, double *d2)
     size_t g = md_global(n, pl->disp_wg), l = pl->disp_wg;
     CP_TRY(cp_write(ctx, pl->dmax, 0, 4, &zero));
     cl_kernel k = pl->k_disp;
-    CP_TRY(CP_ARG(ctx, k, 0, nb->pos));
-    CP_TRY(CP_ARG(ctx, k, 1, pl->xref));
-    CP_TRY(arg_real4(pl, k, 2, pl->d.lbox));
-    CP_TRY(CP_ARG(ctx, k, 3, n));
-    CP_TRY(CP_ARG(ctx, k, 4, pl->dmax));
+    CP_TRY(CP_ARGS(ctx, k, nb->pos, pl->xref, MD_REAL4_ARG(pl->rs, pl->d.lbox), n, pl->dmax));
     CP_TRY(cp_launch(ctx, k, 1, &g, &l, NULL));
     CP_TRY(cp_read(ctx, pl->dmax, 0, 4, &bits));
     float f;

@@ -21,10 +21,10 @@
 clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl)
 {
     clphys_context *ctx = pl->ctx;
-    char opt[256];
-    CP_TRY(cp_precision_options(ctx, pl->p.lj.precision, opt, sizeof opt));
+    cp_defines opt = {0};
+    CP_TRY(cp_define_precision(ctx, &opt, pl->p.lj.precision));
     cl_program prog;
-    CP_TRY(cp_program(ctx, "md_rebuild.cl", opt, &prog));
+    CP_TRY(cp_program(ctx, &clsrc_md_rebuild_cl, &opt, &prog));
     CP_TRY(cp_kernel(ctx, prog, "md_classify", &pl->k_classify));
     CP_TRY(cp_kernel(ctx, prog, "md_iota", &pl->k_iota));
     CP_TRY(cp_kernel(ctx, prog, "md_inverse", &pl->k_inverse));
@@ -48,13 +48,6 @@ static clphys_status staging(clphys_md_mpi *pl, size_t bytes, void **p)
     }
     *p = pl->stage;
     return CLPHYS_SUCCESS;
-}
-
-static clphys_status arg_real4(clphys_md_mpi *pl, cl_kernel k, cl_uint i, const double v[3])
-{
-    double b[4] = {v[0], v[1], v[2], 0};
-    float f[4] = {(float)b[0], (float)b[1], (float)b[2], 0};
-    return pl->rs == 8 ? CP_ARG(pl->ctx, k, i, b) : CP_ARG(pl->ctx, k, i, f);
 }
 
 /* Element k of a real array read back in the plan's precision. */
@@ -126,25 +119,9 @@ static clphys_status classify(clphys_md_mpi *pl, size_t *nstay, size_t *nmig, si
     float shellf = (float)shell;
     size_t g = md_global(n, 64);
     CP_TRY(cp_write(ctx, pl->counts, 0, 16, zero));
-    CP_TRY(CP_ARG(ctx, k, 0, nb->pos));
-    CP_TRY(CP_ARG(ctx, k, 1, pl->vel));
-    CP_TRY(CP_ARG(ctx, k, 2, pl->img));
-    CP_TRY(CP_ARG(ctx, k, 3, pl->tag));
-    CP_TRY(CP_ARG(ctx, k, 4, nb->perm));
-    CP_TRY(CP_ARG(ctx, k, 5, n));
-    CP_TRY(CP_ARG(ctx, k, 6, nown));
-    CP_TRY(arg_real4(pl, k, 7, lo));
-    CP_TRY(arg_real4(pl, k, 8, hi));
-    CP_TRY(CP_ARG(ctx, k, 9, cut));
-    CP_TRY(pl->rs == 8 ? CP_ARG(ctx, k, 10, shell) : CP_ARG(ctx, k, 10, shellf));
-    CP_TRY(CP_ARG(ctx, k, 11, cap));
-    CP_TRY(CP_ARG(ctx, k, 12, nb->pos_in));
-    CP_TRY(CP_ARG(ctx, k, 13, pl->vel_tmp));
-    CP_TRY(CP_ARG(ctx, k, 14, pl->img_tmp));
-    CP_TRY(CP_ARG(ctx, k, 15, pl->tag_tmp));
-    CP_TRY(CP_ARG(ctx, k, 16, pl->counts));
-    CP_TRY(CP_ARG(ctx, k, 17, pl->xref));
-    CP_TRY(CP_ARG(ctx, k, 18, pl->inv));
+    CP_TRY(CP_ARGS(ctx, k, nb->pos, pl->vel, pl->img, pl->tag, nb->perm, n, nown, MD_REAL4_ARG(pl->rs, lo),
+                   MD_REAL4_ARG(pl->rs, hi), cut, CP_EITHER(pl->rs == 8, shell, shellf), cap, nb->pos_in, pl->vel_tmp,
+                   pl->img_tmp, pl->tag_tmp, pl->counts, pl->xref, pl->inv));
     CP_TRY(cp_launch(ctx, k, 1, &g, NULL, NULL));
     cl_uint c[4];
     CP_TRY(cp_read(ctx, pl->counts, 0, 16, c));
@@ -293,16 +270,13 @@ static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, double *nb_
     CP_TRY(md_lj_set_count(pl->lj, n));
     clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
     cl_uint nn = (cl_uint)n;
-    CP_TRY(CP_ARG(ctx, pl->k_iota, 0, nb->perm_in));
-    CP_TRY(CP_ARG(ctx, pl->k_iota, 1, nn));
+    CP_TRY(CP_ARGS(ctx, pl->k_iota, nb->perm_in, nn));
     CP_TRY(launch1(pl, pl->k_iota, n));
     CP_TRY(md_neighbor_rebuild(nb, &pl->vel_tmp, &pl->vel, 1, pl->img_tmp, pl->img));
     CP_TRY(md_neighbor_gather_int4(nb, pl->tag_tmp, pl->tag));
     if (nb_s) *nb_s += nb->kernel_s;
     CP_TRY(cp_copy(ctx, nb->pos, 0, pl->xref, 0, 4 * pl->rs * n));
-    CP_TRY(CP_ARG(ctx, pl->k_inverse, 0, nb->perm));
-    CP_TRY(CP_ARG(ctx, pl->k_inverse, 1, nn));
-    CP_TRY(CP_ARG(ctx, pl->k_inverse, 2, pl->inv));
+    CP_TRY(CP_ARGS(ctx, pl->k_inverse, nb->perm, nn, pl->inv));
     CP_TRY(launch1(pl, pl->k_inverse, n));
     /* the ghost lists in local indices, then mapped to sorted places */
     md_ghosts *g = &pl->g;
@@ -321,9 +295,7 @@ static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, double *nb_
         }
         st = cp_write(ctx, idx[a], 0, 4 * cnt[a], t);
         cl_uint c = (cl_uint)cnt[a];
-        if (!st) st = CP_ARG(ctx, pl->k_map, 0, pl->inv);
-        if (!st) st = CP_ARG(ctx, pl->k_map, 1, idx[a]);
-        if (!st) st = CP_ARG(ctx, pl->k_map, 2, c);
+        if (!st) st = CP_ARGS(ctx, pl->k_map, pl->inv, idx[a], c);
         if (!st) st = launch1(pl, pl->k_map, cnt[a]);
     }
     free(t);

@@ -154,24 +154,22 @@ static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "neighbor: layout %d with kind %d (the staged layout holds full lists only)",
                         (int)p->layout, (int)p->kind);
-    char opt[256];
-    size_t o = 0;
-    CP_TRY(cp_precision_options(ctx, p->precision, opt, sizeof opt));
-    o = strlen(opt);
+    cp_defines opt = {0};
+    CP_TRY(cp_define_precision(ctx, &opt, p->precision));
     pl->real_size = p->precision == CLPHYS_FP64 ? 8 : 4;
     pl->scan_wg = 256;
     while (pl->scan_wg > ctx->info.max_work_group_size)
         pl->scan_wg /= 2;
-    snprintf(opt + o, sizeof opt - o, " -DSCAN_WG=%zu", pl->scan_wg);
+    cp_define_int(&opt, "SCAN_WG", pl->scan_wg);
     cl_program cp, np;
-    CP_TRY(cp_program(ctx, "cell_list.cl", opt, &cp));
+    CP_TRY(cp_program(ctx, &clsrc_cell_list_cl, &opt, &cp));
     /* the build kernel: given, else the tuning cache, else the heuristic */
     if ((unsigned)p->build > CLPHYS_NEIGHBOR_BUILD_CPU)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: unknown build kernel %d", (int)p->build);
     md_neighbor_choose(ctx, p, &pl->cpu_build, &pl->source);
     snprintf(pl->choice, sizeof pl->choice, "%s (%s)", staged ? "staged" : pl->cpu_build ? "cpu" : "item",
              clphys_tune_source_name(pl->source));
-    CP_TRY(cp_program(ctx, pl->cpu_build ? "neighbor_cpu.cl" : "neighbor_list.cl", opt, &np));
+    CP_TRY(cp_program(ctx, pl->cpu_build ? &clsrc_neighbor_cpu_cl : &clsrc_neighbor_list_cl, &opt, &np));
     CP_TRY(cp_kernel(ctx, cp, "cell_assign", &pl->k_assign));
     CP_TRY(cp_kernel(ctx, cp, "scan_exclusive", &pl->k_scan));
     CP_TRY(cp_check_work_group(ctx, pl->k_scan, "scan_exclusive", pl->scan_wg));
@@ -183,7 +181,7 @@ static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p
     if (staged) {
         CP_TRY(stage_geometry(ctx, p, pl));
         cl_program sp;
-        CP_TRY(cp_program(ctx, "neighbor_staged.cl", opt, &sp));
+        CP_TRY(cp_program(ctx, &clsrc_neighbor_staged_cl, &opt, &sp));
         CP_TRY(cp_kernel(ctx, sp, "neighbor_build_staged", &pl->k_build));
         CP_TRY(cp_kernel(ctx, sp, "stage_base", &pl->k_stage));
         size_t ns1 = 9 * (size_t)(pl->stage_bx + 2) + 1;
@@ -239,9 +237,7 @@ clphys_status clphys_neighbor_plan_create(clphys_context *ctx, const clphys_neig
 static clphys_status scan(clphys_neighbor_plan *pl, cl_mem in, cl_mem out, cl_uint n)
 {
     clphys_context *ctx = pl->ctx;
-    CP_TRY(CP_ARG(ctx, pl->k_scan, 0, in));
-    CP_TRY(CP_ARG(ctx, pl->k_scan, 1, out));
-    CP_TRY(CP_ARG(ctx, pl->k_scan, 2, n));
+    CP_TRY(CP_ARGS(ctx, pl->k_scan, in, out, n));
     return cp_launch(ctx, pl->k_scan, 1, &pl->scan_wg, &pl->scan_wg, &pl->kernel_s);
 }
 
@@ -250,30 +246,32 @@ static clphys_status gather(clphys_neighbor_plan *pl, cl_kernel k, cl_mem src, c
     clphys_context *ctx = pl->ctx;
     cl_uint n = (cl_uint)pl->p.n;
     size_t g = md_global(n, 64);
-    CP_TRY(CP_ARG(ctx, k, 0, src));
-    CP_TRY(CP_ARG(ctx, k, 1, pl->order));
-    CP_TRY(CP_ARG(ctx, k, 2, dst));
-    CP_TRY(CP_ARG(ctx, k, 3, n));
+    CP_TRY(CP_ARGS(ctx, k, src, pl->order, dst, n));
     return cp_launch(ctx, k, 1, &g, NULL, &pl->kernel_s);
 }
 
-/* Arguments 0 .. 5 of both list builds (neighbor_build, neighbor_build_staged):
- * the sorted positions, n, the box, the grid, the cell starts, r_search^2. */
-static clphys_status set_search_args(clphys_neighbor_plan *pl, cl_kernel k)
+/* The values of arguments 0 .. 5 of both list builds (neighbor_build,
+ * neighbor_build_staged): the sorted positions, n, the box, the grid, the
+ * cell starts, r_search^2; SEARCH_ARGS(s) lists them for CP_ARGS. */
+typedef struct {
+    cl_uint n;
+    cl_int nc[4];
+    double box[4], rs2;
+    float boxf[4], rs2f;
+    int dbl;
+} search_args;
+#define SEARCH_ARGS(pl, s)                                                                                           \
+    (pl)->pos, (s).n, CP_EITHER((s).dbl, (s).box, (s).boxf), (s).nc, (pl)->start, CP_EITHER((s).dbl, (s).rs2, (s).rs2f)
+
+static void get_search_args(const clphys_neighbor_plan *pl, search_args *s)
 {
-    clphys_context *ctx = pl->ctx;
-    cl_uint n = (cl_uint)pl->p.n;
-    cl_int nc[4] = {pl->nc[0], pl->nc[1], pl->nc[2], 0};
-    double rs2 = pl->p.r_search * pl->p.r_search;
-    double box[4] = {pl->p.box[0], pl->p.box[1], pl->p.box[2], 0};
-    float boxf[4] = {(float)box[0], (float)box[1], (float)box[2], 0}, rs2f = (float)rs2;
-    int dbl = pl->real_size == 8;
-    CP_TRY(CP_ARG(ctx, k, 0, pl->pos));
-    CP_TRY(CP_ARG(ctx, k, 1, n));
-    CP_TRY(dbl ? CP_ARG(ctx, k, 2, box) : CP_ARG(ctx, k, 2, boxf));
-    CP_TRY(CP_ARG(ctx, k, 3, nc));
-    CP_TRY(CP_ARG(ctx, k, 4, pl->start));
-    return dbl ? CP_ARG(ctx, k, 5, rs2) : CP_ARG(ctx, k, 5, rs2f);
+    s->n = (cl_uint)pl->p.n;
+    s->rs2 = pl->p.r_search * pl->p.r_search, s->rs2f = (float)s->rs2;
+    for (int c = 0; c < 4; c++) {
+        s->nc[c] = c < 3 ? pl->nc[c] : 0;
+        s->box[c] = c < 3 ? pl->p.box[c] : 0, s->boxf[c] = (float)s->box[c];
+    }
+    s->dbl = pl->real_size == 8;
 }
 
 static clphys_status set_build_args(clphys_neighbor_plan *pl, int mode)
@@ -282,16 +280,12 @@ static clphys_status set_build_args(clphys_neighbor_plan *pl, int mode)
     cl_kernel k = pl->k_build;
     cl_uint cap = (cl_uint)pl->capacity;
     cl_int half = pl->p.kind == CLPHYS_NEIGHBOR_HALF, m = mode;
-    CP_TRY(set_search_args(pl, k));
-    CP_TRY(CP_ARG(ctx, k, 6, half));
-    CP_TRY(CP_ARG(ctx, k, 7, m));
-    CP_TRY(CP_ARG(ctx, k, 8, pl->offset));
-    CP_TRY(CP_ARG(ctx, k, 9, pl->list));
-    CP_TRY(CP_ARG(ctx, k, 10, cap));
-    CP_TRY(CP_ARG(ctx, k, 11, pl->ncount));
-    CP_TRY(CP_ARG(ctx, k, 12, pl->overflow));
-    if (pl->cpu_build) CP_TRY(CP_ARG(ctx, k, 13, pl->stage)); /* NULL unless CSR */
-    return CLPHYS_SUCCESS;
+    search_args s;
+    get_search_args(pl, &s);
+    if (pl->cpu_build) /* pl->stage: NULL unless CSR */
+        return CP_ARGS(ctx, k, SEARCH_ARGS(pl, s), half, m, pl->offset, pl->list, cap, pl->ncount, pl->overflow,
+                       pl->stage);
+    return CP_ARGS(ctx, k, SEARCH_ARGS(pl, s), half, m, pl->offset, pl->list, cap, pl->ncount, pl->overflow);
 }
 
 static clphys_status grow_list(clphys_neighbor_plan *pl, size_t entries)
@@ -325,12 +319,7 @@ static clphys_status build_staged(clphys_neighbor_plan *pl, cl_uint *maxc)
     size_t g = md_global(n, 64), gb = md_global(nb, 64);
     cl_kernel k = pl->k_stage;
     CP_TRY(cp_write(ctx, pl->overflow, 0, 4, &zero));
-    CP_TRY(CP_ARG(ctx, k, 0, pl->start));
-    CP_TRY(CP_ARG(ctx, k, 1, nc));
-    CP_TRY(CP_ARG(ctx, k, 2, bx));
-    CP_TRY(CP_ARG(ctx, k, 3, nb));
-    CP_TRY(CP_ARG(ctx, k, 4, pl->sbase));
-    CP_TRY(CP_ARG(ctx, k, 5, pl->overflow));
+    CP_TRY(CP_ARGS(ctx, k, pl->start, nc, bx, nb, pl->sbase, pl->overflow));
     CP_TRY(cp_launch(ctx, k, 1, &gb, NULL, &pl->kernel_s));
     CP_TRY(cp_read(ctx, pl->overflow, 0, 4, &pl->stage_max));
     if (md_stage_bytes(pl, pl->stage_max) > (size_t)ctx->info.local_mem_bytes && pl->stage_bx > 1) {
@@ -350,13 +339,9 @@ static clphys_status build_staged(clphys_neighbor_plan *pl, cl_uint *maxc)
                         (unsigned long long)ctx->info.local_mem_bytes, ctx->info.name);
     k = pl->k_build;
     CP_TRY(cp_write(ctx, pl->overflow, 0, 4, &zero));
-    CP_TRY(set_search_args(pl, k));
-    CP_TRY(CP_ARG(ctx, k, 6, bx));
-    CP_TRY(CP_ARG(ctx, k, 7, pl->sbase));
-    CP_TRY(CP_ARG(ctx, k, 8, pl->list));
-    CP_TRY(CP_ARG(ctx, k, 9, cap));
-    CP_TRY(CP_ARG(ctx, k, 10, pl->ncount));
-    CP_TRY(CP_ARG(ctx, k, 11, pl->overflow));
+    search_args s;
+    get_search_args(pl, &s);
+    CP_TRY(CP_ARGS(ctx, k, SEARCH_ARGS(pl, s), bx, pl->sbase, pl->list, cap, pl->ncount, pl->overflow));
     CP_TRY(cp_launch(ctx, k, 1, &g, NULL, &pl->kernel_s));
     return cp_read(ctx, pl->overflow, 0, 4, maxc);
 }
@@ -424,26 +409,14 @@ clphys_status md_neighbor_rebuild(clphys_neighbor_plan *pl, cl_mem *extra_src, c
     pl->kernel_s = 0;
     CP_TRY(cp_fill(ctx, pl->count, &zero, 4, 4 * pl->ncells));
     cl_kernel k = pl->k_assign;
-    CP_TRY(CP_ARG(ctx, k, 0, pl->pos_in));
-    CP_TRY(CP_ARG(ctx, k, 1, n));
-    CP_TRY(pl->real_size == 8 ? CP_ARG(ctx, k, 2, box) : CP_ARG(ctx, k, 2, boxf));
-    CP_TRY(CP_ARG(ctx, k, 3, nc));
-    CP_TRY(CP_ARG(ctx, k, 4, pl->cell));
-    CP_TRY(CP_ARG(ctx, k, 5, pl->rank));
-    CP_TRY(CP_ARG(ctx, k, 6, pl->count));
+    CP_TRY(CP_ARGS(ctx, k, pl->pos_in, n, CP_EITHER(pl->real_size == 8, box, boxf), nc, pl->cell, pl->rank, pl->count));
     CP_TRY(cp_launch(ctx, k, 1, &g, NULL, &pl->kernel_s));
     CP_TRY(scan(pl, pl->count, pl->start, ncells));
     k = pl->k_scatter;
-    CP_TRY(CP_ARG(ctx, k, 0, pl->cell));
-    CP_TRY(CP_ARG(ctx, k, 1, pl->rank));
-    CP_TRY(CP_ARG(ctx, k, 2, pl->start));
-    CP_TRY(CP_ARG(ctx, k, 3, pl->order));
-    CP_TRY(CP_ARG(ctx, k, 4, n));
+    CP_TRY(CP_ARGS(ctx, k, pl->cell, pl->rank, pl->start, pl->order, n));
     CP_TRY(cp_launch(ctx, k, 1, &g, NULL, &pl->kernel_s));
     k = pl->k_order;
-    CP_TRY(CP_ARG(ctx, k, 0, pl->start));
-    CP_TRY(CP_ARG(ctx, k, 1, pl->order));
-    CP_TRY(CP_ARG(ctx, k, 2, ncells));
+    CP_TRY(CP_ARGS(ctx, k, pl->start, pl->order, ncells));
     CP_TRY(cp_launch(ctx, k, 1, &gc, NULL, &pl->kernel_s));
     CP_TRY(gather(pl, pl->k_gather4, pl->pos_in, pl->pos));
     CP_TRY(gather(pl, pl->k_gatheru, pl->perm_in, pl->perm));
@@ -452,11 +425,7 @@ clphys_status md_neighbor_rebuild(clphys_neighbor_plan *pl, cl_mem *extra_src, c
     if (img_src) CP_TRY(gather(pl, pl->k_gatheri4, img_src, img_dst));
     if (pl->k_pack) {
         k = pl->k_pack;
-        CP_TRY(CP_ARG(ctx, k, 0, pl->cell));
-        CP_TRY(CP_ARG(ctx, k, 1, pl->order));
-        CP_TRY(CP_ARG(ctx, k, 2, pl->pcell));
-        CP_TRY(CP_ARG(ctx, k, 3, n));
-        CP_TRY(CP_ARG(ctx, k, 4, nc));
+        CP_TRY(CP_ARGS(ctx, k, pl->cell, pl->order, pl->pcell, n, nc));
         CP_TRY(cp_launch(ctx, k, 1, &g, NULL, &pl->kernel_s));
     }
     return build_list(pl);
@@ -466,12 +435,11 @@ clphys_status md_neighbor_want_cells(clphys_neighbor_plan *pl)
 {
     if (pl->k_pack) return CLPHYS_SUCCESS;
     clphys_context *ctx = pl->ctx;
-    char opt[256];
-    CP_TRY(cp_precision_options(ctx, pl->p.precision, opt, sizeof opt));
-    size_t o = strlen(opt);
-    snprintf(opt + o, sizeof opt - o, " -DSCAN_WG=%zu", pl->scan_wg);
+    cp_defines opt = {0};
+    CP_TRY(cp_define_precision(ctx, &opt, pl->p.precision));
+    cp_define_int(&opt, "SCAN_WG", pl->scan_wg);
     cl_program cp;
-    CP_TRY(cp_program(ctx, "cell_list.cl", opt, &cp));
+    CP_TRY(cp_program(ctx, &clsrc_cell_list_cl, &opt, &cp));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * pl->p.n, NULL, &pl->pcell));
     return cp_kernel(ctx, cp, "cell_pack", &pl->k_pack);
 }

@@ -70,8 +70,8 @@ static clphys_status create_plan(clphys_context *ctx, const clphys_gravity_param
     int ipw = p->i_per_item ? p->i_per_item
                             : (dev->is_gpu ? (p->precision == CLPHYS_FP32 ? (intel ? 2 : 8) : 1) : 1);
 
-    char prec[128], opts[512];
-    CP_TRY(cp_precision_options(ctx, p->precision, prec, sizeof prec));
+    cp_defines opts = {0};
+    CP_TRY(cp_define_precision(ctx, &opts, p->precision));
     if (p->unroll < 0 || (tiled && (size_t)p->unroll > wg))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: unroll %d must be in 0..%zu", p->unroll, wg);
     const int fp32 = p->precision == CLPHYS_FP32;
@@ -82,12 +82,19 @@ static clphys_status create_plan(clphys_context *ctx, const clphys_gravity_param
     /* inline PTX only in the tiled kernel; NVIDIA's OpenCL compiler accepts asm() */
     const int ptx = tiled && (p->inline_ptx > 0 || (p->inline_ptx == 0 && dev->is_gpu && strstr(dev->platform, "NVIDIA")));
     const int r64 = fp32 || !tiled ? -1 : p->fast_rsqrt64 ? p->fast_rsqrt64 : (ptx ? 2 : -1);
-    int n = snprintf(opts, sizeof opts, "%s%s%s%s%s%s", prec, p->eps == 0 ? " -DEPS_ZERO=1" : "",
-                     p->potential ? " -DPOTENTIAL=1" : "", ftz ? " -cl-denorms-are-zero" : "",
-                     fast ? " -cl-fast-relaxed-math" : "", r64 == 1 ? " -DRSQRT_NEWTON=1" : r64 == 2 ? " -DR3_SERIES=1" : "");
-    if (tiled)
-        snprintf(opts + n, sizeof opts - n, " -DWG=%zu -DIPW=%d -DUNROLL=%d%s%s", wg, ipw, unroll,
-                 dev->is_gpu && fp32 ? " -DNATIVE_RSQRT=1" : "", ptx && (fp32 || r64 == 2) ? " -DPTX_RSQRT=1" : "");
+    if (p->eps == 0) cp_define_int(&opts, "EPS_ZERO", 1);
+    if (p->potential) cp_define_int(&opts, "POTENTIAL", 1);
+    if (ftz) cp_define_option(&opts, "-cl-denorms-are-zero");
+    if (fast) cp_define_option(&opts, "-cl-fast-relaxed-math");
+    if (r64 == 1) cp_define_int(&opts, "RSQRT_NEWTON", 1);
+    if (r64 == 2) cp_define_int(&opts, "R3_SERIES", 1);
+    if (tiled) {
+        cp_define_int(&opts, "WG", wg);
+        cp_define_int(&opts, "IPW", ipw);
+        cp_define_int(&opts, "UNROLL", unroll);
+        if (dev->is_gpu && fp32) cp_define_int(&opts, "NATIVE_RSQRT", 1);
+        if (ptx && (fp32 || r64 == 2)) cp_define_int(&opts, "PTX_RSQRT", 1);
+    }
 
     clphys_gravity_plan *pl = calloc(1, sizeof *pl);
     if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "gravity plan");
@@ -104,7 +111,7 @@ static clphys_status create_plan(clphys_context *ctx, const clphys_gravity_param
                  ptx && (fp32 || r64 == 2) ? "-ptx" : "");
     else snprintf(pl->variant, sizeof pl->variant, "vector-%d%s%s", VEC, ftz ? "-ftz" : "", fast ? "-fast" : "");
     cl_program prog;
-    clphys_status st = cp_program(ctx, "gravity.cl", opts, &prog);
+    clphys_status st = cp_program(ctx, &clsrc_gravity_cl, &opts, &prog);
     if (!st) st = cp_kernel(ctx, prog, tiled ? "gravity_tiled" : "gravity_vector", &pl->k);
     if (!st && !tiled) st = cp_kernel(ctx, prog, "gravity_soa", &pl->k_soa);
     if (!st && tiled) st = cp_kernel(ctx, prog, "gravity_reduce", &pl->k_red);
@@ -215,29 +222,14 @@ static clphys_status launch_all(clphys_gravity_plan *pl, cl_mem xi, int ni, cl_m
             size_t l = strlen(pl->variant);
             snprintf(pl->variant + l, sizeof pl->variant - l, "-j%d", ns);
         }
-        CP_TRY(CP_ARG(ctx, k, 0, xi));
-        CP_TRY(CP_ARG(ctx, k, 1, ni));
-        CP_TRY(CP_ARG(ctx, k, 2, xj));
-        CP_TRY(CP_ARG(ctx, k, 3, nj));
-        CP_TRY(CP_ARG(ctx, k, 4, out));
-        CP_TRY(cp_arg(ctx, k, 5, rs, &G));
-        CP_TRY(cp_arg(ctx, k, 6, rs, &eps2));
-        CP_TRY(cp_arg(ctx, k, 7, rs, &selfc));
-        CP_TRY(CP_ARG(ctx, k, 8, accumulate));
         cl_mem part = ns > 1 ? pl->part : out; /* unused when ns = 1 */
-        CP_TRY(CP_ARG(ctx, k, 9, part));
+        CP_TRY(CP_ARGS(ctx, k, xi, ni, xj, nj, out, CP_SIZED(rs, &G), CP_SIZED(rs, &eps2), CP_SIZED(rs, &selfc),
+                       accumulate, part));
         if (ns == 1) return cp_launch_ev(ctx, k, 2, global, local, &ev[0]);
         CP_TRY(cp_launch_ev(ctx, k, 2, global, local, &ev[0]));
         cl_kernel r = pl->k_red;
         size_t gr = cp_round_up((size_t)ni, 64);
-        CP_TRY(CP_ARG(ctx, r, 0, pl->part));
-        CP_TRY(CP_ARG(ctx, r, 1, ni));
-        CP_TRY(CP_ARG(ctx, r, 2, ns));
-        CP_TRY(CP_ARG(ctx, r, 3, xi));
-        CP_TRY(CP_ARG(ctx, r, 4, out));
-        CP_TRY(cp_arg(ctx, r, 5, rs, &G));
-        CP_TRY(cp_arg(ctx, r, 6, rs, &selfc));
-        CP_TRY(CP_ARG(ctx, r, 7, accumulate));
+        CP_TRY(CP_ARGS(ctx, r, pl->part, ni, ns, xi, out, CP_SIZED(rs, &G), CP_SIZED(rs, &selfc), accumulate));
         return cp_launch_ev(ctx, r, 1, &gr, NULL, &ev[1]);
     }
     /* vector kernel: SoA copy of j padded to a multiple of VEC */
@@ -250,21 +242,12 @@ static clphys_status launch_all(clphys_gravity_plan *pl, cl_mem xi, int ni, cl_m
         }
         pl->cap_soa = npad * rs;
     }
-    CP_TRY(CP_ARG(ctx, pl->k_soa, 0, xj));
-    CP_TRY(CP_ARG(ctx, pl->k_soa, 1, nj));
-    for (int c = 0; c < 4; c++) CP_TRY(CP_ARG(ctx, pl->k_soa, 2 + c, pl->soa[c]));
+    CP_TRY(CP_ARGS(ctx, pl->k_soa, xj, nj, pl->soa[0], pl->soa[1], pl->soa[2], pl->soa[3]));
     CP_TRY(cp_launch_ev(ctx, pl->k_soa, 1, &npad, NULL, &ev[0]));
     int nchunks = (int)(npad / VEC);
     size_t global = (size_t)ni;
-    CP_TRY(CP_ARG(ctx, k, 0, xi));
-    CP_TRY(CP_ARG(ctx, k, 1, ni));
-    for (int c = 0; c < 4; c++) CP_TRY(CP_ARG(ctx, k, 2 + c, pl->soa[c]));
-    CP_TRY(CP_ARG(ctx, k, 6, nchunks));
-    CP_TRY(CP_ARG(ctx, k, 7, out));
-    CP_TRY(cp_arg(ctx, k, 8, rs, &G));
-    CP_TRY(cp_arg(ctx, k, 9, rs, &eps2));
-    CP_TRY(cp_arg(ctx, k, 10, rs, &selfc));
-    CP_TRY(CP_ARG(ctx, k, 11, accumulate));
+    CP_TRY(CP_ARGS(ctx, k, xi, ni, pl->soa[0], pl->soa[1], pl->soa[2], pl->soa[3], nchunks, out, CP_SIZED(rs, &G),
+                   CP_SIZED(rs, &eps2), CP_SIZED(rs, &selfc), accumulate));
     return cp_launch_ev(ctx, k, 1, &global, NULL, &ev[1]);
 }
 

@@ -40,9 +40,8 @@ static clphys_status faces_kernel(clphys_poisson_mpi_plan *d, int l, cl_mem m, s
     cl_kernel k = (unpack ? d->k_unpack : d->k_pack)[es == 8];
     const int a[7] = {b->nx, b->ny, d->nz, b->h, b->bx, b->by, off};
     cl_mem dst = unpack ? m : d->face, src = unpack ? d->face : m;
-    CP_TRY(CP_ARG(d->ctx, k, 0, dst));
-    CP_TRY(CP_ARG(d->ctx, k, 1, src));
-    for (cl_uint i = 0; i < (unpack ? 7u : 6u); i++) CP_TRY(CP_ARG(d->ctx, k, 2 + i, a[i]));
+    if (unpack) CP_TRY(CP_ARGS(d->ctx, k, dst, src, a[0], a[1], a[2], a[3], a[4], a[5], a[6]));
+    else CP_TRY(CP_ARGS(d->ctx, k, dst, src, a[0], a[1], a[2], a[3], a[4], a[5]));
     const size_t global = cp_round_up((size_t)2 * (b->bx + b->by) * d->nz, 64);
     return cp_launch(d->ctx, k, 1, &global, NULL, NULL);
 }
@@ -84,8 +83,7 @@ static clphys_status halo_zero(clphys_poisson_mpi_plan *d, clphys_precision p, c
     const pm_box *b = &d->box[0];
     cl_kernel k = d->k_zero[p == CLPHYS_FP64];
     const int a[7] = {b->nx, b->ny, d->nz, b->h, b->h + b->bx, b->h, b->h + b->by};
-    CP_TRY(CP_ARG(d->ctx, k, 0, v));
-    for (cl_uint i = 0; i < 7; i++) CP_TRY(CP_ARG(d->ctx, k, 1 + i, a[i]));
+    CP_TRY(CP_ARGS(d->ctx, k, v, a[0], a[1], a[2], a[3], a[4], a[5], a[6]));
     const size_t global[2] = {(size_t)b->nx, (size_t)b->ny};
     return cp_launch(d->ctx, k, 2, global, NULL, NULL);
 }
@@ -95,11 +93,8 @@ static clphys_status prolong(clphys_poisson_mpi_plan *d, int l, cl_mem x, cl_mem
 {
     const pm_box *b = &d->box[l], *c = &d->box[l + 1];
     cl_kernel k = d->k_prolong;
-    CP_TRY(CP_ARG(d->ctx, k, 0, x));
-    CP_TRY(CP_ARG(d->ctx, k, 1, e));
-    CP_TRY(CP_ARG(d->ctx, k, 2, d->pl->lev[l].mask));
     const int a[5] = {b->nx, b->ny, d->nz, c->nx, c->ny};
-    for (cl_uint i = 0; i < 5; i++) CP_TRY(CP_ARG(d->ctx, k, 3 + i, a[i]));
+    CP_TRY(CP_ARGS(d->ctx, k, x, e, d->pl->lev[l].mask, a[0], a[1], a[2], a[3], a[4]));
     const size_t global[2] = {(size_t)b->nx, (size_t)b->ny};
     return cp_launch(d->ctx, k, 2, global, NULL, NULL);
 }
@@ -271,11 +266,11 @@ clphys_status pm_solver_setup(clphys_poisson_mpi_plan *d)
 {
     clphys_poisson_plan *pl = d->pl;
     for (int p = 0; p < 2; p++) {
-        char opts[160];
+        cp_defines opts = {0};
         cl_program prog;
         const clphys_precision prec = p ? CLPHYS_FP64 : CLPHYS_FP32;
-        CP_TRY(cp_precision_options(d->ctx, prec, opts, sizeof opts));
-        CP_TRY(cp_program(d->ctx, "poisson_halo.cl", opts, &prog));
+        CP_TRY(cp_define_precision(d->ctx, &opts, prec));
+        CP_TRY(cp_program(d->ctx, &clsrc_poisson_halo_cl, &opts, &prog));
         CP_TRY(cp_kernel(d->ctx, prog, "halo_zero", &d->k_zero[p]));
         CP_TRY(cp_kernel(d->ctx, prog, "faces_pack", &d->k_pack[p]));
         CP_TRY(cp_kernel(d->ctx, prog, "faces_unpack", &d->k_unpack[p]));

@@ -61,12 +61,7 @@ clphys_status pn_make_rhs(clphys_poisson_plan *pl, cl_mem rhs, int kw, int kr)
     const double sw = ldexp(pl->from_geometry ? -1.0 : 1.0, -kw), sr = ldexp(1.0, -kr);
     const cl_uint n = (cl_uint)pl->n;
     cl_kernel k = pl->k_rhs;
-    CP_TRY(CP_ARG(pl->ctx, k, 0, pl->bint));
-    CP_TRY(CP_ARG(pl->ctx, k, 1, rhs));
-    CP_TRY(CP_ARG(pl->ctx, k, 2, pl->w_mem));
-    CP_TRY(CP_ARG(pl->ctx, k, 3, sw));
-    CP_TRY(CP_ARG(pl->ctx, k, 4, sr));
-    CP_TRY(CP_ARG(pl->ctx, k, 5, n));
+    CP_TRY(CP_ARGS(pl->ctx, k, pl->bint, rhs, pl->w_mem, sw, sr, n));
     return vec_launch(pl, k);
 }
 
@@ -77,13 +72,7 @@ clphys_status pn_region_partials(clphys_poisson_plan *pl, cl_mem v, int r, int w
     const cl_uint n = (cl_uint)pl->n;
     const size_t global = pl->vec_groups * PN_VEC_WG, local = PN_VEC_WG;
     cl_kernel k = pl->k_rsum;
-    CP_TRY(CP_ARG(ctx, k, 0, pl->partial));
-    CP_TRY(CP_ARG(ctx, k, 1, v));
-    CP_TRY(CP_ARG(ctx, k, 2, pl->w_mem));
-    CP_TRY(CP_ARG(ctx, k, 3, pl->label_mem));
-    CP_TRY(CP_ARG(ctx, k, 4, r));
-    CP_TRY(CP_ARG(ctx, k, 5, weighted));
-    CP_TRY(CP_ARG(ctx, k, 6, n));
+    CP_TRY(CP_ARGS(ctx, k, pl->partial, v, pl->w_mem, pl->label_mem, r, weighted, n));
     return cp_launch(ctx, k, 1, &global, &local, NULL);
 }
 
@@ -93,12 +82,7 @@ clphys_status pn_region_apply_shift(clphys_poisson_plan *pl, cl_mem v, int weigh
     clphys_context *ctx = pl->ctx;
     const cl_uint n = (cl_uint)pl->n;
     cl_kernel k = pl->k_rshift;
-    CP_TRY(CP_ARG(ctx, k, 0, v));
-    CP_TRY(CP_ARG(ctx, k, 1, pl->w_mem));
-    CP_TRY(CP_ARG(ctx, k, 2, pl->label_mem));
-    CP_TRY(CP_ARG(ctx, k, 3, pl->shift));
-    CP_TRY(CP_ARG(ctx, k, 4, weighted));
-    CP_TRY(CP_ARG(ctx, k, 5, n));
+    CP_TRY(CP_ARGS(ctx, k, v, pl->w_mem, pl->label_mem, pl->shift, weighted, n));
     return vec_launch(pl, k);
 }
 
@@ -110,11 +94,7 @@ clphys_status pn_project_z(clphys_poisson_plan *pl, cl_mem z)
     for (int r = 0; r < pl->nregions; r++) {
         const double scale = 1.0 / pl->region_n[r];
         CP_TRY(pn_region_partials(pl, z, r, 0));
-        CP_TRY(CP_ARG(pl->ctx, k, 0, pl->shift));
-        CP_TRY(CP_ARG(pl->ctx, k, 1, pl->partial));
-        CP_TRY(CP_ARG(pl->ctx, k, 2, ng));
-        CP_TRY(CP_ARG(pl->ctx, k, 3, r));
-        CP_TRY(CP_ARG(pl->ctx, k, 4, scale));
+        CP_TRY(CP_ARGS(pl->ctx, k, pl->shift, pl->partial, ng, r, scale));
         CP_TRY(cp_launch(pl->ctx, k, 1, &one, &one, NULL));
     }
     return pn_region_apply_shift(pl, z, 0);

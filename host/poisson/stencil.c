@@ -11,12 +11,7 @@ static clphys_status launch(clphys_poisson_plan *pl, clphys_precision p, cl_mem 
     const int cell = pl->variant == CLPHYS_POISSON_STENCIL_CELL, vec = pl->variant == CLPHYS_POISSON_STENCIL_COLUMN_VEC;
     cl_kernel k = pl->k_stencil[p][pl->variant - 1];
     cl_mem *a = p == CLPHYS_FP64 ? pl->a64 : pl->a32;
-    CP_TRY(CP_ARG(pl->ctx, k, 0, y));
-    CP_TRY(CP_ARG(pl->ctx, k, 1, x));
-    for (int i = 0; i < PN_NCOEF; i++) CP_TRY(CP_ARG(pl->ctx, k, 2 + i, a[i]));
-    CP_TRY(CP_ARG(pl->ctx, k, 6, pl->nx));
-    CP_TRY(CP_ARG(pl->ctx, k, 7, pl->ny));
-    CP_TRY(CP_ARG(pl->ctx, k, 8, pl->nz));
+    CP_TRY(CP_ARGS(pl->ctx, k, y, x, a[0], a[1], a[2], a[3], pl->nx, pl->ny, pl->nz)); /* a[PN_NCOEF] */
     const int given = pl->local[0] > 0;
     const size_t local[3] = {pl->local[0], pl->local[1], 1};
     const size_t vw = vec ? (p == CLPHYS_FP64 ? 4 : 8) : 1;

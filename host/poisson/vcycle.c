@@ -39,18 +39,22 @@ enum { SET_COLUMN, SET_VEC, SET_STAGED };
  * for b and x_new of the given precisions */
 static clphys_status build_set(clphys_poisson_plan *pl, int kind, clphys_precision b, clphys_precision xo, cl_kernel *k)
 {
-    static const char *const files[3] = {"line_relax.cl", "line_relax_vec.cl", "line_staged.cl"};
+    static const cp_kernel_file *const files[3] = {&clsrc_line_relax_cl, &clsrc_line_relax_vec_cl, &clsrc_line_staged_cl};
     static const char *const *const names[3] = {line_names, vec_names, staged_names};
     const int vec = kind == SET_VEC;
-    char prec[128], opts[384];
-    CP_TRY(cp_precision_options(pl->ctx, pl->lev_prec, prec, sizeof prec));
+    cp_defines opts = {0};
+    CP_TRY(cp_define_precision(pl->ctx, &opts, pl->lev_prec));
     const int need64 = (b == CLPHYS_FP64 || xo == CLPHYS_FP64) && pl->lev_prec == CLPHYS_FP32;
-    snprintf(opts, sizeof opts, "%s%s -DB_T=%s -DXO_T=%s -DNZ=%d%s%s", prec, need64 ? " -DNEED_FP64" : "", ctype(b),
-             ctype(xo), pl->nz, b == CLPHYS_FP64 ? " -DB_IS_DOUBLE" : "", xo == CLPHYS_FP64 ? " -DXO_IS_DOUBLE" : "");
-    if (vec) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -DVW=%d", pl->vw);
-    if (pl->dist_levels) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " -DCSHIFT=1");
+    if (need64) cp_define_flag(&opts, "NEED_FP64");
+    cp_define_str(&opts, "B_T", ctype(b));
+    cp_define_str(&opts, "XO_T", ctype(xo));
+    cp_define_int(&opts, "NZ", pl->nz);
+    if (b == CLPHYS_FP64) cp_define_flag(&opts, "B_IS_DOUBLE");
+    if (xo == CLPHYS_FP64) cp_define_flag(&opts, "XO_IS_DOUBLE");
+    if (vec) cp_define_int(&opts, "VW", pl->vw);
+    if (pl->dist_levels) cp_define_int(&opts, "CSHIFT", 1);
     cl_program prog;
-    CP_TRY(cp_program(pl->ctx, files[kind], opts, &prog));
+    CP_TRY(cp_program(pl->ctx, files[kind], &opts, &prog));
     for (int i = 0; i < PN_NLINE; i++) CP_TRY(cp_kernel(pl->ctx, prog, names[kind][i], &k[i]));
     return CLPHYS_SUCCESS;
 }
@@ -101,19 +105,15 @@ clphys_status pn_vcycle_build(clphys_poisson_plan *pl)
     return CLPHYS_SUCCESS;
 }
 
-static clphys_status set_real(clphys_poisson_plan *pl, cl_kernel k, cl_uint i, double v)
-{
-    if (pl->lev_prec == CLPHYS_FP64) return CP_ARG(pl->ctx, k, i, v);
-    const float f = (float)v;
-    return CP_ARG(pl->ctx, k, i, f);
-}
-
 /* the coarse level below l (its size and how it was coarsened), or l itself
  * at the coarsest level (then unused by the kernels) */
 static const pn_level *below(const clphys_poisson_plan *pl, int l) { return &pl->lev[l + 1 < pl->nlev ? l + 1 : l]; }
 
-static clphys_status launch_cols(clphys_poisson_plan *pl, cl_kernel k, int nx, int ny, cl_event *ev)
+/* the kernels' arguments a[0 .. n) (CP_KARGS) set, a launch over nx x ny columns */
+static clphys_status launch_cols(clphys_poisson_plan *pl, cl_kernel k, int nx, int ny, cl_event *ev, const cp_karg *a,
+                                 cl_uint n)
 {
+    CP_TRY(cp_args(pl->ctx, k, a, n));
     const int given = pl->vlocal[0] > 0;
     const size_t global[2] = {cp_round_up((size_t)nx, pl->vlocal[0]), cp_round_up((size_t)ny, pl->vlocal[1])};
     if (ev) return cp_launch_ev(pl->ctx, k, 2, global, given ? pl->vlocal : NULL, ev);
@@ -129,15 +129,21 @@ size_t pn_staged_local_bytes(const clphys_poisson_plan *pl, size_t wx)
  * shape (wx columns, wk work-items per column); a level with fewer columns
  * than a tile gets narrower tiles with more work-items per column (up to
  * one per layer), so that the layers of its few columns load in parallel.
- * local_at: the index of the first of the kernel's three local arrays. */
-static clphys_status launch_staged(clphys_poisson_plan *pl, cl_kernel k, int ncols, cl_uint local_at, cl_event *ev)
+ * The kernel's arguments: a[0 .. n) (CP_KARGS), then its three local arrays. */
+static clphys_status launch_staged(clphys_poisson_plan *pl, cl_kernel k, int ncols, cl_event *ev, const cp_karg *a,
+                                   cl_uint n)
 {
     size_t wx = pl->vlocal[0], wk = pl->vlocal[1];
     while (wx > 1 && wx / 2 >= (size_t)ncols) wx /= 2, wk *= 2;
     if (wk > (size_t)pl->nz) wk = (size_t)pl->nz;
     const size_t local[2] = {wx, wk}, global[2] = {cp_round_up((size_t)ncols, wx), wk};
     const size_t bytes = pn_staged_local_bytes(pl, wx) / 3;
-    for (cl_uint i = 0; i < 3; i++) CP_TRY(cp_arg(pl->ctx, k, local_at + i, bytes, NULL));
+    cp_karg all[32];
+    if (n + 3 > sizeof all / sizeof *all)
+        return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "poisson: %u arguments of a staged kernel", n + 3);
+    for (cl_uint i = 0; i < n; i++) all[i] = a[i];
+    for (cl_uint i = n; i < n + 3; i++) all[i] = CP_LOCAL(bytes);
+    CP_TRY(cp_args(pl->ctx, k, all, n + 3));
     if (ev) return cp_launch_ev(pl->ctx, k, 2, global, local, ev);
     return cp_launch(pl->ctx, k, 2, global, local, NULL);
 }
@@ -147,13 +153,14 @@ clphys_status pn_line(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl
                           double omega, cl_event *ev)
 {
     const pn_level *L = &pl->lev[l], *C = below(pl, l);
-    const cl_mem args[9] = {xn, xo, e, L->mask, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ]};
-    for (cl_uint i = 0; i < 9; i++) CP_TRY(CP_ARG(pl->ctx, k, i, args[i]));
-    CP_TRY(set_real(pl, k, 9, omega));
     const int dims[6] = {L->nx, L->ny, C->nx, C->ny, C == L ? 0 : C->sx, C == L ? 0 : C->sy};
-    for (cl_uint i = 0; i < 6; i++) CP_TRY(CP_ARG(pl->ctx, k, 10 + i, dims[i]));
-    if (pl->line == CLPHYS_POISSON_LINE_STAGED) return launch_staged(pl, k, L->nx * L->ny, 16, ev);
-    return launch_cols(pl, k, L->nx, L->ny, ev);
+    const float omf = (float)omega;
+#define LINE_ARGS                                                                                                    \
+    xn, xo, e, L->mask, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ],                                        \
+        CP_EITHER(pl->lev_prec == CLPHYS_FP64, omega, omf), dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]
+    if (pl->line == CLPHYS_POISSON_LINE_STAGED) return launch_staged(pl, k, L->nx * L->ny, ev, CP_KARGS(LINE_ARGS));
+    return launch_cols(pl, k, L->nx, L->ny, ev, CP_KARGS(LINE_ARGS));
+#undef LINE_ARGS
 }
 
 /* one column-vec step on level l: xn from xo (mode 1) or 0 (mode 0), b */
@@ -161,12 +168,10 @@ clphys_status pn_line_vec(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn
                               double omega, cl_event *ev)
 {
     const pn_level *L = &pl->lev[l];
-    const cl_mem args[7] = {xn, xo, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ]};
-    for (cl_uint i = 0; i < 7; i++) CP_TRY(CP_ARG(pl->ctx, k, i, args[i]));
-    CP_TRY(set_real(pl, k, 7, omega));
-    CP_TRY(CP_ARG(pl->ctx, k, 8, L->nx));
-    CP_TRY(CP_ARG(pl->ctx, k, 9, L->ny));
-    return launch_cols(pl, k, L->nx / pl->vw, L->ny, ev);
+    const float omf = (float)omega;
+    return launch_cols(pl, k, L->nx / pl->vw, L->ny, ev,
+                       CP_KARGS(xn, xo, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ],
+                                CP_EITHER(pl->lev_prec == CLPHYS_FP64, omega, omf), L->nx, L->ny));
 }
 
 /* x += P e on level l (column-vec levels: the prolongation as a pass of its own) */
@@ -174,11 +179,9 @@ static clphys_status prolong_add(clphys_poisson_plan *pl, int l, cl_mem x, cl_me
 {
     const pn_level *L = &pl->lev[l], *C = &pl->lev[l + 1];
     cl_kernel k = pl->v_coarse[PN_LJ_PROLONG];
-    const cl_mem args[3] = {x, e, L->mask};
-    for (cl_uint i = 0; i < 3; i++) CP_TRY(CP_ARG(pl->ctx, k, i, args[i]));
     const int dims[6] = {L->nx, L->ny, pl->nz, C->nx, C->ny, C->sy};
-    for (cl_uint i = 0; i < 6; i++) CP_TRY(CP_ARG(pl->ctx, k, 3 + i, dims[i]));
-    return launch_cols(pl, k, L->nx / pl->vw, L->ny, NULL);
+    return launch_cols(pl, k, L->nx / pl->vw, L->ny, NULL,
+                       CP_KARGS(x, e, L->mask, dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]));
 }
 
 /* bc (level l + 1) = R (b - A x) on level l; staged: and the first step
@@ -189,30 +192,29 @@ clphys_status pn_restrict_residual(clphys_poisson_plan *pl, int l, cl_mem x, cl_
     const pn_level *L = &pl->lev[l], *C = &pl->lev[l + 1];
     if (pl->line == CLPHYS_POISSON_LINE_STAGED) {
         cl_kernel k = (l == 0 ? pl->k_fine : pl->k_coarse)[PN_RESTRICT];
-        const cl_mem args[13] = {C->x[0],     C->b,        x,           L->mask,     b,           L->a[PN_E], L->a[PN_AX],
-                                 L->a[PN_AY], L->a[PN_AZ], C->a[PN_E], C->a[PN_AX], C->a[PN_AY], C->a[PN_AZ]};
-        for (cl_uint i = 0; i < 13; i++) CP_TRY(CP_ARG(pl->ctx, k, i, args[i]));
-        CP_TRY(set_real(pl, k, 13, l + 2 == pl->nlev ? 1.0 : pl->prm.omega));
+        const double om = l + 2 == pl->nlev ? 1.0 : pl->prm.omega;
+        const float omf = (float)om;
         const int dims[6] = {L->nx, L->ny, C->nx, C->ny, C->sx, C->sy};
-        for (cl_uint i = 0; i < 6; i++) CP_TRY(CP_ARG(pl->ctx, k, 14 + i, dims[i]));
-        return launch_staged(pl, k, C->nx * C->ny, 20, NULL);
+        return launch_staged(pl, k, C->nx * C->ny, NULL,
+                             CP_KARGS(C->x[0], C->b, x, L->mask, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ],
+                                      C->a[PN_E], C->a[PN_AX], C->a[PN_AY], C->a[PN_AZ],
+                                      CP_EITHER(pl->lev_prec == CLPHYS_FP64, om, omf), dims[0], dims[1], dims[2],
+                                      dims[3], dims[4], dims[5]));
     }
     /* a rank's block (CSHIFT: coarse column (i + 1) >> 1) restricts with
      * the column kernel; its smoothing steps may still be column-vec */
     if (L->vec && !pl->dist_levels) {
         cl_kernel k = (l == 0 ? pl->v_fine : pl->v_coarse)[PN_RESTRICT];
-        const cl_mem args[8] = {C->b, x, L->mask, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ]};
-        for (cl_uint i = 0; i < 8; i++) CP_TRY(CP_ARG(pl->ctx, k, i, args[i]));
         const int dims[5] = {L->nx, L->ny, C->nx, C->ny, C->sy};
-        for (cl_uint i = 0; i < 5; i++) CP_TRY(CP_ARG(pl->ctx, k, 8 + i, dims[i]));
-        return launch_cols(pl, k, L->nx / pl->vw, C->ny, NULL);
+        return launch_cols(pl, k, L->nx / pl->vw, C->ny, NULL,
+                           CP_KARGS(C->b, x, L->mask, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ], dims[0],
+                                    dims[1], dims[2], dims[3], dims[4]));
     }
     cl_kernel k = (l == 0 ? pl->k_fine : pl->k_coarse)[PN_RESTRICT];
-    const cl_mem args[8] = {C->b, x, L->mask, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ]};
-    for (cl_uint i = 0; i < 8; i++) CP_TRY(CP_ARG(pl->ctx, k, i, args[i]));
     const int dims[6] = {L->nx, L->ny, C->nx, C->ny, C->sx, C->sy};
-    for (cl_uint i = 0; i < 6; i++) CP_TRY(CP_ARG(pl->ctx, k, 8 + i, dims[i]));
-    return launch_cols(pl, k, C->nx, C->ny, NULL);
+    return launch_cols(pl, k, C->nx, C->ny, NULL,
+                       CP_KARGS(C->b, x, L->mask, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ], dims[0],
+                                dims[1], dims[2], dims[3], dims[4], dims[5]));
 }
 
 /* The V-cycle from level l with right-hand side b; the result is *out (on
