@@ -1,6 +1,6 @@
 /*
  * clphys_gravity.h — direct-sum (O(N^2)) gravity and the N-body driver.
- * Part of the public API; include clphys.h, not this file.
+ * Part of the public API, included by clphys.h; it also compiles alone.
  *
  * Physics (Miki, Takahashi & Mori, Procedia Comput. Sci. 9, 96 (2012), eq. 1;
  * Nyland, Harris & Prins, GPU Gems 3, ch. 31 (2007)):
@@ -17,6 +17,8 @@
  */
 #ifndef CLPHYS_GRAVITY_H
 #define CLPHYS_GRAVITY_H
+
+#include "clphys_core.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /*
  * clphys_lqcd.h — lattice QCD: SU(3) gauge fields, the Wilson-Dirac operator
  * (full lattice and even-odd), Krylov solvers, gauge files (NERSC, ILDG, MILC).
- * Part of the public API; include clphys.h, not this file.
+ * Part of the public API, included by clphys.h; it also compiles alone.
  *
  * Conventions (H. Matsufuru's KEK 2008 seed; Chroma/QDP++ for the basis):
  *  - Lattice Lx x Ly x Lz x Lt, every extent even and >= 2.  Host site index
@@ -50,6 +50,8 @@
  */
 #ifndef CLPHYS_LQCD_H
 #define CLPHYS_LQCD_H
+
+#include "clphys_core.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -16,6 +16,8 @@
 #ifndef CLPHYS_MD_H
 #define CLPHYS_MD_H
 
+#include "clphys_core.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus

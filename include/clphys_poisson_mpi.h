@@ -51,6 +51,7 @@
 #ifndef CLPHYS_POISSON_MPI_H
 #define CLPHYS_POISSON_MPI_H
 
+#include "clphys_poisson.h"
 #include "clphys_mpi.h"
 
 #ifdef __cplusplus

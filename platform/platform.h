@@ -15,7 +15,7 @@
 #ifndef CLPHYS_PLATFORM_H
 #define CLPHYS_PLATFORM_H
 
-#include "clphys.h"
+#include "clphys_core.h"
 #include <stdarg.h>
 
 #define CP_ERR_LEN 16384

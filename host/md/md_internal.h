@@ -3,6 +3,7 @@
 #ifndef CLPHYS_MD_INTERNAL_H
 #define CLPHYS_MD_INTERNAL_H
 
+#include "clphys_md.h"
 #include "platform/platform.h"
 
 struct clphys_neighbor_plan {

@@ -5,6 +5,7 @@
 #ifndef CLPHYS_POISSON_INTERNAL_H
 #define CLPHYS_POISSON_INTERNAL_H
 
+#include "clphys_poisson.h"
 #include "platform/platform.h"
 #include "host/linalg/linalg.h"
 
