@@ -297,7 +297,7 @@ int bench_poisson_mpi(bench_run *run)
     /* the ranks, once per gather threshold */
     const clphys_poisson_params prm = {.precision = CLPHYS_POISSON_MIXED, .tol = TOL};
     for (int gi = 0; gi < ngather; gi++) {
-        const clphys_poisson_mpi_params mp = {{dims[0], dims[1]}, gather[gi]};
+        const clphys_poisson_mpi_params mp = {0, {dims[0], dims[1]}, gather[gi]};
         clphys_poisson_mpi_plan *d = NULL;
         const double tp = bench_now();
         clphys_status st = clphys_poisson_mpi_plan_create(run->ctx, comm, &whole.g, &prm, &mp, &d);

@@ -26,8 +26,11 @@
  *  - Sizes and counts of elements (particles, sites, cells, list entries)
  *    are size_t on every path; int is kept for small things (dimensions of a
  *    lattice or grid, iteration and step counts, indices of devices).
- *  - Parameter structs: a zeroed struct asks for the defaults; in particular
- *    every variant enum has its *_AUTO as the zero value.
+ *  - Parameter structs (clphys_*_params): a zeroed struct asks for the
+ *    defaults; in particular every variant enum has its *_AUTO as the zero
+ *    value.  Each begins with size_t struct_size, so that it can gain fields
+ *    without breaking a compiled application: see CLPHYS_PARAMS_INIT in
+ *    clphys_core.h.
  *  - Whatever a call allocates is released by the matching *_destroy call,
  *    which accepts NULL.
  *  - Every public function documents the errors it returns; besides those

@@ -40,6 +40,21 @@ typedef enum {
 
 typedef enum { CLPHYS_FP32 = 0, CLPHYS_FP64 = 1 } clphys_precision;
 
+/* Parameter structs that grow.  Every clphys_*_params struct begins with
+ * size_t struct_size, the size of the struct as the application was
+ * compiled: set it with
+ *     clphys_poisson_params p = CLPHYS_PARAMS_INIT(clphys_poisson_params);
+ * (the other fields zero: the defaults), or leave it 0, which means the
+ * struct's layout of soname 1.  A later release appends fields only (a
+ * field's zero is its default); the library reads the fields that lie
+ * within struct_size and gives the others their defaults, so an application
+ * compiled against an older header keeps working, and one that sets a field
+ * added after soname 1 must set struct_size.  A struct_size below
+ * sizeof(size_t) or above 4096, or a newer application's struct with a
+ * field set that this library does not know, is CLPHYS_ERR_INVALID_ARGUMENT
+ * from the call that takes it. */
+#define CLPHYS_PARAMS_INIT(type) { .struct_size = sizeof(type) }
+
 /* Opaque: one device, its OpenCL context and an in-order command queue. */
 typedef struct clphys_context clphys_context;
 

@@ -35,6 +35,7 @@ typedef enum {
 } clphys_gravity_variant;
 
 typedef struct {
+    size_t struct_size; /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0          */
     clphys_precision precision;
     clphys_gravity_variant variant;
     double G;          /* gravitational constant; 0 = 1 (N-body units)            */

@@ -164,6 +164,7 @@ typedef enum {
 
 /* A zeroed struct: format detected, an unverifiable file refused. */
 typedef struct {
+    size_t struct_size;          /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
     clphys_gauge_file_format format;
     int allow_unverified;        /* 1: read a file that carries no checksum,
                                     and skip (and name) the header's claims
@@ -238,6 +239,7 @@ typedef enum {
 /* A zeroed struct with kappa set is a valid plan: fp32, reconstruct-12,
  * the device's layout, boundary p,p,p,a, the tuned work-group size. */
 typedef struct {
+    size_t struct_size;     /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
     clphys_precision precision;
     int reconstruct;        /* 12 or 18; 0 = 12 (the least memory traffic;
                                faster on the H100 at both sizes and precisions
@@ -452,6 +454,7 @@ typedef enum {
 
 /* A zeroed struct asks for CGNR to 1e-10 with fused level-1 kernels in fp64. */
 typedef struct {
+    size_t struct_size;     /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0          */
     clphys_solver_kind kind;
     double tol;             /* target |b - D x| / |b| (true fp64 residual); 0 = 1e-10 */
     int max_iter;           /* cap on inner Krylov iterations in all; 0 = 10000 */

@@ -186,6 +186,7 @@ typedef enum {
 
 /* A zeroed struct asks for the defaults. */
 typedef struct {
+    size_t struct_size;    /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0   */
     clphys_poisson_precision precision;
     clphys_poisson_stencil variant;
     clphys_poisson_line line;

@@ -73,7 +73,8 @@ static clphys_status check_params(clphys_context *ctx, const clphys_poisson_para
 clphys_status pn_plan_new(clphys_context *ctx, const clphys_poisson_params *params, int nx, int ny, int nz,
                           clphys_poisson_plan **out)
 {
-    clphys_poisson_params p = params ? *params : (clphys_poisson_params){0};
+    clphys_poisson_params p;
+    CP_TRY(CP_PARAMS_IN(ctx, clphys_poisson_params, params, user, &p));
     CP_TRY(check_params(ctx, &p));
     if (!(p.tol > 0)) p.tol = 1e-8;
     if (!p.max_iter) p.max_iter = 1000;
