@@ -160,7 +160,7 @@ static void one_size(bench_run *run, long long n, int fp64)
         return;
     }
     if (run->verify) gravity_ref(nv, x, (int)n, x, 1.0, EPS, ref, NULL);
-    clphys_gravity_params prm = {fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_VECTOR, 1.0, EPS, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    clphys_gravity_params prm = {0, fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_VECTOR, 1.0, EPS, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     prm.n_hint = (size_t)n;
     if (dev->is_cpu) {
         /* auto (the vector kernel, or the tuned shape), then the other kernel */

@@ -55,7 +55,7 @@ static double median_of(double *v, int n) { return ref_median(v, n); }
 /* t_calc(n) and the two-queue concurrency on this rank's device alone. */
 static clphys_status single_device(bench_run *run, long long n, const double *x, int fp64, double *t_calc, double *conc)
 {
-    clphys_gravity_params prm = {fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
+    clphys_gravity_params prm = {0, fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
                                  0, 0, 0, 0, 0, 0, 0, 0, 0};
     double *acc = malloc(3 * (size_t)n * sizeof *acc), *t = malloc(run->repeat * sizeof *t);
     clphys_status st = acc && t ? CLPHYS_SUCCESS : CLPHYS_ERR_OUT_OF_MEMORY; /* (message: none; rare) */
@@ -82,7 +82,7 @@ static clphys_status single_device(bench_run *run, long long n, const double *x,
  * against all nj (one call's wall time, median). */
 static clphys_status weak_baseline(bench_run *run, long long ni, const double *x, long long nj, int fp64, double *t_s)
 {
-    clphys_gravity_params prm = {fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
+    clphys_gravity_params prm = {0, fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
                                  0, 0, 0, 0, 0, 0, 0, 0, 0};
     double *acc = malloc(3 * (size_t)ni * sizeof *acc), *t = malloc(run->repeat * sizeof *t);
     clphys_status st = acc && t ? CLPHYS_SUCCESS : CLPHYS_ERR_OUT_OF_MEMORY;
@@ -140,7 +140,7 @@ static void one_size(bench_run *run, mpi_env *e, long long n, int fp64)
     if (!st && e->rank == 0) {
         st = single_device(run, n, x, fp64, &in[0], &in[1]);
         if (!st) st = weak_baseline(run, e->k * n, x, N, fp64, &in[3]);
-        clphys_gravity_params prm = {fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
+        clphys_gravity_params prm = {0, fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
                                      0, 0, 0, 0, 0, 0, 0, 0, 0};
         clphys_gravity_mpi *g1 = NULL;
         double med[6] = {0};
@@ -166,7 +166,7 @@ static void one_size(bench_run *run, mpi_env *e, long long n, int fp64)
     const int groups[] = {0, 0, 0, 0, 2};
     const int nex = e->P >= 4 && e->P % 2 == 0 ? 5 : 4;
     for (int k = 0; k < nex; k++) {
-        clphys_gravity_params prm = {fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
+        clphys_gravity_params prm = {0, fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
                                      0, 0, 0, 0, 0, 0, 0, 0, 0};
         clphys_gravity_mpi *g = NULL;
         double med[6] = {0};

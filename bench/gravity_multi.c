@@ -61,7 +61,7 @@ static void one_case(bench_run *run, long long n, const double *x, const double 
                      int j_split, double span_q1, double *span)
 {
     *span = 0;
-    clphys_gravity_params prm = {fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
+    clphys_gravity_params prm = {0, fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
                                  0, 0, 0, 0, 0, 0, 0, j_split, 0};
     clphys_gravity_multi *m = NULL;
     char what[64];
@@ -126,7 +126,7 @@ static void devices_case(bench_run *run, int weak, long long n, int fp64)
     char what[64];
     snprintf(what, sizeof what, "%s %s N=%lld over %d devices", fp64 ? "fp64" : "fp32", weak ? "weak" : "strong", N,
              nd);
-    clphys_gravity_params prm = {fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
+    clphys_gravity_params prm = {0, fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
                                  0, 0, 0, 0, 0, 0, 0, 0, 0};
     double *x = bench_gravity_particles(N), *acc = malloc(3 * (size_t)N * sizeof *acc);
     const int nv = N < NVER ? (int)N : NVER, rep = run->repeat < 5 ? run->repeat : 5;

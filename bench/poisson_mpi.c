@@ -391,7 +391,7 @@ int bench_poisson_mpi(bench_run *run)
     const char *pname;
     const clphys_poisson_params prm = {.precision = bench_precision(&pname), .tol = TOL};
     for (int gi = 0; gi < ngather; gi++) {
-        const clphys_poisson_mpi_params mp = {{dims[0], dims[1]}, gather[gi]};
+        const clphys_poisson_mpi_params mp = {0, {dims[0], dims[1]}, gather[gi]};
         clphys_poisson_mpi_plan *d = NULL;
         const double tp = bench_now();
         clphys_status st = clphys_poisson_mpi_plan_create(run->ctx, comm, &whole.g, &prm, &mp, &d);

@@ -285,7 +285,7 @@ int cmd_nbody(int argc, char **argv)
                                                  CLPHYS_EXCHANGE_DOUBLING, CLPHYS_EXCHANGE_HYBRID,
                                                  CLPHYS_EXCHANGE_ALLGATHER};
     const clphys_gravity_variant variants[] = {CLPHYS_GRAVITY_AUTO, CLPHYS_GRAVITY_TILED, CLPHYS_GRAVITY_VECTOR};
-    clphys_gravity_params prm = {o.prec ? CLPHYS_FP64 : CLPHYS_FP32, variants[o.variant], o.G, o.eps, 1, (int)o.wg,
+    clphys_gravity_params prm = {0, o.prec ? CLPHYS_FP64 : CLPHYS_FP32, variants[o.variant], o.G, o.eps, 1, (int)o.wg,
                                  (int)o.ipw, 0, 0, o.nr, 0, 0, 0};
 
     engine e;

@@ -482,7 +482,7 @@ static int run_mpi(const options *o, MPI_Comm comm)
     const clphys_poisson_params prm = {.precision = precs[o->prec], .tol = o->tol,
                                        .progress = o->monitor && rank == 0 ? monitor : NULL,
                                        .line = (clphys_poisson_line)o->line};
-    const clphys_poisson_mpi_params mp = {{o->g_grid ? o->grid[0] : 0, o->g_grid ? o->grid[1] : 0},
+    const clphys_poisson_mpi_params mp = {0, {o->g_grid ? o->grid[0] : 0, o->g_grid ? o->grid[1] : 0},
                                           clphys_poisson_mpi_default_gather(ctx)};
     if ((st = clphys_poisson_mpi_plan_create(ctx, comm, rank == 0 ? &pb.g : NULL, &prm, &mp, &d))) {
         rc = cli_fail(CMD, st, ctx);

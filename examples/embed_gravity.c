@@ -14,7 +14,9 @@ int main(int argc, char **argv)
         return 1;
     }
     clphys_nbody_system s = {0};
-    clphys_gravity_params p = {.precision = CLPHYS_FP32, .G = 1.0, .eps = 1e-3, .potential = 1};
+    /* struct_size: the size this program was compiled with, so that a later
+     * library whose struct has more fields reads only these (clphys_core.h) */
+    clphys_gravity_params p = {.struct_size = sizeof(clphys_gravity_params), .precision = CLPHYS_FP32, .G = 1.0, .eps = 1e-3, .potential = 1};
     clphys_gravity_plan *plan = NULL;
     double *acc = NULL, *pot = NULL;
     clphys_nbody_energy e;

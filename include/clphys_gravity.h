@@ -1,6 +1,6 @@
 /*
  * clphys_gravity.h — direct-sum (O(N^2)) gravity and the N-body driver.
- * Part of the public API; include clphys.h, not this file.
+ * Part of the public API, included by clphys.h; it also compiles alone.
  *
  * Physics (Miki, Takahashi & Mori, Procedia Comput. Sci. 9, 96 (2012), eq. 1;
  * Nyland, Harris & Prins, GPU Gems 3, ch. 31 (2007)):
@@ -18,6 +18,8 @@
 #ifndef CLPHYS_GRAVITY_H
 #define CLPHYS_GRAVITY_H
 
+#include "clphys_core.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +35,7 @@ typedef enum {
 } clphys_gravity_variant;
 
 typedef struct {
+    size_t struct_size; /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0          */
     clphys_precision precision;
     clphys_gravity_variant variant;
     double G;          /* gravitational constant; 0 = 1 (N-body units)            */

@@ -20,6 +20,7 @@
 #ifndef CLPHYS_GRAVITY_MPI_H
 #define CLPHYS_GRAVITY_MPI_H
 
+#include "clphys_gravity.h"
 #include "clphys_mpi.h"
 
 #ifdef __cplusplus

@@ -1,7 +1,7 @@
 /*
  * clphys_lqcd.h — lattice QCD: SU(3) gauge fields, the Wilson-Dirac operator
  * (full lattice and even-odd), Krylov solvers, gauge files (NERSC, ILDG, MILC).
- * Part of the public API; include clphys.h, not this file.
+ * Part of the public API, included by clphys.h; it also compiles alone.
  *
  * Conventions (H. Matsufuru's KEK 2008 seed; Chroma/QDP++ for the basis):
  *  - Lattice Lx x Ly x Lz x Lt, every extent even and >= 2.  Host site index
@@ -50,6 +50,8 @@
  */
 #ifndef CLPHYS_LQCD_H
 #define CLPHYS_LQCD_H
+
+#include "clphys_core.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -162,6 +164,7 @@ typedef enum {
 
 /* A zeroed struct: format detected, an unverifiable file refused. */
 typedef struct {
+    size_t struct_size;          /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
     clphys_gauge_file_format format;
     int allow_unverified;        /* 1: read a file that carries no checksum,
                                     and skip (and name) the header's claims
@@ -236,6 +239,7 @@ typedef enum {
 /* A zeroed struct with kappa set is a valid plan: fp32, reconstruct-12,
  * the device's layout, boundary p,p,p,a, the tuned work-group size. */
 typedef struct {
+    size_t struct_size;     /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
     clphys_precision precision;
     int reconstruct;        /* 12 or 18; 0 = 12 (the least memory traffic;
                                faster on the H100 at both sizes and precisions
@@ -454,6 +458,7 @@ typedef enum {
 
 /* A zeroed struct asks for CGNR to 1e-10 with fused level-1 kernels in fp64. */
 typedef struct {
+    size_t struct_size;     /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0          */
     clphys_solver_kind kind;
     double tol;             /* target |b - D x| / |b| (true fp64 residual); 0 = 1e-10 */
     int max_iter;           /* cap on inner Krylov iterations in all; 0 = 10000 */

@@ -40,6 +40,7 @@
 #ifndef CLPHYS_LQCD_MPI_H
 #define CLPHYS_LQCD_MPI_H
 
+#include "clphys_lqcd.h"
 #include "clphys_mpi.h"
 
 #ifdef __cplusplus

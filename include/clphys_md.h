@@ -16,6 +16,8 @@
 #ifndef CLPHYS_MD_H
 #define CLPHYS_MD_H
 
+#include "clphys_core.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -53,6 +55,7 @@ typedef enum {
 } clphys_neighbor_build_kernel;
 
 typedef struct {
+    size_t struct_size;            /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
     size_t n;                      /* particles, 1 .. 2^31 - 1                   */
     double box[3];                 /* Lx Ly Lz, each >= 2 r_search               */
     double r_search;               /* r_cut + skin (length units)                */
@@ -169,6 +172,7 @@ typedef enum {
 } clphys_lj_slot_order;
 
 typedef struct {
+    size_t struct_size;          /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
     size_t n;                    /* particles, >= 1                               */
     double box[3];               /* Lx Ly Lz (length units)                       */
     double epsilon, sigma;       /* LJ units; 0 means 1                           */
@@ -318,7 +322,12 @@ clphys_status clphys_md_write_lammps_data(const char *file, const clphys_md_syst
 clphys_status clphys_md_fcc(double rho, int cells, double temp, uint64_t seed, clphys_md_system *sys);
 
 typedef struct {
-    clphys_lj_params lj;         /* n and box are taken from the system           */
+    size_t struct_size;          /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
+    clphys_lj_params lj;         /* n and box are taken from the system; its own
+                                    struct_size counts (0: soname 1's layout).
+                                    Embedded by value: clphys_lj_params gains a
+                                    field only with a soname bump (it would move
+                                    the fields below)                            */
     double dt;                   /* time step (tau)                               */
     int neigh_every;             /* consider a rebuild every E steps (>= 1)       */
     int neigh_check;             /* 1: rebuild only when some atom moved > skin/2

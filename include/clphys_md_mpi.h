@@ -49,6 +49,7 @@
 #ifndef CLPHYS_MD_MPI_H
 #define CLPHYS_MD_MPI_H
 
+#include "clphys_md.h"
 #include "clphys_mpi.h"
 
 #ifdef __cplusplus

@@ -19,7 +19,7 @@
 
 #include <mpi.h>
 
-#include "clphys.h"
+#include "clphys_core.h"
 
 #ifdef __cplusplus
 extern "C" {

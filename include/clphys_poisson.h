@@ -2,7 +2,7 @@
  * clphys_poisson.h — the 7-point Poisson/Helmholtz solver of an ocean model:
  * conjugate gradients preconditioned by a multigrid V-cycle with vertical
  * line relaxation, geometry assembly from a bathymetry, NetCDF files.
- * Part of the public API; include clphys.h, not this file.
+ * Part of the public API, included by clphys.h; it also compiles alone.
  *
  * Sources: the non-hydrostatic ocean model kinaco (Matsumura & Hasumi, Ocean
  * Modelling 20, 2008, "A non-hydrostatic ocean model with a scalable
@@ -84,6 +84,8 @@
  */
 #ifndef CLPHYS_POISSON_H
 #define CLPHYS_POISSON_H
+
+#include "clphys_core.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -184,6 +186,7 @@ typedef enum {
 
 /* A zeroed struct asks for the defaults. */
 typedef struct {
+    size_t struct_size;    /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0   */
     clphys_poisson_precision precision;
     clphys_poisson_stencil variant;
     clphys_poisson_line line;

@@ -54,6 +54,7 @@
 #ifndef CLPHYS_POISSON_MPI_H
 #define CLPHYS_POISSON_MPI_H
 
+#include "clphys_poisson.h"
 #include "clphys_mpi.h"
 
 #ifdef __cplusplus
@@ -62,6 +63,7 @@ extern "C" {
 
 /* A zeroed struct asks for the defaults; the same on every rank. */
 typedef struct {
+    size_t struct_size;  /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0           */
     int grid[2];         /* px, py with px py = ranks; 0, 0: MPI_Dims_create's      */
     int gather_columns;  /* coarse levels stay distributed while each rank keeps at
                             least this many columns in x and y (>= 2); 0 = 64

@@ -15,7 +15,7 @@
 #ifndef CLPHYS_PLATFORM_H
 #define CLPHYS_PLATFORM_H
 
-#include "clphys.h"
+#include "clphys_core.h"
 #include "cl_embedded.h" /* generated: cp_kernel_file and a clsrc_* symbol per kernel file */
 #include <stdarg.h>
 
@@ -341,6 +341,25 @@ double cp_event_seconds(cl_event ev); /* profiled END - START, seconds; < 0 on f
 /* Profiled START and END of ev in seconds of the device's clock (comparable
  * between the queues of one device); 0, or -1 when they cannot be read. */
 int cp_event_times(cl_event ev, double *start, double *end);
+
+/* ---- parameter structs (platform/params.c) ---------------------------------
+ * Every public parameter struct begins with size_t struct_size: the
+ * application's sizeof of it (CLPHYS_PARAMS_INIT), or 0 for the layout of
+ * soname 1, which ends with the field `last` named to CP_PARAMS_IN.  A field
+ * is only ever appended (at an offset at or beyond every earlier layout's
+ * sizeof), and its zero is its default, so a struct of an older layout
+ * reads as ours with the new fields zeroed.  cp_params_in copies src (NULL:
+ * all defaults) into dst (lib_size bytes: the library's layout) that way,
+ * with dst's struct_size set to lib_size; CLPHYS_ERR_INVALID_ARGUMENT for a
+ * struct_size below sizeof(size_t) or above CP_PARAMS_MAX, or a newer
+ * application's struct with a field set beyond our layout (the bytes past
+ * lib_size up to its struct_size not all zero).  `type` names the struct in
+ * the message. */
+#define CP_PARAMS_MAX 4096
+clphys_status cp_params_in(clphys_context *ctx, const char *type, const void *src, size_t size_1, size_t lib_size,
+                           void *dst);
+#define CP_PARAMS_IN(ctx, T, src, last, dst)                                                            \
+    cp_params_in((ctx), #T, (src), offsetof(T, last) + sizeof(((const T *)0)->last), sizeof(T), (dst))
 
 /* SplitMix64: the next 64 random bits of *state (platform/rng.c). */
 uint64_t cp_splitmix64(uint64_t *state);

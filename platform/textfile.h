@@ -8,7 +8,7 @@
 #ifndef CLPHYS_TEXTFILE_H
 #define CLPHYS_TEXTFILE_H
 
-#include "clphys.h"
+#include "clphys_core.h"
 
 #include <stddef.h>
 

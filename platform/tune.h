@@ -74,7 +74,7 @@
 #ifndef CLPHYS_PLATFORM_TUNE_H
 #define CLPHYS_PLATFORM_TUNE_H
 
-#include "clphys.h"
+#include "clphys_core.h"
 
 typedef struct {
     const char *path;      /* "dslash", "lj", "poisson" ...                      */

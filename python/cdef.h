@@ -63,6 +63,7 @@ const char *clphys_context_notes(const clphys_context *ctx);
 /* ---- clphys_gravity.h ---- */
 typedef enum { CLPHYS_GRAVITY_AUTO, CLPHYS_GRAVITY_TILED, CLPHYS_GRAVITY_VECTOR, ... } clphys_gravity_variant;
 typedef struct {
+    size_t struct_size;
     clphys_precision precision;
     clphys_gravity_variant variant;
     double G, eps;
@@ -93,6 +94,7 @@ clphys_status clphys_nbody_energy_of(clphys_context *ctx, const clphys_nbody_sys
 typedef enum { CLPHYS_NEIGHBOR_FULL, CLPHYS_NEIGHBOR_HALF, ... } clphys_neighbor_kind;
 typedef enum { CLPHYS_NEIGHBOR_CSR, CLPHYS_NEIGHBOR_TRANSPOSED, CLPHYS_NEIGHBOR_STAGED, ... } clphys_neighbor_layout;
 typedef struct {
+    size_t struct_size;
     size_t n; double box[3]; double r_search;
     clphys_neighbor_kind kind; clphys_neighbor_layout layout; clphys_precision precision;
     ...;
@@ -108,6 +110,7 @@ clphys_status clphys_neighbor_get(clphys_neighbor_plan *plan, size_t *offsets, i
 
 typedef enum { CLPHYS_LJ_AUTO, ... } clphys_lj_variant;
 typedef struct {
+    size_t struct_size;
     size_t n; double box[3]; double epsilon, sigma; double r_cut, skin; int shifted;
     clphys_precision precision; clphys_lj_variant variant;
     ...;
@@ -130,6 +133,7 @@ void clphys_md_system_destroy(clphys_md_system *sys);
 clphys_status clphys_md_read_lammps_data(const char *file, clphys_md_system *sys);
 clphys_status clphys_md_fcc(double rho, int cells, double temp, uint64_t seed, clphys_md_system *sys);
 typedef struct {
+    size_t struct_size;
     clphys_lj_params lj; double dt; int neigh_every; int neigh_check; int neigh_delay;
     ...;
 } clphys_md_params;
@@ -157,7 +161,7 @@ double clphys_gauge_link_trace(const clphys_gauge_field *g);
 double clphys_gauge_unitarity_violation(const clphys_gauge_field *g);
 typedef enum { CLPHYS_GAUGE_FILE_AUTO, CLPHYS_GAUGE_FILE_NERSC, CLPHYS_GAUGE_FILE_ILDG, CLPHYS_GAUGE_FILE_MILC,
                ... } clphys_gauge_file_format;
-typedef struct { clphys_gauge_file_format format; int allow_unverified; ...; } clphys_gauge_read_params;
+typedef struct { size_t struct_size; clphys_gauge_file_format format; int allow_unverified; ...; } clphys_gauge_read_params;
 typedef struct {
     clphys_gauge_file_format format; clphys_precision precision; int rows;
     int checksum_verified, plaquette_verified, link_trace_verified;
@@ -172,6 +176,7 @@ const char *clphys_gauge_file_format_name(clphys_gauge_file_format format);
 
 typedef enum { CLPHYS_BC_AUTO, CLPHYS_BC_PERIODIC, CLPHYS_BC_ANTIPERIODIC, CLPHYS_BC_PHASE, ... } clphys_bc;
 typedef struct {
+    size_t struct_size;
     clphys_precision precision; int reconstruct; double kappa; clphys_bc bc[4]; double bc_phase_by_pi[4];
     int no_tune;
     ...;
@@ -185,6 +190,7 @@ clphys_status clphys_dslash_apply_host(clphys_dslash_plan *plan, clphys_dslash_o
                                        const double *in);
 typedef enum { CLPHYS_SOLVER_AUTO, CLPHYS_SOLVER_CGNR, CLPHYS_SOLVER_BICGSTAB, ... } clphys_solver_kind;
 typedef struct {
+    size_t struct_size;
     clphys_solver_kind kind; double tol; int max_iter; int mixed; double inner_tol;
     ...;
 } clphys_solver_params;
@@ -207,6 +213,7 @@ typedef struct {
 typedef struct { int nx, ny, nz; const double *a; cl_mem a_mem; ...; } clphys_poisson_operator;
 typedef enum { CLPHYS_POISSON_MIXED, CLPHYS_POISSON_FP64, CLPHYS_POISSON_FP32, ... } clphys_poisson_precision;
 typedef struct {
+    size_t struct_size;
     clphys_poisson_precision precision; double tol; int max_iter; int smooth; double omega; int no_time_split;
     ...;
 } clphys_poisson_params;

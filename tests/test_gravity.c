@@ -31,7 +31,7 @@ static int jsplit; /* j_split of the plans made next */
 
 static clphys_gravity_plan *make_plan(clphys_precision p, clphys_gravity_variant v, double eps, int wg, int ipw)
 {
-    clphys_gravity_params prm = {p, v, 1.0, eps, 1, wg, ipw, 0, 0, nr64, 0, jsplit, 0};
+    clphys_gravity_params prm = {0, p, v, 1.0, eps, 1, wg, ipw, 0, 0, nr64, 0, jsplit, 0};
     clphys_gravity_plan *pl = NULL;
     clphys_status st = clphys_gravity_plan_create(ctx, &prm, &pl);
     if (st) fail_msg("plan: %s: %s", clphys_status_string(st), clphys_last_error(ctx));
@@ -203,7 +203,7 @@ static void bad_input(void **st)
     double xi[4] = {1, 1, 1, 1}; /* an i-particle on j-particle 1 */
     assert_int_equal(clphys_gravity_compute(pl, 1, xi, 2, x, acc, NULL, 0, 1, NULL), CLPHYS_ERR_INPUT);
     assert_non_null(strstr(clphys_last_error(ctx), "i-particle 0 is at the same point as j-particle 1"));
-    clphys_gravity_params bad = {CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    clphys_gravity_params bad = {0, CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     clphys_gravity_plan *p2 = NULL;
     assert_int_equal(clphys_gravity_plan_create(ctx, &bad, &p2), CLPHYS_ERR_INVALID_ARGUMENT);
     bad.eps = 0, bad.i_per_item = 3;

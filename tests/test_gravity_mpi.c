@@ -64,7 +64,7 @@ static void counts(int N, int layout, int *n, int *off)
 
 static clphys_gravity_params params(clphys_precision p, double eps)
 {
-    clphys_gravity_params prm = {p, CLPHYS_GRAVITY_AUTO, 1.0, eps, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+    clphys_gravity_params prm = {0, p, CLPHYS_GRAVITY_AUTO, 1.0, eps, 1, 0, 0, 0, 0, 0, 0, 0, 0};
     return prm;
 }
 

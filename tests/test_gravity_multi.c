@@ -244,7 +244,7 @@ static clphys_gravity_params params(clphys_precision p, double eps)
 {
     /* j_split 1: each i sums its j in order whatever the number of i per
      * device, so that any split gives the one-device result bit for bit */
-    clphys_gravity_params prm = {p, CLPHYS_GRAVITY_AUTO, 1.0, eps, 1, 0, 0, 0, 0, 0, 0, 1, 0};
+    clphys_gravity_params prm = {0, p, CLPHYS_GRAVITY_AUTO, 1.0, eps, 1, 0, 0, 0, 0, 0, 0, 1, 0};
     return prm;
 }
 

@@ -31,7 +31,7 @@ static void data_path(char *buf, size_t n, const char *name)
 
 static void energies_of(const clphys_nbody_system *s, clphys_precision p, double eps, clphys_nbody_energy *e)
 {
-    clphys_gravity_params prm = {p, CLPHYS_GRAVITY_AUTO, 1.0, eps, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+    clphys_gravity_params prm = {0, p, CLPHYS_GRAVITY_AUTO, 1.0, eps, 1, 0, 0, 0, 0, 0, 0, 0, 0};
     clphys_gravity_plan *pl = NULL;
     clphys_status st = clphys_gravity_plan_create(ctx, &prm, &pl);
     if (st) fail_msg("plan: %s", clphys_last_error(ctx));
@@ -101,7 +101,7 @@ static void bad_input(void **st)
     assert_int_equal(clphys_nbody_read(NULL, "/nonexistent/x", &s), CLPHYS_ERR_IO);
     assert_non_null(strstr(clphys_last_error(NULL), "/nonexistent/x"));
     /* eps = 0 and two particles at one point: the gravity call refuses */
-    clphys_gravity_params prm = {CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, 0.0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+    clphys_gravity_params prm = {0, CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, 0.0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
     clphys_gravity_plan *pl = NULL;
     assert_int_equal(clphys_gravity_plan_create(ctx, &prm, &pl), CLPHYS_SUCCESS);
     double x[12] = {0, 0, 0, 1, 1, 2, 3, 1, 0, 0, 0, 1}, acc[9], pot[3];
@@ -180,7 +180,7 @@ static void leapfrog_energy(void **st)
     const int n = 256;
     const double dt = 1e-3;
     assert_int_equal(clphys_nbody_plummer(NULL, n, tu_seed(), &s), CLPHYS_SUCCESS);
-    clphys_gravity_params prm = {CLPHYS_FP64, CLPHYS_GRAVITY_AUTO, 1.0, 0.05, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+    clphys_gravity_params prm = {0, CLPHYS_FP64, CLPHYS_GRAVITY_AUTO, 1.0, 0.05, 1, 0, 0, 0, 0, 0, 0, 0, 0};
     clphys_gravity_plan *pl = NULL;
     assert_int_equal(clphys_gravity_plan_create(ctx, &prm, &pl), CLPHYS_SUCCESS);
     double *acc = malloc(3 * n * sizeof *acc), *pot = malloc(n * sizeof *pot);

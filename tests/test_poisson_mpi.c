@@ -119,7 +119,7 @@ static void compare(const problem *pb, int solve)
     const int ng = grids(g);
     for (int gi = 0; gi < ng; gi++)
         for (int gc = 0; gc < 2; gc++) {
-            clphys_poisson_mpi_params mp = {{g[gi][0], g[gi][1]}, gc ? 1000 : 2};
+            clphys_poisson_mpi_params mp = {0, {g[gi][0], g[gi][1]}, gc ? 1000 : 2};
             clphys_poisson_mpi_plan *d = NULL;
             double *blk = NULL;
             clphys_poisson_params pd = p;
@@ -308,7 +308,7 @@ static void manufactured_order(void **state)
         double *f = malloc(n * sizeof(double)), *p = malloc(n * sizeof(double)), *x = malloc(n * sizeof(double));
         assert_int_equal(clphys_poisson_manufactured(&t.g, f, p), 0);
         const clphys_poisson_params prm = {.precision = CLPHYS_POISSON_FP64, .tol = 1e-11, .no_tune = 1};
-        const clphys_poisson_mpi_params mp = {{0, 0}, 2};
+        const clphys_poisson_mpi_params mp = {0, {0, 0}, 2};
         clphys_poisson_mpi_plan *d = NULL;
         all_ok(!clphys_poisson_mpi_plan_create(ctx, MPI_COMM_WORLD, &t.g, &prm, &mp, &d), "plan");
         clphys_poisson_mpi_info info;
@@ -337,7 +337,7 @@ static void failures(void **state)
     (void)state;
     pt_geometry t;
     pt_geometry_make(&t, 3, 3, 2, 1000, 1000, 10, 0);
-    clphys_poisson_mpi_params mp = {{size, 1}, 0};
+    clphys_poisson_mpi_params mp = {0, {size, 1}, 0};
     clphys_poisson_mpi_plan *d = NULL;
     clphys_status st = clphys_poisson_mpi_plan_create(ctx, MPI_COMM_WORLD, &t.g, NULL, &mp, &d);
     all_ok(size <= 3 ? st == CLPHYS_SUCCESS : st == CLPHYS_ERR_INVALID_ARGUMENT && !d, "grid vs extent");
@@ -365,7 +365,7 @@ static int rank_dies(void)
     pt_geometry t;
     pt_geometry_make(&t, 32, 24, 8, 1000, 1000, 10, 9);
     clphys_poisson_params p = {.precision = CLPHYS_POISSON_FP64, .tol = 1e-12, .no_tune = 1, .progress = die_in_solve};
-    const clphys_poisson_mpi_params mp = {{0, 0}, 2};
+    const clphys_poisson_mpi_params mp = {0, {0, 0}, 2};
     clphys_poisson_mpi_plan *d = NULL;
     if (clphys_poisson_mpi_plan_create(ctx, MPI_COMM_WORLD, &t.g, &p, &mp, &d)) return 1;
     clphys_poisson_mpi_info info;

@@ -70,6 +70,9 @@ clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
     if (!ctx || !g || !g->u || !p || !plan)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_dslash_plan_create: NULL argument");
     *plan = NULL;
+    clphys_dslash_params pin;
+    CP_TRY(CP_PARAMS_IN(ctx, clphys_dslash_params, p, halo_half, &pin));
+    p = &pin;
     static const int one[4] = {1, 1, 1, 1}, zero[4] = {0, 0, 0, 0};
     if (!grid) grid = one, coord = zero;
     /* the defaults of a zeroed struct: reconstruct-12 (less memory traffic;

@@ -1,5 +1,6 @@
 /* gauge.c — host SU(3) gauge fields: cold/hot starts, reunitarization,
  * plaquette and link trace (fp64).  Layout: include/clphys_lqcd.h. */
+#include "clphys_lqcd.h"
 #include "platform/platform.h"
 #include "su3.h"
 

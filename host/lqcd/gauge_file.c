@@ -276,6 +276,9 @@ clphys_status clphys_gauge_read(const char *file, const clphys_gauge_read_params
 {
     if (!file || !g) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_gauge_read: NULL argument");
     memset(g, 0, sizeof *g);
+    clphys_gauge_read_params pin;
+    CP_TRY(CP_PARAMS_IN(NULL, clphys_gauge_read_params, p, allow_unverified, &pin));
+    p = &pin;
     clphys_gauge_file_info local;
     if (!info) info = &local;
     memset(info, 0, sizeof *info);

@@ -4,6 +4,7 @@
 #ifndef CLPHYS_LQCD_GAUGE_FILE_H
 #define CLPHYS_LQCD_GAUGE_FILE_H
 
+#include "clphys_lqcd.h"
 #include "platform/platform.h"
 
 #include <stdint.h>

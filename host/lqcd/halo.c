@@ -249,6 +249,9 @@ clphys_status clphys_dslash_plan_create_mpi(MPI_Comm comm, const int grid[4], cl
         st = cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_dslash_plan_create_mpi: NULL argument");
     else if ((st = lqcd_grid_check(c, grid, local->dims, coord))) /* message in the thread's error */
         st = cp_error(ctx, st, "%s", clphys_last_error(NULL));
+    clphys_dslash_params pin;
+    if (!st) st = CP_PARAMS_IN(ctx, clphys_dslash_params, p, halo_half, &pin);
+    p = &pin;
     st = cp_mpi_agree(c, ctx, st);
     if (!st) {
         shared_params sp = {.precision = (int)p->precision, .kappa = p->kappa};

@@ -9,6 +9,7 @@
 #ifndef CLPHYS_LQCD_LIME_H
 #define CLPHYS_LQCD_LIME_H
 
+#include "clphys_lqcd.h"
 #include "platform/platform.h"
 
 #include <stdint.h>

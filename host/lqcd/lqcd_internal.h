@@ -3,6 +3,7 @@
 #ifndef CLPHYS_LQCD_INTERNAL_H
 #define CLPHYS_LQCD_INTERNAL_H
 
+#include "clphys_lqcd.h"
 #include "platform/platform.h"
 #include "host/linalg/linalg.h"
 

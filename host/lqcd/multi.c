@@ -412,6 +412,9 @@ clphys_status clphys_dslash_plan_create_multi(int n, clphys_context *const *ctxs
         if (!ctxs[k])
             return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_dslash_plan_create_multi: context %d NULL", k);
     if (!g || !g->u || !p || !grid) return both_error(ctxs[0], CLPHYS_ERR_INVALID_ARGUMENT, "NULL argument");
+    clphys_dslash_params pin;
+    CP_TRY(CP_PARAMS_IN(ctxs[0], clphys_dslash_params, p, halo_half, &pin));
+    p = &pin;
     long long size = 1;
     for (int mu = 0; mu < 4; mu++) size *= grid[mu] > 0 ? grid[mu] : 0;
     char msg[1024];

@@ -62,6 +62,9 @@ clphys_status clphys_solver_plan_create(clphys_dslash_plan *p64, clphys_dslash_p
         return cp_error(p64 ? p64->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_solver_plan_create: NULL argument");
     *out = NULL;
     clphys_context *ctx = p64->ctx;
+    clphys_solver_params pin;
+    CP_TRY(CP_PARAMS_IN(ctx, clphys_solver_params, prm, user, &pin));
+    prm = &pin;
     CP_TRY(check_params(ctx, p64, p32, prm));
     clphys_solver_plan *sp = calloc(1, sizeof *sp);
     if (!sp) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "lqcd solver plan");

@@ -200,12 +200,24 @@ static clphys_status finish_create(clphys_md_plan *pl, clphys_status st, clphys_
     return CLPHYS_SUCCESS;
 }
 
+clphys_status md_params_in(clphys_context *ctx, const clphys_md_params *p, clphys_md_params *out)
+{
+    CP_TRY(CP_PARAMS_IN(ctx, clphys_md_params, p, neigh_delay, out));
+    clphys_lj_params lj;
+    CP_TRY(CP_PARAMS_IN(ctx, clphys_lj_params, &out->lj, entries_ahead, &lj));
+    out->lj = lj;
+    return CLPHYS_SUCCESS;
+}
+
 clphys_status clphys_md_plan_create(clphys_context *ctx, const clphys_md_params *p,
                                     const clphys_md_system *sys, clphys_md_plan **plan)
 {
     if (!ctx || !p || !sys || !plan || !sys->n)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "md: NULL argument or empty system");
     *plan = NULL;
+    clphys_md_params pin;
+    CP_TRY(md_params_in(ctx, p, &pin));
+    p = &pin;
     clphys_md_plan *pl = new_plan(ctx, p);
     if (!pl) return CLPHYS_ERR_OUT_OF_MEMORY;
     clphys_status st = setup(ctx, pl, sys->n, sys->lo, sys->hi);
@@ -274,6 +286,9 @@ clphys_status clphys_md_plan_create_cl(clphys_context *ctx, const clphys_md_para
     if (!ctx || !p || !b || !plan || !b->n || !b->x || !b->v || !b->f)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "md: NULL argument, n = 0 or a NULL x, v or f buffer");
     *plan = NULL;
+    clphys_md_params pin;
+    CP_TRY(md_params_in(ctx, p, &pin));
+    p = &pin;
     size_t rs = p->lj.precision == CLPHYS_FP64 ? 8 : 4;
     cl_mem ms[] = {b->x, b->v, b->f, b->image};
     static const char *what[] = {"x", "v", "f", "image"};

@@ -205,6 +205,9 @@ clphys_status clphys_lj_plan_create(clphys_context *ctx, const clphys_lj_params 
 {
     if (!ctx || !p || !plan) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lj: NULL argument");
     *plan = NULL;
+    clphys_lj_params pin;
+    CP_TRY(CP_PARAMS_IN(ctx, clphys_lj_params, p, entries_ahead, &pin));
+    p = &pin;
     /* what the params leave to auto comes from the tuning cache when it has
      * an entry for this device, precision, size and density class; a cached
      * choice that cannot be made here (another driver's limits) falls back

@@ -3,6 +3,7 @@
 #ifndef CLPHYS_MD_INTERNAL_H
 #define CLPHYS_MD_INTERNAL_H
 
+#include "clphys_md.h"
 #include "platform/platform.h"
 
 struct clphys_neighbor_plan {
@@ -164,6 +165,9 @@ int md_lj_rows_supported(const clphys_lj_plan *pl);
 clphys_status md_lj_evaluate_rows(clphys_lj_plan *pl, size_t first, size_t count);
 /* dst = src gathered by the last rebuild's order (int4 per particle), as
  * md_neighbor_rebuild gathers the images. */
+/* The application's MD parameters in the library's layout, the embedded
+ * lj parameters too (cp_params_in; integrator.c). */
+clphys_status md_params_in(clphys_context *ctx, const clphys_md_params *p, clphys_md_params *out);
 clphys_status md_neighbor_gather_int4(clphys_neighbor_plan *pl, cl_mem src, cl_mem dst);
 
 #endif

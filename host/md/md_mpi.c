@@ -197,6 +197,9 @@ clphys_status clphys_md_mpi_create(MPI_Comm comm, clphys_context *ctx, const clp
     clphys_status st = CLPHYS_SUCCESS;
     if (!ctx || !p || !plan) st = cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "md mpi: NULL context, params or plan");
     if (plan) *plan = NULL;
+    clphys_md_params pin;
+    if (!st) st = md_params_in(ctx, p, &pin);
+    p = &pin;
     int size = 0;
     if (MPI_Comm_size(comm, &size) != MPI_SUCCESS)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "md mpi: not a communicator");

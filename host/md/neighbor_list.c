@@ -221,6 +221,9 @@ clphys_status clphys_neighbor_plan_create(clphys_context *ctx, const clphys_neig
     if (!ctx || !p || !plan)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: NULL argument");
     *plan = NULL;
+    clphys_neighbor_params pin;
+    CP_TRY(CP_PARAMS_IN(ctx, clphys_neighbor_params, p, build, &pin));
+    p = &pin;
     clphys_neighbor_plan *pl = calloc(1, sizeof *pl);
     if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "neighbor plan");
     pl->ctx = ctx;

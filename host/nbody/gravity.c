@@ -130,6 +130,9 @@ clphys_status clphys_gravity_plan_create(clphys_context *ctx, const clphys_gravi
 {
     if (!ctx || !p || !plan) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: NULL argument");
     *plan = NULL;
+    clphys_gravity_params pin;
+    CP_TRY(CP_PARAMS_IN(ctx, clphys_gravity_params, p, n_hint, &pin));
+    p = &pin;
     /* the kernel shape left to auto comes from the tuning cache when it has
      * one for this device, precision and size class; a cached shape this
      * device cannot build or run falls back to the heuristic */

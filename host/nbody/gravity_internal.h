@@ -5,6 +5,7 @@
 #ifndef CLPHYS_GRAVITY_INTERNAL_H
 #define CLPHYS_GRAVITY_INTERNAL_H
 
+#include "clphys_gravity.h"
 #include "platform/platform.h"
 
 /* clphys_gravity_compute_cl without waiting: enqueues on the plan's context's

@@ -48,6 +48,9 @@ clphys_status clphys_gravity_mpi_create(MPI_Comm comm, clphys_context *const *ct
     if (!out || !ctxs || ndev < 1 || !p)
         st = cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity mpi: NULL argument or ndev %d < 1", ndev);
     if (out) *out = NULL;
+    clphys_gravity_params pin;
+    if (!st) st = CP_PARAMS_IN(NULL, clphys_gravity_params, p, n_hint, &pin);
+    p = &pin;
     st = cp_mpi_agree(c, NULL, st);
     if (!st) {
         double a[14];

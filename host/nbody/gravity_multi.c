@@ -122,6 +122,9 @@ clphys_status clphys_gravity_multi_create(clphys_context *const *ctxs, int ndev,
                         queues, GM_LANES);
     for (int d = 0; d < ndev; d++)
         if (!ctxs[d]) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity multi: context %d is NULL", d);
+    clphys_gravity_params pin;
+    CP_TRY(CP_PARAMS_IN(ctxs[0], clphys_gravity_params, p, n_hint, &pin));
+    p = &pin;
     clphys_gravity_multi *m = calloc(1, sizeof *m);
     if (m) m->dev = calloc((size_t)ndev, sizeof *m->dev);
     if (!m || !m->dev) {

@@ -5,6 +5,7 @@
 #ifndef CLPHYS_GRAVITY_SCHEDULE_H
 #define CLPHYS_GRAVITY_SCHEDULE_H
 
+#include "clphys_gravity.h"
 #include "platform/platform.h"
 
 /* Blocks lo, lo + 1, ..., lo + cnt - 1 (mod P): the particles of those ranks. */

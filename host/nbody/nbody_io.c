@@ -1,5 +1,6 @@
 /* nbody_io.c — N-body systems: the NBabel text format (read with errors
  * naming file and line, written atomically via temp + rename) and energies. */
+#include "clphys_gravity.h"
 #include "platform/platform.h"
 #include "platform/textfile.h"
 

@@ -79,8 +79,10 @@ clphys_status clphys_poisson_mpi_block(int nx, int ny, int ranks, const clphys_p
                         "clphys_poisson_mpi_block: NULL block, rank %d of %d or grid "
                         "%dx%d",
                         rank, ranks, nx, ny);
+    clphys_poisson_mpi_params m;
+    CP_TRY(CP_PARAMS_IN(NULL, clphys_poisson_mpi_params, mp, gather_columns, &m));
     int px, py, dlev;
-    CP_TRY(decompose(nx, ny, ranks, mp, &px, &py, &dlev));
+    CP_TRY(decompose(nx, ny, ranks, &m, &px, &py, &dlev));
     split(nx, 1 << dlev, px, rank % px, &block[0], &block[2]);
     split(ny, 1 << dlev, py, rank / px, &block[1], &block[3]);
     if (levels_distributed) *levels_distributed = dlev;
@@ -440,8 +442,11 @@ static clphys_status frame(clphys_context *ctx, MPI_Comm comm, int nx, int ny, i
     CP_TRY(cp_mpi_dup(comm, ctx, &d->comm));
     MPI_Comm_rank(d->comm, &d->rank);
     MPI_Comm_size(d->comm, &d->size);
-    clphys_poisson_params p = params ? *params : (clphys_poisson_params){0};
-    clphys_poisson_mpi_params m = mp ? *mp : (clphys_poisson_mpi_params){{0, 0}, 0};
+    clphys_poisson_params p;
+    clphys_poisson_mpi_params m;
+    clphys_status pst = CP_PARAMS_IN(ctx, clphys_poisson_params, params, user, &p);
+    if (!pst) pst = CP_PARAMS_IN(ctx, clphys_poisson_mpi_params, mp, gather_columns, &m);
+    CP_TRY(cp_mpi_agree(d->comm, ctx, pst));
     p.progress = NULL, p.user = NULL; /* pointers differ between ranks */
     CP_TRY(cp_mpi_same(d->comm, ctx, &p, sizeof p, "clphys_poisson_params"));
     CP_TRY(cp_mpi_same(d->comm, ctx, &m, sizeof m, "clphys_poisson_mpi_params"));

@@ -1,10 +1,13 @@
 /* poisson_internal.h — the Poisson plan and what the files of host/poisson/
  * share.  Order of use: geometry.c or operator.c make the fine operator on
- * the host, hierarchy.c coarsens it, plan.c uploads it and builds the
- * kernels, stencil.c and vcycle.c launch them, solve.c runs CG. */
+ * the host, hierarchy.c coarsens it, plan.c makes the plan, plan_build.c
+ * uploads the operator and builds the kernels, stencil.c and vcycle.c launch
+ * them, solve.c runs CG; plan_info.c and fields.c hold the small public calls
+ * on a plan. */
 #ifndef CLPHYS_POISSON_INTERNAL_H
 #define CLPHYS_POISSON_INTERNAL_H
 
+#include "clphys_poisson.h"
 #include "platform/platform.h"
 #include "host/linalg/linalg.h"
 
@@ -140,7 +143,6 @@ struct clphys_poisson_plan {
 };
 
 /* plan.c */
-clphys_status pn_plan_finish(clphys_poisson_plan *pl); /* after fine, w, label are set */
 size_t pn_real_size(clphys_precision p);
 /* A plan with the defaults of params resolved, its fine operator and w
  * still to be set (pl->fine, pl->w: n doubles, zeroed). */
@@ -150,6 +152,11 @@ clphys_status pn_plan_new(clphys_context *ctx, const clphys_poisson_params *para
  * cells: the coarse plan of a distributed one. */
 clphys_status pn_plan_from_op(clphys_context *ctx, const clphys_poisson_params *params, pn_op *op,
                               clphys_poisson_plan **out);
+/* plan_build.c: the rest of a plan once pl->fine, w and (distributed) label
+ * are set; the fine operator of precision p and its stencil kernels, made on
+ * first use (the fp32 copy of A when first asked for). */
+clphys_status pn_plan_finish(clphys_poisson_plan *pl);
+clphys_status pn_ensure_precision(clphys_poisson_plan *pl, clphys_precision p);
 
 /* stencil.c: y = A x with the plan's variant in precision p (kernel_s as
  * cp_launch); the stencil as an operator of the linear-algebra layer. */

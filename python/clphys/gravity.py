@@ -8,7 +8,7 @@ Plummer softening eps; any consistent units (N-body units: G = M = 1).
 """
 import numpy as np
 
-from ._ffi import cstr, ffi, lib
+from ._ffi import cstr, ffi, lib, new_params
 from .arrays import as_f64, ptr
 from .context import Plan, precision_of
 from .errors import InvalidArgumentError, check
@@ -42,7 +42,7 @@ class GravityPlan(Plan):
         super().__init__(ctx)
         if variant not in _VARIANTS:
             raise InvalidArgumentError(f"variant {variant!r}: expected one of {sorted(_VARIANTS)}")
-        p = ffi.new("clphys_gravity_params *")
+        p = new_params("clphys_gravity_params")
         p.precision = precision_of(precision)
         p.variant = getattr(lib, _VARIANTS[variant])
         p.G = float(G)

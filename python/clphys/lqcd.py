@@ -13,7 +13,7 @@ Gauge files: NERSC, ILDG, MILC (read), NERSC and ILDG (written).
 """
 import numpy as np
 
-from ._ffi import cstr, ffi, lib
+from ._ffi import cstr, ffi, lib, new_params
 from .arrays import as_c128, ptr
 from .context import Plan
 from .errors import InvalidArgumentError, check
@@ -63,7 +63,7 @@ class GaugeField:
         command's --no-checksum); a checksum, plaquette or link trace that is
         present and wrong is an error either way.  Raises FileIOError,
         FormatError (naming the file and the failed check), InputError."""
-        p = ffi.new("clphys_gauge_read_params *")
+        p = new_params("clphys_gauge_read_params")
         p.format = _format(format)
         p.allow_unverified = 0 if verify else 1
         g = ffi.new("clphys_gauge_field *")
@@ -152,7 +152,7 @@ def convert_gauge(src, dst, to="nersc", precision=None, rows=3, verify=True):
 
 
 def _dslash_params(precision, kappa, bc):
-    p = ffi.new("clphys_dslash_params *")
+    p = new_params("clphys_dslash_params")
     p.precision = precision
     p.reconstruct = 18 if precision == lib.CLPHYS_FP64 else 12
     p.kappa = float(kappa)
@@ -193,7 +193,7 @@ class WilsonSolver(Plan):
                 ctx.check(lib.clphys_dslash_plan_create(ctx.ptr, gauge._g,
                                                         _dslash_params(lib.CLPHYS_FP32, kappa, bc), pp))
                 p32 = self._own(pp[0], lib.clphys_dslash_plan_destroy).ptr
-            sp = ffi.new("clphys_solver_params *")
+            sp = new_params("clphys_solver_params")
             sp.kind = kinds[solver]
             sp.tol = float(tol)
             sp.max_iter = int(max_iter)

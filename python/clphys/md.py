@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._ffi import cstr, ffi, lib
+from ._ffi import cstr, ffi, lib, new_params
 from .arrays import as_f64, ptr, vec3
 from .context import Plan, precision_of
 from .errors import InvalidArgumentError, check
@@ -34,7 +34,7 @@ class NeighborList(Plan):
 
     def __init__(self, ctx, n, box, r_search, half=False, precision="fp64"):
         super().__init__(ctx)
-        p = ffi.new("clphys_neighbor_params *")
+        p = new_params("clphys_neighbor_params")
         p.n = int(n)
         p.box = vec3("box", box)
         p.r_search = float(r_search)
@@ -82,7 +82,7 @@ class LJPlan(Plan):
     def __init__(self, ctx, n, box, rcut, skin=0.3, precision="fp64", epsilon=1.0, sigma=1.0,
                  shifted=False, variant="auto"):
         super().__init__(ctx)
-        p = ffi.new("clphys_lj_params *")
+        p = new_params("clphys_lj_params")
         p.n = int(n)
         p.box = vec3("box", box)
         p.epsilon, p.sigma = float(epsilon), float(sigma)
@@ -263,7 +263,8 @@ class MDPlan(Plan):
     @staticmethod
     def _params(dt, rcut, skin, precision, neigh_every, neigh_delay, neigh_check, variant, epsilon, sigma,
                 shifted):
-        p = ffi.new("clphys_md_params *")
+        p = new_params("clphys_md_params")
+        p.lj.struct_size = ffi.sizeof("clphys_lj_params")
         p.lj.epsilon, p.lj.sigma = float(epsilon), float(sigma)
         p.lj.r_cut, p.lj.skin = float(rcut), float(skin)
         p.lj.shifted = 1 if shifted else 0

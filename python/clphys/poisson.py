@@ -14,7 +14,7 @@ volume-weighted mean of f is removed.
 """
 import numpy as np
 
-from ._ffi import ffi, lib
+from ._ffi import ffi, lib, new_params
 from .arrays import as_f64, ptr, vec3
 from .context import Plan
 from .errors import InvalidArgumentError, check
@@ -25,7 +25,7 @@ _PREC = {"mixed": "CLPHYS_POISSON_MIXED", "fp64": "CLPHYS_POISSON_FP64", "fp32":
 def _params(precision, tol, max_iter):
     if precision not in _PREC:
         raise InvalidArgumentError(f"precision {precision!r}: expected one of {sorted(_PREC)}")
-    p = ffi.new("clphys_poisson_params *")
+    p = new_params("clphys_poisson_params")
     p.precision = getattr(lib, _PREC[precision])
     p.tol = float(tol)
     p.max_iter = int(max_iter)
