@@ -659,18 +659,6 @@ static void test_diverged_run(void **state)
     clphys_md_system_destroy(&s);
 }
 
-/* tests/data/ next to this source (meson runs tests from the build folder). */
-static void data_path(char *buf, size_t n, const char *name)
-{
-    const char *d = getenv("CLPHYS_TEST_DATA");
-    if (d) {
-        snprintf(buf, n, "%s/%s", d, name);
-        return;
-    }
-    const char *f = __FILE__, *slash = strrchr(f, '/');
-    snprintf(buf, n, "%.*sdata/%s", slash ? (int)(slash - f + 1) : 0, f, name);
-}
-
 /* LAMMPS bench/in.lj from LAMMPS's own write_data file: the step-0 potential
  * energy is -6.773368053 per atom, and the thermo rows of LAMMPS's log (steps
  * 0, 10, 20; fp64, rebuild every 20 steps as in.lj) agree to 1e-6 relative. */
@@ -678,11 +666,11 @@ static void test_lammps_in_lj(void **state)
 {
     (void)state;
     char gz[512], data[512], logf[512], cmd[2048];
-    data_path(gz, sizeof gz, "md/in.lj.data.gz");
+    tu_data_path(gz, sizeof gz, "md/in.lj.data.gz");
     snprintf(data, sizeof data, "%s/in.lj.data", dir);
     snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, data);
     assert_int_equal(system(cmd), 0);
-    data_path(gz, sizeof gz, "md/log.lammps.gz");
+    tu_data_path(gz, sizeof gz, "md/log.lammps.gz");
     snprintf(logf, sizeof logf, "%s/log.lammps", dir);
     snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, logf);
     assert_int_equal(system(cmd), 0);
@@ -739,12 +727,24 @@ static void test_lammps_in_lj(void **state)
     remove(logf);
 }
 
+/* a folder of its own: a fixed name by pid collided with one left by an
+ * earlier run that had the same pid */
+static int setup(void **state)
+{
+    (void)state;
+    tu_tempdir("md", dir, sizeof dir);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tu_remove_tempdir(dir);
+    return 0;
+}
+
 int main(void)
 {
-    ctx = tu_context();
-    /* a folder of its own: a fixed name by pid collided with one left by an
-     * earlier run that had the same pid */
-    tu_tempdir("md", dir, sizeof dir);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_data_round_trip), cmocka_unit_test(test_data_errors),
         cmocka_unit_test(test_data_huge_ids), cmocka_unit_test(test_data_counts_and_messages),
@@ -753,8 +753,5 @@ int main(void)
         cmocka_unit_test(test_device_buffers_trajectory), cmocka_unit_test(test_device_buffers_refresh),
         cmocka_unit_test(test_device_buffers_errors), cmocka_unit_test(test_diverged_run),
     };
-    int r = cmocka_run_group_tests(tests, NULL, NULL);
-    clphys_context_destroy(ctx);
-    tu_remove_tempdir(dir);
-    return r;
+    return tu_run_group(tests, &ctx, 1, setup, teardown);
 }

@@ -11,10 +11,9 @@
  * ranks, a half-list variant, a rank without a device) the same on every
  * rank.  With --die (tests/mpi_rank_dies.py) rank 1 exits in the middle of
  * a run. */
-#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "clphys_md_mpi.h"
 #include "host/md/md_mpi_internal.h" /* the interior atoms kept on the device */
-#include "util.h"
+#include "mpi_util.h"
 
 #include <math.h>
 #include <setjmp.h>
@@ -489,7 +488,7 @@ static void test_overlap(void **state)
     const clphys_lj_variant vs[] = {CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_CSR, CLPHYS_LJ_FULL_TRANSPOSED};
     for (int v = 0; v < 3; v++) {
         const int one_queue = v == 2;
-        if (one_queue) setenv("CLPHYS_MD_ONE_QUEUE", "1", 1);
+        if (one_queue) tu_setenv("CLPHYS_MD_ONE_QUEUE", "1");
         clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = vs[v]},
                               .dt = 0.005,
                               .neigh_every = 20,
@@ -508,7 +507,7 @@ static void test_overlap(void **state)
         if (rank == 0) fprintf(stderr, "  overlap: %llu of %zu atoms' forces run while the ghosts travel\n", sum, s.n);
         clphys_md_mpi_destroy(pl);
         compare_run(&p, g, &s, 200, 20, rows, &ref, one_queue ? "full-transposed, one queue" : clphys_lj_variant_name(vs[v]), NULL);
-        if (one_queue) unsetenv("CLPHYS_MD_ONE_QUEUE");
+        tu_env_restore();
         clphys_md_system_destroy(&ref);
     }
     clphys_md_system_destroy(&s);
@@ -569,18 +568,6 @@ static void test_dilute_gas(void **state)
     clphys_md_system_destroy(&s);
 }
 
-/* tests/data/ next to this source. */
-static void data_path(char *buf, size_t n, const char *name)
-{
-    const char *d = getenv("CLPHYS_TEST_DATA");
-    if (d) {
-        snprintf(buf, n, "%s/%s", d, name);
-        return;
-    }
-    const char *f = __FILE__, *slash = strrchr(f, '/');
-    snprintf(buf, n, "%.*sdata/%s", slash ? (int)(slash - f + 1) : 0, f, name);
-}
-
 /* LAMMPS's in.lj (32000 atoms, tests/data/md) distributed: thermo rows of
  * steps 0, 10, 20 within 1e-6 of LAMMPS's log, as test_md's single-rank
  * run (test_lammps_in_lj). */
@@ -593,11 +580,11 @@ static void test_lammps_in_lj(void **state)
     memset(&s, 0, sizeof s);
     if (rank == 0) {
         tu_tempdir("md_mpi", dir, sizeof dir);
-        data_path(gz, sizeof gz, "md/in.lj.data.gz");
+        tu_data_path(gz, sizeof gz, "md/in.lj.data.gz");
         snprintf(data, sizeof data, "%s/in.lj.data", dir);
         snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, data);
         assert_int_equal(system(cmd), 0);
-        data_path(gz, sizeof gz, "md/log.lammps.gz");
+        tu_data_path(gz, sizeof gz, "md/log.lammps.gz");
         snprintf(logf, sizeof logf, "%s/log.lammps", dir);
         snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, logf);
         assert_int_equal(system(cmd), 0);
@@ -734,17 +721,7 @@ static int rank_dies(void)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    unsigned long long seed = rank == 0 ? (unsigned long long)tu_seed() : 0;
-    MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-    char s[32];
-    snprintf(s, sizeof s, "%llu", seed);
-    if (rank) {
-        setenv("CLPHYS_TEST_SEED", s, 1);
-        tu_seed();
-    }
+    tu_mpi_init(&argc, &argv, &rank, &size);
     ctx = tu_context();
     if (argc > 1 && !strcmp(argv[1], "--die")) return rank_dies();
     if (argc > 1) cmocka_set_test_filter(argv[1]); /* e.g. test_dilute_gas */
@@ -757,12 +734,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_lammps_in_lj),
         cmocka_unit_test(test_failures),
     };
-    int failed = 1;
-    if (size < 2 || size > 4) fprintf(stderr, "test_md_mpi needs 2, 3 or 4 ranks\n");
-    else failed = cmocka_run_group_tests(tests, NULL, NULL);
-    int any;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    clphys_context_destroy(ctx);
-    MPI_Finalize();
-    return any ? 1 : 0;
+    return tu_mpi_run_group("test_md_mpi", tests, size >= 2 && size <= 4, "2, 3 or 4", &ctx, 1);
 }

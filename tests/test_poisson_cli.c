@@ -30,7 +30,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-static char dir[64], exe[1100];
+static char dir[200], exe[1100];
 
 #define NC_OK(call) assert_int_equal((call), NC_NOERR)
 
@@ -269,17 +269,14 @@ static int setup(void **state)
     if (!slash) return -1;
     *slash = 0;
     snprintf(exe, sizeof exe, "%s/../clphys", self); /* build/tests/.. = build */
-    snprintf(dir, sizeof dir, "/tmp/clphys_poisson_cli_XXXXXX");
-    return mkdtemp(dir) && exists(exe) ? 0 : -1;
+    tu_tempdir("poisson_cli", dir, sizeof dir);
+    return exists(exe) ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    const char *names[] = {"stdout", "stderr", "bathy.nc", "bathy3.nc", "bathyn.nc", "land.nc", "rhs.nc",
-                           "rhs_small.nc", "rhs_miss.nc", "out.nc"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) remove(path(names[i]));
-    rmdir(dir);
+    tu_remove_tempdir(dir);
     return 0;
 }
 

@@ -31,7 +31,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-static char dir[64];
+static char dir[200];
 
 #define NC_OK(call) assert_int_equal((call), NC_NOERR)
 
@@ -590,16 +590,14 @@ static void test_write_no_space(void **state)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/clphys_poisson_io_XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
+    tu_tempdir("poisson_io", dir, sizeof dir);
+    return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    const char *names[] = {"bathy.nc", "field.nc", "out.nc", "classic.nc", "huge.nc", "axes.nc"};
-    for (int i = 0; i < 6; i++) remove(path(names[i]));
-    rmdir(dir);
+    tu_remove_tempdir(dir);
     return 0;
 }
 

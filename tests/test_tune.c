@@ -26,7 +26,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-static char dir[64];
+static char dir[4096];
 static clphys_device_info devA, devB;
 
 static void make_dev(clphys_device_info *d, const char *name)
@@ -206,11 +206,11 @@ static void test_disabled(void **state)
     (void)state;
     char v[CP_TUNE_VALUE_MAX], path[4200];
     cp_tune_key k = key("lattice=2x2x2x2");
-    setenv("CLPHYS_NO_CACHE", "1", 1);
+    tu_setenv("CLPHYS_NO_CACHE", "1");
     assert_int_equal(cp_tune_file(&devA, path, sizeof path), 0);
     assert_int_equal(cp_tune_put(&devA, &k, "local_size=64"), -1);
     assert_int_equal(cp_tune_get(&devA, &k, v, sizeof v), 0);
-    unsetenv("CLPHYS_NO_CACHE");
+    tu_setenv("CLPHYS_NO_CACHE", NULL);
     assert_int_equal(cp_tune_get(&devA, &k, v, sizeof v), 0); /* nothing was stored */
 }
 
@@ -398,9 +398,9 @@ static int device_setup(void **state)
         if (out) fclose(out);
     }
     if (d) closedir(d);
-    setenv("CLPHYS_CACHE_DIR", dev_dir, 1);
-    unsetenv("CLPHYS_NO_CACHE");
-    unsetenv("CLPHYS_NO_TUNE");
+    tu_setenv("CLPHYS_CACHE_DIR", dev_dir);
+    tu_setenv("CLPHYS_NO_CACHE", NULL);
+    tu_setenv("CLPHYS_NO_TUNE", NULL);
     ctx = tu_context();
     return 0;
 }
@@ -410,16 +410,16 @@ static int device_teardown(void **state)
     (void)state;
     clphys_context_destroy(ctx);
     tu_remove_tempdir(dev_dir);
+    tu_env_restore();
     return 0;
 }
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/clphys-tune-XXXXXX");
-    if (!mkdtemp(dir)) return -1;
-    setenv("CLPHYS_CACHE_DIR", dir, 1);
-    unsetenv("CLPHYS_NO_CACHE");
+    tu_tempdir("tune_cache", dir, sizeof dir);
+    tu_setenv("CLPHYS_CACHE_DIR", dir);
+    tu_setenv("CLPHYS_NO_CACHE", NULL);
     make_dev(&devA, "Device A");
     make_dev(&devB, "Device B");
     return 0;
@@ -428,15 +428,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    DIR *d = opendir(dir);
-    char p[4200];
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (e->d_name[0] != '.') {
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            remove(p);
-        }
-    if (d) closedir(d);
-    rmdir(dir);
+    tu_remove_tempdir(dir);
+    tu_env_restore();
     return 0;
 }
 

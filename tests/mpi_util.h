@@ -1,0 +1,26 @@
+/* mpi_util.h — the scaffold the MPI tests share (tests/mpi_util.c; built into
+ * the tests that meson runs under a launcher): MPI started with one test
+ * seed on every rank, and one exit status agreed by every rank. */
+#ifndef CLPHYS_TEST_MPI_UTIL_H
+#define CLPHYS_TEST_MPI_UTIL_H
+
+#include "util.h"
+
+#include <mpi.h>
+
+/* MPI_Init, this process's rank and the number of ranks (MPI_COMM_WORLD),
+ * and rank 0's test seed on every rank (tu_seed; CLPHYS_TEST_SEED replays
+ * it), so that the ranks draw the same random input. */
+void tu_mpi_init(int *argc, char ***argv, int *rank, int *size);
+
+/* Runs the cmocka group `tests` (an array, no fixtures) when sizes_ok,
+ * else says on stderr that `name` needs `need` ranks and counts that as a
+ * failure; then agrees one status over every rank, destroys the nctx
+ * contexts ctx[] (made by the caller) and calls MPI_Finalize.  Returns the
+ * exit status: 1 when any rank failed. */
+#define tu_mpi_run_group(name, tests, sizes_ok, need, ctx, nctx) \
+    tu_mpi_finish((sizes_ok) ? cmocka_run_group_tests(tests, NULL, NULL) : tu_mpi_wrong_size(name, need), ctx, nctx)
+int tu_mpi_wrong_size(const char *name, const char *need);
+int tu_mpi_finish(int failed, clphys_context **ctx, int nctx);
+
+#endif
