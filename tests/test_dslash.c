@@ -720,5 +720,5 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_tuning),                 cmocka_unit_test(test_solver_kernels),
     };
-    return tu_run_group(tests, &ctx, 1, NULL, NULL);
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1);
 }

@@ -563,20 +563,6 @@ static void test_atomic_write(void **state)
     clphys_gauge_destroy(&g);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    tu_tempdir("gauge_io", dir, sizeof dir);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_remove_tempdir(dir);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -586,5 +572,5 @@ int main(void)
         cmocka_unit_test(test_nan_and_non_unitary), cmocka_unit_test(test_header_count_not_trusted),
         cmocka_unit_test(test_lenient_nersc), cmocka_unit_test(test_cold_checksum_zero), cmocka_unit_test(test_fp32_links_as_fp64), cmocka_unit_test(test_milc_sample), cmocka_unit_test(test_hostile_milc_ildg),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return tu_run_group(tests, .tempdir = "gauge_io", .dir = dir, .dir_size = sizeof dir);
 }

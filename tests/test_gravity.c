@@ -270,5 +270,5 @@ int main(void)
         cmocka_unit_test(vector_fp32),
         cmocka_unit_test(vector_fp64),       cmocka_unit_test(accumulate_and_cl_mem),
     };
-    return tu_run_group(tests, &ctx, 1, NULL, NULL);
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1);
 }

@@ -349,5 +349,5 @@ int main(void)
         cmocka_unit_test(several_devices_fp32),
         cmocka_unit_test(multi_errors),
     };
-    return tu_run_group(tests, ctx, 2, NULL, NULL);
+    return tu_run_group(tests, .ctx = ctx, .nctx = 2);
 }

@@ -642,5 +642,5 @@ int main(void)
         cmocka_unit_test(test_refine), cmocka_unit_test(test_global_sum), cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_fp32_without_fp64),
     };
-    return tu_run_group(tests, &ctx, 1, setup, NULL);
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1, .setup = setup);
 }

@@ -665,5 +665,5 @@ int main(void)
         cmocka_unit_test(test_half_cas_overflow),
         cmocka_unit_test(test_half_block_moved),
     };
-    return tu_run_group(tests, &ctx, 1, setup, teardown);
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1, .setup = setup, .teardown = teardown);
 }

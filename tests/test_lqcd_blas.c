@@ -447,5 +447,5 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_cg_dev), cmocka_unit_test(test_bicg_dev),
                                        cmocka_unit_test(test_outer), cmocka_unit_test(test_level1)};
-    return tu_run_group(tests, &ctx, 1, setup, teardown);
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1, .setup = setup, .teardown = teardown);
 }

@@ -727,22 +727,6 @@ static void test_lammps_in_lj(void **state)
     remove(logf);
 }
 
-/* a folder of its own: a fixed name by pid collided with one left by an
- * earlier run that had the same pid */
-static int setup(void **state)
-{
-    (void)state;
-    tu_tempdir("md", dir, sizeof dir);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_remove_tempdir(dir);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -753,5 +737,7 @@ int main(void)
         cmocka_unit_test(test_device_buffers_trajectory), cmocka_unit_test(test_device_buffers_refresh),
         cmocka_unit_test(test_device_buffers_errors), cmocka_unit_test(test_diverged_run),
     };
-    return tu_run_group(tests, &ctx, 1, setup, teardown);
+    /* a folder of its own: a fixed name by pid collided with one left by an
+     * earlier run that had the same pid */
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1, .tempdir = "md", .dir = dir, .dir_size = sizeof dir);
 }

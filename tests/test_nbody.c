@@ -196,5 +196,5 @@ int main(void)
         cmocka_unit_test(nbabel_input16),    cmocka_unit_test(nbabel_input128), cmocka_unit_test(bad_input),
         cmocka_unit_test(write_read_atomic), cmocka_unit_test(plummer_units),   cmocka_unit_test(leapfrog_energy),
     };
-    return tu_run_group(tests, &ctx, 1, NULL, NULL);
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1);
 }

@@ -237,5 +237,5 @@ int main(void)
         cmocka_unit_test(test_dilute_box),
         cmocka_unit_test(test_bad_input),
     };
-    return tu_run_group(tests, &ctx, 1, NULL, NULL);
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1);
 }

@@ -269,15 +269,7 @@ static int setup(void **state)
     if (!slash) return -1;
     *slash = 0;
     snprintf(exe, sizeof exe, "%s/../clphys", self); /* build/tests/.. = build */
-    tu_tempdir("poisson_cli", dir, sizeof dir);
     return exists(exe) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_remove_tempdir(dir);
-    return 0;
 }
 
 int main(void)
@@ -287,5 +279,5 @@ int main(void)
         cmocka_unit_test(test_files),
         cmocka_unit_test(test_bad_options),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return tu_run_group(tests, .tempdir = "poisson_cli", .dir = dir, .dir_size = sizeof dir, .setup = setup);
 }

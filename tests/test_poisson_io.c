@@ -587,20 +587,6 @@ static void test_write_no_space(void **state)
     assert_int_equal(file_size(path("full.nc")), -1);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    tu_tempdir("poisson_io", dir, sizeof dir);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_remove_tempdir(dir);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -612,5 +598,5 @@ int main(void)
         cmocka_unit_test(test_axes_units_bounds),
         cmocka_unit_test(test_write_no_space),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return tu_run_group(tests, .tempdir = "poisson_io", .dir = dir, .dir_size = sizeof dir);
 }

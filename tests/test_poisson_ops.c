@@ -458,5 +458,5 @@ int main(void)
         cmocka_unit_test(test_symmetry_and_vcycle), cmocka_unit_test(test_vcycle_staged),
         cmocka_unit_test(test_bad_input),
     };
-    return tu_run_group(tests, &ctx, 1, NULL, NULL);
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1);
 }

@@ -395,5 +395,5 @@ int main(void)
         cmocka_unit_test(test_robust_refinement),      cmocka_unit_test(test_robust_aspect),
         cmocka_unit_test(test_neumann),                cmocka_unit_test(test_device_buffers_and_cap),
     };
-    return tu_run_group(tests, &ctx, 1, NULL, NULL);
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1);
 }

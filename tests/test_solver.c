@@ -313,5 +313,5 @@ int main(void)
         cmocka_unit_test(test_fused_equals_clblast), cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_antiperiodic_xyz),
     };
-    return tu_run_group(tests, &ctx, 1, setup, teardown);
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1, .setup = setup, .teardown = teardown);
 }

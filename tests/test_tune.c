@@ -377,14 +377,13 @@ static void test_tuned_plans(void **state)
     assert_int_equal(neighbor_cached(), 0);
 }
 
-/* A folder of its own for the tuning cache, with the kernel binaries of the
- * test cache copied in (they share the folder; compiling every kernel again
+/* The group's own folder (dev_dir) for the tuning cache, with the kernel
+ * binaries of the test cache copied in (they share the folder; compiling every kernel again
  * would cost minutes on PoCL). */
 static int device_setup(void **state)
 {
     (void)state;
     const char *kc = getenv("CLPHYS_TEST_KCACHE");
-    tu_tempdir("tune", dev_dir, sizeof dev_dir);
     DIR *d = kc ? opendir(kc) : NULL;
     char src[8400], dst[8400];
     for (struct dirent *e; d && (e = readdir(d));) {
@@ -409,7 +408,6 @@ static int device_teardown(void **state)
 {
     (void)state;
     clphys_context_destroy(ctx);
-    tu_remove_tempdir(dev_dir);
     tu_env_restore();
     return 0;
 }
@@ -417,7 +415,6 @@ static int device_teardown(void **state)
 static int setup(void **state)
 {
     (void)state;
-    tu_tempdir("tune_cache", dir, sizeof dir);
     tu_setenv("CLPHYS_CACHE_DIR", dir);
     tu_setenv("CLPHYS_NO_CACHE", NULL);
     make_dev(&devA, "Device A");
@@ -428,7 +425,6 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    tu_remove_tempdir(dir);
     tu_env_restore();
     return 0;
 }
@@ -442,6 +438,8 @@ int main(void)
                                        cmocka_unit_test(test_concurrent), cmocka_unit_test(test_disabled),
                                        cmocka_unit_test(test_nearest)};
     const struct CMUnitTest device[] = {cmocka_unit_test(test_tuned_plans)};
-    const int failed = cmocka_run_group_tests(tests, setup, teardown);
-    return failed + cmocka_run_group_tests(device, device_setup, device_teardown);
+    const int failed = tu_run_group(tests, .tempdir = "tune_cache", .dir = dir, .dir_size = sizeof dir,
+                                    .setup = setup, .teardown = teardown);
+    return failed + tu_run_group(device, .tempdir = "tune", .dir = dev_dir, .dir_size = sizeof dev_dir,
+                                 .setup = device_setup, .teardown = device_teardown);
 }

@@ -27,27 +27,25 @@ const char *tu_device_spec(void)
     return s && *s ? s : "auto";
 }
 
-/* what tu_run_group_ hands its group fixtures */
-static struct {
-    clphys_context **ctx;
-    int nctx;
-    CMFixtureFunction setup, teardown;
-    int set_up; /* the file's set-up ran and succeeded: its tear-down is due */
-} group;
+/* the group tu_run_group_ runs, for its fixtures */
+static tu_group group;
+static int group_set_up; /* the file's set-up ran and succeeded: its tear-down is due */
 
 static int group_setup(void **state)
 {
     for (int i = 0; i < group.nctx; i++) group.ctx[i] = tu_context();
+    if (group.tempdir) tu_tempdir(group.tempdir, group.dir, group.dir_size);
     const int r = group.setup ? group.setup(state) : 0;
-    group.set_up = r == 0;
+    group_set_up = r == 0;
     return r;
 }
 
 /* cmocka runs the group tear-down after a failed set-up too */
 static int group_teardown(void **state)
 {
-    const int r = group.teardown && group.set_up ? group.teardown(state) : 0;
-    group.set_up = 0;
+    const int r = group.teardown && group_set_up ? group.teardown(state) : 0;
+    group_set_up = 0;
+    if (group.tempdir && group.dir[0]) tu_remove_tempdir(group.dir);
     for (int i = 0; i < group.nctx; i++) {
         clphys_context_destroy(group.ctx[i]);
         group.ctx[i] = NULL;
@@ -55,10 +53,10 @@ static int group_teardown(void **state)
     return r;
 }
 
-int tu_run_group_(const char *name, const struct CMUnitTest *tests, size_t ntests, clphys_context **ctx, int nctx,
-                  CMFixtureFunction setup, CMFixtureFunction teardown)
+int tu_run_group_(const char *name, const struct CMUnitTest *tests, size_t ntests, tu_group g)
 {
-    group.ctx = ctx, group.nctx = nctx, group.setup = setup, group.teardown = teardown;
+    group = g;
+    if (group.tempdir) group.dir[0] = 0;
     return _cmocka_run_group_tests(name, tests, ntests, group_setup, group_teardown);
 }
 

@@ -21,16 +21,28 @@ clphys_context *tu_context(void);
  * that opens it several times in one call (clphys_contexts_create). */
 const char *tu_device_spec(void);
 
-/* Runs the cmocka group `tests` (an array) with nctx contexts on the test
- * device (tu_context) in ctx[0..nctx-1], made before the first test and
- * destroyed after the last as the group's fixtures; setup and teardown are
- * the file's own group fixtures (NULL: none), run after the contexts are
- * made and before they are destroyed.  Returns cmocka's count of failed
- * tests (a failed set-up fails the group). */
-#define tu_run_group(tests, ctx, nctx, setup, teardown) \
-    tu_run_group_(#tests, tests, sizeof(tests) / sizeof((tests)[0]), ctx, nctx, setup, teardown)
-int tu_run_group_(const char *name, const struct CMUnitTest *tests, size_t ntests, clphys_context **ctx, int nctx,
-                  CMFixtureFunction setup, CMFixtureFunction teardown);
+/* What a test file's tests share, made before the first test and undone
+ * after the last as the cmocka group's fixtures; every field is optional. */
+typedef struct {
+    clphys_context **ctx; /* nctx contexts on the test device (tu_context) */
+    int nctx;
+    const char *tempdir;  /* a folder tu_tempdir(tempdir, dir, dir_size) makes, */
+    char *dir;            /* removed with its files by tu_remove_tempdir        */
+    size_t dir_size;
+    /* the file's own group fixtures, run after the above are made and
+     * before they are undone (the tear-down only after a set-up that
+     * succeeded) */
+    CMFixtureFunction setup, teardown;
+} tu_group;
+
+/* Runs the cmocka group `tests` (an array) with what the designated
+ * initializers of a tu_group say, e.g.
+ *   tu_run_group(tests, .ctx = &ctx, .nctx = 1, .tempdir = "md", .dir = dir, .dir_size = sizeof dir)
+ * Returns cmocka's count of failed tests (a failed set-up fails the group:
+ * a context that cannot be made fails the program). */
+#define tu_run_group(tests, ...) \
+    tu_run_group_(#tests, tests, sizeof(tests) / sizeof((tests)[0]), (tu_group){__VA_ARGS__})
+int tu_run_group_(const char *name, const struct CMUnitTest *tests, size_t ntests, tu_group group);
 
 /* Sets the environment variable `name` to `value` (NULL: unsets it) for
  * the rest of a test, remembering the value it had before the first
