@@ -6,6 +6,7 @@
  * time set per call, and plans bound to the application's device buffers
  * (the same trajectory as the host-array path, refresh, bad input). */
 #include "host/ref/md_ref.h"
+#include "md_util.h"
 #include "util.h"
 
 #include <math.h>
@@ -665,37 +666,9 @@ static void test_diverged_run(void **state)
 static void test_lammps_in_lj(void **state)
 {
     (void)state;
-    char gz[512], data[512], logf[512], cmd[2048];
-    tu_data_path(gz, sizeof gz, "md/in.lj.data.gz");
-    snprintf(data, sizeof data, "%s/in.lj.data", dir);
-    snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, data);
-    assert_int_equal(system(cmd), 0);
-    tu_data_path(gz, sizeof gz, "md/log.lammps.gz");
-    snprintf(logf, sizeof logf, "%s/log.lammps", dir);
-    snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, logf);
-    assert_int_equal(system(cmd), 0);
-    /* LAMMPS rows: step temp pe ke etotal press */
-    double ref[3][6];
-    int rows = 0;
-    FILE *f = fopen(logf, "r");
-    assert_non_null(f);
-    char line[1024];
-    int in_thermo = 0;
-    while (rows < 3 && fgets(line, sizeof line, f)) {
-        if (!strncmp(line, "Step Temp PotEng KinEng TotEng Press", 36)) {
-            in_thermo = 1;
-            continue;
-        }
-        double *r = ref[rows];
-        if (in_thermo &&
-            sscanf(line, "%lf %lf %lf %lf %lf %lf", &r[0], &r[1], &r[2], &r[3], &r[4], &r[5]) == 6)
-            rows++;
-    }
-    fclose(f);
-    assert_int_equal(rows, 3);
+    double ref[3][TM_THERMO_COLS];
     clphys_md_system s;
-    assert_int_equal(clphys_md_read_lammps_data(data, &s), CLPHYS_SUCCESS);
-    assert_int_equal(s.n, 32000);
+    tm_lammps_in_lj(dir, &s, ref);
     clphys_md_params p = {
         .lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_LJ_AUTO},
         .dt = 0.005,
@@ -723,8 +696,6 @@ static void test_lammps_in_lj(void **state)
     fprintf(stderr, "  in.lj steps 0-20 vs LAMMPS: max relative difference %.2e\n", worst);
     clphys_md_plan_destroy(pl);
     clphys_md_system_destroy(&s);
-    remove(data);
-    remove(logf);
 }
 
 int main(void)

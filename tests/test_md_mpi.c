@@ -13,6 +13,7 @@
  * a run. */
 #include "clphys_md_mpi.h"
 #include "host/md/md_mpi_internal.h" /* the interior atoms kept on the device */
+#include "md_util.h"
 #include "mpi_util.h"
 
 #include <math.h>
@@ -574,38 +575,13 @@ static void test_dilute_gas(void **state)
 static void test_lammps_in_lj(void **state)
 {
     (void)state;
-    char gz[512], data[600], logf[600], cmd[2048], dir[256] = "";
-    double ref[3][NCOL];
+    char dir[256] = "";
+    double ref[3][TM_THERMO_COLS];
     clphys_md_system s;
     memset(&s, 0, sizeof s);
     if (rank == 0) {
         tu_tempdir("md_mpi", dir, sizeof dir);
-        tu_data_path(gz, sizeof gz, "md/in.lj.data.gz");
-        snprintf(data, sizeof data, "%s/in.lj.data", dir);
-        snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, data);
-        assert_int_equal(system(cmd), 0);
-        tu_data_path(gz, sizeof gz, "md/log.lammps.gz");
-        snprintf(logf, sizeof logf, "%s/log.lammps", dir);
-        snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, logf);
-        assert_int_equal(system(cmd), 0);
-        int rows = 0, in_thermo = 0;
-        FILE *f = fopen(logf, "r");
-        assert_non_null(f);
-        char line[1024];
-        while (rows < 3 && fgets(line, sizeof line, f)) {
-            if (!strncmp(line, "Step Temp PotEng KinEng TotEng Press", 36)) {
-                in_thermo = 1;
-                continue;
-            }
-            double *r = ref[rows];
-            if (in_thermo && sscanf(line, "%lf %lf %lf %lf %lf %lf", &r[0], &r[1], &r[2], &r[3], &r[4], &r[5]) == 6)
-                rows++;
-        }
-        fclose(f);
-        assert_int_equal(rows, 3);
-        assert_int_equal(clphys_md_read_lammps_data(data, &s), CLPHYS_SUCCESS);
-        assert_int_equal(s.n, 32000);
-        remove(data), remove(logf);
+        tm_lammps_in_lj(dir, &s, ref);
         tu_remove_tempdir(dir);
     }
     MPI_Bcast(ref, 3 * NCOL, MPI_DOUBLE, 0, MPI_COMM_WORLD);
