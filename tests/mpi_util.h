@@ -23,4 +23,9 @@ void tu_mpi_init(int *argc, char ***argv, int *rank, int *size);
 int tu_mpi_wrong_size(const char *name, const char *need);
 int tu_mpi_finish(int failed, clphys_context **ctx, int nctx);
 
+/* For the --die runs (tests/mpi_rank_dies.py): says on stderr
+ * "rank R: exiting without MPI_Finalize WHERE I" and leaves the process
+ * at once (status 3), as a crashed rank would. */
+void tu_mpi_die(int rank, const char *where, int i) __attribute__((noreturn));
+
 #endif

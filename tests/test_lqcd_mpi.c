@@ -584,10 +584,7 @@ static int rank_dies(void)
     clphys_dslash_field_create(pl, 1, &a);
     clphys_dslash_field_create(pl, 1, &b);
     for (int i = 0; i < 1000000; i++) {
-        if (rank == 1 && i == 5) {
-            fprintf(stderr, "rank 1: exiting without MPI_Finalize in application %d\n", i);
-            _exit(3);
-        }
+        if (rank == 1 && i == 5) tu_mpi_die(rank, "in application", i);
         clphys_dslash_apply(pl, CLPHYS_DSLASH_EO_PREC, b, a, NULL);
     }
     return 0;

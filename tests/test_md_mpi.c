@@ -686,10 +686,7 @@ static int rank_dies(void)
     clphys_md_mpi *pl;
     if (clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, g, 0, rank == 0 ? &s : NULL, &pl)) return 1;
     for (int i = 0; i < 1000000; i++) {
-        if (rank == 1 && i == 5) {
-            fprintf(stderr, "rank 1: exiting without MPI_Finalize after step %d\n", i);
-            _exit(3);
-        }
+        if (rank == 1 && i == 5) tu_mpi_die(rank, "after step", i);
         clphys_md_mpi_run(pl, 1, NULL);
     }
     return 0;

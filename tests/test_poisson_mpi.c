@@ -344,10 +344,7 @@ static void failures(void **state)
 static void die_in_solve(void *user, int iter, double rel, int is_true)
 {
     (void)user, (void)rel;
-    if (rank == 1 && !is_true && iter == 3) {
-        fprintf(stderr, "rank 1: exiting without MPI_Finalize in CG iteration %d\n", iter);
-        _exit(3);
-    }
+    if (rank == 1 && !is_true && iter == 3) tu_mpi_die(rank, "in CG iteration", iter);
 }
 
 static int rank_dies(void)
