@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 void tu_mpi_init(int *argc, char ***argv, int *rank, int *size)
@@ -33,6 +34,13 @@ int tu_mpi_finish(int failed, clphys_context **ctx, int nctx)
     for (int i = 0; i < nctx; i++) clphys_context_destroy(ctx[i]);
     MPI_Finalize();
     return any ? 1 : 0;
+}
+
+int tu_mpi_args(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "--die")) return 1;
+    if (argc > 1) cmocka_set_test_filter(argv[1]);
+    return 0;
 }
 
 void tu_mpi_die(int rank, const char *where, int i)

@@ -23,6 +23,11 @@ void tu_mpi_init(int *argc, char ***argv, int *rank, int *size);
 int tu_mpi_wrong_size(const char *name, const char *need);
 int tu_mpi_finish(int failed, clphys_context **ctx, int nctx);
 
+/* The command line of an MPI test: 1 for `--die` (the caller then runs
+ * its rank-dies case); else 0, a first argument naming the tests to run
+ * (cmocka_set_test_filter, e.g. test_dilute_gas). */
+int tu_mpi_args(int argc, char **argv);
+
 /* For the --die runs (tests/mpi_rank_dies.py): says on stderr
  * "rank R: exiting without MPI_Finalize WHERE I" and leaves the process
  * at once (status 3), as a crashed rank would. */

@@ -594,8 +594,7 @@ int main(int argc, char **argv)
 {
     tu_mpi_init(&argc, &argv, &rank, &size);
     ctx = tu_context();
-    if (argc > 1 && !strcmp(argv[1], "--die")) return rank_dies();
-    if (argc > 1) cmocka_set_test_filter(argv[1]); /* e.g. test_operators_fp32 */
+    if (tu_mpi_args(argc, argv)) return rank_dies();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_operators_fp64), cmocka_unit_test(test_operators_fp32),
         cmocka_unit_test(test_hermiticity_covariance), cmocka_unit_test(test_solvers),
