@@ -43,8 +43,7 @@ void tm_lammps_in_lj(const char *dir, clphys_md_system *s, double ref[3][TM_THER
             continue;
         }
         double *r = ref[rows];
-        if (in_thermo && sscanf(line, "%lf %lf %lf %lf %lf %lf", &r[0], &r[1], &r[2], &r[3], &r[4], &r[5]) == 6)
-            rows++;
+        if (in_thermo && sscanf(line, "%lf %lf %lf %lf %lf %lf", &r[0], &r[1], &r[2], &r[3], &r[4], &r[5]) == 6) rows++;
     }
     fclose(f);
     assert_int_equal(rows, 3);

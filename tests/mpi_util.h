@@ -18,7 +18,7 @@ void tu_mpi_init(int *argc, char ***argv, int *rank, int *size);
  * failure; then agrees one status over every rank, destroys the nctx
  * contexts ctx[] (made by the caller) and calls MPI_Finalize.  Returns the
  * exit status: 1 when any rank failed. */
-#define tu_mpi_run_group(name, tests, sizes_ok, need, ctx, nctx) \
+#define tu_mpi_run_group(name, tests, sizes_ok, need, ctx, nctx)                                                       \
     tu_mpi_finish((sizes_ok) ? cmocka_run_group_tests(tests, NULL, NULL) : tu_mpi_wrong_size(name, need), ctx, nctx)
 int tu_mpi_wrong_size(const char *name, const char *need);
 int tu_mpi_finish(int failed, clphys_context **ctx, int nctx);

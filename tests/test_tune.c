@@ -438,8 +438,8 @@ int main(void)
                                        cmocka_unit_test(test_concurrent), cmocka_unit_test(test_disabled),
                                        cmocka_unit_test(test_nearest)};
     const struct CMUnitTest device[] = {cmocka_unit_test(test_tuned_plans)};
-    const int failed = tu_run_group(tests, .tempdir = "tune_cache", .dir = dir, .dir_size = sizeof dir,
-                                    .setup = setup, .teardown = teardown);
+    const int failed = tu_run_group(tests, .tempdir = "tune_cache", .dir = dir, .dir_size = sizeof dir, .setup = setup,
+                                    .teardown = teardown);
     return failed + tu_run_group(device, .tempdir = "tune", .dir = dev_dir, .dir_size = sizeof dev_dir,
                                  .setup = device_setup, .teardown = device_teardown);
 }

@@ -78,16 +78,20 @@ void tu_setenv(const char *name, const char *value)
         saved_env[nsaved_env].value = old ? strdup(old) : NULL;
         nsaved_env++;
     }
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
 }
 
 void tu_env_restore(void)
 {
     while (nsaved_env > 0) {
         nsaved_env--;
-        if (saved_env[nsaved_env].value) setenv(saved_env[nsaved_env].name, saved_env[nsaved_env].value, 1);
-        else unsetenv(saved_env[nsaved_env].name);
+        if (saved_env[nsaved_env].value)
+            setenv(saved_env[nsaved_env].name, saved_env[nsaved_env].value, 1);
+        else
+            unsetenv(saved_env[nsaved_env].name);
         free(saved_env[nsaved_env].name);
         free(saved_env[nsaved_env].value);
     }

@@ -137,7 +137,8 @@ clphys_status lqcd_hop_times(const clphys_dslash_plan *pl, int parity, const lqc
     if (!split) return CLPHYS_SUCCESS;
     double s0, e_int, s_ext, e1;
     split->interior_s += ti, split->pack_s += tp, split->exterior_s += te;
-    for (int b = 0; b < ev->ncopies; b++) split->d2h_s += seconds_of(ev->d2h[b]), split->h2d_s += seconds_of(ev->h2d[b]);
+    for (int b = 0; b < ev->ncopies; b++)
+        split->d2h_s += seconds_of(ev->d2h[b]), split->h2d_s += seconds_of(ev->h2d[b]);
     split->mpi_s += ev->exchange_s < 0 ? copies_span(ev) : ev->exchange_s;
     if (ev->interior && ev->exterior && !cp_event_times(ev->interior, &s0, &e_int) &&
         !cp_event_times(ev->exterior, &s_ext, &e1) && s_ext > e_int)
