@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-void tu_mpi_init(int *argc, char ***argv, int *rank, int *size)
+int tu_mpi_init(int *argc, char ***argv, int *rank, int *size, clphys_context **ctx, int nctx)
 {
     MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
@@ -19,6 +19,10 @@ void tu_mpi_init(int *argc, char ***argv, int *rank, int *size)
         setenv("CLPHYS_TEST_SEED", s, 1);
         tu_seed();
     }
+    for (int i = 0; i < nctx; i++) ctx[i] = tu_context();
+    if (*argc > 1 && !strcmp((*argv)[1], "--die")) return 1;
+    if (*argc > 1) cmocka_set_test_filter((*argv)[1]);
+    return 0;
 }
 
 int tu_mpi_wrong_size(const char *name, const char *need)
@@ -34,13 +38,6 @@ int tu_mpi_finish(int failed, clphys_context **ctx, int nctx)
     for (int i = 0; i < nctx; i++) clphys_context_destroy(ctx[i]);
     MPI_Finalize();
     return any ? 1 : 0;
-}
-
-int tu_mpi_args(int argc, char **argv)
-{
-    if (argc > 1 && !strcmp(argv[1], "--die")) return 1;
-    if (argc > 1) cmocka_set_test_filter(argv[1]);
-    return 0;
 }
 
 void tu_mpi_die(int rank, const char *where, int i)

@@ -238,9 +238,7 @@ static void sync_over_ranks(void **state)
 
 int main(int argc, char **argv)
 {
-    tu_mpi_init(&argc, &argv, &rank, &size);
-    ctx[0] = tu_context();
-    ctx[1] = tu_context();
+    tu_mpi_init(&argc, &argv, &rank, &size, ctx, 2);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exchanges_fp64),
         cmocka_unit_test(exchanges_fp32),

@@ -592,9 +592,7 @@ static int rank_dies(void)
 
 int main(int argc, char **argv)
 {
-    tu_mpi_init(&argc, &argv, &rank, &size);
-    ctx = tu_context();
-    if (tu_mpi_args(argc, argv)) return rank_dies();
+    if (tu_mpi_init(&argc, &argv, &rank, &size, &ctx, 1)) return rank_dies();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_operators_fp64), cmocka_unit_test(test_operators_fp32),
         cmocka_unit_test(test_hermiticity_covariance), cmocka_unit_test(test_solvers),

@@ -694,9 +694,7 @@ static int rank_dies(void)
 
 int main(int argc, char **argv)
 {
-    tu_mpi_init(&argc, &argv, &rank, &size);
-    ctx = tu_context();
-    if (tu_mpi_args(argc, argv)) return rank_dies();
+    if (tu_mpi_init(&argc, &argv, &rank, &size, &ctx, 1)) return rank_dies();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kernels),
         cmocka_unit_test(test_in_lj_variants),

@@ -64,7 +64,7 @@ static void network_probe(void **state)
 
 int main(int argc, char **argv)
 {
-    tu_mpi_init(&argc, &argv, &rank, &size);
+    tu_mpi_init(&argc, &argv, &rank, &size, NULL, 0);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(agree_success),
         cmocka_unit_test(agree_reports_the_failing_rank),

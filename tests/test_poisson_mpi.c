@@ -367,9 +367,7 @@ static int rank_dies(void)
 
 int main(int argc, char **argv)
 {
-    tu_mpi_init(&argc, &argv, &rank, &size);
-    ctx = tu_context();
-    if (tu_mpi_args(argc, argv)) return rank_dies();
+    if (tu_mpi_init(&argc, &argv, &rank, &size, &ctx, 1)) return rank_dies();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(box_uneven), cmocka_unit_test(basin_neumann),   cmocka_unit_test(periodic_helmholtz),
         cmocka_unit_test(land_rank),  cmocka_unit_test(operator_blocks), cmocka_unit_test(manufactured_order),
