@@ -188,24 +188,21 @@ static void one_size(bench_run *run, mpi_env *e, long long n, int fp64)
         if (clphys_gravity_model_predict(&mo, &pr) && e->rank == 0)
             fprintf(stderr, "  gravity_mpi: no prediction: %s\n", clphys_last_error(NULL));
         if (e->rank == 0) {
-            bench_row row;
-            char variant[32];
-            snprintf(variant, sizeof variant, "%s%s", clphys_gravity_exchange_name(used), groups[k] ? "-g2" : "");
-            bench_gravity_row(&row, "gravity-mpi", variant, fp64, N, run->repeat);
-            row.kernel_s_median = row.kernel_s_min = med[2];
-            row.total_s_median = med[0];
-            bench_gravity_rates(run, &row, (double)N * (double)N, med[0], fp64, e->gpus);
-            const double eff = med[0] > 0 ? e->P * in[2] / (e->k * med[0]) : 0;
             /* the schema: weak scaling, the baseline one device's share
              * (k n i-particles against all N); the seed's definition
              * (T_1 = k n against k n) kept as seed_efficiency */
             const bench_scaling sc = {.gpus = e->gpus, .ranks = e->P, .weak = 1, .n_per_device = N / e->gpus,
                                       .baseline_s = in[3], .step_s = med[0], .exchange_s = med[3],
                                       .exchange_floor_s = -1};
-            char sj[512];
-            bench_scaling_json(&sc, sj, sizeof sj);
-            int c = snprintf(row.params, sizeof row.params,
-                             "{\"eps\":%g,%s,\"ranks_per_device\":%d,\"devices_per_rank\":1,"
+            bench_row row;
+            const int at = bench_scaling_row(&row, &sc, "gravity-mpi", fp64 ? "fp64" : "fp32", N, run->repeat, "%s%s",
+                                             clphys_gravity_exchange_name(used), groups[k] ? "-g2" : "");
+            row.kernel_s_median = row.kernel_s_min = med[2];
+            row.total_s_median = med[0];
+            bench_gravity_rates(run, &row, (double)N * (double)N, med[0], fp64, e->gpus);
+            const double eff = med[0] > 0 ? e->P * in[2] / (e->k * med[0]) : 0;
+            int c = at + snprintf(row.params + at, sizeof row.params - at,
+                             ",\"eps\":%g,\"ranks_per_device\":%d,\"devices_per_rank\":1,"
                              "\"particles_per_rank\":%lld,\"particles_per_device\":%lld,\"exchange\":\"%s\","
                              "\"group\":%d,\"seed_efficiency\":%.4g,\"predicted_s\":%.6g,\"predicted_efficiency\":%.4g,"
                              "\"kernel_s\":%.6g,\"kernel_span_s\":%.6g,"
@@ -214,7 +211,7 @@ static void one_size(bench_run *run, mpi_env *e, long long n, int fp64)
                              "\"t_calc_s\":%.6g,\"concurrency\":%.4g,\"t_sync_s\":%.6g,\"t_launch_s\":%.6g,"
                              "\"latency_s\":%.6g,\"bandwidth_bytes_per_s\":%.6g,\"kernel_variant\":\"%s\","
                              "\"model_curve\":[",
-                             BENCH_GRAVITY_EPS, sj, e->k, n, N / e->gpus, clphys_gravity_exchange_name(used),
+                             BENCH_GRAVITY_EPS, e->k, n, N / e->gpus, clphys_gravity_exchange_name(used),
                              group, eff, pr.step_s, pr.efficiency, med[1], med[2], med[4],
                              med[3] > 0 ? 1 - med[4] / med[3] : 1, med[5], pr.exchange_s, pr.exposed_s, in[2], in[0],
                              in[1], e->sync.t_sync_s, e->sync.t_launch_s, e->net.latency_s,
@@ -241,18 +238,9 @@ static void one_size(bench_run *run, mpi_env *e, long long n, int fp64)
 
 int bench_gravity_mpi(bench_run *run)
 {
-    int on = 0;
-    MPI_Initialized(&on);
-    if (!on) {
-        fprintf(stderr, "  gravity_mpi: not under an MPI launcher: run `mpirun -np P clphys bench --path "
-                        "gravity_mpi` (no rows)\n");
-        return 0;
-    }
     mpi_env e;
     memset(&e, 0, sizeof e);
-    e.comm = MPI_COMM_WORLD;
-    MPI_Comm_size(e.comm, &e.P);
-    MPI_Comm_rank(e.comm, &e.rank);
+    if (!bench_mpi_begin("gravity_mpi", &e.comm, &e.rank, &e.P)) return 0;
     sharing(run, &e);
     clphys_status st = clphys_mpi_measure_network(e.comm, 1 << 20, 20, &e.net);
     if (!st) st = clphys_mpi_measure_sync(e.comm, &run->ctx, 1, 64, 9, &e.sync);

@@ -149,17 +149,16 @@ static void devices_case(bench_run *run, int weak, long long n, int fp64)
             const bench_scaling sc = {.gpus = bench_distinct_devices(run), .ranks = 1, .weak = weak, .n_per_device = N / nd,
                                       .baseline_s = ref_median(t[0], rep), .step_s = ref_median(t[1], rep),
                                       .exchange_s = -1, .exchange_floor_s = -1};
-            char sj[512];
-            bench_scaling_json(&sc, sj, sizeof sj);
             bench_row row;
-            bench_gravity_row(&row, "gravity-multi", weak ? "devices-weak" : "devices-strong", fp64, N, rep);
+            const int at = bench_scaling_row(&row, &sc, "gravity-multi", fp64 ? "fp64" : "fp32", N, rep, "devices-%s",
+                                             weak ? "weak" : "strong");
             row.kernel_s_median = row.kernel_s_min = sc.step_s;
             row.total_s_median = sc.step_s;
             bench_gravity_rates(run, &row, (double)N * (double)N, sc.step_s, fp64, sc.gpus);
-            snprintf(row.params, sizeof row.params,
-                     "{\"eps\":%g,\"devices\":%d,%s,\"queues\":2,\"baseline\":\"the first device, %lld "
+            snprintf(row.params + at, sizeof row.params - at,
+                     ",\"eps\":%g,\"devices\":%d,\"queues\":2,\"baseline\":\"the first device, %lld "
                      "i-particles against all %lld\",\"kernel_variant\":\"%s\"}",
-                     BENCH_GRAVITY_EPS, nd, sj, bi, N, clphys_gravity_multi_info(m, NULL, NULL));
+                     BENCH_GRAVITY_EPS, nd, bi, N, clphys_gravity_multi_info(m, NULL, NULL));
             bench_gravity_verify(run, &row, nv, acc, ref, fp64);
             snprintf(row.note, sizeof row.note, "one call's wall time (uploads and read-back included), medians; %s "
                      "scaling over %d devices: %.3gx", weak ? "weak" : "strong", nd, sc.baseline_s / sc.step_s);

@@ -31,6 +31,7 @@
  * clphys_measure_transfers.
  * Verified against the single-rank result (gathered on rank 0). */
 #include "bench.h"
+#include "bench_mpi.h"
 #include "clphys_lqcd_mpi.h"
 #include "scaling.h"
 
@@ -71,44 +72,6 @@ static int all_ok(MPI_Comm c, int ok)
     return ok;
 }
 
-/* A barrier the ranks wait in asleep (1 ms polls), so that the idle ranks
- * leave the cores to the one that runs alone (on a CPU device they would
- * otherwise spin in MPI and slow it). */
-static void idle_barrier(MPI_Comm c)
-{
-    MPI_Request req;
-    int done = 0;
-    MPI_Ibarrier(c, &req);
-    while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
-}
-
-/* Distinct devices of the ranks: a key of host name, device index and the
- * visible-device variables of a one-GPU-per-rank wrapper, counted once. */
-static int distinct_gpus(bench_run *run, MPI_Comm c)
-{
-    int size, n = 1;
-    MPI_Comm_size(c, &size);
-    char key[320], host[256] = "", *all = malloc(320 * (size_t)size);
-    gethostname(host, sizeof host - 1);
-    const char *cv = getenv("CUDA_VISIBLE_DEVICES"), *rv = getenv("ROCR_VISIBLE_DEVICES");
-    memset(key, 0, sizeof key);
-    snprintf(key, sizeof key, "%.200s|%d|%d|%.30s|%.30s", host, run->dev->platform_index, run->dev->device_index,
-             cv ? cv : "", rv ? rv : "");
-    if (all && MPI_Allgather(key, 320, MPI_CHAR, all, 320, MPI_CHAR, c) == MPI_SUCCESS) {
-        n = 0;
-        for (int r = 0; r < size; r++) {
-            int seen = 0;
-            for (int q = 0; q < r; q++) seen |= !strcmp(all + 320 * (size_t)q, all + 320 * (size_t)r);
-            n += !seen;
-        }
-    }
-    free(all);
-    return n > 0 ? n : 1;
-}
-
 static const char *dims_str(const int d[4], char *buf, size_t n)
 {
     snprintf(buf, n, "%dx%dx%dx%d", d[0], d[1], d[2], d[3]);
@@ -145,7 +108,7 @@ static int single_hop(bench_run *run, MPI_Comm c, const clphys_gauge_field *g, c
         if (b) clReleaseMemObject(b);
         clphys_dslash_plan_destroy(pl);
     }
-    idle_barrier(c);
+    bench_mpi_quiet_barrier(c);
     MPI_Bcast(t, 2, MPI_DOUBLE, 0, c);
     return all_ok(c, ok);
 }
@@ -239,21 +202,16 @@ static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int
     const double floor_s = x->d2h_bytes_per_s > 0 && x->h2d_bytes_per_s > 0 && x->host_copy_bytes_per_s > 0
                                ? hb / x->d2h_bytes_per_s + hb / x->host_copy_bytes_per_s + hb / x->h2d_bytes_per_s
                                : -1;
-    const bench_scaling sc = {.gpus = distinct_gpus(run, c), .ranks = size, .weak = 0,
+    const bench_scaling sc = {.gpus = bench_mpi_devices(run, c), .ranks = size, .weak = 0,
                               .n_per_device = (long long)lv, .baseline_s = single_s, .step_s = wall,
                               .exchange_s = xch, .exchange_floor_s = floor_s};
-    char sj[512];
-    bench_scaling_json(&sc, sj, sizeof sj);
-    bench_row r = {0};
-    snprintf(r.path, sizeof r.path, "dslash_mpi");
-    snprintf(r.variant, sizeof r.variant, "halo-recon%d-%s", prm->reconstruct ? prm->reconstruct : 12, gr);
-    snprintf(r.precision, sizeof r.precision, "%s", pname);
-    r.n = (long long)gv;
-    r.repeat = rep;
+    bench_row r;
+    const int at = bench_scaling_row(&r, &sc, "dslash_mpi", pname, (long long)gv, rep, "halo-recon%d-%s",
+                                     prm->reconstruct ? prm->reconstruct : 12, gr);
     r.kernel_s_median = r.kernel_s_min = med.v[8];
     r.total_s_median = wall;
-    int len = snprintf(r.params, sizeof r.params,
-                       "{\"lattice\":\"%s\",\"grid\":\"%s\",%s,\"floor_terms\":\"halo_bytes/d2h + "
+    int len = at + snprintf(r.params + at, sizeof r.params - at,
+                       ",\"lattice\":\"%s\",\"grid\":\"%s\",\"floor_terms\":\"halo_bytes/d2h + "
                        "halo_bytes/host_copy + halo_bytes/h2d\",\"op\":\"hopping, full lattice\","
                        "\"interior_s\":%.4g,\"pack_s\":%.4g,\"exterior_s\":%.4g,\"d2h_s\":%.4g,\"h2d_s\":%.4g,"
                        "\"mpi_s\":%.4g,\"exposed_s\":%.4g,\"wall_s\":%.4g,"
@@ -262,7 +220,7 @@ static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int
                        "\"face_fraction\":%.4f,\"latency_s\":%.3g,\"bandwidth_Bps\":%.4g,\"model_net_s\":%.4g,"
                        "\"model_exchange_s\":%.4g,\"model_interior_s\":%.4g,\"model_s\":%.4g,"
                        "\"overlap_lhs_s\":%.4g,\"overlap_rhs_s\":%.4g,\"overlap_met\":%s,\"overlap_strict_ratio\":%.3f}",
-                       lat, gr, sj, t_int, t_pack, t_ext, d2h, h2d, t_mpi, exposed, wall,
+                       lat, gr, t_int, t_pack, t_ext, d2h, h2d, t_mpi, exposed, wall,
                        xch > 0 ? fmax(0, 1 - exposed / xch) : 1, single_s, single[1],
                        single_s > 0 ? wall / single_s - 1 : 0,
                        s.halo_bytes, s.messages, face, net->latency_s, net->bandwidth_bytes_per_s, net_s, m_xch, m_int,
@@ -298,26 +256,11 @@ done:
 
 static void set_dims(int d[4], int l, int lt) { d[0] = d[1] = d[2] = l, d[3] = lt; }
 
-static int mpi_comm(MPI_Comm *c, const char *path)
-{
-    int init = 0;
-    MPI_Initialized(&init);
-    if (!init) {
-        fprintf(stderr, "  %s: runs under an MPI launcher only (mpirun -np P clphys bench --path %s); no rows\n", path,
-                path);
-        return 0;
-    }
-    *c = MPI_COMM_WORLD;
-    return 1;
-}
-
 int bench_dslash_mpi(bench_run *run)
 {
     MPI_Comm c;
-    if (!mpi_comm(&c, "dslash_mpi")) return 0;
     int rank, size;
-    MPI_Comm_rank(c, &rank);
-    MPI_Comm_size(c, &size);
+    if (!bench_mpi_begin("dslash_mpi", &c, &rank, &size)) return 0;
     int sizes[2][4], nsize = 2, grids[2][4];
     if (run->quick) set_dims(sizes[0], 8, 8), set_dims(sizes[1], 8, 16);
     else set_dims(sizes[0], 32, 32), set_dims(sizes[1], 48, 96);
@@ -415,16 +358,14 @@ static int solve_timed(bench_run *run, MPI_Comm c, clphys_dslash_plan *p64, clph
 int bench_solver_mpi(bench_run *run)
 {
     MPI_Comm c;
-    if (!mpi_comm(&c, "solver_mpi")) return 0;
-    if (!bench_wants_precision(run, "fp64") || !run->dev->fp64) return 0;
     int rank, size, d[4], grids[2][4];
-    MPI_Comm_rank(c, &rank);
-    MPI_Comm_size(c, &size);
+    if (!bench_mpi_begin("solver_mpi", &c, &rank, &size)) return 0;
+    if (!bench_wants_precision(run, "fp64") || !run->dev->fp64) return 0;
     set_dims(d, run->quick ? 8 : 32, run->quick ? 8 : 32);
     const int ngrid = grids_of(size, grids);
     const size_t V = (size_t)d[0] * d[1] * d[2] * d[3];
     const double kappa = 0.122, tol = 1e-10;
-    const int gpus = distinct_gpus(run, c);
+    const int gpus = bench_mpi_devices(run, c);
     clphys_gauge_field g = {{0}, 0, NULL};
     double *b = NULL, *x = NULL;
     char lat[32];
@@ -460,7 +401,7 @@ int bench_solver_mpi(bench_run *run)
             clphys_dslash_plan_destroy(s64);
             clphys_dslash_plan_destroy(s32);
         }
-        idle_barrier(c);
+        bench_mpi_quiet_barrier(c);
         MPI_Bcast(&single_s, 1, MPI_DOUBLE, 0, c);
         MPI_Bcast(&single_it, 1, MPI_INT, 0, c);
         if (!all_ok(c, ok)) continue;
@@ -487,23 +428,19 @@ int bench_solver_mpi(bench_run *run)
             ok = all_ok(c, ok);
             if (!ok) bench_fail(run, "solver_mpi", what, clphys_last_error(run->ctx));
             else {
-                bench_row r = {0};
-                snprintf(r.path, sizeof r.path, "solver_mpi");
-                snprintf(r.variant, sizeof r.variant, "eo-cgnr%s-%s", mixed ? "-mixed" : "", gr);
-                snprintf(r.precision, sizeof r.precision, "%s", mixed ? "mixed" : "fp64");
-                r.n = (long long)V;
-                r.repeat = run->repeat < 5 ? run->repeat : 5;
-                r.kernel_s_median = r.kernel_s_min = r.total_s_median = t;
                 const bench_scaling sc = {.gpus = gpus, .ranks = size, .weak = 0, .n_per_device = (long long)loc.volume,
                                           .baseline_s = single_s, .step_s = t, .exchange_s = -1,
                                           .exchange_floor_s = -1};
-                char sj[512];
-                bench_scaling_json(&sc, sj, sizeof sj);
-                snprintf(r.params, sizeof r.params,
-                         "{\"lattice\":\"%s\",\"grid\":\"%s\",%s,\"kappa\":%g,\"tol\":%g,\"iterations\":%d,"
+                bench_row r;
+                const int at = bench_scaling_row(&r, &sc, "solver_mpi", mixed ? "mixed" : "fp64", (long long)V,
+                                                 run->repeat < 5 ? run->repeat : 5, "eo-cgnr%s-%s",
+                                                 mixed ? "-mixed" : "", gr);
+                r.kernel_s_median = r.kernel_s_min = r.total_s_median = t;
+                snprintf(r.params + at, sizeof r.params - at,
+                         ",\"lattice\":\"%s\",\"grid\":\"%s\",\"kappa\":%g,\"tol\":%g,\"iterations\":%d,"
                          "\"restarts\":%d,\"single_rank_iterations\":%d,\"single_s\":%.4g,\"overhead\":%.3f,"
                          "\"inner\":\"%s\"}",
-                         lat, gr, sj, kappa, tol, res.iterations, res.restarts, single_it, single_s,
+                         lat, gr, kappa, tol, res.iterations, res.restarts, single_it, single_s,
                          single_s > 0 ? t / single_s - 1 : 0, mixed ? "fp32 recon-12" : "fp64 recon-12");
                 r.rate = 1 / t;
                 snprintf(r.rate_unit, sizeof r.rate_unit, "solves/s");

@@ -211,23 +211,18 @@ static void dslash_case(bench_run *run, const int d[4], const clphys_gauge_field
     const bench_scaling sc = {.gpus = bench_distinct_devices(run), .ranks = 1, .weak = 0, .n_per_device = (long long)lv,
                               .baseline_s = base_s, .step_s = step, .exchange_s = n > 1 ? wait : -1,
                               .exchange_floor_s = floor_s};
-    char sj[512];
-    bench_scaling_json(&sc, sj, sizeof sj);
-    bench_row r = {0};
-    snprintf(r.path, sizeof r.path, "dslash_multi");
-    snprintf(r.variant, sizeof r.variant, "halo%s-recon12-%s", half ? "16" : "", gr);
-    snprintf(r.precision, sizeof r.precision, "%s", pname);
-    r.n = (long long)V;
-    r.repeat = rep;
+    bench_row r;
+    const int at = bench_scaling_row(&r, &sc, "dslash_multi", pname, (long long)V, rep, "halo%s-recon12-%s",
+                                     half ? "16" : "", gr);
     r.kernel_s_median = r.kernel_s_min = t_int + t_pack + t_ext;
     r.total_s_median = step;
-    int len = snprintf(r.params, sizeof r.params,
-                       "{\"lattice\":\"%s\",\"grid\":\"%s\",\"devices\":%d,%s,\"op\":\"hopping, full lattice\","
+    int len = at + snprintf(r.params + at, sizeof r.params - at,
+                       ",\"lattice\":\"%s\",\"grid\":\"%s\",\"devices\":%d,\"op\":\"hopping, full lattice\","
                        "\"interior_s\":%.4g,\"pack_s\":%.4g,\"exterior_s\":%.4g,\"d2h_s\":%.4g,\"h2d_s\":%.4g,"
                        "\"exchange_span_s\":%.4g,\"exposed_s\":%.4g,\"split_wall_s\":%.4g,\"halo_bytes\":%zu,"
                        "\"floor_terms\":\"halo_bytes/d2h + halo_bytes/h2d, no host copy\",\"h2d_Bps\":%.4g,"
                        "\"d2h_Bps\":%.4g,\"loop\":%d}",
-                       lat, gr, n, sj, t_int, t_pack, t_ext, d2h, h2d, wait, exposed, wall, s0->halo_bytes,
+                       lat, gr, n, t_int, t_pack, t_ext, d2h, h2d, wait, exposed, wall, s0->halo_bytes,
                        x->h2d_bytes_per_s, x->d2h_bytes_per_s, LOOP);
     if (len >= (int)sizeof r.params) {
         bench_fail(run, "dslash_multi", what, "params longer than the row holds");
@@ -354,19 +349,14 @@ static void solve_case(bench_run *run, const int d[4], const clphys_gauge_field 
     const clphys_solver_result *res = &jobs[0].res[0], *r1 = &one->res[0];
     const bench_scaling sc = {.gpus = bench_distinct_devices(run), .ranks = 1, .weak = 0, .n_per_device = (long long)lv,
                               .baseline_s = base_s, .step_s = step, .exchange_s = -1, .exchange_floor_s = -1};
-    char sj[512];
-    bench_scaling_json(&sc, sj, sizeof sj);
-    bench_row r = {0};
-    snprintf(r.path, sizeof r.path, "solver_multi");
-    snprintf(r.variant, sizeof r.variant, "eo-%s%s%s-%.20s", kname, mixed ? "-mixed" : "", half ? "-halo16" : "", gr);
-    snprintf(r.precision, sizeof r.precision, "%s", mixed ? "mixed" : "fp64");
-    r.n = (long long)V;
-    r.repeat = rep;
+    bench_row r;
+    const int at = bench_scaling_row(&r, &sc, "solver_multi", mixed ? "mixed" : "fp64", (long long)V, rep,
+                                     "eo-%s%s%s-%.20s", kname, mixed ? "-mixed" : "", half ? "-halo16" : "", gr);
     r.kernel_s_median = r.kernel_s_min = r.total_s_median = step;
-    snprintf(r.params, sizeof r.params,
-             "{\"lattice\":\"%s\",\"grid\":\"%s\",\"devices\":%d,%s,\"kappa\":%g,\"tol\":%g,\"iterations\":%d,"
+    snprintf(r.params + at, sizeof r.params - at,
+             ",\"lattice\":\"%s\",\"grid\":\"%s\",\"devices\":%d,\"kappa\":%g,\"tol\":%g,\"iterations\":%d,"
              "\"restarts\":%d,\"one_device_iterations\":%d,\"one_device_restarts\":%d,\"inner\":\"%s\"}",
-             lat, gr, n, sj, kappa, tol, res->iterations, res->restarts, r1->iterations, r1->restarts,
+             lat, gr, n, kappa, tol, res->iterations, res->restarts, r1->iterations, r1->restarts,
              mixed ? "fp32 recon-12" : "fp64 recon-12");
     r.rate = 1 / step;
     snprintf(r.rate_unit, sizeof r.rate_unit, "solves/s");

@@ -109,17 +109,6 @@ static clphys_md_params in_lj(int fp64)
     return p;
 }
 
-/* Wait in a barrier without spinning (a CPU device keeps its cores while
- * rank 0 works alone). */
-static void quiet_barrier(MPI_Comm comm)
-{
-    MPI_Request rq;
-    int done = 0;
-    if (MPI_Ibarrier(comm, &rq) != MPI_SUCCESS) return;
-    while (!done && MPI_Test(&rq, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS)
-        if (!done) nanosleep(&(struct timespec){0, 200000}, NULL);
-}
-
 /* The single-rank plan's steps one at a time, each waited for: the median
  * step without a rebuild and the mean of those with one. */
 typedef struct {
@@ -228,7 +217,7 @@ static void one_case(bench_run *run, md_env *e, int fp64, int weak, const int ce
         if (st) bench_fail(run, "md_mpi", what, clphys_last_error(run->ctx));
         clphys_md_system_destroy(&base);
     }
-    quiet_barrier(e->comm);
+    bench_mpi_quiet_barrier(e->comm);
     if (clphys_mpi_agree(e->comm, NULL, st)) {
         clphys_md_system_destroy(&all);
         return;
@@ -292,12 +281,8 @@ static void one_case(bench_run *run, md_env *e, int fp64, int weak, const int ce
         const double exch = sp.tm.messages_s / S + ndim * (sp.d2h_s + sp.h2d_s);
         bench_scaling sc = {e->gpus, e->P, weak, weak ? nb : N / e->gpus, bstep, step, exch, sp.floor_s};
         bench_row r;
-        memset(&r, 0, sizeof r);
-        snprintf(r.path, sizeof r.path, "md_mpi");
-        snprintf(r.variant, sizeof r.variant, "in.lj-%s", weak ? "weak" : "strong");
-        snprintf(r.precision, sizeof r.precision, "%s", fp64 ? "fp64" : "fp32");
-        r.n = N;
-        r.repeat = reps;
+        const int at = bench_scaling_row(&r, &sc, "md_mpi", fp64 ? "fp64" : "fp32", N, reps, "in.lj-%s",
+                                        weak ? "weak" : "strong");
         r.total_s_median = step;
         r.rate = step > 0 ? 1 / step : 0;
         snprintf(r.rate_unit, sizeof r.rate_unit, "steps/s");
@@ -328,10 +313,8 @@ static void one_case(bench_run *run, md_env *e, int fp64, int weak, const int ce
             r.verified = err <= 1e-5 && drift < 1e-2 && t[1].step == bt[1].step;
         }
         r.max_rel_error = err;
-        char sj[512];
-        bench_scaling_json(&sc, sj, sizeof sj);
-        snprintf(r.params, sizeof r.params,
-                 "{%s,\"grid\":\"%dx%dx%d\",\"ranks_per_device\":%d,\"steps\":%d,\"baseline_atoms\":%lld,"
+        snprintf(r.params + at, sizeof r.params - at,
+                 ",\"grid\":\"%dx%dx%d\",\"ranks_per_device\":%d,\"steps\":%d,\"baseline_atoms\":%lld,"
                  "\"baseline_steps_per_s\":%.6g,\"force_s\":%.6g,\"neighbor_s\":%.6g,\"integrate_s\":%.6g,"
                  "\"exposed_s\":%.6g,\"messages_s\":%.6g,\"exchange_section_s\":%.6g,\"migrate_s\":%.6g,\"download_s\":%.6g,"
                  "\"upload_s\":%.6g,\"rebuild_s\":%.6g,\"rebuild_kernels_s\":%.6g,\"rebuilds_in_split\":%d,"
@@ -342,7 +325,7 @@ static void one_case(bench_run *run, md_env *e, int fp64, int weak, const int ce
                  "baseline_*_step_s: the single-rank plan's steps one at a time, waited for\",\"ghost_bytes_per_step\":%.6g,\"bytes_per_dimension\":%.6g,\"d2h_s\":%.6g,\"h2d_s\":%.6g,"
                  "\"latency_s\":%.6g,\"bandwidth_bytes_per_s\":%.6g,\"ghosts_max\":%.0f,\"owned_max\":%.0f,"
                  "\"rebuilds_since_create\":%d,\"lj\":\"%s\",\"verified_by\":\"%s\"}",
-                 sj, e->grid[0], e->grid[1], e->grid[2], e->k, steps, nb, bstep > 0 ? 1 / bstep : 0,
+                 e->grid[0], e->grid[1], e->grid[2], e->k, steps, nb, bstep > 0 ? 1 / bstep : 0,
                  sp.tm.force_s / S, sp.tm.neighbor_s / S, sp.tm.integrate_s / S, sp.tm.exposed_s / S,
                  sp.tm.messages_s / S, sp.tm.exchange_s / S, sp.tm.migrate_s / S, sp.tm.download_s / S,
                  sp.tm.upload_s / S,
@@ -374,18 +357,9 @@ static int cube_cells(long long n)
 
 int bench_md_mpi(bench_run *run)
 {
-    int on = 0;
-    MPI_Initialized(&on);
-    if (!on) {
-        fprintf(stderr, "  md_mpi: not under an MPI launcher: run `mpirun -np P clphys bench --path md_mpi` (no "
-                        "rows)\n");
-        return 0;
-    }
     md_env e;
     memset(&e, 0, sizeof e);
-    e.comm = MPI_COMM_WORLD;
-    MPI_Comm_size(e.comm, &e.P);
-    MPI_Comm_rank(e.comm, &e.rank);
+    if (!bench_mpi_begin("md_mpi", &e.comm, &e.rank, &e.P)) return 0;
     bench_mpi_sharing(run, e.comm, &e.k, &e.gpus);
     int f[3] = {0, 0, 0}; /* the plan's default grid: MPI_Dims_create's factors, the largest along z */
     MPI_Dims_create(e.P, 3, f);
@@ -420,6 +394,6 @@ int bench_md_mpi(bench_run *run)
         md_peer_lammps(run, "md_mpi", in, e.P, -6.773368053, status, sizeof status);
         if (status[0]) fprintf(stderr, "  md_mpi: LAMMPS not run: %s\n", status);
     }
-    quiet_barrier(e.comm);
+    bench_mpi_quiet_barrier(e.comm);
     return 0;
 }

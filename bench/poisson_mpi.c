@@ -43,6 +43,7 @@
  * plan_s), left out (peer_stopped_short) when hypre's true residual is
  * above the tolerance. */
 #include "bench.h"
+#include "bench_mpi.h"
 #include "host/poisson/poisson_peer.h"
 #include "host/ref/poisson_ref.h"
 #include "scaling.h"
@@ -99,28 +100,6 @@ static double *noise(size_t n, uint64_t seed)
     if (!v) return NULL;
     for (size_t i = 0; i < n; i++) v[i] = (double)(ref_hash64(seed, i) >> 11) * 0x1.0p-52 - 1;
     return v;
-}
-
-/* distinct devices among the ranks (see the top) */
-static int devices(bench_run *run, MPI_Comm comm, int P)
-{
-    if (!run->dev->is_gpu) return 1;
-    char key[320], *all = malloc(320 * (size_t)P), host[256] = "";
-    gethostname(host, sizeof host - 1);
-    const char *cv = getenv("CUDA_VISIBLE_DEVICES");
-    snprintf(key, sizeof key, "%.200s|%d|%d|%.60s", host, run->dev->platform_index, run->dev->device_index,
-             cv ? cv : "");
-    int n = 1;
-    if (all && MPI_Allgather(key, 320, MPI_CHAR, all, 320, MPI_CHAR, comm) == MPI_SUCCESS) {
-        n = 0;
-        for (int r = 0; r < P; r++) {
-            int seen = 0;
-            for (int q = 0; q < r && !seen; q++) seen = !strcmp(all + 320 * (size_t)r, all + 320 * (size_t)q);
-            n += !seen;
-        }
-    }
-    free(all);
-    return n;
 }
 
 typedef struct {
@@ -287,32 +266,11 @@ done:
 #endif
 }
 
-/* a barrier the waiting ranks pass without spinning (the peer runs on
- * their cores meanwhile) */
-static void quiet_barrier(MPI_Comm comm)
-{
-    MPI_Request rq;
-    int done = 0;
-    MPI_Ibarrier(comm, &rq);
-    while (!done) {
-        MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
-        if (!done) nanosleep(&(struct timespec){0, 2000000}, NULL);
-    }
-}
-
 int bench_poisson_mpi(bench_run *run)
 {
-    int on = 0;
-    MPI_Initialized(&on);
-    if (!on) {
-        fprintf(stderr, "  poisson_mpi: not under an MPI launcher: run `mpirun -np P clphys bench --path "
-                        "poisson_mpi` (no rows)\n");
-        return 0;
-    }
-    MPI_Comm comm = MPI_COMM_WORLD;
+    MPI_Comm comm;
     int P, rank;
-    MPI_Comm_size(comm, &P);
-    MPI_Comm_rank(comm, &rank);
+    if (!bench_mpi_begin("poisson_mpi", &comm, &rank, &P)) return 0;
     int share[3] = {1024, 1024, 64};
     if (!run->dev->is_gpu || run->quick) share[0] = share[1] = 64, share[2] = 16;
     const char *env = getenv("CLPHYS_BENCH_POISSON_SHARE");
@@ -332,7 +290,7 @@ int bench_poisson_mpi(bench_run *run)
         return 0;
     }
     if (genv0) share[0] = whole_grid[0] / dims[0], share[1] = whole_grid[1] / dims[1], share[2] = whole_grid[2];
-    const int gpus = devices(run, comm, P);
+    const int gpus = run->dev->is_gpu ? bench_mpi_devices(run, comm) : 1;
     geom whole, one;
     /* a fixed grid is the same basin at every rank count: 15.625 km cells
      * (64 to 1000 km, as the CPU share) */
@@ -386,7 +344,7 @@ int bench_poisson_mpi(bench_run *run)
     double hypre_s = 0, hypre_solve_s = 0, hypre_res = INFINITY;
     if (!run->dev->is_gpu && rank == 0)
         hypre_peer(run, &whole, f, P, peer, sizeof peer, &hypre_s, &hypre_solve_s, &hypre_res);
-    quiet_barrier(comm);
+    bench_mpi_quiet_barrier(comm);
     /* the ranks, once per gather threshold */
     const char *pname;
     const clphys_poisson_params prm = {.precision = bench_precision(&pname), .tol = TOL};
@@ -430,23 +388,18 @@ int bench_poisson_mpi(bench_run *run)
             for (int w = 0; w < 2; w++) {
                 const single_run *b = w ? &weak : &strong;
                 if (!b->ok) continue;
+                const bench_scaling sc = {gpus, P,    w,  w ? (long long)n1 : (long long)(n / (size_t)P),
+                                          b->s, step, -1, h2d > 0 ? res.iterations * halo_iter / h2d : -1};
                 bench_row row;
-                memset(&row, 0, sizeof row);
-                snprintf(row.path, sizeof row.path, "poisson-mpi");
-                snprintf(row.variant, sizeof row.variant, "solve-basin-%s-%dx%d%s", w ? "weak" : "strong", dims[0],
-                         dims[1], gname);
-                snprintf(row.precision, sizeof row.precision, "%s", pname);
-                row.n = (long long)n;
-                row.repeat = run->repeat;
+                const int at = bench_scaling_row(&row, &sc, "poisson-mpi", pname, (long long)n, run->repeat,
+                                                 "solve-basin-%s-%dx%d%s", w ? "weak" : "strong", dims[0], dims[1],
+                                                 gname);
                 row.kernel_s_median = row.kernel_s_min = row.total_s_median = step;
                 row.rate = 1.0 / step;
                 snprintf(row.rate_unit, sizeof row.rate_unit, "solves/s");
                 row.max_rel_error = res.rel_residual;
                 row.verified = res.rel_residual <= 1.05 * TOL && b->residual <= 1.05 * TOL;
-                const bench_scaling sc = {gpus, P,    w,  w ? (long long)n1 : (long long)(n / (size_t)P),
-                                          b->s, step, -1, h2d > 0 ? res.iterations * halo_iter / h2d : -1};
-                char sj[512], extra[1300] = "";
-                bench_scaling_json(&sc, sj, sizeof sj);
+                char extra[1300] = "";
                 if (!w && peer[0]) {
                     if (hypre_s > 0 && hypre_res <= 1.05 * TOL)
                         snprintf(extra, sizeof extra,
@@ -456,15 +409,15 @@ int bench_poisson_mpi(bench_run *run)
                         snprintf(extra, sizeof extra, ",%.1000s,\"peer_stopped_short\":true", peer);
                 }
                 snprintf(
-                    row.params, sizeof row.params,
-                    "{%s,\"grid\":\"%dx%dx%d\",\"process_grid\":\"%dx%d\",\"share\":\"%dx%dx%d\",\"problem\":\"random "
+                    row.params + at, sizeof row.params - at,
+                    ",\"grid\":\"%dx%dx%d\",\"process_grid\":\"%dx%d\",\"share\":\"%dx%dx%d\",\"problem\":\"random "
                     "basin (seed 7), pure Neumann, white-noise f\",\"tol\":%g,\"iterations\":%d,"
                     "\"baseline_iterations\":%d,\"rel_residual\":%.3e,\"baseline_rel_residual\":%.3e,"
                     "\"levels\":%d,\"levels_distributed\":%d,\"floor_s\":%.6g,\"fraction_of_floor\":%.4f,"
                     "\"halo_bytes_per_iteration\":%.6g,\"host_device_bytes_per_s\":%.6g,\"plan_s\":%.4f,"
                     "\"line_ranks\":\"%s\",\"line_baseline\":\"auto\",\"gather_columns\":%d,"
                     "\"efficiency_per_iteration\":%.4g%s}",
-                    sj, whole.g.nx, whole.g.ny, whole.g.nz, dims[0], dims[1], share[0], share[1], share[2], TOL,
+                    whole.g.nx, whole.g.ny, whole.g.nz, dims[0], dims[1], share[0], share[1], share[2], TOL,
                     res.iterations, b->iterations, res.rel_residual, b->residual, info.levels, info.levels_distributed,
                     floor_s, floor_s > 0 ? floor_s / step : 0, halo_iter, h2d, plan_s,
                     info.line == CLPHYS_POISSON_LINE_STAGED       ? "staged"

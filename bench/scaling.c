@@ -1,7 +1,9 @@
 /* scaling.c — the scaling schema's arithmetic and JSON (scaling.h). */
 #include "scaling.h"
 
+#include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 double bench_scaling_speedup(const bench_scaling *s)
 {
@@ -38,4 +40,21 @@ int bench_scaling_json(const bench_scaling *s, char *buf, size_t len)
     c += num(buf + (c < (int)len ? c : (int)len), c < (int)len ? len - c : 0, "exchange_floor_s",
              s->exchange_floor_s);
     return c;
+}
+
+int bench_scaling_row(bench_row *r, const bench_scaling *s, const char *path, const char *precision, long long n,
+                      int repeat, const char *variant, ...)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->path, sizeof r->path, "%s", path);
+    snprintf(r->precision, sizeof r->precision, "%s", precision);
+    r->n = n;
+    r->repeat = repeat;
+    va_list ap;
+    va_start(ap, variant);
+    vsnprintf(r->variant, sizeof r->variant, variant, ap);
+    va_end(ap);
+    r->params[0] = '{';
+    const int c = 1 + bench_scaling_json(s, r->params + 1, sizeof r->params - 1);
+    return c < (int)sizeof r->params ? c : (int)sizeof r->params - 1;
 }

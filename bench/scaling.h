@@ -30,6 +30,8 @@
 #ifndef CLPHYS_BENCH_SCALING_H
 #define CLPHYS_BENCH_SCALING_H
 
+#include "bench.h"
+
 #include <stddef.h>
 
 typedef struct {
@@ -52,5 +54,14 @@ double bench_scaling_efficiency(const bench_scaling *s);
  * caller puts them inside its params object.  Returns the length written,
  * as snprintf does (>= len: truncated). */
 int bench_scaling_json(const bench_scaling *s, char *buf, size_t len);
+
+/* A distributed row begun: *r cleared; its path, precision, n (the whole
+ * problem), repeat and variant (a printf format and its arguments) set;
+ * its params opened with the schema's members of s (`{"gpus":2,...`), for
+ * the caller to append its own members (each after a comma) and close
+ * with `}`.  Returns the length of r->params, at most its size - 1, where
+ * the caller's members go. */
+int bench_scaling_row(bench_row *r, const bench_scaling *s, const char *path, const char *precision, long long n,
+                      int repeat, const char *variant, ...) __attribute__((format(printf, 7, 8)));
 
 #endif /* CLPHYS_BENCH_SCALING_H */

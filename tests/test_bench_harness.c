@@ -187,6 +187,35 @@ static void scaling_schema(void **state)
     assert_true(bench_scaling_json(&st, small, sizeof small) >= (int)sizeof small);
 }
 
+/* A distributed row begun by bench_scaling_row: the identity set (variant
+ * formatted), the row cleared of what a previous use left, and params the
+ * schema's members followed by the caller's, one valid JSON object; the
+ * returned length stays inside params. */
+static void scaling_row(void **state)
+{
+    (void)state;
+    bench_scaling sc = {2, 4, 0, 5000, 1.0, 0.625, 0.1, -1};
+    bench_row r;
+    memset(&r, 0x5a, sizeof r); /* poisoned: what the helper does not set must come out zero */
+    const int at = bench_scaling_row(&r, &sc, "md_mpi", "fp64", 10000, 7, "in.lj-%s-%d", "strong", 3);
+    assert_string_equal(r.path, "md_mpi");
+    assert_string_equal(r.precision, "fp64");
+    assert_string_equal(r.variant, "in.lj-strong-3");
+    assert_int_equal(r.n, 10000);
+    assert_int_equal(r.repeat, 7);
+    assert_true(r.total_s_median == 0 && r.verified == 0 && r.note[0] == 0 && r.case_key[0] == 0);
+    assert_int_equal(at, (int)strlen(r.params));
+    snprintf(r.params + at, sizeof r.params - at, ",\"grid\":\"%dx%dx%d\"}", 1, 2, 2);
+    cJSON *j = cJSON_Parse(r.params);
+    assert_non_null(j);
+    assert_int_equal(cJSON_GetObjectItem(j, "ranks")->valueint, 4);
+    assert_string_equal(cJSON_GetObjectItem(j, "scaling")->valuestring, "strong");
+    assert_true(cJSON_GetObjectItem(j, "efficiency")->valuedouble > 0.799);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "exchange_floor_s")));
+    assert_string_equal(cJSON_GetObjectItem(j, "grid")->valuestring, "1x2x2");
+    cJSON_Delete(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -195,6 +224,7 @@ int main(void)
         cmocka_unit_test(set_rounds_median_min),
         cmocka_unit_test(auto_vs_best_pairs_rounds),
         cmocka_unit_test(scaling_schema),
+        cmocka_unit_test(scaling_row),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

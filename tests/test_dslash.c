@@ -658,15 +658,11 @@ static void write_text(const char *path, const char *text)
 static void test_tuning(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/clphys-tune-test-XXXXXX", path[4096] = "";
-    assert_non_null(mkdtemp(dir));
-    const char *old_dir = getenv("CLPHYS_CACHE_DIR"), *old_off = getenv("CLPHYS_NO_TUNE"),
-               *old_nc = getenv("CLPHYS_NO_CACHE");
-    char *sdir = old_dir ? strdup(old_dir) : NULL, *soff = old_off ? strdup(old_off) : NULL,
-         *snc = old_nc ? strdup(old_nc) : NULL;
-    setenv("CLPHYS_CACHE_DIR", dir, 1);
-    unsetenv("CLPHYS_NO_TUNE");
-    unsetenv("CLPHYS_NO_CACHE");
+    char dir[512], path[4096] = "";
+    tu_tempdir("dslash_tune", dir, sizeof dir);
+    tu_setenv("CLPHYS_CACHE_DIR", dir);
+    tu_setenv("CLPHYS_NO_TUNE", NULL);
+    tu_setenv("CLPHYS_NO_CACHE", NULL);
     clphys_gauge_field g;
     assert_int_equal(clphys_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
     clphys_gauge_hot(&g, 5);
@@ -705,33 +701,12 @@ static void test_tuning(void **state)
     /* switches: the params field and the environment */
     tuned(&g, 1, &src);
     assert_int_equal(src, CLPHYS_TUNE_HEURISTIC);
-    setenv("CLPHYS_NO_TUNE", "1", 1);
+    tu_setenv("CLPHYS_NO_TUNE", "1");
     tuned(&g, 0, &src);
     assert_int_equal(src, CLPHYS_TUNE_HEURISTIC);
-    char lock[4200];
-    snprintf(lock, sizeof lock, "%s.lock", path);
-    remove(path);
-    remove(lock);
-    rmdir(dir); /* fails if the program cache wrote here: left for the system */
+    tu_remove_tempdir(dir); /* the tuning file, its lock and any program binaries */
     clphys_gauge_destroy(&g);
-    if (sdir) setenv("CLPHYS_CACHE_DIR", sdir, 1); else unsetenv("CLPHYS_CACHE_DIR");
-    if (soff) setenv("CLPHYS_NO_TUNE", soff, 1); else unsetenv("CLPHYS_NO_TUNE");
-    if (snc) setenv("CLPHYS_NO_CACHE", snc, 1);
-    free(sdir), free(soff), free(snc);
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    ctx = tu_context();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    clphys_context_destroy(ctx);
-    return 0;
+    tu_env_restore();
 }
 
 int main(void)
@@ -746,5 +721,5 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_tuning),                 cmocka_unit_test(test_solver_kernels),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1);
 }

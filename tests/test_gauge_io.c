@@ -39,18 +39,6 @@ static char dir[256];
 
 static void path(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/%s", dir, name); }
 
-/* tests/data/gauge/ next to this source (meson runs tests from the build folder). */
-static void data_path(char *buf, size_t n, const char *name)
-{
-    const char *d = getenv("CLPHYS_TEST_DATA");
-    if (d) {
-        snprintf(buf, n, "%s/gauge/%s", d, name);
-        return;
-    }
-    const char *f = __FILE__, *slash = strrchr(f, '/');
-    snprintf(buf, n, "%.*sdata/gauge/%s", slash ? (int)(slash - f + 1) : 0, f, name);
-}
-
 static void test_cold_hot(void **state)
 {
     (void)state;
@@ -473,7 +461,9 @@ static void read_sample(const char *name, clphys_gauge_file_format fmt, int leni
                         clphys_gauge_file_info *info)
 {
     char f[512];
-    data_path(f, sizeof f, name);
+    char rel[256];
+    snprintf(rel, sizeof rel, "gauge/%s", name);
+    tu_data_path(f, sizeof f, rel);
     clphys_gauge_read_params p = {.allow_unverified = lenient};
     clphys_status st = clphys_gauge_read(f, &p, g, info);
     if (st) fail_msg("%s: %s", name, clphys_last_error(NULL));
@@ -501,7 +491,7 @@ static void test_milc_sample(void **state)
     assert_memory_equal(i.u, m.u, sizeof(double) * 72 * m.volume);
     /* the NERSC file of an independent writer: CHECKSUM = 0, so strict reading refuses it */
     char f[512];
-    data_path(f, sizeof f, "lat.sample.l4444.nersc");
+    tu_data_path(f, sizeof f, "gauge/lat.sample.l4444.nersc");
     assert_int_equal(clphys_gauge_read(f, NULL, &n, NULL), CLPHYS_ERR_FORMAT);
     assert_non_null(strstr(clphys_last_error(NULL), "CHECKSUM = 0"));
     read_sample("lat.sample.l4444.nersc", CLPHYS_GAUGE_FILE_NERSC, 1, &n, &info);
@@ -534,7 +524,7 @@ static void test_hostile_milc_ildg(void **state)
     clphys_gauge_field r;
     path(f, sizeof f, "hostile.bin");
     long n;
-    data_path(src, sizeof src, "lat.sample.l4444");
+    tu_data_path(src, sizeof src, "gauge/lat.sample.l4444");
     unsigned char *b = slurp(src, &n);
     b[96 + 1000] ^= 4;
     spill(f, b, n);
@@ -546,7 +536,7 @@ static void test_hostile_milc_ildg(void **state)
     assert_int_equal(clphys_gauge_read(f, NULL, &r, NULL), CLPHYS_ERR_FORMAT);
     assert_non_null(strstr(clphys_last_error(NULL), "file size"));
     free(b);
-    data_path(src, sizeof src, "lat.sample.l4444.ildg");
+    tu_data_path(src, sizeof src, "gauge/lat.sample.l4444.ildg");
     b = slurp(src, &n);
     patch(b, n, "<lx>4</lx>", "<lx>8</lx>");
     spill(f, b, n);
@@ -573,28 +563,6 @@ static void test_atomic_write(void **state)
     clphys_gauge_destroy(&g);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    const char *t = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/clphys-gauge-io-XXXXXX", t && *t ? t : "/tmp");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    const char *names[] = {"rt1", "rt2", "good.nersc", "bad.nersc", "hostile.nersc", "lenient.nersc", "converted",
-                           "hostile.bin"};
-    char f[512];
-    for (int i = 0; i < 8; i++) {
-        path(f, sizeof f, names[i]);
-        unlink(f);
-    }
-    rmdir(dir);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -604,5 +572,5 @@ int main(void)
         cmocka_unit_test(test_nan_and_non_unitary), cmocka_unit_test(test_header_count_not_trusted),
         cmocka_unit_test(test_lenient_nersc), cmocka_unit_test(test_cold_checksum_zero), cmocka_unit_test(test_fp32_links_as_fp64), cmocka_unit_test(test_milc_sample), cmocka_unit_test(test_hostile_milc_ildg),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return tu_run_group(tests, .tempdir = "gauge_io", .dir = dir, .dir_size = sizeof dir);
 }

@@ -260,20 +260,6 @@ static void contract(void **st)
     clphys_gravity_plan_destroy(NULL);
 }
 
-static int setup(void **st)
-{
-    (void)st;
-    ctx = tu_context();
-    return 0;
-}
-
-static int teardown(void **st)
-{
-    (void)st;
-    clphys_context_destroy(ctx);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -284,5 +270,5 @@ int main(void)
         cmocka_unit_test(vector_fp32),
         cmocka_unit_test(vector_fp64),       cmocka_unit_test(accumulate_and_cl_mem),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1);
 }

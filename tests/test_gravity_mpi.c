@@ -14,7 +14,7 @@
  * Every rank runs every collective call and failures are reduced over the
  * ranks before they are asserted, so a failing check never leaves a rank
  * waiting (the test's timeout is the last guard). */
-#include "util.h"
+#include "mpi_util.h"
 #include "gravity_util.h"
 #include "host/ref/gravity_ref.h"
 
@@ -238,19 +238,7 @@ static void sync_over_ranks(void **state)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    /* one seed for every rank: rank 0's (CLPHYS_TEST_SEED replays it) */
-    unsigned long long seed = rank == 0 ? tu_seed() : 0;
-    MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-    if (rank) { /* before this rank's first tu_seed(), which reads it */
-        char buf[32];
-        snprintf(buf, sizeof buf, "%llu", seed);
-        setenv("CLPHYS_TEST_SEED", buf, 1);
-    }
-    ctx[0] = tu_context();
-    ctx[1] = tu_context();
+    tu_mpi_init(&argc, &argv, &rank, &size, ctx, 2);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exchanges_fp64),
         cmocka_unit_test(exchanges_fp32),
@@ -259,13 +247,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(nbody_helpers),
         cmocka_unit_test(sync_over_ranks),
     };
-    int failed = 1;
-    if (size < 2) fprintf(stderr, "test_gravity_mpi needs at least 2 ranks\n");
-    else failed = cmocka_run_group_tests(tests, NULL, NULL);
-    int any;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    clphys_context_destroy(ctx[0]);
-    clphys_context_destroy(ctx[1]);
-    MPI_Finalize();
-    return any ? 1 : 0;
+    return tu_mpi_run_group("test_gravity_mpi", tests, size >= 2, "at least 2", ctx, 2);
 }

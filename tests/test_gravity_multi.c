@@ -25,12 +25,6 @@
 
 static clphys_context *ctx[2]; /* the test device, opened twice */
 
-static const char *test_spec(void)
-{
-    const char *s = getenv("CLPHYS_DEVICE"); /* as tu_context */
-    return s && *s ? s : "auto";
-}
-
 /* ---- schedules --------------------------------------------------------------- */
 static int in_range(gs_range r, int P, int b)
 {
@@ -213,7 +207,7 @@ static void device_list(void **state)
 {
     (void)state;
     char two[300];
-    snprintf(two, sizeof two, "%s,%s", test_spec(), test_spec());
+    snprintf(two, sizeof two, "%s,%s", tu_device_spec(), tu_device_spec());
     clphys_context **c;
     int n;
     assert_int_equal(clphys_contexts_create(two, 0, 1, &c, &n), CLPHYS_SUCCESS);
@@ -228,14 +222,14 @@ static void device_list(void **state)
     assert_int_equal(clphys_contexts_create(two, 1, 2, &c, &n), CLPHYS_SUCCESS);
     assert_int_equal(n, 1);
     clphys_contexts_destroy(c, n);
-    snprintf(two, sizeof two, "%s,,%s", test_spec(), test_spec());
+    snprintf(two, sizeof two, "%s,,%s", tu_device_spec(), tu_device_spec());
     assert_int_equal(clphys_contexts_create(two, 0, 1, &c, &n), CLPHYS_ERR_INVALID_ARGUMENT);
     assert_null(c);
-    snprintf(two, sizeof two, "%s,97:97", test_spec());
+    snprintf(two, sizeof two, "%s,97:97", tu_device_spec());
     assert_int_equal(clphys_contexts_create(two, 0, 1, &c, &n), CLPHYS_ERR_DEVICE_NOT_FOUND);
     assert_non_null(strstr(clphys_last_error(NULL), "97:97"));
-    assert_int_equal(clphys_contexts_create(test_spec(), 2, 2, &c, &n), CLPHYS_ERR_INVALID_ARGUMENT);
-    assert_int_equal(clphys_contexts_create(test_spec(), 0, 1, NULL, &n), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(clphys_contexts_create(tu_device_spec(), 2, 2, &c, &n), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(clphys_contexts_create(tu_device_spec(), 0, 1, NULL, &n), CLPHYS_ERR_INVALID_ARGUMENT);
     clphys_contexts_destroy(NULL, 0);
 }
 
@@ -346,8 +340,6 @@ static void multi_errors(void **state)
 
 int main(void)
 {
-    ctx[0] = tu_context();
-    ctx[1] = tu_context();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(schedules),
         cmocka_unit_test(model),
@@ -357,8 +349,5 @@ int main(void)
         cmocka_unit_test(several_devices_fp32),
         cmocka_unit_test(multi_errors),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    clphys_context_destroy(ctx[0]);
-    clphys_context_destroy(ctx[1]);
-    return rc;
+    return tu_run_group(tests, .ctx = ctx, .nctx = 2);
 }

@@ -619,17 +619,9 @@ static void test_fp32_without_fp64(void **state)
 static int setup(void **state)
 {
     (void)state;
-    ctx = tu_context();
     uint64_t rng = tu_rng_init(1);
     for (int i = 0; i < NPT; i++) cdiag[i] = 0.01 * pow(1e4, tu_uniform(&rng)); /* 0.01 .. 100, log-uniform */
     for (int i = 0; i < NPT; i++) cwell[i] = cdiag[i] + 1;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    clphys_context_destroy(ctx);
     return 0;
 }
 
@@ -640,5 +632,5 @@ int main(void)
         cmocka_unit_test(test_refine), cmocka_unit_test(test_global_sum), cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_fp32_without_fp64),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1, .setup = setup);
 }

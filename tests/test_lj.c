@@ -633,11 +633,23 @@ static void test_half_block_moved(void **state)
     free(x), free(y), free(ref), free(f);
 }
 
-int main(void)
+static int setup(void **state)
 {
-    ctx = tu_context();
+    (void)state;
     tu_seed();
     make_system();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    free(pos);
+    return 0;
+}
+
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_variants_vs_reference),
         cmocka_unit_test(test_positions_outside_box),
@@ -653,8 +665,5 @@ int main(void)
         cmocka_unit_test(test_half_cas_overflow),
         cmocka_unit_test(test_half_block_moved),
     };
-    int r = cmocka_run_group_tests(tests, NULL, NULL);
-    free(pos);
-    clphys_context_destroy(ctx);
-    return r;
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1, .setup = setup, .teardown = teardown);
 }

@@ -424,7 +424,6 @@ static void test_level1(void **state)
 static int setup(void **state)
 {
     (void)state;
-    ctx = tu_context();
     if (!clphys_context_device(ctx)->fp64) return 0; /* the layer needs fp64 */
     for (int k = 0; k < 2; k++) {
         la_space_params sp = {.precision = k ? CLPHYS_FP64 : CLPHYS_FP32, .n = NR, .complex_values = 1,
@@ -441,7 +440,6 @@ static int teardown(void **state)
 {
     (void)state;
     for (int k = 0; k < 2; k++) la_space_destroy(pl[k]);
-    clphys_context_destroy(ctx);
     return 0;
 }
 
@@ -449,5 +447,5 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_cg_dev), cmocka_unit_test(test_bicg_dev),
                                        cmocka_unit_test(test_outer), cmocka_unit_test(test_level1)};
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1, .setup = setup, .teardown = teardown);
 }

@@ -25,7 +25,7 @@
  *    fails its checksum, parameters that differ between ranks.
  * With --die (tests/mpi_rank_dies.py) rank 1 exits in the middle of the
  * exchanges, so that the launcher must end the job. */
-#include "util.h"
+#include "mpi_util.h"
 #include "clphys_lqcd_mpi.h"
 #include "host/lqcd/lqcd_internal.h"
 #include "host/lqcd/lqcd_mpi.h"
@@ -584,10 +584,7 @@ static int rank_dies(void)
     clphys_dslash_field_create(pl, 1, &a);
     clphys_dslash_field_create(pl, 1, &b);
     for (int i = 0; i < 1000000; i++) {
-        if (rank == 1 && i == 5) {
-            fprintf(stderr, "rank 1: exiting without MPI_Finalize in application %d\n", i);
-            _exit(3);
-        }
+        if (rank == 1 && i == 5) tu_mpi_die(rank, "in application", i);
         clphys_dslash_apply(pl, CLPHYS_DSLASH_EO_PREC, b, a, NULL);
     }
     return 0;
@@ -595,32 +592,11 @@ static int rank_dies(void)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    /* one seed for every rank: rank 0's */
-    unsigned long long seed = rank == 0 ? (unsigned long long)tu_seed() : 0;
-    MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-    char s[32];
-    snprintf(s, sizeof s, "%llu", seed);
-    if (rank) {
-        setenv("CLPHYS_TEST_SEED", s, 1);
-        tu_seed();
-    }
-    ctx = tu_context();
-    if (argc > 1 && !strcmp(argv[1], "--die")) return rank_dies();
-    if (argc > 1) cmocka_set_test_filter(argv[1]); /* e.g. test_operators_fp32 */
+    if (tu_mpi_init(&argc, &argv, &rank, &size, &ctx, 1)) return rank_dies();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_operators_fp64), cmocka_unit_test(test_operators_fp32),
         cmocka_unit_test(test_hermiticity_covariance), cmocka_unit_test(test_solvers),
         cmocka_unit_test(test_fields), cmocka_unit_test(test_failures), cmocka_unit_test(test_split_timing),
     };
-    int failed = 1;
-    if (size != 2 && size != 4) fprintf(stderr, "test_lqcd_mpi needs 2 or 4 ranks\n");
-    else failed = cmocka_run_group_tests(tests, NULL, NULL);
-    int any;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    clphys_context_destroy(ctx);
-    MPI_Finalize();
-    return any ? 1 : 0;
+    return tu_mpi_run_group("test_lqcd_mpi", tests, size == 2 || size == 4, "2 or 4", &ctx, 1);
 }

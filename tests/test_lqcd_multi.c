@@ -42,9 +42,8 @@ static int nctx;
 static int setup(void **state)
 {
     (void)state;
-    const char *dev = getenv("CLPHYS_DEVICE");
+    const char *dev = tu_device_spec();
     char spec[256];
-    if (!dev || !*dev) dev = "auto";
     snprintf(spec, sizeof spec, "%s,%s,%s,%s", dev, dev, dev, dev);
     clphys_context **c = NULL;
     if (clphys_contexts_create(spec, 0, 1, &c, &nctx)) {

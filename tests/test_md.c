@@ -6,6 +6,7 @@
  * time set per call, and plans bound to the application's device buffers
  * (the same trajectory as the host-array path, refresh, bad input). */
 #include "host/ref/md_ref.h"
+#include "md_util.h"
 #include "util.h"
 
 #include <math.h>
@@ -659,55 +660,15 @@ static void test_diverged_run(void **state)
     clphys_md_system_destroy(&s);
 }
 
-/* tests/data/ next to this source (meson runs tests from the build folder). */
-static void data_path(char *buf, size_t n, const char *name)
-{
-    const char *d = getenv("CLPHYS_TEST_DATA");
-    if (d) {
-        snprintf(buf, n, "%s/%s", d, name);
-        return;
-    }
-    const char *f = __FILE__, *slash = strrchr(f, '/');
-    snprintf(buf, n, "%.*sdata/%s", slash ? (int)(slash - f + 1) : 0, f, name);
-}
-
 /* LAMMPS bench/in.lj from LAMMPS's own write_data file: the step-0 potential
  * energy is -6.773368053 per atom, and the thermo rows of LAMMPS's log (steps
  * 0, 10, 20; fp64, rebuild every 20 steps as in.lj) agree to 1e-6 relative. */
 static void test_lammps_in_lj(void **state)
 {
     (void)state;
-    char gz[512], data[512], logf[512], cmd[2048];
-    data_path(gz, sizeof gz, "md/in.lj.data.gz");
-    snprintf(data, sizeof data, "%s/in.lj.data", dir);
-    snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, data);
-    assert_int_equal(system(cmd), 0);
-    data_path(gz, sizeof gz, "md/log.lammps.gz");
-    snprintf(logf, sizeof logf, "%s/log.lammps", dir);
-    snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, logf);
-    assert_int_equal(system(cmd), 0);
-    /* LAMMPS rows: step temp pe ke etotal press */
-    double ref[3][6];
-    int rows = 0;
-    FILE *f = fopen(logf, "r");
-    assert_non_null(f);
-    char line[1024];
-    int in_thermo = 0;
-    while (rows < 3 && fgets(line, sizeof line, f)) {
-        if (!strncmp(line, "Step Temp PotEng KinEng TotEng Press", 36)) {
-            in_thermo = 1;
-            continue;
-        }
-        double *r = ref[rows];
-        if (in_thermo &&
-            sscanf(line, "%lf %lf %lf %lf %lf %lf", &r[0], &r[1], &r[2], &r[3], &r[4], &r[5]) == 6)
-            rows++;
-    }
-    fclose(f);
-    assert_int_equal(rows, 3);
+    double ref[3][TM_THERMO_COLS];
     clphys_md_system s;
-    assert_int_equal(clphys_md_read_lammps_data(data, &s), CLPHYS_SUCCESS);
-    assert_int_equal(s.n, 32000);
+    tm_lammps_in_lj(dir, &s, ref);
     clphys_md_params p = {
         .lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_LJ_AUTO},
         .dt = 0.005,
@@ -735,16 +696,10 @@ static void test_lammps_in_lj(void **state)
     fprintf(stderr, "  in.lj steps 0-20 vs LAMMPS: max relative difference %.2e\n", worst);
     clphys_md_plan_destroy(pl);
     clphys_md_system_destroy(&s);
-    remove(data);
-    remove(logf);
 }
 
 int main(void)
 {
-    ctx = tu_context();
-    /* a folder of its own: a fixed name by pid collided with one left by an
-     * earlier run that had the same pid */
-    tu_tempdir("md", dir, sizeof dir);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_data_round_trip), cmocka_unit_test(test_data_errors),
         cmocka_unit_test(test_data_huge_ids), cmocka_unit_test(test_data_counts_and_messages),
@@ -753,8 +708,7 @@ int main(void)
         cmocka_unit_test(test_device_buffers_trajectory), cmocka_unit_test(test_device_buffers_refresh),
         cmocka_unit_test(test_device_buffers_errors), cmocka_unit_test(test_diverged_run),
     };
-    int r = cmocka_run_group_tests(tests, NULL, NULL);
-    clphys_context_destroy(ctx);
-    tu_remove_tempdir(dir);
-    return r;
+    /* a folder of its own: a fixed name by pid collided with one left by an
+     * earlier run that had the same pid */
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1, .tempdir = "md", .dir = dir, .dir_size = sizeof dir);
 }

@@ -11,10 +11,10 @@
  * ranks, a half-list variant, a rank without a device) the same on every
  * rank.  With --die (tests/mpi_rank_dies.py) rank 1 exits in the middle of
  * a run. */
-#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "clphys_md_mpi.h"
 #include "host/md/md_mpi_internal.h" /* the interior atoms kept on the device */
-#include "util.h"
+#include "md_util.h"
+#include "mpi_util.h"
 
 #include <math.h>
 #include <setjmp.h>
@@ -475,7 +475,7 @@ static void test_overlap(void **state)
     const clphys_lj_variant vs[] = {CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_CSR, CLPHYS_LJ_FULL_TRANSPOSED};
     for (int v = 0; v < 3; v++) {
         const int one_queue = v == 2;
-        if (one_queue) setenv("CLPHYS_MD_ONE_QUEUE", "1", 1);
+        if (one_queue) tu_setenv("CLPHYS_MD_ONE_QUEUE", "1");
         clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = vs[v]},
                               .dt = 0.005,
                               .neigh_every = 20,
@@ -494,7 +494,7 @@ static void test_overlap(void **state)
         if (rank == 0) fprintf(stderr, "  overlap: %llu of %zu atoms' forces run while the ghosts travel\n", sum, s.n);
         clphys_md_mpi_destroy(pl);
         compare_run(&p, g, &s, 200, 20, rows, &ref, one_queue ? "full-transposed, one queue" : clphys_lj_variant_name(vs[v]), NULL);
-        if (one_queue) unsetenv("CLPHYS_MD_ONE_QUEUE");
+        tu_env_restore();
         clphys_md_system_destroy(&ref);
     }
     clphys_md_system_destroy(&s);
@@ -555,56 +555,19 @@ static void test_dilute_gas(void **state)
     clphys_md_system_destroy(&s);
 }
 
-/* tests/data/ next to this source. */
-static void data_path(char *buf, size_t n, const char *name)
-{
-    const char *d = getenv("CLPHYS_TEST_DATA");
-    if (d) {
-        snprintf(buf, n, "%s/%s", d, name);
-        return;
-    }
-    const char *f = __FILE__, *slash = strrchr(f, '/');
-    snprintf(buf, n, "%.*sdata/%s", slash ? (int)(slash - f + 1) : 0, f, name);
-}
-
 /* LAMMPS's in.lj (32000 atoms, tests/data/md) distributed: thermo rows of
  * steps 0, 10, 20 within 1e-6 of LAMMPS's log, as test_md's single-rank
  * run (test_lammps_in_lj). */
 static void test_lammps_in_lj(void **state)
 {
     (void)state;
-    char gz[512], data[600], logf[600], cmd[2048], dir[256] = "";
-    double ref[3][NCOL];
+    char dir[256] = "";
+    double ref[3][TM_THERMO_COLS];
     clphys_md_system s;
     memset(&s, 0, sizeof s);
     if (rank == 0) {
         tu_tempdir("md_mpi", dir, sizeof dir);
-        data_path(gz, sizeof gz, "md/in.lj.data.gz");
-        snprintf(data, sizeof data, "%s/in.lj.data", dir);
-        snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, data);
-        assert_int_equal(system(cmd), 0);
-        data_path(gz, sizeof gz, "md/log.lammps.gz");
-        snprintf(logf, sizeof logf, "%s/log.lammps", dir);
-        snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, logf);
-        assert_int_equal(system(cmd), 0);
-        int rows = 0, in_thermo = 0;
-        FILE *f = fopen(logf, "r");
-        assert_non_null(f);
-        char line[1024];
-        while (rows < 3 && fgets(line, sizeof line, f)) {
-            if (!strncmp(line, "Step Temp PotEng KinEng TotEng Press", 36)) {
-                in_thermo = 1;
-                continue;
-            }
-            double *r = ref[rows];
-            if (in_thermo && sscanf(line, "%lf %lf %lf %lf %lf %lf", &r[0], &r[1], &r[2], &r[3], &r[4], &r[5]) == 6)
-                rows++;
-        }
-        fclose(f);
-        assert_int_equal(rows, 3);
-        assert_int_equal(clphys_md_read_lammps_data(data, &s), CLPHYS_SUCCESS);
-        assert_int_equal(s.n, 32000);
-        remove(data), remove(logf);
+        tm_lammps_in_lj(dir, &s, ref);
         tu_remove_tempdir(dir);
     }
     MPI_Bcast(ref, 3 * NCOL, MPI_DOUBLE, 0, MPI_COMM_WORLD);
@@ -709,10 +672,7 @@ static int rank_dies(void)
     clphys_md_mpi *pl;
     if (clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, g, 0, rank == 0 ? &s : NULL, &pl)) return 1;
     for (int i = 0; i < 1000000; i++) {
-        if (rank == 1 && i == 5) {
-            fprintf(stderr, "rank 1: exiting without MPI_Finalize after step %d\n", i);
-            _exit(3);
-        }
+        if (rank == 1 && i == 5) tu_mpi_die(rank, "after step", i);
         clphys_md_mpi_run(pl, 1, NULL);
     }
     return 0;
@@ -720,20 +680,7 @@ static int rank_dies(void)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    unsigned long long seed = rank == 0 ? (unsigned long long)tu_seed() : 0;
-    MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-    char s[32];
-    snprintf(s, sizeof s, "%llu", seed);
-    if (rank) {
-        setenv("CLPHYS_TEST_SEED", s, 1);
-        tu_seed();
-    }
-    ctx = tu_context();
-    if (argc > 1 && !strcmp(argv[1], "--die")) return rank_dies();
-    if (argc > 1) cmocka_set_test_filter(argv[1]); /* e.g. test_dilute_gas */
+    if (tu_mpi_init(&argc, &argv, &rank, &size, &ctx, 1)) return rank_dies();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kernels),
         cmocka_unit_test(test_in_lj_variants),
@@ -743,12 +690,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_lammps_in_lj),
         cmocka_unit_test(test_failures),
     };
-    int failed = 1;
-    if (size < 2 || size > 4) fprintf(stderr, "test_md_mpi needs 2, 3 or 4 ranks\n");
-    else failed = cmocka_run_group_tests(tests, NULL, NULL);
-    int any;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    clphys_context_destroy(ctx);
-    MPI_Finalize();
-    return any ? 1 : 0;
+    return tu_mpi_run_group("test_md_mpi", tests, size >= 2 && size <= 4, "2, 3 or 4", &ctx, 1);
 }

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "platform/cp_mpi.h"
-#include "util.h"
+#include "mpi_util.h"
 
 static int rank, size;
 
@@ -64,20 +64,12 @@ static void network_probe(void **state)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    tu_mpi_init(&argc, &argv, &rank, &size, NULL, 0);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(agree_success),
         cmocka_unit_test(agree_reports_the_failing_rank),
         cmocka_unit_test(same_options),
         cmocka_unit_test(network_probe),
     };
-    int failed = 1;
-    if (size < 2) fprintf(stderr, "test_mpi needs at least 2 ranks\n");
-    else failed = cmocka_run_group_tests(tests, NULL, NULL);
-    int any;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Finalize();
-    return any ? 1 : 0;
+    return tu_mpi_run_group("test_mpi", tests, size >= 2, "at least 2", NULL, 0);
 }

@@ -17,18 +17,6 @@
 
 static clphys_context *ctx;
 
-/* tests/data/ next to this source (meson runs tests from the build folder). */
-static void data_path(char *buf, size_t n, const char *name)
-{
-    const char *d = getenv("CLPHYS_TEST_DATA");
-    if (d) {
-        snprintf(buf, n, "%s/%s", d, name);
-        return;
-    }
-    const char *f = __FILE__, *slash = strrchr(f, '/');
-    snprintf(buf, n, "%.*sdata/%s", slash ? (int)(slash - f + 1) : 0, f, name);
-}
-
 static void energies_of(const clphys_nbody_system *s, clphys_precision p, double eps, clphys_nbody_energy *e)
 {
     clphys_gravity_params prm = {0, p, CLPHYS_GRAVITY_AUTO, 1.0, eps, 1, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -48,7 +36,7 @@ static void nbabel_energy(const char *name, int n)
 {
     if (!clphys_context_device(ctx)->fp64) skip();
     char path[1024];
-    data_path(path, sizeof path, name);
+    tu_data_path(path, sizeof path, name);
     clphys_nbody_system s;
     clphys_status st = clphys_nbody_read(NULL, path, &s);
     if (st) fail_msg("read: %s", clphys_last_error(NULL));
@@ -202,25 +190,11 @@ static void leapfrog_energy(void **st)
     clphys_nbody_system_destroy(&s);
 }
 
-static int setup(void **st)
-{
-    (void)st;
-    ctx = tu_context();
-    return 0;
-}
-
-static int teardown(void **st)
-{
-    (void)st;
-    clphys_context_destroy(ctx);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(nbabel_input16),    cmocka_unit_test(nbabel_input128), cmocka_unit_test(bad_input),
         cmocka_unit_test(write_read_atomic), cmocka_unit_test(plummer_units),   cmocka_unit_test(leapfrog_energy),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1);
 }

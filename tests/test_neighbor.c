@@ -229,7 +229,6 @@ static void test_bad_input(void **state)
 
 int main(void)
 {
-    ctx = tu_context();
     tu_seed();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random),
@@ -238,7 +237,5 @@ int main(void)
         cmocka_unit_test(test_dilute_box),
         cmocka_unit_test(test_bad_input),
     };
-    int r = cmocka_run_group_tests(tests, NULL, NULL);
-    clphys_context_destroy(ctx);
-    return r;
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1);
 }

@@ -129,9 +129,9 @@ static void test_kernel_profile(void **state)
     assert_int_equal(clphys_context_profile_write(plain, path), CLPHYS_ERR_INVALID_ARGUMENT);
     assert_int_equal(access(path, F_OK), -1);
     clphys_context_destroy(plain);
-    setenv("CLPHYS_PROFILE", "1", 1);
+    tu_setenv("CLPHYS_PROFILE", "1");
     assert_int_equal(clphys_context_create(NULL, &ctx), CLPHYS_SUCCESS);
-    unsetenv("CLPHYS_PROFILE");
+    tu_env_restore();
     char src[256];
     unique_source(src, sizeof src, "profile");
     cl_program prog;
@@ -281,16 +281,12 @@ static void test_env_device(void **state)
 {
     (void)state;
     clphys_context *ctx;
-    const char *was = getenv("CLPHYS_DEVICE");
-    char *saved = was ? strdup(was) : NULL; /* the run's own choice, put back below */
-    setenv("CLPHYS_DEVICE", "no-such-device", 1);
+    tu_setenv("CLPHYS_DEVICE", "no-such-device"); /* the run's own choice is put back below */
     assert_int_equal(clphys_context_create(NULL, &ctx), CLPHYS_ERR_DEVICE_NOT_FOUND);
-    setenv("CLPHYS_DEVICE", "0:0", 1);
+    tu_setenv("CLPHYS_DEVICE", "0:0");
     assert_int_equal(clphys_context_create("", &ctx), CLPHYS_SUCCESS);
     clphys_context_destroy(ctx);
-    if (saved) setenv("CLPHYS_DEVICE", saved, 1);
-    else unsetenv("CLPHYS_DEVICE");
-    free(saved);
+    tu_env_restore();
 }
 
 static void test_adopt_context(void **state)
@@ -552,7 +548,7 @@ static void test_cache_readonly(void **state)
     fclose(f);
     char sub[700];
     snprintf(sub, sizeof sub, "%s/cache", ro);
-    setenv("CLPHYS_CACHE_DIR", sub, 1);
+    tu_setenv("CLPHYS_CACHE_DIR", sub);
     clphys_context *ctx = tu_context();
     assert_string_equal(clphys_context_notes(ctx), "");
     for (int k = 0; k < 2; k++) {
@@ -569,7 +565,7 @@ static void test_cache_readonly(void **state)
     assert_non_null(strstr(notes, "kernel cache: cannot write in"));
     assert_null(strchr(notes, '\n')); /* once, though two programs were built */
     clphys_context_destroy(ctx);
-    setenv("CLPHYS_CACHE_DIR", cache_dir, 1);
+    tu_env_restore();
     unlink(ro);
 }
 
@@ -625,7 +621,7 @@ static void test_kernel_dir_override(void **state)
     assert_non_null(f);
     fputs("#define DEV_SCALE(x, s) ((x) * (s))\n", f);
     fclose(f);
-    setenv("CLPHYS_KERNEL_DIR", dir, 1);
+    tu_setenv("CLPHYS_KERNEL_DIR", dir);
     char *src = cp_kernel_source(&clsrc_probe_cl);
     assert_non_null(src);
     assert_non_null(strstr(src, "#define DEV_SCALE"));
@@ -638,7 +634,7 @@ static void test_kernel_dir_override(void **state)
     assert_int_equal(cp_program(ctx, &clsrc_gravity_cl, NULL, &prog), CLPHYS_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(clphys_last_error(ctx), "gravity.cl"));
     clphys_context_destroy(ctx);
-    unsetenv("CLPHYS_KERNEL_DIR");
+    tu_env_restore();
     remove(path);
     snprintf(path, sizeof path, "%s/probe.cl", dir);
     remove(path);

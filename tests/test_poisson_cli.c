@@ -30,7 +30,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-static char dir[64], exe[1100];
+static char dir[200], exe[1100];
 
 #define NC_OK(call) assert_int_equal((call), NC_NOERR)
 
@@ -269,18 +269,7 @@ static int setup(void **state)
     if (!slash) return -1;
     *slash = 0;
     snprintf(exe, sizeof exe, "%s/../clphys", self); /* build/tests/.. = build */
-    snprintf(dir, sizeof dir, "/tmp/clphys_poisson_cli_XXXXXX");
-    return mkdtemp(dir) && exists(exe) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    const char *names[] = {"stdout", "stderr", "bathy.nc", "bathy3.nc", "bathyn.nc", "land.nc", "rhs.nc",
-                           "rhs_small.nc", "rhs_miss.nc", "out.nc"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) remove(path(names[i]));
-    rmdir(dir);
-    return 0;
+    return exists(exe) ? 0 : -1;
 }
 
 int main(void)
@@ -290,5 +279,5 @@ int main(void)
         cmocka_unit_test(test_files),
         cmocka_unit_test(test_bad_options),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return tu_run_group(tests, .tempdir = "poisson_cli", .dir = dir, .dir_size = sizeof dir, .setup = setup);
 }

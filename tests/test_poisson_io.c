@@ -31,7 +31,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-static char dir[64];
+static char dir[200];
 
 #define NC_OK(call) assert_int_equal((call), NC_NOERR)
 
@@ -587,22 +587,6 @@ static void test_write_no_space(void **state)
     assert_int_equal(file_size(path("full.nc")), -1);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(dir, sizeof dir, "/tmp/clphys_poisson_io_XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    const char *names[] = {"bathy.nc", "field.nc", "out.nc", "classic.nc", "huge.nc", "axes.nc"};
-    for (int i = 0; i < 6; i++) remove(path(names[i]));
-    rmdir(dir);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -614,5 +598,5 @@ int main(void)
         cmocka_unit_test(test_axes_units_bounds),
         cmocka_unit_test(test_write_no_space),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return tu_run_group(tests, .tempdir = "poisson_io", .dir = dir, .dir_size = sizeof dir);
 }

@@ -18,7 +18,7 @@
  * rank 1 exits in the middle of a solve and the launcher must end the job.
  * Every rank runs every collective call; failures are reduced over the
  * ranks before they are asserted. */
-#include "util.h"
+#include "mpi_util.h"
 #include "poisson_util.h"
 
 #include "clphys_poisson_mpi.h"
@@ -354,10 +354,7 @@ static void failures(void **state)
 static void die_in_solve(void *user, int iter, double rel, int is_true)
 {
     (void)user, (void)rel;
-    if (rank == 1 && !is_true && iter == 3) {
-        fprintf(stderr, "rank 1: exiting without MPI_Finalize in CG iteration %d\n", iter);
-        _exit(3);
-    }
+    if (rank == 1 && !is_true && iter == 3) tu_mpi_die(rank, "in CG iteration", iter);
 }
 
 static int rank_dies(void)
@@ -380,32 +377,11 @@ static int rank_dies(void)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    /* one seed for every rank: rank 0's (CLPHYS_TEST_SEED replays it) */
-    unsigned long long seed = rank == 0 ? tu_seed() : 0;
-    MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-    if (rank) {
-        char buf[32];
-        snprintf(buf, sizeof buf, "%llu", seed);
-        setenv("CLPHYS_TEST_SEED", buf, 1);
-    }
-    ctx = tu_context();
-    if (argc > 1 && !strcmp(argv[1], "--die")) return rank_dies();
+    if (tu_mpi_init(&argc, &argv, &rank, &size, &ctx, 1)) return rank_dies();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(box_uneven), cmocka_unit_test(basin_neumann),   cmocka_unit_test(periodic_helmholtz),
         cmocka_unit_test(land_rank),  cmocka_unit_test(operator_blocks), cmocka_unit_test(manufactured_order),
         cmocka_unit_test(failures),
     };
-    int failed = 1;
-    if (size < 2)
-        fprintf(stderr, "test_poisson_mpi needs at least 2 ranks\n");
-    else
-        failed = cmocka_run_group_tests(tests, NULL, NULL);
-    int any;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    clphys_context_destroy(ctx);
-    MPI_Finalize();
-    return any ? 1 : 0;
+    return tu_mpi_run_group("test_poisson_mpi", tests, size >= 2, "at least 2", &ctx, 1);
 }

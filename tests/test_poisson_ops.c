@@ -450,20 +450,6 @@ static void test_bad_input(void **state)
     free(a), free(zero), free(b), free(x), free(b2), free(x2);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    ctx = tu_context();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    clphys_context_destroy(ctx);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -472,5 +458,5 @@ int main(void)
         cmocka_unit_test(test_symmetry_and_vcycle), cmocka_unit_test(test_vcycle_staged),
         cmocka_unit_test(test_bad_input),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1);
 }

@@ -387,20 +387,6 @@ static void test_device_buffers_and_cap(void **state)
     pt_geometry_free(&t);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    ctx = tu_context();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    clphys_context_destroy(ctx);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -409,5 +395,5 @@ int main(void)
         cmocka_unit_test(test_robust_refinement),      cmocka_unit_test(test_robust_aspect),
         cmocka_unit_test(test_neumann),                cmocka_unit_test(test_device_buffers_and_cap),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1);
 }

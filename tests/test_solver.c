@@ -275,7 +275,6 @@ static void test_antiperiodic_xyz(void **state)
 static int setup(void **state)
 {
     (void)state;
-    ctx = tu_context();
     if (!clphys_context_device(ctx)->fp64) return 0;
     if (clphys_gauge_create(DIMS, &g)) return -1;
     clphys_gauge_hot(&g, tu_seed() + 3);
@@ -300,7 +299,6 @@ static int teardown(void **state)
     clphys_dslash_plan_destroy(a64);
     clphys_dslash_plan_destroy(a32);
     clphys_gauge_destroy(&g);
-    clphys_context_destroy(ctx);
     return 0;
 }
 
@@ -315,5 +313,5 @@ int main(void)
         cmocka_unit_test(test_fused_equals_clblast), cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_antiperiodic_xyz),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return tu_run_group(tests, .ctx = &ctx, .nctx = 1, .setup = setup, .teardown = teardown);
 }

@@ -27,7 +27,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-static char dir[64];
+static char dir[4096];
 static clphys_device_info devA, devB;
 
 static void make_dev(clphys_device_info *d, const char *name)
@@ -207,11 +207,11 @@ static void test_disabled(void **state)
     (void)state;
     char v[CP_TUNE_VALUE_MAX], path[4200];
     cp_tune_key k = key("lattice=2x2x2x2");
-    setenv("CLPHYS_NO_CACHE", "1", 1);
+    tu_setenv("CLPHYS_NO_CACHE", "1");
     assert_int_equal(cp_tune_file(&devA, path, sizeof path), 0);
     assert_int_equal(cp_tune_put(&devA, &k, "local_size=64"), -1);
     assert_int_equal(cp_tune_get(&devA, &k, v, sizeof v), 0);
-    unsetenv("CLPHYS_NO_CACHE");
+    tu_setenv("CLPHYS_NO_CACHE", NULL);
     assert_int_equal(cp_tune_get(&devA, &k, v, sizeof v), 0); /* nothing was stored */
 }
 
@@ -410,14 +410,13 @@ static void test_tuned_plans(void **state)
     assert_int_equal(neighbor_cached(), 0);
 }
 
-/* A folder of its own for the tuning cache, with the kernel binaries of the
- * test cache copied in (they share the folder; compiling every kernel again
+/* The group's own folder (dev_dir) for the tuning cache, with the kernel
+ * binaries of the test cache copied in (they share the folder; compiling every kernel again
  * would cost minutes on PoCL). */
 static int device_setup(void **state)
 {
     (void)state;
     const char *kc = getenv("CLPHYS_TEST_KCACHE");
-    tu_tempdir("tune", dev_dir, sizeof dev_dir);
     DIR *d = kc ? opendir(kc) : NULL;
     char src[8400], dst[8400];
     for (struct dirent *e; d && (e = readdir(d));) {
@@ -431,9 +430,9 @@ static int device_setup(void **state)
         if (out) fclose(out);
     }
     if (d) closedir(d);
-    setenv("CLPHYS_CACHE_DIR", dev_dir, 1);
-    unsetenv("CLPHYS_NO_CACHE");
-    unsetenv("CLPHYS_NO_TUNE");
+    tu_setenv("CLPHYS_CACHE_DIR", dev_dir);
+    tu_setenv("CLPHYS_NO_CACHE", NULL);
+    tu_setenv("CLPHYS_NO_TUNE", NULL);
     ctx = tu_context();
     return 0;
 }
@@ -442,17 +441,15 @@ static int device_teardown(void **state)
 {
     (void)state;
     clphys_context_destroy(ctx);
-    tu_remove_tempdir(dev_dir);
+    tu_env_restore();
     return 0;
 }
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/clphys-tune-XXXXXX");
-    if (!mkdtemp(dir)) return -1;
-    setenv("CLPHYS_CACHE_DIR", dir, 1);
-    unsetenv("CLPHYS_NO_CACHE");
+    tu_setenv("CLPHYS_CACHE_DIR", dir);
+    tu_setenv("CLPHYS_NO_CACHE", NULL);
     make_dev(&devA, "Device A");
     make_dev(&devB, "Device B");
     return 0;
@@ -461,15 +458,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    DIR *d = opendir(dir);
-    char p[4200];
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (e->d_name[0] != '.') {
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            remove(p);
-        }
-    if (d) closedir(d);
-    rmdir(dir);
+    tu_env_restore();
     return 0;
 }
 
@@ -482,6 +471,8 @@ int main(void)
                                        cmocka_unit_test(test_concurrent), cmocka_unit_test(test_disabled),
                                        cmocka_unit_test(test_nearest)};
     const struct CMUnitTest device[] = {cmocka_unit_test(test_tuned_plans)};
-    const int failed = cmocka_run_group_tests(tests, setup, teardown);
-    return failed + cmocka_run_group_tests(device, device_setup, device_teardown);
+    const int failed = tu_run_group(tests, .tempdir = "tune_cache", .dir = dir, .dir_size = sizeof dir, .setup = setup,
+                                    .teardown = teardown);
+    return failed + tu_run_group(device, .tempdir = "tune", .dir = dev_dir, .dir_size = sizeof dev_dir,
+                                 .setup = device_setup, .teardown = device_teardown);
 }

@@ -21,6 +21,93 @@ clphys_context *tu_context(void)
     return ctx;
 }
 
+const char *tu_device_spec(void)
+{
+    const char *s = getenv("CLPHYS_DEVICE");
+    return s && *s ? s : "auto";
+}
+
+/* the group tu_run_group_ runs, for its fixtures */
+static tu_group group;
+static int group_set_up; /* the file's set-up ran and succeeded: its tear-down is due */
+
+static int group_setup(void **state)
+{
+    for (int i = 0; i < group.nctx; i++) group.ctx[i] = tu_context();
+    if (group.tempdir) tu_tempdir(group.tempdir, group.dir, group.dir_size);
+    const int r = group.setup ? group.setup(state) : 0;
+    group_set_up = r == 0;
+    return r;
+}
+
+/* cmocka runs the group tear-down after a failed set-up too */
+static int group_teardown(void **state)
+{
+    const int r = group.teardown && group_set_up ? group.teardown(state) : 0;
+    group_set_up = 0;
+    if (group.tempdir && group.dir[0]) tu_remove_tempdir(group.dir);
+    for (int i = 0; i < group.nctx; i++) {
+        clphys_context_destroy(group.ctx[i]);
+        group.ctx[i] = NULL;
+    }
+    return r;
+}
+
+int tu_run_group_(const char *name, const struct CMUnitTest *tests, size_t ntests, tu_group g)
+{
+    group = g;
+    if (group.tempdir) group.dir[0] = 0;
+    return _cmocka_run_group_tests(name, tests, ntests, group_setup, group_teardown);
+}
+
+/* the variables tu_setenv changed since the last tu_env_restore */
+enum { TU_ENV_MAX = 16 };
+static struct {
+    char *name, *value; /* value NULL: it was unset */
+} saved_env[TU_ENV_MAX];
+static int nsaved_env;
+
+void tu_setenv(const char *name, const char *value)
+{
+    int known = 0;
+    for (int i = 0; i < nsaved_env; i++) known |= !strcmp(saved_env[i].name, name);
+    if (!known) {
+        if (nsaved_env == TU_ENV_MAX) fail_msg("tu_setenv: more than %d variables changed at once", TU_ENV_MAX);
+        const char *old = getenv(name);
+        saved_env[nsaved_env].name = strdup(name);
+        saved_env[nsaved_env].value = old ? strdup(old) : NULL;
+        nsaved_env++;
+    }
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+}
+
+void tu_env_restore(void)
+{
+    while (nsaved_env > 0) {
+        nsaved_env--;
+        if (saved_env[nsaved_env].value)
+            setenv(saved_env[nsaved_env].name, saved_env[nsaved_env].value, 1);
+        else
+            unsetenv(saved_env[nsaved_env].name);
+        free(saved_env[nsaved_env].name);
+        free(saved_env[nsaved_env].value);
+    }
+}
+
+void tu_data_path(char *buf, size_t n, const char *name)
+{
+    const char *d = getenv("CLPHYS_TEST_DATA");
+    if (d && *d) {
+        snprintf(buf, n, "%s/%s", d, name);
+        return;
+    }
+    const char *f = __FILE__, *slash = strrchr(f, '/'); /* this file is in tests/, beside data/ */
+    snprintf(buf, n, "%.*sdata/%s", slash ? (int)(slash - f + 1) : 0, f, name);
+}
+
 uint64_t tu_seed(void)
 {
     static uint64_t seed;

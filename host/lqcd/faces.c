@@ -1,8 +1,9 @@
 /* faces.c — what the two exchanges of a split lattice share (halo.c over
  * MPI ranks, multi.c over the devices of one process): the face geometry,
  * the list of sites with a remote neighbour, the backward hops' links in
- * device form, and the launches of halo_pack and halo_exterior
- * (cl/wilson_dslash.cl, whose face numbering and layouts these follow). */
+ * device form, the launches of halo_pack and halo_exterior
+ * (cl/wilson_dslash.cl, whose face numbering and layouts these follow) and
+ * a hop's timing split. */
 #include "lqcd_internal.h"
 
 #include <stdlib.h>
@@ -94,4 +95,46 @@ clphys_status lqcd_exterior_launch(clphys_dslash_plan *pl, const lqcd_faces *f, 
                    parity, phase[0], phase[1]));
     const size_t gext = n;
     return cp_launch_ev(ctx, ke, 1, &gext, NULL, ev);
+}
+
+static double seconds_of(cl_event ev)
+{
+    const double s = ev ? cp_event_seconds(ev) : 0;
+    return s > 0 ? s : 0;
+}
+
+/* The copies' span on the device clock: the first download starting to
+ * the last upload ending (0 where a time is missing). */
+static double copies_span(const lqcd_hop_events *ev)
+{
+    double first = 0, last = 0, s, e;
+    for (int b = 0; b < ev->ncopies; b++) {
+        if (ev->d2h[b] && !cp_event_times(ev->d2h[b], &s, &e) && (first == 0 || s < first)) first = s;
+        if (ev->h2d[b] && !cp_event_times(ev->h2d[b], &s, &e) && e > last) last = e;
+    }
+    return first > 0 && last > first ? last - first : 0;
+}
+
+clphys_status lqcd_hop_times(const clphys_dslash_plan *pl, int parity, const lqcd_hop_events *ev, double *kernel_s,
+                             clphys_dslash_split *split)
+{
+    if (!kernel_s && !split) return CLPHYS_SUCCESS;
+    CP_TRY(cp_wait_all(pl->ctx, 1, &ev->exterior));
+    const double ti = seconds_of(ev->interior), tp = seconds_of(ev->pack), te = seconds_of(ev->exterior);
+    if (kernel_s) *kernel_s += ti + tp + te;
+    if (!split) return CLPHYS_SUCCESS;
+    double s0, e_int, s_ext, e1;
+    split->interior_s += ti, split->pack_s += tp, split->exterior_s += te;
+    for (int b = 0; b < ev->ncopies; b++)
+        split->d2h_s += seconds_of(ev->d2h[b]), split->h2d_s += seconds_of(ev->h2d[b]);
+    split->mpi_s += ev->exchange_s < 0 ? copies_span(ev) : ev->exchange_s;
+    if (ev->interior && ev->exterior && !cp_event_times(ev->interior, &s0, &e_int) &&
+        !cp_event_times(ev->exterior, &s_ext, &e1) && s_ext > e_int)
+        split->exposed_s += s_ext - e_int;
+    split->halo_bytes += ev->bytes;
+    split->messages += ev->messages;
+    split->hops++;
+    split->sites += parity < 0 ? pl->vol : pl->vh;
+    split->face_sites += ev->face_sites;
+    return CLPHYS_SUCCESS;
 }

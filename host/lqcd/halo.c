@@ -67,12 +67,6 @@ static clphys_status interior_running(void *arg, int *running)
     return CLPHYS_SUCCESS;
 }
 
-static double seconds_of(cl_event ev)
-{
-    const double s = ev ? cp_event_seconds(ev) : 0;
-    return s > 0 ? s : 0;
-}
-
 /* The hop out = x + a H in (x NULL: H in) of parity (-1: full), g5 as
  * lqcd_hop_g5, through the exchange.  On a local failure the messages of
  * this hop are still sent and received, so that no neighbour waits for
@@ -132,27 +126,9 @@ static clphys_status halo_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_
     size_t n = 0;
     if (!st) st = lqcd_exterior_launch(pl, &h->f, out, h->recv, h->ghost, x, a, parity, g5, &n, &ev_ext);
     if (!st) st = cp_flush(ctx, NULL);
-    /* timing: profiled kernels and copies; the exposed exchange is the
-     * queue's idle time between the interior's end and the exterior's start */
-    if (!st && (kernel_s || split)) {
-        st = cp_wait_all(ctx, 1, &ev_ext);
-        const double ti = seconds_of(ev_int), tp = seconds_of(ev_pack), te = seconds_of(ev_ext);
-        if (kernel_s) *kernel_s += ti + tp + te;
-        if (split && !st) {
-            double s0, e_int, s_ext, e1;
-            split->interior_s += ti, split->pack_s += tp, split->exterior_s += te;
-            split->d2h_s += seconds_of(ev_d2h), split->h2d_s += seconds_of(ev_h2d);
-            split->mpi_s += ov.exchange_s;
-            if (ev_int && ev_ext && !cp_event_times(ev_int, &s0, &e_int) && !cp_event_times(ev_ext, &s_ext, &e1) &&
-                s_ext > e_int)
-                split->exposed_s += s_ext - e_int;
-            split->halo_bytes += bytes;
-            split->messages += nsend;
-            split->hops++;
-            split->sites += parity < 0 ? pl->vol : pl->vh;
-            split->face_sites += n;
-        }
-    }
+    /* timing: profiled kernels and copies, the messages' time on the host */
+    const lqcd_hop_events he = {ev_pack, ev_int, ev_ext, &ev_d2h, &ev_h2d, 1, ov.exchange_s, bytes, nsend, n};
+    if (!st) st = lqcd_hop_times(pl, parity, &he, kernel_s, split);
     cp_release_event(&ev_pack);
     cp_release_event(&ev_d2h);
     cp_release_event(&ev_int);

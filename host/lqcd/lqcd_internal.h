@@ -96,6 +96,25 @@ clphys_status lqcd_pack_launch(clphys_dslash_plan *pl, cl_mem send, cl_mem in, i
 clphys_status lqcd_exterior_launch(clphys_dslash_plan *pl, const lqcd_faces *f, cl_mem out, cl_mem recv,
                                    cl_mem ghost, cl_mem x, double a, int parity, int g5, size_t *nsites,
                                    cl_event *ev);
+/* The events and counts of one hop through an exchange, for
+ * lqcd_hop_times. */
+typedef struct {
+    cl_event pack, interior, exterior; /* the hop's kernels (NULL: not run) */
+    const cl_event *d2h, *h2d;         /* the face copies down and up, */
+    int ncopies;                       /* ncopies of each (NULL entries: none) */
+    double exchange_s;                 /* the exchange's time; < 0: the copies' span on the device clock */
+    size_t bytes;                      /* face bytes sent                      */
+    int messages;
+    size_t face_sites;                 /* sites the exterior kernel covered    */
+} lqcd_hop_events;
+/* The end of a hop of out parity `parity` (-1: full) through an exchange
+ * (halo.c, multi.c): when kernel_s or split is wanted (either may be
+ * NULL), waits for the exterior kernel and adds the profiled times of the
+ * pack, interior and exterior kernels to *kernel_s and, with the copies'
+ * times, the exchange's, the device's idle time between the interior's end
+ * and the exterior's start (exposed_s) and the counts, to *split. */
+clphys_status lqcd_hop_times(const clphys_dslash_plan *pl, int parity, const lqcd_hop_events *ev, double *kernel_s,
+                             clphys_dslash_split *split);
 
 /* multi.c: release pl's part of its group (the group with its last plan);
  * the member index of pl in its group, -1 for a plan of no group. */

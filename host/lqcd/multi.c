@@ -128,24 +128,6 @@ static clphys_status multi_sum(void *user, double *sums, int n)
     return CLPHYS_SUCCESS;
 }
 
-static double seconds_of(cl_event ev)
-{
-    const double s = ev ? cp_event_seconds(ev) : 0;
-    return s > 0 ? s : 0;
-}
-
-/* The exchange's span on the device clock: the first block's download
- * starting to the last upload ending (0 where a time is missing). */
-static double exchange_span(const cl_event *d2h, const cl_event *h2d, int nb)
-{
-    double first = 0, last = 0, s, e;
-    for (int b = 0; b < nb; b++) {
-        if (d2h[b] && !cp_event_times(d2h[b], &s, &e) && (first == 0 || s < first)) first = s;
-        if (h2d[b] && !cp_event_times(h2d[b], &s, &e) && e > last) last = e;
-    }
-    return first > 0 && last > first ? last - first : 0;
-}
-
 /* The hop through the group (the file's comment). */
 static clphys_status multi_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
                                double *kernel_s, clphys_dslash_split *split)
@@ -223,26 +205,9 @@ static clphys_status multi_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl
     size_t nsites = 0;
     if (!st) st = lqcd_exterior_launch(pl, &xm->f, out, xm->recv, xm->ghost, x, a, parity, g5, &nsites, &ev_ext);
     if (!st) st = cp_flush(ctx, NULL);
-    if (!st && (kernel_s || split)) {
-        st = cp_wait_all(ctx, 1, &ev_ext);
-        const double ti = seconds_of(ev_int), tp = seconds_of(ev_pack), te = seconds_of(ev_ext);
-        if (kernel_s) *kernel_s += ti + tp + te;
-        if (split && !st) {
-            double s0, e_int, s_ext, e1, dh = 0, hd = 0;
-            for (int b = 0; b < BLOCKS; b++) dh += seconds_of(d2h[b]), hd += seconds_of(h2d[b]);
-            split->interior_s += ti, split->pack_s += tp, split->exterior_s += te;
-            split->d2h_s += dh, split->h2d_s += hd;
-            split->mpi_s += exchange_span(d2h, h2d, nb);
-            if (ev_int && ev_ext && !cp_event_times(ev_int, &s0, &e_int) && !cp_event_times(ev_ext, &s_ext, &e1) &&
-                s_ext > e_int)
-                split->exposed_s += s_ext - e_int;
-            split->halo_bytes += bytes_out;
-            split->messages += nb;
-            split->hops++;
-            split->sites += parity < 0 ? pl->vol : pl->vh;
-            split->face_sites += nsites;
-        }
-    }
+    /* timing: the exchange is the copies' span on the device clock */
+    const lqcd_hop_events he = {ev_pack, ev_int, ev_ext, d2h, h2d, nb, -1, bytes_out, nb, nsites};
+    if (!st) st = lqcd_hop_times(pl, parity, &he, kernel_s, split);
     if (st) atomic_store(&g->failed, 1);
 out:
     cp_release_event(&ev_pack);
