@@ -236,15 +236,16 @@ static void kernels_in(clphys_precision prec)
     float df[4] = {0, -7.25f, 0, 0};
     assert_int_equal(cp_write(ctx, ix, 0, 4 * n, perm), 0);
     memset(out, 0xff, 4 * rs * n); /* NaN */
-    assert_int_equal(cp_write(ctx, buf, 0, 4 * rs * n, out), 0);
+    assert_int_equal(cp_write(ctx, buf, 0, 3 * rs * n, out), 0);
     assert_int_equal(CP_ARG(ctx, kp, 0, pos) | CP_ARG(ctx, kp, 1, ix) | CP_ARG(ctx, kp, 2, off) | CP_ARG(ctx, kp, 3, m),
                      0);
     assert_int_equal(rs == 8 ? CP_ARG(ctx, kp, 4, dd) : CP_ARG(ctx, kp, 4, df), 0);
     assert_int_equal(CP_ARG(ctx, kp, 5, buf) | cp_launch(ctx, kp, 1, &g, NULL, NULL), 0);
-    assert_int_equal(cp_read(ctx, buf, 0, 4 * rs * n, out), 0);
+    assert_int_equal(cp_read(ctx, buf, 0, 3 * rs * n, out), 0);
+    /* three reals per atom: x, y, z (w does not travel) */
     for (size_t k = 0; k < n; k++)
-        for (int c = 0; c < 4; c++) {
-            double got = rs == 8 ? ((double *)out)[4 * k + c] : ((float *)out)[4 * k + c];
+        for (int c = 0; c < 3; c++) {
+            double got = rs == 8 ? ((double *)out)[3 * k + c] : ((float *)out)[3 * k + c];
             if (k < off || k >= off + m) {
                 assert_true(isnan(got)); /* untouched */
                 continue;
@@ -253,23 +254,32 @@ static void kernels_in(clphys_precision prec)
             double want = rs == 8 ? x[4 * j + c] + dd[c] : (double)((float)x[4 * j + c] + df[c]);
             assert_true(got == want);
         }
-    /* unpack the packed atoms into slots idx = perm (k in [off, off + m)) of a poisoned array */
-    memset(out, 0xff, 4 * rs * n);
+    /* unpack the packed atoms into slots idx = perm (k in [off, off + m))
+     * of an array whose x, y, z are poisoned and whose w is the slot's
+     * number: x, y, z from the packed buffer, w kept */
+    for (size_t k = 0; k < n; k++)
+        for (int c = 0; c < 4; c++) {
+            double v = c == 3 ? (double)(k + 5000) : NAN;
+            if (rs == 8) ((double *)out)[4 * k + c] = v;
+            else ((float *)out)[4 * k + c] = (float)v;
+        }
     assert_int_equal(cp_write(ctx, pos_o, 0, 4 * rs * n, out), 0);
     assert_int_equal(CP_ARG(ctx, ku, 0, pos_o) | CP_ARG(ctx, ku, 1, ix) | CP_ARG(ctx, ku, 2, off) |
                          CP_ARG(ctx, ku, 3, m) | CP_ARG(ctx, ku, 4, buf) | cp_launch(ctx, ku, 1, &g, NULL, NULL),
                      0);
-    void *back = malloc(4 * rs * n), *packed = malloc(4 * rs * n);
+    void *back = malloc(4 * rs * n), *packed = malloc(3 * rs * n);
     assert_int_equal(cp_read(ctx, pos_o, 0, 4 * rs * n, back), 0);
-    assert_int_equal(cp_read(ctx, buf, 0, 4 * rs * n, packed), 0);
+    assert_int_equal(cp_read(ctx, buf, 0, 3 * rs * n, packed), 0);
     size_t written = 0;
     for (size_t k = off; k < off + m; k++) {
-        assert_memory_equal((char *)back + 4 * rs * perm[k], (char *)packed + 4 * rs * k, 4 * rs);
+        assert_memory_equal((char *)back + 4 * rs * perm[k], (char *)packed + 3 * rs * k, 3 * rs);
         written++;
     }
     for (size_t s2 = 0, nan = 0; s2 < n; s2++) {
-        double w = rs == 8 ? ((double *)back)[4 * s2] : ((float *)back)[4 * s2];
-        nan += isnan(w) != 0;
+        double x0 = rs == 8 ? ((double *)back)[4 * s2] : ((float *)back)[4 * s2];
+        double w = rs == 8 ? ((double *)back)[4 * s2 + 3] : ((float *)back)[4 * s2 + 3];
+        assert_true(w == (double)(s2 + 5000));
+        nan += isnan(x0) != 0;
         if (s2 == n - 1) assert_int_equal(nan, n - written);
     }
     /* classify: atoms whose perm entry is < nown are owned; staying when

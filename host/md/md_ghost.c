@@ -77,7 +77,8 @@ static clphys_status one_swap(MPI_Comm comm, clphys_context *ctx, const md_decom
     int e = MPI_Sendrecv(&n_out, 1, MPI_LONG_LONG, sw->to, 200 + c, &n_in, 1, MPI_LONG_LONG, sw->from, 200 + c, comm,
                          MPI_STATUS_IGNORE);
     if (e != MPI_SUCCESS) st = cp_mpi_error(ctx, e, "MPI_Sendrecv (ghost counts)");
-    if (!st && 3 * (n_in + (long long)g->nghost) > (long long)INT32_MAX)
+    /* 24 bytes a ghost: three doubles here, at most three in a step's message */
+    if (!st && 24 * (n_in + (long long)g->nghost) > (long long)INT32_MAX)
         st = cp_error(ctx, CLPHYS_ERR_OVERFLOW, "md mpi: %lld ghost atoms: too many for one message", n_in);
     if (!st) st = room(ctx, g, g->nsend + ns, g->nghost + (size_t)n_in);
     st = cp_mpi_agree(comm, ctx, st);
@@ -151,9 +152,10 @@ void md_ghost_dev_free(md_ghost_dev *gd)
     gd->send_cap = gd->recv_cap = 0;
 }
 
-/* Room for n entries in an index buffer and its real4 buffer, and the
- * host staging (page-locked: the copies of every step run at the bus's
- * speed; pageable memory where the device gives none). */
+/* Room for n entries in an index buffer and its buffer of packed
+ * positions (three reals each: md_ghost.cl), and the host staging
+ * (page-locked: the copies of every step run at the bus's speed; pageable
+ * memory where the device gives none). */
 static clphys_status grow(md_ghost_dev *gd, size_t n, size_t *cap, cl_mem *idx, cl_mem *buf, void **host,
                           cl_mem *hm)
 {
@@ -166,10 +168,10 @@ static clphys_status grow(md_ghost_dev *gd, size_t n, size_t *cap, cl_mem *idx, 
     else free(*host);
     *host = NULL;
     *cap = 0;
-    if (cp_pinned(gd->ctx, 4 * gd->rs * c, hm, host)) *host = malloc(4 * gd->rs * c);
+    if (cp_pinned(gd->ctx, 3 * gd->rs * c, hm, host)) *host = malloc(3 * gd->rs * c);
     if (!*host) return cp_error(gd->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: ghost staging");
     CP_TRY(cp_buffer(gd->ctx, CL_MEM_READ_WRITE, 4 * c, NULL, idx));
-    CP_TRY(cp_buffer(gd->ctx, CL_MEM_READ_WRITE, 4 * gd->rs * c, NULL, buf));
+    CP_TRY(cp_buffer(gd->ctx, CL_MEM_READ_WRITE, 3 * gd->rs * c, NULL, buf));
     *cap = c;
     return CLPHYS_SUCCESS;
 }
@@ -234,7 +236,7 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
                                 cp_mpi_overlap *ov, clphys_status st)
 {
     clphys_context *ctx = gd->ctx;
-    const size_t r4 = 4 * gd->rs;
+    const size_t r3 = 3 * gd->rs; /* bytes of one packed position */
     /* the two swaps of a dimension are independent (the atoms one sends
      * were there before the other's arrived): one copy to the host for
      * both, both messages in flight at once, one copy back, one unpack.
@@ -254,7 +256,7 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
         cl_event packed = NULL, copied = NULL;
         if (!st && ns) st = cp_marker(ctx, NULL, &packed);
         if (!st && ns)
-            st = cp_read_async(ctx, gd->copyq, gd->sendbuf, r4 * a->off, r4 * ns, (char *)gd->hsend + r4 * a->off, 1,
+            st = cp_read_async(ctx, gd->copyq, gd->sendbuf, r3 * a->off, r3 * ns, (char *)gd->hsend + r3 * a->off, 1,
                                &packed, &copied);
         cp_release_event(&packed);
         if (!st && gd->copyq) st = cp_flush(ctx, gd->copyq);
@@ -275,8 +277,8 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
         const double t_post = cp_now();
         clphys_status ms = CLPHYS_SUCCESS;
         for (int q = 0; q < 2 && !ms; q++) {
-            cp_mpi_slice out = {(char *)gd->hsend + r4 * sw[q]->off, (int)(r4 * sw[q]->nsend), MPI_BYTE};
-            cp_mpi_slice in = {(char *)gd->hrecv + r4 * rof[q], (int)(r4 * sw[q]->nrecv), MPI_BYTE};
+            cp_mpi_slice out = {(char *)gd->hsend + r3 * sw[q]->off, (int)(r3 * sw[q]->nsend), MPI_BYTE};
+            cp_mpi_slice in = {(char *)gd->hrecv + r3 * rof[q], (int)(r3 * sw[q]->nrecv), MPI_BYTE};
             ms = cp_mpi_post(ctx, comm, sw[q]->to, &out, 1, sw[q]->from, &in, 1, 300 + s + q, rq, &nrq);
         }
         cp_mpi_overlap none = {0, 0, 0};
@@ -290,12 +292,12 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
          * runs after this one; the unpack on ctx's queue waits for it */
         cl_event arrived = NULL;
         if (!st && nr)
-            st = cp_write_async(ctx, gd->copyq, gd->recvbuf, r4 * ro, r4 * nr, (char *)gd->hrecv + r4 * ro, 0, NULL,
+            st = cp_write_async(ctx, gd->copyq, gd->recvbuf, r3 * ro, r3 * nr, (char *)gd->hrecv + r3 * ro, 0, NULL,
                                 &arrived);
         if (!st && gd->copyq && nr) st = cp_flush(ctx, gd->copyq);
         if (!st && nr) st = unpack(gd, ro, nr, pos, &arrived);
         cp_release_event(&arrived);
-        if (bytes) *bytes += (double)(r4 * ns);
+        if (bytes) *bytes += (double)(r3 * ns);
     }
     return cp_mpi_agree(comm, ctx, st);
 }

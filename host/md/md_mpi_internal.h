@@ -115,7 +115,8 @@ clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md
 void md_ghost_dev_free(md_ghost_dev *gd);
 /* Room for g's lists: send_idx and recv_idx (which md_mpi_rebuild fills
  * with the sorted places of the atoms sent and of the ghosts received),
- * their real4 buffers and host staging. */
+ * their buffers of packed positions (three reals an atom) and host
+ * staging. */
 clphys_status md_ghost_dev_reserve(md_ghost_dev *gd, const md_ghosts *g);
 /* One step's ghost positions: pack from pos, exchange, unpack into pos, a
  * dimension at a time.  The copies to and from the host go on copyq (pack
