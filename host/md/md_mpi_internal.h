@@ -170,10 +170,10 @@ struct clphys_md_mpi {
                                     page-locked (stage_m mapped), else malloc    */
     cl_mem stage_m;
     size_t stage_bytes;
-    size_t rs, disp_wg;
-    cl_kernel k_kd, k_kick, k_disp;
+    size_t rs;
+    md_verlet vv;                /* velocity Verlet's kernels (verlet.c)          */
     cl_kernel k_classify, k_iota, k_inverse, k_map;
-    cl_mem vel, vel_tmp, img, img_tmp, tag, tag_tmp, inv, xref, dmax, counts;
+    cl_mem vel, vel_tmp, img, img_tmp, tag, tag_tmp, inv, xref, counts;
     long long step, last_build;
     int rebuilds;
 };

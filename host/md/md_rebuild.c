@@ -50,13 +50,6 @@ static clphys_status staging(clphys_md_mpi *pl, size_t bytes, void **p)
     return CLPHYS_SUCCESS;
 }
 
-static clphys_status arg_real4(clphys_md_mpi *pl, cl_kernel k, cl_uint i, const double v[3])
-{
-    double b[4] = {v[0], v[1], v[2], 0};
-    float f[4] = {(float)b[0], (float)b[1], (float)b[2], 0};
-    return pl->rs == 8 ? CP_ARG(pl->ctx, k, i, b) : CP_ARG(pl->ctx, k, i, f);
-}
-
 /* Element k of a real array read back in the plan's precision. */
 static double real_at(const void *b, size_t rs, size_t k)
 {
@@ -133,8 +126,8 @@ static clphys_status classify(clphys_md_mpi *pl, size_t *nstay, size_t *nmig, si
     CP_TRY(CP_ARG(ctx, k, 4, nb->perm));
     CP_TRY(CP_ARG(ctx, k, 5, n));
     CP_TRY(CP_ARG(ctx, k, 6, nown));
-    CP_TRY(arg_real4(pl, k, 7, lo));
-    CP_TRY(arg_real4(pl, k, 8, hi));
+    CP_TRY(md_arg_real4(pl->ctx, pl->rs, k, 7, lo));
+    CP_TRY(md_arg_real4(pl->ctx, pl->rs, k, 8, hi));
     CP_TRY(CP_ARG(ctx, k, 9, cut));
     CP_TRY(pl->rs == 8 ? CP_ARG(ctx, k, 10, shell) : CP_ARG(ctx, k, 10, shellf));
     CP_TRY(CP_ARG(ctx, k, 11, cap));
