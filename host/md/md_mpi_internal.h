@@ -97,8 +97,10 @@ void md_ghosts_free(md_ghosts *g);
 typedef struct {
     clphys_context *ctx;
     size_t rs;            /* 4 or 8 */
-    cl_kernel k_pack, k_unpack;
+    cl_kernel k_pack, k_unpack, k_select;
     cl_mem send_idx, recv_idx, sendbuf, recvbuf;
+    cl_mem count;         /* md_ghost_select's counter                        */
+    int host_lists;       /* rebuilds make the ghost lists on the host        */
     size_t send_cap, recv_cap;
     void *hsend, *hrecv;  /* host staging: page-locked (hsend_m, hrecv_m
                              mapped) where the device gives it, else malloc */
@@ -118,6 +120,20 @@ void md_ghost_dev_free(md_ghost_dev *gd);
  * their buffers of packed positions (three reals an atom) and host
  * staging. */
 clphys_status md_ghost_dev_reserve(md_ghost_dev *gd, const md_ghosts *g);
+/* The ghost lists made on the device at a rebuild: pos (the unsorted
+ * positions, local frame) holds the nown owned atoms at 0 .. nown - 1; per
+ * cut dimension and side md_ghost_select lists the atoms before that
+ * dimension within r_cut + skin of the face into gd's send_idx (unsorted
+ * local indices), their positions travel as a step's do, and the ghosts
+ * received are appended to pos (w 0) with their places in recv_idx; g gets
+ * the swaps (gx and send unused).  cap: the atoms pos has room for.
+ * *again 1 (on every rank) when some rank lacked room (the send list, the
+ * received ghosts' buffers or cap): g's counts are those reached, *need
+ * this rank's atoms so far; the caller grows (md_ghost_dev_reserve on
+ * larger counts, the plan past *need) and calls again.  Collective;
+ * statuses agreed. */
+clphys_status md_ghosts_build_dev(MPI_Comm comm, md_ghost_dev *gd, const md_decomp *d, cl_mem pos, size_t nown,
+                                  size_t cap, md_ghosts *g, int *again, size_t *need);
 /* One step's ghost positions: pack from pos, exchange, unpack into pos, a
  * dimension at a time.  The copies to and from the host go on copyq (pack
  * and unpack on ctx's queue wait for them through events).  during (may be
