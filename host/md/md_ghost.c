@@ -1,9 +1,11 @@
 /* md_ghost.c — ghost atoms of a distributed MD plan: the lists made at
- * each neighbour-list rebuild on the host (LAMMPS's Comm::borders: six
- * exchanges, x then y then z, atoms within r_cut + skin of a face, those
- * received earlier forwarded, so edges and corners arrive without exchanges
- * of their own), and the positions that travel every step along those
- * lists, packed and unpacked on the device (cl/md_ghost.cl). */
+ * each neighbour-list rebuild (LAMMPS's Comm::borders: six exchanges, x
+ * then y then z, atoms within r_cut + skin of a face, those received
+ * earlier forwarded, so edges and corners arrive without exchanges of their
+ * own), on the device (md_ghosts_build_dev) or on the host
+ * (md_ghosts_build: the first rebuild, CLPHYS_MD_HOST_GHOSTS), and the
+ * positions that travel every step along those lists, packed and unpacked
+ * on the device (cl/md_ghost.cl). */
 #include "md_mpi_internal.h"
 
 #include <stdlib.h>

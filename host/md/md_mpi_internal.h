@@ -199,11 +199,13 @@ struct clphys_md_mpi {
 clphys_status md_mpi_capacity(clphys_md_mpi *pl, size_t n);
 /* The rebuild kernels (cl/md_rebuild.cl) and their counters. */
 clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl);
-/* A neighbour-list rebuild (md_rebuild.c): interior atoms stay on the
- * device, the others are downloaded, migrated (md_migrate), their ghost
- * lists made (md_ghosts_build), uploaded, and everything sorted and listed;
- * first: pl->own holds every owned atom (from the scatter).  Collective,
- * statuses agreed; adds to tm (may be NULL). */
+/* A neighbour-list rebuild (md_rebuild.c): the atoms still inside the
+ * subdomain stay on the device, the migrants are downloaded, migrated
+ * (md_migrate) and the arrivals uploaded, the ghost lists made on the device
+ * (md_ghosts_build_dev; on the host from the near-face atoms with
+ * CLPHYS_MD_HOST_GHOSTS, and at the first rebuild: md_ghosts_build), and
+ * everything sorted and listed; first: pl->own holds every owned atom (from
+ * the scatter).  Collective, statuses agreed; adds to tm (may be NULL). */
 clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing *tm);
 /* Every owned atom from the device into out (overwritten; positions
  * relative to the box's lo corner, wrapped, images counted). */

@@ -2,11 +2,14 @@
  * atoms still inside the subdomain stay on the device, compacted to the
  * front of the next sort's input (cl/md_rebuild.cl); only the migrants
  * (outside it along a cut dimension) cross to the host whole, where they
- * go to their owners (md_migrate.c); of the staying atoms those near a cut
- * face send their positions and places, to make the ghost lists with the
- * arrived atoms (md_ghost.c).  The arrived atoms and the ghosts come back
- * behind the staying ones, and the rank's set is sorted by cell and listed
- * on the device. */
+ * go to their owners (md_migrate.c), and the arrived atoms come back behind
+ * the staying ones.  The ghost lists are made on the device
+ * (md_ghosts_build_dev), the ghosts appended behind the owned atoms; on the
+ * host path (the first rebuild, CLPHYS_MD_HOST_GHOSTS) the staying atoms
+ * near a cut face send their positions and places instead, the lists are
+ * made there with the arrived atoms (md_ghosts_build) and the ghosts
+ * uploaded.  Then the rank's set is sorted by cell and listed on the
+ * device. */
 #include "md_mpi_internal.h"
 
 #include <math.h>
