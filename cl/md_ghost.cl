@@ -1,25 +1,48 @@
 /*
  * md_ghost.cl — ghost atoms of the distributed MD plan (host/md/md_ghost.c):
- *   pack:   buf[off + k] = pos[idx[off + k]] + delta, the positions of the
- *           atoms one exchange sends, moved into the receiver's frame
- *   unpack: pos[slot[off + k]] = buf[off + k], the positions received into
- *           the ghost atoms' places in the cell-sorted arrays
- * pos is real4 (x, y, z, w); delta.w = 0 keeps w.
+ *   pack:   buf[off + k] = (pos[idx[off + k]] + delta).xyz, the positions
+ *           of the atoms one exchange sends, moved into the receiver's
+ *           frame: three reals per atom (buf holds 3 (off + n) reals)
+ *   unpack: pos[slot[off + k]].xyz = buf[off + k], the positions received
+ *           into the ghost atoms' places in the cell-sorted arrays
+ *   select: at a rebuild, the atoms i < n below `face` along dim (side 0)
+ *           or at or above it (side 1): their indices at idx[off + k],
+ *           k from the counter count[0] (in no particular order); past
+ *           room entries they are counted, not written
+ * pos is real4 (x, y, z, w); w does not travel: the receiver's ghost keeps
+ * its own (the rebuild wrote it), so a quarter fewer bytes cross per step.
  */
 #include "common.h"
 
 __kernel void md_ghost_pack(__global const real4_t *pos, __global const uint *idx, uint off, uint n, real4_t delta,
-                            __global real4_t *buf)
+                            __global real_t *buf)
 {
     uint k = get_global_id(0);
     if (k >= n) return;
-    buf[off + k] = pos[idx[off + k]] + delta;
+    real4_t p = pos[idx[off + k]] + delta;
+    vstore3(p.xyz, off + k, buf);
 }
 
 __kernel void md_ghost_unpack(__global real4_t *pos, __global const uint *slot, uint off, uint n,
-                              __global const real4_t *buf)
+                              __global const real_t *buf)
 {
     uint k = get_global_id(0);
     if (k >= n) return;
-    pos[slot[off + k]] = buf[off + k];
+    uint s = slot[off + k];
+    real4_t p = pos[s];
+    p.xyz = vload3(off + k, buf);
+    pos[s] = p;
+}
+
+__kernel void md_ghost_select(__global const real4_t *pos, uint n, int dim, int side, real_t face, uint off,
+                              uint room, __global uint *idx, volatile __global uint *count)
+{
+    uint i = get_global_id(0);
+    if (i >= n) return;
+    real4_t p = pos[i];
+    real_t x = dim == 0 ? p.x : dim == 1 ? p.y : p.z;
+    if (side == 0 ? x < face : x >= face) {
+        uint k = atomic_inc(count);
+        if (k < room) idx[off + k] = i;
+    }
 }

@@ -189,9 +189,10 @@ static void kernels_in(clphys_precision prec)
     cl_program pg, pr;
     assert_int_equal(cp_program(ctx, &clsrc_md_ghost_cl, &opt, &pg), CLPHYS_SUCCESS);
     assert_int_equal(cp_program(ctx, &clsrc_md_rebuild_cl, &opt, &pr), CLPHYS_SUCCESS);
-    cl_kernel kp, ku, kc, ki, kv, km;
+    cl_kernel kp, ku, kc, ki, kv, km, ksel;
     assert_int_equal(cp_kernel(ctx, pg, "md_ghost_pack", &kp), CLPHYS_SUCCESS);
     assert_int_equal(cp_kernel(ctx, pg, "md_ghost_unpack", &ku), CLPHYS_SUCCESS);
+    assert_int_equal(cp_kernel(ctx, pg, "md_ghost_select", &ksel), CLPHYS_SUCCESS);
     assert_int_equal(cp_kernel(ctx, pr, "md_classify", &kc), CLPHYS_SUCCESS);
     assert_int_equal(cp_kernel(ctx, pr, "md_iota", &ki), CLPHYS_SUCCESS);
     assert_int_equal(cp_kernel(ctx, pr, "md_inverse", &kv), CLPHYS_SUCCESS);
@@ -236,13 +237,14 @@ static void kernels_in(clphys_precision prec)
     float df[4] = {0, -7.25f, 0, 0};
     assert_int_equal(cp_write(ctx, ix, 0, 4 * n, perm), 0);
     memset(out, 0xff, 4 * rs * n); /* NaN */
-    assert_int_equal(cp_write(ctx, buf, 0, 4 * rs * n, out), 0);
+    assert_int_equal(cp_write(ctx, buf, 0, 3 * rs * n, out), 0);
     assert_int_equal(CP_ARGS(ctx, kp, pos, ix, off, m, CP_EITHER(rs == 8, dd, df), buf), 0);
     assert_int_equal(cp_launch(ctx, kp, 1, &g, NULL, NULL), 0);
-    assert_int_equal(cp_read(ctx, buf, 0, 4 * rs * n, out), 0);
+    assert_int_equal(cp_read(ctx, buf, 0, 3 * rs * n, out), 0);
+    /* three reals per atom: x, y, z (w does not travel) */
     for (size_t k = 0; k < n; k++)
-        for (int c = 0; c < 4; c++) {
-            double got = rs == 8 ? ((double *)out)[4 * k + c] : ((float *)out)[4 * k + c];
+        for (int c = 0; c < 3; c++) {
+            double got = rs == 8 ? ((double *)out)[3 * k + c] : ((float *)out)[3 * k + c];
             if (k < off || k >= off + m) {
                 assert_true(isnan(got)); /* untouched */
                 continue;
@@ -251,22 +253,69 @@ static void kernels_in(clphys_precision prec)
             double want = rs == 8 ? x[4 * j + c] + dd[c] : (double)((float)x[4 * j + c] + df[c]);
             assert_true(got == want);
         }
-    /* unpack the packed atoms into slots idx = perm (k in [off, off + m)) of a poisoned array */
-    memset(out, 0xff, 4 * rs * n);
+    /* unpack the packed atoms into slots idx = perm (k in [off, off + m))
+     * of an array whose x, y, z are poisoned and whose w is the slot's
+     * number: x, y, z from the packed buffer, w kept */
+    for (size_t k = 0; k < n; k++)
+        for (int c = 0; c < 4; c++) {
+            double v = c == 3 ? (double)(k + 5000) : NAN;
+            if (rs == 8) ((double *)out)[4 * k + c] = v;
+            else ((float *)out)[4 * k + c] = (float)v;
+        }
     assert_int_equal(cp_write(ctx, pos_o, 0, 4 * rs * n, out), 0);
     assert_int_equal(CP_ARGS(ctx, ku, pos_o, ix, off, m, buf) | cp_launch(ctx, ku, 1, &g, NULL, NULL), 0);
-    void *back = malloc(4 * rs * n), *packed = malloc(4 * rs * n);
+    void *back = malloc(4 * rs * n), *packed = malloc(3 * rs * n);
     assert_int_equal(cp_read(ctx, pos_o, 0, 4 * rs * n, back), 0);
-    assert_int_equal(cp_read(ctx, buf, 0, 4 * rs * n, packed), 0);
+    assert_int_equal(cp_read(ctx, buf, 0, 3 * rs * n, packed), 0);
     size_t written = 0;
     for (size_t k = off; k < off + m; k++) {
-        assert_memory_equal((char *)back + 4 * rs * perm[k], (char *)packed + 4 * rs * k, 4 * rs);
+        assert_memory_equal((char *)back + 4 * rs * perm[k], (char *)packed + 3 * rs * k, 3 * rs);
         written++;
     }
     for (size_t s2 = 0, nan = 0; s2 < n; s2++) {
-        double w = rs == 8 ? ((double *)back)[4 * s2] : ((float *)back)[4 * s2];
-        nan += isnan(w) != 0;
+        double x0 = rs == 8 ? ((double *)back)[4 * s2] : ((float *)back)[4 * s2];
+        double w = rs == 8 ? ((double *)back)[4 * s2 + 3] : ((float *)back)[4 * s2 + 3];
+        assert_true(w == (double)(s2 + 5000));
+        nan += isnan(x0) != 0;
         if (s2 == n - 1) assert_int_equal(nan, n - written);
+    }
+    /* select: the atoms below y = 3.7 (side 0), then those at or above
+     * y = 6.2 (side 1) with room for 10 only, listed from index 5 of a
+     * poisoned list: each such atom once, the count complete, nothing
+     * written outside [5, 5 + min(count, room)) */
+    for (int side = 0; side < 2; side++) {
+        const cl_uint soff = 5, room = side == 0 ? (cl_uint)n : 10, nn0 = (cl_uint)n;
+        const cl_int dim = 1, sd = side;
+        const double face = side == 0 ? 3.7 : 6.2;
+        const float facef = (float)face;
+        cl_uint zero1 = 0, got = 0;
+        size_t want = 0;
+        for (size_t i = 0; i < n; i++) {
+            double y = rs == 8 ? x[4 * i + 1] : (double)(float)x[4 * i + 1];
+            want += side == 0 ? y < face : y >= face;
+        }
+        memset(idx, 0xff, 4 * n);
+        assert_int_equal(cp_write(ctx, ix, 0, 4 * n, idx) | cp_write(ctx, cnt, 0, 4, &zero1), 0);
+        assert_int_equal(CP_ARGS(ctx, ksel, pos, nn0, dim, sd, CP_EITHER(rs == 8, face, facef), soff, room, ix, cnt) |
+                             cp_launch(ctx, ksel, 1, &g, NULL, NULL),
+                         0);
+        assert_int_equal(cp_read(ctx, cnt, 0, 4, &got) | cp_read(ctx, ix, 0, 4 * n, idx), 0);
+        assert_int_equal(got, want);
+        assert_true(want > 10 && want < n - 10);
+        const size_t written = want < room ? want : room;
+        char *once = calloc(n, 1);
+        for (size_t k = 0; k < n; k++) {
+            if (k < soff || k >= soff + written) {
+                assert_int_equal(idx[k], 0xffffffffu); /* untouched */
+                continue;
+            }
+            cl_uint i = idx[k];
+            assert_true(i < n && !once[i]);
+            once[i] = 1;
+            double y = rs == 8 ? x[4 * i + 1] : (double)(float)x[4 * i + 1];
+            assert_true(side == 0 ? y < face : y >= face);
+        }
+        free(once);
     }
     /* classify: atoms whose perm entry is < nown are owned; staying when
      * inside [2, 8) along x and z (cut), at the front; migrants behind;
@@ -360,7 +409,7 @@ static void kernels_in(clphys_precision prec)
     for (size_t k = 0; k < n; k++) assert_int_equal(perm[u[k]], idx[k]);
     cl_mem ms[] = {pos, vel, img, tag, pm, ix, buf, pos_o, vel_o, img_o, tag_o, cnt, inv};
     for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) cp_release_mem(&ms[k]);
-    cl_kernel ks[] = {kp, ku, kc, ki, kv, km};
+    cl_kernel ks[] = {kp, ku, kc, ki, kv, km, ksel};
     for (size_t k = 0; k < sizeof ks / sizeof *ks; k++) cp_release_kernel(&ks[k]);
     free(x), free(perm), free(idx), free(im), free(xr), free(out), free(back), free(packed), free(tg), free(seen),
         free(u);
@@ -464,7 +513,9 @@ static void fcc_cells(int mx, int my, int mz, clphys_md_system *s)
  * neighbour run while the ghosts travel, the others after
  * (md_lj_evaluate_rows); full-transposed and full-csr with the exchange's
  * copies on their own queue, full-transposed again with everything on one
- * queue (CLPHYS_MD_ONE_QUEUE=1, the path of a device without a second). */
+ * queue (CLPHYS_MD_ONE_QUEUE=1, the path of a device without a second)
+ * and the rebuilds' ghost lists made on the host (CLPHYS_MD_HOST_GHOSTS=1;
+ * elsewhere the device makes them). */
 static void test_overlap(void **state)
 {
     (void)state;
@@ -475,7 +526,7 @@ static void test_overlap(void **state)
     const clphys_lj_variant vs[] = {CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_CSR, CLPHYS_LJ_FULL_TRANSPOSED};
     for (int v = 0; v < 3; v++) {
         const int one_queue = v == 2;
-        if (one_queue) tu_setenv("CLPHYS_MD_ONE_QUEUE", "1");
+        if (one_queue) tu_setenv("CLPHYS_MD_ONE_QUEUE", "1"), tu_setenv("CLPHYS_MD_HOST_GHOSTS", "1");
         clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = vs[v]},
                               .dt = 0.005,
                               .neigh_every = 20,
@@ -489,6 +540,7 @@ static void test_overlap(void **state)
                          CLPHYS_SUCCESS);
         assert_true(pl->row_hi > pl->row_lo);
         assert_true(one_queue ? pl->gd.copyq == NULL : pl->gd.copyq != NULL);
+        assert_int_equal(pl->gd.host_lists, one_queue);
         unsigned long long rows_in = pl->row_hi - pl->row_lo, sum = 0;
         MPI_Reduce(&rows_in, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
         if (rank == 0) fprintf(stderr, "  overlap: %llu of %zu atoms' forces run while the ghosts travel\n", sum, s.n);

@@ -16,10 +16,10 @@ struct clphys_md_plan {
     clphys_md_params p;
     clphys_lj_plan *lj;
     size_t n, rs;
-    size_t disp_wg; /* md_max_displacement's work-group (MD_WG): 64, or the device's most */
     double lo[3], box[3];
-    cl_kernel k_kd, k_kick, k_disp;
-    cl_mem vel, vel_tmp, img, img_tmp, xref, dmax;
+    md_verlet vv;                /* the integrator's kernels; vv.dmax also takes
+                                    md_check_state's answer                      */
+    cl_mem vel, vel_tmp, img, img_tmp, xref;
     long long step, last_build;
     int rebuilds;
     long long *atom_id;          /* host systems: the atoms' IDs, for messages */
@@ -33,13 +33,11 @@ void clphys_md_plan_destroy(clphys_md_plan *pl)
 {
     if (!pl) return;
     clphys_lj_plan_destroy(pl->lj);
-    cp_release_kernel(&pl->k_kd);
-    cp_release_kernel(&pl->k_kick);
-    cp_release_kernel(&pl->k_disp);
+    md_verlet_free(&pl->vv);
     cp_release_kernel(&pl->k_check);
     cp_release_kernel(&pl->k_pull);
     cp_release_kernel(&pl->k_push);
-    cl_mem *ms[] = {&pl->vel, &pl->vel_tmp, &pl->img, &pl->img_tmp, &pl->xref, &pl->dmax};
+    cl_mem *ms[] = {&pl->vel, &pl->vel_tmp, &pl->img, &pl->img_tmp, &pl->xref};
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
         cp_release_mem(ms[i]);
     free(pl->atom_id);
@@ -116,8 +114,8 @@ static clphys_status pull(clphys_md_plan *pl)
     clphys_context *ctx = pl->ctx;
     clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
     cl_kernel k = pl->k_pull;
-    cl_uint n = (cl_uint)pl->n;
     size_t g = md_global(pl->n, 64);
+    cl_uint n = (cl_uint)pl->n;
     /* the application's state first, as md_check_state takes it */
     CP_TRY(CP_ARGS(ctx, k, pl->b.x, pl->b.v, MD_REAL4_ARG(pl->rs, pl->lo), MD_REAL4_ARG(pl->rs, pl->box), n,
                    pl->b.image, nb->pos_in, pl->vel_tmp, pl->img_tmp, nb->perm_in));
@@ -154,16 +152,8 @@ static clphys_status setup(clphys_context *ctx, clphys_md_plan *pl, size_t n, co
     memcpy(p->lj.box, pl->box, sizeof pl->box);
     CP_TRY(clphys_lj_plan_create(ctx, &p->lj, &pl->lj));
     pl->rs = p->lj.precision == CLPHYS_FP64 ? 8 : 4;
-    cp_defines opt = {0};
-    CP_TRY(cp_define_precision(ctx, &opt, p->lj.precision));
-    for (pl->disp_wg = 64; pl->disp_wg > ctx->info.max_work_group_size;) pl->disp_wg /= 2;
-    cp_define_int(&opt, "MD_WG", pl->disp_wg);
-    cl_program prog;
-    CP_TRY(cp_program(ctx, &clsrc_integrate_cl, &opt, &prog));
-    CP_TRY(cp_kernel(ctx, prog, "md_kick_drift", &pl->k_kd));
-    CP_TRY(cp_kernel(ctx, prog, "md_kick", &pl->k_kick));
-    CP_TRY(cp_kernel(ctx, prog, "md_max_displacement", &pl->k_disp));
-    CP_TRY(cp_check_work_group(ctx, pl->k_disp, "md_max_displacement", pl->disp_wg));
+    CP_TRY(md_verlet_create(ctx, p->lj.precision, &pl->vv));
+    cl_program prog = pl->vv.prog;
     if (pl->bound) {
         CP_TRY(cp_kernel(ctx, prog, "md_check_state", &pl->k_check));
         CP_TRY(cp_kernel(ctx, prog, "md_pull", &pl->k_pull));
@@ -174,8 +164,7 @@ static clphys_status setup(clphys_context *ctx, clphys_md_plan *pl, size_t n, co
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, b4, NULL, &pl->vel_tmp));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, b4, NULL, &pl->xref));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 16 * pl->n, NULL, &pl->img));
-    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 16 * pl->n, NULL, &pl->img_tmp));
-    return cp_buffer(ctx, CL_MEM_READ_WRITE, 4, NULL, &pl->dmax);
+    return cp_buffer(ctx, CL_MEM_READ_WRITE, 16 * pl->n, NULL, &pl->img_tmp);
 }
 
 static clphys_md_plan *new_plan(clphys_context *ctx, const clphys_md_params *p)
@@ -240,11 +229,11 @@ static clphys_status check_state(clphys_md_plan *pl)
     cl_kernel k = pl->k_check;
     cl_uint n = (cl_uint)pl->n, bad = n;
     size_t g = md_global(n, 64);
-    CP_TRY(cp_write(ctx, pl->dmax, 0, 4, &bad));
+    CP_TRY(cp_write(ctx, pl->vv.dmax, 0, 4, &bad));
     CP_TRY(CP_ARGS(ctx, k, pl->b.x, pl->b.v, MD_REAL4_ARG(pl->rs, pl->lo), MD_REAL4_ARG(pl->rs, pl->box), n,
-                   pl->dmax));
+                   pl->vv.dmax));
     CP_TRY(cp_launch(ctx, k, 1, &g, NULL, NULL));
-    CP_TRY(cp_read(ctx, pl->dmax, 0, 4, &bad));
+    CP_TRY(cp_read(ctx, pl->vv.dmax, 0, 4, &bad));
     if (bad >= n) return CLPHYS_SUCCESS;
     double x[4], v[4];
     CP_TRY(read_real4_at(pl, pl->b.x, bad, x));
@@ -374,17 +363,8 @@ static clphys_status need_rebuild(clphys_md_plan *pl, int *yes, double *ks)
         *yes = 1;
         return CLPHYS_SUCCESS;
     }
-    clphys_context *ctx = pl->ctx;
-    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
-    cl_uint zero = 0, n = (cl_uint)pl->n, bits;
-    size_t g = md_global(n, pl->disp_wg), l = pl->disp_wg;
-    CP_TRY(cp_write(ctx, pl->dmax, 0, 4, &zero));
-    cl_kernel k = pl->k_disp;
-    CP_TRY(CP_ARGS(ctx, k, nb->pos, pl->xref, MD_REAL4_ARG(pl->rs, pl->box), n, pl->dmax));
-    CP_TRY(cp_launch(ctx, k, 1, &g, &l, ks));
-    CP_TRY(cp_read(ctx, pl->dmax, 0, 4, &bits));
     float d2;
-    memcpy(&d2, &bits, 4);
+    CP_TRY(md_verlet_max_displacement(&pl->vv, clphys_lj_neighbor(pl->lj)->pos, pl->xref, pl->box, pl->n, ks, &d2));
     if (!isfinite(d2)) CP_TRY(check_finite(pl));
     double half_skin = 0.5 * pl->p.lj.skin;
     *yes = d2 > half_skin * half_skin;
@@ -407,25 +387,17 @@ clphys_status clphys_md_run(clphys_md_plan *pl, int steps, double *kernel_s)
 {
     if (!pl || steps < 0)
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md: NULL plan or steps = %d < 0", steps);
-    clphys_context *ctx = pl->ctx;
-    cl_uint n = (cl_uint)pl->n;
-    size_t g = md_global(n, 64);
     double ks = 0, *kp = kernel_s ? &ks : NULL, t = 0;
     for (int s = 0; s < steps; s++) {
         clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
-        cl_kernel k = pl->k_kd;
-        CP_TRY(CP_ARGS(ctx, k, nb->pos, pl->vel, pl->img, pl->lj->f, MD_REAL_ARG(pl->rs, pl->p.dt),
-                       MD_REAL4_ARG(pl->rs, pl->box), n));
-        CP_TRY(cp_launch(ctx, k, 1, &g, NULL, kp));
+        CP_TRY(md_verlet_kick_drift(&pl->vv, nb->pos, pl->vel, pl->img, pl->lj->f, pl->p.dt, pl->box, pl->n, kp));
         pl->step++;
         int yes;
         CP_TRY(need_rebuild(pl, &yes, kp));
         if (yes) CP_TRY(rebuild(pl, kp));
         CP_TRY(clphys_lj_evaluate(pl->lj, kernel_s ? &t : NULL));
         ks += t;
-        k = pl->k_kick;
-        CP_TRY(CP_ARGS(ctx, k, pl->vel, pl->lj->f, MD_REAL_ARG(pl->rs, pl->p.dt), n));
-        CP_TRY(cp_launch(ctx, k, 1, &g, NULL, kp));
+        CP_TRY(md_verlet_kick(&pl->vv, pl->vel, pl->lj->f, pl->p.dt, pl->n, kp));
     }
     if (pl->bound) CP_TRY(push(pl, kp));
     if (kernel_s) *kernel_s = ks;

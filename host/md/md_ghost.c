@@ -1,9 +1,11 @@
 /* md_ghost.c — ghost atoms of a distributed MD plan: the lists made at
- * each neighbour-list rebuild on the host (LAMMPS's Comm::borders: six
- * exchanges, x then y then z, atoms within r_cut + skin of a face, those
- * received earlier forwarded, so edges and corners arrive without exchanges
- * of their own), and the positions that travel every step along those
- * lists, packed and unpacked on the device (cl/md_ghost.cl). */
+ * each neighbour-list rebuild (LAMMPS's Comm::borders: six exchanges, x
+ * then y then z, atoms within r_cut + skin of a face, those received
+ * earlier forwarded, so edges and corners arrive without exchanges of their
+ * own), on the device (md_ghosts_build_dev) or on the host
+ * (md_ghosts_build: the first rebuild, CLPHYS_MD_HOST_GHOSTS), and the
+ * positions that travel every step along those lists, packed and unpacked
+ * on the device (cl/md_ghost.cl). */
 #include "md_mpi_internal.h"
 
 #include <stdlib.h>
@@ -37,12 +39,10 @@ static clphys_status room(clphys_context *ctx, md_ghosts *g, size_t nsend, size_
     return CLPHYS_SUCCESS;
 }
 
-/* Swap side (0: to the lower neighbour, 1: to the upper) along c of the
- * atoms 0 .. nbefore - 1. */
-static clphys_status one_swap(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, const md_atoms *own,
-                              md_ghosts *g, int c, int side, size_t nbefore)
+/* Swap side's neighbours, and the shifts into the receiver's coordinates
+ * and device frame. */
+static void swap_geometry(const md_decomp *d, int c, int side, md_swap *sw)
 {
-    md_swap *sw = &g->swap[g->nswap++];
     const int P = d->P[c], me = d->coord[c];
     sw->dim = c;
     sw->to = d->nbr[c][side], sw->from = d->nbr[c][1 - side];
@@ -50,6 +50,15 @@ static clphys_status one_swap(MPI_Comm comm, clphys_context *ctx, const md_decom
     sw->shift = side == 0 ? (me == 0 ? d->L[c] : 0) : (me == P - 1 ? -d->L[c] : 0);
     const int to_k = side == 0 ? (me + P - 1) % P : (me + 1) % P;
     sw->dlocal = d->llo[c] + sw->shift - md_decomp_llo(d, c, to_k);
+}
+
+/* Swap side (0: to the lower neighbour, 1: to the upper) along c of the
+ * atoms 0 .. nbefore - 1. */
+static clphys_status one_swap(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, const md_atoms *own,
+                              md_ghosts *g, int c, int side, size_t nbefore)
+{
+    md_swap *sw = &g->swap[g->nswap++];
+    swap_geometry(d, c, side, sw);
     sw->off = g->nsend;
     clphys_status st = CLPHYS_SUCCESS;
     size_t ns = 0;
@@ -77,7 +86,8 @@ static clphys_status one_swap(MPI_Comm comm, clphys_context *ctx, const md_decom
     int e = MPI_Sendrecv(&n_out, 1, MPI_LONG_LONG, sw->to, 200 + c, &n_in, 1, MPI_LONG_LONG, sw->from, 200 + c, comm,
                          MPI_STATUS_IGNORE);
     if (e != MPI_SUCCESS) st = cp_mpi_error(ctx, e, "MPI_Sendrecv (ghost counts)");
-    if (!st && 3 * (n_in + (long long)g->nghost) > (long long)INT32_MAX)
+    /* 24 bytes a ghost: three doubles here, at most three in a step's message */
+    if (!st && 24 * (n_in + (long long)g->nghost) > (long long)INT32_MAX)
         st = cp_error(ctx, CLPHYS_ERR_OVERFLOW, "md mpi: %lld ghost atoms: too many for one message", n_in);
     if (!st) st = room(ctx, g, g->nsend + ns, g->nghost + (size_t)n_in);
     st = cp_mpi_agree(comm, ctx, st);
@@ -124,10 +134,17 @@ clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md
     CP_TRY(cp_program(ctx, &clsrc_md_ghost_cl, &opt, &prog));
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_pack", &gd->k_pack));
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_unpack", &gd->k_unpack));
+    CP_TRY(cp_kernel(ctx, prog, "md_ghost_select", &gd->k_select));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4, NULL, &gd->count));
     /* a device that gives no second queue keeps the copies on ctx's queue
      * (the same events, all on one in-order queue); CLPHYS_MD_ONE_QUEUE=1
      * asks for that path (to time the two against each other, and for the
      * tests) */
+    /* CLPHYS_MD_HOST_GHOSTS=1: a rebuild's ghost lists made on the host
+     * from the atoms near the faces (md_ghosts_build), as before the device
+     * made them (md_ghosts_build_dev): to time both, and for the tests */
+    const char *hg = getenv("CLPHYS_MD_HOST_GHOSTS");
+    gd->host_lists = hg && *hg && strcmp(hg, "0") != 0;
     const char *one = getenv("CLPHYS_MD_ONE_QUEUE");
     if ((one && *one && strcmp(one, "0") != 0) || cp_queue_create(ctx, 0, &gd->copyq) != CLPHYS_SUCCESS)
         gd->copyq = NULL;
@@ -141,8 +158,9 @@ void md_ghost_dev_free(md_ghost_dev *gd)
     cp_queue_release(&gd->copyq);
     cp_release_kernel(&gd->k_pack);
     cp_release_kernel(&gd->k_unpack);
-    cl_mem *ms[] = {&gd->send_idx, &gd->recv_idx, &gd->sendbuf, &gd->recvbuf};
-    for (size_t i = 0; i < 4; i++) cp_release_mem(ms[i]);
+    cp_release_kernel(&gd->k_select);
+    cl_mem *ms[] = {&gd->send_idx, &gd->recv_idx, &gd->sendbuf, &gd->recvbuf, &gd->count};
+    for (size_t i = 0; i < 5; i++) cp_release_mem(ms[i]);
     if (gd->hsend_m) cp_pinned_release(gd->ctx, &gd->hsend_m, &gd->hsend);
     else free(gd->hsend);
     if (gd->hrecv_m) cp_pinned_release(gd->ctx, &gd->hrecv_m, &gd->hrecv);
@@ -151,9 +169,10 @@ void md_ghost_dev_free(md_ghost_dev *gd)
     gd->send_cap = gd->recv_cap = 0;
 }
 
-/* Room for n entries in an index buffer and its real4 buffer, and the
- * host staging (page-locked: the copies of every step run at the bus's
- * speed; pageable memory where the device gives none). */
+/* Room for n entries in an index buffer and its buffer of packed
+ * positions (three reals each: md_ghost.cl), and the host staging
+ * (page-locked: the copies of every step run at the bus's speed; pageable
+ * memory where the device gives none). */
 static clphys_status grow(md_ghost_dev *gd, size_t n, size_t *cap, cl_mem *idx, cl_mem *buf, void **host,
                           cl_mem *hm)
 {
@@ -166,10 +185,10 @@ static clphys_status grow(md_ghost_dev *gd, size_t n, size_t *cap, cl_mem *idx, 
     else free(*host);
     *host = NULL;
     *cap = 0;
-    if (cp_pinned(gd->ctx, 4 * gd->rs * c, hm, host)) *host = malloc(4 * gd->rs * c);
+    if (cp_pinned(gd->ctx, 3 * gd->rs * c, hm, host)) *host = malloc(3 * gd->rs * c);
     if (!*host) return cp_error(gd->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: ghost staging");
     CP_TRY(cp_buffer(gd->ctx, CL_MEM_READ_WRITE, 4 * c, NULL, idx));
-    CP_TRY(cp_buffer(gd->ctx, CL_MEM_READ_WRITE, 4 * gd->rs * c, NULL, buf));
+    CP_TRY(cp_buffer(gd->ctx, CL_MEM_READ_WRITE, 3 * gd->rs * c, NULL, buf));
     *cap = c;
     return CLPHYS_SUCCESS;
 }
@@ -225,7 +244,7 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
                                 cp_mpi_overlap *ov, clphys_status st)
 {
     clphys_context *ctx = gd->ctx;
-    const size_t r4 = 4 * gd->rs;
+    const size_t r3 = 3 * gd->rs; /* bytes of one packed position */
     /* the two swaps of a dimension are independent (the atoms one sends
      * were there before the other's arrived): one copy to the host for
      * both, both messages in flight at once, one copy back, one unpack.
@@ -245,7 +264,7 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
         cl_event packed = NULL, copied = NULL;
         if (!st && ns) st = cp_marker(ctx, NULL, &packed);
         if (!st && ns)
-            st = cp_read_async(ctx, gd->copyq, gd->sendbuf, r4 * a->off, r4 * ns, (char *)gd->hsend + r4 * a->off, 1,
+            st = cp_read_async(ctx, gd->copyq, gd->sendbuf, r3 * a->off, r3 * ns, (char *)gd->hsend + r3 * a->off, 1,
                                &packed, &copied);
         cp_release_event(&packed);
         if (!st && gd->copyq) st = cp_flush(ctx, gd->copyq);
@@ -266,8 +285,8 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
         const double t_post = cp_now();
         clphys_status ms = CLPHYS_SUCCESS;
         for (int q = 0; q < 2 && !ms; q++) {
-            cp_mpi_slice out = {(char *)gd->hsend + r4 * sw[q]->off, (int)(r4 * sw[q]->nsend), MPI_BYTE};
-            cp_mpi_slice in = {(char *)gd->hrecv + r4 * rof[q], (int)(r4 * sw[q]->nrecv), MPI_BYTE};
+            cp_mpi_slice out = {(char *)gd->hsend + r3 * sw[q]->off, (int)(r3 * sw[q]->nsend), MPI_BYTE};
+            cp_mpi_slice in = {(char *)gd->hrecv + r3 * rof[q], (int)(r3 * sw[q]->nrecv), MPI_BYTE};
             ms = cp_mpi_post(ctx, comm, sw[q]->to, &out, 1, sw[q]->from, &in, 1, 300 + s + q, rq, &nrq);
         }
         cp_mpi_overlap none = {0, 0, 0};
@@ -281,12 +300,128 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
          * runs after this one; the unpack on ctx's queue waits for it */
         cl_event arrived = NULL;
         if (!st && nr)
-            st = cp_write_async(ctx, gd->copyq, gd->recvbuf, r4 * ro, r4 * nr, (char *)gd->hrecv + r4 * ro, 0, NULL,
+            st = cp_write_async(ctx, gd->copyq, gd->recvbuf, r3 * ro, r3 * nr, (char *)gd->hrecv + r3 * ro, 0, NULL,
                                 &arrived);
         if (!st && gd->copyq && nr) st = cp_flush(ctx, gd->copyq);
         if (!st && nr) st = unpack(gd, ro, nr, pos, &arrived);
         cp_release_event(&arrived);
-        if (bytes) *bytes += (double)(r4 * ns);
+        if (bytes) *bytes += (double)(r3 * ns);
     }
     return cp_mpi_agree(comm, ctx, st);
+}
+
+/* ---- the ghost lists made on the device, at a rebuild -------------------- */
+
+/* The atoms 0 .. n-1 of pos on swap sw's side of its face (local frame),
+ * appended to send_idx from sw->off: *count of them (written only up to
+ * the room there). */
+static clphys_status select_side(md_ghost_dev *gd, const md_decomp *d, const md_swap *sw, int side, cl_mem pos,
+                                 size_t n, cl_uint *count)
+{
+    clphys_context *ctx = gd->ctx;
+    cl_kernel k = gd->k_select;
+    const int c = sw->dim;
+    const double face = side == 0 ? d->lo[c] - d->llo[c] + d->rs : d->hi[c] - d->llo[c] - d->rs;
+    const float facef = (float)face;
+    cl_uint zero = 0, nn = (cl_uint)n, off = (cl_uint)sw->off;
+    cl_uint room = gd->send_cap > sw->off ? (cl_uint)(gd->send_cap - sw->off) : 0;
+    cl_int dim = c, sd = side;
+    size_t gsz = md_global(n, 64);
+    *count = 0;
+    if (!n) return CLPHYS_SUCCESS;
+    CP_TRY(cp_write(ctx, gd->count, 0, 4, &zero));
+    CP_TRY(CP_ARGS(ctx, k, pos, nn, dim, sd, CP_EITHER(gd->rs == 8, face, facef), off, room, gd->send_idx, gd->count));
+    CP_TRY(cp_launch(ctx, k, 1, &gsz, NULL, NULL));
+    return cp_read(ctx, gd->count, 0, 4, count);
+}
+
+/* The positions of swap sw (its nsend atoms packed from pos) to sw->to, and
+ * the n_in ghosts from sw->from into pos at nlocal .. nlocal + n_in - 1
+ * (their w 0), through the step's pack and unpack kernels.  Collective. */
+static clphys_status swap_positions(MPI_Comm comm, md_ghost_dev *gd, const md_swap *sw, cl_mem pos, size_t nghost,
+                                    size_t nlocal, size_t n_in, clphys_status st)
+{
+    clphys_context *ctx = gd->ctx;
+    const size_t r3 = 3 * gd->rs;
+    cl_uint *slot = malloc((n_in ? n_in : 1) * sizeof *slot);
+    if (!st && !slot) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: ghost places");
+    if (!st && sw->nsend) st = pack(gd, sw, pos);
+    if (!st && sw->nsend)
+        st = cp_read_async(ctx, NULL, gd->sendbuf, r3 * sw->off, r3 * sw->nsend, (char *)gd->hsend + r3 * sw->off, 0,
+                           NULL, NULL);
+    if (!st) st = cp_finish(ctx);
+    /* sent and received even after a local failure: the neighbour waits */
+    int e = MPI_Sendrecv((char *)gd->hsend + r3 * sw->off, (int)(r3 * sw->nsend), MPI_BYTE, sw->to, 210 + sw->dim,
+                         (char *)gd->hrecv + r3 * nghost, (int)(r3 * n_in), MPI_BYTE, sw->from, 210 + sw->dim, comm,
+                         MPI_STATUS_IGNORE);
+    if (e != MPI_SUCCESS && !st) st = cp_mpi_error(ctx, e, "MPI_Sendrecv (ghost positions)");
+    if (!st && n_in) {
+        for (size_t k = 0; k < n_in; k++) slot[k] = (cl_uint)(nlocal + k);
+        const double z4[4] = {0, 0, 0, 0};
+        st = cp_write(ctx, gd->recv_idx, 4 * nghost, 4 * n_in, slot);
+        if (!st)
+            st = cp_write_async(ctx, NULL, gd->recvbuf, r3 * nghost, r3 * n_in, (char *)gd->hrecv + r3 * nghost, 0,
+                                NULL, NULL);
+        if (!st) {
+            cl_int ce = clEnqueueFillBuffer(ctx->queue, pos, z4, 4 * gd->rs, 4 * gd->rs * nlocal, 4 * gd->rs * n_in, 0,
+                                            NULL, NULL);
+            if (ce != CL_SUCCESS) st = cp_cl_error(ctx, ce, "clEnqueueFillBuffer (ghost positions)");
+        }
+        cl_event none = NULL;
+        if (!st) st = unpack(gd, nghost, n_in, pos, &none);
+        if (!st) st = cp_finish(ctx); /* hrecv and slot are reused */
+    }
+    free(slot);
+    return st;
+}
+
+clphys_status md_ghosts_build_dev(MPI_Comm comm, md_ghost_dev *gd, const md_decomp *d, cl_mem pos, size_t nown,
+                                  size_t cap, md_ghosts *g, int *again, size_t *need)
+{
+    clphys_context *ctx = gd->ctx;
+    g->nswap = 0, g->nghost = 0, g->nsend = 0;
+    *again = 0, *need = nown;
+    size_t nlocal = nown;
+    for (int c = 0; c < 3; c++) {
+        if (!d->cut[c]) continue;
+        /* the ghosts received in this dimension lie beyond the faces: only
+         * those of the dimensions before travel on (md_ghosts_build) */
+        const size_t nbefore = nlocal;
+        for (int side = 0; side < 2; side++) {
+            md_swap *sw = &g->swap[g->nswap++];
+            swap_geometry(d, c, side, sw);
+            sw->off = g->nsend;
+            cl_uint cnt = 0;
+            clphys_status st = select_side(gd, d, sw, side, pos, nbefore, &cnt);
+            long long n_out = cnt, n_in = 0;
+            int e = MPI_Sendrecv(&n_out, 1, MPI_LONG_LONG, sw->to, 200 + c, &n_in, 1, MPI_LONG_LONG, sw->from, 200 + c,
+                                 comm, MPI_STATUS_IGNORE);
+            if (e != MPI_SUCCESS && !st) st = cp_mpi_error(ctx, e, "MPI_Sendrecv (ghost counts)");
+            if (!st && 24 * (n_in + (long long)g->nghost) > (long long)INT32_MAX)
+                st = cp_error(ctx, CLPHYS_ERR_OVERFLOW, "md mpi: %lld ghost atoms: too many for one message", n_in);
+            /* room in the send list, the received ghosts' buffers and the
+             * plan: if any rank lacks it, every rank stops here and the
+             * caller grows and calls again */
+            double v[2] = {st ? 1 : 0, 0};
+            if (!st && (sw->off + cnt > gd->send_cap || g->nghost + (size_t)n_in > gd->recv_cap ||
+                        nlocal + (size_t)n_in > cap))
+                v[1] = 1;
+            CP_MPI(ctx, MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm));
+            if (v[0] > 0) return cp_mpi_agree(comm, ctx, st);
+            if (v[1] > 0) {
+                g->nsend = sw->off + cnt, g->nghost += (size_t)n_in;
+                *again = 1, *need = nlocal + (size_t)n_in;
+                return CLPHYS_SUCCESS;
+            }
+            sw->nsend = cnt;
+            st = swap_positions(comm, gd, sw, pos, g->nghost, nlocal, (size_t)n_in, st);
+            CP_TRY(cp_mpi_agree(comm, ctx, st));
+            sw->first = nlocal;
+            sw->nrecv = (size_t)n_in;
+            g->nghost += (size_t)n_in;
+            g->nsend += cnt;
+            nlocal += (size_t)n_in;
+        }
+    }
+    return CLPHYS_SUCCESS;
 }

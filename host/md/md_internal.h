@@ -170,4 +170,32 @@ clphys_status md_lj_evaluate_rows(clphys_lj_plan *pl, size_t first, size_t count
 clphys_status md_params_in(clphys_context *ctx, const clphys_md_params *p, clphys_md_params *out);
 clphys_status md_neighbor_gather_int4(clphys_neighbor_plan *pl, cl_mem src, cl_mem dst);
 
+/* Velocity Verlet on the device (verlet.c, cl/integrate.cl), as the
+ * single-rank plan (integrator.c) and the distributed one (md_mpi.c) run
+ * it; arrays are real4 in the plan's precision (velocities with the mass
+ * in w, forces with the energy in w), images int4. */
+typedef struct {
+    clphys_context *ctx;
+    size_t rs;          /* bytes of a real: 4 or 8 */
+    size_t disp_wg;     /* md_max_displacement's work-group (MD_WG): 64, or the device's most */
+    cl_program prog;    /* integrate.cl with these options (owned by ctx)  */
+    cl_kernel k_kd, k_kick, k_disp;
+    cl_mem dmax;        /* one uint: the displacement's float bits          */
+} md_verlet;
+
+clphys_status md_verlet_create(clphys_context *ctx, clphys_precision prec, md_verlet *v);
+void md_verlet_free(md_verlet *v);
+/* Kernel argument i: a real, or a real4 (x, y, z, 0), in rs's precision. */
+/* Atoms 0 .. n-1: v += f/m dt/2, x += v dt wrapped into [0, box) with the
+ * crossings counted in img (md_kick_drift); queued, its kernel time added
+ * to *ks (may be NULL). */
+clphys_status md_verlet_kick_drift(md_verlet *v, cl_mem pos, cl_mem vel, cl_mem img, cl_mem f, double dt,
+                                   const double box[3], size_t n, double *ks);
+/* Atoms 0 .. n-1: v += f/m dt/2 (md_kick); queued. */
+clphys_status md_verlet_kick(md_verlet *v, cl_mem vel, cl_mem f, double dt, size_t n, double *ks);
+/* *d2: the largest squared minimum-image displacement of pos from xref
+ * (in the periodic box), as the float the device reduced; waits for it. */
+clphys_status md_verlet_max_displacement(md_verlet *v, cl_mem pos, cl_mem xref, const double box[3], size_t n,
+                                         double *ks, float *d2);
+
 #endif

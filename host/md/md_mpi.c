@@ -30,13 +30,10 @@ void clphys_md_mpi_destroy(clphys_md_mpi *pl)
     if (!pl) return;
     clphys_lj_plan_destroy(pl->lj);
     release_arrays(pl);
-    cp_release_mem(&pl->dmax);
     cp_release_mem(&pl->counts);
     cl_kernel *ks[] = {&pl->k_classify, &pl->k_iota, &pl->k_inverse, &pl->k_map};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) cp_release_kernel(ks[i]);
-    cp_release_kernel(&pl->k_kd);
-    cp_release_kernel(&pl->k_kick);
-    cp_release_kernel(&pl->k_disp);
+    md_verlet_free(&pl->vv);
     md_ghost_dev_free(&pl->gd);
     if (pl->stage_m) cp_pinned_release(pl->ctx, &pl->stage_m, &pl->stage);
     else free(pl->stage);
@@ -100,17 +97,7 @@ clphys_status md_mpi_capacity(clphys_md_mpi *pl, size_t n)
 static clphys_status kernels(clphys_md_mpi *pl)
 {
     clphys_context *ctx = pl->ctx;
-    cp_defines opt = {0};
-    CP_TRY(cp_define_precision(ctx, &opt, pl->p.lj.precision));
-    for (pl->disp_wg = 64; pl->disp_wg > ctx->info.max_work_group_size;) pl->disp_wg /= 2;
-    cp_define_int(&opt, "MD_WG", pl->disp_wg);
-    cl_program prog;
-    CP_TRY(cp_program(ctx, &clsrc_integrate_cl, &opt, &prog));
-    CP_TRY(cp_kernel(ctx, prog, "md_kick_drift", &pl->k_kd));
-    CP_TRY(cp_kernel(ctx, prog, "md_kick", &pl->k_kick));
-    CP_TRY(cp_kernel(ctx, prog, "md_max_displacement", &pl->k_disp));
-    CP_TRY(cp_check_work_group(ctx, pl->k_disp, "md_max_displacement", pl->disp_wg));
-    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4, NULL, &pl->dmax));
+    CP_TRY(md_verlet_create(ctx, pl->p.lj.precision, &pl->vv));
     CP_TRY(md_mpi_rebuild_kernels(pl));
     return md_ghost_dev_create(ctx, pl->p.lj.precision, &pl->gd);
 }
@@ -222,25 +209,14 @@ clphys_status clphys_md_mpi_create(MPI_Comm comm, clphys_context *ctx, const clp
 static clphys_status kick_drift(clphys_md_mpi *pl)
 {
     if (!pl->nlocal) return CLPHYS_SUCCESS;
-    clphys_context *ctx = pl->ctx;
-    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
-    cl_uint n = (cl_uint)pl->nlocal;
-    size_t g = md_global(n, 64);
-    cl_kernel k = pl->k_kd;
-    CP_TRY(CP_ARGS(ctx, k, nb->pos, pl->vel, pl->img, pl->lj->f, MD_REAL_ARG(pl->rs, pl->p.dt),
-                   MD_REAL4_ARG(pl->rs, pl->d.lbox), n));
-    return cp_launch(ctx, k, 1, &g, NULL, NULL);
+    return md_verlet_kick_drift(&pl->vv, clphys_lj_neighbor(pl->lj)->pos, pl->vel, pl->img, pl->lj->f, pl->p.dt,
+                                pl->d.lbox, pl->nlocal, NULL);
 }
 
 static clphys_status kick(clphys_md_mpi *pl)
 {
     if (!pl->nlocal) return CLPHYS_SUCCESS;
-    clphys_context *ctx = pl->ctx;
-    cl_uint n = (cl_uint)pl->nlocal;
-    size_t g = md_global(n, 64);
-    cl_kernel k = pl->k_kick;
-    CP_TRY(CP_ARGS(ctx, k, pl->vel, pl->lj->f, MD_REAL_ARG(pl->rs, pl->p.dt), n));
-    return cp_launch(ctx, k, 1, &g, NULL, NULL);
+    return md_verlet_kick(&pl->vv, pl->vel, pl->lj->f, pl->p.dt, pl->nlocal, NULL);
 }
 
 /* This rank's largest squared displacement since the last build. */
@@ -248,17 +224,9 @@ static clphys_status displacement(clphys_md_mpi *pl, double *d2)
 {
     *d2 = 0;
     if (!pl->nlocal) return CLPHYS_SUCCESS;
-    clphys_context *ctx = pl->ctx;
-    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
-    cl_uint zero = 0, n = (cl_uint)pl->nlocal, bits;
-    size_t g = md_global(n, pl->disp_wg), l = pl->disp_wg;
-    CP_TRY(cp_write(ctx, pl->dmax, 0, 4, &zero));
-    cl_kernel k = pl->k_disp;
-    CP_TRY(CP_ARGS(ctx, k, nb->pos, pl->xref, MD_REAL4_ARG(pl->rs, pl->d.lbox), n, pl->dmax));
-    CP_TRY(cp_launch(ctx, k, 1, &g, &l, NULL));
-    CP_TRY(cp_read(ctx, pl->dmax, 0, 4, &bits));
     float f;
-    memcpy(&f, &bits, 4);
+    CP_TRY(md_verlet_max_displacement(&pl->vv, clphys_lj_neighbor(pl->lj)->pos, pl->xref, pl->d.lbox, pl->nlocal,
+                                      NULL, &f));
     *d2 = f;
     return CLPHYS_SUCCESS;
 }

@@ -97,8 +97,10 @@ void md_ghosts_free(md_ghosts *g);
 typedef struct {
     clphys_context *ctx;
     size_t rs;            /* 4 or 8 */
-    cl_kernel k_pack, k_unpack;
+    cl_kernel k_pack, k_unpack, k_select;
     cl_mem send_idx, recv_idx, sendbuf, recvbuf;
+    cl_mem count;         /* md_ghost_select's counter                        */
+    int host_lists;       /* rebuilds make the ghost lists on the host        */
     size_t send_cap, recv_cap;
     void *hsend, *hrecv;  /* host staging: page-locked (hsend_m, hrecv_m
                              mapped) where the device gives it, else malloc */
@@ -115,8 +117,23 @@ clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md
 void md_ghost_dev_free(md_ghost_dev *gd);
 /* Room for g's lists: send_idx and recv_idx (which md_mpi_rebuild fills
  * with the sorted places of the atoms sent and of the ghosts received),
- * their real4 buffers and host staging. */
+ * their buffers of packed positions (three reals an atom) and host
+ * staging. */
 clphys_status md_ghost_dev_reserve(md_ghost_dev *gd, const md_ghosts *g);
+/* The ghost lists made on the device at a rebuild: pos (the unsorted
+ * positions, local frame) holds the nown owned atoms at 0 .. nown - 1; per
+ * cut dimension and side md_ghost_select lists the atoms before that
+ * dimension within r_cut + skin of the face into gd's send_idx (unsorted
+ * local indices), their positions travel as a step's do, and the ghosts
+ * received are appended to pos (w 0) with their places in recv_idx; g gets
+ * the swaps (gx and send unused).  cap: the atoms pos has room for.
+ * *again 1 (on every rank) when some rank lacked room (the send list, the
+ * received ghosts' buffers or cap): g's counts are those reached, *need
+ * this rank's atoms so far; the caller grows (md_ghost_dev_reserve on
+ * larger counts, the plan past *need) and calls again.  Collective;
+ * statuses agreed. */
+clphys_status md_ghosts_build_dev(MPI_Comm comm, md_ghost_dev *gd, const md_decomp *d, cl_mem pos, size_t nown,
+                                  size_t cap, md_ghosts *g, int *again, size_t *need);
 /* One step's ghost positions: pack from pos, exchange, unpack into pos, a
  * dimension at a time.  The copies to and from the host go on copyq (pack
  * and unpack on ctx's queue wait for them through events).  during (may be
@@ -169,10 +186,10 @@ struct clphys_md_mpi {
                                     page-locked (stage_m mapped), else malloc    */
     cl_mem stage_m;
     size_t stage_bytes;
-    size_t rs, disp_wg;
-    cl_kernel k_kd, k_kick, k_disp;
+    size_t rs;
+    md_verlet vv;                /* velocity Verlet's kernels (verlet.c)          */
     cl_kernel k_classify, k_iota, k_inverse, k_map;
-    cl_mem vel, vel_tmp, img, img_tmp, tag, tag_tmp, inv, xref, dmax, counts;
+    cl_mem vel, vel_tmp, img, img_tmp, tag, tag_tmp, inv, xref, counts;
     long long step, last_build;
     int rebuilds;
 };
@@ -182,11 +199,13 @@ struct clphys_md_mpi {
 clphys_status md_mpi_capacity(clphys_md_mpi *pl, size_t n);
 /* The rebuild kernels (cl/md_rebuild.cl) and their counters. */
 clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl);
-/* A neighbour-list rebuild (md_rebuild.c): interior atoms stay on the
- * device, the others are downloaded, migrated (md_migrate), their ghost
- * lists made (md_ghosts_build), uploaded, and everything sorted and listed;
- * first: pl->own holds every owned atom (from the scatter).  Collective,
- * statuses agreed; adds to tm (may be NULL). */
+/* A neighbour-list rebuild (md_rebuild.c): the atoms still inside the
+ * subdomain stay on the device, the migrants are downloaded, migrated
+ * (md_migrate) and the arrivals uploaded, the ghost lists made on the device
+ * (md_ghosts_build_dev; on the host from the near-face atoms with
+ * CLPHYS_MD_HOST_GHOSTS, and at the first rebuild: md_ghosts_build), and
+ * everything sorted and listed; first: pl->own holds every owned atom (from
+ * the scatter).  Collective, statuses agreed; adds to tm (may be NULL). */
 clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing *tm);
 /* Every owned atom from the device into out (overwritten; positions
  * relative to the box's lo corner, wrapped, images counted). */

@@ -2,11 +2,14 @@
  * atoms still inside the subdomain stay on the device, compacted to the
  * front of the next sort's input (cl/md_rebuild.cl); only the migrants
  * (outside it along a cut dimension) cross to the host whole, where they
- * go to their owners (md_migrate.c); of the staying atoms those near a cut
- * face send their positions and places, to make the ghost lists with the
- * arrived atoms (md_ghost.c).  The arrived atoms and the ghosts come back
- * behind the staying ones, and the rank's set is sorted by cell and listed
- * on the device. */
+ * go to their owners (md_migrate.c), and the arrived atoms come back behind
+ * the staying ones.  The ghost lists are made on the device
+ * (md_ghosts_build_dev), the ghosts appended behind the owned atoms; on the
+ * host path (the first rebuild, CLPHYS_MD_HOST_GHOSTS) the staying atoms
+ * near a cut face send their positions and places instead, the lists are
+ * made there with the arrived atoms (md_ghosts_build) and the ghosts
+ * uploaded.  Then the rank's set is sorted by cell and listed on the
+ * device. */
 #include "md_mpi_internal.h"
 
 #include <math.h>
@@ -188,6 +191,24 @@ static double wrap_local(double x, double L)
     return x - L * floor(x / L);
 }
 
+/* The ng ghosts from local index ga on: velocity 0 with mass 1 (the
+ * integrator's kick stays finite; the exchange overwrites their positions
+ * before use), images and tags 0. */
+static clphys_status fill_ghosts(clphys_md_mpi *pl, size_t ga, size_t ng)
+{
+    clphys_context *ctx = pl->ctx;
+    const size_t r4 = 4 * pl->rs;
+    if (!ng) return CLPHYS_SUCCESS;
+    const double v1[4] = {0, 0, 0, 1};
+    const float v1f[4] = {0, 0, 0, 1};
+    const cl_int z4[4] = {0, 0, 0, 0};
+    CP_CL(ctx, clEnqueueFillBuffer(ctx->queue, pl->vel_tmp, pl->rs == 8 ? (const void *)v1 : (const void *)v1f, r4,
+                                   r4 * ga, r4 * ng, 0, NULL, NULL));
+    CP_CL(ctx, clEnqueueFillBuffer(ctx->queue, pl->img_tmp, z4, 16, 16 * ga, 16 * ng, 0, NULL, NULL));
+    CP_CL(ctx, clEnqueueFillBuffer(ctx->queue, pl->tag_tmp, z4, 16, 16 * ga, 16 * ng, 0, NULL, NULL));
+    return CLPHYS_SUCCESS;
+}
+
 /* The atoms of own and then the ghosts of g (may be NULL) into the
  * unsorted arrays from local index `at` on: positions in the local frame
  * (wrapped into the device's box), velocities with the type's mass,
@@ -240,16 +261,7 @@ static clphys_status upload(clphys_md_mpi *pl, size_t at, const md_atoms *own, c
         iv[4 * i + 2] = own->type[i], iv[4 * i + 3] = 0;
     }
     if (no) CP_TRY(cp_write_async(ctx, NULL, pl->tag_tmp, 16 * at, 16 * no, iv, 0, NULL, NULL));
-    if (!ng) return CLPHYS_SUCCESS;
-    const double v1[4] = {0, 0, 0, 1};
-    const float v1f[4] = {0, 0, 0, 1};
-    const cl_int z4[4] = {0, 0, 0, 0};
-    const size_t ga = at + no;
-    CP_CL(ctx, clEnqueueFillBuffer(ctx->queue, pl->vel_tmp, pl->rs == 8 ? (const void *)v1 : (const void *)v1f, r4,
-                                   r4 * ga, r4 * ng, 0, NULL, NULL));
-    CP_CL(ctx, clEnqueueFillBuffer(ctx->queue, pl->img_tmp, z4, 16, 16 * ga, 16 * ng, 0, NULL, NULL));
-    CP_CL(ctx, clEnqueueFillBuffer(ctx->queue, pl->tag_tmp, z4, 16, 16 * ga, 16 * ng, 0, NULL, NULL));
-    return CLPHYS_SUCCESS;
+    return fill_ghosts(pl, at + no, ng);
 }
 
 static clphys_status launch1(clphys_md_mpi *pl, cl_kernel k, size_t n)
@@ -262,7 +274,7 @@ static clphys_status launch1(clphys_md_mpi *pl, cl_kernel k, size_t n)
  * lists into sorted places on the device.  The lists' indices count the
  * ghost sources (ghost_sources) and then the ghosts: the staying atoms
  * near a face are at near_at, the others from `offset` on. */
-static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, double *nb_s)
+static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, int dev_lists, double *nb_s)
 {
     clphys_context *ctx = pl->ctx;
     const size_t n = pl->nlocal;
@@ -280,8 +292,8 @@ static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, double *nb_
     CP_TRY(launch1(pl, pl->k_inverse, n));
     /* the ghost lists in local indices, then mapped to sorted places */
     md_ghosts *g = &pl->g;
-    CP_TRY(md_ghost_dev_reserve(&pl->gd, g));
-    size_t m = g->nsend > g->nghost ? g->nsend : g->nghost;
+    if (!dev_lists) CP_TRY(md_ghost_dev_reserve(&pl->gd, g));
+    size_t m = dev_lists ? 0 : g->nsend > g->nghost ? g->nsend : g->nghost;
     cl_uint *t = malloc((m ? m : 1) * sizeof *t);
     if (!t) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: ghost indices");
     clphys_status st = CLPHYS_SUCCESS;
@@ -289,11 +301,12 @@ static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, double *nb_
     size_t cnt[2] = {g->nsend, g->nghost};
     for (int a = 0; !st && a < 2; a++) {
         if (!cnt[a]) continue;
-        for (size_t k = 0; k < cnt[a]; k++) {
+        /* made on the device: already local indices */
+        for (size_t k = 0; !dev_lists && k < cnt[a]; k++) {
             const size_t i = a == 0 ? g->send[k] : pl->nnear + pl->own.n + k;
             t[k] = i < pl->nnear ? pl->near_at[i] : (cl_uint)(offset + i - pl->nnear);
         }
-        st = cp_write(ctx, idx[a], 0, 4 * cnt[a], t);
+        if (!dev_lists) st = cp_write(ctx, idx[a], 0, 4 * cnt[a], t);
         cl_uint c = (cl_uint)cnt[a];
         if (!st) st = CP_ARGS(ctx, pl->k_map, pl->inv, idx[a], c);
         if (!st) st = launch1(pl, pl->k_map, cnt[a]);
@@ -323,12 +336,59 @@ static clphys_status interior_rows(clphys_md_mpi *pl)
     return CLPHYS_SUCCESS;
 }
 
+/* A plan for `want` atoms: the nint staying atoms through the host (the
+ * data on the device is lost), back at the front. */
+static clphys_status grow_plan(clphys_md_mpi *pl, size_t nint, size_t want)
+{
+    md_atoms in;
+    memset(&in, 0, sizeof in);
+    clphys_neighbor_plan *nb = pl->lj ? clphys_lj_neighbor(pl->lj) : NULL;
+    clphys_status st = CLPHYS_SUCCESS;
+    if (nint) st = download(pl, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp, NULL, 0, nint, &in);
+    if (!st) st = md_mpi_capacity(pl, want);
+    if (!st) st = upload(pl, 0, &in, NULL);
+    if (!st) st = cp_finish(pl->ctx); /* the next upload fills the same staging */
+    md_atoms_free(&in);
+    return st;
+}
+
+/* The arrived atoms (own) uploaded behind the nint staying ones, and the
+ * ghost lists made on the device (md_ghosts_build_dev); where a rank lacks
+ * room, it grows (the plan, the exchange's buffers) and every rank makes
+ * them again.  Collective; statuses agreed. */
+static clphys_status ghosts_on_device(clphys_md_mpi *pl, size_t nint)
+{
+    const size_t nown = nint + pl->own.n;
+    md_ghosts *g = &pl->g;
+    size_t want = nown + g->nghost + g->nghost / 4 + 64; /* the last rebuild's ghosts, and some */
+    for (int round = 0; round < 8; round++) {
+        clphys_status st = want > pl->cap ? grow_plan(pl, nint, want) : CLPHYS_SUCCESS;
+        if (!st) st = upload(pl, nint, &pl->own, NULL);
+        CP_TRY(cp_mpi_agree(pl->comm, pl->ctx, st));
+        int again = 0;
+        size_t need = 0;
+        CP_TRY(md_ghosts_build_dev(pl->comm, &pl->gd, &pl->d, clphys_lj_neighbor(pl->lj)->pos_in, nown, pl->cap, g,
+                                   &again, &need));
+        if (!again) return cp_mpi_agree(pl->comm, pl->ctx, fill_ghosts(pl, nown, g->nghost));
+        /* twice what was reached, for the lists still to come */
+        g->nsend = 2 * g->nsend + 64, g->nghost = 2 * g->nghost + 64;
+        st = md_ghost_dev_reserve(&pl->gd, g);
+        if (need + (need - nown) + 64 > want) want = need + (need - nown) + 64;
+        CP_TRY(cp_mpi_agree(pl->comm, pl->ctx, st));
+    }
+    return cp_mpi_agree(pl->comm, pl->ctx,
+                        cp_error(pl->ctx, CLPHYS_ERR_OVERFLOW, "md mpi: ghost lists still without room after 8 tries"));
+}
+
 clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing *tm)
 {
     clphys_context *ctx = pl->ctx;
     double t0 = cp_now(), nb_s = 0;
     size_t nint = 0, nmig = 0, nnear = 0;
     clphys_status st = CLPHYS_SUCCESS;
+    /* the ghost lists on the device, but at the first rebuild (every atom
+     * comes from the host) and where CLPHYS_MD_HOST_GHOSTS asks for the host */
+    const int dev_lists = !first && !pl->gd.host_lists;
     pl->nnear = 0;
     if (!first) {
         pl->own.n = 0;
@@ -337,36 +397,30 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
         if (!st && nmig)
             st = download(pl, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp, NULL, pl->cap - nmig, nmig,
                           &pl->own);
-        if (!st) st = download_near(pl, nnear);
+        if (!st && !dev_lists) st = download_near(pl, nnear);
     }
     const double t_down = cp_now();
     CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
     CP_TRY(md_migrate(pl->comm, ctx, &pl->d, &pl->own));
-    md_atoms src;
-    st = ghost_sources(pl, &src);
-    CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
-    CP_TRY(md_ghosts_build(pl->comm, ctx, &pl->d, &src, &pl->g));
+    if (dev_lists) {
+        CP_TRY(ghosts_on_device(pl, nint));
+    } else {
+        md_atoms src;
+        st = ghost_sources(pl, &src);
+        CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
+        CP_TRY(md_ghosts_build(pl->comm, ctx, &pl->d, &src, &pl->g));
+    }
     double t1 = cp_now(), t_up = t1;
     const size_t n = nint + pl->own.n + pl->g.nghost;
-    if (n > pl->cap) {
-        /* a larger plan: the interior atoms through the host too */
-        md_atoms in;
-        memset(&in, 0, sizeof in);
-        clphys_neighbor_plan *nb = pl->lj ? clphys_lj_neighbor(pl->lj) : NULL;
-        if (nint) st = download(pl, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp, NULL, 0, nint, &in);
-        if (!st) st = md_mpi_capacity(pl, n);
-        if (!st) st = upload(pl, 0, &in, NULL);
-        if (!st) st = cp_finish(ctx); /* the next upload fills the same staging */
-        md_atoms_free(&in);
-    }
-    if (!st) st = upload(pl, nint, &pl->own, &pl->g);
+    if (!dev_lists && n > pl->cap) st = grow_plan(pl, nint, n); /* a larger plan */
+    if (!st && !dev_lists) st = upload(pl, nint, &pl->own, &pl->g);
     if (!st && tm) st = cp_finish(ctx);
     t_up = cp_now();
     if (!st) {
         pl->nint = nint;
         pl->nown = nint + pl->own.n;
         pl->nlocal = n;
-        st = sort_and_bind(pl, nint, &nb_s);
+        st = sort_and_bind(pl, nint, dev_lists, &nb_s);
         if (!st) st = interior_rows(pl);
     }
     CP_TRY(cp_mpi_agree(pl->comm, ctx, st));

@@ -10,6 +10,8 @@
 #   DEVICE     clphys --device of every rank (default: nvidia)
 #   CLPHYS_MD_ONE_QUEUE=1  the ghost exchange's copies on the compute queue
 #              (the path of a device without a second queue), to time both
+#   CLPHYS_MD_HOST_GHOSTS=1  rebuilds make the ghost lists on the host (the
+#              path before the device made them), to time both
 #   TINY=1     a local check on PoCL: DEVICE=pocl, 4,000 atoms (--quick --size
 #              4000), no GPU wrapper, 2 repeats
 # Writes, for P in 1 and NP: OUT_DIR/md-mpi-npP.json (rows in the scaling
@@ -49,7 +51,7 @@ W
 chmod +x "$WRAP"
 export TINY
 MPI=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
-for v in TINY LD_LIBRARY_PATH CLPHYS_CACHE_DIR POCL_MAX_PTHREAD_COUNT OCL_ICD_VENDORS CLPHYS_MD_ONE_QUEUE; do
+for v in TINY LD_LIBRARY_PATH CLPHYS_CACHE_DIR POCL_MAX_PTHREAD_COUNT OCL_ICD_VENDORS CLPHYS_MD_ONE_QUEUE CLPHYS_MD_HOST_GHOSTS; do
     [ -n "${!v+x}" ] && MPI+=(-x "$v")
 done
 # mpirun's ranks on that machine get OCL_ICD_FILENAMES=libpocl.so.2 (DEVICE.md): name NVIDIA's first

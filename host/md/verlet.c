@@ -1,0 +1,69 @@
+/* verlet.c — the velocity-Verlet kernels of cl/integrate.cl as both MD
+ * plans launch them (integrator.c on one device, md_mpi.c over ranks): the
+ * first half kick and drift, the second half kick, and the largest
+ * displacement since the last build (LAMMPS's `neigh_modify check yes`). */
+#include "md_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+clphys_status md_verlet_create(clphys_context *ctx, clphys_precision prec, md_verlet *v)
+{
+    memset(v, 0, sizeof *v);
+    v->ctx = ctx;
+    v->rs = prec == CLPHYS_FP64 ? 8 : 4;
+    cp_defines opt = {0};
+    CP_TRY(cp_define_precision(ctx, &opt, prec));
+    for (v->disp_wg = 64; v->disp_wg > ctx->info.max_work_group_size;) v->disp_wg /= 2;
+    cp_define_int(&opt, "MD_WG", v->disp_wg);
+    CP_TRY(cp_program(ctx, &clsrc_integrate_cl, &opt, &v->prog));
+    CP_TRY(cp_kernel(ctx, v->prog, "md_kick_drift", &v->k_kd));
+    CP_TRY(cp_kernel(ctx, v->prog, "md_kick", &v->k_kick));
+    CP_TRY(cp_kernel(ctx, v->prog, "md_max_displacement", &v->k_disp));
+    CP_TRY(cp_check_work_group(ctx, v->k_disp, "md_max_displacement", v->disp_wg));
+    return cp_buffer(ctx, CL_MEM_READ_WRITE, 4, NULL, &v->dmax);
+}
+
+void md_verlet_free(md_verlet *v)
+{
+    cp_release_kernel(&v->k_kd);
+    cp_release_kernel(&v->k_kick);
+    cp_release_kernel(&v->k_disp);
+    cp_release_mem(&v->dmax);
+}
+
+clphys_status md_verlet_kick_drift(md_verlet *v, cl_mem pos, cl_mem vel, cl_mem img, cl_mem f, double dt,
+                                   const double box[3], size_t n, double *ks)
+{
+    clphys_context *ctx = v->ctx;
+    cl_kernel k = v->k_kd;
+    cl_uint nn = (cl_uint)n;
+    size_t g = md_global(n, 64);
+    CP_TRY(CP_ARGS(ctx, k, pos, vel, img, f, MD_REAL_ARG(v->rs, dt), MD_REAL4_ARG(v->rs, box), nn));
+    return cp_launch(ctx, k, 1, &g, NULL, ks);
+}
+
+clphys_status md_verlet_kick(md_verlet *v, cl_mem vel, cl_mem f, double dt, size_t n, double *ks)
+{
+    clphys_context *ctx = v->ctx;
+    cl_kernel k = v->k_kick;
+    cl_uint nn = (cl_uint)n;
+    size_t g = md_global(n, 64);
+    CP_TRY(CP_ARGS(ctx, k, vel, f, MD_REAL_ARG(v->rs, dt), nn));
+    return cp_launch(ctx, k, 1, &g, NULL, ks);
+}
+
+clphys_status md_verlet_max_displacement(md_verlet *v, cl_mem pos, cl_mem xref, const double box[3], size_t n,
+                                         double *ks, float *d2)
+{
+    clphys_context *ctx = v->ctx;
+    cl_kernel k = v->k_disp;
+    cl_uint zero = 0, nn = (cl_uint)n, bits;
+    size_t g = md_global(n, v->disp_wg), l = v->disp_wg;
+    CP_TRY(cp_write(ctx, v->dmax, 0, 4, &zero));
+    CP_TRY(CP_ARGS(ctx, k, pos, xref, MD_REAL4_ARG(v->rs, box), nn, v->dmax));
+    CP_TRY(cp_launch(ctx, k, 1, &g, &l, ks));
+    CP_TRY(cp_read(ctx, v->dmax, 0, 4, &bits));
+    memcpy(d2, &bits, 4);
+    return CLPHYS_SUCCESS;
+}
