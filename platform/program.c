@@ -20,6 +20,7 @@
  * notes) and not tried again: every run then pays the compile. */
 #include "platform.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 struct cp_program_entry {
@@ -323,6 +325,22 @@ static int load_begin(clphys_context *ctx, const char *path, char *marker, size_
 
 /* ---- building ------------------------------------------------------------ */
 
+/* Whether p's build log for ctx's device says nothing of an error (empty,
+ * or a runtime's one-line summary without the compiler's "error"). */
+static int log_names_no_error(clphys_context *ctx, cl_program p)
+{
+    size_t len = 0;
+    if (clGetProgramBuildInfo(p, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &len) != CL_SUCCESS) return 0;
+    char *log = malloc(len + 1);
+    if (!log) return 0;
+    int silent = clGetProgramBuildInfo(p, ctx->device, CL_PROGRAM_BUILD_LOG, len, log, NULL) == CL_SUCCESS;
+    log[len] = 0;
+    for (char *c = log; *c; c++) *c = (char)tolower((unsigned char)*c);
+    silent = silent && !strstr(log, "error");
+    free(log);
+    return silent;
+}
+
 static clphys_status build_failed(clphys_context *ctx, cl_program prog, const char *name, const char *options,
                                   cl_int e)
 {
@@ -441,6 +459,22 @@ clphys_status cp_program_from_source(clphys_context *ctx, const char *name, cons
         build_options(ctx, options, 0, opts, sizeof opts);
         p = clCreateProgramWithSource(ctx->context, 1, &source, NULL, &e);
         if (e != CL_SUCCESS) return cp_cl_error(ctx, e, "clCreateProgramWithSource");
+        e = clBuildProgram(p, 1, &ctx->device, opts, NULL, NULL);
+    }
+    if (e == CL_BUILD_PROGRAM_FAILURE && log_names_no_error(ctx, p)) {
+        /* a build that failed without a compiler diagnostic: PoCL's kernel
+         * cache, written by several processes compiling the same program at
+         * once (MPI ranks starting together), answers so (pocl issue 1480);
+         * once more, a moment later, when the other process has finished.
+         * A real compile error has a diagnostic and is not retried. */
+        note(ctx, "%s: the build failed with no compiler message; retried once", name ? name : "a program");
+        clReleaseProgram(p);
+        nanosleep(&(struct timespec){0, 50000000L + 10000000L * (getpid() % 16)}, NULL);
+        p = clCreateProgramWithSource(ctx->context, 1, &source, NULL, &e);
+        if (e != CL_SUCCESS) {
+            free(key);
+            return cp_cl_error(ctx, e, "clCreateProgramWithSource");
+        }
         e = clBuildProgram(p, 1, &ctx->device, opts, NULL, NULL);
     }
     if (e != CL_SUCCESS) {

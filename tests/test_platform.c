@@ -581,6 +581,9 @@ static void test_build_error_log(void **state)
     assert_non_null(strstr(msg, "bad.cl"));
     assert_non_null(strstr(msg, "build log"));
     assert_non_null(strstr(msg, "undefined_symbol_xyz"));
+    /* a compiler diagnostic is a real error: not retried (the retry is for
+       a failure with no message, PoCL's concurrent kernel cache) */
+    assert_null(strstr(clphys_context_notes(ctx), "retried once"));
     /* a misspelt kernel file cannot be named: the files are symbols
        (clsrc_probe_cl), and a name without a file does not link */
     clphys_context_destroy(ctx);
