@@ -20,7 +20,7 @@
 #define BENCH_MAX_VARIANTS 64
 
 typedef struct {
-    char path[32];            /* "gravity", "lj", "md", "neighbor", "dslash", ... */
+    char path[32];            /* "nbody_gravity", "md_lj", "md", "md_neighbor", "lqcd_dslash", ... */
     char variant[48];         /* kernel variant name, "c-openmp" for the CPU ref  */
     char precision[8];        /* "fp32" | "fp64"                                  */
     long long n;              /* problem size (particles, sites, unknowns)        */

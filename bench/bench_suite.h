@@ -30,7 +30,7 @@ typedef struct {
     int ndevices;          /* (--device LIST; the first is ctx); 0: ctx only   */
 } bench_options;
 
-/* The name of the i-th bench path in run order (e.g. "gravity"); NULL past
+/* The name of the i-th bench path in run order (e.g. "nbody_gravity"); NULL past
  * the last one. */
 const char *bench_path_name(int i);
 

@@ -1,10 +1,10 @@
-/* lqcd.c — benchmark paths "dslash" (Wilson hopping term, sites/s) and
- * "solver" (even-odd CGNR / BiCGStab, fp64 and mixed precision, solves/s).
+/* lqcd.c — benchmark paths "lqcd_dslash" (Wilson hopping term, sites/s) and
+ * "lqcd_solver" (even-odd CGNR / BiCGStab, fp64 and mixed precision, solves/s).
  * Byte model (Matsufuru 2008, no credit for cache reuse): per site 8
  * neighbour spinors + 8 links + 1 output spinor, e.g. fp32 reconstruct-12
  * 8 x (96 + 48) + 96 = 1248 bytes; flops 1320 per site (hopping term). */
 #include "lqcd_bench.h"
-#include "host/ref/dslash_ref.h"
+#include "host/ref/lqcd_ref.h"
 #include "host/ref/ref_util.h"
 
 #include <math.h>
@@ -24,14 +24,14 @@ static const double complex PPPA[4] = {1, 1, 1, -1};
 
 /* Sampled check against the fp64 reference: max |a - r| / max(|r|, 1) over
  * the 12 components of up to nsample sites spread over the lattice. */
-static double sampled_error(const clphys_gauge_field *g, const double *in, const double *out, int nsample)
+static double sampled_error(const clphys_lqcd_gauge_field *g, const double *in, const double *out, int nsample)
 {
     double worst = 0;
     const size_t V = g->volume, step = V / (size_t)nsample > 0 ? V / (size_t)nsample : 1;
     for (size_t x = 0; x < V; x += step) {
         const size_t s = (x + ref_hash64(0, x) % step) % V;
         double complex r[12];
-        dslash_ref_hopping_site(g->dims, (const double complex *)g->u, (const double complex *)in, r, (long long)s, PPPA);
+        lqcd_ref_hopping_site(g->dims, (const double complex *)g->u, (const double complex *)in, r, (long long)s, PPPA);
         for (int k = 0; k < 12; k++) {
             const double *a = out + (s * 12 + k) * 2;
             if (!isfinite(a[0]) || !isfinite(a[1])) return INFINITY;
@@ -44,7 +44,7 @@ static double sampled_error(const clphys_gauge_field *g, const double *in, const
 
 /* The work-group sizes of one dslash case, for bench_interleave. */
 typedef struct {
-    clphys_dslash_plan *pl;
+    clphys_lqcd_dslash_plan *pl;
     cl_mem a, b;
     size_t wg[8];
     int n;
@@ -56,8 +56,8 @@ static double dslash_round(int k, void *user)
 {
     const dslash_rounds *u = user;
     double t = 0;
-    if (clphys_dslash_set_local_size(u->pl, u->wg[k]) ||
-        clphys_dslash_apply(u->pl, CLPHYS_DSLASH_HOPPING, u->b, u->a, &t))
+    if (clphys_lqcd_dslash_set_local_size(u->pl, u->wg[k]) ||
+        clphys_lqcd_dslash_apply(u->pl, CLPHYS_LQCD_DSLASH_HOPPING, u->b, u->a, &t))
         return -1;
     return t;
 }
@@ -66,16 +66,16 @@ static void set_dims(int d[4], int l, int lt) { d[0] = d[1] = d[2] = l, d[3] = l
 
 static int dslash_case(bench_run *run, const int dims[4])
 {
-    clphys_gauge_field g;
-    if (clphys_gauge_create(dims, &g)) {
-        bench_fail(run, "dslash", "gauge field", clphys_last_error(NULL));
+    clphys_lqcd_gauge_field g;
+    if (clphys_lqcd_gauge_create(dims, &g)) {
+        bench_fail(run, "lqcd_dslash", "gauge field", clphys_last_error(NULL));
         return 0;
     }
-    clphys_gauge_hot(&g, 12345);
+    clphys_lqcd_gauge_hot(&g, 12345);
     const size_t V = g.volume;
     double *in = malloc(sizeof(double) * 24 * V), *out = malloc(sizeof(double) * 24 * V);
     if (!in || !out) {
-        bench_fail(run, "dslash", "host spinors", "out of memory");
+        bench_fail(run, "lqcd_dslash", "host spinors", "out of memory");
         goto done;
     }
     bench_lqcd_fill_spinor(in, 24 * V, 99);
@@ -83,10 +83,10 @@ static int dslash_case(bench_run *run, const int dims[4])
     snprintf(size, sizeof size, "%dx%dx%dx%d", dims[0], dims[1], dims[2], dims[3]);
     if (run->quick) { /* the plain C reference row, fp64, one thread */
         double t0 = bench_now();
-        dslash_ref_hopping(dims, (const double complex *)g.u, (const double complex *)in, (double complex *)out, PPPA);
+        lqcd_ref_hopping(dims, (const double complex *)g.u, (const double complex *)in, (double complex *)out, PPPA);
         double t = bench_now() - t0;
         bench_row r = {0};
-        snprintf(r.path, sizeof r.path, "dslash");
+        snprintf(r.path, sizeof r.path, "lqcd_dslash");
         snprintf(r.variant, sizeof r.variant, "c-reference");
         snprintf(r.precision, sizeof r.precision, "fp64");
         r.n = (long long)V;
@@ -115,21 +115,21 @@ static int dslash_case(bench_run *run, const int dims[4])
         const char *pname = prec ? "fp64" : "fp32";
         if (!bench_wants_precision(run, pname)) continue;
         for (int recon = 12; recon <= 18; recon += 6) {
-            clphys_dslash_params prm = {.precision = (clphys_precision)prec, .reconstruct = recon, .kappa = 0.125,
+            clphys_lqcd_dslash_params prm = {.precision = (clphys_precision)prec, .reconstruct = recon, .kappa = 0.125,
                                         .layout = aos ? CLPHYS_LQCD_AOS : CLPHYS_LQCD_SOA};
-            clphys_dslash_plan *pl = NULL;
+            clphys_lqcd_dslash_plan *pl = NULL;
             cl_mem a = NULL, b = NULL;
             char what[128];
             snprintf(what, sizeof what, "%s %s recon-%d %s", aos ? "aos" : "soa", pname, recon, size);
-            if (clphys_dslash_plan_create(run->ctx, &g, &prm, &pl) || clphys_dslash_field_create(pl, 0, &a) ||
-                clphys_dslash_field_create(pl, 0, &b) || clphys_dslash_field_write(pl, a, -1, in)) {
-                bench_fail(run, "dslash", what, clphys_last_error(run->ctx));
+            if (clphys_lqcd_dslash_plan_create(run->ctx, &g, &prm, &pl) || clphys_lqcd_dslash_field_create(pl, 0, &a) ||
+                clphys_lqcd_dslash_field_create(pl, 0, &b) || clphys_lqcd_dslash_field_write(pl, a, -1, in)) {
+                bench_fail(run, "lqcd_dslash", what, clphys_last_error(run->ctx));
                 goto next;
             }
             double best_rate = 0, total = 0, tt[3];
             size_t best_wg = 0;
             int tsrc;
-            const size_t tuned_wg = clphys_dslash_local_size(pl, &tsrc);
+            const size_t tuned_wg = clphys_lqcd_dslash_local_size(pl, &tsrc);
             static const char *const src_name[] = {"given", "heuristic", "measured", "cache"};
             /* the sizes, timed in interleaved rounds (bench_interleave): the
              * tuned one is compared with the others under the same drift */
@@ -145,31 +145,31 @@ static int dslash_case(bench_run *run, const int dims[4])
                 const int is_tuned = w == u.n - 1;
                 const size_t wg = u.wg[w];
                 if (s[w * rounds] < 0) {
-                    if (is_tuned) bench_fail(run, "dslash", what, clphys_last_error(run->ctx));
+                    if (is_tuned) bench_fail(run, "lqcd_dslash", what, clphys_last_error(run->ctx));
                     else /* e.g. fp64 at 512 on the H100: too many registers per group */
                         fprintf(stderr, "  dslash    %s: work-group size %zu cannot launch here, skipped: %s\n", what,
                                 wg, clphys_last_error(run->ctx));
                     continue;
                 }
-                int ok = clphys_dslash_set_local_size(pl, wg) == CLPHYS_SUCCESS;
+                int ok = clphys_lqcd_dslash_set_local_size(pl, wg) == CLPHYS_SUCCESS;
                 /* total: upload, apply, download (host layout conversion
                  * included), timed for the first work-group size that runs */
                 int nt = total == 0 ? (run->repeat < 3 ? run->repeat : 3) : 0;
                 for (int i = 0; i < nt && ok; i++) {
                     double t0 = bench_now();
-                    ok = !clphys_dslash_field_write(pl, a, -1, in) && !clphys_dslash_apply(pl, CLPHYS_DSLASH_HOPPING, b, a, NULL) &&
-                         !clphys_dslash_field_read(pl, b, -1, out);
+                    ok = !clphys_lqcd_dslash_field_write(pl, a, -1, in) && !clphys_lqcd_dslash_apply(pl, CLPHYS_LQCD_DSLASH_HOPPING, b, a, NULL) &&
+                         !clphys_lqcd_dslash_field_read(pl, b, -1, out);
                     tt[i] = bench_now() - t0;
                 }
                 if (nt) total = ref_median(tt, nt);
                 else if (ok) /* this size's output, for the check */
-                    ok = !clphys_dslash_apply(pl, CLPHYS_DSLASH_HOPPING, b, a, NULL) && !clphys_dslash_field_read(pl, b, -1, out);
+                    ok = !clphys_lqcd_dslash_apply(pl, CLPHYS_LQCD_DSLASH_HOPPING, b, a, NULL) && !clphys_lqcd_dslash_field_read(pl, b, -1, out);
                 if (!ok) {
-                    bench_fail(run, "dslash", what, clphys_last_error(run->ctx));
+                    bench_fail(run, "lqcd_dslash", what, clphys_last_error(run->ctx));
                     continue;
                 }
                 bench_row r = {0};
-                snprintf(r.path, sizeof r.path, "dslash");
+                snprintf(r.path, sizeof r.path, "lqcd_dslash");
                 if (is_tuned) snprintf(r.variant, sizeof r.variant, "%s-recon%d-tuned", aos ? "aos" : "soa", recon);
                 else snprintf(r.variant, sizeof r.variant, "%s-recon%d-wg%zu", aos ? "aos" : "soa", recon, wg);
                 snprintf(r.precision, sizeof r.precision, "%s", pname);
@@ -212,17 +212,17 @@ static int dslash_case(bench_run *run, const int dims[4])
         next:
             if (a) clReleaseMemObject(a);
             if (b) clReleaseMemObject(b);
-            clphys_dslash_plan_destroy(pl);
+            clphys_lqcd_dslash_plan_destroy(pl);
         }
     }
 done:
     free(in);
     free(out);
-    clphys_gauge_destroy(&g);
+    clphys_lqcd_gauge_destroy(&g);
     return 0;
 }
 
-int bench_dslash(bench_run *run)
+int bench_lqcd_dslash(bench_run *run)
 {
     int d[4];
     if (run->size > 0) {
@@ -247,9 +247,9 @@ int bench_dslash(bench_run *run)
 /* A smooth field: U = reunitarize(1 + eps R), R a random SU(3) matrix — closer to
  * a thermalized configuration than a hot start, so the solve takes a
  * realistic number of iterations at kappa near (not at) critical. */
-void bench_lqcd_smooth_field(clphys_gauge_field *g, double eps, uint64_t seed)
+void bench_lqcd_smooth_field(clphys_lqcd_gauge_field *g, double eps, uint64_t seed)
 {
-    clphys_gauge_hot(g, seed);
+    clphys_lqcd_gauge_hot(g, seed);
     const size_t n = g->volume * 4;
     double *u = g->u;
     for (size_t l = 0; l < n; l++)
@@ -258,15 +258,15 @@ void bench_lqcd_smooth_field(clphys_gauge_field *g, double eps, uint64_t seed)
             u[l * 18 + 2 * k + 1] *= eps;
             if (k % 4 == 0) u[l * 18 + 2 * k] += 1;
         }
-    clphys_gauge_reunitarize(g);
+    clphys_lqcd_gauge_reunitarize(g);
 }
 
 static int solver_case(bench_run *run, const int dims[4])
 {
     if (!bench_wants_precision(run, "fp64") || !run->dev->fp64) return 0;
-    clphys_gauge_field g;
-    if (clphys_gauge_create(dims, &g)) {
-        bench_fail(run, "solver", "gauge field", clphys_last_error(NULL));
+    clphys_lqcd_gauge_field g;
+    if (clphys_lqcd_gauge_create(dims, &g)) {
+        bench_fail(run, "lqcd_solver", "gauge field", clphys_last_error(NULL));
         return 0;
     }
     bench_lqcd_smooth_field(&g, 0.35, 777);
@@ -276,20 +276,20 @@ static int solver_case(bench_run *run, const int dims[4])
     bench_lqcd_fill_spinor(b, 24 * V, 4242);
     char size[64];
     snprintf(size, sizeof size, "%dx%dx%dx%d", dims[0], dims[1], dims[2], dims[3]);
-    double plaq = clphys_gauge_plaquette(&g);
+    double plaq = clphys_lqcd_gauge_plaquette(&g);
     /* SoA on every device, so that the rows of CPUs and GPUs compare */
-    clphys_dslash_params p64p = {.precision = CLPHYS_FP64, .reconstruct = 12, .kappa = kappa,
+    clphys_lqcd_dslash_params p64p = {.precision = CLPHYS_FP64, .reconstruct = 12, .kappa = kappa,
                                  .layout = CLPHYS_LQCD_SOA},
                          p32p = p64p;
     p32p.precision = CLPHYS_FP32;
-    clphys_dslash_plan *p64 = NULL, *p32 = NULL;
-    if (clphys_dslash_plan_create(run->ctx, &g, &p64p, &p64) || clphys_dslash_plan_create(run->ctx, &g, &p32p, &p32)) {
-        bench_fail(run, "solver", size, clphys_last_error(run->ctx));
+    clphys_lqcd_dslash_plan *p64 = NULL, *p32 = NULL;
+    if (clphys_lqcd_dslash_plan_create(run->ctx, &g, &p64p, &p64) || clphys_lqcd_dslash_plan_create(run->ctx, &g, &p32p, &p32)) {
+        bench_fail(run, "lqcd_solver", size, clphys_last_error(run->ctx));
         goto done;
     }
     int src64, src32;
-    size_t wg64 = clphys_dslash_local_size(p64, &src64), wg32 = clphys_dslash_local_size(p32, &src32);
-    /* clBLAST, then the fused kernels of cl/blas1.cl.  The fp64 and the mixed
+    size_t wg64 = clphys_lqcd_dslash_local_size(p64, &src64), wg32 = clphys_lqcd_dslash_local_size(p32, &src32);
+    /* clBLAST, then the fused kernels of cl/linalg_blas1.cl.  The fp64 and the mixed
      * solver of a pair alternate, solve by solve, so that the host's noise
      * (the 2 x 201 MB of b and x at 32^4 move through host memory) falls on
      * both alike; the speed-ups are medians of the per-pair ratios. */
@@ -302,22 +302,22 @@ static int solver_case(bench_run *run, const int dims[4])
         if (!run->full && !run->repeat_given && rep > 3) rep = 3; /* hundreds of iterations a solve: small spread */
         double times[2][MAXREP], totals[2][MAXREP], ups[2][MAXREP], downs[2][MAXREP];
         double rt[MAXREP], rtot[MAXREP];
-        clphys_solver_result res[2] = {{0}};
-        clphys_solver_plan *sp[2] = {NULL, NULL}; /* made once, outside the timing */
+        clphys_lqcd_solver_result res[2] = {{0}};
+        clphys_lqcd_solver_plan *sp[2] = {NULL, NULL}; /* made once, outside the timing */
         clphys_status st = CLPHYS_SUCCESS;
-        clphys_solver_params prm[2];
+        clphys_lqcd_solver_params prm[2];
         for (int mixed = 0; mixed < 2; mixed++)
-            prm[mixed] = (clphys_solver_params){.kind = kind ? CLPHYS_SOLVER_BICGSTAB : CLPHYS_SOLVER_CGNR, .tol = tol,
+            prm[mixed] = (clphys_lqcd_solver_params){.kind = kind ? CLPHYS_LQCD_SOLVER_BICGSTAB : CLPHYS_LQCD_SOLVER_CGNR, .tol = tol,
                                                 .max_iter = 20000,
                                                 .mixed = mixed,
-                                                .blas = fused ? CLPHYS_SOLVER_BLAS_FUSED : CLPHYS_SOLVER_BLAS_CLBLAST};
+                                                .blas = fused ? CLPHYS_LQCD_SOLVER_BLAS_FUSED : CLPHYS_LQCD_SOLVER_BLAS_CLBLAST};
         for (int mixed = 0; mixed < 2 && !st; mixed++) {
-            st = clphys_solver_plan_create(p64, p32, &prm[mixed], &sp[mixed]);
-            if (!st) st = clphys_solver_solve(sp[mixed], b, x, &res[mixed]); /* warm-up: clBLAST compiles, first touch */
+            st = clphys_lqcd_solver_plan_create(p64, p32, &prm[mixed], &sp[mixed]);
+            if (!st) st = clphys_lqcd_solver_solve(sp[mixed], b, x, &res[mixed]); /* warm-up: clBLAST compiles, first touch */
         }
         for (int i = 0; i < rep && !st; i++) {
             for (int mixed = 0; mixed < 2 && !st; mixed++) {
-                st = clphys_solver_solve(sp[mixed], b, x, &res[mixed]);
+                st = clphys_lqcd_solver_solve(sp[mixed], b, x, &res[mixed]);
                 times[mixed][i] = res[mixed].iterate_s;
                 totals[mixed][i] = res[mixed].seconds;
                 ups[mixed][i] = res[mixed].upload_s;
@@ -326,7 +326,7 @@ static int solver_case(bench_run *run, const int dims[4])
             if (!st) rt[i] = times[0][i] / times[1][i], rtot[i] = totals[0][i] / totals[1][i];
         }
         for (int mixed = 0; mixed < 2; mixed++) {
-            clphys_solver_plan_destroy(sp[mixed]);
+            clphys_lqcd_solver_plan_destroy(sp[mixed]);
             sp[mixed] = NULL;
         }
         const double sp_dev = st ? 0 : ref_median(rt, rep), sp_tot = st ? 0 : ref_median(rtot, rep);
@@ -334,17 +334,17 @@ static int solver_case(bench_run *run, const int dims[4])
             /* once more in the one-shot form: workspace allocated and freed in the call;
              * its x is the one verified below */
             double one_shot = 0;
-            clphys_solver_result r1 = {0};
+            clphys_lqcd_solver_result r1 = {0};
             if (!st) {
                 st = clphys_lqcd_solve(p64, p32, &prm[mixed], b, x, &r1);
                 one_shot = r1.seconds;
             }
             if (st) {
-                bench_fail(run, "solver", name, clphys_last_error(run->ctx));
+                bench_fail(run, "lqcd_solver", name, clphys_last_error(run->ctx));
                 break;
             }
             bench_row r = {0};
-            snprintf(r.path, sizeof r.path, "solver");
+            snprintf(r.path, sizeof r.path, "lqcd_solver");
             snprintf(r.variant, sizeof r.variant, "eo-%s%s%s", name, mixed ? "-mixed" : "", fused ? "-fused" : "-clblast");
             snprintf(r.precision, sizeof r.precision, "%s", mixed ? "mixed" : "fp64");
             r.n = (long long)V;
@@ -359,7 +359,7 @@ static int solver_case(bench_run *run, const int dims[4])
                      "\"speedup_time_to_solution\":%.3f,\"speedup_fields_on_device\":%.3f,\"one_shot_s\":%.4f}",
                      size, kappa, tol, r1.iterations, r1.restarts, plaq,
                      mixed ? "fp32 recon-12 (outer fp64 recon-12)" : "fp64 recon-12",
-                     fused ? "fused (cl/blas1.cl)" : "clBLAST", ref_median(ups[mixed], rep),
+                     fused ? "fused (cl/linalg_blas1.cl)" : "clBLAST", ref_median(ups[mixed], rep),
                      ref_median(downs[mixed], rep), wg64, wg32, mixed ? sp_tot : 1.0, mixed ? sp_dev : 1.0,
                      one_shot);
             r.rate = 1.0 / r.kernel_s_median;
@@ -371,7 +371,7 @@ static int solver_case(bench_run *run, const int dims[4])
             r.verified = r1.rel_residual <= tol;
             if (run->verify && run->quick) { /* independent check with the CPU reference */
                 double complex *dx = malloc(sizeof(double complex) * 12 * V);
-                dslash_ref_wilson(dims, (const double complex *)g.u, (const double complex *)x, dx, kappa, PPPA);
+                lqcd_ref_wilson(dims, (const double complex *)g.u, (const double complex *)x, dx, kappa, PPPA);
                 double rr = 0, bb = 0;
                 for (size_t k = 0; k < 12 * V; k++) {
                     double complex bk = b[2 * k] + I * b[2 * k + 1];
@@ -395,14 +395,14 @@ static int solver_case(bench_run *run, const int dims[4])
         }
     }
 done:
-    clphys_dslash_plan_destroy(p64);
-    clphys_dslash_plan_destroy(p32);
+    clphys_lqcd_dslash_plan_destroy(p64);
+    clphys_lqcd_dslash_plan_destroy(p32);
     free(b), free(x);
-    clphys_gauge_destroy(&g);
+    clphys_lqcd_gauge_destroy(&g);
     return 0;
 }
 
-int bench_solver(bench_run *run)
+int bench_lqcd_solver(bench_run *run)
 {
     int d[4];
     if (run->size > 0) {

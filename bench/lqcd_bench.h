@@ -13,6 +13,6 @@ void bench_lqcd_fill_spinor(double *psi, size_t n, uint64_t seed);
 /* A smooth field: U = reunitarize(1 + eps R), R a random SU(3) matrix, so
  * that a solve takes a realistic number of iterations near (not at)
  * critical kappa. */
-void bench_lqcd_smooth_field(clphys_gauge_field *g, double eps, uint64_t seed);
+void bench_lqcd_smooth_field(clphys_lqcd_gauge_field *g, double eps, uint64_t seed);
 
 #endif /* CLPHYS_BENCH_LQCD_H */

@@ -1,7 +1,7 @@
-/* lqcd_mpi.c — benchmark paths "dslash_mpi" (the Wilson hopping term over
- * MPI ranks, split into its parts) and "solver_mpi" (even-odd CGNR, fp64 and
+/* lqcd_mpi.c — benchmark paths "lqcd_dslash_mpi" (the Wilson hopping term over
+ * MPI ranks, split into its parts) and "lqcd_solver_mpi" (even-odd CGNR, fp64 and
  * mixed, distributed: time to solution), run under an MPI launcher
- * (mpirun -np P clphys bench --path dslash_mpi,solver_mpi); without one they
+ * (mpirun -np P clphys bench --path lqcd_dslash_mpi,lqcd_solver_mpi); without one they
  * add no rows.  Every rank holds one device (ranks may share one GPU).
  *
  * Each row is one process grid (1x1x1xP, and 1x1x2x2 for 4 ranks) and
@@ -79,34 +79,34 @@ static const char *dims_str(const int d[4], char *buf, size_t n)
 }
 
 /* The single-rank hop (HOPPING, full lattice) on rank 0, timed as the
- * distributed one (clphys_dslash_apply_split): t[0] the median wall time of
+ * distributed one (clphys_lqcd_dslash_apply_split): t[0] the median wall time of
  * an application, t[1] of the kernel; its output in out (rank 0); the
  * others wait. */
-static int single_hop(bench_run *run, MPI_Comm c, const clphys_gauge_field *g, const clphys_dslash_params *p,
+static int single_hop(bench_run *run, MPI_Comm c, const clphys_lqcd_gauge_field *g, const clphys_lqcd_dslash_params *p,
                       const double *in, double *out, double t[2])
 {
     int rank, ok = 1;
     MPI_Comm_rank(c, &rank);
     t[0] = t[1] = 0;
     if (rank == 0) {
-        clphys_dslash_plan *pl = NULL;
+        clphys_lqcd_dslash_plan *pl = NULL;
         cl_mem a = NULL, b = NULL;
         double wall[MAXREP], ks[MAXREP];
-        clphys_dslash_split s;
+        clphys_lqcd_dslash_split s;
         const int rep = run->repeat < MAXREP ? run->repeat : MAXREP;
-        ok = !clphys_dslash_plan_create(run->ctx, g, p, &pl) && !clphys_dslash_field_create(pl, 0, &a) &&
-             !clphys_dslash_field_create(pl, 0, &b) && !clphys_dslash_field_write(pl, a, -1, in) &&
-             !clphys_dslash_apply_split(pl, CLPHYS_DSLASH_HOPPING, b, a, &s);
+        ok = !clphys_lqcd_dslash_plan_create(run->ctx, g, p, &pl) && !clphys_lqcd_dslash_field_create(pl, 0, &a) &&
+             !clphys_lqcd_dslash_field_create(pl, 0, &b) && !clphys_lqcd_dslash_field_write(pl, a, -1, in) &&
+             !clphys_lqcd_dslash_apply_split(pl, CLPHYS_LQCD_DSLASH_HOPPING, b, a, &s);
         for (int i = 0; i < rep && ok; i++) {
-            ok = !clphys_dslash_apply_split(pl, CLPHYS_DSLASH_HOPPING, b, a, &s);
+            ok = !clphys_lqcd_dslash_apply_split(pl, CLPHYS_LQCD_DSLASH_HOPPING, b, a, &s);
             wall[i] = s.wall_s, ks[i] = s.interior_s;
         }
-        if (ok) ok = !clphys_dslash_field_read(pl, b, -1, out);
+        if (ok) ok = !clphys_lqcd_dslash_field_read(pl, b, -1, out);
         if (ok) t[0] = ref_median(wall, rep), t[1] = ref_median(ks, rep);
-        else bench_fail(run, "dslash_mpi", "single rank", clphys_last_error(run->ctx));
+        else bench_fail(run, "lqcd_dslash_mpi", "single rank", clphys_last_error(run->ctx));
         if (a) clReleaseMemObject(a);
         if (b) clReleaseMemObject(b);
-        clphys_dslash_plan_destroy(pl);
+        clphys_lqcd_dslash_plan_destroy(pl);
     }
     bench_mpi_quiet_barrier(c);
     MPI_Bcast(t, 2, MPI_DOUBLE, 0, c);
@@ -117,7 +117,7 @@ typedef struct {
     double v[10]; /* interior pack exterior d2h h2d mpi exposed wall kernels exchange */
 } parts;
 
-static void split_parts(const clphys_dslash_split *s, parts *p)
+static void split_parts(const clphys_lqcd_dslash_split *s, parts *p)
 {
     const double v[10] = {s->interior_s, s->pack_s, s->exterior_s, s->d2h_s, s->h2d_s, s->mpi_s, s->exposed_s,
                           s->wall_s, s->interior_s + s->pack_s + s->exterior_s, s->d2h_s + s->mpi_s + s->h2d_s};
@@ -126,8 +126,8 @@ static void split_parts(const clphys_dslash_split *s, parts *p)
 
 /* One distributed case: the grid, one precision, on this rank's part loc
  * of the field and lin of the source (the lattice gd). */
-static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int gd[4], const clphys_gauge_field *loc,
-                        const double *lin, const clphys_dslash_params *prm, const double *single_out,
+static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int gd[4], const clphys_lqcd_gauge_field *loc,
+                        const double *lin, const clphys_lqcd_dslash_params *prm, const double *single_out,
                         const double single[2],
                         const clphys_network_limits *net)
 {
@@ -139,27 +139,27 @@ static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int
     dims_str(grid, gr, sizeof gr);
     const char *pname = prm->precision == CLPHYS_FP64 ? "fp64" : "fp32";
     snprintf(what, sizeof what, "%s %s grid %s", lat, pname, gr);
-    clphys_dslash_plan *pl = NULL;
+    clphys_lqcd_dslash_plan *pl = NULL;
     cl_mem a = NULL, b = NULL;
     double *lout = NULL, *gout = NULL;
     const int rep = run->repeat < MAXREP ? run->repeat : MAXREP;
     parts med;
-    clphys_dslash_split s = {0};
+    clphys_lqcd_dslash_split s = {0};
     /* collective calls return one status on every rank, so ok stays the
      * same everywhere between the all_ok calls */
     int ok = all_ok(c, (lout = malloc(sizeof(double) * 24 * loc->volume)) != NULL);
-    if (ok) ok = !clphys_dslash_plan_create_mpi(c, grid, run->ctx, loc, prm, &pl);
-    ok = all_ok(c, ok && !clphys_dslash_field_create(pl, 0, &a) && !clphys_dslash_field_create(pl, 0, &b) &&
-                       !clphys_dslash_field_write(pl, a, -1, lin));
+    if (ok) ok = !clphys_lqcd_dslash_plan_create_mpi(c, grid, run->ctx, loc, prm, &pl);
+    ok = all_ok(c, ok && !clphys_lqcd_dslash_field_create(pl, 0, &a) && !clphys_lqcd_dslash_field_create(pl, 0, &b) &&
+                       !clphys_lqcd_dslash_field_write(pl, a, -1, lin));
     if (ok) {
         parts rs[MAXREP];
-        ok = !clphys_dslash_apply_split(pl, CLPHYS_DSLASH_HOPPING, b, a, &s); /* warm-up */
+        ok = !clphys_lqcd_dslash_apply_split(pl, CLPHYS_LQCD_DSLASH_HOPPING, b, a, &s); /* warm-up */
         MPI_Barrier(c);
         for (int i = 0; i < rep && ok; i++) {
-            ok = !clphys_dslash_apply_split(pl, CLPHYS_DSLASH_HOPPING, b, a, &s);
+            ok = !clphys_lqcd_dslash_apply_split(pl, CLPHYS_LQCD_DSLASH_HOPPING, b, a, &s);
             split_parts(&s, &rs[i]);
         }
-        ok = all_ok(c, ok && !clphys_dslash_field_read(pl, b, -1, lout));
+        ok = all_ok(c, ok && !clphys_lqcd_dslash_field_read(pl, b, -1, lout));
         for (int k = 0; k < 10 && ok; k++) {
             double col[MAXREP];
             for (int i = 0; i < rep; i++) col[i] = rs[i].v[k];
@@ -167,14 +167,14 @@ static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int
         }
     }
     if (!ok) {
-        bench_fail(run, "dslash_mpi", what, clphys_last_error(pl ? run->ctx : NULL));
+        bench_fail(run, "lqcd_dslash_mpi", what, clphys_last_error(pl ? run->ctx : NULL));
         goto done;
     }
     /* the check: the gathered output against the single rank's */
     if (rank == 0) gout = malloc(sizeof(double) * 24 * (size_t)gd[0] * gd[1] * gd[2] * gd[3]);
     double err = 0;
-    if (clphys_spinor_gather(c, grid, gd, 0, lout, gout)) {
-        bench_fail(run, "dslash_mpi", what, clphys_last_error(NULL));
+    if (clphys_lqcd_spinor_gather(c, grid, gd, 0, lout, gout)) {
+        bench_fail(run, "lqcd_dslash_mpi", what, clphys_last_error(NULL));
         goto done;
     }
     if (rank == 0) {
@@ -206,7 +206,7 @@ static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int
                               .n_per_device = (long long)lv, .baseline_s = single_s, .step_s = wall,
                               .exchange_s = xch, .exchange_floor_s = floor_s};
     bench_row r;
-    const int at = bench_scaling_row(&r, &sc, "dslash_mpi", pname, (long long)gv, rep, "halo-recon%d-%s",
+    const int at = bench_scaling_row(&r, &sc, "lqcd_dslash_mpi", pname, (long long)gv, rep, "halo-recon%d-%s",
                                      prm->reconstruct ? prm->reconstruct : 12, gr);
     r.kernel_s_median = r.kernel_s_min = med.v[8];
     r.total_s_median = wall;
@@ -227,7 +227,7 @@ static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int
                        m_total, overlap_lhs, overlap_rhs, overlap_lhs <= overlap_rhs ? "true" : "false",
                        face > 0 && t_int > 0 ? overlap_lhs / (face * t_int) : 0);
     if (len >= (int)sizeof r.params) {
-        bench_fail(run, "dslash_mpi", what, "params longer than the row holds");
+        bench_fail(run, "lqcd_dslash_mpi", what, "params longer than the row holds");
         goto done;
     }
     r.rate = gv / wall;
@@ -250,156 +250,156 @@ static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int
 done:
     if (a) clReleaseMemObject(a);
     if (b) clReleaseMemObject(b);
-    clphys_dslash_plan_destroy(pl);
+    clphys_lqcd_dslash_plan_destroy(pl);
     free(lout), free(gout);
 }
 
 static void set_dims(int d[4], int l, int lt) { d[0] = d[1] = d[2] = l, d[3] = lt; }
 
-int bench_dslash_mpi(bench_run *run)
+int bench_lqcd_dslash_mpi(bench_run *run)
 {
     MPI_Comm c;
     int rank, size;
-    if (!bench_mpi_begin("dslash_mpi", &c, &rank, &size)) return 0;
+    if (!bench_mpi_begin("lqcd_dslash_mpi", &c, &rank, &size)) return 0;
     int sizes[2][4], nsize = 2, grids[2][4];
     if (run->quick) set_dims(sizes[0], 8, 8), set_dims(sizes[1], 8, 16);
     else set_dims(sizes[0], 32, 32), set_dims(sizes[1], 48, 96);
     const int ngrid = grids_of(size, grids);
     for (int si = 0; si < nsize; si++) {
         const int *d = sizes[si];
-        clphys_gauge_field g = {{0}, 0, NULL};
+        clphys_lqcd_gauge_field g = {{0}, 0, NULL};
         double *in = NULL, *out[2] = {NULL, NULL}; /* out: the single rank's, fp32 and fp64 */
         const size_t V = (size_t)d[0] * d[1] * d[2] * d[3];
         int ok = 1;
         if (rank == 0) {
-            ok = !clphys_gauge_create(d, &g);
-            if (ok) clphys_gauge_hot(&g, 12345);
+            ok = !clphys_lqcd_gauge_create(d, &g);
+            if (ok) clphys_lqcd_gauge_hot(&g, 12345);
             in = malloc(sizeof(double) * 24 * V);
             for (int k = 0; k < 2; k++) out[k] = malloc(sizeof(double) * 24 * V);
             ok = ok && in && out[0] && out[1];
             if (ok) fill(in, 24 * V, 99);
         }
         if (!all_ok(c, ok)) {
-            bench_fail(run, "dslash_mpi", "inputs", "out of memory");
+            bench_fail(run, "lqcd_dslash_mpi", "inputs", "out of memory");
             free(in), free(out[0]), free(out[1]);
-            clphys_gauge_destroy(&g);
+            clphys_lqcd_gauge_destroy(&g);
             continue;
         }
         /* the halo's message size for the network probe: a face in fp32 */
         const long long msg = (long long)(V / (size_t)d[3] / (size_t)size) * 12 * 4;
         clphys_network_limits net = {0};
         if (size > 1 && clphys_mpi_measure_network(c, msg > 64 ? msg : 64, 20, &net))
-            bench_fail(run, "dslash_mpi", "network probe", clphys_last_error(NULL));
+            bench_fail(run, "lqcd_dslash_mpi", "network probe", clphys_last_error(NULL));
         /* the single rank first (rank 0 alone), then each grid: the field
          * and the source scattered once for both precisions */
         double single_s[2][2] = {{0, 0}, {0, 0}}; /* per precision: wall, kernel */
         int want[2] = {0, 0};
         for (int prec = 0; prec < 2; prec++) {
             want[prec] = bench_wants_precision(run, prec ? "fp64" : "fp32");
-            const clphys_dslash_params prm = {.precision = (clphys_precision)prec, .reconstruct = 12, .kappa = 0.125};
+            const clphys_lqcd_dslash_params prm = {.precision = (clphys_precision)prec, .reconstruct = 12, .kappa = 0.125};
             if (want[prec]) want[prec] = single_hop(run, c, &g, &prm, in, out[prec], single_s[prec]);
         }
         for (int gi = 0; gi < ngrid && (want[0] || want[1]); gi++) {
-            clphys_gauge_field loc = {{0}, 0, NULL};
+            clphys_lqcd_gauge_field loc = {{0}, 0, NULL};
             double *lin = NULL;
-            ok = !clphys_gauge_scatter(c, grids[gi], 0, rank == 0 ? &g : NULL, &loc);
+            ok = !clphys_lqcd_gauge_scatter(c, grids[gi], 0, rank == 0 ? &g : NULL, &loc);
             if (ok) ok = (lin = malloc(sizeof(double) * 24 * loc.volume)) != NULL;
             ok = all_ok(c, ok);
-            if (ok) ok = !clphys_spinor_scatter(c, grids[gi], d, 0, in, lin);
-            if (!ok) bench_fail(run, "dslash_mpi", "scatter", clphys_last_error(NULL));
+            if (ok) ok = !clphys_lqcd_spinor_scatter(c, grids[gi], d, 0, in, lin);
+            if (!ok) bench_fail(run, "lqcd_dslash_mpi", "scatter", clphys_last_error(NULL));
             for (int prec = 0; prec < 2 && ok; prec++) {
-                const clphys_dslash_params prm = {.precision = (clphys_precision)prec, .reconstruct = 12,
+                const clphys_lqcd_dslash_params prm = {.precision = (clphys_precision)prec, .reconstruct = 12,
                                                   .kappa = 0.125};
                 if (want[prec])
                     dslash_grid(run, c, grids[gi], d, &loc, lin, &prm, out[prec], single_s[prec], &net);
             }
-            clphys_gauge_destroy(&loc);
+            clphys_lqcd_gauge_destroy(&loc);
             free(lin);
         }
         free(in), free(out[0]), free(out[1]);
-        clphys_gauge_destroy(&g);
+        clphys_lqcd_gauge_destroy(&g);
     }
     return 0;
 }
 
 /* A smooth field (U = reunitarize(1 + 0.35 R)), so that the solve takes a
  * realistic number of iterations (as bench/lqcd.c). */
-static void smooth_field(clphys_gauge_field *g, uint64_t seed)
+static void smooth_field(clphys_lqcd_gauge_field *g, uint64_t seed)
 {
-    clphys_gauge_hot(g, seed);
+    clphys_lqcd_gauge_hot(g, seed);
     for (size_t l = 0; l < g->volume * 4; l++)
         for (int k = 0; k < 9; k++) {
             g->u[l * 18 + 2 * k] = 0.35 * g->u[l * 18 + 2 * k] + (k % 4 == 0);
             g->u[l * 18 + 2 * k + 1] *= 0.35;
         }
-    clphys_gauge_reunitarize(g);
+    clphys_lqcd_gauge_reunitarize(g);
 }
 
 /* Time to solution, host b to host x (the largest over ranks), of one
  * solver plan: median over the repetitions after a warm-up. */
-static int solve_timed(bench_run *run, MPI_Comm c, clphys_dslash_plan *p64, clphys_dslash_plan *p32,
-                       const clphys_solver_params *prm, const double *b, double *x, clphys_solver_result *res,
+static int solve_timed(bench_run *run, MPI_Comm c, clphys_lqcd_dslash_plan *p64, clphys_lqcd_dslash_plan *p32,
+                       const clphys_lqcd_solver_params *prm, const double *b, double *x, clphys_lqcd_solver_result *res,
                        double *t_med)
 {
-    clphys_solver_plan *sp = NULL;
+    clphys_lqcd_solver_plan *sp = NULL;
     const int rep = run->repeat < 5 ? run->repeat : 5;
     double t[5];
-    int ok = !clphys_solver_plan_create(p64, p32, prm, &sp) && !clphys_solver_solve(sp, b, x, res);
+    int ok = !clphys_lqcd_solver_plan_create(p64, p32, prm, &sp) && !clphys_lqcd_solver_solve(sp, b, x, res);
     for (int i = 0; i < rep && ok; i++) {
         if (c != MPI_COMM_NULL) MPI_Barrier(c);
-        ok = !clphys_solver_solve(sp, b, x, res);
+        ok = !clphys_lqcd_solver_solve(sp, b, x, res);
         t[i] = c != MPI_COMM_NULL ? max_over(c, res->seconds) : res->seconds;
     }
-    clphys_solver_plan_destroy(sp);
+    clphys_lqcd_solver_plan_destroy(sp);
     if (ok) *t_med = ref_median(t, rep);
     return ok;
 }
 
-int bench_solver_mpi(bench_run *run)
+int bench_lqcd_solver_mpi(bench_run *run)
 {
     MPI_Comm c;
     int rank, size, d[4], grids[2][4];
-    if (!bench_mpi_begin("solver_mpi", &c, &rank, &size)) return 0;
+    if (!bench_mpi_begin("lqcd_solver_mpi", &c, &rank, &size)) return 0;
     if (!bench_wants_precision(run, "fp64") || !run->dev->fp64) return 0;
     set_dims(d, run->quick ? 8 : 32, run->quick ? 8 : 32);
     const int ngrid = grids_of(size, grids);
     const size_t V = (size_t)d[0] * d[1] * d[2] * d[3];
     const double kappa = 0.122, tol = 1e-10;
     const int gpus = bench_mpi_devices(run, c);
-    clphys_gauge_field g = {{0}, 0, NULL};
+    clphys_lqcd_gauge_field g = {{0}, 0, NULL};
     double *b = NULL, *x = NULL;
     char lat[32];
     dims_str(d, lat, sizeof lat);
     int ok = 1;
     if (rank == 0) {
-        ok = !clphys_gauge_create(d, &g);
+        ok = !clphys_lqcd_gauge_create(d, &g);
         if (ok) smooth_field(&g, 777);
         b = malloc(sizeof(double) * 24 * V), x = malloc(sizeof(double) * 24 * V);
         ok = ok && b && x;
         if (ok) fill(b, 24 * V, 4242);
     }
     if (!all_ok(c, ok)) {
-        bench_fail(run, "solver_mpi", lat, "out of memory");
+        bench_fail(run, "lqcd_solver_mpi", lat, "out of memory");
         goto out;
     }
     for (int mixed = 0; mixed < 2; mixed++) {
-        clphys_dslash_params p64 = {.precision = CLPHYS_FP64, .reconstruct = 12, .kappa = kappa}, p32 = p64;
+        clphys_lqcd_dslash_params p64 = {.precision = CLPHYS_FP64, .reconstruct = 12, .kappa = kappa}, p32 = p64;
         p32.precision = CLPHYS_FP32;
-        const clphys_solver_params prm = {.kind = CLPHYS_SOLVER_CGNR, .tol = tol, .max_iter = 20000, .mixed = mixed};
+        const clphys_lqcd_solver_params prm = {.kind = CLPHYS_LQCD_SOLVER_CGNR, .tol = tol, .max_iter = 20000, .mixed = mixed};
         /* one rank */
         double single_s = 0;
         int single_it = 0;
         ok = 1;
         if (rank == 0) {
-            clphys_dslash_plan *s64 = NULL, *s32 = NULL;
-            clphys_solver_result res;
-            ok = !clphys_dslash_plan_create(run->ctx, &g, &p64, &s64) &&
-                 (!mixed || !clphys_dslash_plan_create(run->ctx, &g, &p32, &s32)) &&
+            clphys_lqcd_dslash_plan *s64 = NULL, *s32 = NULL;
+            clphys_lqcd_solver_result res;
+            ok = !clphys_lqcd_dslash_plan_create(run->ctx, &g, &p64, &s64) &&
+                 (!mixed || !clphys_lqcd_dslash_plan_create(run->ctx, &g, &p32, &s32)) &&
                  solve_timed(run, MPI_COMM_NULL, s64, s32, &prm, b, x, &res, &single_s);
             single_it = res.iterations;
-            if (!ok) bench_fail(run, "solver_mpi", "single rank", clphys_last_error(run->ctx));
-            clphys_dslash_plan_destroy(s64);
-            clphys_dslash_plan_destroy(s32);
+            if (!ok) bench_fail(run, "lqcd_solver_mpi", "single rank", clphys_last_error(run->ctx));
+            clphys_lqcd_dslash_plan_destroy(s64);
+            clphys_lqcd_dslash_plan_destroy(s32);
         }
         bench_mpi_quiet_barrier(c);
         MPI_Bcast(&single_s, 1, MPI_DOUBLE, 0, c);
@@ -409,30 +409,30 @@ int bench_solver_mpi(bench_run *run)
             char gr[32], what[96];
             dims_str(grids[gi], gr, sizeof gr);
             snprintf(what, sizeof what, "%s %s grid %s", lat, mixed ? "mixed" : "fp64", gr);
-            clphys_gauge_field loc = {{0}, 0, NULL};
-            clphys_dslash_plan *d64 = NULL, *d32 = NULL;
-            clphys_solver_result res = {0};
+            clphys_lqcd_gauge_field loc = {{0}, 0, NULL};
+            clphys_lqcd_dslash_plan *d64 = NULL, *d32 = NULL;
+            clphys_lqcd_solver_result res = {0};
             double t = 0, *lb = NULL, *lx = NULL;
             /* collective calls return one status on every rank, so ok
              * stays the same everywhere between the all_ok calls */
-            ok = !clphys_gauge_scatter(c, grids[gi], 0, rank == 0 ? &g : NULL, &loc);
+            ok = !clphys_lqcd_gauge_scatter(c, grids[gi], 0, rank == 0 ? &g : NULL, &loc);
             if (ok) {
                 lb = malloc(sizeof(double) * 24 * loc.volume), lx = malloc(sizeof(double) * 24 * loc.volume);
                 ok = lb && lx;
             }
             ok = all_ok(c, ok);
-            if (ok) ok = !clphys_spinor_scatter(c, grids[gi], d, 0, b, lb);
-            if (ok) ok = !clphys_dslash_plan_create_mpi(c, grids[gi], run->ctx, &loc, &p64, &d64);
-            if (ok && mixed) ok = !clphys_dslash_plan_create_mpi(c, grids[gi], run->ctx, &loc, &p32, &d32);
+            if (ok) ok = !clphys_lqcd_spinor_scatter(c, grids[gi], d, 0, b, lb);
+            if (ok) ok = !clphys_lqcd_dslash_plan_create_mpi(c, grids[gi], run->ctx, &loc, &p64, &d64);
+            if (ok && mixed) ok = !clphys_lqcd_dslash_plan_create_mpi(c, grids[gi], run->ctx, &loc, &p32, &d32);
             if (ok) ok = solve_timed(run, c, d64, d32, &prm, lb, lx, &res, &t);
             ok = all_ok(c, ok);
-            if (!ok) bench_fail(run, "solver_mpi", what, clphys_last_error(run->ctx));
+            if (!ok) bench_fail(run, "lqcd_solver_mpi", what, clphys_last_error(run->ctx));
             else {
                 const bench_scaling sc = {.gpus = gpus, .ranks = size, .weak = 0, .n_per_device = (long long)loc.volume,
                                           .baseline_s = single_s, .step_s = t, .exchange_s = -1,
                                           .exchange_floor_s = -1};
                 bench_row r;
-                const int at = bench_scaling_row(&r, &sc, "solver_mpi", mixed ? "mixed" : "fp64", (long long)V,
+                const int at = bench_scaling_row(&r, &sc, "lqcd_solver_mpi", mixed ? "mixed" : "fp64", (long long)V,
                                                  run->repeat < 5 ? run->repeat : 5, "eo-cgnr%s-%s",
                                                  mixed ? "-mixed" : "", gr);
                 r.kernel_s_median = r.kernel_s_min = r.total_s_median = t;
@@ -454,14 +454,14 @@ int bench_solver_mpi(bench_run *run)
                          "single-rank iteration count");
                 bench_add_row(run, &r);
             }
-            clphys_dslash_plan_destroy(d64);
-            clphys_dslash_plan_destroy(d32);
-            clphys_gauge_destroy(&loc);
+            clphys_lqcd_dslash_plan_destroy(d64);
+            clphys_lqcd_dslash_plan_destroy(d32);
+            clphys_lqcd_gauge_destroy(&loc);
             free(lb), free(lx);
         }
     }
 out:
     free(b), free(x);
-    clphys_gauge_destroy(&g);
+    clphys_lqcd_gauge_destroy(&g);
     return 0;
 }

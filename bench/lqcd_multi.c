@@ -1,16 +1,16 @@
-/* lqcd_multi.c — benchmark paths "dslash_multi" (the Wilson hopping term
+/* lqcd_multi.c — benchmark paths "lqcd_dslash_multi" (the Wilson hopping term
  * over the devices of --device LIST in one process, split along t) and
- * "solver_multi" (CGNR and BiCGStab, fp64 and mixed, time to solution),
- * both through clphys_dslash_plan_create_multi with one host thread per
+ * "lqcd_solver_multi" (CGNR and BiCGStab, fp64 and mixed, time to solution),
+ * both through clphys_lqcd_dslash_plan_create_multi with one host thread per
  * device; without a list of several devices they add no rows (as the MPI
  * entries without a launcher), so the default run stays as it was.
  *
  * Each row carries the scaling schema (scaling.h; strong scaling): the
- * baseline is the whole lattice on the first device (clphys_dslash_plan_create),
+ * baseline is the whole lattice on the first device (clphys_lqcd_dslash_plan_create),
  * measured in the same run the same way.  dslash: the time of one
  * application in a loop of back-to-back applications (as a solver issues
  * them), median over rounds, the largest over the devices; beside it the
- * parts of one application (clphys_dslash_apply_split, medians, the
+ * parts of one application (clphys_lqcd_dslash_apply_split, medians, the
  * largest over the devices): interior, pack, exterior, the face copies,
  * the exchange's span (the first face copy down starting to the last copy
  * up ending, device clock: exchange_s of the schema) and the exchange not
@@ -60,36 +60,36 @@ static void block(const int d[4], const int grid[4], int k, const double *whole,
 /* ---- one host thread per device ------------------------------------------ */
 typedef struct {
     clphys_context *ctx;          /* the device's (its queue is the plan's)   */
-    clphys_dslash_plan *pl, *pl32;
+    clphys_lqcd_dslash_plan *pl, *pl32;
     pthread_barrier_t *bar;
     double *in, *out;             /* host spinors of this device's sublattice */
     int rep, kind;                /* kind: 0 dslash, 1 solve                  */
-    const clphys_solver_params *prm;
+    const clphys_lqcd_solver_params *prm;
     double loop_s[MAXREP];        /* per round: one application in a loop     */
-    clphys_dslash_split parts[MAXREP];
-    clphys_solver_result res[MAXREP];
+    clphys_lqcd_dslash_split parts[MAXREP];
+    clphys_lqcd_solver_result res[MAXREP];
     int ok;
 } job;
 
 static void *dslash_thread(void *arg)
 {
     job *j = arg;
-    clphys_dslash_plan *pl = j->pl;
+    clphys_lqcd_dslash_plan *pl = j->pl;
     cl_mem a = NULL, b = NULL;
-    int ok = !clphys_dslash_field_create(pl, 0, &a) && !clphys_dslash_field_create(pl, 0, &b) &&
-             !clphys_dslash_field_write(pl, a, -1, j->in);
-    clphys_dslash_split s;
-    if (ok) ok = !clphys_dslash_apply_split(pl, CLPHYS_DSLASH_HOPPING, b, a, &s); /* warm-up */
+    int ok = !clphys_lqcd_dslash_field_create(pl, 0, &a) && !clphys_lqcd_dslash_field_create(pl, 0, &b) &&
+             !clphys_lqcd_dslash_field_write(pl, a, -1, j->in);
+    clphys_lqcd_dslash_split s;
+    if (ok) ok = !clphys_lqcd_dslash_apply_split(pl, CLPHYS_LQCD_DSLASH_HOPPING, b, a, &s); /* warm-up */
     for (int r = 0; r < j->rep; r++) { /* every barrier, failed or not */
         pthread_barrier_wait(j->bar);
         if (!ok) continue;
         const double t0 = bench_now();
-        for (int i = 0; i < LOOP && ok; i++) ok = !clphys_dslash_apply(pl, CLPHYS_DSLASH_HOPPING, b, a, NULL);
+        for (int i = 0; i < LOOP && ok; i++) ok = !clphys_lqcd_dslash_apply(pl, CLPHYS_LQCD_DSLASH_HOPPING, b, a, NULL);
         if (ok) ok = clFinish(clphys_context_queue(j->ctx)) == CL_SUCCESS;
         j->loop_s[r] = (bench_now() - t0) / LOOP;
-        if (ok) ok = !clphys_dslash_apply_split(pl, CLPHYS_DSLASH_HOPPING, b, a, &j->parts[r]);
+        if (ok) ok = !clphys_lqcd_dslash_apply_split(pl, CLPHYS_LQCD_DSLASH_HOPPING, b, a, &j->parts[r]);
     }
-    if (ok) ok = !clphys_dslash_field_read(pl, b, -1, j->out);
+    if (ok) ok = !clphys_lqcd_dslash_field_read(pl, b, -1, j->out);
     if (a) clReleaseMemObject(a);
     if (b) clReleaseMemObject(b);
     j->ok = ok;
@@ -99,13 +99,13 @@ static void *dslash_thread(void *arg)
 static void *solve_thread(void *arg)
 {
     job *j = arg;
-    clphys_solver_plan *sp = NULL;
-    int ok = !clphys_solver_plan_create(j->pl, j->pl32, j->prm, &sp);
+    clphys_lqcd_solver_plan *sp = NULL;
+    int ok = !clphys_lqcd_solver_plan_create(j->pl, j->pl32, j->prm, &sp);
     for (int r = 0; r < j->rep + 1; r++) { /* the first: warm-up; every barrier, failed or not */
         pthread_barrier_wait(j->bar);
-        if (ok) ok = !clphys_solver_solve(sp, j->in, j->out, &j->res[r ? r - 1 : 0]);
+        if (ok) ok = !clphys_lqcd_solver_solve(sp, j->in, j->out, &j->res[r ? r - 1 : 0]);
     }
-    clphys_solver_plan_destroy(sp);
+    clphys_lqcd_solver_plan_destroy(sp);
     j->ok = ok;
     return NULL;
 }
@@ -150,13 +150,13 @@ static double loop_median(const job *jobs, int n, int rep)
 }
 
 /* The lattice d in one precision: the first device alone, then all. */
-static void dslash_case(bench_run *run, const int d[4], const clphys_gauge_field *g, double *in,
+static void dslash_case(bench_run *run, const int d[4], const clphys_lqcd_gauge_field *g, double *in,
                         clphys_precision prec, int half)
 {
     const int n = run->ndevices, grid[4] = {1, 1, 1, n};
     const size_t V = g->volume, lv = V / (size_t)n;
     const int rep = run->repeat < MAXREP ? run->repeat : MAXREP;
-    const clphys_dslash_params prm = {.precision = prec, .reconstruct = 12, .kappa = 0.125}, prm_half = {
+    const clphys_lqcd_dslash_params prm = {.precision = prec, .reconstruct = 12, .kappa = 0.125}, prm_half = {
         .precision = prec, .reconstruct = 12, .kappa = 0.125, .halo_half = half};
     char lat[32], gr[32], what[96];
     dims_str(d, lat, sizeof lat), dims_str(grid, gr, sizeof gr);
@@ -164,21 +164,21 @@ static void dslash_case(bench_run *run, const int d[4], const clphys_gauge_field
     snprintf(what, sizeof what, "%s %s%s over %d devices", lat, pname, half ? " 16-bit faces" : "", n);
     double *ref = malloc(sizeof(double) * 24 * V), *out = malloc(sizeof(double) * 24 * V);
     job *one = calloc(1, sizeof *one), *jobs = calloc((size_t)n, sizeof *jobs);
-    clphys_dslash_plan *single = NULL, *pl[MAXDEV] = {NULL};
+    clphys_lqcd_dslash_plan *single = NULL, *pl[MAXDEV] = {NULL};
     int ok = ref && out && one && jobs;
     /* the baseline: the whole lattice on the first device */
-    if (ok) ok = !clphys_dslash_plan_create(run->ctx, g, &prm, &single);
+    if (ok) ok = !clphys_lqcd_dslash_plan_create(run->ctx, g, &prm, &single);
     if (ok) {
         *one = (job){.ctx = run->ctx, .pl = single, .in = in, .out = ref, .rep = rep};
         ok = run_threads(1, one, dslash_thread);
     }
-    clphys_dslash_plan_destroy(single);
+    clphys_lqcd_dslash_plan_destroy(single);
     if (!ok) {
-        bench_fail(run, "dslash_multi", what, clphys_last_error(run->ctx));
+        bench_fail(run, "lqcd_dslash_multi", what, clphys_last_error(run->ctx));
         goto done;
     }
     const double base_s = loop_median(one, 1, rep);
-    ok = !clphys_dslash_plan_create_multi(n, run->devices, grid, g, &prm_half, pl);
+    ok = !clphys_lqcd_dslash_plan_create_multi(n, run->devices, grid, g, &prm_half, pl);
     for (int k = 0; k < n && ok; k++) {
         jobs[k] = (job){.ctx = run->devices[k], .pl = pl[k], .in = malloc(sizeof(double) * 24 * lv), .out = malloc(sizeof(double) * 24 * lv),
                         .rep = rep};
@@ -187,7 +187,7 @@ static void dslash_case(bench_run *run, const int d[4], const clphys_gauge_field
     }
     if (ok) ok = run_threads(n, jobs, dslash_thread);
     if (!ok) {
-        bench_fail(run, "dslash_multi", what, clphys_last_error(NULL)[0] ? clphys_last_error(NULL)
+        bench_fail(run, "lqcd_dslash_multi", what, clphys_last_error(NULL)[0] ? clphys_last_error(NULL)
                                                                          : clphys_last_error(run->ctx));
         goto done;
     }
@@ -198,11 +198,11 @@ static void dslash_case(bench_run *run, const int d[4], const clphys_gauge_field
         err = e > err ? e : err;
     }
     const double step = loop_median(jobs, n, rep);
-#define PART(f) part_max(jobs, n, rep, offsetof(clphys_dslash_split, f))
+#define PART(f) part_max(jobs, n, rep, offsetof(clphys_lqcd_dslash_split, f))
     const double t_int = PART(interior_s), t_pack = PART(pack_s), t_ext = PART(exterior_s), d2h = PART(d2h_s),
                  h2d = PART(h2d_s), wait = PART(mpi_s), exposed = PART(exposed_s), wall = PART(wall_s);
 #undef PART
-    const clphys_dslash_split *s0 = &jobs[0].parts[0];
+    const clphys_lqcd_dslash_split *s0 = &jobs[0].parts[0];
     const double bytes = (double)s0->halo_bytes;
     const clphys_transfer_limits *x = &run->xfer;
     const double floor_s = n > 1 && x->d2h_bytes_per_s > 0 && x->h2d_bytes_per_s > 0
@@ -212,7 +212,7 @@ static void dslash_case(bench_run *run, const int d[4], const clphys_gauge_field
                               .baseline_s = base_s, .step_s = step, .exchange_s = n > 1 ? wait : -1,
                               .exchange_floor_s = floor_s};
     bench_row r;
-    const int at = bench_scaling_row(&r, &sc, "dslash_multi", pname, (long long)V, rep, "halo%s-recon12-%s",
+    const int at = bench_scaling_row(&r, &sc, "lqcd_dslash_multi", pname, (long long)V, rep, "halo%s-recon12-%s",
                                      half ? "16" : "", gr);
     r.kernel_s_median = r.kernel_s_min = t_int + t_pack + t_ext;
     r.total_s_median = step;
@@ -225,7 +225,7 @@ static void dslash_case(bench_run *run, const int d[4], const clphys_gauge_field
                        lat, gr, n, t_int, t_pack, t_ext, d2h, h2d, wait, exposed, wall, s0->halo_bytes,
                        x->h2d_bytes_per_s, x->d2h_bytes_per_s, LOOP);
     if (len >= (int)sizeof r.params) {
-        bench_fail(run, "dslash_multi", what, "params longer than the row holds");
+        bench_fail(run, "lqcd_dslash_multi", what, "params longer than the row holds");
         goto done;
     }
     r.rate = (double)V / step;
@@ -237,7 +237,7 @@ static void dslash_case(bench_run *run, const int d[4], const clphys_gauge_field
     r.verified = err < (prec == CLPHYS_FP64 ? 1e-13 : half ? 5e-4 : 1e-5); /* 16-bit faces: 2^-16 of a site's largest */
     snprintf(r.note, sizeof r.note,
              "step_s: one application in a loop of %d, the slowest device; parts: medians of "
-             "clphys_dslash_apply_split, the largest over devices; fraction per device; error against one device",
+             "clphys_lqcd_dslash_apply_split, the largest over devices; fraction per device; error against one device",
              LOOP);
     bench_add_row(run, &r);
     fprintf(stderr,
@@ -246,7 +246,7 @@ static void dslash_case(bench_run *run, const int d[4], const clphys_gauge_field
             what, step, base_s, base_s / step, t_int, sc.exchange_s, floor_s, exposed);
 done:
     for (int k = 0; k < n; k++) {
-        clphys_dslash_plan_destroy(pl[k]);
+        clphys_lqcd_dslash_plan_destroy(pl[k]);
         if (jobs) free(jobs[k].in), free(jobs[k].out);
     }
     free(ref), free(out), free(one), free(jobs);
@@ -263,72 +263,72 @@ static int several(const bench_run *run, const char *path)
     return 0;
 }
 
-int bench_dslash_multi(bench_run *run)
+int bench_lqcd_dslash_multi(bench_run *run)
 {
-    if (!several(run, "dslash_multi")) return 0;
+    if (!several(run, "lqcd_dslash_multi")) return 0;
     int sizes[2][4];
     if (run->quick) set_dims(sizes[0], 8, 8), set_dims(sizes[1], 8, 16);
     else set_dims(sizes[0], 32, 32), set_dims(sizes[1], 48, 96);
     for (int si = 0; si < 2; si++) {
         const int *d = sizes[si];
         if (d[3] % (2 * run->ndevices)) continue;
-        clphys_gauge_field g = {{0}, 0, NULL};
+        clphys_lqcd_gauge_field g = {{0}, 0, NULL};
         const size_t V = (size_t)d[0] * d[1] * d[2] * d[3];
         double *in = malloc(sizeof(double) * 24 * V);
-        if (!in || clphys_gauge_create(d, &g)) {
-            bench_fail(run, "dslash_multi", "inputs", "out of memory");
+        if (!in || clphys_lqcd_gauge_create(d, &g)) {
+            bench_fail(run, "lqcd_dslash_multi", "inputs", "out of memory");
             free(in);
             continue;
         }
-        clphys_gauge_hot(&g, 12345);
+        clphys_lqcd_gauge_hot(&g, 12345);
         bench_lqcd_fill_spinor(in, 24 * V, 99);
         for (int prec = 0; prec < 2; prec++)
             if (bench_wants_precision(run, prec ? "fp64" : "fp32") && (!prec || run->dev->fp64))
                 for (int half = 0; half < 1 + !prec; half++) dslash_case(run, d, &g, in, (clphys_precision)prec, half);
         free(in);
-        clphys_gauge_destroy(&g);
+        clphys_lqcd_gauge_destroy(&g);
     }
     return 0;
 }
 
 /* One solver configuration on lattice d: the first device alone, then all. */
-static void solve_case(bench_run *run, const int d[4], const clphys_gauge_field *g, double *b,
-                       clphys_solver_kind kind, int mixed, int half)
+static void solve_case(bench_run *run, const int d[4], const clphys_lqcd_gauge_field *g, double *b,
+                       clphys_lqcd_solver_kind kind, int mixed, int half)
 {
     const int n = run->ndevices, grid[4] = {1, 1, 1, n};
     const size_t V = g->volume, lv = V / (size_t)n;
     const int rep = run->repeat < 3 ? run->repeat : 3;
     const double kappa = 0.122, tol = 1e-10;
-    clphys_dslash_params p64 = {.precision = CLPHYS_FP64, .reconstruct = 12, .kappa = kappa}, p32 = p64, m32p;
+    clphys_lqcd_dslash_params p64 = {.precision = CLPHYS_FP64, .reconstruct = 12, .kappa = kappa}, p32 = p64, m32p;
     p32.precision = CLPHYS_FP32;
     m32p = p32;
     m32p.halo_half = half;
-    const clphys_solver_params prm = {.kind = kind, .tol = tol, .max_iter = 20000, .mixed = mixed};
-    const char *kname = kind == CLPHYS_SOLVER_BICGSTAB ? "bicgstab" : "cgnr";
+    const clphys_lqcd_solver_params prm = {.kind = kind, .tol = tol, .max_iter = 20000, .mixed = mixed};
+    const char *kname = kind == CLPHYS_LQCD_SOLVER_BICGSTAB ? "bicgstab" : "cgnr";
     char lat[32], gr[32], what[96];
     dims_str(d, lat, sizeof lat), dims_str(grid, gr, sizeof gr);
     snprintf(what, sizeof what, "%s %s %s%s over %d devices", lat, kname, mixed ? "mixed" : "fp64",
              half ? " 16-bit faces" : "", n);
     double *x = malloc(sizeof(double) * 24 * V);
     job *one = calloc(1, sizeof *one), *jobs = calloc((size_t)n, sizeof *jobs);
-    clphys_dslash_plan *s64 = NULL, *s32 = NULL, *m64[MAXDEV] = {NULL}, *m32[MAXDEV] = {NULL};
+    clphys_lqcd_dslash_plan *s64 = NULL, *s32 = NULL, *m64[MAXDEV] = {NULL}, *m32[MAXDEV] = {NULL};
     int ok = x && one && jobs;
-    if (ok) ok = !clphys_dslash_plan_create(run->ctx, g, &p64, &s64) &&
-                 (!mixed || !clphys_dslash_plan_create(run->ctx, g, &p32, &s32));
+    if (ok) ok = !clphys_lqcd_dslash_plan_create(run->ctx, g, &p64, &s64) &&
+                 (!mixed || !clphys_lqcd_dslash_plan_create(run->ctx, g, &p32, &s32));
     if (ok) {
         *one = (job){.ctx = run->ctx, .pl = s64, .pl32 = s32, .in = b, .out = x, .rep = rep, .prm = &prm};
         ok = run_threads(1, one, solve_thread);
     }
-    clphys_dslash_plan_destroy(s64), clphys_dslash_plan_destroy(s32);
+    clphys_lqcd_dslash_plan_destroy(s64), clphys_lqcd_dslash_plan_destroy(s32);
     if (!ok) {
-        bench_fail(run, "solver_multi", what, clphys_last_error(run->ctx));
+        bench_fail(run, "lqcd_solver_multi", what, clphys_last_error(run->ctx));
         goto done;
     }
     double v[MAXREP];
     for (int r = 0; r < rep; r++) v[r] = one->res[r].seconds;
     const double base_s = ref_median(v, rep);
-    ok = !clphys_dslash_plan_create_multi(n, run->devices, grid, g, &p64, m64) &&
-         (!mixed || !clphys_dslash_plan_create_multi(n, run->devices, grid, g, &m32p, m32));
+    ok = !clphys_lqcd_dslash_plan_create_multi(n, run->devices, grid, g, &p64, m64) &&
+         (!mixed || !clphys_lqcd_dslash_plan_create_multi(n, run->devices, grid, g, &m32p, m32));
     for (int k = 0; k < n && ok; k++) {
         jobs[k] = (job){.ctx = run->devices[k], .pl = m64[k], .pl32 = m32[k], .in = malloc(sizeof(double) * 24 * lv),
                         .out = malloc(sizeof(double) * 24 * lv), .rep = rep, .prm = &prm};
@@ -337,7 +337,7 @@ static void solve_case(bench_run *run, const int d[4], const clphys_gauge_field 
     }
     if (ok) ok = run_threads(n, jobs, solve_thread);
     if (!ok) {
-        bench_fail(run, "solver_multi", what, clphys_last_error(NULL)[0] ? clphys_last_error(NULL)
+        bench_fail(run, "lqcd_solver_multi", what, clphys_last_error(NULL)[0] ? clphys_last_error(NULL)
                                                                          : clphys_last_error(run->ctx));
         goto done;
     }
@@ -346,11 +346,11 @@ static void solve_case(bench_run *run, const int d[4], const clphys_gauge_field 
         for (int k = 0; k < n; k++) v[r] = jobs[k].res[r].seconds > v[r] ? jobs[k].res[r].seconds : v[r];
     }
     const double step = ref_median(v, rep);
-    const clphys_solver_result *res = &jobs[0].res[0], *r1 = &one->res[0];
+    const clphys_lqcd_solver_result *res = &jobs[0].res[0], *r1 = &one->res[0];
     const bench_scaling sc = {.gpus = bench_distinct_devices(run), .ranks = 1, .weak = 0, .n_per_device = (long long)lv,
                               .baseline_s = base_s, .step_s = step, .exchange_s = -1, .exchange_floor_s = -1};
     bench_row r;
-    const int at = bench_scaling_row(&r, &sc, "solver_multi", mixed ? "mixed" : "fp64", (long long)V, rep,
+    const int at = bench_scaling_row(&r, &sc, "lqcd_solver_multi", mixed ? "mixed" : "fp64", (long long)V, rep,
                                      "eo-%s%s%s-%.20s", kname, mixed ? "-mixed" : "", half ? "-halo16" : "", gr);
     r.kernel_s_median = r.kernel_s_min = r.total_s_median = step;
     snprintf(r.params + at, sizeof r.params - at,
@@ -376,15 +376,15 @@ static void solve_case(bench_run *run, const int d[4], const clphys_gauge_field 
             what, step, base_s, base_s / step, res->iterations, r1->iterations);
 done:
     for (int k = 0; k < n; k++) {
-        clphys_dslash_plan_destroy(m64[k]), clphys_dslash_plan_destroy(m32[k]);
+        clphys_lqcd_dslash_plan_destroy(m64[k]), clphys_lqcd_dslash_plan_destroy(m32[k]);
         if (jobs) free(jobs[k].in), free(jobs[k].out);
     }
     free(x), free(one), free(jobs);
 }
 
-int bench_solver_multi(bench_run *run)
+int bench_lqcd_solver_multi(bench_run *run)
 {
-    if (!several(run, "solver_multi")) return 0;
+    if (!several(run, "lqcd_solver_multi")) return 0;
     if (!bench_wants_precision(run, "fp64") || !run->dev->fp64) return 0;
     int sizes[2][4], nsize = run->quick ? 1 : 2;
     if (run->quick) set_dims(sizes[0], 8, 8);
@@ -392,24 +392,24 @@ int bench_solver_multi(bench_run *run)
     for (int si = 0; si < nsize; si++) {
         const int *d = sizes[si];
         if (d[3] % (2 * run->ndevices)) continue;
-        clphys_gauge_field g = {{0}, 0, NULL};
+        clphys_lqcd_gauge_field g = {{0}, 0, NULL};
         const size_t V = (size_t)d[0] * d[1] * d[2] * d[3];
         double *b = malloc(sizeof(double) * 24 * V);
-        if (!b || clphys_gauge_create(d, &g)) {
-            bench_fail(run, "solver_multi", "inputs", "out of memory");
+        if (!b || clphys_lqcd_gauge_create(d, &g)) {
+            bench_fail(run, "lqcd_solver_multi", "inputs", "out of memory");
             free(b);
             continue;
         }
         bench_lqcd_smooth_field(&g, 0.35, 777);
         bench_lqcd_fill_spinor(b, 24 * V, 4242);
         /* fp64 CGNR on the smaller lattice only (the mixed solves are the goal) */
-        if (si == 0) solve_case(run, d, &g, b, CLPHYS_SOLVER_CGNR, 0, 0);
+        if (si == 0) solve_case(run, d, &g, b, CLPHYS_LQCD_SOLVER_CGNR, 0, 0);
         for (int half = 0; half < 2; half++) { /* the inner operator's faces in fp32, then in 16 bits */
-            solve_case(run, d, &g, b, CLPHYS_SOLVER_CGNR, 1, half);
-            solve_case(run, d, &g, b, CLPHYS_SOLVER_BICGSTAB, 1, half);
+            solve_case(run, d, &g, b, CLPHYS_LQCD_SOLVER_CGNR, 1, half);
+            solve_case(run, d, &g, b, CLPHYS_LQCD_SOLVER_BICGSTAB, 1, half);
         }
         free(b);
-        clphys_gauge_destroy(&g);
+        clphys_lqcd_gauge_destroy(&g);
     }
     return 0;
 }

@@ -22,14 +22,14 @@
 
 #define CALLS 100
 
-/* The seed's input (clphys_lj_seed_input: the generator of the experiments
+/* The seed's input (clphys_md_lj_seed_input: the generator of the experiments
  * in bench/md-notes.md, so their tables and the bench rows time the same
  * particles); malloc'd, NULL when it cannot be made. */
 static double *md_seed_system(double rho, double edge, size_t *n, double box[3])
 {
-    if (clphys_lj_seed_input(rho, edge, n, box, NULL)) return NULL;
+    if (clphys_md_lj_seed_input(rho, edge, n, box, NULL)) return NULL;
     double *pos = malloc(3 * *n * sizeof *pos);
-    if (pos && clphys_lj_seed_input(rho, edge, n, box, pos)) free(pos), pos = NULL;
+    if (pos && clphys_md_lj_seed_input(rho, edge, n, box, pos)) free(pos), pos = NULL;
     return pos;
 }
 static const double RCUT = 3.0, RSEARCH = 3.3;
@@ -52,7 +52,7 @@ static void fill_common(bench_row *r, const char *path, const char *variant, con
 }
 
 /* ---- neighbor ------------------------------------------------------------ */
-int bench_neighbor(bench_run *run)
+int bench_md_neighbor(bench_run *run)
 {
     static const double rhos[2] = {0.5, 1.0};
     int rep = run->repeat > 0 ? run->repeat : 5;
@@ -77,34 +77,34 @@ int bench_neighbor(bench_run *run)
                     char name[48];
                     snprintf(name, sizeof name, "%s-%s", kind ? "half" : "full",
                              lay ? "transposed" : "csr");
-                    clphys_neighbor_params p = {.n = n,
+                    clphys_md_neighbor_params p = {.n = n,
                                                 .box = {box[0], box[1], box[2]},
                                                 .r_search = RSEARCH,
                                                 .kind = kind,
                                                 .layout = lay,
                                                 .precision = prec};
-                    clphys_neighbor_plan *pl;
-                    clphys_status st = clphys_neighbor_plan_create(run->ctx, &p, &pl);
+                    clphys_md_neighbor_plan *pl;
+                    clphys_status st = clphys_md_neighbor_plan_create(run->ctx, &p, &pl);
                     if (st) {
-                        bench_fail(run, "neighbor", name, clphys_last_error(run->ctx));
+                        bench_fail(run, "md_neighbor", name, clphys_last_error(run->ctx));
                         continue;
                     }
                     double *ks = malloc(rep * sizeof *ks), *ts = malloc(rep * sizeof *ts);
                     for (int r = 0; r < rep && !st; r++) {
                         double t0 = bench_now();
-                        st = clphys_neighbor_build(pl, pos);
+                        st = clphys_md_neighbor_build(pl, pos);
                         ts[r] = bench_now() - t0;
-                        ks[r] = clphys_neighbor_build_seconds(pl);
+                        ks[r] = clphys_md_neighbor_build_seconds(pl);
                     }
                     size_t pairs = 0;
                     size_t cap = 0;
                     int growths = 0;
-                    clphys_neighbor_stats(pl, &pairs, &cap, &growths);
+                    clphys_md_neighbor_stats(pl, &pairs, &cap, &growths);
                     if (st) {
-                        bench_fail(run, "neighbor", name, clphys_last_error(run->ctx));
+                        bench_fail(run, "md_neighbor", name, clphys_last_error(run->ctx));
                     } else {
                         bench_row r;
-                        fill_common(&r, "neighbor", name, pn, n, rep);
+                        fill_common(&r, "md_neighbor", name, pn, n, rep);
                         r.kernel_s_median = ref_median(ks, rep);
                         r.kernel_s_min = ref_min(ks, rep);
                         r.total_s_median = ref_median(ts, rep);
@@ -131,7 +131,7 @@ int bench_neighbor(bench_run *run)
                         bench_add_row(run, &r);
                     }
                     free(ks), free(ts);
-                    clphys_neighbor_plan_destroy(pl);
+                    clphys_md_neighbor_plan_destroy(pl);
                 }
         }
         free(pos);
@@ -161,10 +161,10 @@ static void lj_ref_free(lj_ref *R)
 
 /* One variant of an lj case: its options and its plan. */
 typedef struct {
-    clphys_lj_variant v;
+    clphys_md_lj_variant v;
     int tpi, wg;
     char name[48];
-    clphys_lj_plan *pl;
+    clphys_md_lj_plan *pl;
 } lj_item;
 
 typedef struct {
@@ -180,7 +180,7 @@ static double lj_round(int k, void *user)
     double sum = 0;
     for (int c = 0; c < u->calls; c++) {
         double t = 0;
-        if (clphys_lj_evaluate(u->it[k].pl, &t)) return -1;
+        if (clphys_md_lj_evaluate(u->it[k].pl, &t)) return -1;
         sum += t;
     }
     return sum / u->calls;
@@ -190,15 +190,15 @@ static double lj_round(int k, void *user)
  * variant is left out (reported as skipped or failed). */
 static int lj_open(bench_run *run, const double *pos, size_t n, const double box[3], int prec, lj_item *it)
 {
-    if (it->v == CLPHYS_LJ_AUTO)
+    if (it->v == CLPHYS_MD_LJ_AUTO)
         snprintf(it->name, sizeof it->name, "auto");
-    else if (it->v == CLPHYS_LJ_FULL_GROUP)
+    else if (it->v == CLPHYS_MD_LJ_FULL_GROUP)
         snprintf(it->name, sizeof it->name, "full-group-t%d-w%d", it->tpi, it->wg);
     else if (it->wg)
-        snprintf(it->name, sizeof it->name, "%s-w%d", clphys_lj_variant_name(it->v), it->wg);
+        snprintf(it->name, sizeof it->name, "%s-w%d", clphys_md_lj_variant_name(it->v), it->wg);
     else
-        snprintf(it->name, sizeof it->name, "%s", clphys_lj_variant_name(it->v));
-    clphys_lj_params p = {.n = n,
+        snprintf(it->name, sizeof it->name, "%s", clphys_md_lj_variant_name(it->v));
+    clphys_md_lj_params p = {.n = n,
                           .box = {box[0], box[1], box[2]},
                           .epsilon = 1,
                           .sigma = 1,
@@ -209,17 +209,17 @@ static int lj_open(bench_run *run, const double *pos, size_t n, const double box
                           .group_size = it->tpi,
                           .work_group_size = it->wg};
     it->pl = NULL;
-    clphys_status st = clphys_lj_plan_create(run->ctx, &p, &it->pl);
+    clphys_status st = clphys_md_lj_plan_create(run->ctx, &p, &it->pl);
     if (st == CLPHYS_ERR_UNSUPPORTED) {
         fprintf(stderr, "  lj        %-22s %s skipped: %s\n", it->name, prec ? "fp64" : "fp32",
                 clphys_last_error(run->ctx));
         return -1;
     }
-    if (!st) st = clphys_lj_set_positions(it->pl, pos);
-    if (!st) st = clphys_neighbor_shuffle(clphys_lj_neighbor(it->pl), 12345);
+    if (!st) st = clphys_md_lj_set_positions(it->pl, pos);
+    if (!st) st = clphys_md_neighbor_shuffle(clphys_md_lj_neighbor(it->pl), 12345);
     if (st) {
-        bench_fail(run, "lj", it->name, clphys_last_error(run->ctx));
-        clphys_lj_plan_destroy(it->pl);
+        bench_fail(run, "md_lj", it->name, clphys_last_error(run->ctx));
+        clphys_md_lj_plan_destroy(it->pl);
         it->pl = NULL;
         return -1;
     }
@@ -232,19 +232,19 @@ static void lj_finish(bench_run *run, const double *pos, size_t n, const double 
                       const double *rounds_s, int rounds, int calls, int tcalls, int nts, const lj_ref *R)
 {
     const char *pn = prec ? "fp64" : "fp32";
-    clphys_lj_plan *pl = it->pl;
+    clphys_md_lj_plan *pl = it->pl;
     clphys_status st = CLPHYS_SUCCESS;
     double *ts = malloc(nts * sizeof *ts), *bs = malloc(nts * sizeof *bs), *sp = malloc(nts * sizeof *sp);
     double *f = malloc(3 * n * sizeof *f);
-    clphys_lj_result res = {0};
+    clphys_md_lj_result res = {0};
     if (!ts || !bs || !sp || !f) st = CLPHYS_ERR_OUT_OF_MEMORY;
     /* with transfers: positions up, forces and energies down, each call */
     for (int r = 0; r < nts && !st; r++) {
         double t0 = bench_now();
         for (int c = 0; c < tcalls && !st; c++) {
-            st = clphys_lj_update_positions(pl, pos);
-            if (!st) st = clphys_lj_evaluate(pl, NULL);
-            if (!st) st = clphys_lj_get(pl, f, &res);
+            st = clphys_md_lj_update_positions(pl, pos);
+            if (!st) st = clphys_md_lj_evaluate(pl, NULL);
+            if (!st) st = clphys_md_lj_get(pl, f, &res);
         }
         ts[r] = bench_now() - t0;
     }
@@ -256,28 +256,28 @@ static void lj_finish(bench_run *run, const double *pos, size_t n, const double 
         clFinish(clphys_context_queue(run->ctx));
         double t0 = bench_now();
         clphys_context_span_begin(run->ctx);
-        for (int c = 0; c < calls && !st; c++) st = clphys_lj_evaluate(pl, NULL);
+        for (int c = 0; c < calls && !st; c++) st = clphys_md_lj_evaluate(pl, NULL);
         clphys_status se = clphys_context_span_end(run->ctx, &sp[r]);
         if (!st) st = se;
         bs[r] = bench_now() - t0;
     }
     double b2b = st ? 0 : ref_median(bs, nts), span = st ? 0 : ref_median(sp, nts);
     size_t pairs = 0, overflow = 0; /* half-cas: particles without a local slot, all calls */
-    if (!st) st = clphys_neighbor_stats(clphys_lj_neighbor(pl), &pairs, NULL, NULL);
-    if (!st) st = clphys_lj_overflow(pl, &overflow);
+    if (!st) st = clphys_md_neighbor_stats(clphys_md_lj_neighbor(pl), &pairs, NULL, NULL);
+    if (!st) st = clphys_md_lj_overflow(pl, &overflow);
     if (st) {
-        bench_fail(run, "lj", it->name, st == CLPHYS_ERR_OUT_OF_MEMORY ? "out of memory" : clphys_last_error(run->ctx));
+        bench_fail(run, "md_lj", it->name, st == CLPHYS_ERR_OUT_OF_MEMORY ? "out of memory" : clphys_last_error(run->ctx));
     } else {
         /* half-cas derives its half list from the plan's full list
          * (half-space), which the stats count */
-        int derived = it->v == CLPHYS_LJ_HALF_CAS;
-        int half = it->v == CLPHYS_LJ_HALF_FIXEDPOINT;
+        int derived = it->v == CLPHYS_MD_LJ_HALF_CAS;
+        int half = it->v == CLPHYS_MD_LJ_HALF_FIXEDPOINT;
         size_t unique = half ? pairs : pairs / 2;
         if (derived) pairs /= 2; /* entries the kernel reads */
         bench_row r;
-        fill_common(&r, "lj", it->name, pn, n, rounds);
+        fill_common(&r, "md_lj", it->name, pn, n, rounds);
         snprintf(r.case_key, sizeof r.case_key, "density=%g", rho);
-        if (it->v == CLPHYS_LJ_AUTO) snprintf(r.auto_choice, sizeof r.auto_choice, "%s", clphys_lj_plan_choice(pl));
+        if (it->v == CLPHYS_MD_LJ_AUTO) snprintf(r.auto_choice, sizeof r.auto_choice, "%s", clphys_md_lj_plan_choice(pl));
         bench_set_rounds(&r, rounds_s, rounds);
         r.total_s_median = ref_median(ts, nts) / tcalls;
         r.rate = unique / r.kernel_s_median;
@@ -336,20 +336,20 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
     lj_item it[BENCH_MAX_VARIANTS];
     int ni = 0;
 #define ADD(V, T, W) (it[ni++] = (lj_item){.v = (V), .tpi = (T), .wg = (W)})
-    ADD(CLPHYS_LJ_AUTO, 0, 0);
-    for (int v = 1; v < CLPHYS_LJ_NVARIANTS; v++) {
+    ADD(CLPHYS_MD_LJ_AUTO, 0, 0);
+    for (int v = 1; v < CLPHYS_MD_LJ_NVARIANTS; v++) {
         if (gpu && !run->full) {
             ADD(v, 0, 0);
-        } else if (v == CLPHYS_LJ_FULL_GROUP) {
+        } else if (v == CLPHYS_MD_LJ_FULL_GROUP) {
             static const int tpis[] = {2, 4, 8, 16};
             for (int t = 0; t < (gpu ? 4 : 1); t++) ADD(v, gpu ? tpis[t] : 4, gpu ? 256 : 16);
-        } else if (gpu && v == CLPHYS_LJ_HALF_CAS) {
+        } else if (gpu && v == CLPHYS_MD_LJ_HALF_CAS) {
             ADD(v, 0, 0); /* work-group size from the block */
-        } else if (gpu && v != CLPHYS_LJ_CPU) {
+        } else if (gpu && v != CLPHYS_MD_LJ_CPU) {
             /* 160 for full-transposed only: bench/md-notes.md */
             static const int wgs[] = {64, 128, 160, 256};
             for (int w = 0; w < 4; w++)
-                if (wgs[w] != 160 || v == CLPHYS_LJ_FULL_TRANSPOSED) ADD(v, 0, wgs[w]);
+                if (wgs[w] != 160 || v == CLPHYS_MD_LJ_FULL_TRANSPOSED) ADD(v, 0, wgs[w]);
         } else {
             ADD(v, 0, 0);
         }
@@ -373,19 +373,19 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
     double *s = malloc((size_t)(no ? no : 1) * (size_t)rounds * sizeof *s);
     lj_rounds u = {it, calls};
     if (!s) {
-        bench_fail(run, "lj", "timing", "out of memory");
+        bench_fail(run, "md_lj", "timing", "out of memory");
     } else {
         bench_interleave(no, rounds, lj_round, &u, s);
         for (int k = 0; k < no; k++) {
-            if (s[k * rounds] < 0) bench_fail(run, "lj", it[k].name, clphys_last_error(run->ctx));
+            if (s[k * rounds] < 0) bench_fail(run, "md_lj", it[k].name, clphys_last_error(run->ctx));
             else lj_finish(run, pos, n, box, rho, prec, &it[k], s + k * rounds, rounds, calls, tcalls, nts, R);
         }
     }
     free(s);
-    for (int k = 0; k < no; k++) clphys_lj_plan_destroy(it[k].pl);
+    for (int k = 0; k < no; k++) clphys_md_lj_plan_destroy(it[k].pl);
 }
 
-int bench_lj(bench_run *run)
+int bench_md_lj(bench_run *run)
 {
     static const double rhos[2] = {0.5, 1.0};
     int gpu = run->dev->is_gpu;
@@ -399,22 +399,22 @@ int bench_lj(bench_run *run)
         lj_ref ref = {0}, *R = NULL;
         if (run->verify) {
             /* reference: fp64 over the full list (itself tested against the
-             * O(N^2) search in tests/test_neighbor.c) */
-            clphys_neighbor_params np = {.n = n,
+             * O(N^2) search in tests/test_md_neighbor.c) */
+            clphys_md_neighbor_params np = {.n = n,
                                          .box = {box[0], box[1], box[2]},
                                          .r_search = RSEARCH,
                                          .precision = run->dev->fp64};
-            clphys_neighbor_plan *nb = NULL;
+            clphys_md_neighbor_plan *nb = NULL;
             size_t pairs;
             ref.off = malloc((n + 1) * sizeof *ref.off);
             ref.pos32 = malloc(3 * n * sizeof *ref.pos32);
             ref.ref[0] = malloc(3 * n * sizeof *ref.ref[0]);
             ref.ref[1] = malloc(3 * n * sizeof *ref.ref[1]);
             if (ref.off && ref.pos32 && ref.ref[0] && ref.ref[1] &&
-                !clphys_neighbor_plan_create(run->ctx, &np, &nb) && !clphys_neighbor_build(nb, pos) &&
-                !clphys_neighbor_stats(nb, &pairs, NULL, NULL) &&
+                !clphys_md_neighbor_plan_create(run->ctx, &np, &nb) && !clphys_md_neighbor_build(nb, pos) &&
+                !clphys_md_neighbor_stats(nb, &pairs, NULL, NULL) &&
                 (ref.list = malloc(pairs * sizeof *ref.list)) &&
-                clphys_neighbor_get(nb, ref.off, ref.list) == CLPHYS_SUCCESS) {
+                clphys_md_neighbor_get(nb, ref.off, ref.list) == CLPHYS_SUCCESS) {
                 double w;
                 for (size_t k = 0; k < 3 * n; k++)
                     ref.pos32[k] = (float)pos[k];
@@ -429,7 +429,7 @@ int bench_lj(bench_run *run)
                     !md_ref_force_scale(n, pos, box, 1, 1, RCUT, ref.off, ref.list, 1e-13, &ref.sc64))
                     R = &ref;
             }
-            clphys_neighbor_plan_destroy(nb);
+            clphys_md_neighbor_plan_destroy(nb);
         }
         for (int prec = 0; prec < 2; prec++)
             if (bench_wants_precision(run, prec ? "fp64" : "fp32")) lj_case(run, pos, n, box, rhos[d], prec, R);
@@ -462,7 +462,7 @@ static int lammps_rows(const char *log, double rows[][6], int max)
 
 /* Run steps in chunks of `every` thermo steps; fills thermo rows. */
 static clphys_status md_case(bench_run *run, clphys_md_system *sys, clphys_precision prec,
-                             clphys_lj_variant v, int steps, int every, double *kernel_s,
+                             clphys_md_lj_variant v, int steps, int every, double *kernel_s,
                              double *wall_s, clphys_md_thermo *rows, int *nrows, int *rebuilds)
 {
     clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = prec, .variant = v},
@@ -527,12 +527,12 @@ int bench_md(bench_run *run)
     for (int prec = 0; have && prec < 2; prec++) {
         const char *pn = prec ? "fp64" : "fp32";
         if (!bench_wants_precision(run, pn)) continue;
-        clphys_lj_variant vs[] = {CLPHYS_LJ_AUTO, CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_CSR,
-                                  CLPHYS_LJ_HALF_CAS, CLPHYS_LJ_CPU};
+        clphys_md_lj_variant vs[] = {CLPHYS_MD_LJ_AUTO, CLPHYS_MD_LJ_FULL_TRANSPOSED, CLPHYS_MD_LJ_FULL_CSR,
+                                  CLPHYS_MD_LJ_HALF_CAS, CLPHYS_MD_LJ_CPU};
         /* CPUs, quick too: auto (= cpu), half-cas, full-csr (~15 s); GPUs:
          * half-cas with --full (at in.lj's size it is two programs more to
          * build than the lj path's) */
-        if (!run->dev->is_gpu) vs[1] = CLPHYS_LJ_HALF_CAS;
+        if (!run->dev->is_gpu) vs[1] = CLPHYS_MD_LJ_HALF_CAS;
         int nv = run->dev->is_gpu ? (run->quick ? 1 : run->full ? 4 : 3) : 3;
         for (int k = 0; k < nv; k++) {
             clphys_md_thermo rows[12];
@@ -541,7 +541,7 @@ int bench_md(bench_run *run)
             clphys_status st =
                 md_case(run, &sys, prec, vs[k], 100, 10, &ks, &ws, rows, &nrows, &rebuilds);
             char name[48];
-            snprintf(name, sizeof name, "in.lj-%s", clphys_lj_variant_name(vs[k]));
+            snprintf(name, sizeof name, "in.lj-%s", clphys_md_lj_variant_name(vs[k]));
             if (st == CLPHYS_ERR_UNSUPPORTED) continue;
             if (st) {
                 bench_fail(run, "md", name, clphys_last_error(run->ctx));
@@ -582,15 +582,15 @@ int bench_md(bench_run *run)
     for (int prec = 0; prec < 2; prec++) {
         const char *pn = prec ? "fp64" : "fp32";
         if (!bench_wants_precision(run, pn)) continue;
-        clphys_lj_variant vs[] = {CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_CSR,
-                                  CLPHYS_LJ_FULL_GROUP, CLPHYS_LJ_HALF_CAS,
-                                  CLPHYS_LJ_HALF_FIXEDPOINT, CLPHYS_LJ_FULL_STAGED};
+        clphys_md_lj_variant vs[] = {CLPHYS_MD_LJ_FULL_TRANSPOSED, CLPHYS_MD_LJ_FULL_CSR,
+                                  CLPHYS_MD_LJ_FULL_GROUP, CLPHYS_MD_LJ_HALF_CAS,
+                                  CLPHYS_MD_LJ_HALF_FIXEDPOINT, CLPHYS_MD_LJ_FULL_STAGED};
         for (int k = 0; k < 6; k++) {
             clphys_md_thermo rows[12];
             int nrows = 0, rebuilds = 0;
             double ks, ws;
             char name[48];
-            snprintf(name, sizeof name, "in.lj-x%d-%s", cells, clphys_lj_variant_name(vs[k]));
+            snprintf(name, sizeof name, "in.lj-x%d-%s", cells, clphys_md_lj_variant_name(vs[k]));
             clphys_status st =
                 md_case(run, &sys, prec, vs[k], 100, 100, &ks, &ws, rows, &nrows, &rebuilds);
             if (st == CLPHYS_ERR_UNSUPPORTED) continue;

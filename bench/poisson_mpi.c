@@ -146,7 +146,7 @@ static void single(bench_run *run, const geom *G, const double *f, single_run *o
         *h2d = st ? 0 : ref_median(bw, 3);
         clReleaseMemObject(fld);
     }
-    if (st) bench_fail(run, "poisson-mpi", "one-device baseline", clphys_last_error(run->ctx));
+    if (st) bench_fail(run, "poisson_mpi", "one-device baseline", clphys_last_error(run->ctx));
     clphys_poisson_plan_destroy(pl);
     free(x), free(t);
 }
@@ -276,7 +276,7 @@ int bench_poisson_mpi(bench_run *run)
     const char *env = getenv("CLPHYS_BENCH_POISSON_SHARE");
     if (env && (sscanf(env, "%dx%dx%d", &share[0], &share[1], &share[2]) != 3 || share[0] < 4 || share[1] < 4 ||
                 share[2] < 1)) {
-        if (rank == 0) bench_fail(run, "poisson-mpi", "CLPHYS_BENCH_POISSON_SHARE", "not NXxNYxNZ (NX, NY >= 4)");
+        if (rank == 0) bench_fail(run, "poisson_mpi", "CLPHYS_BENCH_POISSON_SHARE", "not NXxNYxNZ (NX, NY >= 4)");
         return 0;
     }
     int dims[2] = {0, 0};
@@ -286,7 +286,7 @@ int bench_poisson_mpi(bench_run *run)
     if (genv0 && (sscanf(genv0, "%dx%dx%d", &whole_grid[0], &whole_grid[1], &whole_grid[2]) != 3 ||
                   whole_grid[0] % dims[0] || whole_grid[1] % dims[1] || whole_grid[0] / dims[0] < 4 ||
                   whole_grid[1] / dims[1] < 4 || whole_grid[2] < 1)) {
-        if (rank == 0) bench_fail(run, "poisson-mpi", "CLPHYS_BENCH_POISSON_GRID", "not NXxNYxNZ divisible by the grid");
+        if (rank == 0) bench_fail(run, "poisson_mpi", "CLPHYS_BENCH_POISSON_GRID", "not NXxNYxNZ divisible by the grid");
         return 0;
     }
     if (genv0) share[0] = whole_grid[0] / dims[0], share[1] = whole_grid[1] / dims[1], share[2] = whole_grid[2];
@@ -302,7 +302,7 @@ int bench_poisson_mpi(bench_run *run)
     bad |= rank == 0 && (!f || !f1);
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm);
     if (bad) {
-        if (rank == 0) bench_fail(run, "poisson-mpi", "inputs", "out of memory or a bad share");
+        if (rank == 0) bench_fail(run, "poisson_mpi", "inputs", "out of memory or a bad share");
         geom_free(&whole), geom_free(&one), free(f), free(f1);
         return 0;
     }
@@ -374,7 +374,7 @@ int bench_poisson_mpi(bench_run *run)
         }
         double halo = info.halo_bytes;
         MPI_Allreduce(MPI_IN_PLACE, &halo, 1, MPI_DOUBLE, MPI_MAX, comm);
-        if (st && rank == 0) bench_fail(run, "poisson-mpi", "distributed solve", clphys_last_error(run->ctx));
+        if (st && rank == 0) bench_fail(run, "poisson_mpi", "distributed solve", clphys_last_error(run->ctx));
         if (!st && rank == 0) {
             const double step = ref_median(t, run->repeat);
             /* faces read and rings written: the stencil's fp64 exchange and 2
@@ -391,7 +391,7 @@ int bench_poisson_mpi(bench_run *run)
                 const bench_scaling sc = {gpus, P,    w,  w ? (long long)n1 : (long long)(n / (size_t)P),
                                           b->s, step, -1, h2d > 0 ? res.iterations * halo_iter / h2d : -1};
                 bench_row row;
-                const int at = bench_scaling_row(&row, &sc, "poisson-mpi", pname, (long long)n, run->repeat,
+                const int at = bench_scaling_row(&row, &sc, "poisson_mpi", pname, (long long)n, run->repeat,
                                                  "solve-basin-%s-%dx%d%s", w ? "weak" : "strong", dims[0], dims[1],
                                                  gname);
                 row.kernel_s_median = row.kernel_s_min = row.total_s_median = step;

@@ -1,5 +1,5 @@
 /*
- * md_ghost.cl — ghost atoms of the distributed MD plan (host/md/md_ghost.c):
+ * md_ghost.cl — ghost atoms of the distributed MD plan (host/md/ghost.c):
  *   pack:   buf[off + k] = (pos[idx[off + k]] + delta).xyz, the positions
  *           of the atoms one exchange sends, moved into the receiver's
  *           frame: three reals per atom (buf holds 3 (off + n) reals)
@@ -12,7 +12,7 @@
  * pos is real4 (x, y, z, w); w does not travel: the receiver's ghost keeps
  * its own (the rebuild wrote it), so a quarter fewer bytes cross per step.
  */
-#include "common.h"
+#include "platform_common.h"
 
 __kernel void md_ghost_pack(__global const real4_t *pos, __global const uint *idx, uint off, uint n, real4_t delta,
                             __global real_t *buf)

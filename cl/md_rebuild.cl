@@ -1,6 +1,6 @@
 /*
  * md_rebuild.cl — the device side of a distributed MD plan's neighbour-list
- * rebuild (host/md/md_rebuild.c), on the rank's cell-sorted atoms:
+ * rebuild (host/md/rebuild.c), on the rank's cell-sorted atoms:
  *   classify: each owned atom (perm[s] < nown; the ghosts are dropped) to
  *             the unsorted arrays of the next sort: the atoms inside the
  *             subdomain ([lo, hi) along every cut dimension: they stay)
@@ -17,7 +17,7 @@
  * Positions are in the rank's local frame; lo and hi are the subdomain's
  * faces there, cut.xyz != 0 along the dimensions cut into subdomains.
  */
-#include "common.h"
+#include "platform_common.h"
 
 inline int md_inner(real_t x, real_t lo, real_t hi, real_t shell, int cut)
 {

@@ -2,7 +2,7 @@
  * (host/poisson/mpi_solve.c, include/clphys_poisson_mpi.h) adds to the
  * single-device kernels.  A rank's arrays hold its block of columns with a
  * halo around it, in the layout of cl/poisson_stencil.cl (c = i + nx (j +
- * ny k)); the kernels of cl/poisson_stencil.cl and cl/line_relax.cl run on
+ * ny k)); the kernels of cl/poisson_stencil.cl and cl/poisson_line_relax.cl run on
  * them unchanged, reading the one-cell ring of the halo that the exchange
  * filled.
  *   halo_zero     v = 0 outside the block [i0, i1) x [j0, j1): the outputs
@@ -10,12 +10,12 @@
  *                 space's sums over all cells are the block's sums
  *   prolong_cols  x += P e: the coarse correction (column ((i + 1) >> 1,
  *                 (j + 1) >> 1) of the level below: every level's block
- *                 starts at local column 1, cl/line_relax.h) added to the wet cells, piecewise
+ *                 starts at local column 1, cl/poisson_line_relax.h) added to the wet cells, piecewise
  *                 constant, before the halo exchange that follows it
  *   faces_pack, faces_unpack  the block's four faces to a contiguous
  *                 buffer and the four rings from it (the exchange's transfers)
- * Built with -DREAL_T (common.h). */
-#include "common.h"
+ * Built with -DREAL_T (platform_common.h). */
+#include "platform_common.h"
 
 __kernel void halo_zero(__global real_t *restrict v, int nx, int ny, int nz, int i0, int i1, int j0, int j1)
 {

@@ -20,11 +20,11 @@
  *   stencil_cell    one work-item per cell, a 3-D grid
  *   stencil_column_vec  (built with -DVW) the column kernel over VW
  *                   neighbouring columns per work-item in vector types
- *                   (column_vec.h), the shape PoCL runs in SIMD lanes;
+ *                   (poisson_column_vec.h), the shape PoCL runs in SIMD lanes;
  *                   nx a multiple of VW
- * Built with -DREAL_T (common.h).  Compulsory traffic per cell: 4
+ * Built with -DREAL_T (platform_common.h).  Compulsory traffic per cell: 4
  * coefficient arrays and x read, y written. */
-#include "common.h"
+#include "platform_common.h"
 
 __kernel void stencil_column(__global real_t *restrict y, __global const real_t *restrict x,
                              __global const real_t *restrict e, __global const real_t *restrict ax,
@@ -65,7 +65,7 @@ __kernel void stencil_cell(__global real_t *restrict y, __global const real_t *r
 }
 
 #ifdef VW
-#include "column_vec.h"
+#include "poisson_column_vec.h"
 
 __kernel void stencil_column_vec(__global real_t *restrict y, __global const real_t *restrict x,
                                  __global const real_t *restrict e, __global const real_t *restrict ax,

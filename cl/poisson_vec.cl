@@ -16,7 +16,7 @@
  * without it CG diverges once the residual reaches rounding (Kaasschieter,
  * J. Comput. Appl. Math. 24, 265 (1988)).  Built with -DREAL_T=double -DREAL_IS_DOUBLE=1
  * and -DVEC_WG, the work-group size of region_sums (a power of two). */
-#include "common.h"
+#include "platform_common.h"
 
 __kernel void poisson_rhs(__global double *restrict b, __global const double *restrict rhs,
                           __global const double *restrict w, double sw, double sr, uint n)

@@ -33,7 +33,7 @@ static void usage(FILE *out)
                  "  --json FILE  also write the results with the device's identity (written atomically;\n"
                  "               an existing FILE is replaced only with --force)\n"
                  "Exit status 1 when any case fails verification or cannot run.\n"
-                 "Under an MPI launcher with several ranks (mpirun -np P clphys bench --path gravity_mpi) only\n"
+                 "Under an MPI launcher with several ranks (mpirun -np P clphys bench --path nbody_gravity_mpi) only\n"
                  "the distributed entries run, each rank on its --device; rank 0 prints and writes the JSON.\n");
 }
 
@@ -96,7 +96,7 @@ int cmd_bench(int argc, char **argv)
     if (cli_mpi_size() > 1) {
         if (!only_distributed(opt.paths)) {
             fprintf(stderr, "clphys bench: under an MPI launcher with several ranks only the distributed entries "
-                            "run (--path gravity_mpi, dslash_mpi, solver_mpi)\n");
+                            "run (--path nbody_gravity_mpi, lqcd_dslash_mpi, lqcd_solver_mpi)\n");
             return 2;
         }
         if (cli_mpi_rank() > 0) { /* rank 0 reports for all */

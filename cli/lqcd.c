@@ -69,14 +69,14 @@ static void usage(FILE *out)
 }
 
 static const char *const FORMATS = "nersc|ildg";
-static const clphys_gauge_file_format FORMAT_OF[] = {CLPHYS_GAUGE_FILE_NERSC, CLPHYS_GAUGE_FILE_ILDG};
+static const clphys_lqcd_gauge_file_format FORMAT_OF[] = {CLPHYS_LQCD_GAUGE_FILE_NERSC, CLPHYS_LQCD_GAUGE_FILE_ILDG};
 
 /* --bc, --periodic and --grid, which every subcommand takes: LATTICE_OPTS(o)
  * in its table, then lattice_finish. */
 typedef struct {
     const char *bc_s;
     int periodic, grid[4];
-    clphys_bc bc[4];
+    clphys_lqcd_bc bc[4];
     int have_grid;
 } lattice_opts;
 #define LATTICE_OPTS(o)                                                                                              \
@@ -84,7 +84,7 @@ typedef struct {
         CLI_OPT_DIMS("--grid", (o).grid, 4, 1, 1 << 20)
 
 /* "p,a,p,a": four of p|a. */
-static int parse_bc(const char *s, clphys_bc bc[4])
+static int parse_bc(const char *s, clphys_lqcd_bc bc[4])
 {
     char buf[64];
     if (strlen(s) >= sizeof buf) {
@@ -102,7 +102,7 @@ static int parse_bc(const char *s, clphys_bc bc[4])
         if (comma) *comma = 0;
         int k;
         if (cli_choice("lqcd", "--bc", tok, "p|a", &k)) return 2;
-        bc[mu] = k ? CLPHYS_BC_ANTIPERIODIC : CLPHYS_BC_PERIODIC;
+        bc[mu] = k ? CLPHYS_LQCD_BC_ANTIPERIODIC : CLPHYS_LQCD_BC_PERIODIC;
         tok = comma ? comma + 1 : tok;
     }
     return 0;
@@ -110,13 +110,13 @@ static int parse_bc(const char *s, clphys_bc bc[4])
 
 static int lattice_finish(const char *cmd, lattice_opts *o)
 {
-    for (int mu = 0; mu < 4; mu++) o->bc[mu] = CLPHYS_BC_AUTO;
+    for (int mu = 0; mu < 4; mu++) o->bc[mu] = CLPHYS_LQCD_BC_AUTO;
     if (o->bc_s && o->periodic) {
         fprintf(stderr, "clphys %s: --bc and --periodic: give one of them\n", cmd);
         return 2;
     }
     if (o->periodic)
-        for (int mu = 0; mu < 4; mu++) o->bc[mu] = CLPHYS_BC_PERIODIC;
+        for (int mu = 0; mu < 4; mu++) o->bc[mu] = CLPHYS_LQCD_BC_PERIODIC;
     if (o->bc_s && parse_bc(o->bc_s, o->bc)) return 2;
     o->have_grid = o->grid[0] != 0;
     return 0;
@@ -165,10 +165,10 @@ static clphys_status agree(const ranks *r, clphys_status st)
 }
 
 /* Read a gauge file of any format; says what could not be verified. */
-static clphys_status read_gauge(const char *file, int no_checksum, clphys_gauge_field *g, clphys_gauge_file_info *info)
+static clphys_status read_gauge(const char *file, int no_checksum, clphys_lqcd_gauge_field *g, clphys_lqcd_gauge_file_info *info)
 {
-    clphys_gauge_read_params p = {.allow_unverified = no_checksum};
-    clphys_status st = clphys_gauge_read(file, &p, g, info);
+    clphys_lqcd_gauge_read_params p = {.allow_unverified = no_checksum};
+    clphys_status st = clphys_lqcd_gauge_read(file, &p, g, info);
     if (!st && info->unverified[0])
         fprintf(stderr, "clphys lqcd: %s: not verified (%s); read with --no-checksum, the unitarity%s checks passed\n",
                 file, info->unverified, info->plaquette_verified ? " and plaquette" : "");
@@ -176,14 +176,14 @@ static clphys_status read_gauge(const char *file, int no_checksum, clphys_gauge_
 }
 
 #ifdef CLPHYS_HAVE_MPI
-/* The readers rank 0 hands to clphys_gauge_read_mpi: every check, or
+/* The readers rank 0 hands to clphys_lqcd_gauge_read_mpi: every check, or
  * --no-checksum; what they found is kept for rank 0's report. */
-static clphys_gauge_file_info read_info;
-static clphys_status read_verified(const char *file, clphys_gauge_field *g)
+static clphys_lqcd_gauge_file_info read_info;
+static clphys_status read_verified(const char *file, clphys_lqcd_gauge_field *g)
 {
     return read_gauge(file, 0, g, &read_info);
 }
-static clphys_status read_unverified(const char *file, clphys_gauge_field *g)
+static clphys_status read_unverified(const char *file, clphys_lqcd_gauge_field *g)
 {
     return read_gauge(file, 1, g, &read_info);
 }
@@ -191,13 +191,13 @@ static clphys_status read_unverified(const char *file, clphys_gauge_field *g)
 
 /* The file, whole (one rank) or this rank's part (read on rank 0 and
  * scattered); info is filled on rank 0. */
-static clphys_status read_field(const ranks *r, const char *file, int no_checksum, clphys_gauge_field *g, int dims[4],
-                                clphys_gauge_file_info *info)
+static clphys_status read_field(const ranks *r, const char *file, int no_checksum, clphys_lqcd_gauge_field *g, int dims[4],
+                                clphys_lqcd_gauge_file_info *info)
 {
 #ifdef CLPHYS_HAVE_MPI
     if (r->dist) {
         memset(&read_info, 0, sizeof read_info);
-        clphys_status st = clphys_gauge_read_mpi(r->comm, r->grid, file, no_checksum ? read_unverified : read_verified,
+        clphys_status st = clphys_lqcd_gauge_read_mpi(r->comm, r->grid, file, no_checksum ? read_unverified : read_verified,
                                                  g, dims);
         *info = read_info;
         return st;
@@ -224,37 +224,37 @@ static int plaquette(int argc, char **argv)
     if (lattice_finish("lqcd plaquette", &o)) return 2;
     ranks r;
     if (ranks_setup(&o, &r)) return 1;
-    clphys_gauge_field g;
-    clphys_gauge_file_info info;
+    clphys_lqcd_gauge_field g;
+    clphys_lqcd_gauge_file_info info;
     int dims[4];
     clphys_status st = read_field(&r, pos[0], no_checksum, &g, dims, &info);
     if (st) return cli_fail("lqcd", st, NULL);
     double plaq = 0, trace = 0;
 #ifdef CLPHYS_HAVE_MPI
-    if (r.dist) st = clphys_gauge_plaquette_mpi(r.comm, r.grid, &g, &plaq, &trace);
+    if (r.dist) st = clphys_lqcd_gauge_plaquette_mpi(r.comm, r.grid, &g, &plaq, &trace);
     else
 #endif
-        plaq = clphys_gauge_plaquette(&g), trace = clphys_gauge_link_trace(&g);
-    clphys_gauge_destroy(&g);
+        plaq = clphys_lqcd_gauge_plaquette(&g), trace = clphys_lqcd_gauge_link_trace(&g);
+    clphys_lqcd_gauge_destroy(&g);
     if (st) return cli_fail("lqcd", st, NULL);
     if (r.rank == 0)
         printf("format %s (%s, %d rows stored), checksum %s\nlattice %dx%dx%dx%d\nplaquette %.12f\nlink_trace %.12f\n"
                "unitarity %.3g\n",
-               clphys_gauge_file_format_name(info.format), info.precision == CLPHYS_FP64 ? "fp64" : "fp32", info.rows,
+               clphys_lqcd_gauge_file_format_name(info.format), info.precision == CLPHYS_FP64 ? "fp64" : "fp32", info.rows,
                info.checksum_verified ? "verified" : "not verified", dims[0], dims[1], dims[2], dims[3], plaq, trace,
                info.unitarity);
     return 0;
 }
 
 /* Write g; says what was written. */
-static int write_gauge(const char *out, const clphys_gauge_field *g, clphys_gauge_file_format fmt, clphys_precision p,
+static int write_gauge(const char *out, const clphys_lqcd_gauge_field *g, clphys_lqcd_gauge_file_format fmt, clphys_precision p,
                        int rows)
 {
-    clphys_status st = clphys_gauge_write(out, g, fmt, p, rows);
+    clphys_status st = clphys_lqcd_gauge_write(out, g, fmt, p, rows);
     if (st) return cli_fail("lqcd", st, NULL);
-    printf("wrote %s (%s, %s%s): plaquette %.12f link_trace %.12f\n", out, clphys_gauge_file_format_name(fmt),
-           p == CLPHYS_FP64 ? "fp64" : "fp32", rows == 2 ? ", two rows" : "", clphys_gauge_plaquette(g),
-           clphys_gauge_link_trace(g));
+    printf("wrote %s (%s, %s%s): plaquette %.12f link_trace %.12f\n", out, clphys_lqcd_gauge_file_format_name(fmt),
+           p == CLPHYS_FP64 ? "fp64" : "fp32", rows == 2 ? ", two rows" : "", clphys_lqcd_gauge_plaquette(g),
+           clphys_lqcd_gauge_link_trace(g));
     return 0;
 }
 
@@ -285,7 +285,7 @@ static int generate(int argc, char **argv)
         fprintf(stderr, "clphys lqcd generate: needs --dims, --out and one of --cold, --hot SEED\n");
         return 2;
     }
-    if (two_rows && FORMAT_OF[fmt] == CLPHYS_GAUGE_FILE_ILDG) {
+    if (two_rows && FORMAT_OF[fmt] == CLPHYS_LQCD_GAUGE_FILE_ILDG) {
         fprintf(stderr, "clphys lqcd generate: --two-rows: ILDG files store 3x3 links\n");
         return 2;
     }
@@ -303,13 +303,13 @@ static int generate(int argc, char **argv)
     if (r.rank == 0) {
         const cli_file outputs[] = {{"--out", out}};
         rc = cli_check_outputs("lqcd generate", NULL, 0, outputs, 1, force);
-        clphys_gauge_field g;
-        clphys_status st = rc ? CLPHYS_SUCCESS : clphys_gauge_create(dims, &g);
+        clphys_lqcd_gauge_field g;
+        clphys_status st = rc ? CLPHYS_SUCCESS : clphys_lqcd_gauge_create(dims, &g);
         if (!rc && st) rc = cli_fail("lqcd", st, NULL);
         else if (!rc) {
-            if (seed >= 0) clphys_gauge_hot(&g, (uint64_t)seed);
+            if (seed >= 0) clphys_lqcd_gauge_hot(&g, (uint64_t)seed);
             rc = write_gauge(out, &g, FORMAT_OF[fmt], fp32 ? CLPHYS_FP32 : CLPHYS_FP64, two_rows ? 2 : 3);
-            clphys_gauge_destroy(&g);
+            clphys_lqcd_gauge_destroy(&g);
         }
     }
     /* under a launcher 1, not 2: main ends the job on 2 */
@@ -359,7 +359,7 @@ static int convert(int argc, char **argv)
                         ".ildg or .lime)\n", pos[1]);
         return 2;
     }
-    if (two_rows && FORMAT_OF[to] == CLPHYS_GAUGE_FILE_ILDG) {
+    if (two_rows && FORMAT_OF[to] == CLPHYS_LQCD_GAUGE_FILE_ILDG) {
         fprintf(stderr, "clphys lqcd convert: --two-rows: ILDG files store 3x3 links\n");
         return 2;
     }
@@ -371,24 +371,24 @@ static int convert(int argc, char **argv)
     if (r.rank == 0) {
         const cli_file inputs[] = {{"IN", pos[0]}}, outputs[] = {{"OUT", pos[1]}};
         rc = cli_check_outputs("lqcd convert", inputs, 1, outputs, 1, force);
-        clphys_gauge_field g;
-        clphys_gauge_file_info info;
+        clphys_lqcd_gauge_field g;
+        clphys_lqcd_gauge_file_info info;
         clphys_status st = rc ? CLPHYS_SUCCESS : read_gauge(pos[0], no_checksum, &g, &info);
         if (!rc && st) rc = cli_fail("lqcd", st, NULL);
         else if (!rc) {
             clphys_precision p = fp32 ? CLPHYS_FP32 : fp64 ? CLPHYS_FP64 : info.precision;
-            printf("read %s (%s, %s): plaquette %.12f\n", pos[0], clphys_gauge_file_format_name(info.format),
-                   info.precision == CLPHYS_FP64 ? "fp64" : "fp32", clphys_gauge_plaquette(&g));
+            printf("read %s (%s, %s): plaquette %.12f\n", pos[0], clphys_lqcd_gauge_file_format_name(info.format),
+                   info.precision == CLPHYS_FP64 ? "fp64" : "fp32", clphys_lqcd_gauge_plaquette(&g));
             /* fp32 links carry fp32's unitarity error: written as fp64 they
              * must be projected back onto SU(3), or no reader takes them */
-            const double v = clphys_gauge_unitarity_violation(&g);
-            if (p == CLPHYS_FP64 && !(v <= CLPHYS_GAUGE_UNITARITY_TOL_FP64)) {
-                clphys_gauge_reunitarize(&g);
+            const double v = clphys_lqcd_gauge_unitarity_violation(&g);
+            if (p == CLPHYS_FP64 && !(v <= CLPHYS_LQCD_GAUGE_UNITARITY_TOL_FP64)) {
+                clphys_lqcd_gauge_reunitarize(&g);
                 printf("reunitarized for fp64: unitarity violation %.3g -> %.3g (plaquette now %.12f)\n", v,
-                       clphys_gauge_unitarity_violation(&g), clphys_gauge_plaquette(&g));
+                       clphys_lqcd_gauge_unitarity_violation(&g), clphys_lqcd_gauge_plaquette(&g));
             }
             rc = write_gauge(pos[1], &g, FORMAT_OF[to], p, two_rows ? 2 : 3);
-            clphys_gauge_destroy(&g);
+            clphys_lqcd_gauge_destroy(&g);
         }
     }
     /* under a launcher 1, not 2: main ends the job on 2 */
@@ -462,17 +462,17 @@ static int solve(int argc, char **argv)
     /* the correlator's file is checked before the solves (rank 0 writes it) */
     const cli_file in[1] = {{"FILE", A.file}}, outf[1] = {{"--output", A.output}};
     int bad_output = cli_mpi_rank() == 0 && A.output && cli_check_outputs("lqcd solve", in, 1, outf, 1, A.force);
-    static const clphys_solver_blas BLAS[] = {CLPHYS_SOLVER_BLAS_AUTO, CLPHYS_SOLVER_BLAS_FUSED,
-                                              CLPHYS_SOLVER_BLAS_CLBLAST};
+    static const clphys_lqcd_solver_blas BLAS[] = {CLPHYS_LQCD_SOLVER_BLAS_AUTO, CLPHYS_LQCD_SOLVER_BLAS_FUSED,
+                                              CLPHYS_LQCD_SOLVER_BLAS_CLBLAST};
     const char *file = A.file, *device = A.device;
     const double kappa = A.kappa, tol = A.tol;
     const int mixed = !A.fp64_only, max_iter = (int)A.max_iter;
-    const clphys_solver_blas blas = BLAS[A.blas];
-    const clphys_solver_kind kind = A.solver ? CLPHYS_SOLVER_BICGSTAB : CLPHYS_SOLVER_CGNR;
+    const clphys_lqcd_solver_blas blas = BLAS[A.blas];
+    const clphys_lqcd_solver_kind kind = A.solver ? CLPHYS_LQCD_SOLVER_BICGSTAB : CLPHYS_LQCD_SOLVER_CGNR;
     const char *source = A.source ? "random" : "point";
     if (lqcd_cli_is_list(device) && cli_mpi_size() <= 1) { /* the devices of this process */
-        clphys_gauge_field gw;
-        clphys_gauge_file_info wi;
+        clphys_lqcd_gauge_field gw;
+        clphys_lqcd_gauge_file_info wi;
         clphys_status sw = read_gauge(file, A.no_checksum, &gw, &wi);
         if (sw) return cli_fail("lqcd", sw, NULL);
         lqcd_solve_cfg c = {.device = device, .kappa = kappa, .tol = tol, .point = !A.source, .mixed = mixed,
@@ -482,7 +482,7 @@ static int solve(int argc, char **argv)
         memcpy(c.bc, o.bc, sizeof c.bc);
         memcpy(c.grid, o.grid, sizeof c.grid);
         const int rc = lqcd_cli_solve_multi(&c, &gw);
-        clphys_gauge_destroy(&gw);
+        clphys_lqcd_gauge_destroy(&gw);
         return rc;
     }
     ranks r;
@@ -491,15 +491,15 @@ static int solve(int argc, char **argv)
     if (r.dist) MPI_Allreduce(MPI_IN_PLACE, &bad_output, 1, MPI_INT, MPI_MAX, r.comm);
 #endif
     if (bad_output) return r.dist ? 1 : 2; /* under a launcher 1: main ends the job on 2 */
-    clphys_gauge_field g;
+    clphys_lqcd_gauge_field g;
     int dims[4];
-    clphys_gauge_file_info info;
+    clphys_lqcd_gauge_file_info info;
     clphys_status st = read_field(&r, file, A.no_checksum, &g, dims, &info);
     if (st) return cli_fail("lqcd", st, NULL);
     clphys_context *ctx = NULL;
     clphys_context **ctxs = NULL;
-    clphys_dslash_plan *p64 = NULL, *p32 = NULL;
-    clphys_solver_plan *sp = NULL;
+    clphys_lqcd_dslash_plan *p64 = NULL, *p32 = NULL;
+    clphys_lqcd_solver_plan *sp = NULL;
     double *b = NULL, *x = NULL, *corr = NULL, *whole = NULL;
     int rc = 1, coord[4] = {0, 0, 0, 0};
     const size_t V = g.volume; /* this rank's sites */
@@ -518,20 +518,20 @@ static int solve(int argc, char **argv)
         rc = cli_fail("lqcd", st, NULL);
         goto out;
     }
-    clphys_dslash_params a = {.precision = CLPHYS_FP64, .reconstruct = 18, .kappa = kappa}, s32;
+    clphys_lqcd_dslash_params a = {.precision = CLPHYS_FP64, .reconstruct = 18, .kappa = kappa}, s32;
     memcpy(a.bc, o.bc, sizeof a.bc);
     s32 = a;
     s32.precision = CLPHYS_FP32, s32.reconstruct = 12;
 #ifdef CLPHYS_HAVE_MPI
     if (r.dist)
-        st = clphys_dslash_plan_create_mpi(r.comm, r.grid, ctx, &g, &a, &p64);
+        st = clphys_lqcd_dslash_plan_create_mpi(r.comm, r.grid, ctx, &g, &a, &p64);
     if (r.dist && !st && mixed)
-        st = clphys_dslash_plan_create_mpi(r.comm, r.grid, ctx, &g, &s32, &p32);
+        st = clphys_lqcd_dslash_plan_create_mpi(r.comm, r.grid, ctx, &g, &s32, &p32);
     if (!r.dist)
 #endif
     {
-        st = clphys_dslash_plan_create(ctx, &g, &a, &p64);
-        if (!st && mixed) st = clphys_dslash_plan_create(ctx, &g, &s32, &p32);
+        st = clphys_lqcd_dslash_plan_create(ctx, &g, &a, &p64);
+        if (!st && mixed) st = clphys_lqcd_dslash_plan_create(ctx, &g, &s32, &p32);
     }
     if (st) {
         rc = cli_fail("lqcd", st, ctx);
@@ -548,10 +548,10 @@ static int solve(int argc, char **argv)
         fprintf(stderr, "clphys lqcd: out of memory\n");
         goto out;
     }
-    clphys_solver_params prm = {.kind = kind, .tol = tol, .max_iter = max_iter, .mixed = mixed, .blas = blas,
+    clphys_lqcd_solver_params prm = {.kind = kind, .tol = tol, .max_iter = max_iter, .mixed = mixed, .blas = blas,
                                 .progress = A.monitor ? progress : NULL};
     /* one workspace for all sources: each solve moves only b and x */
-    if ((st = clphys_solver_plan_create(p64, p32, &prm, &sp))) {
+    if ((st = clphys_lqcd_solver_plan_create(p64, p32, &prm, &sp))) {
         rc = cli_fail("lqcd", st, ctx);
         goto out;
     }
@@ -572,7 +572,7 @@ static int solve(int argc, char **argv)
                     MPI_Abort(r.comm, 1);
                 }
                 if (r.rank == 0) lqcd_cli_random_source(whole, 24 * gv);
-                if ((st = clphys_spinor_scatter(r.comm, r.grid, dims, 0, whole, b))) {
+                if ((st = clphys_lqcd_spinor_scatter(r.comm, r.grid, dims, 0, whole, b))) {
                     rc = cli_fail("lqcd", st, NULL);
                     goto out;
                 }
@@ -581,8 +581,8 @@ static int solve(int argc, char **argv)
         } else if (r.rank == 0) {
             b[src * 2] = 1; /* site 0 (on rank 0), spin src/3, colour src%3 */
         }
-        clphys_solver_result res;
-        st = clphys_solver_solve(sp, b, x, &res);
+        clphys_lqcd_solver_result res;
+        st = clphys_lqcd_solver_solve(sp, b, x, &res);
         if (r.rank == 0) lqcd_cli_solve_line(nsrc == 12, src, !st, &res, &total);
         if (st && r.dist && st != CLPHYS_ERR_NOT_CONVERGED) {
             /* a device failure of this rank alone: the others may wait in the
@@ -611,12 +611,12 @@ static int solve(int argc, char **argv)
 #endif
 out:
     free(b), free(x), free(corr), free(whole);
-    clphys_solver_plan_destroy(sp);
-    clphys_dslash_plan_destroy(p64);
-    clphys_dslash_plan_destroy(p32);
+    clphys_lqcd_solver_plan_destroy(sp);
+    clphys_lqcd_dslash_plan_destroy(p64);
+    clphys_lqcd_dslash_plan_destroy(p32);
     rc = cli_context_done(ctx, rc);
     if (ctxs) clphys_contexts_destroy(ctxs, 0); /* the array; its context went above */
-    clphys_gauge_destroy(&g);
+    clphys_lqcd_gauge_destroy(&g);
     return rc;
 }
 

@@ -1,7 +1,7 @@
 /* lqcd_multi.c — `clphys lqcd solve FILE --device gpus` (or a list such as
  * 0:0,0:1): the lattice split over the devices of one process, one host
  * thread per device calling the solver collectively
- * (clphys_dslash_plan_create_multi, include/clphys_lqcd.h). */
+ * (clphys_lqcd_dslash_plan_create_multi, include/clphys_lqcd.h). */
 #include "cli.h"
 #include "lqcd_cli.h"
 
@@ -18,16 +18,16 @@ int lqcd_cli_is_list(const char *spec)
 }
 
 typedef struct {
-    clphys_solver_plan *sp;
+    clphys_lqcd_solver_plan *sp;
     double *b, *x;
-    clphys_solver_result res;
+    clphys_lqcd_solver_result res;
     clphys_status st;
 } job;
 
 static void *solve_thread(void *arg)
 {
     job *j = arg;
-    j->st = clphys_solver_solve(j->sp, j->b, j->x, &j->res);
+    j->st = clphys_lqcd_solver_solve(j->sp, j->b, j->x, &j->res);
     return NULL;
 }
 
@@ -48,7 +48,7 @@ static void block(const int dims[4], const int grid[4], int k, double *whole, do
     }
 }
 
-int lqcd_cli_solve_multi(const lqcd_solve_cfg *c, const clphys_gauge_field *g)
+int lqcd_cli_solve_multi(const lqcd_solve_cfg *c, const clphys_lqcd_gauge_field *g)
 {
     clphys_context **ctxs = NULL;
     int n = 0, rc = 1;
@@ -56,7 +56,7 @@ int lqcd_cli_solve_multi(const lqcd_solve_cfg *c, const clphys_gauge_field *g)
     if (st) return cli_fail("lqcd", st, NULL);
     int grid[4] = {1, 1, 1, n};
     if (c->have_grid) memcpy(grid, c->grid, sizeof grid);
-    clphys_dslash_plan *p64[MAXDEV] = {NULL}, *p32[MAXDEV] = {NULL};
+    clphys_lqcd_dslash_plan *p64[MAXDEV] = {NULL}, *p32[MAXDEV] = {NULL};
     job jobs[MAXDEV];
     memset(jobs, 0, sizeof jobs);
     const size_t V = g->volume;
@@ -70,17 +70,17 @@ int lqcd_cli_solve_multi(const lqcd_solve_cfg *c, const clphys_gauge_field *g)
         fprintf(stderr, "clphys lqcd: out of memory\n");
         goto out;
     }
-    clphys_dslash_params a = {.precision = CLPHYS_FP64, .reconstruct = 18, .kappa = c->kappa}, s32;
+    clphys_lqcd_dslash_params a = {.precision = CLPHYS_FP64, .reconstruct = 18, .kappa = c->kappa}, s32;
     memcpy(a.bc, c->bc, sizeof a.bc);
     s32 = a;
     s32.precision = CLPHYS_FP32, s32.reconstruct = 12;
-    st = clphys_dslash_plan_create_multi(n, ctxs, grid, g, &a, p64);
-    if (!st && c->mixed) st = clphys_dslash_plan_create_multi(n, ctxs, grid, g, &s32, p32);
+    st = clphys_lqcd_dslash_plan_create_multi(n, ctxs, grid, g, &a, p64);
+    if (!st && c->mixed) st = clphys_lqcd_dslash_plan_create_multi(n, ctxs, grid, g, &s32, p32);
     if (st) {
         rc = cli_fail("lqcd", st, NULL);
         goto out;
     }
-    const clphys_solver_params prm = {.kind = c->kind, .tol = c->tol, .max_iter = c->max_iter, .mixed = c->mixed,
+    const clphys_lqcd_solver_params prm = {.kind = c->kind, .tol = c->tol, .max_iter = c->max_iter, .mixed = c->mixed,
                                       .blas = c->blas, .progress = c->progress};
     for (int k = 0; k < n && !st; k++) {
         const size_t lv = V / (size_t)n;
@@ -90,9 +90,9 @@ int lqcd_cli_solve_multi(const lqcd_solve_cfg *c, const clphys_gauge_field *g)
             goto out;
         }
         /* only device 0 reports the iterations (the same on every device) */
-        clphys_solver_params pk = prm;
+        clphys_lqcd_solver_params pk = prm;
         if (k) pk.progress = NULL;
-        if ((st = clphys_solver_plan_create(p64[k], p32[k], &pk, &jobs[k].sp))) rc = cli_fail("lqcd", st, ctxs[k]);
+        if ((st = clphys_lqcd_solver_plan_create(p64[k], p32[k], &pk, &jobs[k].sp))) rc = cli_fail("lqcd", st, ctxs[k]);
     }
     if (st) goto out;
     printf("%d devices in this process, grid %dx%dx%dx%d\n", n, grid[0], grid[1], grid[2], grid[3]);
@@ -111,7 +111,7 @@ int lqcd_cli_solve_multi(const lqcd_solve_cfg *c, const clphys_gauge_field *g)
         int bad = -1;
         for (int k = 0; k < n && bad < 0; k++)
             if (jobs[k].st && jobs[k].st != CLPHYS_ERR_NOT_CONVERGED) bad = k;
-        const clphys_solver_result *res = &jobs[0].res;
+        const clphys_lqcd_solver_result *res = &jobs[0].res;
         lqcd_cli_solve_line(nsrc == 12, src, !jobs[0].st, res, &total);
         if (bad >= 0 || jobs[0].st) {
             rc = cli_fail("lqcd", bad >= 0 ? jobs[bad].st : jobs[0].st, ctxs[bad >= 0 ? bad : 0]);
@@ -125,8 +125,8 @@ int lqcd_cli_solve_multi(const lqcd_solve_cfg *c, const clphys_gauge_field *g)
     rc = nsrc == 12 ? lqcd_cli_correlator(c->output, corr, g->dims, c->kappa) : 0;
 out:
     for (int k = 0; k < n && k < MAXDEV; k++) {
-        clphys_solver_plan_destroy(jobs[k].sp);
-        clphys_dslash_plan_destroy(p64[k]), clphys_dslash_plan_destroy(p32[k]);
+        clphys_lqcd_solver_plan_destroy(jobs[k].sp);
+        clphys_lqcd_dslash_plan_destroy(p64[k]), clphys_lqcd_dslash_plan_destroy(p32[k]);
         free(jobs[k].b), free(jobs[k].x);
     }
     free(b), free(x), free(corr);

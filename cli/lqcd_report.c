@@ -14,14 +14,14 @@ void lqcd_cli_monitor(void *user, int iter, double rel, int is_true)
     printf("  iteration %6d  %s = %.6e\n", iter, is_true ? "true |b - D x|/|b|" : "iterated residual ", rel);
 }
 
-void lqcd_cli_header(clphys_solver_kind kind, int mixed, double kappa, double tol, int point)
+void lqcd_cli_header(clphys_lqcd_solver_kind kind, int mixed, double kappa, double tol, int point)
 {
-    printf("%s, %s, kappa %g, tol %g: %s\n", kind == CLPHYS_SOLVER_CGNR ? "CGNR" : "BiCGStab",
+    printf("%s, %s, kappa %g, tol %g: %s\n", kind == CLPHYS_LQCD_SOLVER_CGNR ? "CGNR" : "BiCGStab",
            mixed ? "mixed fp32/fp64" : "fp64", kappa, tol, point ? "12 point sources (spin, colour)" : "a random source");
     fflush(stdout);
 }
 
-void lqcd_cli_solve_line(int point, int src, int converged, const clphys_solver_result *res, lqcd_cli_total *t)
+void lqcd_cli_solve_line(int point, int src, int converged, const clphys_lqcd_solver_result *res, lqcd_cli_total *t)
 {
     if (point)
         printf("source spin %d colour %d: ", src / 3, src % 3);

@@ -156,7 +156,7 @@ int cmd_md(int argc, char **argv)
                           .neigh_every = (int)every,
                           .neigh_check = check == 0,
                           .neigh_delay = (int)delay};
-    if (clphys_lj_variant_from_name(variant, &p.lj.variant)) {
+    if (clphys_md_lj_variant_from_name(variant, &p.lj.variant)) {
         fprintf(stderr, "clphys md: --variant: %s\n", clphys_last_error(NULL));
         return 2;
     }
@@ -232,7 +232,7 @@ int cmd_md(int argc, char **argv)
                 "clphys md: %lld steps of %zu atoms in %.3f s (%.1f steps/s, %d neighbour builds) "
                 "on %s, %s %s\n",
                 total, sys.n, wall, total / wall, clphys_md_rebuilds(plan),
-                clphys_context_device(ctx)->name, prec ? "fp64" : "fp32", clphys_lj_variant_name(p.lj.variant));
+                clphys_context_device(ctx)->name, prec ? "fp64" : "fp32", clphys_md_lj_variant_name(p.lj.variant));
     int r = st ? cli_fail("md", st, ctx) : xyz_ok ? 0 : 1;
     if (!r && out) {
         st = clphys_md_download(plan, &sys);

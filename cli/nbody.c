@@ -5,10 +5,10 @@
  *
  * One device: one kernel per step.  Several devices (--device A,B,...): the
  * i-particles split between them, the j-particles streamed on two queues
- * each (clphys_gravity_multi).  Under an MPI launcher (mpirun -np P clphys
+ * each (clphys_nbody_gravity_multi).  Under an MPI launcher (mpirun -np P clphys
  * nbody ...): rank 0 reads the input (or makes the Plummer sphere) and
  * scatters blocks of particles, every rank integrates its own block, the
- * j-blocks travel by the chosen exchange (clphys_gravity_mpi.h), the energy
+ * j-blocks travel by the chosen exchange (clphys_nbody_mpi.h), the energy
  * sums are reduced and rank 0 prints the rows and writes the snapshots. */
 #include "cli.h"
 #include "cli_mpi.h"
@@ -17,7 +17,7 @@
 #include "progress.h"
 
 #ifdef CLPHYS_HAVE_MPI
-#include "clphys_gravity_mpi.h"
+#include "clphys_nbody_mpi.h"
 #endif
 
 #include <math.h>
@@ -101,25 +101,25 @@ static int whole_steps(const char *opt, double T, double dt, long long least, lo
 typedef struct {
     clphys_context **ctxs;
     int nd;
-    clphys_gravity_plan *plan;   /* one device, one process */
-    clphys_gravity_multi *multi; /* several devices, one process */
+    clphys_nbody_gravity_plan *plan;   /* one device, one process */
+    clphys_nbody_gravity_multi *multi; /* several devices, one process */
 #ifdef CLPHYS_HAVE_MPI
-    clphys_gravity_mpi *mpi;     /* MPI ranks */
+    clphys_nbody_gravity_mpi *mpi;     /* MPI ranks */
     MPI_Comm comm;
 #endif
     int dist;
 } engine;
 
 static clphys_status force(engine *e, const clphys_nbody_system *s, double *acc, double *pot, int check,
-                           clphys_gravity_timing *t)
+                           clphys_nbody_gravity_timing *t)
 {
     memset(t, 0, sizeof *t);
 #ifdef CLPHYS_HAVE_MPI
-    if (e->mpi) return clphys_gravity_mpi_compute(e->mpi, s->n, s->x, acc, pot, t);
+    if (e->mpi) return clphys_nbody_gravity_mpi_compute(e->mpi, s->n, s->x, acc, pot, t);
 #endif
-    if (e->multi) return clphys_gravity_multi_compute(e->multi, s->n, NULL, s->n, s->x, 0, acc, pot, t);
+    if (e->multi) return clphys_nbody_gravity_multi_compute(e->multi, s->n, NULL, s->n, s->x, 0, acc, pot, t);
     const double t0 = now();
-    clphys_status st = clphys_gravity_compute(e->plan, s->n, NULL, s->n, s->x, acc, pot, 0, check, &t->kernel_s);
+    clphys_status st = clphys_nbody_gravity_compute(e->plan, s->n, NULL, s->n, s->x, acc, pot, 0, check, &t->kernel_s);
     t->total_s = now() - t0;
     t->kernels = 1;
     return st;
@@ -281,11 +281,11 @@ int cmd_nbody(int argc, char **argv)
     } else {
         out_every = nsteps;
     }
-    const clphys_gravity_exchange exchanges[] = {CLPHYS_EXCHANGE_AUTO, CLPHYS_EXCHANGE_RING,
-                                                 CLPHYS_EXCHANGE_DOUBLING, CLPHYS_EXCHANGE_HYBRID,
-                                                 CLPHYS_EXCHANGE_ALLGATHER};
-    const clphys_gravity_variant variants[] = {CLPHYS_GRAVITY_AUTO, CLPHYS_GRAVITY_TILED, CLPHYS_GRAVITY_VECTOR};
-    clphys_gravity_params prm = {0, o.prec ? CLPHYS_FP64 : CLPHYS_FP32, variants[o.variant], o.G, o.eps, 1, (int)o.wg,
+    const clphys_nbody_gravity_exchange exchanges[] = {CLPHYS_NBODY_GRAVITY_EXCHANGE_AUTO, CLPHYS_NBODY_GRAVITY_EXCHANGE_RING,
+                                                 CLPHYS_NBODY_GRAVITY_EXCHANGE_DOUBLING, CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID,
+                                                 CLPHYS_NBODY_GRAVITY_EXCHANGE_ALLGATHER};
+    const clphys_nbody_gravity_variant variants[] = {CLPHYS_NBODY_GRAVITY_AUTO, CLPHYS_NBODY_GRAVITY_TILED, CLPHYS_NBODY_GRAVITY_VECTOR};
+    clphys_nbody_gravity_params prm = {0, o.prec ? CLPHYS_FP64 : CLPHYS_FP32, variants[o.variant], o.G, o.eps, 1, (int)o.wg,
                                  (int)o.ipw, 0, 0, o.nr, 0, 0, 0};
 
     engine e;
@@ -360,7 +360,7 @@ int cmd_nbody(int argc, char **argv)
 #ifdef CLPHYS_HAVE_MPI
     if (e.dist) {
         if ((st = clphys_mpi_agree(e.comm, NULL, st))) goto fail;
-        st = clphys_gravity_mpi_create(e.comm, e.ctxs, e.nd, &prm, exchanges[o.exchange], (int)o.group, &e.mpi);
+        st = clphys_nbody_gravity_mpi_create(e.comm, e.ctxs, e.nd, &prm, exchanges[o.exchange], (int)o.group, &e.mpi);
         if (st) goto fail;
     }
 #else
@@ -370,14 +370,14 @@ int cmd_nbody(int argc, char **argv)
     if (!e.dist) {
         if (st) goto fail;
         if (e.nd > 1) {
-            st = clphys_gravity_multi_create(e.ctxs, e.nd, 2, &prm, &e.multi);
+            st = clphys_nbody_gravity_multi_create(e.ctxs, e.nd, 2, &prm, &e.multi);
         } else {
-            st = clphys_gravity_plan_create(e.ctxs[0], &prm, &e.plan);
+            st = clphys_nbody_gravity_plan_create(e.ctxs[0], &prm, &e.plan);
         }
         if (st) goto fail_ctx;
     }
 
-    clphys_gravity_timing t, sum;
+    clphys_nbody_gravity_timing t, sum;
     memset(&sum, 0, sizeof sum);
     /* the full input check (coincident points with eps = 0) once, on one device */
     if ((st = force(&e, &s, acc, pot, 1, &t))) goto fail_ctx;
@@ -387,18 +387,18 @@ int cmd_nbody(int argc, char **argv)
     const double E0 = e0.total;
     if (rank == 0) {
         const clphys_device_info *dev = clphys_context_device(e.ctxs[0]);
-        const char *variant = e.plan ? clphys_gravity_plan_variant(e.plan)
-                            : e.multi ? clphys_gravity_multi_info(e.multi, NULL, NULL) : "";
+        const char *variant = e.plan ? clphys_nbody_gravity_plan_variant(e.plan)
+                            : e.multi ? clphys_nbody_gravity_multi_info(e.multi, NULL, NULL) : "";
         char where[512];
         snprintf(where, sizeof where, "%s", dev->name);
 #ifdef CLPHYS_HAVE_MPI
         if (e.mpi) {
-            clphys_gravity_exchange ex;
+            clphys_nbody_gravity_exchange ex;
             int g;
-            variant = clphys_gravity_mpi_info(e.mpi, &ex, &g);
+            variant = clphys_nbody_gravity_mpi_info(e.mpi, &ex, &g);
             snprintf(where, sizeof where, "%d ranks (rank 0: %d device%s, %s), exchange %s%s%.0d", nranks, e.nd,
-                     e.nd > 1 ? "s" : "", dev->name, clphys_gravity_exchange_name(ex),
-                     ex == CLPHYS_EXCHANGE_HYBRID ? ", group " : "", ex == CLPHYS_EXCHANGE_HYBRID ? g : 0);
+                     e.nd > 1 ? "s" : "", dev->name, clphys_nbody_gravity_exchange_name(ex),
+                     ex == CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID ? ", group " : "", ex == CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID ? g : 0);
         } else
 #endif
             if (e.nd > 1)
@@ -475,10 +475,10 @@ fail:
     }
     rc = cli_fail("nbody", st, NULL);
 done:
-    clphys_gravity_plan_destroy(e.plan);
-    clphys_gravity_multi_destroy(e.multi);
+    clphys_nbody_gravity_plan_destroy(e.plan);
+    clphys_nbody_gravity_multi_destroy(e.multi);
 #ifdef CLPHYS_HAVE_MPI
-    clphys_gravity_mpi_destroy(e.mpi);
+    clphys_nbody_gravity_mpi_destroy(e.mpi);
 #endif
     if (e.ctxs && e.nd == 1 && !e.dist) {
         rc = cli_context_done(e.ctxs[0], rc);

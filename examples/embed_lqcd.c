@@ -16,14 +16,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "no device: %s\n", clphys_last_error(NULL));
         return 1;
     }
-    clphys_gauge_field g = {0};
+    clphys_lqcd_gauge_field g = {0};
     clphys_status st;
     if (argc > 1) {
-        st = clphys_gauge_read(argv[1], NULL, &g, NULL); /* checksum and header verified */
+        st = clphys_lqcd_gauge_read(argv[1], NULL, &g, NULL); /* checksum and header verified */
     } else {
         const int dims[4] = {4, 4, 4, 4};
-        st = clphys_gauge_create(dims, &g);
-        if (st == CLPHYS_SUCCESS) clphys_gauge_hot(&g, 7);
+        st = clphys_lqcd_gauge_create(dims, &g);
+        if (st == CLPHYS_SUCCESS) clphys_lqcd_gauge_hot(&g, 7);
     }
     if (st != CLPHYS_SUCCESS) {
         fprintf(stderr, "%s: %s\n", clphys_status_string(st), clphys_last_error(NULL));
@@ -31,19 +31,19 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("lattice %dx%dx%dx%d, plaquette %.12f\n", g.dims[0], g.dims[1], g.dims[2], g.dims[3],
-           clphys_gauge_plaquette(&g));
+           clphys_lqcd_gauge_plaquette(&g));
     /* an fp64 operator for the outer defect correction, an fp32 one inside */
-    clphys_dslash_params p64 = CLPHYS_PARAMS_INIT(clphys_dslash_params), p32 = CLPHYS_PARAMS_INIT(clphys_dslash_params);
+    clphys_lqcd_dslash_params p64 = CLPHYS_PARAMS_INIT(clphys_lqcd_dslash_params), p32 = CLPHYS_PARAMS_INIT(clphys_lqcd_dslash_params);
     p64.precision = CLPHYS_FP64, p64.kappa = 0.12;
     p32.precision = CLPHYS_FP32, p32.kappa = 0.12;
-    clphys_dslash_plan *d64 = NULL, *d32 = NULL;
-    st = clphys_dslash_plan_create(ctx, &g, &p64, &d64);
-    if (st == CLPHYS_SUCCESS) st = clphys_dslash_plan_create(ctx, &g, &p32, &d32);
+    clphys_lqcd_dslash_plan *d64 = NULL, *d32 = NULL;
+    st = clphys_lqcd_dslash_plan_create(ctx, &g, &p64, &d64);
+    if (st == CLPHYS_SUCCESS) st = clphys_lqcd_dslash_plan_create(ctx, &g, &p32, &d32);
     /* spinors double[V][4 spins][3 colours][re, im]; a point source at site 0, spin 0, colour 0 */
     double *b = calloc(g.volume * 24, sizeof *b), *x = calloc(g.volume * 24, sizeof *x);
     if (st == CLPHYS_SUCCESS && (!b || !x)) st = CLPHYS_ERR_OUT_OF_MEMORY;
-    clphys_solver_params sp = {.struct_size = sizeof(clphys_solver_params), .kind = CLPHYS_SOLVER_CGNR, .tol = 1e-8, .mixed = 1};
-    clphys_solver_result r = {0};
+    clphys_lqcd_solver_params sp = {.struct_size = sizeof(clphys_lqcd_solver_params), .kind = CLPHYS_LQCD_SOLVER_CGNR, .tol = 1e-8, .mixed = 1};
+    clphys_lqcd_solver_result r = {0};
     if (st == CLPHYS_SUCCESS) {
         b[0] = 1.0;
         st = clphys_lqcd_solve(d64, d32, &sp, b, x, &r);
@@ -55,9 +55,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: %s\n", clphys_status_string(st), clphys_last_error(ctx));
     free(b);
     free(x);
-    clphys_dslash_plan_destroy(d32);
-    clphys_dslash_plan_destroy(d64);
-    clphys_gauge_destroy(&g);
+    clphys_lqcd_dslash_plan_destroy(d32);
+    clphys_lqcd_dslash_plan_destroy(d64);
+    clphys_lqcd_gauge_destroy(&g);
     clphys_context_destroy(ctx);
     return st == CLPHYS_SUCCESS ? 0 : 1;
 }

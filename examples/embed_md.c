@@ -25,7 +25,7 @@ int main(int argc, char **argv)
     clphys_md_thermo t0, t1;
     /* r_cut and skin in sigma; a zeroed variant and precision: the device's default */
     clphys_md_params p = {.struct_size = sizeof(clphys_md_params),
-                          .lj = {.struct_size = sizeof(clphys_lj_params),
+                          .lj = {.struct_size = sizeof(clphys_md_lj_params),
                                  .r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64},
                           .dt = 0.005, .neigh_every = 1, .neigh_check = 1};
     clphys_status st = clphys_md_fcc(0.8442, 4, 1.44, 87287, &sys);

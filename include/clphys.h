@@ -47,9 +47,12 @@
 #include "clphys_core.h"
 
 /* Per-path APIs: the header of each compute path built into the library
- * (clphys_gravity.h, clphys_md.h, clphys_lqcd.h ...), listed in
+ * (clphys_nbody.h, clphys_md.h, clphys_lqcd.h ...), listed in
  * clphys_paths.h, which the build writes from its list of paths.  Each
  * compiles on its own (the test headers_standalone). */
 #include "clphys_paths.h"
 
+#ifndef CLPHYS_NO_DEPRECATED
+#include "clphys_deprecated.h" /* the old names, one release (docs/naming.md) */
+#endif
 #endif /* CLPHYS_H */

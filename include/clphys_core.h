@@ -2,7 +2,7 @@
  * clphys_core.h — the library-wide part of the public API: status codes,
  * precision, contexts and devices, measured limits, the tuning cache's
  * options and status, atomic output files.  No compute path's declarations
- * are here: each path's header (clphys_md.h, clphys_gravity.h,
+ * are here: each path's header (clphys_md.h, clphys_nbody.h,
  * clphys_lqcd.h, clphys_poisson.h) includes this file, and so does the
  * OpenCL plumbing inside the library (platform/platform.h), which knows no
  * physics.  The conventions every call follows are at the top of clphys.h;
@@ -205,7 +205,7 @@ typedef struct {
     int repeat;                /* runs per probe; the figures are medians        */
 } clphys_limits;
 
-/* Run the bandwidth and FMA probes (cl/probe.cl) on ctx's device.  Buffers are
+/* Run the bandwidth and FMA probes (cl/platform_probe.cl) on ctx's device.  Buffers are
  * sized far beyond the last-level cache (512 MiB each on GPUs, 64 MiB on CPUs,
  * capped by the device's max allocation).  repeat <= 0 means 5.  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT (ctx or limits NULL), CLPHYS_ERR_BUILD (the
@@ -263,8 +263,8 @@ clphys_status clphys_measure_sync(clphys_context *const *ctxs, int n, int max_la
 /* ---- Tuning: the choices `auto` makes, measured per device --------------
  * Which kernel variant and work-group size is fastest depends on the device
  * and its OpenCL implementation, not only on GPU versus CPU.  Each path's
- * tuner (clphys_neighbor_tune, clphys_lj_tune, clphys_gravity_tune,
- * clphys_dslash_tune, clphys_poisson_tune; `clphys tune` runs them; the
+ * tuner (clphys_md_neighbor_tune, clphys_md_lj_tune, clphys_nbody_gravity_tune,
+ * clphys_lqcd_dslash_tune, clphys_poisson_tune; `clphys tune` runs them; the
  * dslash and Poisson plans also time their own at creation when the cache
  * has no entry for their lattice or grid) times the variants and their
  * options at a few representative sizes in both precisions and writes the
@@ -319,9 +319,9 @@ clphys_status clphys_tune_status_get(const clphys_device_info *dev, clphys_tune_
  * sequence, platform/tune.h cp_tune_choose): the params, else the tuning
  * cache, else a measurement at plan creation (paths that time there), else
  * the heuristic.  Read it with clphys_poisson_plan_info (tune_source),
- * clphys_dslash_plan_tune_source, clphys_gravity_plan_tune_source,
- * clphys_neighbor_plan_tune_source, clphys_lj_plan_tune_source.  The values
- * are those of the deprecated CLPHYS_DSLASH_WG_* names and of the former
+ * clphys_lqcd_dslash_plan_tune_source, clphys_nbody_gravity_plan_tune_source,
+ * clphys_md_neighbor_plan_tune_source, clphys_md_lj_plan_tune_source.  The values
+ * are those of the deprecated CLPHYS_LQCD_DSLASH_WG_* names and of the former
  * int tune_source of clphys_poisson_info. */
 typedef enum {
     CLPHYS_TUNE_GIVEN = 0,     /* the params fixed every choice                    */
@@ -368,4 +368,7 @@ void clphys_outputs_remove_pending(void);
 }
 #endif
 
+#ifndef CLPHYS_NO_DEPRECATED
+#include "clphys_deprecated.h" /* the old names, one release (docs/naming.md) */
+#endif
 #endif /* CLPHYS_CORE_H */

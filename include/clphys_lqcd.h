@@ -8,7 +8,7 @@
  *    (lexicographic) site = x + Lx*(y + Ly*(z + Lz*t)), x fastest, as in NERSC
  *    files.  Direction mu = 0,1,2,3 is x,y,z,t.  Links are periodic; the fermion
  *    boundary of each direction is periodic, antiperiodic or a U(1) phase
- *    (plan parameters, clphys_bc below).
+ *    (plan parameters, clphys_lqcd_bc below).
  *  - Boundary phases: psi(x + L_mu mu) = exp(i theta_mu) psi(x) enters the
  *    hopping term as a phase, never through the links (a link times -1 is
  *    not in SU(3), and reconstruct-12 would rebuild its third row wrongly):
@@ -65,34 +65,34 @@ typedef struct {
     int dims[4];       /* Lx, Ly, Lz, Lt                                       */
     size_t volume;     /* sites, Lx*Ly*Lz*Lt                                   */
     double *u;         /* double[volume][4][3][3][2], see above; owned         */
-} clphys_gauge_field;
+} clphys_lqcd_gauge_field;
 
 /* Allocate a unit (cold) field.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (g or
  * dims NULL, an extent odd or < 2, the volume above 2^31: the kernels index
  * sites with 32 bits), CLPHYS_ERR_OUT_OF_MEMORY. */
-clphys_status clphys_gauge_create(const int dims[4], clphys_gauge_field *g);
+clphys_status clphys_lqcd_gauge_create(const int dims[4], clphys_lqcd_gauge_field *g);
 /* Free the links (g itself is the caller's); NULL and a destroyed field are
  * accepted.  No errors. */
-void clphys_gauge_destroy(clphys_gauge_field *g);
-/* The functions below take a field made by clphys_gauge_create or
- * clphys_gauge_read and have no errors. */
-void clphys_gauge_cold(clphys_gauge_field *g);               /* all U = 1 */
+void clphys_lqcd_gauge_destroy(clphys_lqcd_gauge_field *g);
+/* The functions below take a field made by clphys_lqcd_gauge_create or
+ * clphys_lqcd_gauge_read and have no errors. */
+void clphys_lqcd_gauge_cold(clphys_lqcd_gauge_field *g);               /* all U = 1 */
 /* Independent random SU(3) links (hot start) from a seed: Gram-Schmidt of a
  * complex Gaussian matrix's rows, third row = conj(row0 x row1).  The field
  * depends on the seed only, not on the number of threads. */
-void clphys_gauge_hot(clphys_gauge_field *g, uint64_t seed);
+void clphys_lqcd_gauge_hot(clphys_lqcd_gauge_field *g, uint64_t seed);
 /* Project every link back onto SU(3) (Gram-Schmidt rows 0,1; row 2 as above). */
-void clphys_gauge_reunitarize(clphys_gauge_field *g);
+void clphys_lqcd_gauge_reunitarize(clphys_lqcd_gauge_field *g);
 /* Average plaquette (1/3) Re tr U_mu(x) U_nu(x+mu) U_mu(x+nu)^+ U_nu(x)^+ over
  * all sites and the 6 planes mu < nu; 1 on a cold start.  Computed on the
  * host's threads (OpenMP), summed in a fixed order: the result does not
  * depend on the number of threads. */
-double clphys_gauge_plaquette(const clphys_gauge_field *g);
+double clphys_lqcd_gauge_plaquette(const clphys_lqcd_gauge_field *g);
 /* Average link trace (1/3) Re tr U_mu(x) over sites and directions. */
-double clphys_gauge_link_trace(const clphys_gauge_field *g);
+double clphys_lqcd_gauge_link_trace(const clphys_lqcd_gauge_field *g);
 /* Largest |U U^+ - 1| entry and |det U - 1| over all links (unitarity check);
  * NaN when an entry is NaN, so that `violation <= tol` fails. */
-double clphys_gauge_unitarity_violation(const clphys_gauge_field *g);
+double clphys_lqcd_gauge_unitarity_violation(const clphys_lqcd_gauge_field *g);
 
 /* ---- process grid (runs over MPI ranks: clphys_lqcd_mpi.h) ---------------
  * grid[mu] ranks along direction mu (the QUDA/Grid convention, e.g.
@@ -137,8 +137,8 @@ clphys_status clphys_lqcd_grid_local(const int dims[4], const int grid[4], int r
  * What is verified on reading, always: the data size against the file's
  * size before anything is allocated (a header cannot make the reader
  * allocate more than the file holds), every link entry finite, every link
- * in SU(3) to CLPHYS_GAUGE_UNITARITY_TOL_FP32 (fp32 data) or
- * CLPHYS_GAUGE_UNITARITY_TOL_FP64 (|U U^+ - 1| entries and |det U - 1|), and
+ * in SU(3) to CLPHYS_LQCD_GAUGE_UNITARITY_TOL_FP32 (fp32 data) or
+ * CLPHYS_LQCD_GAUGE_UNITARITY_TOL_FP64 (|U U^+ - 1| entries and |det U - 1|), and
  * whatever the file carries of checksum, plaquette and link trace
  * (plaquette and trace to 1e-6 x max(|value|, 1): headers print ~10
  * digits).  A file that carries no checksum (NERSC: CHECKSUM missing, or
@@ -152,41 +152,41 @@ clphys_status clphys_lqcd_grid_local(const int dims[4], const int grid[4], int r
  * (e.g. "LINK_TRACE = 0 skipped (the data's is 0.3)").  A CHECKSUM of 0
  * that the data's sum matches is verified (a cold field of even extents
  * can sum to 0 mod 2^32). */
-#define CLPHYS_GAUGE_UNITARITY_TOL_FP32 1e-5
-#define CLPHYS_GAUGE_UNITARITY_TOL_FP64 1e-10
+#define CLPHYS_LQCD_GAUGE_UNITARITY_TOL_FP32 1e-5
+#define CLPHYS_LQCD_GAUGE_UNITARITY_TOL_FP64 1e-10
 
 typedef enum {
-    CLPHYS_GAUGE_FILE_AUTO = 0,  /* reading: from the file's first bytes      */
-    CLPHYS_GAUGE_FILE_NERSC = 1,
-    CLPHYS_GAUGE_FILE_ILDG = 2,
-    CLPHYS_GAUGE_FILE_MILC = 3   /* read only                                 */
-} clphys_gauge_file_format;
+    CLPHYS_LQCD_GAUGE_FILE_AUTO = 0,  /* reading: from the file's first bytes      */
+    CLPHYS_LQCD_GAUGE_FILE_NERSC = 1,
+    CLPHYS_LQCD_GAUGE_FILE_ILDG = 2,
+    CLPHYS_LQCD_GAUGE_FILE_MILC = 3   /* read only                                 */
+} clphys_lqcd_gauge_file_format;
 
 /* A zeroed struct: format detected, an unverifiable file refused. */
 typedef struct {
     size_t struct_size;          /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
-    clphys_gauge_file_format format;
+    clphys_lqcd_gauge_file_format format;
     int allow_unverified;        /* 1: read a file that carries no checksum,
                                     and skip (and name) the header's claims
                                     that disagree (the CLI's --no-checksum)   */
-} clphys_gauge_read_params;
+} clphys_lqcd_gauge_read_params;
 
 /* What a read found. */
 typedef struct {
-    clphys_gauge_file_format format;
+    clphys_lqcd_gauge_file_format format;
     clphys_precision precision;  /* of the data in the file                   */
     int rows;                    /* 2 (NERSC 4D_SU3_GAUGE) or 3               */
     int checksum_verified;       /* 1: the file's checksum matched the data   */
     int plaquette_verified;      /* 1: a plaquette in the file matched         */
     int link_trace_verified;     /* 1: a link trace in the file matched        */
-    double unitarity;            /* clphys_gauge_unitarity_violation of it    */
+    double unitarity;            /* clphys_lqcd_gauge_unitarity_violation of it    */
     char unverified[256];        /* "" or what could not be verified or was
                                     skipped, e.g. "CHECKSUM = 0, no
                                     LINK_TRACE"                               */
-} clphys_gauge_file_info;
+} clphys_lqcd_gauge_file_info;
 
 /* Read a gauge file in any of the formats above; *g is created by the call
- * (release it with clphys_gauge_destroy; on error it is left empty).  p and
+ * (release it with clphys_lqcd_gauge_destroy; on error it is left empty).  p and
  * info may be NULL (defaults; nothing reported).  Errors, each naming the
  * file and the check that failed: CLPHYS_ERR_IO (cannot open or read, not
  * a regular file),
@@ -197,44 +197,44 @@ typedef struct {
  * (dimensions the library does not take: each extent even and >= 2, the
  * volume <= 2^31), CLPHYS_ERR_INVALID_ARGUMENT (NULL file or g),
  * CLPHYS_ERR_OUT_OF_MEMORY.  Messages: clphys_last_error(NULL). */
-clphys_status clphys_gauge_read(const char *file, const clphys_gauge_read_params *p, clphys_gauge_field *g,
-                                clphys_gauge_file_info *info);
-/* The format of a file from its first bytes (CLPHYS_GAUGE_FILE_AUTO when it
+clphys_status clphys_lqcd_gauge_read(const char *file, const clphys_lqcd_gauge_read_params *p, clphys_lqcd_gauge_field *g,
+                                clphys_lqcd_gauge_file_info *info);
+/* The format of a file from its first bytes (CLPHYS_LQCD_GAUGE_FILE_AUTO when it
  * is none of them).  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL),
  * CLPHYS_ERR_IO (cannot open, or not a regular file: a pipe is not read,
  * so nothing of it is consumed). */
-clphys_status clphys_gauge_file_detect(const char *file, clphys_gauge_file_format *format);
+clphys_status clphys_lqcd_gauge_file_detect(const char *file, clphys_lqcd_gauge_file_format *format);
 /* Write g as NERSC (rows 2 or 3 stored) or ILDG (rows must be 3), in
  * precision (big-endian IEEE), with the checksum, plaquette and link trace
  * of the data as a reader will see it; through clphys_output_open/close (a
  * temporary FILE.tmp.PID, then renamed), so FILE is never half written.  Writing then reading gives back the same
  * bits (fp64, 3 rows) and the same file again.  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL, format AUTO or MILC, rows not 2 or 3,
- * ILDG with 2 rows, links whose clphys_gauge_unitarity_violation is above
- * the readers' tolerance for that precision, CLPHYS_GAUGE_UNITARITY_TOL_FP32
- * or _FP64: fp32 links written as fp64 need clphys_gauge_reunitarize first), CLPHYS_ERR_IO (cannot create, write or rename; no file
+ * ILDG with 2 rows, links whose clphys_lqcd_gauge_unitarity_violation is above
+ * the readers' tolerance for that precision, CLPHYS_LQCD_GAUGE_UNITARITY_TOL_FP32
+ * or _FP64: fp32 links written as fp64 need clphys_lqcd_gauge_reunitarize first), CLPHYS_ERR_IO (cannot create, write or rename; no file
  * is left behind), CLPHYS_ERR_OUT_OF_MEMORY. */
-clphys_status clphys_gauge_write(const char *file, const clphys_gauge_field *g, clphys_gauge_file_format format,
+clphys_status clphys_lqcd_gauge_write(const char *file, const clphys_lqcd_gauge_field *g, clphys_lqcd_gauge_file_format format,
                                  clphys_precision precision, int rows);
 /* "nersc", "ildg", "milc" ("auto" for AUTO, "unknown" otherwise). */
-const char *clphys_gauge_file_format_name(clphys_gauge_file_format format);
-/* NERSC only, every check required (clphys_gauge_read with format NERSC and
- * a zeroed rest); and clphys_gauge_write with format NERSC. */
-clphys_status clphys_gauge_read_nersc(const char *file, clphys_gauge_field *g);
-clphys_status clphys_gauge_write_nersc(const char *file, const clphys_gauge_field *g,
+const char *clphys_lqcd_gauge_file_format_name(clphys_lqcd_gauge_file_format format);
+/* NERSC only, every check required (clphys_lqcd_gauge_read with format NERSC and
+ * a zeroed rest); and clphys_lqcd_gauge_write with format NERSC. */
+clphys_status clphys_lqcd_gauge_read_nersc(const char *file, clphys_lqcd_gauge_field *g);
+clphys_status clphys_lqcd_gauge_write_nersc(const char *file, const clphys_lqcd_gauge_field *g,
                                        clphys_precision precision, int rows);
 
 /* ---- Wilson-Dirac operator ------------------------------------------------ */
-typedef struct clphys_dslash_plan clphys_dslash_plan;
+typedef struct clphys_lqcd_dslash_plan clphys_lqcd_dslash_plan;
 
 /* The fermion boundary of one direction. */
 typedef enum {
-    CLPHYS_BC_AUTO = 0,      /* periodic in x, y, z, antiperiodic in t (the
+    CLPHYS_LQCD_BC_AUTO = 0,      /* periodic in x, y, z, antiperiodic in t (the
                                 usual fermion boundary: p,p,p,a)               */
-    CLPHYS_BC_PERIODIC,      /* theta = 0                                      */
-    CLPHYS_BC_ANTIPERIODIC,  /* theta = pi                                     */
-    CLPHYS_BC_PHASE          /* theta = pi * bc_phase_by_pi[mu]                */
-} clphys_bc;
+    CLPHYS_LQCD_BC_PERIODIC,      /* theta = 0                                      */
+    CLPHYS_LQCD_BC_ANTIPERIODIC,  /* theta = pi                                     */
+    CLPHYS_LQCD_BC_PHASE          /* theta = pi * bc_phase_by_pi[mu]                */
+} clphys_lqcd_bc;
 
 /* A zeroed struct with kappa set is a valid plan: fp32, reconstruct-12,
  * the device's layout, boundary p,p,p,a, the tuned work-group size. */
@@ -245,10 +245,10 @@ typedef struct {
                                faster on the H100 at both sizes and precisions
                                of docs/performance.md)                        */
     double kappa;           /* hopping parameter, > 0; no default             */
-    clphys_bc bc[4];        /* fermion boundary of x, y, z, t                 */
-    double bc_phase_by_pi[4]; /* theta_mu / pi for CLPHYS_BC_PHASE, finite     */
+    clphys_lqcd_bc bc[4];        /* fermion boundary of x, y, z, t                 */
+    double bc_phase_by_pi[4]; /* theta_mu / pi for CLPHYS_LQCD_BC_PHASE, finite     */
     size_t local_size;      /* work-group size; 0 = tuned (see below),
-                               CLPHYS_DSLASH_WG_RUNTIME = the runtime's choice */
+                               CLPHYS_LQCD_DSLASH_WG_RUNTIME = the runtime's choice */
     int layout;             /* CLPHYS_LQCD_LAYOUT_AUTO (SoA on GPUs, AoS on
                                CPUs, where it is the faster on PoCL),
                                CLPHYS_LQCD_SOA or CLPHYS_LQCD_AOS              */
@@ -256,7 +256,7 @@ typedef struct {
                                use the heuristic (64 on GPUs, runtime's choice
                                on CPUs); so does CLPHYS_NO_TUNE=1 in the env  */
     int halo_half;          /* 1: an fp32 plan over several devices
-                               (clphys_dslash_plan_create_multi) exchanges its
+                               (clphys_lqcd_dslash_plan_create_multi) exchanges its
                                faces in 16 bits, as QUDA's half-precision
                                halos: per face site the 12 reals as 16-bit
                                fixed-point fractions of their largest
@@ -265,17 +265,17 @@ typedef struct {
                                largest component on the remote hops).  For
                                the inner operator of mixed-precision solves.
                                Ignored by fp64 plans, one device and MPI ranks */
-} clphys_dslash_params;
+} clphys_lqcd_dslash_params;
 
 enum { CLPHYS_LQCD_LAYOUT_AUTO = 0, CLPHYS_LQCD_SOA = 1, CLPHYS_LQCD_AOS = 2 };
-#define CLPHYS_DSLASH_WG_RUNTIME ((size_t)-1)
+#define CLPHYS_LQCD_DSLASH_WG_RUNTIME ((size_t)-1)
 
 /* Deprecated (kept for one release): where a plan's work-group size came
  * from is a clphys_tune_source (clphys.h), the same for every path. */
-#define CLPHYS_DSLASH_WG_GIVEN CLPHYS_TUNE_GIVEN
-#define CLPHYS_DSLASH_WG_HEURISTIC CLPHYS_TUNE_HEURISTIC
-#define CLPHYS_DSLASH_WG_MEASURED CLPHYS_TUNE_MEASURED
-#define CLPHYS_DSLASH_WG_CACHED CLPHYS_TUNE_CACHE
+#define CLPHYS_LQCD_DSLASH_WG_GIVEN CLPHYS_TUNE_GIVEN
+#define CLPHYS_LQCD_DSLASH_WG_HEURISTIC CLPHYS_TUNE_HEURISTIC
+#define CLPHYS_LQCD_DSLASH_WG_MEASURED CLPHYS_TUNE_MEASURED
+#define CLPHYS_LQCD_DSLASH_WG_CACHED CLPHYS_TUNE_CACHE
 
 /* Upload g (converted to the precision and compression) and build the kernels.
  * Work-group size tuning (local_size 0, tuning enabled): the half-lattice
@@ -296,14 +296,14 @@ enum { CLPHYS_LQCD_LAYOUT_AUTO = 0, CLPHYS_LQCD_SOA = 1, CLPHYS_LQCD_AOS = 2 };
  * of g odd or < 2, local size above the device maximum),
  * CLPHYS_ERR_UNSUPPORTED (fp64 on a device without it),
  * CLPHYS_ERR_BUILD, CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
-clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
-                                        const clphys_dslash_params *p, clphys_dslash_plan **plan);
+clphys_status clphys_lqcd_dslash_plan_create(clphys_context *ctx, const clphys_lqcd_gauge_field *g,
+                                        const clphys_lqcd_dslash_params *p, clphys_lqcd_dslash_plan **plan);
 /* Wilson-Dirac plans over n devices of this process, one context each
  * (clphys_contexts_create; one device named twice gives two contexts on
  * it): the lattice of the whole field g is split by grid (product n,
  * clphys_lqcd_grid_local: device k holds the sublattice of rank k), and
  * plans[k] is device k's, its fields that sublattice (host arrays as for
- * clphys_dslash_plan_create with the local extents and local lexicographic
+ * clphys_lqcd_dslash_plan_create with the local extents and local lexicographic
  * sites).  Each face of a hop is read from its device into one page-locked
  * buffer and written from that same buffer into the neighbour device, on
  * a queue of its own (GPUs) while the interior kernel runs; then the
@@ -311,9 +311,9 @@ clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_
  * clphys_lqcd_mpi.h; the host staging is that of FluidX3D, an OpenCL
  * lattice-Boltzmann code that drives several GPUs from one process).
  *
- * The plans are used like those of clphys_dslash_plan_create_mpi, with
- * threads in place of ranks: clphys_dslash_apply(_split, _host) and the
- * solvers (clphys_solver_plan_create with plans64[k] and plans32[k] of two
+ * The plans are used like those of clphys_lqcd_dslash_plan_create_mpi, with
+ * threads in place of ranks: clphys_lqcd_dslash_apply(_split, _host) and the
+ * solvers (clphys_lqcd_solver_plan_create with plans64[k] and plans32[k] of two
  * groups over the same contexts, b and x device k's local spinors) are
  * collective over the group: n host threads, thread k on plans[k], call
  * the same functions in the same order.  The solvers' reductions are sums
@@ -325,54 +325,54 @@ clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_
  * call the plans of a group from one thread in turn: the first hop waits
  * for the other devices' faces.
  *
- * Release every plan with clphys_dslash_plan_destroy (after the threads
+ * Release every plan with clphys_lqcd_dslash_plan_destroy (after the threads
  * are done; the page-locked buffers go with the group's last plan), before
  * the contexts.  Errors (no plan made; message in clphys_last_error(NULL)
  * and of ctxs[0]): CLPHYS_ERR_INVALID_ARGUMENT (NULL, n outside 1..16, a
  * grid whose product is not n or that does not divide the lattice), and
- * those of clphys_dslash_plan_create on any device. */
-clphys_status clphys_dslash_plan_create_multi(int n, clphys_context *const *ctxs, const int grid[4],
-                                              const clphys_gauge_field *g, const clphys_dslash_params *p,
-                                              clphys_dslash_plan **plans);
+ * those of clphys_lqcd_dslash_plan_create on any device. */
+clphys_status clphys_lqcd_dslash_plan_create_multi(int n, clphys_context *const *ctxs, const int grid[4],
+                                              const clphys_lqcd_gauge_field *g, const clphys_lqcd_dslash_params *p,
+                                              clphys_lqcd_dslash_plan **plans);
 /* Release the plan (NULL accepted).  No errors. */
-void clphys_dslash_plan_destroy(clphys_dslash_plan *plan);
+void clphys_lqcd_dslash_plan_destroy(clphys_lqcd_dslash_plan *plan);
 /* The work-group size in use (0: the runtime's choice); *source, if
  * non-NULL, receives where it came from, a clphys_tune_source value.  No
  * errors (plan NULL gives 0). */
-size_t clphys_dslash_local_size(const clphys_dslash_plan *plan, int *source);
+size_t clphys_lqcd_dslash_local_size(const clphys_lqcd_dslash_plan *plan, int *source);
 /* Where the plan's work-group size came from: the params' local_size
  * (GIVEN), the tuning cache, a measurement at plan creation, or the
  * heuristic (also for NULL).  No errors. */
-clphys_tune_source clphys_dslash_plan_tune_source(const clphys_dslash_plan *plan);
+clphys_tune_source clphys_lqcd_dslash_plan_tune_source(const clphys_lqcd_dslash_plan *plan);
 /* Time the half hop at every work-group size the kernel accepts (as plan
  * creation does) on one hot lattice (GPUs 32^4, CPUs 16^4; quick: 16^4 and
  * 8^4) in both precisions (quick: reconstruct-12 only,
  * else 12 and 18), and write the fastest into the tuning cache (clphys.h,
  * "Tuning"), replacing what a plan measured before; plans of that lattice
  * then read it.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL ctx), those of
- * clphys_dslash_plan_create, CLPHYS_ERR_OUT_OF_MEMORY. */
-clphys_status clphys_dslash_tune(clphys_context *ctx, const clphys_tune_options *opt);
+ * clphys_lqcd_dslash_plan_create, CLPHYS_ERR_OUT_OF_MEMORY. */
+clphys_status clphys_lqcd_dslash_tune(clphys_context *ctx, const clphys_tune_options *opt);
 /* Change the work-group size (0: the runtime's choice), e.g. while tuning.
  * Errors: CLPHYS_ERR_INVALID_ARGUMENT (plan NULL, above the device's
  * maximum); a size the kernel cannot launch shows as CLPHYS_ERR_OPENCL at
  * the next application. */
-clphys_status clphys_dslash_set_local_size(clphys_dslash_plan *plan, size_t local_size);
+clphys_status clphys_lqcd_dslash_set_local_size(clphys_lqcd_dslash_plan *plan, size_t local_size);
 
 typedef enum {
-    CLPHYS_DSLASH_HOPPING = 0,  /* out = H in (full lattice)                     */
-    CLPHYS_DSLASH_WILSON,       /* out = D in = in - kappa H in (full lattice)   */
-    CLPHYS_DSLASH_H_EO,         /* out_even = H_eo in_odd   (half fields)        */
-    CLPHYS_DSLASH_H_OE,         /* out_odd  = H_oe in_even  (half fields)        */
-    CLPHYS_DSLASH_EO_PREC       /* out_even = (1 - kappa^2 H_eo H_oe) in_even    */
-} clphys_dslash_op;
+    CLPHYS_LQCD_DSLASH_HOPPING = 0,  /* out = H in (full lattice)                     */
+    CLPHYS_LQCD_DSLASH_WILSON,       /* out = D in = in - kappa H in (full lattice)   */
+    CLPHYS_LQCD_DSLASH_H_EO,         /* out_even = H_eo in_odd   (half fields)        */
+    CLPHYS_LQCD_DSLASH_H_OE,         /* out_odd  = H_oe in_even  (half fields)        */
+    CLPHYS_LQCD_DSLASH_EO_PREC       /* out_even = (1 - kappa^2 H_eo H_oe) in_even    */
+} clphys_lqcd_dslash_op;
 
 /* Number of complex values in a device field: 12*V (full) or 6*V (half).
  * No errors (plan NULL gives 0). */
-size_t clphys_dslash_field_complex(const clphys_dslash_plan *plan, int half);
+size_t clphys_lqcd_dslash_field_complex(const clphys_lqcd_dslash_plan *plan, int half);
 /* Allocate a device field (full or half) of the plan's precision; the
  * caller releases it (clReleaseMemObject).  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL), CLPHYS_ERR_OUT_OF_MEMORY. */
-clphys_status clphys_dslash_field_create(clphys_dslash_plan *plan, int half, cl_mem *field);
+clphys_status clphys_lqcd_dslash_field_create(clphys_lqcd_dslash_plan *plan, int half, cl_mem *field);
 /* Host spinor (double[V][4][3][2], lexicographic) <-> device full field, or,
  * with parity 0/1, <-> the half field of that parity (parity -1 = full).
  * Both wait for the transfer.  The first of them on a plan allocates a host
@@ -381,14 +381,14 @@ clphys_status clphys_dslash_field_create(clphys_dslash_plan *plan, int half, cl_
  * threads must not transfer through one plan at once.  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL, parity not -1/0/1),
  * CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
-clphys_status clphys_dslash_field_write(clphys_dslash_plan *plan, cl_mem field, int parity, const double *psi);
-clphys_status clphys_dslash_field_read(clphys_dslash_plan *plan, cl_mem field, int parity, double *psi);
+clphys_status clphys_lqcd_dslash_field_write(clphys_lqcd_dslash_plan *plan, cl_mem field, int parity, const double *psi);
+clphys_status clphys_lqcd_dslash_field_read(clphys_lqcd_dslash_plan *plan, cl_mem field, int parity, double *psi);
 /* Apply op on device fields (out != in; full fields for HOPPING and
  * WILSON, half fields otherwise).  kernel_s, if non-NULL: the call waits
  * and SETS *kernel_s to the summed profiled time of its kernels (EO_PREC:
  * two), in seconds.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL field, out ==
  * in, unknown op), CLPHYS_ERR_OPENCL. */
-clphys_status clphys_dslash_apply(clphys_dslash_plan *plan, clphys_dslash_op op, cl_mem out, cl_mem in,
+clphys_status clphys_lqcd_dslash_apply(clphys_lqcd_dslash_plan *plan, clphys_lqcd_dslash_op op, cl_mem out, cl_mem in,
                                   double *kernel_s);
 /* One application split into its parts, for plans over MPI ranks
  * (clphys_lqcd_mpi.h): the interior kernel runs while the spin-projected
@@ -415,17 +415,17 @@ typedef struct {
     int hops;            /* half- or full-lattice hops in the call              */
     size_t sites;        /* output sites of those hops, this rank               */
     size_t face_sites;   /* of them, the sites with a neighbour on another rank */
-} clphys_dslash_split;
+} clphys_lqcd_dslash_split;
 
-/* Apply op as clphys_dslash_apply, wait, and SET *split (zeroed first).
- * Errors: those of clphys_dslash_apply; CLPHYS_ERR_INVALID_ARGUMENT for
+/* Apply op as clphys_lqcd_dslash_apply, wait, and SET *split (zeroed first).
+ * Errors: those of clphys_lqcd_dslash_apply; CLPHYS_ERR_INVALID_ARGUMENT for
  * split NULL. */
-clphys_status clphys_dslash_apply_split(clphys_dslash_plan *plan, clphys_dslash_op op, cl_mem out, cl_mem in,
-                                        clphys_dslash_split *split);
+clphys_status clphys_lqcd_dslash_apply_split(clphys_lqcd_dslash_plan *plan, clphys_lqcd_dslash_op op, cl_mem out, cl_mem in,
+                                        clphys_lqcd_dslash_split *split);
 /* Host convenience: full-lattice op on host spinors (double[V][4][3][2]).
  * Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL, op not HOPPING or WILSON),
  * CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
-clphys_status clphys_dslash_apply_host(clphys_dslash_plan *plan, clphys_dslash_op op, double *out,
+clphys_status clphys_lqcd_dslash_apply_host(clphys_lqcd_dslash_plan *plan, clphys_lqcd_dslash_op op, double *out,
                                        const double *in);
 
 /* ---- solvers: D x = b on the even-odd system ------------------------------
@@ -437,40 +437,40 @@ clphys_status clphys_dslash_apply_host(clphys_dslash_plan *plan, clphys_dslash_o
  * until |r| / |b| <= tol.  The Krylov solvers and level-1 BLAS are those of
  * the library's linear-algebra layer. */
 typedef enum {
-    CLPHYS_SOLVER_AUTO = 0,  /* CGNR: converges for any invertible D          */
-    CLPHYS_SOLVER_CGNR,      /* CG on M^+ M, M^+ = gamma5 M gamma5            */
-    CLPHYS_SOLVER_BICGSTAB   /* BiCGStab (van der Vorst 1992) on M: fewer
+    CLPHYS_LQCD_SOLVER_AUTO = 0,  /* CGNR: converges for any invertible D          */
+    CLPHYS_LQCD_SOLVER_CGNR,      /* CG on M^+ M, M^+ = gamma5 M gamma5            */
+    CLPHYS_LQCD_SOLVER_BICGSTAB   /* BiCGStab (van der Vorst 1992) on M: fewer
                                 applications of M, may break down (then the
                                 outer loop restarts it)                       */
-} clphys_solver_kind;
+} clphys_lqcd_solver_kind;
 
 /* How the level-1 work (updates, dot products, norms) runs. */
 typedef enum {
-    CLPHYS_SOLVER_BLAS_AUTO = 0, /* fused on every device: measured faster on the
+    CLPHYS_LQCD_SOLVER_BLAS_AUTO = 0, /* fused on every device: measured faster on the
                                     H100 in all four solver rows and on PoCL in
                                     three of four (bench/lqcd-notes.md)          */
-    CLPHYS_SOLVER_BLAS_FUSED,    /* cl/blas1.cl: updates and the reductions after
+    CLPHYS_LQCD_SOLVER_BLAS_FUSED,    /* cl/linalg_blas1.cl: updates and the reductions after
                                     them in one pass; scalars on the device, the
                                     host waits once per iteration (convergence) */
-    CLPHYS_SOLVER_BLAS_CLBLAST   /* clBLAST on the context's queue, scalars on
+    CLPHYS_LQCD_SOLVER_BLAS_CLBLAST   /* clBLAST on the context's queue, scalars on
                                     the host, a blocking read per reduction      */
-} clphys_solver_blas;
+} clphys_lqcd_solver_blas;
 
 /* A zeroed struct asks for CGNR to 1e-10 with fused level-1 kernels in fp64. */
 typedef struct {
     size_t struct_size;     /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0          */
-    clphys_solver_kind kind;
+    clphys_lqcd_solver_kind kind;
     double tol;             /* target |b - D x| / |b| (true fp64 residual); 0 = 1e-10 */
     int max_iter;           /* cap on inner Krylov iterations in all; 0 = 10000 */
     int mixed;              /* 1: fp32 inner solves in fp64 defect correction  */
     double inner_tol;       /* relative reduction per inner solve (mixed), 0 = 1e-5 */
-    clphys_solver_blas blas;
+    clphys_lqcd_solver_blas blas;
     /* Called (may be NULL) after every Krylov iteration with the iterated
      * residual estimate |r'_e - M e_e| / |b| (is_true = 0), and at every
      * defect-correction cycle with the true fp64 |b - D x| / |b| (is_true = 1). */
     void (*progress)(void *user, int iter, double rel_residual, int is_true);
     void *user;
-} clphys_solver_params;
+} clphys_lqcd_solver_params;
 
 typedef struct {
     int iterations;          /* Krylov iterations, all restarts together       */
@@ -484,7 +484,7 @@ typedef struct {
     double upload_s;         /* b: host -> device fields, both parities         */
     double download_s;       /* x: device fields -> host                        */
     double gflops;           /* 1368 flops per site per D application counted   */
-} clphys_solver_result;
+} clphys_lqcd_solver_result;
 
 /* A solver plan owns the device workspace (fp64 and, when mixed, fp32 half
  * fields, the host-layout transfer buffer, a page-locked staging array of
@@ -503,26 +503,29 @@ typedef struct {
  * inner_tol negative, an unknown kind or blas), CLPHYS_ERR_UNSUPPORTED (no
  * fp64 on the device), CLPHYS_ERR_BUILD, CLPHYS_ERR_OUT_OF_MEMORY,
  * CLPHYS_ERR_OPENCL. */
-typedef struct clphys_solver_plan clphys_solver_plan;
-clphys_status clphys_solver_plan_create(clphys_dslash_plan *plan64, clphys_dslash_plan *plan32,
-                                        const clphys_solver_params *params, clphys_solver_plan **plan);
+typedef struct clphys_lqcd_solver_plan clphys_lqcd_solver_plan;
+clphys_status clphys_lqcd_solver_plan_create(clphys_lqcd_dslash_plan *plan64, clphys_lqcd_dslash_plan *plan32,
+                                        const clphys_lqcd_solver_params *params, clphys_lqcd_solver_plan **plan);
 /* Solve D x = b with the plan's parameters.  b, x: host spinors
  * double[V][4][3][2]; x is the solution (its input value is ignored).  *res
  * is filled also on failure.  Errors: CLPHYS_ERR_NOT_CONVERGED with the
  * residual reached when max_iter is exhausted (or a breakdown left no
  * progress), CLPHYS_ERR_INVALID_ARGUMENT (NULL), CLPHYS_ERR_OPENCL. */
-clphys_status clphys_solver_solve(clphys_solver_plan *plan, const double *b, double *x, clphys_solver_result *res);
+clphys_status clphys_lqcd_solver_solve(clphys_lqcd_solver_plan *plan, const double *b, double *x, clphys_lqcd_solver_result *res);
 /* Release the plan (NULL accepted).  No errors. */
-void clphys_solver_plan_destroy(clphys_solver_plan *plan);
+void clphys_lqcd_solver_plan_destroy(clphys_lqcd_solver_plan *plan);
 
-/* One-shot form of clphys_solver_plan_create / _solve / _destroy: arguments
+/* One-shot form of clphys_lqcd_solver_plan_create / _solve / _destroy: arguments
  * and errors as there. */
-clphys_status clphys_lqcd_solve(clphys_dslash_plan *plan64, clphys_dslash_plan *plan32,
-                                const clphys_solver_params *params, const double *b, double *x,
-                                clphys_solver_result *res);
+clphys_status clphys_lqcd_solve(clphys_lqcd_dslash_plan *plan64, clphys_lqcd_dslash_plan *plan32,
+                                const clphys_lqcd_solver_params *params, const double *b, double *x,
+                                clphys_lqcd_solver_result *res);
 
 #ifdef __cplusplus
 }
 #endif
 
+#ifndef CLPHYS_NO_DEPRECATED
+#include "clphys_deprecated.h" /* the old names, one release (docs/naming.md) */
+#endif
 #endif /* CLPHYS_LQCD_H */

@@ -12,11 +12,11 @@
  * arrays are those of clphys_lqcd.h with the local extents and local
  * lexicographic sites; its device fields have its own even-odd order.
  *
- * Plans over ranks: a clphys_dslash_plan made by
- * clphys_dslash_plan_create_mpi is used with the functions of
+ * Plans over ranks: a clphys_lqcd_dslash_plan made by
+ * clphys_lqcd_dslash_plan_create_mpi is used with the functions of
  * clphys_lqcd.h, each of which becomes collective for it (every rank calls
  * it, in the same order, with its own fields):
- *  - clphys_dslash_apply(_split, _host) and the solvers: per hop, halo_pack
+ *  - clphys_lqcd_dslash_apply(_split, _host) and the solvers: per hop, halo_pack
  *    projects the faces of the input (12 reals per face site), they go to
  *    the host, MPI_Irecv / MPI_Isend move them to the neighbours while the
  *    interior kernel computes every hop within the rank, then the received
@@ -24,12 +24,12 @@
  *    links a backward hop needs from the rank below are exchanged once, at
  *    plan creation.  The boundary phases apply at the lattice's ends only,
  *    whatever the grid.
- *  - clphys_solver_plan_create with plans over ranks (plan32 over the same
+ *  - clphys_lqcd_solver_plan_create with plans over ranks (plan32 over the same
  *    grid): b and x are the rank's local spinors; every reduction point of
  *    the Krylov solvers and the defect correction is one MPI_Allreduce (in
  *    place, MPI_SUM, over the plan's communicator) of all its values, so the
  *    ranks take the same decisions; iteration counts, residuals and
- *    clphys_solver_result are global.  The MPI library must return the same
+ *    clphys_lqcd_solver_result are global.  The MPI library must return the same
  *    sums on every rank (Open MPI's reduction algorithms do).
  *  - A device failure on one rank during an application still completes
  *    that application's messages, then returns the error on that rank
@@ -47,36 +47,36 @@
 extern "C" {
 #endif
 
-/* A gauge-file reader of clphys_lqcd.h (e.g. clphys_gauge_read_nersc). */
-typedef clphys_status (*clphys_gauge_reader)(const char *file, clphys_gauge_field *g);
+/* A gauge-file reader of clphys_lqcd.h (e.g. clphys_lqcd_gauge_read_nersc). */
+typedef clphys_status (*clphys_lqcd_gauge_reader)(const char *file, clphys_lqcd_gauge_field *g);
 
 /* Scatter the whole field `global`, held by rank `root` (ignored elsewhere,
  * may be NULL there), over the process grid: *local is created (the rank's
- * sublattice; release it with clphys_gauge_destroy).  Collective.  Errors,
+ * sublattice; release it with clphys_lqcd_gauge_destroy).  Collective.  Errors,
  * the same on every rank: CLPHYS_ERR_INVALID_ARGUMENT (NULL, root outside
  * the communicator, a grid whose product is not its size or that does not
  * divide the lattice: clphys_lqcd_grid_local), CLPHYS_ERR_OUT_OF_MEMORY,
  * CLPHYS_ERR_IO (MPI).  Messages: clphys_last_error(NULL). */
-clphys_status clphys_gauge_scatter(MPI_Comm comm, const int grid[4], int root, const clphys_gauge_field *global,
-                                   clphys_gauge_field *local);
+clphys_status clphys_lqcd_gauge_scatter(MPI_Comm comm, const int grid[4], int root, const clphys_lqcd_gauge_field *global,
+                                   clphys_lqcd_gauge_field *local);
 
-/* Read `file` once, on rank 0, with reader (NULL: clphys_gauge_read_nersc,
+/* Read `file` once, on rank 0, with reader (NULL: clphys_lqcd_gauge_read_nersc,
  * every header check verified there), and scatter it; dims (may be NULL)
  * gets the whole lattice's extents on every rank.  Collective.  Errors, the
  * same on every rank: the reader's (its message, e.g. the failed checksum,
- * with "rank 0: " in front), and those of clphys_gauge_scatter. */
-clphys_status clphys_gauge_read_mpi(MPI_Comm comm, const int grid[4], const char *file, clphys_gauge_reader reader,
-                                    clphys_gauge_field *local, int dims[4]);
+ * with "rank 0: " in front), and those of clphys_lqcd_gauge_scatter. */
+clphys_status clphys_lqcd_gauge_read_mpi(MPI_Comm comm, const int grid[4], const char *file, clphys_lqcd_gauge_reader reader,
+                                    clphys_lqcd_gauge_field *local, int dims[4]);
 
 /* The average plaquette and link trace of the whole lattice (the
- * normalisation of clphys_gauge_plaquette and clphys_gauge_link_trace) from
+ * normalisation of clphys_lqcd_gauge_plaquette and clphys_lqcd_gauge_link_trace) from
  * the ranks' sublattices: the links one site beyond each rank's upper ends
  * come from the ranks above (one exchange per split direction), the sums
  * from one MPI_Allreduce; either output may be NULL.  Collective.  Errors,
  * the same on every rank: CLPHYS_ERR_INVALID_ARGUMENT (NULL local, a grid
  * whose product is not the communicator's size, local extents that differ
  * between ranks), CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_IO (MPI). */
-clphys_status clphys_gauge_plaquette_mpi(MPI_Comm comm, const int grid[4], const clphys_gauge_field *local,
+clphys_status clphys_lqcd_gauge_plaquette_mpi(MPI_Comm comm, const int grid[4], const clphys_lqcd_gauge_field *local,
                                          double *plaquette, double *link_trace);
 
 /* Host spinors (double[V][4][3][2]) between the whole lattice of extents
@@ -85,29 +85,32 @@ clphys_status clphys_gauge_plaquette_mpi(MPI_Comm comm, const int grid[4], const
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL, root outside the communicator, a grid
  * that does not fit: clphys_lqcd_grid_local), CLPHYS_ERR_OUT_OF_MEMORY,
  * CLPHYS_ERR_IO (MPI). */
-clphys_status clphys_spinor_scatter(MPI_Comm comm, const int grid[4], const int dims[4], int root,
+clphys_status clphys_lqcd_spinor_scatter(MPI_Comm comm, const int grid[4], const int dims[4], int root,
                                     const double *global, double *local);
-clphys_status clphys_spinor_gather(MPI_Comm comm, const int grid[4], const int dims[4], int root, const double *local,
+clphys_status clphys_lqcd_spinor_gather(MPI_Comm comm, const int grid[4], const int dims[4], int root, const double *local,
                                    double *global);
 
 /* A Wilson-Dirac plan over the ranks of comm: this rank's sublattice
- * `local` (from clphys_gauge_scatter or clphys_gauge_read_mpi) of the
+ * `local` (from clphys_lqcd_gauge_scatter or clphys_lqcd_gauge_read_mpi) of the
  * lattice split by grid (product = size of comm), parameters as for
- * clphys_dslash_plan_create (kappa, precision and boundary must agree
+ * clphys_lqcd_dslash_plan_create (kappa, precision and boundary must agree
  * between ranks; layout and work-group size may differ).  Builds the halo
  * kernels for the split directions, allocates the face buffers (device and
  * page-locked host, for full fields) and exchanges the backward-hop link
- * faces.  Release with clphys_dslash_plan_destroy (on every rank: it frees
+ * faces.  Release with clphys_lqcd_dslash_plan_destroy (on every rank: it frees
  * the plan's duplicate of comm).  Collective.  Errors, the same on every
- * rank: those of clphys_dslash_plan_create, CLPHYS_ERR_INVALID_ARGUMENT
+ * rank: those of clphys_lqcd_dslash_plan_create, CLPHYS_ERR_INVALID_ARGUMENT
  * (the grid does not match comm, local extents or parameters differ
  * between ranks), CLPHYS_ERR_IO (MPI). */
-clphys_status clphys_dslash_plan_create_mpi(MPI_Comm comm, const int grid[4], clphys_context *ctx,
-                                            const clphys_gauge_field *local, const clphys_dslash_params *p,
-                                            clphys_dslash_plan **plan);
+clphys_status clphys_lqcd_dslash_plan_create_mpi(MPI_Comm comm, const int grid[4], clphys_context *ctx,
+                                            const clphys_lqcd_gauge_field *local, const clphys_lqcd_dslash_params *p,
+                                            clphys_lqcd_dslash_plan **plan);
 
 #ifdef __cplusplus
 }
 #endif
 
+#ifndef CLPHYS_NO_DEPRECATED
+#include "clphys_deprecated.h" /* the old names, one release (docs/naming.md) */
+#endif
 #endif /* CLPHYS_LQCD_MPI_H */

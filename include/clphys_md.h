@@ -28,49 +28,49 @@ extern "C" {
  * Verlet list (Verlet, Phys. Rev. 159, 98 (1967)) of every pair within
  * r_search = r_cut + skin, from the cell list. */
 typedef enum {
-    CLPHYS_NEIGHBOR_FULL = 0, /* every i lists every j within r_search          */
-    CLPHYS_NEIGHBOR_HALF = 1  /* each pair once (by sorted index, j > i)        */
-} clphys_neighbor_kind;
+    CLPHYS_MD_NEIGHBOR_FULL = 0, /* every i lists every j within r_search          */
+    CLPHYS_MD_NEIGHBOR_HALF = 1  /* each pair once (by sorted index, j > i)        */
+} clphys_md_neighbor_kind;
 
 typedef enum {
-    CLPHYS_NEIGHBOR_CSR = 0,        /* list[offset[i] .. offset[i+1])             */
-    CLPHYS_NEIGHBOR_TRANSPOSED = 1, /* list[k * n + i], k < count[i] <= capacity  */
-    CLPHYS_NEIGHBOR_STAGED = 2      /* as TRANSPOSED, but each entry is the slot of
+    CLPHYS_MD_NEIGHBOR_CSR = 0,        /* list[offset[i] .. offset[i+1])             */
+    CLPHYS_MD_NEIGHBOR_TRANSPOSED = 1, /* list[k * n + i], k < count[i] <= capacity  */
+    CLPHYS_MD_NEIGHBOR_STAGED = 2      /* as TRANSPOSED, but each entry is the slot of
                                        j in the local-memory stage of i's block of
-                                       cells (cl/stage.h); full lists only; for
+                                       cells (cl/platform_stage.h); full lists only; for
                                        the full-staged LJ variant                 */
-} clphys_neighbor_layout;
+} clphys_md_neighbor_layout;
 
 /* The list-building kernel. */
 typedef enum {
-    CLPHYS_NEIGHBOR_BUILD_AUTO = 0, /* the tuning cache (clphys_neighbor_tune),
+    CLPHYS_MD_NEIGHBOR_BUILD_AUTO = 0, /* the tuning cache (clphys_md_neighbor_tune),
                                        else cpu on CPUs, item elsewhere          */
-    CLPHYS_NEIGHBOR_BUILD_ITEM,     /* one work-item per particle, a candidate
-                                       at a time (cl/neighbor_list.cl)           */
-    CLPHYS_NEIGHBOR_BUILD_CPU       /* the candidates of a cell tested in explicit
-                                       vectors, the same rows (cl/neighbor_cpu.cl);
+    CLPHYS_MD_NEIGHBOR_BUILD_ITEM,     /* one work-item per particle, a candidate
+                                       at a time (cl/md_neighbor_list.cl)           */
+    CLPHYS_MD_NEIGHBOR_BUILD_CPU       /* the candidates of a cell tested in explicit
+                                       vectors, the same rows (cl/md_neighbor_cpu.cl);
                                        PoCL runs it 2-5x faster, Intel's CPU
                                        runtime, which vectorizes across
                                        work-items itself, 2.4-5x slower          */
-} clphys_neighbor_build_kernel;
+} clphys_md_neighbor_build_kernel;
 
 typedef struct {
     size_t struct_size;            /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
     size_t n;                      /* particles, 1 .. 2^31 - 1                   */
     double box[3];                 /* Lx Ly Lz, each >= 2 r_search               */
     double r_search;               /* r_cut + skin (length units)                */
-    clphys_neighbor_kind kind;
-    clphys_neighbor_layout layout;
+    clphys_md_neighbor_kind kind;
+    clphys_md_neighbor_layout layout;
     clphys_precision precision;    /* of the positions on the device             */
     size_t capacity;               /* list entries per particle to start with;
                                       0 = estimated; grows on overflow           */
     int block_cells;               /* STAGED: cells per block along x; 0 = chosen
                                       so a block holds ~96 particles and its stage
                                       fits local memory                          */
-    clphys_neighbor_build_kernel build; /* CSR and TRANSPOSED layouts            */
-} clphys_neighbor_params;
+    clphys_md_neighbor_build_kernel build; /* CSR and TRANSPOSED layouts            */
+} clphys_md_neighbor_params;
 
-typedef struct clphys_neighbor_plan clphys_neighbor_plan;
+typedef struct clphys_md_neighbor_plan clphys_md_neighbor_plan;
 
 /* Make a plan: device buffers for n particles and the list's kernels.  The
  * cells have edges >= r_search and number at most 8 n + 64 (larger cells in
@@ -79,9 +79,9 @@ typedef struct clphys_neighbor_plan clphys_neighbor_plan;
  * unknown layout, staged with a half list), CLPHYS_ERR_INPUT (a box edge
  * < 2 r_search), CLPHYS_ERR_UNSUPPORTED (fp64 missing; a staged block that
  * cannot fit local memory), CLPHYS_ERR_BUILD. */
-clphys_status clphys_neighbor_plan_create(clphys_context *ctx, const clphys_neighbor_params *p,
-                                          clphys_neighbor_plan **plan);
-void clphys_neighbor_plan_destroy(clphys_neighbor_plan *plan); /* NULL-safe */
+clphys_status clphys_md_neighbor_plan_create(clphys_context *ctx, const clphys_md_neighbor_params *p,
+                                          clphys_md_neighbor_plan **plan);
+void clphys_md_neighbor_plan_destroy(clphys_md_neighbor_plan *plan); /* NULL-safe */
 /* Upload pos (n*3 doubles x0 y0 z0 x1 ..., caller order, any coordinates:
  * wrapped into the box), sort by cell, build the list; waits for it.  When a
  * particle has more neighbours than the capacity (the device's overflow
@@ -89,29 +89,29 @@ void clphys_neighbor_plan_destroy(clphys_neighbor_plan *plan); /* NULL-safe */
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL), CLPHYS_ERR_INPUT (a non-finite
  * coordinate, naming the particle), CLPHYS_ERR_OVERFLOW (the list would
  * exceed the device's largest allocation). */
-clphys_status clphys_neighbor_build(clphys_neighbor_plan *plan, const double *pos);
+clphys_status clphys_md_neighbor_build(clphys_md_neighbor_plan *plan, const double *pos);
 /* Pairs stored (full: sum of counts; half: number of pairs), the capacity
  * now in use (entries per particle) and how many times the list grew; each
  * pointer may be NULL.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (plan NULL). */
-clphys_status clphys_neighbor_stats(const clphys_neighbor_plan *plan, size_t *pairs, size_t *capacity,
+clphys_status clphys_md_neighbor_stats(const clphys_md_neighbor_plan *plan, size_t *pairs, size_t *capacity,
                                     int *growths);
 /* Profiled kernel time of the last build (sort + list, growth included), s;
  * 0 for NULL. */
-double clphys_neighbor_build_seconds(const clphys_neighbor_plan *plan);
+double clphys_md_neighbor_build_seconds(const clphys_md_neighbor_plan *plan);
 /* The list in CSR form in caller indices: offsets[n + 1], list[pairs] (pairs
- * from clphys_neighbor_stats).  For a half list, each pair appears once,
+ * from clphys_md_neighbor_stats).  For a half list, each pair appears once,
  * under one of its two particles.  Host round trip.  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL). */
-clphys_status clphys_neighbor_get(clphys_neighbor_plan *plan, size_t *offsets, int *list);
+clphys_status clphys_md_neighbor_get(clphys_md_neighbor_plan *plan, size_t *offsets, int *list);
 /* The build kernel in use ("item" or "cpu"; "staged" for that layout) and
  * where it came from (clphys_tune_source_name: "given", "tuning cache",
  * "heuristic"): "cpu (heuristic)".  "" for NULL; the string stays the
  * plan's.  No errors. */
-const char *clphys_neighbor_plan_choice(const clphys_neighbor_plan *plan);
+const char *clphys_md_neighbor_plan_choice(const clphys_md_neighbor_plan *plan);
 /* Where the build kernel came from: the params (build given, or the staged
  * layout), the tuning cache, or the heuristic (also for NULL); neighbour
  * plans do not measure at creation.  No errors. */
-clphys_tune_source clphys_neighbor_plan_tune_source(const clphys_neighbor_plan *plan);
+clphys_tune_source clphys_md_neighbor_plan_tune_source(const clphys_md_neighbor_plan *plan);
 /* The seed benchmark's input (bench/md-notes.md): fcc at number density
  * rho with m = floor(edge / a) unit cells per side, a = (4 / rho)^(1/3), 4
  * atoms per cell, each coordinate jittered by 0.1 u, u uniform in [0, 1)
@@ -119,19 +119,19 @@ clphys_tune_source clphys_neighbor_plan_tune_source(const clphys_neighbor_plan *
  * edge m a); pos NULL: only those, else pos[3 n] receives the positions.
  * Errors: CLPHYS_ERR_INVALID_ARGUMENT (n or box NULL, rho or edge not > 0,
  * edge shorter than one cell, more than 2^31 - 1 atoms). */
-clphys_status clphys_lj_seed_input(double rho, double edge, size_t *n, double box[3], double *pos);
-/* Time the list builds (clphys_neighbor_build_kernel) of full and half,
+clphys_status clphys_md_lj_seed_input(double rho, double edge, size_t *n, double box[3], double *pos);
+/* Time the list builds (clphys_md_neighbor_build_kernel) of full and half,
  * CSR and transposed lists at the seed's densities 0.5 and 1.0 (GPUs: box
  * edge 50, the seed's size; CPUs 20; quick: 30 and 14) and write
  * the faster per precision, size and density class into the tuning cache
  * (clphys.h, "Tuning").  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL ctx),
  * those of the plans (a candidate the device cannot run is skipped). */
-clphys_status clphys_neighbor_tune(clphys_context *ctx, const clphys_tune_options *opt);
+clphys_status clphys_md_neighbor_tune(clphys_context *ctx, const clphys_tune_options *opt);
 
 /* Shuffle each particle's neighbour order (the seed benchmark's worst case
  * for caches), deterministically from seed.  Host round trip.  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT (plan NULL). */
-clphys_status clphys_neighbor_shuffle(clphys_neighbor_plan *plan, uint64_t seed);
+clphys_status clphys_md_neighbor_shuffle(clphys_md_neighbor_plan *plan, uint64_t seed);
 
 /* ---- Lennard-Jones forces --------------------------------------------------
  * U(r) = 4 eps [(sigma/r)^12 - (sigma/r)^6] - shift for r < r_cut, 0 beyond;
@@ -139,37 +139,37 @@ clphys_status clphys_neighbor_shuffle(clphys_neighbor_plan *plan, uint64_t seed)
  * F_i = sum_j 24 eps [2 (sigma/r)^12 - (sigma/r)^6] / r^2 (x_i - x_j).
  * Virial W = sum over pairs r_ij . F_ij (pressure P = (2 KE + W) / (3 V)).
  * Each variant runs the kernel of its name (lj_full_csr for full-csr, ...)
- * in cl/lj.cl, cl/lj_cpu.cl for cpu. */
+ * in cl/md_lj.cl, cl/md_lj_cpu.cl for cpu. */
 typedef enum {
-    CLPHYS_LJ_AUTO = 0,          /* the tuning cache (clphys_lj_tune), else
+    CLPHYS_MD_LJ_AUTO = 0,          /* the tuning cache (clphys_md_lj_tune), else
                                     full-transposed on GPUs, cpu on CPUs          */
-    CLPHYS_LJ_FULL_CSR,          /* one work-item per i, full CSR list             */
-    CLPHYS_LJ_FULL_TRANSPOSED,   /* one work-item per i, list[k*n+i]: coalesced    */
-    CLPHYS_LJ_FULL_GROUP,        /* group_size work-items share i, local reduction */
-    CLPHYS_LJ_HALF_CAS,          /* third law, atomic add from compare-exchange:
+    CLPHYS_MD_LJ_FULL_CSR,          /* one work-item per i, full CSR list             */
+    CLPHYS_MD_LJ_FULL_TRANSPOSED,   /* one work-item per i, list[k*n+i]: coalesced    */
+    CLPHYS_MD_LJ_FULL_GROUP,        /* group_size work-items share i, local reduction */
+    CLPHYS_MD_LJ_HALF_CAS,          /* third law, atomic add from compare-exchange:
                                     each pair once (half list taken from the full
                                     list by half-space), j forces summed per block
                                     of cells in local memory, one global exchange
-                                    per particle and block (cl/half_slot.cl makes
+                                    per particle and block (cl/md_half_slot.cl makes
                                     its lists)                                    */
-    CLPHYS_LJ_HALF_FIXEDPOINT,   /* third law, int64 fixed point: bit-identical    */
-    CLPHYS_LJ_CPU,               /* CPU-shaped: block of i, vectors over j (full)  */
-    CLPHYS_LJ_FULL_STAGED,       /* work-group per block of cells, neighbours'
+    CLPHYS_MD_LJ_HALF_FIXEDPOINT,   /* third law, int64 fixed point: bit-identical    */
+    CLPHYS_MD_LJ_CPU,               /* CPU-shaped: block of i, vectors over j (full)  */
+    CLPHYS_MD_LJ_FULL_STAGED,       /* work-group per block of cells, neighbours'
                                     positions staged in local memory (full list)  */
-    CLPHYS_LJ_NVARIANTS          /* the variants are 1 .. CLPHYS_LJ_NVARIANTS - 1 */
-} clphys_lj_variant;
+    CLPHYS_MD_LJ_NVARIANTS          /* the variants are 1 .. CLPHYS_MD_LJ_NVARIANTS - 1 */
+} clphys_md_lj_variant;
 
-/* Order of the half-cas slot lists (cl/half_slot.cl), derived after every
+/* Order of the half-cas slot lists (cl/md_half_slot.cl), derived after every
  * list build: a warp runs as long as its longest row, and in fp64 its
  * exchanges bunch into its first steps when the entries within r_cut come
  * first. */
 typedef enum {
-    CLPHYS_LJ_ORDER_AUTO = 0,    /* fp64: BOTH; fp32: SORTED_ROWS                  */
-    CLPHYS_LJ_ORDER_PLAIN,       /* rows in cell order, entries in list order     */
-    CLPHYS_LJ_ORDER_CUT_FIRST,   /* in each row, the entries within r_cut first   */
-    CLPHYS_LJ_ORDER_SORTED_ROWS, /* rows of a block by descending list length     */
-    CLPHYS_LJ_ORDER_BOTH         /* CUT_FIRST and SORTED_ROWS                     */
-} clphys_lj_slot_order;
+    CLPHYS_MD_LJ_ORDER_AUTO = 0,    /* fp64: BOTH; fp32: SORTED_ROWS                  */
+    CLPHYS_MD_LJ_ORDER_PLAIN,       /* rows in cell order, entries in list order     */
+    CLPHYS_MD_LJ_ORDER_CUT_FIRST,   /* in each row, the entries within r_cut first   */
+    CLPHYS_MD_LJ_ORDER_SORTED_ROWS, /* rows of a block by descending list length     */
+    CLPHYS_MD_LJ_ORDER_BOTH         /* CUT_FIRST and SORTED_ROWS                     */
+} clphys_md_lj_slot_order;
 
 typedef struct {
     size_t struct_size;          /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
@@ -179,103 +179,103 @@ typedef struct {
     double r_cut, skin;          /* list built to r_cut + skin                    */
     int shifted;                 /* 1: U(r_cut) subtracted                        */
     clphys_precision precision;
-    clphys_lj_variant variant;   /* 0 = CLPHYS_LJ_AUTO                            */
+    clphys_md_lj_variant variant;   /* 0 = CLPHYS_MD_LJ_AUTO                            */
     int group_size;              /* full-group: work-items per i (power of 2,
                                     0 = 8); other variants ignore it              */
     int work_group_size;         /* 0 = tuned, else 256 on GPUs, 16 on CPUs;
                                     full-staged: 128; half-cas: 0 = from the
                                     block's mean particle count                   */
     /* half-cas only; 0 = auto: the tuning cache for this device, precision,
-     * size and density class (clphys_lj_tune), else the defaults below (the
+     * size and density class (clphys_md_lj_tune), else the defaults below (the
      * best choice changes with density, bench/md-notes.md): */
-    clphys_lj_slot_order slot_order;
+    clphys_md_lj_slot_order slot_order;
     int defer_exchanges;         /* 0 = auto = 1: off; 2: an entry's local
                                     exchanges examined only after the next
                                     pair's arithmetic                             */
     int entries_ahead;           /* list entries each work-item loads ahead of
                                     use, 2 .. 4 (auto: 2)                         */
-} clphys_lj_params;
+} clphys_md_lj_params;
 
 typedef struct {
     double potential_energy;     /* total, not per atom                           */
     double virial;               /* W = sum over pairs r_ij . F_ij                */
-} clphys_lj_result;
+} clphys_md_lj_result;
 
-typedef struct clphys_lj_plan clphys_lj_plan;
+typedef struct clphys_md_lj_plan clphys_md_lj_plan;
 
 /* Make a plan: its neighbour plan (the list the variant reads), kernels and
- * force buffers.  Errors: as clphys_neighbor_plan_create, plus
+ * force buffers.  Errors: as clphys_md_neighbor_plan_create, plus
  * CLPHYS_ERR_INVALID_ARGUMENT (r_cut <= 0, skin < 0, epsilon or sigma < 0,
  * unknown variant, group_size not a power of 2 dividing work_group_size,
  * half-cas options out of range), CLPHYS_ERR_UNSUPPORTED (half-cas in fp64
  * and half-fixedpoint need cl_khr_int64_base_atomics; half-cas needs more
  * local memory than the device has; the compiled kernel cannot run the
  * work-group size asked). */
-clphys_status clphys_lj_plan_create(clphys_context *ctx, const clphys_lj_params *p,
-                                    clphys_lj_plan **plan);
-void clphys_lj_plan_destroy(clphys_lj_plan *plan); /* NULL-safe */
+clphys_status clphys_md_lj_plan_create(clphys_context *ctx, const clphys_md_lj_params *p,
+                                    clphys_md_lj_plan **plan);
+void clphys_md_lj_plan_destroy(clphys_md_lj_plan *plan); /* NULL-safe */
 /* Upload positions (n*3 doubles, caller order) and build the neighbour
- * list.  Errors: as clphys_neighbor_build. */
-clphys_status clphys_lj_set_positions(clphys_lj_plan *plan, const double *pos);
+ * list.  Errors: as clphys_md_neighbor_build. */
+clphys_status clphys_md_lj_set_positions(clphys_md_lj_plan *plan, const double *pos);
 /* Upload new positions (n*3 doubles, caller order) keeping the current list
  * and cell order (the caller guarantees no particle moved more than skin/2
  * since the last build).  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL). */
-clphys_status clphys_lj_update_positions(clphys_lj_plan *plan, const double *pos);
+clphys_status clphys_md_lj_update_positions(clphys_md_lj_plan *plan, const double *pos);
 /* Evaluate forces, energy and virial on the device with the current list.
  * kernel_s non-NULL: the call waits and sets *kernel_s to the profiled time
  * of its kernels (s); NULL: the kernels stay queued (back-to-back calls;
- * time them with clphys_context_span_begin/_end; clphys_lj_get waits for
+ * time them with clphys_context_span_begin/_end; clphys_md_lj_get waits for
  * them).  Errors: CLPHYS_ERR_INVALID_ARGUMENT (plan NULL). */
-clphys_status clphys_lj_evaluate(clphys_lj_plan *plan, double *kernel_s);
+clphys_status clphys_md_lj_evaluate(clphys_md_lj_plan *plan, double *kernel_s);
 /* Read back: forces (n*3 doubles, caller order, energy units / length; may
  * be NULL) and totals (may be NULL).  Errors: CLPHYS_ERR_INVALID_ARGUMENT
  * (plan NULL), CLPHYS_ERR_INPUT (a non-finite force: overlapping atoms; the
  * message names the particle and its nearest neighbour),
  * CLPHYS_ERR_OVERFLOW (half-fixedpoint: a force beyond its fixed-point
  * range). */
-clphys_status clphys_lj_get(clphys_lj_plan *plan, double *forces, clphys_lj_result *res);
+clphys_status clphys_md_lj_get(clphys_md_lj_plan *plan, double *forces, clphys_md_lj_result *res);
 /* set_positions + evaluate + get; errors as those. */
-clphys_status clphys_lj_compute(clphys_lj_plan *plan, const double *pos, double *forces,
-                                clphys_lj_result *res);
+clphys_status clphys_md_lj_compute(clphys_md_lj_plan *plan, const double *pos, double *forces,
+                                clphys_md_lj_result *res);
 /* half-cas sums the j forces of a block of cells in local accumulators,
  * one per particle of the block's neighbourhood, within the device's local
  * memory; particles beyond that go to global memory directly (correct,
  * slower).  *slots: how many, summed over this plan's evaluations (0 for
  * the other variants).  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL). */
-clphys_status clphys_lj_overflow(clphys_lj_plan *plan, size_t *slots);
+clphys_status clphys_md_lj_overflow(clphys_md_lj_plan *plan, size_t *slots);
 /* The plan's neighbour list (e.g. to shuffle it or read its stats); NULL
  * for NULL. */
-clphys_neighbor_plan *clphys_lj_neighbor(clphys_lj_plan *plan);
+clphys_md_neighbor_plan *clphys_md_lj_neighbor(clphys_md_lj_plan *plan);
 /* Variant actually used (AUTO resolved). */
-clphys_lj_variant clphys_lj_plan_variant(const clphys_lj_plan *plan);
+clphys_md_lj_variant clphys_md_lj_plan_variant(const clphys_md_lj_plan *plan);
 /* The variant and options in use and where they came from
  * (clphys_tune_source_name), e.g. "half-cas slot_order=both
  * defer_exchanges=2 entries_ahead=3 work_group_size=224 (tuning cache)"
  * ("given": the variant and every option the cache holds for it in the
  * params; "heuristic": no cache entry, or tuning off).  "" for NULL; the
  * string stays the plan's. */
-const char *clphys_lj_plan_choice(const clphys_lj_plan *plan);
+const char *clphys_md_lj_plan_choice(const clphys_md_lj_plan *plan);
 /* Where the variant and options came from: the params, the tuning cache,
- * or the heuristic (also for NULL), as clphys_lj_plan_choice says; LJ
+ * or the heuristic (also for NULL), as clphys_md_lj_plan_choice says; LJ
  * plans do not measure at creation.  No errors. */
-clphys_tune_source clphys_lj_plan_tune_source(const clphys_lj_plan *plan);
+clphys_tune_source clphys_md_lj_plan_tune_source(const clphys_md_lj_plan *plan);
 /* Time every variant and its own options (work-group size; full-group's
  * work-items per i; half-cas's slot order, deferred exchanges and entries
- * ahead) on the seed benchmark's input (clphys_lj_seed_input, shuffled
+ * ahead) on the seed benchmark's input (clphys_md_lj_seed_input, shuffled
  * lists, calls back to back as an MD step runs them) at densities 0.5 and
- * 1.0 (sizes as clphys_neighbor_tune), both precisions, each candidate's forces
+ * 1.0 (sizes as clphys_md_neighbor_tune), both precisions, each candidate's forces
  * checked against the first one's, and write per precision, size and
  * density class the fastest variant and each variant's fastest options into
  * the tuning cache; AUTO and options left 0 then take them.  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL ctx), CLPHYS_ERR_VERIFY (no candidate of
  * a case agreed with the reference), those of the plans (a candidate the
  * device cannot run is skipped). */
-clphys_status clphys_lj_tune(clphys_context *ctx, const clphys_tune_options *opt);
+clphys_status clphys_md_lj_tune(clphys_context *ctx, const clphys_tune_options *opt);
 /* "auto", "full-csr", ...; "unknown" outside the enum. */
-const char *clphys_lj_variant_name(clphys_lj_variant v);
+const char *clphys_md_lj_variant_name(clphys_md_lj_variant v);
 /* The variant of a name.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (unknown name;
  * the message lists the names). */
-clphys_status clphys_lj_variant_from_name(const char *name, clphys_lj_variant *v);
+clphys_status clphys_md_lj_variant_from_name(const char *name, clphys_md_lj_variant *v);
 
 /* ---- molecular dynamics: velocity Verlet NVE, LAMMPS conventions ----------
  * Units: LAMMPS `units lj` (k_B = 1).  A system in host memory: */
@@ -323,9 +323,9 @@ clphys_status clphys_md_fcc(double rho, int cells, double temp, uint64_t seed, c
 
 typedef struct {
     size_t struct_size;          /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
-    clphys_lj_params lj;         /* n and box are taken from the system; its own
+    clphys_md_lj_params lj;         /* n and box are taken from the system; its own
                                     struct_size counts (0: soname 1's layout).
-                                    Embedded by value: clphys_lj_params gains a
+                                    Embedded by value: clphys_md_lj_params gains a
                                     field only with a soname bump (it would move
                                     the fields below)                            */
     double dt;                   /* time step (tau)                               */
@@ -348,7 +348,7 @@ typedef struct {
 typedef struct clphys_md_plan clphys_md_plan;
 
 /* Plan over a host system: upload sys (copied; sys is not used afterwards)
- * and compute the initial forces.  Errors: as clphys_lj_plan_create, plus
+ * and compute the initial forces.  Errors: as clphys_md_lj_plan_create, plus
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL, n = 0, dt <= 0, neigh_every < 1,
  * neigh_delay < 0), CLPHYS_ERR_INPUT (a mass <= 0, a non-finite
  * coordinate or velocity, a velocity that would carry the atom more than
@@ -430,4 +430,7 @@ int clphys_md_rebuilds(const clphys_md_plan *plan);
 }
 #endif
 
+#ifndef CLPHYS_NO_DEPRECATED
+#include "clphys_deprecated.h" /* the old names, one release (docs/naming.md) */
+#endif
 #endif /* CLPHYS_MD_H */

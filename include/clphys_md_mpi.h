@@ -24,7 +24,7 @@
  * is one MPI_Allreduce.
  *
  * Forces come from full Verlet lists over owned and ghost atoms (the
- * full-list variants of clphys_lj_variant: full-csr, full-transposed,
+ * full-list variants of clphys_md_lj_variant: full-csr, full-transposed,
  * full-group, cpu); each owned atom sees all its neighbours, so no ghost
  * force travels back.  The half-list and full-staged variants are refused
  * when any dimension is cut (CLPHYS_ERR_UNSUPPORTED): the half lists would
@@ -137,7 +137,7 @@ clphys_status clphys_md_mpi_thermo(clphys_md_mpi *plan, clphys_md_thermo *t);
 clphys_status clphys_md_mpi_gather(clphys_md_mpi *plan, int root, clphys_md_system *all);
 /* This rank's grid (grid[3], may be NULL), its coordinates in it (coord[3],
  * may be NULL), and the atoms it owns and holds as ghosts now (may be NULL).
- * Returns the LJ variant in use (clphys_lj_plan_choice of this rank's plan);
+ * Returns the LJ variant in use (clphys_md_lj_plan_choice of this rank's plan);
  * "" for NULL.  Not collective. */
 const char *clphys_md_mpi_info(const clphys_md_mpi *plan, int grid[3], int coord[3], size_t *owned, size_t *ghosts);
 /* Neighbour-list builds so far, the initial one included; 0 for NULL. */
@@ -147,4 +147,7 @@ int clphys_md_mpi_rebuilds(const clphys_md_mpi *plan);
 }
 #endif
 
+#ifndef CLPHYS_NO_DEPRECATED
+#include "clphys_deprecated.h" /* the old names, one release (docs/naming.md) */
+#endif
 #endif /* CLPHYS_MD_MPI_H */

@@ -79,4 +79,7 @@ clphys_status clphys_mpi_measure_sync(MPI_Comm comm, clphys_context *const *ctxs
 }
 #endif
 
+#ifndef CLPHYS_NO_DEPRECATED
+#include "clphys_deprecated.h" /* the old names, one release (docs/naming.md) */
+#endif
 #endif /* CLPHYS_MPI_H */

@@ -167,11 +167,11 @@ typedef enum {
     CLPHYS_POISSON_LINE_COLUMN,     /* one work-item per (i,j) column, looping over
                                        k, the prolongation fused into the first
                                        step after the coarse correction
-                                       (cl/line_relax.cl)                         */
+                                       (cl/poisson_line_relax.cl)                         */
     CLPHYS_POISSON_LINE_COLUMN_VEC, /* 8 (fp32) or 4 (fp64) neighbouring columns
                                        per work-item in vector types, so that
                                        the line solves run in SIMD lanes on CPUs
-                                       (cl/line_relax_vec.cl); levels whose nx is
+                                       (cl/poisson_line_relax_vec.cl); levels whose nx is
                                        not a multiple use column                  */
     CLPHYS_POISSON_LINE_STAGED      /* a work-group per tile of columns: its
                                        work-items compute the residuals of the
@@ -181,7 +181,7 @@ typedef enum {
                                        write x; the restriction also makes the
                                        coarse level's first step.  3 (nz | 1)
                                        reals of local memory per column of a
-                                       tile (cl/line_staged.cl)                   */
+                                       tile (cl/poisson_line_staged.cl)                   */
 } clphys_poisson_line;
 
 /* A zeroed struct asks for the defaults. */
@@ -495,4 +495,7 @@ clphys_status clphys_poisson_write_netcdf(const char *file, int nx, int ny, int 
 }
 #endif
 
+#ifndef CLPHYS_NO_DEPRECATED
+#include "clphys_deprecated.h" /* the old names, one release (docs/naming.md) */
+#endif
 #endif /* CLPHYS_POISSON_H */

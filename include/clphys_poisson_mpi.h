@@ -169,4 +169,7 @@ clphys_status clphys_poisson_mpi_gather(clphys_poisson_mpi_plan *plan, const dou
 }
 #endif
 
+#ifndef CLPHYS_NO_DEPRECATED
+#include "clphys_deprecated.h" /* the old names, one release (docs/naming.md) */
+#endif
 #endif /* CLPHYS_POISSON_MPI_H */

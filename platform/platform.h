@@ -105,7 +105,7 @@ void cp_define_int(cp_defines *d, const char *name, long long value);
 void cp_define_str(cp_defines *d, const char *name, const char *value);
 void cp_define_flag(cp_defines *d, const char *name);
 void cp_define_option(cp_defines *d, const char *option);
-/* REAL_T=float, or REAL_T=double and REAL_IS_DOUBLE=1 (cl/common.h) after
+/* REAL_T=float, or REAL_T=double and REAL_IS_DOUBLE=1 (cl/platform_common.h) after
  * checking that the device has fp64: CLPHYS_ERR_UNSUPPORTED otherwise. */
 clphys_status cp_define_precision(clphys_context *ctx, cp_defines *d, clphys_precision p);
 /* CLPHYS_SUCCESS, or d's status with a message naming `program`, the define
@@ -114,9 +114,9 @@ clphys_status cp_defines_check(clphys_context *ctx, const cp_defines *d, const c
 
 /* ---- programs (platform/program.c) ---------------------------------------
  * cp_program: build the embedded kernel file `file`, named by its symbol
- * (&clsrc_gravity_cl for cl/gravity.cl: scripts/embed_cl.py makes one per
+ * (&clsrc_nbody_gravity_cl for cl/nbody_gravity.cl: scripts/embed_cl.py makes one per
  * file, so a misspelt file does not link), with `options` added to the
- * device defaults (NULL: none); headers it #includes ("common.h") are resolved from the
+ * device defaults (NULL: none); headers it #includes ("platform_common.h") are resolved from the
  * embedded set (cp_kernel_files).  With CLPHYS_KERNEL_DIR set, the file of
  * that name and its headers are read from that folder instead (kernel
  * development).  Programs are cached in the context (same file + options ->
@@ -135,7 +135,7 @@ clphys_status cp_program_from_source(clphys_context *ctx, const char *name, cons
                                      const char *options, cl_program *prog, int *from_cache);
 /* What a build with `options` needs of ctx's device (platform/require.c):
  * OpenCL C 1.2, and each extension that a macro of the options enables in
- * cl/common.h (-DREAL_IS_DOUBLE or -DNEED_FP64: cl_khr_fp64;
+ * cl/platform_common.h (-DREAL_IS_DOUBLE or -DNEED_FP64: cl_khr_fp64;
  * -DNEED_INT64_ATOMICS: cl_khr_int64_base_atomics).  CLPHYS_ERR_UNSUPPORTED
  * naming the program, the extension (or the OpenCL C version) and the device
  * when the device's probed info lacks one; name is only for the message. */

@@ -67,7 +67,7 @@ static clphys_status probe_mad(clphys_context *ctx, clphys_precision p, int repe
     cp_defines opts = {0};
     cl_program prog;
     CP_TRY(cp_define_precision(ctx, &opts, p));
-    CP_TRY(cp_program(ctx, &clsrc_probe_cl, &opts, &prog));
+    CP_TRY(cp_program(ctx, &clsrc_platform_probe_cl, &opts, &prog));
     /* GPUs: scalar chains over many work-items.  CPUs: explicit 16-wide vectors
      * (probe_mad_vec), since PoCL does not vectorize a work-item loop with an inner loop. */
     int vec = !ctx->info.is_gpu;
@@ -112,7 +112,7 @@ clphys_status clphys_measure_limits(clphys_context *ctx, int repeat, clphys_limi
     cl_program prog;
     cp_defines opts = {0};
     cp_define_str(&opts, "REAL_T", "float");
-    CP_TRY(cp_program(ctx, &clsrc_probe_cl, &opts, &prog));
+    CP_TRY(cp_program(ctx, &clsrc_platform_probe_cl, &opts, &prog));
     size_t local = ctx->info.is_gpu ? 256 : 0;
     if (local > ctx->info.max_work_group_size) local = ctx->info.max_work_group_size;
     CP_TRY(probe_bandwidth(ctx, prog, bytes, repeat, local ? &local : NULL, lim));

@@ -366,7 +366,7 @@ static clphys_status build_failed(clphys_context *ctx, cl_program prog, const ch
  *    of the 250 kernels built for Xe-HPC (pvc), 83 spilled without it and
  *    38 with it (20 with the sub-groups below and the gravity shapes of
  *    host/nbody/gravity.c, all of them CPU-shaped variants);
- *  - INTEL_SG=16 (cl/common.h): the kernels marked KERNEL_SG (the Wilson
+ *  - INTEL_SG=16 (cl/platform_common.h): the kernels marked KERNEL_SG (the Wilson
  *    hopping term, the tiled gravity, the line relaxations) in sub-groups
  *    of 16, the XVE's native width on Xe-HPC; in the SIMD32 that IGC picks
  *    by itself there the hopping term spilled 16 KiB (fp32) and 32 KiB
@@ -401,7 +401,7 @@ clphys_status cp_program_from_source(clphys_context *ctx, const char *name, cons
     cp_build_options(ctx, options, opts, sizeof opts);
     /* PoCL's compiler prints its diagnostics on the process's stderr, not
      * only into the build log: clang's notes that 16-wide vectors change the
-     * ABI on CPUs without AVX-512 (cl/vec_cpu.h; PoCL's builtins are built
+     * ABI on CPUs without AVX-512 (cl/platform_vec_cpu.h; PoCL's builtins are built
      * for the same CPU, so nothing differs) would show on every first
      * build.  The kernels themselves compile without a warning: the
      * capability test checks them with clang -Werror. */

@@ -2,7 +2,7 @@
  * device compiler sees it.
  *
  * The rule for cl/: a kernel file uses an optional extension only through
- * common.h, which enables it under one macro of the table below, and the
+ * platform_common.h, which enables it under one macro of the table below, and the
  * host defines that macro in the build options exactly when the build uses
  * the extension.  The options of a build therefore name every extension it
  * needs, and cp_program refuses a build whose device lacks one with
@@ -19,7 +19,7 @@
 
 static const struct {
     const char *macro; /* -D<macro> in the build options ... */
-    const char *ext;   /* ... enables this extension in common.h */
+    const char *ext;   /* ... enables this extension in platform_common.h */
     size_t flag;       /* the int in clphys_device_info that says the device has it */
 } NEEDS[] = {
     {"REAL_IS_DOUBLE", "cl_khr_fp64", offsetof(clphys_device_info, fp64)},

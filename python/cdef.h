@@ -60,26 +60,26 @@ cl_context clphys_context_cl_context(const clphys_context *ctx);
 cl_command_queue clphys_context_queue(const clphys_context *ctx);
 const char *clphys_context_notes(const clphys_context *ctx);
 
-/* ---- clphys_gravity.h ---- */
-typedef enum { CLPHYS_GRAVITY_AUTO, CLPHYS_GRAVITY_TILED, CLPHYS_GRAVITY_VECTOR, ... } clphys_gravity_variant;
+/* ---- clphys_nbody.h ---- */
+typedef enum { CLPHYS_NBODY_GRAVITY_AUTO, CLPHYS_NBODY_GRAVITY_TILED, CLPHYS_NBODY_GRAVITY_VECTOR, ... } clphys_nbody_gravity_variant;
 typedef struct {
     size_t struct_size;
     clphys_precision precision;
-    clphys_gravity_variant variant;
+    clphys_nbody_gravity_variant variant;
     double G, eps;
     int potential;
     size_t n_hint;
     ...;
-} clphys_gravity_params;
-typedef struct clphys_gravity_plan clphys_gravity_plan;
-clphys_status clphys_gravity_plan_create(clphys_context *ctx, const clphys_gravity_params *p,
-                                         clphys_gravity_plan **plan);
-void clphys_gravity_plan_destroy(clphys_gravity_plan *plan);
-const char *clphys_gravity_plan_variant(const clphys_gravity_plan *plan);
-clphys_status clphys_gravity_compute(clphys_gravity_plan *plan, size_t ni, const double *xi, size_t nj,
+} clphys_nbody_gravity_params;
+typedef struct clphys_nbody_gravity_plan clphys_nbody_gravity_plan;
+clphys_status clphys_nbody_gravity_plan_create(clphys_context *ctx, const clphys_nbody_gravity_params *p,
+                                         clphys_nbody_gravity_plan **plan);
+void clphys_nbody_gravity_plan_destroy(clphys_nbody_gravity_plan *plan);
+const char *clphys_nbody_gravity_plan_variant(const clphys_nbody_gravity_plan *plan);
+clphys_status clphys_nbody_gravity_compute(clphys_nbody_gravity_plan *plan, size_t ni, const double *xi, size_t nj,
                                      const double *xj, double *acc, double *pot, int accumulate,
                                      int check_coincident, double *kernel_s);
-clphys_status clphys_gravity_compute_cl(clphys_gravity_plan *plan, cl_mem xi, size_t ni, cl_mem xj, size_t nj,
+clphys_status clphys_nbody_gravity_compute_cl(clphys_nbody_gravity_plan *plan, cl_mem xi, size_t ni, cl_mem xj, size_t nj,
                                         int i_in_j, cl_mem out, int accumulate, double *kernel_s);
 typedef struct { size_t n; double *x; double *v; ...; } clphys_nbody_system;
 void clphys_nbody_system_destroy(clphys_nbody_system *s);
@@ -91,38 +91,38 @@ clphys_status clphys_nbody_energy_of(clphys_context *ctx, const clphys_nbody_sys
                                      clphys_nbody_energy *e);
 
 /* ---- clphys_md.h ---- */
-typedef enum { CLPHYS_NEIGHBOR_FULL, CLPHYS_NEIGHBOR_HALF, ... } clphys_neighbor_kind;
-typedef enum { CLPHYS_NEIGHBOR_CSR, CLPHYS_NEIGHBOR_TRANSPOSED, CLPHYS_NEIGHBOR_STAGED, ... } clphys_neighbor_layout;
+typedef enum { CLPHYS_MD_NEIGHBOR_FULL, CLPHYS_MD_NEIGHBOR_HALF, ... } clphys_md_neighbor_kind;
+typedef enum { CLPHYS_MD_NEIGHBOR_CSR, CLPHYS_MD_NEIGHBOR_TRANSPOSED, CLPHYS_MD_NEIGHBOR_STAGED, ... } clphys_md_neighbor_layout;
 typedef struct {
     size_t struct_size;
     size_t n; double box[3]; double r_search;
-    clphys_neighbor_kind kind; clphys_neighbor_layout layout; clphys_precision precision;
+    clphys_md_neighbor_kind kind; clphys_md_neighbor_layout layout; clphys_precision precision;
     ...;
-} clphys_neighbor_params;
-typedef struct clphys_neighbor_plan clphys_neighbor_plan;
-clphys_status clphys_neighbor_plan_create(clphys_context *ctx, const clphys_neighbor_params *p,
-                                          clphys_neighbor_plan **plan);
-void clphys_neighbor_plan_destroy(clphys_neighbor_plan *plan);
-clphys_status clphys_neighbor_build(clphys_neighbor_plan *plan, const double *pos);
-clphys_status clphys_neighbor_stats(const clphys_neighbor_plan *plan, size_t *pairs, size_t *capacity,
+} clphys_md_neighbor_params;
+typedef struct clphys_md_neighbor_plan clphys_md_neighbor_plan;
+clphys_status clphys_md_neighbor_plan_create(clphys_context *ctx, const clphys_md_neighbor_params *p,
+                                          clphys_md_neighbor_plan **plan);
+void clphys_md_neighbor_plan_destroy(clphys_md_neighbor_plan *plan);
+clphys_status clphys_md_neighbor_build(clphys_md_neighbor_plan *plan, const double *pos);
+clphys_status clphys_md_neighbor_stats(const clphys_md_neighbor_plan *plan, size_t *pairs, size_t *capacity,
                                     int *growths);
-clphys_status clphys_neighbor_get(clphys_neighbor_plan *plan, size_t *offsets, int *list);
+clphys_status clphys_md_neighbor_get(clphys_md_neighbor_plan *plan, size_t *offsets, int *list);
 
-typedef enum { CLPHYS_LJ_AUTO, ... } clphys_lj_variant;
+typedef enum { CLPHYS_MD_LJ_AUTO, ... } clphys_md_lj_variant;
 typedef struct {
     size_t struct_size;
     size_t n; double box[3]; double epsilon, sigma; double r_cut, skin; int shifted;
-    clphys_precision precision; clphys_lj_variant variant;
+    clphys_precision precision; clphys_md_lj_variant variant;
     ...;
-} clphys_lj_params;
-typedef struct { double potential_energy; double virial; ...; } clphys_lj_result;
-typedef struct clphys_lj_plan clphys_lj_plan;
-clphys_status clphys_lj_plan_create(clphys_context *ctx, const clphys_lj_params *p, clphys_lj_plan **plan);
-void clphys_lj_plan_destroy(clphys_lj_plan *plan);
-clphys_status clphys_lj_compute(clphys_lj_plan *plan, const double *pos, double *forces, clphys_lj_result *res);
-const char *clphys_lj_plan_choice(const clphys_lj_plan *plan);
-const char *clphys_lj_variant_name(clphys_lj_variant v);
-clphys_status clphys_lj_variant_from_name(const char *name, clphys_lj_variant *v);
+} clphys_md_lj_params;
+typedef struct { double potential_energy; double virial; ...; } clphys_md_lj_result;
+typedef struct clphys_md_lj_plan clphys_md_lj_plan;
+clphys_status clphys_md_lj_plan_create(clphys_context *ctx, const clphys_md_lj_params *p, clphys_md_lj_plan **plan);
+void clphys_md_lj_plan_destroy(clphys_md_lj_plan *plan);
+clphys_status clphys_md_lj_compute(clphys_md_lj_plan *plan, const double *pos, double *forces, clphys_md_lj_result *res);
+const char *clphys_md_lj_plan_choice(const clphys_md_lj_plan *plan);
+const char *clphys_md_lj_variant_name(clphys_md_lj_variant v);
+clphys_status clphys_md_lj_variant_from_name(const char *name, clphys_md_lj_variant *v);
 
 typedef struct {
     size_t n; double lo[3]; double hi[3]; int ntypes; double *type_mass; long long *id; int *type;
@@ -134,7 +134,7 @@ clphys_status clphys_md_read_lammps_data(const char *file, clphys_md_system *sys
 clphys_status clphys_md_fcc(double rho, int cells, double temp, uint64_t seed, clphys_md_system *sys);
 typedef struct {
     size_t struct_size;
-    clphys_lj_params lj; double dt; int neigh_every; int neigh_check; int neigh_delay;
+    clphys_md_lj_params lj; double dt; int neigh_every; int neigh_check; int neigh_delay;
     ...;
 } clphys_md_params;
 typedef struct { long long step; double temp, pe, ke, etotal, press; ...; } clphys_md_thermo;
@@ -152,57 +152,57 @@ clphys_status clphys_md_download(clphys_md_plan *plan, clphys_md_system *sys);
 int clphys_md_rebuilds(const clphys_md_plan *plan);
 
 /* ---- clphys_lqcd.h ---- */
-typedef struct { int dims[4]; size_t volume; double *u; ...; } clphys_gauge_field;
-clphys_status clphys_gauge_create(const int dims[4], clphys_gauge_field *g);
-void clphys_gauge_destroy(clphys_gauge_field *g);
-void clphys_gauge_hot(clphys_gauge_field *g, uint64_t seed);
-double clphys_gauge_plaquette(const clphys_gauge_field *g);
-double clphys_gauge_link_trace(const clphys_gauge_field *g);
-double clphys_gauge_unitarity_violation(const clphys_gauge_field *g);
-typedef enum { CLPHYS_GAUGE_FILE_AUTO, CLPHYS_GAUGE_FILE_NERSC, CLPHYS_GAUGE_FILE_ILDG, CLPHYS_GAUGE_FILE_MILC,
-               ... } clphys_gauge_file_format;
-typedef struct { size_t struct_size; clphys_gauge_file_format format; int allow_unverified; ...; } clphys_gauge_read_params;
+typedef struct { int dims[4]; size_t volume; double *u; ...; } clphys_lqcd_gauge_field;
+clphys_status clphys_lqcd_gauge_create(const int dims[4], clphys_lqcd_gauge_field *g);
+void clphys_lqcd_gauge_destroy(clphys_lqcd_gauge_field *g);
+void clphys_lqcd_gauge_hot(clphys_lqcd_gauge_field *g, uint64_t seed);
+double clphys_lqcd_gauge_plaquette(const clphys_lqcd_gauge_field *g);
+double clphys_lqcd_gauge_link_trace(const clphys_lqcd_gauge_field *g);
+double clphys_lqcd_gauge_unitarity_violation(const clphys_lqcd_gauge_field *g);
+typedef enum { CLPHYS_LQCD_GAUGE_FILE_AUTO, CLPHYS_LQCD_GAUGE_FILE_NERSC, CLPHYS_LQCD_GAUGE_FILE_ILDG, CLPHYS_LQCD_GAUGE_FILE_MILC,
+               ... } clphys_lqcd_gauge_file_format;
+typedef struct { size_t struct_size; clphys_lqcd_gauge_file_format format; int allow_unverified; ...; } clphys_lqcd_gauge_read_params;
 typedef struct {
-    clphys_gauge_file_format format; clphys_precision precision; int rows;
+    clphys_lqcd_gauge_file_format format; clphys_precision precision; int rows;
     int checksum_verified, plaquette_verified, link_trace_verified;
     double unitarity; char unverified[...];
     ...;
-} clphys_gauge_file_info;
-clphys_status clphys_gauge_read(const char *file, const clphys_gauge_read_params *p, clphys_gauge_field *g,
-                                clphys_gauge_file_info *info);
-clphys_status clphys_gauge_write(const char *file, const clphys_gauge_field *g, clphys_gauge_file_format format,
+} clphys_lqcd_gauge_file_info;
+clphys_status clphys_lqcd_gauge_read(const char *file, const clphys_lqcd_gauge_read_params *p, clphys_lqcd_gauge_field *g,
+                                clphys_lqcd_gauge_file_info *info);
+clphys_status clphys_lqcd_gauge_write(const char *file, const clphys_lqcd_gauge_field *g, clphys_lqcd_gauge_file_format format,
                                  clphys_precision precision, int rows);
-const char *clphys_gauge_file_format_name(clphys_gauge_file_format format);
+const char *clphys_lqcd_gauge_file_format_name(clphys_lqcd_gauge_file_format format);
 
-typedef enum { CLPHYS_BC_AUTO, CLPHYS_BC_PERIODIC, CLPHYS_BC_ANTIPERIODIC, CLPHYS_BC_PHASE, ... } clphys_bc;
+typedef enum { CLPHYS_LQCD_BC_AUTO, CLPHYS_LQCD_BC_PERIODIC, CLPHYS_LQCD_BC_ANTIPERIODIC, CLPHYS_LQCD_BC_PHASE, ... } clphys_lqcd_bc;
 typedef struct {
     size_t struct_size;
-    clphys_precision precision; int reconstruct; double kappa; clphys_bc bc[4]; double bc_phase_by_pi[4];
+    clphys_precision precision; int reconstruct; double kappa; clphys_lqcd_bc bc[4]; double bc_phase_by_pi[4];
     int no_tune;
     ...;
-} clphys_dslash_params;
-typedef struct clphys_dslash_plan clphys_dslash_plan;
-typedef enum { CLPHYS_DSLASH_HOPPING, CLPHYS_DSLASH_WILSON, ... } clphys_dslash_op;
-clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
-                                        const clphys_dslash_params *p, clphys_dslash_plan **plan);
-void clphys_dslash_plan_destroy(clphys_dslash_plan *plan);
-clphys_status clphys_dslash_apply_host(clphys_dslash_plan *plan, clphys_dslash_op op, double *out,
+} clphys_lqcd_dslash_params;
+typedef struct clphys_lqcd_dslash_plan clphys_lqcd_dslash_plan;
+typedef enum { CLPHYS_LQCD_DSLASH_HOPPING, CLPHYS_LQCD_DSLASH_WILSON, ... } clphys_lqcd_dslash_op;
+clphys_status clphys_lqcd_dslash_plan_create(clphys_context *ctx, const clphys_lqcd_gauge_field *g,
+                                        const clphys_lqcd_dslash_params *p, clphys_lqcd_dslash_plan **plan);
+void clphys_lqcd_dslash_plan_destroy(clphys_lqcd_dslash_plan *plan);
+clphys_status clphys_lqcd_dslash_apply_host(clphys_lqcd_dslash_plan *plan, clphys_lqcd_dslash_op op, double *out,
                                        const double *in);
-typedef enum { CLPHYS_SOLVER_AUTO, CLPHYS_SOLVER_CGNR, CLPHYS_SOLVER_BICGSTAB, ... } clphys_solver_kind;
+typedef enum { CLPHYS_LQCD_SOLVER_AUTO, CLPHYS_LQCD_SOLVER_CGNR, CLPHYS_LQCD_SOLVER_BICGSTAB, ... } clphys_lqcd_solver_kind;
 typedef struct {
     size_t struct_size;
-    clphys_solver_kind kind; double tol; int max_iter; int mixed; double inner_tol;
+    clphys_lqcd_solver_kind kind; double tol; int max_iter; int mixed; double inner_tol;
     ...;
-} clphys_solver_params;
+} clphys_lqcd_solver_params;
 typedef struct {
     int iterations, restarts; double rel_residual, seconds, iterate_s, upload_s, download_s, gflops;
     ...;
-} clphys_solver_result;
-typedef struct clphys_solver_plan clphys_solver_plan;
-clphys_status clphys_solver_plan_create(clphys_dslash_plan *plan64, clphys_dslash_plan *plan32,
-                                        const clphys_solver_params *params, clphys_solver_plan **plan);
-clphys_status clphys_solver_solve(clphys_solver_plan *plan, const double *b, double *x, clphys_solver_result *res);
-void clphys_solver_plan_destroy(clphys_solver_plan *plan);
+} clphys_lqcd_solver_result;
+typedef struct clphys_lqcd_solver_plan clphys_lqcd_solver_plan;
+clphys_status clphys_lqcd_solver_plan_create(clphys_lqcd_dslash_plan *plan64, clphys_lqcd_dslash_plan *plan32,
+                                        const clphys_lqcd_solver_params *params, clphys_lqcd_solver_plan **plan);
+clphys_status clphys_lqcd_solver_solve(clphys_lqcd_solver_plan *plan, const double *b, double *x, clphys_lqcd_solver_result *res);
+void clphys_lqcd_solver_plan_destroy(clphys_lqcd_solver_plan *plan);
 
 /* ---- clphys_poisson.h ---- */
 typedef struct {

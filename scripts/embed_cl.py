@@ -4,9 +4,9 @@
 Usage: embed_cl.py OUTPUT.c OUTPUT.h KERNEL_FILE...
 
 Each file becomes `const cp_kernel_file clsrc_<name>`, the name being the
-file's base name with '.' and '-' written '_' (gravity.cl: clsrc_gravity_cl,
-su3.h: clsrc_su3_h), declared in OUTPUT.h.  Host code passes the symbol
-(cp_program(ctx, &clsrc_gravity_cl, ...)), so a misspelt kernel file is a
+file's base name with '.' and '-' written '_' (nbody_gravity.cl: clsrc_nbody_gravity_cl,
+lqcd_su3.h: clsrc_lqcd_su3_h), declared in OUTPUT.h.  Host code passes the symbol
+(cp_program(ctx, &clsrc_nbody_gravity_cl, ...)), so a misspelt kernel file is a
 compile error, not a run-time one.  OUTPUT.c also holds cp_kernel_files, every
 symbol in a NULL-terminated table: platform/program.c resolves the
 #include "x.h" lines of a kernel file from it.

@@ -39,15 +39,15 @@ trap 'rm -rf "$tmp"' EXIT
 export CLPHYS_DEVICE=gpu CLPHYS_CACHE_DIR=$tmp/cache
 # label | kernels.c argument | the checks beyond the always-on ones
 runs=(
-  "gravity|gravity|--data-races"
-  "gravity-uninit|gravity|--uninitialized"
-  "neighbor|neighbor|--data-races"
+  "gravity|nbody_gravity|--data-races"
+  "gravity-uninit|nbody_gravity|--uninitialized"
+  "neighbor|md_neighbor|--data-races"
 )
 for v in full-csr full-transposed full-group half-cas half-fixedpoint cpu full-staged; do
   runs+=("md-$v|md:$v|--data-races")
 done
-runs+=("dslash|dslash|--data-races" "dslash-uninit|dslash|--uninitialized"
-       "solver|solver|--data-races" "solver-uninit|solver|--uninitialized")
+runs+=("dslash|lqcd_dslash|--data-races" "dslash-uninit|lqcd_dslash|--uninitialized"
+       "solver|lqcd_solver|--data-races" "solver-uninit|lqcd_solver|--uninitialized")
 if [ -n "${OCLGRIND_RUNS:-}" ]; then
   chosen=()
   for r in "${runs[@]}"; do

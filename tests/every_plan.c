@@ -14,22 +14,22 @@ typedef struct {
 
 static void gravity_plans(const ep *e)
 {
-    static const clphys_gravity_params ps[] = {
+    static const clphys_nbody_gravity_params ps[] = {
         {.precision = CLPHYS_FP32},
-        {.precision = CLPHYS_FP32, .variant = CLPHYS_GRAVITY_TILED, .potential = 1, .eps = 0.01},
-        {.precision = CLPHYS_FP32, .variant = CLPHYS_GRAVITY_TILED, .flush_denormals = 2},
-        {.precision = CLPHYS_FP32, .variant = CLPHYS_GRAVITY_VECTOR},
-        {.precision = CLPHYS_FP64, .variant = CLPHYS_GRAVITY_TILED, .fast_rsqrt64 = -1},
-        {.precision = CLPHYS_FP64, .variant = CLPHYS_GRAVITY_TILED, .fast_rsqrt64 = 1},
-        {.precision = CLPHYS_FP64, .variant = CLPHYS_GRAVITY_TILED, .fast_rsqrt64 = 2, .j_split = 2},
-        {.precision = CLPHYS_FP64, .variant = CLPHYS_GRAVITY_VECTOR, .potential = 1},
+        {.precision = CLPHYS_FP32, .variant = CLPHYS_NBODY_GRAVITY_TILED, .potential = 1, .eps = 0.01},
+        {.precision = CLPHYS_FP32, .variant = CLPHYS_NBODY_GRAVITY_TILED, .flush_denormals = 2},
+        {.precision = CLPHYS_FP32, .variant = CLPHYS_NBODY_GRAVITY_VECTOR},
+        {.precision = CLPHYS_FP64, .variant = CLPHYS_NBODY_GRAVITY_TILED, .fast_rsqrt64 = -1},
+        {.precision = CLPHYS_FP64, .variant = CLPHYS_NBODY_GRAVITY_TILED, .fast_rsqrt64 = 1},
+        {.precision = CLPHYS_FP64, .variant = CLPHYS_NBODY_GRAVITY_TILED, .fast_rsqrt64 = 2, .j_split = 2},
+        {.precision = CLPHYS_FP64, .variant = CLPHYS_NBODY_GRAVITY_VECTOR, .potential = 1},
     };
     for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) {
-        clphys_gravity_plan *pl = NULL;
+        clphys_nbody_gravity_plan *pl = NULL;
         char what[64];
         snprintf(what, sizeof what, "gravity plan %zu (%s)", i, ps[i].precision == CLPHYS_FP64 ? "fp64" : "fp32");
-        e->check(e->user, e->ctx, clphys_gravity_plan_create(e->ctx, &ps[i], &pl), what);
-        clphys_gravity_plan_destroy(pl);
+        e->check(e->user, e->ctx, clphys_nbody_gravity_plan_create(e->ctx, &ps[i], &pl), what);
+        clphys_nbody_gravity_plan_destroy(pl);
     }
 }
 
@@ -41,14 +41,14 @@ static void md_plans(const ep *e, uint64_t seed)
     clphys_status st = clphys_md_fcc(0.8442, 4, 1.44, seed, &sys);
     e->check(e->user, e->ctx, st, "md FCC system");
     if (st) return;
-    for (int v = 1; v < CLPHYS_LJ_NVARIANTS; v++)
+    for (int v = 1; v < CLPHYS_MD_LJ_NVARIANTS; v++)
         for (int prec = 0; prec < 2; prec++) {
             clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = (clphys_precision)prec,
-                                         .variant = (clphys_lj_variant)v},
+                                         .variant = (clphys_md_lj_variant)v},
                                   .dt = 0.005, .neigh_every = 1, .neigh_check = 1};
             clphys_md_plan *pl = NULL;
             char what[96];
-            snprintf(what, sizeof what, "md plan, lj %s %s", clphys_lj_variant_name((clphys_lj_variant)v),
+            snprintf(what, sizeof what, "md plan, lj %s %s", clphys_md_lj_variant_name((clphys_md_lj_variant)v),
                      prec ? "fp64" : "fp32");
             st = clphys_md_plan_create(e->ctx, &p, &sys, &pl);
             if (!st && e->run) st = clphys_md_run(pl, 2, NULL);
@@ -61,37 +61,37 @@ static void md_plans(const ep *e, uint64_t seed)
 static void lqcd_plans(const ep *e, uint64_t seed)
 {
     const int dims[4] = {4, 4, 4, 4};
-    clphys_gauge_field g;
-    clphys_status st = clphys_gauge_create(dims, &g);
+    clphys_lqcd_gauge_field g;
+    clphys_status st = clphys_lqcd_gauge_create(dims, &g);
     e->check(e->user, e->ctx, st, "gauge field");
     if (st) return;
-    clphys_gauge_hot(&g, seed);
-    clphys_dslash_plan *pl[2][2] = {{NULL}}; /* [precision][layout], reconstruct-12 */
+    clphys_lqcd_gauge_hot(&g, seed);
+    clphys_lqcd_dslash_plan *pl[2][2] = {{NULL}}; /* [precision][layout], reconstruct-12 */
     for (int prec = 0; prec < 2; prec++)
         for (int lay = 0; lay < 2; lay++)
             for (int rec = 0; rec < 2; rec++) {
-                clphys_dslash_params p = {.precision = (clphys_precision)prec, .reconstruct = rec ? 18 : 12,
+                clphys_lqcd_dslash_params p = {.precision = (clphys_precision)prec, .reconstruct = rec ? 18 : 12,
                                           .kappa = 0.12, .layout = lay ? CLPHYS_LQCD_AOS : CLPHYS_LQCD_SOA,
                                           .no_tune = 1};
-                clphys_dslash_plan *d = NULL;
+                clphys_lqcd_dslash_plan *d = NULL;
                 char what[64];
                 snprintf(what, sizeof what, "dslash plan %s %s reconstruct-%d", prec ? "fp64" : "fp32",
                          lay ? "AoS" : "SoA", p.reconstruct);
-                e->check(e->user, e->ctx, clphys_dslash_plan_create(e->ctx, &g, &p, &d), what);
+                e->check(e->user, e->ctx, clphys_lqcd_dslash_plan_create(e->ctx, &g, &p, &d), what);
                 if (rec == 0) pl[prec][lay] = d;
-                else clphys_dslash_plan_destroy(d);
+                else clphys_lqcd_dslash_plan_destroy(d);
             }
     for (int lay = 0; lay < 2; lay++)
         for (int blas = 1; blas <= 2 && pl[1][lay]; blas++) {
-            clphys_solver_params sp = {.mixed = pl[0][lay] != NULL, .blas = (clphys_solver_blas)blas};
-            clphys_solver_plan *s = NULL;
-            e->check(e->user, e->ctx, clphys_solver_plan_create(pl[1][lay], pl[0][lay], &sp, &s),
+            clphys_lqcd_solver_params sp = {.mixed = pl[0][lay] != NULL, .blas = (clphys_lqcd_solver_blas)blas};
+            clphys_lqcd_solver_plan *s = NULL;
+            e->check(e->user, e->ctx, clphys_lqcd_solver_plan_create(pl[1][lay], pl[0][lay], &sp, &s),
                      "solver plan (fp64)");
-            clphys_solver_plan_destroy(s);
+            clphys_lqcd_solver_plan_destroy(s);
         }
     for (int prec = 0; prec < 2; prec++)
-        for (int lay = 0; lay < 2; lay++) clphys_dslash_plan_destroy(pl[prec][lay]);
-    clphys_gauge_destroy(&g);
+        for (int lay = 0; lay < 2; lay++) clphys_lqcd_dslash_plan_destroy(pl[prec][lay]);
+    clphys_lqcd_gauge_destroy(&g);
 }
 
 static void linalg_spaces(const ep *e)

@@ -11,8 +11,8 @@ import tempfile
 
 script = sys.argv[1]
 base = {"device": {"name": "dev"}, "results": [
-    {"path": "lj", "variant": "full-csr", "precision": "fp32", "n": 1000, "rate": 100.0, "verified": True},
-    {"path": "gravity", "variant": "tiled-i8", "precision": "fp32", "n": 4096, "rate": 50.0, "verified": True},
+    {"path": "md_lj", "variant": "full-csr", "precision": "fp32", "n": 1000, "rate": 100.0, "verified": True},
+    {"path": "nbody_gravity", "variant": "tiled-i8", "precision": "fp32", "n": 4096, "rate": 50.0, "verified": True},
 ]}
 
 

@@ -116,7 +116,7 @@ static void auto_vs_best_pairs_rounds(void **state)
     static bench_row rows[2];
     memset(rows, 0, sizeof rows);
     for (int k = 0; k < 2; k++) {
-        snprintf(rows[k].path, sizeof rows[k].path, "lj");
+        snprintf(rows[k].path, sizeof rows[k].path, "md_lj");
         snprintf(rows[k].precision, sizeof rows[k].precision, "fp32");
         rows[k].n = 10;
         rows[k].verified = 1;

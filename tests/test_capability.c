@@ -36,7 +36,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-/* The options of a probe.cl build: REAL_T (with REAL_IS_DOUBLE for double),
+/* The options of a platform_probe.cl build: REAL_T (with REAL_IS_DOUBLE for double),
  * NEED_INT64_ATOMICS when int64 is set. */
 static const cp_defines *probe_options(const char *real_t, int int64)
 {
@@ -164,23 +164,23 @@ static void test_required_extensions(void **state)
     clphys_device_info *d = (clphys_device_info *)clphys_context_device(ctx);
     d->int64_atomics = 0;
     cl_program prog;
-    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, probe_options("float", 1), &prog),
+    assert_int_equal(cp_program(ctx, &clsrc_platform_probe_cl, probe_options("float", 1), &prog),
                      CLPHYS_ERR_UNSUPPORTED);
     assert_non_null(strstr(clphys_last_error(ctx), "cl_khr_int64_base_atomics"));
-    assert_non_null(strstr(clphys_last_error(ctx), "probe.cl"));
+    assert_non_null(strstr(clphys_last_error(ctx), "platform_probe.cl"));
     /* a device that compiles only OpenCL C 1.1 */
     char was[sizeof d->opencl_c_version];
     memcpy(was, d->opencl_c_version, sizeof was);
     snprintf(d->opencl_c_version, sizeof d->opencl_c_version, "OpenCL C 1.1 test");
-    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, probe_options("float", 0), &prog), CLPHYS_ERR_UNSUPPORTED);
+    assert_int_equal(cp_program(ctx, &clsrc_platform_probe_cl, probe_options("float", 0), &prog), CLPHYS_ERR_UNSUPPORTED);
     assert_non_null(strstr(clphys_last_error(ctx), "OpenCL C 1.1"));
     memcpy(d->opencl_c_version, was, sizeof was);
-    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, probe_options("float", 0), &prog), CLPHYS_SUCCESS);
+    assert_int_equal(cp_program(ctx, &clsrc_platform_probe_cl, probe_options("float", 0), &prog), CLPHYS_SUCCESS);
     clphys_context_destroy(ctx);
 }
 
 /* One plan through clphys_md_plan_create (its programs built), status returned. */
-static clphys_status lj_plan(clphys_context *ctx, clphys_lj_variant v, clphys_precision prec)
+static clphys_status lj_plan(clphys_context *ctx, clphys_md_lj_variant v, clphys_precision prec)
 {
     clphys_md_system sys;
     assert_int_equal(clphys_md_fcc(0.8442, 4, 1.44, tu_seed(), &sys), CLPHYS_SUCCESS);
@@ -195,10 +195,10 @@ static clphys_status lj_plan(clphys_context *ctx, clphys_lj_variant v, clphys_pr
 
 static clphys_status gravity_fp64_plan(clphys_context *ctx)
 {
-    clphys_gravity_params gp = {.precision = CLPHYS_FP64, .variant = CLPHYS_GRAVITY_TILED};
-    clphys_gravity_plan *g = NULL;
-    clphys_status st = clphys_gravity_plan_create(ctx, &gp, &g);
-    clphys_gravity_plan_destroy(g);
+    clphys_nbody_gravity_params gp = {.precision = CLPHYS_FP64, .variant = CLPHYS_NBODY_GRAVITY_TILED};
+    clphys_nbody_gravity_plan *g = NULL;
+    clphys_status st = clphys_nbody_gravity_plan_create(ctx, &gp, &g);
+    clphys_nbody_gravity_plan_destroy(g);
     return st;
 }
 
@@ -235,7 +235,7 @@ static void test_gpu_targets(void **state)
     gt_describe(d, amd);
     assert_true(d->is_gpu && d->fp64 && d->int64_atomics && d->max_work_group_size == 256);
     made(ctx, gravity_fp64_plan(ctx));
-    made(ctx, lj_plan(ctx, CLPHYS_LJ_HALF_FIXEDPOINT, CLPHYS_FP64));
+    made(ctx, lj_plan(ctx, CLPHYS_MD_LJ_HALF_FIXEDPOINT, CLPHYS_FP64));
     /* the same description without 64-bit atomics: the int64 program is refused by name */
     char exts[2048];
     snprintf(exts, sizeof exts, "%s", amd->extensions);
@@ -245,8 +245,8 @@ static void test_gpu_targets(void **state)
     cp_device_caps(d, exts);
     assert_false(d->int64_atomics);
     assert_true(d->fp64);
-    refused(ctx, lj_plan(ctx, CLPHYS_LJ_HALF_FIXEDPOINT, CLPHYS_FP32), "cl_khr_int64_base_atomics");
-    refused(ctx, cp_program(ctx, &clsrc_probe_cl, probe_options("float", 1), &prog),
+    refused(ctx, lj_plan(ctx, CLPHYS_MD_LJ_HALF_FIXEDPOINT, CLPHYS_FP32), "cl_khr_int64_base_atomics");
+    refused(ctx, cp_program(ctx, &clsrc_platform_probe_cl, probe_options("float", 1), &prog),
             "cl_khr_int64_base_atomics");
 
     /* Intel acm-g10 (Arc A770): no fp64; every fp64 plan is refused naming cl_khr_fp64 */
@@ -254,9 +254,9 @@ static void test_gpu_targets(void **state)
     assert_non_null(intel);
     gt_describe(d, intel);
     assert_true(d->is_gpu && !d->fp64 && d->int64_atomics && d->max_work_group_size == 1024);
-    refused(ctx, cp_program(ctx, &clsrc_probe_cl, probe_options("double", 0), &prog), "cl_khr_fp64");
+    refused(ctx, cp_program(ctx, &clsrc_platform_probe_cl, probe_options("double", 0), &prog), "cl_khr_fp64");
     refused(ctx, gravity_fp64_plan(ctx), "cl_khr_fp64");
-    refused(ctx, lj_plan(ctx, CLPHYS_LJ_FULL_CSR, CLPHYS_FP64), "cl_khr_fp64");
+    refused(ctx, lj_plan(ctx, CLPHYS_MD_LJ_FULL_CSR, CLPHYS_FP64), "cl_khr_fp64");
     clphys_poisson_plan *pp = NULL;
     const double h[2] = {1, 1}, dz[1] = {1}, depth[4] = {1, 1, 1, 1};
     const clphys_poisson_geometry g = {.nx = 2, .ny = 2, .nz = 1, .dx = h, .dy = h, .dz = dz, .depth = depth};
@@ -264,7 +264,7 @@ static void test_gpu_targets(void **state)
     refused(ctx, clphys_poisson_plan_create(ctx, &g, &pparams, &pp), "cl_khr_fp64"); /* its CG is fp64 */
     assert_null(pp);
     /* and what it has builds: fp32 with 64-bit atomics */
-    made(ctx, lj_plan(ctx, CLPHYS_LJ_HALF_FIXEDPOINT, CLPHYS_FP32));
+    made(ctx, lj_plan(ctx, CLPHYS_MD_LJ_HALF_FIXEDPOINT, CLPHYS_FP32));
     /* Intel pvc (Max 1550) has fp64 */
     gt_describe(d, gt_find("pvc"));
     assert_true(d->fp64 && d->int64_atomics);

@@ -35,7 +35,7 @@ for k in range(nz):
                     v = -(dy * dz[k]) / dx if dk == 0 else -(dx * dy) / ((dz[k] + dz[kk]) / 2)
                     a[d + 3][c] = v
                     s -= v
-            # the diagonal summed as the library's assembly sums it (pn_offdiag_sum: east, west, north,
+            # the diagonal summed as the library's assembly sums it (poisson_offdiag_sum: east, west, north,
             # south, below, above): its rounding is what leaves the matrix a tiny eigenvalue along the constants
             a[3][c] = ((((abs(a[4][c]) + abs(a[2][c])) + abs(a[5][c])) + abs(a[1][c])) + abs(a[6][c])) + abs(a[0][c])
 random.seed(31)

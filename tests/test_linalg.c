@@ -586,7 +586,7 @@ static void test_bad_arguments(void **state)
 
 /* A device without fp64 (the probed capability switched off in a context
  * of its own): fp32 spaces still solve, the fused kernels adding partial
- * sums and making scalars in float (cl/blas1.cl), and an fp64 space is
+ * sums and making scalars in float (cl/linalg_blas1.cl), and an fp64 space is
  * refused with CLPHYS_ERR_UNSUPPORTED naming cl_khr_fp64.  That the
  * programs built then use no fp64 is tests/test_capability.c's part. */
 static void test_fp32_without_fp64(void **state)

@@ -1,4 +1,4 @@
-/* test_lqcd_blas.c — the fused level-1 kernels of cl/blas1.cl that the
+/* test_lqcd_blas.c — the fused level-1 kernels of cl/linalg_blas1.cl that the
  * lattice solvers run (through host/linalg/fused.c), fp32 and fp64, against
  * a double-precision CPU reference on fresh random vectors the size of a
  * half field of a 4^3 x 8 lattice: the scalars formed inside the kernels
@@ -10,7 +10,7 @@
  * Error measure: max_i |a_i - r_i| / max(|r_i|, 1); 1e-12 in fp64, 2e-5 in
  * fp32 (inputs are O(1)); sums relative to their size. */
 #include "util.h"
-#include "host/linalg/la_internal.h"
+#include "host/linalg/linalg_internal.h"
 
 #include <complex.h>
 #include <math.h>
@@ -157,9 +157,9 @@ static void test_cg_dev(void **state)
         cl_mem x = field(p, xa), r = field(p, ra), pp = field(p, pa), q = field(p, qa), gv = field(p, ga);
         cl_mem pg = partial(p), pq = partial(p), prr = partial(p);
         /* <r,r> from ga, <q,q> from qa, both as partial sums of norm2 */
-        assert_int_equal(lf_norm2_into(p, gv, pg), CLPHYS_SUCCESS);
-        assert_int_equal(lf_norm2_into(p, q, pq), CLPHYS_SUCCESS);
-        assert_int_equal(lf_cg_update(p, pp, q, x, r, pg, pq, prr), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_norm2_into(p, gv, pg), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_norm2_into(p, q, pq), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_cg_update(p, pp, q, x, r, pg, pq, prr), CLPHYS_SUCCESS);
         /* the kernel forms alpha from the partial sums: reference alpha from
          * the same partial sums added on the host; the sums themselves
          * against the double reference */
@@ -177,8 +177,8 @@ static void test_cg_dev(void **state)
         /* beta = <r,r>_new / <r,r>_old: pnum from ra (the new r), pden = pg */
         double *ya = rnd(p, NR, &rng);
         cl_mem y = field(p, ya);
-        assert_int_equal(lf_norm2_into(p, r, pq), CLPHYS_SUCCESS);
-        assert_int_equal(lf_xpay(p, r, y, pq, pg), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_norm2_into(p, r, pq), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_xpay(p, r, y, pq, pg), CLPHYS_SUCCESS);
         double beta = creal(psum(p, pq, 2, 0)) / gam;
         if (p->real_size == 4) beta = (double)(float)beta;
         for (size_t i = 0; i < NR; i++) ya[i] = ra[i] + beta * ya[i];
@@ -188,8 +188,8 @@ static void test_cg_dev(void **state)
         put(p, q, z, NR, p->real_size);
         double *xb = malloc(sizeof(double) * NR);
         get(p, x, xb, NR, p->real_size);
-        assert_int_equal(lf_norm2_into(p, q, pq), CLPHYS_SUCCESS);
-        assert_int_equal(lf_cg_update(p, pp, q, x, r, pg, pq, prr), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_norm2_into(p, q, pq), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_cg_update(p, pp, q, x, r, pg, pq, prr), CLPHYS_SUCCESS);
         check_field(p, x, xb, "cg_update_dev <q,q> = 0 leaves x");
         check_field(p, r, ra, "cg_update_dev <q,q> = 0 leaves r");
         cl_mem all[] = {x, r, pp, q, gv, pg, pq, prr, y};
@@ -214,12 +214,12 @@ static void test_bicg_dev(void **state)
         double S[8] = {0.7, -0.2, 0.4, 0.9, -0.3, 0.5, NAN, NAN}, Sd[8];
         put(p, st, S, 8, 8);
         /* pxr = {|r0|^2, conj(r0) r} from bicg_ts with t = r0, s = r */
-        assert_int_equal(lf_bicg_ts(p, R0, r, pxr), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_bicg_ts(p, R0, r, pxr), CLPHYS_SUCCESS);
         const double complex rn = psum(p, pxr, 4, 1);
         check_sum(creal(rn), creal(cdot(r0, ra, NR)), cabsdot(r0, ra, NR), p, "bicg_ts conj(t) s partials (re)");
         check_sum(cimag(rn), cimag(cdot(r0, ra, NR)), cabsdot(r0, ra, NR), p, "bicg_ts conj(t) s partials (im)");
         /* p = r + beta (p - omega v), beta = (rn / rho) (alpha / omega) */
-        assert_int_equal(lf_bicg_p(p, pp, r, v, pxr, 0), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_bicg_p(p, pp, r, v, pxr, 0), CLPHYS_SUCCESS);
         const double complex rho = S[0] + I * S[1], al = S[2] + I * S[3], om = S[4] + I * S[5];
         double complex beta = rn / rho * (al / om);
         double complex omr = om;
@@ -227,7 +227,7 @@ static void test_bicg_dev(void **state)
         for (size_t i = 0; i < NC; i++) cset(pa, i, cat(ra, i) + beta * (cat(pa, i) - omr * cat(va, i)));
         check_field(p, pp, pa, "bicg_p_dev");
         poison(p, pp, NR, p->real_size);
-        assert_int_equal(lf_bicg_p(p, pp, r, v, pxr, 1), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_bicg_p(p, pp, r, v, pxr, 1), CLPHYS_SUCCESS);
         check_field(p, pp, ra, "bicg_p_dev first: p = r");
         get(p, pp, pa, NR, p->real_size);
         /* s = r - alpha v, alpha = rn / <r0, v>; state rho, alpha, <r0,v> */
@@ -236,8 +236,8 @@ static void test_bicg_dev(void **state)
         tu_poison_f64(nan8, 8);
         nan8[4] = S[4], nan8[5] = S[5];
         put(p, st, nan8, 8, 8);
-        assert_int_equal(lf_cdotc_into(p, R0, v, pd), CLPHYS_SUCCESS);
-        assert_int_equal(lf_bicg_s(p, s, r, v, pxr, pd), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_cdotc_into(p, R0, v, pd), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_bicg_s(p, s, r, v, pxr, pd), CLPHYS_SUCCESS);
         const double complex d = psum(p, pd, 2, 0), alpha = rn / d;
         check_sum(creal(d), creal(cdot(r0, va, NR)), cabsdot(r0, va, NR), p, "cdotc partials (re)");
         check_sum(cimag(d), cimag(cdot(r0, va, NR)), cabsdot(r0, va, NR), p, "cdotc partials (im)");
@@ -254,7 +254,7 @@ static void test_bicg_dev(void **state)
         check_sum(Sd[7], cimag(d), cabs(d), p, "bicg_s_dev state <r0,v> (im)");
         assert_true(Sd[4] == S[4] && Sd[5] == S[5]); /* omega left alone */
         /* x += alpha p + omega s, r = s - omega t, omega = conj(t) s / |t|^2 */
-        assert_int_equal(lf_bicg_ts(p, t, s, pts), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_bicg_ts(p, t, s, pts), CLPHYS_SUCCESS);
         get(p, s, sa, NR, p->real_size);
         const double complex ts_ts = psum(p, pts, 4, 1), omega = ts_ts / creal(psum(p, pts, 4, 0));
         check_sum(creal(ts_ts), creal(cdot(ta, sa, NR)), cabsdot(ta, sa, NR), p, "bicg_ts conj(t) s (re)");
@@ -263,7 +263,7 @@ static void test_bicg_dev(void **state)
         poison(p, pxr, la_partial_reals(p), p->real_size);
         Sd[4] = Sd[5] = NAN;
         put(p, st, Sd, 8, 8);
-        assert_int_equal(lf_bicg_xr(p, x, r, pp, s, t, R0, pts, pxr), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_bicg_xr(p, x, r, pp, s, t, R0, pts, pxr), CLPHYS_SUCCESS);
         for (size_t i = 0; i < NC; i++) {
             cset(xa, i, cat(xa, i) + alr * cat(pa, i) + omr2 * cat(sa, i));
             cset(ra, i, cat(sa, i) - omr2 * cat(ta, i));
@@ -283,8 +283,8 @@ static void test_bicg_dev(void **state)
         double *z = calloc(NR, sizeof(double));
         put(p, v, z, NR, p->real_size);
         poison(p, s, NR, p->real_size);
-        assert_int_equal(lf_cdotc_into(p, R0, v, pd), CLPHYS_SUCCESS);
-        assert_int_equal(lf_bicg_s(p, s, r, v, pxr, pd), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_cdotc_into(p, R0, v, pd), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_bicg_s(p, s, r, v, pxr, pd), CLPHYS_SUCCESS);
         check_field(p, s, ra, "bicg_s_dev <r0,v> = 0: s = r");
         get(p, st, S2, 8, 8);
         assert_true(S2[2] == 0 && S2[3] == 0 && S2[6] == 0 && S2[7] == 0);
@@ -304,7 +304,7 @@ static void test_outer(void **state)
         double *ba = rnd(p, NR, &rng), *ta = rnd(p, NR, &rng), *ra = malloc(sizeof(double) * NR);
         cl_mem b = field(p, ba), t = field(p, ta), r = dbuf(p, NR, p->real_size), part = partial(p);
         poison(p, r, NR, p->real_size);
-        assert_int_equal(lf_sub_norm(p, r, b, t, part), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_sub_norm(p, r, b, t, part), CLPHYS_SUCCESS);
         for (size_t i = 0; i < NR; i++) ra[i] = ba[i] - ta[i];
         check_field(p, r, ra, "sub_norm r = b - t");
         double s[3];
@@ -323,7 +323,7 @@ static void test_outer(void **state)
     cl_mem s64 = field(p, src), d32 = dbuf(p, NR, 4), part = partial(p), x = field(p, xa), e = dbuf(p, NR, 8),
            e32 = dbuf(p, NR, 4);
     poison(p, d32, NR, 4);
-    assert_int_equal(lf_convert_single_norm(p, d32, s64, part), CLPHYS_SUCCESS);
+    assert_int_equal(la_fused_convert_single_norm(p, d32, s64, part), CLPHYS_SUCCESS);
     double *got = malloc(sizeof(double) * NR), *ref = malloc(sizeof(double) * NR), sums[3];
     get(p, d32, got, NR, 4);
     for (size_t i = 0; i < NR; i++) ref[i] = (double)(float)src[i];
@@ -332,7 +332,7 @@ static void test_outer(void **state)
     check_sum(sums[0], dot(src, src, NR), dot(src, src, NR), p, "convert_to_single_norm |src|^2");
     put(p, e32, ea, NR, 4);
     poison(p, e, NR, 8);
-    assert_int_equal(lf_convert_add(p, x, e, e32), CLPHYS_SUCCESS);
+    assert_int_equal(la_fused_convert_add(p, x, e, e32), CLPHYS_SUCCESS);
     get(p, e, got, NR, 8);
     assert_true(err(got, ea, NR) == 0);
     for (size_t i = 0; i < NR; i++) xa[i] += ea[i];
@@ -366,9 +366,9 @@ static void test_level1(void **state)
         uint64_t rng = tu_rng_init(600 + k);
         double *xa = rnd(p, NR, &rng), *ya = rnd(p, NR, &rng), *ta = rnd(p, NR, &rng);
         cl_mem x = field(p, xa), y = field(p, ya), t = field(p, ta), pa = partial(p), pb = partial(p);
-        assert_int_equal(lf_dot_into(p, x, y, pa), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_dot_into(p, x, y, pa), CLPHYS_SUCCESS);
         check_sum(creal(psum(p, pa, 2, 0)), dot(xa, ya, NR), NR, p, "dot partials (real)");
-        assert_int_equal(lf_axpy(p, 0.375, x, y), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_axpy(p, 0.375, x, y), CLPHYS_SUCCESS);
         for (size_t i = 0; i < NR; i++) ya[i] += 0.375 * xa[i];
         check_field(p, y, ya, "axpy");
         /* two-step norms: |x|^2 and r = y - t with |r|^2, read together */
@@ -387,8 +387,8 @@ static void test_level1(void **state)
          * see the hook's values; xpay's beta = 1 |x|^2 / (3 |y|^2) */
         la_space_set_global_sum(p, scale_hook, NULL);
         hook_calls = 0;
-        assert_int_equal(lf_norm2_into(p, x, pa), CLPHYS_SUCCESS);
-        assert_int_equal(lf_norm2_into(p, y, pb), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_norm2_into(p, x, pa), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_norm2_into(p, y, pb), CLPHYS_SUCCESS);
         const cl_mem both[2] = {pa, pb};
         assert_int_equal(la_reduce_point(p, 2, both, 2), CLPHYS_SUCCESS);
         assert_int_equal(hook_calls, 1);
@@ -396,7 +396,7 @@ static void test_level1(void **state)
         const double xx = dot(xa, xa, NR), yy = dot(ya, ya, NR);
         check_sum(creal(psum(p, pa, 2, 0)), xx, xx, p, "hooked |x|^2 (x 1)");
         check_sum(creal(psum(p, pb, 2, 0)), 3 * yy, 3 * yy, p, "hooked |y|^2 (x 3)");
-        assert_int_equal(lf_xpay(p, x, t, pa, pb), CLPHYS_SUCCESS);
+        assert_int_equal(la_fused_xpay(p, x, t, pa, pb), CLPHYS_SUCCESS);
         double beta = xx / (3 * yy);
         if (p->real_size == 4) beta = (double)(float)beta;
         for (size_t i = 0; i < NR; i++) ta[i] = xa[i] + beta * ta[i];

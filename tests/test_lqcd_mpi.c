@@ -28,9 +28,9 @@
 #include "mpi_util.h"
 #include "clphys_lqcd_mpi.h"
 #include "host/lqcd/lqcd_internal.h"
-#include "host/lqcd/lqcd_mpi.h"
-#include "host/lqcd/su3.h"
-#include "host/ref/dslash_ref.h"
+#include "host/lqcd/lqcd_mpi_internal.h"
+#include "host/lqcd/lqcd_su3.h"
+#include "host/ref/lqcd_ref.h"
 
 #include <complex.h>
 #include <math.h>
@@ -73,7 +73,7 @@ static geo geometry(const int grid[4])
 }
 
 /* This rank's block of a whole-lattice array, per doubles per site (the
- * test's own copy, independent of clphys_spinor_scatter). */
+ * test's own copy, independent of clphys_lqcd_spinor_scatter). */
 static void extract(const geo *g, const double *whole, double *part, size_t per)
 {
     for (size_t l = 0; l < g->lv; l++) {
@@ -102,18 +102,18 @@ static void random_spinor(double *psi, size_t n, uint64_t *rng)
 }
 
 /* A random boundary per direction; ph: the reference's phases. */
-static void random_bc(uint64_t *rng, clphys_dslash_params *p, double complex ph[4], char *name)
+static void random_bc(uint64_t *rng, clphys_lqcd_dslash_params *p, double complex ph[4], char *name)
 {
     name[0] = 0;
     for (int mu = 0; mu < 4; mu++) {
         const double u = tu_uniform(rng);
-        p->bc[mu] = u < 0.3 ? CLPHYS_BC_PERIODIC : u < 0.7 ? CLPHYS_BC_ANTIPERIODIC : CLPHYS_BC_PHASE;
-        p->bc_phase_by_pi[mu] = p->bc[mu] == CLPHYS_BC_PHASE ? 2 * tu_uniform(rng) - 1 : 0;
-        ph[mu] = p->bc[mu] == CLPHYS_BC_PERIODIC ? 1 : p->bc[mu] == CLPHYS_BC_ANTIPERIODIC ? -1
+        p->bc[mu] = u < 0.3 ? CLPHYS_LQCD_BC_PERIODIC : u < 0.7 ? CLPHYS_LQCD_BC_ANTIPERIODIC : CLPHYS_LQCD_BC_PHASE;
+        p->bc_phase_by_pi[mu] = p->bc[mu] == CLPHYS_LQCD_BC_PHASE ? 2 * tu_uniform(rng) - 1 : 0;
+        ph[mu] = p->bc[mu] == CLPHYS_LQCD_BC_PERIODIC ? 1 : p->bc[mu] == CLPHYS_LQCD_BC_ANTIPERIODIC ? -1
                                                                                           : cexp(I * PI * p->bc_phase_by_pi[mu]);
         char one[16];
-        if (p->bc[mu] == CLPHYS_BC_PHASE) snprintf(one, sizeof one, "%s%.2fpi", mu ? "," : "", p->bc_phase_by_pi[mu]);
-        else snprintf(one, sizeof one, "%s%s", mu ? "," : "", p->bc[mu] == CLPHYS_BC_PERIODIC ? "p" : "a");
+        if (p->bc[mu] == CLPHYS_LQCD_BC_PHASE) snprintf(one, sizeof one, "%s%.2fpi", mu ? "," : "", p->bc_phase_by_pi[mu]);
+        else snprintf(one, sizeof one, "%s%s", mu ? "," : "", p->bc[mu] == CLPHYS_LQCD_BC_PERIODIC ? "p" : "a");
         strcat(name, one);
     }
 }
@@ -121,20 +121,20 @@ static void random_bc(uint64_t *rng, clphys_dslash_params *p, double complex ph[
 /* The single-rank plan of every rank: rank 0 builds the program first, the
  * others then find it in the disk cache (kernel builds dominate the time
  * of this test on PoCL). */
-static clphys_dslash_plan *single_plan(const clphys_gauge_field *g, const clphys_dslash_params *p)
+static clphys_lqcd_dslash_plan *single_plan(const clphys_lqcd_gauge_field *g, const clphys_lqcd_dslash_params *p)
 {
-    clphys_dslash_plan *pl = NULL;
+    clphys_lqcd_dslash_plan *pl = NULL;
     if (rank) MPI_Barrier(MPI_COMM_WORLD);
-    clphys_status st = clphys_dslash_plan_create(ctx, g, p, &pl);
+    clphys_status st = clphys_lqcd_dslash_plan_create(ctx, g, p, &pl);
     if (!rank) MPI_Barrier(MPI_COMM_WORLD);
     if (st) fail_msg("single plan: %s", clphys_last_error(ctx));
     return pl;
 }
 
-static clphys_dslash_plan *dist_plan(const int grid[4], const clphys_gauge_field *local, const clphys_dslash_params *p)
+static clphys_lqcd_dslash_plan *dist_plan(const int grid[4], const clphys_lqcd_gauge_field *local, const clphys_lqcd_dslash_params *p)
 {
-    clphys_dslash_plan *pl = NULL;
-    clphys_status st = clphys_dslash_plan_create_mpi(MPI_COMM_WORLD, grid, ctx, local, p, &pl);
+    clphys_lqcd_dslash_plan *pl = NULL;
+    clphys_status st = clphys_lqcd_dslash_plan_create_mpi(MPI_COMM_WORLD, grid, ctx, local, p, &pl);
     if (st) fail_msg("distributed plan: %s", clphys_last_error(ctx));
     return pl;
 }
@@ -142,26 +142,26 @@ static clphys_dslash_plan *dist_plan(const int grid[4], const clphys_gauge_field
 /* op on host spinors of pl's lattice (n sites): out (zeroed outside the
  * output parity) = op in; g5 1/2: the gamma5-folded hops of M^+ (half
  * fields, even output).  Device outputs poisoned first. */
-static void run_op(clphys_dslash_plan *pl, int op, int g5, const double *in, double *out, size_t n)
+static void run_op(clphys_lqcd_dslash_plan *pl, int op, int g5, const double *in, double *out, size_t n)
 {
     double *nan = malloc(sizeof(double) * 24 * n);
     tu_poison_f64(nan, 24 * n);
-    const int half = g5 || op >= CLPHYS_DSLASH_H_EO;
+    const int half = g5 || op >= CLPHYS_LQCD_DSLASH_H_EO;
     /* parity of in and of out */
-    const int pin = !half ? -1 : op == CLPHYS_DSLASH_H_EO ? 1 : g5 == 2 ? 1 : 0;
-    const int pout = !half ? -1 : op == CLPHYS_DSLASH_H_OE || g5 == 1 ? 1 : 0;
+    const int pin = !half ? -1 : op == CLPHYS_LQCD_DSLASH_H_EO ? 1 : g5 == 2 ? 1 : 0;
+    const int pout = !half ? -1 : op == CLPHYS_LQCD_DSLASH_H_OE || g5 == 1 ? 1 : 0;
     cl_mem a, b;
-    assert_int_equal(clphys_dslash_field_create(pl, half, &a), CLPHYS_SUCCESS);
-    assert_int_equal(clphys_dslash_field_create(pl, half, &b), CLPHYS_SUCCESS);
-    assert_int_equal(clphys_dslash_field_write(pl, a, pin, in), CLPHYS_SUCCESS);
-    assert_int_equal(clphys_dslash_field_write(pl, b, pout, nan), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_lqcd_dslash_field_create(pl, half, &a), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_lqcd_dslash_field_create(pl, half, &b), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_lqcd_dslash_field_write(pl, a, pin, in), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_lqcd_dslash_field_write(pl, b, pout, nan), CLPHYS_SUCCESS);
     clphys_status st;
     if (g5 == 1) st = lqcd_hop_g5(pl, b, a, NULL, 0, 1, 1, NULL);         /* H_oe gamma5 in_e */
     else if (g5 == 2) st = lqcd_hop_g5(pl, b, a, a, -0.0144, 0, 2, NULL); /* in + a gamma5 H_eo in_o, x aliased as odd */
-    else st = clphys_dslash_apply(pl, (clphys_dslash_op)op, b, a, NULL);
+    else st = clphys_lqcd_dslash_apply(pl, (clphys_lqcd_dslash_op)op, b, a, NULL);
     if (st) fail_msg("apply: %s", clphys_last_error(ctx));
     memset(out, 0, sizeof(double) * 24 * n);
-    assert_int_equal(clphys_dslash_field_read(pl, b, pout, out), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_lqcd_dslash_field_read(pl, b, pout, out), CLPHYS_SUCCESS);
     clReleaseMemObject(a);
     clReleaseMemObject(b);
     free(nan);
@@ -175,11 +175,11 @@ static void check_ops(const int grid[4], clphys_precision prec, int recon, int l
 {
     uint64_t rng = tu_rng_init(stream);
     geo G = geometry(grid);
-    clphys_gauge_field g, loc;
-    assert_int_equal(clphys_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
-    clphys_gauge_hot(&g, tu_seed() + stream);
-    assert_int_equal(clphys_gauge_scatter(MPI_COMM_WORLD, grid, 0, rank == 0 ? &g : NULL, &loc), CLPHYS_SUCCESS);
-    clphys_dslash_params p = {.precision = prec, .reconstruct = recon, .kappa = 0.12, .no_tune = 1, .layout = layout};
+    clphys_lqcd_gauge_field g, loc;
+    assert_int_equal(clphys_lqcd_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
+    clphys_lqcd_gauge_hot(&g, tu_seed() + stream);
+    assert_int_equal(clphys_lqcd_gauge_scatter(MPI_COMM_WORLD, grid, 0, rank == 0 ? &g : NULL, &loc), CLPHYS_SUCCESS);
+    clphys_lqcd_dslash_params p = {.precision = prec, .reconstruct = recon, .kappa = 0.12, .no_tune = 1, .layout = layout};
     double complex ph[4];
     char bcname[64];
     random_bc(&rng, &p, ph, bcname);
@@ -188,7 +188,7 @@ static void check_ops(const int grid[4], clphys_precision prec, int recon, int l
            *lout = malloc(sizeof(double) * 24 * G.lv), *cpu = malloc(sizeof(double) * 24 * GV);
     random_spinor(in, GV, &rng);
     extract(&G, in, lin, 24);
-    clphys_dslash_plan *ps = single_plan(&g, &p), *pd = dist_plan(grid, &loc, &p);
+    clphys_lqcd_dslash_plan *ps = single_plan(&g, &p), *pd = dist_plan(grid, &loc, &p);
     /* the other queue arrangement of the faces' copies than the device's own
      * (GPUs: a queue of their own, CPUs: the context's queue) on stream 101 */
     const int other = stream == 101;
@@ -207,16 +207,16 @@ static void check_ops(const int grid[4], clphys_precision prec, int recon, int l
                           bcname, OPS[op], e);
         assert_true(e < tol);
         if (op == 0) { /* and H against the CPU reference */
-            dslash_ref_hopping(DIMS, (const double complex *)g.u, (const double complex *)in, (double complex *)cpu, ph);
+            lqcd_ref_hopping(DIMS, (const double complex *)g.u, (const double complex *)in, (double complex *)cpu, ph);
             extract(&G, cpu, lref, 24);
             const double ec = max_all(tu_max_rel_err(lout, lref, 24 * G.lv, 1.0));
             assert_true(ec < (prec == CLPHYS_FP64 ? 1e-12 : 2e-5));
         }
     }
-    clphys_dslash_plan_destroy(ps);
-    clphys_dslash_plan_destroy(pd);
-    clphys_gauge_destroy(&g);
-    clphys_gauge_destroy(&loc);
+    clphys_lqcd_dslash_plan_destroy(ps);
+    clphys_lqcd_dslash_plan_destroy(pd);
+    clphys_lqcd_gauge_destroy(&g);
+    clphys_lqcd_gauge_destroy(&loc);
     free(in), free(ref), free(lin), free(lref), free(lout), free(cpu);
 }
 
@@ -268,22 +268,22 @@ static void test_hermiticity_covariance(void **state)
     const int *grid = gr[0];
     geo G = geometry(grid);
     uint64_t rng = tu_rng_init(300);
-    clphys_gauge_field g, gt, gx, loc, loct;
-    assert_int_equal(clphys_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
-    assert_int_equal(clphys_gauge_create(DIMS, &gt), CLPHYS_SUCCESS);
-    assert_int_equal(clphys_gauge_create(DIMS, &gx), CLPHYS_SUCCESS);
-    clphys_gauge_hot(&g, tu_seed() + 301);
-    clphys_gauge_hot(&gx, tu_seed() + 302); /* gx.u[site*4 + 0] holds g(x) */
+    clphys_lqcd_gauge_field g, gt, gx, loc, loct;
+    assert_int_equal(clphys_lqcd_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_lqcd_gauge_create(DIMS, &gt), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_lqcd_gauge_create(DIMS, &gx), CLPHYS_SUCCESS);
+    clphys_lqcd_gauge_hot(&g, tu_seed() + 301);
+    clphys_lqcd_gauge_hot(&gx, tu_seed() + 302); /* gx.u[site*4 + 0] holds g(x) */
     const double complex *U = (const double complex *)g.u, *Gm = (const double complex *)gx.u;
     for (long long x = 0; x < GV; x++)
         for (int mu = 0; mu < 4; mu++) {
             double complex tmp[9];
-            su3_mul(tmp, Gm + x * 36, U + (x * 4 + mu) * 9);
-            su3_mul_dag((double complex *)gt.u + (x * 4 + mu) * 9, tmp, Gm + lqcd_neighbor(DIMS, x, mu, 1) * 36);
+            lqcd_su3_mul(tmp, Gm + x * 36, U + (x * 4 + mu) * 9);
+            lqcd_su3_mul_dag((double complex *)gt.u + (x * 4 + mu) * 9, tmp, Gm + lqcd_neighbor(DIMS, x, mu, 1) * 36);
         }
-    assert_int_equal(clphys_gauge_scatter(MPI_COMM_WORLD, grid, 0, &g, &loc), CLPHYS_SUCCESS);
-    assert_int_equal(clphys_gauge_scatter(MPI_COMM_WORLD, grid, 0, &gt, &loct), CLPHYS_SUCCESS);
-    clphys_dslash_params p = {.precision = prec, .reconstruct = 18, .kappa = 0.13, .no_tune = 1};
+    assert_int_equal(clphys_lqcd_gauge_scatter(MPI_COMM_WORLD, grid, 0, &g, &loc), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_lqcd_gauge_scatter(MPI_COMM_WORLD, grid, 0, &gt, &loct), CLPHYS_SUCCESS);
+    clphys_lqcd_dslash_params p = {.precision = prec, .reconstruct = 18, .kappa = 0.13, .no_tune = 1};
     double complex ph[4];
     char bcname[64];
     random_bc(&rng, &p, ph, bcname);
@@ -294,12 +294,12 @@ static void test_hermiticity_covariance(void **state)
     random_spinor(psi, GV, &rng);
     extract(&G, psi, lpsi, 24);
     random_spinor(lchi, G.lv, &rng); /* any chi: each rank its own part */
-    clphys_dslash_plan *pd = dist_plan(grid, &loc, &p), *pt = dist_plan(grid, &loct, &p);
+    clphys_lqcd_dslash_plan *pd = dist_plan(grid, &loc, &p), *pt = dist_plan(grid, &loct, &p);
     gamma5_host(lpsi, G.lv);
-    run_op(pd, CLPHYS_DSLASH_WILSON, 0, lpsi, t, G.lv);
+    run_op(pd, CLPHYS_LQCD_DSLASH_WILSON, 0, lpsi, t, G.lv);
     gamma5_host(t, G.lv);
     gamma5_host(lpsi, G.lv);
-    run_op(pd, CLPHYS_DSLASH_WILSON, 0, lchi, dchi, G.lv);
+    run_op(pd, CLPHYS_LQCD_DSLASH_WILSON, 0, lchi, dchi, G.lv);
     const double complex l = dot_all(lchi, t, 12 * G.lv), r = dot_all(dchi, lpsi, 12 * G.lv);
     const double eh = cabs(l - r) / cabs(r);
     /* covariance: g psi on the whole lattice, then this rank's part */
@@ -311,8 +311,8 @@ static void test_hermiticity_covariance(void **state)
                 gpsi[x * 24 + (s * 3 + i) * 2] = creal(acc), gpsi[x * 24 + (s * 3 + i) * 2 + 1] = cimag(acc);
             }
     extract(&G, gpsi, lchi, 24);
-    run_op(pt, CLPHYS_DSLASH_WILSON, 0, lchi, t, G.lv);   /* D[U^g] g psi */
-    run_op(pd, CLPHYS_DSLASH_WILSON, 0, lpsi, dchi, G.lv); /* D[U] psi     */
+    run_op(pt, CLPHYS_LQCD_DSLASH_WILSON, 0, lchi, t, G.lv);   /* D[U^g] g psi */
+    run_op(pd, CLPHYS_LQCD_DSLASH_WILSON, 0, lpsi, dchi, G.lv); /* D[U] psi     */
     double *gx_loc = malloc(sizeof(double) * 72 * G.lv);
     extract(&G, gx.u, gx_loc, 72);
     for (size_t x = 0; x < G.lv; x++)
@@ -330,49 +330,49 @@ static void test_hermiticity_covariance(void **state)
     const double tol = prec == CLPHYS_FP64 ? 1e-12 : 1e-5;
     assert_true(eh < tol);
     assert_true(ec < 10 * tol);
-    clphys_dslash_plan_destroy(pd), clphys_dslash_plan_destroy(pt);
-    clphys_gauge_destroy(&g), clphys_gauge_destroy(&gt), clphys_gauge_destroy(&gx);
-    clphys_gauge_destroy(&loc), clphys_gauge_destroy(&loct);
+    clphys_lqcd_dslash_plan_destroy(pd), clphys_lqcd_dslash_plan_destroy(pt);
+    clphys_lqcd_gauge_destroy(&g), clphys_lqcd_gauge_destroy(&gt), clphys_lqcd_gauge_destroy(&gx);
+    clphys_lqcd_gauge_destroy(&loc), clphys_lqcd_gauge_destroy(&loct);
     free(psi), free(gpsi), free(lpsi), free(lchi), free(t), free(dchi), free(lg), free(gx_loc);
 }
 
 /* A distributed solve against the single-rank one and the CPU reference. */
-static void solve_case(const int grid[4], clphys_solver_kind kind, int mixed, int aaaa, int layout, uint64_t stream)
+static void solve_case(const int grid[4], clphys_lqcd_solver_kind kind, int mixed, int aaaa, int layout, uint64_t stream)
 {
     uint64_t rng = tu_rng_init(stream);
     geo G = geometry(grid);
-    clphys_gauge_field g, loc;
-    assert_int_equal(clphys_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
-    clphys_gauge_hot(&g, tu_seed() + stream);
-    assert_int_equal(clphys_gauge_scatter(MPI_COMM_WORLD, grid, 0, &g, &loc), CLPHYS_SUCCESS);
-    clphys_dslash_params p64 = {.precision = CLPHYS_FP64, .reconstruct = layout == CLPHYS_LQCD_SOA ? 12 : 18,
+    clphys_lqcd_gauge_field g, loc;
+    assert_int_equal(clphys_lqcd_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
+    clphys_lqcd_gauge_hot(&g, tu_seed() + stream);
+    assert_int_equal(clphys_lqcd_gauge_scatter(MPI_COMM_WORLD, grid, 0, &g, &loc), CLPHYS_SUCCESS);
+    clphys_lqcd_dslash_params p64 = {.precision = CLPHYS_FP64, .reconstruct = layout == CLPHYS_LQCD_SOA ? 12 : 18,
                                 .kappa = 0.124, .no_tune = 1, .layout = layout};
     if (aaaa)
-        for (int mu = 0; mu < 4; mu++) p64.bc[mu] = CLPHYS_BC_ANTIPERIODIC;
-    clphys_dslash_params p32 = p64;
+        for (int mu = 0; mu < 4; mu++) p64.bc[mu] = CLPHYS_LQCD_BC_ANTIPERIODIC;
+    clphys_lqcd_dslash_params p32 = p64;
     p32.precision = CLPHYS_FP32, p32.reconstruct = 12;
     const double complex ph[4] = {aaaa ? -1 : 1, aaaa ? -1 : 1, aaaa ? -1 : 1, -1};
     double *b = malloc(sizeof(double) * 24 * GV), *xs = malloc(sizeof(double) * 24 * GV),
            *xg = malloc(sizeof(double) * 24 * GV), *lb = malloc(sizeof(double) * 24 * G.lv),
            *lx = malloc(sizeof(double) * 24 * G.lv);
     random_spinor(b, GV, &rng);
-    assert_int_equal(clphys_spinor_scatter(MPI_COMM_WORLD, grid, DIMS, 0, b, lb), CLPHYS_SUCCESS);
-    clphys_dslash_plan *s64 = single_plan(&g, &p64), *s32 = single_plan(&g, &p32);
-    clphys_dslash_plan *d64 = dist_plan(grid, &loc, &p64), *d32 = dist_plan(grid, &loc, &p32);
-    const clphys_solver_params prm = {.kind = kind, .tol = 1e-10, .max_iter = 2000, .mixed = mixed};
-    clphys_solver_result rs, rd;
+    assert_int_equal(clphys_lqcd_spinor_scatter(MPI_COMM_WORLD, grid, DIMS, 0, b, lb), CLPHYS_SUCCESS);
+    clphys_lqcd_dslash_plan *s64 = single_plan(&g, &p64), *s32 = single_plan(&g, &p32);
+    clphys_lqcd_dslash_plan *d64 = dist_plan(grid, &loc, &p64), *d32 = dist_plan(grid, &loc, &p32);
+    const clphys_lqcd_solver_params prm = {.kind = kind, .tol = 1e-10, .max_iter = 2000, .mixed = mixed};
+    clphys_lqcd_solver_result rs, rd;
     tu_poison_f64(xs, 24 * GV);
     tu_poison_f64(lx, 24 * G.lv);
     if (clphys_lqcd_solve(s64, s32, &prm, b, xs, &rs)) fail_msg("single solve: %s", clphys_last_error(ctx));
     if (clphys_lqcd_solve(d64, d32, &prm, lb, lx, &rd)) fail_msg("distributed solve: %s", clphys_last_error(ctx));
-    assert_int_equal(clphys_spinor_gather(MPI_COMM_WORLD, grid, DIMS, 0, lx, xg), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_lqcd_spinor_gather(MPI_COMM_WORLD, grid, DIMS, 0, lx, xg), CLPHYS_SUCCESS);
     /* the same result on every rank */
     assert_true(max_all(rd.rel_residual) == min_all(rd.rel_residual));
     assert_true(max_all(rd.iterations) == min_all(rd.iterations));
     double ref_res = 0, diff = 0;
     if (rank == 0) {
         double complex *dx = malloc(sizeof(double complex) * 12 * GV);
-        dslash_ref_wilson(DIMS, (const double complex *)g.u, (const double complex *)xg, dx, 0.124, ph);
+        lqcd_ref_wilson(DIMS, (const double complex *)g.u, (const double complex *)xg, dx, 0.124, ph);
         double r = 0, nb = 0, d = 0, nx = 0;
         for (size_t k = 0; k < 12 * GV; k++) {
             const double complex bk = b[2 * k] + I * b[2 * k + 1];
@@ -385,7 +385,7 @@ static void solve_case(const int grid[4], clphys_solver_kind kind, int mixed, in
         print_message("# grid %dx%dx%dx%d %s %s %s: iterations %d (single rank %d), restarts %d (%d), residual %.3g, "
                       "reference %.3g, |x - x_single| / |x| %.3g\n",
                       grid[0], grid[1], grid[2], grid[3], aaaa ? "a,a,a,a" : "p,p,p,a",
-                      kind == CLPHYS_SOLVER_BICGSTAB ? "BiCGStab" : "CGNR", mixed ? "mixed" : "fp64", rd.iterations,
+                      kind == CLPHYS_LQCD_SOLVER_BICGSTAB ? "BiCGStab" : "CGNR", mixed ? "mixed" : "fp64", rd.iterations,
                       rs.iterations, rd.restarts, rs.restarts, rd.rel_residual, ref_res, diff);
     }
     ref_res = max_all(ref_res), diff = max_all(diff);
@@ -394,9 +394,9 @@ static void solve_case(const int grid[4], clphys_solver_kind kind, int mixed, in
     assert_true(diff < 1e-8);
     assert_int_equal(rd.iterations, rs.iterations);
     assert_int_equal(rd.restarts, rs.restarts);
-    clphys_dslash_plan_destroy(s64), clphys_dslash_plan_destroy(s32);
-    clphys_dslash_plan_destroy(d64), clphys_dslash_plan_destroy(d32);
-    clphys_gauge_destroy(&g), clphys_gauge_destroy(&loc);
+    clphys_lqcd_dslash_plan_destroy(s64), clphys_lqcd_dslash_plan_destroy(s32);
+    clphys_lqcd_dslash_plan_destroy(d64), clphys_lqcd_dslash_plan_destroy(d32);
+    clphys_lqcd_gauge_destroy(&g), clphys_lqcd_gauge_destroy(&loc);
     free(b), free(xs), free(xg), free(lb), free(lx);
 }
 
@@ -406,10 +406,10 @@ static void test_solvers(void **state)
     if (!clphys_context_device(ctx)->fp64) skip();
     int n;
     const int(*gr)[4] = grids(&n);
-    solve_case(gr[0], CLPHYS_SOLVER_CGNR, 0, 0, 0, 400);
-    solve_case(gr[1], CLPHYS_SOLVER_CGNR, 1, 1, CLPHYS_LQCD_SOA, 401);
-    solve_case(gr[2], CLPHYS_SOLVER_BICGSTAB, 0, 1, 0, 402);
-    solve_case(gr[0], CLPHYS_SOLVER_BICGSTAB, 1, 0, 0, 403);
+    solve_case(gr[0], CLPHYS_LQCD_SOLVER_CGNR, 0, 0, 0, 400);
+    solve_case(gr[1], CLPHYS_LQCD_SOLVER_CGNR, 1, 1, CLPHYS_LQCD_SOA, 401);
+    solve_case(gr[2], CLPHYS_LQCD_SOLVER_BICGSTAB, 0, 1, 0, 402);
+    solve_case(gr[0], CLPHYS_LQCD_SOLVER_BICGSTAB, 1, 0, 0, 403);
 }
 
 /* Scatter and gather are inverse; the distributed plaquette and link trace
@@ -428,24 +428,24 @@ static void test_fields(void **state)
         close(fd);
     }
     MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
-    clphys_gauge_field g;
-    assert_int_equal(clphys_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
-    clphys_gauge_hot(&g, tu_seed() + 500);
-    if (rank == 0) assert_int_equal(clphys_gauge_write_nersc(path, &g, CLPHYS_FP64, 3), CLPHYS_SUCCESS);
-    const double plaq = clphys_gauge_plaquette(&g), trace = clphys_gauge_link_trace(&g);
+    clphys_lqcd_gauge_field g;
+    assert_int_equal(clphys_lqcd_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
+    clphys_lqcd_gauge_hot(&g, tu_seed() + 500);
+    if (rank == 0) assert_int_equal(clphys_lqcd_gauge_write_nersc(path, &g, CLPHYS_FP64, 3), CLPHYS_SUCCESS);
+    const double plaq = clphys_lqcd_gauge_plaquette(&g), trace = clphys_lqcd_gauge_link_trace(&g);
     for (int i = 0; i < n; i++) {
         geo G = geometry(gr[i]);
-        clphys_gauge_field loc, lf;
+        clphys_lqcd_gauge_field loc, lf;
         int dims[4] = {0};
-        assert_int_equal(clphys_gauge_scatter(MPI_COMM_WORLD, gr[i], 0, rank ? NULL : &g, &loc), CLPHYS_SUCCESS);
-        assert_int_equal(clphys_gauge_read_mpi(MPI_COMM_WORLD, gr[i], path, NULL, &lf, dims), CLPHYS_SUCCESS);
+        assert_int_equal(clphys_lqcd_gauge_scatter(MPI_COMM_WORLD, gr[i], 0, rank ? NULL : &g, &loc), CLPHYS_SUCCESS);
+        assert_int_equal(clphys_lqcd_gauge_read_mpi(MPI_COMM_WORLD, gr[i], path, NULL, &lf, dims), CLPHYS_SUCCESS);
         assert_memory_equal(dims, DIMS, sizeof dims);
         double *part = malloc(sizeof(double) * 72 * G.lv);
         extract(&G, g.u, part, 72);
         assert_memory_equal(loc.u, part, sizeof(double) * 72 * G.lv);
         assert_memory_equal(lf.u, part, sizeof(double) * 72 * G.lv); /* written and read in fp64 */
         double pl = 0, tr = 0;
-        assert_int_equal(clphys_gauge_plaquette_mpi(MPI_COMM_WORLD, gr[i], &loc, &pl, &tr), CLPHYS_SUCCESS);
+        assert_int_equal(clphys_lqcd_gauge_plaquette_mpi(MPI_COMM_WORLD, gr[i], &loc, &pl, &tr), CLPHYS_SUCCESS);
         if (rank == 0)
             print_message("# grid %dx%dx%dx%d: plaquette %.15f (single rank %.15f), link trace %.15f (%.15f)\n",
                           gr[i][0], gr[i][1], gr[i][2], gr[i][3], pl, plaq, tr, trace);
@@ -456,13 +456,13 @@ static void test_fields(void **state)
         uint64_t rng = tu_rng_init(510 + (uint64_t)i);
         random_spinor(s, GV, &rng);
         tu_poison_f64(s2, 24 * GV);
-        assert_int_equal(clphys_spinor_scatter(MPI_COMM_WORLD, gr[i], DIMS, 0, s, ls), CLPHYS_SUCCESS);
+        assert_int_equal(clphys_lqcd_spinor_scatter(MPI_COMM_WORLD, gr[i], DIMS, 0, s, ls), CLPHYS_SUCCESS);
         extract(&G, s, ex, 24);
         assert_memory_equal(ls, ex, sizeof(double) * 24 * G.lv);
-        assert_int_equal(clphys_spinor_gather(MPI_COMM_WORLD, gr[i], DIMS, 0, ls, rank ? NULL : s2), CLPHYS_SUCCESS);
+        assert_int_equal(clphys_lqcd_spinor_gather(MPI_COMM_WORLD, gr[i], DIMS, 0, ls, rank ? NULL : s2), CLPHYS_SUCCESS);
         if (rank == 0) assert_memory_equal(s, s2, sizeof(double) * 24 * GV);
         free(part), free(s), free(s2), free(ls), free(ex);
-        clphys_gauge_destroy(&loc), clphys_gauge_destroy(&lf);
+        clphys_lqcd_gauge_destroy(&loc), clphys_lqcd_gauge_destroy(&lf);
     }
     /* a file that fails its checks: every rank gets rank 0's message */
     if (rank == 0) {
@@ -480,14 +480,14 @@ static void test_fields(void **state)
         fclose(f);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    clphys_gauge_field lf;
-    assert_int_equal(clphys_gauge_read_mpi(MPI_COMM_WORLD, gr[0], path, NULL, &lf, NULL), CLPHYS_ERR_FORMAT);
+    clphys_lqcd_gauge_field lf;
+    assert_int_equal(clphys_lqcd_gauge_read_mpi(MPI_COMM_WORLD, gr[0], path, NULL, &lf, NULL), CLPHYS_ERR_FORMAT);
     if (rank == 0) print_message("# damaged file, every rank: %s\n", clphys_last_error(NULL));
     assert_non_null(strstr(clphys_last_error(NULL), "CHECKSUM"));
     if (rank) assert_non_null(strstr(clphys_last_error(NULL), "rank 0: "));
     assert_null(lf.u);
     if (rank == 0) remove(path);
-    clphys_gauge_destroy(&g);
+    clphys_lqcd_gauge_destroy(&g);
 }
 
 /* A grid that does not divide the lattice or does not match the ranks,
@@ -495,30 +495,30 @@ static void test_fields(void **state)
 static void test_failures(void **state)
 {
     (void)state;
-    clphys_gauge_field g, loc;
+    clphys_lqcd_gauge_field g, loc;
     const int odd[4] = {4, 4, 4, 6}; /* t over 2 or 4 ranks: 3 or not divisible */
-    assert_int_equal(clphys_gauge_create(odd, &g), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_lqcd_gauge_create(odd, &g), CLPHYS_SUCCESS);
     const int gt[4] = {1, 1, 1, size};
-    assert_int_equal(clphys_gauge_scatter(MPI_COMM_WORLD, gt, 0, &g, &loc), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(clphys_lqcd_gauge_scatter(MPI_COMM_WORLD, gt, 0, &g, &loc), CLPHYS_ERR_INVALID_ARGUMENT);
     if (rank == 0) print_message("# %s\n", clphys_last_error(NULL));
     assert_non_null(strstr(clphys_last_error(NULL), "does not divide the lattice"));
     const int wrong[4] = {1, 1, 1, size + 1};
-    assert_int_equal(clphys_gauge_scatter(MPI_COMM_WORLD, wrong, 0, &g, &loc), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(clphys_lqcd_gauge_scatter(MPI_COMM_WORLD, wrong, 0, &g, &loc), CLPHYS_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(clphys_last_error(NULL), "ranks"));
-    clphys_gauge_destroy(&g);
+    clphys_lqcd_gauge_destroy(&g);
     /* kappa differs on the last rank */
-    assert_int_equal(clphys_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
-    assert_int_equal(clphys_gauge_scatter(MPI_COMM_WORLD, gt, 0, &g, &loc), CLPHYS_SUCCESS);
-    clphys_dslash_params p = {.kappa = rank == size - 1 ? 0.13 : 0.12, .no_tune = 1};
-    clphys_dslash_plan *pl = (clphys_dslash_plan *)&p;
-    assert_int_equal(clphys_dslash_plan_create_mpi(MPI_COMM_WORLD, gt, ctx, &loc, &p, &pl), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(clphys_lqcd_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_lqcd_gauge_scatter(MPI_COMM_WORLD, gt, 0, &g, &loc), CLPHYS_SUCCESS);
+    clphys_lqcd_dslash_params p = {.kappa = rank == size - 1 ? 0.13 : 0.12, .no_tune = 1};
+    clphys_lqcd_dslash_plan *pl = (clphys_lqcd_dslash_plan *)&p;
+    assert_int_equal(clphys_lqcd_dslash_plan_create_mpi(MPI_COMM_WORLD, gt, ctx, &loc, &p, &pl), CLPHYS_ERR_INVALID_ARGUMENT);
     assert_null(pl);
     assert_non_null(strstr(clphys_last_error(ctx), "differ between ranks"));
     /* a grid that does not match the ranks */
     p.kappa = 0.12;
-    assert_int_equal(clphys_dslash_plan_create_mpi(MPI_COMM_WORLD, wrong, ctx, &loc, &p, &pl), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(clphys_lqcd_dslash_plan_create_mpi(MPI_COMM_WORLD, wrong, ctx, &loc, &p, &pl), CLPHYS_ERR_INVALID_ARGUMENT);
     assert_null(pl);
-    clphys_gauge_destroy(&g), clphys_gauge_destroy(&loc);
+    clphys_lqcd_gauge_destroy(&g), clphys_lqcd_gauge_destroy(&loc);
 }
 
 /* The parts of one application: each measured, the face model's bytes and
@@ -531,19 +531,19 @@ static void test_split_timing(void **state)
     const int(*gr)[4] = grids(&n);
     const int *grid = gr[0];
     geo G = geometry(grid);
-    clphys_gauge_field g, loc;
-    assert_int_equal(clphys_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
-    clphys_gauge_hot(&g, tu_seed() + 600);
-    assert_int_equal(clphys_gauge_scatter(MPI_COMM_WORLD, grid, 0, &g, &loc), CLPHYS_SUCCESS);
-    clphys_dslash_params p = {.precision = CLPHYS_FP32, .kappa = 0.12, .no_tune = 1};
-    clphys_dslash_plan *pl = dist_plan(grid, &loc, &p);
+    clphys_lqcd_gauge_field g, loc;
+    assert_int_equal(clphys_lqcd_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
+    clphys_lqcd_gauge_hot(&g, tu_seed() + 600);
+    assert_int_equal(clphys_lqcd_gauge_scatter(MPI_COMM_WORLD, grid, 0, &g, &loc), CLPHYS_SUCCESS);
+    clphys_lqcd_dslash_params p = {.precision = CLPHYS_FP32, .kappa = 0.12, .no_tune = 1};
+    clphys_lqcd_dslash_plan *pl = dist_plan(grid, &loc, &p);
     cl_mem a, b;
-    assert_int_equal(clphys_dslash_field_create(pl, 1, &a), CLPHYS_SUCCESS);
-    assert_int_equal(clphys_dslash_field_create(pl, 1, &b), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_lqcd_dslash_field_create(pl, 1, &a), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_lqcd_dslash_field_create(pl, 1, &b), CLPHYS_SUCCESS);
     const float one = 1;
     assert_int_equal(cp_fill(ctx, a, &one, sizeof one, G.lv / 2 * 24 * sizeof(float)), CLPHYS_SUCCESS);
-    clphys_dslash_split s;
-    assert_int_equal(clphys_dslash_apply_split(pl, CLPHYS_DSLASH_EO_PREC, b, a, &s), CLPHYS_SUCCESS);
+    clphys_lqcd_dslash_split s;
+    assert_int_equal(clphys_lqcd_dslash_apply_split(pl, CLPHYS_LQCD_DSLASH_EO_PREC, b, a, &s), CLPHYS_SUCCESS);
     size_t face = 0, sites = 0; /* face sites per parity and sites with a remote neighbour */
     int split = 0;
     for (int mu = 0; mu < 4; mu++)
@@ -567,25 +567,25 @@ static void test_split_timing(void **state)
     assert_int_equal(s.sites, G.lv);
     assert_int_equal(s.face_sites, sites);
     clReleaseMemObject(a), clReleaseMemObject(b);
-    clphys_dslash_plan_destroy(pl);
-    clphys_gauge_destroy(&g), clphys_gauge_destroy(&loc);
+    clphys_lqcd_dslash_plan_destroy(pl);
+    clphys_lqcd_gauge_destroy(&g), clphys_lqcd_gauge_destroy(&loc);
 }
 
 /* --die: rank 1 leaves in the middle of the exchanges. */
 static int rank_dies(void)
 {
     const int grid[4] = {1, 1, 1, size};
-    clphys_gauge_field g, loc;
-    clphys_gauge_create(DIMS, &g);
-    if (clphys_gauge_scatter(MPI_COMM_WORLD, grid, 0, &g, &loc)) return 1;
-    clphys_dslash_params p = {.kappa = 0.12, .no_tune = 1};
-    clphys_dslash_plan *pl = dist_plan(grid, &loc, &p);
+    clphys_lqcd_gauge_field g, loc;
+    clphys_lqcd_gauge_create(DIMS, &g);
+    if (clphys_lqcd_gauge_scatter(MPI_COMM_WORLD, grid, 0, &g, &loc)) return 1;
+    clphys_lqcd_dslash_params p = {.kappa = 0.12, .no_tune = 1};
+    clphys_lqcd_dslash_plan *pl = dist_plan(grid, &loc, &p);
     cl_mem a, b;
-    clphys_dslash_field_create(pl, 1, &a);
-    clphys_dslash_field_create(pl, 1, &b);
+    clphys_lqcd_dslash_field_create(pl, 1, &a);
+    clphys_lqcd_dslash_field_create(pl, 1, &b);
     for (int i = 0; i < 1000000; i++) {
         if (rank == 1 && i == 5) tu_mpi_die(rank, "in application", i);
-        clphys_dslash_apply(pl, CLPHYS_DSLASH_EO_PREC, b, a, NULL);
+        clphys_lqcd_dslash_apply(pl, CLPHYS_LQCD_DSLASH_EO_PREC, b, a, NULL);
     }
     return 0;
 }

@@ -1,5 +1,5 @@
 /* test_lqcd_multi.c — the lattice path over several devices of one process
- * (clphys_dslash_plan_create_multi, host/lqcd/multi.c): the device of
+ * (clphys_lqcd_dslash_plan_create_multi, host/lqcd/multi.c): the device of
  * CLPHYS_DEVICE (else "auto") opened two or four times, one host thread per
  * context, on a 4^3 x 8 lattice, the process grids of the MPI tests
  * (1x1x1x2, 1x1x2x1, 2x1x1x1; 1x1x2x2):
@@ -88,13 +88,13 @@ static void random_spinor(double *psi, size_t n, uint64_t *rng)
 
 /* ---- one host thread per device ----------------------------------------- */
 typedef struct {
-    clphys_dslash_plan *pl, *pl32;
+    clphys_lqcd_dslash_plan *pl, *pl32;
     int op, g5, bad;                 /* bad: this thread passes out == in */
     const double *in;
     double *out;
     size_t lv;
-    const clphys_solver_params *prm;
-    clphys_solver_result res;
+    const clphys_lqcd_solver_params *prm;
+    clphys_lqcd_solver_result res;
     clphys_status st;
 } job;
 
@@ -103,24 +103,24 @@ typedef struct {
  * (this runs on a thread of its own). */
 static clphys_status run_op(job *j)
 {
-    clphys_dslash_plan *pl = j->pl;
-    const int half = j->g5 || j->op >= CLPHYS_DSLASH_H_EO;
-    const int pin = !half ? -1 : j->op == CLPHYS_DSLASH_H_EO ? 1 : j->g5 == 2 ? 1 : 0;
-    const int pout = !half ? -1 : j->op == CLPHYS_DSLASH_H_OE || j->g5 == 1 ? 1 : 0;
+    clphys_lqcd_dslash_plan *pl = j->pl;
+    const int half = j->g5 || j->op >= CLPHYS_LQCD_DSLASH_H_EO;
+    const int pin = !half ? -1 : j->op == CLPHYS_LQCD_DSLASH_H_EO ? 1 : j->g5 == 2 ? 1 : 0;
+    const int pout = !half ? -1 : j->op == CLPHYS_LQCD_DSLASH_H_OE || j->g5 == 1 ? 1 : 0;
     double *nan = malloc(sizeof(double) * 24 * j->lv);
     tu_poison_f64(nan, 24 * j->lv);
     cl_mem a = NULL, b = NULL;
-    clphys_status st = clphys_dslash_field_create(pl, half, &a);
-    if (!st) st = clphys_dslash_field_create(pl, half, &b);
-    if (!st) st = clphys_dslash_field_write(pl, a, pin, j->in);
-    if (!st) st = clphys_dslash_field_write(pl, b, pout, nan);
+    clphys_status st = clphys_lqcd_dslash_field_create(pl, half, &a);
+    if (!st) st = clphys_lqcd_dslash_field_create(pl, half, &b);
+    if (!st) st = clphys_lqcd_dslash_field_write(pl, a, pin, j->in);
+    if (!st) st = clphys_lqcd_dslash_field_write(pl, b, pout, nan);
     if (st) lqcd_multi_fail(pl);
-    else if (j->bad) st = clphys_dslash_apply(pl, (clphys_dslash_op)j->op, a, a, NULL);
+    else if (j->bad) st = clphys_lqcd_dslash_apply(pl, (clphys_lqcd_dslash_op)j->op, a, a, NULL);
     else if (j->g5 == 1) st = lqcd_hop_g5(pl, b, a, NULL, 0, 1, 1, NULL);
     else if (j->g5 == 2) st = lqcd_hop_g5(pl, b, a, a, -0.0144, 0, 2, NULL);
-    else st = clphys_dslash_apply(pl, (clphys_dslash_op)j->op, b, a, NULL);
+    else st = clphys_lqcd_dslash_apply(pl, (clphys_lqcd_dslash_op)j->op, b, a, NULL);
     memset(j->out, 0, sizeof(double) * 24 * j->lv);
-    if (!st) st = clphys_dslash_field_read(pl, b, pout, j->out);
+    if (!st) st = clphys_lqcd_dslash_field_read(pl, b, pout, j->out);
     cp_release_mem(&a), cp_release_mem(&b);
     free(nan);
     return st;
@@ -148,17 +148,17 @@ static void run_threads(int n, job *jobs, void *(*fn)(void *))
     for (int k = 0; k < n; k++) pthread_join(t[k], NULL);
 }
 
-static clphys_dslash_plan *single_plan(const clphys_gauge_field *g, const clphys_dslash_params *p)
+static clphys_lqcd_dslash_plan *single_plan(const clphys_lqcd_gauge_field *g, const clphys_lqcd_dslash_params *p)
 {
-    clphys_dslash_plan *pl = NULL;
-    if (clphys_dslash_plan_create(ctxs[0], g, p, &pl)) fail_msg("single plan: %s", clphys_last_error(ctxs[0]));
+    clphys_lqcd_dslash_plan *pl = NULL;
+    if (clphys_lqcd_dslash_plan_create(ctxs[0], g, p, &pl)) fail_msg("single plan: %s", clphys_last_error(ctxs[0]));
     return pl;
 }
 
-static void multi_plans(const int grid[4], const clphys_gauge_field *g, const clphys_dslash_params *p,
-                        clphys_dslash_plan **pl)
+static void multi_plans(const int grid[4], const clphys_lqcd_gauge_field *g, const clphys_lqcd_dslash_params *p,
+                        clphys_lqcd_dslash_plan **pl)
 {
-    if (clphys_dslash_plan_create_multi(ndev(grid), ctxs, grid, g, p, pl))
+    if (clphys_lqcd_dslash_plan_create_multi(ndev(grid), ctxs, grid, g, p, pl))
         fail_msg("multi plans: %s", clphys_last_error(NULL));
 }
 
@@ -169,19 +169,19 @@ static void check_ops(const int grid[4], clphys_precision prec, int recon, int a
 {
     const int n = ndev(grid);
     uint64_t rng = tu_rng_init(stream);
-    clphys_gauge_field g;
-    assert_int_equal(clphys_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
-    clphys_gauge_hot(&g, tu_seed() + stream);
-    clphys_dslash_params p = {.precision = prec, .reconstruct = recon, .kappa = 0.12, .no_tune = 1};
-    for (int mu = 0; mu < 4; mu++) p.bc[mu] = aperiodic ? CLPHYS_BC_ANTIPERIODIC : CLPHYS_BC_PERIODIC;
-    if (!aperiodic) p.bc[1] = CLPHYS_BC_PHASE, p.bc_phase_by_pi[1] = 0.3;
-    clphys_dslash_params pm_params = p;
-    pm_params.halo_half = half;
+    clphys_lqcd_gauge_field g;
+    assert_int_equal(clphys_lqcd_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
+    clphys_lqcd_gauge_hot(&g, tu_seed() + stream);
+    clphys_lqcd_dslash_params p = {.precision = prec, .reconstruct = recon, .kappa = 0.12, .no_tune = 1};
+    for (int mu = 0; mu < 4; mu++) p.bc[mu] = aperiodic ? CLPHYS_LQCD_BC_ANTIPERIODIC : CLPHYS_LQCD_BC_PERIODIC;
+    if (!aperiodic) p.bc[1] = CLPHYS_LQCD_BC_PHASE, p.bc_phase_by_pi[1] = 0.3;
+    clphys_lqcd_dslash_params poisson_mpi_params = p;
+    poisson_mpi_params.halo_half = half;
     double *in = malloc(sizeof(double) * 24 * GV), *ref = malloc(sizeof(double) * 24 * GV);
     double *lin[MAXD], *lout[MAXD], *lref = malloc(sizeof(double) * 24 * GV);
     random_spinor(in, GV, &rng);
-    clphys_dslash_plan *ps = single_plan(&g, &p), *pm[MAXD];
-    multi_plans(grid, &g, &pm_params, pm);
+    clphys_lqcd_dslash_plan *ps = single_plan(&g, &p), *pm[MAXD];
+    multi_plans(grid, &g, &poisson_mpi_params, pm);
     job jobs[MAXD];
     for (int k = 0; k < n; k++) {
         const size_t lv = extract(grid, k, in, NULL, 24);
@@ -214,9 +214,9 @@ static void check_ops(const int grid[4], clphys_precision prec, int recon, int a
         worst = e > worst ? e : worst;
     }
     if (half) assert_true(worst > 3e-6);
-    clphys_dslash_plan_destroy(ps);
-    for (int k = 0; k < n; k++) clphys_dslash_plan_destroy(pm[k]), free(lin[k]), free(lout[k]);
-    clphys_gauge_destroy(&g);
+    clphys_lqcd_dslash_plan_destroy(ps);
+    for (int k = 0; k < n; k++) clphys_lqcd_dslash_plan_destroy(pm[k]), free(lin[k]), free(lout[k]);
+    clphys_lqcd_gauge_destroy(&g);
     free(in), free(ref), free(lref);
 }
 
@@ -239,28 +239,28 @@ static void test_operators_fp32(void **state)
 }
 
 /* A solve over the devices of grid against the single device. */
-static void solve_case(const int grid[4], clphys_solver_kind kind, int mixed, int half, uint64_t stream)
+static void solve_case(const int grid[4], clphys_lqcd_solver_kind kind, int mixed, int half, uint64_t stream)
 {
     const int n = ndev(grid);
     uint64_t rng = tu_rng_init(stream);
-    clphys_gauge_field g;
-    assert_int_equal(clphys_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
-    clphys_gauge_hot(&g, tu_seed() + stream);
-    clphys_dslash_params p64 = {.precision = CLPHYS_FP64, .reconstruct = 12, .kappa = 0.124, .no_tune = 1};
-    p64.bc[3] = CLPHYS_BC_ANTIPERIODIC;
-    clphys_dslash_params p32 = p64, m32p;
+    clphys_lqcd_gauge_field g;
+    assert_int_equal(clphys_lqcd_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
+    clphys_lqcd_gauge_hot(&g, tu_seed() + stream);
+    clphys_lqcd_dslash_params p64 = {.precision = CLPHYS_FP64, .reconstruct = 12, .kappa = 0.124, .no_tune = 1};
+    p64.bc[3] = CLPHYS_LQCD_BC_ANTIPERIODIC;
+    clphys_lqcd_dslash_params p32 = p64, m32p;
     p32.precision = CLPHYS_FP32;
     m32p = p32;
     m32p.halo_half = half;
     double *b = malloc(sizeof(double) * 24 * GV), *xs = malloc(sizeof(double) * 24 * GV);
     double *lb[MAXD], *lx[MAXD], *lxs = malloc(sizeof(double) * 24 * GV);
     random_spinor(b, GV, &rng);
-    const clphys_solver_params prm = {.kind = kind, .tol = 1e-10, .max_iter = 2000, .mixed = mixed};
-    clphys_dslash_plan *s64 = single_plan(&g, &p64), *s32 = mixed ? single_plan(&g, &p32) : NULL;
-    clphys_dslash_plan *m64[MAXD], *m32[MAXD] = {NULL};
+    const clphys_lqcd_solver_params prm = {.kind = kind, .tol = 1e-10, .max_iter = 2000, .mixed = mixed};
+    clphys_lqcd_dslash_plan *s64 = single_plan(&g, &p64), *s32 = mixed ? single_plan(&g, &p32) : NULL;
+    clphys_lqcd_dslash_plan *m64[MAXD], *m32[MAXD] = {NULL};
     multi_plans(grid, &g, &p64, m64);
     if (mixed) multi_plans(grid, &g, &m32p, m32);
-    clphys_solver_result rs;
+    clphys_lqcd_solver_result rs;
     tu_poison_f64(xs, 24 * GV);
     if (clphys_lqcd_solve(s64, s32, &prm, b, xs, &rs)) fail_msg("single solve: %s", clphys_last_error(ctxs[0]));
     job jobs[MAXD];
@@ -283,19 +283,19 @@ static void solve_case(const int grid[4], clphys_solver_kind kind, int mixed, in
     diff = sqrt(diff / nx);
     print_message("# grid %dx%dx%dx%d %s %s%s: iterations %d (one device %d), residual %.3g (%.3g), |x - x_one| / |x| "
                   "%.3g\n",
-                  grid[0], grid[1], grid[2], grid[3], kind == CLPHYS_SOLVER_BICGSTAB ? "BiCGStab" : "CGNR",
+                  grid[0], grid[1], grid[2], grid[3], kind == CLPHYS_LQCD_SOLVER_BICGSTAB ? "BiCGStab" : "CGNR",
                   mixed ? "mixed" : "fp64", half ? ", 16-bit faces" : "", jobs[0].res.iterations, rs.iterations, jobs[0].res.rel_residual,
                   rs.rel_residual, diff);
     assert_true(jobs[0].res.rel_residual <= 1e-10);
     assert_true(diff < 1e-8);
     if (!mixed) assert_int_equal(jobs[0].res.iterations, rs.iterations);
     else assert_true(abs(jobs[0].res.iterations - rs.iterations) <= rs.iterations / 10 + 1);
-    clphys_dslash_plan_destroy(s64), clphys_dslash_plan_destroy(s32);
+    clphys_lqcd_dslash_plan_destroy(s64), clphys_lqcd_dslash_plan_destroy(s32);
     for (int k = 0; k < n; k++) {
-        clphys_dslash_plan_destroy(m64[k]), clphys_dslash_plan_destroy(m32[k]);
+        clphys_lqcd_dslash_plan_destroy(m64[k]), clphys_lqcd_dslash_plan_destroy(m32[k]);
         free(lb[k]), free(lx[k]);
     }
-    clphys_gauge_destroy(&g);
+    clphys_lqcd_gauge_destroy(&g);
     free(b), free(xs), free(lxs);
 }
 
@@ -303,10 +303,10 @@ static void test_solvers(void **state)
 {
     (void)state;
     if (!clphys_context_device(ctxs[0])->fp64) skip();
-    solve_case(GRIDS[0], CLPHYS_SOLVER_CGNR, 0, 0, 400);
-    solve_case(GRIDS[3], CLPHYS_SOLVER_BICGSTAB, 0, 0, 401);
-    solve_case(GRIDS[0], CLPHYS_SOLVER_CGNR, 1, 0, 402);
-    solve_case(GRIDS[0], CLPHYS_SOLVER_BICGSTAB, 1, 0, 403);
+    solve_case(GRIDS[0], CLPHYS_LQCD_SOLVER_CGNR, 0, 0, 400);
+    solve_case(GRIDS[3], CLPHYS_LQCD_SOLVER_BICGSTAB, 0, 0, 401);
+    solve_case(GRIDS[0], CLPHYS_LQCD_SOLVER_CGNR, 1, 0, 402);
+    solve_case(GRIDS[0], CLPHYS_LQCD_SOLVER_BICGSTAB, 1, 0, 403);
 }
 
 /* The mixed solves with the fp32 operator's faces in 16 bits: the
@@ -316,46 +316,46 @@ static void test_half_halos(void **state)
 {
     (void)state;
     if (!clphys_context_device(ctxs[0])->fp64) skip();
-    solve_case(GRIDS[0], CLPHYS_SOLVER_CGNR, 1, 1, 404);
-    solve_case(GRIDS[3], CLPHYS_SOLVER_BICGSTAB, 1, 1, 405);
+    solve_case(GRIDS[0], CLPHYS_LQCD_SOLVER_CGNR, 1, 1, 404);
+    solve_case(GRIDS[3], CLPHYS_LQCD_SOLVER_BICGSTAB, 1, 1, 405);
 }
 
 static void test_errors(void **state)
 {
     (void)state;
-    clphys_gauge_field g;
-    assert_int_equal(clphys_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
-    clphys_gauge_hot(&g, tu_seed() + 500);
-    const clphys_dslash_params p = {.precision = CLPHYS_FP32, .reconstruct = 12, .kappa = 0.12, .no_tune = 1};
-    clphys_dslash_plan *pl[MAXD] = {NULL};
+    clphys_lqcd_gauge_field g;
+    assert_int_equal(clphys_lqcd_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
+    clphys_lqcd_gauge_hot(&g, tu_seed() + 500);
+    const clphys_lqcd_dslash_params p = {.precision = CLPHYS_FP32, .reconstruct = 12, .kappa = 0.12, .no_tune = 1};
+    clphys_lqcd_dslash_plan *pl[MAXD] = {NULL};
     /* a grid that does not divide the lattice: z 4 over 4 gives 1 */
     const int bad[4] = {1, 1, 4, 1}, wrong[4] = {1, 1, 1, 2};
-    assert_int_equal(clphys_dslash_plan_create_multi(4, ctxs, bad, &g, &p, pl), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(clphys_lqcd_dslash_plan_create_multi(4, ctxs, bad, &g, &p, pl), CLPHYS_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(clphys_last_error(NULL), "does not divide"));
     assert_null(pl[0]);
     /* a grid of 2 parts for 3 devices; no contexts; a NULL context */
-    assert_int_equal(clphys_dslash_plan_create_multi(3, ctxs, wrong, &g, &p, pl), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(clphys_lqcd_dslash_plan_create_multi(3, ctxs, wrong, &g, &p, pl), CLPHYS_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(clphys_last_error(NULL), "not the 3 devices"));
-    assert_int_equal(clphys_dslash_plan_create_multi(2, NULL, wrong, &g, &p, pl), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(clphys_lqcd_dslash_plan_create_multi(2, NULL, wrong, &g, &p, pl), CLPHYS_ERR_INVALID_ARGUMENT);
     clphys_context *withnull[2] = {ctxs[0], NULL};
-    assert_int_equal(clphys_dslash_plan_create_multi(2, withnull, wrong, &g, &p, pl), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(clphys_lqcd_dslash_plan_create_multi(2, withnull, wrong, &g, &p, pl), CLPHYS_ERR_INVALID_ARGUMENT);
     /* a device that cannot be opened: nothing stays open */
     clphys_context **c = NULL;
     int n = 0;
     assert_int_equal(clphys_contexts_create("auto,9:9", 0, 1, &c, &n), CLPHYS_ERR_DEVICE_NOT_FOUND);
     assert_non_null(strstr(clphys_last_error(NULL), "9:9"));
     /* a caller's error on device 1 ends device 0's hop with an error, no hang */
-    assert_int_equal(clphys_dslash_plan_create_multi(2, ctxs, wrong, &g, &p, pl), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_lqcd_dslash_plan_create_multi(2, ctxs, wrong, &g, &p, pl), CLPHYS_SUCCESS);
     double *in = calloc(24 * GV, sizeof(double)), *out[2] = {malloc(sizeof(double) * 24 * GV),
                                                              malloc(sizeof(double) * 24 * GV)};
-    job jobs[2] = {{.pl = pl[0], .op = CLPHYS_DSLASH_HOPPING, .in = in, .out = out[0], .lv = GV / 2},
-                   {.pl = pl[1], .op = CLPHYS_DSLASH_HOPPING, .in = in, .out = out[1], .lv = GV / 2, .bad = 1}};
+    job jobs[2] = {{.pl = pl[0], .op = CLPHYS_LQCD_DSLASH_HOPPING, .in = in, .out = out[0], .lv = GV / 2},
+                   {.pl = pl[1], .op = CLPHYS_LQCD_DSLASH_HOPPING, .in = in, .out = out[1], .lv = GV / 2, .bad = 1}};
     run_threads(2, jobs, op_thread);
     assert_int_equal(jobs[1].st, CLPHYS_ERR_INVALID_ARGUMENT);
     assert_int_equal(jobs[0].st, CLPHYS_ERR_OPENCL);
     assert_non_null(strstr(clphys_last_error(ctxs[0]), "another device of the group failed"));
-    clphys_dslash_plan_destroy(pl[0]), clphys_dslash_plan_destroy(pl[1]);
-    clphys_gauge_destroy(&g);
+    clphys_lqcd_dslash_plan_destroy(pl[0]), clphys_lqcd_dslash_plan_destroy(pl[1]);
+    clphys_lqcd_gauge_destroy(&g);
     free(in), free(out[0]), free(out[1]);
 }
 

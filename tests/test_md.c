@@ -204,7 +204,7 @@ static void test_data_counts_and_messages(void **state)
     free(longl);
 }
 
-static double run_md(clphys_md_system *sys, clphys_precision prec, clphys_lj_variant v, int shifted,
+static double run_md(clphys_md_system *sys, clphys_precision prec, clphys_md_lj_variant v, int shifted,
                      int every, int check, int steps, clphys_md_thermo *t0, clphys_md_thermo *t1)
 {
     clphys_md_params p = {
@@ -267,12 +267,12 @@ static void test_energy_drift(void **state)
     clphys_md_system s;
     assert_int_equal(clphys_md_fcc(0.8442, 4, 1.44, tu_seed(), &s), CLPHYS_SUCCESS);
     clphys_md_thermo t0, t1;
-    double e64 = run_md(&s, CLPHYS_FP64, CLPHYS_LJ_FULL_CSR, 1, 1, 1, 200, &t0, &t1);
+    double e64 = run_md(&s, CLPHYS_FP64, CLPHYS_MD_LJ_FULL_CSR, 1, 1, 1, 200, &t0, &t1);
     fprintf(stderr, "  fp64 max |dE/E| = %.2e over 200 steps (T %.3f -> %.3f)\n", e64, t0.temp,
             t1.temp);
     assert_true(e64 < 5e-4);    /* dt^2 fluctuation; the force still jumps at r_cut */
     assert_true(t1.temp < 1.2); /* the lattice melted: the run did something */
-    double e32 = run_md(&s, CLPHYS_FP32, CLPHYS_LJ_AUTO, 1, 1, 1, 200, &t0, &t1);
+    double e32 = run_md(&s, CLPHYS_FP32, CLPHYS_MD_LJ_AUTO, 1, 1, 1, 200, &t0, &t1);
     fprintf(stderr, "  fp32 max |dE/E| = %.2e\n", e32);
     assert_true(e32 < 1e-3);
     clphys_md_system_destroy(&s);
@@ -286,14 +286,14 @@ static void test_policies_and_variants_agree(void **state)
     clphys_md_system s;
     assert_int_equal(clphys_md_fcc(0.8442, 4, 1.44, tu_seed(), &s), CLPHYS_SUCCESS);
     clphys_md_thermo t0, a, b;
-    run_md(&s, CLPHYS_FP64, CLPHYS_LJ_FULL_CSR, 0, 1, 0, 50, &t0, &a);
-    run_md(&s, CLPHYS_FP64, CLPHYS_LJ_FULL_CSR, 0, 1, 1, 50, &t0, &b);
+    run_md(&s, CLPHYS_FP64, CLPHYS_MD_LJ_FULL_CSR, 0, 1, 0, 50, &t0, &a);
+    run_md(&s, CLPHYS_FP64, CLPHYS_MD_LJ_FULL_CSR, 0, 1, 1, 50, &t0, &b);
     assert_true(fabs(a.etotal - b.etotal) < 1e-9 && fabs(a.press - b.press) < 1e-8);
-    run_md(&s, CLPHYS_FP64, CLPHYS_LJ_FULL_TRANSPOSED, 0, 5, 0, 50, &t0, &b);
+    run_md(&s, CLPHYS_FP64, CLPHYS_MD_LJ_FULL_TRANSPOSED, 0, 5, 0, 50, &t0, &b);
     assert_true(fabs(a.etotal - b.etotal) < 1e-9 && fabs(a.press - b.press) < 1e-8);
-    run_md(&s, CLPHYS_FP64, CLPHYS_LJ_HALF_CAS, 0, 1, 1, 50, &t0, &b);
+    run_md(&s, CLPHYS_FP64, CLPHYS_MD_LJ_HALF_CAS, 0, 1, 1, 50, &t0, &b);
     assert_true(fabs(a.etotal - b.etotal) < 1e-9 && fabs(a.press - b.press) < 1e-8);
-    run_md(&s, CLPHYS_FP64, CLPHYS_LJ_FULL_STAGED, 0, 5, 0, 50, &t0, &b);
+    run_md(&s, CLPHYS_FP64, CLPHYS_MD_LJ_FULL_STAGED, 0, 5, 0, 50, &t0, &b);
     assert_true(fabs(a.etotal - b.etotal) < 1e-9 && fabs(a.press - b.press) < 1e-8);
     /* download + write_data + read back */
     char path[512];
@@ -477,7 +477,7 @@ static void test_device_buffers_trajectory(void **state)
             for (size_t k = 0; k < 3 * s.n; k++)
                 s.x[k] -= 3;
         }
-        clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = prec, .variant = CLPHYS_LJ_FULL_CSR},
+        clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = prec, .variant = CLPHYS_MD_LJ_FULL_CSR},
                               .dt = 0.005,
                               .neigh_every = 1,
                               .neigh_check = 1};
@@ -528,7 +528,7 @@ static void test_device_buffers_refresh(void **state)
     clphys_precision prec = clphys_context_device(ctx)->fp64 ? CLPHYS_FP64 : CLPHYS_FP32;
     clphys_md_system s;
     assert_int_equal(clphys_md_fcc(0.8442, 4, 1.44, tu_seed(), &s), CLPHYS_SUCCESS);
-    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = prec, .variant = CLPHYS_LJ_FULL_CSR},
+    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = prec, .variant = CLPHYS_MD_LJ_FULL_CSR},
                           .dt = 0.005,
                           .neigh_every = 1,
                           .neigh_check = 1};
@@ -670,7 +670,7 @@ static void test_lammps_in_lj(void **state)
     clphys_md_system s;
     tm_lammps_in_lj(dir, &s, ref);
     clphys_md_params p = {
-        .lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_LJ_AUTO},
+        .lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_MD_LJ_AUTO},
         .dt = 0.005,
         .neigh_every = 20,
         .neigh_check = 0};

@@ -430,8 +430,8 @@ static void test_in_lj_variants(void **state)
     clphys_md_system s, ref;
     unsigned long long seed = tu_seed();
     assert_int_equal(clphys_md_fcc(0.8442, 7, 1.44, seed, &s), CLPHYS_SUCCESS);
-    const clphys_lj_variant vs[] = {CLPHYS_LJ_FULL_CSR, CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_GROUP,
-                                    CLPHYS_LJ_CPU};
+    const clphys_md_lj_variant vs[] = {CLPHYS_MD_LJ_FULL_CSR, CLPHYS_MD_LJ_FULL_TRANSPOSED, CLPHYS_MD_LJ_FULL_GROUP,
+                                    CLPHYS_MD_LJ_CPU};
     int g[2][3], ng = grids(g);
     double rows[NCOL * 11];
     for (size_t v = 0; v < sizeof vs / sizeof *vs; v++) {
@@ -441,7 +441,7 @@ static void test_in_lj_variants(void **state)
                               .neigh_check = 0};
         copy_system(&s, &ref);
         single_rank(&p, &s, 200, 20, rows, &ref);
-        for (int k = 0; k < ng; k++) compare_run(&p, g[k], &s, 200, 20, rows, &ref, clphys_lj_variant_name(vs[v]), NULL);
+        for (int k = 0; k < ng; k++) compare_run(&p, g[k], &s, 200, 20, rows, &ref, clphys_md_lj_variant_name(vs[v]), NULL);
         clphys_md_system_destroy(&ref);
     }
     clphys_md_system_destroy(&s);
@@ -460,7 +460,7 @@ static void test_in_lj_interior(void **state)
     grids(g);
     double rows[NCOL * 11];
     clphys_md_params p = {
-        .lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_LJ_FULL_TRANSPOSED},
+        .lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_MD_LJ_FULL_TRANSPOSED},
         .dt = 0.005,
         .neigh_every = 20,
         .neigh_check = 0};
@@ -523,7 +523,7 @@ static void test_overlap(void **state)
     fcc_cells(6, 6, 32, &s);
     MPI_Bcast(s.v, 3 * (int)s.n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     const int g[3] = {1, 1, size};
-    const clphys_lj_variant vs[] = {CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_CSR, CLPHYS_LJ_FULL_TRANSPOSED};
+    const clphys_md_lj_variant vs[] = {CLPHYS_MD_LJ_FULL_TRANSPOSED, CLPHYS_MD_LJ_FULL_CSR, CLPHYS_MD_LJ_FULL_TRANSPOSED};
     for (int v = 0; v < 3; v++) {
         const int one_queue = v == 2;
         if (one_queue) tu_setenv("CLPHYS_MD_ONE_QUEUE", "1"), tu_setenv("CLPHYS_MD_HOST_GHOSTS", "1");
@@ -545,7 +545,7 @@ static void test_overlap(void **state)
         MPI_Reduce(&rows_in, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
         if (rank == 0) fprintf(stderr, "  overlap: %llu of %zu atoms' forces run while the ghosts travel\n", sum, s.n);
         clphys_md_mpi_destroy(pl);
-        compare_run(&p, g, &s, 200, 20, rows, &ref, one_queue ? "full-transposed, one queue" : clphys_lj_variant_name(vs[v]), NULL);
+        compare_run(&p, g, &s, 200, 20, rows, &ref, one_queue ? "full-transposed, one queue" : clphys_md_lj_variant_name(vs[v]), NULL);
         tu_env_restore();
         clphys_md_system_destroy(&ref);
     }
@@ -579,14 +579,14 @@ static void test_dilute_gas(void **state)
     /* rank 0 computes the reference from these values: every rank has them */
     MPI_Bcast(s.x, 3 * (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     MPI_Bcast(s.v, 3 * (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_LJ_FULL_CSR},
+    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_MD_LJ_FULL_CSR},
                           .dt = 0.005,
                           .neigh_every = 1,
                           .neigh_check = 1};
     int g[2][3], ng = grids(g);
     double rows[NCOL * 11];
-    const clphys_lj_variant vs[] = {CLPHYS_LJ_FULL_CSR, CLPHYS_LJ_FULL_TRANSPOSED, CLPHYS_LJ_FULL_GROUP,
-                                    CLPHYS_LJ_CPU};
+    const clphys_md_lj_variant vs[] = {CLPHYS_MD_LJ_FULL_CSR, CLPHYS_MD_LJ_FULL_TRANSPOSED, CLPHYS_MD_LJ_FULL_GROUP,
+                                    CLPHYS_MD_LJ_CPU};
     for (size_t v = 0; v < sizeof vs / sizeof *vs; v++) {
         p.lj.variant = vs[v];
         clphys_md_system ref;
@@ -596,11 +596,11 @@ static void test_dilute_gas(void **state)
             int crossed = 0;
             for (size_t i = 0; i < 3 * n; i++) crossed += ref.image[i] != 0;
             fprintf(stderr, "  dilute gas (%s): %d periodic crossings in the single-rank run\n",
-                    clphys_lj_variant_name(vs[v]), crossed);
+                    clphys_md_lj_variant_name(vs[v]), crossed);
             assert_true(crossed > 0);
         }
         char what[64];
-        snprintf(what, sizeof what, "dilute gas %s", clphys_lj_variant_name(vs[v]));
+        snprintf(what, sizeof what, "dilute gas %s", clphys_md_lj_variant_name(vs[v]));
         for (int k = 0; k < ng; k++) compare_run(&p, g[k], &s, 200, 20, rows, &ref, what, NULL);
         clphys_md_system_destroy(&ref);
     }
@@ -623,7 +623,7 @@ static void test_lammps_in_lj(void **state)
         tu_remove_tempdir(dir);
     }
     MPI_Bcast(ref, 3 * NCOL, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_LJ_AUTO},
+    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_MD_LJ_AUTO},
                           .dt = 0.005,
                           .neigh_every = 20,
                           .neigh_check = 0};
@@ -674,7 +674,7 @@ static void test_failures(void **state)
     clphys_md_mpi *pl = NULL;
     int g[2][3];
     grids(g);
-    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_LJ_FULL_CSR},
+    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_MD_LJ_FULL_CSR},
                           .dt = 0.005,
                           .neigh_every = 20};
     /* a subdomain thinner than r_cut + skin: 3 cells of fcc 0.8442 (5.04)
@@ -698,7 +698,7 @@ static void test_failures(void **state)
                CLPHYS_ERR_INVALID_ARGUMENT, "differ between ranks");
     /* half lists: refused when a dimension is cut */
     q = p;
-    q.lj.variant = CLPHYS_LJ_HALF_FIXEDPOINT;
+    q.lj.variant = CLPHYS_MD_LJ_HALF_FIXEDPOINT;
     expect_all(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &q, g[0], 0, rank == 0 ? &s : NULL, &pl),
                CLPHYS_ERR_UNSUPPORTED, "reverse exchange");
     /* a rank without a device (its context could not be made) */

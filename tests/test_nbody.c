@@ -19,17 +19,17 @@ static clphys_context *ctx;
 
 static void energies_of(const clphys_nbody_system *s, clphys_precision p, double eps, clphys_nbody_energy *e)
 {
-    clphys_gravity_params prm = {0, p, CLPHYS_GRAVITY_AUTO, 1.0, eps, 1, 0, 0, 0, 0, 0, 0, 0, 0};
-    clphys_gravity_plan *pl = NULL;
-    clphys_status st = clphys_gravity_plan_create(ctx, &prm, &pl);
+    clphys_nbody_gravity_params prm = {0, p, CLPHYS_NBODY_GRAVITY_AUTO, 1.0, eps, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+    clphys_nbody_gravity_plan *pl = NULL;
+    clphys_status st = clphys_nbody_gravity_plan_create(ctx, &prm, &pl);
     if (st) fail_msg("plan: %s", clphys_last_error(ctx));
     double *acc = malloc(3 * s->n * sizeof *acc), *pot = malloc(s->n * sizeof *pot);
     tu_poison_f64(pot, s->n);
-    st = clphys_gravity_compute(pl, s->n, NULL, s->n, s->x, acc, pot, 0, 1, NULL);
+    st = clphys_nbody_gravity_compute(pl, s->n, NULL, s->n, s->x, acc, pot, 0, 1, NULL);
     if (st) fail_msg("compute: %s", clphys_last_error(ctx));
     assert_int_equal(clphys_nbody_energy_of(ctx, s, pot, e), CLPHYS_SUCCESS);
     free(acc), free(pot);
-    clphys_gravity_plan_destroy(pl);
+    clphys_nbody_gravity_plan_destroy(pl);
 }
 
 static void nbabel_energy(const char *name, int n)
@@ -89,13 +89,13 @@ static void bad_input(void **st)
     assert_int_equal(clphys_nbody_read(NULL, "/nonexistent/x", &s), CLPHYS_ERR_IO);
     assert_non_null(strstr(clphys_last_error(NULL), "/nonexistent/x"));
     /* eps = 0 and two particles at one point: the gravity call refuses */
-    clphys_gravity_params prm = {0, CLPHYS_FP32, CLPHYS_GRAVITY_AUTO, 1.0, 0.0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
-    clphys_gravity_plan *pl = NULL;
-    assert_int_equal(clphys_gravity_plan_create(ctx, &prm, &pl), CLPHYS_SUCCESS);
+    clphys_nbody_gravity_params prm = {0, CLPHYS_FP32, CLPHYS_NBODY_GRAVITY_AUTO, 1.0, 0.0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+    clphys_nbody_gravity_plan *pl = NULL;
+    assert_int_equal(clphys_nbody_gravity_plan_create(ctx, &prm, &pl), CLPHYS_SUCCESS);
     double x[12] = {0, 0, 0, 1, 1, 2, 3, 1, 0, 0, 0, 1}, acc[9], pot[3];
-    assert_int_equal(clphys_gravity_compute(pl, 3, NULL, 3, x, acc, pot, 0, 1, NULL), CLPHYS_ERR_INPUT);
+    assert_int_equal(clphys_nbody_gravity_compute(pl, 3, NULL, 3, x, acc, pot, 0, 1, NULL), CLPHYS_ERR_INPUT);
     assert_non_null(strstr(clphys_last_error(ctx), "particles 0 and 2"));
-    clphys_gravity_plan_destroy(pl);
+    clphys_nbody_gravity_plan_destroy(pl);
     /* NULL arguments: a status, not a crash; destroy accepts NULL and empties */
     clphys_nbody_energy e;
     clphys_nbody_system none = {0, NULL, NULL};
@@ -168,17 +168,17 @@ static void leapfrog_energy(void **st)
     const int n = 256;
     const double dt = 1e-3;
     assert_int_equal(clphys_nbody_plummer(NULL, n, tu_seed(), &s), CLPHYS_SUCCESS);
-    clphys_gravity_params prm = {0, CLPHYS_FP64, CLPHYS_GRAVITY_AUTO, 1.0, 0.05, 1, 0, 0, 0, 0, 0, 0, 0, 0};
-    clphys_gravity_plan *pl = NULL;
-    assert_int_equal(clphys_gravity_plan_create(ctx, &prm, &pl), CLPHYS_SUCCESS);
+    clphys_nbody_gravity_params prm = {0, CLPHYS_FP64, CLPHYS_NBODY_GRAVITY_AUTO, 1.0, 0.05, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+    clphys_nbody_gravity_plan *pl = NULL;
+    assert_int_equal(clphys_nbody_gravity_plan_create(ctx, &prm, &pl), CLPHYS_SUCCESS);
     double *acc = malloc(3 * n * sizeof *acc), *pot = malloc(n * sizeof *pot);
-    assert_int_equal(clphys_gravity_compute(pl, n, NULL, n, s.x, acc, pot, 0, 1, NULL), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_nbody_gravity_compute(pl, n, NULL, n, s.x, acc, pot, 0, 1, NULL), CLPHYS_SUCCESS);
     clphys_nbody_energy e0, e;
     assert_int_equal(clphys_nbody_energy_of(ctx, &s, pot, &e0), CLPHYS_SUCCESS);
     for (int k = 0; k < 200; k++) {
         for (int i = 0; i < n; i++)
             for (int c = 0; c < 3; c++) s.v[3 * i + c] += 0.5 * dt * acc[3 * i + c], s.x[4 * i + c] += dt * s.v[3 * i + c];
-        assert_int_equal(clphys_gravity_compute(pl, n, NULL, n, s.x, acc, pot, 0, 0, NULL), CLPHYS_SUCCESS);
+        assert_int_equal(clphys_nbody_gravity_compute(pl, n, NULL, n, s.x, acc, pot, 0, 0, NULL), CLPHYS_SUCCESS);
         for (int i = 0; i < 3 * n; i++) s.v[i] += 0.5 * dt * acc[i];
     }
     assert_int_equal(clphys_nbody_energy_of(ctx, &s, pot, &e), CLPHYS_SUCCESS);
@@ -186,7 +186,7 @@ static void leapfrog_energy(void **st)
     if (!(de < 1e-5)) fail_msg("energy drift %.3g after 200 steps", de);
     assert_true(e.momentum < 1e-10);
     free(acc), free(pot);
-    clphys_gravity_plan_destroy(pl);
+    clphys_nbody_gravity_plan_destroy(pl);
     clphys_nbody_system_destroy(&s);
 }
 

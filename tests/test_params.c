@@ -65,9 +65,9 @@ static void reader(void **state)
         assert_non_null(strstr(clphys_last_error(NULL), "clphys_poisson_params: struct_size"));
     }
     /* the public initializer */
-    const clphys_lj_params lj = CLPHYS_PARAMS_INIT(clphys_lj_params);
+    const clphys_md_lj_params lj = CLPHYS_PARAMS_INIT(clphys_md_lj_params);
     assert_int_equal(lj.struct_size, sizeof lj);
-    assert_true(lj.n == 0 && lj.r_cut == 0 && lj.variant == CLPHYS_LJ_AUTO);
+    assert_true(lj.n == 0 && lj.r_cut == 0 && lj.variant == CLPHYS_MD_LJ_AUTO);
 }
 
 /* a box of 8 x 8 x 4 cells, every cell wet */
@@ -132,14 +132,14 @@ static void old_application_gravity(void **state)
 {
     (void)state;
     clphys_context *ctx = tu_context();
-    clphys_gravity_params p = CLPHYS_PARAMS_INIT(clphys_gravity_params);
+    clphys_nbody_gravity_params p = CLPHYS_PARAMS_INIT(clphys_nbody_gravity_params);
     p.eps = 0.01;
     p.j_split = 999; /* outside 0..64: refused when read */
-    clphys_gravity_plan *pl = NULL;
-    assert_int_equal(clphys_gravity_plan_create(ctx, &p, &pl), CLPHYS_ERR_INVALID_ARGUMENT);
-    p.struct_size = offsetof(clphys_gravity_params, j_split);
-    assert_int_equal(clphys_gravity_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
-    clphys_gravity_plan_destroy(pl);
+    clphys_nbody_gravity_plan *pl = NULL;
+    assert_int_equal(clphys_nbody_gravity_plan_create(ctx, &p, &pl), CLPHYS_ERR_INVALID_ARGUMENT);
+    p.struct_size = offsetof(clphys_nbody_gravity_params, j_split);
+    assert_int_equal(clphys_nbody_gravity_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
+    clphys_nbody_gravity_plan_destroy(pl);
     clphys_context_destroy(ctx);
 }
 
@@ -158,19 +158,19 @@ static void absurd_sizes(void **state)
     static const size_t sizes[] = {1, 4097};
     for (int s = 0; s < 2; s++) {
         const size_t bad = sizes[s];
-        clphys_gravity_params gp = {.struct_size = bad};
-        clphys_gravity_plan *gpl = NULL;
-        refused(clphys_gravity_plan_create(ctx, &gp, &gpl), ctx, "clphys_gravity_params");
-        clphys_gravity_multi *gm = NULL;
-        refused(clphys_gravity_multi_create(&ctx, 1, 1, &gp, &gm), ctx, "clphys_gravity_params");
+        clphys_nbody_gravity_params gp = {.struct_size = bad};
+        clphys_nbody_gravity_plan *gpl = NULL;
+        refused(clphys_nbody_gravity_plan_create(ctx, &gp, &gpl), ctx, "clphys_nbody_gravity_params");
+        clphys_nbody_gravity_multi *gm = NULL;
+        refused(clphys_nbody_gravity_multi_create(&ctx, 1, 1, &gp, &gm), ctx, "clphys_nbody_gravity_params");
 
-        clphys_neighbor_params np = {.struct_size = bad, .n = 64, .box = {4, 4, 4}, .r_search = 1};
-        clphys_neighbor_plan *npl = NULL;
-        refused(clphys_neighbor_plan_create(ctx, &np, &npl), ctx, "clphys_neighbor_params");
+        clphys_md_neighbor_params np = {.struct_size = bad, .n = 64, .box = {4, 4, 4}, .r_search = 1};
+        clphys_md_neighbor_plan *npl = NULL;
+        refused(clphys_md_neighbor_plan_create(ctx, &np, &npl), ctx, "clphys_md_neighbor_params");
 
-        clphys_lj_params lp = {.struct_size = bad, .n = 64, .box = {6, 6, 6}, .r_cut = 2.5, .skin = 0.3};
-        clphys_lj_plan *lpl = NULL;
-        refused(clphys_lj_plan_create(ctx, &lp, &lpl), ctx, "clphys_lj_params");
+        clphys_md_lj_params lp = {.struct_size = bad, .n = 64, .box = {6, 6, 6}, .r_cut = 2.5, .skin = 0.3};
+        clphys_md_lj_plan *lpl = NULL;
+        refused(clphys_md_lj_plan_create(ctx, &lp, &lpl), ctx, "clphys_md_lj_params");
 
         double x[3] = {1, 1, 1}, v[3] = {0, 0, 0}, mass[2] = {0, 1};
         int type = 1;
@@ -180,7 +180,7 @@ static void absurd_sizes(void **state)
         clphys_md_plan *mpl = NULL;
         refused(clphys_md_plan_create(ctx, &mp, &sys, &mpl), ctx, "clphys_md_params");
         mp.struct_size = 0, mp.lj.struct_size = bad; /* the embedded struct counts its own size */
-        refused(clphys_md_plan_create(ctx, &mp, &sys, &mpl), ctx, "clphys_lj_params");
+        refused(clphys_md_plan_create(ctx, &mp, &sys, &mpl), ctx, "clphys_md_lj_params");
         cl_int err;
         cl_mem m[3];
         for (int i = 0; i < 3; i++) {
@@ -192,30 +192,30 @@ static void absurd_sizes(void **state)
         refused(clphys_md_plan_create_cl(ctx, &mp, &mb, &mpl), ctx, "clphys_md_params");
         for (int i = 0; i < 3; i++) clReleaseMemObject(m[i]);
 
-        clphys_gauge_field g;
+        clphys_lqcd_gauge_field g;
         static const int dims[4] = {4, 4, 4, 4};
-        assert_int_equal(clphys_gauge_create(dims, &g), CLPHYS_SUCCESS);
-        clphys_dslash_params dp = {.struct_size = bad, .kappa = 0.12};
-        clphys_dslash_plan *dpl = NULL;
-        refused(clphys_dslash_plan_create(ctx, &g, &dp, &dpl), ctx, "clphys_dslash_params");
+        assert_int_equal(clphys_lqcd_gauge_create(dims, &g), CLPHYS_SUCCESS);
+        clphys_lqcd_dslash_params dp = {.struct_size = bad, .kappa = 0.12};
+        clphys_lqcd_dslash_plan *dpl = NULL;
+        refused(clphys_lqcd_dslash_plan_create(ctx, &g, &dp, &dpl), ctx, "clphys_lqcd_dslash_params");
         static const int grid[4] = {1, 1, 1, 1};
-        refused(clphys_dslash_plan_create_multi(1, &ctx, grid, &g, &dp, &dpl), ctx, "clphys_dslash_params");
+        refused(clphys_lqcd_dslash_plan_create_multi(1, &ctx, grid, &g, &dp, &dpl), ctx, "clphys_lqcd_dslash_params");
         if (clphys_context_device(ctx)->fp64) { /* the solver's plans are fp64 */
             dp.struct_size = 0, dp.precision = CLPHYS_FP64;
-            assert_int_equal(clphys_dslash_plan_create(ctx, &g, &dp, &dpl), CLPHYS_SUCCESS);
-            clphys_solver_params sp = {.struct_size = bad};
-            clphys_solver_plan *spl = NULL;
-            refused(clphys_solver_plan_create(dpl, NULL, &sp, &spl), ctx, "clphys_solver_params");
+            assert_int_equal(clphys_lqcd_dslash_plan_create(ctx, &g, &dp, &dpl), CLPHYS_SUCCESS);
+            clphys_lqcd_solver_params sp = {.struct_size = bad};
+            clphys_lqcd_solver_plan *spl = NULL;
+            refused(clphys_lqcd_solver_plan_create(dpl, NULL, &sp, &spl), ctx, "clphys_lqcd_solver_params");
             double b[24 * 256], sol[24 * 256];
             memset(b, 0, sizeof b);
-            clphys_solver_result sr;
-            refused(clphys_lqcd_solve(dpl, NULL, &sp, b, sol, &sr), ctx, "clphys_solver_params");
-            clphys_dslash_plan_destroy(dpl);
+            clphys_lqcd_solver_result sr;
+            refused(clphys_lqcd_solve(dpl, NULL, &sp, b, sol, &sr), ctx, "clphys_lqcd_solver_params");
+            clphys_lqcd_dslash_plan_destroy(dpl);
         }
-        clphys_gauge_destroy(&g);
-        clphys_gauge_read_params rp = {.struct_size = bad};
-        clphys_gauge_field rg;
-        refused(clphys_gauge_read("no-such-file", &rp, &rg, NULL), NULL, "clphys_gauge_read_params");
+        clphys_lqcd_gauge_destroy(&g);
+        clphys_lqcd_gauge_read_params rp = {.struct_size = bad};
+        clphys_lqcd_gauge_field rg;
+        refused(clphys_lqcd_gauge_read("no-such-file", &rp, &rg, NULL), NULL, "clphys_lqcd_gauge_read_params");
 
         box bx;
         make_box(&bx);

@@ -1,12 +1,12 @@
 /* test_params_mpi.c — the collective calls that take a parameter struct
- * (clphys_gravity_mpi_create, clphys_md_mpi_create,
- * clphys_dslash_plan_create_mpi, clphys_poisson_mpi_plan_create) read it
+ * (clphys_nbody_gravity_mpi_create, clphys_md_mpi_create,
+ * clphys_lqcd_dslash_plan_create_mpi, clphys_poisson_mpi_plan_create) read it
  * at its struct_size like the others (platform/params.c; test_params.c),
  * and a struct_size refused on one rank only is refused on every rank
  * with the same status, so that no rank goes on into a collective the
  * others have left.  Run under mpiexec with 2 ranks. */
 #include "util.h"
-#include "clphys_gravity_mpi.h"
+#include "clphys_nbody_mpi.h"
 #include "clphys_lqcd_mpi.h"
 #include "clphys_md_mpi.h"
 #include "clphys_poisson_mpi.h"
@@ -39,9 +39,9 @@ static void gravity(void **state)
 {
     (void)state;
     for (int c = 0; c < 2; c++) {
-        clphys_gravity_params p = {.struct_size = case_size(c), .eps = 0.01};
-        clphys_gravity_mpi *g = NULL;
-        every_rank_refuses(clphys_gravity_mpi_create(MPI_COMM_WORLD, &ctx, 1, &p, CLPHYS_EXCHANGE_AUTO, 0, &g));
+        clphys_nbody_gravity_params p = {.struct_size = case_size(c), .eps = 0.01};
+        clphys_nbody_gravity_mpi *g = NULL;
+        every_rank_refuses(clphys_nbody_gravity_mpi_create(MPI_COMM_WORLD, &ctx, 1, &p, CLPHYS_NBODY_GRAVITY_EXCHANGE_AUTO, 0, &g));
         assert_null(g);
     }
 }
@@ -66,15 +66,15 @@ static void dslash(void **state)
 {
     (void)state;
     static const int dims[4] = {4, 4, 4, 4}, grid[4] = {1, 1, 1, 2};
-    clphys_gauge_field g;
-    assert_int_equal(clphys_gauge_create(dims, &g), CLPHYS_SUCCESS);
+    clphys_lqcd_gauge_field g;
+    assert_int_equal(clphys_lqcd_gauge_create(dims, &g), CLPHYS_SUCCESS);
     for (int c = 0; c < 2; c++) {
-        clphys_dslash_params p = {.struct_size = case_size(c), .kappa = 0.12};
-        clphys_dslash_plan *pl = NULL;
-        every_rank_refuses(clphys_dslash_plan_create_mpi(MPI_COMM_WORLD, grid, ctx, &g, &p, &pl));
+        clphys_lqcd_dslash_params p = {.struct_size = case_size(c), .kappa = 0.12};
+        clphys_lqcd_dslash_plan *pl = NULL;
+        every_rank_refuses(clphys_lqcd_dslash_plan_create_mpi(MPI_COMM_WORLD, grid, ctx, &g, &p, &pl));
         assert_null(pl);
     }
-    clphys_gauge_destroy(&g);
+    clphys_lqcd_gauge_destroy(&g);
 }
 
 static void poisson(void **state)

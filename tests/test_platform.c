@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-/* The options of a probe.cl build: REAL_T (with REAL_IS_DOUBLE for double),
+/* The options of a platform_probe.cl build: REAL_T (with REAL_IS_DOUBLE for double),
  * NEED_INT64_ATOMICS when int64 is set. */
 static const cp_defines *probe_options(const char *real_t, int int64)
 {
@@ -352,8 +352,8 @@ static void test_program_cache_hit(void **state)
     clReleaseProgram(prog);
     /* the in-context cache returns the same program for the same file and options */
     cl_program a, b;
-    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, probe_options("float", 0), &a), CLPHYS_SUCCESS);
-    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, probe_options("float", 0), &b), CLPHYS_SUCCESS);
+    assert_int_equal(cp_program(ctx, &clsrc_platform_probe_cl, probe_options("float", 0), &a), CLPHYS_SUCCESS);
+    assert_int_equal(cp_program(ctx, &clsrc_platform_probe_cl, probe_options("float", 0), &b), CLPHYS_SUCCESS);
     assert_ptr_equal(a, b);
     clphys_context_destroy(ctx);
 }
@@ -585,27 +585,27 @@ static void test_build_error_log(void **state)
        a failure with no message, PoCL's concurrent kernel cache) */
     assert_null(strstr(clphys_context_notes(ctx), "retried once"));
     /* a misspelt kernel file cannot be named: the files are symbols
-       (clsrc_probe_cl), and a name without a file does not link */
+       (clsrc_platform_probe_cl), and a name without a file does not link */
     clphys_context_destroy(ctx);
 }
 
 static void test_embedded_sources(void **state)
 {
     (void)state;
-    char *src = cp_kernel_source(&clsrc_probe_cl);
+    char *src = cp_kernel_source(&clsrc_platform_probe_cl);
     assert_non_null(src);
-    assert_non_null(strstr(src, "atomic_add_float")); /* common.h was inlined */
-    assert_null(strstr(src, "#include \"common.h\""));
-    assert_string_equal(clsrc_probe_cl.name, "probe.cl");
+    assert_non_null(strstr(src, "atomic_add_float")); /* platform_common.h was inlined */
+    assert_null(strstr(src, "#include \"platform_common.h\""));
+    assert_string_equal(clsrc_platform_probe_cl.name, "platform_probe.cl");
     free(src);
     /* the #include table holds every file, headers too */
     int found = 0;
-    for (const cp_kernel_file *const *f = cp_kernel_files; *f; f++) found += *f == &clsrc_su3_h;
+    for (const cp_kernel_file *const *f = cp_kernel_files; *f; f++) found += *f == &clsrc_lqcd_su3_h;
     assert_int_equal(found, 1);
 }
 
 /* CLPHYS_KERNEL_DIR replaces the embedded sources (kernel development): the
- * folder's probe.cl stands for clsrc_probe_cl, and a file the folder lacks is
+ * folder's platform_probe.cl stands for clsrc_platform_probe_cl, and a file the folder lacks is
  * an error naming it. */
 static void test_kernel_dir_override(void **state)
 {
@@ -614,7 +614,7 @@ static void test_kernel_dir_override(void **state)
     snprintf(dir, sizeof dir, "%s/kdir", cache_dir);
     mkdir(cache_dir, 0755);
     mkdir(dir, 0755);
-    snprintf(path, sizeof path, "%s/probe.cl", dir);
+    snprintf(path, sizeof path, "%s/platform_probe.cl", dir);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fputs("#include \"dev.h\"\n__kernel void scale(__global float *a, float s) { size_t i = get_global_id(0); a[i] = DEV_SCALE(a[i], s) + (float)i; }\n", f);
@@ -625,21 +625,21 @@ static void test_kernel_dir_override(void **state)
     fputs("#define DEV_SCALE(x, s) ((x) * (s))\n", f);
     fclose(f);
     tu_setenv("CLPHYS_KERNEL_DIR", dir);
-    char *src = cp_kernel_source(&clsrc_probe_cl);
+    char *src = cp_kernel_source(&clsrc_platform_probe_cl);
     assert_non_null(src);
     assert_non_null(strstr(src, "#define DEV_SCALE"));
     free(src);
-    assert_null(cp_kernel_source(&clsrc_gravity_cl)); /* embedded files are not consulted then */
+    assert_null(cp_kernel_source(&clsrc_nbody_gravity_cl)); /* embedded files are not consulted then */
     clphys_context *ctx = tu_context();
     cl_program prog;
-    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, NULL, &prog), CLPHYS_SUCCESS);
+    assert_int_equal(cp_program(ctx, &clsrc_platform_probe_cl, NULL, &prog), CLPHYS_SUCCESS);
     check_scale_kernel(ctx, prog);
-    assert_int_equal(cp_program(ctx, &clsrc_gravity_cl, NULL, &prog), CLPHYS_ERR_INVALID_ARGUMENT);
-    assert_non_null(strstr(clphys_last_error(ctx), "gravity.cl"));
+    assert_int_equal(cp_program(ctx, &clsrc_nbody_gravity_cl, NULL, &prog), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clphys_last_error(ctx), "nbody_gravity.cl"));
     clphys_context_destroy(ctx);
     tu_env_restore();
     remove(path);
-    snprintf(path, sizeof path, "%s/probe.cl", dir);
+    snprintf(path, sizeof path, "%s/platform_probe.cl", dir);
     remove(path);
     rmdir(dir);
 }
@@ -736,7 +736,7 @@ static void test_defines(void **state)
     cp_define_option(&d, "-cl-denorms-are-zero");
     assert_string_equal(d.text, "-DREAL_T=float -DWG=128 -DOFF=-3 -DLAYOUT_AOS -cl-denorms-are-zero");
     assert_int_equal(d.len, strlen(d.text));
-    assert_int_equal(cp_defines_check(ctx, &d, "probe.cl"), CLPHYS_SUCCESS);
+    assert_int_equal(cp_defines_check(ctx, &d, "platform_probe.cl"), CLPHYS_SUCCESS);
 
     /* fill to the brim with fresh random names: the one that does not fit is named */
     uint64_t rng = tu_rng_init(tu_seed());
@@ -756,10 +756,10 @@ static void test_defines(void **state)
     cp_define_int(&full, "X", 1); /* ignored after the fault */
     assert_int_equal(full.len, before);
     cl_program prog = NULL;
-    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, &full, &prog), CLPHYS_ERR_OVERFLOW);
+    assert_int_equal(cp_program(ctx, &clsrc_platform_probe_cl, &full, &prog), CLPHYS_ERR_OVERFLOW);
     assert_null(prog);
     const char *msg = clphys_last_error(ctx);
-    assert_non_null(strstr(msg, "probe.cl"));
+    assert_non_null(strstr(msg, "platform_probe.cl"));
     assert_non_null(strstr(msg, last));
 
     /* malformed: a name that is no identifier, a value that would split */
@@ -773,7 +773,7 @@ static void test_defines(void **state)
     cp_defines b = {0};
     cp_define_str(&b, "B_T", "float -DX");
     assert_int_equal(b.status, CLPHYS_ERR_INVALID_ARGUMENT);
-    assert_int_equal(cp_program(ctx, &clsrc_probe_cl, &b, &prog), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cp_program(ctx, &clsrc_platform_probe_cl, &b, &prog), CLPHYS_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(clphys_last_error(ctx), "B_T"));
     b = (cp_defines){0};
     cp_define_option(&b, "cl-fast-relaxed-math");

@@ -11,7 +11,7 @@
  * plan's choice itself: test_tune_choose.c. */
 #include "util.h"
 #include "platform/tune.h"
-#include "host/ref/gravity_ref.h"
+#include "host/ref/nbody_ref.h"
 #include "host/ref/md_ref.h"
 #include "host/md/md_internal.h" /* md_lj_tune_case */
 
@@ -39,7 +39,7 @@ static void make_dev(clphys_device_info *d, const char *name)
     snprintf(d->driver_version, sizeof d->driver_version, "1.2.3");
 }
 
-static cp_tune_key key(const char *fields) { return (cp_tune_key){"dslash", "local_size", "fp32", fields}; }
+static cp_tune_key key(const char *fields) { return (cp_tune_key){"lqcd_dslash", "local_size", "fp32", fields}; }
 
 static void write_file(const char *path, const char *text, size_t n)
 {
@@ -95,7 +95,7 @@ static void test_round_trip(void **state)
     assert_int_equal(cp_tune_get(&devA, &k2, v, sizeof v), 1);
     assert_string_equal(v, "local_size=128");
     /* every key field counts; line breaks in a field are stored as spaces */
-    cp_tune_key k3 = {"dslash", "local_size", "fp64", k1.fields}, k4 = {"lj", "local_size", "fp32", k1.fields};
+    cp_tune_key k3 = {"lqcd_dslash", "local_size", "fp64", k1.fields}, k4 = {"md_lj", "local_size", "fp32", k1.fields};
     assert_int_equal(cp_tune_get(&devA, &k3, v, sizeof v), 0);
     assert_int_equal(cp_tune_get(&devA, &k4, v, sizeof v), 0);
     cp_tune_key k5 = key("a\nb"), k6 = key("a b");
@@ -220,15 +220,15 @@ static void test_disabled(void **state)
 static void test_nearest(void **state)
 {
     (void)state;
-    const cp_tune_key k1 = {"lj", "variant", "fp64", "tuner=1 n=1000 neighbours=75"},
-                      k2 = {"lj", "variant", "fp64", "tuner=1 n=100000 neighbours=75"},
-                      k3 = {"lj", "variant", "fp64", "tuner=1 n=1000 neighbours=150"},
-                      k4 = {"lj", "variant", "fp64", "tuner=2 n=1000 neighbours=75"};
+    const cp_tune_key k1 = {"md_lj", "variant", "fp64", "tuner=1 n=1000 neighbours=75"},
+                      k2 = {"md_lj", "variant", "fp64", "tuner=1 n=100000 neighbours=75"},
+                      k3 = {"md_lj", "variant", "fp64", "tuner=1 n=1000 neighbours=150"},
+                      k4 = {"md_lj", "variant", "fp64", "tuner=2 n=1000 neighbours=75"};
     assert_int_equal(cp_tune_put(&devA, &k1, "variant=cpu s=1"), 0);
     assert_int_equal(cp_tune_put(&devA, &k2, "variant=half-cas s=2"), 0);
     assert_int_equal(cp_tune_put(&devA, &k3, "variant=full-csr s=3"), 0);
     assert_int_equal(cp_tune_put(&devA, &k4, "variant=full-group s=4"), 0);
-    const cp_tune_key q = {"lj", "variant", "fp64", "tuner=1"};
+    const cp_tune_key q = {"md_lj", "variant", "fp64", "tuner=1"};
     char v[CP_TUNE_VALUE_MAX], w[32];
     cp_tune_axis ax[2] = {{"n", 2000, 32}, {"neighbours", 80, 1.5}};
     assert_int_equal(cp_tune_nearest(&devA, &q, ax, 2, NULL, v, sizeof v, NULL), 1);
@@ -268,12 +268,12 @@ static int gravity_check(clphys_precision prec)
     double *x = malloc(4 * n * sizeof *x), *acc = malloc(3 * n * sizeof *acc), *ref = malloc(3 * n * sizeof *ref);
     uint64_t s = tu_rng_init(31);
     for (int i = 0; i < 4 * n; i++) x[i] = i % 4 == 3 ? (0.5 + tu_uniform(&s)) / n : tu_uniform(&s);
-    gravity_ref(n, x, n, x, 1.0, 0.01, ref, NULL);
-    clphys_gravity_params p = {.precision = prec, .G = 1, .eps = 0.01, .n_hint = 2048};
-    clphys_gravity_plan *pl = NULL;
-    assert_int_equal(clphys_gravity_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
+    nbody_ref_gravity(n, x, n, x, 1.0, 0.01, ref, NULL);
+    clphys_nbody_gravity_params p = {.precision = prec, .G = 1, .eps = 0.01, .n_hint = 2048};
+    clphys_nbody_gravity_plan *pl = NULL;
+    assert_int_equal(clphys_nbody_gravity_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
     tu_poison_f64(acc, 3 * n);
-    assert_int_equal(clphys_gravity_compute(pl, n, NULL, n, x, acc, NULL, 0, 0, NULL), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_nbody_gravity_compute(pl, n, NULL, n, x, acc, NULL, 0, 0, NULL), CLPHYS_SUCCESS);
     /* max |a_i - r_i| over the rms |r|: a component near 0 beside large ones
      * carries the rounding error of the large ones */
     double rms = 0, d = 0;
@@ -283,10 +283,10 @@ static int gravity_check(clphys_precision prec)
         if (e > d) d = e;
     }
     assert_true(d / sqrt(rms) <= (prec == CLPHYS_FP64 ? 1e-10 : 1e-4));
-    const int tuned = clphys_gravity_plan_tune_source(pl) == CLPHYS_TUNE_CACHE;
-    assert_int_equal(clphys_gravity_plan_tuned(pl), tuned); /* the deprecated name says the same */
-    assert_int_equal(clphys_gravity_plan_tune_source(pl), tuned ? CLPHYS_TUNE_CACHE : CLPHYS_TUNE_HEURISTIC);
-    clphys_gravity_plan_destroy(pl);
+    const int tuned = clphys_nbody_gravity_plan_tune_source(pl) == CLPHYS_TUNE_CACHE;
+    assert_int_equal(clphys_nbody_gravity_plan_tuned(pl), tuned); /* the deprecated name says the same */
+    assert_int_equal(clphys_nbody_gravity_plan_tune_source(pl), tuned ? CLPHYS_TUNE_CACHE : CLPHYS_TUNE_HEURISTIC);
+    clphys_nbody_gravity_plan_destroy(pl);
     free(x), free(acc), free(ref);
     return tuned;
 }
@@ -298,24 +298,24 @@ static int lj_check(void)
 {
     size_t n;
     double box[3];
-    assert_int_equal(clphys_lj_seed_input(1.0, 10, &n, box, NULL), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_md_lj_seed_input(1.0, 10, &n, box, NULL), CLPHYS_SUCCESS);
     double *pos = malloc(3 * n * sizeof *pos), *f = malloc(3 * n * sizeof *f), *ref = malloc(3 * n * sizeof *ref);
-    assert_int_equal(clphys_lj_seed_input(1.0, 10, &n, box, pos), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_md_lj_seed_input(1.0, 10, &n, box, pos), CLPHYS_SUCCESS);
     double pe, vir;
     md_ref_lj(n, pos, box, 1.0, 1.0, 3.0, 0, ref, &pe, &vir);
-    clphys_lj_params p = {.n = n, .box = {box[0], box[1], box[2]}, .r_cut = 3.0, .skin = 0.3,
+    clphys_md_lj_params p = {.n = n, .box = {box[0], box[1], box[2]}, .r_cut = 3.0, .skin = 0.3,
                           .precision = CLPHYS_FP64};
-    clphys_lj_plan *pl = NULL;
-    assert_int_equal(clphys_lj_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
+    clphys_md_lj_plan *pl = NULL;
+    assert_int_equal(clphys_md_lj_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
     tu_poison_f64(f, 3 * n);
-    clphys_lj_result r;
-    assert_int_equal(clphys_lj_compute(pl, pos, f, &r), CLPHYS_SUCCESS);
+    clphys_md_lj_result r;
+    assert_int_equal(clphys_md_lj_compute(pl, pos, f, &r), CLPHYS_SUCCESS);
     assert_true(md_ref_force_error(n, pos, box, 1.0, 1.0, 3.0, NULL, NULL, f, ref, 1e-13, NULL) <= 1e-12);
     assert_true(fabs(r.potential_energy - pe) <= 1e-10 * fabs(pe));
-    const int cached = strstr(clphys_lj_plan_choice(pl), "(tuning cache)") != NULL;
-    assert_int_equal(clphys_lj_plan_tune_source(pl), cached ? CLPHYS_TUNE_CACHE : CLPHYS_TUNE_HEURISTIC);
-    printf("lj plan: %s\n", clphys_lj_plan_choice(pl));
-    clphys_lj_plan_destroy(pl);
+    const int cached = strstr(clphys_md_lj_plan_choice(pl), "(tuning cache)") != NULL;
+    assert_int_equal(clphys_md_lj_plan_tune_source(pl), cached ? CLPHYS_TUNE_CACHE : CLPHYS_TUNE_HEURISTIC);
+    printf("lj plan: %s\n", clphys_md_lj_plan_choice(pl));
+    clphys_md_lj_plan_destroy(pl);
     free(pos), free(f), free(ref);
     return cached;
 }
@@ -324,14 +324,14 @@ static int neighbor_cached(void)
 {
     size_t n;
     double box[3];
-    assert_int_equal(clphys_lj_seed_input(0.5, 14, &n, box, NULL), CLPHYS_SUCCESS);
-    clphys_neighbor_params p = {.n = n, .box = {box[0], box[1], box[2]}, .r_search = 3.3,
+    assert_int_equal(clphys_md_lj_seed_input(0.5, 14, &n, box, NULL), CLPHYS_SUCCESS);
+    clphys_md_neighbor_params p = {.n = n, .box = {box[0], box[1], box[2]}, .r_search = 3.3,
                                 .precision = CLPHYS_FP64};
-    clphys_neighbor_plan *pl = NULL;
-    assert_int_equal(clphys_neighbor_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
-    const int cached = strstr(clphys_neighbor_plan_choice(pl), "(tuning cache)") != NULL;
-    assert_int_equal(clphys_neighbor_plan_tune_source(pl), cached ? CLPHYS_TUNE_CACHE : CLPHYS_TUNE_HEURISTIC);
-    clphys_neighbor_plan_destroy(pl);
+    clphys_md_neighbor_plan *pl = NULL;
+    assert_int_equal(clphys_md_neighbor_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
+    const int cached = strstr(clphys_md_neighbor_plan_choice(pl), "(tuning cache)") != NULL;
+    assert_int_equal(clphys_md_neighbor_plan_tune_source(pl), cached ? CLPHYS_TUNE_CACHE : CLPHYS_TUNE_HEURISTIC);
+    clphys_md_neighbor_plan_destroy(pl);
     return cached;
 }
 
@@ -369,14 +369,14 @@ static void test_tuned_plans(void **state)
     assert_int_equal(neighbor_cached(), 0);
 
     chosen_count = 0;
-    assert_int_equal(clphys_gravity_tune(ctx, &quick), CLPHYS_SUCCESS);
-    assert_int_equal(clphys_neighbor_tune(ctx, &quick), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_nbody_gravity_tune(ctx, &quick), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_md_neighbor_tune(ctx, &quick), CLPHYS_SUCCESS);
     if (d->fp64) { /* the LJ case of the test: two variants, half-cas's options */
-        const clphys_lj_variant vs[] = {CLPHYS_LJ_FULL_CSR, CLPHYS_LJ_HALF_CAS};
+        const clphys_md_lj_variant vs[] = {CLPHYS_MD_LJ_FULL_CSR, CLPHYS_MD_LJ_HALF_CAS};
         assert_int_equal(md_lj_tune_case(ctx, &quick, CLPHYS_FP64, 1.0, 10, vs, d->int64_atomics ? 2 : 1),
                          CLPHYS_SUCCESS);
     }
-    assert_int_equal(clphys_dslash_tune(ctx, &quick), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_lqcd_dslash_tune(ctx, &quick), CLPHYS_SUCCESS);
     assert_true(chosen_count >= 4);
     if (d->fp64) { /* the Poisson CG is fp64 */
         const int before = chosen_count;
@@ -388,7 +388,7 @@ static void test_tuned_plans(void **state)
     /* gravity, neighbor, dslash, poisson (md_lj_tune_case marks nothing) */
     assert_int_equal(s.tuned_paths, d->fp64 ? 4 : 3);
     assert_int_equal(s.quick, 1);
-    assert_non_null(strstr(s.paths, "gravity"));
+    assert_non_null(strstr(s.paths, "nbody_gravity"));
 
     /* AUTO takes the cache; results still match the reference */
     assert_int_equal(gravity_check(CLPHYS_FP32), 1);

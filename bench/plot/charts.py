@@ -36,7 +36,7 @@ import re
 import sys
 
 PEER = re.compile(r"^(openmm|lammps|c-openmp)")
-PATHS = ["gravity", "lj", "neighbor", "md", "dslash", "solver", "poisson"]
+PATHS = ["nbody_gravity", "md_lj", "md_neighbor", "md", "lqcd_dslash", "lqcd_solver", "poisson"]
 UNIT_SHORT = {"interactions/s": "interactions/s", "pair-evaluations/s": "pair evaluations/s",
               "particles/s": "particles/s", "steps/s": "MD steps/s", "sites/s": "sites/s", "solves/s": "solves/s",
               "unknowns/s": "unknowns/s (7-point stencil, V-cycle)"}
@@ -64,7 +64,7 @@ def device_label(dev):
 def rate_of(r):
     """What a path's bars compare: its rate (md: wall clock), or for the
     solver, whose solves/s depend on the lattice, its GFLOP/s."""
-    if r["path"] == "solver":
+    if r["path"] == "lqcd_solver":
         return r.get("gflops", 0) * 1e9
     if r["path"] == "md" and "wall_steps_per_s" in r.get("params", {}):
         return r["params"]["wall_steps_per_s"]
@@ -74,7 +74,7 @@ def rate_of(r):
 
 
 def unit_of(path, r):
-    if path == "solver":
+    if path == "lqcd_solver":
         return f"FLOP/s ({r.get('flops_convention', '')})"
     u = r.get("rate_unit", "")
     return UNIT_SHORT.get(u, u) + (" (wall clock)" if path == "md" else "")

@@ -1,7 +1,7 @@
 /* bicgstab.c — BiCGStab (van der Vorst 1992) on a complex space
  * (linalg.h), with the scalars on the device (fused kernels) or on the host
  * (clBLAST). */
-#include "la_internal.h"
+#include "linalg_internal.h"
 
 #include <math.h>
 
@@ -38,28 +38,28 @@ static clphys_status bicgstab_fused(const la_operator *A, cl_mem b, cl_mem x, co
     CP_TRY(la_zero(s, x));
     CP_TRY(la_copy(s, b, r));
     CP_TRY(la_copy(s, b, r0));
-    CP_TRY(lf_bicg_ts(s, r, r, P[2])); /* {|r|^2, conj(r0) r} with r0 = r */
+    CP_TRY(la_fused_bicg_ts(s, r, r, P[2])); /* {|r|^2, conj(r0) r} with r0 = r */
     CP_TRY(la_reduce_point(s, 1, &P[2], 4));
     CP_TRY(la_sums_now(s, P[2], 4, sums));
     double rnorm = sqrt(fmax(sums[0], 0));
     if (!(rnorm > p->target) || p->max_iter <= 0) return CLPHYS_SUCCESS;
-    CP_TRY(lf_bicg_p(s, pv, r, v, P[2], 1)); /* p = r */
+    CP_TRY(la_fused_bicg_p(s, pv, r, v, P[2], 1)); /* p = r */
     if (split) CP_TRY(A->begin(A->user, 0, pv));
     int it = 0;
     clphys_status st = CLPHYS_SUCCESS;
     for (;;) {
         cl_event ev = NULL;
         if ((st = split ? A->end(A->user, 0, v, pv) : A->apply(A->user, v, pv)) || /* v = A p */
-            (st = lf_cdotc_into(s, r0, v, P[0])) || (st = la_reduce_point(s, 1, &P[0], 2)) ||
-            (st = lf_bicg_s(s, sv, r, v, P[2], P[0])) || (st = A->apply(A->user, t, sv)) ||
-            (st = lf_bicg_ts(s, t, sv, P[1])) || (st = la_reduce_point(s, 1, &P[1], 4)) ||
-            (st = lf_bicg_xr(s, x, r, pv, sv, t, r0, P[1], P[2])) || (st = la_reduce_point(s, 1, &P[2], 4)) ||
+            (st = la_fused_cdotc_into(s, r0, v, P[0])) || (st = la_reduce_point(s, 1, &P[0], 2)) ||
+            (st = la_fused_bicg_s(s, sv, r, v, P[2], P[0])) || (st = A->apply(A->user, t, sv)) ||
+            (st = la_fused_bicg_ts(s, t, sv, P[1])) || (st = la_reduce_point(s, 1, &P[1], 4)) ||
+            (st = la_fused_bicg_xr(s, x, r, pv, sv, t, r0, P[1], P[2])) || (st = la_reduce_point(s, 1, &P[2], 4)) ||
             (st = la_read_async(s, P[2], 4 * ng, 1, &ev)))
             break;
         it++;
         res->applications += 2;
         const int more = it < p->max_iter;
-        if (more && !(st = lf_bicg_p(s, pv, r, v, P[2], 0)) && split) st = A->begin(A->user, 0, pv);
+        if (more && !(st = la_fused_bicg_p(s, pv, r, v, P[2], 0)) && split) st = A->begin(A->user, 0, pv);
         clphys_status sf = cp_flush(s->ctx, NULL), sw = cp_wait(s->ctx, &ev);
         if (st || (st = sf) || (st = sw)) break;
         la_sum_host(s, 4, sums);
@@ -82,17 +82,17 @@ static clphys_status bicgstab_clblast(const la_operator *A, cl_mem b, cl_mem x, 
     la_space *s = A->space;
     cl_mem r = s->v[LA_R], r0 = s->v[LA_R0], pv = s->v[LA_P], v = s->v[LA_Q], sv = s->v[LA_S], t = s->v[LA_T];
     CP_TRY(la_zero(s, x));
-    CP_TRY(lc_copy(s, b, r));
-    CP_TRY(lc_copy(s, b, r0));
+    CP_TRY(la_clblast_copy(s, b, r));
+    CP_TRY(la_clblast_copy(s, b, r0));
     CP_TRY(la_zero(s, pv));
     CP_TRY(la_zero(s, v));
     double rho[2] = {1, 0}, alpha[2] = {1, 0}, omega[2] = {1, 0}, rr;
-    CP_TRY(lc_dot(s, r, r, &rr));
+    CP_TRY(la_clblast_dot(s, r, r, &rr));
     double rnorm = sqrt(fmax(rr, 0));
     int it = 0;
     while (rnorm > p->target && it < p->max_iter) {
         double rn[2], beta[2], t1[2], t2[2], tt;
-        CP_TRY(lc_cdotc(s, r0, r, rn));
+        CP_TRY(la_clblast_cdotc(s, r0, r, rn));
         if (rn[0] == 0 && rn[1] == 0) break; /* breakdown: restart from the caller */
         cdiv(rn, rho, t1);
         cdiv(alpha, omega, t2);
@@ -100,26 +100,26 @@ static clphys_status bicgstab_clblast(const la_operator *A, cl_mem b, cl_mem x, 
         rho[0] = rn[0], rho[1] = rn[1];
         /* p = r + beta (p - omega v) */
         const double mo[2] = {-omega[0], -omega[1]};
-        CP_TRY(lc_caxpy(s, mo, v, pv));
-        CP_TRY(lc_cxpay(s, r, beta, pv));
+        CP_TRY(la_clblast_caxpy(s, mo, v, pv));
+        CP_TRY(la_clblast_cxpay(s, r, beta, pv));
         CP_TRY(A->apply(A->user, v, pv));
-        CP_TRY(lc_cdotc(s, r0, v, t1));
+        CP_TRY(la_clblast_cdotc(s, r0, v, t1));
         if (t1[0] == 0 && t1[1] == 0) break;
         cdiv(rho, t1, alpha);
         /* s = r - alpha v */
-        CP_TRY(lc_copy(s, r, sv));
+        CP_TRY(la_clblast_copy(s, r, sv));
         const double ma[2] = {-alpha[0], -alpha[1]};
-        CP_TRY(lc_caxpy(s, ma, v, sv));
+        CP_TRY(la_clblast_caxpy(s, ma, v, sv));
         CP_TRY(A->apply(A->user, t, sv));
-        CP_TRY(lc_dot(s, t, t, &tt));
-        CP_TRY(lc_cdotc(s, t, sv, t1));
+        CP_TRY(la_clblast_dot(s, t, t, &tt));
+        CP_TRY(la_clblast_cdotc(s, t, sv, t1));
         omega[0] = tt > 0 ? t1[0] / tt : 0, omega[1] = tt > 0 ? t1[1] / tt : 0;
-        CP_TRY(lc_caxpy(s, alpha, pv, x));
-        CP_TRY(lc_caxpy(s, omega, sv, x));
-        CP_TRY(lc_copy(s, sv, r));
+        CP_TRY(la_clblast_caxpy(s, alpha, pv, x));
+        CP_TRY(la_clblast_caxpy(s, omega, sv, x));
+        CP_TRY(la_clblast_copy(s, sv, r));
         const double mw[2] = {-omega[0], -omega[1]};
-        CP_TRY(lc_caxpy(s, mw, t, r));
-        CP_TRY(lc_dot(s, r, r, &rr));
+        CP_TRY(la_clblast_caxpy(s, mw, t, r));
+        CP_TRY(la_clblast_dot(s, r, r, &rr));
         rnorm = sqrt(fmax(rr, 0));
         it++;
         la_report(p, it, rnorm);

@@ -1,6 +1,6 @@
 /* cg.c — conjugate gradients, plain or preconditioned (linalg.h), with the
  * scalars on the device (fused kernels) or on the host (clBLAST). */
-#include "la_internal.h"
+#include "linalg_internal.h"
 
 #include <math.h>
 
@@ -34,13 +34,13 @@ static clphys_status cg_fused(const la_operator *A, const la_precond *M, cl_mem 
     CP_TRY(la_copy(s, b, r));
     if (M) {
         CP_TRY(la_precond_apply(M, s, z, r));
-        CP_TRY(lf_norm2_into(s, r, P[3]));
-        CP_TRY(lf_dot_into(s, r, z, P[1]));
+        CP_TRY(la_fused_norm2_into(s, r, P[3]));
+        CP_TRY(la_fused_dot_into(s, r, z, P[1]));
         const cl_mem both[2] = {P[3], P[1]};
         CP_TRY(la_reduce_point(s, 2, both, 2));
         CP_TRY(la_sums_now(s, P[3], 2, sums));
     } else {
-        CP_TRY(lf_norm2_into(s, r, P[1]));
+        CP_TRY(la_fused_norm2_into(s, r, P[1]));
         CP_TRY(la_reduce_point(s, 1, &P[1], 2));
         CP_TRY(la_sums_now(s, P[1], 2, sums));
     }
@@ -51,8 +51,8 @@ static clphys_status cg_fused(const la_operator *A, const la_precond *M, cl_mem 
     while (rnorm > p->target && it < p->max_iter) {
         cl_event ev = NULL;
         cl_mem prr = M ? P[3] : P[3 - g];
-        if ((st = A->apply(A->user, q, pv)) || (st = lf_dot_into(s, pv, q, P[0])) ||
-            (st = la_reduce_point(s, 1, &P[0], 2)) || (st = lf_cg_update(s, pv, q, x, r, P[g], P[0], prr)) ||
+        if ((st = A->apply(A->user, q, pv)) || (st = la_fused_dot_into(s, pv, q, P[0])) ||
+            (st = la_reduce_point(s, 1, &P[0], 2)) || (st = la_fused_cg_update(s, pv, q, x, r, P[g], P[0], prr)) ||
             (st = la_reduce_point(s, 1, &prr, 2)) || (st = la_read_async(s, prr, 2 * ng + 1, 0, &ev)))
             break;
         res->applications++;
@@ -64,11 +64,11 @@ static clphys_status cg_fused(const la_operator *A, const la_precond *M, cl_mem 
         if (rnorm <= 0.5 * best) best = rnorm, best_it = it;
         if (rnorm <= p->target || it >= p->max_iter || it - best_it >= LA_STALL) break;
         if (M) {
-            if ((st = la_precond_apply(M, s, z, r)) || (st = lf_dot_into(s, r, z, P[3 - g])) ||
+            if ((st = la_precond_apply(M, s, z, r)) || (st = la_fused_dot_into(s, r, z, P[3 - g])) ||
                 (st = la_reduce_point(s, 1, &P[3 - g], 2)))
                 break;
         }
-        if ((st = lf_xpay(s, z, pv, P[3 - g], P[g])) || (st = cp_flush(s->ctx, NULL))) break;
+        if ((st = la_fused_xpay(s, z, pv, P[3 - g], P[g])) || (st = cp_flush(s->ctx, NULL))) break;
         g = 3 - g;
     }
     res->iterations = it;
@@ -82,38 +82,38 @@ static clphys_status cg_clblast(const la_operator *A, const la_precond *M, cl_me
     cl_mem r = s->v[LA_R], pv = s->v[LA_P], q = s->v[LA_Q], z = M ? s->v[LA_S] : r;
     double rr, rz;
     CP_TRY(la_zero(s, x));
-    CP_TRY(lc_copy(s, b, r));
-    CP_TRY(lc_dot(s, r, r, &rr));
+    CP_TRY(la_clblast_copy(s, b, r));
+    CP_TRY(la_clblast_dot(s, r, r, &rr));
     if (M) {
         CP_TRY(la_precond_apply(M, s, z, r));
-        CP_TRY(lc_dot(s, r, z, &rz));
+        CP_TRY(la_clblast_dot(s, r, z, &rz));
     } else {
         rz = rr;
     }
-    CP_TRY(lc_copy(s, z, pv));
+    CP_TRY(la_clblast_copy(s, z, pv));
     int it = 0, best_it = 0;
     double best = sqrt(fmax(rr, 0));
     while (sqrt(fmax(rr, 0)) > p->target && it < p->max_iter) {
         double pq;
         CP_TRY(A->apply(A->user, q, pv));
         res->applications++;
-        CP_TRY(lc_dot(s, pv, q, &pq));
+        CP_TRY(la_clblast_dot(s, pv, q, &pq));
         if (!(pq > 0)) break;
         const double alpha = rz / pq;
-        CP_TRY(lc_axpy(s, alpha, pv, x));
-        CP_TRY(lc_axpy(s, -alpha, q, r));
-        CP_TRY(lc_dot(s, r, r, &rr));
+        CP_TRY(la_clblast_axpy(s, alpha, pv, x));
+        CP_TRY(la_clblast_axpy(s, -alpha, q, r));
+        CP_TRY(la_clblast_dot(s, r, r, &rr));
         la_report(p, ++it, sqrt(fmax(rr, 0)));
         if (sqrt(fmax(rr, 0)) <= 0.5 * best) best = sqrt(fmax(rr, 0)), best_it = it;
         if (sqrt(fmax(rr, 0)) <= p->target || it >= p->max_iter || it - best_it >= LA_STALL) break;
         double rz_new = rr;
         if (M) {
             CP_TRY(la_precond_apply(M, s, z, r));
-            CP_TRY(lc_dot(s, r, z, &rz_new));
+            CP_TRY(la_clblast_dot(s, r, z, &rz_new));
         }
         const double beta = rz_new / rz;
         rz = rz_new;
-        CP_TRY(lc_xpay(s, z, beta, pv));
+        CP_TRY(la_clblast_xpay(s, z, beta, pv));
     }
     res->iterations = it;
     return CLPHYS_SUCCESS;

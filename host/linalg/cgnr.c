@@ -1,7 +1,7 @@
 /* cgnr.c — CG on the normal equations A^H A x = A^H b, stopping on the
  * residual of A (linalg.h), with the scalars on the device (fused kernels)
  * or on the host (clBLAST).  rho = b - A x lives in b's vector. */
-#include "la_internal.h"
+#include "linalg_internal.h"
 
 #include <math.h>
 
@@ -28,8 +28,8 @@ static clphys_status cgnr_fused(const la_operator *A, cl_mem b, cl_mem x, const 
     CP_TRY(la_zero(s, x));
     CP_TRY(adj(A, r, rho)); /* r = A^H rho, rho = b - A x = b */
     CP_TRY(la_copy(s, r, pv));
-    CP_TRY(lf_norm2_into(s, r, P[1]));
-    CP_TRY(lf_norm2_into(s, rho, P[3]));
+    CP_TRY(la_fused_norm2_into(s, r, P[1]));
+    CP_TRY(la_fused_norm2_into(s, rho, P[3]));
     const cl_mem both[2] = {P[1], P[3]};
     CP_TRY(la_reduce_point(s, 2, both, 2));
     CP_TRY(la_sums_now(s, P[3], 2, sums));
@@ -40,9 +40,9 @@ static clphys_status cgnr_fused(const la_operator *A, cl_mem b, cl_mem x, const 
     while (rnorm > p->target && it < p->max_iter) {
         cl_event ev = NULL;
         double qq[2] = {0, 0}, rr[2] = {0, 0};
-        if ((st = A->apply(A->user, q, pv)) || (st = lf_norm2_into(s, q, P[0])) ||
+        if ((st = A->apply(A->user, q, pv)) || (st = la_fused_norm2_into(s, q, P[0])) ||
             (st = la_reduce_point_values(s, 1, &P[0], 2, qq)) ||
-            (st = lf_cg_update(s, pv, q, x, rho, P[g], P[0], P[3])))
+            (st = la_fused_cg_update(s, pv, q, x, rho, P[g], P[0], P[3])))
             break;
         /* With a global sum the host has <q, q> already and |rho|^2 comes
          * from the reduction point itself, read behind the next A^H's first
@@ -62,8 +62,8 @@ static clphys_status cgnr_fused(const la_operator *A, cl_mem b, cl_mem x, const 
         res->applications++;
         la_report(p, it, rnorm);
         if (rnorm <= p->target || !more) break;
-        if ((st = split ? A->end(A->user, 1, r, rho) : adj(A, r, rho)) || (st = lf_norm2_into(s, r, P[3 - g])) ||
-            (st = la_reduce_point(s, 1, &P[3 - g], 2)) || (st = lf_xpay(s, r, pv, P[3 - g], P[g])))
+        if ((st = split ? A->end(A->user, 1, r, rho) : adj(A, r, rho)) || (st = la_fused_norm2_into(s, r, P[3 - g])) ||
+            (st = la_reduce_point(s, 1, &P[3 - g], 2)) || (st = la_fused_xpay(s, r, pv, P[3 - g], P[g])))
             break;
         res->applications++;
         g = 3 - g;
@@ -81,22 +81,22 @@ static clphys_status cgnr_clblast(const la_operator *A, cl_mem b, cl_mem x, cons
     cl_mem rho = b, r = s->v[LA_R], pv = s->v[LA_P], q = s->v[LA_Q];
     CP_TRY(la_zero(s, x));
     CP_TRY(adj(A, r, rho)); /* r = A^H rho, rho = b - A x = b */
-    CP_TRY(lc_copy(s, r, pv));
+    CP_TRY(la_clblast_copy(s, r, pv));
     double gamma, rr;
-    CP_TRY(lc_dot(s, r, r, &gamma));
-    CP_TRY(lc_dot(s, rho, rho, &rr));
+    CP_TRY(la_clblast_dot(s, r, r, &gamma));
+    CP_TRY(la_clblast_dot(s, rho, rho, &rr));
     double rnorm = sqrt(fmax(rr, 0));
     res->applications++;
     int it = 0;
     while (rnorm > p->target && it < p->max_iter) {
         double qq;
         CP_TRY(A->apply(A->user, q, pv));
-        CP_TRY(lc_dot(s, q, q, &qq));
+        CP_TRY(la_clblast_dot(s, q, q, &qq));
         if (!(qq > 0)) break;
         const double alpha = gamma / qq;
-        CP_TRY(lc_axpy(s, alpha, pv, x));
-        CP_TRY(lc_axpy(s, -alpha, q, rho));
-        CP_TRY(lc_dot(s, rho, rho, &rr));
+        CP_TRY(la_clblast_axpy(s, alpha, pv, x));
+        CP_TRY(la_clblast_axpy(s, -alpha, q, rho));
+        CP_TRY(la_clblast_dot(s, rho, rho, &rr));
         rnorm = sqrt(fmax(rr, 0));
         it++;
         la_report(p, it, rnorm);
@@ -105,10 +105,10 @@ static clphys_status cgnr_clblast(const la_operator *A, cl_mem b, cl_mem x, cons
         CP_TRY(adj(A, r, rho));
         res->applications++;
         double gnew;
-        CP_TRY(lc_dot(s, r, r, &gnew));
+        CP_TRY(la_clblast_dot(s, r, r, &gnew));
         const double beta = gnew / gamma;
         gamma = gnew;
-        CP_TRY(lc_xpay(s, r, beta, pv));
+        CP_TRY(la_clblast_xpay(s, r, beta, pv));
     }
     res->iterations = it;
     return CLPHYS_SUCCESS;

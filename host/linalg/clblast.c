@@ -2,7 +2,7 @@
  * dispatched on the space's precision (S/D real, C/Z complex), whole
  * vectors; the reductions read their result back (blocking) and are each a
  * reduction point. */
-#include "la_internal.h"
+#include "linalg_internal.h"
 
 #include <clblast_c.h>
 
@@ -17,7 +17,7 @@
 static int dbl(const la_space *s) { return s->real_size == 8; }
 static size_t nc(const la_space *s) { return s->p.n / 2; }
 
-clphys_status lc_copy(la_space *s, cl_mem x, cl_mem y)
+clphys_status la_clblast_copy(la_space *s, cl_mem x, cl_mem y)
 {
     cl_command_queue q = clphys_context_queue(s->ctx);
     if (dbl(s)) LB(s, CLBlastDcopy(s->p.n, x, 0, 1, y, 0, 1, &q, NULL));
@@ -25,7 +25,7 @@ clphys_status lc_copy(la_space *s, cl_mem x, cl_mem y)
     return CLPHYS_SUCCESS;
 }
 
-clphys_status lc_axpy(la_space *s, double a, cl_mem x, cl_mem y)
+clphys_status la_clblast_axpy(la_space *s, double a, cl_mem x, cl_mem y)
 {
     cl_command_queue q = clphys_context_queue(s->ctx);
     if (dbl(s)) LB(s, CLBlastDaxpy(s->p.n, a, x, 0, 1, y, 0, 1, &q, NULL));
@@ -34,15 +34,15 @@ clphys_status lc_axpy(la_space *s, double a, cl_mem x, cl_mem y)
 }
 
 /* y = x + b y as scal and axpy (clBLAST has no xpay) */
-clphys_status lc_xpay(la_space *s, cl_mem x, double b, cl_mem y)
+clphys_status la_clblast_xpay(la_space *s, cl_mem x, double b, cl_mem y)
 {
     cl_command_queue q = clphys_context_queue(s->ctx);
     if (dbl(s)) LB(s, CLBlastDscal(s->p.n, b, y, 0, 1, &q, NULL));
     else LB(s, CLBlastSscal(s->p.n, (float)b, y, 0, 1, &q, NULL));
-    return lc_axpy(s, 1.0, x, y);
+    return la_clblast_axpy(s, 1.0, x, y);
 }
 
-clphys_status lc_caxpy(la_space *s, const double a[2], cl_mem x, cl_mem y)
+clphys_status la_clblast_caxpy(la_space *s, const double a[2], cl_mem x, cl_mem y)
 {
     cl_command_queue q = clphys_context_queue(s->ctx);
     if (dbl(s)) {
@@ -55,7 +55,7 @@ clphys_status lc_caxpy(la_space *s, const double a[2], cl_mem x, cl_mem y)
     return CLPHYS_SUCCESS;
 }
 
-clphys_status lc_cxpay(la_space *s, cl_mem x, const double b[2], cl_mem y)
+clphys_status la_clblast_cxpay(la_space *s, cl_mem x, const double b[2], cl_mem y)
 {
     cl_command_queue q = clphys_context_queue(s->ctx);
     if (dbl(s)) {
@@ -66,10 +66,10 @@ clphys_status lc_cxpay(la_space *s, cl_mem x, const double b[2], cl_mem y)
         LB(s, CLBlastCscal(nc(s), cb, y, 0, 1, &q, NULL));
     }
     const double one[2] = {1, 0};
-    return lc_caxpy(s, one, x, y);
+    return la_clblast_caxpy(s, one, x, y);
 }
 
-clphys_status lc_dot(la_space *s, cl_mem x, cl_mem y, double *r)
+clphys_status la_clblast_dot(la_space *s, cl_mem x, cl_mem y, double *r)
 {
     cl_command_queue q = clphys_context_queue(s->ctx);
     if (dbl(s)) {
@@ -84,7 +84,7 @@ clphys_status lc_dot(la_space *s, cl_mem x, cl_mem y, double *r)
     return la_reduce_value(s, r, 1);
 }
 
-clphys_status lc_cdotc(la_space *s, cl_mem x, cl_mem y, double r[2])
+clphys_status la_clblast_cdotc(la_space *s, cl_mem x, cl_mem y, double r[2])
 {
     cl_command_queue q = clphys_context_queue(s->ctx);
     if (dbl(s)) {

@@ -1,7 +1,7 @@
-/* fused.c — launches of the cl/blas1.cl kernels over a space's reduction
+/* fused.c — launches of the cl/linalg_blas1.cl kernels over a space's reduction
  * grid (ngroups work-groups of s->wg, each work-item striding through the
  * vector), through one helper that sets the arguments from a format. */
-#include "la_internal.h"
+#include "linalg_internal.h"
 
 #include <stdarg.h>
 
@@ -54,58 +54,58 @@ static clphys_status launch(la_space *s, int k, int cplx, const char *fmt, ...)
     return cp_launch(s->ctx, kr, 1, &global, &local, NULL);
 }
 
-clphys_status lf_axpy(la_space *s, double a, cl_mem x, cl_mem y) { return launch(s, K_AXPY, 0, "mmr", y, x, a); }
+clphys_status la_fused_axpy(la_space *s, double a, cl_mem x, cl_mem y) { return launch(s, K_AXPY, 0, "mmr", y, x, a); }
 
-clphys_status lf_norm2_into(la_space *s, cl_mem x, cl_mem part) { return launch(s, K_NORM2, 0, "mm", part, x); }
+clphys_status la_fused_norm2_into(la_space *s, cl_mem x, cl_mem part) { return launch(s, K_NORM2, 0, "mm", part, x); }
 
-clphys_status lf_dot_into(la_space *s, cl_mem x, cl_mem y, cl_mem part)
+clphys_status la_fused_dot_into(la_space *s, cl_mem x, cl_mem y, cl_mem part)
 {
     return launch(s, K_DOT, 0, "mmmi", part, x, y, 0);
 }
 
-clphys_status lf_cdotc_into(la_space *s, cl_mem x, cl_mem y, cl_mem part)
+clphys_status la_fused_cdotc_into(la_space *s, cl_mem x, cl_mem y, cl_mem part)
 {
     return launch(s, K_DOT, 1, "mmmi", part, x, y, 1);
 }
 
-clphys_status lf_sub_norm(la_space *s, cl_mem r, cl_mem b, cl_mem t, cl_mem part)
+clphys_status la_fused_sub_norm(la_space *s, cl_mem r, cl_mem b, cl_mem t, cl_mem part)
 {
     return launch(s, K_SUB_NORM, 0, "mmmm", part, r, b, t);
 }
 
-clphys_status lf_cg_update(la_space *s, cl_mem p, cl_mem q, cl_mem x, cl_mem r, cl_mem pg, cl_mem pq, cl_mem prr)
+clphys_status la_fused_cg_update(la_space *s, cl_mem p, cl_mem q, cl_mem x, cl_mem r, cl_mem pg, cl_mem pq, cl_mem prr)
 {
     return launch(s, K_CG_UPDATE, 0, "mmmmmmmu", prr, x, r, p, q, pg, pq, la_sum_groups(s));
 }
 
-clphys_status lf_xpay(la_space *s, cl_mem x, cl_mem y, cl_mem pnum, cl_mem pden)
+clphys_status la_fused_xpay(la_space *s, cl_mem x, cl_mem y, cl_mem pnum, cl_mem pden)
 {
     return launch(s, K_XPAY, 0, "mmmmu", y, x, pnum, pden, la_sum_groups(s));
 }
 
-clphys_status lf_bicg_ts(la_space *s, cl_mem t, cl_mem sv, cl_mem part)
+clphys_status la_fused_bicg_ts(la_space *s, cl_mem t, cl_mem sv, cl_mem part)
 {
     return launch(s, K_BICG_TS, 1, "mmm", part, t, sv);
 }
 
-clphys_status lf_bicg_p(la_space *s, cl_mem p, cl_mem r, cl_mem v, cl_mem pxr, int first)
+clphys_status la_fused_bicg_p(la_space *s, cl_mem p, cl_mem r, cl_mem v, cl_mem pxr, int first)
 {
     return launch(s, K_BICG_P, 1, "mmmmmiu", p, r, v, pxr, s->state, first, la_sum_groups(s));
 }
 
-clphys_status lf_bicg_s(la_space *s, cl_mem sv, cl_mem r, cl_mem v, cl_mem pxr, cl_mem pd)
+clphys_status la_fused_bicg_s(la_space *s, cl_mem sv, cl_mem r, cl_mem v, cl_mem pxr, cl_mem pd)
 {
     return launch(s, K_BICG_S, 1, "mmmmmmu", sv, r, v, pxr, pd, s->state, la_sum_groups(s));
 }
 
-clphys_status lf_bicg_xr(la_space *s, cl_mem x, cl_mem r, cl_mem p, cl_mem sv, cl_mem t, cl_mem r0, cl_mem pts,
+clphys_status la_fused_bicg_xr(la_space *s, cl_mem x, cl_mem r, cl_mem p, cl_mem sv, cl_mem t, cl_mem r0, cl_mem pts,
                          cl_mem pxr)
 {
     return launch(s, K_BICG_XR, 1, "mmmmmmmmmu", pxr, x, r, p, sv, t, r0, pts, s->state, la_sum_groups(s));
 }
 
 /* The conversions have one work-item per element (no reduction grid). */
-clphys_status lf_convert(la_space *hi, cl_mem dst, cl_mem src, int to_single)
+clphys_status la_fused_convert(la_space *hi, cl_mem dst, cl_mem src, int to_single)
 {
     cl_kernel k = hi->k[to_single ? K_TO_SINGLE : K_TO_DOUBLE];
     cl_uint n = (cl_uint)hi->p.n;
@@ -114,12 +114,12 @@ clphys_status lf_convert(la_space *hi, cl_mem dst, cl_mem src, int to_single)
     return cp_launch(hi->ctx, k, 1, &global, NULL, NULL);
 }
 
-clphys_status lf_convert_single_norm(la_space *hi, cl_mem dst32, cl_mem src64, cl_mem part)
+clphys_status la_fused_convert_single_norm(la_space *hi, cl_mem dst32, cl_mem src64, cl_mem part)
 {
     return launch(hi, K_TO_SINGLE_NORM, 0, "mmm", part, dst32, src64);
 }
 
-clphys_status lf_convert_add(la_space *hi, cl_mem x, cl_mem e, cl_mem e32)
+clphys_status la_fused_convert_add(la_space *hi, cl_mem x, cl_mem e, cl_mem e32)
 {
     return launch(hi, K_CONVERT_ADD, 0, "mmm", x, e, e32);
 }

@@ -1,7 +1,7 @@
 /* level1.c — the level-1 operations a path may call on a space, each
  * dispatched to the fused kernels or clBLAST, and the precision changes
  * between two spaces of one length. */
-#include "la_internal.h"
+#include "linalg_internal.h"
 
 /* A fill, not a scaling by 0, which would keep the NaN of fresh buffers. */
 clphys_status la_zero(la_space *s, cl_mem x)
@@ -12,13 +12,13 @@ clphys_status la_zero(la_space *s, cl_mem x)
 
 clphys_status la_copy(la_space *s, cl_mem src, cl_mem dst)
 {
-    if (s->p.blas == LA_BLAS_CLBLAST) return lc_copy(s, src, dst);
+    if (s->p.blas == LA_BLAS_CLBLAST) return la_clblast_copy(s, src, dst);
     return cp_copy(s->ctx, src, 0, dst, 0, s->p.n * s->real_size);
 }
 
 clphys_status la_axpy(la_space *s, double a, cl_mem x, cl_mem y)
 {
-    return s->p.blas == LA_BLAS_CLBLAST ? lc_axpy(s, a, x, y) : lf_axpy(s, a, x, y);
+    return s->p.blas == LA_BLAS_CLBLAST ? la_clblast_axpy(s, a, x, y) : la_fused_axpy(s, a, x, y);
 }
 
 /* The fp64 one of two spaces of one length (its program has the kernels). */
@@ -36,7 +36,7 @@ clphys_status la_convert(la_space *d, cl_mem dst, la_space *s, cl_mem src)
     la_space *hi = NULL;
     CP_TRY(pair(d, s, &hi));
     if (d->p.precision == s->p.precision) return la_copy(d, src, dst);
-    return lf_convert(hi, dst, src, d->p.precision == CLPHYS_FP32);
+    return la_fused_convert(hi, dst, src, d->p.precision == CLPHYS_FP32);
 }
 
 clphys_status la_convert_norm(la_space *d, cl_mem dst, la_space *s, cl_mem src, double *norm2)
@@ -49,7 +49,7 @@ clphys_status la_convert_norm(la_space *d, cl_mem dst, la_space *s, cl_mem src, 
     }
     /* fp64 -> fp32 in one pass with the norm */
     double sums[3];
-    CP_TRY(lf_convert_single_norm(s, dst, src, s->part[0]));
+    CP_TRY(la_fused_convert_single_norm(s, dst, src, s->part[0]));
     CP_TRY(la_reduce_point(s, 1, &s->part[0], 2));
     CP_TRY(la_sums_now(s, s->part[0], 2, sums));
     *norm2 = sums[0];
@@ -67,8 +67,8 @@ clphys_status la_convert_add(la_space *hi, cl_mem x, cl_mem e, la_space *lo, cl_
     if (hi->p.precision != CLPHYS_FP64)
         return cp_error(hi->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "la_convert_add: the correction is added in fp64");
     if (hi->p.blas == LA_BLAS_CLBLAST) {
-        CP_TRY(lf_convert(hi, e, e_lo, 0));
+        CP_TRY(la_fused_convert(hi, e, e_lo, 0));
         return la_axpy(hi, 1.0, e, x);
     }
-    return lf_convert_add(hi, x, e, e_lo);
+    return la_fused_convert_add(hi, x, e, e_lo);
 }

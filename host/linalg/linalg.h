@@ -5,7 +5,7 @@
  *
  * Three objects:
  *  - a vector space (la_space): vectors of n reals of one precision on the
- *    device, the level-1 kernels of cl/blas1.cl built for it (or clBLAST),
+ *    device, the level-1 kernels of cl/linalg_blas1.cl built for it (or clBLAST),
  *    a workspace of LA_NVEC vectors, partial-sum buffers, the page-locked
  *    memory that reductions are read back into, and a further queue for
  *    those reads;
@@ -16,7 +16,7 @@
  *    another precision (fp64 CG with an fp32 V-cycle).
  *
  * Two ways to run the level-1 work, chosen per space (la_blas):
- *  - LA_BLAS_FUSED: the kernels of cl/blas1.cl.  Updates and the reductions
+ *  - LA_BLAS_FUSED: the kernels of cl/linalg_blas1.cl.  Updates and the reductions
  *    that follow them share one pass over the vectors; the scalars (alpha,
  *    beta, omega) stay on the device: a kernel that needs one adds the
  *    per-work-group partial sums an earlier kernel left, so the host never
@@ -72,7 +72,7 @@ typedef struct {
  * is 0, odd with complex_values, or above 2^32 - 1), CLPHYS_ERR_UNSUPPORTED
  * (an fp64 space on a device without fp64; an fp32 space works on any
  * device, its fused kernels then adding the groups' partial sums and making
- * the scalars in float instead of double: cl/blas1.cl states the precision
+ * the scalars in float instead of double: cl/linalg_blas1.cl states the precision
  * of each step), CLPHYS_ERR_BUILD. */
 clphys_status la_space_create(clphys_context *ctx, const la_space_params *p, la_space **s);
 void la_space_destroy(la_space *s);

@@ -1,7 +1,7 @@
 /* refine.c — defect correction (iterative refinement): the true residual in
  * the outer precision, the correction from a Krylov solve in the inner one
  * (linalg.h). */
-#include "la_internal.h"
+#include "linalg_internal.h"
 
 #include <math.h>
 

@@ -1,7 +1,7 @@
 /* space.c — the vector space of the linear-algebra layer: its kernels,
  * workspace, partial-sum buffers, the page-locked memory reductions are
  * read into, and the reduction points (with the optional global sum). */
-#include "la_internal.h"
+#include "linalg_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +36,7 @@ void la_space_destroy(la_space *s)
 
 /* The kernels, for work-groups of LA_WG or, where the device or a compiled
  * kernel (registers, local memory) allows fewer, the largest power of two
- * it allows.  Without fp64 on the device the scalars are float (blas1.cl). */
+ * it allows.  Without fp64 on the device the scalars are float (linalg_blas1.cl). */
 static clphys_status build(la_space *s)
 {
     const clphys_device_info *d = clphys_context_device(s->ctx);
@@ -45,14 +45,14 @@ static clphys_status build(la_space *s)
     /* the largest static local arrays: an acc4 and a real4 per work-item */
     while (wg > 1 && (wg > d->max_work_group_size || 64 * wg > d->local_mem_bytes)) wg /= 2;
     for (;;) {
-        /* CPUs: one contiguous run of elements per work-item (blas1.cl) */
+        /* CPUs: one contiguous run of elements per work-item (linalg_blas1.cl) */
         cp_defines opts = {0};
         CP_TRY(cp_define_precision(s->ctx, &opts, s->p.precision));
         if (d->fp64) cp_define_flag(&opts, "NEED_FP64");
         cp_define_int(&opts, "BLAS_WG", wg);
         if (!d->is_gpu) cp_define_flag(&opts, "BLAS_CONTIGUOUS");
         cl_program prog;
-        CP_TRY(cp_program(s->ctx, &clsrc_blas1_cl, &opts, &prog));
+        CP_TRY(cp_program(s->ctx, &clsrc_linalg_blas1_cl, &opts, &prog));
         size_t fit = wg;
         for (int i = 0; i < nk; i++) {
             size_t kwg;
@@ -244,23 +244,23 @@ void la_host_state(const la_space *s, double out[8])
 clphys_status la_norm2_start(la_space *s, cl_mem x, int slot)
 {
     if (s->p.blas == LA_BLAS_CLBLAST) return CLPHYS_SUCCESS; /* read at la_norms_finish */
-    return lf_norm2_into(s, x, s->part[slot]);
+    return la_fused_norm2_into(s, x, s->part[slot]);
 }
 
 clphys_status la_sub_start(la_space *s, cl_mem r, cl_mem b, cl_mem t, int slot)
 {
     if (s->p.blas == LA_BLAS_CLBLAST) {
-        CP_TRY(lc_copy(s, b, r));
-        return lc_axpy(s, -1.0, t, r);
+        CP_TRY(la_clblast_copy(s, b, r));
+        return la_clblast_axpy(s, -1.0, t, r);
     }
-    return lf_sub_norm(s, r, b, t, s->part[slot]);
+    return la_fused_sub_norm(s, r, b, t, s->part[slot]);
 }
 
 clphys_status la_norms_finish(la_space *s, int k, const cl_mem *v, double *out)
 {
     if (k < 1 || k > LA_NSLOT) return cp_error(s->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "la_norms_finish: %d norms", k);
     if (s->p.blas == LA_BLAS_CLBLAST) {
-        for (int i = 0; i < k; i++) CP_TRY(lc_dot(s, v[i], v[i], &out[i]));
+        for (int i = 0; i < k; i++) CP_TRY(la_clblast_dot(s, v[i], v[i], &out[i]));
         return CLPHYS_SUCCESS;
     }
     CP_TRY(la_reduce_point(s, k, s->part, 2));

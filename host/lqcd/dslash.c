@@ -36,16 +36,16 @@ static double get(const void *buf, size_t rs, size_t i)
  * phases of the hops across this rank's ends (include/clphys_lqcd.h):
  * exp(+i theta) forward from the lattice's upper end, exp(-i theta)
  * backward from its lower end, 1 at an end shared with another rank. */
-static clphys_status boundary(clphys_context *ctx, clphys_dslash_params *q, const int grid[4], const int coord[4],
+static clphys_status boundary(clphys_context *ctx, clphys_lqcd_dslash_params *q, const int grid[4], const int coord[4],
                               double phf[4][2], double phb[4][2])
 {
     const double pi = 3.14159265358979323846;
     for (int mu = 0; mu < 4; mu++) {
-        if (q->bc[mu] == CLPHYS_BC_AUTO) q->bc[mu] = mu < 3 ? CLPHYS_BC_PERIODIC : CLPHYS_BC_ANTIPERIODIC;
-        if ((unsigned)q->bc[mu] > CLPHYS_BC_PHASE)
-            return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: boundary %d of direction %d is not one of clphys_bc",
+        if (q->bc[mu] == CLPHYS_LQCD_BC_AUTO) q->bc[mu] = mu < 3 ? CLPHYS_LQCD_BC_PERIODIC : CLPHYS_LQCD_BC_ANTIPERIODIC;
+        if ((unsigned)q->bc[mu] > CLPHYS_LQCD_BC_PHASE)
+            return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: boundary %d of direction %d is not one of clphys_lqcd_bc",
                             (int)q->bc[mu], mu);
-        if (q->bc[mu] != CLPHYS_BC_PHASE) q->bc_phase_by_pi[mu] = q->bc[mu] == CLPHYS_BC_ANTIPERIODIC;
+        if (q->bc[mu] != CLPHYS_LQCD_BC_PHASE) q->bc_phase_by_pi[mu] = q->bc[mu] == CLPHYS_LQCD_BC_ANTIPERIODIC;
         else if (!isfinite(q->bc_phase_by_pi[mu]))
             return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: boundary phase of direction %d is not finite", mu);
         double c = cos(pi * q->bc_phase_by_pi[mu]), s = sin(pi * q->bc_phase_by_pi[mu]);
@@ -58,27 +58,27 @@ static clphys_status boundary(clphys_context *ctx, clphys_dslash_params *q, cons
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_dslash_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
-                                        const clphys_dslash_params *p, clphys_dslash_plan **plan)
+clphys_status clphys_lqcd_dslash_plan_create(clphys_context *ctx, const clphys_lqcd_gauge_field *g,
+                                        const clphys_lqcd_dslash_params *p, clphys_lqcd_dslash_plan **plan)
 {
     return lqcd_plan_create(ctx, g, p, NULL, NULL, plan);
 }
 
-clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g, const clphys_dslash_params *p,
-                               const int grid[4], const int coord[4], clphys_dslash_plan **plan)
+clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_lqcd_gauge_field *g, const clphys_lqcd_dslash_params *p,
+                               const int grid[4], const int coord[4], clphys_lqcd_dslash_plan **plan)
 {
     if (!ctx || !g || !g->u || !p || !plan)
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_dslash_plan_create: NULL argument");
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_dslash_plan_create: NULL argument");
     *plan = NULL;
-    clphys_dslash_params pin;
-    CP_TRY(CP_PARAMS_IN(ctx, clphys_dslash_params, p, halo_half, &pin));
+    clphys_lqcd_dslash_params pin;
+    CP_TRY(CP_PARAMS_IN(ctx, clphys_lqcd_dslash_params, p, halo_half, &pin));
     p = &pin;
     static const int one[4] = {1, 1, 1, 1}, zero[4] = {0, 0, 0, 0};
     if (!grid) grid = one, coord = zero;
     /* the defaults of a zeroed struct: reconstruct-12 (less memory traffic;
      * faster in every H100 row of docs/performance.md), SoA on GPUs and AoS on CPUs
      * (faster on PoCL, bench/results/lqcd-pocl-2026-11-23.json), p,p,p,a */
-    clphys_dslash_params q = *p;
+    clphys_lqcd_dslash_params q = *p;
     if (!q.reconstruct) q.reconstruct = 12;
     if (q.layout == CLPHYS_LQCD_LAYOUT_AUTO)
         q.layout = clphys_context_device(ctx)->is_gpu ? CLPHYS_LQCD_SOA : CLPHYS_LQCD_AOS;
@@ -107,7 +107,7 @@ clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
     cp_define_int(&opts, "PARTS", parts);
     if (p->layout == CLPHYS_LQCD_AOS) cp_define_flag(&opts, "LAYOUT_AOS");
     if (halo_half) cp_define_flag(&opts, "HALO_HALF");
-    clphys_dslash_plan *pl = calloc(1, sizeof *pl);
+    clphys_lqcd_dslash_plan *pl = calloc(1, sizeof *pl);
     if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "dslash plan");
     pl->ctx = ctx;
     pl->p = *p;
@@ -125,7 +125,7 @@ clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
     memcpy(pl->phb, phb, sizeof phb);
     pl->real_size = p->precision == CLPHYS_FP64 ? 8 : 4;
     pl->halo_half = halo_half;
-    pl->local = p->local_size == CLPHYS_DSLASH_WG_RUNTIME ? 0 : p->local_size;
+    pl->local = p->local_size == CLPHYS_LQCD_DSLASH_WG_RUNTIME ? 0 : p->local_size;
     if (pl->local > clphys_context_device(ctx)->max_work_group_size) {
         size_t wg = pl->local;
         free(pl);
@@ -153,7 +153,7 @@ clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
                 put(buf, pl->real_size, 2 * ci + 1, src[1]);
             }
     }
-    if ((st = cp_program(ctx, &clsrc_wilson_dslash_cl, &opts, &prog)) != CLPHYS_SUCCESS ||
+    if ((st = cp_program(ctx, &clsrc_lqcd_dslash_cl, &opts, &prog)) != CLPHYS_SUCCESS ||
         (st = cp_kernel(ctx, prog, "dslash_hop", &pl->hop)) != CLPHYS_SUCCESS ||
         (st = cp_kernel(ctx, prog, "dslash_hop_g5in", &pl->hop_g5[0])) != CLPHYS_SUCCESS ||
         (st = cp_kernel(ctx, prog, "dslash_hop_g5out", &pl->hop_g5[1])) != CLPHYS_SUCCESS ||
@@ -165,30 +165,30 @@ clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g,
         (st = cp_buffer(ctx, CL_MEM_READ_ONLY, nreal * pl->real_size, buf, &pl->gauge)) != CLPHYS_SUCCESS ||
         (st = cp_buffer(ctx, CL_MEM_READ_WRITE, pl->vh * 24 * pl->real_size, NULL, &pl->tmp)) != CLPHYS_SUCCESS) {
         free(buf);
-        clphys_dslash_plan_destroy(pl);
+        clphys_lqcd_dslash_plan_destroy(pl);
         return st;
     }
     free(buf);
     if ((st = lqcd_tune(pl)) != CLPHYS_SUCCESS) {
-        clphys_dslash_plan_destroy(pl);
+        clphys_lqcd_dslash_plan_destroy(pl);
         return st;
     }
     *plan = pl;
     return CLPHYS_SUCCESS;
 }
 
-size_t clphys_dslash_local_size(const clphys_dslash_plan *pl, int *source)
+size_t clphys_lqcd_dslash_local_size(const clphys_lqcd_dslash_plan *pl, int *source)
 {
-    if (source) *source = (int)clphys_dslash_plan_tune_source(pl);
+    if (source) *source = (int)clphys_lqcd_dslash_plan_tune_source(pl);
     return pl ? pl->local : 0;
 }
 
-clphys_tune_source clphys_dslash_plan_tune_source(const clphys_dslash_plan *pl)
+clphys_tune_source clphys_lqcd_dslash_plan_tune_source(const clphys_lqcd_dslash_plan *pl)
 {
     return pl ? pl->tune_source : CLPHYS_TUNE_HEURISTIC;
 }
 
-void clphys_dslash_plan_destroy(clphys_dslash_plan *pl)
+void clphys_lqcd_dslash_plan_destroy(clphys_lqcd_dslash_plan *pl)
 {
     if (!pl) return;
     if (pl->halo_destroy) pl->halo_destroy(pl->halo);
@@ -208,7 +208,7 @@ void clphys_dslash_plan_destroy(clphys_dslash_plan *pl)
     free(pl);
 }
 
-clphys_status clphys_dslash_set_local_size(clphys_dslash_plan *pl, size_t local)
+clphys_status clphys_lqcd_dslash_set_local_size(clphys_lqcd_dslash_plan *pl, size_t local)
 {
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: NULL plan");
     size_t mx = clphys_context_device(pl->ctx)->max_work_group_size;
@@ -219,21 +219,21 @@ clphys_status clphys_dslash_set_local_size(clphys_dslash_plan *pl, size_t local)
     return CLPHYS_SUCCESS;
 }
 
-size_t clphys_dslash_field_complex(const clphys_dslash_plan *pl, int half)
+size_t clphys_lqcd_dslash_field_complex(const clphys_lqcd_dslash_plan *pl, int half)
 {
     return pl ? (half ? pl->vh : pl->vol) * 12 : 0;
 }
 
-clphys_status clphys_dslash_field_create(clphys_dslash_plan *pl, int half, cl_mem *field)
+clphys_status clphys_lqcd_dslash_field_create(clphys_lqcd_dslash_plan *pl, int half, cl_mem *field)
 {
     if (!pl || !field) return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "dslash field: NULL");
-    return cp_buffer(pl->ctx, CL_MEM_READ_WRITE, clphys_dslash_field_complex(pl, half) * 2 * pl->real_size, NULL,
+    return cp_buffer(pl->ctx, CL_MEM_READ_WRITE, clphys_lqcd_dslash_field_complex(pl, half) * 2 * pl->real_size, NULL,
                      field);
 }
 
 /* Copy between host AoS lexicographic spinors and a device-layout staging
  * array; to_dev selects the direction. */
-static void stage(const clphys_dslash_plan *pl, int parity, void *dev, double *host, int to_dev)
+static void stage(const clphys_lqcd_dslash_plan *pl, int parity, void *dev, double *host, int to_dev)
 {
     size_t stride = parity < 0 ? pl->vol : pl->vh;
 #pragma omp parallel for schedule(static)
@@ -260,10 +260,10 @@ static void stage(const clphys_dslash_plan *pl, int parity, void *dev, double *h
 /* The plan's staging array, made at the first field transfer and kept: a
  * fresh array per call costs its page faults every time (200 MB for a 32^4
  * fp64 field), and page-locked memory moves faster over PCIe. */
-static clphys_status staging_array(clphys_dslash_plan *pl, void **buf)
+static clphys_status staging_array(clphys_lqcd_dslash_plan *pl, void **buf)
 {
     if (!pl->staging_host) {
-        const size_t bytes = clphys_dslash_field_complex(pl, 0) * 2 * pl->real_size;
+        const size_t bytes = clphys_lqcd_dslash_field_complex(pl, 0) * 2 * pl->real_size;
         if (cp_pinned(pl->ctx, bytes, &pl->staging, &pl->staging_host) != CLPHYS_SUCCESS &&
             !(pl->staging_host = malloc(bytes)))
             return cp_error(pl->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "dslash field staging");
@@ -272,22 +272,22 @@ static clphys_status staging_array(clphys_dslash_plan *pl, void **buf)
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_dslash_field_write(clphys_dslash_plan *pl, cl_mem field, int parity, const double *psi)
+clphys_status clphys_lqcd_dslash_field_write(clphys_lqcd_dslash_plan *pl, cl_mem field, int parity, const double *psi)
 {
     if (!pl || !field || !psi || parity < -1 || parity > 1)
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "dslash field write: bad argument");
-    size_t bytes = clphys_dslash_field_complex(pl, parity >= 0) * 2 * pl->real_size;
+    size_t bytes = clphys_lqcd_dslash_field_complex(pl, parity >= 0) * 2 * pl->real_size;
     void *buf = NULL;
     CP_TRY(staging_array(pl, &buf));
     stage(pl, parity, buf, (double *)psi, 1);
     return cp_write(pl->ctx, field, 0, bytes, buf);
 }
 
-clphys_status clphys_dslash_field_read(clphys_dslash_plan *pl, cl_mem field, int parity, double *psi)
+clphys_status clphys_lqcd_dslash_field_read(clphys_lqcd_dslash_plan *pl, cl_mem field, int parity, double *psi)
 {
     if (!pl || !field || !psi || parity < -1 || parity > 1)
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "dslash field read: bad argument");
-    size_t bytes = clphys_dslash_field_complex(pl, parity >= 0) * 2 * pl->real_size;
+    size_t bytes = clphys_lqcd_dslash_field_complex(pl, parity >= 0) * 2 * pl->real_size;
     void *buf = NULL;
     CP_TRY(staging_array(pl, &buf));
     CP_TRY(cp_read(pl->ctx, field, 0, bytes, buf));
@@ -297,25 +297,25 @@ clphys_status clphys_dslash_field_read(clphys_dslash_plan *pl, cl_mem field, int
 
 /* The hops of op: out = x + a H in (x NULL: H in) of the parity, g5 as
  * lqcd_hop_g5; EO_PREC is two, through pl->tmp. */
-static clphys_status apply_op(clphys_dslash_plan *pl, clphys_dslash_op op, cl_mem out, cl_mem in, double *kernel_s,
-                              clphys_dslash_split *split)
+static clphys_status apply_op(clphys_lqcd_dslash_plan *pl, clphys_lqcd_dslash_op op, cl_mem out, cl_mem in, double *kernel_s,
+                              clphys_lqcd_dslash_split *split)
 {
     const double k = pl->p.kappa;
     cl_mem o[2] = {out, NULL}, i[2] = {in, NULL}, x[2] = {NULL, NULL};
     double a[2] = {0, 0};
     int par[2], n = 1;
     switch (op) {
-    case CLPHYS_DSLASH_HOPPING: par[0] = -1; break;
-    case CLPHYS_DSLASH_WILSON: par[0] = -1, x[0] = in, a[0] = -k; break;
-    case CLPHYS_DSLASH_H_EO: par[0] = 0; break;
-    case CLPHYS_DSLASH_H_OE: par[0] = 1; break;
-    case CLPHYS_DSLASH_EO_PREC:
+    case CLPHYS_LQCD_DSLASH_HOPPING: par[0] = -1; break;
+    case CLPHYS_LQCD_DSLASH_WILSON: par[0] = -1, x[0] = in, a[0] = -k; break;
+    case CLPHYS_LQCD_DSLASH_H_EO: par[0] = 0; break;
+    case CLPHYS_LQCD_DSLASH_H_OE: par[0] = 1; break;
+    case CLPHYS_LQCD_DSLASH_EO_PREC:
         n = 2, o[0] = pl->tmp, par[0] = 1;
         o[1] = out, i[1] = pl->tmp, x[1] = in, a[1] = -k * k, par[1] = 0;
         break;
     default:
         lqcd_multi_fail(pl);
-        return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_dslash_apply: unknown op %d", (int)op);
+        return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_dslash_apply: unknown op %d", (int)op);
     }
     for (int h = 0; h < n; h++)
         CP_TRY(split ? lqcd_hop_split(pl, o[h], i[h], x[h], a[h], par[h], 0, split)
@@ -323,25 +323,25 @@ static clphys_status apply_op(clphys_dslash_plan *pl, clphys_dslash_op op, cl_me
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_dslash_apply(clphys_dslash_plan *pl, clphys_dslash_op op, cl_mem out, cl_mem in,
+clphys_status clphys_lqcd_dslash_apply(clphys_lqcd_dslash_plan *pl, clphys_lqcd_dslash_op op, cl_mem out, cl_mem in,
                                   double *kernel_s)
 {
     if (!pl || !out || !in || out == in) {
         lqcd_multi_fail(pl); /* the other devices of a group must not wait for this one */
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "clphys_dslash_apply: NULL field or out == in");
+                        "clphys_lqcd_dslash_apply: NULL field or out == in");
     }
     if (kernel_s) *kernel_s = 0;
     return apply_op(pl, op, out, in, kernel_s, NULL);
 }
 
-clphys_status clphys_dslash_apply_split(clphys_dslash_plan *pl, clphys_dslash_op op, cl_mem out, cl_mem in,
-                                        clphys_dslash_split *split)
+clphys_status clphys_lqcd_dslash_apply_split(clphys_lqcd_dslash_plan *pl, clphys_lqcd_dslash_op op, cl_mem out, cl_mem in,
+                                        clphys_lqcd_dslash_split *split)
 {
     if (!pl || !out || !in || out == in || !split) {
         lqcd_multi_fail(pl);
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "clphys_dslash_apply_split: NULL field or split, or out == in");
+                        "clphys_lqcd_dslash_apply_split: NULL field or split, or out == in");
     }
     memset(split, 0, sizeof *split);
     const double t0 = cp_now();
@@ -351,18 +351,18 @@ clphys_status clphys_dslash_apply_split(clphys_dslash_plan *pl, clphys_dslash_op
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_dslash_apply_host(clphys_dslash_plan *pl, clphys_dslash_op op, double *out, const double *in)
+clphys_status clphys_lqcd_dslash_apply_host(clphys_lqcd_dslash_plan *pl, clphys_lqcd_dslash_op op, double *out, const double *in)
 {
     if (!pl || !out || !in) return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: NULL");
-    if (op != CLPHYS_DSLASH_HOPPING && op != CLPHYS_DSLASH_WILSON)
-        return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_dslash_apply_host: full-lattice ops only");
+    if (op != CLPHYS_LQCD_DSLASH_HOPPING && op != CLPHYS_LQCD_DSLASH_WILSON)
+        return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_dslash_apply_host: full-lattice ops only");
     cl_mem a = NULL, b = NULL;
     clphys_status st;
-    if ((st = clphys_dslash_field_create(pl, 0, &a)) == CLPHYS_SUCCESS &&
-        (st = clphys_dslash_field_create(pl, 0, &b)) == CLPHYS_SUCCESS &&
-        (st = clphys_dslash_field_write(pl, a, -1, in)) == CLPHYS_SUCCESS &&
-        (st = clphys_dslash_apply(pl, op, b, a, NULL)) == CLPHYS_SUCCESS)
-        st = clphys_dslash_field_read(pl, b, -1, out);
+    if ((st = clphys_lqcd_dslash_field_create(pl, 0, &a)) == CLPHYS_SUCCESS &&
+        (st = clphys_lqcd_dslash_field_create(pl, 0, &b)) == CLPHYS_SUCCESS &&
+        (st = clphys_lqcd_dslash_field_write(pl, a, -1, in)) == CLPHYS_SUCCESS &&
+        (st = clphys_lqcd_dslash_apply(pl, op, b, a, NULL)) == CLPHYS_SUCCESS)
+        st = clphys_lqcd_dslash_field_read(pl, b, -1, out);
     cp_release_mem(&a);
     cp_release_mem(&b);
     return st;

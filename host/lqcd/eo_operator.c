@@ -9,14 +9,14 @@
 /* tmp = H_oe in (adjoint: H_oe gamma5 in) */
 static clphys_status eo_begin(void *user, int adjoint, cl_mem in)
 {
-    clphys_dslash_plan *pl = user;
+    clphys_lqcd_dslash_plan *pl = user;
     return adjoint ? lqcd_hop_g5(pl, pl->tmp, in, NULL, 0, 1, 1, NULL) : lqcd_hop(pl, pl->tmp, in, NULL, 0, 1, NULL);
 }
 
 /* out = in - kappa^2 H_eo tmp (adjoint: in - kappa^2 gamma5 H_eo tmp) */
 static clphys_status eo_end(void *user, int adjoint, cl_mem out, cl_mem in)
 {
-    clphys_dslash_plan *pl = user;
+    clphys_lqcd_dslash_plan *pl = user;
     const double kk = -pl->p.kappa * pl->p.kappa;
     return adjoint ? lqcd_hop_g5(pl, out, pl->tmp, in, kk, 0, 2, NULL) : lqcd_hop(pl, out, pl->tmp, in, kk, 0, NULL);
 }
@@ -33,7 +33,7 @@ static clphys_status eo_apply_adjoint(void *user, cl_mem out, cl_mem in)
     return eo_end(user, 1, out, in);
 }
 
-void lqcd_eo_operator(clphys_dslash_plan *pl, la_space *s, la_operator *op)
+void lqcd_eo_operator(clphys_lqcd_dslash_plan *pl, la_space *s, la_operator *op)
 {
     *op = (la_operator){.space = s, .user = pl, .apply = eo_apply, .apply_adjoint = eo_apply_adjoint,
                         .begin = eo_begin, .end = eo_end};

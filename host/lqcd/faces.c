@@ -2,13 +2,13 @@
  * MPI ranks, multi.c over the devices of one process): the face geometry,
  * the list of sites with a remote neighbour, the backward hops' links in
  * device form, the launches of halo_pack and halo_exterior
- * (cl/wilson_dslash.cl, whose face numbering and layouts these follow) and
+ * (cl/lqcd_dslash.cl, whose face numbering and layouts these follow) and
  * a hop's timing split. */
 #include "lqcd_internal.h"
 
 #include <stdlib.h>
 
-clphys_status lqcd_faces_init(clphys_dslash_plan *pl, lqcd_faces *f)
+clphys_status lqcd_faces_init(clphys_lqcd_dslash_plan *pl, lqcd_faces *f)
 {
     clphys_context *ctx = pl->ctx;
     f->face_all = 0;
@@ -37,7 +37,7 @@ clphys_status lqcd_faces_init(clphys_dslash_plan *pl, lqcd_faces *f)
     return st;
 }
 
-void lqcd_ghost_store(const clphys_dslash_plan *pl, const lqcd_faces *f, int mu, const double *links, void *dev)
+void lqcd_ghost_store(const clphys_lqcd_dslash_plan *pl, const lqcd_faces *f, int mu, const double *links, void *dev)
 {
     const int nc = pl->p.reconstruct == 12 ? 6 : 9;
     const size_t fn = f->face_n[mu], base = (size_t)nc * 2 * f->face_before[mu];
@@ -49,25 +49,25 @@ void lqcd_ghost_store(const clphys_dslash_plan *pl, const lqcd_faces *f, int mu,
         }
 }
 
-size_t lqcd_ghost_bytes(const clphys_dslash_plan *pl, const lqcd_faces *f)
+size_t lqcd_ghost_bytes(const clphys_lqcd_dslash_plan *pl, const lqcd_faces *f)
 {
     const size_t ng = 2 * f->face_all;
     return (ng ? ng : 1) * (size_t)(pl->p.reconstruct == 12 ? 6 : 9) * 2 * pl->real_size;
 }
 
-size_t lqcd_face_entry_bytes(const clphys_dslash_plan *pl)
+size_t lqcd_face_entry_bytes(const clphys_lqcd_dslash_plan *pl)
 {
     return pl->halo_half ? 12 * 2 + 4 : 12 * pl->real_size;
 }
 
-size_t lqcd_face_block(const clphys_dslash_plan *pl, const lqcd_faces *f, int mu, int side, size_t nq, size_t *bytes)
+size_t lqcd_face_block(const clphys_lqcd_dslash_plan *pl, const lqcd_faces *f, int mu, int side, size_t nq, size_t *bytes)
 {
     const size_t eb = lqcd_face_entry_bytes(pl);
     if (bytes) *bytes = nq * f->face_n[mu] * eb;
     return nq * (2 * f->face_before[mu] + (size_t)side * f->face_n[mu]) * eb;
 }
 
-clphys_status lqcd_pack_launch(clphys_dslash_plan *pl, cl_mem send, cl_mem in, int parity, int g5, size_t nent,
+clphys_status lqcd_pack_launch(clphys_lqcd_dslash_plan *pl, cl_mem send, cl_mem in, int parity, int g5, size_t nent,
                                cl_event *ev)
 {
     clphys_context *ctx = pl->ctx;
@@ -76,7 +76,7 @@ clphys_status lqcd_pack_launch(clphys_dslash_plan *pl, cl_mem send, cl_mem in, i
     return cp_launch_ev(ctx, pl->pack, 1, &nent, NULL, ev);
 }
 
-clphys_status lqcd_exterior_launch(clphys_dslash_plan *pl, const lqcd_faces *f, cl_mem out, cl_mem recv,
+clphys_status lqcd_exterior_launch(clphys_lqcd_dslash_plan *pl, const lqcd_faces *f, cl_mem out, cl_mem recv,
                                    cl_mem ghost, cl_mem x, double a, int parity, int g5, size_t *nsites,
                                    cl_event *ev)
 {
@@ -115,8 +115,8 @@ static double copies_span(const lqcd_hop_events *ev)
     return first > 0 && last > first ? last - first : 0;
 }
 
-clphys_status lqcd_hop_times(const clphys_dslash_plan *pl, int parity, const lqcd_hop_events *ev, double *kernel_s,
-                             clphys_dslash_split *split)
+clphys_status lqcd_hop_times(const clphys_lqcd_dslash_plan *pl, int parity, const lqcd_hop_events *ev, double *kernel_s,
+                             clphys_lqcd_dslash_split *split)
 {
     if (!kernel_s && !split) return CLPHYS_SUCCESS;
     CP_TRY(cp_wait_all(pl->ctx, 1, &ev->exterior));

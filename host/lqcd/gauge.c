@@ -2,15 +2,15 @@
  * plaquette and link trace (fp64).  Layout: include/clphys_lqcd.h. */
 #include "clphys_lqcd.h"
 #include "platform/platform.h"
-#include "su3.h"
+#include "lqcd_su3.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-clphys_status clphys_gauge_create(const int dims[4], clphys_gauge_field *g)
+clphys_status clphys_lqcd_gauge_create(const int dims[4], clphys_lqcd_gauge_field *g)
 {
-    if (!dims || !g) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_gauge_create: NULL argument");
+    if (!dims || !g) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_gauge_create: NULL argument");
     memset(g, 0, sizeof *g);
     size_t V = 1;
     for (int mu = 0; mu < 4; mu++) {
@@ -24,18 +24,18 @@ clphys_status clphys_gauge_create(const int dims[4], clphys_gauge_field *g)
     if (!g->u) return cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "gauge field: %zu sites", V);
     memcpy(g->dims, dims, sizeof g->dims);
     g->volume = V;
-    clphys_gauge_cold(g);
+    clphys_lqcd_gauge_cold(g);
     return CLPHYS_SUCCESS;
 }
 
-void clphys_gauge_destroy(clphys_gauge_field *g)
+void clphys_lqcd_gauge_destroy(clphys_lqcd_gauge_field *g)
 {
     if (!g) return;
     free(g->u);
     g->u = NULL;
 }
 
-void clphys_gauge_cold(clphys_gauge_field *g)
+void clphys_lqcd_gauge_cold(clphys_lqcd_gauge_field *g)
 {
     memset(g->u, 0, g->volume * 4 * 18 * sizeof(double));
     for (size_t l = 0; l < g->volume * 4; l++)
@@ -48,7 +48,7 @@ static double gauss(uint64_t *s)
     return sqrt(-2 * log(u1)) * cos(6.283185307179586476925 * u2);
 }
 
-void clphys_gauge_hot(clphys_gauge_field *g, uint64_t seed)
+void clphys_lqcd_gauge_hot(clphys_lqcd_gauge_field *g, uint64_t seed)
 {
     double complex *u = (double complex *)g->u;
     /* one stream per link: the field depends on the seed only, not on threads */
@@ -60,15 +60,15 @@ void clphys_gauge_hot(clphys_gauge_field *g, uint64_t seed)
             double re = gauss(&s);
             u[l * 9 + k] = re + I * gauss(&s);
         }
-        su3_reunitarize(u + l * 9);
+        lqcd_su3_reunitarize(u + l * 9);
     }
 }
 
-void clphys_gauge_reunitarize(clphys_gauge_field *g)
+void clphys_lqcd_gauge_reunitarize(clphys_lqcd_gauge_field *g)
 {
     double complex *u = (double complex *)g->u;
 #pragma omp parallel for schedule(static)
-    for (size_t l = 0; l < g->volume * 4; l++) su3_reunitarize(u + l * 9);
+    for (size_t l = 0; l < g->volume * 4; l++) lqcd_su3_reunitarize(u + l * 9);
 }
 
 /* Lexicographic site x + mu-hat, periodic (x fastest, clphys_lqcd.h). */
@@ -85,7 +85,7 @@ static size_t forward(const int dims[4], size_t x, int mu)
  * bits on any number of threads. */
 #define PLAQ_BLOCKS 256
 
-double clphys_gauge_plaquette(const clphys_gauge_field *g)
+double clphys_lqcd_gauge_plaquette(const clphys_lqcd_gauge_field *g)
 {
     const double complex *u = (const double complex *)g->u;
     const size_t V = g->volume, per = (V + PLAQ_BLOCKS - 1) / PLAQ_BLOCKS;
@@ -99,9 +99,9 @@ double clphys_gauge_plaquette(const clphys_gauge_field *g)
                 for (int nu = mu + 1; nu < 4; nu++) {
                     size_t xmu = forward(g->dims, x, mu), xnu = forward(g->dims, x, nu);
                     double complex a[9], b[9], c[9];
-                    su3_mul(a, u + (x * 4 + mu) * 9, u + (xmu * 4 + nu) * 9);
-                    su3_mul_dag(b, a, u + (xnu * 4 + mu) * 9);
-                    su3_mul_dag(c, b, u + (x * 4 + nu) * 9);
+                    lqcd_su3_mul(a, u + (x * 4 + mu) * 9, u + (xmu * 4 + nu) * 9);
+                    lqcd_su3_mul_dag(b, a, u + (xnu * 4 + mu) * 9);
+                    lqcd_su3_mul_dag(c, b, u + (x * 4 + nu) * 9);
                     sum += creal(c[0] + c[4] + c[8]);
                 }
         part[blk] = sum;
@@ -111,7 +111,7 @@ double clphys_gauge_plaquette(const clphys_gauge_field *g)
     return sum / (3.0 * 6.0 * (double)V);
 }
 
-double clphys_gauge_link_trace(const clphys_gauge_field *g)
+double clphys_lqcd_gauge_link_trace(const clphys_lqcd_gauge_field *g)
 {
     const double complex *u = (const double complex *)g->u;
     double sum = 0;
@@ -119,14 +119,14 @@ double clphys_gauge_link_trace(const clphys_gauge_field *g)
     return sum / (3.0 * 4.0 * (double)g->volume);
 }
 
-double clphys_gauge_unitarity_violation(const clphys_gauge_field *g)
+double clphys_lqcd_gauge_unitarity_violation(const clphys_lqcd_gauge_field *g)
 {
     const double complex *u = (const double complex *)g->u;
     double worst = 0;
     for (size_t l = 0; l < g->volume * 4; l++) {
         const double complex *m = u + l * 9;
         double complex p[9];
-        su3_mul_dag(p, m, m);
+        lqcd_su3_mul_dag(p, m, m);
         double complex det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
                              m[2] * (m[3] * m[7] - m[4] * m[6]);
         double e[10];

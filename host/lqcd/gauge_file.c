@@ -2,9 +2,9 @@
  * bytes, the checks every reader runs (finite, unitary, plaquette, link
  * trace, verifiable), byte order, and the atomic write.  The formats
  * themselves: gauge_nersc.c, gauge_ildg.c (with lime.c), gauge_milc.c. */
-#include "gauge_file.h"
-#include "lime.h"
-#include "su3.h"
+#include "lqcd_gauge_file.h"
+#include "lqcd_lime.h"
+#include "lqcd_su3.h"
 
 #include <errno.h>
 #include <math.h>
@@ -15,53 +15,53 @@
 
 #define MILC_MAGIC 20103u
 
-uint32_t gf_be32(const unsigned char *p)
+uint32_t lqcd_gauge_file_be32(const unsigned char *p)
 {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
-uint32_t gf_le32(const unsigned char *p)
+uint32_t lqcd_gauge_file_le32(const unsigned char *p)
 {
     return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
 }
-uint64_t gf_be64(const unsigned char *p) { return (uint64_t)gf_be32(p) << 32 | gf_be32(p + 4); }
-void gf_put_be32(unsigned char *p, uint32_t v)
+uint64_t lqcd_gauge_file_be64(const unsigned char *p) { return (uint64_t)lqcd_gauge_file_be32(p) << 32 | lqcd_gauge_file_be32(p + 4); }
+void lqcd_gauge_file_put_be32(unsigned char *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (24 - 8 * i));
 }
-void gf_put_be64(unsigned char *p, uint64_t v)
+void lqcd_gauge_file_put_be64(unsigned char *p, uint64_t v)
 {
-    gf_put_be32(p, (uint32_t)(v >> 32));
-    gf_put_be32(p + 4, (uint32_t)v);
+    lqcd_gauge_file_put_be32(p, (uint32_t)(v >> 32));
+    lqcd_gauge_file_put_be32(p + 4, (uint32_t)v);
 }
 
-void gf_decode(const unsigned char *raw, size_t n, int wsize, int little, double *out)
+void lqcd_gauge_file_decode(const unsigned char *raw, size_t n, int wsize, int little, double *out)
 {
     for (size_t k = 0; k < n; k++) {
         const unsigned char *p = raw + k * (size_t)wsize;
         if (wsize == 4) {
-            union { uint32_t u; float f; } c = {little ? gf_le32(p) : gf_be32(p)};
+            union { uint32_t u; float f; } c = {little ? lqcd_gauge_file_le32(p) : lqcd_gauge_file_be32(p)};
             out[k] = c.f;
         } else {
-            union { uint64_t u; double d; } c = {little ? (uint64_t)gf_le32(p + 4) << 32 | gf_le32(p) : gf_be64(p)};
+            union { uint64_t u; double d; } c = {little ? (uint64_t)lqcd_gauge_file_le32(p + 4) << 32 | lqcd_gauge_file_le32(p) : lqcd_gauge_file_be64(p)};
             out[k] = c.d;
         }
     }
 }
 
-void gf_encode_be(const double *in, size_t n, int wsize, unsigned char *raw)
+void lqcd_gauge_file_encode_be(const double *in, size_t n, int wsize, unsigned char *raw)
 {
     for (size_t k = 0; k < n; k++) {
         if (wsize == 4) {
             union { float f; uint32_t u; } c = {(float)in[k]};
-            gf_put_be32(raw + 4 * k, c.u);
+            lqcd_gauge_file_put_be32(raw + 4 * k, c.u);
         } else {
             union { double d; uint64_t u; } c = {in[k]};
-            gf_put_be64(raw + 8 * k, c.u);
+            lqcd_gauge_file_put_be64(raw + 8 * k, c.u);
         }
     }
 }
 
-clphys_status gf_check_dims(const char *file, const int dims[4], int reals_per_link, int wsize,
+clphys_status lqcd_gauge_file_check_dims(const char *file, const int dims[4], int reals_per_link, int wsize,
                             uint64_t *data_bytes)
 {
     uint64_t V = 1;
@@ -79,7 +79,7 @@ clphys_status gf_check_dims(const char *file, const int dims[4], int reals_per_l
     return CLPHYS_SUCCESS;
 }
 
-clphys_status gf_read(const gf_input *in, void *buf, size_t n, const char *what)
+clphys_status lqcd_gauge_file_read(const lqcd_gauge_file_input *in, void *buf, size_t n, const char *what)
 {
     if (fread(buf, 1, n, in->f) != n) {
         if (ferror(in->f)) return cp_error(NULL, CLPHYS_ERR_IO, "%s: read error in %s: %s", in->name, what, strerror(errno));
@@ -88,14 +88,14 @@ clphys_status gf_read(const gf_input *in, void *buf, size_t n, const char *what)
     return CLPHYS_SUCCESS;
 }
 
-void gf_unverified(clphys_gauge_file_info *info, const char *what)
+void lqcd_gauge_file_unverified(clphys_lqcd_gauge_file_info *info, const char *what)
 {
     size_t l = strlen(info->unverified);
     snprintf(info->unverified + l, sizeof info->unverified - l, "%s%s", l ? ", " : "", what);
 }
 
 /* "U_mu(x=..,y=..,z=..,t=..)" of link l (= site * 4 + mu). */
-static void link_name(const clphys_gauge_field *g, size_t l, char *buf, size_t n)
+static void link_name(const clphys_lqcd_gauge_field *g, size_t l, char *buf, size_t n)
 {
     size_t s = l / 4;
     int c[4];
@@ -110,7 +110,7 @@ static void link_name(const clphys_gauge_field *g, size_t l, char *buf, size_t n
 static double link_violation(const double complex *m)
 {
     double complex p[9];
-    su3_mul_dag(p, m, m);
+    lqcd_su3_mul_dag(p, m, m);
     double worst = 0;
     for (int i = 0; i < 9; i++) {
         double e = cabs(p[i] - (i % 4 == 0));
@@ -125,8 +125,8 @@ static double link_violation(const double complex *m)
 /* A header value against the data: written so that NaN fails. */
 static int agrees(double data, double header) { return fabs(data - header) <= 1e-6 * fmax(fabs(header), 1.0); }
 
-clphys_status gf_verify(const char *file, const clphys_gauge_read_params *p, const clphys_gauge_field *g,
-                        const double *plaquette, const double *link_trace, clphys_gauge_file_info *info)
+clphys_status lqcd_gauge_file_verify(const char *file, const clphys_lqcd_gauge_read_params *p, const clphys_lqcd_gauge_field *g,
+                        const double *plaquette, const double *link_trace, clphys_lqcd_gauge_file_info *info)
 {
     const size_t nlinks = g->volume * 4;
     char name[96];
@@ -137,7 +137,7 @@ clphys_status gf_verify(const char *file, const clphys_gauge_read_params *p, con
                 return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: link %s has a non-finite entry (%g)", file, name,
                                 g->u[l * 18 + k]);
             }
-    const double tol = info->precision == CLPHYS_FP32 ? CLPHYS_GAUGE_UNITARITY_TOL_FP32 : CLPHYS_GAUGE_UNITARITY_TOL_FP64;
+    const double tol = info->precision == CLPHYS_FP32 ? CLPHYS_LQCD_GAUGE_UNITARITY_TOL_FP32 : CLPHYS_LQCD_GAUGE_UNITARITY_TOL_FP64;
     double worst = 0;
     for (size_t l = 0; l < nlinks; l++) {
         double v = link_violation((const double complex *)(g->u + l * 18));
@@ -156,13 +156,13 @@ clphys_status gf_verify(const char *file, const clphys_gauge_read_params *p, con
         const double *claim = k ? link_trace : plaquette;
         if (!claim) continue;
         const char *key = k ? "LINK_TRACE" : "PLAQUETTE";
-        double d = k ? clphys_gauge_link_trace(g) : clphys_gauge_plaquette(g);
+        double d = k ? clphys_lqcd_gauge_link_trace(g) : clphys_lqcd_gauge_plaquette(g);
         if (agrees(d, *claim)) {
             *(k ? &info->link_trace_verified : &info->plaquette_verified) = 1;
         } else if (allow) { /* not verifying what the header claims covers every claim */
             char what[96];
             snprintf(what, sizeof what, "%s = %.12g skipped (the data's is %.12g)", key, *claim, d);
-            gf_unverified(info, what);
+            lqcd_gauge_file_unverified(info, what);
         } else {
             return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: %s mismatch: header %.12g, data %.12g", file, key, *claim, d);
         }
@@ -175,10 +175,10 @@ clphys_status gf_verify(const char *file, const clphys_gauge_read_params *p, con
     return CLPHYS_SUCCESS;
 }
 
-clphys_status gf_stored_observables(const clphys_gauge_field *g, int wsize, int rows, double *plaq, double *trace)
+clphys_status lqcd_gauge_file_stored_observables(const clphys_lqcd_gauge_field *g, int wsize, int rows, double *plaq, double *trace)
 {
     size_t nlinks = g->volume * 4;
-    clphys_gauge_field r = *g;
+    clphys_lqcd_gauge_field r = *g;
     r.u = malloc(nlinks * 18 * sizeof(double));
     if (!r.u) return cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "gauge write: %zu links", nlinks);
     for (size_t l = 0; l < nlinks; l++) {
@@ -187,49 +187,49 @@ clphys_status gf_stored_observables(const clphys_gauge_field *g, int wsize, int 
             double x = g->u[l * 18 + k];
             ((double *)c)[k] = wsize == 4 ? (double)(float)x : x;
         }
-        if (rows == 2) su3_third_row(c);
+        if (rows == 2) lqcd_su3_third_row(c);
         memcpy(r.u + l * 18, c, sizeof c);
     }
-    *plaq = clphys_gauge_plaquette(&r);
-    *trace = clphys_gauge_link_trace(&r);
+    *plaq = clphys_lqcd_gauge_plaquette(&r);
+    *trace = clphys_lqcd_gauge_link_trace(&r);
     free(r.u);
     return CLPHYS_SUCCESS;
 }
 
-FILE *gf_create(const char *file, char *tmp, size_t n, clphys_status *st)
+FILE *lqcd_gauge_file_create(const char *file, char *tmp, size_t n, clphys_status *st)
 {
     FILE *f;
     *st = clphys_output_open(file, &f, tmp, n);
     return *st ? NULL : f;
 }
 
-clphys_status gf_commit(FILE *f, const char *tmp, const char *file, int ok)
+clphys_status lqcd_gauge_file_commit(FILE *f, const char *tmp, const char *file, int ok)
 {
     return clphys_output_close(f, tmp, file, ok);
 }
 
 /* ---- the public calls ------------------------------------------------------ */
 
-const char *clphys_gauge_file_format_name(clphys_gauge_file_format f)
+const char *clphys_lqcd_gauge_file_format_name(clphys_lqcd_gauge_file_format f)
 {
     switch (f) {
-    case CLPHYS_GAUGE_FILE_AUTO: return "auto";
-    case CLPHYS_GAUGE_FILE_NERSC: return "nersc";
-    case CLPHYS_GAUGE_FILE_ILDG: return "ildg";
-    case CLPHYS_GAUGE_FILE_MILC: return "milc";
+    case CLPHYS_LQCD_GAUGE_FILE_AUTO: return "auto";
+    case CLPHYS_LQCD_GAUGE_FILE_NERSC: return "nersc";
+    case CLPHYS_LQCD_GAUGE_FILE_ILDG: return "ildg";
+    case CLPHYS_LQCD_GAUGE_FILE_MILC: return "milc";
     }
     return "unknown";
 }
 
-static clphys_gauge_file_format detect(const unsigned char *b, size_t n)
+static clphys_lqcd_gauge_file_format detect(const unsigned char *b, size_t n)
 {
-    if (n >= 12 && !memcmp(b, "BEGIN_HEADER", 12)) return CLPHYS_GAUGE_FILE_NERSC;
-    if (n >= 4 && gf_be32(b) == LIME_MAGIC) return CLPHYS_GAUGE_FILE_ILDG;
-    if (n >= 4 && (gf_be32(b) == MILC_MAGIC || gf_le32(b) == MILC_MAGIC)) return CLPHYS_GAUGE_FILE_MILC;
-    return CLPHYS_GAUGE_FILE_AUTO;
+    if (n >= 12 && !memcmp(b, "BEGIN_HEADER", 12)) return CLPHYS_LQCD_GAUGE_FILE_NERSC;
+    if (n >= 4 && lqcd_gauge_file_be32(b) == LQCD_LIME_MAGIC) return CLPHYS_LQCD_GAUGE_FILE_ILDG;
+    if (n >= 4 && (lqcd_gauge_file_be32(b) == MILC_MAGIC || lqcd_gauge_file_le32(b) == MILC_MAGIC)) return CLPHYS_LQCD_GAUGE_FILE_MILC;
+    return CLPHYS_LQCD_GAUGE_FILE_AUTO;
 }
 
-static clphys_status open_input(const char *file, gf_input *in, unsigned char *first, size_t *nfirst)
+static clphys_status open_input(const char *file, lqcd_gauge_file_input *in, unsigned char *first, size_t *nfirst)
 {
     in->name = file;
     in->f = NULL;
@@ -259,10 +259,10 @@ static clphys_status open_input(const char *file, gf_input *in, unsigned char *f
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_gauge_file_detect(const char *file, clphys_gauge_file_format *format)
+clphys_status clphys_lqcd_gauge_file_detect(const char *file, clphys_lqcd_gauge_file_format *format)
 {
-    if (!file || !format) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_gauge_file_detect: NULL argument");
-    gf_input in;
+    if (!file || !format) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_gauge_file_detect: NULL argument");
+    lqcd_gauge_file_input in;
     unsigned char b[16];
     size_t n;
     CP_TRY(open_input(file, &in, b, &n));
@@ -271,72 +271,72 @@ clphys_status clphys_gauge_file_detect(const char *file, clphys_gauge_file_forma
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_gauge_read(const char *file, const clphys_gauge_read_params *p, clphys_gauge_field *g,
-                                clphys_gauge_file_info *info)
+clphys_status clphys_lqcd_gauge_read(const char *file, const clphys_lqcd_gauge_read_params *p, clphys_lqcd_gauge_field *g,
+                                clphys_lqcd_gauge_file_info *info)
 {
-    if (!file || !g) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_gauge_read: NULL argument");
+    if (!file || !g) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_gauge_read: NULL argument");
     memset(g, 0, sizeof *g);
-    clphys_gauge_read_params pin;
-    CP_TRY(CP_PARAMS_IN(NULL, clphys_gauge_read_params, p, allow_unverified, &pin));
+    clphys_lqcd_gauge_read_params pin;
+    CP_TRY(CP_PARAMS_IN(NULL, clphys_lqcd_gauge_read_params, p, allow_unverified, &pin));
     p = &pin;
-    clphys_gauge_file_info local;
+    clphys_lqcd_gauge_file_info local;
     if (!info) info = &local;
     memset(info, 0, sizeof *info);
-    gf_input in;
+    lqcd_gauge_file_input in;
     unsigned char b[16];
     size_t n;
     CP_TRY(open_input(file, &in, b, &n));
-    clphys_gauge_file_format want = p ? p->format : CLPHYS_GAUGE_FILE_AUTO, got = detect(b, n);
+    clphys_lqcd_gauge_file_format want = p ? p->format : CLPHYS_LQCD_GAUGE_FILE_AUTO, got = detect(b, n);
     clphys_status st;
-    if (got == CLPHYS_GAUGE_FILE_AUTO)
+    if (got == CLPHYS_LQCD_GAUGE_FILE_AUTO)
         st = cp_error(NULL, CLPHYS_ERR_FORMAT,
                       "%s: not a gauge file clphys reads (no NERSC BEGIN_HEADER, ILDG/LIME magic 456789ab or MILC "
                       "magic 20103 at the start)",
                       file);
-    else if (want != CLPHYS_GAUGE_FILE_AUTO && want != got)
-        st = cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: a %s file, not %s", file, clphys_gauge_file_format_name(got),
-                      clphys_gauge_file_format_name(want));
+    else if (want != CLPHYS_LQCD_GAUGE_FILE_AUTO && want != got)
+        st = cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: a %s file, not %s", file, clphys_lqcd_gauge_file_format_name(got),
+                      clphys_lqcd_gauge_file_format_name(want));
     else {
         info->format = got;
-        st = got == CLPHYS_GAUGE_FILE_NERSC  ? gf_read_nersc(&in, p, g, info)
-             : got == CLPHYS_GAUGE_FILE_ILDG ? gf_read_ildg(&in, p, g, info)
-                                             : gf_read_milc(&in, p, g, info);
+        st = got == CLPHYS_LQCD_GAUGE_FILE_NERSC  ? lqcd_gauge_file_read_nersc(&in, p, g, info)
+             : got == CLPHYS_LQCD_GAUGE_FILE_ILDG ? lqcd_gauge_file_read_ildg(&in, p, g, info)
+                                             : lqcd_gauge_file_read_milc(&in, p, g, info);
     }
     fclose(in.f);
-    if (st) clphys_gauge_destroy(g);
+    if (st) clphys_lqcd_gauge_destroy(g);
     return st;
 }
 
-clphys_status clphys_gauge_write(const char *file, const clphys_gauge_field *g, clphys_gauge_file_format format,
+clphys_status clphys_lqcd_gauge_write(const char *file, const clphys_lqcd_gauge_field *g, clphys_lqcd_gauge_file_format format,
                                  clphys_precision precision, int rows)
 {
     if (!file || !g || !g->u || (rows != 2 && rows != 3) || (precision != CLPHYS_FP32 && precision != CLPHYS_FP64))
         return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "clphys_gauge_write: NULL argument, rows not 2 or 3, or an unknown precision");
+                        "clphys_lqcd_gauge_write: NULL argument, rows not 2 or 3, or an unknown precision");
     int wsize = precision == CLPHYS_FP64 ? 8 : 4;
     /* what the readers would refuse is not written: links promoted from fp32
      * keep fp32's unitarity error, far above fp64's tolerance */
-    const double tol = precision == CLPHYS_FP32 ? CLPHYS_GAUGE_UNITARITY_TOL_FP32 : CLPHYS_GAUGE_UNITARITY_TOL_FP64;
-    const double v = clphys_gauge_unitarity_violation(g);
+    const double tol = precision == CLPHYS_FP32 ? CLPHYS_LQCD_GAUGE_UNITARITY_TOL_FP32 : CLPHYS_LQCD_GAUGE_UNITARITY_TOL_FP64;
+    const double v = clphys_lqcd_gauge_unitarity_violation(g);
     if (!(v <= tol))
         return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "clphys_gauge_write: %s: the links' unitarity violation %.3g is above the tolerance %g of %s "
-                        "data, so no reader would take the file (reunitarize first: clphys_gauge_reunitarize)",
+                        "clphys_lqcd_gauge_write: %s: the links' unitarity violation %.3g is above the tolerance %g of %s "
+                        "data, so no reader would take the file (reunitarize first: clphys_lqcd_gauge_reunitarize)",
                         file, v, tol, precision == CLPHYS_FP32 ? "fp32" : "fp64");
-    if (format == CLPHYS_GAUGE_FILE_NERSC) return gf_write_nersc(file, g, wsize, rows);
-    if (format == CLPHYS_GAUGE_FILE_ILDG && rows == 3) return gf_write_ildg(file, g, wsize);
-    return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_gauge_write: %s%s cannot be written",
-                    clphys_gauge_file_format_name(format), format == CLPHYS_GAUGE_FILE_ILDG ? " with two rows" : "");
+    if (format == CLPHYS_LQCD_GAUGE_FILE_NERSC) return lqcd_gauge_file_write_nersc(file, g, wsize, rows);
+    if (format == CLPHYS_LQCD_GAUGE_FILE_ILDG && rows == 3) return lqcd_gauge_file_write_ildg(file, g, wsize);
+    return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_gauge_write: %s%s cannot be written",
+                    clphys_lqcd_gauge_file_format_name(format), format == CLPHYS_LQCD_GAUGE_FILE_ILDG ? " with two rows" : "");
 }
 
-clphys_status clphys_gauge_read_nersc(const char *file, clphys_gauge_field *g)
+clphys_status clphys_lqcd_gauge_read_nersc(const char *file, clphys_lqcd_gauge_field *g)
 {
-    clphys_gauge_read_params p = {.format = CLPHYS_GAUGE_FILE_NERSC};
-    return clphys_gauge_read(file, &p, g, NULL);
+    clphys_lqcd_gauge_read_params p = {.format = CLPHYS_LQCD_GAUGE_FILE_NERSC};
+    return clphys_lqcd_gauge_read(file, &p, g, NULL);
 }
 
-clphys_status clphys_gauge_write_nersc(const char *file, const clphys_gauge_field *g, clphys_precision precision,
+clphys_status clphys_lqcd_gauge_write_nersc(const char *file, const clphys_lqcd_gauge_field *g, clphys_precision precision,
                                        int rows)
 {
-    return clphys_gauge_write(file, g, CLPHYS_GAUGE_FILE_NERSC, precision, rows);
+    return clphys_lqcd_gauge_write(file, g, CLPHYS_LQCD_GAUGE_FILE_NERSC, precision, rows);
 }

@@ -2,8 +2,8 @@
  * ildg-binary-data (ILDG file format 1.1), with the SciDAC records of QIO
  * around them on writing, and the scidac-checksum record verified when
  * present (format: include/clphys_lqcd.h; records: lime.c). */
-#include "gauge_file.h"
-#include "lime.h"
+#include "lqcd_gauge_file.h"
+#include "lqcd_lime.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -116,25 +116,25 @@ static void scidac_sum(const unsigned char *raw, size_t n, size_t site_bytes, ui
     }
 }
 
-clphys_status gf_read_ildg(const gf_input *in, const clphys_gauge_read_params *p, clphys_gauge_field *g,
-                           clphys_gauge_file_info *info)
+clphys_status lqcd_gauge_file_read_ildg(const lqcd_gauge_file_input *in, const clphys_lqcd_gauge_read_params *p, clphys_lqcd_gauge_field *g,
+                           clphys_lqcd_gauge_file_info *info)
 {
     const char *file = in->name;
     if (!in->size) return cp_error(NULL, CLPHYS_ERR_IO, "%s: ILDG files are read from regular files only", file);
     clphys_status st = CLPHYS_SUCCESS;
     char *fmt = NULL, *cks = NULL;
     unsigned char *raw = NULL;
-    lime_record r, data = {.length = 0};
+    lqcd_lime_record r, data = {.length = 0};
     int have_data = 0, end = 0;
     uint64_t pos = 0;
-    while (!(st = lime_next(in->f, file, in->size, &pos, &r, &end)) && !end) {
+    while (!(st = lqcd_lime_next(in->f, file, in->size, &pos, &r, &end)) && !end) {
         char **slot = !strcmp(r.type, "ildg-format") ? &fmt : !strcmp(r.type, "scidac-checksum") ? &cks : NULL;
         if (slot) {
             if (*slot) {
                 st = cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: two '%s' records", file, r.type);
                 break;
             }
-            if ((st = lime_read_small(in->f, file, &r, XML_MAX, slot))) break;
+            if ((st = lqcd_lime_read_small(in->f, file, &r, XML_MAX, slot))) break;
         } else if (!strcmp(r.type, "ildg-binary-data")) {
             if (have_data) {
                 st = cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: two 'ildg-binary-data' records (one configuration is read)", file);
@@ -166,7 +166,7 @@ clphys_status gf_read_ildg(const gf_input *in, const clphys_gauge_read_params *p
     info->precision = wsize == 8 ? CLPHYS_FP64 : CLPHYS_FP32;
     info->rows = 3;
     uint64_t expect;
-    if ((st = gf_check_dims(file, dims, 18, wsize, &expect))) goto out;
+    if ((st = lqcd_gauge_file_check_dims(file, dims, 18, wsize, &expect))) goto out;
     if (data.length != expect)
         FAIL(CLPHYS_ERR_FORMAT, "%s: ildg-binary-data has %llu bytes; ildg-format (%dx%dx%dx%d, %ld-bit) needs %llu", file,
              (unsigned long long)data.length, dims[0], dims[1], dims[2], dims[3], prec, (unsigned long long)expect);
@@ -174,9 +174,9 @@ clphys_status gf_read_ildg(const gf_input *in, const clphys_gauge_read_params *p
     if (cks) {
         if ((st = xml_hex(file, cks, "suma", &want_a)) || (st = xml_hex(file, cks, "sumb", &want_b))) goto out;
     } else {
-        gf_unverified(info, "no scidac-checksum record");
+        lqcd_gauge_file_unverified(info, "no scidac-checksum record");
     }
-    if ((st = clphys_gauge_create(dims, g))) {
+    if ((st = clphys_lqcd_gauge_create(dims, g))) {
         cp_error_append(NULL, "(file %s)", file);
         goto out;
     }
@@ -187,9 +187,9 @@ clphys_status gf_read_ildg(const gf_input *in, const clphys_gauge_read_params *p
     uint32_t a = 0, b = 0;
     for (size_t s0 = 0; s0 < g->volume; s0 += CHUNK_SITES) {
         size_t ns = g->volume - s0 < CHUNK_SITES ? g->volume - s0 : CHUNK_SITES;
-        if ((st = gf_read(in, raw, ns * site_bytes, "ildg-binary-data"))) goto out;
+        if ((st = lqcd_gauge_file_read(in, raw, ns * site_bytes, "ildg-binary-data"))) goto out;
         scidac_sum(raw, ns, site_bytes, s0, &a, &b);
-        gf_decode(raw, ns * 72, wsize, 0, g->u + s0 * 72);
+        lqcd_gauge_file_decode(raw, ns * 72, wsize, 0, g->u + s0 * 72);
     }
     if (cks && (a != want_a || b != want_b)) {
         if (!(p && p->allow_unverified))
@@ -197,10 +197,10 @@ clphys_status gf_read_ildg(const gf_input *in, const clphys_gauge_read_params *p
                  want_b, a, b);
         char what[96];
         snprintf(what, sizeof what, "scidac-checksum %x %x skipped (the data's is %x %x)", want_a, want_b, a, b);
-        gf_unverified(info, what);
+        lqcd_gauge_file_unverified(info, what);
     }
     info->checksum_verified = cks && a == want_a && b == want_b;
-    st = gf_verify(file, p, g, NULL, NULL, info);
+    st = lqcd_gauge_file_verify(file, p, g, NULL, NULL, info);
 #undef FAIL
 out:
     free(fmt);
@@ -218,21 +218,21 @@ static int put_xml(FILE *f, const char *type, int mb, int me, const char *fmt, .
     int n = vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     if (n < 0 || (size_t)n >= sizeof buf) return -1;
-    return lime_write(f, type, buf, (uint64_t)n + 1, mb, me); /* QIO's XML records end with their NUL */
+    return lqcd_lime_write(f, type, buf, (uint64_t)n + 1, mb, me); /* QIO's XML records end with their NUL */
 }
 
-clphys_status gf_write_ildg(const char *file, const clphys_gauge_field *g, int wsize)
+clphys_status lqcd_gauge_file_write_ildg(const char *file, const clphys_lqcd_gauge_field *g, int wsize)
 {
     const size_t site_bytes = 72 * (size_t)wsize, n = g->volume * site_bytes;
     unsigned char *raw = malloc(n);
     if (!raw) return cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "%s: write buffer", file);
-    gf_encode_be(g->u, g->volume * 72, wsize, raw);
+    lqcd_gauge_file_encode_be(g->u, g->volume * 72, wsize, raw);
     uint32_t a = 0, b = 0;
     scidac_sum(raw, g->volume, site_bytes, 0, &a, &b);
     double plaq, trace;
-    clphys_status st = gf_stored_observables(g, wsize, 3, &plaq, &trace);
+    clphys_status st = lqcd_gauge_file_stored_observables(g, wsize, 3, &plaq, &trace);
     char tmp[4200];
-    FILE *f = st ? NULL : gf_create(file, tmp, sizeof tmp, &st);
+    FILE *f = st ? NULL : lqcd_gauge_file_create(file, tmp, sizeof tmp, &st);
     if (!f) {
         free(raw);
         return st;
@@ -265,11 +265,11 @@ clphys_status gf_write_ildg(const char *file, const clphys_gauge_field *g, int w
                       "<version>1.0</version><field>su3gauge</field><precision>%d</precision>"
                       "<lx>%d</lx><ly>%d</ly><lz>%d</lz><lt>%d</lt></ildgFormat>",
                       X, 8 * wsize, L[0], L[1], L[2], L[3]) &&
-             !lime_write(f, "ildg-data-lfn", base, strlen(base), 0, 0) &&
-             !lime_write(f, "ildg-binary-data", raw, n, 0, 0) &&
+             !lqcd_lime_write(f, "ildg-data-lfn", base, strlen(base), 0, 0) &&
+             !lqcd_lime_write(f, "ildg-binary-data", raw, n, 0, 0) &&
              !put_xml(f, "scidac-checksum", 0, 1,
                       "%s<scidacChecksum><version>1.0</version><suma>%x</suma><sumb>%x</sumb></scidacChecksum>", X, a,
                       b);
     free(raw);
-    return gf_commit(f, tmp, file, ok);
+    return lqcd_gauge_file_commit(f, tmp, file, ok);
 }

@@ -2,8 +2,8 @@
  * gauge fields and spinors scattered from and gathered to one rank, a file
  * read once on rank 0, the plaquette and link trace of the whole lattice
  * from the ranks' sublattices. */
-#include "lqcd_mpi.h"
-#include "su3.h"
+#include "lqcd_mpi_internal.h"
+#include "lqcd_su3.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -132,8 +132,8 @@ static clphys_status begin(MPI_Comm c, const int grid[4], int root, int ok_here,
     return cp_mpi_agree(c, NULL, st);
 }
 
-clphys_status clphys_gauge_scatter(MPI_Comm comm, const int grid[4], int root, const clphys_gauge_field *global,
-                                   clphys_gauge_field *local)
+clphys_status clphys_lqcd_gauge_scatter(MPI_Comm comm, const int grid[4], int root, const clphys_lqcd_gauge_field *global,
+                                   clphys_lqcd_gauge_field *local)
 {
     MPI_Comm c;
     CP_TRY(cp_mpi_dup(comm, NULL, &c));
@@ -143,10 +143,10 @@ clphys_status clphys_gauge_scatter(MPI_Comm comm, const int grid[4], int root, c
                              "gauge scatter");
     if (!st) {
         clphys_lqcd_grid_local(gdims, grid, 0, ldims, NULL);
-        st = cp_mpi_agree(c, NULL, clphys_gauge_create(ldims, local));
+        st = cp_mpi_agree(c, NULL, clphys_lqcd_gauge_create(ldims, local));
     }
     if (!st) st = cp_mpi_agree(c, NULL, move_blocks(c, grid, gdims, root, 72, global ? global->u : NULL, local->u, 1));
-    if (st && local) clphys_gauge_destroy(local);
+    if (st && local) clphys_lqcd_gauge_destroy(local);
     MPI_Comm_free(&c);
     return st;
 }
@@ -164,33 +164,33 @@ static clphys_status spinors(MPI_Comm comm, const int grid[4], const int dims[4]
     return st;
 }
 
-clphys_status clphys_spinor_scatter(MPI_Comm comm, const int grid[4], const int dims[4], int root,
+clphys_status clphys_lqcd_spinor_scatter(MPI_Comm comm, const int grid[4], const int dims[4], int root,
                                     const double *global, double *local)
 {
     return spinors(comm, grid, dims, root, (double *)global, local, 1);
 }
 
-clphys_status clphys_spinor_gather(MPI_Comm comm, const int grid[4], const int dims[4], int root, const double *local,
+clphys_status clphys_lqcd_spinor_gather(MPI_Comm comm, const int grid[4], const int dims[4], int root, const double *local,
                                    double *global)
 {
     return spinors(comm, grid, dims, root, global, (double *)local, 0);
 }
 
-clphys_status clphys_gauge_read_mpi(MPI_Comm comm, const int grid[4], const char *file, clphys_gauge_reader reader,
-                                    clphys_gauge_field *local, int dims[4])
+clphys_status clphys_lqcd_gauge_read_mpi(MPI_Comm comm, const int grid[4], const char *file, clphys_lqcd_gauge_reader reader,
+                                    clphys_lqcd_gauge_field *local, int dims[4])
 {
     MPI_Comm c;
     CP_TRY(cp_mpi_dup(comm, NULL, &c));
     int rank;
     MPI_Comm_rank(c, &rank);
-    clphys_gauge_field g = {{0}, 0, NULL};
+    clphys_lqcd_gauge_field g = {{0}, 0, NULL};
     clphys_status st = CLPHYS_SUCCESS;
     if (local) memset(local, 0, sizeof *local);
-    if (!file || !local) st = cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_gauge_read_mpi: NULL argument");
-    else if (rank == 0) st = (reader ? reader : clphys_gauge_read_nersc)(file, &g);
+    if (!file || !local) st = cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_gauge_read_mpi: NULL argument");
+    else if (rank == 0) st = (reader ? reader : clphys_lqcd_gauge_read_nersc)(file, &g);
     st = cp_mpi_agree(c, NULL, st);
-    if (!st) st = clphys_gauge_scatter(c, grid, 0, &g, local);
-    clphys_gauge_destroy(&g);
+    if (!st) st = clphys_lqcd_gauge_scatter(c, grid, 0, &g, local);
+    clphys_lqcd_gauge_destroy(&g);
     if (!st && dims)
         for (int mu = 0; mu < 4; mu++) dims[mu] = local->dims[mu] * grid[mu];
     MPI_Comm_free(&c);
@@ -201,7 +201,7 @@ clphys_status clphys_gauge_read_mpi(MPI_Comm comm, const int grid[4], const char
 
 /* U_nu at the site one step up in mu from lexicographic site x (coordinates
  * c): from the rank above when x is at the upper end of a split mu. */
-static const double complex *link_up(const clphys_gauge_field *g, double *const ghost[4], const int grid[4], size_t x,
+static const double complex *link_up(const clphys_lqcd_gauge_field *g, double *const ghost[4], const int grid[4], size_t x,
                                      const int c[4], int mu, int nu)
 {
     const double complex *u = (const double complex *)g->u;
@@ -212,7 +212,7 @@ static const double complex *link_up(const clphys_gauge_field *g, double *const 
     return (const double complex *)(ghost[mu] + (lqcd_face_index(g->dims, c, mu, 0) * 4 + (size_t)nu) * 18);
 }
 
-clphys_status clphys_gauge_plaquette_mpi(MPI_Comm comm, const int grid[4], const clphys_gauge_field *local,
+clphys_status clphys_lqcd_gauge_plaquette_mpi(MPI_Comm comm, const int grid[4], const clphys_lqcd_gauge_field *local,
                                          double *plaquette, double *link_trace)
 {
     MPI_Comm c;
@@ -266,9 +266,9 @@ clphys_status clphys_gauge_plaquette_mpi(MPI_Comm comm, const int grid[4], const
                 tr += creal(um[0] + um[4] + um[8]);
                 for (int nu = mu + 1; nu < 4; nu++) {
                     double complex a[9], b[9], m[9];
-                    su3_mul(a, um, link_up(local, ghost, grid, x, cx, mu, nu));
-                    su3_mul_dag(b, a, link_up(local, ghost, grid, x, cx, nu, mu));
-                    su3_mul_dag(m, b, u + (x * 4 + (size_t)nu) * 9);
+                    lqcd_su3_mul(a, um, link_up(local, ghost, grid, x, cx, mu, nu));
+                    lqcd_su3_mul_dag(b, a, link_up(local, ghost, grid, x, cx, nu, mu));
+                    lqcd_su3_mul_dag(m, b, u + (x * 4 + (size_t)nu) * 9);
                     plaq += creal(m[0] + m[4] + m[8]);
                 }
             }

@@ -2,8 +2,8 @@
  * include/clphys_lqcd.h).  The header is read first and its sizes checked
  * against the file's size before the field is allocated; the data is read
  * in pieces, so memory is the field's own. */
-#include "gauge_file.h"
-#include "su3.h"
+#include "lqcd_gauge_file.h"
+#include "lqcd_su3.h"
 
 #include <errno.h>
 #include <math.h>
@@ -65,8 +65,8 @@ static clphys_status hdr_real(const char *file, const char *key, const char *v, 
     return CLPHYS_SUCCESS;
 }
 
-clphys_status gf_read_nersc(const gf_input *in, const clphys_gauge_read_params *p, clphys_gauge_field *g,
-                            clphys_gauge_file_info *info)
+clphys_status lqcd_gauge_file_read_nersc(const lqcd_gauge_file_input *in, const clphys_lqcd_gauge_read_params *p, clphys_lqcd_gauge_field *g,
+                            clphys_lqcd_gauge_file_info *info)
 {
     const char *file = in->name;
     FILE *f = in->f;
@@ -153,24 +153,24 @@ clphys_status gf_read_nersc(const gf_input *in, const clphys_gauge_read_params *
         want_sum = (uint32_t)c;
         have_sum = 1;
     } else {
-        gf_unverified(info, "no CHECKSUM");
+        lqcd_gauge_file_unverified(info, "no CHECKSUM");
     }
     if (GET("PLAQUETTE")) {
         if ((st = hdr_real(file, "PLAQUETTE", v, &plaq))) goto out;
         have_plaq = 1;
     } else {
-        gf_unverified(info, "no PLAQUETTE");
+        lqcd_gauge_file_unverified(info, "no PLAQUETTE");
     }
     if (GET("LINK_TRACE")) {
         if ((st = hdr_real(file, "LINK_TRACE", v, &trace))) goto out;
         have_trace = 1;
     } else {
-        gf_unverified(info, "no LINK_TRACE");
+        lqcd_gauge_file_unverified(info, "no LINK_TRACE");
     }
     /* sizes against the file before anything the size of the field is made */
     const int per_link = rows * 6;
     uint64_t expect;
-    if ((st = gf_check_dims(file, dims, per_link, wsize, &expect))) goto out;
+    if ((st = lqcd_gauge_file_check_dims(file, dims, per_link, wsize, &expect))) goto out;
     {
         uint64_t have = in->size > (uint64_t)data_off ? in->size - (uint64_t)data_off : 0;
         if (have < expect || have - expect > TRAIL_MAX)
@@ -180,7 +180,7 @@ clphys_status gf_read_nersc(const gf_input *in, const clphys_gauge_read_params *
                  file, (unsigned long long)in->size, data_off, (unsigned long long)expect, dims[0], dims[1], dims[2],
                  dims[3], rows == 3 ? "3x3" : "two rows", wsize);
     }
-    if ((st = clphys_gauge_create(dims, g))) {
+    if ((st = clphys_lqcd_gauge_create(dims, g))) {
         cp_error_append(NULL, "(file %s)", file);
         goto out;
     }
@@ -192,13 +192,13 @@ clphys_status gf_read_nersc(const gf_input *in, const clphys_gauge_read_params *
     for (size_t l0 = 0; l0 < nlinks; l0 += CHUNK_LINKS) {
         size_t nl = nlinks - l0 < CHUNK_LINKS ? nlinks - l0 : CHUNK_LINKS;
         size_t nbytes = nl * (size_t)per_link * (size_t)wsize;
-        if ((st = gf_read(in, raw, nbytes, "the link data"))) goto out;
-        for (size_t k = 0; k < nbytes / 4; k++) sum += little ? gf_le32(raw + 4 * k) : gf_be32(raw + 4 * k);
-        gf_decode(raw, nl * (size_t)per_link, wsize, little, m);
+        if ((st = lqcd_gauge_file_read(in, raw, nbytes, "the link data"))) goto out;
+        for (size_t k = 0; k < nbytes / 4; k++) sum += little ? lqcd_gauge_file_le32(raw + 4 * k) : lqcd_gauge_file_be32(raw + 4 * k);
+        lqcd_gauge_file_decode(raw, nl * (size_t)per_link, wsize, little, m);
         for (size_t l = 0; l < nl; l++) {
             double *u = g->u + (l0 + l) * 18;
             memcpy(u, m + l * (size_t)per_link, (size_t)per_link * sizeof *m);
-            if (rows == 2) su3_third_row((double complex *)u);
+            if (rows == 2) lqcd_su3_third_row((double complex *)u);
         }
     }
     /* after the data: whitespace only (a newline is what other writers leave) */
@@ -210,14 +210,14 @@ clphys_status gf_read_nersc(const gf_input *in, const clphys_gauge_read_params *
         char what[96];
         snprintf(what, sizeof what, "CHECKSUM = %x skipped (the data's is %x)", want_sum, sum);
         if (!want_sum) /* writers that compute none leave 0; a sum of 0 (e.g. a cold 8^4 field) verifies */
-            gf_unverified(info, "CHECKSUM = 0");
+            lqcd_gauge_file_unverified(info, "CHECKSUM = 0");
         else if (p && p->allow_unverified)
-            gf_unverified(info, what);
+            lqcd_gauge_file_unverified(info, what);
         else
             FAIL(CLPHYS_ERR_FORMAT, "%s: CHECKSUM mismatch: header %x, data %x", file, want_sum, sum);
     }
     info->checksum_verified = have_sum && sum == want_sum;
-    st = gf_verify(file, p, g, have_plaq ? &plaq : NULL, have_trace ? &trace : NULL, info);
+    st = lqcd_gauge_file_verify(file, p, g, have_plaq ? &plaq : NULL, have_trace ? &trace : NULL, info);
 #undef FAIL
 #undef GET
 out:
@@ -227,23 +227,23 @@ out:
     return st;
 }
 
-clphys_status gf_write_nersc(const char *file, const clphys_gauge_field *g, int wsize, int rows)
+clphys_status lqcd_gauge_file_write_nersc(const char *file, const clphys_lqcd_gauge_field *g, int wsize, int rows)
 {
     const size_t nlinks = g->volume * 4, per_link = (size_t)rows * 6;
     unsigned char *raw = malloc(nlinks * per_link * (size_t)wsize);
     if (!raw) return cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "%s: write buffer", file);
-    for (size_t l = 0; l < nlinks; l++) gf_encode_be(g->u + l * 18, per_link, wsize, raw + l * per_link * (size_t)wsize);
+    for (size_t l = 0; l < nlinks; l++) lqcd_gauge_file_encode_be(g->u + l * 18, per_link, wsize, raw + l * per_link * (size_t)wsize);
     uint32_t sum = 0;
     const size_t n = nlinks * per_link * (size_t)wsize;
-    for (size_t k = 0; k < n / 4; k++) sum += gf_be32(raw + 4 * k);
+    for (size_t k = 0; k < n / 4; k++) sum += lqcd_gauge_file_be32(raw + 4 * k);
     double plaq, trace;
-    clphys_status st = gf_stored_observables(g, wsize, rows, &plaq, &trace);
+    clphys_status st = lqcd_gauge_file_stored_observables(g, wsize, rows, &plaq, &trace);
     if (st) {
         free(raw);
         return st;
     }
     char tmp[4200];
-    FILE *f = gf_create(file, tmp, sizeof tmp, &st);
+    FILE *f = lqcd_gauge_file_create(file, tmp, sizeof tmp, &st);
     if (!f) {
         free(raw);
         return st;
@@ -259,5 +259,5 @@ clphys_status gf_write_nersc(const char *file, const clphys_gauge_field *g, int 
             plaq, sum, clphys_version(), wsize == 4 ? "IEEE32BIG" : "IEEE64BIG");
     int ok = fwrite(raw, 1, n, f) == n;
     free(raw);
-    return gf_commit(f, tmp, file, ok);
+    return lqcd_gauge_file_commit(f, tmp, file, ok);
 }

@@ -9,10 +9,10 @@
  *      ...                                             MPI_Testall polled
  *   Q: (waits for X) halo_exterior               X: received faces -> device
  * so the exchange runs while the interior kernel does; the device idles
- * only when the exchange outlasts it (clphys_dslash_split.exposed_s).  The
- * face layouts and numbering: cl/wilson_dslash.cl. */
+ * only when the exchange outlasts it (clphys_lqcd_dslash_split.exposed_s).  The
+ * face layouts and numbering: cl/lqcd_dslash.cl. */
 #include "lqcd_internal.h"
-#include "lqcd_mpi.h"
+#include "lqcd_mpi_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -71,8 +71,8 @@ static clphys_status interior_running(void *arg, int *running)
  * lqcd_hop_g5, through the exchange.  On a local failure the messages of
  * this hop are still sent and received, so that no neighbour waits for
  * them; the failure is returned afterwards. */
-static clphys_status halo_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
-                              double *kernel_s, clphys_dslash_split *split)
+static clphys_status halo_hop(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
+                              double *kernel_s, clphys_lqcd_dslash_split *split)
 {
     lqcd_halo *h = pl->halo;
     clphys_context *ctx = pl->ctx;
@@ -139,7 +139,7 @@ static clphys_status halo_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_
 }
 
 /* Face geometry, the face-site list, the buffers. */
-static clphys_status halo_buffers(clphys_dslash_plan *pl, lqcd_halo *h)
+static clphys_status halo_buffers(clphys_lqcd_dslash_plan *pl, lqcd_halo *h)
 {
     clphys_context *ctx = pl->ctx;
     const size_t rs = pl->real_size;
@@ -160,7 +160,7 @@ static clphys_status halo_buffers(clphys_dslash_plan *pl, lqcd_halo *h)
 /* The backward hops' links: U_mu of the rank below's sites at its upper
  * end, entry parity * FACE_N + i, exchanged once (in double, on the host)
  * and stored in the plan's precision and compression. */
-static clphys_status halo_ghost_links(clphys_dslash_plan *pl, lqcd_halo *h, const clphys_gauge_field *g)
+static clphys_status halo_ghost_links(clphys_lqcd_dslash_plan *pl, lqcd_halo *h, const clphys_lqcd_gauge_field *g)
 {
     clphys_context *ctx = pl->ctx;
     const size_t ng = 2 * h->f.face_all;
@@ -190,7 +190,7 @@ static clphys_status halo_ghost_links(clphys_dslash_plan *pl, lqcd_halo *h, cons
     return st;
 }
 
-clphys_status lqcd_halo_transfer_queue(clphys_dslash_plan *pl, int separate)
+clphys_status lqcd_halo_transfer_queue(clphys_lqcd_dslash_plan *pl, int separate)
 {
     lqcd_halo *h = pl->halo;
     if (!h || !pl->parts || !separate == !h->xq) return CLPHYS_SUCCESS;
@@ -212,9 +212,9 @@ typedef struct {
     double by_pi[4];
 } shared_params;
 
-clphys_status clphys_dslash_plan_create_mpi(MPI_Comm comm, const int grid[4], clphys_context *ctx,
-                                            const clphys_gauge_field *local, const clphys_dslash_params *p,
-                                            clphys_dslash_plan **plan)
+clphys_status clphys_lqcd_dslash_plan_create_mpi(MPI_Comm comm, const int grid[4], clphys_context *ctx,
+                                            const clphys_lqcd_gauge_field *local, const clphys_lqcd_dslash_params *p,
+                                            clphys_lqcd_dslash_plan **plan)
 {
     MPI_Comm c;
     CP_TRY(cp_mpi_dup(comm, ctx, &c));
@@ -222,11 +222,11 @@ clphys_status clphys_dslash_plan_create_mpi(MPI_Comm comm, const int grid[4], cl
     int coord[4];
     clphys_status st = CLPHYS_SUCCESS;
     if (!ctx || !local || !local->u || !p || !plan || !grid)
-        st = cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_dslash_plan_create_mpi: NULL argument");
+        st = cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_dslash_plan_create_mpi: NULL argument");
     else if ((st = lqcd_grid_check(c, grid, local->dims, coord))) /* message in the thread's error */
         st = cp_error(ctx, st, "%s", clphys_last_error(NULL));
-    clphys_dslash_params pin;
-    if (!st) st = CP_PARAMS_IN(ctx, clphys_dslash_params, p, halo_half, &pin);
+    clphys_lqcd_dslash_params pin;
+    if (!st) st = CP_PARAMS_IN(ctx, clphys_lqcd_dslash_params, p, halo_half, &pin);
     p = &pin;
     st = cp_mpi_agree(c, ctx, st);
     if (!st) {
@@ -238,7 +238,7 @@ clphys_status clphys_dslash_plan_create_mpi(MPI_Comm comm, const int grid[4], cl
     /* Every rank builds the same program (the same local extents and
      * split directions): the first rank of each node builds it (and tunes)
      * first, the others then find it in the disk caches. */
-    clphys_dslash_plan *pl = NULL;
+    clphys_lqcd_dslash_plan *pl = NULL;
     if (!st) {
         MPI_Comm node = MPI_COMM_NULL;
         int nrank = 0, rank = 0;
@@ -246,7 +246,7 @@ clphys_status clphys_dslash_plan_create_mpi(MPI_Comm comm, const int grid[4], cl
         if (MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) == MPI_SUCCESS)
             MPI_Comm_rank(node, &nrank);
         if (node != MPI_COMM_NULL && nrank) MPI_Barrier(node);
-        clphys_dslash_params q = *p;
+        clphys_lqcd_dslash_params q = *p;
         q.halo_half = 0; /* the messages carry fp32 or fp64 */
         clphys_status sl = lqcd_plan_create(ctx, local, &q, grid, coord, &pl);
         if (node != MPI_COMM_NULL && !nrank) MPI_Barrier(node);
@@ -270,7 +270,7 @@ clphys_status clphys_dslash_plan_create_mpi(MPI_Comm comm, const int grid[4], cl
     }
     if (!st && pl->parts) st = cp_mpi_agree(h->comm, ctx, halo_ghost_links(pl, h, local));
     if (st) {
-        clphys_dslash_plan_destroy(pl); /* frees the halo and its communicator */
+        clphys_lqcd_dslash_plan_destroy(pl); /* frees the halo and its communicator */
         if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
         return st;
     }

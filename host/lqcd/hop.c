@@ -1,4 +1,4 @@
-/* hop.c — the launch of the Wilson hopping term (cl/wilson_dslash.cl) with a
+/* hop.c — the launch of the Wilson hopping term (cl/lqcd_dslash.cl) with a
  * plan's gauge field, work-group size and boundary phases; every operator of
  * the path and the work-group tuning go through it.  On a plan over MPI
  * ranks the hop goes through the halo exchange (halo.c). */
@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-void lqcd_phase_args(const clphys_dslash_plan *pl, lqcd_phases *ph, cp_karg a[2])
+void lqcd_phase_args(const clphys_lqcd_dslash_plan *pl, lqcd_phases *ph, cp_karg a[2])
 {
     for (int i = 0; i < 8; i++) {
         ph->f32[0].s[i] = (float)pl->phf[i / 2][i % 2], ph->f32[1].s[i] = (float)pl->phb[i / 2][i % 2];
@@ -16,7 +16,7 @@ void lqcd_phase_args(const clphys_dslash_plan *pl, lqcd_phases *ph, cp_karg a[2]
         a[d] = pl->real_size == 4 ? CP_SIZED(sizeof ph->f32[d], &ph->f32[d]) : CP_SIZED(sizeof ph->f64[d], &ph->f64[d]);
 }
 
-clphys_status lqcd_hop_kernel(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
+clphys_status lqcd_hop_kernel(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
                               cl_kernel *kout, size_t *global)
 {
     clphys_context *ctx = pl->ctx;
@@ -35,13 +35,13 @@ clphys_status lqcd_hop_kernel(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_
     return CLPHYS_SUCCESS;
 }
 
-clphys_status lqcd_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity,
+clphys_status lqcd_hop(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity,
                        double *kernel_s)
 {
     return lqcd_hop_g5(pl, out, in, x, a, parity, 0, kernel_s);
 }
 
-clphys_status lqcd_hop_g5(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
+clphys_status lqcd_hop_g5(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
                           double *kernel_s)
 {
     if (pl->halo_hop) return pl->halo_hop(pl, out, in, x, a, parity, g5, kernel_s, NULL);
@@ -51,8 +51,8 @@ clphys_status lqcd_hop_g5(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem 
     return cp_launch(pl->ctx, k, 1, &global, pl->local ? &pl->local : NULL, kernel_s);
 }
 
-clphys_status lqcd_hop_split(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
-                             clphys_dslash_split *split)
+clphys_status lqcd_hop_split(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
+                             clphys_lqcd_dslash_split *split)
 {
     if (pl->halo_hop) return pl->halo_hop(pl, out, in, x, a, parity, g5, NULL, split);
     double t = 0;

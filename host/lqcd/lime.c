@@ -1,36 +1,36 @@
-/* lime.c — LIME records: see lime.h. */
-#include "lime.h"
-#include "gauge_file.h"
+/* lime.c — LIME records: see lqcd_lime.h. */
+#include "lqcd_lime.h"
+#include "lqcd_gauge_file.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 
-clphys_status lime_next(FILE *f, const char *file, uint64_t size, uint64_t *pos, lime_record *r, int *end)
+clphys_status lqcd_lime_next(FILE *f, const char *file, uint64_t size, uint64_t *pos, lqcd_lime_record *r, int *end)
 {
     *end = 0;
     if (*pos >= size) {
         *end = 1;
         return CLPHYS_SUCCESS;
     }
-    unsigned char h[LIME_HEADER_BYTES];
-    if (size - *pos < LIME_HEADER_BYTES)
+    unsigned char h[LQCD_LIME_HEADER_BYTES];
+    if (size - *pos < LQCD_LIME_HEADER_BYTES)
         return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: %llu bytes at offset %llu: too short for a LIME record header", file,
                         (unsigned long long)(size - *pos), (unsigned long long)*pos);
     if (fseeko(f, (off_t)*pos, SEEK_SET) != 0 || fread(h, 1, sizeof h, f) != sizeof h)
         return cp_error(NULL, CLPHYS_ERR_IO, "%s: cannot read the LIME record header at offset %llu", file,
                         (unsigned long long)*pos);
-    if (gf_be32(h) != LIME_MAGIC)
+    if (lqcd_gauge_file_be32(h) != LQCD_LIME_MAGIC)
         return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: offset %llu: no LIME record (magic %08x, not 456789ab)", file,
-                        (unsigned long long)*pos, gf_be32(h));
+                        (unsigned long long)*pos, lqcd_gauge_file_be32(h));
     unsigned version = (unsigned)h[4] << 8 | h[5], flags = (unsigned)h[6] << 8 | h[7];
     if (version != 1)
         return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: offset %llu: LIME version %u (1 is read)", file,
                         (unsigned long long)*pos, version);
     r->mb = (flags >> 15) & 1;
     r->me = (flags >> 14) & 1;
-    r->length = gf_be64(h + 8);
+    r->length = lqcd_gauge_file_be64(h + 8);
     const char *type = (const char *)h + 16;
     size_t tl = strnlen(type, 128);
     if (tl == 128)
@@ -38,7 +38,7 @@ clphys_status lime_next(FILE *f, const char *file, uint64_t size, uint64_t *pos,
                         (unsigned long long)*pos);
     memcpy(r->type, type, tl);
     r->type[tl] = 0;
-    r->offset = *pos + LIME_HEADER_BYTES;
+    r->offset = *pos + LQCD_LIME_HEADER_BYTES;
     uint64_t left = size - r->offset;
     if (r->length > left)
         return cp_error(NULL, CLPHYS_ERR_FORMAT,
@@ -50,7 +50,7 @@ clphys_status lime_next(FILE *f, const char *file, uint64_t size, uint64_t *pos,
     return CLPHYS_SUCCESS;
 }
 
-clphys_status lime_read_small(FILE *f, const char *file, const lime_record *r, size_t max, char **data)
+clphys_status lqcd_lime_read_small(FILE *f, const char *file, const lqcd_lime_record *r, size_t max, char **data)
 {
     *data = NULL;
     if (r->length > max)
@@ -67,32 +67,32 @@ clphys_status lime_read_small(FILE *f, const char *file, const lime_record *r, s
     return CLPHYS_SUCCESS;
 }
 
-int lime_write_header(FILE *f, const char *type, uint64_t length, int mb, int me)
+int lqcd_lime_write_header(FILE *f, const char *type, uint64_t length, int mb, int me)
 {
-    unsigned char h[LIME_HEADER_BYTES] = {0};
+    unsigned char h[LQCD_LIME_HEADER_BYTES] = {0};
     size_t tl = strlen(type);
     if (tl > 127) {
         errno = EINVAL;
         return -1;
     }
-    gf_put_be32(h, LIME_MAGIC);
+    lqcd_gauge_file_put_be32(h, LQCD_LIME_MAGIC);
     h[5] = 1;
     h[6] = (unsigned char)((mb ? 0x80 : 0) | (me ? 0x40 : 0));
-    gf_put_be64(h + 8, length);
+    lqcd_gauge_file_put_be64(h + 8, length);
     memcpy(h + 16, type, tl);
     return fwrite(h, 1, sizeof h, f) == sizeof h ? 0 : -1;
 }
 
-int lime_pad(FILE *f, uint64_t length)
+int lqcd_lime_pad(FILE *f, uint64_t length)
 {
     static const unsigned char zero[8] = {0};
     size_t pad = (size_t)((8 - length % 8) % 8);
     return fwrite(zero, 1, pad, f) == pad ? 0 : -1;
 }
 
-int lime_write(FILE *f, const char *type, const void *data, uint64_t length, int mb, int me)
+int lqcd_lime_write(FILE *f, const char *type, const void *data, uint64_t length, int mb, int me)
 {
-    if (lime_write_header(f, type, length, mb, me)) return -1;
+    if (lqcd_lime_write_header(f, type, length, mb, me)) return -1;
     if (length && fwrite(data, 1, (size_t)length, f) != (size_t)length) return -1;
-    return lime_pad(f, length);
+    return lqcd_lime_pad(f, length);
 }

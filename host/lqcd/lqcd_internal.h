@@ -10,9 +10,9 @@
 typedef struct lqcd_halo lqcd_halo;
 typedef struct lqcd_multi lqcd_multi;
 
-struct clphys_dslash_plan {
+struct clphys_lqcd_dslash_plan {
     clphys_context *ctx;
-    clphys_dslash_params p;  /* as given, with reconstruct, layout, bc resolved */
+    clphys_lqcd_dslash_params p;  /* as given, with reconstruct, layout, bc resolved */
     int dims[4];             /* this rank's lattice                       */
     size_t vol, vh;          /* sites, sites per parity (this rank)       */
     int gdims[4];            /* the whole lattice (dims on one rank)      */
@@ -23,7 +23,7 @@ struct clphys_dslash_plan {
                                 upper / lower ends (1 unless the lattice's) */
     size_t real_size;        /* 4 or 8 bytes                              */
     int halo_half;           /* faces in 16 bits (-DHALO_HALF; multi.c)   */
-    cl_kernel hop;           /* dslash_hop of wilson_dslash.cl            */
+    cl_kernel hop;           /* dslash_hop of lqcd_dslash.cl            */
     cl_kernel hop_g5[2];     /* dslash_hop_g5in, dslash_hop_g5out         */
     cl_kernel pack, ext[2];  /* halo_pack, halo_exterior(_g5out) (parts)  */
     cl_kernel imp, exp;      /* spinor_import/export (fp64 plans only)    */
@@ -34,16 +34,16 @@ struct clphys_dslash_plan {
                              /* or malloc'd where staging is NULL          */
     size_t local;            /* work-group size, 0 = runtime's choice     */
     clphys_tune_source tune_source; /* of local (lqcd_tune)              */
-    /* Over MPI (halo.c, set by clphys_dslash_plan_create_mpi): the exchange,
+    /* Over MPI (halo.c, set by clphys_lqcd_dslash_plan_create_mpi): the exchange,
      * the hop through it, and the global sum the solvers' spaces take. */
     lqcd_halo *halo;
-    clphys_status (*halo_hop)(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
-                              double *kernel_s, clphys_dslash_split *split);
+    clphys_status (*halo_hop)(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
+                              double *kernel_s, clphys_lqcd_dslash_split *split);
     void (*halo_destroy)(lqcd_halo *h);
     la_global_sum_fn gsum;
     void *gsum_user;
     /* Over the devices of one process (multi.c, set by
-     * clphys_dslash_plan_create_multi): this plan's part of the group. */
+     * clphys_lqcd_dslash_plan_create_multi): this plan's part of the group. */
     lqcd_multi *multi;
 };
 
@@ -51,8 +51,8 @@ struct clphys_dslash_plan {
  * NULL for one rank (the whole lattice).  Builds the kernels (the halo
  * kernels when a direction is split), uploads g, tunes.  The exchange
  * itself is added by halo.c. */
-clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_gauge_field *g, const clphys_dslash_params *p,
-                               const int grid[4], const int coord[4], clphys_dslash_plan **plan);
+clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_lqcd_gauge_field *g, const clphys_lqcd_dslash_params *p,
+                               const int grid[4], const int coord[4], clphys_lqcd_dslash_plan **plan);
 /* buf[i] = v in the precision of real_size (4 or 8 bytes). */
 void lqcd_put_real(void *buf, size_t real_size, size_t i, double v);
 
@@ -61,7 +61,7 @@ void lqcd_put_real(void *buf, size_t real_size, size_t i, double v);
  * (coord[mu] - 1), periodic; the face index of a site (coordinates c) in
  * direction mu: the lexicographic index of its other three coordinates (nu
  * ascending), halved when half (one parity: the numbering of
- * cl/wilson_dslash.cl). */
+ * cl/lqcd_dslash.cl). */
 int lqcd_grid_rank(const int grid[4], const int coord[4]);
 void lqcd_grid_neighbours(const int grid[4], const int coord[4], int up[4], int down[4]);
 size_t lqcd_face_index(const int dims[4], const int c[4], int mu, int half);
@@ -75,25 +75,25 @@ typedef struct {
     size_t nlist[2];         /* even ones first                           */
 } lqcd_faces;
 /* The geometry and the face-site list (on the device) of pl. */
-clphys_status lqcd_faces_init(clphys_dslash_plan *pl, lqcd_faces *f);
+clphys_status lqcd_faces_init(clphys_lqcd_dslash_plan *pl, lqcd_faces *f);
 /* Bytes of one face entry: 12 reals, or with halo_half 12 16-bit
- * fractions and an fp32 scale (cl/wilson_dslash.cl). */
-size_t lqcd_face_entry_bytes(const clphys_dslash_plan *pl);
+ * fractions and an fp32 scale (cl/lqcd_dslash.cl). */
+size_t lqcd_face_entry_bytes(const clphys_lqcd_dslash_plan *pl);
 /* Byte offset of face block (mu, side) in a buffer of faces of nq parities
  * (1: a half field, 2: a full one), *bytes (may be NULL) its length. */
-size_t lqcd_face_block(const clphys_dslash_plan *pl, const lqcd_faces *f, int mu, int side, size_t nq, size_t *bytes);
+size_t lqcd_face_block(const clphys_lqcd_dslash_plan *pl, const lqcd_faces *f, int mu, int side, size_t nq, size_t *bytes);
 /* The backward hops' links of direction mu (double[2 face_n][18], entry
  * parity * face_n + face index of the site below) into the device array
  * dev (lqcd_ghost_bytes of it) in pl's precision and compression. */
-void lqcd_ghost_store(const clphys_dslash_plan *pl, const lqcd_faces *f, int mu, const double *links, void *dev);
-size_t lqcd_ghost_bytes(const clphys_dslash_plan *pl, const lqcd_faces *f);
+void lqcd_ghost_store(const clphys_lqcd_dslash_plan *pl, const lqcd_faces *f, int mu, const double *links, void *dev);
+size_t lqcd_ghost_bytes(const clphys_lqcd_dslash_plan *pl, const lqcd_faces *f);
 /* halo_pack of in's faces (the hop of out parity `parity`, g5 as
  * lqcd_hop_g5) into send, nent face entries; *ev its event. */
-clphys_status lqcd_pack_launch(clphys_dslash_plan *pl, cl_mem send, cl_mem in, int parity, int g5, size_t nent,
+clphys_status lqcd_pack_launch(clphys_lqcd_dslash_plan *pl, cl_mem send, cl_mem in, int parity, int g5, size_t nent,
                                cl_event *ev);
 /* halo_exterior(_g5out) adding the remote hops from recv to out; *nsites
  * the face sites it covers, *ev its event. */
-clphys_status lqcd_exterior_launch(clphys_dslash_plan *pl, const lqcd_faces *f, cl_mem out, cl_mem recv,
+clphys_status lqcd_exterior_launch(clphys_lqcd_dslash_plan *pl, const lqcd_faces *f, cl_mem out, cl_mem recv,
                                    cl_mem ghost, cl_mem x, double a, int parity, int g5, size_t *nsites,
                                    cl_event *ev);
 /* The events and counts of one hop through an exchange, for
@@ -113,31 +113,31 @@ typedef struct {
  * pack, interior and exterior kernels to *kernel_s and, with the copies'
  * times, the exchange's, the device's idle time between the interior's end
  * and the exterior's start (exposed_s) and the counts, to *split. */
-clphys_status lqcd_hop_times(const clphys_dslash_plan *pl, int parity, const lqcd_hop_events *ev, double *kernel_s,
-                             clphys_dslash_split *split);
+clphys_status lqcd_hop_times(const clphys_lqcd_dslash_plan *pl, int parity, const lqcd_hop_events *ev, double *kernel_s,
+                             clphys_lqcd_dslash_split *split);
 
 /* multi.c: release pl's part of its group (the group with its last plan);
  * the member index of pl in its group, -1 for a plan of no group. */
-void lqcd_multi_release(clphys_dslash_plan *pl);
-int lqcd_multi_member(const clphys_dslash_plan *pl);
+void lqcd_multi_release(clphys_lqcd_dslash_plan *pl);
+int lqcd_multi_member(const clphys_lqcd_dslash_plan *pl);
 /* Mark pl's group failed (a caller's error before a collective call), so
  * that no other device waits for this one (NULL or no group: nothing). */
-void lqcd_multi_fail(clphys_dslash_plan *pl);
+void lqcd_multi_fail(clphys_lqcd_dslash_plan *pl);
 
 /* hop.c: launch dslash_hop: parity -1 full / 0 / 1; x NULL for out = H in,
  * else out = x + a H in.  lqcd_hop_g5: g5 = 1 reads gamma5 in, g5 = 2 gives
- * x + a gamma5 H in (wilson_dslash.cl).  kernel_s as cp_launch (added to).
+ * x + a gamma5 H in (lqcd_dslash.cl).  kernel_s as cp_launch (added to).
  * On a plan over ranks these go through the halo exchange (halo_hop);
  * lqcd_hop_split also adds the parts of the hop to *split. */
-clphys_status lqcd_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity,
+clphys_status lqcd_hop(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity,
                        double *kernel_s);
-clphys_status lqcd_hop_g5(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
+clphys_status lqcd_hop_g5(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
                           double *kernel_s);
-clphys_status lqcd_hop_split(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
-                             clphys_dslash_split *split);
+clphys_status lqcd_hop_split(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
+                             clphys_lqcd_dslash_split *split);
 /* The hopping kernel of g5 with its arguments set, and its global size:
  * the interior kernel of halo.c. */
-clphys_status lqcd_hop_kernel(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
+clphys_status lqcd_hop_kernel(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
                               cl_kernel *k, size_t *global);
 /* The boundary phases as the hopping kernels take them, forward and
  * backward: real8 each, in either precision. */
@@ -147,18 +147,18 @@ typedef struct {
 } lqcd_phases;
 /* Fill ph from the plan; a[0], a[1]: the two phase arguments in the plan's
  * precision, pointing into ph (keep it until the arguments are set). */
-void lqcd_phase_args(const clphys_dslash_plan *pl, lqcd_phases *ph, cp_karg a[2]);
+void lqcd_phase_args(const clphys_lqcd_dslash_plan *pl, lqcd_phases *ph, cp_karg a[2]);
 
 /* tune.c: choose pl->local (and pl->tune_source) by the one sequence of
  * every path (cp_tune_choose): the params' local_size, else the tuning
  * cache, else a measurement (then stored), else the device heuristic when
  * tuning is off (CLPHYS_NO_TUNE, no_tune) or nothing launched. */
-clphys_status lqcd_tune(clphys_dslash_plan *pl);
+clphys_status lqcd_tune(clphys_lqcd_dslash_plan *pl);
 
 /* eo_operator.c: the even-odd preconditioned operator M = 1 - kappa^2 H_eo
  * H_oe of pl and M^+ = gamma5 M gamma5 on half fields, as an operator of
  * the linear-algebra layer on space s (half fields of pl's precision). */
-void lqcd_eo_operator(clphys_dslash_plan *pl, la_space *s, la_operator *op);
+void lqcd_eo_operator(clphys_lqcd_dslash_plan *pl, la_space *s, la_operator *op);
 
 /* transfer.c: b in and x out of a solve.  The caller's host spinors
  * (double[V][4][3][2]) move through a page-locked staging array (all host
@@ -166,7 +166,7 @@ void lqcd_eo_operator(clphys_dslash_plan *pl, la_space *s, la_operator *op);
  * that the host copy of one piece overlaps the DMA of another, and change
  * layout on the device (spinor_import/export) into the even and odd fields. */
 typedef struct lqcd_transfer lqcd_transfer;
-clphys_status lqcd_transfer_create(clphys_dslash_plan *p64, lqcd_transfer **t);
+clphys_status lqcd_transfer_create(clphys_lqcd_dslash_plan *p64, lqcd_transfer **t);
 void lqcd_transfer_destroy(lqcd_transfer *t);
 clphys_status lqcd_transfer_upload(lqcd_transfer *t, const double *b, cl_mem even, cl_mem odd);
 clphys_status lqcd_transfer_download(lqcd_transfer *t, cl_mem even, cl_mem odd, double *x);

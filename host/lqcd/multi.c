@@ -1,5 +1,5 @@
 /* multi.c — Wilson-Dirac plans over the devices of one process
- * (clphys_dslash_plan_create_multi, include/clphys_lqcd.h): one plan per
+ * (clphys_lqcd_dslash_plan_create_multi, include/clphys_lqcd.h): one plan per
  * device, each driven by a host thread of the caller's, the faces crossing
  * the host once.
  *
@@ -110,7 +110,7 @@ static int barrier(multi_group *g)
  * next call's barrier, hence finished reading it). */
 static clphys_status multi_sum(void *user, double *sums, int n)
 {
-    clphys_dslash_plan *pl = user;
+    clphys_lqcd_dslash_plan *pl = user;
     lqcd_multi *x = pl->multi;
     multi_group *g = x->g;
     if (n > SUM_MAX) {
@@ -129,8 +129,8 @@ static clphys_status multi_sum(void *user, double *sums, int n)
 }
 
 /* The hop through the group (the file's comment). */
-static clphys_status multi_hop(clphys_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
-                               double *kernel_s, clphys_dslash_split *split)
+static clphys_status multi_hop(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
+                               double *kernel_s, clphys_lqcd_dslash_split *split)
 {
     lqcd_multi *xm = pl->multi;
     multi_group *g = xm->g;
@@ -221,17 +221,17 @@ out:
     return st;
 }
 
-void lqcd_multi_fail(clphys_dslash_plan *pl)
+void lqcd_multi_fail(clphys_lqcd_dslash_plan *pl)
 {
     if (pl && pl->multi) atomic_store(&pl->multi->g->failed, 1);
 }
 
-int lqcd_multi_member(const clphys_dslash_plan *pl)
+int lqcd_multi_member(const clphys_lqcd_dslash_plan *pl)
 {
     return pl && pl->multi ? pl->multi->me : -1;
 }
 
-void lqcd_multi_release(clphys_dslash_plan *pl)
+void lqcd_multi_release(clphys_lqcd_dslash_plan *pl)
 {
     lqcd_multi *x = pl->multi;
     if (!x) return;
@@ -252,10 +252,10 @@ void lqcd_multi_release(clphys_dslash_plan *pl)
 }
 
 /* The sublattice at coord of the whole field g (local extents ld). */
-static clphys_status local_field(const clphys_gauge_field *g, const int ld[4], const int coord[4],
-                                 clphys_gauge_field *loc)
+static clphys_status local_field(const clphys_lqcd_gauge_field *g, const int ld[4], const int coord[4],
+                                 clphys_lqcd_gauge_field *loc)
 {
-    CP_TRY(clphys_gauge_create(ld, loc));
+    CP_TRY(clphys_lqcd_gauge_create(ld, loc));
     for (size_t l = 0; l < loc->volume; l++) {
         size_t r = l, gs = 0, stride = 1;
         for (int mu = 0; mu < 4; mu++) {
@@ -272,7 +272,7 @@ static clphys_status local_field(const clphys_gauge_field *g, const int ld[4], c
 /* The backward hops' links of the device at coord: U_mu of the sites at
  * the upper end of the sublattice below, numbered as that device's faces
  * (halo.c exchanges the same entries between ranks). */
-static clphys_status ghost_links(clphys_dslash_plan *pl, lqcd_multi *x, const clphys_gauge_field *g)
+static clphys_status ghost_links(clphys_lqcd_dslash_plan *pl, lqcd_multi *x, const clphys_lqcd_gauge_field *g)
 {
     const size_t ng = 2 * x->f.face_all;
     double *links = malloc((ng ? ng : 1) * 18 * sizeof(double));
@@ -305,24 +305,24 @@ static clphys_status ghost_links(clphys_dslash_plan *pl, lqcd_multi *x, const cl
 }
 
 /* Member k of group g: the plan of its sublattice, faces, buffers. */
-static clphys_status member_create(multi_group *g, int k, const int grid[4], const clphys_gauge_field *whole,
-                                   const clphys_dslash_params *p, clphys_dslash_plan **out)
+static clphys_status member_create(multi_group *g, int k, const int grid[4], const clphys_lqcd_gauge_field *whole,
+                                   const clphys_lqcd_dslash_params *p, clphys_lqcd_dslash_plan **out)
 {
     clphys_context *ctx = g->m[k].ctx;
     int ld[4], coord[4];
     CP_TRY(clphys_lqcd_grid_local(whole->dims, grid, k, ld, coord));
-    clphys_gauge_field loc = {{0}, 0, NULL};
+    clphys_lqcd_gauge_field loc = {{0}, 0, NULL};
     clphys_status st = local_field(whole, ld, coord, &loc);
     if (st) return cp_error(ctx, st, "multi-device plan: %s", clphys_last_error(NULL));
-    clphys_dslash_plan *pl = NULL;
-    clphys_dslash_params q = *p;
+    clphys_lqcd_dslash_plan *pl = NULL;
+    clphys_lqcd_dslash_params q = *p;
     q.halo_half = p->halo_half && p->precision == CLPHYS_FP32; /* the only plans that take it */
     st = lqcd_plan_create(ctx, &loc, &q, grid, coord, &pl);
-    clphys_gauge_destroy(&loc);
+    clphys_lqcd_gauge_destroy(&loc);
     if (st) return st;
     lqcd_multi *x = calloc(1, sizeof *x);
     if (!x) {
-        clphys_dslash_plan_destroy(pl);
+        clphys_lqcd_dslash_plan_destroy(pl);
         return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "multi-device plan");
     }
     x->g = g, x->me = k;
@@ -351,7 +351,7 @@ static clphys_status member_create(multi_group *g, int k, const int grid[4], con
     pl->gsum = multi_sum;
     pl->gsum_user = pl;
     if (st) {
-        clphys_dslash_plan_destroy(pl);
+        clphys_lqcd_dslash_plan_destroy(pl);
         return st;
     }
     *out = pl;
@@ -365,20 +365,20 @@ static clphys_status both_error(clphys_context *ctx0, clphys_status st, const ch
     return cp_error(NULL, st, "multi-device plan: %s", msg);
 }
 
-clphys_status clphys_dslash_plan_create_multi(int n, clphys_context *const *ctxs, const int grid[4],
-                                              const clphys_gauge_field *g, const clphys_dslash_params *p,
-                                              clphys_dslash_plan **plans)
+clphys_status clphys_lqcd_dslash_plan_create_multi(int n, clphys_context *const *ctxs, const int grid[4],
+                                              const clphys_lqcd_gauge_field *g, const clphys_lqcd_dslash_params *p,
+                                              clphys_lqcd_dslash_plan **plans)
 {
     if (!plans || n < 1 || n > MULTI_MAX || !ctxs)
         return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "clphys_dslash_plan_create_multi: plans or ctxs NULL, or %d devices (1 to %d)", n, MULTI_MAX);
+                        "clphys_lqcd_dslash_plan_create_multi: plans or ctxs NULL, or %d devices (1 to %d)", n, MULTI_MAX);
     for (int k = 0; k < n; k++) plans[k] = NULL;
     for (int k = 0; k < n; k++)
         if (!ctxs[k])
-            return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_dslash_plan_create_multi: context %d NULL", k);
+            return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_dslash_plan_create_multi: context %d NULL", k);
     if (!g || !g->u || !p || !grid) return both_error(ctxs[0], CLPHYS_ERR_INVALID_ARGUMENT, "NULL argument");
-    clphys_dslash_params pin;
-    CP_TRY(CP_PARAMS_IN(ctxs[0], clphys_dslash_params, p, halo_half, &pin));
+    clphys_lqcd_dslash_params pin;
+    CP_TRY(CP_PARAMS_IN(ctxs[0], clphys_lqcd_dslash_params, p, halo_half, &pin));
     p = &pin;
     long long size = 1;
     for (int mu = 0; mu < 4; mu++) size *= grid[mu] > 0 ? grid[mu] : 0;
@@ -407,7 +407,7 @@ clphys_status clphys_dslash_plan_create_multi(int n, clphys_context *const *ctxs
         while (bad < n - 1 && plans[bad]) bad++;
         char cause[900];
         snprintf(cause, sizeof cause, "%s", clphys_last_error(ctxs[bad]));
-        for (int k = 0; k < n; k++) clphys_dslash_plan_destroy(plans[k]), plans[k] = NULL;
+        for (int k = 0; k < n; k++) clphys_lqcd_dslash_plan_destroy(plans[k]), plans[k] = NULL;
         snprintf(msg, sizeof msg, "device %d: %s", bad, cause);
         both_error(ctxs[0], st, msg);
     }

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct clphys_solver_plan {
-    clphys_dslash_plan *p64, *p32;
-    clphys_solver_params prm;
+struct clphys_lqcd_solver_plan {
+    clphys_lqcd_dslash_plan *p64, *p32;
+    clphys_lqcd_solver_params prm;
     la_space *s64, *s32;          /* half fields; s32 only when mixed             */
     cl_command_queue reads;       /* the spaces' read queue (one solve at a time) */
     la_operator m64, m32;         /* M on each                                    */
@@ -21,7 +21,7 @@ struct clphys_solver_plan {
     lqcd_transfer *xfer;
 };
 
-void clphys_solver_plan_destroy(clphys_solver_plan *sp)
+void clphys_lqcd_solver_plan_destroy(clphys_lqcd_solver_plan *sp)
 {
     if (!sp) return;
     lqcd_transfer_destroy(sp->xfer);
@@ -33,8 +33,8 @@ void clphys_solver_plan_destroy(clphys_solver_plan *sp)
     free(sp);
 }
 
-static clphys_status check_params(clphys_context *ctx, clphys_dslash_plan *p64, clphys_dslash_plan *p32,
-                                  const clphys_solver_params *prm)
+static clphys_status check_params(clphys_context *ctx, clphys_lqcd_dslash_plan *p64, clphys_lqcd_dslash_plan *p32,
+                                  const clphys_lqcd_solver_params *prm)
 {
     if (p64->p.precision != CLPHYS_FP64 || !p64->imp)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lqcd solver: plan64 must be fp64");
@@ -49,34 +49,34 @@ static clphys_status check_params(clphys_context *ctx, clphys_dslash_plan *p64, 
                         "process grid of plan64");
     if (prm->tol < 0 || prm->max_iter < 0 || prm->inner_tol < 0 || !isfinite(prm->tol))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lqcd solver: tol, max_iter and inner_tol must not be negative");
-    if ((unsigned)prm->kind > CLPHYS_SOLVER_BICGSTAB || (unsigned)prm->blas > CLPHYS_SOLVER_BLAS_CLBLAST)
+    if ((unsigned)prm->kind > CLPHYS_LQCD_SOLVER_BICGSTAB || (unsigned)prm->blas > CLPHYS_LQCD_SOLVER_BLAS_CLBLAST)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lqcd solver: unknown kind %d or blas %d", (int)prm->kind,
                         (int)prm->blas);
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_solver_plan_create(clphys_dslash_plan *p64, clphys_dslash_plan *p32,
-                                        const clphys_solver_params *prm, clphys_solver_plan **out)
+clphys_status clphys_lqcd_solver_plan_create(clphys_lqcd_dslash_plan *p64, clphys_lqcd_dslash_plan *p32,
+                                        const clphys_lqcd_solver_params *prm, clphys_lqcd_solver_plan **out)
 {
     if (!p64 || !prm || !out)
-        return cp_error(p64 ? p64->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_solver_plan_create: NULL argument");
+        return cp_error(p64 ? p64->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_solver_plan_create: NULL argument");
     *out = NULL;
     clphys_context *ctx = p64->ctx;
-    clphys_solver_params pin;
-    CP_TRY(CP_PARAMS_IN(ctx, clphys_solver_params, prm, user, &pin));
+    clphys_lqcd_solver_params pin;
+    CP_TRY(CP_PARAMS_IN(ctx, clphys_lqcd_solver_params, prm, user, &pin));
     prm = &pin;
     CP_TRY(check_params(ctx, p64, p32, prm));
-    clphys_solver_plan *sp = calloc(1, sizeof *sp);
+    clphys_lqcd_solver_plan *sp = calloc(1, sizeof *sp);
     if (!sp) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "lqcd solver plan");
     sp->p64 = p64;
     sp->p32 = prm->mixed ? p32 : NULL;
     sp->prm = *prm;
-    if (!sp->prm.kind) sp->prm.kind = CLPHYS_SOLVER_CGNR;
-    if (!sp->prm.blas) sp->prm.blas = CLPHYS_SOLVER_BLAS_FUSED;
+    if (!sp->prm.kind) sp->prm.kind = CLPHYS_LQCD_SOLVER_CGNR;
+    if (!sp->prm.blas) sp->prm.blas = CLPHYS_LQCD_SOLVER_BLAS_FUSED;
     if (!(sp->prm.tol > 0)) sp->prm.tol = 1e-10;
     if (!sp->prm.max_iter) sp->prm.max_iter = 10000;
     la_space_params sq = {.precision = CLPHYS_FP64, .n = p64->vh * 24, .complex_values = 1,
-                          .blas = sp->prm.blas == CLPHYS_SOLVER_BLAS_CLBLAST ? LA_BLAS_CLBLAST : LA_BLAS_FUSED};
+                          .blas = sp->prm.blas == CLPHYS_LQCD_SOLVER_BLAS_CLBLAST ? LA_BLAS_CLBLAST : LA_BLAS_FUSED};
     clphys_status st = cp_queue_create(ctx, 0, &sp->reads);
     sq.reads = sp->reads;
     if (!st) st = la_space_create(ctx, &sq, &sp->s64);
@@ -88,10 +88,10 @@ clphys_status clphys_solver_plan_create(clphys_dslash_plan *p64, clphys_dslash_p
     if (!st && p64->gsum) la_space_set_global_sum(sp->s64, p64->gsum, p64->gsum_user);
     if (!st && sp->s32) la_space_set_global_sum(sp->s32, p64->gsum, p64->gsum_user);
     cl_mem *f[] = {&sp->be, &sp->bo, &sp->xe, &sp->xo, &sp->re, &sp->ro, &sp->tmp};
-    for (int i = 0; i < 7 && !st; i++) st = clphys_dslash_field_create(p64, 1, f[i]);
+    for (int i = 0; i < 7 && !st; i++) st = clphys_lqcd_dslash_field_create(p64, 1, f[i]);
     if (!st) st = lqcd_transfer_create(p64, &sp->xfer);
     if (st) {
-        clphys_solver_plan_destroy(sp);
+        clphys_lqcd_solver_plan_destroy(sp);
         return st;
     }
     lqcd_eo_operator(p64, sp->s64, &sp->m64);
@@ -106,8 +106,8 @@ clphys_status clphys_solver_plan_create(clphys_dslash_plan *p64, clphys_dslash_p
  * first call x = 0 and r is b. */
 static clphys_status outer_residual(void *u, int first, double *r2)
 {
-    clphys_solver_plan *sp = u;
-    clphys_dslash_plan *p64 = sp->p64;
+    clphys_lqcd_solver_plan *sp = u;
+    clphys_lqcd_dslash_plan *p64 = sp->p64;
     la_space *s = sp->s64;
     const double kappa = p64->p.kappa;
     double n2[2];
@@ -137,7 +137,7 @@ static clphys_status outer_residual(void *u, int first, double *r2)
  * the fp64 space's LA_B and converted (mixed). */
 static clphys_status outer_rhs(void *u, cl_mem b_inner, int want_norm, double *norm2)
 {
-    clphys_solver_plan *sp = u;
+    clphys_lqcd_solver_plan *sp = u;
     const double kappa = sp->p64->p.kappa;
     if (!sp->s32) return lqcd_hop(sp->p64, b_inner, sp->rO, sp->rE, kappa, 0, NULL);
     cl_mem rp = la_space_vec(sp->s64, LA_B);
@@ -149,8 +149,8 @@ static clphys_status outer_rhs(void *u, cl_mem b_inner, int want_norm, double *n
 /* e_o = r_o + kappa H_oe e_e; x += e */
 static clphys_status outer_correct(void *u, cl_mem e)
 {
-    clphys_solver_plan *sp = u;
-    clphys_dslash_plan *p64 = sp->p64;
+    clphys_lqcd_solver_plan *sp = u;
+    clphys_lqcd_dslash_plan *p64 = sp->p64;
     la_space *s = sp->s64;
     const double kappa = p64->p.kappa;
     if (sp->s32) {
@@ -164,11 +164,11 @@ static clphys_status outer_correct(void *u, cl_mem e)
     return la_axpy(s, 1.0, sp->tmp, sp->xo);
 }
 
-clphys_status clphys_solver_solve(clphys_solver_plan *sp, const double *b, double *x, clphys_solver_result *res)
+clphys_status clphys_lqcd_solver_solve(clphys_lqcd_solver_plan *sp, const double *b, double *x, clphys_lqcd_solver_result *res)
 {
     if (!sp || !b || !x || !res)
-        return cp_error(sp ? sp->p64->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_solver_solve: NULL argument");
-    const clphys_solver_params *prm = &sp->prm;
+        return cp_error(sp ? sp->p64->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_solver_solve: NULL argument");
+    const clphys_lqcd_solver_params *prm = &sp->prm;
     clphys_context *ctx = sp->p64->ctx;
     memset(res, 0, sizeof *res);
     double t0 = cp_now();
@@ -176,7 +176,7 @@ clphys_status clphys_solver_solve(clphys_solver_plan *sp, const double *b, doubl
     if (!st) st = cp_finish(ctx);
     double t1 = cp_now();
     res->upload_s = t1 - t0;
-    const la_refine rf = {.method = prm->kind == CLPHYS_SOLVER_BICGSTAB ? LA_BICGSTAB : LA_CGNR,
+    const la_refine rf = {.method = prm->kind == CLPHYS_LQCD_SOLVER_BICGSTAB ? LA_BICGSTAB : LA_CGNR,
                           .inner = sp->s32 ? &sp->m32 : &sp->m64, .outer = sp->s64, .tol = prm->tol,
                           .max_iter = prm->max_iter, .inner_tol = prm->inner_tol, .progress = prm->progress,
                           .user = prm->user, .problem = sp, .residual = outer_residual, .inner_rhs = outer_rhs,
@@ -203,16 +203,16 @@ clphys_status clphys_solver_solve(clphys_solver_plan *sp, const double *b, doubl
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_lqcd_solve(clphys_dslash_plan *p64, clphys_dslash_plan *p32, const clphys_solver_params *prm,
-                                const double *b, double *x, clphys_solver_result *res)
+clphys_status clphys_lqcd_solve(clphys_lqcd_dslash_plan *p64, clphys_lqcd_dslash_plan *p32, const clphys_lqcd_solver_params *prm,
+                                const double *b, double *x, clphys_lqcd_solver_result *res)
 {
     if (!p64 || !prm || !b || !x || !res)
         return cp_error(p64 ? p64->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_solve: NULL argument");
     double t0 = cp_now();
-    clphys_solver_plan *sp;
-    CP_TRY(clphys_solver_plan_create(p64, p32, prm, &sp));
-    clphys_status st = clphys_solver_solve(sp, b, x, res);
-    clphys_solver_plan_destroy(sp);
+    clphys_lqcd_solver_plan *sp;
+    CP_TRY(clphys_lqcd_solver_plan_create(p64, p32, prm, &sp));
+    clphys_status st = clphys_lqcd_solver_solve(sp, b, x, res);
+    clphys_lqcd_solver_plan_destroy(sp);
     res->seconds = cp_now() - t0;
     return st;
 }

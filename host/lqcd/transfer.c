@@ -18,7 +18,7 @@
 #define GPU_PIECES 8
 
 struct lqcd_transfer {
-    clphys_dslash_plan *pl;  /* fp64: its import/export kernels              */
+    clphys_lqcd_dslash_plan *pl;  /* fp64: its import/export kernels              */
     cl_mem host;             /* b and x in the caller's layout, on the device */
     cl_mem pinned;           /* page-locked staging, mapped at pin for the    */
     double *pin;             /* transfer's life (NULL: none to be had)       */
@@ -58,14 +58,14 @@ void lqcd_transfer_destroy(lqcd_transfer *t)
     free(t);
 }
 
-clphys_status lqcd_transfer_create(clphys_dslash_plan *p64, lqcd_transfer **out)
+clphys_status lqcd_transfer_create(clphys_lqcd_dslash_plan *p64, lqcd_transfer **out)
 {
     clphys_context *ctx = p64->ctx;
     lqcd_transfer *t = calloc(1, sizeof *t);
     if (!t) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "lqcd transfer");
     t->pl = p64;
     t->pieces = clphys_context_device(ctx)->is_gpu ? GPU_PIECES : 1;
-    clphys_status st = clphys_dslash_field_create(p64, 0, &t->host); /* 24 V doubles, like the host array */
+    clphys_status st = clphys_lqcd_dslash_field_create(p64, 0, &t->host); /* 24 V doubles, like the host array */
     if (st) {
         lqcd_transfer_destroy(t);
         return st;
@@ -79,7 +79,7 @@ clphys_status lqcd_transfer_create(clphys_dslash_plan *p64, lqcd_transfer **out)
 
 clphys_status lqcd_transfer_upload(lqcd_transfer *t, const double *b, cl_mem even, cl_mem odd)
 {
-    clphys_dslash_plan *pl = t->pl;
+    clphys_lqcd_dslash_plan *pl = t->pl;
     clphys_context *ctx = pl->ctx;
     size_t n = pl->vol;
     const size_t nd = n * 24;
@@ -102,7 +102,7 @@ clphys_status lqcd_transfer_upload(lqcd_transfer *t, const double *b, cl_mem eve
 
 clphys_status lqcd_transfer_download(lqcd_transfer *t, cl_mem even, cl_mem odd, double *x)
 {
-    clphys_dslash_plan *pl = t->pl;
+    clphys_lqcd_dslash_plan *pl = t->pl;
     clphys_context *ctx = pl->ctx;
     size_t n = pl->vol;
     const size_t nd = n * 24;

@@ -16,7 +16,7 @@
 
 /* Profiled time of one even-parity half hop at work-group size wg; < 0 when
  * the size cannot be launched. */
-static double time_size(clphys_dslash_plan *pl, size_t wg, cl_mem out, cl_mem in)
+static double time_size(clphys_lqcd_dslash_plan *pl, size_t wg, cl_mem out, cl_mem in)
 {
     pl->local = wg;
     double t = 0;
@@ -25,7 +25,7 @@ static double time_size(clphys_dslash_plan *pl, size_t wg, cl_mem out, cl_mem in
 
 /* The largest size both hop kernels accept (registers may limit it below
  * the device's maximum). */
-static size_t kernel_max(clphys_dslash_plan *pl)
+static size_t kernel_max(clphys_lqcd_dslash_plan *pl)
 {
     size_t kmax = clphys_context_device(pl->ctx)->max_work_group_size, k = 0;
     const cl_kernel ks[2] = {pl->hop, pl->hop_g5[0]};
@@ -36,11 +36,11 @@ static size_t kernel_max(clphys_dslash_plan *pl)
 
 /* The heuristic, kept when tuning is off: 64 on GPUs, the runtime's choice
  * on CPUs. */
-static size_t heuristic(const clphys_dslash_plan *pl) { return clphys_context_device(pl->ctx)->is_gpu ? 64 : 0; }
+static size_t heuristic(const clphys_lqcd_dslash_plan *pl) { return clphys_context_device(pl->ctx)->is_gpu ? 64 : 0; }
 
 /* The half hop timed for 32 ... 512 (up to kmax) and the runtime's choice;
  * *best_s < 0 when none launched. */
-static clphys_status measure(clphys_dslash_plan *pl, size_t kmax, size_t *best, double *best_s, double *heur_s,
+static clphys_status measure(clphys_lqcd_dslash_plan *pl, size_t kmax, size_t *best, double *best_s, double *heur_s,
                              int *count)
 {
     /* Input: a non-zero pattern (zeros can run faster than real data); the
@@ -90,28 +90,28 @@ static clphys_status measure(clphys_dslash_plan *pl, size_t kmax, size_t *best, 
 }
 
 /* The plan's cache key; fields[n] holds its FIELDS. */
-static cp_tune_key plan_key(const clphys_dslash_plan *pl, char *fields, size_t n)
+static cp_tune_key plan_key(const clphys_lqcd_dslash_plan *pl, char *fields, size_t n)
 {
     /* a rank's interior kernel (split directions) is another kernel */
     int o = snprintf(fields, n, "reconstruct=%d layout=%s lattice=%dx%dx%dx%d", pl->p.reconstruct,
                      pl->p.layout == CLPHYS_LQCD_AOS ? "aos" : "soa", pl->dims[0], pl->dims[1], pl->dims[2],
                      pl->dims[3]);
     if (pl->parts) snprintf(fields + o, n - (size_t)o, " split=%d", pl->parts);
-    return (cp_tune_key){"dslash", "local_size", pl->real_size == 8 ? "fp64" : "fp32", fields};
+    return (cp_tune_key){"lqcd_dslash", "local_size", pl->real_size == 8 ? "fp64" : "fp32", fields};
 }
 
 /* ---- the plan's choice (cp_tune_choose's callbacks) --------------------- */
 
 static clphys_status defaults_cb(void *user)
 {
-    clphys_dslash_plan *pl = user;
+    clphys_lqcd_dslash_plan *pl = user;
     if (!pl->p.local_size) pl->local = heuristic(pl); /* else the given size, set by the plan */
     return CLPHYS_SUCCESS;
 }
 
 static int take_cb(void *user, const char *value)
 {
-    clphys_dslash_plan *pl = user;
+    clphys_lqcd_dslash_plan *pl = user;
     size_t wg;
     if (!cp_tune_value_size(value, "local_size", &wg) || wg > kernel_max(pl)) return 0;
     pl->local = wg;
@@ -120,7 +120,7 @@ static int take_cb(void *user, const char *value)
 
 static clphys_status measure_cb(void *user, char *value, size_t n)
 {
-    clphys_dslash_plan *pl = user;
+    clphys_lqcd_dslash_plan *pl = user;
     size_t best;
     double best_s;
     clphys_status st = measure(pl, kernel_max(pl), &best, &best_s, NULL, NULL);
@@ -128,7 +128,7 @@ static clphys_status measure_cb(void *user, char *value, size_t n)
     return st;
 }
 
-clphys_status lqcd_tune(clphys_dslash_plan *pl)
+clphys_status lqcd_tune(clphys_lqcd_dslash_plan *pl)
 {
     char fields[128];
     const cp_tune_plan t = {.key = plan_key(pl, fields, sizeof fields),
@@ -141,7 +141,7 @@ clphys_status lqcd_tune(clphys_dslash_plan *pl)
     return cp_tune_choose(clphys_context_device(pl->ctx), &t, &pl->tune_source);
 }
 
-clphys_status clphys_dslash_tune(clphys_context *ctx, const clphys_tune_options *o)
+clphys_status clphys_lqcd_dslash_tune(clphys_context *ctx, const clphys_tune_options *o)
 {
     if (!ctx) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "dslash tune: NULL context");
     const clphys_device_info *d = clphys_context_device(ctx);
@@ -152,10 +152,10 @@ clphys_status clphys_dslash_tune(clphys_context *ctx, const clphys_tune_options 
     static const int gpu[4] = {32, 32, 32, 32}, gpu_quick[4] = {16, 16, 16, 16}, cpu[4] = {16, 16, 16, 16},
                      cpu_quick[4] = {8, 8, 8, 8};
     const int *dims = d->is_cpu ? (quick ? cpu_quick : cpu) : (quick ? gpu_quick : gpu);
-    clphys_gauge_field g = {0};
-    clphys_status st = clphys_gauge_create(dims, &g);
+    clphys_lqcd_gauge_field g = {0};
+    clphys_status st = clphys_lqcd_gauge_create(dims, &g);
     if (st) return cp_error(ctx, st, "dslash tune: a %dx%dx%dx%d gauge field", dims[0], dims[1], dims[2], dims[3]);
-    clphys_gauge_hot(&g, 2026);
+    clphys_lqcd_gauge_hot(&g, 2026);
     const int np = d->fp64 ? 2 : 1, nr = quick ? 1 : 2;
     const double t0 = cp_now();
     for (int k = 0; k < np * nr && !st; k++) {
@@ -164,12 +164,12 @@ clphys_status clphys_dslash_tune(clphys_context *ctx, const clphys_tune_options 
         char what[64];
         snprintf(what, sizeof what, "%s reconstruct-%d %dx%dx%dx%d", prec == CLPHYS_FP64 ? "fp64" : "fp32", rec,
                  dims[0], dims[1], dims[2], dims[3]);
-        cp_tune_step(o, "dslash", k + 1, np * nr, what);
+        cp_tune_step(o, "lqcd_dslash", k + 1, np * nr, what);
         /* no_tune: the plan starts at the heuristic and neither reads nor
          * writes the cache; the timing below writes it */
-        const clphys_dslash_params p = {.precision = prec, .reconstruct = rec, .kappa = 0.12, .no_tune = 1};
-        clphys_dslash_plan *pl = NULL;
-        if ((st = clphys_dslash_plan_create(ctx, &g, &p, &pl)) != CLPHYS_SUCCESS) break;
+        const clphys_lqcd_dslash_params p = {.precision = prec, .reconstruct = rec, .kappa = 0.12, .no_tune = 1};
+        clphys_lqcd_dslash_plan *pl = NULL;
+        if ((st = clphys_lqcd_dslash_plan_create(ctx, &g, &p, &pl)) != CLPHYS_SUCCESS) break;
         size_t best;
         double best_s = -1, heur_s = 0;
         int count = 0;
@@ -180,9 +180,9 @@ clphys_status clphys_dslash_tune(clphys_context *ctx, const clphys_tune_options 
             snprintf(value, sizeof value, "local_size=%zu half_hop_s=%.9g", best, best_s);
             cp_tune_store(o, d, &key, value, best_s, heur_s > 0 ? heur_s : 0, count);
         }
-        clphys_dslash_plan_destroy(pl);
+        clphys_lqcd_dslash_plan_destroy(pl);
     }
-    clphys_gauge_destroy(&g);
-    if (!st) cp_tune_mark(d, "dslash", quick, cp_now() - t0);
+    clphys_lqcd_gauge_destroy(&g);
+    if (!st) cp_tune_mark(d, "lqcd_dslash", quick, cp_now() - t0);
     return st;
 }

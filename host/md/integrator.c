@@ -1,4 +1,4 @@
-/* integrator.c — velocity-Verlet NVE on the device (cl/integrate.cl) over
+/* integrator.c — velocity-Verlet NVE on the device (cl/md_integrate.cl) over
  * the LJ plan's cell-sorted particles, with the LAMMPS rebuild policy
  * `neigh_modify every E delay D check yes|no` and LAMMPS lj-unit thermo;
  * the state comes from a host system or stays in an application's device
@@ -14,7 +14,7 @@
 struct clphys_md_plan {
     clphys_context *ctx;
     clphys_md_params p;
-    clphys_lj_plan *lj;
+    clphys_md_lj_plan *lj;
     size_t n, rs;
     double lo[3], box[3];
     md_verlet vv;                /* the integrator's kernels; vv.dmax also takes
@@ -32,7 +32,7 @@ struct clphys_md_plan {
 void clphys_md_plan_destroy(clphys_md_plan *pl)
 {
     if (!pl) return;
-    clphys_lj_plan_destroy(pl->lj);
+    clphys_md_lj_plan_destroy(pl->lj);
     md_verlet_free(&pl->vv);
     cp_release_kernel(&pl->k_check);
     cp_release_kernel(&pl->k_pull);
@@ -53,7 +53,7 @@ static clphys_status sort_and_build(clphys_md_plan *pl, double *ks);
 static clphys_status upload(clphys_md_plan *pl, const clphys_md_system *sys)
 {
     clphys_context *ctx = pl->ctx;
-    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
+    clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
     size_t n = pl->n;
     double *x = malloc(3 * n * sizeof *x), *v4 = malloc(4 * n * sizeof *v4);
     cl_int *im = malloc(4 * n * sizeof *im);
@@ -112,7 +112,7 @@ static clphys_status read_real4_at(clphys_md_plan *pl, cl_mem m, size_t i, doubl
 static clphys_status pull(clphys_md_plan *pl)
 {
     clphys_context *ctx = pl->ctx;
-    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
+    clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
     cl_kernel k = pl->k_pull;
     size_t g = md_global(pl->n, 64);
     cl_uint n = (cl_uint)pl->n;
@@ -126,7 +126,7 @@ static clphys_status pull(clphys_md_plan *pl)
 static clphys_status push(clphys_md_plan *pl, double *ks)
 {
     clphys_context *ctx = pl->ctx;
-    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
+    clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
     cl_kernel k = pl->k_push;
     cl_uint n = (cl_uint)pl->n;
     size_t g = md_global(n, 64);
@@ -150,7 +150,7 @@ static clphys_status setup(clphys_context *ctx, clphys_md_plan *pl, size_t n, co
         pl->lo[c] = lo[c], pl->box[c] = hi[c] - lo[c];
     p->lj.n = n;
     memcpy(p->lj.box, pl->box, sizeof pl->box);
-    CP_TRY(clphys_lj_plan_create(ctx, &p->lj, &pl->lj));
+    CP_TRY(clphys_md_lj_plan_create(ctx, &p->lj, &pl->lj));
     pl->rs = p->lj.precision == CLPHYS_FP64 ? 8 : 4;
     CP_TRY(md_verlet_create(ctx, p->lj.precision, &pl->vv));
     cl_program prog = pl->vv.prog;
@@ -192,8 +192,8 @@ static clphys_status finish_create(clphys_md_plan *pl, clphys_status st, clphys_
 clphys_status md_params_in(clphys_context *ctx, const clphys_md_params *p, clphys_md_params *out)
 {
     CP_TRY(CP_PARAMS_IN(ctx, clphys_md_params, p, neigh_delay, out));
-    clphys_lj_params lj;
-    CP_TRY(CP_PARAMS_IN(ctx, clphys_lj_params, &out->lj, entries_ahead, &lj));
+    clphys_md_lj_params lj;
+    CP_TRY(CP_PARAMS_IN(ctx, clphys_md_lj_params, &out->lj, entries_ahead, &lj));
     out->lj = lj;
     return CLPHYS_SUCCESS;
 }
@@ -217,7 +217,7 @@ clphys_status clphys_md_plan_create(clphys_context *ctx, const clphys_md_params 
         if (!st) pl->lj->atom_id = pl->atom_id;
     }
     if (!st) st = upload(pl, sys);
-    if (!st) st = clphys_lj_evaluate(pl->lj, NULL);
+    if (!st) st = clphys_md_lj_evaluate(pl->lj, NULL);
     return finish_create(pl, st, plan);
 }
 
@@ -248,7 +248,7 @@ static clphys_status check_state(clphys_md_plan *pl)
  * images) by cell and build the list; the displacement check starts here. */
 static clphys_status sort_and_build(clphys_md_plan *pl, double *ks)
 {
-    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
+    clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
     CP_TRY(md_neighbor_rebuild(nb, &pl->vel_tmp, &pl->vel, 1, pl->img_tmp, pl->img));
     if (ks) *ks += nb->kernel_s;
     CP_TRY(cp_copy(pl->ctx, nb->pos, 0, pl->xref, 0, 4 * pl->rs * pl->n));
@@ -265,7 +265,7 @@ static clphys_status bound_start(clphys_md_plan *pl)
     CP_TRY(check_state(pl));
     CP_TRY(pull(pl));
     CP_TRY(sort_and_build(pl, NULL));
-    CP_TRY(clphys_lj_evaluate(pl->lj, NULL));
+    CP_TRY(clphys_md_lj_evaluate(pl->lj, NULL));
     return push(pl, NULL);
 }
 
@@ -327,7 +327,7 @@ static void atom_name(clphys_md_plan *pl, const cl_uint *perm, size_t s, char *b
 static clphys_status check_finite(clphys_md_plan *pl)
 {
     clphys_context *ctx = pl->ctx;
-    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
+    clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
     size_t n = pl->n;
     double *x4 = malloc(4 * n * sizeof *x4), *v4 = malloc(4 * n * sizeof *v4);
     cl_uint *perm = malloc(4 * n);
@@ -364,7 +364,7 @@ static clphys_status need_rebuild(clphys_md_plan *pl, int *yes, double *ks)
         return CLPHYS_SUCCESS;
     }
     float d2;
-    CP_TRY(md_verlet_max_displacement(&pl->vv, clphys_lj_neighbor(pl->lj)->pos, pl->xref, pl->box, pl->n, ks, &d2));
+    CP_TRY(md_verlet_max_displacement(&pl->vv, clphys_md_lj_neighbor(pl->lj)->pos, pl->xref, pl->box, pl->n, ks, &d2));
     if (!isfinite(d2)) CP_TRY(check_finite(pl));
     double half_skin = 0.5 * pl->p.lj.skin;
     *yes = d2 > half_skin * half_skin;
@@ -374,7 +374,7 @@ static clphys_status need_rebuild(clphys_md_plan *pl, int *yes, double *ks)
 /* The sorted arrays become the unsorted input of a new sort. */
 static clphys_status rebuild(clphys_md_plan *pl, double *ks)
 {
-    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
+    clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
     cl_mem t = nb->pos_in;
     nb->pos_in = nb->pos, nb->pos = t;
     t = nb->perm_in, nb->perm_in = nb->perm, nb->perm = t;
@@ -389,13 +389,13 @@ clphys_status clphys_md_run(clphys_md_plan *pl, int steps, double *kernel_s)
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md: NULL plan or steps = %d < 0", steps);
     double ks = 0, *kp = kernel_s ? &ks : NULL, t = 0;
     for (int s = 0; s < steps; s++) {
-        clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
+        clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
         CP_TRY(md_verlet_kick_drift(&pl->vv, nb->pos, pl->vel, pl->img, pl->lj->f, pl->p.dt, pl->box, pl->n, kp));
         pl->step++;
         int yes;
         CP_TRY(need_rebuild(pl, &yes, kp));
         if (yes) CP_TRY(rebuild(pl, kp));
-        CP_TRY(clphys_lj_evaluate(pl->lj, kernel_s ? &t : NULL));
+        CP_TRY(clphys_md_lj_evaluate(pl->lj, kernel_s ? &t : NULL));
         ks += t;
         CP_TRY(md_verlet_kick(&pl->vv, pl->vel, pl->lj->f, pl->p.dt, pl->n, kp));
     }
@@ -408,8 +408,8 @@ clphys_status clphys_md_thermo_now(clphys_md_plan *pl, clphys_md_thermo *t)
 {
     if (!pl || !t) return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md: NULL argument");
     size_t n = pl->n;
-    clphys_lj_result r;
-    clphys_status gst = clphys_lj_get(pl->lj, NULL, &r);
+    clphys_md_lj_result r;
+    clphys_status gst = clphys_md_lj_get(pl->lj, NULL, &r);
     if (gst) {
         cp_error_append(pl->ctx, "(at step %lld)", pl->step);
         return gst;
@@ -432,7 +432,7 @@ clphys_status clphys_md_thermo_now(clphys_md_plan *pl, clphys_md_thermo *t)
     if (isfinite(vmax2) && sqrt(vmax2) * pl->p.dt > half) {
         cl_uint *perm = malloc(4 * n);
         char who[64] = "an atom";
-        if (perm && !cp_read(pl->ctx, clphys_lj_neighbor(pl->lj)->perm, 0, 4 * n, perm))
+        if (perm && !cp_read(pl->ctx, clphys_md_lj_neighbor(pl->lj)->perm, 0, 4 * n, perm))
             atom_name(pl, perm, fast, who, sizeof who);
         free(perm);
         return cp_error(pl->ctx, CLPHYS_ERR_INPUT,
@@ -463,7 +463,7 @@ clphys_status clphys_md_download(clphys_md_plan *pl, clphys_md_system *sys)
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
                         "md: download needs a system of the plan's %zu atoms with x and v", pl ? pl->n : 0);
     clphys_context *ctx = pl->ctx;
-    clphys_neighbor_plan *nb = clphys_lj_neighbor(pl->lj);
+    clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
     size_t n = pl->n;
     double *x4 = malloc(4 * n * sizeof *x4), *v4 = malloc(4 * n * sizeof *v4);
     cl_int *im = malloc(16 * n);

@@ -455,7 +455,7 @@ clphys_status clphys_md_fcc(double rho, int cells, double temp, uint64_t seed, c
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_lj_seed_input(double rho, double edge, size_t *n, double box[3], double *pos)
+clphys_status clphys_md_lj_seed_input(double rho, double edge, size_t *n, double box[3], double *pos)
 {
     const double a = rho > 0 ? pow(4.0 / rho, 1.0 / 3.0) : 0;
     const double m = a > 0 ? floor(edge / a) : 0;

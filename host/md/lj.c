@@ -1,5 +1,5 @@
 /* lj.c — Lennard-Jones plan: owns a neighbour list and one kernel variant
- * (cl/lj.cl, cl/lj_cpu.cl; the half-cas lists in lj_half_cas.c); forces,
+ * (cl/md_lj.cl, cl/md_lj_cpu.cl; the half-cas lists in lj_half_cas.c); forces,
  * energy and virial returned in the caller's order. */
 #include "md_internal.h"
 
@@ -10,20 +10,20 @@
 
 /* Public names, in enum order; variant v runs kernel "lj_" + its name with
  * '-' as '_' (kernel_name). */
-static const char *names[CLPHYS_LJ_NVARIANTS] = {
+static const char *names[CLPHYS_MD_LJ_NVARIANTS] = {
     "auto", "full-csr", "full-transposed", "full-group", "half-cas", "half-fixedpoint", "cpu", "full-staged"};
 
-const char *clphys_lj_variant_name(clphys_lj_variant v)
+const char *clphys_md_lj_variant_name(clphys_md_lj_variant v)
 {
-    return (unsigned)v < CLPHYS_LJ_NVARIANTS ? names[v] : "unknown";
+    return (unsigned)v < CLPHYS_MD_LJ_NVARIANTS ? names[v] : "unknown";
 }
 
-clphys_status clphys_lj_variant_from_name(const char *name, clphys_lj_variant *v)
+clphys_status clphys_md_lj_variant_from_name(const char *name, clphys_md_lj_variant *v)
 {
     char all[256] = "";
-    for (int i = 0; i < CLPHYS_LJ_NVARIANTS; i++) {
+    for (int i = 0; i < CLPHYS_MD_LJ_NVARIANTS; i++) {
         if (name && v && !strcmp(name, names[i])) {
-            *v = (clphys_lj_variant)i;
+            *v = (clphys_md_lj_variant)i;
             return CLPHYS_SUCCESS;
         }
         size_t o = strlen(all);
@@ -33,27 +33,27 @@ clphys_status clphys_lj_variant_from_name(const char *name, clphys_lj_variant *v
                     all);
 }
 
-static void kernel_name(clphys_lj_variant v, char *buf, size_t len)
+static void kernel_name(clphys_md_lj_variant v, char *buf, size_t len)
 {
     snprintf(buf, len, "lj_%s", names[v]);
     for (char *c = buf; *c; c++)
         if (*c == '-') *c = '_';
 }
 
-clphys_neighbor_plan *clphys_lj_neighbor(clphys_lj_plan *pl)
+clphys_md_neighbor_plan *clphys_md_lj_neighbor(clphys_md_lj_plan *pl)
 {
     return pl ? pl->nb : NULL;
 }
 
-clphys_lj_variant clphys_lj_plan_variant(const clphys_lj_plan *pl)
+clphys_md_lj_variant clphys_md_lj_plan_variant(const clphys_md_lj_plan *pl)
 {
-    return pl ? pl->variant : CLPHYS_LJ_AUTO;
+    return pl ? pl->variant : CLPHYS_MD_LJ_AUTO;
 }
 
-void clphys_lj_plan_destroy(clphys_lj_plan *pl)
+void clphys_md_lj_plan_destroy(clphys_md_lj_plan *pl)
 {
     if (!pl) return;
-    clphys_neighbor_plan_destroy(pl->nb);
+    clphys_md_neighbor_plan_destroy(pl->nb);
     cl_kernel *ks[] = {&pl->k,      &pl->k_convert, &pl->k_bcount, &pl->k_rows,
                        &pl->k_tables, &pl->k_derive, &pl->k_key,   &pl->k_rank};
     for (size_t q = 0; q < sizeof ks / sizeof *ks; q++)
@@ -66,16 +66,16 @@ void clphys_lj_plan_destroy(clphys_lj_plan *pl)
     free(pl);
 }
 
-static clphys_status check_params(clphys_context *ctx, const clphys_lj_params *p)
+static clphys_status check_params(clphys_context *ctx, const clphys_md_lj_params *p)
 {
     if (!(p->r_cut > 0) || !(p->skin >= 0) || !(p->epsilon > 0) || !(p->sigma > 0))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "lj: r_cut = %g, skin = %g, epsilon = %g, sigma = %g (need r_cut, eps, "
                         "sigma > 0, skin >= 0)",
                         p->r_cut, p->skin, p->epsilon, p->sigma);
-    if ((unsigned)p->variant >= CLPHYS_LJ_NVARIANTS)
+    if ((unsigned)p->variant >= CLPHYS_MD_LJ_NVARIANTS)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lj: unknown variant %d", (int)p->variant);
-    if ((unsigned)p->slot_order > CLPHYS_LJ_ORDER_BOTH || (unsigned)p->defer_exchanges > 2 ||
+    if ((unsigned)p->slot_order > CLPHYS_MD_LJ_ORDER_BOTH || (unsigned)p->defer_exchanges > 2 ||
         p->entries_ahead == 1 || (unsigned)p->entries_ahead > 4)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "lj: slot_order = %d (0 .. 4), defer_exchanges = %d (0 .. 2), entries_ahead = %d "
@@ -84,45 +84,45 @@ static clphys_status check_params(clphys_context *ctx, const clphys_lj_params *p
     return CLPHYS_SUCCESS;
 }
 
-static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
+static clphys_status create(clphys_context *ctx, clphys_md_lj_plan *pl)
 {
-    clphys_lj_params *p = &pl->p;
+    clphys_md_lj_params *p = &pl->p;
     const clphys_device_info *dev = &ctx->info;
     if (p->epsilon == 0) p->epsilon = 1;
     if (p->sigma == 0) p->sigma = 1;
     CP_TRY(check_params(ctx, p));
-    /* auto, when the tuning cache has no entry (clphys_lj_plan_create looks
+    /* auto, when the tuning cache has no entry (clphys_md_lj_plan_create looks
      * first): the full transposed list on GPUs, the explicit-vector cpu
      * variant on CPUs (PoCL); bench/md-notes.md, "Choices", says why */
-    pl->variant = p->variant != CLPHYS_LJ_AUTO ? p->variant
-                  : !dev->is_cpu              ? CLPHYS_LJ_FULL_TRANSPOSED
-                                              : CLPHYS_LJ_CPU;
-    int fixed = pl->variant == CLPHYS_LJ_HALF_FIXEDPOINT, hcas = pl->variant == CLPHYS_LJ_HALF_CAS;
-    int staged = pl->variant == CLPHYS_LJ_FULL_STAGED;
+    pl->variant = p->variant != CLPHYS_MD_LJ_AUTO ? p->variant
+                  : !dev->is_cpu              ? CLPHYS_MD_LJ_FULL_TRANSPOSED
+                                              : CLPHYS_MD_LJ_CPU;
+    int fixed = pl->variant == CLPHYS_MD_LJ_HALF_FIXEDPOINT, hcas = pl->variant == CLPHYS_MD_LJ_HALF_CAS;
+    int staged = pl->variant == CLPHYS_MD_LJ_FULL_STAGED;
     pl->shift = 0;
     if (p->shifted) {
         double s6 = pow(p->sigma / p->r_cut, 6);
         pl->shift = 4 * p->epsilon * s6 * (s6 - 1);
     }
-    /* half-cas derives its half lists (cl/half_slot.cl) from a full
+    /* half-cas derives its half lists (cl/md_half_slot.cl) from a full
      * transposed list, which keeps the rebuild and shuffle of the other
      * variants */
-    clphys_neighbor_params np = {.n = p->n,
+    clphys_md_neighbor_params np = {.n = p->n,
                                  .box = {p->box[0], p->box[1], p->box[2]},
                                  .r_search = p->r_cut + p->skin,
-                                 .kind = fixed ? CLPHYS_NEIGHBOR_HALF : CLPHYS_NEIGHBOR_FULL,
-                                 .layout = pl->variant == CLPHYS_LJ_FULL_TRANSPOSED || hcas ? CLPHYS_NEIGHBOR_TRANSPOSED
-                                           : staged                                         ? CLPHYS_NEIGHBOR_STAGED
-                                                                                            : CLPHYS_NEIGHBOR_CSR,
+                                 .kind = fixed ? CLPHYS_MD_NEIGHBOR_HALF : CLPHYS_MD_NEIGHBOR_FULL,
+                                 .layout = pl->variant == CLPHYS_MD_LJ_FULL_TRANSPOSED || hcas ? CLPHYS_MD_NEIGHBOR_TRANSPOSED
+                                           : staged                                         ? CLPHYS_MD_NEIGHBOR_STAGED
+                                                                                            : CLPHYS_MD_NEIGHBOR_CSR,
                                  .precision = p->precision};
-    CP_TRY(clphys_neighbor_plan_create(ctx, &np, &pl->nb));
+    CP_TRY(clphys_md_neighbor_plan_create(ctx, &np, &pl->nb));
     /* 256 on GPUs: the best or near it for the one-work-item-per-i kernels
      * on the H100 (bench/md-notes.md, "Choices") */
     size_t wg0 = staged ? 128 : dev->is_cpu ? 16 : 256;
     if (wg0 > dev->max_work_group_size) wg0 = dev->max_work_group_size; /* a default only: asked sizes are checked */
     pl->wg = p->work_group_size > 0 ? (size_t)p->work_group_size : wg0;
     pl->tpi = p->group_size > 0 ? (size_t)p->group_size : 8;
-    if (pl->variant == CLPHYS_LJ_FULL_GROUP &&
+    if (pl->variant == CLPHYS_MD_LJ_FULL_GROUP &&
         (pl->tpi & (pl->tpi - 1) || pl->wg % pl->tpi || pl->wg > dev->max_work_group_size))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "lj: group_size %zu must be a power of 2 dividing work_group_size %zu "
@@ -131,7 +131,7 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
     cp_defines opt = {0};
     CP_TRY(cp_define_precision(ctx, &opt, p->precision));
     size_t rs = p->precision == CLPHYS_FP64 ? 8 : 4, n = p->n;
-    if (pl->variant == CLPHYS_LJ_FULL_GROUP) {
+    if (pl->variant == CLPHYS_MD_LJ_FULL_GROUP) {
         cp_define_int(&opt, "LJ_TPI", pl->tpi);
         cp_define_int(&opt, "LJ_WG", pl->wg);
     }
@@ -148,14 +148,14 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
     } else {
         char kn[32];
         kernel_name(pl->variant, kn, sizeof kn);
-        CP_TRY(cp_program(ctx, pl->variant == CLPHYS_LJ_CPU ? &clsrc_lj_cpu_cl : &clsrc_lj_cl, &opt, &prog));
+        CP_TRY(cp_program(ctx, pl->variant == CLPHYS_MD_LJ_CPU ? &clsrc_md_lj_cpu_cl : &clsrc_md_lj_cl, &opt, &prog));
         CP_TRY(cp_kernel(ctx, prog, kn, &pl->k));
         /* a default size the compiled kernel cannot run (registers) shrinks,
          * unless the kernel was built for it (full-group's local arrays,
          * full-staged's stage) */
         size_t kwg;
         CP_TRY(cp_kernel_limits(ctx, pl->k, &kwg, NULL));
-        if (p->work_group_size <= 0 && pl->variant != CLPHYS_LJ_FULL_GROUP && !staged)
+        if (p->work_group_size <= 0 && pl->variant != CLPHYS_MD_LJ_FULL_GROUP && !staged)
             while (pl->wg > kwg && pl->wg > 1) pl->wg /= 2;
         CP_TRY(cp_check_work_group(ctx, pl->k, kn, pl->wg));
     }
@@ -172,41 +172,41 @@ static clphys_status create(clphys_context *ctx, clphys_lj_plan *pl)
 static const char *order_names[] = {"auto", "plain", "cut-first", "sorted-rows", "both"};
 
 /* pl->choice: the variant, the options that apply to it, their source. */
-static void describe(clphys_lj_plan *pl, const char *source)
+static void describe(clphys_md_lj_plan *pl, const char *source)
 {
-    const clphys_lj_params *p = &pl->p;
+    const clphys_md_lj_params *p = &pl->p;
     char *c = pl->choice;
     const size_t n = sizeof pl->choice;
     int o = snprintf(c, n, "%s", names[pl->variant]);
-    if (pl->variant == CLPHYS_LJ_FULL_GROUP) o += snprintf(c + o, n - (size_t)o, " group_size=%zu", pl->tpi);
-    if (pl->variant == CLPHYS_LJ_HALF_CAS)
+    if (pl->variant == CLPHYS_MD_LJ_FULL_GROUP) o += snprintf(c + o, n - (size_t)o, " group_size=%zu", pl->tpi);
+    if (pl->variant == CLPHYS_MD_LJ_HALF_CAS)
         o += snprintf(c + o, n - (size_t)o, " slot_order=%s defer_exchanges=%d entries_ahead=%d",
                       order_names[pl->order + 1], p->defer_exchanges ? p->defer_exchanges : 1,
                       p->entries_ahead ? p->entries_ahead : 2);
     snprintf(c + o, n - (size_t)o, " work_group_size=%zu (%s)", pl->wg, source);
 }
 
-static clphys_status try_create(clphys_context *ctx, const clphys_lj_params *p, clphys_lj_plan **plan)
+static clphys_status try_create(clphys_context *ctx, const clphys_md_lj_params *p, clphys_md_lj_plan **plan)
 {
-    clphys_lj_plan *pl = calloc(1, sizeof *pl);
+    clphys_md_lj_plan *pl = calloc(1, sizeof *pl);
     if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "lj plan");
     pl->ctx = ctx;
     pl->p = *p;
     clphys_status st = create(ctx, pl);
     if (st) {
-        clphys_lj_plan_destroy(pl);
+        clphys_md_lj_plan_destroy(pl);
         return st;
     }
     *plan = pl;
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_lj_plan_create(clphys_context *ctx, const clphys_lj_params *p, clphys_lj_plan **plan)
+clphys_status clphys_md_lj_plan_create(clphys_context *ctx, const clphys_md_lj_params *p, clphys_md_lj_plan **plan)
 {
     if (!ctx || !p || !plan) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lj: NULL argument");
     *plan = NULL;
-    clphys_lj_params pin;
-    CP_TRY(CP_PARAMS_IN(ctx, clphys_lj_params, p, entries_ahead, &pin));
+    clphys_md_lj_params pin;
+    CP_TRY(CP_PARAMS_IN(ctx, clphys_md_lj_params, p, entries_ahead, &pin));
     p = &pin;
     /* what the params leave to auto comes from the tuning cache when it has
      * an entry for this device, precision, size and density class; a cached
@@ -222,29 +222,29 @@ clphys_status clphys_lj_plan_create(clphys_context *ctx, const clphys_lj_params 
     return st;
 }
 
-const char *clphys_lj_plan_choice(const clphys_lj_plan *pl)
+const char *clphys_md_lj_plan_choice(const clphys_md_lj_plan *pl)
 {
     return pl ? pl->choice : "";
 }
 
-clphys_tune_source clphys_lj_plan_tune_source(const clphys_lj_plan *pl)
+clphys_tune_source clphys_md_lj_plan_tune_source(const clphys_md_lj_plan *pl)
 {
     return pl ? pl->source : CLPHYS_TUNE_HEURISTIC;
 }
 
-clphys_status md_lj_set_count(clphys_lj_plan *pl, size_t n)
+clphys_status md_lj_set_count(clphys_md_lj_plan *pl, size_t n)
 {
     pl->p.n = n;
     return md_neighbor_set_count(pl->nb, n);
 }
 
-clphys_status clphys_lj_set_positions(clphys_lj_plan *pl, const double *pos)
+clphys_status clphys_md_lj_set_positions(clphys_md_lj_plan *pl, const double *pos)
 {
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "lj: NULL plan");
-    return clphys_neighbor_build(pl->nb, pos);
+    return clphys_md_neighbor_build(pl->nb, pos);
 }
 
-clphys_status clphys_lj_update_positions(clphys_lj_plan *pl, const double *pos)
+clphys_status clphys_md_lj_update_positions(clphys_md_lj_plan *pl, const double *pos)
 {
     if (!pl || !pos) return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "lj: NULL argument");
     size_t rs = pl->p.precision == CLPHYS_FP64 ? 8 : 4;
@@ -254,12 +254,12 @@ clphys_status clphys_lj_update_positions(clphys_lj_plan *pl, const double *pos)
 
 /* The forces: every row, or (count > 0: full-csr and full-transposed)
  * rows first .. first + count - 1 and at most a work-group beyond. */
-static clphys_status evaluate(clphys_lj_plan *pl, double *kernel_s, size_t first, size_t count)
+static clphys_status evaluate(clphys_md_lj_plan *pl, double *kernel_s, size_t first, size_t count)
 {
     clphys_context *ctx = pl->ctx;
-    clphys_neighbor_plan *nb = pl->nb;
-    clphys_lj_variant v = pl->variant;
-    int hcas = v == CLPHYS_LJ_HALF_CAS, staged = v == CLPHYS_LJ_FULL_STAGED;
+    clphys_md_neighbor_plan *nb = pl->nb;
+    clphys_md_lj_variant v = pl->variant;
+    int hcas = v == CLPHYS_MD_LJ_HALF_CAS, staged = v == CLPHYS_MD_LJ_FULL_STAGED;
     if (hcas && pl->derived_gen != nb->gen) CP_TRY(md_half_cas_derive(pl));
     cl_kernel k = pl->k;
     cl_uint n = (cl_uint)pl->p.n;
@@ -275,7 +275,7 @@ static clphys_status evaluate(clphys_lj_plan *pl, double *kernel_s, size_t first
     cl_uint a = 0;
     arg[a++] = CP_KARG(nb->pos);
     arg[a++] = CP_KARG(n);
-    cl_mem rows = hcas ? pl->hcount : v == CLPHYS_LJ_FULL_TRANSPOSED || staged ? nb->ncount : nb->offset;
+    cl_mem rows = hcas ? pl->hcount : v == CLPHYS_MD_LJ_FULL_TRANSPOSED || staged ? nb->ncount : nb->offset;
     arg[a++] = CP_KARG(rows);
     cl_mem list = hcas ? pl->hl : nb->list;
     arg[a++] = CP_KARG(list);
@@ -286,7 +286,7 @@ static clphys_status evaluate(clphys_lj_plan *pl, double *kernel_s, size_t first
     for (int i = 0; i < 5; i++)
         arg[a++] = CP_EITHER(dbl, c[i], cf[i]);
     size_t rs = dbl ? 8 : 4;
-    if (v == CLPHYS_LJ_HALF_FIXEDPOINT) {
+    if (v == CLPHYS_MD_LJ_HALF_FIXEDPOINT) {
         cl_long z = 0;
         cl_uint zu = 0;
         CP_TRY(cp_fill(ctx, pl->fx3, &z, 8, 24 * (size_t)n));
@@ -300,7 +300,7 @@ static clphys_status evaluate(clphys_lj_plan *pl, double *kernel_s, size_t first
     arg[a++] = CP_KARG(pl->f);
     arg[a++] = CP_KARG(pl->vir);
     size_t g;
-    if (v == CLPHYS_LJ_HALF_FIXEDPOINT) arg[a++] = CP_KARG(pl->bad);
+    if (v == CLPHYS_MD_LJ_HALF_FIXEDPOINT) arg[a++] = CP_KARG(pl->bad);
     cl_int nc[4] = {nb->nc[0], nb->nc[1], nb->nc[2], 0}, bx = nb->stage_bx;
     cl_uint stcap = nb->stage_max > 0 ? nb->stage_max : 1;
     if (staged) {
@@ -320,11 +320,11 @@ static clphys_status evaluate(clphys_lj_plan *pl, double *kernel_s, size_t first
         arg[a++] = CP_KARG(pl->nslot);
         arg[a++] = CP_KARG(pl->ovf);
         g = pl->nblocks * pl->wg; /* one work-group per block of cells */
-    } else if (v == CLPHYS_LJ_FULL_GROUP)
+    } else if (v == CLPHYS_MD_LJ_FULL_GROUP)
         g = md_global((size_t)n * pl->tpi, pl->wg);
     else if (staged)
         g = nb->nblocks * pl->wg; /* one work-group per block of cells */
-    else if (v == CLPHYS_LJ_CPU)
+    else if (v == CLPHYS_MD_LJ_CPU)
         g = md_global((n + 31) / 32, pl->wg); /* LJ_CPU_BLOCK = 32 i per work-item */
     else
         g = md_global(n, pl->wg);
@@ -332,7 +332,7 @@ static clphys_status evaluate(clphys_lj_plan *pl, double *kernel_s, size_t first
     if (count) return cp_launch_at(ctx, k, first, md_global(count, pl->wg), pl->wg);
     double t = 0; /* waited for only when asked for the time: back-to-back calls stay queued */
     CP_TRY(cp_launch(ctx, k, 1, &g, &pl->wg, kernel_s ? &t : NULL));
-    if (v == CLPHYS_LJ_HALF_FIXEDPOINT) {
+    if (v == CLPHYS_MD_LJ_HALF_FIXEDPOINT) {
         CP_TRY(CP_ARGS(ctx, pl->k_convert, pl->fx3, pl->f, n));
         size_t gc = md_global(n, 64);
         CP_TRY(cp_launch(ctx, pl->k_convert, 1, &gc, NULL, kernel_s ? &t : NULL));
@@ -341,18 +341,18 @@ static clphys_status evaluate(clphys_lj_plan *pl, double *kernel_s, size_t first
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_lj_evaluate(clphys_lj_plan *pl, double *kernel_s)
+clphys_status clphys_md_lj_evaluate(clphys_md_lj_plan *pl, double *kernel_s)
 {
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "lj: NULL plan");
     return evaluate(pl, kernel_s, 0, 0);
 }
 
-int md_lj_rows_supported(const clphys_lj_plan *pl)
+int md_lj_rows_supported(const clphys_md_lj_plan *pl)
 {
-    return pl->variant == CLPHYS_LJ_FULL_CSR || pl->variant == CLPHYS_LJ_FULL_TRANSPOSED;
+    return pl->variant == CLPHYS_MD_LJ_FULL_CSR || pl->variant == CLPHYS_MD_LJ_FULL_TRANSPOSED;
 }
 
-clphys_status md_lj_evaluate_rows(clphys_lj_plan *pl, size_t first, size_t count)
+clphys_status md_lj_evaluate_rows(clphys_md_lj_plan *pl, size_t first, size_t count)
 {
     if (!md_lj_rows_supported(pl))
         return cp_error(pl->ctx, CLPHYS_ERR_UNSUPPORTED, "lj: rows of variant %s", names[pl->variant]);
@@ -363,7 +363,7 @@ clphys_status md_lj_evaluate_rows(clphys_lj_plan *pl, size_t first, size_t count
 /* Nearest other particle to sorted particle s (O(n), only on failure), its
  * index in *jmin (s when none has a finite distance), and the position of s
  * in xs. */
-static double nearest(clphys_lj_plan *pl, size_t s, size_t *jmin, double xs[3])
+static double nearest(clphys_md_lj_plan *pl, size_t s, size_t *jmin, double xs[3])
 {
     size_t n = pl->p.n, rs = pl->p.precision == CLPHYS_FP64 ? 8 : 4;
     double *x4 = malloc(4 * n * sizeof *x4), best = INFINITY;
@@ -391,7 +391,7 @@ static double nearest(clphys_lj_plan *pl, size_t s, size_t *jmin, double xs[3])
 /* The error of a non-finite force on sorted particle s: overlapping atoms
  * only when the nearest is closer than sigma / 2; otherwise a position
  * that is no longer finite (a diverged run) or forces out of range. */
-static clphys_status bad_force(clphys_lj_plan *pl, size_t s, const cl_uint *perm)
+static clphys_status bad_force(clphys_md_lj_plan *pl, size_t s, const cl_uint *perm)
 {
     clphys_context *ctx = pl->ctx;
     size_t j;
@@ -426,7 +426,7 @@ static clphys_status bad_force(clphys_lj_plan *pl, size_t s, const cl_uint *perm
                     pl->p.precision == CLPHYS_FP64 ? "fp64" : "fp32");
 }
 
-clphys_status clphys_lj_get(clphys_lj_plan *pl, double *forces, clphys_lj_result *res)
+clphys_status clphys_md_lj_get(clphys_md_lj_plan *pl, double *forces, clphys_md_lj_result *res)
 {
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "lj: NULL plan");
     clphys_context *ctx = pl->ctx;
@@ -472,7 +472,7 @@ clphys_status clphys_lj_get(clphys_lj_plan *pl, double *forces, clphys_lj_result
     return st;
 }
 
-clphys_status clphys_lj_overflow(clphys_lj_plan *pl, size_t *slots)
+clphys_status clphys_md_lj_overflow(clphys_md_lj_plan *pl, size_t *slots)
 {
     if (!pl || !slots) return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "lj: NULL argument");
     if (pl->ovf) {
@@ -487,10 +487,10 @@ clphys_status clphys_lj_overflow(clphys_lj_plan *pl, size_t *slots)
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_lj_compute(clphys_lj_plan *pl, const double *pos, double *forces,
-                                clphys_lj_result *res)
+clphys_status clphys_md_lj_compute(clphys_md_lj_plan *pl, const double *pos, double *forces,
+                                clphys_md_lj_result *res)
 {
-    CP_TRY(clphys_lj_set_positions(pl, pos));
-    CP_TRY(clphys_lj_evaluate(pl, NULL));
-    return clphys_lj_get(pl, forces, res);
+    CP_TRY(clphys_md_lj_set_positions(pl, pos));
+    CP_TRY(clphys_md_lj_evaluate(pl, NULL));
+    return clphys_md_lj_get(pl, forces, res);
 }

@@ -1,5 +1,5 @@
-/* lj_half_cas.c — the half-cas variant's lists and kernel (cl/half_slot.cl,
- * lj_half_cas in cl/lj.cl): the blocks of cells, their local accumulator
+/* lj_half_cas.c — the half-cas variant's lists and kernel (cl/md_half_slot.cl,
+ * lj_half_cas in cl/md_lj.cl): the blocks of cells, their local accumulator
  * slots and work-group size, and the slot lists derived from the plan's
  * full transposed list after every build or shuffle. */
 #include "md_internal.h"
@@ -16,15 +16,15 @@
  * memory (at most 48 KiB) or the block's particles + 15 % exceed 256 (more
  * rows than work-items run the block in several passes); work-items for the
  * block's mean particle count + 15 % (32 .. 256).  A denser neighbourhood
- * sends the excess to global memory (counted: clphys_lj_overflow).  The
- * order of the lists (cl/half_slot.cl): the params', else in fp64 both
+ * sends the excess to global memory (counted: clphys_md_lj_overflow).  The
+ * order of the lists (cl/md_half_slot.cl): the params', else in fp64 both
  * orders and in fp32 the rows by length only (the entries within r_cut
  * measured slower in fp32 on the H100: bench/md-notes.md). */
-clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const cp_defines *opt0)
+clphys_status md_half_cas_create(clphys_context *ctx, clphys_md_lj_plan *pl, const cp_defines *opt0)
 {
     const clphys_device_info *dev = &ctx->info;
-    const clphys_lj_params *p = &pl->p;
-    clphys_neighbor_plan *nb = pl->nb;
+    const clphys_md_lj_params *p = &pl->p;
+    clphys_md_neighbor_plan *nb = pl->nb;
     size_t rs = p->precision == CLPHYS_FP64 ? 8 : 4, n = p->n;
     size_t local = (dev->local_mem_bytes < 49152 ? dev->local_mem_bytes : 49152) - 256;
     double mean = (double)n / (double)nb->ncells;
@@ -67,15 +67,15 @@ clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const 
     cp_define_int(&opt, "HS_BY", pl->block[1]);
     cp_define_int(&opt, "HS_BZ", pl->block[2]);
     cl_program hp;
-    CP_TRY(cp_program(ctx, &clsrc_half_slot_cl, &opt, &hp));
+    CP_TRY(cp_program(ctx, &clsrc_md_half_slot_cl, &opt, &hp));
     CP_TRY(cp_kernel(ctx, hp, "hs_block_count", &pl->k_bcount));
     CP_TRY(cp_kernel(ctx, hp, "hs_rows", &pl->k_rows));
     CP_TRY(cp_kernel(ctx, hp, "hs_tables", &pl->k_tables));
     CP_TRY(cp_kernel(ctx, hp, "hs_derive", &pl->k_derive));
     CP_TRY(cp_kernel(ctx, hp, "hs_key", &pl->k_key));
     CP_TRY(cp_kernel(ctx, hp, "hs_rank", &pl->k_rank));
-    /* clphys_lj_slot_order - 1 = its HS_* bits */
-    pl->order = p->slot_order != CLPHYS_LJ_ORDER_AUTO ? (int)p->slot_order - 1
+    /* clphys_md_lj_slot_order - 1 = its HS_* bits */
+    pl->order = p->slot_order != CLPHYS_MD_LJ_ORDER_AUTO ? (int)p->slot_order - 1
                 : p->precision == CLPHYS_FP64     ? HS_CUT_FIRST | HS_SORTED_ROWS
                                                   : HS_SORTED_ROWS;
     int ahead = p->entries_ahead > 0 ? p->entries_ahead : 2, defer = p->defer_exchanges == 2;
@@ -89,7 +89,7 @@ clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const 
         cp_define_int(&opt, "LJ_DEFER", defer);
         if (p->precision == CLPHYS_FP64) cp_define_int(&opt, "NEED_INT64_ATOMICS", 1);
         cl_program prog;
-        CP_TRY(cp_program(ctx, &clsrc_lj_cl, &opt, &prog));
+        CP_TRY(cp_program(ctx, &clsrc_md_lj_cl, &opt, &prog));
         CP_TRY(cp_kernel(ctx, prog, "lj_half_cas", &pl->k));
         size_t kwg = 0;
         CP_TRY(cp_kernel_limits(ctx, pl->k, &kwg, NULL));
@@ -124,10 +124,10 @@ clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const 
 /* The slot lists from the neighbour plan's full list (after each build or
  * shuffle): rows of each block, slot tables, half-space entries; the row
  * capacity grows when a row outgrows it.  Kernel time goes to the build's. */
-clphys_status md_half_cas_derive(clphys_lj_plan *pl)
+clphys_status md_half_cas_derive(clphys_md_lj_plan *pl)
 {
     clphys_context *ctx = pl->ctx;
-    clphys_neighbor_plan *nb = pl->nb;
+    clphys_md_neighbor_plan *nb = pl->nb;
     cl_uint n = (cl_uint)pl->p.n, nbk = (cl_uint)pl->nblocks, slots = (cl_uint)pl->slots;
     cl_int nc[4] = {nb->nc[0], nb->nc[1], nb->nc[2], 0};
     size_t g = md_global(n, 64), gb = md_global(nbk, 64);

@@ -6,9 +6,9 @@
 #include "clphys_md.h"
 #include "platform/platform.h"
 
-struct clphys_neighbor_plan {
+struct clphys_md_neighbor_plan {
     clphys_context *ctx;
-    clphys_neighbor_params p;
+    clphys_md_neighbor_params p;
     int nc[3];
     size_t ncells;
     size_t real_size;            /* 4 or 8 */
@@ -20,7 +20,7 @@ struct clphys_neighbor_plan {
     cl_mem cell, rank, count, start, order;
     cl_mem ncount, offset, list, overflow;
     cl_mem stage;                /* CPUs, CSR: rows of the counting pass, kept
-                                    at i*capacity (cl/neighbor_cpu.cl)       */
+                                    at i*capacity (cl/md_neighbor_cpu.cl)       */
     cl_kernel k_stage;           /* STAGED: per-block slot offsets            */
     cl_mem sbase;                /* STAGED: nblocks x (9 (bx + 2) + 1) uints  */
     int stage_bx;                /* STAGED: cells per block along x           */
@@ -33,24 +33,24 @@ struct clphys_neighbor_plan {
     size_t pairs;
     int growths;
     double kernel_s;             /* profiled time of the last build           */
-    int cpu_build;               /* 1: cl/neighbor_cpu.cl builds the list     */
-    char choice[64];             /* clphys_neighbor_plan_choice               */
+    int cpu_build;               /* 1: cl/md_neighbor_cpu.cl builds the list     */
+    char choice[64];             /* clphys_md_neighbor_plan_choice               */
     clphys_tune_source source;   /* of the build kernel (md_neighbor_choose)  */
     unsigned long gen;           /* lists built or reordered so far: plans
                                     that derive lists from this one compare  */
 };
 
-/* Order of the half-cas slot lists (cl/half_slot.cl): entries within r_cut
+/* Order of the half-cas slot lists (cl/md_half_slot.cl): entries within r_cut
  * first in each row; rows of a block by descending list length.  The bits
- * are clphys_lj_slot_order - 1. */
+ * are clphys_md_lj_slot_order - 1. */
 #define HS_CUT_FIRST 1
 #define HS_SORTED_ROWS 2
 
-struct clphys_lj_plan {
+struct clphys_md_lj_plan {
     clphys_context *ctx;
-    clphys_lj_params p;
-    clphys_lj_variant variant;   /* AUTO resolved                             */
-    clphys_neighbor_plan *nb;
+    clphys_md_lj_params p;
+    clphys_md_lj_variant variant;   /* AUTO resolved                             */
+    clphys_md_neighbor_plan *nb;
     cl_kernel k, k_convert;
     cl_mem f, vir, fx3, bad;     /* f: real4 per sorted particle (force, energy
                                     share); fx3, bad: half-fixedpoint          */
@@ -68,7 +68,7 @@ struct clphys_lj_plan {
     const long long *atom_id;    /* MD plans: each atom's ID (caller order), so
                                     that messages name the file's atoms; NULL:
                                     messages give 0-based caller indices      */
-    char choice[192];            /* clphys_lj_plan_choice                     */
+    char choice[192];            /* clphys_md_lj_plan_choice                     */
     clphys_tune_source source;   /* of variant and options (md_lj_choose)     */
 };
 
@@ -80,7 +80,7 @@ double md_neighbours(size_t n, const double box[3], double r_search);
  * cache's entry of the nearest size and density class, else the heuristic
  * (cpu on CPU devices, item elsewhere).  *cpu_build 1 for cpu; *source
  * where it came from. */
-void md_neighbor_choose(clphys_context *ctx, const clphys_neighbor_params *p, int *cpu_build,
+void md_neighbor_choose(clphys_context *ctx, const clphys_md_neighbor_params *p, int *cpu_build,
                         clphys_tune_source *source);
 /* Make *plan by create() with the variant and options chosen as every path
  * chooses (cp_tune_choose): p's when it leaves nothing to auto; else what
@@ -88,33 +88,33 @@ void md_neighbor_choose(clphys_context *ctx, const clphys_neighbor_params *p, in
  * entries of the nearest size and density class, when a plan of them can
  * be made here (values out of range are not taken); else the heuristic
  * (create() with p).  *source where the choice came from. */
-clphys_status md_lj_choose(clphys_context *ctx, const clphys_lj_params *p,
-                           clphys_status (*create)(clphys_context *, const clphys_lj_params *, clphys_lj_plan **),
-                           clphys_lj_plan **plan, clphys_tune_source *source);
+clphys_status md_lj_choose(clphys_context *ctx, const clphys_md_lj_params *p,
+                           clphys_status (*create)(clphys_context *, const clphys_md_lj_params *, clphys_md_lj_plan **),
+                           clphys_md_lj_plan **plan, clphys_tune_source *source);
 /* Tune one case (tests): the variants vs[nv] at their heuristic options
  * plus half-cas's deferred exchanges, in precision prec on the seed input
- * at density rho and box edge; stores as clphys_lj_tune. */
+ * at density rho and box edge; stores as clphys_md_lj_tune. */
 clphys_status md_lj_tune_case(clphys_context *ctx, const clphys_tune_options *o, clphys_precision prec, double rho,
-                              double edge, const clphys_lj_variant *vs, int nv);
+                              double edge, const clphys_md_lj_variant *vs, int nv);
 
 /* half-cas: blocks, slots, work-group size and kernels for pl (its
  * neighbour plan made); opt0: the precision's build options. */
-clphys_status md_half_cas_create(clphys_context *ctx, clphys_lj_plan *pl, const cp_defines *opt0);
+clphys_status md_half_cas_create(clphys_context *ctx, clphys_md_lj_plan *pl, const cp_defines *opt0);
 /* The slot lists from the neighbour plan's full list (after each build or
  * shuffle): rows of each block, slot tables, half-space entries; the row
  * capacity grows when a row outgrows it.  Kernel time goes to the build's. */
-clphys_status md_half_cas_derive(clphys_lj_plan *pl);
+clphys_status md_half_cas_derive(clphys_md_lj_plan *pl);
 
 /* Sort pos_in/perm_in (device) by cell into pos/perm, then build the list.
  * extra_gather: optional (src, dst) real4 pairs also gathered by the order
  * (velocities in MD); n_extra of them; int4 images likewise. */
-clphys_status md_neighbor_rebuild(clphys_neighbor_plan *pl, cl_mem *extra_src, cl_mem *extra_dst,
+clphys_status md_neighbor_rebuild(clphys_md_neighbor_plan *pl, cl_mem *extra_src, cl_mem *extra_dst,
                                   int n_extra, cl_mem img_src, cl_mem img_dst);
 /* pos_in = pos (n*3 doubles, wrapped into the box; non-finite: an error
  * naming the particle), perm_in = the identity: the input of a rebuild. */
-clphys_status md_neighbor_upload(clphys_neighbor_plan *pl, const double *pos);
+clphys_status md_neighbor_upload(clphys_md_neighbor_plan *pl, const double *pos);
 /* pos = pos_in gathered by the current order (positions changed, same list). */
-clphys_status md_neighbor_regather(clphys_neighbor_plan *pl);
+clphys_status md_neighbor_regather(clphys_md_neighbor_plan *pl);
 /* Host copy of pos (n*3 doubles) into a device real4 buffer (w in the 4th
  * component); with box non-NULL each coordinate is wrapped into [0, box). */
 clphys_status md_upload_real4(clphys_context *ctx, size_t real_size, cl_mem m, const double *x,
@@ -143,42 +143,42 @@ static inline cp_karg *md_real4_set(md_real4 *r, size_t rs, const double v[3], s
 #define MD_REAL_ARG(rs, x)  (*md_real4_set(&(md_real4){.d = {0}}, (rs), (const double[3]){(x), 0, 0}, 1))
 /* Local memory of one staged block holding `slots` particles (x, y, z and
  * the slot offsets of its cells). */
-size_t md_stage_bytes(const clphys_neighbor_plan *pl, size_t slots);
+size_t md_stage_bytes(const clphys_md_neighbor_plan *pl, size_t slots);
 /* Keep pcell (packed cell coordinates of the sorted particles) from the
  * next build on. */
-clphys_status md_neighbor_want_cells(clphys_neighbor_plan *pl);
+clphys_status md_neighbor_want_cells(clphys_md_neighbor_plan *pl);
 
-/* Distributed plans (md_mpi.c): the plan works on its first n particles
+/* Distributed plans (mpi.c): the plan works on its first n particles
  * from now on, n at most the n it was made for (its buffers' size); the
  * staged layout and half-cas are not resized (their block tables follow
  * the count made for).  The transposed list grows when capacity * n
  * exceeds it. */
-clphys_status md_neighbor_set_count(clphys_neighbor_plan *pl, size_t n);
-clphys_status md_lj_set_count(clphys_lj_plan *pl, size_t n);
+clphys_status md_neighbor_set_count(clphys_md_neighbor_plan *pl, size_t n);
+clphys_status md_lj_set_count(clphys_md_lj_plan *pl, size_t n);
 /* The forces of rows first .. first + count - 1 only (and of at most a
  * work-group of rows beyond, up to n: a later call for those rows writes
  * them again), for the variants whose kernel takes one row per work-item
  * from its global id (md_lj_rows_supported: full-csr, full-transposed);
  * queued, not waited for.  The distributed plan overlaps the ghost exchange
  * with the rows that have no ghost neighbour. */
-int md_lj_rows_supported(const clphys_lj_plan *pl);
-clphys_status md_lj_evaluate_rows(clphys_lj_plan *pl, size_t first, size_t count);
+int md_lj_rows_supported(const clphys_md_lj_plan *pl);
+clphys_status md_lj_evaluate_rows(clphys_md_lj_plan *pl, size_t first, size_t count);
 /* dst = src gathered by the last rebuild's order (int4 per particle), as
  * md_neighbor_rebuild gathers the images. */
 /* The application's MD parameters in the library's layout, the embedded
  * lj parameters too (cp_params_in; integrator.c). */
 clphys_status md_params_in(clphys_context *ctx, const clphys_md_params *p, clphys_md_params *out);
-clphys_status md_neighbor_gather_int4(clphys_neighbor_plan *pl, cl_mem src, cl_mem dst);
+clphys_status md_neighbor_gather_int4(clphys_md_neighbor_plan *pl, cl_mem src, cl_mem dst);
 
-/* Velocity Verlet on the device (verlet.c, cl/integrate.cl), as the
- * single-rank plan (integrator.c) and the distributed one (md_mpi.c) run
+/* Velocity Verlet on the device (verlet.c, cl/md_integrate.cl), as the
+ * single-rank plan (integrator.c) and the distributed one (mpi.c) run
  * it; arrays are real4 in the plan's precision (velocities with the mass
  * in w, forces with the energy in w), images int4. */
 typedef struct {
     clphys_context *ctx;
     size_t rs;          /* bytes of a real: 4 or 8 */
     size_t disp_wg;     /* md_max_displacement's work-group (MD_WG): 64, or the device's most */
-    cl_program prog;    /* integrate.cl with these options (owned by ctx)  */
+    cl_program prog;    /* md_integrate.cl with these options (owned by ctx)  */
     cl_kernel k_kd, k_kick, k_disp;
     cl_mem dmax;        /* one uint: the displacement's float bits          */
 } md_verlet;

@@ -1,7 +1,7 @@
 /* md_mpi_internal.h — the distributed MD plan's pieces (not public):
- * the decomposition (md_decomp.c), atoms on the host and their migration,
- * scatter and gather (md_migrate.c), the ghost atoms (md_ghost.c) and the
- * plan and its steps (md_mpi.c).  Built only with MPI. */
+ * the decomposition (decomp.c), atoms on the host and their migration,
+ * scatter and gather (migrate.c), the ghost atoms (ghost.c) and the
+ * plan and its steps (mpi.c).  Built only with MPI. */
 #ifndef CLPHYS_MD_MPI_INTERNAL_H
 #define CLPHYS_MD_MPI_INTERNAL_H
 
@@ -172,7 +172,7 @@ struct clphys_md_mpi {
     size_t nnear, near_cap;
     md_ghosts g;
     md_ghost_dev gd;
-    clphys_lj_plan *lj;
+    clphys_md_lj_plan *lj;
     size_t cap;                  /* atoms the LJ plan and buffers were made for   */
     size_t nlocal, nown, nint;   /* owned + ghosts; owned; interior (kept on the
                                     device through the last rebuild)             */
@@ -194,12 +194,12 @@ struct clphys_md_mpi {
     int rebuilds;
 };
 
-/* The LJ plan and working arrays for n atoms (md_mpi.c; the data on the
+/* The LJ plan and working arrays for n atoms (mpi.c; the data on the
  * device is lost). */
 clphys_status md_mpi_capacity(clphys_md_mpi *pl, size_t n);
 /* The rebuild kernels (cl/md_rebuild.cl) and their counters. */
 clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl);
-/* A neighbour-list rebuild (md_rebuild.c): the atoms still inside the
+/* A neighbour-list rebuild (rebuild.c): the atoms still inside the
  * subdomain stay on the device, the migrants are downloaded, migrated
  * (md_migrate) and the arrivals uploaded, the ghost lists made on the device
  * (md_ghosts_build_dev; on the host from the near-face atoms with

@@ -1,6 +1,6 @@
 /* neighbor_list.c — cell list (counting sort by cell, permutation kept) and
  * Verlet lists in CSR and transposed layouts, with capacity growth on
- * overflow.  Kernels: cl/cell_list.cl, cl/neighbor_list.cl. */
+ * overflow.  Kernels: cl/md_cell_list.cl, cl/md_neighbor_list.cl. */
 #include "md_internal.h"
 
 #include <math.h>
@@ -58,7 +58,7 @@ clphys_status md_download_real4(clphys_context *ctx, size_t rs, cl_mem m, double
     return st;
 }
 
-void clphys_neighbor_plan_destroy(clphys_neighbor_plan *pl)
+void clphys_md_neighbor_plan_destroy(clphys_md_neighbor_plan *pl)
 {
     if (!pl) return;
     cl_kernel *ks[] = {&pl->k_assign,  &pl->k_scan,    &pl->k_scatter,  &pl->k_order,
@@ -77,7 +77,7 @@ void clphys_neighbor_plan_destroy(clphys_neighbor_plan *pl)
 
 /* Local memory of one stage: x, y, z planes of `slots` reals + the slot
  * offsets of its 9 (bx + 2) cells. */
-size_t md_stage_bytes(const clphys_neighbor_plan *pl, size_t slots)
+size_t md_stage_bytes(const clphys_md_neighbor_plan *pl, size_t slots)
 {
     return 3 * pl->real_size * slots + 4 * (9 * (size_t)(pl->stage_bx + 2) + 1);
 }
@@ -87,8 +87,8 @@ size_t md_stage_bytes(const clphys_neighbor_plan *pl, size_t slots)
  * row made equal, and a stage 1.25x the mean within the local memory of one
  * work-group (a GPU's compute unit holds several such work-groups).  A build
  * whose largest stage does not fit narrows the blocks (stage_shrink). */
-static clphys_status stage_geometry(clphys_context *ctx, const clphys_neighbor_params *p,
-                                    clphys_neighbor_plan *pl)
+static clphys_status stage_geometry(clphys_context *ctx, const clphys_md_neighbor_params *p,
+                                    clphys_md_neighbor_plan *pl)
 {
     double per_cell = (double)p->n / (double)pl->ncells;
     int bx = p->block_cells > 0 ? p->block_cells : (int)floor(96.0 / per_cell + 0.5);
@@ -118,8 +118,8 @@ static clphys_status stage_geometry(clphys_context *ctx, const clphys_neighbor_p
 
 #define NB_CELLS_PER_ATOM 8
 
-static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p,
-                            clphys_neighbor_plan *pl)
+static clphys_status create(clphys_context *ctx, const clphys_md_neighbor_params *p,
+                            clphys_md_neighbor_plan *pl)
 {
     if (!p->n || p->n > 0x7fffffffu || p->capacity > 0x7fffffffu)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: n = %zu (1 .. 2^31-1), capacity = %zu (< 2^31)",
@@ -149,8 +149,8 @@ static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p
         pl->nc[d] = (pl->nc[d] + 1) / 2;
     }
     pl->ncells = (size_t)pl->nc[0] * pl->nc[1] * pl->nc[2];
-    int staged = p->layout == CLPHYS_NEIGHBOR_STAGED;
-    if ((unsigned)p->layout > CLPHYS_NEIGHBOR_STAGED || (staged && p->kind != CLPHYS_NEIGHBOR_FULL))
+    int staged = p->layout == CLPHYS_MD_NEIGHBOR_STAGED;
+    if ((unsigned)p->layout > CLPHYS_MD_NEIGHBOR_STAGED || (staged && p->kind != CLPHYS_MD_NEIGHBOR_FULL))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "neighbor: layout %d with kind %d (the staged layout holds full lists only)",
                         (int)p->layout, (int)p->kind);
@@ -162,14 +162,14 @@ static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p
         pl->scan_wg /= 2;
     cp_define_int(&opt, "SCAN_WG", pl->scan_wg);
     cl_program cp, np;
-    CP_TRY(cp_program(ctx, &clsrc_cell_list_cl, &opt, &cp));
+    CP_TRY(cp_program(ctx, &clsrc_md_cell_list_cl, &opt, &cp));
     /* the build kernel: given, else the tuning cache, else the heuristic */
-    if ((unsigned)p->build > CLPHYS_NEIGHBOR_BUILD_CPU)
+    if ((unsigned)p->build > CLPHYS_MD_NEIGHBOR_BUILD_CPU)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: unknown build kernel %d", (int)p->build);
     md_neighbor_choose(ctx, p, &pl->cpu_build, &pl->source);
     snprintf(pl->choice, sizeof pl->choice, "%s (%s)", staged ? "staged" : pl->cpu_build ? "cpu" : "item",
              clphys_tune_source_name(pl->source));
-    CP_TRY(cp_program(ctx, pl->cpu_build ? &clsrc_neighbor_cpu_cl : &clsrc_neighbor_list_cl, &opt, &np));
+    CP_TRY(cp_program(ctx, pl->cpu_build ? &clsrc_md_neighbor_cpu_cl : &clsrc_md_neighbor_list_cl, &opt, &np));
     CP_TRY(cp_kernel(ctx, cp, "cell_assign", &pl->k_assign));
     CP_TRY(cp_kernel(ctx, cp, "scan_exclusive", &pl->k_scan));
     CP_TRY(cp_check_work_group(ctx, pl->k_scan, "scan_exclusive", pl->scan_wg));
@@ -181,7 +181,7 @@ static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p
     if (staged) {
         CP_TRY(stage_geometry(ctx, p, pl));
         cl_program sp;
-        CP_TRY(cp_program(ctx, &clsrc_neighbor_staged_cl, &opt, &sp));
+        CP_TRY(cp_program(ctx, &clsrc_md_neighbor_staged_cl, &opt, &sp));
         CP_TRY(cp_kernel(ctx, sp, "neighbor_build_staged", &pl->k_build));
         CP_TRY(cp_kernel(ctx, sp, "stage_base", &pl->k_stage));
         size_t ns1 = 9 * (size_t)(pl->stage_bx + 2) + 1;
@@ -205,46 +205,46 @@ static clphys_status create(clphys_context *ctx, const clphys_neighbor_params *p
     /* estimate: particles in the search sphere at the mean density, + 25 % */
     double vol = p->box[0] * p->box[1] * p->box[2];
     double est = 4.18879 * pow(p->r_search, 3) * (double)n / vol * 1.25 + 8;
-    if (p->kind == CLPHYS_NEIGHBOR_HALF) est = est / 2 + 8;
+    if (p->kind == CLPHYS_MD_NEIGHBOR_HALF) est = est / 2 + 8;
     pl->capacity = p->capacity > 0 ? p->capacity : (size_t)fmin(est, (double)n);
     pl->list_entries = pl->capacity * n;
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * pl->list_entries, NULL, &pl->list));
     /* the cpu kernel, CSR: one candidate search instead of two (count, then fill) */
-    if (pl->cpu_build && p->layout == CLPHYS_NEIGHBOR_CSR)
+    if (pl->cpu_build && p->layout == CLPHYS_MD_NEIGHBOR_CSR)
         CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * pl->list_entries, NULL, &pl->stage));
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_neighbor_plan_create(clphys_context *ctx, const clphys_neighbor_params *p,
-                                          clphys_neighbor_plan **plan)
+clphys_status clphys_md_neighbor_plan_create(clphys_context *ctx, const clphys_md_neighbor_params *p,
+                                          clphys_md_neighbor_plan **plan)
 {
     if (!ctx || !p || !plan)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: NULL argument");
     *plan = NULL;
-    clphys_neighbor_params pin;
-    CP_TRY(CP_PARAMS_IN(ctx, clphys_neighbor_params, p, build, &pin));
+    clphys_md_neighbor_params pin;
+    CP_TRY(CP_PARAMS_IN(ctx, clphys_md_neighbor_params, p, build, &pin));
     p = &pin;
-    clphys_neighbor_plan *pl = calloc(1, sizeof *pl);
+    clphys_md_neighbor_plan *pl = calloc(1, sizeof *pl);
     if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "neighbor plan");
     pl->ctx = ctx;
     pl->p = *p;
     clphys_status st = create(ctx, p, pl);
     if (st) {
-        clphys_neighbor_plan_destroy(pl);
+        clphys_md_neighbor_plan_destroy(pl);
         return st;
     }
     *plan = pl;
     return CLPHYS_SUCCESS;
 }
 
-static clphys_status scan(clphys_neighbor_plan *pl, cl_mem in, cl_mem out, cl_uint n)
+static clphys_status scan(clphys_md_neighbor_plan *pl, cl_mem in, cl_mem out, cl_uint n)
 {
     clphys_context *ctx = pl->ctx;
     CP_TRY(CP_ARGS(ctx, pl->k_scan, in, out, n));
     return cp_launch(ctx, pl->k_scan, 1, &pl->scan_wg, &pl->scan_wg, &pl->kernel_s);
 }
 
-static clphys_status gather(clphys_neighbor_plan *pl, cl_kernel k, cl_mem src, cl_mem dst)
+static clphys_status gather(clphys_md_neighbor_plan *pl, cl_kernel k, cl_mem src, cl_mem dst)
 {
     clphys_context *ctx = pl->ctx;
     cl_uint n = (cl_uint)pl->p.n;
@@ -266,7 +266,7 @@ typedef struct {
 #define SEARCH_ARGS(pl, s)                                                                                           \
     (pl)->pos, (s).n, CP_EITHER((s).dbl, (s).box, (s).boxf), (s).nc, (pl)->start, CP_EITHER((s).dbl, (s).rs2, (s).rs2f)
 
-static void get_search_args(const clphys_neighbor_plan *pl, search_args *s)
+static void get_search_args(const clphys_md_neighbor_plan *pl, search_args *s)
 {
     s->n = (cl_uint)pl->p.n;
     s->rs2 = pl->p.r_search * pl->p.r_search, s->rs2f = (float)s->rs2;
@@ -277,12 +277,12 @@ static void get_search_args(const clphys_neighbor_plan *pl, search_args *s)
     s->dbl = pl->real_size == 8;
 }
 
-static clphys_status set_build_args(clphys_neighbor_plan *pl, int mode)
+static clphys_status set_build_args(clphys_md_neighbor_plan *pl, int mode)
 {
     clphys_context *ctx = pl->ctx;
     cl_kernel k = pl->k_build;
     cl_uint cap = (cl_uint)pl->capacity;
-    cl_int half = pl->p.kind == CLPHYS_NEIGHBOR_HALF, m = mode;
+    cl_int half = pl->p.kind == CLPHYS_MD_NEIGHBOR_HALF, m = mode;
     search_args s;
     get_search_args(pl, &s);
     if (pl->cpu_build) /* pl->stage: NULL unless CSR */
@@ -291,7 +291,7 @@ static clphys_status set_build_args(clphys_neighbor_plan *pl, int mode)
     return CP_ARGS(ctx, k, SEARCH_ARGS(pl, s), half, m, pl->offset, pl->list, cap, pl->ncount, pl->overflow);
 }
 
-static clphys_status grow_list(clphys_neighbor_plan *pl, size_t entries)
+static clphys_status grow_list(clphys_md_neighbor_plan *pl, size_t entries)
 {
     cp_release_mem(&pl->list);
     pl->list_entries = entries;
@@ -299,22 +299,22 @@ static clphys_status grow_list(clphys_neighbor_plan *pl, size_t entries)
     return cp_buffer(pl->ctx, CL_MEM_READ_WRITE, 4 * entries, NULL, &pl->list);
 }
 
-clphys_status md_neighbor_gather_int4(clphys_neighbor_plan *pl, cl_mem src, cl_mem dst)
+clphys_status md_neighbor_gather_int4(clphys_md_neighbor_plan *pl, cl_mem src, cl_mem dst)
 {
     return gather(pl, pl->k_gatheri4, src, dst);
 }
 
-clphys_status md_neighbor_set_count(clphys_neighbor_plan *pl, size_t n)
+clphys_status md_neighbor_set_count(clphys_md_neighbor_plan *pl, size_t n)
 {
     pl->p.n = n;
-    if (pl->p.layout == CLPHYS_NEIGHBOR_TRANSPOSED && pl->capacity * n > pl->list_entries)
+    if (pl->p.layout == CLPHYS_MD_NEIGHBOR_TRANSPOSED && pl->capacity * n > pl->list_entries)
         return grow_list(pl, pl->capacity * n);
     return CLPHYS_SUCCESS;
 }
 
 /* Staged layout: per-block slot offsets, then the list (transposed, growing
  * on overflow like the transposed build). */
-static clphys_status build_staged(clphys_neighbor_plan *pl, cl_uint *maxc)
+static clphys_status build_staged(clphys_md_neighbor_plan *pl, cl_uint *maxc)
 {
     clphys_context *ctx = pl->ctx;
     cl_uint n = (cl_uint)pl->p.n, nb = (cl_uint)pl->nblocks, zero = 0, cap = (cl_uint)pl->capacity;
@@ -349,12 +349,12 @@ static clphys_status build_staged(clphys_neighbor_plan *pl, cl_uint *maxc)
     return cp_read(ctx, pl->overflow, 0, 4, maxc);
 }
 
-static clphys_status build_list(clphys_neighbor_plan *pl)
+static clphys_status build_list(clphys_md_neighbor_plan *pl)
 {
     clphys_context *ctx = pl->ctx;
     pl->gen++;
     size_t n = pl->p.n, g = md_global(n, 64);
-    if (pl->p.layout == CLPHYS_NEIGHBOR_CSR) {
+    if (pl->p.layout == CLPHYS_MD_NEIGHBOR_CSR) {
         CP_TRY(set_build_args(pl, 0));
         CP_TRY(cp_launch(ctx, pl->k_build, 1, &g, NULL, &pl->kernel_s));
         CP_TRY(scan(pl, pl->ncount, pl->offset, (cl_uint)n));
@@ -369,7 +369,7 @@ static clphys_status build_list(clphys_neighbor_plan *pl)
     }
     for (;;) {
         cl_uint zero = 0, maxc;
-        if (pl->p.layout == CLPHYS_NEIGHBOR_STAGED) {
+        if (pl->p.layout == CLPHYS_MD_NEIGHBOR_STAGED) {
             CP_TRY(build_staged(pl, &maxc));
         } else {
             CP_TRY(cp_write(ctx, pl->overflow, 0, 4, &zero));
@@ -399,7 +399,7 @@ static clphys_status build_list(clphys_neighbor_plan *pl)
     return st;
 }
 
-clphys_status md_neighbor_rebuild(clphys_neighbor_plan *pl, cl_mem *extra_src, cl_mem *extra_dst,
+clphys_status md_neighbor_rebuild(clphys_md_neighbor_plan *pl, cl_mem *extra_src, cl_mem *extra_dst,
                                   int n_extra, cl_mem img_src, cl_mem img_dst)
 {
     clphys_context *ctx = pl->ctx;
@@ -434,7 +434,7 @@ clphys_status md_neighbor_rebuild(clphys_neighbor_plan *pl, cl_mem *extra_src, c
     return build_list(pl);
 }
 
-clphys_status md_neighbor_want_cells(clphys_neighbor_plan *pl)
+clphys_status md_neighbor_want_cells(clphys_md_neighbor_plan *pl)
 {
     if (pl->k_pack) return CLPHYS_SUCCESS;
     clphys_context *ctx = pl->ctx;
@@ -442,12 +442,12 @@ clphys_status md_neighbor_want_cells(clphys_neighbor_plan *pl)
     CP_TRY(cp_define_precision(ctx, &opt, pl->p.precision));
     cp_define_int(&opt, "SCAN_WG", pl->scan_wg);
     cl_program cp;
-    CP_TRY(cp_program(ctx, &clsrc_cell_list_cl, &opt, &cp));
+    CP_TRY(cp_program(ctx, &clsrc_md_cell_list_cl, &opt, &cp));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * pl->p.n, NULL, &pl->pcell));
     return cp_kernel(ctx, cp, "cell_pack", &pl->k_pack);
 }
 
-clphys_status md_neighbor_upload(clphys_neighbor_plan *pl, const double *pos)
+clphys_status md_neighbor_upload(clphys_md_neighbor_plan *pl, const double *pos)
 {
     clphys_context *ctx = pl->ctx;
     size_t n = pl->p.n;
@@ -464,7 +464,7 @@ clphys_status md_neighbor_upload(clphys_neighbor_plan *pl, const double *pos)
     return st;
 }
 
-clphys_status clphys_neighbor_build(clphys_neighbor_plan *pl, const double *pos)
+clphys_status clphys_md_neighbor_build(clphys_md_neighbor_plan *pl, const double *pos)
 {
     if (!pl || !pos)
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
@@ -473,27 +473,27 @@ clphys_status clphys_neighbor_build(clphys_neighbor_plan *pl, const double *pos)
     return md_neighbor_rebuild(pl, NULL, NULL, 0, NULL, NULL);
 }
 
-double clphys_neighbor_build_seconds(const clphys_neighbor_plan *pl)
+double clphys_md_neighbor_build_seconds(const clphys_md_neighbor_plan *pl)
 {
     return pl ? pl->kernel_s : 0;
 }
 
-const char *clphys_neighbor_plan_choice(const clphys_neighbor_plan *pl)
+const char *clphys_md_neighbor_plan_choice(const clphys_md_neighbor_plan *pl)
 {
     return pl ? pl->choice : "";
 }
 
-clphys_tune_source clphys_neighbor_plan_tune_source(const clphys_neighbor_plan *pl)
+clphys_tune_source clphys_md_neighbor_plan_tune_source(const clphys_md_neighbor_plan *pl)
 {
     return pl ? pl->source : CLPHYS_TUNE_HEURISTIC;
 }
 
-clphys_status md_neighbor_regather(clphys_neighbor_plan *pl)
+clphys_status md_neighbor_regather(clphys_md_neighbor_plan *pl)
 {
     return gather(pl, pl->k_gather4, pl->pos_in, pl->pos);
 }
 
-clphys_status clphys_neighbor_stats(const clphys_neighbor_plan *pl, size_t *pairs, size_t *capacity,
+clphys_status clphys_md_neighbor_stats(const clphys_md_neighbor_plan *pl, size_t *pairs, size_t *capacity,
                                     int *growths)
 {
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: NULL plan");
@@ -520,8 +520,8 @@ static int wrap(int v, int m)
     return v < 0 ? v + m : v;
 }
 
-/* Staged entries (slots, cl/stage.h) of sorted rows in CSR form -> sorted j. */
-static clphys_status decode_staged(clphys_neighbor_plan *pl, const cl_uint *off, cl_int *list)
+/* Staged entries (slots, cl/platform_stage.h) of sorted rows in CSR form -> sorted j. */
+static clphys_status decode_staged(clphys_md_neighbor_plan *pl, const cl_uint *off, cl_int *list)
 {
     clphys_context *ctx = pl->ctx;
     int bx = pl->stage_bx, w = bx + 2, ns = 9 * w, *nc = pl->nc, nbx = (nc[0] + bx - 1) / bx;
@@ -548,7 +548,7 @@ static clphys_status decode_staged(clphys_neighbor_plan *pl, const cl_uint *off,
 
 /* Host copies of the list in CSR form, sorted indices (caller frees); raw
  * keeps staged entries as slots (for the shuffle, which only permutes). */
-static clphys_status host_csr(clphys_neighbor_plan *pl, cl_uint **off, cl_int **list,
+static clphys_status host_csr(clphys_md_neighbor_plan *pl, cl_uint **off, cl_int **list,
                               cl_uint **perm, int raw)
 {
     clphys_context *ctx = pl->ctx;
@@ -559,7 +559,7 @@ static clphys_status host_csr(clphys_neighbor_plan *pl, cl_uint **off, cl_int **
     if (!*off || !*list || !*perm)
         return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "neighbor list copy");
     CP_TRY(cp_read(ctx, pl->perm, 0, 4 * n, *perm));
-    if (pl->p.layout == CLPHYS_NEIGHBOR_CSR) {
+    if (pl->p.layout == CLPHYS_MD_NEIGHBOR_CSR) {
         CP_TRY(cp_read(ctx, pl->offset, 0, 4 * (n + 1), *off));
         if (pl->pairs) CP_TRY(cp_read(ctx, pl->list, 0, 4 * pl->pairs, *list));
         return CLPHYS_SUCCESS;
@@ -579,11 +579,11 @@ static clphys_status host_csr(clphys_neighbor_plan *pl, cl_uint **off, cl_int **
     }
     free(cnt);
     free(t);
-    if (!st && !raw && pl->p.layout == CLPHYS_NEIGHBOR_STAGED) st = decode_staged(pl, *off, *list);
+    if (!st && !raw && pl->p.layout == CLPHYS_MD_NEIGHBOR_STAGED) st = decode_staged(pl, *off, *list);
     return st;
 }
 
-clphys_status clphys_neighbor_get(clphys_neighbor_plan *pl, size_t *offsets, int *list)
+clphys_status clphys_md_neighbor_get(clphys_md_neighbor_plan *pl, size_t *offsets, int *list)
 {
     if (!pl || !offsets || !list)
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
@@ -611,7 +611,7 @@ clphys_status clphys_neighbor_get(clphys_neighbor_plan *pl, size_t *offsets, int
     return st;
 }
 
-clphys_status clphys_neighbor_shuffle(clphys_neighbor_plan *pl, uint64_t seed)
+clphys_status clphys_md_neighbor_shuffle(clphys_md_neighbor_plan *pl, uint64_t seed)
 {
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: NULL plan");
     clphys_context *ctx = pl->ctx;
@@ -628,7 +628,7 @@ clphys_status clphys_neighbor_shuffle(clphys_neighbor_plan *pl, uint64_t seed)
                 l[off[i] + k - 1] = l[off[i] + r];
                 l[off[i] + r] = t;
             }
-        if (pl->p.layout == CLPHYS_NEIGHBOR_CSR) {
+        if (pl->p.layout == CLPHYS_MD_NEIGHBOR_CSR) {
             if (pl->pairs) st = cp_write(ctx, pl->list, 0, 4 * pl->pairs, l);
         } else {
             cl_int *t = calloc(pl->list_entries, 4);

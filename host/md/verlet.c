@@ -1,5 +1,5 @@
-/* verlet.c — the velocity-Verlet kernels of cl/integrate.cl as both MD
- * plans launch them (integrator.c on one device, md_mpi.c over ranks): the
+/* verlet.c — the velocity-Verlet kernels of cl/md_integrate.cl as both MD
+ * plans launch them (integrator.c on one device, mpi.c over ranks): the
  * first half kick and drift, the second half kick, and the largest
  * displacement since the last build (LAMMPS's `neigh_modify check yes`). */
 #include "md_internal.h"
@@ -16,7 +16,7 @@ clphys_status md_verlet_create(clphys_context *ctx, clphys_precision prec, md_ve
     CP_TRY(cp_define_precision(ctx, &opt, prec));
     for (v->disp_wg = 64; v->disp_wg > ctx->info.max_work_group_size;) v->disp_wg /= 2;
     cp_define_int(&opt, "MD_WG", v->disp_wg);
-    CP_TRY(cp_program(ctx, &clsrc_integrate_cl, &opt, &v->prog));
+    CP_TRY(cp_program(ctx, &clsrc_md_integrate_cl, &opt, &v->prog));
     CP_TRY(cp_kernel(ctx, v->prog, "md_kick_drift", &v->k_kd));
     CP_TRY(cp_kernel(ctx, v->prog, "md_kick", &v->k_kick));
     CP_TRY(cp_kernel(ctx, v->prog, "md_max_displacement", &v->k_disp));

@@ -1,7 +1,7 @@
 /* gravity.c — the direct-sum gravity plan: kernel choice (tiled on GPUs,
  * vector on CPUs), build options, device buffers for host-array calls, and
- * input checks.  Layouts and formulas: include/clphys_gravity.h. */
-#include "gravity_internal.h"
+ * input checks.  Layouts and formulas: include/clphys_nbody.h. */
+#include "nbody_internal.h"
 
 #include <limits.h>
 #include <math.h>
@@ -11,9 +11,9 @@
 
 #define VEC 16 /* j-chunk of the vector kernel (real16_t) */
 
-struct clphys_gravity_plan {
+struct clphys_nbody_gravity_plan {
     clphys_context *ctx;
-    clphys_gravity_params p;
+    clphys_nbody_gravity_params p;
     int tiled;              /* 1: gravity_tiled, 0: gravity_vector */
     size_t wg;              /* tiled: work-group size              */
     int ipw;                /* tiled: i per work-item              */
@@ -25,10 +25,10 @@ struct clphys_gravity_plan {
     size_t cap_i, cap_j, cap_out, cap_soa, cap_part;
     void *stage;
     size_t cap_stage;
-    clphys_tune_source source; /* of the kernel shape (gravity_choose) */
+    clphys_tune_source source; /* of the kernel shape (nbody_gravity_choose) */
 };
 
-static clphys_status create_plan(clphys_context *ctx, const clphys_gravity_params *p, clphys_gravity_plan **plan)
+static clphys_status create_plan(clphys_context *ctx, const clphys_nbody_gravity_params *p, clphys_nbody_gravity_plan **plan)
 {
     if (!(p->eps >= 0) || !isfinite(p->eps) || !isfinite(p->G))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: eps = %g must be finite and >= 0, G = %g finite",
@@ -44,7 +44,7 @@ static clphys_status create_plan(clphys_context *ctx, const clphys_gravity_param
     if (p->n_hint > INT_MAX)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: n_hint %zu above 2^31 - 1", p->n_hint);
     const clphys_device_info *dev = clphys_context_device(ctx);
-    int tiled = p->variant == CLPHYS_GRAVITY_TILED || (p->variant == CLPHYS_GRAVITY_AUTO && !dev->is_cpu);
+    int tiled = p->variant == CLPHYS_NBODY_GRAVITY_TILED || (p->variant == CLPHYS_NBODY_GRAVITY_AUTO && !dev->is_cpu);
     size_t wg = p->work_group > 0 ? (size_t)p->work_group : 256;
     if (tiled) {
         if (p->work_group <= 0) {
@@ -64,7 +64,7 @@ static clphys_status create_plan(clphys_context *ctx, const clphys_gravity_param
      * unroll 32 takes 346 VGPRs on gfx90a (1 wave per SIMD) and spills on
      * gfx1030, unroll 8 takes 106 (4 and 9 waves); fp32 with 8 i per
      * work-item spills on pvc even with 256 registers, 2 do not spill with
-     * 128.  A tuning (clphys_gravity_tune) overrides these as it does the
+     * 128.  A tuning (clphys_nbody_gravity_tune) overrides these as it does the
      * H100's. */
     const int amd = dev->is_gpu && cp_device_matches(dev, "amd"), intel = dev->is_gpu && cp_device_matches(dev, "intel");
     int ipw = p->i_per_item ? p->i_per_item
@@ -96,7 +96,7 @@ static clphys_status create_plan(clphys_context *ctx, const clphys_gravity_param
         if (ptx && (fp32 || r64 == 2)) cp_define_int(&opts, "PTX_RSQRT", 1);
     }
 
-    clphys_gravity_plan *pl = calloc(1, sizeof *pl);
+    clphys_nbody_gravity_plan *pl = calloc(1, sizeof *pl);
     if (!pl) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "gravity plan");
     pl->ctx = ctx;
     pl->p = *p;
@@ -111,45 +111,45 @@ static clphys_status create_plan(clphys_context *ctx, const clphys_gravity_param
                  ptx && (fp32 || r64 == 2) ? "-ptx" : "");
     else snprintf(pl->variant, sizeof pl->variant, "vector-%d%s%s", VEC, ftz ? "-ftz" : "", fast ? "-fast" : "");
     cl_program prog;
-    clphys_status st = cp_program(ctx, &clsrc_gravity_cl, &opts, &prog);
+    clphys_status st = cp_program(ctx, &clsrc_nbody_gravity_cl, &opts, &prog);
     if (!st) st = cp_kernel(ctx, prog, tiled ? "gravity_tiled" : "gravity_vector", &pl->k);
     if (!st && !tiled) st = cp_kernel(ctx, prog, "gravity_soa", &pl->k_soa);
     if (!st && tiled) st = cp_kernel(ctx, prog, "gravity_reduce", &pl->k_red);
     if (!st && tiled) st = cp_check_work_group(ctx, pl->k, "gravity_tiled", wg); /* WG is compiled in */
     snprintf(pl->base_variant, sizeof pl->base_variant, "%s", pl->variant);
     if (st) {
-        clphys_gravity_plan_destroy(pl);
+        clphys_nbody_gravity_plan_destroy(pl);
         return st;
     }
     *plan = pl;
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_gravity_plan_create(clphys_context *ctx, const clphys_gravity_params *p,
-                                         clphys_gravity_plan **plan)
+clphys_status clphys_nbody_gravity_plan_create(clphys_context *ctx, const clphys_nbody_gravity_params *p,
+                                         clphys_nbody_gravity_plan **plan)
 {
     if (!ctx || !p || !plan) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: NULL argument");
     *plan = NULL;
-    clphys_gravity_params pin;
-    CP_TRY(CP_PARAMS_IN(ctx, clphys_gravity_params, p, n_hint, &pin));
+    clphys_nbody_gravity_params pin;
+    CP_TRY(CP_PARAMS_IN(ctx, clphys_nbody_gravity_params, p, n_hint, &pin));
     p = &pin;
     /* the kernel shape left to auto comes from the tuning cache when it has
      * one for this device, precision and size class; a cached shape this
      * device cannot build or run falls back to the heuristic */
     clphys_tune_source source;
-    clphys_status st = gravity_choose(ctx, p, create_plan, plan, &source);
+    clphys_status st = nbody_gravity_choose(ctx, p, create_plan, plan, &source);
     if (!st) (*plan)->source = source;
     return st;
 }
 
-clphys_tune_source clphys_gravity_plan_tune_source(const clphys_gravity_plan *pl)
+clphys_tune_source clphys_nbody_gravity_plan_tune_source(const clphys_nbody_gravity_plan *pl)
 {
     return pl ? pl->source : CLPHYS_TUNE_HEURISTIC;
 }
 
-int clphys_gravity_plan_tuned(const clphys_gravity_plan *pl) { return pl && pl->source == CLPHYS_TUNE_CACHE; }
+int clphys_nbody_gravity_plan_tuned(const clphys_nbody_gravity_plan *pl) { return pl && pl->source == CLPHYS_TUNE_CACHE; }
 
-void clphys_gravity_plan_destroy(clphys_gravity_plan *pl)
+void clphys_nbody_gravity_plan_destroy(clphys_nbody_gravity_plan *pl)
 {
     if (!pl) return;
     cp_release_kernel(&pl->k);
@@ -164,7 +164,7 @@ void clphys_gravity_plan_destroy(clphys_gravity_plan *pl)
     free(pl);
 }
 
-const char *clphys_gravity_plan_variant(const clphys_gravity_plan *pl) { return pl ? pl->variant : ""; }
+const char *clphys_nbody_gravity_plan_variant(const clphys_nbody_gravity_plan *pl) { return pl ? pl->variant : ""; }
 
 /* Make *m hold at least bytes (contents not kept). */
 static clphys_status ensure(clphys_context *ctx, cl_mem *m, size_t *cap, size_t bytes)
@@ -183,7 +183,7 @@ static clphys_status ensure(clphys_context *ctx, cl_mem *m, size_t *cap, size_t 
  * leave compute units idle; then the S in 2..64 with the fewest idle slots
  * (e.g. 128 groups on 132 CUs: S = 33, 4224 = 32 x 132), keeping >= 4 tiles
  * per range and the scratch within max_alloc / 2. */
-static int choose_split(const clphys_gravity_plan *pl, size_t groups, size_t ntiles, size_t ni)
+static int choose_split(const clphys_nbody_gravity_plan *pl, size_t groups, size_t ntiles, size_t ni)
 {
     const clphys_device_info *dev = clphys_context_device(pl->ctx);
     const size_t cu = dev->compute_units ? dev->compute_units : 1;
@@ -202,8 +202,8 @@ static int choose_split(const clphys_gravity_plan *pl, size_t groups, size_t nti
     return best;
 }
 
-/* The launches of one call, ni >= 1 (see gravity_launch). */
-static clphys_status launch_all(clphys_gravity_plan *pl, cl_mem xi, int ni, cl_mem xj, int nj, int i_in_j, cl_mem out,
+/* The launches of one call, ni >= 1 (see nbody_gravity_launch). */
+static clphys_status launch_all(clphys_nbody_gravity_plan *pl, cl_mem xi, int ni, cl_mem xj, int nj, int i_in_j, cl_mem out,
                                 int accumulate, cl_event *ev)
 {
     clphys_context *ctx = pl->ctx;
@@ -257,7 +257,7 @@ static clphys_status launch_all(clphys_gravity_plan *pl, cl_mem xi, int ni, cl_m
 /* Launch the kernel(s) of one call (tiled: + gravity_reduce when the j range
  * is split; vector: gravity_soa first); ev[0] and ev[1] get the first and the
  * last launch's events (ev[1] NULL when there was one), or ev is NULL. */
-clphys_status gravity_launch(clphys_gravity_plan *pl, cl_mem xi, size_t n_i, cl_mem xj, size_t n_j, int i_in_j,
+clphys_status nbody_gravity_launch(clphys_nbody_gravity_plan *pl, cl_mem xi, size_t n_i, cl_mem xj, size_t n_j, int i_in_j,
                              cl_mem out, int accumulate, cl_event *ev)
 {
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: NULL plan");
@@ -275,13 +275,13 @@ clphys_status gravity_launch(clphys_gravity_plan *pl, cl_mem xi, size_t n_i, cl_
     return st;
 }
 
-clphys_status clphys_gravity_compute_cl(clphys_gravity_plan *pl, cl_mem xi, size_t n_i, cl_mem xj, size_t n_j,
+clphys_status clphys_nbody_gravity_compute_cl(clphys_nbody_gravity_plan *pl, cl_mem xi, size_t n_i, cl_mem xj, size_t n_j,
                                         int i_in_j, cl_mem out, int accumulate, double *kernel_s)
 {
     if (kernel_s) *kernel_s = 0;
     cl_event ev[2] = {NULL, NULL};
     const double t0 = cp_now();
-    clphys_status st = gravity_launch(pl, xi, n_i, xj, n_j, i_in_j, out, accumulate, kernel_s ? ev : NULL);
+    clphys_status st = nbody_gravity_launch(pl, xi, n_i, xj, n_j, i_in_j, out, accumulate, kernel_s ? ev : NULL);
     if (!st && kernel_s && ev[0]) {
         st = cp_wait_all(pl->ctx, 2, ev);
         double s = 0;
@@ -313,7 +313,7 @@ static int cmp_pos(const void *a, const void *b)
 /* Finite coordinates and masses, no negative mass; with coincident != 0 also
  * no two particles of x at one point and, when xi is given, no i-particle at
  * the point of a j-particle (sorted j indices + binary search). */
-clphys_status gravity_check_positions(clphys_context *ctx, const char *set, int n, const double *x, int coincident,
+clphys_status nbody_gravity_check_positions(clphys_context *ctx, const char *set, int n, const double *x, int coincident,
                                      int ni, const double *xi)
 {
     for (int i = 0; i < n; i++) {
@@ -358,7 +358,7 @@ clphys_status gravity_check_positions(clphys_context *ctx, const char *set, int 
 }
 
 /* Copy (x, y, z, m) doubles into the plan's precision. */
-static clphys_status upload(clphys_gravity_plan *pl, cl_mem *m, size_t *cap, int n, const double *x)
+static clphys_status upload(clphys_nbody_gravity_plan *pl, cl_mem *m, size_t *cap, int n, const double *x)
 {
     size_t bytes = (size_t)(n > 0 ? n : 1) * 4 * pl->rs;
     CP_TRY(ensure(pl->ctx, m, cap, bytes));
@@ -369,7 +369,7 @@ static clphys_status upload(clphys_gravity_plan *pl, cl_mem *m, size_t *cap, int
     return cp_write(pl->ctx, *m, 0, bytes, f);
 }
 
-clphys_status clphys_gravity_compute(clphys_gravity_plan *pl, size_t n_i, const double *xi, size_t n_j,
+clphys_status clphys_nbody_gravity_compute(clphys_nbody_gravity_plan *pl, size_t n_i, const double *xi, size_t n_j,
                                      const double *xj, double *acc, double *pot, int accumulate, int check_coincident,
                                      double *kernel_s)
 {
@@ -383,8 +383,8 @@ clphys_status clphys_gravity_compute(clphys_gravity_plan *pl, size_t n_i, const 
     if (pot && !pl->p.potential)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: potentials asked of a plan without them");
     const int coinc = check_coincident && pl->p.eps == 0;
-    if (xi) CP_TRY(gravity_check_positions(ctx, "i", ni, xi, 0, 0, NULL));
-    CP_TRY(gravity_check_positions(ctx, "j", nj, xj, coinc, xi ? ni : 0, xi));
+    if (xi) CP_TRY(nbody_gravity_check_positions(ctx, "i", ni, xi, 0, 0, NULL));
+    CP_TRY(nbody_gravity_check_positions(ctx, "j", nj, xj, coinc, xi ? ni : 0, xi));
     if (kernel_s) *kernel_s = 0;
     if (ni == 0) return CLPHYS_SUCCESS;
     size_t need = (size_t)(ni > nj ? ni : nj) * 4 * sizeof(double);
@@ -396,7 +396,7 @@ clphys_status clphys_gravity_compute(clphys_gravity_plan *pl, size_t n_i, const 
     CP_TRY(upload(pl, &pl->xj, &pl->cap_j, nj, xj));
     if (xi) CP_TRY(upload(pl, &pl->xi, &pl->cap_i, ni, xi));
     CP_TRY(ensure(ctx, &pl->out, &pl->cap_out, (size_t)ni * 4 * pl->rs));
-    CP_TRY(clphys_gravity_compute_cl(pl, xi ? pl->xi : pl->xj, n_i, pl->xj, n_j, !xi, pl->out, 0, kernel_s));
+    CP_TRY(clphys_nbody_gravity_compute_cl(pl, xi ? pl->xi : pl->xj, n_i, pl->xj, n_j, !xi, pl->out, 0, kernel_s));
     CP_TRY(cp_read(ctx, pl->out, 0, (size_t)ni * 4 * pl->rs, pl->stage));
     for (size_t i = 0; i < (size_t)ni; i++) {
         double r[4];

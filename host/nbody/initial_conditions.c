@@ -2,7 +2,7 @@
  * A&A 37, 183 (1974): radii by inverting the cumulative mass, speeds by von
  * Neumann rejection from g(q) = q^2 (1 - q^2)^(7/2), isotropic directions;
  * then scaled to N-body units (a = 3 pi / 16, so E = -1/4 for G = M = 1). */
-#include "clphys_gravity.h"
+#include "clphys_nbody.h"
 #include "platform/platform.h"
 
 #include <math.h>

@@ -1,10 +1,10 @@
 /* tune.c — the gravity kernel's shape chosen by measurement per device (the
  * entries are listed in platform/tune.h): tiled or vector, and the tiled
  * kernel's i-particles per work-item, unroll, work group and j split, by
- * precision and size.  The choice plans make (gravity_choose: given, else
+ * precision and size.  The choice plans make (nbody_gravity_choose: given, else
  * the tuning cache, else the heuristic; cp_tune_choose) and the measuring
- * of clphys_gravity_tune. */
-#include "gravity_internal.h"
+ * of clphys_nbody_gravity_tune. */
+#include "nbody_internal.h"
 #include "platform/tune.h"
 
 #include <math.h>
@@ -19,9 +19,9 @@ static const char *prec_name(clphys_precision p) { return p == CLPHYS_FP64 ? "fp
 
 typedef struct {
     clphys_context *ctx;
-    const clphys_gravity_params *p;
-    clphys_status (*create)(clphys_context *, const clphys_gravity_params *, clphys_gravity_plan **);
-    clphys_gravity_plan **plan;
+    const clphys_nbody_gravity_params *p;
+    clphys_status (*create)(clphys_context *, const clphys_nbody_gravity_params *, clphys_nbody_gravity_plan **);
+    clphys_nbody_gravity_plan **plan;
 } choice;
 
 static clphys_status defaults_cb(void *user)
@@ -36,37 +36,37 @@ static int take_cb(void *user, const char *value)
 {
     choice *c = user;
     const clphys_device_info *d = clphys_context_device(c->ctx);
-    clphys_gravity_params q = *c->p;
+    clphys_nbody_gravity_params q = *c->p;
     char v[16];
     long ipw, wg, un, js;
     if (!cp_tune_value_word(value, "variant", v, sizeof v)) return 0;
     if (!strcmp(v, "vector")) {
-        q.variant = CLPHYS_GRAVITY_VECTOR;
+        q.variant = CLPHYS_NBODY_GRAVITY_VECTOR;
     } else {
         if (strcmp(v, "tiled") || !cp_tune_value_int(value, "i_per_item", &ipw) ||
             !cp_tune_value_int(value, "work_group", &wg) || !cp_tune_value_int(value, "unroll", &un) ||
             !cp_tune_value_int(value, "j_split", &js) || (ipw != 1 && ipw != 2 && ipw != 4 && ipw != 8) || wg < 1 ||
             (size_t)wg > d->max_work_group_size || un < 1 || un > wg || js < 0 || js > 64)
             return 0;
-        q.variant = CLPHYS_GRAVITY_TILED;
+        q.variant = CLPHYS_NBODY_GRAVITY_TILED;
         q.i_per_item = (int)ipw, q.work_group = (int)wg, q.unroll = (int)un, q.j_split = (int)js;
     }
     return c->create(c->ctx, &q, c->plan) == CLPHYS_SUCCESS;
 }
 
-clphys_status gravity_choose(clphys_context *ctx, const clphys_gravity_params *p,
-                             clphys_status (*create)(clphys_context *, const clphys_gravity_params *,
-                                                     clphys_gravity_plan **),
-                             clphys_gravity_plan **plan, clphys_tune_source *source)
+clphys_status nbody_gravity_choose(clphys_context *ctx, const clphys_nbody_gravity_params *p,
+                             clphys_status (*create)(clphys_context *, const clphys_nbody_gravity_params *,
+                                                     clphys_nbody_gravity_plan **),
+                             clphys_nbody_gravity_plan **plan, clphys_tune_source *source)
 {
     choice c = {ctx, p, create, plan};
     /* no hint: the largest size tuned (nearest to a size beyond any) */
     const cp_tune_axis ax = {"n", p->n_hint ? (double)p->n_hint : 1e15, 0};
     const cp_tune_plan t = {
-        .key = {"gravity", "shape", prec_name(p->precision), TUNER},
+        .key = {"nbody_gravity", "shape", prec_name(p->precision), TUNER},
         .axes = &ax,
         .naxes = 1,
-        .given = p->variant != CLPHYS_GRAVITY_AUTO || p->i_per_item || p->work_group || p->unroll || p->j_split,
+        .given = p->variant != CLPHYS_NBODY_GRAVITY_AUTO || p->i_per_item || p->work_group || p->unroll || p->j_split,
         .user = &c,
         .defaults = defaults_cb,
         .take = take_cb};
@@ -86,7 +86,7 @@ typedef struct {
 
 /* A candidate: variant, i per item, work group, unroll, j split (all explicit). */
 typedef struct {
-    clphys_gravity_variant v;
+    clphys_nbody_gravity_variant v;
     int ipw, wg, unroll, js;
 } grav_cfg;
 
@@ -109,16 +109,16 @@ static double acc_error(int n, const double *a, const double *r)
  * here or its accelerations disagree with the first candidate's. */
 static double grav_time(grav_case *c, const grav_cfg *g)
 {
-    clphys_gravity_params p = {.precision = c->prec, .variant = g->v, .G = 1, .eps = 0.01, .i_per_item = g->ipw,
+    clphys_nbody_gravity_params p = {.precision = c->prec, .variant = g->v, .G = 1, .eps = 0.01, .i_per_item = g->ipw,
                                .work_group = g->wg, .unroll = g->unroll, .j_split = g->js};
-    clphys_gravity_plan *pl = NULL;
+    clphys_nbody_gravity_plan *pl = NULL;
     double t[16];
     const int rep = c->rep < 16 ? c->rep : 16;
-    clphys_status st = clphys_gravity_plan_create(c->ctx, &p, &pl);
-    if (!st) st = clphys_gravity_compute(pl, (size_t)c->n, NULL, (size_t)c->n, c->x, c->acc, NULL, 0, 0, NULL);
+    clphys_status st = clphys_nbody_gravity_plan_create(c->ctx, &p, &pl);
+    if (!st) st = clphys_nbody_gravity_compute(pl, (size_t)c->n, NULL, (size_t)c->n, c->x, c->acc, NULL, 0, 0, NULL);
     for (int r = 0; r < rep && !st; r++)
-        st = clphys_gravity_compute(pl, (size_t)c->n, NULL, (size_t)c->n, c->x, c->acc, NULL, 0, 0, &t[r]);
-    clphys_gravity_plan_destroy(pl);
+        st = clphys_nbody_gravity_compute(pl, (size_t)c->n, NULL, (size_t)c->n, c->x, c->acc, NULL, 0, 0, &t[r]);
+    clphys_nbody_gravity_plan_destroy(pl);
     if (st) return -1;
     if (!c->have_ref) {
         memcpy(c->ref, c->acc, 3 * (size_t)c->n * sizeof *c->acc);
@@ -149,8 +149,8 @@ static clphys_status tune_size(grav_case *c, int quick)
     int wg0 = 256;
     while ((size_t)wg0 > d->max_work_group_size) wg0 /= 2;
     /* the heuristic of create_plan (gravity.c) made explicit */
-    const grav_cfg h = d->is_cpu ? (grav_cfg){CLPHYS_GRAVITY_VECTOR, 0, 0, 0, 0}
-                                 : (grav_cfg){CLPHYS_GRAVITY_TILED, fp32 ? 8 : 1, wg0, fp32 ? 16 : 32, 0};
+    const grav_cfg h = d->is_cpu ? (grav_cfg){CLPHYS_NBODY_GRAVITY_VECTOR, 0, 0, 0, 0}
+                                 : (grav_cfg){CLPHYS_NBODY_GRAVITY_TILED, fp32 ? 8 : 1, wg0, fp32 ? 16 : 32, 0};
     try_cfg(c, &h, &best, &best_s, &count);
     const double untuned = best_s;
     if (best_s <= 0)
@@ -158,7 +158,7 @@ static clphys_status tune_size(grav_case *c, int quick)
                         prec_name(c->prec), c->n, clphys_last_error(c->ctx));
     if (d->is_cpu) {
         const int wg = wg0 < 64 ? wg0 : 64;
-        g = (grav_cfg){CLPHYS_GRAVITY_TILED, 1, wg, 8, 0};
+        g = (grav_cfg){CLPHYS_NBODY_GRAVITY_TILED, 1, wg, 8, 0};
         try_cfg(c, &g, &best, &best_s, &count);
         if (!quick) {
             g.ipw = 4;
@@ -186,16 +186,16 @@ static clphys_status tune_size(grav_case *c, int quick)
     if (!cp_tune_beats(d, best_s, untuned)) best = h, best_s = untuned;
     char fields[64], value[160];
     snprintf(fields, sizeof fields, "%s n=%d", TUNER, c->n);
-    if (best.v == CLPHYS_GRAVITY_VECTOR) snprintf(value, sizeof value, "variant=vector s=%.6g", best_s);
+    if (best.v == CLPHYS_NBODY_GRAVITY_VECTOR) snprintf(value, sizeof value, "variant=vector s=%.6g", best_s);
     else
         snprintf(value, sizeof value, "variant=tiled i_per_item=%d work_group=%d unroll=%d j_split=%d s=%.6g", best.ipw,
                  best.wg, best.unroll, best.js, best_s);
-    const cp_tune_key key = {"gravity", "shape", prec_name(c->prec), fields};
+    const cp_tune_key key = {"nbody_gravity", "shape", prec_name(c->prec), fields};
     cp_tune_store(c->o, d, &key, value, best_s, untuned, count);
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_gravity_tune(clphys_context *ctx, const clphys_tune_options *o)
+clphys_status clphys_nbody_gravity_tune(clphys_context *ctx, const clphys_tune_options *o)
 {
     if (!ctx) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity tune: NULL context");
     const clphys_device_info *d = clphys_context_device(ctx);
@@ -221,10 +221,10 @@ clphys_status clphys_gravity_tune(clphys_context *ctx, const clphys_tune_options
         }
         char what[64];
         snprintf(what, sizeof what, "%s n=%d", prec_name(c.prec), c.n);
-        cp_tune_step(o, "gravity", k + 1, ns * np, what);
+        cp_tune_step(o, "nbody_gravity", k + 1, ns * np, what);
         if (!st) st = tune_size(&c, quick);
         free(c.x), free(c.acc), free(c.ref);
     }
-    if (!st) cp_tune_mark(d, "gravity", quick, cp_now() - t0);
+    if (!st) cp_tune_mark(d, "nbody_gravity", quick, cp_now() - t0);
     return st;
 }

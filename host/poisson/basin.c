@@ -41,9 +41,9 @@ static void waves(uint64_t *s, wave_set *w, int periodic_x)
 {
     for (int m = 0; m < 8; m++) {
         w->a[m] = (2 * uniform(s) - 1) / 4;
-        w->kx[m] = 2 * PN_PI * (1 + (int)(uniform(s) * 4)) * (periodic_x ? 1 : 0.5);
-        w->ky[m] = 2 * PN_PI * (1 + (int)(uniform(s) * 4)) * 0.5;
-        w->ph[m] = 2 * PN_PI * uniform(s);
+        w->kx[m] = 2 * POISSON_PI * (1 + (int)(uniform(s) * 4)) * (periodic_x ? 1 : 0.5);
+        w->ky[m] = 2 * POISSON_PI * (1 + (int)(uniform(s) * 4)) * 0.5;
+        w->ph[m] = 2 * POISSON_PI * uniform(s);
     }
 }
 

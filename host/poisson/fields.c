@@ -8,7 +8,7 @@ clphys_status clphys_poisson_field_create(clphys_poisson_plan *pl, clphys_precis
 {
     if (!pl || !field || (unsigned)p > CLPHYS_FP64)
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_field_create: bad argument");
-    return cp_buffer(pl->ctx, CL_MEM_READ_WRITE, pl->n * pn_real_size(p), NULL, field);
+    return cp_buffer(pl->ctx, CL_MEM_READ_WRITE, pl->n * poisson_real_size(p), NULL, field);
 }
 
 clphys_status clphys_poisson_field_write(clphys_poisson_plan *pl, clphys_precision p, cl_mem field, const double *host)
@@ -42,9 +42,9 @@ clphys_status clphys_poisson_apply(clphys_poisson_plan *pl, clphys_precision p, 
     if (!pl || !y || !x || y == x || (unsigned)p > CLPHYS_FP64)
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
                         "clphys_poisson_apply: NULL field, y == x or unknown precision");
-    CP_TRY(pn_ensure_precision(pl, p));
+    CP_TRY(poisson_ensure_precision(pl, p));
     if (kernel_s) *kernel_s = 0;
-    return pn_stencil(pl, p, y, x, kernel_s);
+    return poisson_stencil(pl, p, y, x, kernel_s);
 }
 
 clphys_status clphys_poisson_vcycle(clphys_poisson_plan *pl, cl_mem z, cl_mem r, double *kernel_s)
@@ -53,7 +53,7 @@ clphys_status clphys_poisson_vcycle(clphys_poisson_plan *pl, cl_mem z, cl_mem r,
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_vcycle: NULL field or z == r");
     const int timing = pl->timing;
     pl->timing = 0;
-    clphys_status st = pn_vcycle_run(pl, z, r, kernel_s);
+    clphys_status st = poisson_vcycle_run(pl, z, r, kernel_s);
     pl->timing = timing;
     return st;
 }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEG (PN_PI / 180.0)
+#define DEG (POISSON_PI / 180.0)
 
 static clphys_status check_positive(clphys_context *ctx, const char *name, const double *v, int n)
 {
@@ -19,7 +19,7 @@ static clphys_status check_positive(clphys_context *ctx, const char *name, const
     return CLPHYS_SUCCESS;
 }
 
-clphys_status pn_check_geometry(clphys_context *ctx, const clphys_poisson_geometry *g)
+clphys_status poisson_check_geometry(clphys_context *ctx, const clphys_poisson_geometry *g)
 {
     if (g->nx < 2 || g->ny < 2 || g->nz < 1)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
@@ -52,7 +52,7 @@ clphys_status pn_check_geometry(clphys_context *ctx, const clphys_poisson_geomet
     return CLPHYS_SUCCESS;
 }
 
-void pn_metrics_free(pn_metrics *m)
+void poisson_metrics_free(poisson_metrics *m)
 {
     free(m->xc), free(m->xf), free(m->yc), free(m->yf), free(m->zc), free(m->zf);
     memset(m, 0, sizeof *m);
@@ -66,14 +66,14 @@ static void axis(int n, const double *d, double f0, double h, double *f, double 
     for (int i = 0; i < n; i++) c[i] = 0.5 * (f[i] + f[i + 1]);
 }
 
-clphys_status pn_metrics_make(clphys_context *ctx, const clphys_poisson_geometry *g, pn_metrics *m)
+clphys_status poisson_metrics_make(clphys_context *ctx, const clphys_poisson_geometry *g, poisson_metrics *m)
 {
     memset(m, 0, sizeof *m);
     m->xc = malloc(sizeof(double) * g->nx), m->xf = malloc(sizeof(double) * (g->nx + 1));
     m->yc = malloc(sizeof(double) * g->ny), m->yf = malloc(sizeof(double) * (g->ny + 1));
     m->zc = malloc(sizeof(double) * g->nz), m->zf = malloc(sizeof(double) * (g->nz + 1));
     if (!m->xc || !m->xf || !m->yc || !m->yf || !m->zc || !m->zf) {
-        pn_metrics_free(m);
+        poisson_metrics_free(m);
         return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson geometry metrics");
     }
     if (g->lonlat) {
@@ -89,59 +89,59 @@ clphys_status pn_metrics_make(clphys_context *ctx, const clphys_poisson_geometry
 
 /* On the sphere lengths are R times angles: east-west R cos(lat) dlon,
  * north-south R dlat; a cell's area R^2 dlon (sin lat_n - sin lat_s). */
-static double width(const pn_metrics *m, int i) { return m->xf[i + 1] - m->xf[i]; }
-static double height(const pn_metrics *m, int j) { return m->yf[j + 1] - m->yf[j]; }
+static double width(const poisson_metrics *m, int i) { return m->xf[i + 1] - m->xf[i]; }
+static double height(const poisson_metrics *m, int j) { return m->yf[j + 1] - m->yf[j]; }
 
-double pn_area_east(const clphys_poisson_geometry *g, const pn_metrics *m, int i, int j, int k)
+double poisson_area_east(const clphys_poisson_geometry *g, const poisson_metrics *m, int i, int j, int k)
 {
     (void)i;
-    const double len = g->lonlat ? PN_EARTH_RADIUS * height(m, j) : g->dy[j];
+    const double len = g->lonlat ? POISSON_EARTH_RADIUS * height(m, j) : g->dy[j];
     return len * g->dz[k];
 }
 
-double pn_area_north(const clphys_poisson_geometry *g, const pn_metrics *m, int i, int j, int k)
+double poisson_area_north(const clphys_poisson_geometry *g, const poisson_metrics *m, int i, int j, int k)
 {
-    const double len = g->lonlat ? PN_EARTH_RADIUS * cos(m->yf[j + 1]) * width(m, i) : g->dx[i];
+    const double len = g->lonlat ? POISSON_EARTH_RADIUS * cos(m->yf[j + 1]) * width(m, i) : g->dx[i];
     return len * g->dz[k];
 }
 
-double pn_area_top(const clphys_poisson_geometry *g, const pn_metrics *m, int i, int j)
+double poisson_area_top(const clphys_poisson_geometry *g, const poisson_metrics *m, int i, int j)
 {
     if (!g->lonlat) return g->dx[i] * g->dy[j];
-    return PN_EARTH_RADIUS * PN_EARTH_RADIUS * width(m, i) * (sin(m->yf[j + 1]) - sin(m->yf[j]));
+    return POISSON_EARTH_RADIUS * POISSON_EARTH_RADIUS * width(m, i) * (sin(m->yf[j + 1]) - sin(m->yf[j]));
 }
 
-double pn_volume(const clphys_poisson_geometry *g, const pn_metrics *m, int i, int j, int k)
+double poisson_volume(const clphys_poisson_geometry *g, const poisson_metrics *m, int i, int j, int k)
 {
-    return pn_area_top(g, m, i, j) * g->dz[k];
+    return poisson_area_top(g, m, i, j) * g->dz[k];
 }
 
-double pn_dist_east(const clphys_poisson_geometry *g, const pn_metrics *m, int i, int j)
+double poisson_dist_east(const clphys_poisson_geometry *g, const poisson_metrics *m, int i, int j)
 {
     const int ie = i + 1 < g->nx ? i + 1 : 0;
-    if (g->lonlat) return PN_EARTH_RADIUS * cos(m->yc[j]) * 0.5 * (width(m, i) + width(m, ie));
+    if (g->lonlat) return POISSON_EARTH_RADIUS * cos(m->yc[j]) * 0.5 * (width(m, i) + width(m, ie));
     return 0.5 * (g->dx[i] + g->dx[ie]);
 }
 
-double pn_dist_north(const clphys_poisson_geometry *g, const pn_metrics *m, int i, int j)
+double poisson_dist_north(const clphys_poisson_geometry *g, const poisson_metrics *m, int i, int j)
 {
     (void)i;
-    if (g->lonlat) return PN_EARTH_RADIUS * 0.5 * (height(m, j) + height(m, j + 1));
+    if (g->lonlat) return POISSON_EARTH_RADIUS * 0.5 * (height(m, j) + height(m, j + 1));
     return 0.5 * (g->dy[j] + g->dy[j + 1]);
 }
 
-int pn_wet(const clphys_poisson_geometry *g, const pn_metrics *m, int i, int j, int k)
+int poisson_wet(const clphys_poisson_geometry *g, const poisson_metrics *m, int i, int j, int k)
 {
     return g->depth[(size_t)j * g->nx + i] > m->zc[k];
 }
 
-clphys_status pn_assemble(clphys_context *ctx, const clphys_poisson_geometry *g, pn_op *op, double *w)
+clphys_status poisson_assemble(clphys_context *ctx, const clphys_poisson_geometry *g, poisson_op *op, double *w)
 {
-    pn_metrics m;
-    CP_TRY(pn_metrics_make(ctx, g, &m));
-    clphys_status st = pn_op_alloc(ctx, op, g->nx, g->ny, g->nz);
+    poisson_metrics m;
+    CP_TRY(poisson_metrics_make(ctx, g, &m));
+    clphys_status st = poisson_op_alloc(ctx, op, g->nx, g->ny, g->nz);
     if (st) {
-        pn_metrics_free(&m);
+        poisson_metrics_free(&m);
         return st;
     }
     const int nx = g->nx, ny = g->ny, nz = g->nz;
@@ -152,19 +152,19 @@ clphys_status pn_assemble(clphys_context *ctx, const clphys_poisson_geometry *g,
         for (int j = 0; j < ny; j++)
             for (int i = 0; i < nx; i++) {
                 const size_t c = (size_t)i + (size_t)nx * j + plane * k;
-                if (!pn_wet(g, &m, i, j, k)) continue;
+                if (!poisson_wet(g, &m, i, j, k)) continue;
                 wet++;
-                op->mask[c] = PN_WET;
+                op->mask[c] = POISSON_WET;
                 const int ie = i + 1 < nx ? i + 1 : 0;
-                if ((i + 1 < nx || g->periodic_x) && pn_wet(g, &m, ie, j, k))
-                    op->ax[c] = -pn_area_east(g, &m, i, j, k) / pn_dist_east(g, &m, i, j);
-                if (j + 1 < ny && pn_wet(g, &m, i, j + 1, k))
-                    op->ay[c] = -pn_area_north(g, &m, i, j, k) / pn_dist_north(g, &m, i, j);
-                if (k + 1 < nz && pn_wet(g, &m, i, j, k + 1))
-                    op->az[c] = -pn_area_top(g, &m, i, j) / (0.5 * (g->dz[k] + g->dz[k + 1]));
-                w[c] = pn_volume(g, &m, i, j, k);
+                if ((i + 1 < nx || g->periodic_x) && poisson_wet(g, &m, ie, j, k))
+                    op->ax[c] = -poisson_area_east(g, &m, i, j, k) / poisson_dist_east(g, &m, i, j);
+                if (j + 1 < ny && poisson_wet(g, &m, i, j + 1, k))
+                    op->ay[c] = -poisson_area_north(g, &m, i, j, k) / poisson_dist_north(g, &m, i, j);
+                if (k + 1 < nz && poisson_wet(g, &m, i, j, k + 1))
+                    op->az[c] = -poisson_area_top(g, &m, i, j) / (0.5 * (g->dz[k] + g->dz[k + 1]));
+                w[c] = poisson_volume(g, &m, i, j, k);
             }
-    pn_metrics_free(&m);
+    poisson_metrics_free(&m);
     /* the excess of the diagonal over the couplings is lambda V, exactly 0
      * for the Poisson problem; land rows are the identity.  A wet cell with
      * no wet neighbour and no Helmholtz term has an equation 0 = b: its
@@ -172,12 +172,12 @@ clphys_status pn_assemble(clphys_context *ctx, const clphys_poisson_geometry *g,
      * operator whose coefficients are all 0 (x = 0 there). */
 #pragma omp parallel for schedule(static) reduction(- : wet)
     for (size_t c = 0; c < op->n; c++) {
-        if ((op->mask[c] & PN_WET) && g->helmholtz == 0 && pn_offdiag_sum(op, c) == 0) op->mask[c] = 0, wet--;
-        if (op->mask[c] & PN_WET) op->e[c] = g->helmholtz * w[c];
+        if ((op->mask[c] & POISSON_WET) && g->helmholtz == 0 && poisson_offdiag_sum(op, c) == 0) op->mask[c] = 0, wet--;
+        if (op->mask[c] & POISSON_WET) op->e[c] = g->helmholtz * w[c];
         else op->e[c] = 1, w[c] = 0;
     }
     if (wet == 0) {
-        pn_op_free(op);
+        poisson_op_free(op);
         return cp_error(ctx, CLPHYS_ERR_INPUT,
                         "poisson geometry: no wet cell (every column is shallower than the centre of its top layer, "
                         "%g m, or isolated)",

@@ -20,11 +20,11 @@
 #include <math.h>
 #include <stdlib.h>
 
-clphys_status pn_coarsen(clphys_context *ctx, const pn_op *f, double coarse_scale, pn_op *c, int *sx_out, int *sy_out)
+clphys_status poisson_coarsen(clphys_context *ctx, const poisson_op *f, double coarse_scale, poisson_op *c, int *sx_out, int *sy_out)
 {
     const int sx = f->nx > 1, sy = f->ny > 1;
     const int ncx = sx ? (f->nx + 1) / 2 : f->nx, ncy = sy ? (f->ny + 1) / 2 : f->ny, nz = f->nz;
-    CP_TRY(pn_op_alloc(ctx, c, ncx, ncy, nz));
+    CP_TRY(poisson_op_alloc(ctx, c, ncx, ncy, nz));
     const size_t fplane = (size_t)f->nx * f->ny, cplane = (size_t)ncx * ncy;
     /* one coarse layer per thread: the sums of a layer touch that layer only */
 #pragma omp parallel for schedule(static)
@@ -32,10 +32,10 @@ clphys_status pn_coarsen(clphys_context *ctx, const pn_op *f, double coarse_scal
         for (int j = 0; j < f->ny; j++)
             for (int i = 0; i < f->nx; i++) {
                 const size_t fc = (size_t)i + (size_t)f->nx * j + fplane * k;
-                if (!(f->mask[fc] & PN_WET)) continue;
+                if (!(f->mask[fc] & POISSON_WET)) continue;
                 const int I = i >> sx, J = j >> sy;
                 const size_t cc = (size_t)I + (size_t)ncx * J + cplane * k;
-                c->mask[cc] = PN_WET;
+                c->mask[cc] = POISSON_WET;
                 c->e[cc] += f->e[fc];
                 c->az[cc] += f->az[fc];
                 /* a horizontal coupling between two coarse cells is the coarse
@@ -45,7 +45,7 @@ clphys_status pn_coarsen(clphys_context *ctx, const pn_op *f, double coarse_scal
                 if (f->ay[fc] != 0 && (jn >> sy) != J) c->ay[cc] += coarse_scale * f->ay[fc];
             }
     for (size_t cc = 0; cc < c->n; cc++)
-        if (!(c->mask[cc] & PN_WET)) c->e[cc] = 1;
+        if (!(c->mask[cc] & POISSON_WET)) c->e[cc] = 1;
     *sx_out = sx, *sy_out = sy;
     return CLPHYS_SUCCESS;
 }

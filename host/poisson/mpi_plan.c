@@ -3,18 +3,18 @@
  * singular regions, coarse operators, the plan of the gathered levels),
  * each rank's blocks of the distributed levels with their halos, and the
  * blocks of a field to and from rank 0. */
-#include "mpi_internal.h"
+#include "poisson_mpi_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define PM_GATHER_COLUMNS 64
-#define PM_GATHER_COLUMNS_CPU 8
+#define POISSON_MPI_GATHER_COLUMNS 64
+#define POISSON_MPI_GATHER_COLUMNS_CPU 8
 
 int clphys_poisson_mpi_default_gather(const clphys_context *ctx)
 {
     const clphys_device_info *d = ctx ? clphys_context_device(ctx) : NULL;
-    return d && !d->is_gpu ? PM_GATHER_COLUMNS_CPU : PM_GATHER_COLUMNS;
+    return d && !d->is_gpu ? POISSON_MPI_GATHER_COLUMNS_CPU : POISSON_MPI_GATHER_COLUMNS;
 }
 
 static int levels_of(int nx, int ny)
@@ -44,7 +44,7 @@ static clphys_status decompose(int nx, int ny, int ranks, const clphys_poisson_m
                                int *dlev)
 {
     int dims[2] = {mp ? mp->grid[0] : 0, mp ? mp->grid[1] : 0};
-    const int G = mp && mp->gather_columns ? mp->gather_columns : PM_GATHER_COLUMNS;
+    const int G = mp && mp->gather_columns ? mp->gather_columns : POISSON_MPI_GATHER_COLUMNS;
     if (ranks < 1 || G < 2 || dims[0] < 0 || dims[1] < 0)
         return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
                         "poisson mpi: %d ranks, grid %dx%d, gather_columns %d (>= 2, or 0 for the default)", ranks,
@@ -89,7 +89,7 @@ clphys_status clphys_poisson_mpi_block(int nx, int ny, int ranks, const clphys_p
     return CLPHYS_SUCCESS;
 }
 
-void pm_box_of(const clphys_poisson_mpi_plan *d, int r, int l, pm_box *b)
+void poisson_mpi_box_of(const clphys_poisson_mpi_plan *d, int r, int l, poisson_mpi_box *b)
 {
     int ox, bx, oy, by;
     split(d->nx, 1 << d->dlev, d->px, r % d->px, &ox, &bx);
@@ -102,7 +102,7 @@ void pm_box_of(const clphys_poisson_mpi_plan *d, int r, int l, pm_box *b)
     if (d->pad > 1) b->nx = ceil_div(b->nx, d->pad) * d->pad;
 }
 
-clphys_status pm_buf(clphys_poisson_mpi_plan *d, size_t bytes)
+clphys_status poisson_mpi_buf(clphys_poisson_mpi_plan *d, size_t bytes)
 {
     if (bytes <= d->cap) return CLPHYS_SUCCESS;
     double *p = realloc(d->buf, bytes);
@@ -125,8 +125,8 @@ static clphys_status counts_of(clphys_poisson_mpi_plan *d, int l, int **cnt, int
     if (!*cnt || !*dsp) return cp_error(d->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi: counts");
     size_t off = 0;
     for (int r = 0; r < d->size; r++) {
-        pm_box b;
-        pm_box_of(d, r, l, &b);
+        poisson_mpi_box b;
+        poisson_mpi_box_of(d, r, l, &b);
         (*cnt)[r] = b.bx * b.by * d->nz, (*dsp)[r] = (int)off;
         off += (size_t)(*cnt)[r];
     }
@@ -136,9 +136,9 @@ static clphys_status counts_of(clphys_poisson_mpi_plan *d, int l, int **cnt, int
 /* copy between rank r's block (packed) and the global array of level l */
 static void block_copy(clphys_poisson_mpi_plan *d, int r, int l, double *packed, double *global, int to_global)
 {
-    pm_box b;
+    poisson_mpi_box b;
     int gx, gy;
-    pm_box_of(d, r, l, &b);
+    poisson_mpi_box_of(d, r, l, &b);
     level_extent(d, l, &gx, &gy);
     for (int k = 0; k < d->nz; k++)
         for (int j = 0; j < b.by; j++) {
@@ -151,7 +151,7 @@ static void block_copy(clphys_poisson_mpi_plan *d, int r, int l, double *packed,
         }
 }
 
-clphys_status pm_gather_level(clphys_poisson_mpi_plan *d, int l, const double *block, double *global)
+clphys_status poisson_mpi_gather_level(clphys_poisson_mpi_plan *d, int l, const double *block, double *global)
 {
     int *cnt = NULL, *dsp = NULL;
     clphys_status st = counts_of(d, l, &cnt, &dsp);
@@ -167,7 +167,7 @@ clphys_status pm_gather_level(clphys_poisson_mpi_plan *d, int l, const double *b
     return st;
 }
 
-clphys_status pm_scatter_level(clphys_poisson_mpi_plan *d, int l, const double *global, double *block)
+clphys_status poisson_mpi_scatter_level(clphys_poisson_mpi_plan *d, int l, const double *global, double *block)
 {
     int *cnt = NULL, *dsp = NULL;
     clphys_status st = counts_of(d, l, &cnt, &dsp);
@@ -190,7 +190,7 @@ clphys_status clphys_poisson_mpi_scatter(clphys_poisson_mpi_plan *d, const doubl
                            ? cp_error(d->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_mpi_scatter: NULL array")
                            : CLPHYS_SUCCESS;
     CP_TRY(cp_mpi_agree(d->comm, d->ctx, st));
-    return pm_scatter_level(d, 0, global, block);
+    return poisson_mpi_scatter_level(d, 0, global, block);
 }
 
 clphys_status clphys_poisson_mpi_gather(clphys_poisson_mpi_plan *d, const double *block, double *global)
@@ -200,13 +200,13 @@ clphys_status clphys_poisson_mpi_gather(clphys_poisson_mpi_plan *d, const double
                            ? cp_error(d->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_mpi_gather: NULL array")
                            : CLPHYS_SUCCESS;
     CP_TRY(cp_mpi_agree(d->comm, d->ctx, st));
-    return pm_gather_level(d, 0, block, global);
+    return poisson_mpi_gather_level(d, 0, block, global);
 }
 
 clphys_status clphys_poisson_mpi_plan_operator(clphys_poisson_mpi_plan *d, unsigned char *mask, double *w)
 {
     if (!d) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_mpi_plan_operator: NULL plan");
-    const pm_box *b = &d->box[0];
+    const poisson_mpi_box *b = &d->box[0];
     const size_t nb = (size_t)b->bx * b->by * d->nz, n = (size_t)d->nx * d->ny * d->nz;
     double *blk = malloc(sizeof(double) * (nb + 1)), *all = d->rank == 0 ? malloc(sizeof(double) * n) : NULL;
     clphys_status st =
@@ -218,9 +218,9 @@ clphys_status clphys_poisson_mpi_plan_operator(clphys_poisson_mpi_plan *d, unsig
                 for (int i = 0; i < b->bx; i++) {
                     const size_t c = (size_t)(b->h + i) + (size_t)b->nx * ((size_t)(b->h + j) + (size_t)b->ny * k);
                     blk[(size_t)i + (size_t)b->bx * ((size_t)j + (size_t)b->by * k)] =
-                        f ? d->pl->w[c] : (d->pl->fine.mask[c] & PN_WET ? 1.0 : 0.0);
+                        f ? d->pl->w[c] : (d->pl->fine.mask[c] & POISSON_WET ? 1.0 : 0.0);
                 }
-        st = pm_gather_level(d, 0, blk, all);
+        st = poisson_mpi_gather_level(d, 0, blk, all);
         for (size_t c = 0; !st && d->rank == 0 && c < n; c++) {
             if (f && w)
                 w[c] = all[c];
@@ -237,27 +237,27 @@ clphys_status clphys_poisson_mpi_plan_operator(clphys_poisson_mpi_plan *d, unsig
 /* what rank 0 makes once: the global operators of levels 0 .. dlev, w and
  * the singular regions of the fine one */
 typedef struct {
-    pn_op *op; /* dlev + 1 levels                                */
+    poisson_op *op; /* dlev + 1 levels                                */
     double *w;
     int *label;
     int nregions;
     double *region_w, *region_n;
-} pm_global;
+} poisson_mpi_global;
 
-static void global_free(pm_global *g, int nlev)
+static void global_free(poisson_mpi_global *g, int nlev)
 {
-    for (int l = 0; g->op && l < nlev; l++) pn_op_free(&g->op[l]);
+    for (int l = 0; g->op && l < nlev; l++) poisson_op_free(&g->op[l]);
     free(g->op), free(g->w), free(g->label), free(g->region_w), free(g->region_n);
     memset(g, 0, sizeof *g);
 }
 
 /* rank 0: regions and coarse operators of the fine one (g->op[0], g->w set) */
-static clphys_status global_finish(clphys_poisson_mpi_plan *d, pm_global *g)
+static clphys_status global_finish(clphys_poisson_mpi_plan *d, poisson_mpi_global *g)
 {
     const size_t n = g->op[0].n;
-    for (size_t c = 0; c < n; c++) d->wet += g->op[0].mask[c] & PN_WET;
+    for (size_t c = 0; c < n; c++) d->wet += g->op[0].mask[c] & POISSON_WET;
     if (!(g->label = malloc(sizeof(int) * n))) return cp_error(d->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi");
-    CP_TRY(pn_singular_regions(d->ctx, &g->op[0], g->label, &g->nregions));
+    CP_TRY(poisson_singular_regions(d->ctx, &g->op[0], g->label, &g->nregions));
     g->region_w = calloc((size_t)g->nregions + 1, sizeof(double));
     g->region_n = calloc((size_t)g->nregions + 1, sizeof(double));
     if (!g->region_w || !g->region_n) return cp_error(d->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi");
@@ -265,7 +265,7 @@ static clphys_status global_finish(clphys_poisson_mpi_plan *d, pm_global *g)
         if (g->label[c] >= 0) g->region_w[g->label[c]] += g->w[c], g->region_n[g->label[c]] += 1;
     for (int l = 1; l <= d->dlev; l++) {
         int sx, sy;
-        CP_TRY(pn_coarsen(d->ctx, &g->op[l - 1], d->prm.coarse_scale, &g->op[l], &sx, &sy));
+        CP_TRY(poisson_coarsen(d->ctx, &g->op[l - 1], d->prm.coarse_scale, &g->op[l], &sx, &sy));
     }
     return CLPHYS_SUCCESS;
 }
@@ -275,13 +275,13 @@ static clphys_status global_finish(clphys_poisson_mpi_plan *d, pm_global *g)
  * the ring west and south of it the couplings into the block. */
 enum { F_E, F_AX, F_AY, F_AZ, F_MASK, F_W, F_LABEL, F_N };
 
-static void pack_block(clphys_poisson_mpi_plan *d, const pm_global *g, int r, int l, double *out)
+static void pack_block(clphys_poisson_mpi_plan *d, const poisson_mpi_global *g, int r, int l, double *out)
 {
-    pm_box b;
+    poisson_mpi_box b;
     int gx, gy;
-    pm_box_of(d, r, l, &b);
+    poisson_mpi_box_of(d, r, l, &b);
     level_extent(d, l, &gx, &gy);
-    const pn_op *G = &g->op[l];
+    const poisson_op *G = &g->op[l];
     const size_t n = (size_t)b.nx * b.ny * d->nz, gplane = (size_t)gx * gy;
 #pragma omp parallel for schedule(static)
     for (size_t c = 0; c < n; c++) {
@@ -310,10 +310,10 @@ static void pack_block(clphys_poisson_mpi_plan *d, const pm_global *g, int r, in
             }
 }
 
-static clphys_status unpack_op(clphys_poisson_mpi_plan *d, const pm_box *b, const double *in, pn_op *op, double *w,
+static clphys_status unpack_op(clphys_poisson_mpi_plan *d, const poisson_mpi_box *b, const double *in, poisson_op *op, double *w,
                                int *label)
 {
-    CP_TRY(pn_op_alloc(d->ctx, op, b->nx, b->ny, d->nz));
+    CP_TRY(poisson_op_alloc(d->ctx, op, b->nx, b->ny, d->nz));
     for (size_t c = 0; c < op->n; c++) {
         const double *v = in + F_N * c;
         op->e[c] = v[F_E], op->ax[c] = v[F_AX], op->ay[c] = v[F_AY], op->az[c] = v[F_AZ];
@@ -326,24 +326,24 @@ static clphys_status unpack_op(clphys_poisson_mpi_plan *d, const pm_box *b, cons
 
 /* every rank: its plan of levels 0 .. dlev (blocks from rank 0; level
  * dlev only sized: its b and x hold the gathered residual and correction) */
-static clphys_status local_plan(clphys_poisson_mpi_plan *d, pm_global *g)
+static clphys_status local_plan(clphys_poisson_mpi_plan *d, poisson_mpi_global *g)
 {
     clphys_context *ctx = d->ctx;
-    pm_box b0;
-    pm_box_of(d, d->rank, 0, &b0);
-    clphys_status st = pn_plan_new(ctx, &d->prm, b0.nx, b0.ny, d->nz, &d->pl);
+    poisson_mpi_box b0;
+    poisson_mpi_box_of(d, d->rank, 0, &b0);
+    clphys_status st = poisson_plan_new(ctx, &d->prm, b0.nx, b0.ny, d->nz, &d->pl);
     st = cp_mpi_agree(d->comm, ctx, st);
     if (st) return st;
     clphys_poisson_plan *pl = d->pl;
     pl->from_geometry = d->from_geometry;
     pl->dist_levels = d->dlev + 1;
-    if (d->dlev && !(pl->dist_ops = calloc((size_t)d->dlev, sizeof(pn_op))))
+    if (d->dlev && !(pl->dist_ops = calloc((size_t)d->dlev, sizeof(poisson_op))))
         st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi");
     if (!st && !(pl->label = malloc(sizeof(int) * pl->n))) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi");
     CP_TRY(cp_mpi_agree(d->comm, ctx, st));
     for (int l = 0; l < d->dlev || (l == 0 && d->dlev == 0); l++) {
-        pm_box b;
-        pm_box_of(d, d->rank, l, &b);
+        poisson_mpi_box b;
+        poisson_mpi_box_of(d, d->rank, l, &b);
         const size_t n = (size_t)b.nx * b.ny * d->nz;
         double *in = malloc(sizeof(double) * F_N * n);
         st = in ? CLPHYS_SUCCESS : cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi: block of level %d", l);
@@ -353,8 +353,8 @@ static clphys_status local_plan(clphys_poisson_mpi_plan *d, pm_global *g)
             return st;
         }
         for (int r = 0; d->rank == 0 && r < d->size && !st; r++) {
-            pm_box br;
-            pm_box_of(d, r, l, &br);
+            poisson_mpi_box br;
+            poisson_mpi_box_of(d, r, l, &br);
             const size_t nr = (size_t)br.nx * br.ny * d->nz;
             double *out = r == 0 ? in : malloc(sizeof(double) * F_N * nr);
             if (!out) {
@@ -375,10 +375,10 @@ static clphys_status local_plan(clphys_poisson_mpi_plan *d, pm_global *g)
         CP_TRY(cp_mpi_agree(d->comm, ctx, st));
     }
     if (d->dlev) { /* the gathered level: land, sized */
-        pm_box b;
-        pm_box_of(d, d->rank, d->dlev, &b);
-        pn_op *op = &pl->dist_ops[d->dlev - 1];
-        st = pn_op_alloc(ctx, op, b.nx, b.ny, d->nz);
+        poisson_mpi_box b;
+        poisson_mpi_box_of(d, d->rank, d->dlev, &b);
+        poisson_op *op = &pl->dist_ops[d->dlev - 1];
+        st = poisson_op_alloc(ctx, op, b.nx, b.ny, d->nz);
         for (size_t c = 0; !st && c < op->n; c++) op->e[c] = 1;
     }
     /* the singular regions, the same on every rank */
@@ -396,13 +396,13 @@ static clphys_status local_plan(clphys_poisson_mpi_plan *d, pm_global *g)
                     MPI_Bcast(pl->region_n, nr, MPI_DOUBLE, 0, d->comm) != MPI_SUCCESS))
             st = cp_error(ctx, CLPHYS_ERR_IO, "poisson mpi: MPI_Bcast failed");
     }
-    if (!st) st = pn_plan_finish(pl);
+    if (!st) st = poisson_plan_finish(pl);
     return cp_mpi_agree(d->comm, ctx, st);
 }
 
 /* common to both constructors once rank 0 holds g->op[0] and g->w (or has
  * failed: st) */
-static clphys_status create_rest(clphys_poisson_mpi_plan *d, pm_global *g, clphys_status st)
+static clphys_status create_rest(clphys_poisson_mpi_plan *d, poisson_mpi_global *g, clphys_status st)
 {
     if (!st && d->rank == 0) st = global_finish(d, g);
     CP_TRY(cp_mpi_agree(d->comm, d->ctx, st));
@@ -421,13 +421,13 @@ static clphys_status create_rest(clphys_poisson_mpi_plan *d, pm_global *g, clphy
         const int vec = !clphys_context_device(d->ctx)->is_gpu &&
                         (!d->prm.line || d->prm.line == CLPHYS_POISSON_LINE_COLUMN_VEC);
         cp.line = vec ? CLPHYS_POISSON_LINE_COLUMN_VEC : CLPHYS_POISSON_LINE_COLUMN;
-        st = pn_plan_from_op(d->ctx, &cp, &g->op[d->dlev], &d->coarse);
+        st = poisson_plan_from_op(d->ctx, &cp, &g->op[d->dlev], &d->coarse);
         const clphys_precision io = d->prm.precision == CLPHYS_POISSON_FP32 ? CLPHYS_FP32 : CLPHYS_FP64;
         if (!st) st = clphys_poisson_field_create(d->coarse, io, &d->cr);
         if (!st) st = clphys_poisson_field_create(d->coarse, io, &d->cz);
     }
     CP_TRY(cp_mpi_agree(d->comm, d->ctx, st));
-    return cp_mpi_agree(d->comm, d->ctx, pm_solver_setup(d));
+    return cp_mpi_agree(d->comm, d->ctx, poisson_mpi_solver_setup(d));
 }
 
 /* the plan's frame on every rank: communicator, grid, neighbours, levels */
@@ -477,9 +477,9 @@ static clphys_status frame(clphys_context *ctx, MPI_Comm comm, int nx, int ny, i
     d->pad = vec ? 8 : 1;
     if (MPI_Allreduce(MPI_IN_PLACE, &d->pad, 1, MPI_INT, MPI_MAX, d->comm) != MPI_SUCCESS)
         return cp_mpi_agree(d->comm, ctx, cp_error(ctx, CLPHYS_ERR_IO, "poisson mpi: MPI_Allreduce failed"));
-    d->box = calloc((size_t)d->dlev + 1, sizeof(pm_box));
+    d->box = calloc((size_t)d->dlev + 1, sizeof(poisson_mpi_box));
     if (!d->box) return cp_mpi_agree(d->comm, ctx, cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi plan"));
-    for (int l = 0; l <= d->dlev; l++) pm_box_of(d, d->rank, l, &d->box[l]);
+    for (int l = 0; l <= d->dlev; l++) poisson_mpi_box_of(d, d->rank, l, &d->box[l]);
     return CLPHYS_SUCCESS;
 }
 
@@ -496,18 +496,18 @@ clphys_status clphys_poisson_mpi_plan_create(clphys_context *ctx, MPI_Comm comm,
     clphys_status st = rank == 0 && !g ? cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                                                   "clphys_poisson_mpi_plan_create: no geometry on rank 0")
                                        : CLPHYS_SUCCESS;
-    if (!st && rank == 0) st = pn_check_geometry(ctx, g);
+    if (!st && rank == 0) st = poisson_check_geometry(ctx, g);
     CP_TRY(cp_mpi_agree(comm, ctx, st));
     clphys_poisson_mpi_plan *d = NULL;
     st = frame(ctx, comm, g ? g->nx : 0, g ? g->ny : 0, g ? g->nz : 0, params, mp, &d);
-    pm_global gl = {0};
+    poisson_mpi_global gl = {0};
     if (!st) {
         d->from_geometry = 1;
         if (d->rank == 0) {
-            if (!(gl.op = calloc((size_t)d->dlev + 1, sizeof(pn_op))) ||
+            if (!(gl.op = calloc((size_t)d->dlev + 1, sizeof(poisson_op))) ||
                 !(gl.w = calloc((size_t)d->nx * d->ny * d->nz, sizeof(double))))
                 st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi: the global operator");
-            if (!st) st = pn_assemble(ctx, g, &gl.op[0], gl.w);
+            if (!st) st = poisson_assemble(ctx, g, &gl.op[0], gl.w);
         }
         st = create_rest(d, &gl, st);
     }
@@ -531,10 +531,10 @@ clphys_status clphys_poisson_mpi_plan_create_operator(clphys_context *ctx, MPI_C
     *plan = NULL;
     clphys_poisson_mpi_plan *d = NULL;
     clphys_status st = frame(ctx, comm, nx, ny, op ? op->nz : 0, params, mp, &d);
-    pm_global gl = {0};
+    poisson_mpi_global gl = {0};
     double *a = NULL;
     if (!st) {
-        const pm_box *b = &d->box[0];
+        const poisson_mpi_box *b = &d->box[0];
         st = !op || !op->a || op->a_mem || op->nx != b->bx || op->ny != b->by || op->nz != d->nz
                  ? cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                             "clphys_poisson_mpi_plan_create_operator: rank %d needs a host block of %dx%dx%d "
@@ -544,14 +544,14 @@ clphys_status clphys_poisson_mpi_plan_create_operator(clphys_context *ctx, MPI_C
         st = cp_mpi_agree(d->comm, ctx, st);
         const size_t n = (size_t)d->nx * d->ny * d->nz, nb = (size_t)b->bx * b->by * d->nz;
         if (!st && d->rank == 0 &&
-            (!(a = malloc(sizeof(double) * 7 * n)) || !(gl.op = calloc((size_t)d->dlev + 1, sizeof(pn_op))) ||
+            (!(a = malloc(sizeof(double) * 7 * n)) || !(gl.op = calloc((size_t)d->dlev + 1, sizeof(poisson_op))) ||
              !(gl.w = calloc(n, sizeof(double)))))
             st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi: the global operator");
         st = cp_mpi_agree(d->comm, ctx, st);
-        for (int f = 0; f < 7 && !st; f++) st = pm_gather_level(d, 0, op->a + f * nb, a ? a + f * n : NULL);
+        for (int f = 0; f < 7 && !st; f++) st = poisson_mpi_gather_level(d, 0, op->a + f * nb, a ? a + f * n : NULL);
         if (!st && d->rank == 0) {
-            st = pn_from_seven(ctx, d->nx, d->ny, d->nz, a, &gl.op[0]);
-            for (size_t c = 0; !st && c < n; c++) gl.w[c] = (gl.op[0].mask[c] & PN_WET) ? 1.0 : 0.0;
+            st = poisson_from_seven(ctx, d->nx, d->ny, d->nz, a, &gl.op[0]);
+            for (size_t c = 0; !st && c < n; c++) gl.w[c] = (gl.op[0].mask[c] & POISSON_WET) ? 1.0 : 0.0;
         }
         free(a);
         st = create_rest(d, &gl, st);
@@ -589,7 +589,7 @@ void clphys_poisson_mpi_plan_info(const clphys_poisson_mpi_plan *d, clphys_poiss
     memset(info, 0, sizeof *info);
     info->nx = d->nx, info->ny = d->ny, info->nz = d->nz;
     info->grid[0] = d->px, info->grid[1] = d->py, info->coords[0] = d->cx, info->coords[1] = d->cy;
-    const pm_box *b = &d->box[0];
+    const poisson_mpi_box *b = &d->box[0];
     info->block[0] = b->ox, info->block[1] = b->oy, info->block[2] = b->bx, info->block[3] = b->by;
     info->n = (size_t)d->nx * d->ny * d->nz;
     info->wet = d->wet;

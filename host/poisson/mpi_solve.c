@@ -3,7 +3,7 @@
  * MPI_Sendrecv with the four neighbours), the V-cycle over the ranks with
  * the gathered levels on rank 0, CG with global sums, the projection of
  * singular regions over all ranks. */
-#include "mpi_internal.h"
+#include "poisson_mpi_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -14,10 +14,10 @@ static clphys_precision io_prec(const clphys_poisson_mpi_plan *d)
     return d->prm.precision == CLPHYS_POISSON_FP32 ? CLPHYS_FP32 : CLPHYS_FP64;
 }
 
-clphys_status pm_rect(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es, int write, int i0, int j0, int w, int h,
+clphys_status poisson_mpi_rect(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es, int write, int i0, int j0, int w, int h,
                       void *host)
 {
-    const pm_box *b = &d->box[l];
+    const poisson_mpi_box *b = &d->box[l];
     if (w <= 0 || h <= 0) return CLPHYS_SUCCESS;
     const size_t origin[3] = {(size_t)i0 * es, (size_t)j0, 0}, zero[3] = {0, 0, 0};
     const size_t region[3] = {(size_t)w * es, (size_t)h, (size_t)d->nz};
@@ -36,7 +36,7 @@ clphys_status pm_rect(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es, in
  * (unpack) its four rings from d->face at element off */
 static clphys_status faces_kernel(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es, int unpack, int off)
 {
-    const pm_box *b = &d->box[l];
+    const poisson_mpi_box *b = &d->box[l];
     cl_kernel k = (unpack ? d->k_unpack : d->k_pack)[es == 8];
     const int a[7] = {b->nx, b->ny, d->nz, b->h, b->bx, b->by, off};
     cl_mem dst = unpack ? m : d->face, src = unpack ? d->face : m;
@@ -55,7 +55,7 @@ static clphys_status faces_kernel(clphys_poisson_mpi_plan *d, int l, cl_mem m, s
  * west and the east neighbour (2 ranks across x) gets each face right. */
 static clphys_status exchange(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es)
 {
-    const pm_box *b = &d->box[l];
+    const poisson_mpi_box *b = &d->box[l];
     const int fx = b->by * d->nz, fy = b->bx * d->nz;
     const int off[4] = {0, fx, 2 * fx, 2 * fx + fy}, cnt[4] = {fx, fx, fy, fy}, half = 2 * fx + 2 * fy;
     CP_TRY(faces_kernel(d, l, m, es, 0, 0));
@@ -80,7 +80,7 @@ static clphys_status exchange(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_
 /* v = 0 outside the block (level 0, precision p) */
 static clphys_status halo_zero(clphys_poisson_mpi_plan *d, clphys_precision p, cl_mem v)
 {
-    const pm_box *b = &d->box[0];
+    const poisson_mpi_box *b = &d->box[0];
     cl_kernel k = d->k_zero[p == CLPHYS_FP64];
     const int a[7] = {b->nx, b->ny, d->nz, b->h, b->h + b->bx, b->h, b->h + b->by};
     CP_TRY(CP_ARGS(d->ctx, k, v, a[0], a[1], a[2], a[3], a[4], a[5], a[6]));
@@ -91,7 +91,7 @@ static clphys_status halo_zero(clphys_poisson_mpi_plan *d, clphys_precision p, c
 /* x += P e on level l */
 static clphys_status prolong(clphys_poisson_mpi_plan *d, int l, cl_mem x, cl_mem e)
 {
-    const pm_box *b = &d->box[l], *c = &d->box[l + 1];
+    const poisson_mpi_box *b = &d->box[l], *c = &d->box[l + 1];
     cl_kernel k = d->k_prolong;
     const int a[5] = {b->nx, b->ny, d->nz, c->nx, c->ny};
     CP_TRY(CP_ARGS(d->ctx, k, x, e, d->pl->lev[l].mask, a[0], a[1], a[2], a[3], a[4]));
@@ -120,11 +120,11 @@ static void from_double(const double *src, int fp64, size_t n, void *dst)
  * out's block. */
 static clphys_status gathered(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_mem out, clphys_precision p)
 {
-    const pm_box *bx = &d->box[l];
-    const size_t nb = (size_t)bx->bx * bx->by * d->nz, es = pn_real_size(p);
+    const poisson_mpi_box *bx = &d->box[l];
+    const size_t nb = (size_t)bx->bx * bx->by * d->nz, es = poisson_real_size(p);
     const int fp64 = p == CLPHYS_FP64;
-    CP_TRY(pm_buf(d, nb * sizeof(double)));
-    clphys_status st = pm_rect(d, l, b, es, 0, bx->h, bx->h, bx->bx, bx->by, d->buf);
+    CP_TRY(poisson_mpi_buf(d, nb * sizeof(double)));
+    clphys_status st = poisson_mpi_rect(d, l, b, es, 0, bx->h, bx->h, bx->bx, bx->by, d->buf);
     to_double(d->buf, fp64, nb, d->buf);
     const size_t ng = (size_t)(d->rank == 0 ? d->coarse->n : 0);
     if (!st && ng * sizeof(double) > d->gcap) {
@@ -135,17 +135,17 @@ static clphys_status gathered(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_me
             st = cp_error(d->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi: the gathered level");
     }
     CP_TRY(cp_mpi_agree(d->comm, d->ctx, st));
-    CP_TRY(pm_gather_level(d, l, d->buf, d->gbuf));
+    CP_TRY(poisson_mpi_gather_level(d, l, d->buf, d->gbuf));
     if (d->rank == 0) {
         const clphys_precision io = io_prec(d);
         st = clphys_poisson_field_write(d->coarse, io, d->cr, d->gbuf);
-        if (!st) st = pn_vcycle_run(d->coarse, d->cz, d->cr, NULL);
+        if (!st) st = poisson_vcycle_run(d->coarse, d->cz, d->cr, NULL);
         if (!st) st = clphys_poisson_field_read(d->coarse, io, d->cz, d->gbuf);
     }
     CP_TRY(cp_mpi_agree(d->comm, d->ctx, st));
-    CP_TRY(pm_scatter_level(d, l, d->gbuf, d->buf));
+    CP_TRY(poisson_mpi_scatter_level(d, l, d->gbuf, d->buf));
     from_double(d->buf, fp64, nb, d->buf);
-    return pm_rect(d, l, out, es, 1, bx->h, bx->h, bx->bx, bx->by, d->buf);
+    return poisson_mpi_rect(d, l, out, es, 1, bx->h, bx->h, bx->bx, bx->by, d->buf);
 }
 
 /* The V-cycle of host/poisson/vcycle.c (column, column-vec's smoothing
@@ -160,9 +160,9 @@ static clphys_status gathered(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_me
 static clphys_status dcycle(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_mem z, cl_mem *out)
 {
     clphys_poisson_plan *pl = d->pl;
-    pn_level *L = &pl->lev[l];
+    poisson_level *L = &pl->lev[l];
     const clphys_precision lp = pl->lev_prec;
-    const size_t es = pn_real_size(lp);
+    const size_t es = poisson_real_size(lp);
     if (l == d->dlev) {
         cl_mem o = l == 0 ? z : L->x[0];
         CP_TRY(gathered(d, l, b, o, l == 0 ? io_prec(d) : lp));
@@ -174,18 +174,18 @@ static clphys_status dcycle(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_mem 
     int cur = 0;
     /* staged: the restriction from level l - 1 made the first step here */
     if (L->vec)
-        CP_TRY(pn_line_vec(pl, vs[PN_LJ_ZERO], l, L->x[0], L->x[1], b, om, NULL));
+        CP_TRY(poisson_line_vec(pl, vs[POISSON_LJ_ZERO], l, L->x[0], L->x[1], b, om, NULL));
     else if (l == 0 || pl->line != CLPHYS_POISSON_LINE_STAGED)
-        CP_TRY(pn_line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, NULL));
+        CP_TRY(poisson_line(pl, ks[POISSON_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, NULL));
     for (int s = 1; s < d->prm.smooth; s++, cur ^= 1) {
         CP_TRY(exchange(d, l, L->x[cur], es));
         if (L->vec)
-            CP_TRY(pn_line_vec(pl, vs[PN_LJ], l, L->x[1 - cur], L->x[cur], b, om, NULL));
+            CP_TRY(poisson_line_vec(pl, vs[POISSON_LJ], l, L->x[1 - cur], L->x[cur], b, om, NULL));
         else
-            CP_TRY(pn_line(pl, ks[PN_LJ], l, L->x[1 - cur], L->x[cur], L->x[cur], b, om, NULL));
+            CP_TRY(poisson_line(pl, ks[POISSON_LJ], l, L->x[1 - cur], L->x[cur], L->x[cur], b, om, NULL));
     }
     CP_TRY(exchange(d, l, L->x[cur], es));
-    CP_TRY(pn_restrict_residual(pl, l, L->x[cur], b));
+    CP_TRY(poisson_restrict_residual(pl, l, L->x[cur], b));
     cl_mem e;
     CP_TRY(dcycle(d, l + 1, pl->lev[l + 1].b, NULL, &e));
     CP_TRY(prolong(d, l, L->x[cur], e));
@@ -193,10 +193,10 @@ static clphys_status dcycle(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_mem 
         const int fin = l == 0 && s == d->prm.smooth - 1;
         CP_TRY(exchange(d, l, L->x[cur], es));
         if (L->vec)
-            CP_TRY(pn_line_vec(pl, (fin ? pl->v_last : vs)[PN_LJ], l, fin ? z : L->x[1 - cur], L->x[cur], b, om,
+            CP_TRY(poisson_line_vec(pl, (fin ? pl->v_last : vs)[POISSON_LJ], l, fin ? z : L->x[1 - cur], L->x[cur], b, om,
                                NULL));
         else
-            CP_TRY(pn_line(pl, (fin ? pl->k_last : ks)[PN_LJ], l, fin ? z : L->x[1 - cur], L->x[cur], e, b, om,
+            CP_TRY(poisson_line(pl, (fin ? pl->k_last : ks)[POISSON_LJ], l, fin ? z : L->x[1 - cur], L->x[cur], e, b, om,
                            NULL));
     }
     *out = l == 0 ? z : L->x[cur];
@@ -215,8 +215,8 @@ static clphys_status global_sum(void *u, double *sums, int n)
 
 static clphys_status apply_p(clphys_poisson_mpi_plan *d, clphys_precision p, cl_mem out, cl_mem in)
 {
-    CP_TRY(exchange(d, 0, in, pn_real_size(p)));
-    CP_TRY(pn_stencil(d->pl, p, out, in, NULL));
+    CP_TRY(exchange(d, 0, in, poisson_real_size(p)));
+    CP_TRY(poisson_stencil(d->pl, p, out, in, NULL));
     CP_TRY(halo_zero(d, p, out));
     return halo_zero(d, p, in);
 }
@@ -235,7 +235,7 @@ static clphys_status project(clphys_poisson_mpi_plan *d, cl_mem v, int weighted_
     clphys_status st =
         sum && part ? CLPHYS_SUCCESS : cp_error(d->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi projection");
     for (int r = 0; r < nr && !st; r++) {
-        if ((st = pn_region_partials(pl, v, r, weighted_sum)) ||
+        if ((st = poisson_region_partials(pl, v, r, weighted_sum)) ||
             (st = cp_read(d->ctx, pl->partial, 0, sizeof(double) * pl->vec_groups, part)))
             break;
         for (size_t g = 0; g < pl->vec_groups; g++) sum[r] += part[g];
@@ -246,7 +246,7 @@ static clphys_status project(clphys_poisson_mpi_plan *d, cl_mem v, int weighted_
         sum[r] = den > 0 ? sum[r] / den : 0;
     }
     if (!st) st = cp_write(d->ctx, pl->shift, 0, sizeof(double) * (size_t)nr, sum);
-    if (!st) st = pn_region_apply_shift(pl, v, weighted_shift);
+    if (!st) st = poisson_region_apply_shift(pl, v, weighted_shift);
     if (!st && shift0) *shift0 = sum[0];
     free(sum), free(part);
     return st;
@@ -262,7 +262,7 @@ static clphys_status precond(void *u, cl_mem z, cl_mem r)
     return CLPHYS_SUCCESS;
 }
 
-clphys_status pm_solver_setup(clphys_poisson_mpi_plan *d)
+clphys_status poisson_mpi_solver_setup(clphys_poisson_mpi_plan *d)
 {
     clphys_poisson_plan *pl = d->pl;
     for (int p = 0; p < 2; p++) {
@@ -277,7 +277,7 @@ clphys_status pm_solver_setup(clphys_poisson_mpi_plan *d)
         if (prec == pl->lev_prec) CP_TRY(cp_kernel(d->ctx, prog, "prolong_cols", &d->k_prolong));
     }
     /* the exchange's faces: the fine level's are the largest */
-    const pm_box *b0 = &d->box[0];
+    const poisson_mpi_box *b0 = &d->box[0];
     const size_t fbytes = 4 * (size_t)(b0->bx + b0->by) * d->nz * sizeof(double);
     CP_TRY(cp_buffer(d->ctx, CL_MEM_READ_WRITE, fbytes, NULL, &d->face));
     if (cp_pinned(d->ctx, fbytes, &d->stage_mem, &d->stage) && !(d->stage = malloc(fbytes)))
@@ -289,7 +289,7 @@ clphys_status pm_solver_setup(clphys_poisson_mpi_plan *d)
             if (m[i]) {
                 size_t bytes;
                 CP_TRY(cp_mem_bytes(d->ctx, m[i], &bytes));
-                CP_TRY(cp_fill(d->ctx, m[i], &zero, pn_real_size(pl->lev_prec), bytes));
+                CP_TRY(cp_fill(d->ctx, m[i], &zero, poisson_real_size(pl->lev_prec), bytes));
             }
     }
     la_space *sp[2] = {pl->s64, pl->s32};
@@ -307,21 +307,21 @@ clphys_status pm_solver_setup(clphys_poisson_mpi_plan *d)
  * (zero outside), or out of it */
 static clphys_status block_in(clphys_poisson_mpi_plan *d, clphys_precision p, cl_mem m, const double *block)
 {
-    const pm_box *b = &d->box[0];
-    const size_t nb = (size_t)b->bx * b->by * d->nz, es = pn_real_size(p), bytes = (size_t)b->nx * b->ny * d->nz * es;
+    const poisson_mpi_box *b = &d->box[0];
+    const size_t nb = (size_t)b->bx * b->by * d->nz, es = poisson_real_size(p), bytes = (size_t)b->nx * b->ny * d->nz * es;
     const double zero = 0;
     CP_TRY(cp_fill(d->ctx, m, &zero, es, bytes));
-    CP_TRY(pm_buf(d, nb * sizeof(double)));
+    CP_TRY(poisson_mpi_buf(d, nb * sizeof(double)));
     from_double(block, p == CLPHYS_FP64, nb, d->buf);
-    return pm_rect(d, 0, m, es, 1, b->h, b->h, b->bx, b->by, d->buf);
+    return poisson_mpi_rect(d, 0, m, es, 1, b->h, b->h, b->bx, b->by, d->buf);
 }
 
 static clphys_status block_out(clphys_poisson_mpi_plan *d, clphys_precision p, cl_mem m, double *block)
 {
-    const pm_box *b = &d->box[0];
+    const poisson_mpi_box *b = &d->box[0];
     const size_t nb = (size_t)b->bx * b->by * d->nz;
-    CP_TRY(pm_buf(d, nb * sizeof(double)));
-    CP_TRY(pm_rect(d, 0, m, pn_real_size(p), 0, b->h, b->h, b->bx, b->by, d->buf));
+    CP_TRY(poisson_mpi_buf(d, nb * sizeof(double)));
+    CP_TRY(poisson_mpi_rect(d, 0, m, poisson_real_size(p), 0, b->h, b->h, b->bx, b->by, d->buf));
     to_double(d->buf, p == CLPHYS_FP64, nb, block);
     return CLPHYS_SUCCESS;
 }
@@ -366,13 +366,13 @@ clphys_status clphys_poisson_mpi_solve(clphys_poisson_mpi_plan *d, const double 
     memset(res, 0, sizeof *res);
     const double t0 = cp_now();
     clphys_poisson_plan *pl = d->pl;
-    const pm_box *b = &d->box[0];
+    const poisson_mpi_box *b = &d->box[0];
     for (int k = 0; k < d->nz && !st; k++)
         for (int j = 0; j < b->by && !st; j++)
             for (int i = 0; i < b->bx && !st; i++) {
                 const size_t c = (size_t)(b->h + i) + (size_t)b->nx * ((size_t)(b->h + j) + (size_t)b->ny * k);
                 const double v = rhs[(size_t)i + (size_t)b->bx * ((size_t)j + (size_t)b->by * k)];
-                if ((pl->fine.mask[c] & PN_WET) && !isfinite(v))
+                if ((pl->fine.mask[c] & POISSON_WET) && !isfinite(v))
                     st = cp_error(d->ctx, CLPHYS_ERR_INPUT,
                                   "poisson solve: right-hand side at wet cell (i %d, j %d, k %d) is %g", b->ox + i,
                                   b->oy + j, k, v);
@@ -380,7 +380,7 @@ clphys_status clphys_poisson_mpi_solve(clphys_poisson_mpi_plan *d, const double 
     CP_TRY(cp_mpi_agree(d->comm, d->ctx, st));
     double shift0 = 0;
     st = block_in(d, CLPHYS_FP64, pl->rhs_mem, rhs);
-    if (!st) st = pn_make_rhs(pl, pl->rhs_mem, 0, 0); /* the distributed solve is not rescaled */
+    if (!st) st = poisson_make_rhs(pl, pl->rhs_mem, 0, 0); /* the distributed solve is not rescaled */
     if (!st && pl->nregions) st = project(d, pl->bint, 0, 1, 1, &shift0);
     CP_TRY(cp_mpi_agree(d->comm, d->ctx, st));
     res->singular_regions = pl->nregions;

@@ -237,7 +237,7 @@ static clphys_status check_classic(FILE *f, const char *file, uint64_t size, int
     return h.st;
 }
 
-clphys_status pn_nc_check(const char *file, pn_nc_file *info)
+clphys_status poisson_nc_check(const char *file, poisson_nc_file *info)
 {
     memset(info, 0, sizeof *info);
     /* O_NONBLOCK: a FIFO is refused below, not waited on for a writer */

@@ -253,20 +253,20 @@ static clphys_status coord_read(const char *file, int nc, const coord_info *c, s
 }
 
 /* A variable of `n` values: refused when a NetCDF-4 file cannot hold them
- * (PN_NC4_VALUES_PER_BYTE) — classic files were checked whole. */
-static clphys_status values_fit(const char *file, const char *var, const pn_nc_file *fi, double n)
+ * (POISSON_NC4_VALUES_PER_BYTE) — classic files were checked whole. */
+static clphys_status values_fit(const char *file, const char *var, const poisson_nc_file *fi, double n)
 {
-    if (fi->format != 4 || n <= (double)PN_NC4_VALUES_PER_BYTE * (double)fi->size) return CLPHYS_SUCCESS;
+    if (fi->format != 4 || n <= (double)POISSON_NC4_VALUES_PER_BYTE * (double)fi->size) return CLPHYS_SUCCESS;
     return cp_error(NULL, CLPHYS_ERR_FORMAT,
                     "%s: variable '%s' declares %.0f values in a file of %llu bytes (more than %d per byte: a variable "
                     "never written, or compressed beyond belief)",
-                    file, var, n, (unsigned long long)fi->size, PN_NC4_VALUES_PER_BYTE);
+                    file, var, n, (unsigned long long)fi->size, POISSON_NC4_VALUES_PER_BYTE);
 }
 
-/* pn_nc_check, then nc_open */
-static clphys_status open_checked(const char *file, pn_nc_file *fi, int *nc)
+/* poisson_nc_check, then nc_open */
+static clphys_status open_checked(const char *file, poisson_nc_file *fi, int *nc)
 {
-    CP_TRY(pn_nc_check(file, fi));
+    CP_TRY(poisson_nc_check(file, fi));
     const int e = nc_open(file, NC_NOWRITE, nc);
     if (e != NC_NOERR)
         return cp_error(NULL, fi->format == 4 ? CLPHYS_ERR_FORMAT : CLPHYS_ERR_IO, "%s: cannot open: %s%s", file,
@@ -301,7 +301,7 @@ clphys_status clphys_poisson_read_bathymetry(const char *file, const char *var, 
     memset(b, 0, sizeof *b);
     int nc, v, dims[NC_MAX_VAR_DIMS], e, swapped = 0;
     size_t len[NC_MAX_VAR_DIMS];
-    pn_nc_file fi;
+    poisson_nc_file fi;
     CP_TRY(open_checked(file, &fi, &nc));
     clphys_status st = find_var(file, nc, var, 2, &v, dims, len);
     var_coding vc;
@@ -352,7 +352,7 @@ clphys_status clphys_poisson_read_field(const char *file, const char *var, int n
         return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_read_field: NULL argument or empty grid");
     int nc, v, dims[NC_MAX_VAR_DIMS], e;
     size_t len[NC_MAX_VAR_DIMS];
-    pn_nc_file fi;
+    poisson_nc_file fi;
     CP_TRY(open_checked(file, &fi, &nc));
     clphys_status st = find_var(file, nc, var, 3, &v, dims, len);
     var_coding vc;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-clphys_status pn_op_alloc(clphys_context *ctx, pn_op *op, int nx, int ny, int nz)
+clphys_status poisson_op_alloc(clphys_context *ctx, poisson_op *op, int nx, int ny, int nz)
 {
     memset(op, 0, sizeof *op);
     op->nx = nx, op->ny = ny, op->nz = nz;
@@ -17,13 +17,13 @@ clphys_status pn_op_alloc(clphys_context *ctx, pn_op *op, int nx, int ny, int nz
     op->ay = calloc(op->n, sizeof(double)), op->az = calloc(op->n, sizeof(double));
     op->mask = calloc(op->n, 1);
     if (!op->e || !op->ax || !op->ay || !op->az || !op->mask) {
-        pn_op_free(op);
+        poisson_op_free(op);
         return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson: operator of %zu cells", (size_t)nx * ny * nz);
     }
     return CLPHYS_SUCCESS;
 }
 
-void pn_op_free(pn_op *op)
+void poisson_op_free(poisson_op *op)
 {
     if (!op) return;
     free(op->e), free(op->ax), free(op->ay), free(op->az), free(op->mask);
@@ -31,28 +31,28 @@ void pn_op_free(pn_op *op)
 }
 
 /* neighbour indices of c with wrap-around in x and y (none in z) */
-static size_t west_of(const pn_op *op, size_t c)
+static size_t west_of(const poisson_op *op, size_t c)
 {
     const int i = (int)(c % (size_t)op->nx);
     return i > 0 ? c - 1 : c + (size_t)op->nx - 1;
 }
-static size_t east_of(const pn_op *op, size_t c)
+static size_t east_of(const poisson_op *op, size_t c)
 {
     const int i = (int)(c % (size_t)op->nx);
     return i + 1 < op->nx ? c + 1 : c + 1 - (size_t)op->nx;
 }
-static size_t south_of(const pn_op *op, size_t c)
+static size_t south_of(const poisson_op *op, size_t c)
 {
     const int j = (int)(c / (size_t)op->nx % (size_t)op->ny);
     return j > 0 ? c - (size_t)op->nx : c + (size_t)op->nx * (op->ny - 1);
 }
-static size_t north_of(const pn_op *op, size_t c)
+static size_t north_of(const poisson_op *op, size_t c)
 {
     const int j = (int)(c / (size_t)op->nx % (size_t)op->ny);
     return j + 1 < op->ny ? c + (size_t)op->nx : c - (size_t)op->nx * (op->ny - 1);
 }
 
-double pn_offdiag_sum(const pn_op *op, size_t c)
+double poisson_offdiag_sum(const poisson_op *op, size_t c)
 {
     const size_t plane = (size_t)op->nx * op->ny;
     double s = fabs(op->ax[c]) + fabs(op->ax[west_of(op, c)]) + fabs(op->ay[c]) + fabs(op->ay[south_of(op, c)]) +
@@ -63,7 +63,7 @@ double pn_offdiag_sum(const pn_op *op, size_t c)
 
 #define SYM_TOL 1e-12
 
-static void cell_ijk(const pn_op *op, size_t c, int *i, int *j, int *k)
+static void cell_ijk(const poisson_op *op, size_t c, int *i, int *j, int *k)
 {
     *i = (int)(c % (size_t)op->nx);
     *j = (int)(c / (size_t)op->nx % (size_t)op->ny);
@@ -71,7 +71,7 @@ static void cell_ijk(const pn_op *op, size_t c, int *i, int *j, int *k)
 }
 
 /* one failure per call, reported for the lowest cell index */
-static clphys_status bad_cell(clphys_context *ctx, const pn_op *op, size_t c, const char *what, int d, double v)
+static clphys_status bad_cell(clphys_context *ctx, const poisson_op *op, size_t c, const char *what, int d, double v)
 {
     int i, j, k;
     cell_ijk(op, c, &i, &j, &k);
@@ -79,9 +79,9 @@ static clphys_status bad_cell(clphys_context *ctx, const pn_op *op, size_t c, co
                     j, k, d, v, what);
 }
 
-clphys_status pn_from_seven(clphys_context *ctx, int nx, int ny, int nz, const double *a, pn_op *op)
+clphys_status poisson_from_seven(clphys_context *ctx, int nx, int ny, int nz, const double *a, poisson_op *op)
 {
-    CP_TRY(pn_op_alloc(ctx, op, nx, ny, nz));
+    CP_TRY(poisson_op_alloc(ctx, op, nx, ny, nz));
     const size_t n = op->n, plane = (size_t)nx * ny;
 #define A(d, c) a[(size_t)((d) + 3) * n + (c)]
     clphys_status st = CLPHYS_SUCCESS;
@@ -121,7 +121,7 @@ clphys_status pn_from_seven(clphys_context *ctx, int nx, int ny, int nz, const d
             st = bad_cell(ctx, op, c, what, 0, A(0, c));
         }
         if (st) break;
-        op->mask[c] = PN_WET;
+        op->mask[c] = POISSON_WET;
         /* an excess below 1e-12 of the diagonal is a zero row sum given in
          * floating point: made exact, so that the singular regions and the
          * line solve see it */
@@ -130,7 +130,7 @@ clphys_status pn_from_seven(clphys_context *ctx, int nx, int ny, int nz, const d
         op->ax[c] = A(1, c), op->ay[c] = A(2, c), op->az[c] = A(3, c);
     }
     if (st) {
-        pn_op_free(op);
+        poisson_op_free(op);
         return st;
     }
     size_t wet = 0;
@@ -140,22 +140,22 @@ clphys_status pn_from_seven(clphys_context *ctx, int nx, int ny, int nz, const d
     }
 #undef A
     if (!wet) {
-        pn_op_free(op);
+        poisson_op_free(op);
         return cp_error(ctx, CLPHYS_ERR_INPUT, "poisson operator: no wet cell (every cell's 7 coefficients are 0)");
     }
     return CLPHYS_SUCCESS;
 }
 
-void pn_to_seven(const pn_op *op, double *a)
+void poisson_to_seven(const poisson_op *op, double *a)
 {
     const size_t n = op->n, plane = (size_t)op->nx * op->ny;
 #pragma omp parallel for schedule(static)
     for (size_t c = 0; c < n; c++) {
-        const int wet = op->mask[c] & PN_WET;
+        const int wet = op->mask[c] & POISSON_WET;
         a[0 * n + c] = wet && c >= plane ? op->az[c - plane] : 0;
         a[1 * n + c] = wet ? op->ay[south_of(op, c)] : 0;
         a[2 * n + c] = wet ? op->ax[west_of(op, c)] : 0;
-        a[3 * n + c] = wet ? op->e[c] + pn_offdiag_sum(op, c) : 0;
+        a[3 * n + c] = wet ? op->e[c] + poisson_offdiag_sum(op, c) : 0;
         a[4 * n + c] = wet ? op->ax[c] : 0;
         a[5 * n + c] = wet ? op->ay[c] : 0;
         a[6 * n + c] = wet ? op->az[c] : 0;

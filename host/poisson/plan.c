@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t pn_real_size(clphys_precision p) { return p == CLPHYS_FP64 ? 8 : 4; }
+size_t poisson_real_size(clphys_precision p) { return p == CLPHYS_FP64 ? 8 : 4; }
 
 void clphys_poisson_plan_destroy(clphys_poisson_plan *pl)
 {
@@ -16,30 +16,30 @@ void clphys_poisson_plan_destroy(clphys_poisson_plan *pl)
     la_space_destroy(pl->s32);
     cp_queue_release(&pl->reads);
     for (int l = 0; l < pl->nlev; l++) {
-        pn_level *L = &pl->lev[l];
-        for (int i = 0; i < PN_NCOEF && L->own_a; i++) cp_release_mem(&L->a[i]);
+        poisson_level *L = &pl->lev[l];
+        for (int i = 0; i < POISSON_NCOEF && L->own_a; i++) cp_release_mem(&L->a[i]);
         cp_release_mem(&L->mask);
         cp_release_mem(&L->x[0]);
         cp_release_mem(&L->x[1]);
         cp_release_mem(&L->b);
     }
     free(pl->lev);
-    for (int l = 0; l + 1 < pl->dist_levels; l++) pn_op_free(&pl->dist_ops[l]);
+    for (int l = 0; l + 1 < pl->dist_levels; l++) poisson_op_free(&pl->dist_ops[l]);
     free(pl->dist_ops);
-    for (int i = 0; i < PN_NCOEF; i++) cp_release_mem(&pl->a64[i]), cp_release_mem(&pl->a32[i]);
+    for (int i = 0; i < POISSON_NCOEF; i++) cp_release_mem(&pl->a64[i]), cp_release_mem(&pl->a32[i]);
     cl_mem *m[] = {&pl->w_mem, &pl->label_mem, &pl->partial, &pl->shift, &pl->bint, &pl->rhs_mem, &pl->x_mem};
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) cp_release_mem(m[i]);
     for (int p = 0; p < 2; p++)
         for (int v = 0; v < 3; v++) cp_release_kernel(&pl->k_stencil[p][v]);
-    for (int i = 0; i < PN_NLINE; i++) {
+    for (int i = 0; i < POISSON_NLINE; i++) {
         cp_release_kernel(&pl->k_fine[i]), cp_release_kernel(&pl->k_last[i]), cp_release_kernel(&pl->k_coarse[i]);
         cp_release_kernel(&pl->v_fine[i]), cp_release_kernel(&pl->v_last[i]), cp_release_kernel(&pl->v_coarse[i]);
     }
     cp_release_kernel(&pl->k_rhs), cp_release_kernel(&pl->k_rsum), cp_release_kernel(&pl->k_rmean);
     cp_release_kernel(&pl->k_rshift);
-    pn_events_clear(pl);
+    poisson_events_clear(pl);
     free(pl->ev), free(pl->ev_kind);
-    pn_op_free(&pl->fine);
+    poisson_op_free(&pl->fine);
     free(pl->w), free(pl->label), free(pl->region_w), free(pl->region_n);
     free(pl);
 }
@@ -70,7 +70,7 @@ static clphys_status check_params(clphys_context *ctx, const clphys_poisson_para
     return CLPHYS_SUCCESS;
 }
 
-clphys_status pn_plan_new(clphys_context *ctx, const clphys_poisson_params *params, int nx, int ny, int nz,
+clphys_status poisson_plan_new(clphys_context *ctx, const clphys_poisson_params *params, int nx, int ny, int nz,
                           clphys_poisson_plan **out)
 {
     clphys_poisson_params p;
@@ -105,10 +105,10 @@ clphys_status pn_plan_new(clphys_context *ctx, const clphys_poisson_params *para
 static clphys_status check_scale(clphys_context *ctx, const clphys_poisson_geometry *g, const clphys_poisson_plan *pl)
 {
     const double lo = pl->prm.precision == CLPHYS_POISSON_FP64 ? 1e-290 : 1e-30, hi = 1 / lo;
-    const pn_op *op = &pl->fine;
+    const poisson_op *op = &pl->fine;
     const size_t plane = (size_t)pl->nx * pl->ny;
     for (size_t c = 0; c < pl->n; c++) {
-        if (!(op->mask[c] & PN_WET)) continue;
+        if (!(op->mask[c] & POISSON_WET)) continue;
         const double v[5] = {pl->w[c], op->e[c], -op->ax[c], -op->ay[c], -op->az[c]};
         static const char *const what[5] = {"volume V", "Helmholtz term lambda V", "east face term area / distance",
                                             "north face term area / distance", "lower face term area / distance"};
@@ -129,13 +129,13 @@ clphys_status clphys_poisson_plan_create(clphys_context *ctx, const clphys_poiss
 {
     if (!ctx || !g || !out) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_plan_create: NULL argument");
     *out = NULL;
-    CP_TRY(pn_check_geometry(ctx, g));
+    CP_TRY(poisson_check_geometry(ctx, g));
     clphys_poisson_plan *pl;
-    CP_TRY(pn_plan_new(ctx, params, g->nx, g->ny, g->nz, &pl));
+    CP_TRY(poisson_plan_new(ctx, params, g->nx, g->ny, g->nz, &pl));
     pl->from_geometry = 1;
-    clphys_status st = pn_assemble(ctx, g, &pl->fine, pl->w);
+    clphys_status st = poisson_assemble(ctx, g, &pl->fine, pl->w);
     if (!st) st = check_scale(ctx, g, pl);
-    if (!st) st = pn_plan_finish(pl);
+    if (!st) st = poisson_plan_finish(pl);
     if (st) {
         clphys_poisson_plan_destroy(pl);
         return st;
@@ -157,7 +157,7 @@ clphys_status clphys_poisson_plan_create_operator(clphys_context *ctx, const clp
                         "be >= 2, nz >= 1, at most 2^31 - 1 cells)",
                         op->nx, op->ny, op->nz);
     clphys_poisson_plan *pl;
-    CP_TRY(pn_plan_new(ctx, params, op->nx, op->ny, op->nz, &pl));
+    CP_TRY(poisson_plan_new(ctx, params, op->nx, op->ny, op->nz, &pl));
     const double *a = op->a;
     double *copy = NULL;
     clphys_status st = CLPHYS_SUCCESS;
@@ -171,10 +171,10 @@ clphys_status clphys_poisson_plan_create_operator(clphys_context *ctx, const clp
         if (!st) st = cp_read(ctx, op->a_mem, 0, 7 * pl->n * sizeof(double), copy);
         a = copy;
     }
-    if (!st) st = pn_from_seven(ctx, op->nx, op->ny, op->nz, a, &pl->fine);
+    if (!st) st = poisson_from_seven(ctx, op->nx, op->ny, op->nz, a, &pl->fine);
     free(copy);
-    for (size_t c = 0; !st && c < pl->n; c++) pl->w[c] = (pl->fine.mask[c] & PN_WET) ? 1.0 : 0.0;
-    if (!st) st = pn_plan_finish(pl);
+    for (size_t c = 0; !st && c < pl->n; c++) pl->w[c] = (pl->fine.mask[c] & POISSON_WET) ? 1.0 : 0.0;
+    if (!st) st = poisson_plan_finish(pl);
     if (st) {
         clphys_poisson_plan_destroy(pl);
         return st;
@@ -183,15 +183,15 @@ clphys_status clphys_poisson_plan_create_operator(clphys_context *ctx, const clp
     return CLPHYS_SUCCESS;
 }
 
-clphys_status pn_plan_from_op(clphys_context *ctx, const clphys_poisson_params *params, pn_op *op,
+clphys_status poisson_plan_from_op(clphys_context *ctx, const clphys_poisson_params *params, poisson_op *op,
                               clphys_poisson_plan **out)
 {
     clphys_poisson_plan *pl;
-    CP_TRY(pn_plan_new(ctx, params, op->nx, op->ny, op->nz, &pl));
+    CP_TRY(poisson_plan_new(ctx, params, op->nx, op->ny, op->nz, &pl));
     pl->fine = *op;
     memset(op, 0, sizeof *op);
-    for (size_t c = 0; c < pl->n; c++) pl->w[c] = (pl->fine.mask[c] & PN_WET) ? 1.0 : 0.0;
-    clphys_status st = pn_plan_finish(pl);
+    for (size_t c = 0; c < pl->n; c++) pl->w[c] = (pl->fine.mask[c] & POISSON_WET) ? 1.0 : 0.0;
+    clphys_status st = poisson_plan_finish(pl);
     if (st) {
         clphys_poisson_plan_destroy(pl);
         return st;

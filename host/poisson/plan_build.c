@@ -21,15 +21,15 @@ static clphys_status upload(clphys_context *ctx, clphys_precision p, const doubl
     return st;
 }
 
-static clphys_status upload_op(clphys_context *ctx, clphys_precision p, const pn_op *op, cl_mem a[PN_NCOEF])
+static clphys_status upload_op(clphys_context *ctx, clphys_precision p, const poisson_op *op, cl_mem a[POISSON_NCOEF])
 {
-    const double *src[PN_NCOEF] = {op->e, op->ax, op->ay, op->az};
-    for (int i = 0; i < PN_NCOEF; i++) CP_TRY(upload(ctx, p, src[i], op->n, &a[i]));
+    const double *src[POISSON_NCOEF] = {op->e, op->ax, op->ay, op->az};
+    for (int i = 0; i < POISSON_NCOEF; i++) CP_TRY(upload(ctx, p, src[i], op->n, &a[i]));
     return CLPHYS_SUCCESS;
 }
 
 /* the fp32 copy of A and its stencil kernels, made on first use */
-clphys_status pn_ensure_precision(clphys_poisson_plan *pl, clphys_precision p)
+clphys_status poisson_ensure_precision(clphys_poisson_plan *pl, clphys_precision p)
 {
     if (pl->k_stencil[p][0]) return CLPHYS_SUCCESS;
     if (p == CLPHYS_FP32 && !pl->a32[0]) CP_TRY(upload_op(pl->ctx, CLPHYS_FP32, &pl->fine, pl->a32));
@@ -53,22 +53,22 @@ static clphys_status build_levels(clphys_poisson_plan *pl)
     pl->lev = calloc((size_t)nlev, sizeof *pl->lev);
     if (!pl->lev) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson levels");
     pl->nlev = nlev;
-    const size_t rs = pn_real_size(pl->lev_prec);
-    pn_op cur = pl->fine, next;
+    const size_t rs = poisson_real_size(pl->lev_prec);
+    poisson_op cur = pl->fine, next;
     clphys_status st = CLPHYS_SUCCESS;
     for (int l = 0; l < nlev && !st; l++) {
-        pn_level *L = &pl->lev[l];
+        poisson_level *L = &pl->lev[l];
         if (l > 0 && pl->dist_levels) { /* a rank's block: given, halo included */
             cur = pl->dist_ops[l - 1];
             L->sx = L->sy = 1;
         } else if (l > 0) {
-            if ((st = pn_coarsen(ctx, &cur, pl->prm.coarse_scale, &next, &L->sx, &L->sy))) break;
-            if (l > 1) pn_op_free(&cur);
+            if ((st = poisson_coarsen(ctx, &cur, pl->prm.coarse_scale, &next, &L->sx, &L->sy))) break;
+            if (l > 1) poisson_op_free(&cur);
             cur = next;
         }
         L->nx = cur.nx, L->ny = cur.ny, L->n = cur.n;
         if (l == 0) { /* the fine arrays of the V-cycle's precision */
-            for (int i = 0; i < PN_NCOEF; i++) L->a[i] = pl->lev_prec == CLPHYS_FP64 ? pl->a64[i] : pl->a32[i];
+            for (int i = 0; i < POISSON_NCOEF; i++) L->a[i] = pl->lev_prec == CLPHYS_FP64 ? pl->a64[i] : pl->a32[i];
         } else {
             L->own_a = 1;
             st = upload_op(ctx, pl->lev_prec, &cur, L->a);
@@ -77,21 +77,21 @@ static clphys_status build_levels(clphys_poisson_plan *pl)
         for (int i = 0; i < 2 && !st; i++) st = cp_buffer(ctx, CL_MEM_READ_WRITE, cur.n * rs, NULL, &L->x[i]);
         if (!st && l > 0) st = cp_buffer(ctx, CL_MEM_READ_WRITE, cur.n * rs, NULL, &L->b);
     }
-    if (nlev > 1 && cur.e != pl->fine.e && !pl->dist_levels) pn_op_free(&cur);
+    if (nlev > 1 && cur.e != pl->fine.e && !pl->dist_levels) poisson_op_free(&cur);
     return st;
 }
 
-clphys_status pn_plan_finish(clphys_poisson_plan *pl)
+clphys_status poisson_plan_finish(clphys_poisson_plan *pl)
 {
     clphys_context *ctx = pl->ctx;
     const clphys_device_info *d = clphys_context_device(ctx);
     const size_t n = pl->n;
-    for (size_t c = 0; c < n; c++) pl->wet += pl->fine.mask[c] & PN_WET;
+    for (size_t c = 0; c < n; c++) pl->wet += pl->fine.mask[c] & POISSON_WET;
     /* singular regions and their weights */
     if (!pl->dist_levels) { /* a distributed plan's rank has its block's labels */
         pl->label = malloc(sizeof(int) * n);
         if (!pl->label) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson plan");
-        CP_TRY(pn_singular_regions(ctx, &pl->fine, pl->label, &pl->nregions));
+        CP_TRY(poisson_singular_regions(ctx, &pl->fine, pl->label, &pl->nregions));
     }
     if (pl->dist_levels) {
         if (!pl->nregions) free(pl->label), pl->label = NULL;
@@ -120,13 +120,13 @@ clphys_status pn_plan_finish(clphys_poisson_plan *pl)
     for (int i = 0; i < 3; i++) CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, n * sizeof(double), NULL, vec[i]));
     CP_TRY(build_levels(pl));
     /* kernels */
-    CP_TRY(pn_ensure_precision(pl, CLPHYS_FP64));
-    if (pl->prm.precision == CLPHYS_POISSON_FP32) CP_TRY(pn_ensure_precision(pl, CLPHYS_FP32));
+    CP_TRY(poisson_ensure_precision(pl, CLPHYS_FP64));
+    if (pl->prm.precision == CLPHYS_POISSON_FP32) CP_TRY(poisson_ensure_precision(pl, CLPHYS_FP32));
     cp_defines opts = {0};
     cl_program prog;
     cp_define_str(&opts, "REAL_T", "double");
     cp_define_int(&opts, "REAL_IS_DOUBLE", 1);
-    cp_define_int(&opts, "VEC_WG", PN_VEC_WG);
+    cp_define_int(&opts, "VEC_WG", POISSON_VEC_WG);
     CP_TRY(cp_program(ctx, &clsrc_poisson_vec_cl, &opts, &prog));
     CP_TRY(cp_kernel(ctx, prog, "poisson_rhs", &pl->k_rhs));
     CP_TRY(cp_kernel(ctx, prog, "region_sums", &pl->k_rsum));
@@ -134,7 +134,7 @@ clphys_status pn_plan_finish(clphys_poisson_plan *pl)
     CP_TRY(cp_kernel(ctx, prog, "region_shift", &pl->k_rshift));
     /* staged on GPUs when a tile of 8 columns fits the local memory (nz up
      * to about 680 in fp32 with 48 KiB), column-vec on CPUs */
-    const int staged_fits = pn_staged_local_bytes(pl, 8) <= d->local_mem_bytes;
+    const int staged_fits = poisson_staged_local_bytes(pl, 8) <= d->local_mem_bytes;
     pl->line = pl->prm.line   ? pl->prm.line
                : !d->is_gpu   ? CLPHYS_POISSON_LINE_COLUMN_VEC
                : staged_fits  ? CLPHYS_POISSON_LINE_STAGED
@@ -142,30 +142,30 @@ clphys_status pn_plan_finish(clphys_poisson_plan *pl)
     /* a rank of a distributed plan keeps column-vec: its smoothing steps
      * run on levels whose padded width is a multiple of the lanes, its
      * restriction and prolongation are column's (host/poisson/mpi_solve.c) */
-    if (pl->line == CLPHYS_POISSON_LINE_STAGED && pn_staged_local_bytes(pl, 1) > d->local_mem_bytes)
+    if (pl->line == CLPHYS_POISSON_LINE_STAGED && poisson_staged_local_bytes(pl, 1) > d->local_mem_bytes)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "poisson params: the staged line relaxation keeps 3 (nz | 1) reals per column in local "
                         "memory: %zu bytes for nz %d, the device has %llu",
-                        pn_staged_local_bytes(pl, 1), pl->nz, (unsigned long long)d->local_mem_bytes);
+                        poisson_staged_local_bytes(pl, 1), pl->nz, (unsigned long long)d->local_mem_bytes);
     pl->vw = pl->lev_prec == CLPHYS_FP64 ? 4 : 8;
     for (int l = 0; l < pl->nlev; l++)
         pl->lev[l].vec = pl->line == CLPHYS_POISSON_LINE_COLUMN_VEC && pl->lev[l].nx % pl->vw == 0;
-    CP_TRY(pn_vcycle_build(pl));
+    CP_TRY(poisson_vcycle_build(pl));
     CP_TRY(clphys_poisson_set_vcycle_shape(pl, pl->prm.vcycle_local_size));
-    CP_TRY(pn_choose_stencil(pl));
+    CP_TRY(poisson_choose_stencil(pl));
     /* the solver's spaces: fp64 always (outer residual, and the CG unless
      * fp32), fp32 for the fp32 CG */
     CP_TRY(cp_queue_create(ctx, 0, &pl->reads));
     la_space_params sq = {.precision = CLPHYS_FP64, .n = n, .blas = LA_BLAS_FUSED, .reads = pl->reads};
     CP_TRY(la_space_create(ctx, &sq, &pl->s64));
-    pn_stencil_operator(pl, CLPHYS_FP64, pl->s64, &pl->op64);
+    poisson_stencil_operator(pl, CLPHYS_FP64, pl->s64, &pl->op64);
     if (pl->prm.precision == CLPHYS_POISSON_FP32) {
         sq.precision = CLPHYS_FP32;
         CP_TRY(la_space_create(ctx, &sq, &pl->s32));
-        pn_stencil_operator(pl, CLPHYS_FP32, pl->s32, &pl->op32);
-        pn_vcycle_precond(pl, pl->s32, &pl->M);
+        poisson_stencil_operator(pl, CLPHYS_FP32, pl->s32, &pl->op32);
+        poisson_vcycle_precond(pl, pl->s32, &pl->M);
     } else {
-        pn_vcycle_precond(pl, pl->s64, &pl->M);
+        poisson_vcycle_precond(pl, pl->s64, &pl->M);
     }
     return cp_finish(ctx);
 }

@@ -17,15 +17,15 @@ void clphys_poisson_plan_info(const clphys_poisson_plan *pl, clphys_poisson_info
     info->tune_source = pl->tune_source;
     info->stencil_bytes_fp64 = 6.0 * 8 * (double)pl->n;
     info->stencil_bytes_fp32 = 6.0 * 4 * (double)pl->n;
-    info->vcycle_bytes = pn_vcycle_bytes(pl);
+    info->vcycle_bytes = poisson_vcycle_bytes(pl);
     info->vcycle_local_size[0] = (int)pl->vlocal[0], info->vcycle_local_size[1] = (int)pl->vlocal[1];
 }
 
 clphys_status clphys_poisson_plan_operator(const clphys_poisson_plan *pl, double *a, unsigned char *mask, double *w)
 {
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_plan_operator: NULL plan");
-    if (a) pn_to_seven(&pl->fine, a);
-    for (size_t c = 0; mask && c < pl->n; c++) mask[c] = pl->fine.mask[c] & PN_WET ? 1 : 0;
+    if (a) poisson_to_seven(&pl->fine, a);
+    for (size_t c = 0; mask && c < pl->n; c++) mask[c] = pl->fine.mask[c] & POISSON_WET ? 1 : 0;
     if (w) memcpy(w, pl->w, pl->n * sizeof(double));
     return CLPHYS_SUCCESS;
 }
@@ -56,12 +56,12 @@ clphys_status clphys_poisson_set_vcycle_shape(clphys_poisson_plan *pl, const int
     const size_t lx = local_size && local_size[0] > 0 ? (size_t)local_size[0] : 0;
     const size_t ly = lx && local_size[1] > 0 ? (size_t)local_size[1] : lx ? 1 : 0;
     const int staged = pl->line == CLPHYS_POISSON_LINE_STAGED;
-    if (lx * ly > pl->vkmax || (staged && pn_staged_local_bytes(pl, lx) > d->local_mem_bytes))
+    if (lx * ly > pl->vkmax || (staged && poisson_staged_local_bytes(pl, lx) > d->local_mem_bytes))
         return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "clphys_poisson_set_vcycle_shape: %zux%zu work-items; the V-cycle kernels take at most %zu "
                         "here%s (%zu of %llu bytes of local memory)",
                         lx, ly, pl->vkmax, staged ? ", and staged tiles of at most the device's local memory" : "",
-                        staged ? pn_staged_local_bytes(pl, lx) : 0, (unsigned long long)d->local_mem_bytes);
+                        staged ? poisson_staged_local_bytes(pl, lx) : 0, (unsigned long long)d->local_mem_bytes);
     /* the default is one shape on every level: PoCL compiles a work-group
      * function per kernel and local size at its first launch (4 s less of a
      * first solve than the runtime's choice, which differs per level);
@@ -70,7 +70,7 @@ clphys_status clphys_poisson_set_vcycle_shape(clphys_poisson_plan *pl, const int
      * one per layer (bench/poisson-notes.md) */
     if (staged && !lx) {
         size_t wx = 32;
-        while (wx > 1 && pn_staged_local_bytes(pl, wx) > d->local_mem_bytes) wx /= 2;
+        while (wx > 1 && poisson_staged_local_bytes(pl, wx) > d->local_mem_bytes) wx /= 2;
         size_t wk = 256 / wx < (size_t)pl->nz ? 256 / wx : (size_t)pl->nz;
         while (wx * wk > pl->vkmax && wx * wk > 1) {
             if (wk > 1) wk /= 2;

@@ -19,7 +19,7 @@ static void join(int *parent, int a, int b)
 }
 
 /* a row with no excess over its couplings (lambda V = 0) */
-static int zero_row(const pn_op *op, size_t c) { return op->e[c] == 0; }
+static int zero_row(const poisson_op *op, size_t c) { return op->e[c] == 0; }
 
 typedef struct {
     int root;
@@ -33,7 +33,7 @@ static int by_size(const void *a, const void *b)
     return (x->root > y->root) - (x->root < y->root);
 }
 
-clphys_status pn_singular_regions(clphys_context *ctx, const pn_op *op, int *label, int *nregions)
+clphys_status poisson_singular_regions(clphys_context *ctx, const poisson_op *op, int *label, int *nregions)
 {
     const size_t n = op->n, plane = (size_t)op->nx * op->ny;
     int *parent = malloc(sizeof(int) * n);
@@ -44,7 +44,7 @@ clphys_status pn_singular_regions(clphys_context *ctx, const pn_op *op, int *lab
     }
     for (size_t c = 0; c < n; c++) parent[c] = (int)c;
     for (size_t c = 0; c < n; c++) {
-        if (!(op->mask[c] & PN_WET)) continue;
+        if (!(op->mask[c] & POISSON_WET)) continue;
         const int i = (int)(c % (size_t)op->nx), j = (int)(c / (size_t)op->nx % (size_t)op->ny);
         if (op->ax[c] != 0) join(parent, (int)c, (int)(i + 1 < op->nx ? c + 1 : c + 1 - (size_t)op->nx));
         if (op->ay[c] != 0)
@@ -52,7 +52,7 @@ clphys_status pn_singular_regions(clphys_context *ctx, const pn_op *op, int *lab
         if (op->az[c] != 0) join(parent, (int)c, (int)(c + plane));
     }
     for (size_t c = 0; c < n; c++)
-        if ((op->mask[c] & PN_WET) && !zero_row(op, c)) regular[find(parent, (int)c)] = 1;
+        if ((op->mask[c] & POISSON_WET) && !zero_row(op, c)) regular[find(parent, (int)c)] = 1;
     /* sizes of the singular regions, by root */
     size_t *count = calloc(n, sizeof(size_t));
     if (!count) {
@@ -61,7 +61,7 @@ clphys_status pn_singular_regions(clphys_context *ctx, const pn_op *op, int *lab
     }
     int nr = 0;
     for (size_t c = 0; c < n; c++) {
-        if (!(op->mask[c] & PN_WET)) continue;
+        if (!(op->mask[c] & POISSON_WET)) continue;
         const int r = find(parent, (int)c);
         if (!regular[r] && count[r]++ == 0) nr++;
     }
@@ -75,7 +75,7 @@ clphys_status pn_singular_regions(clphys_context *ctx, const pn_op *op, int *lab
         /* count[] now maps a root to its region number + 1 */
         for (int r = 0; r < nr; r++) count[rs[r].root] = (size_t)r + 1;
         for (size_t c = 0; c < n; c++) {
-            const int r = (op->mask[c] & PN_WET) ? find(parent, (int)c) : -1;
+            const int r = (op->mask[c] & POISSON_WET) ? find(parent, (int)c) : -1;
             label[c] = r >= 0 && !regular[r] ? (int)count[r] - 1 : -1;
         }
         *nregions = nr;

@@ -11,13 +11,13 @@
 
 /* ---- the time split ---------------------------------------------------------- */
 
-void pn_events_clear(clphys_poisson_plan *pl)
+void poisson_events_clear(clphys_poisson_plan *pl)
 {
     for (int i = 0; i < 2 * pl->nev; i++) cp_release_event(&pl->ev[i]);
     pl->nev = 0;
 }
 
-void pn_events_add(clphys_poisson_plan *pl, int kind, cl_event first, cl_event last)
+void poisson_events_add(clphys_poisson_plan *pl, int kind, cl_event first, cl_event last)
 {
     if (!first || !last) return;
     if (pl->nev == pl->cap_ev) {
@@ -35,7 +35,7 @@ void pn_events_add(clphys_poisson_plan *pl, int kind, cl_event first, cl_event l
     pl->ev_kind[pl->nev++] = kind;
 }
 
-void pn_events_sum(clphys_poisson_plan *pl, double *vcycle_s, double *stencil_s)
+void poisson_events_sum(clphys_poisson_plan *pl, double *vcycle_s, double *stencil_s)
 {
     double sum[2] = {0, 0};
     for (int i = 0; i < pl->nev; i++) {
@@ -56,7 +56,7 @@ static clphys_status vec_launch(clphys_poisson_plan *pl, cl_kernel k)
 
 /* bint = (-1 for a geometry's f) 2^-scale w rhs on wet cells, 0 on land:
  * 2^-scale = 2^-kw 2^-kr, each factor representable */
-clphys_status pn_make_rhs(clphys_poisson_plan *pl, cl_mem rhs, int kw, int kr)
+clphys_status poisson_make_rhs(clphys_poisson_plan *pl, cl_mem rhs, int kw, int kr)
 {
     const double sw = ldexp(pl->from_geometry ? -1.0 : 1.0, -kw), sr = ldexp(1.0, -kr);
     const cl_uint n = (cl_uint)pl->n;
@@ -66,18 +66,18 @@ clphys_status pn_make_rhs(clphys_poisson_plan *pl, cl_mem rhs, int kw, int kr)
 }
 
 /* partial sums of v (or w v) over region r into pl->partial */
-clphys_status pn_region_partials(clphys_poisson_plan *pl, cl_mem v, int r, int weighted)
+clphys_status poisson_region_partials(clphys_poisson_plan *pl, cl_mem v, int r, int weighted)
 {
     clphys_context *ctx = pl->ctx;
     const cl_uint n = (cl_uint)pl->n;
-    const size_t global = pl->vec_groups * PN_VEC_WG, local = PN_VEC_WG;
+    const size_t global = pl->vec_groups * POISSON_VEC_WG, local = POISSON_VEC_WG;
     cl_kernel k = pl->k_rsum;
     CP_TRY(CP_ARGS(ctx, k, pl->partial, v, pl->w_mem, pl->label_mem, r, weighted, n));
     return cp_launch(ctx, k, 1, &global, &local, NULL);
 }
 
 /* v -= shift[label] (or w shift[label]) on labelled cells */
-clphys_status pn_region_apply_shift(clphys_poisson_plan *pl, cl_mem v, int weighted)
+clphys_status poisson_region_apply_shift(clphys_poisson_plan *pl, cl_mem v, int weighted)
 {
     clphys_context *ctx = pl->ctx;
     const cl_uint n = (cl_uint)pl->n;
@@ -86,18 +86,18 @@ clphys_status pn_region_apply_shift(clphys_poisson_plan *pl, cl_mem v, int weigh
     return vec_launch(pl, k);
 }
 
-clphys_status pn_project_z(clphys_poisson_plan *pl, cl_mem z)
+clphys_status poisson_project_z(clphys_poisson_plan *pl, cl_mem z)
 {
     const cl_uint ng = (cl_uint)pl->vec_groups;
-    const size_t one = PN_VEC_WG;
+    const size_t one = POISSON_VEC_WG;
     cl_kernel k = pl->k_rmean;
     for (int r = 0; r < pl->nregions; r++) {
         const double scale = 1.0 / pl->region_n[r];
-        CP_TRY(pn_region_partials(pl, z, r, 0));
+        CP_TRY(poisson_region_partials(pl, z, r, 0));
         CP_TRY(CP_ARGS(pl->ctx, k, pl->shift, pl->partial, ng, r, scale));
         CP_TRY(cp_launch(pl->ctx, k, 1, &one, &one, NULL));
     }
-    return pn_region_apply_shift(pl, z, 0);
+    return poisson_region_apply_shift(pl, z, 0);
 }
 
 /* The projection of every singular region: a right-hand side loses w times
@@ -108,7 +108,7 @@ static clphys_status project(clphys_poisson_plan *pl, cl_mem v, int is_rhs, doub
     double *shift = malloc(sizeof(double) * (size_t)pl->nregions), *part = malloc(sizeof(double) * pl->vec_groups);
     clphys_status st = shift && part ? CLPHYS_SUCCESS : cp_error(pl->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson projection");
     for (int r = 0; r < pl->nregions && !st; r++) {
-        if ((st = pn_region_partials(pl, v, r, !is_rhs)) ||
+        if ((st = poisson_region_partials(pl, v, r, !is_rhs)) ||
             (st = cp_read(pl->ctx, pl->partial, 0, sizeof(double) * pl->vec_groups, part)))
             break;
         double sum = 0;
@@ -116,7 +116,7 @@ static clphys_status project(clphys_poisson_plan *pl, cl_mem v, int is_rhs, doub
         shift[r] = pl->region_w[r] > 0 ? sum / pl->region_w[r] : 0;
     }
     if (!st) st = cp_write(pl->ctx, pl->shift, 0, sizeof(double) * (size_t)pl->nregions, shift);
-    if (!st) st = pn_region_apply_shift(pl, v, is_rhs);
+    if (!st) st = poisson_region_apply_shift(pl, v, is_rhs);
     if (!st) *shift0 = shift[0];
     free(shift), free(part);
     return st;
@@ -130,9 +130,9 @@ static clphys_status solve_device(clphys_poisson_plan *pl, cl_mem rhs, cl_mem x,
                                   clphys_poisson_result *res)
 {
     const clphys_poisson_params *p = &pl->prm;
-    pn_events_clear(pl);
+    poisson_events_clear(pl);
     double shift0 = 0;
-    clphys_status st = pn_make_rhs(pl, rhs, kw, kr);
+    clphys_status st = poisson_make_rhs(pl, rhs, kw, kr);
     if (!st && pl->nregions) st = project(pl, pl->bint, 1, &shift0);
     if (st) return st;
     res->singular_regions = pl->nregions;
@@ -148,8 +148,8 @@ static clphys_status solve_device(clphys_poisson_plan *pl, cl_mem rhs, cl_mem x,
     if (!st) st = cp_finish(pl->ctx);
     const double wall = cp_now() - t0;
     pl->timing = 0;
-    if (!st) pn_events_sum(pl, &res->vcycle_s, &res->stencil_s);
-    pn_events_clear(pl);
+    if (!st) poisson_events_sum(pl, &res->vcycle_s, &res->stencil_s);
+    poisson_events_clear(pl);
     if (!p->no_time_split) res->other_s = fmax(wall - res->vcycle_s - res->stencil_s, 0);
     res->iterations = rr.iterations;
     res->restarts = rr.restarts > 1 ? rr.restarts - 1 : 0;
@@ -180,7 +180,7 @@ clphys_status clphys_poisson_solve(clphys_poisson_plan *pl, const double *rhs, d
      * rounding).  Inside that band nothing is scaled: no pass over x. */
     double big = 0, wmax = 0;
     for (size_t c = 0; c < pl->n; c++) {
-        if (!(pl->fine.mask[c] & PN_WET)) continue;
+        if (!(pl->fine.mask[c] & POISSON_WET)) continue;
         if (!isfinite(rhs[c]))
             return cp_error(pl->ctx, CLPHYS_ERR_INPUT, "poisson solve: right-hand side at wet cell (i %d, j %d, k %d) is %g",
                             CELL(c), rhs[c]);
@@ -201,7 +201,7 @@ clphys_status clphys_poisson_solve(clphys_poisson_plan *pl, const double *rhs, d
     }
     for (size_t c = 0; (kw || kr) && (!st || st == CLPHYS_ERR_NOT_CONVERGED) && c < pl->n; c++) {
         x[c] = ldexp(x[c], kw + kr);
-        if (!isfinite(x[c]) && (pl->fine.mask[c] & PN_WET))
+        if (!isfinite(x[c]) && (pl->fine.mask[c] & POISSON_WET))
             st = cp_error(pl->ctx, CLPHYS_ERR_INPUT,
                           "poisson solve: the solution at wet cell (i %d, j %d, k %d) exceeds the range of doubles: "
                           "the right-hand side, up to %g, is too large for this geometry",

@@ -26,10 +26,10 @@ typedef struct {
 static double time_config(clphys_poisson_plan *pl, cl_mem y, cl_mem x)
 {
     double t[TUNE_REPS], warm = 0;
-    if (pn_stencil(pl, CLPHYS_FP64, y, x, &warm)) return -1;
+    if (poisson_stencil(pl, CLPHYS_FP64, y, x, &warm)) return -1;
     for (int i = 0; i < TUNE_REPS; i++) {
         t[i] = 0;
-        if (pn_stencil(pl, CLPHYS_FP64, y, x, &t[i])) return -1;
+        if (poisson_stencil(pl, CLPHYS_FP64, y, x, &t[i])) return -1;
     }
     return cp_median(t, TUNE_REPS);
 }
@@ -193,7 +193,7 @@ static clphys_status measure_cb(void *user, char *value, size_t n)
     return st;
 }
 
-clphys_status pn_choose_stencil(clphys_poisson_plan *pl)
+clphys_status poisson_choose_stencil(clphys_poisson_plan *pl)
 {
     const clphys_poisson_params *p = &pl->prm;
     if (p->variant == CLPHYS_POISSON_STENCIL_COLUMN_VEC && pl->nx % 8)

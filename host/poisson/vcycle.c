@@ -1,7 +1,7 @@
 /* vcycle.c — one symmetric V-cycle z = B r (include/clphys_poisson.h) with
- * the kernels of cl/line_relax.cl (column, and column-vec's levels whose nx
- * is not a multiple of its lanes), cl/line_relax_vec.cl (column-vec) or
- * cl/line_staged.cl (staged), and the V-cycle as the CG's preconditioner.
+ * the kernels of cl/poisson_line_relax.cl (column, and column-vec's levels whose nx
+ * is not a multiple of its lanes), cl/poisson_line_relax_vec.cl (column-vec) or
+ * cl/poisson_line_staged.cl (staged), and the V-cycle as the CG's preconditioner.
  * Each level: `smooth` Jacobi line-relaxation steps from x = 0, the
  * residual restricted to the next level, the V-cycle there, the correction
  * prolongated inside the first of `smooth` further steps; the coarsest
@@ -18,11 +18,11 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const line_names[PN_NLINE] = {"line_jacobi_zero", "line_jacobi", "line_jacobi_prolong",
+static const char *const line_names[POISSON_NLINE] = {"line_jacobi_zero", "line_jacobi", "line_jacobi_prolong",
                                                   "residual_restrict"};
-static const char *const vec_names[PN_NLINE] = {"line_jacobi_zero_vec", "line_jacobi_vec", "prolong_add",
+static const char *const vec_names[POISSON_NLINE] = {"line_jacobi_zero_vec", "line_jacobi_vec", "prolong_add",
                                                  "residual_restrict_vec"};
-static const char *const staged_names[PN_NLINE] = {"line_staged_zero", "line_staged", "line_staged_prolong",
+static const char *const staged_names[POISSON_NLINE] = {"line_staged_zero", "line_staged", "line_staged_prolong",
                                                     "restrict_staged"};
 
 /* precision of the vectors the V-cycle reads and writes at the finest level */
@@ -35,11 +35,11 @@ static const char *ctype(clphys_precision p) { return p == CLPHYS_FP64 ? "double
 
 enum { SET_COLUMN, SET_VEC, SET_STAGED };
 
-/* the kernels of line_relax.cl, line_relax_vec.cl or line_staged.cl (kind)
+/* the kernels of poisson_line_relax.cl, poisson_line_relax_vec.cl or poisson_line_staged.cl (kind)
  * for b and x_new of the given precisions */
 static clphys_status build_set(clphys_poisson_plan *pl, int kind, clphys_precision b, clphys_precision xo, cl_kernel *k)
 {
-    static const cp_kernel_file *const files[3] = {&clsrc_line_relax_cl, &clsrc_line_relax_vec_cl, &clsrc_line_staged_cl};
+    static const cp_kernel_file *const files[3] = {&clsrc_poisson_line_relax_cl, &clsrc_poisson_line_relax_vec_cl, &clsrc_poisson_line_staged_cl};
     static const char *const *const names[3] = {line_names, vec_names, staged_names};
     const int vec = kind == SET_VEC;
     cp_defines opts = {0};
@@ -55,7 +55,7 @@ static clphys_status build_set(clphys_poisson_plan *pl, int kind, clphys_precisi
     if (pl->dist_levels) cp_define_int(&opts, "CSHIFT", 1);
     cl_program prog;
     CP_TRY(cp_program(pl->ctx, files[kind], &opts, &prog));
-    for (int i = 0; i < PN_NLINE; i++) CP_TRY(cp_kernel(pl->ctx, prog, names[kind][i], &k[i]));
+    for (int i = 0; i < POISSON_NLINE; i++) CP_TRY(cp_kernel(pl->ctx, prog, names[kind][i], &k[i]));
     return CLPHYS_SUCCESS;
 }
 
@@ -67,7 +67,7 @@ static size_t kernels_max_group(clphys_poisson_plan *pl)
     size_t most = clphys_context_device(pl->ctx)->max_work_group_size;
     const cl_kernel *sets[6] = {pl->k_fine, pl->k_last, pl->k_coarse, pl->v_fine, pl->v_last, pl->v_coarse};
     for (int s = 0; s < 6; s++)
-        for (int i = 0; i < PN_NLINE; i++) {
+        for (int i = 0; i < POISSON_NLINE; i++) {
             size_t m = 0;
             if (sets[s][i] && !cp_kernel_limits(pl->ctx, sets[s][i], &m, NULL) && m && m < most) most = m;
         }
@@ -90,14 +90,14 @@ static clphys_status build_kernels(clphys_poisson_plan *pl)
     return CLPHYS_SUCCESS;
 }
 
-clphys_status pn_vcycle_build(clphys_poisson_plan *pl)
+clphys_status poisson_vcycle_build(clphys_poisson_plan *pl)
 {
     CP_TRY(build_kernels(pl));
     /* staged chosen by AUTO: a work-group too small for a tile of 8
      * columns with 4 work-items each leaves the layers' loads serial, and
      * column does as well without the barriers */
-    if (pl->line == CLPHYS_POISSON_LINE_STAGED && !pl->prm.line && pl->vkmax < PN_STAGED_MIN_GROUP) {
-        for (int i = 0; i < PN_NLINE; i++)
+    if (pl->line == CLPHYS_POISSON_LINE_STAGED && !pl->prm.line && pl->vkmax < POISSON_STAGED_MIN_GROUP) {
+        for (int i = 0; i < POISSON_NLINE; i++)
             cp_release_kernel(&pl->k_fine[i]), cp_release_kernel(&pl->k_last[i]), cp_release_kernel(&pl->k_coarse[i]);
         pl->line = CLPHYS_POISSON_LINE_COLUMN;
         CP_TRY(build_kernels(pl));
@@ -107,7 +107,7 @@ clphys_status pn_vcycle_build(clphys_poisson_plan *pl)
 
 /* the coarse level below l (its size and how it was coarsened), or l itself
  * at the coarsest level (then unused by the kernels) */
-static const pn_level *below(const clphys_poisson_plan *pl, int l) { return &pl->lev[l + 1 < pl->nlev ? l + 1 : l]; }
+static const poisson_level *below(const clphys_poisson_plan *pl, int l) { return &pl->lev[l + 1 < pl->nlev ? l + 1 : l]; }
 
 /* the kernels' arguments a[0 .. n) (CP_KARGS) set, a launch over nx x ny columns */
 static clphys_status launch_cols(clphys_poisson_plan *pl, cl_kernel k, int nx, int ny, cl_event *ev, const cp_karg *a,
@@ -120,9 +120,9 @@ static clphys_status launch_cols(clphys_poisson_plan *pl, cl_kernel k, int nx, i
     return cp_launch(pl->ctx, k, 2, global, given ? pl->vlocal : NULL, NULL);
 }
 
-size_t pn_staged_local_bytes(const clphys_poisson_plan *pl, size_t wx)
+size_t poisson_staged_local_bytes(const clphys_poisson_plan *pl, size_t wx)
 {
-    return 3 * wx * (size_t)(pl->nz | 1) * pn_real_size(pl->lev_prec);
+    return 3 * wx * (size_t)(pl->nz | 1) * poisson_real_size(pl->lev_prec);
 }
 
 /* A staged kernel over the ncols columns of a level: tiles of the plan's
@@ -137,7 +137,7 @@ static clphys_status launch_staged(clphys_poisson_plan *pl, cl_kernel k, int nco
     while (wx > 1 && wx / 2 >= (size_t)ncols) wx /= 2, wk *= 2;
     if (wk > (size_t)pl->nz) wk = (size_t)pl->nz;
     const size_t local[2] = {wx, wk}, global[2] = {cp_round_up((size_t)ncols, wx), wk};
-    const size_t bytes = pn_staged_local_bytes(pl, wx) / 3;
+    const size_t bytes = poisson_staged_local_bytes(pl, wx) / 3;
     cp_karg all[32];
     if (n + 3 > sizeof all / sizeof *all)
         return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "poisson: %u arguments of a staged kernel", n + 3);
@@ -149,14 +149,14 @@ static clphys_status launch_staged(clphys_poisson_plan *pl, cl_kernel k, int nco
 }
 
 /* one Jacobi line-relaxation step on level l: xn from xo (+ P e), b */
-clphys_status pn_line(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl_mem xo, cl_mem e, cl_mem b,
+clphys_status poisson_line(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl_mem xo, cl_mem e, cl_mem b,
                           double omega, cl_event *ev)
 {
-    const pn_level *L = &pl->lev[l], *C = below(pl, l);
+    const poisson_level *L = &pl->lev[l], *C = below(pl, l);
     const int dims[6] = {L->nx, L->ny, C->nx, C->ny, C == L ? 0 : C->sx, C == L ? 0 : C->sy};
     const float omf = (float)omega;
 #define LINE_ARGS                                                                                                    \
-    xn, xo, e, L->mask, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ],                                        \
+    xn, xo, e, L->mask, b, L->a[POISSON_E], L->a[POISSON_AX], L->a[POISSON_AY], L->a[POISSON_AZ],                                        \
         CP_EITHER(pl->lev_prec == CLPHYS_FP64, omega, omf), dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]
     if (pl->line == CLPHYS_POISSON_LINE_STAGED) return launch_staged(pl, k, L->nx * L->ny, ev, CP_KARGS(LINE_ARGS));
     return launch_cols(pl, k, L->nx, L->ny, ev, CP_KARGS(LINE_ARGS));
@@ -164,21 +164,21 @@ clphys_status pn_line(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl
 }
 
 /* one column-vec step on level l: xn from xo (mode 1) or 0 (mode 0), b */
-clphys_status pn_line_vec(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl_mem xo, cl_mem b,
+clphys_status poisson_line_vec(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl_mem xo, cl_mem b,
                               double omega, cl_event *ev)
 {
-    const pn_level *L = &pl->lev[l];
+    const poisson_level *L = &pl->lev[l];
     const float omf = (float)omega;
     return launch_cols(pl, k, L->nx / pl->vw, L->ny, ev,
-                       CP_KARGS(xn, xo, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ],
+                       CP_KARGS(xn, xo, b, L->a[POISSON_E], L->a[POISSON_AX], L->a[POISSON_AY], L->a[POISSON_AZ],
                                 CP_EITHER(pl->lev_prec == CLPHYS_FP64, omega, omf), L->nx, L->ny));
 }
 
 /* x += P e on level l (column-vec levels: the prolongation as a pass of its own) */
 static clphys_status prolong_add(clphys_poisson_plan *pl, int l, cl_mem x, cl_mem e)
 {
-    const pn_level *L = &pl->lev[l], *C = &pl->lev[l + 1];
-    cl_kernel k = pl->v_coarse[PN_LJ_PROLONG];
+    const poisson_level *L = &pl->lev[l], *C = &pl->lev[l + 1];
+    cl_kernel k = pl->v_coarse[POISSON_LJ_PROLONG];
     const int dims[6] = {L->nx, L->ny, pl->nz, C->nx, C->ny, C->sy};
     return launch_cols(pl, k, L->nx / pl->vw, L->ny, NULL,
                        CP_KARGS(x, e, L->mask, dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]));
@@ -187,33 +187,33 @@ static clphys_status prolong_add(clphys_poisson_plan *pl, int l, cl_mem x, cl_me
 /* bc (level l + 1) = R (b - A x) on level l; staged: and the first step
  * of level l + 1 from x = 0 into its x[0] (omega 1 on the coarsest level:
  * its exact solve) */
-clphys_status pn_restrict_residual(clphys_poisson_plan *pl, int l, cl_mem x, cl_mem b)
+clphys_status poisson_restrict_residual(clphys_poisson_plan *pl, int l, cl_mem x, cl_mem b)
 {
-    const pn_level *L = &pl->lev[l], *C = &pl->lev[l + 1];
+    const poisson_level *L = &pl->lev[l], *C = &pl->lev[l + 1];
     if (pl->line == CLPHYS_POISSON_LINE_STAGED) {
-        cl_kernel k = (l == 0 ? pl->k_fine : pl->k_coarse)[PN_RESTRICT];
+        cl_kernel k = (l == 0 ? pl->k_fine : pl->k_coarse)[POISSON_RESTRICT];
         const double om = l + 2 == pl->nlev ? 1.0 : pl->prm.omega;
         const float omf = (float)om;
         const int dims[6] = {L->nx, L->ny, C->nx, C->ny, C->sx, C->sy};
         return launch_staged(pl, k, C->nx * C->ny, NULL,
-                             CP_KARGS(C->x[0], C->b, x, L->mask, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ],
-                                      C->a[PN_E], C->a[PN_AX], C->a[PN_AY], C->a[PN_AZ],
+                             CP_KARGS(C->x[0], C->b, x, L->mask, b, L->a[POISSON_E], L->a[POISSON_AX], L->a[POISSON_AY], L->a[POISSON_AZ],
+                                      C->a[POISSON_E], C->a[POISSON_AX], C->a[POISSON_AY], C->a[POISSON_AZ],
                                       CP_EITHER(pl->lev_prec == CLPHYS_FP64, om, omf), dims[0], dims[1], dims[2],
                                       dims[3], dims[4], dims[5]));
     }
     /* a rank's block (CSHIFT: coarse column (i + 1) >> 1) restricts with
      * the column kernel; its smoothing steps may still be column-vec */
     if (L->vec && !pl->dist_levels) {
-        cl_kernel k = (l == 0 ? pl->v_fine : pl->v_coarse)[PN_RESTRICT];
+        cl_kernel k = (l == 0 ? pl->v_fine : pl->v_coarse)[POISSON_RESTRICT];
         const int dims[5] = {L->nx, L->ny, C->nx, C->ny, C->sy};
         return launch_cols(pl, k, L->nx / pl->vw, C->ny, NULL,
-                           CP_KARGS(C->b, x, L->mask, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ], dims[0],
+                           CP_KARGS(C->b, x, L->mask, b, L->a[POISSON_E], L->a[POISSON_AX], L->a[POISSON_AY], L->a[POISSON_AZ], dims[0],
                                     dims[1], dims[2], dims[3], dims[4]));
     }
-    cl_kernel k = (l == 0 ? pl->k_fine : pl->k_coarse)[PN_RESTRICT];
+    cl_kernel k = (l == 0 ? pl->k_fine : pl->k_coarse)[POISSON_RESTRICT];
     const int dims[6] = {L->nx, L->ny, C->nx, C->ny, C->sx, C->sy};
     return launch_cols(pl, k, C->nx, C->ny, NULL,
-                       CP_KARGS(C->b, x, L->mask, b, L->a[PN_E], L->a[PN_AX], L->a[PN_AY], L->a[PN_AZ], dims[0],
+                       CP_KARGS(C->b, x, L->mask, b, L->a[POISSON_E], L->a[POISSON_AX], L->a[POISSON_AY], L->a[POISSON_AZ], dims[0],
                                 dims[1], dims[2], dims[3], dims[4], dims[5]));
 }
 
@@ -223,26 +223,26 @@ clphys_status pn_restrict_residual(clphys_poisson_plan *pl, int l, cl_mem x, cl_
 static clphys_status cycle(clphys_poisson_plan *pl, int l, cl_mem b, cl_mem z, cl_mem *out, cl_event *first,
                            cl_event *last)
 {
-    pn_level *L = &pl->lev[l];
+    poisson_level *L = &pl->lev[l];
     const cl_kernel *ks = l == 0 ? pl->k_fine : pl->k_coarse;
     const double om = pl->prm.omega;
     /* staged: the restriction from level l - 1 made the first step here */
     const int first_done = l > 0 && pl->line == CLPHYS_POISSON_LINE_STAGED;
     if (l == pl->nlev - 1) { /* one column: the line solve is exact */
-        if (!first_done) CP_TRY(pn_line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, 1.0, NULL));
+        if (!first_done) CP_TRY(poisson_line(pl, ks[POISSON_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, 1.0, NULL));
         *out = L->x[0];
         return CLPHYS_SUCCESS;
     }
     int cur = 0;
     const cl_kernel *vs = l == 0 ? pl->v_fine : pl->v_coarse;
-    if (L->vec) CP_TRY(pn_line_vec(pl, vs[PN_LJ_ZERO], l, L->x[0], L->x[1], b, om, l == 0 ? first : NULL));
+    if (L->vec) CP_TRY(poisson_line_vec(pl, vs[POISSON_LJ_ZERO], l, L->x[0], L->x[1], b, om, l == 0 ? first : NULL));
     else if (!first_done)
-        CP_TRY(pn_line(pl, ks[PN_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, l == 0 ? first : NULL));
+        CP_TRY(poisson_line(pl, ks[POISSON_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, l == 0 ? first : NULL));
     for (int s = 1; s < pl->prm.smooth; s++, cur ^= 1) {
-        if (L->vec) CP_TRY(pn_line_vec(pl, vs[PN_LJ], l, L->x[1 - cur], L->x[cur], b, om, NULL));
-        else CP_TRY(pn_line(pl, ks[PN_LJ], l, L->x[1 - cur], L->x[cur], L->x[cur], b, om, NULL));
+        if (L->vec) CP_TRY(poisson_line_vec(pl, vs[POISSON_LJ], l, L->x[1 - cur], L->x[cur], b, om, NULL));
+        else CP_TRY(poisson_line(pl, ks[POISSON_LJ], l, L->x[1 - cur], L->x[cur], L->x[cur], b, om, NULL));
     }
-    CP_TRY(pn_restrict_residual(pl, l, L->x[cur], b));
+    CP_TRY(poisson_restrict_residual(pl, l, L->x[cur], b));
     cl_mem e;
     CP_TRY(cycle(pl, l + 1, pl->lev[l + 1].b, NULL, &e, NULL, NULL));
     if (L->vec) CP_TRY(prolong_add(pl, l, L->x[cur], e));
@@ -250,17 +250,17 @@ static clphys_status cycle(clphys_poisson_plan *pl, int l, cl_mem b, cl_mem z, c
         const int fin = l == 0 && s == pl->prm.smooth - 1;
         cl_mem xn = fin ? z : L->x[1 - cur];
         if (L->vec) {
-            CP_TRY(pn_line_vec(pl, (fin ? pl->v_last : vs)[PN_LJ], l, xn, L->x[cur], b, om, fin ? last : NULL));
+            CP_TRY(poisson_line_vec(pl, (fin ? pl->v_last : vs)[POISSON_LJ], l, xn, L->x[cur], b, om, fin ? last : NULL));
             continue;
         }
-        cl_kernel k = (fin ? pl->k_last : ks)[s == 0 ? PN_LJ_PROLONG : PN_LJ];
-        CP_TRY(pn_line(pl, k, l, xn, L->x[cur], e, b, om, fin ? last : NULL));
+        cl_kernel k = (fin ? pl->k_last : ks)[s == 0 ? POISSON_LJ_PROLONG : POISSON_LJ];
+        CP_TRY(poisson_line(pl, k, l, xn, L->x[cur], e, b, om, fin ? last : NULL));
     }
     *out = l == 0 ? z : L->x[cur];
     return CLPHYS_SUCCESS;
 }
 
-clphys_status pn_vcycle_run(clphys_poisson_plan *pl, cl_mem z, cl_mem r, double *kernel_s)
+clphys_status poisson_vcycle_run(clphys_poisson_plan *pl, cl_mem z, cl_mem r, double *kernel_s)
 {
     const int keep = kernel_s || pl->timing;
     const double t0 = kernel_s ? cp_now() : 0;
@@ -275,7 +275,7 @@ clphys_status pn_vcycle_run(clphys_poisson_plan *pl, cl_mem z, cl_mem r, double 
         if (!st && first && last && !cp_event_times(first, &s0, &e0) && !cp_event_times(last, &s1, &e1))
             *kernel_s = e1 - s0;
     } else if (!st && pl->timing) {
-        pn_events_add(pl, 0, first, last);
+        poisson_events_add(pl, 0, first, last);
     }
     cp_release_event(&first);
     cp_release_event(&last);
@@ -287,12 +287,12 @@ clphys_status pn_vcycle_run(clphys_poisson_plan *pl, cl_mem z, cl_mem r, double 
 static clphys_status precond_apply(void *u, cl_mem z, cl_mem r)
 {
     clphys_poisson_plan *pl = u;
-    CP_TRY(pn_vcycle_run(pl, z, r, NULL));
-    if (pl->nregions && pl->prm.precision != CLPHYS_POISSON_FP32) return pn_project_z(pl, z);
+    CP_TRY(poisson_vcycle_run(pl, z, r, NULL));
+    if (pl->nregions && pl->prm.precision != CLPHYS_POISSON_FP32) return poisson_project_z(pl, z);
     return CLPHYS_SUCCESS;
 }
 
-void pn_vcycle_precond(clphys_poisson_plan *pl, la_space *s, la_precond *M)
+void poisson_vcycle_precond(clphys_poisson_plan *pl, la_space *s, la_precond *M)
 {
     M->space = s;
     M->user = pl;
@@ -308,9 +308,9 @@ void pn_vcycle_precond(clphys_poisson_plan *pl, la_space *s, la_precond *M)
  * prolongates in a pass of its own (x read and written again); staged
  * relaxes each coarse level's first step inside the restriction, from the
  * residual it has just summed (b not read again). */
-double pn_vcycle_bytes(const clphys_poisson_plan *pl)
+double poisson_vcycle_bytes(const clphys_poisson_plan *pl)
 {
-    const double rs = (double)pn_real_size(pl->lev_prec), io = (double)pn_real_size(io_precision(pl));
+    const double rs = (double)poisson_real_size(pl->lev_prec), io = (double)poisson_real_size(io_precision(pl));
     const int nu = pl->prm.smooth, staged = pl->line == CLPHYS_POISSON_LINE_STAGED;
     double bytes = 0;
     for (int l = 0; l < pl->nlev; l++) {

@@ -2,7 +2,7 @@
 of a context, with a NumPy shape and dtype.
 
 Plans take and fill them without a host round trip
-(GravityPlan.compute_device: clphys_gravity_compute_cl;
+(GravityPlan.compute_device: clphys_nbody_gravity_compute_cl;
 PoissonPlan.solve_device: clphys_poisson_solve_mem); to_numpy() reads one
 back.  The buffer is made on the context's OpenCL context and every
 transfer goes through its in-order queue, so a read sees every result

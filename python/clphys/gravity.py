@@ -1,4 +1,4 @@
-"""Direct-sum gravity and the N-body driver (clphys_gravity.h).
+"""Direct-sum gravity and the N-body driver (clphys_nbody.h).
 
 Physics (Miki, Takahashi & Mori, Procedia Comput. Sci. 9, 96 (2012), eq. 1;
 Nyland, Harris & Prins, GPU Gems 3, ch. 31):
@@ -13,7 +13,7 @@ from .arrays import as_f64, ptr
 from .context import Plan, precision_of
 from .errors import InvalidArgumentError, check
 
-_VARIANTS = {"auto": "CLPHYS_GRAVITY_AUTO", "tiled": "CLPHYS_GRAVITY_TILED", "vector": "CLPHYS_GRAVITY_VECTOR"}
+_VARIANTS = {"auto": "CLPHYS_NBODY_GRAVITY_AUTO", "tiled": "CLPHYS_NBODY_GRAVITY_TILED", "vector": "CLPHYS_NBODY_GRAVITY_VECTOR"}
 
 
 def _xm(positions, masses, name="positions"):
@@ -30,7 +30,7 @@ def _real(precision):
 
 
 class GravityPlan(Plan):
-    """A gravity plan (clphys_gravity_plan): GravityPlan(ctx, eps=0.0,
+    """A gravity plan (clphys_nbody_gravity_plan): GravityPlan(ctx, eps=0.0,
     precision="fp64", G=1.0, potential=True, variant="auto").
 
     eps >= 0: Plummer softening length; precision "fp32" or "fp64" of the
@@ -42,24 +42,24 @@ class GravityPlan(Plan):
         super().__init__(ctx)
         if variant not in _VARIANTS:
             raise InvalidArgumentError(f"variant {variant!r}: expected one of {sorted(_VARIANTS)}")
-        p = new_params("clphys_gravity_params")
+        p = new_params("clphys_nbody_gravity_params")
         p.precision = precision_of(precision)
         p.variant = getattr(lib, _VARIANTS[variant])
         p.G = float(G)
         p.eps = float(eps)
         p.potential = 1 if potential else 0
         self.eps, self.G, self.precision, self.potential = float(eps), float(G), precision, bool(potential)
-        pp = ffi.new("clphys_gravity_plan **")
+        pp = ffi.new("clphys_nbody_gravity_plan **")
         with ctx._lock:
-            st = lib.clphys_gravity_plan_create(ctx.ptr, p, pp)
+            st = lib.clphys_nbody_gravity_plan_create(ctx.ptr, p, pp)
             ctx.check(st)
-            self._own(pp[0], lib.clphys_gravity_plan_destroy)
+            self._own(pp[0], lib.clphys_nbody_gravity_plan_destroy)
 
     @property
     def variant(self):
-        """The kernel variant in use, e.g. "vector-16" (clphys_gravity_plan_variant)."""
+        """The kernel variant in use, e.g. "vector-16" (clphys_nbody_gravity_plan_variant)."""
         with self.ctx._lock:
-            return cstr(lib.clphys_gravity_plan_variant(self.ptr))
+            return cstr(lib.clphys_nbody_gravity_plan_variant(self.ptr))
 
     def compute(self, positions, masses, targets=None):
         """Accelerations and potentials.
@@ -81,7 +81,7 @@ class GravityPlan(Plan):
         acc = np.empty((ni, 3))
         pot = np.empty(ni) if self.potential else None
         with self.ctx._lock:
-            st = lib.clphys_gravity_compute(self.ptr, ni, ffi.NULL if xi is None else ptr(xi), xj.shape[0],
+            st = lib.clphys_nbody_gravity_compute(self.ptr, ni, ffi.NULL if xi is None else ptr(xi), xj.shape[0],
                                             ptr(xj), ptr(acc), ffi.NULL if pot is None else ptr(pot), 0,
                                             1 if self.eps == 0 else 0, ffi.NULL)
             self.ctx.check(st)
@@ -89,7 +89,7 @@ class GravityPlan(Plan):
 
     def compute_device(self, xj, out=None, xi=None):
         """Accelerations on device buffers, nothing copied to the host
-        (clphys_gravity_compute_cl).  Each buffer a DeviceArray or a PyOpenCL
+        (clphys_nbody_gravity_compute_cl).  Each buffer a DeviceArray or a PyOpenCL
         array of this context.  xj: (N, 4) of the plan's real
         type (float64 for "fp64", float32 for "fp32") holding (x, y, z, m) per
         particle; xi: the same (M, 4) for other target points, or None (the
@@ -110,7 +110,7 @@ class GravityPlan(Plan):
             out = DeviceArray(self.ctx, (ni, 4), real)
         po = out._check(self.ctx, (ni, 4), real, "out")
         with self.ctx._lock:
-            self.ctx.check(lib.clphys_gravity_compute_cl(self.ptr, pi, ni, pj, nj, 1 if xi is None else 0, po, 0,
+            self.ctx.check(lib.clphys_nbody_gravity_compute_cl(self.ptr, pi, ni, pj, nj, 1 if xi is None else 0, po, 0,
                                                          ffi.NULL))
         return out
 

@@ -18,9 +18,9 @@ from .arrays import as_c128, ptr
 from .context import Plan
 from .errors import InvalidArgumentError, check
 
-_FORMATS = {"auto": lib.CLPHYS_GAUGE_FILE_AUTO, "nersc": lib.CLPHYS_GAUGE_FILE_NERSC,
-            "ildg": lib.CLPHYS_GAUGE_FILE_ILDG, "milc": lib.CLPHYS_GAUGE_FILE_MILC}
-_BC = {"p": lib.CLPHYS_BC_PERIODIC, "a": lib.CLPHYS_BC_ANTIPERIODIC}
+_FORMATS = {"auto": lib.CLPHYS_LQCD_GAUGE_FILE_AUTO, "nersc": lib.CLPHYS_LQCD_GAUGE_FILE_NERSC,
+            "ildg": lib.CLPHYS_LQCD_GAUGE_FILE_ILDG, "milc": lib.CLPHYS_LQCD_GAUGE_FILE_MILC}
+_BC = {"p": lib.CLPHYS_LQCD_BC_PERIODIC, "a": lib.CLPHYS_LQCD_BC_ANTIPERIODIC}
 
 
 def _format(name):
@@ -30,7 +30,7 @@ def _format(name):
 
 
 class GaugeField:
-    """An SU(3) gauge field in host memory (clphys_gauge_field).
+    """An SU(3) gauge field in host memory (clphys_lqcd_gauge_field).
 
     Made by GaugeField.read(path), GaugeField.cold(dims) or
     GaugeField.hot(dims, seed); dims = (Lx, Ly, Lz, Lt).  links: a copy as
@@ -45,15 +45,15 @@ class GaugeField:
     def cold(cls, dims):
         """All links 1 (plaquette 1).  Raises InvalidArgumentError (an
         extent odd or < 2)."""
-        g = ffi.new("clphys_gauge_field *")
-        check(lib.clphys_gauge_create([int(d) for d in dims], g))
+        g = ffi.new("clphys_lqcd_gauge_field *")
+        check(lib.clphys_lqcd_gauge_create([int(d) for d in dims], g))
         return cls(g)
 
     @classmethod
     def hot(cls, dims, seed):
         """Independent random SU(3) links from a seed."""
         f = cls.cold(dims)
-        lib.clphys_gauge_hot(f._g, int(seed))
+        lib.clphys_lqcd_gauge_hot(f._g, int(seed))
         return f
 
     @classmethod
@@ -63,13 +63,13 @@ class GaugeField:
         command's --no-checksum); a checksum, plaquette or link trace that is
         present and wrong is an error either way.  Raises FileIOError,
         FormatError (naming the file and the failed check), InputError."""
-        p = new_params("clphys_gauge_read_params")
+        p = new_params("clphys_lqcd_gauge_read_params")
         p.format = _format(format)
         p.allow_unverified = 0 if verify else 1
-        g = ffi.new("clphys_gauge_field *")
-        info = ffi.new("clphys_gauge_file_info *")
-        check(lib.clphys_gauge_read(str(path).encode(), p, g, info))
-        fi = {"format": cstr(lib.clphys_gauge_file_format_name(info.format)),
+        g = ffi.new("clphys_lqcd_gauge_field *")
+        info = ffi.new("clphys_lqcd_gauge_file_info *")
+        check(lib.clphys_lqcd_gauge_read(str(path).encode(), p, g, info))
+        fi = {"format": cstr(lib.clphys_lqcd_gauge_file_format_name(info.format)),
               "precision": "fp64" if info.precision == lib.CLPHYS_FP64 else "fp32", "rows": info.rows,
               "checksum_verified": bool(info.checksum_verified),
               "plaquette_verified": bool(info.plaquette_verified),
@@ -99,15 +99,15 @@ class GaugeField:
     def plaquette(self):
         """Average plaquette (1/3) Re tr U_mu U_nu U_mu^+ U_nu^+ over sites
         and the 6 planes; 1 on a cold field."""
-        return float(lib.clphys_gauge_plaquette(self._g))
+        return float(lib.clphys_lqcd_gauge_plaquette(self._g))
 
     def link_trace(self):
         """Average link trace (1/3) Re tr U_mu(x)."""
-        return float(lib.clphys_gauge_link_trace(self._g))
+        return float(lib.clphys_lqcd_gauge_link_trace(self._g))
 
     def unitarity_violation(self):
         """Largest |U U^+ - 1| entry and |det U - 1| over all links."""
-        return float(lib.clphys_gauge_unitarity_violation(self._g))
+        return float(lib.clphys_lqcd_gauge_unitarity_violation(self._g))
 
     def write(self, path, format="nersc", precision="fp64", rows=3):
         """Write as NERSC (rows 2 or 3) or ILDG (rows 3) in precision "fp32"
@@ -118,11 +118,11 @@ class GaugeField:
         prec = {"fp32": lib.CLPHYS_FP32, "fp64": lib.CLPHYS_FP64}.get(precision)
         if prec is None:
             raise InvalidArgumentError(f"precision {precision!r}: expected 'fp32' or 'fp64'")
-        check(lib.clphys_gauge_write(str(path).encode(), self._g, _FORMATS[format], prec, int(rows)))
+        check(lib.clphys_lqcd_gauge_write(str(path).encode(), self._g, _FORMATS[format], prec, int(rows)))
 
     def close(self):
         if getattr(self, "_g", None) is not None:
-            lib.clphys_gauge_destroy(self._g)
+            lib.clphys_lqcd_gauge_destroy(self._g)
             self._g = None
 
     def __del__(self):
@@ -152,7 +152,7 @@ def convert_gauge(src, dst, to="nersc", precision=None, rows=3, verify=True):
 
 
 def _dslash_params(precision, kappa, bc):
-    p = new_params("clphys_dslash_params")
+    p = new_params("clphys_lqcd_dslash_params")
     p.precision = precision
     p.reconstruct = 18 if precision == lib.CLPHYS_FP64 else 12
     p.kappa = float(kappa)
@@ -165,7 +165,7 @@ def _dslash_params(precision, kappa, bc):
 
 class WilsonSolver(Plan):
     """Solves D x = b for the Wilson-Dirac operator on a gauge field
-    (clphys_solver_plan over clphys_dslash_plans): WilsonSolver(ctx, gauge,
+    (clphys_lqcd_solver_plan over clphys_lqcd_dslash_plans): WilsonSolver(ctx, gauge,
     kappa, precision="mixed", tol=1e-10, solver="cgnr", bc="pppa",
     max_iter=10000).
 
@@ -178,29 +178,29 @@ class WilsonSolver(Plan):
         super().__init__(ctx)
         if precision not in ("fp64", "mixed"):
             raise InvalidArgumentError(f"precision {precision!r}: expected 'fp64' or 'mixed'")
-        kinds = {"cgnr": lib.CLPHYS_SOLVER_CGNR, "bicgstab": lib.CLPHYS_SOLVER_BICGSTAB}
+        kinds = {"cgnr": lib.CLPHYS_LQCD_SOLVER_CGNR, "bicgstab": lib.CLPHYS_LQCD_SOLVER_BICGSTAB}
         if solver not in kinds:
             raise InvalidArgumentError(f"solver {solver!r}: expected 'cgnr' or 'bicgstab'")
         self.dims = gauge.dims
         self.kappa = float(kappa)
-        pp = ffi.new("clphys_dslash_plan **")
+        pp = ffi.new("clphys_lqcd_dslash_plan **")
         with ctx._lock:
-            ctx.check(lib.clphys_dslash_plan_create(ctx.ptr, gauge._g, _dslash_params(lib.CLPHYS_FP64, kappa, bc),
+            ctx.check(lib.clphys_lqcd_dslash_plan_create(ctx.ptr, gauge._g, _dslash_params(lib.CLPHYS_FP64, kappa, bc),
                                                     pp))
-            self._h64 = self._own(pp[0], lib.clphys_dslash_plan_destroy)
+            self._h64 = self._own(pp[0], lib.clphys_lqcd_dslash_plan_destroy)
             p32 = ffi.NULL
             if precision == "mixed":
-                ctx.check(lib.clphys_dslash_plan_create(ctx.ptr, gauge._g,
+                ctx.check(lib.clphys_lqcd_dslash_plan_create(ctx.ptr, gauge._g,
                                                         _dslash_params(lib.CLPHYS_FP32, kappa, bc), pp))
-                p32 = self._own(pp[0], lib.clphys_dslash_plan_destroy).ptr
-            sp = new_params("clphys_solver_params")
+                p32 = self._own(pp[0], lib.clphys_lqcd_dslash_plan_destroy).ptr
+            sp = new_params("clphys_lqcd_solver_params")
             sp.kind = kinds[solver]
             sp.tol = float(tol)
             sp.max_iter = int(max_iter)
             sp.mixed = 1 if precision == "mixed" else 0
-            sv = ffi.new("clphys_solver_plan **")
-            ctx.check(lib.clphys_solver_plan_create(self._h64.ptr, p32, sp, sv))
-            self._hs_solver = self._own(sv[0], lib.clphys_solver_plan_destroy)
+            sv = ffi.new("clphys_lqcd_solver_plan **")
+            ctx.check(lib.clphys_lqcd_solver_plan_create(self._h64.ptr, p32, sp, sv))
+            self._hs_solver = self._own(sv[0], lib.clphys_lqcd_solver_plan_destroy)
 
     def _shape(self):
         lx, ly, lz, lt = self.dims
@@ -211,7 +211,7 @@ class WilsonSolver(Plan):
         src = as_c128("psi", psi, self._shape())
         out = np.empty_like(src)
         with self.ctx._lock:
-            self.ctx.check(lib.clphys_dslash_apply_host(self._ptr(self._h64), lib.CLPHYS_DSLASH_WILSON,
+            self.ctx.check(lib.clphys_lqcd_dslash_apply_host(self._ptr(self._h64), lib.CLPHYS_LQCD_DSLASH_WILSON,
                                                         ptr(out), ptr(src)))
         return out
 
@@ -222,9 +222,9 @@ class WilsonSolver(Plan):
         .result holds info) when max_iter is reached."""
         src = as_c128("b", b, self._shape())
         x = np.empty_like(src)
-        r = ffi.new("clphys_solver_result *")
+        r = ffi.new("clphys_lqcd_solver_result *")
         with self.ctx._lock:
-            st = lib.clphys_solver_solve(self._ptr(self._hs_solver), ptr(src), ptr(x), r)
+            st = lib.clphys_lqcd_solver_solve(self._ptr(self._hs_solver), ptr(src), ptr(x), r)
             info = {"iterations": r.iterations, "restarts": r.restarts, "residual": r.rel_residual,
                     "seconds": r.seconds, "iterate_s": r.iterate_s, "gflops": r.gflops}
             self.ctx.check(st, info)

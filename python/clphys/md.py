@@ -19,13 +19,13 @@ from .errors import InvalidArgumentError, check
 
 
 def _variant(name):
-    v = ffi.new("clphys_lj_variant *")
-    check(lib.clphys_lj_variant_from_name(str(name).encode(), v))
+    v = ffi.new("clphys_md_lj_variant *")
+    check(lib.clphys_md_lj_variant_from_name(str(name).encode(), v))
     return v[0]
 
 
 class NeighborList(Plan):
-    """A Verlet list (clphys_neighbor_plan): NeighborList(ctx, n, box,
+    """A Verlet list (clphys_md_neighbor_plan): NeighborList(ctx, n, box,
     r_search, half=False, precision="fp64").
 
     n particles in the box (3,) edge lengths; pairs within r_search.  Full
@@ -34,25 +34,25 @@ class NeighborList(Plan):
 
     def __init__(self, ctx, n, box, r_search, half=False, precision="fp64"):
         super().__init__(ctx)
-        p = new_params("clphys_neighbor_params")
+        p = new_params("clphys_md_neighbor_params")
         p.n = int(n)
         p.box = vec3("box", box)
         p.r_search = float(r_search)
-        p.kind = lib.CLPHYS_NEIGHBOR_HALF if half else lib.CLPHYS_NEIGHBOR_FULL
-        p.layout = lib.CLPHYS_NEIGHBOR_CSR
+        p.kind = lib.CLPHYS_MD_NEIGHBOR_HALF if half else lib.CLPHYS_MD_NEIGHBOR_FULL
+        p.layout = lib.CLPHYS_MD_NEIGHBOR_CSR
         p.precision = precision_of(precision)
         self.n = int(n)
-        pp = ffi.new("clphys_neighbor_plan **")
+        pp = ffi.new("clphys_md_neighbor_plan **")
         with ctx._lock:
-            ctx.check(lib.clphys_neighbor_plan_create(ctx.ptr, p, pp))
-            self._own(pp[0], lib.clphys_neighbor_plan_destroy)
+            ctx.check(lib.clphys_md_neighbor_plan_create(ctx.ptr, p, pp))
+            self._own(pp[0], lib.clphys_md_neighbor_plan_destroy)
 
     def build(self, positions):
         """Build the list of positions (n, 3) float64 (wrapped into the box).
         Raises InputError (a non-finite coordinate), CapacityError."""
         pos = as_f64("positions", positions, (self.n, 3))
         with self.ctx._lock:
-            self.ctx.check(lib.clphys_neighbor_build(self.ptr, ptr(pos)))
+            self.ctx.check(lib.clphys_md_neighbor_build(self.ptr, ptr(pos)))
 
     def pairs(self):
         """The list in CSR form in the caller's order: (offsets (n + 1,)
@@ -60,16 +60,16 @@ class NeighborList(Plan):
         neighbours[offsets[i]:offsets[i + 1]]."""
         npairs = ffi.new("size_t *")
         with self.ctx._lock:
-            self.ctx.check(lib.clphys_neighbor_stats(self.ptr, npairs, ffi.NULL, ffi.NULL))
+            self.ctx.check(lib.clphys_md_neighbor_stats(self.ptr, npairs, ffi.NULL, ffi.NULL))
             off = np.empty(self.n + 1, dtype=np.uint64)
             lst = np.empty(max(int(npairs[0]), 1), dtype=np.int32)
-            self.ctx.check(lib.clphys_neighbor_get(self.ptr, ffi.from_buffer("size_t[]", off),
+            self.ctx.check(lib.clphys_md_neighbor_get(self.ptr, ffi.from_buffer("size_t[]", off),
                                                    ffi.from_buffer("int[]", lst)))
         return off.astype(np.int64), lst[:int(npairs[0])]
 
 
 class LJPlan(Plan):
-    """Lennard-Jones forces (clphys_lj_plan): LJPlan(ctx, n, box, rcut,
+    """Lennard-Jones forces (clphys_md_lj_plan): LJPlan(ctx, n, box, rcut,
     skin=0.3, precision="fp64", epsilon=1.0, sigma=1.0, shifted=False,
     variant="auto").
 
@@ -82,7 +82,7 @@ class LJPlan(Plan):
     def __init__(self, ctx, n, box, rcut, skin=0.3, precision="fp64", epsilon=1.0, sigma=1.0,
                  shifted=False, variant="auto"):
         super().__init__(ctx)
-        p = new_params("clphys_lj_params")
+        p = new_params("clphys_md_lj_params")
         p.n = int(n)
         p.box = vec3("box", box)
         p.epsilon, p.sigma = float(epsilon), float(sigma)
@@ -91,16 +91,16 @@ class LJPlan(Plan):
         p.precision = precision_of(precision)
         p.variant = _variant(variant)
         self.n = int(n)
-        pp = ffi.new("clphys_lj_plan **")
+        pp = ffi.new("clphys_md_lj_plan **")
         with ctx._lock:
-            ctx.check(lib.clphys_lj_plan_create(ctx.ptr, p, pp))
-            self._own(pp[0], lib.clphys_lj_plan_destroy)
+            ctx.check(lib.clphys_md_lj_plan_create(ctx.ptr, p, pp))
+            self._own(pp[0], lib.clphys_md_lj_plan_destroy)
 
     @property
     def choice(self):
         """The variant and options in use and where they came from."""
         with self.ctx._lock:
-            return cstr(lib.clphys_lj_plan_choice(self.ptr))
+            return cstr(lib.clphys_md_lj_plan_choice(self.ptr))
 
     def compute(self, positions):
         """Forces, energy and virial of positions (n, 3) float64; the list
@@ -108,9 +108,9 @@ class LJPlan(Plan):
         overlapping atoms)."""
         pos = as_f64("positions", positions, (self.n, 3))
         f = np.empty((self.n, 3))
-        r = ffi.new("clphys_lj_result *")
+        r = ffi.new("clphys_md_lj_result *")
         with self.ctx._lock:
-            self.ctx.check(lib.clphys_lj_compute(self.ptr, ptr(pos), ptr(f), r))
+            self.ctx.check(lib.clphys_md_lj_compute(self.ptr, ptr(pos), ptr(f), r))
         return f, r.potential_energy, r.virial
 
 
@@ -264,7 +264,7 @@ class MDPlan(Plan):
     def _params(dt, rcut, skin, precision, neigh_every, neigh_delay, neigh_check, variant, epsilon, sigma,
                 shifted):
         p = new_params("clphys_md_params")
-        p.lj.struct_size = ffi.sizeof("clphys_lj_params")
+        p.lj.struct_size = ffi.sizeof("clphys_md_lj_params")
         p.lj.epsilon, p.lj.sigma = float(epsilon), float(sigma)
         p.lj.r_cut, p.lj.skin = float(rcut), float(skin)
         p.lj.shifted = 1 if shifted else 0

@@ -1,0 +1,123 @@
+/*
+ * md_integrate.cl — velocity Verlet (NVE) on cell-sorted particles:
+ *   kick_drift: v += dt/2 f/m ; x += dt v ; wrap x into the box, counting
+ *               crossings in the image flags
+ *   kick:       v += dt/2 f/m
+ * v.w holds the mass.  f is the LJ output (f[4 i + 0..2]).
+ * max_displacement: the largest |x - x_ref|^2 (minimum image) since the last
+ * neighbour build, as the bits of a non-negative float (ordered like uint).
+ * Plans bound to an application's buffers (clphys_md_buffers, caller order):
+ *   check_state: the first atom whose state is unusable
+ *   pull:        the plan's working arrays from the application's
+ *   push:        the application's arrays from the plan's working ones
+ */
+#include "platform_common.h"
+
+__kernel void md_kick_drift(__global real4_t *x, __global real4_t *v, __global int4 *img,
+                            __global const real_t *f, real_t dt, real4_t box, uint n)
+{
+    uint i = get_global_id(0);
+    if (i >= n) return;
+    real4_t vi = v[i], xi = x[i];
+    real_t h = REAL_C(0.5) * dt / vi.w;
+    vi.x += h * f[4 * i]; vi.y += h * f[4 * i + 1]; vi.z += h * f[4 * i + 2];
+    xi.x += dt * vi.x; xi.y += dt * vi.y; xi.z += dt * vi.z;
+    int4 im = img[i];
+    if (xi.x >= box.x) { xi.x -= box.x; im.x++; } else if (xi.x < 0) { xi.x += box.x; im.x--; }
+    if (xi.y >= box.y) { xi.y -= box.y; im.y++; } else if (xi.y < 0) { xi.y += box.y; im.y--; }
+    if (xi.z >= box.z) { xi.z -= box.z; im.z++; } else if (xi.z < 0) { xi.z += box.z; im.z--; }
+    img[i] = im;
+    x[i] = xi;
+    v[i] = vi;
+}
+
+__kernel void md_kick(__global real4_t *v, __global const real_t *f, real_t dt, uint n)
+{
+    uint i = get_global_id(0);
+    if (i >= n) return;
+    real4_t vi = v[i];
+    real_t h = REAL_C(0.5) * dt / vi.w;
+    vi.x += h * f[4 * i]; vi.y += h * f[4 * i + 1]; vi.z += h * f[4 * i + 2];
+    v[i] = vi;
+}
+
+/* one atomic per work-group of MD_WG (a power of two, host-chosen) after a
+ * local-memory max */
+#ifndef MD_WG
+#define MD_WG 64
+#endif
+__kernel __attribute__((reqd_work_group_size(MD_WG, 1, 1)))
+void md_max_displacement(__global const real4_t *x, __global const real4_t *xref,
+                         real4_t box, uint n, volatile __global uint *dmax)
+{
+    __local float red[MD_WG];
+    uint i = get_global_id(0), t = get_local_id(0);
+    float d2 = 0;
+    if (i < n) {
+        real4_t d = x[i] - xref[i];
+        d.x -= box.x * rint(d.x / box.x);
+        d.y -= box.y * rint(d.y / box.y);
+        d.z -= box.z * rint(d.z / box.z);
+        d2 = (float)(d.x * d.x + d.y * d.y + d.z * d.z);
+    }
+    red[t] = d2;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = MD_WG / 2; s > 0; s >>= 1) {
+        if (t < s) red[t] = fmax(red[t], red[t + s]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (t == 0) atomic_max(dmax, as_uint(red[0]));
+}
+
+/* *bad = min over atoms i with a non-finite coordinate or velocity, a
+ * position outside [lo - L, hi + L) or a mass <= 0 (n when none). */
+__kernel void md_check_state(__global const real4_t *ux, __global const real4_t *uv, real4_t lo, real4_t box,
+                             uint n, volatile __global uint *bad)
+{
+    uint i = get_global_id(0);
+    if (i >= n) return;
+    real4_t x = ux[i] - lo, v = uv[i];
+    int ok = isfinite(v.x) && isfinite(v.y) && isfinite(v.z) && v.w > 0 && isfinite(v.w);
+    ok = ok && x.x >= -box.x && x.x < 2 * box.x && x.y >= -box.y && x.y < 2 * box.y && x.z >= -box.z &&
+         x.z < 2 * box.z; /* false for NaN */
+    if (!ok) atomic_min(bad, i);
+}
+
+/* Working arrays in the application's order (sorted by cell next): x[i] =
+ * its position relative to lo, wrapped into [0, L) with the crossing
+ * counted in the image flags (uimg NULL: from 0), v[i], perm[i] = i. */
+__kernel void md_pull(__global const real4_t *ux, __global const real4_t *uv, real4_t lo, real4_t box, uint n,
+                      __global const int4 *uimg, __global real4_t *x, __global real4_t *v, __global int4 *img,
+                      __global uint *perm)
+{
+    uint i = get_global_id(0);
+    if (i >= n) return;
+    real4_t xi = ux[i];
+    int4 im = uimg ? uimg[i] : (int4)(0);
+    xi.x -= lo.x; xi.y -= lo.y; xi.z -= lo.z;
+    if (xi.x >= box.x) { xi.x -= box.x; im.x++; } else if (xi.x < 0) { xi.x += box.x; im.x--; }
+    if (xi.y >= box.y) { xi.y -= box.y; im.y++; } else if (xi.y < 0) { xi.y += box.y; im.y--; }
+    if (xi.z >= box.z) { xi.z -= box.z; im.z++; } else if (xi.z < 0) { xi.z += box.z; im.z--; }
+    x[i] = xi;
+    v[i] = uv[i];
+    img[i] = im;
+    perm[i] = i;
+}
+
+/* The application's atom perm[s] from the working arrays: position + lo,
+ * velocity and mass, force and energy share (f[4 s + 0..3]), image flags
+ * (uimg NULL: not kept). */
+__kernel void md_push(__global const real4_t *x, __global const real4_t *v, __global const int4 *img,
+                      __global const real_t *f, __global const uint *perm, real4_t lo, uint n,
+                      __global real4_t *ux, __global real4_t *uv, __global int4 *uimg, __global real4_t *uf)
+{
+    uint s = get_global_id(0);
+    if (s >= n) return;
+    uint i = perm[s];
+    real4_t xs = x[s];
+    xs.x += lo.x; xs.y += lo.y; xs.z += lo.z;
+    ux[i] = xs;
+    uv[i] = v[s];
+    uf[i] = vload4(s, f);
+    if (uimg) uimg[i] = img[s];
+}

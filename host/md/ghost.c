@@ -1,0 +1,427 @@
+/* ghost.c — ghost atoms of a distributed MD plan: the lists made at
+ * each neighbour-list rebuild (LAMMPS's Comm::borders: six exchanges, x
+ * then y then z, atoms within r_cut + skin of a face, those received
+ * earlier forwarded, so edges and corners arrive without exchanges of their
+ * own), on the device (md_ghosts_build_dev) or on the host
+ * (md_ghosts_build: the first rebuild, CLPHYS_MD_HOST_GHOSTS), and the
+ * positions that travel every step along those lists, packed and unpacked
+ * on the device (cl/md_ghost.cl). */
+#include "md_mpi_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void md_ghosts_free(md_ghosts *g)
+{
+    free(g->gx), free(g->send);
+    memset(g, 0, sizeof *g);
+}
+
+static const double *pos_of(const md_atoms *own, const md_ghosts *g, size_t i)
+{
+    return i < own->n ? own->x + 3 * i : g->gx + 3 * (i - own->n);
+}
+
+static clphys_status room(clphys_context *ctx, md_ghosts *g, size_t nsend, size_t nghost)
+{
+    if (nsend > g->send_cap) {
+        size_t cap = nsend + nsend / 2 + 64;
+        cl_uint *s = realloc(g->send, cap * sizeof *s);
+        if (!s) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: ghost lists");
+        g->send = s, g->send_cap = cap;
+    }
+    if (nghost > g->gcap) {
+        size_t cap = nghost + nghost / 2 + 64;
+        double *x = realloc(g->gx, 3 * cap * sizeof *x);
+        if (!x) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: ghost atoms");
+        g->gx = x, g->gcap = cap;
+    }
+    return CLPHYS_SUCCESS;
+}
+
+/* Swap side's neighbours, and the shifts into the receiver's coordinates
+ * and device frame. */
+static void swap_geometry(const md_decomp *d, int c, int side, md_swap *sw)
+{
+    const int P = d->P[c], me = d->coord[c];
+    sw->dim = c;
+    sw->to = d->nbr[c][side], sw->from = d->nbr[c][1 - side];
+    /* through the periodic boundary the receiver sees the image */
+    sw->shift = side == 0 ? (me == 0 ? d->L[c] : 0) : (me == P - 1 ? -d->L[c] : 0);
+    const int to_k = side == 0 ? (me + P - 1) % P : (me + 1) % P;
+    sw->dlocal = d->llo[c] + sw->shift - md_decomp_llo(d, c, to_k);
+}
+
+/* Swap side (0: to the lower neighbour, 1: to the upper) along c of the
+ * atoms 0 .. nbefore - 1. */
+static clphys_status one_swap(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, const md_atoms *own,
+                              md_ghosts *g, int c, int side, size_t nbefore)
+{
+    md_swap *sw = &g->swap[g->nswap++];
+    swap_geometry(d, c, side, sw);
+    sw->off = g->nsend;
+    clphys_status st = CLPHYS_SUCCESS;
+    size_t ns = 0;
+    for (size_t i = 0; i < nbefore; i++) {
+        double x = pos_of(own, g, i)[c];
+        if (side == 0 ? x < d->lo[c] + d->rs : x >= d->hi[c] - d->rs) {
+            if ((st = room(ctx, g, g->nsend + ns + 1, g->nghost))) break;
+            g->send[g->nsend + ns++] = (cl_uint)i;
+        }
+    }
+    st = cp_mpi_agree(comm, ctx, st);
+    if (st) return st;
+    sw->nsend = ns;
+    double *out = malloc(3 * (ns ? ns : 1) * sizeof *out);
+    long long n_out = (long long)ns, n_in = 0;
+    if (!out) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: ghost exchange");
+    for (size_t k = 0; !st && k < ns; k++) {
+        memcpy(out + 3 * k, pos_of(own, g, g->send[sw->off + k]), 3 * sizeof *out);
+        out[3 * k + c] += sw->shift;
+    }
+    if ((st = cp_mpi_agree(comm, ctx, st))) {
+        free(out);
+        return st;
+    }
+    int e = MPI_Sendrecv(&n_out, 1, MPI_LONG_LONG, sw->to, 200 + c, &n_in, 1, MPI_LONG_LONG, sw->from, 200 + c, comm,
+                         MPI_STATUS_IGNORE);
+    if (e != MPI_SUCCESS) st = cp_mpi_error(ctx, e, "MPI_Sendrecv (ghost counts)");
+    /* 24 bytes a ghost: three doubles here, at most three in a step's message */
+    if (!st && 24 * (n_in + (long long)g->nghost) > (long long)INT32_MAX)
+        st = cp_error(ctx, CLPHYS_ERR_OVERFLOW, "md mpi: %lld ghost atoms: too many for one message", n_in);
+    if (!st) st = room(ctx, g, g->nsend + ns, g->nghost + (size_t)n_in);
+    st = cp_mpi_agree(comm, ctx, st);
+    if (!st) {
+        e = MPI_Sendrecv(out, 3 * (int)ns, MPI_DOUBLE, sw->to, 201 + c, g->gx + 3 * g->nghost, 3 * (int)n_in,
+                         MPI_DOUBLE, sw->from, 201 + c, comm, MPI_STATUS_IGNORE);
+        if (e != MPI_SUCCESS) st = cp_mpi_error(ctx, e, "MPI_Sendrecv (ghost positions)");
+    }
+    free(out);
+    if (!st) {
+        sw->first = own->n + g->nghost;
+        sw->nrecv = (size_t)n_in;
+        g->nghost += (size_t)n_in;
+        g->nsend += ns;
+    }
+    return cp_mpi_agree(comm, ctx, st);
+}
+
+clphys_status md_ghosts_build(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, const md_atoms *own,
+                              md_ghosts *g)
+{
+    g->nswap = 0, g->nghost = 0, g->nsend = 0;
+    for (int c = 0; c < 3; c++) {
+        if (!d->cut[c]) continue;
+        /* the ghosts received in this dimension lie beyond the faces (the
+         * subdomain is at least rs thick): only those of the dimensions
+         * before travel on */
+        size_t nbefore = own->n + g->nghost;
+        CP_TRY(one_swap(comm, ctx, d, own, g, c, 0, nbefore));
+        CP_TRY(one_swap(comm, ctx, d, own, g, c, 1, nbefore));
+    }
+    return CLPHYS_SUCCESS;
+}
+
+/* ---- the device side ------------------------------------------------------ */
+clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md_ghost_dev *gd)
+{
+    memset(gd, 0, sizeof *gd);
+    gd->ctx = ctx;
+    gd->rs = prec == CLPHYS_FP64 ? 8 : 4;
+    cp_defines opt = {0};
+    CP_TRY(cp_define_precision(ctx, &opt, prec));
+    cl_program prog;
+    CP_TRY(cp_program(ctx, &clsrc_md_ghost_cl, &opt, &prog));
+    CP_TRY(cp_kernel(ctx, prog, "md_ghost_pack", &gd->k_pack));
+    CP_TRY(cp_kernel(ctx, prog, "md_ghost_unpack", &gd->k_unpack));
+    CP_TRY(cp_kernel(ctx, prog, "md_ghost_select", &gd->k_select));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4, NULL, &gd->count));
+    /* a device that gives no second queue keeps the copies on ctx's queue
+     * (the same events, all on one in-order queue); CLPHYS_MD_ONE_QUEUE=1
+     * asks for that path (to time the two against each other, and for the
+     * tests) */
+    /* CLPHYS_MD_HOST_GHOSTS=1: a rebuild's ghost lists made on the host
+     * from the atoms near the faces (md_ghosts_build), as before the device
+     * made them (md_ghosts_build_dev): to time both, and for the tests */
+    const char *hg = getenv("CLPHYS_MD_HOST_GHOSTS");
+    gd->host_lists = hg && *hg && strcmp(hg, "0") != 0;
+    const char *one = getenv("CLPHYS_MD_ONE_QUEUE");
+    if ((one && *one && strcmp(one, "0") != 0) || cp_queue_create(ctx, 0, &gd->copyq) != CLPHYS_SUCCESS)
+        gd->copyq = NULL;
+    return CLPHYS_SUCCESS;
+}
+
+void md_ghost_dev_free(md_ghost_dev *gd)
+{
+    /* the last copy back from hrecv may still be queued */
+    if (gd->ctx) cp_finish(gd->ctx);
+    cp_queue_release(&gd->copyq);
+    cp_release_kernel(&gd->k_pack);
+    cp_release_kernel(&gd->k_unpack);
+    cp_release_kernel(&gd->k_select);
+    cl_mem *ms[] = {&gd->send_idx, &gd->recv_idx, &gd->sendbuf, &gd->recvbuf, &gd->count};
+    for (size_t i = 0; i < 5; i++) cp_release_mem(ms[i]);
+    if (gd->hsend_m) cp_pinned_release(gd->ctx, &gd->hsend_m, &gd->hsend);
+    else free(gd->hsend);
+    if (gd->hrecv_m) cp_pinned_release(gd->ctx, &gd->hrecv_m, &gd->hrecv);
+    else free(gd->hrecv);
+    gd->hsend = gd->hrecv = NULL;
+    gd->send_cap = gd->recv_cap = 0;
+}
+
+/* Room for n entries in an index buffer and its buffer of packed
+ * positions (three reals each: md_ghost.cl), and the host staging
+ * (page-locked: the copies of every step run at the bus's speed; pageable
+ * memory where the device gives none). */
+static clphys_status grow(md_ghost_dev *gd, size_t n, size_t *cap, cl_mem *idx, cl_mem *buf, void **host,
+                          cl_mem *hm)
+{
+    if (n <= *cap) return CLPHYS_SUCCESS;
+    size_t c = n + n / 4 + 64;
+    CP_TRY(cp_finish(gd->ctx)); /* a copy from the old staging may be queued */
+    if (gd->copyq) CP_TRY(cp_finish_queue(gd->ctx, gd->copyq));
+    cp_release_mem(idx), cp_release_mem(buf);
+    if (*hm) cp_pinned_release(gd->ctx, hm, host);
+    else free(*host);
+    *host = NULL;
+    *cap = 0;
+    if (cp_pinned(gd->ctx, 3 * gd->rs * c, hm, host)) *host = malloc(3 * gd->rs * c);
+    if (!*host) return cp_error(gd->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: ghost staging");
+    CP_TRY(cp_buffer(gd->ctx, CL_MEM_READ_WRITE, 4 * c, NULL, idx));
+    CP_TRY(cp_buffer(gd->ctx, CL_MEM_READ_WRITE, 3 * gd->rs * c, NULL, buf));
+    *cap = c;
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status md_ghost_dev_reserve(md_ghost_dev *gd, const md_ghosts *g)
+{
+    CP_TRY(grow(gd, g->nsend, &gd->send_cap, &gd->send_idx, &gd->sendbuf, &gd->hsend, &gd->hsend_m));
+    return grow(gd, g->nghost, &gd->recv_cap, &gd->recv_idx, &gd->recvbuf, &gd->hrecv, &gd->hrecv_m);
+}
+
+/* Pack the atoms of swap sw (its send list) into sendbuf. */
+static clphys_status pack(md_ghost_dev *gd, const md_swap *sw, cl_mem pos)
+{
+    clphys_context *ctx = gd->ctx;
+    cl_kernel k = gd->k_pack;
+    cl_uint off = (cl_uint)sw->off, n = (cl_uint)sw->nsend;
+    double dd[4] = {0, 0, 0, 0};
+    dd[sw->dim] = sw->dlocal;
+    float df[4] = {(float)dd[0], (float)dd[1], (float)dd[2], 0};
+    size_t gsz = md_global(n, 64);
+    CP_TRY(CP_ARGS(ctx, k, pos, gd->send_idx, off, n, CP_EITHER(gd->rs == 8, dd, df), gd->sendbuf));
+    return cp_launch(ctx, k, 1, &gsz, NULL, NULL);
+}
+
+/* The ghosts at recv_idx[off .. off + n) from recvbuf, after *arrived (the
+ * copy to recvbuf, on copyq; released here). */
+static clphys_status unpack(md_ghost_dev *gd, size_t roff, size_t nrecv, cl_mem pos, cl_event *arrived)
+{
+    clphys_context *ctx = gd->ctx;
+    clphys_status st = cp_enqueue_wait(ctx, NULL, *arrived ? 1 : 0, arrived);
+    cp_release_event(arrived);
+    CP_TRY(st);
+    cl_kernel k = gd->k_unpack;
+    cl_uint off = (cl_uint)roff, n = (cl_uint)nrecv;
+    size_t gsz = md_global(n, 64);
+    CP_TRY(CP_ARGS(ctx, k, pos, gd->recv_idx, off, n, gd->recvbuf));
+    return cp_launch(ctx, k, 1, &gsz, NULL, NULL);
+}
+
+/* Device work that runs while the messages travel: *running 1 until the
+ * marker event completes. */
+static clphys_status marker_busy(void *arg, int *running)
+{
+    md_ghost_dev *gd = arg;
+    int done = 1;
+    if (gd->marker) CP_TRY(cp_event_done(gd->ctx, gd->marker, &done));
+    *running = !done;
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts *g, cl_mem pos,
+                                clphys_status (*during)(void *arg), void *arg, int nap, double *bytes,
+                                cp_mpi_overlap *ov, clphys_status st)
+{
+    clphys_context *ctx = gd->ctx;
+    const size_t r3 = 3 * gd->rs; /* bytes of one packed position */
+    /* the two swaps of a dimension are independent (the atoms one sends
+     * were there before the other's arrived): one copy to the host for
+     * both, both messages in flight at once, one copy back, one unpack.
+     * Their sends and receives are contiguous (md_ghosts_build appends).
+     * Every message is sent and received even after a local failure (the
+     * others wait for it); the failure is agreed at the end. */
+    for (int s = 0; s < g->nswap; s += 2) {
+        const md_swap *a = &g->swap[s], *b = &g->swap[s + 1];
+        const size_t ro = a->first - g->swap[0].first; /* swap 0 receives the first ghost */
+        const size_t ns = a->nsend + b->nsend, nr = a->nrecv + b->nrecv;
+        const int last = s + 2 >= g->nswap;
+        if (!st && a->nsend) st = pack(gd, a, pos);
+        if (!st && b->nsend) st = pack(gd, b, pos);
+        /* the copy to the host on copyq after the packs; the last
+         * dimension's `during` goes on ctx's queue right behind the packs,
+         * so the device runs it while the copy and the messages travel */
+        cl_event packed = NULL, copied = NULL;
+        if (!st && ns) st = cp_marker(ctx, NULL, &packed);
+        if (!st && ns)
+            st = cp_read_async(ctx, gd->copyq, gd->sendbuf, r3 * a->off, r3 * ns, (char *)gd->hsend + r3 * a->off, 1,
+                               &packed, &copied);
+        cp_release_event(&packed);
+        if (!st && gd->copyq) st = cp_flush(ctx, gd->copyq);
+        if (!st && last && during) {
+            st = during(arg);
+            if (!st) st = cp_marker(ctx, NULL, &gd->marker);
+        }
+        if (!st) st = cp_flush(ctx, NULL);
+        if (copied) {
+            clphys_status w = cp_wait(ctx, &copied);
+            if (!st) st = w;
+            gd->waits++;
+        }
+        MPI_Request rq[4];
+        int nrq = 0;
+        const md_swap *sw[2] = {a, b};
+        size_t rof[2] = {ro, ro + a->nrecv};
+        const double t_post = cp_now();
+        clphys_status ms = CLPHYS_SUCCESS;
+        for (int q = 0; q < 2 && !ms; q++) {
+            cp_mpi_slice out = {(char *)gd->hsend + r3 * sw[q]->off, (int)(r3 * sw[q]->nsend), MPI_BYTE};
+            cp_mpi_slice in = {(char *)gd->hrecv + r3 * rof[q], (int)(r3 * sw[q]->nrecv), MPI_BYTE};
+            ms = cp_mpi_post(ctx, comm, sw[q]->to, &out, 1, sw[q]->from, &in, 1, 300 + s + q, rq, &nrq);
+        }
+        cp_mpi_overlap none = {0, 0, 0};
+        if (!ms) ms = cp_mpi_wait_overlapped(ctx, nrq, rq, t_post, last && during ? marker_busy : NULL, gd, nap,
+                                             ov ? ov : &none);
+        cp_release_event(&gd->marker);
+        if (!st) st = ms;
+        /* the copy back on copyq, not waited for by the host: hrecv is
+         * written again only by the next exchange's messages, posted after
+         * the host waited for its copy to the host, which copyq (in order)
+         * runs after this one; the unpack on ctx's queue waits for it */
+        cl_event arrived = NULL;
+        if (!st && nr)
+            st = cp_write_async(ctx, gd->copyq, gd->recvbuf, r3 * ro, r3 * nr, (char *)gd->hrecv + r3 * ro, 0, NULL,
+                                &arrived);
+        if (!st && gd->copyq && nr) st = cp_flush(ctx, gd->copyq);
+        if (!st && nr) st = unpack(gd, ro, nr, pos, &arrived);
+        cp_release_event(&arrived);
+        if (bytes) *bytes += (double)(r3 * ns);
+    }
+    return cp_mpi_agree(comm, ctx, st);
+}
+
+/* ---- the ghost lists made on the device, at a rebuild -------------------- */
+
+/* The atoms 0 .. n-1 of pos on swap sw's side of its face (local frame),
+ * appended to send_idx from sw->off: *count of them (written only up to
+ * the room there). */
+static clphys_status select_side(md_ghost_dev *gd, const md_decomp *d, const md_swap *sw, int side, cl_mem pos,
+                                 size_t n, cl_uint *count)
+{
+    clphys_context *ctx = gd->ctx;
+    cl_kernel k = gd->k_select;
+    const int c = sw->dim;
+    const double face = side == 0 ? d->lo[c] - d->llo[c] + d->rs : d->hi[c] - d->llo[c] - d->rs;
+    const float facef = (float)face;
+    cl_uint zero = 0, nn = (cl_uint)n, off = (cl_uint)sw->off;
+    cl_uint room = gd->send_cap > sw->off ? (cl_uint)(gd->send_cap - sw->off) : 0;
+    cl_int dim = c, sd = side;
+    size_t gsz = md_global(n, 64);
+    *count = 0;
+    if (!n) return CLPHYS_SUCCESS;
+    CP_TRY(cp_write(ctx, gd->count, 0, 4, &zero));
+    CP_TRY(CP_ARGS(ctx, k, pos, nn, dim, sd, CP_EITHER(gd->rs == 8, face, facef), off, room, gd->send_idx, gd->count));
+    CP_TRY(cp_launch(ctx, k, 1, &gsz, NULL, NULL));
+    return cp_read(ctx, gd->count, 0, 4, count);
+}
+
+/* The positions of swap sw (its nsend atoms packed from pos) to sw->to, and
+ * the n_in ghosts from sw->from into pos at nlocal .. nlocal + n_in - 1
+ * (their w 0), through the step's pack and unpack kernels.  Collective. */
+static clphys_status swap_positions(MPI_Comm comm, md_ghost_dev *gd, const md_swap *sw, cl_mem pos, size_t nghost,
+                                    size_t nlocal, size_t n_in, clphys_status st)
+{
+    clphys_context *ctx = gd->ctx;
+    const size_t r3 = 3 * gd->rs;
+    cl_uint *slot = malloc((n_in ? n_in : 1) * sizeof *slot);
+    if (!st && !slot) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: ghost places");
+    if (!st && sw->nsend) st = pack(gd, sw, pos);
+    if (!st && sw->nsend)
+        st = cp_read_async(ctx, NULL, gd->sendbuf, r3 * sw->off, r3 * sw->nsend, (char *)gd->hsend + r3 * sw->off, 0,
+                           NULL, NULL);
+    if (!st) st = cp_finish(ctx);
+    /* sent and received even after a local failure: the neighbour waits */
+    int e = MPI_Sendrecv((char *)gd->hsend + r3 * sw->off, (int)(r3 * sw->nsend), MPI_BYTE, sw->to, 210 + sw->dim,
+                         (char *)gd->hrecv + r3 * nghost, (int)(r3 * n_in), MPI_BYTE, sw->from, 210 + sw->dim, comm,
+                         MPI_STATUS_IGNORE);
+    if (e != MPI_SUCCESS && !st) st = cp_mpi_error(ctx, e, "MPI_Sendrecv (ghost positions)");
+    if (!st && n_in) {
+        for (size_t k = 0; k < n_in; k++) slot[k] = (cl_uint)(nlocal + k);
+        const double z4[4] = {0, 0, 0, 0};
+        st = cp_write(ctx, gd->recv_idx, 4 * nghost, 4 * n_in, slot);
+        if (!st)
+            st = cp_write_async(ctx, NULL, gd->recvbuf, r3 * nghost, r3 * n_in, (char *)gd->hrecv + r3 * nghost, 0,
+                                NULL, NULL);
+        if (!st) {
+            cl_int ce = clEnqueueFillBuffer(ctx->queue, pos, z4, 4 * gd->rs, 4 * gd->rs * nlocal, 4 * gd->rs * n_in, 0,
+                                            NULL, NULL);
+            if (ce != CL_SUCCESS) st = cp_cl_error(ctx, ce, "clEnqueueFillBuffer (ghost positions)");
+        }
+        cl_event none = NULL;
+        if (!st) st = unpack(gd, nghost, n_in, pos, &none);
+        if (!st) st = cp_finish(ctx); /* hrecv and slot are reused */
+    }
+    free(slot);
+    return st;
+}
+
+clphys_status md_ghosts_build_dev(MPI_Comm comm, md_ghost_dev *gd, const md_decomp *d, cl_mem pos, size_t nown,
+                                  size_t cap, md_ghosts *g, int *again, size_t *need)
+{
+    clphys_context *ctx = gd->ctx;
+    g->nswap = 0, g->nghost = 0, g->nsend = 0;
+    *again = 0, *need = nown;
+    size_t nlocal = nown;
+    for (int c = 0; c < 3; c++) {
+        if (!d->cut[c]) continue;
+        /* the ghosts received in this dimension lie beyond the faces: only
+         * those of the dimensions before travel on (md_ghosts_build) */
+        const size_t nbefore = nlocal;
+        for (int side = 0; side < 2; side++) {
+            md_swap *sw = &g->swap[g->nswap++];
+            swap_geometry(d, c, side, sw);
+            sw->off = g->nsend;
+            cl_uint cnt = 0;
+            clphys_status st = select_side(gd, d, sw, side, pos, nbefore, &cnt);
+            long long n_out = cnt, n_in = 0;
+            int e = MPI_Sendrecv(&n_out, 1, MPI_LONG_LONG, sw->to, 200 + c, &n_in, 1, MPI_LONG_LONG, sw->from, 200 + c,
+                                 comm, MPI_STATUS_IGNORE);
+            if (e != MPI_SUCCESS && !st) st = cp_mpi_error(ctx, e, "MPI_Sendrecv (ghost counts)");
+            if (!st && 24 * (n_in + (long long)g->nghost) > (long long)INT32_MAX)
+                st = cp_error(ctx, CLPHYS_ERR_OVERFLOW, "md mpi: %lld ghost atoms: too many for one message", n_in);
+            /* room in the send list, the received ghosts' buffers and the
+             * plan: if any rank lacks it, every rank stops here and the
+             * caller grows and calls again */
+            double v[2] = {st ? 1 : 0, 0};
+            if (!st && (sw->off + cnt > gd->send_cap || g->nghost + (size_t)n_in > gd->recv_cap ||
+                        nlocal + (size_t)n_in > cap))
+                v[1] = 1;
+            CP_MPI(ctx, MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm));
+            if (v[0] > 0) return cp_mpi_agree(comm, ctx, st);
+            if (v[1] > 0) {
+                g->nsend = sw->off + cnt, g->nghost += (size_t)n_in;
+                *again = 1, *need = nlocal + (size_t)n_in;
+                return CLPHYS_SUCCESS;
+            }
+            sw->nsend = cnt;
+            st = swap_positions(comm, gd, sw, pos, g->nghost, nlocal, (size_t)n_in, st);
+            CP_TRY(cp_mpi_agree(comm, ctx, st));
+            sw->first = nlocal;
+            sw->nrecv = (size_t)n_in;
+            g->nghost += (size_t)n_in;
+            g->nsend += cnt;
+            nlocal += (size_t)n_in;
+        }
+    }
+    return CLPHYS_SUCCESS;
+}

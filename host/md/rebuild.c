@@ -1,0 +1,439 @@
+/* rebuild.c — a distributed MD plan's neighbour-list rebuild.  The
+ * atoms still inside the subdomain stay on the device, compacted to the
+ * front of the next sort's input (cl/md_rebuild.cl); only the migrants
+ * (outside it along a cut dimension) cross to the host whole, where they
+ * go to their owners (migrate.c), and the arrived atoms come back behind
+ * the staying ones.  The ghost lists are made on the device
+ * (md_ghosts_build_dev), the ghosts appended behind the owned atoms; on the
+ * host path (the first rebuild, CLPHYS_MD_HOST_GHOSTS) the staying atoms
+ * near a cut face send their positions and places instead, the lists are
+ * made there with the arrived atoms (md_ghosts_build) and the ghosts
+ * uploaded.  Then the rank's set is sorted by cell and listed on the
+ * device. */
+#include "md_mpi_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* interior atoms: farther than this from every cut face (local frame);
+ * above r_search, so that rounding between the device's local frame and the
+ * host's never leaves an atom the host would list as a ghost on the device */
+#define SHELL_MARGIN 1.1
+
+clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl)
+{
+    clphys_context *ctx = pl->ctx;
+    cp_defines opt = {0};
+    CP_TRY(cp_define_precision(ctx, &opt, pl->p.lj.precision));
+    cl_program prog;
+    CP_TRY(cp_program(ctx, &clsrc_md_rebuild_cl, &opt, &prog));
+    CP_TRY(cp_kernel(ctx, prog, "md_classify", &pl->k_classify));
+    CP_TRY(cp_kernel(ctx, prog, "md_iota", &pl->k_iota));
+    CP_TRY(cp_kernel(ctx, prog, "md_inverse", &pl->k_inverse));
+    CP_TRY(cp_kernel(ctx, prog, "md_map", &pl->k_map));
+    return cp_buffer(ctx, CL_MEM_READ_WRITE, 16, NULL, &pl->counts);
+}
+
+/* Host staging of at least `bytes` for the rebuild's copies: page-locked
+ * (the copies run at the bus's speed), else pageable. */
+static clphys_status staging(clphys_md_mpi *pl, size_t bytes, void **p)
+{
+    if (bytes > pl->stage_bytes) {
+        CP_TRY(cp_finish(pl->ctx)); /* an upload from the old staging may be queued */
+        if (pl->stage_m) cp_pinned_release(pl->ctx, &pl->stage_m, &pl->stage);
+        else free(pl->stage);
+        pl->stage = NULL, pl->stage_bytes = 0;
+        size_t want = bytes + bytes / 4 + 4096;
+        if (cp_pinned(pl->ctx, want, &pl->stage_m, &pl->stage)) pl->stage = malloc(want);
+        if (!pl->stage) return cp_error(pl->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: staging of %zu bytes", want);
+        pl->stage_bytes = want;
+    }
+    *p = pl->stage;
+    return CLPHYS_SUCCESS;
+}
+
+/* Element k of a real array read back in the plan's precision. */
+static double real_at(const void *b, size_t rs, size_t k)
+{
+    return rs == 8 ? ((const double *)b)[k] : ((const float *)b)[k];
+}
+
+/* count atoms from `first` of the device arrays (pos, vel real4; img, tag
+ * int4), appended to out (positions relative to the box's lo corner,
+ * wrapped); with perm non-NULL only those whose perm entry is below nown.
+ * The four (five) arrays come into the page-locked staging side by side,
+ * with one wait, and go straight into out: no temporaries to fault in at
+ * every rebuild. */
+static clphys_status download(clphys_md_mpi *pl, cl_mem pos, cl_mem vel, cl_mem img, cl_mem tag, cl_mem perm,
+                              size_t first, size_t count, md_atoms *out)
+{
+    if (!count) return CLPHYS_SUCCESS;
+    clphys_context *ctx = pl->ctx;
+    const size_t rs = pl->rs, r4 = 4 * rs;
+    void *raw = NULL;
+    CP_TRY(md_atoms_reserve(ctx, out, out->n + count));
+    CP_TRY(staging(pl, (2 * r4 + 32 + (perm ? 4 : 0)) * count, &raw));
+    char *xb = raw, *vb = xb + r4 * count, *ib = vb + r4 * count, *tb = ib + 16 * count, *pb = tb + 16 * count;
+    CP_TRY(cp_read_async(ctx, NULL, pos, r4 * first, r4 * count, xb, 0, NULL, NULL));
+    CP_TRY(cp_read_async(ctx, NULL, vel, r4 * first, r4 * count, vb, 0, NULL, NULL));
+    CP_TRY(cp_read_async(ctx, NULL, img, 16 * first, 16 * count, ib, 0, NULL, NULL));
+    CP_TRY(cp_read_async(ctx, NULL, tag, 16 * first, 16 * count, tb, 0, NULL, NULL));
+    if (perm) CP_TRY(cp_read_async(ctx, NULL, perm, 4 * first, 4 * count, pb, 0, NULL, NULL));
+    CP_TRY(cp_finish(ctx));
+    const cl_int *im = (const cl_int *)(void *)ib, *tg = (const cl_int *)(void *)tb;
+    const cl_uint *pm = (const cl_uint *)(void *)pb;
+    for (size_t k = 0; k < count; k++) {
+        if (perm && pm[k] >= pl->nown) continue;
+        size_t i = out->n++;
+        for (int c = 0; c < 3; c++) {
+            out->x[3 * i + c] = real_at(xb, rs, 4 * k + c) + pl->d.llo[c];
+            out->v[3 * i + c] = real_at(vb, rs, 4 * k + c);
+            out->img[3 * i + c] = im[4 * k + c];
+        }
+        out->id[i] = (long long)(((unsigned long long)(cl_uint)tg[4 * k + 1] << 32) | (cl_uint)tg[4 * k]);
+        out->type[i] = tg[4 * k + 2];
+        md_wrap(&pl->d, out->x + 3 * i, out->img + 3 * i);
+    }
+    return CLPHYS_SUCCESS;
+}
+
+clphys_status md_mpi_download_owned(clphys_md_mpi *pl, md_atoms *out)
+{
+    out->n = 0;
+    if (!pl->nlocal) return CLPHYS_SUCCESS;
+    clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
+    return download(pl, nb->pos, pl->vel, pl->img, pl->tag, nb->perm, 0, pl->nlocal, out);
+}
+
+/* The owned atoms, sorted, into the front (staying: *nstay) and back
+ * (migrants: *nmig) of the unsorted arrays; the staying atoms near a cut
+ * face (*nnear) listed in xref (positions) and inv (places), which are free
+ * until the sort. */
+static clphys_status classify(clphys_md_mpi *pl, size_t *nstay, size_t *nmig, size_t *nnear)
+{
+    clphys_context *ctx = pl->ctx;
+    clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
+    cl_kernel k = pl->k_classify;
+    cl_uint zero[4] = {0, 0, 0, 0}, n = (cl_uint)pl->nlocal, nown = (cl_uint)pl->nown, cap = (cl_uint)pl->cap;
+    double lo[3], hi[3], shell = SHELL_MARGIN * pl->d.rs;
+    cl_int cut[4] = {pl->d.cut[0], pl->d.cut[1], pl->d.cut[2], 0};
+    for (int c = 0; c < 3; c++) lo[c] = pl->d.lo[c] - pl->d.llo[c], hi[c] = pl->d.hi[c] - pl->d.llo[c];
+    float shellf = (float)shell;
+    size_t g = md_global(n, 64);
+    CP_TRY(cp_write(ctx, pl->counts, 0, 16, zero));
+    CP_TRY(CP_ARGS(ctx, k, nb->pos, pl->vel, pl->img, pl->tag, nb->perm, n, nown, MD_REAL4_ARG(pl->rs, lo),
+                   MD_REAL4_ARG(pl->rs, hi), cut, CP_EITHER(pl->rs == 8, shell, shellf), cap, nb->pos_in, pl->vel_tmp,
+                   pl->img_tmp, pl->tag_tmp, pl->counts, pl->xref, pl->inv));
+    CP_TRY(cp_launch(ctx, k, 1, &g, NULL, NULL));
+    cl_uint c[4];
+    CP_TRY(cp_read(ctx, pl->counts, 0, 16, c));
+    *nstay = c[0], *nmig = c[1], *nnear = c[2];
+    return CLPHYS_SUCCESS;
+}
+
+/* Room for n positions in near_x (kept) and n places in near_at. */
+static clphys_status near_room(clphys_md_mpi *pl, size_t n)
+{
+    if (n <= pl->near_cap) return CLPHYS_SUCCESS;
+    size_t cap = n + n / 2 + 64;
+    double *x = realloc(pl->near_x, 3 * cap * sizeof *x);
+    if (x) pl->near_x = x;
+    cl_uint *a = realloc(pl->near_at, cap * sizeof *a);
+    if (a) pl->near_at = a;
+    if (!x || !a) return cp_error(pl->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: atoms near the faces (%zu)", cap);
+    pl->near_cap = cap;
+    return CLPHYS_SUCCESS;
+}
+
+/* The nnear staying atoms near a cut face (classify's list): positions in
+ * the global frame into near_x, places into near_at; one wait. */
+static clphys_status download_near(clphys_md_mpi *pl, size_t nnear)
+{
+    pl->nnear = 0;
+    if (!nnear) return CLPHYS_SUCCESS;
+    clphys_context *ctx = pl->ctx;
+    const size_t rs = pl->rs, r4 = 4 * rs;
+    void *raw = NULL;
+    CP_TRY(near_room(pl, nnear));
+    CP_TRY(staging(pl, (r4 + 4) * nnear, &raw));
+    char *xb = raw, *ab = xb + r4 * nnear;
+    CP_TRY(cp_read_async(ctx, NULL, pl->xref, 0, r4 * nnear, xb, 0, NULL, NULL));
+    CP_TRY(cp_read_async(ctx, NULL, pl->inv, 0, 4 * nnear, ab, 0, NULL, NULL));
+    CP_TRY(cp_finish(ctx));
+    memcpy(pl->near_at, ab, 4 * nnear);
+    for (size_t k = 0; k < nnear; k++)
+        for (int c = 0; c < 3; c++) pl->near_x[3 * k + c] = real_at(xb, rs, 4 * k + c) + pl->d.llo[c];
+    pl->nnear = nnear;
+    return CLPHYS_SUCCESS;
+}
+
+/* The atoms the ghost lists are made from: the staying ones near a face,
+ * then own (arrived, or all at the first rebuild); positions only. */
+static clphys_status ghost_sources(clphys_md_mpi *pl, md_atoms *view)
+{
+    const size_t m = pl->nnear + pl->own.n;
+    CP_TRY(near_room(pl, m));
+    if (pl->own.n) memcpy(pl->near_x + 3 * pl->nnear, pl->own.x, 3 * pl->own.n * sizeof *pl->near_x);
+    memset(view, 0, sizeof *view);
+    view->x = pl->near_x, view->n = m;
+    return CLPHYS_SUCCESS;
+}
+
+/* x into [0, L) as x - L floor(x / L) gives it, without the division
+ * for the atoms within one box length (all but a lost one); where x / L
+ * rounds to the integer on the other side, this keeps x inside. */
+static double wrap_local(double x, double L)
+{
+    if (x >= 0 && x < L) return x;
+    if (x < 0 && x >= -L) return x + L;
+    if (x >= L && x < 2 * L) return x - L;
+    return x - L * floor(x / L);
+}
+
+/* The ng ghosts from local index ga on: velocity 0 with mass 1 (the
+ * integrator's kick stays finite; the exchange overwrites their positions
+ * before use), images and tags 0. */
+static clphys_status fill_ghosts(clphys_md_mpi *pl, size_t ga, size_t ng)
+{
+    clphys_context *ctx = pl->ctx;
+    const size_t r4 = 4 * pl->rs;
+    if (!ng) return CLPHYS_SUCCESS;
+    const double v1[4] = {0, 0, 0, 1};
+    const float v1f[4] = {0, 0, 0, 1};
+    const cl_int z4[4] = {0, 0, 0, 0};
+    CP_CL(ctx, clEnqueueFillBuffer(ctx->queue, pl->vel_tmp, pl->rs == 8 ? (const void *)v1 : (const void *)v1f, r4,
+                                   r4 * ga, r4 * ng, 0, NULL, NULL));
+    CP_CL(ctx, clEnqueueFillBuffer(ctx->queue, pl->img_tmp, z4, 16, 16 * ga, 16 * ng, 0, NULL, NULL));
+    CP_CL(ctx, clEnqueueFillBuffer(ctx->queue, pl->tag_tmp, z4, 16, 16 * ga, 16 * ng, 0, NULL, NULL));
+    return CLPHYS_SUCCESS;
+}
+
+/* The atoms of own and then the ghosts of g (may be NULL) into the
+ * unsorted arrays from local index `at` on: positions in the local frame
+ * (wrapped into the device's box), velocities with the type's mass,
+ * images, tags (id, type); for the ghosts only their positions cross the
+ * bus: their velocity is filled with 0 and mass 1 (the integrator's kick
+ * stays finite; the exchange overwrites their positions before use), their
+ * images and tags with 0. */
+static clphys_status upload(clphys_md_mpi *pl, size_t at, const md_atoms *own, const md_ghosts *g)
+{
+    clphys_context *ctx = pl->ctx;
+    clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
+    const size_t no = own->n, ng = g ? g->nghost : 0, m = no + ng, r4 = 4 * pl->rs;
+    if (!m) return CLPHYS_SUCCESS;
+    /* positions of all, then velocities, images and tags of the owned,
+     * side by side in the staging: written without waiting, the staging
+     * is not touched again before the next rebuild's download waits */
+    char *base;
+    CP_TRY(staging(pl, r4 * m + (r4 + 32) * no, (void **)&base));
+    void *buf = base;
+    double *xd = buf;
+    float *xf = buf;
+    /* positions of all */
+    for (size_t i = 0; i < m; i++) {
+        const double *xi = i < no ? own->x + 3 * i : g->gx + 3 * (i - no);
+        for (int c = 0; c < 4; c++) {
+            double x = 0;
+            if (c < 3) x = wrap_local(xi[c] - pl->d.llo[c], pl->d.lbox[c]);
+            if (pl->rs == 8) xd[4 * i + c] = x;
+            else xf[4 * i + c] = (float)x;
+        }
+    }
+    CP_TRY(cp_write_async(ctx, NULL, nb->pos_in, r4 * at, r4 * m, buf, 0, NULL, NULL));
+    /* velocities (mass in w), images and tags of the owned */
+    buf = base + r4 * m, xd = buf, xf = buf;
+    for (size_t i = 0; i < no; i++)
+        for (int c = 0; c < 4; c++) {
+            double v = c < 3 ? own->v[3 * i + c] : pl->type_mass[own->type[i]];
+            if (pl->rs == 8) xd[4 * i + c] = v;
+            else xf[4 * i + c] = (float)v;
+        }
+    if (no) CP_TRY(cp_write_async(ctx, NULL, pl->vel_tmp, r4 * at, r4 * no, buf, 0, NULL, NULL));
+    cl_int *iv = (cl_int *)(void *)(base + r4 * m + r4 * no);
+    for (size_t i = 0; i < no; i++)
+        for (int c = 0; c < 4; c++) iv[4 * i + c] = c < 3 ? own->img[3 * i + c] : 0;
+    if (no) CP_TRY(cp_write_async(ctx, NULL, pl->img_tmp, 16 * at, 16 * no, iv, 0, NULL, NULL));
+    iv += 4 * no;
+    for (size_t i = 0; i < no; i++) {
+        unsigned long long id = (unsigned long long)own->id[i];
+        iv[4 * i] = (cl_int)(cl_uint)(id & 0xffffffffu), iv[4 * i + 1] = (cl_int)(cl_uint)(id >> 32);
+        iv[4 * i + 2] = own->type[i], iv[4 * i + 3] = 0;
+    }
+    if (no) CP_TRY(cp_write_async(ctx, NULL, pl->tag_tmp, 16 * at, 16 * no, iv, 0, NULL, NULL));
+    return fill_ghosts(pl, at + no, ng);
+}
+
+static clphys_status launch1(clphys_md_mpi *pl, cl_kernel k, size_t n)
+{
+    size_t g = md_global(n, 64);
+    return cp_launch(pl->ctx, k, 1, &g, NULL, NULL);
+}
+
+/* Sort the n unsorted atoms by cell, build the list, and put the ghost
+ * lists into sorted places on the device.  The lists' indices count the
+ * ghost sources (ghost_sources) and then the ghosts: the staying atoms
+ * near a face are at near_at, the others from `offset` on. */
+static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, int dev_lists, double *nb_s)
+{
+    clphys_context *ctx = pl->ctx;
+    const size_t n = pl->nlocal;
+    if (!n) return CLPHYS_SUCCESS;
+    CP_TRY(md_lj_set_count(pl->lj, n));
+    clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
+    cl_uint nn = (cl_uint)n;
+    CP_TRY(CP_ARGS(ctx, pl->k_iota, nb->perm_in, nn));
+    CP_TRY(launch1(pl, pl->k_iota, n));
+    CP_TRY(md_neighbor_rebuild(nb, &pl->vel_tmp, &pl->vel, 1, pl->img_tmp, pl->img));
+    CP_TRY(md_neighbor_gather_int4(nb, pl->tag_tmp, pl->tag));
+    if (nb_s) *nb_s += nb->kernel_s;
+    CP_TRY(cp_copy(ctx, nb->pos, 0, pl->xref, 0, 4 * pl->rs * n));
+    CP_TRY(CP_ARGS(ctx, pl->k_inverse, nb->perm, nn, pl->inv));
+    CP_TRY(launch1(pl, pl->k_inverse, n));
+    /* the ghost lists in local indices, then mapped to sorted places */
+    md_ghosts *g = &pl->g;
+    if (!dev_lists) CP_TRY(md_ghost_dev_reserve(&pl->gd, g));
+    size_t m = dev_lists ? 0 : g->nsend > g->nghost ? g->nsend : g->nghost;
+    cl_uint *t = malloc((m ? m : 1) * sizeof *t);
+    if (!t) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: ghost indices");
+    clphys_status st = CLPHYS_SUCCESS;
+    cl_mem idx[2] = {pl->gd.send_idx, pl->gd.recv_idx};
+    size_t cnt[2] = {g->nsend, g->nghost};
+    for (int a = 0; !st && a < 2; a++) {
+        if (!cnt[a]) continue;
+        /* made on the device: already local indices */
+        for (size_t k = 0; !dev_lists && k < cnt[a]; k++) {
+            const size_t i = a == 0 ? g->send[k] : pl->nnear + pl->own.n + k;
+            t[k] = i < pl->nnear ? pl->near_at[i] : (cl_uint)(offset + i - pl->nnear);
+        }
+        if (!dev_lists) st = cp_write(ctx, idx[a], 0, 4 * cnt[a], t);
+        cl_uint c = (cl_uint)cnt[a];
+        if (!st) st = CP_ARGS(ctx, pl->k_map, pl->inv, idx[a], c);
+        if (!st) st = launch1(pl, pl->k_map, cnt[a]);
+    }
+    free(t);
+    return st;
+}
+
+/* The sorted rows whose lists hold no ghost, for a grid cut along z only
+ * (row_lo .. row_hi - 1; empty otherwise): the cells farther than one cell
+ * from those holding ghosts (local z below r_s and from r_s + thickness
+ * on), a margin of 1e-3 cell against rounding. */
+static clphys_status interior_rows(clphys_md_mpi *pl)
+{
+    pl->row_lo = pl->row_hi = 0;
+    if (!pl->nlocal || pl->d.cut[0] || pl->d.cut[1] || !pl->d.cut[2] || !md_lj_rows_supported(pl->lj))
+        return CLPHYS_SUCCESS;
+    clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
+    const size_t layer = (size_t)nb->nc[0] * nb->nc[1];
+    const double h = pl->d.lbox[2] / nb->nc[2], top = pl->d.hi[2] - pl->d.llo[2];
+    const int c_lo = (int)floor(pl->d.rs / h + 1e-3) + 2, c_hi = (int)ceil(top / h - 1e-3) - 3;
+    if (c_hi < c_lo || c_hi >= nb->nc[2]) return CLPHYS_SUCCESS;
+    cl_uint a, b;
+    CP_TRY(cp_read(pl->ctx, nb->start, 4 * layer * (size_t)c_lo, 4, &a));
+    CP_TRY(cp_read(pl->ctx, nb->start, 4 * layer * (size_t)(c_hi + 1), 4, &b));
+    if (b > a) pl->row_lo = a, pl->row_hi = b;
+    return CLPHYS_SUCCESS;
+}
+
+/* A plan for `want` atoms: the nint staying atoms through the host (the
+ * data on the device is lost), back at the front. */
+static clphys_status grow_plan(clphys_md_mpi *pl, size_t nint, size_t want)
+{
+    md_atoms in;
+    memset(&in, 0, sizeof in);
+    clphys_md_neighbor_plan *nb = pl->lj ? clphys_md_lj_neighbor(pl->lj) : NULL;
+    clphys_status st = CLPHYS_SUCCESS;
+    if (nint) st = download(pl, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp, NULL, 0, nint, &in);
+    if (!st) st = md_mpi_capacity(pl, want);
+    if (!st) st = upload(pl, 0, &in, NULL);
+    if (!st) st = cp_finish(pl->ctx); /* the next upload fills the same staging */
+    md_atoms_free(&in);
+    return st;
+}
+
+/* The arrived atoms (own) uploaded behind the nint staying ones, and the
+ * ghost lists made on the device (md_ghosts_build_dev); where a rank lacks
+ * room, it grows (the plan, the exchange's buffers) and every rank makes
+ * them again.  Collective; statuses agreed. */
+static clphys_status ghosts_on_device(clphys_md_mpi *pl, size_t nint)
+{
+    const size_t nown = nint + pl->own.n;
+    md_ghosts *g = &pl->g;
+    size_t want = nown + g->nghost + g->nghost / 4 + 64; /* the last rebuild's ghosts, and some */
+    for (int round = 0; round < 8; round++) {
+        clphys_status st = want > pl->cap ? grow_plan(pl, nint, want) : CLPHYS_SUCCESS;
+        if (!st) st = upload(pl, nint, &pl->own, NULL);
+        CP_TRY(cp_mpi_agree(pl->comm, pl->ctx, st));
+        int again = 0;
+        size_t need = 0;
+        CP_TRY(md_ghosts_build_dev(pl->comm, &pl->gd, &pl->d, clphys_md_lj_neighbor(pl->lj)->pos_in, nown, pl->cap, g,
+                                   &again, &need));
+        if (!again) return cp_mpi_agree(pl->comm, pl->ctx, fill_ghosts(pl, nown, g->nghost));
+        /* twice what was reached, for the lists still to come */
+        g->nsend = 2 * g->nsend + 64, g->nghost = 2 * g->nghost + 64;
+        st = md_ghost_dev_reserve(&pl->gd, g);
+        if (need + (need - nown) + 64 > want) want = need + (need - nown) + 64;
+        CP_TRY(cp_mpi_agree(pl->comm, pl->ctx, st));
+    }
+    return cp_mpi_agree(pl->comm, pl->ctx,
+                        cp_error(pl->ctx, CLPHYS_ERR_OVERFLOW, "md mpi: ghost lists still without room after 8 tries"));
+}
+
+clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing *tm)
+{
+    clphys_context *ctx = pl->ctx;
+    double t0 = cp_now(), nb_s = 0;
+    size_t nint = 0, nmig = 0, nnear = 0;
+    clphys_status st = CLPHYS_SUCCESS;
+    /* the ghost lists on the device, but at the first rebuild (every atom
+     * comes from the host) and where CLPHYS_MD_HOST_GHOSTS asks for the host */
+    const int dev_lists = !first && !pl->gd.host_lists;
+    pl->nnear = 0;
+    if (!first) {
+        pl->own.n = 0;
+        if (pl->nlocal) st = classify(pl, &nint, &nmig, &nnear);
+        clphys_md_neighbor_plan *nb = pl->lj ? clphys_md_lj_neighbor(pl->lj) : NULL;
+        if (!st && nmig)
+            st = download(pl, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp, NULL, pl->cap - nmig, nmig,
+                          &pl->own);
+        if (!st && !dev_lists) st = download_near(pl, nnear);
+    }
+    const double t_down = cp_now();
+    CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
+    CP_TRY(md_migrate(pl->comm, ctx, &pl->d, &pl->own));
+    if (dev_lists) {
+        CP_TRY(ghosts_on_device(pl, nint));
+    } else {
+        md_atoms src;
+        st = ghost_sources(pl, &src);
+        CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
+        CP_TRY(md_ghosts_build(pl->comm, ctx, &pl->d, &src, &pl->g));
+    }
+    double t1 = cp_now(), t_up = t1;
+    const size_t n = nint + pl->own.n + pl->g.nghost;
+    if (!dev_lists && n > pl->cap) st = grow_plan(pl, nint, n); /* a larger plan */
+    if (!st && !dev_lists) st = upload(pl, nint, &pl->own, &pl->g);
+    if (!st && tm) st = cp_finish(ctx);
+    t_up = cp_now();
+    if (!st) {
+        pl->nint = nint;
+        pl->nown = nint + pl->own.n;
+        pl->nlocal = n;
+        st = sort_and_bind(pl, nint, dev_lists, &nb_s);
+        if (!st) st = interior_rows(pl);
+    }
+    CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
+    pl->last_build = pl->step;
+    pl->rebuilds++;
+    if (tm) {
+        double t2 = cp_now();
+        tm->download_s += t_down - t0;
+        tm->migrate_s += t1 - t_down;
+        tm->upload_s += t_up - t1;
+        tm->neighbor_s += t2 - t_up;
+        tm->neighbor_kernel_s += nb_s;
+        tm->rebuilds++;
+    }
+    return CLPHYS_SUCCESS;
+}
