@@ -82,7 +82,7 @@ typedef struct {
     int subgroups;                /* cl_khr_subgroups or cl_intel_subgroups       */
 } clphys_device_info;
 
-/* Library version string, e.g. "0.1.0".  No errors. */
+/* Library version string, e.g. "0.2.0".  No errors. */
 const char *clphys_version(void);
 
 /* Short fixed text of a status ("out of memory", ...); "unknown status" for
