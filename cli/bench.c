@@ -3,6 +3,7 @@
 #include "bench_suite.h"
 #include "cli.h"
 #include "cli_mpi.h"
+#include "old_names.h"
 #include "opt.h"
 #include "outputs.h"
 
@@ -78,6 +79,7 @@ int cmd_bench(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (cli_new_path_names("bench", &opt.paths)) return 2; /* the names before docs/naming.md, one release */
     if (quick && full) {
         fprintf(stderr, "clphys bench: --quick and --full: give one of them\n");
         return 2;

@@ -3,6 +3,7 @@
  * The tuners are those the paths register (cli_tuners.h, from meson's
  * tuners list). */
 #include "cli.h"
+#include "old_names.h"
 #include "opt.h"
 
 #include <stdio.h>
@@ -156,6 +157,7 @@ int cmd_tune(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (cli_new_path_names("tune", &paths)) return 2; /* the names before docs/naming.md, one release */
     if (select_paths(paths, on)) return 2;
     clphys_context *ctx = NULL;
     clphys_status st = clphys_context_create(device, &ctx);
