@@ -19,8 +19,13 @@ import collections
 import json
 import sys
 
-# Old bench path names (as written in the JSON "path" field) -> today's.
-PATH_ALIASES = {}
+# Bench path names before the one-stem rule (docs/naming.md), as written in
+# the JSON "path" field of older files -> today's.  rename-keep
+PATH_ALIASES = {"gravity": "nbody_gravity", "gravity-multi": "nbody_gravity_multi",  # rename-keep
+                "gravity-mpi": "nbody_gravity_mpi", "lj": "md_lj", "neighbor": "md_neighbor",  # rename-keep
+                "dslash": "lqcd_dslash", "solver": "lqcd_solver", "dslash_multi": "lqcd_dslash_multi",  # rename-keep
+                "solver_multi": "lqcd_solver_multi", "dslash_mpi": "lqcd_dslash_mpi",  # rename-keep
+                "solver_mpi": "lqcd_solver_mpi", "poisson-mpi": "poisson_mpi"}  # rename-keep
 
 
 def fail(msg):

@@ -53,6 +53,10 @@ tuned = copy.deepcopy(base)
 tuned["results"][1]["variant"] = "tiled-i4"
 rc, out = run(base, tuned)
 check("tuned variant matched loosely", rc == 0 and "was tiled-i8" in out, out)
+renamed = copy.deepcopy(base)
+renamed["results"][1]["path"] = "nbody_gravity"
+rc, out = run(base, renamed)
+check("a row under its old path name is matched", rc == 0 and "2 rows matched" in out, out)
 rc, out = run(base, {"results": 3})
 check("bad file refused", rc == 2 and "not a list" in out, out)
 sys.exit(1 if fails else 0)
