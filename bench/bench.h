@@ -20,19 +20,19 @@
 #define BENCH_MAX_VARIANTS 64
 
 typedef struct {
-    char path[32];            /* "nbody_gravity", "md_lj", "md", "md_neighbor", "lqcd_dslash", ... */
-    char variant[48];         /* kernel variant name, "c-openmp" for the CPU ref  */
-    char precision[8];        /* "fp32" | "fp64"                                  */
-    long long n;              /* problem size (particles, sites, unknowns)        */
-    char params[2048];        /* JSON object text, e.g. {"eps":0.01}; "" = {}     */
+    char path[32];     /* "nbody_gravity", "md_lj", "md", "md_neighbor", "lqcd_dslash", ... */
+    char variant[48];  /* kernel variant name, "c-openmp" for the CPU ref  */
+    char precision[8]; /* "fp32" | "fp64"                                  */
+    long long n;       /* problem size (particles, sites, unknowns)        */
+    char params[2048]; /* JSON object text, e.g. {"eps":0.01}; "" = {}     */
     int repeat;
     double kernel_s_median, kernel_s_min; /* profiled kernel time of one call     */
-    double total_s_median;    /* one call including host<->device transfers       */
-    double rate;              /* the path's own rate, per second                  */
-    char rate_unit[32];       /* "interactions/s", "pair-evaluations/s", ...      */
-    double gflops;            /* at flops_convention, from kernel_s_median        */
+    double total_s_median;                /* one call including host<->device transfers       */
+    double rate;                          /* the path's own rate, per second                  */
+    char rate_unit[32];                   /* "interactions/s", "pair-evaluations/s", ...      */
+    double gflops;                        /* at flops_convention, from kernel_s_median        */
     char flops_convention[64];
-    double bytes_per_s;       /* under the path's byte model; 0 if not declared   */
+    double bytes_per_s; /* under the path's byte model; 0 if not declared   */
     char byte_model[96];
     double fraction_of_limit; /* of the measured limit named below                */
     char limit[32];           /* "fma_fp32_flops" | "fma_fp64_flops" | "copy_bytes_per_s" */
@@ -43,7 +43,7 @@ typedef struct {
      * ("" on other rows); the report sets auto_vs_best, its time over the
      * fastest row of the same case (path, precision, n, case_key). */
     char auto_choice[192];
-    char case_key[32];        /* what else tells cases apart ("density=0.5"), "" */
+    char case_key[32]; /* what else tells cases apart ("density=0.5"), "" */
     /* A case whose variants were timed in interleaved rounds (each variant
      * once per round, in turn: bench_interleave) keeps each round's kernel
      * seconds per call, so that the report compares auto with the best
@@ -56,30 +56,30 @@ typedef struct {
 typedef struct {
     clphys_context *ctx;
     const clphys_device_info *dev;
-    clphys_limits limits;     /* measured before the paths run                    */
-    const char *precision;    /* "fp32", "fp64" or NULL for both                  */
-    long long size;           /* 0: each path's default sizes                     */
-    int repeat;               /* timed repetitions per case (median reported)     */
-    int verify;               /* compare against the CPU reference                */
-    int quick;                /* smaller default sizes (CPU devices, CI)          */
-    int full;                 /* the complete sweep (--full); else the default cut */
-    int repeat_given;         /* --repeat was given: paths keep it as it is        */
-    int argc;                 /* the command line (JSON argv)                     */
+    clphys_limits limits;  /* measured before the paths run                    */
+    const char *precision; /* "fp32", "fp64" or NULL for both                  */
+    long long size;        /* 0: each path's default sizes                     */
+    int repeat;            /* timed repetitions per case (median reported)     */
+    int verify;            /* compare against the CPU reference                */
+    int quick;             /* smaller default sizes (CPU devices, CI)          */
+    int full;              /* the complete sweep (--full); else the default cut */
+    int repeat_given;      /* --repeat was given: paths keep it as it is        */
+    int argc;              /* the command line (JSON argv)                     */
     char **argv;
-    double t_start;           /* bench_now() at the start (JSON run_wall_s)       */
+    double t_start;               /* bench_now() at the start (JSON run_wall_s)       */
     double cpu_busy0, cpu_steal0; /* bench_host_cpu() at the start; busy0 < 0: none */
-    double load0[3];          /* the host's load averages at the start (1, 5, 15 min);
-                                 -1: none (bench_host_load)                       */
-    int tty;                  /* stderr is a terminal: one progress line          */
-    const char *cur_path;     /* the path running, its place among those chosen   */
+    double load0[3];              /* the host's load averages at the start (1, 5, 15 min);
+                                     -1: none (bench_host_load)                       */
+    int tty;                      /* stderr is a terminal: one progress line          */
+    const char *cur_path;         /* the path running, its place among those chosen   */
     int path_k, path_n, path_rows;
-    double path_t0, done_s;   /* when it started; seconds of the paths done       */
+    double path_t0, done_s; /* when it started; seconds of the paths done       */
     bench_row *rows;
     int nrows, cap;
-    int failures;             /* cases that failed verification or errored        */
-    clphys_transfer_limits xfer; /* host-device transfers (bytes 0: not measured) */
+    int failures;                   /* cases that failed verification or errored        */
+    clphys_transfer_limits xfer;    /* host-device transfers (bytes 0: not measured) */
     clphys_context *const *devices; /* every device of --device LIST (the first  */
-    int ndevices;             /* is ctx); 1 (ctx) for one device                 */
+    int ndevices;                   /* is ctx); 1 (ctx) for one device                 */
 } bench_run;
 
 /* Append a row (copied); prints it as a progress line on stderr. */
@@ -122,7 +122,10 @@ void bench_set_fraction(const bench_run *run, bench_row *row, const char *limit,
 
 /* One compute path's benchmark.  Returns 0, or nonzero if it could not run at all. */
 typedef int (*bench_path_fn)(bench_run *run);
-typedef struct { const char *name; bench_path_fn fn; } bench_path;
+typedef struct {
+    const char *name;
+    bench_path_fn fn;
+} bench_path;
 extern const bench_path bench_paths[]; /* bench/paths.c, NULL-terminated */
 
 /* The report (report.c, roofline.c): a fixed-width table on out, the JSON

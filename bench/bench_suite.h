@@ -25,9 +25,9 @@ typedef struct {
     int repeat_given;      /* 1: repeat is the user's (paths do not lower it)  */
     int argc;              /* the command line, recorded in the JSON as argv  */
     char **argv;
-    double t_start;        /* bench_now() when the command started; 0 = now   */
+    double t_start;                 /* bench_now() when the command started; 0 = now   */
     clphys_context *const *devices; /* the devices of a multi-device run     */
-    int ndevices;          /* (--device LIST; the first is ctx); 0: ctx only   */
+    int ndevices;                   /* (--device LIST; the first is ctx); 0: ctx only   */
 } bench_options;
 
 /* The name of the i-th bench path in run order (e.g. "nbody_gravity"); NULL past

@@ -29,7 +29,9 @@ void bench_add_row(bench_run *run, const bench_row *row)
     if (run->tty) fprintf(stderr, "\r\033[K");
     fprintf(stderr, "  %-9s %-22s %-4s n=%-9lld kernel %.4g s  %.4g %s  %s\n", row->path, row->variant, row->precision,
             row->n, row->kernel_s_median, row->rate, row->rate_unit,
-            !run->verify ? "(not verified)" : row->verified ? "ok" : "NOT VERIFIED");
+            !run->verify    ? "(not verified)"
+            : row->verified ? "ok"
+                            : "NOT VERIFIED");
 }
 
 void bench_progress(bench_run *run)
@@ -39,8 +41,8 @@ void bench_progress(bench_run *run)
     char est[48] = "";
     /* the paths differ by 10x in time: estimate from those done, once one is */
     if (run->path_k > 1 && run->done_s > 0)
-        snprintf(est, sizeof est, ", ~%.0f s left", run->done_s / (run->path_k - 1) * (run->path_n - run->path_k + 1) -
-                                                    (bench_now() - run->path_t0));
+        snprintf(est, sizeof est, ", ~%.0f s left",
+                 run->done_s / (run->path_k - 1) * (run->path_n - run->path_k + 1) - (bench_now() - run->path_t0));
     fprintf(stderr, "\r\033[K%s (path %d of %d): case %d done, %.0f s elapsed%s", run->cur_path, run->path_k,
             run->path_n, run->path_rows, el, est);
     fflush(stderr);
@@ -63,10 +65,14 @@ int bench_wants_precision(const bench_run *run, const char *precision)
 void bench_set_fraction(const bench_run *run, bench_row *row, const char *limit, double achieved)
 {
     double lim = 0;
-    if (!strcmp(limit, "fma_fp32_flops")) lim = run->limits.fma_fp32_flops;
-    else if (!strcmp(limit, "fma_fp64_flops")) lim = run->limits.fma_fp64_flops;
-    else if (!strcmp(limit, "copy_bytes_per_s")) lim = run->limits.copy_bytes_per_s;
-    else if (!strcmp(limit, "triad_bytes_per_s")) lim = run->limits.triad_bytes_per_s;
+    if (!strcmp(limit, "fma_fp32_flops"))
+        lim = run->limits.fma_fp32_flops;
+    else if (!strcmp(limit, "fma_fp64_flops"))
+        lim = run->limits.fma_fp64_flops;
+    else if (!strcmp(limit, "copy_bytes_per_s"))
+        lim = run->limits.copy_bytes_per_s;
+    else if (!strcmp(limit, "triad_bytes_per_s"))
+        lim = run->limits.triad_bytes_per_s;
     snprintf(row->limit, sizeof row->limit, "%s", limit);
     row->fraction_of_limit = lim > 0 ? achieved / lim : 0;
 }
@@ -93,8 +99,10 @@ int bench_interleave(int nvariants, int rounds, double (*time)(int k, void *user
             const int k = (r + j) % nvariants;
             if (dead[k]) continue;
             const double t = time(k, user);
-            if (t >= 0) s[k * rounds + r] = t;
-            else dead[k] = 1;
+            if (t >= 0)
+                s[k * rounds + r] = t;
+            else
+                dead[k] = 1;
         }
     int ok = 0;
     for (int k = 0; k < nvariants; k++) {

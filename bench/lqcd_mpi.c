@@ -102,8 +102,10 @@ static int single_hop(bench_run *run, MPI_Comm c, const clphys_lqcd_gauge_field 
             wall[i] = s.wall_s, ks[i] = s.interior_s;
         }
         if (ok) ok = !clphys_lqcd_dslash_field_read(pl, b, -1, out);
-        if (ok) t[0] = ref_median(wall, rep), t[1] = ref_median(ks, rep);
-        else bench_fail(run, "lqcd_dslash_mpi", "single rank", clphys_last_error(run->ctx));
+        if (ok)
+            t[0] = ref_median(wall, rep), t[1] = ref_median(ks, rep);
+        else
+            bench_fail(run, "lqcd_dslash_mpi", "single rank", clphys_last_error(run->ctx));
         if (a) clReleaseMemObject(a);
         if (b) clReleaseMemObject(b);
         clphys_lqcd_dslash_plan_destroy(pl);
@@ -119,17 +121,24 @@ typedef struct {
 
 static void split_parts(const clphys_lqcd_dslash_split *s, parts *p)
 {
-    const double v[10] = {s->interior_s, s->pack_s, s->exterior_s, s->d2h_s, s->h2d_s, s->mpi_s, s->exposed_s,
-                          s->wall_s, s->interior_s + s->pack_s + s->exterior_s, s->d2h_s + s->mpi_s + s->h2d_s};
+    const double v[10] = {s->interior_s,
+                          s->pack_s,
+                          s->exterior_s,
+                          s->d2h_s,
+                          s->h2d_s,
+                          s->mpi_s,
+                          s->exposed_s,
+                          s->wall_s,
+                          s->interior_s + s->pack_s + s->exterior_s,
+                          s->d2h_s + s->mpi_s + s->h2d_s};
     memcpy(p->v, v, sizeof v);
 }
 
 /* One distributed case: the grid, one precision, on this rank's part loc
  * of the field and lin of the source (the lattice gd). */
-static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int gd[4], const clphys_lqcd_gauge_field *loc,
-                        const double *lin, const clphys_lqcd_dslash_params *prm, const double *single_out,
-                        const double single[2],
-                        const clphys_network_limits *net)
+static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int gd[4],
+                        const clphys_lqcd_gauge_field *loc, const double *lin, const clphys_lqcd_dslash_params *prm,
+                        const double *single_out, const double single[2], const clphys_network_limits *net)
 {
     int rank, size;
     MPI_Comm_rank(c, &rank);
@@ -180,7 +189,8 @@ static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int
     if (rank == 0) {
         const size_t n = 24 * (size_t)gd[0] * gd[1] * gd[2] * gd[3];
         for (size_t i = 0; i < n; i++) {
-            const double d = isfinite(gout[i]) ? fabs(gout[i] - single_out[i]) / fmax(fabs(single_out[i]), 1.0) : INFINITY;
+            const double d =
+                isfinite(gout[i]) ? fabs(gout[i] - single_out[i]) / fmax(fabs(single_out[i]), 1.0) : INFINITY;
             if (d > err) err = d;
         }
     }
@@ -202,30 +212,36 @@ static void dslash_grid(bench_run *run, MPI_Comm c, const int grid[4], const int
     const double floor_s = x->d2h_bytes_per_s > 0 && x->h2d_bytes_per_s > 0 && x->host_copy_bytes_per_s > 0
                                ? hb / x->d2h_bytes_per_s + hb / x->host_copy_bytes_per_s + hb / x->h2d_bytes_per_s
                                : -1;
-    const bench_scaling sc = {.gpus = bench_mpi_devices(run, c), .ranks = size, .weak = 0,
-                              .n_per_device = (long long)lv, .baseline_s = single_s, .step_s = wall,
-                              .exchange_s = xch, .exchange_floor_s = floor_s};
+    const bench_scaling sc = {.gpus = bench_mpi_devices(run, c),
+                              .ranks = size,
+                              .weak = 0,
+                              .n_per_device = (long long)lv,
+                              .baseline_s = single_s,
+                              .step_s = wall,
+                              .exchange_s = xch,
+                              .exchange_floor_s = floor_s};
     bench_row r;
     const int at = bench_scaling_row(&r, &sc, "lqcd_dslash_mpi", pname, (long long)gv, rep, "halo-recon%d-%s",
                                      prm->reconstruct ? prm->reconstruct : 12, gr);
     r.kernel_s_median = r.kernel_s_min = med.v[8];
     r.total_s_median = wall;
-    int len = at + snprintf(r.params + at, sizeof r.params - at,
-                       ",\"lattice\":\"%s\",\"grid\":\"%s\",\"floor_terms\":\"halo_bytes/d2h + "
-                       "halo_bytes/host_copy + halo_bytes/h2d\",\"op\":\"hopping, full lattice\","
-                       "\"interior_s\":%.4g,\"pack_s\":%.4g,\"exterior_s\":%.4g,\"d2h_s\":%.4g,\"h2d_s\":%.4g,"
-                       "\"mpi_s\":%.4g,\"exposed_s\":%.4g,\"wall_s\":%.4g,"
-                       "\"hidden_share\":%.3f,\"single_s\":%.4g,\"single_kernel_s\":%.4g,\"overhead\":%.3f,\"halo_bytes\":%zu,"
-                       "\"messages\":%d,"
-                       "\"face_fraction\":%.4f,\"latency_s\":%.3g,\"bandwidth_Bps\":%.4g,\"model_net_s\":%.4g,"
-                       "\"model_exchange_s\":%.4g,\"model_interior_s\":%.4g,\"model_s\":%.4g,"
-                       "\"overlap_lhs_s\":%.4g,\"overlap_rhs_s\":%.4g,\"overlap_met\":%s,\"overlap_strict_ratio\":%.3f}",
-                       lat, gr, t_int, t_pack, t_ext, d2h, h2d, t_mpi, exposed, wall,
-                       xch > 0 ? fmax(0, 1 - exposed / xch) : 1, single_s, single[1],
-                       single_s > 0 ? wall / single_s - 1 : 0,
-                       s.halo_bytes, s.messages, face, net->latency_s, net->bandwidth_bytes_per_s, net_s, m_xch, m_int,
-                       m_total, overlap_lhs, overlap_rhs, overlap_lhs <= overlap_rhs ? "true" : "false",
-                       face > 0 && t_int > 0 ? overlap_lhs / (face * t_int) : 0);
+    int len =
+        at +
+        snprintf(
+            r.params + at, sizeof r.params - at,
+            ",\"lattice\":\"%s\",\"grid\":\"%s\",\"floor_terms\":\"halo_bytes/d2h + "
+            "halo_bytes/host_copy + halo_bytes/h2d\",\"op\":\"hopping, full lattice\","
+            "\"interior_s\":%.4g,\"pack_s\":%.4g,\"exterior_s\":%.4g,\"d2h_s\":%.4g,\"h2d_s\":%.4g,"
+            "\"mpi_s\":%.4g,\"exposed_s\":%.4g,\"wall_s\":%.4g,"
+            "\"hidden_share\":%.3f,\"single_s\":%.4g,\"single_kernel_s\":%.4g,\"overhead\":%.3f,\"halo_bytes\":%zu,"
+            "\"messages\":%d,"
+            "\"face_fraction\":%.4f,\"latency_s\":%.3g,\"bandwidth_Bps\":%.4g,\"model_net_s\":%.4g,"
+            "\"model_exchange_s\":%.4g,\"model_interior_s\":%.4g,\"model_s\":%.4g,"
+            "\"overlap_lhs_s\":%.4g,\"overlap_rhs_s\":%.4g,\"overlap_met\":%s,\"overlap_strict_ratio\":%.3f}",
+            lat, gr, t_int, t_pack, t_ext, d2h, h2d, t_mpi, exposed, wall, xch > 0 ? fmax(0, 1 - exposed / xch) : 1,
+            single_s, single[1], single_s > 0 ? wall / single_s - 1 : 0, s.halo_bytes, s.messages, face, net->latency_s,
+            net->bandwidth_bytes_per_s, net_s, m_xch, m_int, m_total, overlap_lhs, overlap_rhs,
+            overlap_lhs <= overlap_rhs ? "true" : "false", face > 0 && t_int > 0 ? overlap_lhs / (face * t_int) : 0);
     if (len >= (int)sizeof r.params) {
         bench_fail(run, "lqcd_dslash_mpi", what, "params longer than the row holds");
         goto done;
@@ -262,8 +278,10 @@ int bench_lqcd_dslash_mpi(bench_run *run)
     int rank, size;
     if (!bench_mpi_begin("lqcd_dslash_mpi", &c, &rank, &size)) return 0;
     int sizes[2][4], nsize = 2, grids[2][4];
-    if (run->quick) set_dims(sizes[0], 8, 8), set_dims(sizes[1], 8, 16);
-    else set_dims(sizes[0], 32, 32), set_dims(sizes[1], 48, 96);
+    if (run->quick)
+        set_dims(sizes[0], 8, 8), set_dims(sizes[1], 8, 16);
+    else
+        set_dims(sizes[0], 32, 32), set_dims(sizes[1], 48, 96);
     const int ngrid = grids_of(size, grids);
     for (int si = 0; si < nsize; si++) {
         const int *d = sizes[si];
@@ -296,7 +314,8 @@ int bench_lqcd_dslash_mpi(bench_run *run)
         int want[2] = {0, 0};
         for (int prec = 0; prec < 2; prec++) {
             want[prec] = bench_wants_precision(run, prec ? "fp64" : "fp32");
-            const clphys_lqcd_dslash_params prm = {.precision = (clphys_precision)prec, .reconstruct = 12, .kappa = 0.125};
+            const clphys_lqcd_dslash_params prm = {
+                .precision = (clphys_precision)prec, .reconstruct = 12, .kappa = 0.125};
             if (want[prec]) want[prec] = single_hop(run, c, &g, &prm, in, out[prec], single_s[prec]);
         }
         for (int gi = 0; gi < ngrid && (want[0] || want[1]); gi++) {
@@ -308,10 +327,9 @@ int bench_lqcd_dslash_mpi(bench_run *run)
             if (ok) ok = !clphys_lqcd_spinor_scatter(c, grids[gi], d, 0, in, lin);
             if (!ok) bench_fail(run, "lqcd_dslash_mpi", "scatter", clphys_last_error(NULL));
             for (int prec = 0; prec < 2 && ok; prec++) {
-                const clphys_lqcd_dslash_params prm = {.precision = (clphys_precision)prec, .reconstruct = 12,
-                                                  .kappa = 0.125};
-                if (want[prec])
-                    dslash_grid(run, c, grids[gi], d, &loc, lin, &prm, out[prec], single_s[prec], &net);
+                const clphys_lqcd_dslash_params prm = {
+                    .precision = (clphys_precision)prec, .reconstruct = 12, .kappa = 0.125};
+                if (want[prec]) dslash_grid(run, c, grids[gi], d, &loc, lin, &prm, out[prec], single_s[prec], &net);
             }
             clphys_lqcd_gauge_destroy(&loc);
             free(lin);
@@ -385,7 +403,8 @@ int bench_lqcd_solver_mpi(bench_run *run)
     for (int mixed = 0; mixed < 2; mixed++) {
         clphys_lqcd_dslash_params p64 = {.precision = CLPHYS_FP64, .reconstruct = 12, .kappa = kappa}, p32 = p64;
         p32.precision = CLPHYS_FP32;
-        const clphys_lqcd_solver_params prm = {.kind = CLPHYS_LQCD_SOLVER_CGNR, .tol = tol, .max_iter = 20000, .mixed = mixed};
+        const clphys_lqcd_solver_params prm = {
+            .kind = CLPHYS_LQCD_SOLVER_CGNR, .tol = tol, .max_iter = 20000, .mixed = mixed};
         /* one rank */
         double single_s = 0;
         int single_it = 0;
@@ -426,15 +445,21 @@ int bench_lqcd_solver_mpi(bench_run *run)
             if (ok && mixed) ok = !clphys_lqcd_dslash_plan_create_mpi(c, grids[gi], run->ctx, &loc, &p32, &d32);
             if (ok) ok = solve_timed(run, c, d64, d32, &prm, lb, lx, &res, &t);
             ok = all_ok(c, ok);
-            if (!ok) bench_fail(run, "lqcd_solver_mpi", what, clphys_last_error(run->ctx));
+            if (!ok)
+                bench_fail(run, "lqcd_solver_mpi", what, clphys_last_error(run->ctx));
             else {
-                const bench_scaling sc = {.gpus = gpus, .ranks = size, .weak = 0, .n_per_device = (long long)loc.volume,
-                                          .baseline_s = single_s, .step_s = t, .exchange_s = -1,
+                const bench_scaling sc = {.gpus = gpus,
+                                          .ranks = size,
+                                          .weak = 0,
+                                          .n_per_device = (long long)loc.volume,
+                                          .baseline_s = single_s,
+                                          .step_s = t,
+                                          .exchange_s = -1,
                                           .exchange_floor_s = -1};
                 bench_row r;
-                const int at = bench_scaling_row(&r, &sc, "lqcd_solver_mpi", mixed ? "mixed" : "fp64", (long long)V,
-                                                 run->repeat < 5 ? run->repeat : 5, "eo-cgnr%s-%s",
-                                                 mixed ? "-mixed" : "", gr);
+                const int at =
+                    bench_scaling_row(&r, &sc, "lqcd_solver_mpi", mixed ? "mixed" : "fp64", (long long)V,
+                                      run->repeat < 5 ? run->repeat : 5, "eo-cgnr%s-%s", mixed ? "-mixed" : "", gr);
                 r.kernel_s_median = r.kernel_s_min = r.total_s_median = t;
                 snprintf(r.params + at, sizeof r.params - at,
                          ",\"lattice\":\"%s\",\"grid\":\"%s\",\"kappa\":%g,\"tol\":%g,\"iterations\":%d,"

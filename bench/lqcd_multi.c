@@ -38,7 +38,6 @@ static const char *dims_str(const int d[4], char *buf, size_t n)
     return buf;
 }
 
-
 /* Device k's block of a whole-lattice array of 24 doubles per site. */
 static void block(const int d[4], const int grid[4], int k, const double *whole, double *part, int to_part)
 {
@@ -52,20 +51,22 @@ static void block(const int d[4], const int grid[4], int k, const double *whole,
             gs += (r % (size_t)ld[mu] + (size_t)co[mu] * ld[mu]) * stride;
             r /= (size_t)ld[mu], stride *= (size_t)d[mu];
         }
-        if (to_part) memcpy(part + l * 24, whole + gs * 24, 24 * sizeof(double));
-        else memcpy((double *)whole + gs * 24, part + l * 24, 24 * sizeof(double));
+        if (to_part)
+            memcpy(part + l * 24, whole + gs * 24, 24 * sizeof(double));
+        else
+            memcpy((double *)whole + gs * 24, part + l * 24, 24 * sizeof(double));
     }
 }
 
 /* ---- one host thread per device ------------------------------------------ */
 typedef struct {
-    clphys_context *ctx;          /* the device's (its queue is the plan's)   */
+    clphys_context *ctx; /* the device's (its queue is the plan's)   */
     clphys_lqcd_dslash_plan *pl, *pl32;
     pthread_barrier_t *bar;
-    double *in, *out;             /* host spinors of this device's sublattice */
-    int rep, kind;                /* kind: 0 dslash, 1 solve                  */
+    double *in, *out; /* host spinors of this device's sublattice */
+    int rep, kind;    /* kind: 0 dslash, 1 solve                  */
     const clphys_lqcd_solver_params *prm;
-    double loop_s[MAXREP];        /* per round: one application in a loop     */
+    double loop_s[MAXREP]; /* per round: one application in a loop     */
     clphys_lqcd_dslash_split parts[MAXREP];
     clphys_lqcd_solver_result res[MAXREP];
     int ok;
@@ -156,8 +157,9 @@ static void dslash_case(bench_run *run, const int d[4], const clphys_lqcd_gauge_
     const int n = run->ndevices, grid[4] = {1, 1, 1, n};
     const size_t V = g->volume, lv = V / (size_t)n;
     const int rep = run->repeat < MAXREP ? run->repeat : MAXREP;
-    const clphys_lqcd_dslash_params prm = {.precision = prec, .reconstruct = 12, .kappa = 0.125}, prm_half = {
-        .precision = prec, .reconstruct = 12, .kappa = 0.125, .halo_half = half};
+    const clphys_lqcd_dslash_params prm = {.precision = prec, .reconstruct = 12, .kappa = 0.125},
+                                    prm_half = {
+                                        .precision = prec, .reconstruct = 12, .kappa = 0.125, .halo_half = half};
     char lat[32], gr[32], what[96];
     dims_str(d, lat, sizeof lat), dims_str(grid, gr, sizeof gr);
     const char *pname = prec == CLPHYS_FP64 ? "fp64" : "fp32";
@@ -180,15 +182,18 @@ static void dslash_case(bench_run *run, const int d[4], const clphys_lqcd_gauge_
     const double base_s = loop_median(one, 1, rep);
     ok = !clphys_lqcd_dslash_plan_create_multi(n, run->devices, grid, g, &prm_half, pl);
     for (int k = 0; k < n && ok; k++) {
-        jobs[k] = (job){.ctx = run->devices[k], .pl = pl[k], .in = malloc(sizeof(double) * 24 * lv), .out = malloc(sizeof(double) * 24 * lv),
+        jobs[k] = (job){.ctx = run->devices[k],
+                        .pl = pl[k],
+                        .in = malloc(sizeof(double) * 24 * lv),
+                        .out = malloc(sizeof(double) * 24 * lv),
                         .rep = rep};
         ok = jobs[k].in && jobs[k].out;
         if (ok) block(d, grid, k, in, jobs[k].in, 1);
     }
     if (ok) ok = run_threads(n, jobs, dslash_thread);
     if (!ok) {
-        bench_fail(run, "lqcd_dslash_multi", what, clphys_last_error(NULL)[0] ? clphys_last_error(NULL)
-                                                                         : clphys_last_error(run->ctx));
+        bench_fail(run, "lqcd_dslash_multi", what,
+                   clphys_last_error(NULL)[0] ? clphys_last_error(NULL) : clphys_last_error(run->ctx));
         goto done;
     }
     for (int k = 0; k < n; k++) block(d, grid, k, out, jobs[k].out, 0);
@@ -208,8 +213,13 @@ static void dslash_case(bench_run *run, const int d[4], const clphys_lqcd_gauge_
     const double floor_s = n > 1 && x->d2h_bytes_per_s > 0 && x->h2d_bytes_per_s > 0
                                ? bytes / x->d2h_bytes_per_s + bytes / x->h2d_bytes_per_s
                                : -1;
-    const bench_scaling sc = {.gpus = bench_distinct_devices(run), .ranks = 1, .weak = 0, .n_per_device = (long long)lv,
-                              .baseline_s = base_s, .step_s = step, .exchange_s = n > 1 ? wait : -1,
+    const bench_scaling sc = {.gpus = bench_distinct_devices(run),
+                              .ranks = 1,
+                              .weak = 0,
+                              .n_per_device = (long long)lv,
+                              .baseline_s = base_s,
+                              .step_s = step,
+                              .exchange_s = n > 1 ? wait : -1,
                               .exchange_floor_s = floor_s};
     bench_row r;
     const int at = bench_scaling_row(&r, &sc, "lqcd_dslash_multi", pname, (long long)V, rep, "halo%s-recon12-%s",
@@ -217,13 +227,13 @@ static void dslash_case(bench_run *run, const int d[4], const clphys_lqcd_gauge_
     r.kernel_s_median = r.kernel_s_min = t_int + t_pack + t_ext;
     r.total_s_median = step;
     int len = at + snprintf(r.params + at, sizeof r.params - at,
-                       ",\"lattice\":\"%s\",\"grid\":\"%s\",\"devices\":%d,\"op\":\"hopping, full lattice\","
-                       "\"interior_s\":%.4g,\"pack_s\":%.4g,\"exterior_s\":%.4g,\"d2h_s\":%.4g,\"h2d_s\":%.4g,"
-                       "\"exchange_span_s\":%.4g,\"exposed_s\":%.4g,\"split_wall_s\":%.4g,\"halo_bytes\":%zu,"
-                       "\"floor_terms\":\"halo_bytes/d2h + halo_bytes/h2d, no host copy\",\"h2d_Bps\":%.4g,"
-                       "\"d2h_Bps\":%.4g,\"loop\":%d}",
-                       lat, gr, n, t_int, t_pack, t_ext, d2h, h2d, wait, exposed, wall, s0->halo_bytes,
-                       x->h2d_bytes_per_s, x->d2h_bytes_per_s, LOOP);
+                            ",\"lattice\":\"%s\",\"grid\":\"%s\",\"devices\":%d,\"op\":\"hopping, full lattice\","
+                            "\"interior_s\":%.4g,\"pack_s\":%.4g,\"exterior_s\":%.4g,\"d2h_s\":%.4g,\"h2d_s\":%.4g,"
+                            "\"exchange_span_s\":%.4g,\"exposed_s\":%.4g,\"split_wall_s\":%.4g,\"halo_bytes\":%zu,"
+                            "\"floor_terms\":\"halo_bytes/d2h + halo_bytes/h2d, no host copy\",\"h2d_Bps\":%.4g,"
+                            "\"d2h_Bps\":%.4g,\"loop\":%d}",
+                            lat, gr, n, t_int, t_pack, t_ext, d2h, h2d, wait, exposed, wall, s0->halo_bytes,
+                            x->h2d_bytes_per_s, x->d2h_bytes_per_s, LOOP);
     if (len >= (int)sizeof r.params) {
         bench_fail(run, "lqcd_dslash_multi", what, "params longer than the row holds");
         goto done;
@@ -267,8 +277,10 @@ int bench_lqcd_dslash_multi(bench_run *run)
 {
     if (!several(run, "lqcd_dslash_multi")) return 0;
     int sizes[2][4];
-    if (run->quick) set_dims(sizes[0], 8, 8), set_dims(sizes[1], 8, 16);
-    else set_dims(sizes[0], 32, 32), set_dims(sizes[1], 48, 96);
+    if (run->quick)
+        set_dims(sizes[0], 8, 8), set_dims(sizes[1], 8, 16);
+    else
+        set_dims(sizes[0], 32, 32), set_dims(sizes[1], 48, 96);
     for (int si = 0; si < 2; si++) {
         const int *d = sizes[si];
         if (d[3] % (2 * run->ndevices)) continue;
@@ -313,8 +325,9 @@ static void solve_case(bench_run *run, const int d[4], const clphys_lqcd_gauge_f
     job *one = calloc(1, sizeof *one), *jobs = calloc((size_t)n, sizeof *jobs);
     clphys_lqcd_dslash_plan *s64 = NULL, *s32 = NULL, *m64[MAXDEV] = {NULL}, *m32[MAXDEV] = {NULL};
     int ok = x && one && jobs;
-    if (ok) ok = !clphys_lqcd_dslash_plan_create(run->ctx, g, &p64, &s64) &&
-                 (!mixed || !clphys_lqcd_dslash_plan_create(run->ctx, g, &p32, &s32));
+    if (ok)
+        ok = !clphys_lqcd_dslash_plan_create(run->ctx, g, &p64, &s64) &&
+             (!mixed || !clphys_lqcd_dslash_plan_create(run->ctx, g, &p32, &s32));
     if (ok) {
         *one = (job){.ctx = run->ctx, .pl = s64, .pl32 = s32, .in = b, .out = x, .rep = rep, .prm = &prm};
         ok = run_threads(1, one, solve_thread);
@@ -330,15 +343,20 @@ static void solve_case(bench_run *run, const int d[4], const clphys_lqcd_gauge_f
     ok = !clphys_lqcd_dslash_plan_create_multi(n, run->devices, grid, g, &p64, m64) &&
          (!mixed || !clphys_lqcd_dslash_plan_create_multi(n, run->devices, grid, g, &m32p, m32));
     for (int k = 0; k < n && ok; k++) {
-        jobs[k] = (job){.ctx = run->devices[k], .pl = m64[k], .pl32 = m32[k], .in = malloc(sizeof(double) * 24 * lv),
-                        .out = malloc(sizeof(double) * 24 * lv), .rep = rep, .prm = &prm};
+        jobs[k] = (job){.ctx = run->devices[k],
+                        .pl = m64[k],
+                        .pl32 = m32[k],
+                        .in = malloc(sizeof(double) * 24 * lv),
+                        .out = malloc(sizeof(double) * 24 * lv),
+                        .rep = rep,
+                        .prm = &prm};
         ok = jobs[k].in && jobs[k].out;
         if (ok) block(d, grid, k, b, jobs[k].in, 1);
     }
     if (ok) ok = run_threads(n, jobs, solve_thread);
     if (!ok) {
-        bench_fail(run, "lqcd_solver_multi", what, clphys_last_error(NULL)[0] ? clphys_last_error(NULL)
-                                                                         : clphys_last_error(run->ctx));
+        bench_fail(run, "lqcd_solver_multi", what,
+                   clphys_last_error(NULL)[0] ? clphys_last_error(NULL) : clphys_last_error(run->ctx));
         goto done;
     }
     for (int r = 0; r < rep; r++) {
@@ -347,8 +365,14 @@ static void solve_case(bench_run *run, const int d[4], const clphys_lqcd_gauge_f
     }
     const double step = ref_median(v, rep);
     const clphys_lqcd_solver_result *res = &jobs[0].res[0], *r1 = &one->res[0];
-    const bench_scaling sc = {.gpus = bench_distinct_devices(run), .ranks = 1, .weak = 0, .n_per_device = (long long)lv,
-                              .baseline_s = base_s, .step_s = step, .exchange_s = -1, .exchange_floor_s = -1};
+    const bench_scaling sc = {.gpus = bench_distinct_devices(run),
+                              .ranks = 1,
+                              .weak = 0,
+                              .n_per_device = (long long)lv,
+                              .baseline_s = base_s,
+                              .step_s = step,
+                              .exchange_s = -1,
+                              .exchange_floor_s = -1};
     bench_row r;
     const int at = bench_scaling_row(&r, &sc, "lqcd_solver_multi", mixed ? "mixed" : "fp64", (long long)V, rep,
                                      "eo-%s%s%s-%.20s", kname, mixed ? "-mixed" : "", half ? "-halo16" : "", gr);
@@ -365,9 +389,8 @@ static void solve_case(bench_run *run, const int d[4], const clphys_lqcd_gauge_f
     bench_set_fraction(run, &r, mixed ? "fma_fp32_flops" : "fma_fp64_flops", r.gflops * 1e9 / n);
     r.max_rel_error = res->rel_residual;
     /* fp64: the one device's iteration count; mixed: within 10% of it */
-    r.verified = res->rel_residual <= tol &&
-                 (mixed ? abs(res->iterations - r1->iterations) <= r1->iterations / 10 + 1
-                        : res->iterations == r1->iterations);
+    r.verified = res->rel_residual <= tol && (mixed ? abs(res->iterations - r1->iterations) <= r1->iterations / 10 + 1
+                                                    : res->iterations == r1->iterations);
     snprintf(r.note, sizeof r.note,
              "time to solution, host b to host x, the slowest device; verified: converged with the one device's "
              "iteration count (mixed: within 10%%)");
@@ -387,8 +410,10 @@ int bench_lqcd_solver_multi(bench_run *run)
     if (!several(run, "lqcd_solver_multi")) return 0;
     if (!bench_wants_precision(run, "fp64") || !run->dev->fp64) return 0;
     int sizes[2][4], nsize = run->quick ? 1 : 2;
-    if (run->quick) set_dims(sizes[0], 8, 8);
-    else set_dims(sizes[0], 32, 32), set_dims(sizes[1], 48, 96);
+    if (run->quick)
+        set_dims(sizes[0], 8, 8);
+    else
+        set_dims(sizes[0], 32, 32), set_dims(sizes[1], 48, 96);
     for (int si = 0; si < nsize; si++) {
         const int *d = sizes[si];
         if (d[3] % (2 * run->ndevices)) continue;

@@ -40,8 +40,7 @@ static double edge_for(const bench_run *run)
     return run->quick ? 14.0 : 50.0;
 }
 
-static void fill_common(bench_row *r, const char *path, const char *variant, const char *prec,
-                        size_t n, int rep)
+static void fill_common(bench_row *r, const char *path, const char *variant, const char *prec, size_t n, int rep)
 {
     memset(r, 0, sizeof *r);
     snprintf(r->path, sizeof r->path, "%s", path);
@@ -75,14 +74,13 @@ int bench_md_neighbor(bench_run *run)
             for (int kind = 0; kind < 2; kind++)
                 for (int lay = 0; lay < 2; lay++) {
                     char name[48];
-                    snprintf(name, sizeof name, "%s-%s", kind ? "half" : "full",
-                             lay ? "transposed" : "csr");
+                    snprintf(name, sizeof name, "%s-%s", kind ? "half" : "full", lay ? "transposed" : "csr");
                     clphys_md_neighbor_params p = {.n = n,
-                                                .box = {box[0], box[1], box[2]},
-                                                .r_search = RSEARCH,
-                                                .kind = kind,
-                                                .layout = lay,
-                                                .precision = prec};
+                                                   .box = {box[0], box[1], box[2]},
+                                                   .r_search = RSEARCH,
+                                                   .kind = kind,
+                                                   .layout = lay,
+                                                   .precision = prec};
                     clphys_md_neighbor_plan *pl;
                     clphys_status st = clphys_md_neighbor_plan_create(run->ctx, &p, &pl);
                     if (st) {
@@ -115,12 +113,10 @@ int bench_md_neighbor(bench_run *run)
                         double rs = prec ? 8 : 4, nce = floor(box[0] / (RSEARCH * (1 + 1e-5)));
                         double cand = 27.0 * n / (nce * nce * nce);
                         r.bytes_per_s = (n * cand * 4 * rs + 4.0 * pairs) / r.kernel_s_median;
-                        snprintf(r.byte_model, sizeof r.byte_model,
-                                 "27-cell candidate positions read + list written");
+                        snprintf(r.byte_model, sizeof r.byte_model, "27-cell candidate positions read + list written");
                         bench_set_fraction(run, &r, "copy_bytes_per_s", r.bytes_per_s);
                         size_t expect = kind ? ref_pairs : 2 * ref_pairs;
-                        r.max_rel_error =
-                            have_ref ? fabs((double)pairs - expect) / (expect ? expect : 1) : 0;
+                        r.max_rel_error = have_ref ? fabs((double)pairs - expect) / (expect ? expect : 1) : 0;
                         /* fp32 may differ for pairs at r_search within rounding */
                         r.verified = have_ref && r.max_rel_error <= (prec ? 0 : 1e-6);
                         snprintf(r.params, sizeof r.params,
@@ -199,15 +195,15 @@ static int lj_open(bench_run *run, const double *pos, size_t n, const double box
     else
         snprintf(it->name, sizeof it->name, "%s", clphys_md_lj_variant_name(it->v));
     clphys_md_lj_params p = {.n = n,
-                          .box = {box[0], box[1], box[2]},
-                          .epsilon = 1,
-                          .sigma = 1,
-                          .r_cut = RCUT,
-                          .skin = RSEARCH - RCUT,
-                          .precision = prec,
-                          .variant = it->v,
-                          .group_size = it->tpi,
-                          .work_group_size = it->wg};
+                             .box = {box[0], box[1], box[2]},
+                             .epsilon = 1,
+                             .sigma = 1,
+                             .r_cut = RCUT,
+                             .skin = RSEARCH - RCUT,
+                             .precision = prec,
+                             .variant = it->v,
+                             .group_size = it->tpi,
+                             .work_group_size = it->wg};
     it->pl = NULL;
     clphys_status st = clphys_md_lj_plan_create(run->ctx, &p, &it->pl);
     if (st == CLPHYS_ERR_UNSUPPORTED) {
@@ -228,8 +224,9 @@ static int lj_open(bench_run *run, const double *pos, size_t n, const double box
 
 /* The row of a variant whose kernel rounds are timed: the loops with
  * transfers and back to back, the check against the reference. */
-static void lj_finish(bench_run *run, const double *pos, size_t n, const double box[3], double rho, int prec, const lj_item *it,
-                      const double *rounds_s, int rounds, int calls, int tcalls, int nts, const lj_ref *R)
+static void lj_finish(bench_run *run, const double *pos, size_t n, const double box[3], double rho, int prec,
+                      const lj_item *it, const double *rounds_s, int rounds, int calls, int tcalls, int nts,
+                      const lj_ref *R)
 {
     const char *pn = prec ? "fp64" : "fp32";
     clphys_md_lj_plan *pl = it->pl;
@@ -266,7 +263,8 @@ static void lj_finish(bench_run *run, const double *pos, size_t n, const double 
     if (!st) st = clphys_md_neighbor_stats(clphys_md_lj_neighbor(pl), &pairs, NULL, NULL);
     if (!st) st = clphys_md_lj_overflow(pl, &overflow);
     if (st) {
-        bench_fail(run, "md_lj", it->name, st == CLPHYS_ERR_OUT_OF_MEMORY ? "out of memory" : clphys_last_error(run->ctx));
+        bench_fail(run, "md_lj", it->name,
+                   st == CLPHYS_ERR_OUT_OF_MEMORY ? "out of memory" : clphys_last_error(run->ctx));
     } else {
         /* half-cas derives its half list from the plan's full list
          * (half-space), which the stats count */
@@ -277,7 +275,8 @@ static void lj_finish(bench_run *run, const double *pos, size_t n, const double 
         bench_row r;
         fill_common(&r, "md_lj", it->name, pn, n, rounds);
         snprintf(r.case_key, sizeof r.case_key, "density=%g", rho);
-        if (it->v == CLPHYS_MD_LJ_AUTO) snprintf(r.auto_choice, sizeof r.auto_choice, "%s", clphys_md_lj_plan_choice(pl));
+        if (it->v == CLPHYS_MD_LJ_AUTO)
+            snprintf(r.auto_choice, sizeof r.auto_choice, "%s", clphys_md_lj_plan_choice(pl));
         bench_set_rounds(&r, rounds_s, rounds);
         r.total_s_median = ref_median(ts, nts) / tcalls;
         r.rate = unique / r.kernel_s_median;
@@ -318,9 +317,9 @@ static void lj_finish(bench_run *run, const double *pos, size_t n, const double 
                  "\"error\":\"max(||F-F_ref||_2/||sum_j|f_ij|||_2, |PE-PE_ref|/|PE_ref|), F_ref "
                  "fp64 from the %s input\",\"excluded_at_cutoff\":%zu,"
                  "\"force_error_vs_unrounded_input\":%.3g,\"slot_overflow_per_call\":%.6g}",
-                 rho, box[0], RCUT, RSEARCH, calls, rounds, tcalls, r.kernel_s_median * CALLS,
-                 r.total_s_median * CALLS, b2b * CALLS / calls, span * CALLS / calls, unique, it->tpi, it->wg,
-                 prec ? "exact" : "float-rounded", excl, exact, (double)overflow / ((double)(1 + rounds + nts) * calls + (double)nts * tcalls));
+                 rho, box[0], RCUT, RSEARCH, calls, rounds, tcalls, r.kernel_s_median * CALLS, r.total_s_median * CALLS,
+                 b2b * CALLS / calls, span * CALLS / calls, unique, it->tpi, it->wg, prec ? "exact" : "float-rounded",
+                 excl, exact, (double)overflow / ((double)(1 + rounds + nts) * calls + (double)nts * tcalls));
         bench_add_row(run, &r);
     }
     free(ts), free(bs), free(sp), free(f);
@@ -377,8 +376,10 @@ static void lj_case(bench_run *run, const double *pos, size_t n, const double bo
     } else {
         bench_interleave(no, rounds, lj_round, &u, s);
         for (int k = 0; k < no; k++) {
-            if (s[k * rounds] < 0) bench_fail(run, "md_lj", it[k].name, clphys_last_error(run->ctx));
-            else lj_finish(run, pos, n, box, rho, prec, &it[k], s + k * rounds, rounds, calls, tcalls, nts, R);
+            if (s[k * rounds] < 0)
+                bench_fail(run, "md_lj", it[k].name, clphys_last_error(run->ctx));
+            else
+                lj_finish(run, pos, n, box, rho, prec, &it[k], s + k * rounds, rounds, calls, tcalls, nts, R);
         }
     }
     free(s);
@@ -400,10 +401,8 @@ int bench_md_lj(bench_run *run)
         if (run->verify) {
             /* reference: fp64 over the full list (itself tested against the
              * O(N^2) search in tests/test_md_neighbor.c) */
-            clphys_md_neighbor_params np = {.n = n,
-                                         .box = {box[0], box[1], box[2]},
-                                         .r_search = RSEARCH,
-                                         .precision = run->dev->fp64};
+            clphys_md_neighbor_params np = {
+                .n = n, .box = {box[0], box[1], box[2]}, .r_search = RSEARCH, .precision = run->dev->fp64};
             clphys_md_neighbor_plan *nb = NULL;
             size_t pairs;
             ref.off = malloc((n + 1) * sizeof *ref.off);
@@ -412,18 +411,13 @@ int bench_md_lj(bench_run *run)
             ref.ref[1] = malloc(3 * n * sizeof *ref.ref[1]);
             if (ref.off && ref.pos32 && ref.ref[0] && ref.ref[1] &&
                 !clphys_md_neighbor_plan_create(run->ctx, &np, &nb) && !clphys_md_neighbor_build(nb, pos) &&
-                !clphys_md_neighbor_stats(nb, &pairs, NULL, NULL) &&
-                (ref.list = malloc(pairs * sizeof *ref.list)) &&
+                !clphys_md_neighbor_stats(nb, &pairs, NULL, NULL) && (ref.list = malloc(pairs * sizeof *ref.list)) &&
                 clphys_md_neighbor_get(nb, ref.off, ref.list) == CLPHYS_SUCCESS) {
                 double w;
-                for (size_t k = 0; k < 3 * n; k++)
-                    ref.pos32[k] = (float)pos[k];
-                for (int c = 0; c < 3; c++)
-                    ref.box32[c] = (float)box[c];
-                md_ref_lj_list(n, ref.pos32, ref.box32, 1, 1, RCUT, 0, ref.off, ref.list,
-                               ref.ref[0], &ref.pe[0], &w);
-                md_ref_lj_list(n, pos, box, 1, 1, RCUT, 0, ref.off, ref.list, ref.ref[1],
-                               &ref.pe[1], &w);
+                for (size_t k = 0; k < 3 * n; k++) ref.pos32[k] = (float)pos[k];
+                for (int c = 0; c < 3; c++) ref.box32[c] = (float)box[c];
+                md_ref_lj_list(n, ref.pos32, ref.box32, 1, 1, RCUT, 0, ref.off, ref.list, ref.ref[0], &ref.pe[0], &w);
+                md_ref_lj_list(n, pos, box, 1, 1, RCUT, 0, ref.off, ref.list, ref.ref[1], &ref.pe[1], &w);
                 if (!md_ref_force_scale(n, ref.pos32, ref.box32, 1, 1, RCUT, ref.off, ref.list, 1e-5, &ref.sc32) &&
                     !md_ref_force_scale(n, pos, box, 1, 1, RCUT, ref.off, ref.list, 1e-5, &ref.sc32_exact) &&
                     !md_ref_force_scale(n, pos, box, 1, 1, RCUT, ref.off, ref.list, 1e-13, &ref.sc64))
@@ -450,8 +444,8 @@ static int lammps_rows(const char *log, double rows[][6], int max)
     while (n < max && gzgets(f, line, sizeof line)) {
         if (!strncmp(line, "Step Temp PotEng KinEng TotEng Press", 36))
             in = 1;
-        else if (in && sscanf(line, "%lf %lf %lf %lf %lf %lf", &rows[n][0], &rows[n][1],
-                              &rows[n][2], &rows[n][3], &rows[n][4], &rows[n][5]) == 6)
+        else if (in && sscanf(line, "%lf %lf %lf %lf %lf %lf", &rows[n][0], &rows[n][1], &rows[n][2], &rows[n][3],
+                              &rows[n][4], &rows[n][5]) == 6)
             n++;
         else if (in && !strncmp(line, "Loop time", 9))
             break;
@@ -461,9 +455,9 @@ static int lammps_rows(const char *log, double rows[][6], int max)
 }
 
 /* Run steps in chunks of `every` thermo steps; fills thermo rows. */
-static clphys_status md_case(bench_run *run, clphys_md_system *sys, clphys_precision prec,
-                             clphys_md_lj_variant v, int steps, int every, double *kernel_s,
-                             double *wall_s, clphys_md_thermo *rows, int *nrows, int *rebuilds)
+static clphys_status md_case(bench_run *run, clphys_md_system *sys, clphys_precision prec, clphys_md_lj_variant v,
+                             int steps, int every, double *kernel_s, double *wall_s, clphys_md_thermo *rows, int *nrows,
+                             int *rebuilds)
 {
     clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = prec, .variant = v},
                           .dt = 0.005,
@@ -513,8 +507,10 @@ int bench_md(bench_run *run)
     int have = lammps_rows(log, ref, 11) == 11 && clphys_md_read_lammps_data(data, &sys) == CLPHYS_SUCCESS;
     if (!have) {
         char why[4200];
-        snprintf(why, sizeof why, "%s/md/in.lj.data.gz or log.lammps.gz not readable (set CLPHYS_DATA_DIR to the "
-                 "folder of md/in.lj: the source tree's tests/data or the installed share/clphys)", dir);
+        snprintf(why, sizeof why,
+                 "%s/md/in.lj.data.gz or log.lammps.gz not readable (set CLPHYS_DATA_DIR to the "
+                 "folder of md/in.lj: the source tree's tests/data or the installed share/clphys)",
+                 dir);
         bench_fail(run, "md", "in.lj", why);
     }
     /* the peers (LAMMPS on CPUs, OpenMM), here, now, as rows of their own */
@@ -528,7 +524,7 @@ int bench_md(bench_run *run)
         const char *pn = prec ? "fp64" : "fp32";
         if (!bench_wants_precision(run, pn)) continue;
         clphys_md_lj_variant vs[] = {CLPHYS_MD_LJ_AUTO, CLPHYS_MD_LJ_FULL_TRANSPOSED, CLPHYS_MD_LJ_FULL_CSR,
-                                  CLPHYS_MD_LJ_HALF_CAS, CLPHYS_MD_LJ_CPU};
+                                     CLPHYS_MD_LJ_HALF_CAS, CLPHYS_MD_LJ_CPU};
         /* CPUs, quick too: auto (= cpu), half-cas, full-csr (~15 s); GPUs:
          * half-cas with --full (at in.lj's size it is two programs more to
          * build than the lj path's) */
@@ -538,8 +534,7 @@ int bench_md(bench_run *run)
             clphys_md_thermo rows[12];
             int nrows = 0, rebuilds = 0;
             double ks, ws;
-            clphys_status st =
-                md_case(run, &sys, prec, vs[k], 100, 10, &ks, &ws, rows, &nrows, &rebuilds);
+            clphys_status st = md_case(run, &sys, prec, vs[k], 100, 10, &ks, &ws, rows, &nrows, &rebuilds);
             char name[48];
             snprintf(name, sizeof name, "in.lj-%s", clphys_md_lj_variant_name(vs[k]));
             if (st == CLPHYS_ERR_UNSUPPORTED) continue;
@@ -551,8 +546,7 @@ int bench_md(bench_run *run)
             for (int r = 0; r < 11; r++) {
                 double got[6] = {(double)rows[r].step, rows[r].temp,   rows[r].pe,
                                  rows[r].ke,           rows[r].etotal, rows[r].press};
-                for (int c = 1; c < 6; c++)
-                    err = fmax(err, fabs(got[c] - ref[r][c]) / fabs(ref[r][c]));
+                for (int c = 1; c < 6; c++) err = fmax(err, fabs(got[c] - ref[r][c]) / fabs(ref[r][c]));
                 if (got[0] != ref[r][0]) err = INFINITY;
             }
             bench_row r;
@@ -583,16 +577,15 @@ int bench_md(bench_run *run)
         const char *pn = prec ? "fp64" : "fp32";
         if (!bench_wants_precision(run, pn)) continue;
         clphys_md_lj_variant vs[] = {CLPHYS_MD_LJ_FULL_TRANSPOSED, CLPHYS_MD_LJ_FULL_CSR,
-                                  CLPHYS_MD_LJ_FULL_GROUP, CLPHYS_MD_LJ_HALF_CAS,
-                                  CLPHYS_MD_LJ_HALF_FIXEDPOINT, CLPHYS_MD_LJ_FULL_STAGED};
+                                     CLPHYS_MD_LJ_FULL_GROUP,      CLPHYS_MD_LJ_HALF_CAS,
+                                     CLPHYS_MD_LJ_HALF_FIXEDPOINT, CLPHYS_MD_LJ_FULL_STAGED};
         for (int k = 0; k < 6; k++) {
             clphys_md_thermo rows[12];
             int nrows = 0, rebuilds = 0;
             double ks, ws;
             char name[48];
             snprintf(name, sizeof name, "in.lj-x%d-%s", cells, clphys_md_lj_variant_name(vs[k]));
-            clphys_status st =
-                md_case(run, &sys, prec, vs[k], 100, 100, &ks, &ws, rows, &nrows, &rebuilds);
+            clphys_status st = md_case(run, &sys, prec, vs[k], 100, 100, &ks, &ws, rows, &nrows, &rebuilds);
             if (st == CLPHYS_ERR_UNSUPPORTED) continue;
             if (st) {
                 bench_fail(run, "md", name, clphys_last_error(run->ctx));
@@ -607,14 +600,13 @@ int bench_md(bench_run *run)
             md_row(&r, name, pn, sys.n, ks, ws);
             r.max_rel_error = drift;
             r.verified = drift < 1e-2 && rows[1].temp > 0.7 && rows[1].temp < 0.8;
-            snprintf(
-                r.params, sizeof r.params,
-                "{\"input\":\"in.lj scaled, fcc 0.8442, %d^3 cells, T 1.44 (clphys velocities)\","
-                "\"steps\":100,\"neigh_every\":20,\"neigh_check\":\"no\",\"rebuilds\":%d,"
-                "\"wall_s_100_steps\":%.6g,\"kernel_s_100_steps\":%.6g,\"ms_per_step_kernel\":%.6g,"
-                "\"ms_per_step_wall\":%.6g,\"wall_steps_per_s\":%.6g,\"kernel_steps_per_s\":%.6g,"
-                "\"max_rel_error_is\":\"energy drift over 100 steps\",\"temp_step100\":%.6f}",
-                cells, rebuilds, ws, ks, ks * 10, ws * 10, 100 / ws, 100 / ks, rows[1].temp);
+            snprintf(r.params, sizeof r.params,
+                     "{\"input\":\"in.lj scaled, fcc 0.8442, %d^3 cells, T 1.44 (clphys velocities)\","
+                     "\"steps\":100,\"neigh_every\":20,\"neigh_check\":\"no\",\"rebuilds\":%d,"
+                     "\"wall_s_100_steps\":%.6g,\"kernel_s_100_steps\":%.6g,\"ms_per_step_kernel\":%.6g,"
+                     "\"ms_per_step_wall\":%.6g,\"wall_steps_per_s\":%.6g,\"kernel_steps_per_s\":%.6g,"
+                     "\"max_rel_error_is\":\"energy drift over 100 steps\",\"temp_step100\":%.6f}",
+                     cells, rebuilds, ws, ks, ks * 10, ws * 10, 100 / ws, 100 / ks, rows[1].temp);
             bench_add_row(run, &r);
         }
     }

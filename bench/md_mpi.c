@@ -146,8 +146,10 @@ static clphys_status baseline(bench_run *run, const clphys_md_system *s, int fp6
         st = clphys_md_run(pl, 1, NULL);
         if (!st && clFinish(clphys_context_queue(run->ctx)) != CL_SUCCESS) st = CLPHYS_ERR_OPENCL;
         const double d = bench_now() - t0;
-        if (clphys_md_rebuilds(pl) > b0) sum_b += d, bs->rebuilds++;
-        else one[np++] = d;
+        if (clphys_md_rebuilds(pl) > b0)
+            sum_b += d, bs->rebuilds++;
+        else
+            one[np++] = d;
     }
     if (!st && np) bs->plain_s = ref_median(one, np);
     if (!st && bs->rebuilds) bs->rebuild_s = sum_b / bs->rebuilds;
@@ -258,11 +260,25 @@ static void one_case(bench_run *run, md_env *e, int fp64, int weak, const int ce
         const double bw = e->net.bandwidth_bytes_per_s;
         sp.floor_s = ndim * (sp.d2h_s + sp.h2d_s + e->net.latency_s + (bw > 0 ? sp.msg_bytes / bw : 0));
         sp.ghosts = (double)gh, sp.owned = (double)own;
-        double m[19] = {sp.tm.force_s,    sp.tm.integrate_s, sp.tm.neighbor_s,          sp.tm.exchange_s,
-                        sp.tm.exposed_s,  sp.tm.migrate_s,   sp.tm.ghost_bytes,         sp.floor_s,
-                        sp.d2h_s,         sp.h2d_s,          sp.msg_bytes,              sp.ghosts,
-                        sp.owned,         sp.tm.messages_s,  sp.tm.download_s,          sp.tm.upload_s,
-                        sp.tm.rebuilds,   (double)sp.tm.device_waits, sp.tm.neighbor_kernel_s};
+        double m[19] = {sp.tm.force_s,
+                        sp.tm.integrate_s,
+                        sp.tm.neighbor_s,
+                        sp.tm.exchange_s,
+                        sp.tm.exposed_s,
+                        sp.tm.migrate_s,
+                        sp.tm.ghost_bytes,
+                        sp.floor_s,
+                        sp.d2h_s,
+                        sp.h2d_s,
+                        sp.msg_bytes,
+                        sp.ghosts,
+                        sp.owned,
+                        sp.tm.messages_s,
+                        sp.tm.download_s,
+                        sp.tm.upload_s,
+                        sp.tm.rebuilds,
+                        (double)sp.tm.device_waits,
+                        sp.tm.neighbor_kernel_s};
         MPI_Allreduce(MPI_IN_PLACE, m, 19, MPI_DOUBLE, MPI_MAX, e->comm);
         sp.tm.force_s = m[0], sp.tm.integrate_s = m[1], sp.tm.neighbor_s = m[2], sp.tm.exchange_s = m[3];
         sp.tm.exposed_s = m[4], sp.tm.migrate_s = m[5], sp.tm.ghost_bytes = m[6], sp.floor_s = m[7];
@@ -281,8 +297,8 @@ static void one_case(bench_run *run, md_env *e, int fp64, int weak, const int ce
         const double exch = sp.tm.messages_s / S + ndim * (sp.d2h_s + sp.h2d_s);
         bench_scaling sc = {e->gpus, e->P, weak, weak ? nb : N / e->gpus, bstep, step, exch, sp.floor_s};
         bench_row r;
-        const int at = bench_scaling_row(&r, &sc, "md_mpi", fp64 ? "fp64" : "fp32", N, reps, "in.lj-%s",
-                                        weak ? "weak" : "strong");
+        const int at =
+            bench_scaling_row(&r, &sc, "md_mpi", fp64 ? "fp64" : "fp32", N, reps, "in.lj-%s", weak ? "weak" : "strong");
         r.total_s_median = step;
         r.rate = step > 0 ? 1 / step : 0;
         snprintf(r.rate_unit, sizeof r.rate_unit, "steps/s");
@@ -313,30 +329,32 @@ static void one_case(bench_run *run, md_env *e, int fp64, int weak, const int ce
             r.verified = err <= 1e-5 && drift < 1e-2 && t[1].step == bt[1].step;
         }
         r.max_rel_error = err;
-        snprintf(r.params + at, sizeof r.params - at,
-                 ",\"grid\":\"%dx%dx%d\",\"ranks_per_device\":%d,\"steps\":%d,\"baseline_atoms\":%lld,"
-                 "\"baseline_steps_per_s\":%.6g,\"force_s\":%.6g,\"neighbor_s\":%.6g,\"integrate_s\":%.6g,"
-                 "\"exposed_s\":%.6g,\"messages_s\":%.6g,\"exchange_section_s\":%.6g,\"migrate_s\":%.6g,\"download_s\":%.6g,"
-                 "\"upload_s\":%.6g,\"rebuild_s\":%.6g,\"rebuild_kernels_s\":%.6g,\"rebuilds_in_split\":%d,"
-                 "\"device_waits_per_step\":%.4g,\"baseline_plain_step_s\":%.6g,\"baseline_rebuild_step_s\":%.6g,"
-                 "\"baseline_rebuilds_in_split\":%d,"
-                 "\"split_is\":\"per step, each phase waited for, largest over the ranks; rebuild_s: one rebuild "
-                 "(download + migrate + upload + neighbor), rebuild_kernels_s: the sort's and list's kernels in it; "
-                 "baseline_*_step_s: the single-rank plan's steps one at a time, waited for\",\"ghost_bytes_per_step\":%.6g,\"bytes_per_dimension\":%.6g,\"d2h_s\":%.6g,\"h2d_s\":%.6g,"
-                 "\"latency_s\":%.6g,\"bandwidth_bytes_per_s\":%.6g,\"ghosts_max\":%.0f,\"owned_max\":%.0f,"
-                 "\"rebuilds_since_create\":%d,\"lj\":\"%s\",\"verified_by\":\"%s\"}",
-                 e->grid[0], e->grid[1], e->grid[2], e->k, steps, nb, bstep > 0 ? 1 / bstep : 0,
-                 sp.tm.force_s / S, sp.tm.neighbor_s / S, sp.tm.integrate_s / S, sp.tm.exposed_s / S,
-                 sp.tm.messages_s / S, sp.tm.exchange_s / S, sp.tm.migrate_s / S, sp.tm.download_s / S,
-                 sp.tm.upload_s / S,
-                 sp.tm.rebuilds ? (sp.tm.download_s + sp.tm.migrate_s + sp.tm.upload_s + sp.tm.neighbor_s) / sp.tm.rebuilds
-                                : 0,
-                 sp.tm.rebuilds ? sp.tm.neighbor_kernel_s / sp.tm.rebuilds : 0, sp.tm.rebuilds,
-                 (double)sp.tm.device_waits / S, bs.plain_s, bs.rebuild_s, bs.rebuilds, sp.tm.ghost_bytes / S, sp.msg_bytes, sp.d2h_s, sp.h2d_s, e->net.latency_s,
-                 e->net.bandwidth_bytes_per_s, sp.ghosts, sp.owned, clphys_md_mpi_rebuilds(pl), lj,
-                 weak    ? "step-0 PE per atom vs the baseline block; energy drift < 1e-2"
-                 : fp64 ? "final thermo row vs the single-rank baseline"
-                        : "step-0 thermo row vs the single-rank baseline (1e-5); energy drift < 1e-2");
+        snprintf(
+            r.params + at, sizeof r.params - at,
+            ",\"grid\":\"%dx%dx%d\",\"ranks_per_device\":%d,\"steps\":%d,\"baseline_atoms\":%lld,"
+            "\"baseline_steps_per_s\":%.6g,\"force_s\":%.6g,\"neighbor_s\":%.6g,\"integrate_s\":%.6g,"
+            "\"exposed_s\":%.6g,\"messages_s\":%.6g,\"exchange_section_s\":%.6g,\"migrate_s\":%.6g,\"download_s\":%.6g,"
+            "\"upload_s\":%.6g,\"rebuild_s\":%.6g,\"rebuild_kernels_s\":%.6g,\"rebuilds_in_split\":%d,"
+            "\"device_waits_per_step\":%.4g,\"baseline_plain_step_s\":%.6g,\"baseline_rebuild_step_s\":%.6g,"
+            "\"baseline_rebuilds_in_split\":%d,"
+            "\"split_is\":\"per step, each phase waited for, largest over the ranks; rebuild_s: one rebuild "
+            "(download + migrate + upload + neighbor), rebuild_kernels_s: the sort's and list's kernels in it; "
+            "baseline_*_step_s: the single-rank plan's steps one at a time, waited "
+            "for\",\"ghost_bytes_per_step\":%.6g,\"bytes_per_dimension\":%.6g,\"d2h_s\":%.6g,\"h2d_s\":%.6g,"
+            "\"latency_s\":%.6g,\"bandwidth_bytes_per_s\":%.6g,\"ghosts_max\":%.0f,\"owned_max\":%.0f,"
+            "\"rebuilds_since_create\":%d,\"lj\":\"%s\",\"verified_by\":\"%s\"}",
+            e->grid[0], e->grid[1], e->grid[2], e->k, steps, nb, bstep > 0 ? 1 / bstep : 0, sp.tm.force_s / S,
+            sp.tm.neighbor_s / S, sp.tm.integrate_s / S, sp.tm.exposed_s / S, sp.tm.messages_s / S,
+            sp.tm.exchange_s / S, sp.tm.migrate_s / S, sp.tm.download_s / S, sp.tm.upload_s / S,
+            sp.tm.rebuilds ? (sp.tm.download_s + sp.tm.migrate_s + sp.tm.upload_s + sp.tm.neighbor_s) / sp.tm.rebuilds
+                           : 0,
+            sp.tm.rebuilds ? sp.tm.neighbor_kernel_s / sp.tm.rebuilds : 0, sp.tm.rebuilds,
+            (double)sp.tm.device_waits / S, bs.plain_s, bs.rebuild_s, bs.rebuilds, sp.tm.ghost_bytes / S, sp.msg_bytes,
+            sp.d2h_s, sp.h2d_s, e->net.latency_s, e->net.bandwidth_bytes_per_s, sp.ghosts, sp.owned,
+            clphys_md_mpi_rebuilds(pl), lj,
+            weak   ? "step-0 PE per atom vs the baseline block; energy drift < 1e-2"
+            : fp64 ? "final thermo row vs the single-rank baseline"
+                   : "step-0 thermo row vs the single-rank baseline (1e-5); energy drift < 1e-2");
         snprintf(r.note, sizeof r.note,
                  "%s P %d grid %dx%dx%d: %.4g ms/step vs one device %.4g ms (%s %.3g); exchange %.3g ms (floor %.3g)",
                  weak ? "weak" : "strong", e->P, e->grid[0], e->grid[1], e->grid[2], 1e3 * step, 1e3 * bstep,

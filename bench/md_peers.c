@@ -111,8 +111,7 @@ static void run_peer(bench_run *run, const char *path, const char *cmd, const ch
     if (!results) add_status(status, len, who, rc ? "the program failed (its messages are above)" : "no result");
 }
 
-void md_peers(bench_run *run, const char *data_file, const char *lammps_input, double pe0_ref, char *status,
-              size_t len)
+void md_peers(bench_run *run, const char *data_file, const char *lammps_input, double pe0_ref, char *status, size_t len)
 {
     status[0] = 0;
     const char *dir = getenv("CLPHYS_PEERS") ? getenv("CLPHYS_PEERS") : "bench/peers";

@@ -21,6 +21,7 @@ void bench_nbody_gravity_row(bench_row *r, const char *path, const char *variant
  * fraction of one device's FMA limit per device (devices of the run). */
 void bench_nbody_gravity_rates(bench_run *run, bench_row *r, double inter, double seconds, int fp64, int devices);
 /* max_rel_error and verified (1e-10 fp64, 1e-4 fp32) of nv accelerations. */
-void bench_nbody_gravity_verify(const bench_run *run, bench_row *r, int nv, const double *acc, const double *ref, int fp64);
+void bench_nbody_gravity_verify(const bench_run *run, bench_row *r, int nv, const double *acc, const double *ref,
+                                int fp64);
 
 #endif

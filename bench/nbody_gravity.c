@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EPS BENCH_GRAVITY_EPS
+#define EPS  BENCH_GRAVITY_EPS
 #define NVER 1024
 
 double *bench_nbody_gravity_particles(long long n)
@@ -36,7 +36,8 @@ double *bench_nbody_gravity_particles(long long n)
 double bench_nbody_gravity_error(int nv, const double *acc, const double *ref)
 {
     double rms = 0, m = 0;
-    for (int i = 0; i < nv; i++) rms += ref[3 * i] * ref[3 * i] + ref[3 * i + 1] * ref[3 * i + 1] + ref[3 * i + 2] * ref[3 * i + 2];
+    for (int i = 0; i < nv; i++)
+        rms += ref[3 * i] * ref[3 * i] + ref[3 * i + 1] * ref[3 * i + 1] + ref[3 * i + 2] * ref[3 * i + 2];
     rms = sqrt(rms / nv);
     for (int i = 0; i < nv; i++) {
         double d = 0;
@@ -67,7 +68,8 @@ void bench_nbody_gravity_rates(bench_run *run, bench_row *r, double inter, doubl
     bench_set_fraction(run, r, fp64 ? "fma_fp64_flops" : "fma_fp32_flops", r->gflops * 1e9 / (devices ? devices : 1));
 }
 
-void bench_nbody_gravity_verify(const bench_run *run, bench_row *r, int nv, const double *acc, const double *ref, int fp64)
+void bench_nbody_gravity_verify(const bench_run *run, bench_row *r, int nv, const double *acc, const double *ref,
+                                int fp64)
 {
     r->max_rel_error = run->verify ? bench_nbody_gravity_error(nv, acc, ref) : 0;
     r->verified = run->verify && r->max_rel_error < (fp64 ? 1e-10 : 1e-4);
@@ -84,7 +86,7 @@ static void fill_rates(bench_run *run, bench_row *r, double inter, int fp64, con
 /* One GPU/CPU kernel case; ref holds the first nv reference accelerations.
  * Returns 1 when the plan ran the vector kernel. */
 static int kernel_case(bench_run *run, const clphys_nbody_gravity_params *prm, long long n, const double *x,
-                        const double *ref, int nv, double *acc)
+                       const double *ref, int nv, double *acc)
 {
     const int fp64 = prm->precision == CLPHYS_FP64;
     clphys_nbody_gravity_plan *pl = NULL;
@@ -160,7 +162,8 @@ static void one_size(bench_run *run, long long n, int fp64)
         return;
     }
     if (run->verify) nbody_ref_gravity(nv, x, (int)n, x, 1.0, EPS, ref, NULL);
-    clphys_nbody_gravity_params prm = {0, fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_NBODY_GRAVITY_VECTOR, 1.0, EPS, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    clphys_nbody_gravity_params prm = {
+        0, fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_NBODY_GRAVITY_VECTOR, 1.0, EPS, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     prm.n_hint = (size_t)n;
     if (dev->is_cpu) {
         /* auto (the vector kernel, or the tuned shape), then the other kernel */
@@ -173,14 +176,13 @@ static void one_size(bench_run *run, long long n, int fp64)
     } else {
         /* tuning sweep, {i per item, work group, unroll, flush_denormals (fp32)
          * or fast_rsqrt64 (fp64), inline_ptx, j_split}; see clphys_nbody.h */
-        static const int c32[][6] = {
-            {4, 256, 32, 1, -1, 1}, {4, 256, 16, 1, 1, 1}, {8, 256, 16, 1, 1, 1}, {4, 256, 64, 1, 1, 1},
-            {2, 256, 32, 1, 1, 1},  {4, 256, 16, 1, 1, 0}, {8, 256, 16, 1, 1, 0}, {4, 256, 64, 1, 1, 0},
-            {8, 128, 16, 1, 1, 0},  {4, 128, 32, 1, 1, 0}, {2, 256, 32, 1, 1, 0}, {8, 256, 32, 1, 1, 0}};
-        static const int c64[][6] = {
-            {2, 256, 32, -1, -1, 1}, {1, 256, 8, 1, -1, 1}, {1, 256, 32, 2, 1, 1}, {2, 256, 32, 2, 1, 1},
-            {1, 256, 32, 2, 1, 0},   {2, 256, 32, 2, 1, 0}, {4, 256, 32, 2, 1, 0}, {1, 128, 32, 2, 1, 0},
-            {2, 256, 16, 2, 1, 0}};
+        static const int c32[][6] = {{4, 256, 32, 1, -1, 1}, {4, 256, 16, 1, 1, 1}, {8, 256, 16, 1, 1, 1},
+                                     {4, 256, 64, 1, 1, 1},  {2, 256, 32, 1, 1, 1}, {4, 256, 16, 1, 1, 0},
+                                     {8, 256, 16, 1, 1, 0},  {4, 256, 64, 1, 1, 0}, {8, 128, 16, 1, 1, 0},
+                                     {4, 128, 32, 1, 1, 0},  {2, 256, 32, 1, 1, 0}, {8, 256, 32, 1, 1, 0}};
+        static const int c64[][6] = {{2, 256, 32, -1, -1, 1}, {1, 256, 8, 1, -1, 1}, {1, 256, 32, 2, 1, 1},
+                                     {2, 256, 32, 2, 1, 1},   {1, 256, 32, 2, 1, 0}, {2, 256, 32, 2, 1, 0},
+                                     {4, 256, 32, 2, 1, 0},   {1, 128, 32, 2, 1, 0}, {2, 256, 16, 2, 1, 0}};
         const int(*c)[6] = fp64 ? c64 : c32;
         const int nc = fp64 ? (int)(sizeof c64 / sizeof *c64) : (int)(sizeof c32 / sizeof *c32);
         const int nvidia = strstr(dev->platform, "NVIDIA") != NULL;

@@ -19,9 +19,9 @@
  * its share, k n i-particles against all N = P n j-particles.  Beside it
  * seed_efficiency, as the seed defines weak scaling: P T_1 / (k T_P), T_1 =
  * the same call on rank 0 alone (MPI_COMM_SELF) with k n particles (k n
- * against k n: less work than a device does in the run, hence up to 2.87).  Ranks sharing one device test overlap, hidden
- * exchange and the model, not scaling.  Rows only on rank 0; verified
- * against the fp64 reference on rank 0's first 1024 particles. */
+ * against k n: less work than a device does in the run, hence up to 2.87).  Ranks sharing one device test overlap,
+ * hidden exchange and the model, not scaling.  Rows only on rank 0; verified against the fp64 reference on rank 0's
+ * first 1024 particles. */
 #include "bench.h"
 #include "bench_mpi.h"
 #include "nbody_bench.h"
@@ -45,18 +45,16 @@ typedef struct {
 } mpi_env;
 
 /* Ranks per device and distinct devices (bench_mpi.h). */
-static void sharing(bench_run *run, mpi_env *e)
-{
-    bench_mpi_sharing(run, e->comm, &e->k, &e->gpus);
-}
+static void sharing(bench_run *run, mpi_env *e) { bench_mpi_sharing(run, e->comm, &e->k, &e->gpus); }
 
 static double median_of(double *v, int n) { return ref_median(v, n); }
 
 /* t_calc(n) and the two-queue concurrency on this rank's device alone. */
 static clphys_status single_device(bench_run *run, long long n, const double *x, int fp64, double *t_calc, double *conc)
 {
-    clphys_nbody_gravity_params prm = {0, fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_NBODY_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
-                                 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    clphys_nbody_gravity_params prm = {
+        0, fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_NBODY_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS, 0, 0, 0, 0, 0, 0, 0, 0,
+        0};
     double *acc = malloc(3 * (size_t)n * sizeof *acc), *t = malloc(run->repeat * sizeof *t);
     clphys_status st = acc && t ? CLPHYS_SUCCESS : CLPHYS_ERR_OUT_OF_MEMORY; /* (message: none; rare) */
     double span[2] = {0, 0};
@@ -82,8 +80,9 @@ static clphys_status single_device(bench_run *run, long long n, const double *x,
  * against all nj (one call's wall time, median). */
 static clphys_status weak_baseline(bench_run *run, long long ni, const double *x, long long nj, int fp64, double *t_s)
 {
-    clphys_nbody_gravity_params prm = {0, fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_NBODY_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
-                                 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    clphys_nbody_gravity_params prm = {
+        0, fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_NBODY_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS, 0, 0, 0, 0, 0, 0, 0, 0,
+        0};
     double *acc = malloc(3 * (size_t)ni * sizeof *acc), *t = malloc(run->repeat * sizeof *t);
     clphys_status st = acc && t ? CLPHYS_SUCCESS : CLPHYS_ERR_OUT_OF_MEMORY;
     clphys_nbody_gravity_multi *m = NULL;
@@ -101,8 +100,8 @@ static clphys_status weak_baseline(bench_run *run, long long ni, const double *x
 }
 
 /* Median over `repeat` calls of the largest over the ranks of each part. */
-static clphys_status timed_calls(bench_run *run, MPI_Comm comm, clphys_nbody_gravity_mpi *g, long long n, const double *x,
-                                 double *acc, double med[6])
+static clphys_status timed_calls(bench_run *run, MPI_Comm comm, clphys_nbody_gravity_mpi *g, long long n,
+                                 const double *x, double *acc, double med[6])
 {
     double *v = malloc(6 * (size_t)run->repeat * sizeof *v), *col = malloc(run->repeat * sizeof *col);
     clphys_status st = v && col ? CLPHYS_SUCCESS : CLPHYS_ERR_OUT_OF_MEMORY;
@@ -140,18 +139,32 @@ static void one_size(bench_run *run, mpi_env *e, long long n, int fp64)
     if (!st && e->rank == 0) {
         st = single_device(run, n, x, fp64, &in[0], &in[1]);
         if (!st) st = weak_baseline(run, e->k * n, x, N, fp64, &in[3]);
-        clphys_nbody_gravity_params prm = {0, fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_NBODY_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
-                                     0, 0, 0, 0, 0, 0, 0, 0, 0};
+        clphys_nbody_gravity_params prm = {0,
+                                           fp64 ? CLPHYS_FP64 : CLPHYS_FP32,
+                                           CLPHYS_NBODY_GRAVITY_AUTO,
+                                           1.0,
+                                           BENCH_GRAVITY_EPS,
+                                           0,
+                                           0,
+                                           0,
+                                           0,
+                                           0,
+                                           0,
+                                           0,
+                                           0,
+                                           0};
         clphys_nbody_gravity_mpi *g1 = NULL;
         double med[6] = {0};
-        if (!st) st = clphys_nbody_gravity_mpi_create(MPI_COMM_SELF, &run->ctx, 1, &prm, CLPHYS_NBODY_GRAVITY_EXCHANGE_RING, 0, &g1);
+        if (!st)
+            st = clphys_nbody_gravity_mpi_create(MPI_COMM_SELF, &run->ctx, 1, &prm, CLPHYS_NBODY_GRAVITY_EXCHANGE_RING,
+                                                 0, &g1);
         if (!st) st = timed_calls(run, MPI_COMM_SELF, g1, e->k * n, x, acc, med);
         in[2] = med[0];
         clphys_nbody_gravity_mpi_destroy(g1);
     }
     if (st && e->rank == 0) /* the device's message, or the MPI plan's */
-        bench_fail(run, "nbody_gravity_mpi", what, clphys_last_error(run->ctx)[0] ? clphys_last_error(run->ctx)
-                                                                           : clphys_last_error(NULL));
+        bench_fail(run, "nbody_gravity_mpi", what,
+                   clphys_last_error(run->ctx)[0] ? clphys_last_error(run->ctx) : clphys_last_error(NULL));
     if (clphys_mpi_agree(e->comm, NULL, st)) {
         free(x), free(acc), free(ref);
         return;
@@ -161,13 +174,27 @@ static void one_size(bench_run *run, mpi_env *e, long long n, int fp64)
     /* HYBRID with its default group (the largest power of two dividing P) and,
      * where that is all of P, also with groups of 2: doubling in pairs, then
      * the ring of pairs */
-    const clphys_nbody_gravity_exchange exs[] = {CLPHYS_NBODY_GRAVITY_EXCHANGE_RING, CLPHYS_NBODY_GRAVITY_EXCHANGE_DOUBLING, CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID,
-                                           CLPHYS_NBODY_GRAVITY_EXCHANGE_ALLGATHER, CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID};
+    const clphys_nbody_gravity_exchange exs[] = {
+        CLPHYS_NBODY_GRAVITY_EXCHANGE_RING, CLPHYS_NBODY_GRAVITY_EXCHANGE_DOUBLING,
+        CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID, CLPHYS_NBODY_GRAVITY_EXCHANGE_ALLGATHER,
+        CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID};
     const int groups[] = {0, 0, 0, 0, 2};
     const int nex = e->P >= 4 && e->P % 2 == 0 ? 5 : 4;
     for (int k = 0; k < nex; k++) {
-        clphys_nbody_gravity_params prm = {0, fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_NBODY_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
-                                     0, 0, 0, 0, 0, 0, 0, 0, 0};
+        clphys_nbody_gravity_params prm = {0,
+                                           fp64 ? CLPHYS_FP64 : CLPHYS_FP32,
+                                           CLPHYS_NBODY_GRAVITY_AUTO,
+                                           1.0,
+                                           BENCH_GRAVITY_EPS,
+                                           0,
+                                           0,
+                                           0,
+                                           0,
+                                           0,
+                                           0,
+                                           0,
+                                           0,
+                                           0};
         clphys_nbody_gravity_mpi *g = NULL;
         double med[6] = {0};
         st = clphys_nbody_gravity_mpi_create(e->comm, &run->ctx, 1, &prm, exs[k], groups[k], &g);
@@ -181,8 +208,17 @@ static void one_size(bench_run *run, mpi_env *e, long long n, int fp64)
         int group;
         const char *kvar = clphys_nbody_gravity_mpi_info(g, &used, &group);
         /* a noisy fit can put t_sync below 0: the model takes it as 0 */
-        clphys_nbody_gravity_model mo = {used, group, e->P, e->k, (double)n, in[0], in[1], e->net.latency_s,
-                                   e->net.bandwidth_bytes_per_s, fp64 ? 32 : 16, fmax(0, e->sync.t_sync_s)};
+        clphys_nbody_gravity_model mo = {used,
+                                         group,
+                                         e->P,
+                                         e->k,
+                                         (double)n,
+                                         in[0],
+                                         in[1],
+                                         e->net.latency_s,
+                                         e->net.bandwidth_bytes_per_s,
+                                         fp64 ? 32 : 16,
+                                         fmax(0, e->sync.t_sync_s)};
         clphys_nbody_gravity_prediction pr;
         memset(&pr, 0, sizeof pr);
         if (clphys_nbody_gravity_model_predict(&mo, &pr) && e->rank == 0)
@@ -191,31 +227,37 @@ static void one_size(bench_run *run, mpi_env *e, long long n, int fp64)
             /* the schema: weak scaling, the baseline one device's share
              * (k n i-particles against all N); the seed's definition
              * (T_1 = k n against k n) kept as seed_efficiency */
-            const bench_scaling sc = {.gpus = e->gpus, .ranks = e->P, .weak = 1, .n_per_device = N / e->gpus,
-                                      .baseline_s = in[3], .step_s = med[0], .exchange_s = med[3],
+            const bench_scaling sc = {.gpus = e->gpus,
+                                      .ranks = e->P,
+                                      .weak = 1,
+                                      .n_per_device = N / e->gpus,
+                                      .baseline_s = in[3],
+                                      .step_s = med[0],
+                                      .exchange_s = med[3],
                                       .exchange_floor_s = -1};
             bench_row row;
-            const int at = bench_scaling_row(&row, &sc, "nbody_gravity_mpi", fp64 ? "fp64" : "fp32", N, run->repeat, "%s%s",
-                                             clphys_nbody_gravity_exchange_name(used), groups[k] ? "-g2" : "");
+            const int at = bench_scaling_row(&row, &sc, "nbody_gravity_mpi", fp64 ? "fp64" : "fp32", N, run->repeat,
+                                             "%s%s", clphys_nbody_gravity_exchange_name(used), groups[k] ? "-g2" : "");
             row.kernel_s_median = row.kernel_s_min = med[2];
             row.total_s_median = med[0];
             bench_nbody_gravity_rates(run, &row, (double)N * (double)N, med[0], fp64, e->gpus);
             const double eff = med[0] > 0 ? e->P * in[2] / (e->k * med[0]) : 0;
-            int c = at + snprintf(row.params + at, sizeof row.params - at,
-                             ",\"eps\":%g,\"ranks_per_device\":%d,\"devices_per_rank\":1,"
-                             "\"particles_per_rank\":%lld,\"particles_per_device\":%lld,\"exchange\":\"%s\","
-                             "\"group\":%d,\"seed_efficiency\":%.4g,\"predicted_s\":%.6g,\"predicted_efficiency\":%.4g,"
-                             "\"kernel_s\":%.6g,\"kernel_span_s\":%.6g,"
-                             "\"exposed_s\":%.6g,\"hidden_fraction\":%.4g,\"bytes_sent\":%.6g,"
-                             "\"predicted_exchange_s\":%.6g,\"predicted_exposed_s\":%.6g,\"t_1_s\":%.6g,"
-                             "\"t_calc_s\":%.6g,\"concurrency\":%.4g,\"t_sync_s\":%.6g,\"t_launch_s\":%.6g,"
-                             "\"latency_s\":%.6g,\"bandwidth_bytes_per_s\":%.6g,\"kernel_variant\":\"%s\","
-                             "\"model_curve\":[",
-                             BENCH_GRAVITY_EPS, e->k, n, N / e->gpus, clphys_nbody_gravity_exchange_name(used),
-                             group, eff, pr.step_s, pr.efficiency, med[1], med[2], med[4],
-                             med[3] > 0 ? 1 - med[4] / med[3] : 1, med[5], pr.exchange_s, pr.exposed_s, in[2], in[0],
-                             in[1], e->sync.t_sync_s, e->sync.t_launch_s, e->net.latency_s,
-                             e->net.bandwidth_bytes_per_s, kvar);
+            int c =
+                at +
+                snprintf(row.params + at, sizeof row.params - at,
+                         ",\"eps\":%g,\"ranks_per_device\":%d,\"devices_per_rank\":1,"
+                         "\"particles_per_rank\":%lld,\"particles_per_device\":%lld,\"exchange\":\"%s\","
+                         "\"group\":%d,\"seed_efficiency\":%.4g,\"predicted_s\":%.6g,\"predicted_efficiency\":%.4g,"
+                         "\"kernel_s\":%.6g,\"kernel_span_s\":%.6g,"
+                         "\"exposed_s\":%.6g,\"hidden_fraction\":%.4g,\"bytes_sent\":%.6g,"
+                         "\"predicted_exchange_s\":%.6g,\"predicted_exposed_s\":%.6g,\"t_1_s\":%.6g,"
+                         "\"t_calc_s\":%.6g,\"concurrency\":%.4g,\"t_sync_s\":%.6g,\"t_launch_s\":%.6g,"
+                         "\"latency_s\":%.6g,\"bandwidth_bytes_per_s\":%.6g,\"kernel_variant\":\"%s\","
+                         "\"model_curve\":[",
+                         BENCH_GRAVITY_EPS, e->k, n, N / e->gpus, clphys_nbody_gravity_exchange_name(used), group, eff,
+                         pr.step_s, pr.efficiency, med[1], med[2], med[4], med[3] > 0 ? 1 - med[4] / med[3] : 1, med[5],
+                         pr.exchange_s, pr.exposed_s, in[2], in[0], in[1], e->sync.t_sync_s, e->sync.t_launch_s,
+                         e->net.latency_s, e->net.bandwidth_bytes_per_s, kvar);
             /* the model's weak scaling with these inputs, one rank per device */
             for (int p = 1; p <= 256 && c < (int)sizeof row.params - 40; p *= 2) {
                 clphys_nbody_gravity_model mp = mo;
@@ -226,9 +268,10 @@ static void one_size(bench_run *run, mpi_env *e, long long n, int fp64)
             }
             snprintf(row.params + c, sizeof row.params - c, "]}");
             bench_nbody_gravity_verify(run, &row, nv, acc, ref, fp64);
-            snprintf(row.note, sizeof row.note, "P %d (k %d per device), n %lld: step %.4g ms, predicted %.4g ms; "
-                     "efficiency %.3g (predicted %.3g); exchange %.4g ms, not hidden %.4g ms", e->P, e->k, n,
-                     1e3 * med[0], 1e3 * pr.step_s, eff, pr.efficiency, 1e3 * med[3], 1e3 * med[4]);
+            snprintf(row.note, sizeof row.note,
+                     "P %d (k %d per device), n %lld: step %.4g ms, predicted %.4g ms; "
+                     "efficiency %.3g (predicted %.3g); exchange %.4g ms, not hidden %.4g ms",
+                     e->P, e->k, n, 1e3 * med[0], 1e3 * pr.step_s, eff, pr.efficiency, 1e3 * med[3], 1e3 * med[4]);
             bench_add_row(run, &row);
         }
         clphys_nbody_gravity_mpi_destroy(g);
@@ -249,9 +292,11 @@ int bench_nbody_gravity_mpi(bench_run *run)
         return 1;
     }
     if (e.rank == 0)
-        fprintf(stderr, "  gravity_mpi: %d ranks, %d per device; latency %.3g us, bandwidth %.3g GB/s, t_sync %.3g "
-                        "us, t_launch %.3g us\n", e.P, e.k, 1e6 * e.net.latency_s, 1e-9 * e.net.bandwidth_bytes_per_s,
-                1e6 * e.sync.t_sync_s, 1e6 * e.sync.t_launch_s);
+        fprintf(stderr,
+                "  gravity_mpi: %d ranks, %d per device; latency %.3g us, bandwidth %.3g GB/s, t_sync %.3g "
+                "us, t_launch %.3g us\n",
+                e.P, e.k, 1e6 * e.net.latency_s, 1e-9 * e.net.bandwidth_bytes_per_s, 1e6 * e.sync.t_sync_s,
+                1e6 * e.sync.t_launch_s);
     const long long gpu[] = {4096, 8192, 65536}, cpu[] = {256, 1024};
     const long long *sz = run->quick ? cpu : gpu;
     int ns = run->quick ? 2 : 3;

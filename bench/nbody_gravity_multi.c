@@ -50,19 +50,32 @@ static void sync_row(bench_run *run)
     for (int i = 0; i < c.points && k < (int)sizeof row.params - 64; i++)
         k += snprintf(row.params + k, sizeof row.params - k, "%s[%g,%.6g]", i ? "," : "", c.n_sub[i], c.t_tot_s[i]);
     snprintf(row.params + k, sizeof row.params - k, "]}");
-    snprintf(row.note, sizeof row.note, "t_tot(N_sub) = t_sync + N_sub t_launch fitted (Miki et al., sec. 5): "
-             "t_sync %.3g us, t_launch %.3g us", 1e6 * c.t_sync_s, 1e6 * c.t_launch_s);
+    snprintf(row.note, sizeof row.note,
+             "t_tot(N_sub) = t_sync + N_sub t_launch fitted (Miki et al., sec. 5): "
+             "t_sync %.3g us, t_launch %.3g us",
+             1e6 * c.t_sync_s, 1e6 * c.t_launch_s);
     bench_add_row(run, &row);
 }
-
 
 /* One configuration; *span gets its median kernel span (0 on failure). */
 static void one_case(bench_run *run, long long n, const double *x, const double *ref, int nv, int fp64, int queues,
                      int j_split, double span_q1, double *span)
 {
     *span = 0;
-    clphys_nbody_gravity_params prm = {0, fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_NBODY_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
-                                 0, 0, 0, 0, 0, 0, 0, j_split, 0};
+    clphys_nbody_gravity_params prm = {0,
+                                       fp64 ? CLPHYS_FP64 : CLPHYS_FP32,
+                                       CLPHYS_NBODY_GRAVITY_AUTO,
+                                       1.0,
+                                       BENCH_GRAVITY_EPS,
+                                       0,
+                                       0,
+                                       0,
+                                       0,
+                                       0,
+                                       0,
+                                       0,
+                                       j_split,
+                                       0};
     clphys_nbody_gravity_multi *m = NULL;
     char what[64];
     snprintf(what, sizeof what, "%s n=%lld q%d", fp64 ? "fp64" : "fp32", n, queues);
@@ -96,8 +109,13 @@ static void one_case(bench_run *run, long long n, const double *x, const double 
          * concurrency); seed_efficiency: the seed's own name for it */
         char sj[512] = "\"gpus\":1,\"ranks\":1";
         if (queues == 2) {
-            const bench_scaling sc = {.gpus = 1, .ranks = 1, .n_per_device = n, .baseline_s = span_q1,
-                                      .step_s = *span, .exchange_s = -1, .exchange_floor_s = -1};
+            const bench_scaling sc = {.gpus = 1,
+                                      .ranks = 1,
+                                      .n_per_device = n,
+                                      .baseline_s = span_q1,
+                                      .step_s = *span,
+                                      .exchange_s = -1,
+                                      .exchange_floor_s = -1};
             bench_scaling_json(&sc, sj, sizeof sj);
         }
         snprintf(row.params, sizeof row.params,
@@ -106,8 +124,10 @@ static void one_case(bench_run *run, long long n, const double *x, const double 
                  BENCH_GRAVITY_EPS, sj, n, queues, j_split, eff, eff, ref_median(ks, run->repeat), inter);
         bench_nbody_gravity_verify(run, &row, nv, acc, ref, fp64);
         if (queues == 2)
-            snprintf(row.note, sizeof row.note, "two j-blocks of %lld on two queues: %.3gx the one-queue rate "
-                     "(the seed's super-linear factor)", n, eff);
+            snprintf(row.note, sizeof row.note,
+                     "two j-blocks of %lld on two queues: %.3gx the one-queue rate "
+                     "(the seed's super-linear factor)",
+                     n, eff);
         bench_add_row(run, &row);
     }
     clphys_nbody_gravity_multi_destroy(m);
@@ -126,8 +146,9 @@ static void devices_case(bench_run *run, int weak, long long n, int fp64)
     char what[64];
     snprintf(what, sizeof what, "%s %s N=%lld over %d devices", fp64 ? "fp64" : "fp32", weak ? "weak" : "strong", N,
              nd);
-    clphys_nbody_gravity_params prm = {0, fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_NBODY_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS,
-                                 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    clphys_nbody_gravity_params prm = {
+        0, fp64 ? CLPHYS_FP64 : CLPHYS_FP32, CLPHYS_NBODY_GRAVITY_AUTO, 1.0, BENCH_GRAVITY_EPS, 0, 0, 0, 0, 0, 0, 0, 0,
+        0};
     double *x = bench_nbody_gravity_particles(N), *acc = malloc(3 * (size_t)N * sizeof *acc);
     const int nv = N < NVER ? (int)N : NVER, rep = run->repeat < 5 ? run->repeat : 5;
     double *ref = malloc(3 * (size_t)nv * sizeof *ref), t[2][5] = {{0}};
@@ -144,14 +165,20 @@ static void devices_case(bench_run *run, int weak, long long n, int fp64)
             st = clphys_nbody_gravity_multi_compute(m, ni, x, (size_t)N, x, 0, acc, NULL, &tm);
             t[k][r] = tm.total_s;
         }
-        if (st) bench_fail(run, "nbody_gravity_multi", what, clphys_last_error(run->ctx));
+        if (st)
+            bench_fail(run, "nbody_gravity_multi", what, clphys_last_error(run->ctx));
         else if (k) {
-            const bench_scaling sc = {.gpus = bench_distinct_devices(run), .ranks = 1, .weak = weak, .n_per_device = N / nd,
-                                      .baseline_s = ref_median(t[0], rep), .step_s = ref_median(t[1], rep),
-                                      .exchange_s = -1, .exchange_floor_s = -1};
+            const bench_scaling sc = {.gpus = bench_distinct_devices(run),
+                                      .ranks = 1,
+                                      .weak = weak,
+                                      .n_per_device = N / nd,
+                                      .baseline_s = ref_median(t[0], rep),
+                                      .step_s = ref_median(t[1], rep),
+                                      .exchange_s = -1,
+                                      .exchange_floor_s = -1};
             bench_row row;
-            const int at = bench_scaling_row(&row, &sc, "nbody_gravity_multi", fp64 ? "fp64" : "fp32", N, rep, "devices-%s",
-                                             weak ? "weak" : "strong");
+            const int at = bench_scaling_row(&row, &sc, "nbody_gravity_multi", fp64 ? "fp64" : "fp32", N, rep,
+                                             "devices-%s", weak ? "weak" : "strong");
             row.kernel_s_median = row.kernel_s_min = sc.step_s;
             row.total_s_median = sc.step_s;
             bench_nbody_gravity_rates(run, &row, (double)N * (double)N, sc.step_s, fp64, sc.gpus);
@@ -160,8 +187,10 @@ static void devices_case(bench_run *run, int weak, long long n, int fp64)
                      "i-particles against all %lld\",\"kernel_variant\":\"%s\"}",
                      BENCH_GRAVITY_EPS, nd, bi, N, clphys_nbody_gravity_multi_info(m, NULL, NULL));
             bench_nbody_gravity_verify(run, &row, nv, acc, ref, fp64);
-            snprintf(row.note, sizeof row.note, "one call's wall time (uploads and read-back included), medians; %s "
-                     "scaling over %d devices: %.3gx", weak ? "weak" : "strong", nd, sc.baseline_s / sc.step_s);
+            snprintf(row.note, sizeof row.note,
+                     "one call's wall time (uploads and read-back included), medians; %s "
+                     "scaling over %d devices: %.3gx",
+                     weak ? "weak" : "strong", nd, sc.baseline_s / sc.step_s);
             bench_add_row(run, &row);
         }
         clphys_nbody_gravity_multi_destroy(m);

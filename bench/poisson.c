@@ -39,7 +39,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define TOL 1e-8
+#define TOL    1e-8
 #define MAXREP 9
 
 typedef struct {
@@ -64,8 +64,8 @@ static int geom_make(grid s, int basin, geom *G)
     if (clphys_poisson_levels(s.nz, 4000, pow(22.0, 1.0 / (s.nz > 1 ? s.nz - 1 : 1)), G->dz)) return -1;
     if (basin ? clphys_poisson_basin(s.nx, s.ny, 7, 4000, 0, G->depth) : clphys_poisson_box(s.nx, s.ny, 4000, G->depth))
         return -1;
-    G->g = (clphys_poisson_geometry){.nx = s.nx, .ny = s.ny, .nz = s.nz, .dx = G->dx, .dy = G->dy, .dz = G->dz,
-                                     .depth = G->depth};
+    G->g = (clphys_poisson_geometry){
+        .nx = s.nx, .ny = s.ny, .nz = s.nz, .dx = G->dx, .dy = G->dy, .dz = G->dz, .depth = G->depth};
     return 0;
 }
 
@@ -103,8 +103,10 @@ static double stencil_error(grid s, const double *a, const double *x, const doub
 #pragma omp parallel for schedule(static) reduction(max : worst)
     for (size_t c = 0; c < n; c++) {
         double e;
-        if (!isfinite(y[c])) e = INFINITY;
-        else if (a[3 * n + c] == 0) e = y[c] == x[c] || y[c] == (float)x[c] ? 0 : INFINITY;
+        if (!isfinite(y[c]))
+            e = INFINITY;
+        else if (a[3 * n + c] == 0)
+            e = y[c] == x[c] || y[c] == (float)x[c] ? 0 : INFINITY;
         else {
             double scale = 1e-300;
             for (int d = -3; d <= 3; d++)
@@ -116,7 +118,8 @@ static double stencil_error(grid s, const double *a, const double *x, const doub
     return worst;
 }
 
-static const int gpu_shapes[][2] = {{32, 1}, {32, 2}, {32, 4}, {32, 8}, {64, 1}, {64, 2}, {64, 4}, {128, 1}, {128, 2}, {256, 1}};
+static const int gpu_shapes[][2] = {{32, 1}, {32, 2}, {32, 4},  {32, 8},  {64, 1},
+                                    {64, 2}, {64, 4}, {128, 1}, {128, 2}, {256, 1}};
 
 /* the stencil's median kernel time for each precision with the plan's own
  * (tuned) variant, for the V-cycle rows' time ratio */
@@ -137,8 +140,8 @@ static void stencil_rows(bench_run *run, grid s, clphys_poisson_plan *pl, const 
     clphys_poisson_info info;
     clphys_poisson_plan_info(pl, &info);
     const int tv = info.variant, tl[2] = {info.local_size[0], info.local_size[1]}, tsrc = info.tune_source;
-    static const char *const vname[] = {"auto", "column", "cell", "column-vec"},
-                             *const src[] = {"given", "heuristic", "measured", "cache"};
+    static const char *const vname[] = {"auto", "column", "cell", "column-vec"}, *const src[] = {"given", "heuristic",
+                                                                                                 "measured", "cache"};
     /* GPUs: each variant in every shape with --full; by default at the runtime's shape */
     const int nshape = run->dev->is_gpu && run->full ? (int)(sizeof gpu_shapes / sizeof gpu_shapes[0]) : 0;
     for (int prec = 0; prec < 2; prec++) {
@@ -174,9 +177,12 @@ static void stencil_rows(bench_run *run, grid s, clphys_poisson_plan *pl, const 
             }
             bench_row r;
             char variant[48];
-            if (cfg < 0) snprintf(variant, sizeof variant, "stencil-%s-tuned", vname[v]);
-            else if (shape) snprintf(variant, sizeof variant, "stencil-%s-%dx%d", vname[v], shape[0], shape[1]);
-            else snprintf(variant, sizeof variant, "stencil-%s", vname[v]);
+            if (cfg < 0)
+                snprintf(variant, sizeof variant, "stencil-%s-tuned", vname[v]);
+            else if (shape)
+                snprintf(variant, sizeof variant, "stencil-%s-%dx%d", vname[v], shape[0], shape[1]);
+            else
+                snprintf(variant, sizeof variant, "stencil-%s", vname[v]);
             row_init(&r, variant, pname, n, run->repeat);
             r.kernel_s_median = ref_median(ks, run->repeat);
             r.kernel_s_min = ref_min(ks, run->repeat);
@@ -235,8 +241,8 @@ static void vcycle_rows(bench_run *run, grid s, const geom *G, int smooth, clphy
     for (int prec = 0; prec < 2; prec++) {
         const char *pname = prec ? "fp64" : "fp32";
         if (!bench_wants_precision(run, pname)) continue;
-        const clphys_poisson_params p = {.precision = prec ? CLPHYS_POISSON_FP64 : CLPHYS_POISSON_MIXED, .smooth = smooth,
-                                         .line = line};
+        const clphys_poisson_params p = {
+            .precision = prec ? CLPHYS_POISSON_FP64 : CLPHYS_POISSON_MIXED, .smooth = smooth, .line = line};
         clphys_poisson_plan *pl = NULL;
         cl_mem fr = NULL, fz = NULL;
         if (clphys_poisson_plan_create(run->ctx, &G->g, &p, &pl) || clphys_poisson_field_create(pl, CLPHYS_FP64, &fr) ||
@@ -253,9 +259,9 @@ static void vcycle_rows(bench_run *run, grid s, const geom *G, int smooth, clphy
         }
         const int staged = info.line == CLPHYS_POISSON_LINE_STAGED;
         const int nshape = !run->dev->is_gpu ? 1
-                           : staged          ? (all_shapes ? (int)(sizeof staged_vshapes / sizeof staged_vshapes[0]) : 1)
-                           : run->full       ? (int)(sizeof gpu_vshapes / sizeof gpu_vshapes[0])
-                                             : 1;
+                           : staged    ? (all_shapes ? (int)(sizeof staged_vshapes / sizeof staged_vshapes[0]) : 1)
+                           : run->full ? (int)(sizeof gpu_vshapes / sizeof gpu_vshapes[0])
+                                       : 1;
         for (int sh = 0; sh < nshape; sh++) {
             const int *shape = !run->dev->is_gpu ? NULL : staged ? staged_vshapes[sh] : gpu_vshapes[sh];
             if (clphys_poisson_set_vcycle_shape(pl, shape)) continue;
@@ -278,7 +284,8 @@ static void vcycle_rows(bench_run *run, grid s, const geom *G, int smooth, clphy
             if (shape)
                 snprintf(variant, sizeof variant, "vcycle-%s-smooth%d-%dx%d", line_names[info.line], smooth,
                          info.vcycle_local_size[0], info.vcycle_local_size[1]);
-            else snprintf(variant, sizeof variant, "vcycle-%s-smooth%d", line_names[info.line], smooth);
+            else
+                snprintf(variant, sizeof variant, "vcycle-%s-smooth%d", line_names[info.line], smooth);
             row_init(&row, variant, pname, n, run->repeat);
             row.kernel_s_median = ref_median(ks, run->repeat);
             row.kernel_s_min = ref_min(ks, run->repeat);
@@ -299,8 +306,7 @@ static void vcycle_rows(bench_run *run, grid s, const geom *G, int smooth, clphy
                      "\"local_size\":\"%dx%d\",\"vcycle_bytes\":%.6g,\"stencil_equivalents\":%.3f,"
                      "\"time_over_stencil\":%.3f,\"io\":\"fp64 r in, fp64 z out\"}",
                      gname, line_names[info.line], info.levels, smooth, shape ? info.vcycle_local_size[0] : 0,
-                     shape ? info.vcycle_local_size[1] : 0, info.vcycle_bytes,
-                     info.vcycle_bytes / sbytes,
+                     shape ? info.vcycle_local_size[1] : 0, info.vcycle_bytes, info.vcycle_bytes / sbytes,
                      tuned_stencil_s[prec] > 0 ? row.kernel_s_median / tuned_stencil_s[prec] : 0);
             snprintf(row.note, sizeof row.note,
                      "kernel_s: first kernel START to last END of one V-cycle; error: max |z - z_ref| / max |z_ref| "
@@ -349,9 +355,9 @@ static solve_stats solve_case(bench_run *run, const geom *G, clphys_poisson_prec
     const double t0 = bench_now();
     int ok = x && !clphys_poisson_plan_create(run->ctx, &G->g, &p, &pl);
     st.plan_s = bench_now() - t0;
-    ok = ok &&
-             !clphys_poisson_field_create(pl, CLPHYS_FP64, &fm) && !clphys_poisson_field_create(pl, CLPHYS_FP64, &xm) &&
-             !clphys_poisson_field_write(pl, CLPHYS_FP64, fm, f) && !clphys_poisson_solve_mem(pl, fm, xm, &res);
+    ok = ok && !clphys_poisson_field_create(pl, CLPHYS_FP64, &fm) &&
+         !clphys_poisson_field_create(pl, CLPHYS_FP64, &xm) && !clphys_poisson_field_write(pl, CLPHYS_FP64, fm, f) &&
+         !clphys_poisson_solve_mem(pl, fm, xm, &res);
     for (int i = 0; i < rep && ok; i++) {
         ok = !clphys_poisson_solve_mem(pl, fm, xm, &res);
         dev[i] = res.seconds;
@@ -454,7 +460,8 @@ static void solve_rows(bench_run *run, grid s, int basin, int smooth, int with_f
         if (!st[k].ok) continue;
         bench_row r;
         char variant[48];
-        snprintf(variant, sizeof variant, "solve-%s-%s%s", basin ? "basin" : "box", names[k], smooth == 2 ? "" : "-smooth1");
+        snprintf(variant, sizeof variant, "solve-%s-%s%s", basin ? "basin" : "box", names[k],
+                 smooth == 2 ? "" : "-smooth1");
         row_init(&r, variant, k == 0 ? "mixed" : names[k], n, cmp_runs(run->repeat));
         r.kernel_s_median = st[k].s_med;
         r.kernel_s_min = st[k].s_med;
@@ -466,9 +473,8 @@ static void solve_rows(bench_run *run, grid s, int basin, int smooth, int with_f
          * partial sums (z, label) and the shift (z, label read, z written) */
         const double proj = k == 2 ? 0 : (12.0 * regions + 20.0) * (double)n;
         const double iter_bytes = 19.0 * rs_cg * (double)n + st[k].vcycle_bytes + (regions > 0 ? proj : 0);
-        const double floor_s = run->limits.copy_bytes_per_s > 0
-                                   ? st[k].iterations * iter_bytes / run->limits.copy_bytes_per_s
-                                   : 0;
+        const double floor_s =
+            run->limits.copy_bytes_per_s > 0 ? st[k].iterations * iter_bytes / run->limits.copy_bytes_per_s : 0;
         r.bytes_per_s = st[k].iterations * iter_bytes / st[k].s_med;
         snprintf(r.byte_model, sizeof r.byte_model, "per CG iteration: stencil + V-cycle + 13 level-1 passes");
         bench_set_fraction(run, &r, "copy_bytes_per_s", r.bytes_per_s);
@@ -503,8 +509,9 @@ static void solve_rows(bench_run *run, grid s, int basin, int smooth, int with_f
     /* the peer goes into the mixed row's params (hypre_pfmg_cg), not a row
      * of its own: a row is a clphys result verified by the reference */
     if (hypre_it > 0)
-        fprintf(stderr, "  poisson   hypre PFMG-CG %s %s: %d iterations, %.4g s, true residual %.2e%s; clphys mixed %d "
-                        "iterations, %.4g s\n",
+        fprintf(stderr,
+                "  poisson   hypre PFMG-CG %s %s: %d iterations, %.4g s, true residual %.2e%s; clphys mixed %d "
+                "iterations, %.4g s\n",
                 basin ? "basin" : "box", gname, hypre_it, hypre_s, hypre_res,
                 hypre_ok ? "" : " (NOT the tolerance: flagged, left out of the ratio)", st[0].iterations,
                 st[0].total_med);

@@ -84,8 +84,8 @@ int main(int argc, char **argv)
         a[(-1 + 3) * n + 0] = a[(-2 + 3) * n + 0] = a[(-3 + 3) * n + 0] = 0;
         a[(-1 + 3) * n + east] = 0, a[(-2 + 3) * n + north] = 0;
         if (nz > 1) a[(-3 + 3) * n + below] = 0;
-        if (nx > 1) a[(1 + 3) * n + (size_t)(nx - 1)] = 0;                 /* periodic x: west of 0 */
-        if (ny > 1) a[(2 + 3) * n + (size_t)(ny - 1) * (size_t)nx] = 0;    /* periodic y: south of 0 */
+        if (nx > 1) a[(1 + 3) * n + (size_t)(nx - 1)] = 0;              /* periodic x: west of 0 */
+        if (ny > 1) a[(2 + 3) * n + (size_t)(ny - 1) * (size_t)nx] = 0; /* periodic y: south of 0 */
         b0 = b[0], b[0] = 0;
     }
     HYPRE_Init();
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
     int px = 0, py = 0;
     for (int k = 0; k < nz; k++) {
         for (int j = 0; j < ny; j++) px |= a[2 * n + (size_t)k * plane + (size_t)j * nx] != 0; /* west of i = 0 */
-        for (int i = 0; i < nx; i++) py |= a[1 * n + (size_t)k * plane + (size_t)i] != 0;       /* south of j = 0 */
+        for (int i = 0; i < nx; i++) py |= a[1 * n + (size_t)k * plane + (size_t)i] != 0;      /* south of j = 0 */
     }
     HYPRE_StructGrid grid;
     HYPRE_StructGridCreate(MPI_COMM_WORLD, 3, &grid);

@@ -224,14 +224,14 @@ static void hypre_peer(bench_run *run, const geom *G, const double *f, int P, ch
     const char *const quoted[6] = {peer, bind, mpx, path, ld, agent};
     for (int q = 0; q < 6; q++) ok = ok && !(quoted[q] && strchr(quoted[q], '\''));
     if (ok && efd >= 0) {
-        snprintf(cmd, sizeof cmd,
-                 "env -i PATH='%s' LD_LIBRARY_PATH='%s' HOME='%s' OMPI_ALLOW_RUN_AS_ROOT=1 "
-                 "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 OMP_NUM_THREADS=1 %s%s%s%s%s%s'%s' "
-                 "-np %d '%s' '%s' 1 2>'%s'",
-                 path ? path : "/usr/bin:/bin", ld ? ld : "", home ? home : "/tmp",
-                 bind ? "OMPI_MCA_hwloc_base_binding_policy='" : "", bind ? bind : "", bind ? "' " : "",
-                 agent ? "OMPI_MCA_plm_rsh_agent='" : "", agent ? agent : "", agent ? "' " : "", mpx, P, peer, file,
-                 errf);
+        snprintf(
+            cmd, sizeof cmd,
+            "env -i PATH='%s' LD_LIBRARY_PATH='%s' HOME='%s' OMPI_ALLOW_RUN_AS_ROOT=1 "
+            "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 OMP_NUM_THREADS=1 %s%s%s%s%s%s'%s' "
+            "-np %d '%s' '%s' 1 2>'%s'",
+            path ? path : "/usr/bin:/bin", ld ? ld : "", home ? home : "/tmp",
+            bind ? "OMPI_MCA_hwloc_base_binding_policy='" : "", bind ? bind : "", bind ? "' " : "",
+            agent ? "OMPI_MCA_plm_rsh_agent='" : "", agent ? agent : "", agent ? "' " : "", mpx, P, peer, file, errf);
         FILE *p = popen(cmd, "r");
         int got = 0;
         while (p && !got && fgets(line, sizeof line, p)) got = line[0] == '{';
@@ -283,10 +283,11 @@ int bench_poisson_mpi(bench_run *run)
     MPI_Dims_create(P, 2, dims);
     const char *genv0 = getenv("CLPHYS_BENCH_POISSON_GRID");
     int whole_grid[3];
-    if (genv0 && (sscanf(genv0, "%dx%dx%d", &whole_grid[0], &whole_grid[1], &whole_grid[2]) != 3 ||
-                  whole_grid[0] % dims[0] || whole_grid[1] % dims[1] || whole_grid[0] / dims[0] < 4 ||
-                  whole_grid[1] / dims[1] < 4 || whole_grid[2] < 1)) {
-        if (rank == 0) bench_fail(run, "poisson_mpi", "CLPHYS_BENCH_POISSON_GRID", "not NXxNYxNZ divisible by the grid");
+    if (genv0 &&
+        (sscanf(genv0, "%dx%dx%d", &whole_grid[0], &whole_grid[1], &whole_grid[2]) != 3 || whole_grid[0] % dims[0] ||
+         whole_grid[1] % dims[1] || whole_grid[0] / dims[0] < 4 || whole_grid[1] / dims[1] < 4 || whole_grid[2] < 1)) {
+        if (rank == 0)
+            bench_fail(run, "poisson_mpi", "CLPHYS_BENCH_POISSON_GRID", "not NXxNYxNZ divisible by the grid");
         return 0;
     }
     if (genv0) share[0] = whole_grid[0] / dims[0], share[1] = whole_grid[1] / dims[1], share[2] = whole_grid[2];
@@ -381,19 +382,21 @@ int bench_poisson_mpi(bench_run *run)
              * smooth V-cycle exchanges in fp32, doubled for the coarser levels */
             const double halo_iter = 2 * halo * (1 + 2.0 * 2 * 0.5 * 2);
             /* no floor without the one-device plan's bytes (baseline skipped) */
-            const double floor_s = !(strong.iter_bytes > 0) ? 0 : (run->limits.copy_bytes_per_s > 0
-                                        ? res.iterations * strong.iter_bytes / P / run->limits.copy_bytes_per_s
-                                        : 0) +
-                                   (h2d > 0 ? res.iterations * halo_iter / h2d : 0);
+            const double floor_s = !(strong.iter_bytes > 0)
+                                       ? 0
+                                       : (run->limits.copy_bytes_per_s > 0
+                                              ? res.iterations * strong.iter_bytes / P / run->limits.copy_bytes_per_s
+                                              : 0) +
+                                             (h2d > 0 ? res.iterations * halo_iter / h2d : 0);
             for (int w = 0; w < 2; w++) {
                 const single_run *b = w ? &weak : &strong;
                 if (!b->ok) continue;
                 const bench_scaling sc = {gpus, P,    w,  w ? (long long)n1 : (long long)(n / (size_t)P),
                                           b->s, step, -1, h2d > 0 ? res.iterations * halo_iter / h2d : -1};
                 bench_row row;
-                const int at = bench_scaling_row(&row, &sc, "poisson_mpi", pname, (long long)n, run->repeat,
-                                                 "solve-basin-%s-%dx%d%s", w ? "weak" : "strong", dims[0], dims[1],
-                                                 gname);
+                const int at =
+                    bench_scaling_row(&row, &sc, "poisson_mpi", pname, (long long)n, run->repeat,
+                                      "solve-basin-%s-%dx%d%s", w ? "weak" : "strong", dims[0], dims[1], gname);
                 row.kernel_s_median = row.kernel_s_min = row.total_s_median = step;
                 row.rate = 1.0 / step;
                 snprintf(row.rate_unit, sizeof row.rate_unit, "solves/s");

@@ -62,7 +62,8 @@ void bench_print_table(const bench_run *run, FILE *out)
         fprintf(out, "%-9s %-24s %-4s %10lld %11.4f %11.4f %12.4g %-18s %9s %9s %7s %9.2e %s\n", r->path, r->variant,
                 r->precision, r->n, 1e3 * r->kernel_s_median, 1e3 * r->total_s_median, r->rate, r->rate_unit,
                 cell(g, sizeof g, "%.1f", r->gflops), cell(b, sizeof b, "%.1f", r->bytes_per_s / 1e9),
-                cell(l, sizeof l, "%.1f%%", 100.0 * r->fraction_of_limit), r->max_rel_error, r->verified ? "yes" : "NO");
+                cell(l, sizeof l, "%.1f%%", 100.0 * r->fraction_of_limit), r->max_rel_error,
+                r->verified ? "yes" : "NO");
     }
     print_auto(run, out);
     /* CPU timings on a VM are only as good as the CPU time it got */
@@ -94,7 +95,8 @@ static const bench_row *best_of_case(const bench_run *run, const bench_row *r)
         const bench_row *o = &run->rows[i];
         if (!strcmp(o->path, r->path) && !strcmp(o->precision, r->precision) && o->n == r->n &&
             !strcmp(o->case_key, r->case_key) && (o->verified || !run->verify) && o->kernel_s_median > 0 &&
-            o->kernel_s_median < b->kernel_s_median && strcmp(o->variant, "c-openmp") && strcmp(o->variant, "c-reference"))
+            o->kernel_s_median < b->kernel_s_median && strcmp(o->variant, "c-openmp") &&
+            strcmp(o->variant, "c-reference"))
             b = o;
     }
     return b;
@@ -130,9 +132,10 @@ static void print_auto(const bench_run *run, FILE *out)
         if (!r->auto_choice[0]) continue;
         const bench_row *b = best_of_case(run, r);
         if (!any++)
-            fprintf(out, "\nauto: what a plan left to auto chose, against the fastest variant of the same case\n"
-                         "%-9s %-4s %10s %-12s %-56s %11s %-24s %11s %8s\n", "path", "prec", "n", "case", "auto_choice",
-                    "kernel_ms", "best", "best_ms", "vs_best");
+            fprintf(out,
+                    "\nauto: what a plan left to auto chose, against the fastest variant of the same case\n"
+                    "%-9s %-4s %10s %-12s %-56s %11s %-24s %11s %8s\n",
+                    "path", "prec", "n", "case", "auto_choice", "kernel_ms", "best", "best_ms", "vs_best");
         int paired;
         const double q = auto_ratio(r, b, &paired);
         fprintf(out, "%-9s %-4s %10lld %-12s %-56.56s %11.4f %-24s %11.4f %7.3fx%s\n", r->path, r->precision, r->n,
@@ -257,7 +260,8 @@ int bench_write_json(const bench_run *run, const char *file, char *err, size_t e
         } else {
             int ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
             ok = fclose(f) == 0 && ok;
-            if (ok && rename(tmp, file) == 0) rc = 0;
+            if (ok && rename(tmp, file) == 0)
+                rc = 0;
             else {
                 snprintf(err, errlen, "writing %s failed", file);
                 remove(tmp);

@@ -9,8 +9,10 @@ void bench_print_limits(const clphys_limits *lim, const clphys_device_info *dev,
             lim->copy_bytes_per_s / 1e9, lim->buffer_bytes >> 20);
     fprintf(out, "  triad bandwidth  %9.1f GB/s\n", lim->triad_bytes_per_s / 1e9);
     fprintf(out, "  fp32 FMA         %9.1f GFLOP/s (2 flops per multiply-add)\n", lim->fma_fp32_flops / 1e9);
-    if (lim->fma_fp64_flops > 0) fprintf(out, "  fp64 FMA         %9.1f GFLOP/s\n", lim->fma_fp64_flops / 1e9);
-    else fprintf(out, "  fp64 FMA         (no fp64 on this device)\n");
+    if (lim->fma_fp64_flops > 0)
+        fprintf(out, "  fp64 FMA         %9.1f GFLOP/s\n", lim->fma_fp64_flops / 1e9);
+    else
+        fprintf(out, "  fp64 FMA         (no fp64 on this device)\n");
 }
 
 void bench_print_transfers(const clphys_transfer_limits *t, FILE *out)

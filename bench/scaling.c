@@ -25,8 +25,8 @@ static int num(char *buf, size_t len, const char *key, double v)
 
 int bench_scaling_json(const bench_scaling *s, char *buf, size_t len)
 {
-    int c = snprintf(buf, len, "\"gpus\":%d,\"ranks\":%d,\"scaling\":\"%s\",\"n_per_device\":%lld",
-                     s->gpus, s->ranks, s->weak ? "weak" : "strong", s->n_per_device);
+    int c = snprintf(buf, len, "\"gpus\":%d,\"ranks\":%d,\"scaling\":\"%s\",\"n_per_device\":%lld", s->gpus, s->ranks,
+                     s->weak ? "weak" : "strong", s->n_per_device);
     c += num(buf + (c < (int)len ? c : (int)len), c < (int)len ? len - c : 0, "baseline_s", s->baseline_s);
     c += snprintf(buf + (c < (int)len ? c : (int)len), c < (int)len ? len - c : 0, ",\"step_s\":%.6g", s->step_s);
     const double sp = s->baseline_s < 0 ? -1 : bench_scaling_speedup(s);
@@ -37,8 +37,7 @@ int bench_scaling_json(const bench_scaling *s, char *buf, size_t len)
     c += num(buf + (c < (int)len ? c : (int)len), c < (int)len ? len - c : 0, "efficiency",
              s->baseline_s < 0 ? -1 : bench_scaling_efficiency(s));
     c += num(buf + (c < (int)len ? c : (int)len), c < (int)len ? len - c : 0, "exchange_s", s->exchange_s);
-    c += num(buf + (c < (int)len ? c : (int)len), c < (int)len ? len - c : 0, "exchange_floor_s",
-             s->exchange_floor_s);
+    c += num(buf + (c < (int)len ? c : (int)len), c < (int)len ? len - c : 0, "exchange_floor_s", s->exchange_floor_s);
     return c;
 }
 

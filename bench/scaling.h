@@ -35,14 +35,14 @@
 #include <stddef.h>
 
 typedef struct {
-    int gpus;                 /* distinct devices                          */
-    int ranks;                /* MPI ranks                                 */
-    int weak;                 /* 0: strong scaling, 1: weak scaling        */
-    long long n_per_device;   /* particles, sites or cells per device      */
-    double baseline_s;        /* one device, same work (see above); < 0: none */
-    double step_s;            /* the distributed run                       */
-    double exchange_s;        /* measured exchange per step; < 0: none     */
-    double exchange_floor_s;  /* its floor; < 0: none                      */
+    int gpus;                /* distinct devices                          */
+    int ranks;               /* MPI ranks                                 */
+    int weak;                /* 0: strong scaling, 1: weak scaling        */
+    long long n_per_device;  /* particles, sites or cells per device      */
+    double baseline_s;       /* one device, same work (see above); < 0: none */
+    double step_s;           /* the distributed run                       */
+    double exchange_s;       /* measured exchange per step; < 0: none     */
+    double exchange_floor_s; /* its floor; < 0: none                      */
 } bench_scaling;
 
 /* speedup (strong; 0 for weak or when a time is not positive) and

@@ -106,9 +106,11 @@ int bench_suite_run(clphys_context *ctx, const bench_options *opt, FILE *out)
         for (const bench_path *p = bench_paths; p->name; p++) {
             if (!wants_path(opt->paths, p->name)) continue;
             run.cur_path = p->name, run.path_k++, run.path_rows = 0, run.path_t0 = bench_now();
-            if (run.tty) bench_progress(&run);
-            else fprintf(stderr, "[%s] (path %d of %d, %.0f s elapsed)\n", p->name, run.path_k, run.path_n,
-                         bench_now() - run.t_start);
+            if (run.tty)
+                bench_progress(&run);
+            else
+                fprintf(stderr, "[%s] (path %d of %d, %.0f s elapsed)\n", p->name, run.path_k, run.path_n,
+                        bench_now() - run.t_start);
             if (p->fn(&run) != 0) bench_fail(&run, p->name, "(path)", clphys_last_error(ctx));
             run.done_s += bench_now() - run.path_t0;
         }

@@ -29,9 +29,10 @@
 #include "platform_common.h"
 
 #ifdef BLAS_CONTIGUOUS
-#define FOR_ELEMENTS(i, n)                                                                                            \
-    for (uint i##_run = ((n) + get_global_size(0) - 1) / get_global_size(0), i##_end = min((n),                        \
-              (uint)(get_global_id(0) + 1) * i##_run), i = (uint)get_global_id(0) * i##_run; i < i##_end; i++)
+#define FOR_ELEMENTS(i, n)                                                                                             \
+    for (uint i##_run = ((n) + get_global_size(0) - 1) / get_global_size(0),                                           \
+              i##_end = min((n), (uint)(get_global_id(0) + 1) * i##_run), i = (uint)get_global_id(0) * i##_run;        \
+         i < i##_end; i++)
 #else
 #define FOR_ELEMENTS(i, n) for (uint i = get_global_id(0); i < (n); i += get_global_size(0))
 #endif
@@ -76,15 +77,17 @@ inline real2_t bl_cmul(real2_t a, real2_t b) { return (real2_t)(a.x * b.x - a.y 
 #ifndef BLAS_WG
 #define BLAS_WG 256
 #endif
-__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
-blas_dot_partial(__global real_t *restrict partial, __global const real_t *restrict x, __global const real_t *restrict y,
-                 int cplx, uint n)
+__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void blas_dot_partial(__global real_t *restrict partial,
+                                                                                    __global const real_t *restrict x,
+                                                                                    __global const real_t *restrict y,
+                                                                                    int cplx, uint n)
 {
     __local real_t sre[BLAS_WG], sim[BLAS_WG];
     real_t re = 0, im = 0;
     if (cplx) {
         __global const real2_t *x2 = (__global const real2_t *)x, *y2 = (__global const real2_t *)y;
-        FOR_ELEMENTS(i, n) {
+        FOR_ELEMENTS(i, n)
+        {
             real2_t a = x2[i], b = y2[i];
             re += a.x * b.x + a.y * b.y;
             im += a.x * b.y - a.y * b.x;
@@ -144,13 +147,14 @@ inline void group_sum3_store(__global real_t *restrict partial, real4_t v, __loc
 }
 
 /* partial sums of |t|^2 and conj(t) s in one pass */
-__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
-bicg_ts(__global real_t *restrict partial, __global const real2_t *restrict t, __global const real2_t *restrict s,
-        uint n)
+__kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void bicg_ts(__global real_t *restrict partial,
+                                                                           __global const real2_t *restrict t,
+                                                                           __global const real2_t *restrict s, uint n)
 {
     __local real4_t sh[BLAS_WG];
     real4_t acc = (real4_t)(0, 0, 0, 0);
-    FOR_ELEMENTS(i, n) {
+    FOR_ELEMENTS(i, n)
+    {
         const real2_t a = t[i], b = s[i];
         acc.x += a.x * a.x + a.y * a.y;
         acc.y += a.x * b.x + a.y * b.y;
@@ -163,11 +167,12 @@ bicg_ts(__global real_t *restrict partial, __global const real2_t *restrict t, _
  * partial |r|^2 and conj(r0) r. */
 inline real4_t bicg_xr_sums(__global real2_t *restrict x, __global real2_t *restrict r,
                             __global const real2_t *restrict p, __global const real2_t *restrict s,
-                            __global const real2_t *restrict t, __global const real2_t *restrict r0,
-                            real2_t a, real2_t o, uint n)
+                            __global const real2_t *restrict t, __global const real2_t *restrict r0, real2_t a,
+                            real2_t o, uint n)
 {
     real4_t acc = (real4_t)(0, 0, 0, 0);
-    FOR_ELEMENTS(i, n) {
+    FOR_ELEMENTS(i, n)
+    {
         const real2_t si = s[i], rn = si - bl_cmul(o, t[i]), q = r0[i];
         x[i] += bl_cmul(a, p[i]) + bl_cmul(o, si);
         r[i] = rn;
@@ -185,13 +190,13 @@ inline real4_t bicg_xr_sums(__global real2_t *restrict x, __global real2_t *rest
  * acc_t), so all groups get the same scalar, and the host never waits on a
  * reduction inside an iteration.  Results the host must see (|r|^2 for the
  * convergence check, breakdown values) are read asynchronously. */
-#define SP_GROUP_SUM(sh, l)                                                                                    \
-    do {                                                                                                       \
-        barrier(CLK_LOCAL_MEM_FENCE);                                                                          \
-        for (uint k_ = BLAS_WG / 2; k_ > 0; k_ >>= 1) {                                                        \
-            if ((l) < k_) sh[l] += sh[(l) + k_];                                                               \
-            barrier(CLK_LOCAL_MEM_FENCE);                                                                      \
-        }                                                                                                      \
+#define SP_GROUP_SUM(sh, l)                                                                                            \
+    do {                                                                                                               \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                                                  \
+        for (uint k_ = BLAS_WG / 2; k_ > 0; k_ >>= 1) {                                                                \
+            if ((l) < k_) sh[l] += sh[(l) + k_];                                                                       \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                                              \
+        }                                                                                                              \
     } while (0)
 
 /* Components 0..2 of the sums over ng groups of partial[m * g + c] (m = 2 or
@@ -229,8 +234,8 @@ inline acc2_t sp_cmul(acc2_t a, acc2_t b) { return (acc2_t)(a.x * b.x - a.y * b.
  * check.  alpha = 0 when sum pq <= 0 (nothing changes). */
 __kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void
 cg_update_dev(__global real_t *restrict partial, __global real_t *restrict x, __global real_t *restrict r,
-              __global const real_t *restrict p, __global const real_t *restrict q,
-              __global const real_t *restrict pg, __global const real_t *restrict pq, uint ng, uint n)
+              __global const real_t *restrict p, __global const real_t *restrict q, __global const real_t *restrict pg,
+              __global const real_t *restrict pq, uint ng, uint n)
 {
     __local acc4_t sh[BLAS_WG];
     __local real_t s[BLAS_WG];
@@ -238,7 +243,8 @@ cg_update_dev(__global real_t *restrict partial, __global real_t *restrict x, __
     const real_t alpha = qq > 0 ? (real_t)(gam / qq) : 0;
     if (get_global_id(0) == 0) partial[2 * get_num_groups(0)] = (real_t)qq;
     real_t acc = 0;
-    FOR_ELEMENTS(i, n) {
+    FOR_ELEMENTS(i, n)
+    {
         x[i] += alpha * p[i];
         const real_t ri = r[i] - alpha * q[i];
         r[i] = ri;
@@ -277,7 +283,7 @@ bicg_p_dev(__global real2_t *restrict p, __global const real2_t *restrict r, __g
         return;
     }
     const acc2_t rho = (acc2_t)(state[0], state[1]), alpha = (acc2_t)(state[2], state[3]),
-                  omega = (acc2_t)(state[4], state[5]);
+                 omega = (acc2_t)(state[4], state[5]);
     const acc2_t bd = sp_cmul(sp_cdiv(xr.yz, rho), sp_cdiv(alpha, omega));
     const real2_t b = (real2_t)((real_t)bd.x, (real_t)bd.y), o = (real2_t)((real_t)omega.x, (real_t)omega.y);
     FOR_ELEMENTS(i, n) p[i] = r[i] + bl_cmul(b, p[i] - bl_cmul(o, v[i]));
@@ -332,7 +338,8 @@ blas_sub_norm(__global real_t *restrict partial, __global real_t *restrict r, __
 {
     __local real_t s[BLAS_WG];
     real_t acc = 0;
-    FOR_ELEMENTS(i, n) {
+    FOR_ELEMENTS(i, n)
+    {
         const real_t ri = b[i] - t[i];
         r[i] = ri;
         acc += ri * ri;
@@ -349,7 +356,8 @@ convert_to_single_norm(__global real_t *restrict partial, __global float *restri
 {
     __local real_t s[BLAS_WG];
     real_t acc = 0;
-    FOR_ELEMENTS(i, n) {
+    FOR_ELEMENTS(i, n)
+    {
         const double v = src[i];
         dst[i] = (float)v;
         acc += (real_t)(v * v);
@@ -361,7 +369,8 @@ convert_to_single_norm(__global real_t *restrict partial, __global float *restri
 __kernel void convert_add(__global double *restrict x, __global double *restrict e, __global const float *restrict e32,
                           uint n)
 {
-    FOR_ELEMENTS(i, n) {
+    FOR_ELEMENTS(i, n)
+    {
         const double v = (double)e32[i];
         e[i] = v;
         x[i] += v;

@@ -28,7 +28,7 @@
 #include "lqcd_su3.h"
 
 #define VOL (LX * LY * LZ * LT)
-#define VH (VOL / 2)
+#define VH  (VOL / 2)
 #if RECON == 12
 #define NC 6
 #else
@@ -38,16 +38,16 @@
 #define PARTS 0
 #endif
 #define PART(mu) ((PARTS >> (mu)) & 1)
-#define LMU(mu) ((mu) == 0 ? LX : (mu) == 1 ? LY : (mu) == 2 ? LZ : LT)
+#define LMU(mu)  ((mu) == 0 ? LX : (mu) == 1 ? LY : (mu) == 2 ? LZ : LT)
 
 /* Index of complex component k of the spinor at site s (stride: sites of the
  * field), and of link component k of U_mu at site s. */
 #ifdef LAYOUT_AOS
-#define SPI(k, stride, s) ((s) * 12 + (k))
-#define GAI(mu, k, s) (((s) * 4 + (mu)) * NC + (k))
+#define SPI(k, stride, s) ((s)*12 + (k))
+#define GAI(mu, k, s)     (((s)*4 + (mu)) * NC + (k))
 #else
 #define SPI(k, stride, s) ((k) * (stride) + (s))
-#define GAI(mu, k, s) (((mu) * NC + (k)) * VOL + (s))
+#define GAI(mu, k, s)     (((mu)*NC + (k)) * VOL + (s))
 #endif
 
 /* ---- faces --------------------------------------------------------------
@@ -65,9 +65,9 @@
  * from the rank below.  Ghost links: for each split mu, U_mu of the rank
  * below's side-1 sites, both parities (entry parity * FACE_N(mu) + i), NC
  * complex each, SoA. */
-#define FACE_N(mu) (PART(mu) ? VOL / LMU(mu) / 2 : 0)
-#define FACE_BEFORE(mu) (((mu) > 0 ? FACE_N(0) : 0) + ((mu) > 1 ? FACE_N(1) : 0) + ((mu) > 2 ? FACE_N(2) : 0))
-#define FACE_ALL (FACE_BEFORE(3) + FACE_N(3))
+#define FACE_N(mu)           (PART(mu) ? VOL / LMU(mu) / 2 : 0)
+#define FACE_BEFORE(mu)      (((mu) > 0 ? FACE_N(0) : 0) + ((mu) > 1 ? FACE_N(1) : 0) + ((mu) > 2 ? FACE_N(2) : 0))
+#define FACE_ALL             (FACE_BEFORE(3) + FACE_N(3))
 #define FACEI(base, n, k, e) ((base) + (k) * (n) + (e))
 /* A face entry is 6 slots of real2_t, or with -DHALO_HALF (fp32 plans
  * only) 7 slots of 4 bytes: 6 of two 16-bit fixed-point fractions (the 12
@@ -82,9 +82,9 @@ typedef short2 face_t;
 #define FACE_SLOTS 6
 typedef real2_t face_t;
 #endif
-#define GHI(mu, k, e) (NC * 2 * FACE_BEFORE(mu) + (k) * 2 * FACE_N(mu) + (e))
+#define GHI(mu, k, e) (NC * 2 * FACE_BEFORE(mu) + (k)*2 * FACE_N(mu) + (e))
 /* first complex of block (mu, side) with nq parities */
-#define FACE_BASE(mu, side, nq) (FACE_SLOTS * (nq) * (2 * FACE_BEFORE(mu) + (side) * FACE_N(mu)))
+#define FACE_BASE(mu, side, nq) (FACE_SLOTS * (nq) * (2 * FACE_BEFORE(mu) + (side)*FACE_N(mu)))
 
 static inline void load_link(__global const real2_t *restrict g, uint mu, uint site, real2_t m[9])
 {
@@ -94,12 +94,15 @@ static inline void load_link(__global const real2_t *restrict g, uint mu, uint s
 #endif
 }
 
-static inline real2_t phase_of(real8_t v, int mu) { return mu == 0 ? v.s01 : mu == 1 ? v.s23 : mu == 2 ? v.s45 : v.s67; }
+static inline real2_t phase_of(real8_t v, int mu)
+{
+    return mu == 0 ? v.s01 : mu == 1 ? v.s23 : mu == 2 ? v.s45 : v.s67;
+}
 
 /* h = rows 0, 1 of (1 + s gamma_mu) psi at site nb (gamma5 psi with g5in):
  * rows 0,1 pair with spins 2,3 (col), which gamma5 negates. */
 static inline void project(real2_t h[2][3], __global const real2_t *restrict in, uint stride, uint nb, const int mu,
-                    const int s, const int g5in)
+                           const int s, const int g5in)
 {
     for (int r = 0; r < 2; r++) {
         const int col = GAMMA_COL(mu, r), code = (GAMMA_PH(mu, r) + (s < 0 ? 2 : 0) + (g5in ? 2 : 0)) & 3;
@@ -110,13 +113,15 @@ static inline void project(real2_t h[2][3], __global const real2_t *restrict in,
 
 /* acc += (1 + s gamma_mu) chi' where chi' = ph U' h (U' = U or U^+, ph only
  * across an end of the lattice): rows 0, 1 are U' h, rows 2, 3 follow. */
-static inline void hop_rows(real2_t acc[12], const real2_t m[9], real2_t h[2][3], const int mu, const int s, const int dag,
-                     int edge, real2_t ph)
+static inline void hop_rows(real2_t acc[12], const real2_t m[9], real2_t h[2][3], const int mu, const int s,
+                            const int dag, int edge, real2_t ph)
 {
     real2_t chi[2][3];
     for (int r = 0; r < 2; r++) {
-        if (dag) su3_mdv(chi[r], m, h[r]);
-        else su3_mv(chi[r], m, h[r]);
+        if (dag)
+            su3_mdv(chi[r], m, h[r]);
+        else
+            su3_mv(chi[r], m, h[r]);
     }
     if (edge)
         for (int r = 0; r < 2; r++)
@@ -148,9 +153,9 @@ static inline uint cb_of(const int c[4]) { return (uint)(c[0] + LX * (c[1] + LY 
 
 /* The two hops of direction mu (a constant after inlining) at a site; in a
  * split direction the hop across this rank's end is left to halo_exterior. */
-static inline void dir_hops(real2_t acc[12], __global const real2_t *restrict in, __global const real2_t *restrict gauge,
-                     uint stride, uint ioff, uint site, uint oth, const int cs[4], const int mu, real8_t phf,
-                     real8_t phb, const int g5in)
+static inline void dir_hops(real2_t acc[12], __global const real2_t *restrict in,
+                            __global const real2_t *restrict gauge, uint stride, uint ioff, uint site, uint oth,
+                            const int cs[4], const int mu, real8_t phf, real8_t phb, const int g5in)
 {
     const int top = cs[mu] == LMU(mu) - 1, bot = cs[mu] == 0;
     real2_t m[9], h[2][3];
@@ -174,7 +179,7 @@ static inline void dir_hops(real2_t acc[12], __global const real2_t *restrict in
 /* out[k] = (xpay ? x[k] + a h : h) or out[k] += (xpay ? a h : h) with add,
  * h = acc, gamma5 acc for g5 == 2. */
 static inline void store(__global real2_t *restrict out, __global const real2_t *restrict x, uint stride, uint o,
-                  real2_t acc[12], real_t a, int xpay, const int g5, const int add)
+                         real2_t acc[12], real_t a, int xpay, const int g5, const int add)
 {
     for (int k = 0; k < 12; k++) {
         const uint i = SPI(k, stride, o);
@@ -192,8 +197,8 @@ static inline void store(__global real2_t *restrict out, __global const real2_t 
  * that the solver's M^+ = gamma5 M gamma5 costs two hops and no extra passes
  * over the fields. */
 static inline void dslash_body(__global real2_t *restrict out, __global const real2_t *restrict in,
-                        __global const real2_t *restrict gauge, __global const real2_t *restrict x,
-                        real_t a, int xpay, int parity, real8_t phf, real8_t phb, const int g5)
+                               __global const real2_t *restrict gauge, __global const real2_t *restrict x, real_t a,
+                               int xpay, int parity, real8_t phf, real8_t phb, const int g5)
 {
     const uint gid = get_global_id(0);
     const uint nsites = parity < 0 ? VOL : VH;
@@ -214,12 +219,12 @@ static inline void dslash_body(__global real2_t *restrict out, __global const re
     store(out, x, stride, gid, acc, a, xpay, g5, 0);
 }
 
-#define DSLASH_ENTRY(name, g5)                                                                               \
-    __kernel KERNEL_SG void name(__global real2_t *restrict out, __global const real2_t *restrict in,        \
-                       __global const real2_t *restrict gauge, __global const real2_t *restrict x, real_t a, \
-                       int xpay, int parity, real8_t phf, real8_t phb)                                       \
-    {                                                                                                        \
-        dslash_body(out, in, gauge, x, a, xpay, parity, phf, phb, g5);                                       \
+#define DSLASH_ENTRY(name, g5)                                                                                         \
+    __kernel KERNEL_SG void name(__global real2_t *restrict out, __global const real2_t *restrict in,                  \
+                                 __global const real2_t *restrict gauge, __global const real2_t *restrict x, real_t a, \
+                                 int xpay, int parity, real8_t phf, real8_t phb)                                       \
+    {                                                                                                                  \
+        dslash_body(out, in, gauge, x, a, xpay, parity, phf, phb, g5);                                                 \
     }
 DSLASH_ENTRY(dslash_hop, 0)
 DSLASH_ENTRY(dslash_hop_g5in, 1)
@@ -258,7 +263,7 @@ static inline void face_coords(uint i, int mu, int xm, int q, int c[4])
  * work-items, Intel's CPU OpenCL vectoriser packed wrong x faces in fp32
  * SoA builds) = rows 0, 1 of (1 -/+ gamma_mu) in at the face's site. */
 static inline void pack_entry(__global face_t *restrict face, __global const real2_t *restrict in, int parity, int g5in,
-                       uint nq, uint e, const int mu)
+                              uint nq, uint e, const int mu)
 {
     const uint fn = FACE_N(mu) ? FACE_N(mu) : 1; /* 0 only in branches never taken */
     const uint n = nq * fn;
@@ -270,8 +275,10 @@ static inline void pack_entry(__global face_t *restrict face, __global const rea
     face_coords(i, mu, side ? LMU(mu) - 1 : 0, q, c);
     const uint cb = cb_of(c);
     real2_t h[2][3];
-    if (parity < 0) project(h, in, VOL, (uint)q * VH + cb, mu, side ? 1 : -1, g5in);
-    else project(h, in, VH, cb, mu, side ? 1 : -1, g5in);
+    if (parity < 0)
+        project(h, in, VOL, (uint)q * VH + cb, mu, side ? 1 : -1, g5in);
+    else
+        project(h, in, VH, cb, mu, side ? 1 : -1, g5in);
     const uint base = FACE_BASE(mu, side, nq);
 #ifdef HALO_HALF
     float m = 0;
@@ -296,10 +303,14 @@ __kernel void halo_pack(__global face_t *restrict face, __global const real2_t *
     const uint e = get_global_id(0);
     if (e >= nq * 2 * FACE_ALL) return;
     /* the direction whose blocks hold entry e (an unsplit one holds none) */
-    if (e < 2 * nq * FACE_BEFORE(1)) pack_entry(face, in, parity, g5in, nq, e, 0);
-    else if (e < 2 * nq * FACE_BEFORE(2)) pack_entry(face, in, parity, g5in, nq, e - 2 * nq * FACE_BEFORE(1), 1);
-    else if (e < 2 * nq * FACE_BEFORE(3)) pack_entry(face, in, parity, g5in, nq, e - 2 * nq * FACE_BEFORE(2), 2);
-    else pack_entry(face, in, parity, g5in, nq, e - 2 * nq * FACE_BEFORE(3), 3);
+    if (e < 2 * nq * FACE_BEFORE(1))
+        pack_entry(face, in, parity, g5in, nq, e, 0);
+    else if (e < 2 * nq * FACE_BEFORE(2))
+        pack_entry(face, in, parity, g5in, nq, e - 2 * nq * FACE_BEFORE(1), 1);
+    else if (e < 2 * nq * FACE_BEFORE(3))
+        pack_entry(face, in, parity, g5in, nq, e - 2 * nq * FACE_BEFORE(2), 2);
+    else
+        pack_entry(face, in, parity, g5in, nq, e - 2 * nq * FACE_BEFORE(3), 3);
 }
 
 /* Entry e of a face block, the two projected rows. */
@@ -324,9 +335,10 @@ static inline void load_ghost_link(__global const real2_t *restrict g, const int
 }
 
 /* The remote hops of direction mu at a site on this rank's end(s). */
-static inline void dir_exterior(real2_t acc[12], __global const face_t *restrict face, __global const real2_t *restrict gauge,
-                         __global const real2_t *restrict ghost, uint site, uint p, const int cs[4], uint nq, uint qi,
-                         const int mu, real8_t phf, real8_t phb)
+static inline void dir_exterior(real2_t acc[12], __global const face_t *restrict face,
+                                __global const real2_t *restrict gauge, __global const real2_t *restrict ghost,
+                                uint site, uint p, const int cs[4], uint nq, uint qi, const int mu, real8_t phf,
+                                real8_t phb)
 {
     if (!PART(mu)) return;
     const uint i = face_index(cs, mu), n = nq * FACE_N(mu), e = qi * FACE_N(mu) + i;
@@ -348,9 +360,9 @@ static inline void dir_exterior(real2_t acc[12], __global const face_t *restrict
  * dslash_body (of out); face: the received buffer.  out += a H_remote in
  * (xpay) or H_remote in, gamma5 applied with g5 == 2. */
 static inline void exterior_body(__global real2_t *restrict out, __global const face_t *restrict face,
-                          __global const real2_t *restrict gauge, __global const real2_t *restrict ghost,
-                          __global const uint *restrict list, uint first, uint n, real_t a, int xpay, int parity,
-                          real8_t phf, real8_t phb, const int g5)
+                                 __global const real2_t *restrict gauge, __global const real2_t *restrict ghost,
+                                 __global const uint *restrict list, uint first, uint n, real_t a, int xpay, int parity,
+                                 real8_t phf, real8_t phb, const int g5)
 {
     const uint gid = get_global_id(0);
     if (gid >= n) return;
@@ -367,13 +379,13 @@ static inline void exterior_body(__global real2_t *restrict out, __global const 
     store(out, out, parity < 0 ? VOL : VH, parity < 0 ? site : cb, acc, a, xpay, g5, 1);
 }
 
-#define EXTERIOR_ENTRY(name, g5)                                                                                   \
-    __kernel KERNEL_SG void name(__global real2_t *restrict out, __global const face_t *restrict face,             \
-                       __global const real2_t *restrict gauge, __global const real2_t *restrict ghost,            \
-                       __global const uint *restrict list, uint first, uint n, real_t a, int xpay, int parity,    \
-                       real8_t phf, real8_t phb)                                                                  \
-    {                                                                                                              \
-        exterior_body(out, face, gauge, ghost, list, first, n, a, xpay, parity, phf, phb, g5);                     \
+#define EXTERIOR_ENTRY(name, g5)                                                                                       \
+    __kernel KERNEL_SG void name(__global real2_t *restrict out, __global const face_t *restrict face,                 \
+                                 __global const real2_t *restrict gauge, __global const real2_t *restrict ghost,       \
+                                 __global const uint *restrict list, uint first, uint n, real_t a, int xpay,           \
+                                 int parity, real8_t phf, real8_t phb)                                                 \
+    {                                                                                                                  \
+        exterior_body(out, face, gauge, ghost, list, first, n, a, xpay, parity, phf, phb, g5);                         \
     }
 EXTERIOR_ENTRY(halo_exterior, 0)
 EXTERIOR_ENTRY(halo_exterior_g5out, 2)

@@ -16,10 +16,11 @@ static inline real2_t cphase(real2_t a, int code)
 
 /* gamma_mu row r -> column GAMMA_COL(mu, r) with phase GAMMA_PH(mu, r). */
 #define GAMMA_COL(mu, r) ((mu) < 2 ? 3 - (r) : (r) ^ 2)
-#define GAMMA_PH(mu, r)                                                                   \
-    ((mu) == 0 ? ((r) < 2 ? 1 : 3)                                                        \
-     : (mu) == 1 ? (((r) == 0 || (r) == 3) ? 2 : 0)                                       \
-     : (mu) == 2 ? (((r) == 0 || (r) == 3) ? 1 : 3) : 0)
+#define GAMMA_PH(mu, r)                                                                                                \
+    ((mu) == 0   ? ((r) < 2 ? 1 : 3)                                                                                   \
+     : (mu) == 1 ? (((r) == 0 || (r) == 3) ? 2 : 0)                                                                    \
+     : (mu) == 2 ? (((r) == 0 || (r) == 3) ? 1 : 3)                                                                    \
+                 : 0)
 
 /* Third row of an SU(3) matrix from the first two: conj(row0 x row1). */
 static inline void su3_reconstruct_row2(real2_t m[9])

@@ -8,9 +8,8 @@
 #include "md_cell.h"
 
 /* Cell of each particle (box wrapped) and its arrival rank in that cell. */
-__kernel void cell_assign(__global const real4_t *pos, uint n, real4_t box, int4 nc,
-                          __global uint *cell, __global uint *rank,
-                          volatile __global uint *count)
+__kernel void cell_assign(__global const real4_t *pos, uint n, real4_t box, int4 nc, __global uint *cell,
+                          __global uint *rank, volatile __global uint *count)
 {
     uint i = get_global_id(0);
     if (i >= n) return;
@@ -23,8 +22,8 @@ __kernel void cell_assign(__global const real4_t *pos, uint n, real4_t box, int4
 /* out[k] = sum_{m<k} in[m] for k <= n, by one work-group of SCAN_WG items:
  * each item sums a contiguous chunk, the chunk sums are scanned in local
  * memory, then each item writes its chunk's prefixes. */
-__kernel __attribute__((reqd_work_group_size(SCAN_WG, 1, 1)))
-void scan_exclusive(__global const uint *in, __global uint *out, uint n)
+__kernel __attribute__((reqd_work_group_size(SCAN_WG, 1, 1))) void scan_exclusive(__global const uint *in,
+                                                                                  __global uint *out, uint n)
 {
     __local uint part[SCAN_WG];
     uint t = get_local_id(0);
@@ -49,8 +48,8 @@ void scan_exclusive(__global const uint *in, __global uint *out, uint n)
 }
 
 /* Counting sort: sorted slot of particle i is start[cell] + rank. */
-__kernel void cell_scatter(__global const uint *cell, __global const uint *rank,
-                           __global const uint *start, __global uint *order, uint n)
+__kernel void cell_scatter(__global const uint *cell, __global const uint *rank, __global const uint *start,
+                           __global uint *order, uint n)
 {
     uint i = get_global_id(0);
     if (i >= n) return;
@@ -76,22 +75,19 @@ __kernel void cell_order(__global const uint *start, __global uint *order, uint 
 }
 
 /* dst[s] = src[order[s]]: gather positions, velocities or images. */
-__kernel void gather_real4(__global const real4_t *src, __global const uint *order,
-                           __global real4_t *dst, uint n)
+__kernel void gather_real4(__global const real4_t *src, __global const uint *order, __global real4_t *dst, uint n)
 {
     uint s = get_global_id(0);
     if (s < n) dst[s] = src[order[s]];
 }
 
-__kernel void gather_int4(__global const int4 *src, __global const uint *order,
-                          __global int4 *dst, uint n)
+__kernel void gather_int4(__global const int4 *src, __global const uint *order, __global int4 *dst, uint n)
 {
     uint s = get_global_id(0);
     if (s < n) dst[s] = src[order[s]];
 }
 
-__kernel void gather_uint(__global const uint *src, __global const uint *order,
-                          __global uint *dst, uint n)
+__kernel void gather_uint(__global const uint *src, __global const uint *order, __global uint *dst, uint n)
 {
     uint s = get_global_id(0);
     if (s < n) dst[s] = src[order[s]];
@@ -100,8 +96,7 @@ __kernel void gather_uint(__global const uint *src, __global const uint *order,
 /* Cell coordinates of each sorted particle, packed x | y << 10 | z << 20
  * (nc <= 1024 per dimension): the half-cas slot lists find the block and
  * local cell of each i and j with them (cl/md_half_slot.cl). */
-__kernel void cell_pack(__global const uint *cell, __global const uint *order,
-                        __global uint *pcell, uint n, int4 nc)
+__kernel void cell_pack(__global const uint *cell, __global const uint *order, __global uint *pcell, uint n, int4 nc)
 {
     uint s = get_global_id(0);
     if (s >= n) return;

@@ -34,8 +34,8 @@ __kernel void md_ghost_unpack(__global real4_t *pos, __global const uint *slot, 
     pos[s] = p;
 }
 
-__kernel void md_ghost_select(__global const real4_t *pos, uint n, int dim, int side, real_t face, uint off,
-                              uint room, __global uint *idx, volatile __global uint *count)
+__kernel void md_ghost_select(__global const real4_t *pos, uint n, int dim, int side, real_t face, uint off, uint room,
+                              __global uint *idx, volatile __global uint *count)
 {
     uint i = get_global_id(0);
     if (i >= n) return;

@@ -25,10 +25,10 @@
  */
 #include "md_cell.h"
 
-#define HS_LX (HS_BX + 2)
-#define HS_LY (HS_BY + 2)
-#define HS_LZ (HS_BZ + 1)
-#define HS_NLC (HS_LX * HS_LY * HS_LZ)
+#define HS_LX   (HS_BX + 2)
+#define HS_LY   (HS_BY + 2)
+#define HS_LZ   (HS_BZ + 1)
+#define HS_NLC  (HS_LX * HS_LY * HS_LZ)
 #define HS_NONE 0xffffu
 
 typedef struct {
@@ -97,8 +97,10 @@ __kernel void hs_rows(__global const uint *start, __global const uint *pcell, in
     for (int rz = 0; rz < b.wz; rz++)
         for (int ry = 0; ry < b.wy; ry++) {
             int c = ((b.z0 + rz) * nc.y + b.y0 + ry) * nc.x + b.x0;
-            if (b.z0 + rz == cz && b.y0 + ry == cy) row += s - start[c];
-            else if (b.z0 + rz < cz || (b.z0 + rz == cz && b.y0 + ry < cy)) row += start[c + b.wx] - start[c];
+            if (b.z0 + rz == cz && b.y0 + ry == cy)
+                row += s - start[c];
+            else if (b.z0 + rz < cz || (b.z0 + rz == cz && b.y0 + ry < cy))
+                row += start[c + b.wx] - start[c];
         }
     rowi[row] = s;
     rowof[s] = row;
@@ -116,8 +118,7 @@ __kernel void hs_tables(__global const uint *start, int4 nc, uint nblocks, __glo
     hs_block b = hs_geometry(g, nc);
     uint i0 = bstart[g], ni = bstart[g + 1] - i0;
     __global int *sj = slot_j + (size_t)g * slots;
-    for (uint q = 0; q < ni && q < slots; q++)
-        sj[q] = (int)rowi[i0 + q];
+    for (uint q = 0; q < ni && q < slots; q++) sj[q] = (int)rowi[i0 + q];
     uint s = ni;
     for (int lz = 0; lz < HS_LZ; lz++)
         for (int ly = 0; ly < HS_LY; ly++)
@@ -191,9 +192,8 @@ __kernel void hs_rank(__global const uint *pcell, int4 nc, uint n, __global cons
  * within r_cut (rc2 = r_cut^2, at the positions of this build) come first,
  * so that a warp's exchanges fall in its first steps.  *overflow receives the
  * largest count (the host grows cap and derives again). */
-__kernel void hs_derive(__global const real4_t *pos, uint n, real4_t box, int4 nc,
-                        __global const uint *start, __global const uint *pcell,
-                        __global const uint *count, __global const int *list,
+__kernel void hs_derive(__global const real4_t *pos, uint n, real4_t box, int4 nc, __global const uint *start,
+                        __global const uint *pcell, __global const uint *count, __global const int *list,
                         __global const uint *bstart, __global const uint *rowi, __global const uint *rowof,
                         __global const int *base, __global int *hl, __global ushort *hs, uint cap,
                         __global uint *hcount, volatile __global uint *overflow, real_t rc2, uint cut_first)

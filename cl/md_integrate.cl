@@ -13,19 +13,41 @@
  */
 #include "platform_common.h"
 
-__kernel void md_kick_drift(__global real4_t *x, __global real4_t *v, __global int4 *img,
-                            __global const real_t *f, real_t dt, real4_t box, uint n)
+__kernel void md_kick_drift(__global real4_t *x, __global real4_t *v, __global int4 *img, __global const real_t *f,
+                            real_t dt, real4_t box, uint n)
 {
     uint i = get_global_id(0);
     if (i >= n) return;
     real4_t vi = v[i], xi = x[i];
     real_t h = REAL_C(0.5) * dt / vi.w;
-    vi.x += h * f[4 * i]; vi.y += h * f[4 * i + 1]; vi.z += h * f[4 * i + 2];
-    xi.x += dt * vi.x; xi.y += dt * vi.y; xi.z += dt * vi.z;
+    vi.x += h * f[4 * i];
+    vi.y += h * f[4 * i + 1];
+    vi.z += h * f[4 * i + 2];
+    xi.x += dt * vi.x;
+    xi.y += dt * vi.y;
+    xi.z += dt * vi.z;
     int4 im = img[i];
-    if (xi.x >= box.x) { xi.x -= box.x; im.x++; } else if (xi.x < 0) { xi.x += box.x; im.x--; }
-    if (xi.y >= box.y) { xi.y -= box.y; im.y++; } else if (xi.y < 0) { xi.y += box.y; im.y--; }
-    if (xi.z >= box.z) { xi.z -= box.z; im.z++; } else if (xi.z < 0) { xi.z += box.z; im.z--; }
+    if (xi.x >= box.x) {
+        xi.x -= box.x;
+        im.x++;
+    } else if (xi.x < 0) {
+        xi.x += box.x;
+        im.x--;
+    }
+    if (xi.y >= box.y) {
+        xi.y -= box.y;
+        im.y++;
+    } else if (xi.y < 0) {
+        xi.y += box.y;
+        im.y--;
+    }
+    if (xi.z >= box.z) {
+        xi.z -= box.z;
+        im.z++;
+    } else if (xi.z < 0) {
+        xi.z += box.z;
+        im.z--;
+    }
     img[i] = im;
     x[i] = xi;
     v[i] = vi;
@@ -37,7 +59,9 @@ __kernel void md_kick(__global real4_t *v, __global const real_t *f, real_t dt, 
     if (i >= n) return;
     real4_t vi = v[i];
     real_t h = REAL_C(0.5) * dt / vi.w;
-    vi.x += h * f[4 * i]; vi.y += h * f[4 * i + 1]; vi.z += h * f[4 * i + 2];
+    vi.x += h * f[4 * i];
+    vi.y += h * f[4 * i + 1];
+    vi.z += h * f[4 * i + 2];
     v[i] = vi;
 }
 
@@ -46,9 +70,10 @@ __kernel void md_kick(__global real4_t *v, __global const real_t *f, real_t dt, 
 #ifndef MD_WG
 #define MD_WG 64
 #endif
-__kernel __attribute__((reqd_work_group_size(MD_WG, 1, 1)))
-void md_max_displacement(__global const real4_t *x, __global const real4_t *xref,
-                         real4_t box, uint n, volatile __global uint *dmax)
+__kernel __attribute__((reqd_work_group_size(MD_WG, 1, 1))) void md_max_displacement(__global const real4_t *x,
+                                                                                     __global const real4_t *xref,
+                                                                                     real4_t box, uint n,
+                                                                                     volatile __global uint *dmax)
 {
     __local float red[MD_WG];
     uint i = get_global_id(0), t = get_local_id(0);
@@ -71,8 +96,8 @@ void md_max_displacement(__global const real4_t *x, __global const real4_t *xref
 
 /* *bad = min over atoms i with a non-finite coordinate or velocity, a
  * position outside [lo - L, hi + L) or a mass <= 0 (n when none). */
-__kernel void md_check_state(__global const real4_t *ux, __global const real4_t *uv, real4_t lo, real4_t box,
-                             uint n, volatile __global uint *bad)
+__kernel void md_check_state(__global const real4_t *ux, __global const real4_t *uv, real4_t lo, real4_t box, uint n,
+                             volatile __global uint *bad)
 {
     uint i = get_global_id(0);
     if (i >= n) return;
@@ -94,10 +119,30 @@ __kernel void md_pull(__global const real4_t *ux, __global const real4_t *uv, re
     if (i >= n) return;
     real4_t xi = ux[i];
     int4 im = uimg ? uimg[i] : (int4)(0);
-    xi.x -= lo.x; xi.y -= lo.y; xi.z -= lo.z;
-    if (xi.x >= box.x) { xi.x -= box.x; im.x++; } else if (xi.x < 0) { xi.x += box.x; im.x--; }
-    if (xi.y >= box.y) { xi.y -= box.y; im.y++; } else if (xi.y < 0) { xi.y += box.y; im.y--; }
-    if (xi.z >= box.z) { xi.z -= box.z; im.z++; } else if (xi.z < 0) { xi.z += box.z; im.z--; }
+    xi.x -= lo.x;
+    xi.y -= lo.y;
+    xi.z -= lo.z;
+    if (xi.x >= box.x) {
+        xi.x -= box.x;
+        im.x++;
+    } else if (xi.x < 0) {
+        xi.x += box.x;
+        im.x--;
+    }
+    if (xi.y >= box.y) {
+        xi.y -= box.y;
+        im.y++;
+    } else if (xi.y < 0) {
+        xi.y += box.y;
+        im.y--;
+    }
+    if (xi.z >= box.z) {
+        xi.z -= box.z;
+        im.z++;
+    } else if (xi.z < 0) {
+        xi.z += box.z;
+        im.z--;
+    }
     x[i] = xi;
     v[i] = uv[i];
     img[i] = im;
@@ -108,14 +153,16 @@ __kernel void md_pull(__global const real4_t *ux, __global const real4_t *uv, re
  * velocity and mass, force and energy share (f[4 s + 0..3]), image flags
  * (uimg NULL: not kept). */
 __kernel void md_push(__global const real4_t *x, __global const real4_t *v, __global const int4 *img,
-                      __global const real_t *f, __global const uint *perm, real4_t lo, uint n,
-                      __global real4_t *ux, __global real4_t *uv, __global int4 *uimg, __global real4_t *uf)
+                      __global const real_t *f, __global const uint *perm, real4_t lo, uint n, __global real4_t *ux,
+                      __global real4_t *uv, __global int4 *uimg, __global real4_t *uf)
 {
     uint s = get_global_id(0);
     if (s >= n) return;
     uint i = perm[s];
     real4_t xs = x[s];
-    xs.x += lo.x; xs.y += lo.y; xs.z += lo.z;
+    xs.x += lo.x;
+    xs.y += lo.y;
+    xs.z += lo.z;
     ux[i] = xs;
     uv[i] = v[s];
     uf[i] = vload4(s, f);

@@ -40,22 +40,27 @@ inline real_t lj_image(real_t d, real_t b)
 
 /* Pair (i, j): adds the force on i to f, r . F to w and the pair energy to
  * e; g = the force on i (half-fixedpoint sends -g to j). */
-inline void lj_pair(real4_t p, real4_t q, real4_t box, real_t rc2, real_t eps4, real_t eps24,
-                    real_t sig2, real_t shift, real_t *fx, real_t *fy, real_t *fz, real_t *e,
-                    real_t *w, real_t *gx, real_t *gy, real_t *gz)
+inline void lj_pair(real4_t p, real4_t q, real4_t box, real_t rc2, real_t eps4, real_t eps24, real_t sig2, real_t shift,
+                    real_t *fx, real_t *fy, real_t *fz, real_t *e, real_t *w, real_t *gx, real_t *gy, real_t *gz)
 {
     real_t dx = lj_image(p.x - q.x, box.x);
     real_t dy = lj_image(p.y - q.y, box.y);
     real_t dz = lj_image(p.z - q.z, box.z);
     real_t r2 = dx * dx + dy * dy + dz * dz;
-    *gx = 0; *gy = 0; *gz = 0;
+    *gx = 0;
+    *gy = 0;
+    *gz = 0;
     if (r2 < rc2) {
         real_t ir2 = REAL_C(1.0) / r2;
         real_t sr2 = sig2 * ir2;
         real_t sr6 = sr2 * sr2 * sr2;
         real_t fpair = eps24 * sr6 * (REAL_C(2.0) * sr6 - REAL_C(1.0)) * ir2;
-        *gx = fpair * dx; *gy = fpair * dy; *gz = fpair * dz;
-        *fx += *gx; *fy += *gy; *fz += *gz;
+        *gx = fpair * dx;
+        *gy = fpair * dy;
+        *gz = fpair * dz;
+        *fx += *gx;
+        *fy += *gy;
+        *fz += *gz;
         *e += eps4 * sr6 * (sr6 - REAL_C(1.0)) - shift;
         *w += fpair * r2;
     }
@@ -63,9 +68,8 @@ inline void lj_pair(real4_t p, real4_t q, real4_t box, real_t rc2, real_t eps4, 
 
 /* Branch-free pair for the unrolled loops of lj_full_csr and lj_full_group:
  * ok = 0 marks a padding slot (q = p), which contributes exactly zero. */
-inline void lj_pair_masked(real4_t p, real4_t q, int ok, real4_t box, real_t rc2, real_t eps4,
-                           real_t eps24, real_t sig2, real_t shift, real_t *fx, real_t *fy,
-                           real_t *fz, real_t *e, real_t *w)
+inline void lj_pair_masked(real4_t p, real4_t q, int ok, real4_t box, real_t rc2, real_t eps4, real_t eps24,
+                           real_t sig2, real_t shift, real_t *fx, real_t *fy, real_t *fz, real_t *e, real_t *w)
 {
     real_t dx = lj_image(p.x - q.x, box.x);
     real_t dy = lj_image(p.y - q.y, box.y);
@@ -76,7 +80,9 @@ inline void lj_pair_masked(real4_t p, real4_t q, int ok, real4_t box, real_t rc2
     real_t sr2 = sig2 * ir2;
     real_t sr6 = sr2 * sr2 * sr2;
     real_t fpair = in ? eps24 * sr6 * (REAL_C(2.0) * sr6 - REAL_C(1.0)) * ir2 : REAL_C(0.0);
-    *fx += fpair * dx; *fy += fpair * dy; *fz += fpair * dz;
+    *fx += fpair * dx;
+    *fy += fpair * dy;
+    *fz += fpair * dz;
     *e += in ? eps4 * sr6 * (sr6 - REAL_C(1.0)) - shift : REAL_C(0.0);
     *w += fpair * r2;
 }
@@ -87,9 +93,8 @@ inline void lj_pair_masked(real4_t p, real4_t q, int ok, real4_t box, real_t rc2
 /* One work-item per i; the CSR row in blocks of LJ_UNROLL (8 here: the
  * gathers of a block are issued before any pair is computed), the last
  * block padded with masked slots. */
-__kernel void lj_full_csr(__global const real4_t *restrict pos, uint n,
-                          __global const uint *restrict offset, __global const int *restrict list,
-                          LJ_ARGS, __global real_t *f, __global real_t *vir)
+__kernel void lj_full_csr(__global const real4_t *restrict pos, uint n, __global const uint *restrict offset,
+                          __global const int *restrict list, LJ_ARGS, __global real_t *f, __global real_t *vir)
 {
     uint i = get_global_id(0);
     if (i >= n) return;
@@ -101,8 +106,7 @@ __kernel void lj_full_csr(__global const real4_t *restrict pos, uint n,
 #pragma unroll
         for (int u = 0; u < 2 * LJ_UNROLL; u++) q[u] = pos[k + u < hi ? list[k + u] : (int)i];
 #pragma unroll
-        for (int u = 0; u < 2 * LJ_UNROLL; u++)
-            lj_pair_masked(p, q[u], k + u < hi, LJ_PASS, &fx, &fy, &fz, &e, &w);
+        for (int u = 0; u < 2 * LJ_UNROLL; u++) lj_pair_masked(p, q[u], k + u < hi, LJ_PASS, &fx, &fy, &fz, &e, &w);
     }
     vstore4((real4_t)(fx, fy, fz, REAL_C(0.5) * e), i, f);
     vir[i] = REAL_C(0.5) * w;
@@ -112,10 +116,7 @@ __kernel void lj_full_csr(__global const real4_t *restrict pos, uint n,
  * [0, box], d = p - q can exceed box/2 in magnitude only towards the face
  * nearer to p (p < box/2: d < -box/2, else d > box/2), so the shift is
  * +box or -box decided once per i; per pair one compare and one add. */
-inline real_t lj_image1(real_t d, real_t h, real_t s)
-{
-    return fabs(d) > h ? d + s : d;
-}
+inline real_t lj_image1(real_t d, real_t h, real_t s) { return fabs(d) > h ? d + s : d; }
 
 #ifndef LJ_T_UNROLL
 #define LJ_T_UNROLL 2
@@ -140,9 +141,8 @@ inline lj_coef_t lj_coef(real_t eps4, real_t eps24, real_t sig2)
  * F = ir6 (12 c12 ir6 - 6 c6) ir2 d, U = ir6 (c12 ir6 - c6), c12 = 4 eps s^12,
  * c6 = 4 eps s^6 (the energy shift is applied once per in-cut pair by the
  * caller, from *cnt). */
-inline void lj_pair_t(real4_t p, real4_t q, int ok, real4_t hbox, real4_t ishift, real_t rc2,
-                      lj_coef_t cf, real_t *fx, real_t *fy,
-                      real_t *fz, real_t *e, real_t *w, int *cnt)
+inline void lj_pair_t(real4_t p, real4_t q, int ok, real4_t hbox, real4_t ishift, real_t rc2, lj_coef_t cf, real_t *fx,
+                      real_t *fy, real_t *fz, real_t *e, real_t *w, int *cnt)
 {
     real_t dx = lj_image1(p.x - q.x, hbox.x, ishift.x);
     real_t dy = lj_image1(p.y - q.y, hbox.y, ishift.y);
@@ -165,8 +165,7 @@ inline void lj_pair_t(real4_t p, real4_t q, int ok, real4_t hbox, real4_t ishift
  * lower faces, -box towards the upper ones. */
 inline real4_t lj_shift_of(real4_t p, real4_t box, real4_t hbox)
 {
-    return (real4_t)(p.x < hbox.x ? box.x : -box.x, p.y < hbox.y ? box.y : -box.y,
-                     p.z < hbox.z ? box.z : -box.z, 0);
+    return (real4_t)(p.x < hbox.x ? box.x : -box.x, p.y < hbox.y ? box.y : -box.y, p.z < hbox.z ? box.z : -box.z, 0);
 }
 
 /* jn[u] = entry k0 + u of i's transposed row list[k * n + i] (m entries),
@@ -183,8 +182,8 @@ inline void lj_row_t(int *jn, __global const int *restrict list, uint k0, uint m
 
 /* A full list's result for i: its force, half its pairs' energy (the cut
  * shift once per pair within r_cut, cnt of them) and half their virial. */
-inline void lj_store_full(__global real_t *f, __global real_t *vir, uint i, real_t fx, real_t fy, real_t fz,
-                          real_t e, real_t w, int cnt, real_t shift)
+inline void lj_store_full(__global real_t *f, __global real_t *vir, uint i, real_t fx, real_t fy, real_t fz, real_t e,
+                          real_t w, int cnt, real_t shift)
 {
     e -= shift * (real_t)cnt;
     vstore4((real4_t)(fx, fy, fz, REAL_C(0.5) * e), i, f);
@@ -197,9 +196,8 @@ inline void lj_store_full(__global real_t *f, __global real_t *vir, uint i, real
  * Measured on the H100 (bench/md-notes.md): the loop was latency-bound on the
  * index -> position load chain; with the pipeline it is bound by the L1's
  * scattered-sector rate of the position gathers. */
-__kernel void lj_full_transposed(__global const real4_t *restrict pos, uint n,
-                                 __global const uint *restrict count, __global const int *restrict list,
-                                 LJ_ARGS, __global real_t *f, __global real_t *vir)
+__kernel void lj_full_transposed(__global const real4_t *restrict pos, uint n, __global const uint *restrict count,
+                                 __global const int *restrict list, LJ_ARGS, __global real_t *f, __global real_t *vir)
 {
     uint i = get_global_id(0);
     if (i >= n) return;
@@ -225,8 +223,7 @@ __kernel void lj_full_transposed(__global const real4_t *restrict pos, uint n,
         lj_row_t(jn, list, k + 2 * LJ_T_UNROLL, m, n, i, (int)i);
 #pragma unroll
         for (int u = 0; u < LJ_T_UNROLL; u++)
-            lj_pair_t(p, qc[u], k + u < m, hbox, sh, rc2, cf, &fx, &fy, &fz, &e,
-                      &w, &cnt);
+            lj_pair_t(p, qc[u], k + u < m, hbox, sh, rc2, cf, &fx, &fy, &fz, &e, &w, &cnt);
     }
     lj_store_full(f, vir, i, fx, fy, fz, e, w, cnt, shift);
 }
@@ -237,11 +234,11 @@ __kernel void lj_full_transposed(__global const real4_t *restrict pos, uint n,
  * the block (contiguous: the block's cells are consecutive in x) and reads
  * its neighbours' positions from local memory by the slots in
  * list[k * n + i].  lbase holds the block's NS + 1 slot offsets. */
-__kernel __attribute__((reqd_work_group_size(LJ_WG, 1, 1)))
-void lj_full_staged(__global const real4_t *restrict pos, uint n, __global const uint *restrict count,
-                    __global const int *restrict list, LJ_ARGS, __global real_t *f, __global real_t *vir,
-                    __global const uint *restrict cell_start, __global const uint *restrict base, int4 nc,
-                    int bx, __local real_t *st, uint stcap, __local uint *lbase)
+__kernel __attribute__((reqd_work_group_size(LJ_WG, 1, 1))) void
+lj_full_staged(__global const real4_t *restrict pos, uint n, __global const uint *restrict count,
+               __global const int *restrict list, LJ_ARGS, __global real_t *f, __global real_t *vir,
+               __global const uint *restrict cell_start, __global const uint *restrict base, int4 nc, int bx,
+               __local real_t *st, uint stcap, __local uint *lbase)
 {
     uint b = get_group_id(0), t = get_local_id(0);
     int w = bx + 2, ns = 9 * w;
@@ -252,8 +249,10 @@ void lj_full_staged(__global const real4_t *restrict pos, uint n, __global const
         int lo = 0, hi = ns; /* largest lc with lbase[lc] <= s: a non-empty cell */
         while (hi - lo > 1) {
             int mid = (lo + hi) >> 1;
-            if (lbase[mid] <= s) lo = mid;
-            else hi = mid;
+            if (lbase[mid] <= s)
+                lo = mid;
+            else
+                hi = mid;
         }
         real4_t q = pos[cell_start[stage_cell(nc, bx, b, lo)] + (s - lbase[lo])];
         st[s] = q.x;
@@ -284,8 +283,7 @@ void lj_full_staged(__global const real4_t *restrict pos, uint n, __global const
             lj_row_t(jn, list, k + LJ_T_UNROLL, m, n, i, 0);
 #pragma unroll
             for (int u = 0; u < LJ_T_UNROLL; u++)
-                lj_pair_t(p, qc[u], k + u < m, hbox, sh, rc2, cf, &fx, &fy, &fz, &e,
-                          &vw, &cnt);
+                lj_pair_t(p, qc[u], k + u < m, hbox, sh, rc2, cf, &fx, &fy, &fz, &e, &vw, &cnt);
         }
         lj_store_full(f, vir, i, fx, fy, fz, e, vw, cnt, shift);
     }
@@ -294,10 +292,9 @@ void lj_full_staged(__global const real4_t *restrict pos, uint n, __global const
 /* LJ_TPI work-items share one i and stride over its CSR row, LJ_UNROLL
  * neighbours per step (masked); partial sums are reduced in local memory
  * (OpenCL 1.2, no sub-group extension). */
-__kernel __attribute__((reqd_work_group_size(LJ_WG, 1, 1)))
-void lj_full_group(__global const real4_t *restrict pos, uint n,
-                   __global const uint *restrict offset, __global const int *restrict list,
-                   LJ_ARGS, __global real_t *f, __global real_t *vir)
+__kernel __attribute__((reqd_work_group_size(LJ_WG, 1, 1))) void
+lj_full_group(__global const real4_t *restrict pos, uint n, __global const uint *restrict offset,
+              __global const int *restrict list, LJ_ARGS, __global real_t *f, __global real_t *vir)
 {
     __local real_t red[5][LJ_WG];
     uint g = get_global_id(0);
@@ -310,14 +307,17 @@ void lj_full_group(__global const real4_t *restrict pos, uint n,
         for (uint k = offset[i] + lane; k < hi; k += LJ_UNROLL * LJ_TPI) {
             real4_t q[LJ_UNROLL];
 #pragma unroll
-            for (int u = 0; u < LJ_UNROLL; u++)
-                q[u] = pos[k + u * LJ_TPI < hi ? list[k + u * LJ_TPI] : (int)i];
+            for (int u = 0; u < LJ_UNROLL; u++) q[u] = pos[k + u * LJ_TPI < hi ? list[k + u * LJ_TPI] : (int)i];
 #pragma unroll
             for (int u = 0; u < LJ_UNROLL; u++)
                 lj_pair_masked(p, q[u], k + u * LJ_TPI < hi, LJ_PASS, &fx, &fy, &fz, &e, &w);
         }
     }
-    red[0][t] = fx; red[1][t] = fy; red[2][t] = fz; red[3][t] = e; red[4][t] = w;
+    red[0][t] = fx;
+    red[1][t] = fy;
+    red[2][t] = fz;
+    red[3][t] = e;
+    red[4][t] = w;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint s = LJ_TPI / 2; s > 0; s >>= 1) {
         if (lane < s)
@@ -330,7 +330,6 @@ void lj_full_group(__global const real4_t *restrict pos, uint n,
     }
 }
 
-
 #ifdef LJ_HALF_FIXEDPOINT
 #ifndef NEED_INT64_ATOMICS
 #error "half-fixedpoint adds with atom_add on longs: the host passes -DNEED_INT64_ATOMICS (platform/require.c)"
@@ -341,7 +340,10 @@ void lj_full_group(__global const real4_t *restrict pos, uint n,
 inline void lj_fixed_add(volatile __global long *a, real_t v, volatile __global uint *bad)
 {
     real_t s = v * (real_t)FIXED_SCALE;
-    if (!(fabs(s) < REAL_C(9.0e18))) { atomic_or(bad, 1u); return; }
+    if (!(fabs(s) < REAL_C(9.0e18))) {
+        atomic_or(bad, 1u);
+        return;
+    }
     atom_add(a, (long)rint(s));
 }
 
@@ -349,8 +351,8 @@ inline void lj_fixed_add(volatile __global long *a, real_t v, volatile __global 
  * goes to j and the row's sum to i by int64 atom_add, then lj_fixed_convert
  * turns the sums into f.  Energy and virial of i's pairs go to i. */
 __kernel void lj_half_fixedpoint(__global const real4_t *pos, uint n, __global const uint *offset,
-                                 __global const int *list, LJ_ARGS, volatile __global long *fx3,
-                                 __global real_t *f, __global real_t *vir, volatile __global uint *bad)
+                                 __global const int *list, LJ_ARGS, volatile __global long *fx3, __global real_t *f,
+                                 __global real_t *vir, volatile __global uint *bad)
 {
     uint i = get_global_id(0);
     if (i >= n) return;
@@ -411,14 +413,14 @@ __kernel void lj_fixed_convert(__global const long *fx3, __global real_t *f, uin
 #ifndef NEED_INT64_ATOMICS
 #error "fp64 half-cas exchanges with atom_cmpxchg on longs: the host passes -DNEED_INT64_ATOMICS"
 #endif
-#define LJ_UINT ulong
-#define LJ_AS_U as_ulong
-#define LJ_AS_R as_double
+#define LJ_UINT    ulong
+#define LJ_AS_U    as_ulong
+#define LJ_AS_R    as_double
 #define LJ_CMPXCHG atom_cmpxchg
 #else
-#define LJ_UINT uint
-#define LJ_AS_U as_uint
-#define LJ_AS_R as_float
+#define LJ_UINT    uint
+#define LJ_AS_U    as_uint
+#define LJ_AS_R    as_float
 #define LJ_CMPXCHG atomic_cmpxchg
 #endif
 #ifndef LJ_SLOTS
@@ -433,8 +435,7 @@ __kernel void lj_fixed_convert(__global const long *fx3, __global real_t *f, uin
 
 /* a[0..2] += v by compare-exchange on the bits, starting from the guesses
  * o; the three exchanges are issued before any result is examined. */
-inline void lj_cas_add3(volatile __global real_t *a, real_t vx, real_t vy, real_t vz, real_t ox,
-                        real_t oy, real_t oz)
+inline void lj_cas_add3(volatile __global real_t *a, real_t vx, real_t vy, real_t vz, real_t ox, real_t oy, real_t oz)
 {
     volatile __global LJ_UINT *u = (volatile __global LJ_UINT *)a;
     LJ_UINT ex = LJ_AS_U(ox), ey = LJ_AS_U(oy), ez = LJ_AS_U(oz);
@@ -443,9 +444,13 @@ inline void lj_cas_add3(volatile __global real_t *a, real_t vx, real_t vy, real_
         LJ_UINT rx = dx ? ex : LJ_CMPXCHG(&u[0], ex, LJ_AS_U(LJ_AS_R(ex) + vx));
         LJ_UINT ry = dy ? ey : LJ_CMPXCHG(&u[1], ey, LJ_AS_U(LJ_AS_R(ey) + vy));
         LJ_UINT rz = dz ? ez : LJ_CMPXCHG(&u[2], ez, LJ_AS_U(LJ_AS_R(ez) + vz));
-        dx = rx == ex; dy = ry == ey; dz = rz == ez;
+        dx = rx == ex;
+        dy = ry == ey;
+        dz = rz == ez;
         if (dx && dy && dz) break;
-        ex = rx; ey = ry; ez = rz;
+        ex = rx;
+        ey = ry;
+        ez = rz;
     }
 }
 
@@ -459,9 +464,13 @@ inline void lj_local_cas_add3(volatile __local LJ_UINT *u, uint stride, real_t v
         LJ_UINT rx = dx ? ex : LJ_CMPXCHG(&u[0], ex, LJ_AS_U(LJ_AS_R(ex) + vx));
         LJ_UINT ry = dy ? ey : LJ_CMPXCHG(&u[stride], ey, LJ_AS_U(LJ_AS_R(ey) + vy));
         LJ_UINT rz = dz ? ez : LJ_CMPXCHG(&u[2 * stride], ez, LJ_AS_U(LJ_AS_R(ez) + vz));
-        dx = rx == ex; dy = ry == ey; dz = rz == ez;
+        dx = rx == ex;
+        dy = ry == ey;
+        dz = rz == ez;
         if (dx && dy && dz) break;
-        ex = rx; ey = ry; ez = rz;
+        ex = rx;
+        ey = ry;
+        ez = rz;
     }
 }
 
@@ -492,35 +501,43 @@ inline void lj_local_cas3_finish(volatile __local LJ_UINT *u, real_t vx, real_t 
 {
     int dx = c.rx == c.ex, dy = c.ry == c.ey, dz = c.rz == c.ez;
     while (!(dx && dy && dz)) {
-        c.ex = c.rx; c.ey = c.ry; c.ez = c.rz;
+        c.ex = c.rx;
+        c.ey = c.ry;
+        c.ez = c.rz;
         c.rx = dx ? c.ex : LJ_CMPXCHG(&u[0], c.ex, LJ_AS_U(LJ_AS_R(c.ex) + vx));
         c.ry = dy ? c.ey : LJ_CMPXCHG(&u[LJ_SLOTS], c.ey, LJ_AS_U(LJ_AS_R(c.ey) + vy));
         c.rz = dz ? c.ez : LJ_CMPXCHG(&u[2 * LJ_SLOTS], c.ez, LJ_AS_U(LJ_AS_R(c.ez) + vz));
-        dx = c.rx == c.ex; dy = c.ry == c.ey; dz = c.rz == c.ez;
+        dx = c.rx == c.ex;
+        dy = c.ry == c.ey;
+        dz = c.rz == c.ez;
     }
 }
 #endif
 
 /* v to slot s of this block, or to f[j] when s has no local accumulator */
-inline void lj_slot_add(volatile __local LJ_UINT *a, volatile __global real_t *f, uint s, int j, real_t vx,
-                        real_t vy, real_t vz)
+inline void lj_slot_add(volatile __local LJ_UINT *a, volatile __global real_t *f, uint s, int j, real_t vx, real_t vy,
+                        real_t vz)
 {
-    if (s < LJ_SLOTS) lj_local_cas_add3(a + s, LJ_SLOTS, vx, vy, vz);
-    else lj_cas_add3_fresh(f, j, vx, vy, vz);
+    if (s < LJ_SLOTS)
+        lj_local_cas_add3(a + s, LJ_SLOTS, vx, vy, vz);
+    else
+        lj_cas_add3_fresh(f, j, vx, vy, vz);
 }
 
-__kernel __attribute__((reqd_work_group_size(LJ_WG, 1, 1)))
-void lj_half_cas(__global const real4_t *restrict pos, uint n, __global const uint *restrict hcount,
-                 __global const int *restrict hl, LJ_ARGS, volatile __global real_t *f, __global real_t *vir,
-                 __global const ushort *restrict hs, __global const uint *restrict bstart,
-                 __global const uint *restrict rowi, __global const int *restrict slot_j,
-                 __global const uint *restrict nslot, volatile __global uint *ovf)
+__kernel __attribute__((reqd_work_group_size(LJ_WG, 1, 1))) void
+lj_half_cas(__global const real4_t *restrict pos, uint n, __global const uint *restrict hcount,
+            __global const int *restrict hl, LJ_ARGS, volatile __global real_t *f, __global real_t *vir,
+            __global const ushort *restrict hs, __global const uint *restrict bstart,
+            __global const uint *restrict rowi, __global const int *restrict slot_j,
+            __global const uint *restrict nslot, volatile __global uint *ovf)
 {
     __local LJ_UINT acc[3 * LJ_SLOTS];
     uint t = get_local_id(0), g = get_group_id(0);
     uint i0 = bstart[g], ni = bstart[g + 1] - i0, ns = nslot[g], nacc = min(ns, (uint)LJ_SLOTS);
     for (uint s = t; s < nacc; s += LJ_WG) {
-        acc[s] = 0; acc[LJ_SLOTS + s] = 0; acc[2 * LJ_SLOTS + s] = 0;
+        acc[s] = 0;
+        acc[LJ_SLOTS + s] = 0;
+        acc[2 * LJ_SLOTS + s] = 0;
     }
     if (t == 0 && ns > LJ_SLOTS) atomic_add(ovf, ns - LJ_SLOTS);
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -544,8 +561,7 @@ void lj_half_cas(__global const real4_t *restrict pos, uint n, __global const ui
             si[d] = (uint)d < c ? hs[(size_t)d * n + row] : 0u;
         }
 #pragma unroll
-        for (int d = 0; d < LJ_AHEAD - 1; d++)
-            qi[d] = pos[ji[d]];
+        for (int d = 0; d < LJ_AHEAD - 1; d++) qi[d] = pos[ji[d]];
         for (uint k = 0; k < c; k++) {
             int j = ji[0];
             uint s = si[0];
@@ -556,8 +572,7 @@ void lj_half_cas(__global const real4_t *restrict pos, uint n, __global const ui
                 si[d] = si[d + 1];
             }
 #pragma unroll
-            for (int d = 0; d < LJ_AHEAD - 2; d++)
-                qi[d] = qi[d + 1];
+            for (int d = 0; d < LJ_AHEAD - 2; d++) qi[d] = qi[d + 1];
             if (k + LJ_AHEAD - 1 < c) qi[LJ_AHEAD - 2] = pos[ji[LJ_AHEAD - 2]];
             {
                 uint kk = k + LJ_AHEAD;
@@ -577,7 +592,9 @@ void lj_half_cas(__global const real4_t *restrict pos, uint n, __global const ui
                 real_t sr6 = sr2 * sr2 * sr2;
                 real_t fp = eps24 * sr6 * (REAL_C(2.0) * sr6 - REAL_C(1.0)) * ir2;
                 real_t gx = fp * dx, gy = fp * dy, gz = fp * dz;
-                fx += gx; fy += gy; fz += gz;
+                fx += gx;
+                fy += gy;
+                fz += gz;
                 e += eps4 * sr6 * (sr6 - REAL_C(1.0)) - shift;
                 w += fp * r2;
 #if LJ_DEFER
@@ -585,8 +602,13 @@ void lj_half_cas(__global const real4_t *restrict pos, uint n, __global const ui
                     /* this pair's math overlapped the previous exchanges */
                     lj_cas3 nc;
                     if (ps < LJ_SLOTS) lj_local_cas3_finish(acc + ps, px, py, pz, pc);
-                    nc.ex = acc[s]; nc.ey = acc[LJ_SLOTS + s]; nc.ez = acc[2 * LJ_SLOTS + s];
-                    ps = s; px = -gx; py = -gy; pz = -gz;
+                    nc.ex = acc[s];
+                    nc.ey = acc[LJ_SLOTS + s];
+                    nc.ez = acc[2 * LJ_SLOTS + s];
+                    ps = s;
+                    px = -gx;
+                    py = -gy;
+                    pz = -gz;
                     pc = lj_local_cas3_exchange(acc + s, px, py, pz, nc);
                 } else {
                     lj_cas_add3_fresh(f, j, -gx, -gy, -gz);

@@ -31,10 +31,9 @@ inline real_t lj_hsum(vr_t v)
     return c.x + c.y;
 }
 
-__kernel void lj_cpu(__global const real4_t *pos, uint n, __global const uint *offset,
-                     __global const int *list, real4_t box, real4_t ibox, real_t rc2, real_t eps4,
-                     real_t eps24, real_t sig2, real_t shift, __global real_t *f,
-                     __global real_t *vir)
+__kernel void lj_cpu(__global const real4_t *pos, uint n, __global const uint *offset, __global const int *list,
+                     real4_t box, real4_t ibox, real_t rc2, real_t eps4, real_t eps24, real_t sig2, real_t shift,
+                     __global real_t *f, __global real_t *vir)
 {
     uint i0 = get_global_id(0) * LJ_CPU_BLOCK;
     uint i1 = min(i0 + LJ_CPU_BLOCK, n);
@@ -68,8 +67,7 @@ __kernel void lj_cpu(__global const real4_t *pos, uint n, __global const uint *o
             vr_t ir2 = REAL_C(1.0) / r2;
             vr_t sr2 = sig2 * ir2;
             vr_t sr6 = sr2 * sr2 * sr2;
-            vr_t fpair = select((vr_t)0, eps24 * sr6 * (REAL_C(2.0) * sr6 - REAL_C(1.0)) * ir2,
-                                VM_FROM_INT(in));
+            vr_t fpair = select((vr_t)0, eps24 * sr6 * (REAL_C(2.0) * sr6 - REAL_C(1.0)) * ir2, VM_FROM_INT(in));
             f0 += shuffle(fpair, VSPREAD(0)) * d0;
             f1 += shuffle(fpair, VSPREAD(1)) * d1;
             f2 += shuffle(fpair, VSPREAD(2)) * d2;

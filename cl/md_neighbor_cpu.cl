@@ -29,11 +29,9 @@ inline int nb_hsum(vi_t v)
     return c.x + c.y;
 }
 
-__kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, int4 nc,
-                             __global const uint *cell_start, real_t rs2, int half_list, int mode,
-                             __global const uint *offset, __global int *list, uint capacity,
-                             __global uint *count, volatile __global uint *overflow,
-                             __global int *stage)
+__kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, int4 nc, __global const uint *cell_start,
+                             real_t rs2, int half_list, int mode, __global const uint *offset, __global int *list,
+                             uint capacity, __global uint *count, volatile __global uint *overflow, __global int *stage)
 {
     uint i = get_global_id(0);
     if (i >= n) return;
@@ -103,8 +101,7 @@ __kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, i
                     a3 -= b4 * vrint(a3 * ib4);
                     vr_t r2 = vr2_aos(a0, a1, a2, a3);
                     vi_t j = (int)j0 + VLANES;
-                    vi_t ok = VM_TO_INT(r2 < rs2) & (j < (int)hi) &
-                              (half_list ? j > (int)i : j != (int)i);
+                    vi_t ok = VM_TO_INT(r2 < rs2) & (j < (int)hi) & (half_list ? j > (int)i : j != (int)i);
                     int bits = nb_hsum(ok & VBITS);
                     if (!bits) continue;
                     while (bits) {
@@ -112,8 +109,10 @@ __kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, i
                         bits &= bits - 1;
                         if (mode == 0) {
                             if (k < capacity) stage[(size_t)i * capacity + k] = (int)j0 + l;
-                        } else if (mode == 1) list[base + k] = (int)j0 + l;
-                        else if (k < capacity) list[(size_t)k * n + i] = (int)j0 + l;
+                        } else if (mode == 1)
+                            list[base + k] = (int)j0 + l;
+                        else if (k < capacity)
+                            list[(size_t)k * n + i] = (int)j0 + l;
                         k++;
                     }
                 }

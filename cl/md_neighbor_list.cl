@@ -8,10 +8,9 @@
  */
 #include "md_cell.h"
 
-__kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, int4 nc,
-                             __global const uint *cell_start, real_t rs2, int half_list, int mode,
-                             __global const uint *offset, __global int *list, uint capacity,
-                             __global uint *count, volatile __global uint *overflow)
+__kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, int4 nc, __global const uint *cell_start,
+                             real_t rs2, int half_list, int mode, __global const uint *offset, __global int *list,
+                             uint capacity, __global uint *count, volatile __global uint *overflow)
 {
     uint i = get_global_id(0);
     if (i >= n) return;
@@ -39,8 +38,10 @@ __kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, i
                     rz = nb_image(rz, box.z);
                     real_t r2 = rx * rx + ry * ry + rz * rz;
                     if (r2 < rs2) {
-                        if (mode == 1) list[base + k] = (int)j;
-                        else if (mode == 2 && k < capacity) list[(size_t)k * n + i] = (int)j;
+                        if (mode == 1)
+                            list[base + k] = (int)j;
+                        else if (mode == 2 && k < capacity)
+                            list[(size_t)k * n + i] = (int)j;
                         k++;
                     }
                 }

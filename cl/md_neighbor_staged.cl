@@ -12,8 +12,8 @@
 
 /* Per block: slot offsets of its NS local cells (base[b * (NS + 1) + lc],
  * the last entry the stage's size); *max_total receives the largest size. */
-__kernel void stage_base(__global const uint *cell_start, int4 nc, int bx, uint nblocks,
-                         __global uint *base, volatile __global uint *max_total)
+__kernel void stage_base(__global const uint *cell_start, int4 nc, int bx, uint nblocks, __global uint *base,
+                         volatile __global uint *max_total)
 {
     uint b = get_global_id(0);
     if (b >= nblocks) return;
@@ -32,9 +32,9 @@ __kernel void stage_base(__global const uint *cell_start, int4 nc, int bx, uint 
  * same order, same test), writing slot(j) instead of j; count[i] is the true
  * count, *overflow the largest (the host grows the capacity and rebuilds). */
 __kernel void neighbor_build_staged(__global const real4_t *pos, uint n, real4_t box, int4 nc,
-                                    __global const uint *cell_start, real_t rs2, int bx,
-                                    __global const uint *base, __global int *list, uint capacity,
-                                    __global uint *count, volatile __global uint *overflow)
+                                    __global const uint *cell_start, real_t rs2, int bx, __global const uint *base,
+                                    __global int *list, uint capacity, __global uint *count,
+                                    volatile __global uint *overflow)
 {
     uint i = get_global_id(0);
     if (i >= n) return;

@@ -39,10 +39,10 @@ inline float rsqrt_ptx(float x)
     asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
     return y;
 }
-#define RSQRT(x) rsqrt_ptx(x)
+#define RSQRT(x)  rsqrt_ptx(x)
 #define RSQRTV(x) rsqrt(x)
 #elif defined(NATIVE_RSQRT) && !defined(REAL_IS_DOUBLE)
-#define RSQRT(x) native_rsqrt(x)
+#define RSQRT(x)  native_rsqrt(x)
 #define RSQRTV(x) native_rsqrt(x)
 #elif defined(RSQRT_NEWTON) && defined(REAL_IS_DOUBLE)
 /* fp32 estimate refined by one Newton step y (3 - x y^2) / 2: relative error
@@ -52,10 +52,10 @@ inline double rsqrt_newton(double x)
     const double y = (double)rsqrt((float)x);
     return 0.5 * y * fma(-x * y, y, 3.0);
 }
-#define RSQRT(x) rsqrt_newton(x)
+#define RSQRT(x)  rsqrt_newton(x)
 #define RSQRTV(x) rsqrt(x) /* the vector kernel keeps the full rsqrt */
 #else
-#define RSQRT(x) rsqrt(x)
+#define RSQRT(x)  rsqrt(x)
 #define RSQRTV(x) rsqrt(x)
 #endif
 
@@ -81,10 +81,10 @@ inline double rsqrt_seed(double x) { return (double)rsqrt((float)x); }
 #define R2(dx, dy, dz, eps2) fma((dz), (dz), fma((dy), (dy), fma((dx), (dx), (eps2))))
 
 #ifdef EPS_ZERO
-#define INV_R(r2) ((r2) > (real_t)0 ? RSQRT(r2) : (real_t)0) /* compiled to a select */
+#define INV_R(r2)        ((r2) > (real_t)0 ? RSQRT(r2) : (real_t)0) /* compiled to a select */
 #define INV_RV(r2, zero) select((zero), RSQRTV(r2), (r2) > (zero))
 #else
-#define INV_R(r2) RSQRT(r2)
+#define INV_R(r2)        RSQRT(r2)
 #define INV_RV(r2, zero) RSQRTV(r2)
 #endif
 
@@ -108,10 +108,9 @@ inline void gravity_store(__global real4_t *out, int i, real4_t a, real_t G, rea
  * unit evenly, and each range writes its raw sums to part[s * ni + i] for
  * gravity_reduce.
  */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) KERNEL_SG
-void gravity_tiled(__global const real4_t *xi, int ni, __global const real4_t *xj, int nj,
-                   __global real4_t *out, real_t G, real_t eps2, real_t self_coef, int accumulate,
-                   __global real4_t *part)
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) KERNEL_SG void
+gravity_tiled(__global const real4_t *xi, int ni, __global const real4_t *xj, int nj, __global real4_t *out, real_t G,
+              real_t eps2, real_t self_coef, int accumulate, __global real4_t *part)
 {
     __local real4_t tile[WG];
     const int lid = get_local_id(0);
@@ -165,8 +164,10 @@ void gravity_tiled(__global const real4_t *xi, int ni, __global const real4_t *x
     for (int k = 0; k < IPW; k++) {
         const int i = base + k * WG;
         if (i >= ni) continue;
-        if (ns == 1) gravity_store(out, i, a[k], G, self_coef * p[k].w, accumulate);
-        else part[(size_t)sp * ni + i] = a[k];
+        if (ns == 1)
+            gravity_store(out, i, a[k], G, self_coef * p[k].w, accumulate);
+        else
+            part[(size_t)sp * ni + i] = a[k];
     }
 }
 #endif
@@ -200,10 +201,9 @@ __kernel void gravity_soa(__global const real4_t *xj, int nj, __global real_t *j
  * arithmetic on the SoA copy (padded to a multiple of 16), no local memory and
  * no barriers, so PoCL maps it onto SIMD lanes directly.
  */
-__kernel void gravity_vector(__global const real4_t *xi, int ni, __global const real_t *jx,
-                             __global const real_t *jy, __global const real_t *jz, __global const real_t *jm,
-                             int nchunks, __global real4_t *out, real_t G, real_t eps2, real_t self_coef,
-                             int accumulate)
+__kernel void gravity_vector(__global const real4_t *xi, int ni, __global const real_t *jx, __global const real_t *jy,
+                             __global const real_t *jz, __global const real_t *jm, int nchunks, __global real4_t *out,
+                             real_t G, real_t eps2, real_t self_coef, int accumulate)
 {
     const int i = get_global_id(0);
     if (i >= ni) return;

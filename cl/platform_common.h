@@ -53,7 +53,10 @@ typedef float16 real16_t;
 /* x += v for a float in global memory, from atomic_cmpxchg on its bits. */
 inline void atomic_add_float(volatile __global float *p, float v)
 {
-    union { unsigned int u; float f; } oldv, newv;
+    union {
+        unsigned int u;
+        float f;
+    } oldv, newv;
     do {
         oldv.f = *p;
         newv.f = oldv.f + v;

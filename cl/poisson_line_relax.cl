@@ -26,19 +26,18 @@
  * Coefficients (e, ax, ay, az) and wrap-around as cl/poisson_stencil.cl;
  * mask: 1 on wet cells (prolongation adds nothing to land).  The coarse
  * column of (i, j) is (i >> sx, j >> sy), sx, sy = 1 when the level below
- * is coarsened in x, y (((i + 1) >> sx, ...) with -DCSHIFT=1: poisson_line_relax.h).  Build options: -DREAL_T (the level's precision:
- * coefficients, x and the coarse correction ec),
- * -DB_T, -DXO_T (types of b and of the output x; the finest level reads the
- * CG's r and writes its z in fp64 while working in fp32), -DNZ. */
+ * is coarsened in x, y (((i + 1) >> sx, ...) with -DCSHIFT=1: poisson_line_relax.h).  Build options: -DREAL_T (the
+ * level's precision: coefficients, x and the coarse correction ec), -DB_T, -DXO_T (types of b and of the output x; the
+ * finest level reads the CG's r and writes its z in fp64 while working in fp32), -DNZ. */
 #include "platform_common.h"
 #include "poisson_line_relax.h"
 
 static inline void line_jacobi_body(const int mode, __global XO_T *restrict xn, __global const real_t *restrict xo,
-                             __global const real_t *restrict ec, __global const uchar *restrict mask,
-                             __global const B_T *restrict b, __global const real_t *restrict e,
-                             __global const real_t *restrict ax, __global const real_t *restrict ay,
-                             __global const real_t *restrict az, real_t omega, int nx, int ny, int ncx, int ncy,
-                             int sx, int sy)
+                                    __global const real_t *restrict ec, __global const uchar *restrict mask,
+                                    __global const B_T *restrict b, __global const real_t *restrict e,
+                                    __global const real_t *restrict ax, __global const real_t *restrict ay,
+                                    __global const real_t *restrict az, real_t omega, int nx, int ny, int ncx, int ncy,
+                                    int sx, int sy)
 {
     const int i = get_global_id(0), j = get_global_id(1);
     if (i >= nx || j >= ny) return;
@@ -73,10 +72,10 @@ static inline void line_jacobi_body(const int mode, __global XO_T *restrict xn, 
     }
 }
 
-#define LINE_ARGS                                                                                                    \
-    __global XO_T *restrict xn, __global const real_t *restrict xo, __global const real_t *restrict ec,             \
-        __global const uchar *restrict mask, __global const B_T *restrict b, __global const real_t *restrict e,     \
-        __global const real_t *restrict ax, __global const real_t *restrict ay, __global const real_t *restrict az, \
+#define LINE_ARGS                                                                                                      \
+    __global XO_T *restrict xn, __global const real_t *restrict xo, __global const real_t *restrict ec,                \
+        __global const uchar *restrict mask, __global const B_T *restrict b, __global const real_t *restrict e,        \
+        __global const real_t *restrict ax, __global const real_t *restrict ay, __global const real_t *restrict az,    \
         real_t omega, int nx, int ny, int ncx, int ncy, int sx, int sy
 #define LINE_PASS xn, xo, ec, mask, b, e, ax, ay, az, omega, nx, ny, ncx, ncy, sx, sy
 
@@ -85,10 +84,10 @@ __kernel KERNEL_SG void line_jacobi(LINE_ARGS) { line_jacobi_body(1, LINE_PASS);
 __kernel KERNEL_SG void line_jacobi_prolong(LINE_ARGS) { line_jacobi_body(2, LINE_PASS); }
 
 __kernel KERNEL_SG void residual_restrict(__global real_t *restrict bc, __global const real_t *restrict x,
-                                __global const uchar *restrict mask, __global const B_T *restrict b,
-                                __global const real_t *restrict e,
-                                __global const real_t *restrict ax, __global const real_t *restrict ay,
-                                __global const real_t *restrict az, int nx, int ny, int ncx, int ncy, int sx, int sy)
+                                          __global const uchar *restrict mask, __global const B_T *restrict b,
+                                          __global const real_t *restrict e, __global const real_t *restrict ax,
+                                          __global const real_t *restrict ay, __global const real_t *restrict az,
+                                          int nx, int ny, int ncx, int ncy, int sx, int sy)
 {
     const int I = get_global_id(0), J = get_global_id(1);
     if (I >= ncx || J >= ncy) return;

@@ -23,13 +23,13 @@
 #endif
 /* the coarse column of fine column i; the fine columns [FLO, FHI) of coarse
  * column I (s: 1 where coarsened, 0 where not; n: the fine extent) */
-#define CCOL(i, s) (((i) + ((s) ? CSHIFT : 0)) >> (s))
-#define FLO(I, s) max(((I) << (s)) - ((s) ? CSHIFT : 0), 0)
+#define CCOL(i, s)   (((i) + ((s) ? CSHIFT : 0)) >> (s))
+#define FLO(I, s)    max(((I) << (s)) - ((s) ? CSHIFT : 0), 0)
 #define FHI(I, s, n) min(((I) << (s)) - ((s) ? CSHIFT : 0) + (1 << (s)), (n))
 
 /* The neighbours of column (i, j) in x and y, with wrap-around. */
 typedef struct {
-    int dw, de, ds, dn;  /* index offsets of the four neighbouring columns */
+    int dw, de, ds, dn;     /* index offsets of the four neighbouring columns */
     int pc, pw, pe, ps, pn; /* their coarse columns (and that of (i, j))    */
 } cols_t;
 
@@ -47,7 +47,7 @@ inline cols_t columns(int i, int j, int nx, int ny, int ncx, int sx, int sy)
 
 /* x_old at cell c, coarse cell p, layer kk: mode 0 zero, 1 xo, 2 xo + P e
  * (needs mode, xo, ec, mask and cplane in scope) */
-#define XOLD(c, p, kk) (mode == 0 ? (real_t)0 : xo[c] + (mode == 2 && mask[c] ? ec[(p) + (kk) * cplane] : (real_t)0))
+#define XOLD(c, p, kk) (mode == 0 ? (real_t)0 : xo[c] + (mode == 2 && mask[c] ? ec[(p) + (kk)*cplane] : (real_t)0))
 
 /* (b - A x) at cell c = (i, j, k) of a column with neighbour offsets q */
 inline real_t residual_at(int c, int k, int plane, const cols_t q, __global const real_t *restrict x,

@@ -47,9 +47,9 @@ inline void vstore_x(vreal v, __global XO_T *x, int c)
 }
 
 static inline void line_jacobi_vec_body(const int mode, __global XO_T *restrict xn, __global const real_t *restrict xo,
-                                 __global const B_T *restrict b, __global const real_t *restrict e,
-                                 __global const real_t *restrict ax, __global const real_t *restrict ay,
-                                 __global const real_t *restrict az, real_t omega, int nx, int ny)
+                                        __global const B_T *restrict b, __global const real_t *restrict e,
+                                        __global const real_t *restrict ax, __global const real_t *restrict ay,
+                                        __global const real_t *restrict az, real_t omega, int nx, int ny)
 {
     const int i0 = get_global_id(0) * VW, j = get_global_id(1);
     if (i0 >= nx || j >= ny) return;
@@ -84,9 +84,9 @@ static inline void line_jacobi_vec_body(const int mode, __global XO_T *restrict 
     }
 }
 
-#define LINE_ARGS                                                                                                    \
-    __global XO_T *restrict xn, __global const real_t *restrict xo, __global const B_T *restrict b,                 \
-        __global const real_t *restrict e, __global const real_t *restrict ax, __global const real_t *restrict ay,  \
+#define LINE_ARGS                                                                                                      \
+    __global XO_T *restrict xn, __global const real_t *restrict xo, __global const B_T *restrict b,                    \
+        __global const real_t *restrict e, __global const real_t *restrict ax, __global const real_t *restrict ay,     \
         __global const real_t *restrict az, real_t omega, int nx, int ny
 #define LINE_PASS xn, xo, b, e, ax, ay, az, omega, nx, ny
 

@@ -56,8 +56,8 @@ inline void line_staged_body(const int mode, __global XO_T *restrict xn, __globa
                              __global const real_t *restrict ec, __global const uchar *restrict mask,
                              __global const B_T *restrict b, __global const real_t *restrict e,
                              __global const real_t *restrict ax, __global const real_t *restrict ay,
-                             __global const real_t *restrict az, real_t omega, int nx, int ny, int ncx, int ncy,
-                             int sx, int sy, __local real_t *lr, __local real_t *ls, __local real_t *lu)
+                             __global const real_t *restrict az, real_t omega, int nx, int ny, int ncx, int ncy, int sx,
+                             int sy, __local real_t *lr, __local real_t *ls, __local real_t *lu)
 {
     const int plane = nx * ny, cplane = ncx * ncy, col = get_global_id(0);
     const int lk = get_local_id(1), wk = get_local_size(1), l0 = get_local_id(0) * LS;
@@ -89,11 +89,11 @@ inline void line_staged_body(const int mode, __global XO_T *restrict xn, __globa
     }
 }
 
-#define STAGED_ARGS                                                                                                  \
-    __global XO_T *restrict xn, __global const real_t *restrict xo, __global const real_t *restrict ec,             \
-        __global const uchar *restrict mask, __global const B_T *restrict b, __global const real_t *restrict e,     \
-        __global const real_t *restrict ax, __global const real_t *restrict ay, __global const real_t *restrict az, \
-        real_t omega, int nx, int ny, int ncx, int ncy, int sx, int sy, __local real_t *lr, __local real_t *ls,     \
+#define STAGED_ARGS                                                                                                    \
+    __global XO_T *restrict xn, __global const real_t *restrict xo, __global const real_t *restrict ec,                \
+        __global const uchar *restrict mask, __global const B_T *restrict b, __global const real_t *restrict e,        \
+        __global const real_t *restrict ax, __global const real_t *restrict ay, __global const real_t *restrict az,    \
+        real_t omega, int nx, int ny, int ncx, int ncy, int sx, int sy, __local real_t *lr, __local real_t *ls,        \
         __local real_t *lu
 #define STAGED_PASS xn, xo, ec, mask, b, e, ax, ay, az, omega, nx, ny, ncx, ncy, sx, sy, lr, ls, lu
 
@@ -104,13 +104,14 @@ __kernel KERNEL_SG void line_staged_prolong(STAGED_ARGS) { line_staged_body(2, S
 /* Work-groups over tiles of coarse columns; each coarse cell's residual
  * summed as residual_restrict sums it (restricted_at). */
 __kernel KERNEL_SG void restrict_staged(__global real_t *restrict xcn, __global real_t *restrict bc,
-                              __global const real_t *restrict x, __global const uchar *restrict mask,
-                              __global const B_T *restrict b, __global const real_t *restrict e,
-                              __global const real_t *restrict ax, __global const real_t *restrict ay,
-                              __global const real_t *restrict az, __global const real_t *restrict ce,
-                              __global const real_t *restrict cax, __global const real_t *restrict cay,
-                              __global const real_t *restrict caz, real_t omega, int nx, int ny, int ncx, int ncy,
-                              int sx, int sy, __local real_t *lr, __local real_t *ls, __local real_t *lu)
+                                        __global const real_t *restrict x, __global const uchar *restrict mask,
+                                        __global const B_T *restrict b, __global const real_t *restrict e,
+                                        __global const real_t *restrict ax, __global const real_t *restrict ay,
+                                        __global const real_t *restrict az, __global const real_t *restrict ce,
+                                        __global const real_t *restrict cax, __global const real_t *restrict cay,
+                                        __global const real_t *restrict caz, real_t omega, int nx, int ny, int ncx,
+                                        int ncy, int sx, int sy, __local real_t *lr, __local real_t *ls,
+                                        __local real_t *lu)
 {
     const int cplane = ncx * ncy, cc0 = get_global_id(0);
     const int lk = get_local_id(1), wk = get_local_size(1), l0 = get_local_id(0) * LS;

@@ -28,8 +28,8 @@
 
 __kernel void stencil_column(__global real_t *restrict y, __global const real_t *restrict x,
                              __global const real_t *restrict e, __global const real_t *restrict ax,
-                             __global const real_t *restrict ay, __global const real_t *restrict az, int nx,
-                             int ny, int nz)
+                             __global const real_t *restrict ay, __global const real_t *restrict az, int nx, int ny,
+                             int nz)
 {
     const int i = get_global_id(0), j = get_global_id(1);
     if (i >= nx || j >= ny) return;
@@ -41,8 +41,8 @@ __kernel void stencil_column(__global real_t *restrict y, __global const real_t 
     for (int k = 0; k < nz; k++) {
         const int cb = k + 1 < nz ? c + plane : c; /* az = 0 at the bottom */
         const real_t xp = x[cb], azc = az[c];
-        y[c] = e[c] * xc - azc * (xc - xp) - azm * (xc - xm) - ax[c] * (xc - x[c + de]) - ax[c + dw] * (xc - x[c + dw]) -
-               ay[c] * (xc - x[c + dn]) - ay[c + ds] * (xc - x[c + ds]);
+        y[c] = e[c] * xc - azc * (xc - xp) - azm * (xc - xm) - ax[c] * (xc - x[c + de]) -
+               ax[c + dw] * (xc - x[c + dw]) - ay[c] * (xc - x[c + dn]) - ay[c + ds] * (xc - x[c + ds]);
         xm = xc, xc = xp, azm = azc;
         c = cb;
     }
@@ -69,8 +69,8 @@ __kernel void stencil_cell(__global real_t *restrict y, __global const real_t *r
 
 __kernel void stencil_column_vec(__global real_t *restrict y, __global const real_t *restrict x,
                                  __global const real_t *restrict e, __global const real_t *restrict ax,
-                                 __global const real_t *restrict ay, __global const real_t *restrict az, int nx,
-                                 int ny, int nz)
+                                 __global const real_t *restrict ay, __global const real_t *restrict az, int nx, int ny,
+                                 int nz)
 {
     const int i0 = get_global_id(0) * VW, j = get_global_id(1);
     if (i0 >= nx || j >= ny) return;
@@ -84,7 +84,8 @@ __kernel void stencil_column_vec(__global real_t *restrict y, __global const rea
         const vreal v = vload_at(e, c) * xc - azc * (xc - xp) - azm * (xc - xm) -
                         vload_at(ax, c) * (xc - east_of(x, c, i0, r0, nx)) -
                         west_of(ax, c, i0, r0, nx) * (xc - west_of(x, c, i0, r0, nx)) -
-                        vload_at(ay, c) * (xc - vload_at(x, c + dn)) - vload_at(ay, c + ds) * (xc - vload_at(x, c + ds));
+                        vload_at(ay, c) * (xc - vload_at(x, c + dn)) -
+                        vload_at(ay, c + ds) * (xc - vload_at(x, c + ds));
         VSTORE(v, 0, y + c);
         xm = xc, xc = xp, azm = azc;
         c = cb;

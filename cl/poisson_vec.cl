@@ -43,9 +43,9 @@ region_sums(__global double *restrict partial, __global const double *restrict v
     if (l == 0) partial[get_group_id(0)] = s[0];
 }
 
-__kernel __attribute__((reqd_work_group_size(VEC_WG, 1, 1))) void
-region_mean(__global double *restrict shift, __global const double *restrict partial, uint ngroups, int region,
-            double scale)
+__kernel __attribute__((reqd_work_group_size(VEC_WG, 1, 1))) void region_mean(__global double *restrict shift,
+                                                                              __global const double *restrict partial,
+                                                                              uint ngroups, int region, double scale)
 {
     __local double s[VEC_WG];
     const uint l = get_local_id(0);

@@ -14,16 +14,15 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: clphys bench [--device SPEC|LIST] [--path NAME[,NAME...]] [--precision fp32|fp64]\n"
-            "                    [--size N] [--repeat R] [--json FILE [--force]] [--probe] [--no-verify]\n"
-            "                    [--quick|--full]\n"
-            "  --device     a device (clphys devices), or a list (\"gpus\" = every GPU, \"0:0,0:1\"; a device\n"
-            "               named twice is opened twice): dslash_multi and solver_multi split the lattice\n"
-            "               over them; the other paths run on the first\n"
-            "  --probe      only measure and print the device's limits (bandwidth, FMA rates, host-device\n"
-            "               transfers and host memcpy)\n"
-            "  --path       compute paths to run (default: all):");
+    fprintf(out, "usage: clphys bench [--device SPEC|LIST] [--path NAME[,NAME...]] [--precision fp32|fp64]\n"
+                 "                    [--size N] [--repeat R] [--json FILE [--force]] [--probe] [--no-verify]\n"
+                 "                    [--quick|--full]\n"
+                 "  --device     a device (clphys devices), or a list (\"gpus\" = every GPU, \"0:0,0:1\"; a device\n"
+                 "               named twice is opened twice): dslash_multi and solver_multi split the lattice\n"
+                 "               over them; the other paths run on the first\n"
+                 "  --probe      only measure and print the device's limits (bandwidth, FMA rates, host-device\n"
+                 "               transfers and host memcpy)\n"
+                 "  --path       compute paths to run (default: all):");
     for (int i = 0; bench_path_name(i); i++) fprintf(out, " %s", bench_path_name(i));
     fprintf(out, "\n"
                  "  --size       problem size for every path (default: each path's own sizes)\n"

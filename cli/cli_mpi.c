@@ -4,10 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int cli_mpi_launched(void)
-{
-    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
-}
+int cli_mpi_launched(void) { return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK"); }
 
 #ifdef CLPHYS_HAVE_MPI
 static int started;
@@ -71,8 +68,10 @@ int cli_mpi_start(int *argc, char ***argv)
     const char *n = getenv("OMPI_COMM_WORLD_SIZE");
     if (!n) n = getenv("PMI_SIZE");
     if (n && atol(n) > 1) {
-        fprintf(stderr, "clphys: started by an MPI launcher with %s ranks, but this build has no MPI "
-                        "(rebuild with MPI installed: meson setup -Dmpi=enabled)\n", n);
+        fprintf(stderr,
+                "clphys: started by an MPI launcher with %s ranks, but this build has no MPI "
+                "(rebuild with MPI installed: meson setup -Dmpi=enabled)\n",
+                n);
         return 2;
     }
     return 0;

@@ -79,8 +79,8 @@ typedef struct {
     clphys_lqcd_bc bc[4];
     int have_grid;
 } lattice_opts;
-#define LATTICE_OPTS(o)                                                                                              \
-    CLI_OPT_STRING("--bc", &(o).bc_s), CLI_OPT_FLAG("--periodic", &(o).periodic),                                     \
+#define LATTICE_OPTS(o)                                                                                                \
+    CLI_OPT_STRING("--bc", &(o).bc_s), CLI_OPT_FLAG("--periodic", &(o).periodic),                                      \
         CLI_OPT_DIMS("--grid", (o).grid, 4, 1, 1 << 20)
 
 /* "p,a,p,a": four of p|a. */
@@ -165,7 +165,8 @@ static clphys_status agree(const ranks *r, clphys_status st)
 }
 
 /* Read a gauge file of any format; says what could not be verified. */
-static clphys_status read_gauge(const char *file, int no_checksum, clphys_lqcd_gauge_field *g, clphys_lqcd_gauge_file_info *info)
+static clphys_status read_gauge(const char *file, int no_checksum, clphys_lqcd_gauge_field *g,
+                                clphys_lqcd_gauge_file_info *info)
 {
     clphys_lqcd_gauge_read_params p = {.allow_unverified = no_checksum};
     clphys_status st = clphys_lqcd_gauge_read(file, &p, g, info);
@@ -191,14 +192,14 @@ static clphys_status read_unverified(const char *file, clphys_lqcd_gauge_field *
 
 /* The file, whole (one rank) or this rank's part (read on rank 0 and
  * scattered); info is filled on rank 0. */
-static clphys_status read_field(const ranks *r, const char *file, int no_checksum, clphys_lqcd_gauge_field *g, int dims[4],
-                                clphys_lqcd_gauge_file_info *info)
+static clphys_status read_field(const ranks *r, const char *file, int no_checksum, clphys_lqcd_gauge_field *g,
+                                int dims[4], clphys_lqcd_gauge_file_info *info)
 {
 #ifdef CLPHYS_HAVE_MPI
     if (r->dist) {
         memset(&read_info, 0, sizeof read_info);
-        clphys_status st = clphys_lqcd_gauge_read_mpi(r->comm, r->grid, file, no_checksum ? read_unverified : read_verified,
-                                                 g, dims);
+        clphys_status st =
+            clphys_lqcd_gauge_read_mpi(r->comm, r->grid, file, no_checksum ? read_unverified : read_verified, g, dims);
         *info = read_info;
         return st;
     }
@@ -231,7 +232,8 @@ static int plaquette(int argc, char **argv)
     if (st) return cli_fail("lqcd", st, NULL);
     double plaq = 0, trace = 0;
 #ifdef CLPHYS_HAVE_MPI
-    if (r.dist) st = clphys_lqcd_gauge_plaquette_mpi(r.comm, r.grid, &g, &plaq, &trace);
+    if (r.dist)
+        st = clphys_lqcd_gauge_plaquette_mpi(r.comm, r.grid, &g, &plaq, &trace);
     else
 #endif
         plaq = clphys_lqcd_gauge_plaquette(&g), trace = clphys_lqcd_gauge_link_trace(&g);
@@ -240,15 +242,15 @@ static int plaquette(int argc, char **argv)
     if (r.rank == 0)
         printf("format %s (%s, %d rows stored), checksum %s\nlattice %dx%dx%dx%d\nplaquette %.12f\nlink_trace %.12f\n"
                "unitarity %.3g\n",
-               clphys_lqcd_gauge_file_format_name(info.format), info.precision == CLPHYS_FP64 ? "fp64" : "fp32", info.rows,
-               info.checksum_verified ? "verified" : "not verified", dims[0], dims[1], dims[2], dims[3], plaq, trace,
-               info.unitarity);
+               clphys_lqcd_gauge_file_format_name(info.format), info.precision == CLPHYS_FP64 ? "fp64" : "fp32",
+               info.rows, info.checksum_verified ? "verified" : "not verified", dims[0], dims[1], dims[2], dims[3],
+               plaq, trace, info.unitarity);
     return 0;
 }
 
 /* Write g; says what was written. */
-static int write_gauge(const char *out, const clphys_lqcd_gauge_field *g, clphys_lqcd_gauge_file_format fmt, clphys_precision p,
-                       int rows)
+static int write_gauge(const char *out, const clphys_lqcd_gauge_field *g, clphys_lqcd_gauge_file_format fmt,
+                       clphys_precision p, int rows)
 {
     clphys_status st = clphys_lqcd_gauge_write(out, g, fmt, p, rows);
     if (st) return cli_fail("lqcd", st, NULL);
@@ -291,8 +293,10 @@ static int generate(int argc, char **argv)
     }
     for (int mu = 0; mu < 4; mu++)
         if (dims[mu] % 2) {
-            fprintf(stderr, "clphys lqcd generate: --dims %dx%dx%dx%d: every extent must be even (even-odd "
-                            "ordering)\n", dims[0], dims[1], dims[2], dims[3]);
+            fprintf(stderr,
+                    "clphys lqcd generate: --dims %dx%dx%dx%d: every extent must be even (even-odd "
+                    "ordering)\n",
+                    dims[0], dims[1], dims[2], dims[3]);
             return 2;
         }
     if (lattice_finish("lqcd generate", &o)) return 2;
@@ -305,7 +309,8 @@ static int generate(int argc, char **argv)
         rc = cli_check_outputs("lqcd generate", NULL, 0, outputs, 1, force);
         clphys_lqcd_gauge_field g;
         clphys_status st = rc ? CLPHYS_SUCCESS : clphys_lqcd_gauge_create(dims, &g);
-        if (!rc && st) rc = cli_fail("lqcd", st, NULL);
+        if (!rc && st)
+            rc = cli_fail("lqcd", st, NULL);
         else if (!rc) {
             if (seed >= 0) clphys_lqcd_gauge_hot(&g, (uint64_t)seed);
             rc = write_gauge(out, &g, FORMAT_OF[fmt], fp32 ? CLPHYS_FP32 : CLPHYS_FP64, two_rows ? 2 : 3);
@@ -355,8 +360,10 @@ static int convert(int argc, char **argv)
         return 2;
     }
     if (to < 0 && (to = format_of_name(pos[1])) < 0) {
-        fprintf(stderr, "clphys lqcd convert: OUT %s: name the format with --to nersc|ildg (or end the name in .nersc, "
-                        ".ildg or .lime)\n", pos[1]);
+        fprintf(stderr,
+                "clphys lqcd convert: OUT %s: name the format with --to nersc|ildg (or end the name in .nersc, "
+                ".ildg or .lime)\n",
+                pos[1]);
         return 2;
     }
     if (two_rows && FORMAT_OF[to] == CLPHYS_LQCD_GAUGE_FILE_ILDG) {
@@ -374,7 +381,8 @@ static int convert(int argc, char **argv)
         clphys_lqcd_gauge_field g;
         clphys_lqcd_gauge_file_info info;
         clphys_status st = rc ? CLPHYS_SUCCESS : read_gauge(pos[0], no_checksum, &g, &info);
-        if (!rc && st) rc = cli_fail("lqcd", st, NULL);
+        if (!rc && st)
+            rc = cli_fail("lqcd", st, NULL);
         else if (!rc) {
             clphys_precision p = fp32 ? CLPHYS_FP32 : fp64 ? CLPHYS_FP64 : info.precision;
             printf("read %s (%s, %s): plaquette %.12f\n", pos[0], clphys_lqcd_gauge_file_format_name(info.format),
@@ -463,7 +471,7 @@ static int solve(int argc, char **argv)
     const cli_file in[1] = {{"FILE", A.file}}, outf[1] = {{"--output", A.output}};
     int bad_output = cli_mpi_rank() == 0 && A.output && cli_check_outputs("lqcd solve", in, 1, outf, 1, A.force);
     static const clphys_lqcd_solver_blas BLAS[] = {CLPHYS_LQCD_SOLVER_BLAS_AUTO, CLPHYS_LQCD_SOLVER_BLAS_FUSED,
-                                              CLPHYS_LQCD_SOLVER_BLAS_CLBLAST};
+                                                   CLPHYS_LQCD_SOLVER_BLAS_CLBLAST};
     const char *file = A.file, *device = A.device;
     const double kappa = A.kappa, tol = A.tol;
     const int mixed = !A.fp64_only, max_iter = (int)A.max_iter;
@@ -475,9 +483,17 @@ static int solve(int argc, char **argv)
         clphys_lqcd_gauge_file_info wi;
         clphys_status sw = read_gauge(file, A.no_checksum, &gw, &wi);
         if (sw) return cli_fail("lqcd", sw, NULL);
-        lqcd_solve_cfg c = {.device = device, .kappa = kappa, .tol = tol, .point = !A.source, .mixed = mixed,
-                            .max_iter = max_iter, .kind = kind, .blas = blas, .have_grid = o.have_grid,
-                            .progress = A.monitor ? progress : NULL, .output = A.output};
+        lqcd_solve_cfg c = {.device = device,
+                            .kappa = kappa,
+                            .tol = tol,
+                            .point = !A.source,
+                            .mixed = mixed,
+                            .max_iter = max_iter,
+                            .kind = kind,
+                            .blas = blas,
+                            .have_grid = o.have_grid,
+                            .progress = A.monitor ? progress : NULL,
+                            .output = A.output};
         if (bad_output) return 2;
         memcpy(c.bc, o.bc, sizeof c.bc);
         memcpy(c.grid, o.grid, sizeof c.grid);
@@ -523,10 +539,8 @@ static int solve(int argc, char **argv)
     s32 = a;
     s32.precision = CLPHYS_FP32, s32.reconstruct = 12;
 #ifdef CLPHYS_HAVE_MPI
-    if (r.dist)
-        st = clphys_lqcd_dslash_plan_create_mpi(r.comm, r.grid, ctx, &g, &a, &p64);
-    if (r.dist && !st && mixed)
-        st = clphys_lqcd_dslash_plan_create_mpi(r.comm, r.grid, ctx, &g, &s32, &p32);
+    if (r.dist) st = clphys_lqcd_dslash_plan_create_mpi(r.comm, r.grid, ctx, &g, &a, &p64);
+    if (r.dist && !st && mixed) st = clphys_lqcd_dslash_plan_create_mpi(r.comm, r.grid, ctx, &g, &s32, &p32);
     if (!r.dist)
 #endif
     {
@@ -548,8 +562,12 @@ static int solve(int argc, char **argv)
         fprintf(stderr, "clphys lqcd: out of memory\n");
         goto out;
     }
-    clphys_lqcd_solver_params prm = {.kind = kind, .tol = tol, .max_iter = max_iter, .mixed = mixed, .blas = blas,
-                                .progress = A.monitor ? progress : NULL};
+    clphys_lqcd_solver_params prm = {.kind = kind,
+                                     .tol = tol,
+                                     .max_iter = max_iter,
+                                     .mixed = mixed,
+                                     .blas = blas,
+                                     .progress = A.monitor ? progress : NULL};
     /* one workspace for all sources: each solve moves only b and x */
     if ((st = clphys_lqcd_solver_plan_create(p64, p32, &prm, &sp))) {
         rc = cli_fail("lqcd", st, ctx);
@@ -596,7 +614,8 @@ static int solve(int argc, char **argv)
             goto out;
         }
         for (size_t site = 0; site < V; site++)
-            for (int k = 0; k < 24; k++) corr[coord[3] * lt + (int)(site / vol3)] += x[site * 24 + k] * x[site * 24 + k];
+            for (int k = 0; k < 24; k++)
+                corr[coord[3] * lt + (int)(site / vol3)] += x[site * 24 + k] * x[site * 24 + k];
     }
 #ifdef CLPHYS_HAVE_MPI
     if (r.dist) MPI_Allreduce(MPI_IN_PLACE, corr, dims[3], MPI_DOUBLE, MPI_SUM, r.comm);

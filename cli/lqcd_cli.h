@@ -6,16 +6,16 @@
 #include "clphys.h"
 
 typedef struct {
-    const char *device;       /* a device list: "gpus", "0:0,0:1", ...              */
+    const char *device; /* a device list: "gpus", "0:0,0:1", ...              */
     double kappa, tol;
-    int point;                /* 1: the 12 point sources and the pion correlator   */
+    int point; /* 1: the 12 point sources and the pion correlator   */
     int mixed, max_iter;
     clphys_lqcd_solver_kind kind;
     clphys_lqcd_solver_blas blas;
     clphys_lqcd_bc bc[4];
-    int grid[4], have_grid;   /* the split over the devices (default 1x1x1xN)      */
+    int grid[4], have_grid; /* the split over the devices (default 1x1x1xN)      */
     void (*progress)(void *user, int iter, double rel, int is_true); /* --monitor, else NULL   */
-    const char *output;       /* --output FILE for the correlator, or NULL             */
+    const char *output; /* --output FILE for the correlator, or NULL             */
 } lqcd_solve_cfg;
 
 /* What the solves print and write (cli/lqcd_report.c). */

@@ -12,10 +12,7 @@
 
 #define MAXDEV 16
 
-int lqcd_cli_is_list(const char *spec)
-{
-    return spec && (strchr(spec, ',') || !strcmp(spec, "gpus"));
-}
+int lqcd_cli_is_list(const char *spec) { return spec && (strchr(spec, ',') || !strcmp(spec, "gpus")); }
 
 typedef struct {
     clphys_lqcd_solver_plan *sp;
@@ -43,8 +40,10 @@ static void block(const int dims[4], const int grid[4], int k, double *whole, do
             gs += (r % (size_t)ld[mu] + (size_t)co[mu] * ld[mu]) * stride;
             r /= (size_t)ld[mu], stride *= (size_t)dims[mu];
         }
-        if (to_part) memcpy(part + l * 24, whole + gs * 24, 24 * sizeof(double));
-        else memcpy(whole + gs * 24, part + l * 24, 24 * sizeof(double));
+        if (to_part)
+            memcpy(part + l * 24, whole + gs * 24, 24 * sizeof(double));
+        else
+            memcpy(whole + gs * 24, part + l * 24, 24 * sizeof(double));
     }
 }
 
@@ -80,8 +79,12 @@ int lqcd_cli_solve_multi(const lqcd_solve_cfg *c, const clphys_lqcd_gauge_field 
         rc = cli_fail("lqcd", st, NULL);
         goto out;
     }
-    const clphys_lqcd_solver_params prm = {.kind = c->kind, .tol = c->tol, .max_iter = c->max_iter, .mixed = c->mixed,
-                                      .blas = c->blas, .progress = c->progress};
+    const clphys_lqcd_solver_params prm = {.kind = c->kind,
+                                           .tol = c->tol,
+                                           .max_iter = c->max_iter,
+                                           .mixed = c->mixed,
+                                           .blas = c->blas,
+                                           .progress = c->progress};
     for (int k = 0; k < n && !st; k++) {
         const size_t lv = V / (size_t)n;
         jobs[k].b = malloc(sizeof(double) * 24 * lv), jobs[k].x = malloc(sizeof(double) * 24 * lv);
@@ -102,8 +105,10 @@ int lqcd_cli_solve_multi(const lqcd_solve_cfg *c, const clphys_lqcd_gauge_field 
     lqcd_cli_header(c->kind, c->mixed, c->kappa, c->tol, nsrc == 12);
     for (int src = 0; src < nsrc; src++) {
         memset(b, 0, sizeof(double) * 24 * V);
-        if (nsrc == 1) lqcd_cli_random_source(b, 24 * V);
-        else b[src * 2] = 1; /* site 0, spin src/3, colour src%3 */
+        if (nsrc == 1)
+            lqcd_cli_random_source(b, 24 * V);
+        else
+            b[src * 2] = 1; /* site 0, spin src/3, colour src%3 */
         for (int k = 0; k < n; k++) block(g->dims, grid, k, b, jobs[k].b, 1);
         pthread_t t[MAXDEV];
         for (int k = 0; k < n; k++) pthread_create(&t[k], NULL, solve_thread, &jobs[k]);

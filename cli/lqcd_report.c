@@ -17,7 +17,8 @@ void lqcd_cli_monitor(void *user, int iter, double rel, int is_true)
 void lqcd_cli_header(clphys_lqcd_solver_kind kind, int mixed, double kappa, double tol, int point)
 {
     printf("%s, %s, kappa %g, tol %g: %s\n", kind == CLPHYS_LQCD_SOLVER_CGNR ? "CGNR" : "BiCGStab",
-           mixed ? "mixed fp32/fp64" : "fp64", kappa, tol, point ? "12 point sources (spin, colour)" : "a random source");
+           mixed ? "mixed fp32/fp64" : "fp64", kappa, tol,
+           point ? "12 point sources (spin, colour)" : "a random source");
     fflush(stdout);
 }
 
@@ -55,8 +56,10 @@ int lqcd_cli_correlator(const char *file, const double *corr, const int dims[4],
     const int json = n >= 5 && !strcmp(file + n - 5, ".json");
     int ok;
     if (json) {
-        ok = fprintf(f, "{\"observable\": \"pion correlator C(t) = sum_x |S(x,t)|^2\", \"kappa\": %.17g, "
-                        "\"lattice\": [%d, %d, %d, %d], \"C\": [", kappa, dims[0], dims[1], dims[2], dims[3]) > 0;
+        ok = fprintf(f,
+                     "{\"observable\": \"pion correlator C(t) = sum_x |S(x,t)|^2\", \"kappa\": %.17g, "
+                     "\"lattice\": [%d, %d, %d, %d], \"C\": [",
+                     kappa, dims[0], dims[1], dims[2], dims[3]) > 0;
         for (int t = 0; ok && t < dims[3]; t++) ok = fprintf(f, "%s%.17g", t ? ", " : "", corr[t]) > 0;
         ok = ok && fprintf(f, "]}\n") > 0;
     } else {

@@ -43,8 +43,10 @@ int cli_context_done(clphys_context *ctx, int rc)
     const char *path = getenv("CLPHYS_PROFILE");
     if (path && *path) {
         clphys_status st = clphys_context_profile_write(ctx, path);
-        if (st) rc = cli_fail("profile", st, ctx);
-        else fprintf(stderr, "kernel profile written to %s\n", path);
+        if (st)
+            rc = cli_fail("profile", st, ctx);
+        else
+            fprintf(stderr, "kernel profile written to %s\n", path);
     }
     clphys_context_destroy(ctx);
     return rc;
@@ -75,8 +77,9 @@ static void catch_signals(void)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "clphys %s — portable OpenCL kernels for particle and lattice simulation\n\n"
-                 "usage: clphys <command> [options]   (clphys <command> --help for its options)\n\n",
+    fprintf(out,
+            "clphys %s — portable OpenCL kernels for particle and lattice simulation\n\n"
+            "usage: clphys <command> [options]   (clphys <command> --help for its options)\n\n",
             clphys_version());
     for (const command *c = commands; c->name; c++) fprintf(out, "  %-10s %s\n", c->name, c->help);
     fprintf(out, "\nThe device is chosen by --device SPEC or $CLPHYS_DEVICE: auto (first GPU, else CPU), "

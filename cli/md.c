@@ -20,27 +20,25 @@
 
 static void usage(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: clphys md (--data FILE | --fcc RHO --cells N --temp T --seed S) [--epsilon E "
-        "--sigma S]\n"
-        "                 --rcut RC --skin SK --dt DT --steps N [--thermo K] [--neigh-every E]\n"
-        "                 [--neigh-delay D] [--neigh-check yes|no] [--shifted] [--precision fp32|fp64]\n"
-        "                 [--variant NAME|auto] [--device SPEC] [--write-data FILE] [--xyz FILE] [--force]\n"
-        "       mpirun -np P clphys md ... [--grid PXxPYxPZ]   the same, distributed over P ranks\n"
-        "  --data       LAMMPS data file, atom_style atomic (e.g. from LAMMPS write_data)\n"
-        "  --fcc RHO    fcc lattice at number density RHO, N^3 unit cells (1 .. 400), Maxwell-Boltzmann at T\n"
-        "  --variant    full-csr full-transposed full-group full-staged half-cas half-fixedpoint cpu auto\n"
-        "  --steps N    0 .. 2147483647; --thermo K: a thermo row every K steps (default: first and last)\n"
-        "  --xyz FILE   extended-XYZ trajectory, one frame per thermo row (FILE.tmp.PID, then renamed)\n"
-        "  --write-data FILE  the final state as a LAMMPS data file (written atomically)\n"
-        "  --force      replace an existing --write-data or --xyz file (never an input)\n"
-        "  --grid       under MPI: subdomains per dimension (product = ranks; default MPI_Dims_create); each\n"
-        "               at least r_cut + skin thick; full-list variants only when a dimension is cut; one\n"
-        "               device per rank (--device as without MPI, the node's devices shared out); rank 0\n"
-        "               reads, prints and writes (--write-data, --xyz in atom-ID order)\n"
-        "Defaults: epsilon = sigma = 1, neigh-every 1, neigh-delay 0, neigh-check yes, fp64, auto.\n"
-        "Units are LAMMPS `units lj`; energies per atom, T from 3N-3 degrees of freedom.\n");
+    fprintf(out, "usage: clphys md (--data FILE | --fcc RHO --cells N --temp T --seed S) [--epsilon E "
+                 "--sigma S]\n"
+                 "                 --rcut RC --skin SK --dt DT --steps N [--thermo K] [--neigh-every E]\n"
+                 "                 [--neigh-delay D] [--neigh-check yes|no] [--shifted] [--precision fp32|fp64]\n"
+                 "                 [--variant NAME|auto] [--device SPEC] [--write-data FILE] [--xyz FILE] [--force]\n"
+                 "       mpirun -np P clphys md ... [--grid PXxPYxPZ]   the same, distributed over P ranks\n"
+                 "  --data       LAMMPS data file, atom_style atomic (e.g. from LAMMPS write_data)\n"
+                 "  --fcc RHO    fcc lattice at number density RHO, N^3 unit cells (1 .. 400), Maxwell-Boltzmann at T\n"
+                 "  --variant    full-csr full-transposed full-group full-staged half-cas half-fixedpoint cpu auto\n"
+                 "  --steps N    0 .. 2147483647; --thermo K: a thermo row every K steps (default: first and last)\n"
+                 "  --xyz FILE   extended-XYZ trajectory, one frame per thermo row (FILE.tmp.PID, then renamed)\n"
+                 "  --write-data FILE  the final state as a LAMMPS data file (written atomically)\n"
+                 "  --force      replace an existing --write-data or --xyz file (never an input)\n"
+                 "  --grid       under MPI: subdomains per dimension (product = ranks; default MPI_Dims_create); each\n"
+                 "               at least r_cut + skin thick; full-list variants only when a dimension is cut; one\n"
+                 "               device per rank (--device as without MPI, the node's devices shared out); rank 0\n"
+                 "               reads, prints and writes (--write-data, --xyz in atom-ID order)\n"
+                 "Defaults: epsilon = sigma = 1, neigh-every 1, neigh-delay 0, neigh-check yes, fp64, auto.\n"
+                 "Units are LAMMPS `units lj`; energies per atom, T from 3N-3 degrees of freedom.\n");
 }
 
 /* One extended-XYZ frame (species = LAMMPS type number). */
@@ -49,18 +47,17 @@ int md_cli_xyz_frame(FILE *f, const clphys_md_system *s, long long step, double 
     fprintf(f,
             "%zu\nLattice=\"%.10g 0 0 0 %.10g 0 0 0 %.10g\" Origin=\"%.10g %.10g %.10g\" "
             "Properties=species:S:1:pos:R:3:vel:R:3 Time=%.10g pbc=\"T T T\"\n",
-            s->n, s->hi[0] - s->lo[0], s->hi[1] - s->lo[1], s->hi[2] - s->lo[2], s->lo[0], s->lo[1],
-            s->lo[2], step * dt);
+            s->n, s->hi[0] - s->lo[0], s->hi[1] - s->lo[1], s->hi[2] - s->lo[2], s->lo[0], s->lo[1], s->lo[2],
+            step * dt);
     for (size_t i = 0; i < s->n; i++)
-        fprintf(f, "%d %.10g %.10g %.10g %.10g %.10g %.10g\n", s->type[i], s->x[3 * i],
-                s->x[3 * i + 1], s->x[3 * i + 2], s->v[3 * i], s->v[3 * i + 1], s->v[3 * i + 2]);
+        fprintf(f, "%d %.10g %.10g %.10g %.10g %.10g %.10g\n", s->type[i], s->x[3 * i], s->x[3 * i + 1],
+                s->x[3 * i + 2], s->v[3 * i], s->v[3 * i + 1], s->v[3 * i + 2]);
     return ferror(f) ? -1 : 0;
 }
 
 void md_cli_row(const clphys_md_thermo *t)
 {
-    printf("%10lld %14.8g %14.8g %14.8g %14.8g %14.8g\n", t->step, t->temp, t->pe, t->ke, t->etotal,
-           t->press);
+    printf("%10lld %14.8g %14.8g %14.8g %14.8g %14.8g\n", t->step, t->temp, t->pe, t->ke, t->etotal, t->press);
 }
 
 /* Close the trajectory and move it into place, or remove it; message names the file. */
@@ -112,7 +109,7 @@ int cmd_md(int argc, char **argv)
     }
     /* which of the required options are missing, by name */
     char missing[256] = "";
-#define NEED(flag, name) \
+#define NEED(flag, name)                                                                                               \
     if (!(flag)) snprintf(missing + strlen(missing), sizeof missing - strlen(missing), " %s", name)
     const int fcc = rho > 0;
     if (!data && !fcc) NEED(0, "--data or --fcc");
@@ -140,8 +137,8 @@ int cmd_md(int argc, char **argv)
     }
     const int dist = cli_mpi_launched();
     if (grid[0] && !dist && grid[0] * grid[1] * grid[2] != 1) {
-        fprintf(stderr, "clphys md: --grid %dx%dx%d: one process has one subdomain (run under mpirun -np P)\n",
-                grid[0], grid[1], grid[2]);
+        fprintf(stderr, "clphys md: --grid %dx%dx%d: one process has one subdomain (run under mpirun -np P)\n", grid[0],
+                grid[1], grid[2]);
         return 2;
     }
     const cli_file inputs[] = {{"--data", data}}, outputs[] = {{"--write-data", out}, {"--xyz", xyz}};
@@ -161,14 +158,24 @@ int cmd_md(int argc, char **argv)
         return 2;
     }
     if (dist) {
-        md_cli o = {.data = data, .out = out, .xyz = xyz, .device = device, .rho = rho, .temp = temp,
-                    .cells = cells, .seed = seed, .steps = steps, .thermo = thermo, .force = force, .p = p,
+        md_cli o = {.data = data,
+                    .out = out,
+                    .xyz = xyz,
+                    .device = device,
+                    .rho = rho,
+                    .temp = temp,
+                    .cells = cells,
+                    .seed = seed,
+                    .steps = steps,
+                    .thermo = thermo,
+                    .force = force,
+                    .p = p,
                     .grid = {grid[0], grid[1], grid[2]}};
         return md_cli_distributed(&o);
     }
     clphys_md_system sys;
-    clphys_status st = fcc ? clphys_md_fcc(rho, (int)cells, temp, (uint64_t)seed, &sys)
-                             : clphys_md_read_lammps_data(data, &sys);
+    clphys_status st =
+        fcc ? clphys_md_fcc(rho, (int)cells, temp, (uint64_t)seed, &sys) : clphys_md_read_lammps_data(data, &sys);
     if (st) return cli_fail("md", st, NULL);
     clphys_context *ctx;
     st = clphys_context_create(device, &ctx);
@@ -231,8 +238,8 @@ int cmd_md(int argc, char **argv)
         fprintf(stderr,
                 "clphys md: %lld steps of %zu atoms in %.3f s (%.1f steps/s, %d neighbour builds) "
                 "on %s, %s %s\n",
-                total, sys.n, wall, total / wall, clphys_md_rebuilds(plan),
-                clphys_context_device(ctx)->name, prec ? "fp64" : "fp32", clphys_md_lj_variant_name(p.lj.variant));
+                total, sys.n, wall, total / wall, clphys_md_rebuilds(plan), clphys_context_device(ctx)->name,
+                prec ? "fp64" : "fp32", clphys_md_lj_variant_name(p.lj.variant));
     int r = st ? cli_fail("md", st, ctx) : xyz_ok ? 0 : 1;
     if (!r && out) {
         st = clphys_md_download(plan, &sys);

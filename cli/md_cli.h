@@ -10,11 +10,11 @@
 /* The parsed options (cli/md.c checked them). */
 typedef struct {
     const char *data, *out, *xyz, *device;
-    double rho, temp;            /* --fcc RHO (0: --data), --temp           */
+    double rho, temp; /* --fcc RHO (0: --data), --temp           */
     long long cells, seed, steps, thermo;
     int force;
     clphys_md_params p;
-    int grid[3];                 /* --grid; 0 0 0: MPI_Dims_create          */
+    int grid[3]; /* --grid; 0 0 0: MPI_Dims_create          */
 } md_cli;
 
 /* One extended-XYZ frame (species = LAMMPS type number); -1 on a write

@@ -64,7 +64,8 @@ int md_cli_distributed(const md_cli *o)
     const int rank = cli_mpi_rank(), size = cli_mpi_size();
     char text[8192];
     options_text(o, text, sizeof text);
-    clphys_status st = clphys_mpi_same(comm, NULL, text, strlen(text) + 1, "the options of clphys md (all but --device)");
+    clphys_status st =
+        clphys_mpi_same(comm, NULL, text, strlen(text) + 1, "the options of clphys md (all but --device)");
     if (st) return fail(rank, st, NULL);
     /* outputs checked on rank 0, which writes them */
     int bad = 0;
@@ -138,9 +139,8 @@ int md_cli_distributed(const md_cli *o)
         fprintf(stderr,
                 "clphys md: %lld steps of %zu atoms in %.3f s (%.1f steps/s, %d neighbour builds) on %d ranks "
                 "(grid %dx%dx%d; rank 0: %s), %s %s\n",
-                o->steps, natoms, wall, o->steps / wall, clphys_md_mpi_rebuilds(plan), size, grid[0], grid[1],
-                grid[2], clphys_context_device(ctx)->name, o->p.lj.precision == CLPHYS_FP64 ? "fp64" : "fp32",
-                variant);
+                o->steps, natoms, wall, o->steps / wall, clphys_md_mpi_rebuilds(plan), size, grid[0], grid[1], grid[2],
+                clphys_context_device(ctx)->name, o->p.lj.precision == CLPHYS_FP64 ? "fp64" : "fp32", variant);
     }
     if (!rc && o->out) {
         clphys_md_system all;

@@ -28,35 +28,34 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: clphys nbody (--input FILE | --plummer N --seed S) --dt DT --t-end T --eps EPS\n"
-            "                    [--G G] [--precision fp32|fp64] [--device SPEC[,SPEC...]]\n"
-            "                    [--variant auto|tiled|vector] [--energy-every T] [--output FILE]\n"
-            "                    [--work-group W] [--i-per-item K] [--fast-rsqrt64]\n"
-            "                    [--exchange auto|ring|doubling|hybrid|allgather] [--group G] [--force]\n"
-            "       mpirun -np P clphys nbody ...   the same, distributed over P ranks\n"
-            "  --input         NBabel text file: id m x y z vx vy vz per line\n"
-            "  --plummer N     Plummer sphere of N equal masses in N-body units (G = M = 1, E = -1/4)\n"
-            "  --dt, --t-end   the step and the end time: t_end / dt must be a whole number of steps >= 1\n"
-            "  --energy-every  interval of the energy rows, a whole number of steps (default: start and end)\n"
-            "  --device        one device, or a comma-separated list: the i-particles are split between them\n"
-            "                  in proportion to their measured speed, two queues each; \"gpus\" = every GPU\n"
-            "                  (default: $CLPHYS_DEVICE, else every GPU, else the CPU); under MPI the ranks\n"
-            "                  of a node share the list (rank k of the node takes entries k, k + ranks, ...)\n"
-            "  --work-group, --i-per-item  tiled-kernel tuning (0 = chosen from the device)\n"
-            "  --fast-rsqrt64  fp64: rsqrt from an fp32 estimate + one Newton step (rel. error ~1e-14);\n"
-            "                  default: full fp64 precision (series for r^-3 on NVIDIA, OpenCL rsqrt elsewhere)\n"
-            "  --output        snapshot in the input format, rewritten at every energy row (FILE.tmp.PID, then\n"
-            "                  renamed, so FILE is always a whole snapshot; the last one is at t_end); never the\n"
-            "                  input; an existing FILE is replaced only with --force, checked before the run\n"
-            "  --exchange      under MPI, how the j-particles travel between ranks (Miki, Takahashi & Mori):\n"
-            "                  ring (transport stage), doubling (accumulation stage), hybrid (doubling inside\n"
-            "                  groups of --group ranks, then a ring of groups), allgather (MPI_Allgatherv, then\n"
-            "                  one kernel); auto = hybrid with the largest power-of-two group dividing P\n"
-            "  --group G       hybrid: ranks per accumulation group, a power of two dividing P (0 = auto)\n"
-            "Prints: time kinetic potential total rel_energy_error virial_ratio momentum\n"
-            "(virial_ratio = K/|W|, momentum = |sum m v|, rel_energy_error = (E - E0)/|E0|), and on stderr\n"
-            "the time per step: kernels, exchanges and the part of them the kernels did not hide.\n");
+    fprintf(out, "usage: clphys nbody (--input FILE | --plummer N --seed S) --dt DT --t-end T --eps EPS\n"
+                 "                    [--G G] [--precision fp32|fp64] [--device SPEC[,SPEC...]]\n"
+                 "                    [--variant auto|tiled|vector] [--energy-every T] [--output FILE]\n"
+                 "                    [--work-group W] [--i-per-item K] [--fast-rsqrt64]\n"
+                 "                    [--exchange auto|ring|doubling|hybrid|allgather] [--group G] [--force]\n"
+                 "       mpirun -np P clphys nbody ...   the same, distributed over P ranks\n"
+                 "  --input         NBabel text file: id m x y z vx vy vz per line\n"
+                 "  --plummer N     Plummer sphere of N equal masses in N-body units (G = M = 1, E = -1/4)\n"
+                 "  --dt, --t-end   the step and the end time: t_end / dt must be a whole number of steps >= 1\n"
+                 "  --energy-every  interval of the energy rows, a whole number of steps (default: start and end)\n"
+                 "  --device        one device, or a comma-separated list: the i-particles are split between them\n"
+                 "                  in proportion to their measured speed, two queues each; \"gpus\" = every GPU\n"
+                 "                  (default: $CLPHYS_DEVICE, else every GPU, else the CPU); under MPI the ranks\n"
+                 "                  of a node share the list (rank k of the node takes entries k, k + ranks, ...)\n"
+                 "  --work-group, --i-per-item  tiled-kernel tuning (0 = chosen from the device)\n"
+                 "  --fast-rsqrt64  fp64: rsqrt from an fp32 estimate + one Newton step (rel. error ~1e-14);\n"
+                 "                  default: full fp64 precision (series for r^-3 on NVIDIA, OpenCL rsqrt elsewhere)\n"
+                 "  --output        snapshot in the input format, rewritten at every energy row (FILE.tmp.PID, then\n"
+                 "                  renamed, so FILE is always a whole snapshot; the last one is at t_end); never the\n"
+                 "                  input; an existing FILE is replaced only with --force, checked before the run\n"
+                 "  --exchange      under MPI, how the j-particles travel between ranks (Miki, Takahashi & Mori):\n"
+                 "                  ring (transport stage), doubling (accumulation stage), hybrid (doubling inside\n"
+                 "                  groups of --group ranks, then a ring of groups), allgather (MPI_Allgatherv, then\n"
+                 "                  one kernel); auto = hybrid with the largest power-of-two group dividing P\n"
+                 "  --group G       hybrid: ranks per accumulation group, a power of two dividing P (0 = auto)\n"
+                 "Prints: time kinetic potential total rel_energy_error virial_ratio momentum\n"
+                 "(virial_ratio = K/|W|, momentum = |sum m v|, rel_energy_error = (E - E0)/|E0|), and on stderr\n"
+                 "the time per step: kernels, exchanges and the part of them the kernels did not hide.\n");
 }
 
 static double now(void)
@@ -104,7 +103,7 @@ typedef struct {
     clphys_nbody_gravity_plan *plan;   /* one device, one process */
     clphys_nbody_gravity_multi *multi; /* several devices, one process */
 #ifdef CLPHYS_HAVE_MPI
-    clphys_nbody_gravity_mpi *mpi;     /* MPI ranks */
+    clphys_nbody_gravity_mpi *mpi; /* MPI ranks */
     MPI_Comm comm;
 #endif
     int dist;
@@ -140,7 +139,11 @@ static int fp32_out_of_range(const clphys_nbody_system *s)
                         "clphys nbody: invalid input: particle %zu: %s = %g is out of the fp32 range of clphys nbody "
                         "(0 or 1e-15 .. 1e15 in magnitude for coordinates, at most 1e15 otherwise); use --precision "
                         "fp64\n",
-                        i, c == 0 ? "mass" : c < 4 ? "a coordinate" : "a velocity", v);
+                        i,
+                        c == 0  ? "mass"
+                        : c < 4 ? "a coordinate"
+                                : "a velocity",
+                        v);
                 return 1;
             }
         }
@@ -160,20 +163,21 @@ static clphys_status finite_state(const clphys_nbody_system *s, const double *ac
     for (size_t i = 0; i < s->n; i++) {
         const double *x = s->x + 4 * i, *v = s->v + 3 * i, m = x[3];
         const double ke = 0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-        const char *what = !isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2]) ? "position"
-                         : !isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]) ? "velocity"
-                         : !isfinite(ke)                                          ? "kinetic energy m v^2 / 2"
-                         : acc && (!isfinite(acc[3 * i]) || !isfinite(acc[3 * i + 1]) || !isfinite(acc[3 * i + 2]))
-                             ? "acceleration"
-                         : pot && !isfinite(pot[i]) ? "potential"
-                                                    : NULL;
+        const char *what = !isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2])   ? "position"
+                           : !isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]) ? "velocity"
+                           : !isfinite(ke)                                         ? "kinetic energy m v^2 / 2"
+                           : acc && (!isfinite(acc[3 * i]) || !isfinite(acc[3 * i + 1]) || !isfinite(acc[3 * i + 2]))
+                               ? "acceleration"
+                           : pot && !isfinite(pot[i]) ? "potential"
+                                                      : NULL;
         if (what) {
             cli_progress_clear(&prog);
-            fprintf(stderr, "clphys nbody: invalid input: step %lld (t = %g): particle %zu%s has a non-finite %s: x = (%g, %g, %g), v = (%g, %g, "
-                            "%g), m = %g; the integration diverged (a close encounter with too small --eps, or "
-                            "--dt too large)\n",
-                            k, t, i, cli_mpi_size() > 1 ? " of this rank" : "", what, x[0],
-                            x[1], x[2], v[0], v[1], v[2], m);
+            fprintf(stderr,
+                    "clphys nbody: invalid input: step %lld (t = %g): particle %zu%s has a non-finite %s: x = (%g, %g, "
+                    "%g), v = (%g, %g, "
+                    "%g), m = %g; the integration diverged (a close encounter with too small --eps, or "
+                    "--dt too large)\n",
+                    k, t, i, cli_mpi_size() > 1 ? " of this rank" : "", what, x[0], x[1], x[2], v[0], v[1], v[2], m);
             return CLPHYS_ERR_INPUT;
         }
     }
@@ -188,7 +192,8 @@ static clphys_status energy(engine *e, const clphys_nbody_system *s, const doubl
 {
     clphys_status st;
 #ifdef CLPHYS_HAVE_MPI
-    if (e->dist) st = clphys_nbody_mpi_energy(e->comm, s, pot, en);
+    if (e->dist)
+        st = clphys_nbody_mpi_energy(e->comm, s, pot, en);
     else
 #endif
         st = clphys_nbody_energy_of(NULL, s, pot, en);
@@ -235,7 +240,12 @@ static int parse(int argc, char **argv, nbody_opts *o)
         {.name = "--plummer", .kind = CLI_INT, .out = &o->plummer, .lo = 1, .hi = 2147483647},
         {.name = "--seed", .kind = CLI_INT, .out = &o->seed, .lo = 0, .hi = 9.2e18, .given = &o->have_seed},
         {.name = "--dt", .kind = CLI_REAL, .out = &o->dt, .lo = 0, .hi = INFINITY, .lo_open = 1, .given = &o->have_dt},
-        {.name = "--t-end", .kind = CLI_REAL, .out = &o->t_end, .lo = 0, .hi = INFINITY, .lo_open = 1,
+        {.name = "--t-end",
+         .kind = CLI_REAL,
+         .out = &o->t_end,
+         .lo = 0,
+         .hi = INFINITY,
+         .lo_open = 1,
          .given = &o->have_t_end},
         {.name = "--eps", .kind = CLI_REAL, .out = &o->eps, .lo = 0, .hi = INFINITY, .given = &o->have_eps},
         CLI_OPT_REAL("--G", &o->G, -INFINITY, INFINITY),
@@ -281,12 +291,25 @@ int cmd_nbody(int argc, char **argv)
     } else {
         out_every = nsteps;
     }
-    const clphys_nbody_gravity_exchange exchanges[] = {CLPHYS_NBODY_GRAVITY_EXCHANGE_AUTO, CLPHYS_NBODY_GRAVITY_EXCHANGE_RING,
-                                                 CLPHYS_NBODY_GRAVITY_EXCHANGE_DOUBLING, CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID,
-                                                 CLPHYS_NBODY_GRAVITY_EXCHANGE_ALLGATHER};
-    const clphys_nbody_gravity_variant variants[] = {CLPHYS_NBODY_GRAVITY_AUTO, CLPHYS_NBODY_GRAVITY_TILED, CLPHYS_NBODY_GRAVITY_VECTOR};
-    clphys_nbody_gravity_params prm = {0, o.prec ? CLPHYS_FP64 : CLPHYS_FP32, variants[o.variant], o.G, o.eps, 1, (int)o.wg,
-                                 (int)o.ipw, 0, 0, o.nr, 0, 0, 0};
+    const clphys_nbody_gravity_exchange exchanges[] = {
+        CLPHYS_NBODY_GRAVITY_EXCHANGE_AUTO, CLPHYS_NBODY_GRAVITY_EXCHANGE_RING, CLPHYS_NBODY_GRAVITY_EXCHANGE_DOUBLING,
+        CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID, CLPHYS_NBODY_GRAVITY_EXCHANGE_ALLGATHER};
+    const clphys_nbody_gravity_variant variants[] = {CLPHYS_NBODY_GRAVITY_AUTO, CLPHYS_NBODY_GRAVITY_TILED,
+                                                     CLPHYS_NBODY_GRAVITY_VECTOR};
+    clphys_nbody_gravity_params prm = {0,
+                                       o.prec ? CLPHYS_FP64 : CLPHYS_FP32,
+                                       variants[o.variant],
+                                       o.G,
+                                       o.eps,
+                                       1,
+                                       (int)o.wg,
+                                       (int)o.ipw,
+                                       0,
+                                       0,
+                                       o.nr,
+                                       0,
+                                       0,
+                                       0};
 
     engine e;
     memset(&e, 0, sizeof e);
@@ -308,8 +331,9 @@ int cmd_nbody(int argc, char **argv)
         snprintf(text, sizeof text, "%s|%s|%lld|%lld|%.17g|%.17g|%.17g|%.17g|%.17g|%d|%d|%lld|%lld|%d|%d|%lld",
                  o.input ? o.input : "", o.output ? o.output : "", o.plummer, o.seed, o.dt, o.t_end, o.eps, o.G,
                  o.every, o.prec, o.variant, o.wg, o.ipw, o.nr, o.exchange, o.group);
-        if ((st = clphys_mpi_same(e.comm, NULL, text, strlen(text) + 1, "the options of clphys nbody (all but "
-                                                                         "--device)")))
+        if ((st = clphys_mpi_same(e.comm, NULL, text, strlen(text) + 1,
+                                  "the options of clphys nbody (all but "
+                                  "--device)")))
             goto fail;
     }
 #endif
@@ -387,8 +411,9 @@ int cmd_nbody(int argc, char **argv)
     const double E0 = e0.total;
     if (rank == 0) {
         const clphys_device_info *dev = clphys_context_device(e.ctxs[0]);
-        const char *variant = e.plan ? clphys_nbody_gravity_plan_variant(e.plan)
-                            : e.multi ? clphys_nbody_gravity_multi_info(e.multi, NULL, NULL) : "";
+        const char *variant = e.plan    ? clphys_nbody_gravity_plan_variant(e.plan)
+                              : e.multi ? clphys_nbody_gravity_multi_info(e.multi, NULL, NULL)
+                                        : "";
         char where[512];
         snprintf(where, sizeof where, "%s", dev->name);
 #ifdef CLPHYS_HAVE_MPI
@@ -398,21 +423,22 @@ int cmd_nbody(int argc, char **argv)
             variant = clphys_nbody_gravity_mpi_info(e.mpi, &ex, &g);
             snprintf(where, sizeof where, "%d ranks (rank 0: %d device%s, %s), exchange %s%s%.0d", nranks, e.nd,
                      e.nd > 1 ? "s" : "", dev->name, clphys_nbody_gravity_exchange_name(ex),
-                     ex == CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID ? ", group " : "", ex == CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID ? g : 0);
+                     ex == CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID ? ", group " : "",
+                     ex == CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID ? g : 0);
         } else
 #endif
             if (e.nd > 1)
-                snprintf(where, sizeof where, "%d devices (first: %s), two queues each", e.nd, dev->name);
+            snprintf(where, sizeof where, "%d devices (first: %s), two queues each", e.nd, dev->name);
         printf("# clphys nbody: N = %zu, dt = %g, t_end = %g, eps = %g, G = %g, %s, %s on %s\n", N, o.dt, o.t_end,
                o.eps, o.G, o.prec ? "fp64" : "fp32", variant, where);
         printf("%-12s %-22s %-22s %-22s %-16s %-14s %s\n", "time", "kinetic", "potential", "total", "rel_energy_error",
                "virial_ratio", "momentum");
     }
-#define ROW(t, en)                                                                                                   \
-    if (rank == 0) {                                                                                                 \
-        printf("%-12.6g %-22.15g %-22.15g %-22.15g %-16.6e %-14.8g %.6e\n", (t), (en).kinetic, (en).potential,       \
-               (en).total, E0 != 0 ? ((en).total - E0) / fabs(E0) : 0.0, (en).virial_ratio, (en).momentum);         \
-        fflush(stdout);                                                                                              \
+#define ROW(t, en)                                                                                                     \
+    if (rank == 0) {                                                                                                   \
+        printf("%-12.6g %-22.15g %-22.15g %-22.15g %-16.6e %-14.8g %.6e\n", (t), (en).kinetic, (en).potential,         \
+               (en).total, E0 != 0 ? ((en).total - E0) / fabs(E0) : 0.0, (en).virial_ratio, (en).momentum);            \
+        fflush(stdout);                                                                                                \
     }
     ROW(0.0, e0);
     const double t0 = now();
@@ -452,8 +478,9 @@ int cmd_nbody(int argc, char **argv)
         if (!e.dist && split[1] > 0)
             snprintf(rate, sizeof rate, " (%.3g interactions/s in the kernels)",
                      (double)nsteps * (double)N * (double)N / split[1]);
-        fprintf(stderr, "clphys nbody: %lld steps of %zu particles in %.3f s%s; per step %.4g ms in the force "
-                        "calculation: kernels %.4g ms, exchanges %.4g ms, of which not hidden by the kernels %.4g ms%s\n",
+        fprintf(stderr,
+                "clphys nbody: %lld steps of %zu particles in %.3f s%s; per step %.4g ms in the force "
+                "calculation: kernels %.4g ms, exchanges %.4g ms, of which not hidden by the kernels %.4g ms%s\n",
                 nsteps, N, wall, rate, split[0] * per, split[1] * per, split[2] * per, split[3] * per,
                 e.dist ? " (largest over the ranks)" : "");
     }

@@ -42,16 +42,18 @@ int cli_real(const char *cmd, const char *opt, const char *s, double lo, double 
     double v = strtod(s, &end);
     if (*end) return fail(cmd, opt, "'%s' is not a number", s);
     if (errno == ERANGE && isfinite(v) && fabs(v) < DBL_MIN)
-        return fail(cmd, opt, "'%s' underflows: a magnitude other than 0 below 2.2250738585072014e-308, the smallest "
-                              "normal double", s);
+        return fail(cmd, opt,
+                    "'%s' underflows: a magnitude other than 0 below 2.2250738585072014e-308, the smallest "
+                    "normal double",
+                    s);
     if (!isfinite(v) || errno == ERANGE) return fail(cmd, opt, "'%s' is not a finite number", s);
     /* written so that no comparison lets a NaN through (v is finite here anyway) */
     if (!(lo_open ? v > lo : v >= lo) || !(v <= hi)) {
         if (isinf(hi))
             fprintf(stderr, "clphys %s: %s: %s must be %s %g\n", cmd, opt, s, lo_open ? ">" : ">=", lo);
         else
-            fprintf(stderr, "clphys %s: %s: %s is out of range (%s%g .. %g]\n", cmd, opt, s, lo_open ? "(" : "[",
-                    lo, hi);
+            fprintf(stderr, "clphys %s: %s: %s is out of range (%s%g .. %g]\n", cmd, opt, s, lo_open ? "(" : "[", lo,
+                    hi);
         return 2;
     }
     *out = v;
@@ -67,8 +69,10 @@ int cli_dims(const char *cmd, const char *opt, const char *s, int ndims, long lo
         size_t len = strcspn(p, "x");
         char part[32];
         if (len == 0 || len >= sizeof part || (d < ndims - 1 && p[len] != 'x') || (d == ndims - 1 && p[len])) {
-            fprintf(stderr, "clphys %s: %s: '%s' is not %d whole numbers joined by 'x' (e.g. %s)\n", cmd, opt, s,
-                    ndims, ndims == 4 ? "1x1x2x2" : ndims == 3 ? "64x64x16" : "8x8");
+            fprintf(stderr, "clphys %s: %s: '%s' is not %d whole numbers joined by 'x' (e.g. %s)\n", cmd, opt, s, ndims,
+                    ndims == 4   ? "1x1x2x2"
+                    : ndims == 3 ? "64x64x16"
+                                 : "8x8");
             return 2;
         }
         memcpy(part, p, len);
@@ -105,16 +109,15 @@ int cli_choice(const char *cmd, const char *opt, const char *s, const char *choi
 
 /* A table's double bound as a long long: 2^63 and beyond (LLONG_MAX as a
  * double rounds up to 2^63) would overflow the conversion. */
-static long long ll_bound(double x)
-{
-    return x >= 0x1p63 ? LLONG_MAX : x <= -0x1p63 ? LLONG_MIN : (long long)x;
-}
+static long long ll_bound(double x) { return x >= 0x1p63 ? LLONG_MAX : x <= -0x1p63 ? LLONG_MIN : (long long)x; }
 
 static int take(const char *cmd, const cli_opt *o, const char *v)
 {
     long long i;
     switch (o->kind) {
-    case CLI_FLAG: *(int *)o->out = 1; return 0;
+    case CLI_FLAG:
+        *(int *)o->out = 1;
+        return 0;
     case CLI_STRING:
         if (!*v) return fail(cmd, o->name, "%sneeds a non-empty value", "");
         *(const char **)o->out = v;
@@ -123,15 +126,18 @@ static int take(const char *cmd, const cli_opt *o, const char *v)
         if (cli_int(cmd, o->name, v, ll_bound(o->lo), ll_bound(o->hi), &i)) return 2;
         *(long long *)o->out = i;
         return 0;
-    case CLI_REAL: return cli_real(cmd, o->name, v, o->lo, o->hi, o->lo_open, (double *)o->out);
-    case CLI_CHOICE: return cli_choice(cmd, o->name, v, o->choices, (int *)o->out);
-    case CLI_DIMS: return cli_dims(cmd, o->name, v, o->ndims, (long long)o->lo, (long long)o->hi, (int *)o->out);
+    case CLI_REAL:
+        return cli_real(cmd, o->name, v, o->lo, o->hi, o->lo_open, (double *)o->out);
+    case CLI_CHOICE:
+        return cli_choice(cmd, o->name, v, o->choices, (int *)o->out);
+    case CLI_DIMS:
+        return cli_dims(cmd, o->name, v, o->ndims, (long long)o->lo, (long long)o->hi, (int *)o->out);
     }
     return fail(cmd, o->name, "bad option table%s", "");
 }
 
-int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, const char **pos, int max_pos,
-              int *npos, int *help)
+int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, const char **pos, int max_pos, int *npos,
+              int *help)
 {
     int nopt = 0;
     while (opts[nopt].name) nopt++;
@@ -147,8 +153,8 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, const
         }
         if (strncmp(w, "--", 2) != 0 || !w[2]) {
             if (!pos || !npos || *npos >= max_pos) {
-                fprintf(stderr, "clphys %s: unexpected argument '%s' (clphys %s --help lists the options)\n", cmd,
-                        w, cmd);
+                fprintf(stderr, "clphys %s: unexpected argument '%s' (clphys %s --help lists the options)\n", cmd, w,
+                        cmd);
                 return 2;
             }
             pos[(*npos)++] = w;
@@ -159,8 +165,8 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, const
         int k = 0;
         while (k < nopt && !(strlen(opts[k].name) == len && !strncmp(opts[k].name, w, len))) k++;
         if (k == nopt) {
-            fprintf(stderr, "clphys %s: unknown option '%.*s' (clphys %s --help lists the options)\n", cmd, (int)len,
-                    w, cmd);
+            fprintf(stderr, "clphys %s: unknown option '%.*s' (clphys %s --help lists the options)\n", cmd, (int)len, w,
+                    cmd);
             return 2;
         }
         const cli_opt *o = &opts[k];

@@ -129,7 +129,13 @@ static int parse(int argc, char **argv, options *o)
         CLI_OPT_STRING("--bathymetry", &o->bathy),
         CLI_OPT_STRING("--depth-var", &o->depth_var),
         {.name = "--box", .kind = CLI_DIMS, .out = o->box, .lo = 1, .hi = 1 << 20, .ndims = 3, .given = &o->g_box},
-        {.name = "--basin", .kind = CLI_DIMS, .out = o->basin, .lo = 1, .hi = 1 << 20, .ndims = 2, .given = &o->g_basin},
+        {.name = "--basin",
+         .kind = CLI_DIMS,
+         .out = o->basin,
+         .lo = 1,
+         .hi = 1 << 20,
+         .ndims = 2,
+         .given = &o->g_basin},
         {.name = "--seed", .kind = CLI_INT, .out = &o->seed, .lo = 0, .hi = 9007199254740992.0, .given = &o->g_seed},
         {.name = "--levels", .kind = CLI_INT, .out = &o->levels, .lo = 1, .hi = 1 << 20, .given = &o->g_levels},
         CLI_OPT_POSITIVE("--stretch", &o->stretch),
@@ -157,16 +163,22 @@ static int parse(int argc, char **argv, options *o)
     }
     const int sources = !!o->bathy + o->g_box + o->g_basin;
     const char *why = NULL;
-    if (sources != 1) why = "give exactly one of --bathymetry, --box and --basin";
-    else if (!!o->bathy != !!o->depth_var) why = "--bathymetry and --depth-var go together";
-    else if (o->g_basin != o->g_seed) why = "--basin and --seed go together";
-    else if (o->g_box && o->g_levels) why = "--box gives NZ; --levels is for --bathymetry and --basin";
+    if (sources != 1)
+        why = "give exactly one of --bathymetry, --box and --basin";
+    else if (!!o->bathy != !!o->depth_var)
+        why = "--bathymetry and --depth-var go together";
+    else if (o->g_basin != o->g_seed)
+        why = "--basin and --seed go together";
+    else if (o->g_box && o->g_levels)
+        why = "--box gives NZ; --levels is for --bathymetry and --basin";
     else if (o->bathy && (o->extent || o->lonlat))
         why = "--extent and --lonlat are for --box and --basin (a bathymetry file has its coordinates)";
     else if (o->rhs_kind && strcmp(o->rhs_kind, "manufactured"))
         why = "--rhs takes 'manufactured' (a file's right-hand side: --rhs-file and --rhs-var)";
-    else if (o->rhs_kind && o->rhs_file) why = "give --rhs manufactured or --rhs-file, not both";
-    else if (!!o->rhs_file != !!o->rhs_var) why = "--rhs-file and --rhs-var go together";
+    else if (o->rhs_kind && o->rhs_file)
+        why = "give --rhs manufactured or --rhs-file, not both";
+    else if (!!o->rhs_file != !!o->rhs_var)
+        why = "--rhs-file and --rhs-var go together";
     if (why) {
         fprintf(stderr, "clphys %s: %s\n", CMD, why);
         return 2;
@@ -237,7 +249,8 @@ static int build_problem(const options *o, problem *p)
                 fprintf(stderr, "clphys %s: %s: longitudes and latitudes must be uniformly spaced\n", CMD, o->bathy);
                 return 1;
             }
-            const double hx = (p->xc[g->nx - 1] - p->xc[0]) / (g->nx - 1), hy = (p->yc[g->ny - 1] - p->yc[0]) / (g->ny - 1);
+            const double hx = (p->xc[g->nx - 1] - p->xc[0]) / (g->nx - 1),
+                         hy = (p->yc[g->ny - 1] - p->yc[0]) / (g->ny - 1);
             g->lonlat = 1;
             g->lon0 = p->xc[0] - hx / 2, g->lon1 = p->xc[g->nx - 1] + hx / 2;
             g->lat0 = p->yc[0] - hy / 2, g->lat1 = p->yc[g->ny - 1] + hy / 2;
@@ -257,11 +270,12 @@ static int build_problem(const options *o, problem *p)
                      wy = o->lonlat ? (ll[3] - ll[2]) * 1.11e5 / g->ny : ext[1] / g->ny;
         if ((!o->lonlat && (ext[0] > CLPHYS_POISSON_MAX_EXTENT || ext[1] > CLPHYS_POISSON_MAX_EXTENT)) ||
             ext[2] > CLPHYS_POISSON_MAX_DEPTH || wx < CLPHYS_POISSON_MIN_SPACING || wy < CLPHYS_POISSON_MIN_SPACING) {
-            fprintf(stderr,
-                    "clphys %s: %s: cells of %g x %g m over %g m of depth: clphys takes cells at least %g m wide, LX and "
-                    "LY at most %g m, LZ at most %g m\n",
-                    CMD, o->lonlat ? "--lonlat" : "--extent", wx, wy, ext[2], CLPHYS_POISSON_MIN_SPACING,
-                    CLPHYS_POISSON_MAX_EXTENT, CLPHYS_POISSON_MAX_DEPTH);
+            fprintf(
+                stderr,
+                "clphys %s: %s: cells of %g x %g m over %g m of depth: clphys takes cells at least %g m wide, LX and "
+                "LY at most %g m, LZ at most %g m\n",
+                CMD, o->lonlat ? "--lonlat" : "--extent", wx, wy, ext[2], CLPHYS_POISSON_MIN_SPACING,
+                CLPHYS_POISSON_MAX_EXTENT, CLPHYS_POISSON_MAX_DEPTH);
             return 2;
         }
         lz = ext[2];
@@ -292,8 +306,10 @@ static int build_problem(const options *o, problem *p)
     double thinnest = INFINITY;
     for (int k = 0; k < g->nz; k++) thinnest = fmin(thinnest, p->dz[k]);
     if (!(thinnest >= CLPHYS_POISSON_MIN_SPACING)) {
-        fprintf(stderr, "clphys %s: --stretch %g and %d levels over %g m make a layer %g m thick: the thinnest layer "
-                "must be at least %g m\n", CMD, o->stretch, g->nz, lz, thinnest, CLPHYS_POISSON_MIN_SPACING);
+        fprintf(stderr,
+                "clphys %s: --stretch %g and %d levels over %g m make a layer %g m thick: the thinnest layer "
+                "must be at least %g m\n",
+                CMD, o->stretch, g->nz, lz, thinnest, CLPHYS_POISSON_MIN_SPACING);
         return 2;
     }
     centres(g->nz, 0, 0, p->dz, p->zc);
@@ -359,7 +375,8 @@ int cmd_poisson(int argc, char **argv)
     }
     const clphys_poisson_geometry *g = &pb.g;
     const size_t n = (size_t)g->nx * g->ny * g->nz;
-    double *f = malloc(n * sizeof(double)), *x = malloc(n * sizeof(double)), *pe = NULL, *w = malloc(n * sizeof(double));
+    double *f = malloc(n * sizeof(double)), *x = malloc(n * sizeof(double)), *pe = NULL,
+           *w = malloc(n * sizeof(double));
     unsigned char *mask = malloc(n);
     clphys_context *ctx = NULL;
     clphys_poisson_plan *pl = NULL;
@@ -373,8 +390,10 @@ int cmd_poisson(int argc, char **argv)
         rc = cli_fail(CMD, st, NULL);
         goto out;
     }
-    clphys_poisson_params prm = {.precision = precs[o.prec], .tol = o.tol, .progress = o.monitor ? monitor : NULL,
-                               .line = (clphys_poisson_line)o.line};
+    clphys_poisson_params prm = {.precision = precs[o.prec],
+                                 .tol = o.tol,
+                                 .progress = o.monitor ? monitor : NULL,
+                                 .line = (clphys_poisson_line)o.line};
     if ((st = clphys_poisson_plan_create(ctx, g, &prm, &pl))) {
         rc = cli_fail(CMD, st, ctx);
         goto out;
@@ -401,8 +420,11 @@ int cmd_poisson(int argc, char **argv)
            g->lonlat ? "lonlat" : "Cartesian", g->periodic_x ? ", periodic x" : "", info.wet, info.levels,
            g->helmholtz);
     printf("device %s; stencil %s %dx%d (%s); line %s; precision %s\n", clphys_context_device(ctx)->name,
-           vname[info.variant], info.local_size[0], info.local_size[1], clphys_tune_source_name(info.tune_source), lname[info.line],
-           o.prec == 0 ? "mixed (fp64 CG, fp32 V-cycle)" : o.prec == 1 ? "fp64" : "fp32 CG in fp64 defect correction");
+           vname[info.variant], info.local_size[0], info.local_size[1], clphys_tune_source_name(info.tune_source),
+           lname[info.line],
+           o.prec == 0   ? "mixed (fp64 CG, fp32 V-cycle)"
+           : o.prec == 1 ? "fp64"
+                         : "fp32 CG in fp64 defect correction");
     clphys_poisson_result res;
     st = clphys_poisson_solve(pl, f, x, &res);
     if (st && st != CLPHYS_ERR_NOT_CONVERGED) {
@@ -479,11 +501,12 @@ static int run_mpi(const options *o, MPI_Comm comm)
         rc = cli_fail(CMD, st, NULL);
         goto out;
     }
-    const clphys_poisson_params prm = {.precision = precs[o->prec], .tol = o->tol,
+    const clphys_poisson_params prm = {.precision = precs[o->prec],
+                                       .tol = o->tol,
                                        .progress = o->monitor && rank == 0 ? monitor : NULL,
                                        .line = (clphys_poisson_line)o->line};
-    const clphys_poisson_mpi_params mp = {0, {o->g_grid ? o->grid[0] : 0, o->g_grid ? o->grid[1] : 0},
-                                          clphys_poisson_mpi_default_gather(ctx)};
+    const clphys_poisson_mpi_params mp = {
+        0, {o->g_grid ? o->grid[0] : 0, o->g_grid ? o->grid[1] : 0}, clphys_poisson_mpi_default_gather(ctx)};
     if ((st = clphys_poisson_mpi_plan_create(ctx, comm, rank == 0 ? &pb.g : NULL, &prm, &mp, &d))) {
         rc = cli_fail(CMD, st, ctx);
         goto out;
@@ -503,9 +526,12 @@ static int run_mpi(const options *o, MPI_Comm comm)
     if ((st = clphys_poisson_mpi_plan_operator(d, mask, w))) goto fail;
     if (rank == 0) { /* the right-hand side, read or made on rank 0 */
         const clphys_poisson_geometry *g = &pb.g;
-        if (o->rhs_file) st = clphys_poisson_read_field(o->rhs_file, o->rhs_var, g->nx, g->ny, g->nz, mask, f);
-        else if (!(pe = malloc(n * sizeof(double)))) st = CLPHYS_ERR_OUT_OF_MEMORY;
-        else st = clphys_poisson_manufactured(g, f, pe);
+        if (o->rhs_file)
+            st = clphys_poisson_read_field(o->rhs_file, o->rhs_var, g->nx, g->ny, g->nz, mask, f);
+        else if (!(pe = malloc(n * sizeof(double))))
+            st = CLPHYS_ERR_OUT_OF_MEMORY;
+        else
+            st = clphys_poisson_manufactured(g, f, pe);
     }
     if ((st = clphys_mpi_agree(comm, ctx, st))) goto fail;
     static const char *const lname[] = {"auto", "column", "column-vec", "staged"};

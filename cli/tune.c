@@ -58,8 +58,10 @@ static void on_progress(void *user, const char *path, int k, int n, const char *
     report *r = user;
     const double el = now() - r->t0;
     /* a terminal gets one line rewritten in place; a log gets every line */
-    if (r->tty) fprintf(stderr, "\r\033[K%s: case %d of %d (%s), %.0f s", path, k, n, what, el);
-    else fprintf(stderr, "clphys tune: %s: case %d of %d (%s), %.0f s\n", path, k, n, what, el);
+    if (r->tty)
+        fprintf(stderr, "\r\033[K%s: case %d of %d (%s), %.0f s", path, k, n, what, el);
+    else
+        fprintf(stderr, "clphys tune: %s: case %d of %d (%s), %.0f s\n", path, k, n, what, el);
     fflush(stderr);
 }
 
@@ -173,8 +175,8 @@ int cmd_tune(int argc, char **argv)
     report r = {.tty = isatty(STDERR_FILENO), .t0 = now()};
     const clphys_tune_options o = {.quick = quick, .progress = on_progress, .chosen = on_chosen, .user = &r};
     printf("# clphys tune%s on %s (%s, %s)\n", quick ? " --quick" : "", d->name, d->platform, d->driver_version);
-    printf("%-8s %-4s %-10s %-40s %-58s %13s  %-20s %3s\n", "path", "prec", "what", "case", "choice", "time",
-           "untuned", "candidates");
+    printf("%-8s %-4s %-10s %-40s %-58s %13s  %-20s %3s\n", "path", "prec", "what", "case", "choice", "time", "untuned",
+           "candidates");
     int rc = 0;
     for (int i = 0; i < NTUNERS; i++) {
         if (!on[i]) continue;
@@ -192,8 +194,8 @@ int cmd_tune(int argc, char **argv)
             fprintf(stderr, "clphys tune: %d choices made, but the tuning cache %s holds none\n", r.choices, s.file);
             rc = 1;
         }
-        printf("# %d choices; tuning cache %s: %d entries, tuned paths: %s\n", r.choices, *s.file ? s.file : "(disabled)",
-               s.entries, *s.paths ? s.paths : "none");
+        printf("# %d choices; tuning cache %s: %d entries, tuned paths: %s\n", r.choices,
+               *s.file ? s.file : "(disabled)", s.entries, *s.paths ? s.paths : "none");
     }
     return cli_context_done(ctx, rc);
 }

@@ -16,14 +16,18 @@ int main(int argc, char **argv)
     clphys_nbody_system s = {0};
     /* struct_size: the size this program was compiled with, so that a later
      * library whose struct has more fields reads only these (clphys_core.h) */
-    clphys_nbody_gravity_params p = {.struct_size = sizeof(clphys_nbody_gravity_params), .precision = CLPHYS_FP32, .G = 1.0, .eps = 1e-3, .potential = 1};
+    clphys_nbody_gravity_params p = {.struct_size = sizeof(clphys_nbody_gravity_params),
+                                     .precision = CLPHYS_FP32,
+                                     .G = 1.0,
+                                     .eps = 1e-3,
+                                     .potential = 1};
     clphys_nbody_gravity_plan *plan = NULL;
     double *acc = NULL, *pot = NULL;
     clphys_nbody_energy e;
     clphys_status st = clphys_nbody_plummer(ctx, 4096, 42, &s);
     if (st == CLPHYS_SUCCESS) st = clphys_nbody_gravity_plan_create(ctx, &p, &plan);
     if (st == CLPHYS_SUCCESS) {
-        acc = malloc(3 * sizeof(double) * s.n);   /* (ax, ay, az) per particle */
+        acc = malloc(3 * sizeof(double) * s.n); /* (ax, ay, az) per particle */
         pot = malloc(sizeof(double) * s.n);
         st = acc && pot ? clphys_nbody_gravity_compute(plan, s.n, NULL, s.n, s.x, acc, pot, 0, 0, NULL)
                         : CLPHYS_ERR_OUT_OF_MEMORY;

@@ -14,8 +14,8 @@ int main(int argc, char **argv)
     clphys_limits lim;
     st = clphys_measure_limits(ctx, 3, &lim);
     if (st == CLPHYS_SUCCESS)
-        printf("%s: copy %.1f GB/s, fp32 %.1f GFLOP/s\n", clphys_context_device(ctx)->name,
-               lim.copy_bytes_per_s / 1e9, lim.fma_fp32_flops / 1e9);
+        printf("%s: copy %.1f GB/s, fp32 %.1f GFLOP/s\n", clphys_context_device(ctx)->name, lim.copy_bytes_per_s / 1e9,
+               lim.fma_fp32_flops / 1e9);
     else
         fprintf(stderr, "%s: %s\n", clphys_status_string(st), clphys_last_error(ctx));
     clphys_context_destroy(ctx);

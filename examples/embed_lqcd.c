@@ -33,7 +33,8 @@ int main(int argc, char **argv)
     printf("lattice %dx%dx%dx%d, plaquette %.12f\n", g.dims[0], g.dims[1], g.dims[2], g.dims[3],
            clphys_lqcd_gauge_plaquette(&g));
     /* an fp64 operator for the outer defect correction, an fp32 one inside */
-    clphys_lqcd_dslash_params p64 = CLPHYS_PARAMS_INIT(clphys_lqcd_dslash_params), p32 = CLPHYS_PARAMS_INIT(clphys_lqcd_dslash_params);
+    clphys_lqcd_dslash_params p64 = CLPHYS_PARAMS_INIT(clphys_lqcd_dslash_params),
+                              p32 = CLPHYS_PARAMS_INIT(clphys_lqcd_dslash_params);
     p64.precision = CLPHYS_FP64, p64.kappa = 0.12;
     p32.precision = CLPHYS_FP32, p32.kappa = 0.12;
     clphys_lqcd_dslash_plan *d64 = NULL, *d32 = NULL;
@@ -42,15 +43,16 @@ int main(int argc, char **argv)
     /* spinors double[V][4 spins][3 colours][re, im]; a point source at site 0, spin 0, colour 0 */
     double *b = calloc(g.volume * 24, sizeof *b), *x = calloc(g.volume * 24, sizeof *x);
     if (st == CLPHYS_SUCCESS && (!b || !x)) st = CLPHYS_ERR_OUT_OF_MEMORY;
-    clphys_lqcd_solver_params sp = {.struct_size = sizeof(clphys_lqcd_solver_params), .kind = CLPHYS_LQCD_SOLVER_CGNR, .tol = 1e-8, .mixed = 1};
+    clphys_lqcd_solver_params sp = {
+        .struct_size = sizeof(clphys_lqcd_solver_params), .kind = CLPHYS_LQCD_SOLVER_CGNR, .tol = 1e-8, .mixed = 1};
     clphys_lqcd_solver_result r = {0};
     if (st == CLPHYS_SUCCESS) {
         b[0] = 1.0;
         st = clphys_lqcd_solve(d64, d32, &sp, b, x, &r);
     }
     if (st == CLPHYS_SUCCESS)
-        printf("CGNR on %s: %d iterations, %d restarts, true residual %.2e, %.3f s\n",
-               clphys_context_device(ctx)->name, r.iterations, r.restarts, r.rel_residual, r.seconds);
+        printf("CGNR on %s: %d iterations, %d restarts, true residual %.2e, %.3f s\n", clphys_context_device(ctx)->name,
+               r.iterations, r.restarts, r.rel_residual, r.seconds);
     else
         fprintf(stderr, "%s: %s\n", clphys_status_string(st), clphys_last_error(ctx));
     free(b);

@@ -24,10 +24,12 @@ int main(int argc, char **argv)
     clphys_md_plan *plan = NULL;
     clphys_md_thermo t0, t1;
     /* r_cut and skin in sigma; a zeroed variant and precision: the device's default */
-    clphys_md_params p = {.struct_size = sizeof(clphys_md_params),
-                          .lj = {.struct_size = sizeof(clphys_md_lj_params),
-                                 .r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64},
-                          .dt = 0.005, .neigh_every = 1, .neigh_check = 1};
+    clphys_md_params p = {
+        .struct_size = sizeof(clphys_md_params),
+        .lj = {.struct_size = sizeof(clphys_md_lj_params), .r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64},
+        .dt = 0.005,
+        .neigh_every = 1,
+        .neigh_check = 1};
     clphys_status st = clphys_md_fcc(0.8442, 4, 1.44, 87287, &sys);
     if (st == CLPHYS_SUCCESS) st = clphys_md_plan_create(ctx, &p, &sys, &plan);
     if (st == CLPHYS_SUCCESS) st = clphys_md_thermo_now(plan, &t0);
@@ -35,7 +37,8 @@ int main(int argc, char **argv)
     if (st == CLPHYS_SUCCESS) st = clphys_md_thermo_now(plan, &t1);
     if (st == CLPHYS_SUCCESS) {
         printf("%zu atoms on %s, %d neighbour-list builds\n  step       temp          pe         ke      etotal      "
-               "press\n", sys.n, clphys_context_device(ctx)->name, clphys_md_rebuilds(plan));
+               "press\n",
+               sys.n, clphys_context_device(ctx)->name, clphys_md_rebuilds(plan));
         row(&t0);
         row(&t1);
         /* NVE: the total energy is conserved up to the integrator's error */

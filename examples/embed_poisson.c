@@ -21,12 +21,13 @@ int main(int argc, char **argv)
         return 1;
     }
     static double dx[NX], dy[NY], dz[NZ], depth[NX * NY];
-    const size_t n = (size_t)NX * NY * NZ;    /* cell (i, j, k) at (k * NY + j) * NX + i, k = 0 at the surface */
+    const size_t n = (size_t)NX * NY * NZ; /* cell (i, j, k) at (k * NY + j) * NX + i, k = 0 at the surface */
     double *f = malloc(n * sizeof *f), *p_exact = malloc(n * sizeof *p_exact), *p = malloc(n * sizeof *p);
     for (int i = 0; i < NX; i++) dx[i] = 5000.0;
     for (int j = 0; j < NY; j++) dy[j] = 5000.0;
     clphys_poisson_geometry g = {.nx = NX, .ny = NY, .nz = NZ, .dx = dx, .dy = dy, .dz = dz, .depth = depth};
-    clphys_poisson_params prm = {.struct_size = sizeof(clphys_poisson_params), .precision = CLPHYS_POISSON_MIXED, .tol = 1e-8};
+    clphys_poisson_params prm = {
+        .struct_size = sizeof(clphys_poisson_params), .precision = CLPHYS_POISSON_MIXED, .tol = 1e-8};
     clphys_poisson_plan *plan = NULL;
     clphys_poisson_result r = {0};
     clphys_status st = f && p_exact && p ? CLPHYS_SUCCESS : CLPHYS_ERR_OUT_OF_MEMORY;

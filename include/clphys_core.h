@@ -53,7 +53,10 @@ typedef enum { CLPHYS_FP32 = 0, CLPHYS_FP64 = 1 } clphys_precision;
  * sizeof(size_t) or above 4096, or a newer application's struct with a
  * field set that this library does not know, is CLPHYS_ERR_INVALID_ARGUMENT
  * from the call that takes it. */
-#define CLPHYS_PARAMS_INIT(type) { .struct_size = sizeof(type) }
+#define CLPHYS_PARAMS_INIT(type)                                                                                       \
+    {                                                                                                                  \
+        .struct_size = sizeof(type)                                                                                    \
+    }
 
 /* Opaque: one device, its OpenCL context and an in-order command queue. */
 typedef struct clphys_context clphys_context;
@@ -62,11 +65,11 @@ typedef struct clphys_context clphys_context;
 typedef struct {
     char name[256];
     char vendor[256];
-    char platform[256];          /* platform name, e.g. "NVIDIA CUDA"            */
+    char platform[256]; /* platform name, e.g. "NVIDIA CUDA"            */
     char driver_version[128];
-    char device_version[128];    /* CL_DEVICE_VERSION                            */
-    char opencl_c_version[128];  /* CL_DEVICE_OPENCL_C_VERSION                   */
-    int platform_index;          /* indices usable in the "P:D" device spec      */
+    char device_version[128];   /* CL_DEVICE_VERSION                            */
+    char opencl_c_version[128]; /* CL_DEVICE_OPENCL_C_VERSION                   */
+    int platform_index;         /* indices usable in the "P:D" device spec      */
     int device_index;
     int is_gpu, is_cpu;
     unsigned compute_units;
@@ -122,8 +125,8 @@ clphys_status clphys_context_create(const char *spec, clphys_context **ctx);
  * CLPHYS_ERR_INVALID_ARGUMENT (a NULL argument, or a queue of another context
  * or device), CLPHYS_ERR_OPENCL (the queue could not be queried),
  * CLPHYS_ERR_OUT_OF_MEMORY. */
-clphys_status clphys_context_adopt(cl_context context, cl_device_id device,
-                                   cl_command_queue queue, clphys_context **ctx);
+clphys_status clphys_context_adopt(cl_context context, cl_device_id device, cl_command_queue queue,
+                                   clphys_context **ctx);
 /* Several devices at once: one context per entry of specs, a comma-separated
  * list of device specs as for clphys_context_create ("0:0,0:1",
  * "nvidia,pocl"; a device named twice is opened twice: two contexts on one
@@ -152,9 +155,9 @@ void clphys_context_destroy(clphys_context *ctx);
 /* The device, OpenCL context, queue and device id of ctx (NULL when ctx is
  * NULL).  No errors; the objects stay owned by ctx. */
 const clphys_device_info *clphys_context_device(const clphys_context *ctx);
-cl_context       clphys_context_cl_context(const clphys_context *ctx);
+cl_context clphys_context_cl_context(const clphys_context *ctx);
 cl_command_queue clphys_context_queue(const clphys_context *ctx);
-cl_device_id     clphys_context_cl_device(const clphys_context *ctx);
+cl_device_id clphys_context_cl_device(const clphys_context *ctx);
 
 /* Conditions met on ctx that are not errors but cost something the user
  * should know of, one line each, each said once per context: e.g. a kernel
@@ -179,7 +182,7 @@ const char *clphys_context_notes(const clphys_context *ctx);
  * _end).  _end errors: CLPHYS_ERR_INVALID_ARGUMENT (ctx or seconds NULL),
  * CLPHYS_ERR_OPENCL (enqueueing, waiting or reading the events failed),
  * CLPHYS_ERR_BUILD (the empty kernel, built by _begin, did not build). */
-void          clphys_context_span_begin(clphys_context *ctx);
+void clphys_context_span_begin(clphys_context *ctx);
 clphys_status clphys_context_span_end(clphys_context *ctx, double *seconds);
 
 /* Where the kernel time goes: when the environment variable CLPHYS_PROFILE
@@ -197,12 +200,12 @@ clphys_status clphys_context_profile_write(clphys_context *ctx, const char *path
 
 /* Measured limits of a device: the denominators of every "fraction of limit". */
 typedef struct {
-    double copy_bytes_per_s;   /* b[i] = a[i], bytes read + written per second   */
-    double triad_bytes_per_s;  /* a[i] = b[i] + s c[i], bytes read + written / s */
-    double fma_fp32_flops;     /* fp32 multiply-add chains, 2 flops per FMA      */
-    double fma_fp64_flops;     /* 0 when the device has no fp64                  */
-    size_t buffer_bytes;       /* size of each bandwidth-probe buffer            */
-    int repeat;                /* runs per probe; the figures are medians        */
+    double copy_bytes_per_s;  /* b[i] = a[i], bytes read + written per second   */
+    double triad_bytes_per_s; /* a[i] = b[i] + s c[i], bytes read + written / s */
+    double fma_fp32_flops;    /* fp32 multiply-add chains, 2 flops per FMA      */
+    double fma_fp64_flops;    /* 0 when the device has no fp64                  */
+    size_t buffer_bytes;      /* size of each bandwidth-probe buffer            */
+    int repeat;               /* runs per probe; the figures are medians        */
 } clphys_limits;
 
 /* Run the bandwidth and FMA probes (cl/platform_probe.cl) on ctx's device.  Buffers are
@@ -248,8 +251,8 @@ typedef struct {
     int points;            /* launch counts fitted: n_sub[points], t_tot_s[points] */
     double n_sub[16], t_tot_s[16];
     int max_launches, repeat;
-    int devices;           /* devices of this process                              */
-    int ranks;             /* 1 without MPI                                        */
+    int devices; /* devices of this process                              */
+    int ranks;   /* 1 without MPI                                        */
 } clphys_sync_cost;
 
 /* Measure *c on the n devices of ctxs (each context's own queue).
@@ -281,19 +284,19 @@ clphys_status clphys_measure_sync(clphys_context *const *ctxs, int n, int max_la
 
 /* One choice a tuner made (handed to clphys_tune_options.chosen). */
 typedef struct {
-    const char *path;        /* "lj", "gravity", ...                               */
-    const char *what;        /* what was chosen: "variant", "options", "shape" ... */
-    const char *precision;   /* "fp32", "fp64", "mixed"                            */
-    const char *fields;      /* the case, e.g. "n=62500 neighbours=75"             */
-    const char *choice;      /* the value stored, e.g. "variant=half-cas ..."      */
-    double best_s;           /* measured time of the choice (s per call)           */
-    double untuned_s;        /* of the heuristic's choice, same case; 0 unknown    */
-    int candidates;          /* configurations timed                               */
+    const char *path;      /* "lj", "gravity", ...                               */
+    const char *what;      /* what was chosen: "variant", "options", "shape" ... */
+    const char *precision; /* "fp32", "fp64", "mixed"                            */
+    const char *fields;    /* the case, e.g. "n=62500 neighbours=75"             */
+    const char *choice;    /* the value stored, e.g. "variant=half-cas ..."      */
+    double best_s;         /* measured time of the choice (s per call)           */
+    double untuned_s;      /* of the heuristic's choice, same case; 0 unknown    */
+    int candidates;        /* configurations timed                               */
 } clphys_tune_choice;
 
 typedef struct {
-    int quick;               /* 1: one size per path, fewer candidates (CI, CPUs)  */
-    int repeat;              /* timed runs per candidate (median); 0 = 3           */
+    int quick;  /* 1: one size per path, fewer candidates (CI, CPUs)  */
+    int repeat; /* timed runs per candidate (median); 0 = 3           */
     /* Called (each may be NULL) as a case starts (k of n cases of the path)
      * and with every choice made; nothing is printed by the library. */
     void (*progress)(void *user, const char *path, int k, int n, const char *what);
@@ -303,12 +306,12 @@ typedef struct {
 
 /* What the tuning cache holds for a device. */
 typedef struct {
-    int entries;             /* entries in its file; 0 none, -1 damaged or foreign */
-    int tuned_paths;         /* paths tuned by clphys_<path>_tune                  */
-    char paths[256];         /* their names, comma-separated                       */
-    char last_tuned[32];     /* UTC date of the latest ("" never)                  */
-    int quick;               /* 1: a quick tuning among them                       */
-    char file[4096];         /* the file ("" when the cache is disabled)           */
+    int entries;         /* entries in its file; 0 none, -1 damaged or foreign */
+    int tuned_paths;     /* paths tuned by clphys_<path>_tune                  */
+    char paths[256];     /* their names, comma-separated                       */
+    char last_tuned[32]; /* UTC date of the latest ("" never)                  */
+    int quick;           /* 1: a quick tuning among them                       */
+    char file[4096];     /* the file ("" when the cache is disabled)           */
 } clphys_tune_status;
 
 /* Fill *s for dev (e.g. an entry of clphys_devices_list).  Errors:

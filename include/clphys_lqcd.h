@@ -62,9 +62,9 @@ extern "C" {
 
 /* ---- gauge fields (host, double) --------------------------------------- */
 typedef struct {
-    int dims[4];       /* Lx, Ly, Lz, Lt                                       */
-    size_t volume;     /* sites, Lx*Ly*Lz*Lt                                   */
-    double *u;         /* double[volume][4][3][3][2], see above; owned         */
+    int dims[4];   /* Lx, Ly, Lz, Lt                                       */
+    size_t volume; /* sites, Lx*Ly*Lz*Lt                                   */
+    double *u;     /* double[volume][4][3][3][2], see above; owned         */
 } clphys_lqcd_gauge_field;
 
 /* Allocate a unit (cold) field.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (g or
@@ -76,7 +76,7 @@ clphys_status clphys_lqcd_gauge_create(const int dims[4], clphys_lqcd_gauge_fiel
 void clphys_lqcd_gauge_destroy(clphys_lqcd_gauge_field *g);
 /* The functions below take a field made by clphys_lqcd_gauge_create or
  * clphys_lqcd_gauge_read and have no errors. */
-void clphys_lqcd_gauge_cold(clphys_lqcd_gauge_field *g);               /* all U = 1 */
+void clphys_lqcd_gauge_cold(clphys_lqcd_gauge_field *g); /* all U = 1 */
 /* Independent random SU(3) links (hot start) from a seed: Gram-Schmidt of a
  * complex Gaussian matrix's rows, third row = conj(row0 x row1).  The field
  * depends on the seed only, not on the number of threads. */
@@ -156,33 +156,33 @@ clphys_status clphys_lqcd_grid_local(const int dims[4], const int grid[4], int r
 #define CLPHYS_LQCD_GAUGE_UNITARITY_TOL_FP64 1e-10
 
 typedef enum {
-    CLPHYS_LQCD_GAUGE_FILE_AUTO = 0,  /* reading: from the file's first bytes      */
+    CLPHYS_LQCD_GAUGE_FILE_AUTO = 0, /* reading: from the file's first bytes      */
     CLPHYS_LQCD_GAUGE_FILE_NERSC = 1,
     CLPHYS_LQCD_GAUGE_FILE_ILDG = 2,
-    CLPHYS_LQCD_GAUGE_FILE_MILC = 3   /* read only                                 */
+    CLPHYS_LQCD_GAUGE_FILE_MILC = 3 /* read only                                 */
 } clphys_lqcd_gauge_file_format;
 
 /* A zeroed struct: format detected, an unverifiable file refused. */
 typedef struct {
-    size_t struct_size;          /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
+    size_t struct_size; /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
     clphys_lqcd_gauge_file_format format;
-    int allow_unverified;        /* 1: read a file that carries no checksum,
-                                    and skip (and name) the header's claims
-                                    that disagree (the CLI's --no-checksum)   */
+    int allow_unverified; /* 1: read a file that carries no checksum,
+                             and skip (and name) the header's claims
+                             that disagree (the CLI's --no-checksum)   */
 } clphys_lqcd_gauge_read_params;
 
 /* What a read found. */
 typedef struct {
     clphys_lqcd_gauge_file_format format;
-    clphys_precision precision;  /* of the data in the file                   */
-    int rows;                    /* 2 (NERSC 4D_SU3_GAUGE) or 3               */
-    int checksum_verified;       /* 1: the file's checksum matched the data   */
-    int plaquette_verified;      /* 1: a plaquette in the file matched         */
-    int link_trace_verified;     /* 1: a link trace in the file matched        */
-    double unitarity;            /* clphys_lqcd_gauge_unitarity_violation of it    */
-    char unverified[256];        /* "" or what could not be verified or was
-                                    skipped, e.g. "CHECKSUM = 0, no
-                                    LINK_TRACE"                               */
+    clphys_precision precision; /* of the data in the file                   */
+    int rows;                   /* 2 (NERSC 4D_SU3_GAUGE) or 3               */
+    int checksum_verified;      /* 1: the file's checksum matched the data   */
+    int plaquette_verified;     /* 1: a plaquette in the file matched         */
+    int link_trace_verified;    /* 1: a link trace in the file matched        */
+    double unitarity;           /* clphys_lqcd_gauge_unitarity_violation of it    */
+    char unverified[256];       /* "" or what could not be verified or was
+                                   skipped, e.g. "CHECKSUM = 0, no
+                                   LINK_TRACE"                               */
 } clphys_lqcd_gauge_file_info;
 
 /* Read a gauge file in any of the formats above; *g is created by the call
@@ -197,8 +197,8 @@ typedef struct {
  * (dimensions the library does not take: each extent even and >= 2, the
  * volume <= 2^31), CLPHYS_ERR_INVALID_ARGUMENT (NULL file or g),
  * CLPHYS_ERR_OUT_OF_MEMORY.  Messages: clphys_last_error(NULL). */
-clphys_status clphys_lqcd_gauge_read(const char *file, const clphys_lqcd_gauge_read_params *p, clphys_lqcd_gauge_field *g,
-                                clphys_lqcd_gauge_file_info *info);
+clphys_status clphys_lqcd_gauge_read(const char *file, const clphys_lqcd_gauge_read_params *p,
+                                     clphys_lqcd_gauge_field *g, clphys_lqcd_gauge_file_info *info);
 /* The format of a file from its first bytes (CLPHYS_LQCD_GAUGE_FILE_AUTO when it
  * is none of them).  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL),
  * CLPHYS_ERR_IO (cannot open, or not a regular file: a pipe is not read,
@@ -212,59 +212,59 @@ clphys_status clphys_lqcd_gauge_file_detect(const char *file, clphys_lqcd_gauge_
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL, format AUTO or MILC, rows not 2 or 3,
  * ILDG with 2 rows, links whose clphys_lqcd_gauge_unitarity_violation is above
  * the readers' tolerance for that precision, CLPHYS_LQCD_GAUGE_UNITARITY_TOL_FP32
- * or _FP64: fp32 links written as fp64 need clphys_lqcd_gauge_reunitarize first), CLPHYS_ERR_IO (cannot create, write or rename; no file
- * is left behind), CLPHYS_ERR_OUT_OF_MEMORY. */
-clphys_status clphys_lqcd_gauge_write(const char *file, const clphys_lqcd_gauge_field *g, clphys_lqcd_gauge_file_format format,
-                                 clphys_precision precision, int rows);
+ * or _FP64: fp32 links written as fp64 need clphys_lqcd_gauge_reunitarize first), CLPHYS_ERR_IO (cannot create, write
+ * or rename; no file is left behind), CLPHYS_ERR_OUT_OF_MEMORY. */
+clphys_status clphys_lqcd_gauge_write(const char *file, const clphys_lqcd_gauge_field *g,
+                                      clphys_lqcd_gauge_file_format format, clphys_precision precision, int rows);
 /* "nersc", "ildg", "milc" ("auto" for AUTO, "unknown" otherwise). */
 const char *clphys_lqcd_gauge_file_format_name(clphys_lqcd_gauge_file_format format);
 /* NERSC only, every check required (clphys_lqcd_gauge_read with format NERSC and
  * a zeroed rest); and clphys_lqcd_gauge_write with format NERSC. */
 clphys_status clphys_lqcd_gauge_read_nersc(const char *file, clphys_lqcd_gauge_field *g);
 clphys_status clphys_lqcd_gauge_write_nersc(const char *file, const clphys_lqcd_gauge_field *g,
-                                       clphys_precision precision, int rows);
+                                            clphys_precision precision, int rows);
 
 /* ---- Wilson-Dirac operator ------------------------------------------------ */
 typedef struct clphys_lqcd_dslash_plan clphys_lqcd_dslash_plan;
 
 /* The fermion boundary of one direction. */
 typedef enum {
-    CLPHYS_LQCD_BC_AUTO = 0,      /* periodic in x, y, z, antiperiodic in t (the
-                                usual fermion boundary: p,p,p,a)               */
-    CLPHYS_LQCD_BC_PERIODIC,      /* theta = 0                                      */
-    CLPHYS_LQCD_BC_ANTIPERIODIC,  /* theta = pi                                     */
-    CLPHYS_LQCD_BC_PHASE          /* theta = pi * bc_phase_by_pi[mu]                */
+    CLPHYS_LQCD_BC_AUTO = 0,     /* periodic in x, y, z, antiperiodic in t (the
+                               usual fermion boundary: p,p,p,a)               */
+    CLPHYS_LQCD_BC_PERIODIC,     /* theta = 0                                      */
+    CLPHYS_LQCD_BC_ANTIPERIODIC, /* theta = pi                                     */
+    CLPHYS_LQCD_BC_PHASE         /* theta = pi * bc_phase_by_pi[mu]                */
 } clphys_lqcd_bc;
 
 /* A zeroed struct with kappa set is a valid plan: fp32, reconstruct-12,
  * the device's layout, boundary p,p,p,a, the tuned work-group size. */
 typedef struct {
-    size_t struct_size;     /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
+    size_t struct_size; /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
     clphys_precision precision;
-    int reconstruct;        /* 12 or 18; 0 = 12 (the least memory traffic;
-                               faster on the H100 at both sizes and precisions
-                               of docs/performance.md)                        */
-    double kappa;           /* hopping parameter, > 0; no default             */
-    clphys_lqcd_bc bc[4];        /* fermion boundary of x, y, z, t                 */
+    int reconstruct;          /* 12 or 18; 0 = 12 (the least memory traffic;
+                                 faster on the H100 at both sizes and precisions
+                                 of docs/performance.md)                        */
+    double kappa;             /* hopping parameter, > 0; no default             */
+    clphys_lqcd_bc bc[4];     /* fermion boundary of x, y, z, t                 */
     double bc_phase_by_pi[4]; /* theta_mu / pi for CLPHYS_LQCD_BC_PHASE, finite     */
-    size_t local_size;      /* work-group size; 0 = tuned (see below),
-                               CLPHYS_LQCD_DSLASH_WG_RUNTIME = the runtime's choice */
-    int layout;             /* CLPHYS_LQCD_LAYOUT_AUTO (SoA on GPUs, AoS on
-                               CPUs, where it is the faster on PoCL),
-                               CLPHYS_LQCD_SOA or CLPHYS_LQCD_AOS              */
-    int no_tune;            /* 1: with local_size 0, skip the measurement and
-                               use the heuristic (64 on GPUs, runtime's choice
-                               on CPUs); so does CLPHYS_NO_TUNE=1 in the env  */
-    int halo_half;          /* 1: an fp32 plan over several devices
-                               (clphys_lqcd_dslash_plan_create_multi) exchanges its
-                               faces in 16 bits, as QUDA's half-precision
-                               halos: per face site the 12 reals as 16-bit
-                               fixed-point fractions of their largest
-                               magnitude, and that magnitude in fp32 (28 bytes
-                               instead of 48; error 2^-16 of the site's
-                               largest component on the remote hops).  For
-                               the inner operator of mixed-precision solves.
-                               Ignored by fp64 plans, one device and MPI ranks */
+    size_t local_size;        /* work-group size; 0 = tuned (see below),
+                                 CLPHYS_LQCD_DSLASH_WG_RUNTIME = the runtime's choice */
+    int layout;               /* CLPHYS_LQCD_LAYOUT_AUTO (SoA on GPUs, AoS on
+                                 CPUs, where it is the faster on PoCL),
+                                 CLPHYS_LQCD_SOA or CLPHYS_LQCD_AOS              */
+    int no_tune;              /* 1: with local_size 0, skip the measurement and
+                                 use the heuristic (64 on GPUs, runtime's choice
+                                 on CPUs); so does CLPHYS_NO_TUNE=1 in the env  */
+    int halo_half;            /* 1: an fp32 plan over several devices
+                                 (clphys_lqcd_dslash_plan_create_multi) exchanges its
+                                 faces in 16 bits, as QUDA's half-precision
+                                 halos: per face site the 12 reals as 16-bit
+                                 fixed-point fractions of their largest
+                                 magnitude, and that magnitude in fp32 (28 bytes
+                                 instead of 48; error 2^-16 of the site's
+                                 largest component on the remote hops).  For
+                                 the inner operator of mixed-precision solves.
+                                 Ignored by fp64 plans, one device and MPI ranks */
 } clphys_lqcd_dslash_params;
 
 enum { CLPHYS_LQCD_LAYOUT_AUTO = 0, CLPHYS_LQCD_SOA = 1, CLPHYS_LQCD_AOS = 2 };
@@ -272,10 +272,10 @@ enum { CLPHYS_LQCD_LAYOUT_AUTO = 0, CLPHYS_LQCD_SOA = 1, CLPHYS_LQCD_AOS = 2 };
 
 /* Deprecated (kept for one release): where a plan's work-group size came
  * from is a clphys_tune_source (clphys.h), the same for every path. */
-#define CLPHYS_LQCD_DSLASH_WG_GIVEN CLPHYS_TUNE_GIVEN
+#define CLPHYS_LQCD_DSLASH_WG_GIVEN     CLPHYS_TUNE_GIVEN
 #define CLPHYS_LQCD_DSLASH_WG_HEURISTIC CLPHYS_TUNE_HEURISTIC
-#define CLPHYS_LQCD_DSLASH_WG_MEASURED CLPHYS_TUNE_MEASURED
-#define CLPHYS_LQCD_DSLASH_WG_CACHED CLPHYS_TUNE_CACHE
+#define CLPHYS_LQCD_DSLASH_WG_MEASURED  CLPHYS_TUNE_MEASURED
+#define CLPHYS_LQCD_DSLASH_WG_CACHED    CLPHYS_TUNE_CACHE
 
 /* Upload g (converted to the precision and compression) and build the kernels.
  * Work-group size tuning (local_size 0, tuning enabled): the half-lattice
@@ -297,7 +297,7 @@ enum { CLPHYS_LQCD_LAYOUT_AUTO = 0, CLPHYS_LQCD_SOA = 1, CLPHYS_LQCD_AOS = 2 };
  * CLPHYS_ERR_UNSUPPORTED (fp64 on a device without it),
  * CLPHYS_ERR_BUILD, CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
 clphys_status clphys_lqcd_dslash_plan_create(clphys_context *ctx, const clphys_lqcd_gauge_field *g,
-                                        const clphys_lqcd_dslash_params *p, clphys_lqcd_dslash_plan **plan);
+                                             const clphys_lqcd_dslash_params *p, clphys_lqcd_dslash_plan **plan);
 /* Wilson-Dirac plans over n devices of this process, one context each
  * (clphys_contexts_create; one device named twice gives two contexts on
  * it): the lattice of the whole field g is split by grid (product n,
@@ -332,8 +332,8 @@ clphys_status clphys_lqcd_dslash_plan_create(clphys_context *ctx, const clphys_l
  * grid whose product is not n or that does not divide the lattice), and
  * those of clphys_lqcd_dslash_plan_create on any device. */
 clphys_status clphys_lqcd_dslash_plan_create_multi(int n, clphys_context *const *ctxs, const int grid[4],
-                                              const clphys_lqcd_gauge_field *g, const clphys_lqcd_dslash_params *p,
-                                              clphys_lqcd_dslash_plan **plans);
+                                                   const clphys_lqcd_gauge_field *g, const clphys_lqcd_dslash_params *p,
+                                                   clphys_lqcd_dslash_plan **plans);
 /* Release the plan (NULL accepted).  No errors. */
 void clphys_lqcd_dslash_plan_destroy(clphys_lqcd_dslash_plan *plan);
 /* The work-group size in use (0: the runtime's choice); *source, if
@@ -359,11 +359,11 @@ clphys_status clphys_lqcd_dslash_tune(clphys_context *ctx, const clphys_tune_opt
 clphys_status clphys_lqcd_dslash_set_local_size(clphys_lqcd_dslash_plan *plan, size_t local_size);
 
 typedef enum {
-    CLPHYS_LQCD_DSLASH_HOPPING = 0,  /* out = H in (full lattice)                     */
-    CLPHYS_LQCD_DSLASH_WILSON,       /* out = D in = in - kappa H in (full lattice)   */
-    CLPHYS_LQCD_DSLASH_H_EO,         /* out_even = H_eo in_odd   (half fields)        */
-    CLPHYS_LQCD_DSLASH_H_OE,         /* out_odd  = H_oe in_even  (half fields)        */
-    CLPHYS_LQCD_DSLASH_EO_PREC       /* out_even = (1 - kappa^2 H_eo H_oe) in_even    */
+    CLPHYS_LQCD_DSLASH_HOPPING = 0, /* out = H in (full lattice)                     */
+    CLPHYS_LQCD_DSLASH_WILSON,      /* out = D in = in - kappa H in (full lattice)   */
+    CLPHYS_LQCD_DSLASH_H_EO,        /* out_even = H_eo in_odd   (half fields)        */
+    CLPHYS_LQCD_DSLASH_H_OE,        /* out_odd  = H_oe in_even  (half fields)        */
+    CLPHYS_LQCD_DSLASH_EO_PREC      /* out_even = (1 - kappa^2 H_eo H_oe) in_even    */
 } clphys_lqcd_dslash_op;
 
 /* Number of complex values in a device field: 12*V (full) or 6*V (half).
@@ -381,7 +381,8 @@ clphys_status clphys_lqcd_dslash_field_create(clphys_lqcd_dslash_plan *plan, int
  * threads must not transfer through one plan at once.  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL, parity not -1/0/1),
  * CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
-clphys_status clphys_lqcd_dslash_field_write(clphys_lqcd_dslash_plan *plan, cl_mem field, int parity, const double *psi);
+clphys_status clphys_lqcd_dslash_field_write(clphys_lqcd_dslash_plan *plan, cl_mem field, int parity,
+                                             const double *psi);
 clphys_status clphys_lqcd_dslash_field_read(clphys_lqcd_dslash_plan *plan, cl_mem field, int parity, double *psi);
 /* Apply op on device fields (out != in; full fields for HOPPING and
  * WILSON, half fields otherwise).  kernel_s, if non-NULL: the call waits
@@ -389,7 +390,7 @@ clphys_status clphys_lqcd_dslash_field_read(clphys_lqcd_dslash_plan *plan, cl_me
  * two), in seconds.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL field, out ==
  * in, unknown op), CLPHYS_ERR_OPENCL. */
 clphys_status clphys_lqcd_dslash_apply(clphys_lqcd_dslash_plan *plan, clphys_lqcd_dslash_op op, cl_mem out, cl_mem in,
-                                  double *kernel_s);
+                                       double *kernel_s);
 /* One application split into its parts, for plans over MPI ranks
  * (clphys_lqcd_mpi.h): the interior kernel runs while the spin-projected
  * faces travel between ranks, then the exterior kernel adds the hops whose
@@ -420,13 +421,13 @@ typedef struct {
 /* Apply op as clphys_lqcd_dslash_apply, wait, and SET *split (zeroed first).
  * Errors: those of clphys_lqcd_dslash_apply; CLPHYS_ERR_INVALID_ARGUMENT for
  * split NULL. */
-clphys_status clphys_lqcd_dslash_apply_split(clphys_lqcd_dslash_plan *plan, clphys_lqcd_dslash_op op, cl_mem out, cl_mem in,
-                                        clphys_lqcd_dslash_split *split);
+clphys_status clphys_lqcd_dslash_apply_split(clphys_lqcd_dslash_plan *plan, clphys_lqcd_dslash_op op, cl_mem out,
+                                             cl_mem in, clphys_lqcd_dslash_split *split);
 /* Host convenience: full-lattice op on host spinors (double[V][4][3][2]).
  * Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL, op not HOPPING or WILSON),
  * CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
 clphys_status clphys_lqcd_dslash_apply_host(clphys_lqcd_dslash_plan *plan, clphys_lqcd_dslash_op op, double *out,
-                                       const double *in);
+                                            const double *in);
 
 /* ---- solvers: D x = b on the even-odd system ------------------------------
  * An fp64 defect-correction loop computes the true residual r = b - D x in
@@ -437,11 +438,11 @@ clphys_status clphys_lqcd_dslash_apply_host(clphys_lqcd_dslash_plan *plan, clphy
  * until |r| / |b| <= tol.  The Krylov solvers and level-1 BLAS are those of
  * the library's linear-algebra layer. */
 typedef enum {
-    CLPHYS_LQCD_SOLVER_AUTO = 0,  /* CGNR: converges for any invertible D          */
-    CLPHYS_LQCD_SOLVER_CGNR,      /* CG on M^+ M, M^+ = gamma5 M gamma5            */
-    CLPHYS_LQCD_SOLVER_BICGSTAB   /* BiCGStab (van der Vorst 1992) on M: fewer
-                                applications of M, may break down (then the
-                                outer loop restarts it)                       */
+    CLPHYS_LQCD_SOLVER_AUTO = 0, /* CGNR: converges for any invertible D          */
+    CLPHYS_LQCD_SOLVER_CGNR,     /* CG on M^+ M, M^+ = gamma5 M gamma5            */
+    CLPHYS_LQCD_SOLVER_BICGSTAB  /* BiCGStab (van der Vorst 1992) on M: fewer
+                               applications of M, may break down (then the
+                               outer loop restarts it)                       */
 } clphys_lqcd_solver_kind;
 
 /* How the level-1 work (updates, dot products, norms) runs. */
@@ -458,12 +459,12 @@ typedef enum {
 
 /* A zeroed struct asks for CGNR to 1e-10 with fused level-1 kernels in fp64. */
 typedef struct {
-    size_t struct_size;     /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0          */
+    size_t struct_size; /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0          */
     clphys_lqcd_solver_kind kind;
-    double tol;             /* target |b - D x| / |b| (true fp64 residual); 0 = 1e-10 */
-    int max_iter;           /* cap on inner Krylov iterations in all; 0 = 10000 */
-    int mixed;              /* 1: fp32 inner solves in fp64 defect correction  */
-    double inner_tol;       /* relative reduction per inner solve (mixed), 0 = 1e-5 */
+    double tol;       /* target |b - D x| / |b| (true fp64 residual); 0 = 1e-10 */
+    int max_iter;     /* cap on inner Krylov iterations in all; 0 = 10000 */
+    int mixed;        /* 1: fp32 inner solves in fp64 defect correction  */
+    double inner_tol; /* relative reduction per inner solve (mixed), 0 = 1e-5 */
     clphys_lqcd_solver_blas blas;
     /* Called (may be NULL) after every Krylov iteration with the iterated
      * residual estimate |r'_e - M e_e| / |b| (is_true = 0), and at every
@@ -473,17 +474,17 @@ typedef struct {
 } clphys_lqcd_solver_params;
 
 typedef struct {
-    int iterations;          /* Krylov iterations, all restarts together       */
-    int restarts;            /* defect-correction cycles                       */
-    double rel_residual;     /* true |b - D x| / |b| in fp64 at the end         */
-    double seconds;          /* wall time of the whole call: host b in to host
-                                x out (upload, layout conversion, solve, true
-                                residual, download); with clphys_lqcd_solve
-                                also the workspace allocation                  */
-    double iterate_s;        /* wall time of the solve proper, fields on device */
-    double upload_s;         /* b: host -> device fields, both parities         */
-    double download_s;       /* x: device fields -> host                        */
-    double gflops;           /* 1368 flops per site per D application counted   */
+    int iterations;      /* Krylov iterations, all restarts together       */
+    int restarts;        /* defect-correction cycles                       */
+    double rel_residual; /* true |b - D x| / |b| in fp64 at the end         */
+    double seconds;      /* wall time of the whole call: host b in to host
+                            x out (upload, layout conversion, solve, true
+                            residual, download); with clphys_lqcd_solve
+                            also the workspace allocation                  */
+    double iterate_s;    /* wall time of the solve proper, fields on device */
+    double upload_s;     /* b: host -> device fields, both parities         */
+    double download_s;   /* x: device fields -> host                        */
+    double gflops;       /* 1368 flops per site per D application counted   */
 } clphys_lqcd_solver_result;
 
 /* A solver plan owns the device workspace (fp64 and, when mixed, fp32 half
@@ -505,13 +506,14 @@ typedef struct {
  * CLPHYS_ERR_OPENCL. */
 typedef struct clphys_lqcd_solver_plan clphys_lqcd_solver_plan;
 clphys_status clphys_lqcd_solver_plan_create(clphys_lqcd_dslash_plan *plan64, clphys_lqcd_dslash_plan *plan32,
-                                        const clphys_lqcd_solver_params *params, clphys_lqcd_solver_plan **plan);
+                                             const clphys_lqcd_solver_params *params, clphys_lqcd_solver_plan **plan);
 /* Solve D x = b with the plan's parameters.  b, x: host spinors
  * double[V][4][3][2]; x is the solution (its input value is ignored).  *res
  * is filled also on failure.  Errors: CLPHYS_ERR_NOT_CONVERGED with the
  * residual reached when max_iter is exhausted (or a breakdown left no
  * progress), CLPHYS_ERR_INVALID_ARGUMENT (NULL), CLPHYS_ERR_OPENCL. */
-clphys_status clphys_lqcd_solver_solve(clphys_lqcd_solver_plan *plan, const double *b, double *x, clphys_lqcd_solver_result *res);
+clphys_status clphys_lqcd_solver_solve(clphys_lqcd_solver_plan *plan, const double *b, double *x,
+                                       clphys_lqcd_solver_result *res);
 /* Release the plan (NULL accepted).  No errors. */
 void clphys_lqcd_solver_plan_destroy(clphys_lqcd_solver_plan *plan);
 

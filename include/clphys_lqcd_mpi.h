@@ -57,16 +57,16 @@ typedef clphys_status (*clphys_lqcd_gauge_reader)(const char *file, clphys_lqcd_
  * the communicator, a grid whose product is not its size or that does not
  * divide the lattice: clphys_lqcd_grid_local), CLPHYS_ERR_OUT_OF_MEMORY,
  * CLPHYS_ERR_IO (MPI).  Messages: clphys_last_error(NULL). */
-clphys_status clphys_lqcd_gauge_scatter(MPI_Comm comm, const int grid[4], int root, const clphys_lqcd_gauge_field *global,
-                                   clphys_lqcd_gauge_field *local);
+clphys_status clphys_lqcd_gauge_scatter(MPI_Comm comm, const int grid[4], int root,
+                                        const clphys_lqcd_gauge_field *global, clphys_lqcd_gauge_field *local);
 
 /* Read `file` once, on rank 0, with reader (NULL: clphys_lqcd_gauge_read_nersc,
  * every header check verified there), and scatter it; dims (may be NULL)
  * gets the whole lattice's extents on every rank.  Collective.  Errors, the
  * same on every rank: the reader's (its message, e.g. the failed checksum,
  * with "rank 0: " in front), and those of clphys_lqcd_gauge_scatter. */
-clphys_status clphys_lqcd_gauge_read_mpi(MPI_Comm comm, const int grid[4], const char *file, clphys_lqcd_gauge_reader reader,
-                                    clphys_lqcd_gauge_field *local, int dims[4]);
+clphys_status clphys_lqcd_gauge_read_mpi(MPI_Comm comm, const int grid[4], const char *file,
+                                         clphys_lqcd_gauge_reader reader, clphys_lqcd_gauge_field *local, int dims[4]);
 
 /* The average plaquette and link trace of the whole lattice (the
  * normalisation of clphys_lqcd_gauge_plaquette and clphys_lqcd_gauge_link_trace) from
@@ -77,7 +77,7 @@ clphys_status clphys_lqcd_gauge_read_mpi(MPI_Comm comm, const int grid[4], const
  * whose product is not the communicator's size, local extents that differ
  * between ranks), CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_IO (MPI). */
 clphys_status clphys_lqcd_gauge_plaquette_mpi(MPI_Comm comm, const int grid[4], const clphys_lqcd_gauge_field *local,
-                                         double *plaquette, double *link_trace);
+                                              double *plaquette, double *link_trace);
 
 /* Host spinors (double[V][4][3][2]) between the whole lattice of extents
  * dims on rank root and the ranks' sublattices (global ignored off root,
@@ -86,9 +86,9 @@ clphys_status clphys_lqcd_gauge_plaquette_mpi(MPI_Comm comm, const int grid[4], 
  * that does not fit: clphys_lqcd_grid_local), CLPHYS_ERR_OUT_OF_MEMORY,
  * CLPHYS_ERR_IO (MPI). */
 clphys_status clphys_lqcd_spinor_scatter(MPI_Comm comm, const int grid[4], const int dims[4], int root,
-                                    const double *global, double *local);
-clphys_status clphys_lqcd_spinor_gather(MPI_Comm comm, const int grid[4], const int dims[4], int root, const double *local,
-                                   double *global);
+                                         const double *global, double *local);
+clphys_status clphys_lqcd_spinor_gather(MPI_Comm comm, const int grid[4], const int dims[4], int root,
+                                        const double *local, double *global);
 
 /* A Wilson-Dirac plan over the ranks of comm: this rank's sublattice
  * `local` (from clphys_lqcd_gauge_scatter or clphys_lqcd_gauge_read_mpi) of the
@@ -103,8 +103,8 @@ clphys_status clphys_lqcd_spinor_gather(MPI_Comm comm, const int grid[4], const 
  * (the grid does not match comm, local extents or parameters differ
  * between ranks), CLPHYS_ERR_IO (MPI). */
 clphys_status clphys_lqcd_dslash_plan_create_mpi(MPI_Comm comm, const int grid[4], clphys_context *ctx,
-                                            const clphys_lqcd_gauge_field *local, const clphys_lqcd_dslash_params *p,
-                                            clphys_lqcd_dslash_plan **plan);
+                                                 const clphys_lqcd_gauge_field *local,
+                                                 const clphys_lqcd_dslash_params *p, clphys_lqcd_dslash_plan **plan);
 
 #ifdef __cplusplus
 }

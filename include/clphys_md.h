@@ -55,18 +55,18 @@ typedef enum {
 } clphys_md_neighbor_build_kernel;
 
 typedef struct {
-    size_t struct_size;            /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
-    size_t n;                      /* particles, 1 .. 2^31 - 1                   */
-    double box[3];                 /* Lx Ly Lz, each >= 2 r_search               */
-    double r_search;               /* r_cut + skin (length units)                */
+    size_t struct_size; /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
+    size_t n;           /* particles, 1 .. 2^31 - 1                   */
+    double box[3];      /* Lx Ly Lz, each >= 2 r_search               */
+    double r_search;    /* r_cut + skin (length units)                */
     clphys_md_neighbor_kind kind;
     clphys_md_neighbor_layout layout;
-    clphys_precision precision;    /* of the positions on the device             */
-    size_t capacity;               /* list entries per particle to start with;
-                                      0 = estimated; grows on overflow           */
-    int block_cells;               /* STAGED: cells per block along x; 0 = chosen
-                                      so a block holds ~96 particles and its stage
-                                      fits local memory                          */
+    clphys_precision precision;            /* of the positions on the device             */
+    size_t capacity;                       /* list entries per particle to start with;
+                                              0 = estimated; grows on overflow           */
+    int block_cells;                       /* STAGED: cells per block along x; 0 = chosen
+                                              so a block holds ~96 particles and its stage
+                                              fits local memory                          */
     clphys_md_neighbor_build_kernel build; /* CSR and TRANSPOSED layouts            */
 } clphys_md_neighbor_params;
 
@@ -80,7 +80,7 @@ typedef struct clphys_md_neighbor_plan clphys_md_neighbor_plan;
  * < 2 r_search), CLPHYS_ERR_UNSUPPORTED (fp64 missing; a staged block that
  * cannot fit local memory), CLPHYS_ERR_BUILD. */
 clphys_status clphys_md_neighbor_plan_create(clphys_context *ctx, const clphys_md_neighbor_params *p,
-                                          clphys_md_neighbor_plan **plan);
+                                             clphys_md_neighbor_plan **plan);
 void clphys_md_neighbor_plan_destroy(clphys_md_neighbor_plan *plan); /* NULL-safe */
 /* Upload pos (n*3 doubles x0 y0 z0 x1 ..., caller order, any coordinates:
  * wrapped into the box), sort by cell, build the list; waits for it.  When a
@@ -94,7 +94,7 @@ clphys_status clphys_md_neighbor_build(clphys_md_neighbor_plan *plan, const doub
  * now in use (entries per particle) and how many times the list grew; each
  * pointer may be NULL.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (plan NULL). */
 clphys_status clphys_md_neighbor_stats(const clphys_md_neighbor_plan *plan, size_t *pairs, size_t *capacity,
-                                    int *growths);
+                                       int *growths);
 /* Profiled kernel time of the last build (sort + list, growth included), s;
  * 0 for NULL. */
 double clphys_md_neighbor_build_seconds(const clphys_md_neighbor_plan *plan);
@@ -141,22 +141,22 @@ clphys_status clphys_md_neighbor_shuffle(clphys_md_neighbor_plan *plan, uint64_t
  * Each variant runs the kernel of its name (lj_full_csr for full-csr, ...)
  * in cl/md_lj.cl, cl/md_lj_cpu.cl for cpu. */
 typedef enum {
-    CLPHYS_MD_LJ_AUTO = 0,          /* the tuning cache (clphys_md_lj_tune), else
-                                    full-transposed on GPUs, cpu on CPUs          */
-    CLPHYS_MD_LJ_FULL_CSR,          /* one work-item per i, full CSR list             */
-    CLPHYS_MD_LJ_FULL_TRANSPOSED,   /* one work-item per i, list[k*n+i]: coalesced    */
-    CLPHYS_MD_LJ_FULL_GROUP,        /* group_size work-items share i, local reduction */
-    CLPHYS_MD_LJ_HALF_CAS,          /* third law, atomic add from compare-exchange:
-                                    each pair once (half list taken from the full
-                                    list by half-space), j forces summed per block
-                                    of cells in local memory, one global exchange
-                                    per particle and block (cl/md_half_slot.cl makes
-                                    its lists)                                    */
-    CLPHYS_MD_LJ_HALF_FIXEDPOINT,   /* third law, int64 fixed point: bit-identical    */
-    CLPHYS_MD_LJ_CPU,               /* CPU-shaped: block of i, vectors over j (full)  */
-    CLPHYS_MD_LJ_FULL_STAGED,       /* work-group per block of cells, neighbours'
-                                    positions staged in local memory (full list)  */
-    CLPHYS_MD_LJ_NVARIANTS          /* the variants are 1 .. CLPHYS_MD_LJ_NVARIANTS - 1 */
+    CLPHYS_MD_LJ_AUTO = 0,        /* the tuning cache (clphys_md_lj_tune), else
+                                  full-transposed on GPUs, cpu on CPUs          */
+    CLPHYS_MD_LJ_FULL_CSR,        /* one work-item per i, full CSR list             */
+    CLPHYS_MD_LJ_FULL_TRANSPOSED, /* one work-item per i, list[k*n+i]: coalesced    */
+    CLPHYS_MD_LJ_FULL_GROUP,      /* group_size work-items share i, local reduction */
+    CLPHYS_MD_LJ_HALF_CAS,        /* third law, atomic add from compare-exchange:
+                                  each pair once (half list taken from the full
+                                  list by half-space), j forces summed per block
+                                  of cells in local memory, one global exchange
+                                  per particle and block (cl/md_half_slot.cl makes
+                                  its lists)                                    */
+    CLPHYS_MD_LJ_HALF_FIXEDPOINT, /* third law, int64 fixed point: bit-identical    */
+    CLPHYS_MD_LJ_CPU,             /* CPU-shaped: block of i, vectors over j (full)  */
+    CLPHYS_MD_LJ_FULL_STAGED,     /* work-group per block of cells, neighbours'
+                                  positions staged in local memory (full list)  */
+    CLPHYS_MD_LJ_NVARIANTS        /* the variants are 1 .. CLPHYS_MD_LJ_NVARIANTS - 1 */
 } clphys_md_lj_variant;
 
 /* Order of the half-cas slot lists (cl/md_half_slot.cl), derived after every
@@ -172,33 +172,33 @@ typedef enum {
 } clphys_md_lj_slot_order;
 
 typedef struct {
-    size_t struct_size;          /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
-    size_t n;                    /* particles, >= 1                               */
-    double box[3];               /* Lx Ly Lz (length units)                       */
-    double epsilon, sigma;       /* LJ units; 0 means 1                           */
-    double r_cut, skin;          /* list built to r_cut + skin                    */
-    int shifted;                 /* 1: U(r_cut) subtracted                        */
+    size_t struct_size;    /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
+    size_t n;              /* particles, >= 1                               */
+    double box[3];         /* Lx Ly Lz (length units)                       */
+    double epsilon, sigma; /* LJ units; 0 means 1                           */
+    double r_cut, skin;    /* list built to r_cut + skin                    */
+    int shifted;           /* 1: U(r_cut) subtracted                        */
     clphys_precision precision;
-    clphys_md_lj_variant variant;   /* 0 = CLPHYS_MD_LJ_AUTO                            */
-    int group_size;              /* full-group: work-items per i (power of 2,
-                                    0 = 8); other variants ignore it              */
-    int work_group_size;         /* 0 = tuned, else 256 on GPUs, 16 on CPUs;
-                                    full-staged: 128; half-cas: 0 = from the
-                                    block's mean particle count                   */
+    clphys_md_lj_variant variant; /* 0 = CLPHYS_MD_LJ_AUTO                            */
+    int group_size;               /* full-group: work-items per i (power of 2,
+                                     0 = 8); other variants ignore it              */
+    int work_group_size;          /* 0 = tuned, else 256 on GPUs, 16 on CPUs;
+                                     full-staged: 128; half-cas: 0 = from the
+                                     block's mean particle count                   */
     /* half-cas only; 0 = auto: the tuning cache for this device, precision,
      * size and density class (clphys_md_lj_tune), else the defaults below (the
      * best choice changes with density, bench/md-notes.md): */
     clphys_md_lj_slot_order slot_order;
-    int defer_exchanges;         /* 0 = auto = 1: off; 2: an entry's local
-                                    exchanges examined only after the next
-                                    pair's arithmetic                             */
-    int entries_ahead;           /* list entries each work-item loads ahead of
-                                    use, 2 .. 4 (auto: 2)                         */
+    int defer_exchanges; /* 0 = auto = 1: off; 2: an entry's local
+                            exchanges examined only after the next
+                            pair's arithmetic                             */
+    int entries_ahead;   /* list entries each work-item loads ahead of
+                            use, 2 .. 4 (auto: 2)                         */
 } clphys_md_lj_params;
 
 typedef struct {
-    double potential_energy;     /* total, not per atom                           */
-    double virial;               /* W = sum over pairs r_ij . F_ij                */
+    double potential_energy; /* total, not per atom                           */
+    double virial;           /* W = sum over pairs r_ij . F_ij                */
 } clphys_md_lj_result;
 
 typedef struct clphys_md_lj_plan clphys_md_lj_plan;
@@ -211,8 +211,7 @@ typedef struct clphys_md_lj_plan clphys_md_lj_plan;
  * and half-fixedpoint need cl_khr_int64_base_atomics; half-cas needs more
  * local memory than the device has; the compiled kernel cannot run the
  * work-group size asked). */
-clphys_status clphys_md_lj_plan_create(clphys_context *ctx, const clphys_md_lj_params *p,
-                                    clphys_md_lj_plan **plan);
+clphys_status clphys_md_lj_plan_create(clphys_context *ctx, const clphys_md_lj_params *p, clphys_md_lj_plan **plan);
 void clphys_md_lj_plan_destroy(clphys_md_lj_plan *plan); /* NULL-safe */
 /* Upload positions (n*3 doubles, caller order) and build the neighbour
  * list.  Errors: as clphys_md_neighbor_build. */
@@ -236,7 +235,7 @@ clphys_status clphys_md_lj_evaluate(clphys_md_lj_plan *plan, double *kernel_s);
 clphys_status clphys_md_lj_get(clphys_md_lj_plan *plan, double *forces, clphys_md_lj_result *res);
 /* set_positions + evaluate + get; errors as those. */
 clphys_status clphys_md_lj_compute(clphys_md_lj_plan *plan, const double *pos, double *forces,
-                                clphys_md_lj_result *res);
+                                   clphys_md_lj_result *res);
 /* half-cas sums the j forces of a block of cells in local accumulators,
  * one per particle of the block's neighbourhood, within the device's local
  * memory; particles beyond that go to global memory directly (correct,
@@ -281,13 +280,13 @@ clphys_status clphys_md_lj_variant_from_name(const char *name, clphys_md_lj_vari
  * Units: LAMMPS `units lj` (k_B = 1).  A system in host memory: */
 typedef struct {
     size_t n;
-    double lo[3], hi[3];         /* box bounds (orthorhombic, periodic)           */
+    double lo[3], hi[3]; /* box bounds (orthorhombic, periodic)           */
     int ntypes;
-    double *type_mass;           /* [ntypes + 1], 1-based like LAMMPS             */
-    long long *id;               /* n atom ids                                   */
-    int *type;                   /* n, 1 .. ntypes                               */
-    double *x, *v;               /* n*3 positions (inside the box) and velocities */
-    int *image;                  /* n*3 image flags                              */
+    double *type_mass; /* [ntypes + 1], 1-based like LAMMPS             */
+    long long *id;     /* n atom ids                                   */
+    int *type;         /* n, 1 .. ntypes                               */
+    double *x, *v;     /* n*3 positions (inside the box) and velocities */
+    int *image;        /* n*3 image flags                              */
 } clphys_md_system;
 
 /* Free the arrays of a system filled by the calls below and zero it; NULL-safe. */
@@ -322,20 +321,20 @@ clphys_status clphys_md_write_lammps_data(const char *file, const clphys_md_syst
 clphys_status clphys_md_fcc(double rho, int cells, double temp, uint64_t seed, clphys_md_system *sys);
 
 typedef struct {
-    size_t struct_size;          /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
-    clphys_md_lj_params lj;         /* n and box are taken from the system; its own
-                                    struct_size counts (0: soname 1's layout).
-                                    Embedded by value: clphys_md_lj_params gains a
-                                    field only with a soname bump (it would move
-                                    the fields below)                            */
-    double dt;                   /* time step (tau)                               */
-    int neigh_every;             /* consider a rebuild every E steps (>= 1)       */
-    int neigh_check;             /* 1: rebuild only when some atom moved > skin/2
-                                    (maximum reduced on the device); 0: always    */
-    int neigh_delay;             /* no rebuild until D steps after the last one
-                                    (>= 0); LAMMPS `neigh_modify delay D`: a
-                                    rebuild is considered when steps since the
-                                    last build >= D and divisible by E          */
+    size_t struct_size;     /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0 */
+    clphys_md_lj_params lj; /* n and box are taken from the system; its own
+                            struct_size counts (0: soname 1's layout).
+                            Embedded by value: clphys_md_lj_params gains a
+                            field only with a soname bump (it would move
+                            the fields below)                            */
+    double dt;              /* time step (tau)                               */
+    int neigh_every;        /* consider a rebuild every E steps (>= 1)       */
+    int neigh_check;        /* 1: rebuild only when some atom moved > skin/2
+                               (maximum reduced on the device); 0: always    */
+    int neigh_delay;        /* no rebuild until D steps after the last one
+                               (>= 0); LAMMPS `neigh_modify delay D`: a
+                               rebuild is considered when steps since the
+                               last build >= D and divisible by E          */
 } clphys_md_params;
 
 /* LAMMPS `thermo_style custom step temp pe ke etotal press`, norm yes:
@@ -356,8 +355,8 @@ typedef struct clphys_md_plan clphys_md_plan;
  * image of its displacement would hide the move from the list check) or
  * whose m v^2 is not finite; the message names the atom by sys->id, and
  * later errors name atoms so too). */
-clphys_status clphys_md_plan_create(clphys_context *ctx, const clphys_md_params *p,
-                                    const clphys_md_system *sys, clphys_md_plan **plan);
+clphys_status clphys_md_plan_create(clphys_context *ctx, const clphys_md_params *p, const clphys_md_system *sys,
+                                    clphys_md_plan **plan);
 
 /* The application's own device buffers: an MD state that stays on the
  * device across steps (no host round trip).  Caller order (particle k of
@@ -370,19 +369,19 @@ clphys_status clphys_md_plan_create(clphys_context *ctx, const clphys_md_params 
  * clphys_md_run (enqueued on the context's queue: later work on that queue
  * sees them). */
 typedef struct {
-    size_t n;                    /* atoms, >= 1                                   */
-    double lo[3], hi[3];         /* box bounds (orthorhombic, periodic)           */
-    cl_mem x;                    /* real4 (x, y, z, w): positions, read within
-                                    one box length of [lo, hi) and wrapped into
-                                    it, written inside it; w carried along      */
-    cl_mem v;                    /* real4 (vx, vy, vz, mass), mass > 0            */
-    cl_mem f;                    /* real4 (fx, fy, fz, u), written only: force
-                                    on the atom and its share u of the potential
-                                    energy (the shares sum to the total; how a
-                                    pair's energy is split depends on the
-                                    variant)                                     */
-    cl_mem image;                /* int4 (ix, iy, iz, 0) image flags, updated as
-                                    atoms cross the box; may be NULL (not kept)  */
+    size_t n;            /* atoms, >= 1                                   */
+    double lo[3], hi[3]; /* box bounds (orthorhombic, periodic)           */
+    cl_mem x;            /* real4 (x, y, z, w): positions, read within
+                            one box length of [lo, hi) and wrapped into
+                            it, written inside it; w carried along      */
+    cl_mem v;            /* real4 (vx, vy, vz, mass), mass > 0            */
+    cl_mem f;            /* real4 (fx, fy, fz, u), written only: force
+                            on the atom and its share u of the potential
+                            energy (the shares sum to the total; how a
+                            pair's energy is split depends on the
+                            variant)                                     */
+    cl_mem image;        /* int4 (ix, iy, iz, 0) image flags, updated as
+                            atoms cross the box; may be NULL (not kept)  */
 } clphys_md_buffers;
 
 /* Plan bound to the buffers of b (copied: the handles, not the data): reads
@@ -392,8 +391,8 @@ typedef struct {
  * outside [lo - L, hi + L) or a mass <= 0.  Errors: as
  * clphys_md_plan_create, plus CLPHYS_ERR_INVALID_ARGUMENT (a NULL x, v or f,
  * or a buffer smaller than n elements of the plan's precision). */
-clphys_status clphys_md_plan_create_cl(clphys_context *ctx, const clphys_md_params *p,
-                                       const clphys_md_buffers *b, clphys_md_plan **plan);
+clphys_status clphys_md_plan_create_cl(clphys_context *ctx, const clphys_md_params *p, const clphys_md_buffers *b,
+                                       clphys_md_plan **plan);
 /* Bound plans: re-read x, v and image from the buffers after the application
  * changed them (e.g. a thermostat rescaled v, atoms were moved), rebuild the
  * list and write the forces of those positions to f; the trajectory then

@@ -62,36 +62,36 @@ typedef struct clphys_md_mpi clphys_md_mpi;
  * steps (s).  Filled only when asked for: the run then waits for the device
  * at each phase boundary, which a run without timing does not. */
 typedef struct {
-    double force_s;       /* the LJ kernels (see exchange_s)                  */
-    double integrate_s;   /* the two half kicks and the drift, and the
-                             rebuild check (with its MPI_Allreduce)           */
-    double neighbor_s;    /* at rebuilds: sort, list and the ghosts' sorted
-                             places on the device                             */
-    double exchange_s;    /* ghost positions: pack kernel, device-host copies,
-                             messages, copies back, unpack kernel; with the
-                             overlap also the interior rows' forces, which run
-                             meanwhile (force_s then holds the other rows')   */
-    double exposed_s;     /* the time spent waiting for the messages while no
-                             device work ran (not hidden by the interior
-                             rows' forces; all of the wait without them)      */
-    double messages_s;    /* the messages, from posting to completion         */
+    double force_s;           /* the LJ kernels (see exchange_s)                  */
+    double integrate_s;       /* the two half kicks and the drift, and the
+                                 rebuild check (with its MPI_Allreduce)           */
+    double neighbor_s;        /* at rebuilds: sort, list and the ghosts' sorted
+                                 places on the device                             */
+    double exchange_s;        /* ghost positions: pack kernel, device-host copies,
+                                 messages, copies back, unpack kernel; with the
+                                 overlap also the interior rows' forces, which run
+                                 meanwhile (force_s then holds the other rows')   */
+    double exposed_s;         /* the time spent waiting for the messages while no
+                                 device work ran (not hidden by the interior
+                                 rows' forces; all of the wait without them)      */
+    double messages_s;        /* the messages, from posting to completion         */
     double neighbor_kernel_s; /* the sort's and list's kernels in neighbor_s
                              (profiled where the context profiles, else each
                              kernel's wall time)                              */
-    double migrate_s;     /* at rebuilds: migration and ghost lists (host and
-                             MPI)                                             */
-    double download_s;    /* at rebuilds: the atoms near a cut face (or all of
-                             them) sorted out on the device and copied to the
-                             host                                             */
-    double upload_s;      /* at rebuilds: those atoms and the ghosts back to
-                             the device                                       */
-    double ghost_bytes;   /* bytes of ghost positions this rank sent, summed
-                             over steps                                       */
+    double migrate_s;         /* at rebuilds: migration and ghost lists (host and
+                                 MPI)                                             */
+    double download_s;        /* at rebuilds: the atoms near a cut face (or all of
+                                 them) sorted out on the device and copied to the
+                                 host                                             */
+    double upload_s;          /* at rebuilds: those atoms and the ghosts back to
+                                 the device                                       */
+    double ghost_bytes;       /* bytes of ghost positions this rank sent, summed
+                                 over steps                                       */
     long long steps;
     long long device_waits; /* the host's blocking waits for the device in
                              steps without a rebuild (the ghost exchange's
                              copies to the host: one per cut dimension)       */
-    int rebuilds;         /* rebuilds within these steps                      */
+    int rebuilds;           /* rebuilds within these steps                      */
 } clphys_md_mpi_timing;
 
 /* A distributed MD plan on comm (duplicated).  root's system *sys (read on

@@ -46,8 +46,7 @@ typedef struct {
  * rank): CLPHYS_ERR_INVALID_ARGUMENT (NULL lim, bytes above 1 GiB),
  * CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_IO (an MPI call failed; the message
  * holds MPI's error string).  Messages: clphys_last_error(NULL). */
-clphys_status clphys_mpi_measure_network(MPI_Comm comm, long long bytes, int repeat,
-                                         clphys_network_limits *lim);
+clphys_status clphys_mpi_measure_network(MPI_Comm comm, long long bytes, int repeat, clphys_network_limits *lim);
 
 /* One status on every rank: each rank passes its own; every rank gets
  * CLPHYS_SUCCESS when all succeeded, else the status of the lowest failing

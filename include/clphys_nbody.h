@@ -38,38 +38,38 @@ typedef struct {
     size_t struct_size; /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0          */
     clphys_precision precision;
     clphys_nbody_gravity_variant variant;
-    double G;          /* gravitational constant; 0 = 1 (N-body units)            */
-    double eps;        /* Plummer softening length, >= 0                          */
-    int potential;     /* 1: also compute phi (one more FMA per interaction)      */
-    int work_group;    /* tiled: work-group size = tile length; 0 = from device   */
-    int i_per_item;    /* tiled: i-particles per work-item, 1, 2, 4 or 8; 0 = auto */
-    int unroll;        /* tiled: unroll factor of the j loop (1..WG); 0 = auto    */
+    double G;            /* gravitational constant; 0 = 1 (N-body units)            */
+    double eps;          /* Plummer softening length, >= 0                          */
+    int potential;       /* 1: also compute phi (one more FMA per interaction)      */
+    int work_group;      /* tiled: work-group size = tile length; 0 = from device   */
+    int i_per_item;      /* tiled: i-particles per work-item, 1, 2, 4 or 8; 0 = auto */
+    int unroll;          /* tiled: unroll factor of the j loop (1..WG); 0 = auto    */
     int flush_denormals; /* fp32: 1 = build with -cl-denorms-are-zero, 2 = with
                             -cl-fast-relaxed-math, -1 = neither; 0 = auto (1 on
                             GPUs)                                                 */
-    int fast_rsqrt64;  /* fp64, tiled kernel: how m/r^3 is formed.  -1: OpenCL
-                          rsqrt (full precision).  1: fp32 rsqrt estimate + one
-                          Newton step, relative error ~1e-14, needs r^2 + eps^2
-                          within the fp32 range (1e-37 .. 1e37).  2: an rsqrt
-                          estimate + the second-order series for r^-3 (full fp64
-                          precision, see cl/nbody_gravity.cl); the estimate is inline
-                          PTX on NVIDIA, else fp32 (then the fp32-range limit
-                          above applies).  0 = auto: 2 where inline PTX is on,
-                          else -1.                                               */
-    int inline_ptx;    /* NVIDIA GPUs: rsqrt estimates from inline PTX
-                          (rsqrt.approx.ftz: fp32 rsqrt of r^2 + eps^2 below
-                          1.2e-38 is flushed, i.e. infinite); 0 = auto (on for
-                          NVIDIA GPUs), -1 = off, 1 = on (fails elsewhere)      */
-    int j_split;       /* tiled: split the j range into S parts summed by a second
-                          kernel (S x ni x real4 scratch), so that the work-groups
-                          fill every compute unit evenly; 1 = never, S = 2..64 =
-                          always S, 0 = auto (on GPUs: the S <= 64 that leaves the
-                          fewest idle compute units in the last wave)            */
-    size_t n_hint;     /* particles per call the plan is for (the larger of ni and
-                          nj; <= 2^31 - 1): with variant AUTO and i_per_item,
-                          work_group, unroll and j_split 0, the shape tuned for
-                          the nearest size (clphys_nbody_gravity_tune); 0 = the shape
-                          tuned for the largest size; no entry: the defaults  */
+    int fast_rsqrt64;    /* fp64, tiled kernel: how m/r^3 is formed.  -1: OpenCL
+                            rsqrt (full precision).  1: fp32 rsqrt estimate + one
+                            Newton step, relative error ~1e-14, needs r^2 + eps^2
+                            within the fp32 range (1e-37 .. 1e37).  2: an rsqrt
+                            estimate + the second-order series for r^-3 (full fp64
+                            precision, see cl/nbody_gravity.cl); the estimate is inline
+                            PTX on NVIDIA, else fp32 (then the fp32-range limit
+                            above applies).  0 = auto: 2 where inline PTX is on,
+                            else -1.                                               */
+    int inline_ptx;      /* NVIDIA GPUs: rsqrt estimates from inline PTX
+                            (rsqrt.approx.ftz: fp32 rsqrt of r^2 + eps^2 below
+                            1.2e-38 is flushed, i.e. infinite); 0 = auto (on for
+                            NVIDIA GPUs), -1 = off, 1 = on (fails elsewhere)      */
+    int j_split;         /* tiled: split the j range into S parts summed by a second
+                            kernel (S x ni x real4 scratch), so that the work-groups
+                            fill every compute unit evenly; 1 = never, S = 2..64 =
+                            always S, 0 = auto (on GPUs: the S <= 64 that leaves the
+                            fewest idle compute units in the last wave)            */
+    size_t n_hint;       /* particles per call the plan is for (the larger of ni and
+                            nj; <= 2^31 - 1): with variant AUTO and i_per_item,
+                            work_group, unroll and j_split 0, the shape tuned for
+                            the nearest size (clphys_nbody_gravity_tune); 0 = the shape
+                            tuned for the largest size; no entry: the defaults  */
 } clphys_nbody_gravity_params;
 
 typedef struct clphys_nbody_gravity_plan clphys_nbody_gravity_plan;
@@ -84,7 +84,7 @@ typedef struct clphys_nbody_gravity_plan clphys_nbody_gravity_plan;
  * compiler made unable to run its work group), CLPHYS_ERR_BUILD,
  * CLPHYS_ERR_OUT_OF_MEMORY. */
 clphys_status clphys_nbody_gravity_plan_create(clphys_context *ctx, const clphys_nbody_gravity_params *p,
-                                         clphys_nbody_gravity_plan **plan);
+                                               clphys_nbody_gravity_plan **plan);
 /* Release the plan's kernels and buffers; accepts NULL. */
 void clphys_nbody_gravity_plan_destroy(clphys_nbody_gravity_plan *plan);
 /* The variant actually chosen, e.g. "tiled-local-i4-w256-u32-ftz-ptx" or
@@ -126,8 +126,8 @@ clphys_status clphys_nbody_gravity_tune(clphys_context *ctx, const clphys_tune_o
  * the particle(s)), CLPHYS_ERR_OUT_OF_MEMORY (host staging, device buffers),
  * CLPHYS_ERR_OPENCL. */
 clphys_status clphys_nbody_gravity_compute(clphys_nbody_gravity_plan *plan, size_t ni, const double *xi, size_t nj,
-                                     const double *xj, double *acc, double *pot, int accumulate,
-                                     int check_coincident, double *kernel_s);
+                                           const double *xj, double *acc, double *pot, int accumulate,
+                                           int check_coincident, double *kernel_s);
 
 /* Caller-owned device buffers (used in place, nothing copied): xi real4[ni],
  * xj real4[nj], out real4[ni] = (ax, ay, az, phi) written or, with accumulate,
@@ -139,8 +139,8 @@ clphys_status clphys_nbody_gravity_compute(clphys_nbody_gravity_plan *plan, size
  * 2^31 - 1), CLPHYS_ERR_OUT_OF_MEMORY (the j split's scratch, the vector
  * kernel's SoA copy), CLPHYS_ERR_OPENCL (e.g. a buffer smaller than its
  * count). */
-clphys_status clphys_nbody_gravity_compute_cl(clphys_nbody_gravity_plan *plan, cl_mem xi, size_t ni, cl_mem xj, size_t nj,
-                                        int i_in_j, cl_mem out, int accumulate, double *kernel_s);
+clphys_status clphys_nbody_gravity_compute_cl(clphys_nbody_gravity_plan *plan, cl_mem xi, size_t ni, cl_mem xj,
+                                              size_t nj, int i_in_j, cl_mem out, int accumulate, double *kernel_s);
 
 /* ---- Several devices, two command queues each ---------------------------
  * The seed's two-stream scheme (Miki, Takahashi & Mori, sec. 3, Fig. 3) over
@@ -163,20 +163,20 @@ typedef struct clphys_nbody_gravity_multi clphys_nbody_gravity_multi;
 
 /* Per-call timing of the multi-device and MPI calls (seconds, this process). */
 typedef struct {
-    double total_s;    /* wall time of the call                                  */
-    double kernel_s;   /* summed profiled time of its kernels over devices and
-                          lanes (END - START each; concurrent kernels both count,
-                          so it may exceed total_s)                              */
+    double total_s;       /* wall time of the call                                  */
+    double kernel_s;      /* summed profiled time of its kernels over devices and
+                             lanes (END - START each; concurrent kernels both count,
+                             so it may exceed total_s)                              */
     double kernel_span_s; /* from the first kernel's START to the last one's END
                           on the device where that is longest (profiling clock):
                           the kernels' wall time, concurrency and gaps included */
-    double exchange_s; /* MPI: wall time from posting each exchange to seeing it
-                          complete, summed over the exchanges (0 without MPI)    */
-    double exposed_s;  /* MPI: of exchange_s, the time the rank waited with no
-                          kernel of its own running: the exchange not hidden     */
-    double bytes_sent; /* MPI: bytes this rank sent                              */
-    int exchanges;     /* MPI: exchange stages (messages to one partner each)    */
-    int kernels;       /* gravity calls launched, summed over devices            */
+    double exchange_s;    /* MPI: wall time from posting each exchange to seeing it
+                             complete, summed over the exchanges (0 without MPI)    */
+    double exposed_s;     /* MPI: of exchange_s, the time the rank waited with no
+                             kernel of its own running: the exchange not hidden     */
+    double bytes_sent;    /* MPI: bytes this rank sent                              */
+    int exchanges;        /* MPI: exchange stages (messages to one partner each)    */
+    int kernels;          /* gravity calls launched, summed over devices            */
 } clphys_nbody_gravity_timing;
 
 /* A plan over the ndev contexts of ctxs (one device each; a device may
@@ -191,7 +191,7 @@ typedef struct {
  * of clphys_nbody_gravity_plan_create on each device.  Messages of this call and
  * of the others below: clphys_last_error(ctxs[0]). */
 clphys_status clphys_nbody_gravity_multi_create(clphys_context *const *ctxs, int ndev, int queues,
-                                          const clphys_nbody_gravity_params *p, clphys_nbody_gravity_multi **m);
+                                                const clphys_nbody_gravity_params *p, clphys_nbody_gravity_multi **m);
 /* Release the plans, queues and buffers; accepts NULL. */
 void clphys_nbody_gravity_multi_destroy(clphys_nbody_gravity_multi *m);
 /* The weights of the i split, one per device (any positive scale): set[ndev]
@@ -213,8 +213,8 @@ const char *clphys_nbody_gravity_multi_info(const clphys_nbody_gravity_multi *m,
  * coincidence check), CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL (the
  * message names the device). */
 clphys_status clphys_nbody_gravity_multi_compute(clphys_nbody_gravity_multi *m, size_t ni, const double *xi, size_t nj,
-                                           const double *xj, size_t j_block, double *acc, double *pot,
-                                           clphys_nbody_gravity_timing *timing);
+                                                 const double *xj, size_t j_block, double *acc, double *pot,
+                                                 clphys_nbody_gravity_timing *timing);
 
 /* ---- Exchange algorithms between MPI ranks and their performance model ---
  * Each of P ranks owns a block of particles and needs the force of all of
@@ -264,43 +264,44 @@ const char *clphys_nbody_gravity_exchange_name(clphys_nbody_gravity_exchange e);
  * bound regime; with concurrency 1 and a hidden network, efficiency 1. */
 typedef struct {
     clphys_nbody_gravity_exchange exchange;
-    int group;                /* HYBRID: G, as in clphys_nbody_gravity_mpi_create      */
-    int ranks;                /* P >= 1                                          */
-    int ranks_per_device;     /* k >= 1; 0 means 1                               */
-    double n;                 /* particles per rank                              */
-    double t_calc_s;          /* one kernel of n i- x n j-particles, device alone */
-    double concurrency;       /* two lanes' throughput / one lane's, 1..2; 0 = 1 */
-    double latency_s;         /* per message                                     */
+    int group;                    /* HYBRID: G, as in clphys_nbody_gravity_mpi_create      */
+    int ranks;                    /* P >= 1                                          */
+    int ranks_per_device;         /* k >= 1; 0 means 1                               */
+    double n;                     /* particles per rank                              */
+    double t_calc_s;              /* one kernel of n i- x n j-particles, device alone */
+    double concurrency;           /* two lanes' throughput / one lane's, 1..2; 0 = 1 */
+    double latency_s;             /* per message                                     */
     double bandwidth_bytes_per_s; /* 0 = infinite                                */
     double bytes_per_particle;    /* 16 (fp32 real4) or 32 (fp64 real4)          */
-    double t_sync_s;          /* e.g. clphys_mpi_measure_sync's t_sync_s         */
+    double t_sync_s;              /* e.g. clphys_mpi_measure_sync's t_sync_s         */
 } clphys_nbody_gravity_model;
 
 typedef struct {
-    double step_s;      /* predicted wall time of one force calculation            */
-    double kernel_s;    /* kernel time of the rank alone (sum, as if serial)       */
-    double exchange_s;  /* summed exchange times                                   */
-    double exposed_s;   /* time with an exchange outstanding and no kernel running */
-    double efficiency;  /* ranks * ranks_per_device * t_calc_s / step_s: the
-                           interactions per second of the P / k devices against
-                           P / k times one device's at n particles in one kernel,
-                           i.e. the seed's weak-scaling P(N/P; P) / (P(N/P; 1) P)
-                           as its eqs. 6-7 write it (k = 1)                       */
+    double step_s;     /* predicted wall time of one force calculation            */
+    double kernel_s;   /* kernel time of the rank alone (sum, as if serial)       */
+    double exchange_s; /* summed exchange times                                   */
+    double exposed_s;  /* time with an exchange outstanding and no kernel running */
+    double efficiency; /* ranks * ranks_per_device * t_calc_s / step_s: the
+                          interactions per second of the P / k devices against
+                          P / k times one device's at n particles in one kernel,
+                          i.e. the seed's weak-scaling P(N/P; P) / (P(N/P; 1) P)
+                          as its eqs. 6-7 write it (k = 1)                       */
     int exchanges;
 } clphys_nbody_gravity_prediction;
 
 /* Predict *out from *m.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (NULL; ranks < 1
  * or above 2^20; n, t_calc_s, latency, bandwidth, bytes or t_sync negative
  * or not finite; concurrency outside 0..2; an invalid group). */
-clphys_status clphys_nbody_gravity_model_predict(const clphys_nbody_gravity_model *m, clphys_nbody_gravity_prediction *out);
+clphys_status clphys_nbody_gravity_model_predict(const clphys_nbody_gravity_model *m,
+                                                 clphys_nbody_gravity_prediction *out);
 
 /* ---- N-body driver pieces ------------------------------------------------ */
 /* The arrays belong to the system: the calls below that fill one allocate
  * them, clphys_nbody_system_destroy frees them. */
 typedef struct {
-    size_t n;    /* particles                */
-    double *x;   /* x[4*n] = (x, y, z, m)  */
-    double *v;   /* v[3*n] = (vx, vy, vz)  */
+    size_t n;  /* particles                */
+    double *x; /* x[4*n] = (x, y, z, m)  */
+    double *v; /* v[3*n] = (vx, vy, vz)  */
 } clphys_nbody_system;
 
 /* Free s->x and s->v and zero *s (the struct itself is the caller's);
@@ -339,11 +340,11 @@ clphys_status clphys_nbody_plummer(clphys_context *ctx, size_t n, uint64_t seed,
 
 /* Energies of a system given phi per particle (phi as defined above). */
 typedef struct {
-    double kinetic;       /* K = sum m v^2 / 2                                      */
-    double potential;     /* W = sum m_i phi_i / 2                                  */
-    double total;         /* E = K + W                                              */
-    double virial_ratio;  /* Q = K / |W|; 0.5 in virial equilibrium                  */
-    double momentum;      /* |sum m v|                                              */
+    double kinetic;      /* K = sum m v^2 / 2                                      */
+    double potential;    /* W = sum m_i phi_i / 2                                  */
+    double total;        /* E = K + W                                              */
+    double virial_ratio; /* Q = K / |W|; 0.5 in virial equilibrium                  */
+    double momentum;     /* |sum m v|                                              */
 } clphys_nbody_energy;
 /* Energies of s from pot[s->n] (e.g. from clphys_nbody_gravity_compute with
  * p.potential).  Errors: CLPHYS_ERR_INVALID_ARGUMENT (s, pot or e NULL, or

@@ -41,15 +41,17 @@ typedef struct clphys_nbody_gravity_mpi clphys_nbody_gravity_mpi;
  * clphys_nbody_gravity_plan_create), those of clphys_nbody_gravity_multi_create,
  * CLPHYS_ERR_IO (an MPI call failed). */
 clphys_status clphys_nbody_gravity_mpi_create(MPI_Comm comm, clphys_context *const *ctxs, int ndev,
-                                        const clphys_nbody_gravity_params *p, clphys_nbody_gravity_exchange exchange, int group,
-                                        clphys_nbody_gravity_mpi **plan);
+                                              const clphys_nbody_gravity_params *p,
+                                              clphys_nbody_gravity_exchange exchange, int group,
+                                              clphys_nbody_gravity_mpi **plan);
 /* Release the plan (not collective); accepts NULL. */
 void clphys_nbody_gravity_mpi_destroy(clphys_nbody_gravity_mpi *plan);
 /* The exchange actually used (AUTO resolved) and HYBRID's group (1 for RING,
  * P for DOUBLING with P a power of two, 0 for DOUBLING otherwise and for
  * ALLGATHER); returns the kernel variant of this rank's first device.  ""
  * for NULL. */
-const char *clphys_nbody_gravity_mpi_info(const clphys_nbody_gravity_mpi *plan, clphys_nbody_gravity_exchange *exchange, int *group);
+const char *clphys_nbody_gravity_mpi_info(const clphys_nbody_gravity_mpi *plan, clphys_nbody_gravity_exchange *exchange,
+                                          int *group);
 
 /* One force calculation: this rank's n particles x[4*n] (n may be 0; the
  * total over ranks at most 2^31 - 1) in, acc[3*n] and pot[n] (may be NULL;
@@ -64,7 +66,7 @@ const char *clphys_nbody_gravity_mpi_info(const clphys_nbody_gravity_mpi *plan, 
  * exchanges still complete on every rank, then all report it),
  * CLPHYS_ERR_IO (an MPI call failed). */
 clphys_status clphys_nbody_gravity_mpi_compute(clphys_nbody_gravity_mpi *plan, size_t n, const double *x, double *acc,
-                                         double *pot, clphys_nbody_gravity_timing *timing);
+                                               double *pot, clphys_nbody_gravity_timing *timing);
 
 /* ---- The N-body driver over ranks (clphys_nbody_system of clphys_nbody.h) */
 /* Split root's system *all (read on root only) into blocks in particle

@@ -99,17 +99,17 @@ extern "C" {
 /* A geometry to assemble A from.  Arrays are the caller's and read only
  * during the call that takes them. */
 typedef struct {
-    int nx, ny, nz;        /* cells; nx, ny >= 2, nz >= 1                              */
-    const double *dx;      /* Cartesian: nx spacings in x (m); NULL with lonlat          */
-    const double *dy;      /* Cartesian: ny spacings in y (m); NULL with lonlat          */
-    int lonlat;            /* 1: spherical grid, uniform in degrees over the ranges below */
-    double lon0, lon1;     /* degrees, lon0 < lon1 <= lon0 + 360 (west, east edges)     */
-    double lat0, lat1;     /* degrees, -90 <= lat0 < lat1 <= 90                          */
-    const double *dz;      /* nz layer thicknesses (m), dz[0] at the surface; required   */
-    const double *depth;   /* ny * nx sea-floor depths (m, positive down),
-                              depth[j * nx + i]; <= 0: a land column; required          */
-    double helmholtz;      /* lambda >= 0 (1/m^2); 0: the Poisson problem                */
-    int periodic_x;        /* 1: x wraps around (cell nx-1 is west of cell 0)           */
+    int nx, ny, nz;      /* cells; nx, ny >= 2, nz >= 1                              */
+    const double *dx;    /* Cartesian: nx spacings in x (m); NULL with lonlat          */
+    const double *dy;    /* Cartesian: ny spacings in y (m); NULL with lonlat          */
+    int lonlat;          /* 1: spherical grid, uniform in degrees over the ranges below */
+    double lon0, lon1;   /* degrees, lon0 < lon1 <= lon0 + 360 (west, east edges)     */
+    double lat0, lat1;   /* degrees, -90 <= lat0 < lat1 <= 90                          */
+    const double *dz;    /* nz layer thicknesses (m), dz[0] at the surface; required   */
+    const double *depth; /* ny * nx sea-floor depths (m, positive down),
+                            depth[j * nx + i]; <= 0: a land column; required          */
+    double helmholtz;    /* lambda >= 0 (1/m^2); 0: the Poisson problem                */
+    int periodic_x;      /* 1: x wraps around (cell nx-1 is west of cell 0)           */
 } clphys_poisson_geometry;
 
 /* A caller's operator: 7 arrays of n doubles in the layout above, on the
@@ -123,8 +123,8 @@ typedef struct {
  * are all 0 is land. */
 typedef struct {
     int nx, ny, nz;
-    const double *a;       /* host: 7 n doubles, or NULL                                */
-    cl_mem a_mem;          /* device: 7 n doubles, or NULL (exactly one of a, a_mem)    */
+    const double *a; /* host: 7 n doubles, or NULL                                */
+    cl_mem a_mem;    /* device: 7 n doubles, or NULL (exactly one of a, a_mem)    */
 } clphys_poisson_operator;
 
 /* ---- plans ----------------------------------------------------------------- */
@@ -142,13 +142,13 @@ typedef enum {
 
 /* The 7-point stencil of the CG operator (cl/poisson_stencil.cl). */
 typedef enum {
-    CLPHYS_POISSON_STENCIL_AUTO = 0, /* the tuned variant (tuning cache, else timed at
-                                        plan creation), else column on GPUs, cell on
-                                        CPUs                                          */
-    CLPHYS_POISSON_STENCIL_COLUMN,   /* the seed's: a 2-D grid of work-items over (i,j),
-                                        each looping over k (x(k-1), x(k), x(k+1) and the
-                                        vertical coupling stay in registers)          */
-    CLPHYS_POISSON_STENCIL_CELL,     /* one work-item per cell, a 3-D grid            */
+    CLPHYS_POISSON_STENCIL_AUTO = 0,  /* the tuned variant (tuning cache, else timed at
+                                         plan creation), else column on GPUs, cell on
+                                         CPUs                                          */
+    CLPHYS_POISSON_STENCIL_COLUMN,    /* the seed's: a 2-D grid of work-items over (i,j),
+                                         each looping over k (x(k-1), x(k), x(k+1) and the
+                                         vertical coupling stay in registers)          */
+    CLPHYS_POISSON_STENCIL_CELL,      /* one work-item per cell, a 3-D grid            */
     CLPHYS_POISSON_STENCIL_COLUMN_VEC /* the column kernel over 8 (fp32) or 4 (fp64)
                                         neighbouring columns per work-item in vector
                                         types (SIMD lanes on CPUs); nx a multiple
@@ -186,22 +186,22 @@ typedef enum {
 
 /* A zeroed struct asks for the defaults. */
 typedef struct {
-    size_t struct_size;    /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0   */
+    size_t struct_size; /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0   */
     clphys_poisson_precision precision;
     clphys_poisson_stencil variant;
     clphys_poisson_line line;
-    double tol;            /* target true |b - A x| / |b|; 0 = 1e-8                    */
-    int max_iter;          /* CG iterations in all (restarts included); 0 = 1000       */
-    int smooth;            /* line-relaxation steps before and after the coarse
-                              correction (the same number: the V-cycle stays
-                              symmetric); 0 = 2 (bench/poisson-notes.md: half the
-                              iterations of 1 for 1.25 times the bytes)              */
-    double omega;          /* damping of the Jacobi line relaxation, 0 < omega <= 1;
-                              0 = 0.8                                                 */
-    double coarse_scale;   /* horizontal couplings of the coarse operators, > 0 and
-                              <= 1; 0 = 0.5 (see the top of this file)               */
-    int local_size[2];     /* work-group shape (lx, ly) of the stencil (lx along i);
-                              0 = tuned (the cell variant adds a third extent of 1)  */
+    double tol;               /* target true |b - A x| / |b|; 0 = 1e-8                    */
+    int max_iter;             /* CG iterations in all (restarts included); 0 = 1000       */
+    int smooth;               /* line-relaxation steps before and after the coarse
+                                 correction (the same number: the V-cycle stays
+                                 symmetric); 0 = 2 (bench/poisson-notes.md: half the
+                                 iterations of 1 for 1.25 times the bytes)              */
+    double omega;             /* damping of the Jacobi line relaxation, 0 < omega <= 1;
+                                 0 = 0.8                                                 */
+    double coarse_scale;      /* horizontal couplings of the coarse operators, > 0 and
+                                 <= 1; 0 = 0.5 (see the top of this file)               */
+    int local_size[2];        /* work-group shape (lx, ly) of the stencil (lx along i);
+                                 0 = tuned (the cell variant adds a third extent of 1)  */
     int vcycle_local_size[2]; /* the same for the V-cycle's kernels: column and
                               column-vec (lx, ly) along i and j, 0 = 32 x 2 on GPUs
                               (each work-item keeps 2 nz reals of the line solve),
@@ -211,10 +211,10 @@ typedef struct {
                               at nz = 64 and 48 KiB) x 256 work-items, at most nz
                               per column; levels with fewer columns than a tile
                               take narrower tiles with more work-items per column */
-    int no_tune;           /* 1: with variant AUTO or local_size 0, skip the timing
-                              and use the heuristic; so does CLPHYS_NO_TUNE=1        */
-    int no_time_split;     /* 1: no profiling events per iteration (the result's
-                              vcycle_s, stencil_s and other_s stay 0)                 */
+    int no_tune;              /* 1: with variant AUTO or local_size 0, skip the timing
+                                 and use the heuristic; so does CLPHYS_NO_TUNE=1        */
+    int no_time_split;        /* 1: no profiling events per iteration (the result's
+                                 vcycle_s, stencil_s and other_s stay 0)                 */
     /* Called (may be NULL) after every CG iteration with the iterated residual
      * over |b| (is_true = 0) and after every true residual (is_true = 1). */
     void (*progress)(void *user, int iter, double rel_residual, int is_true);
@@ -256,13 +256,13 @@ void clphys_poisson_plan_destroy(clphys_poisson_plan *plan);
 /* What a plan chose and built. */
 typedef struct {
     int nx, ny, nz;
-    size_t n;                     /* cells                                          */
-    size_t wet;                   /* wet cells                                      */
-    int levels;                   /* multigrid levels, the fine one included        */
-    int singular_regions;         /* connected wet regions without a unique solution */
+    size_t n;                       /* cells                                          */
+    size_t wet;                     /* wet cells                                      */
+    int levels;                     /* multigrid levels, the fine one included        */
+    int singular_regions;           /* connected wet regions without a unique solution */
     clphys_poisson_stencil variant; /* the stencil in use (never AUTO)               */
-    clphys_poisson_line line;     /* the line-relaxation kernels (never AUTO)       */
-    int local_size[2];            /* its work-group shape (0, 0: the runtime's)     */
+    clphys_poisson_line line;       /* the line-relaxation kernels (never AUTO)       */
+    int local_size[2];              /* its work-group shape (0, 0: the runtime's)     */
     clphys_tune_source tune_source; /* of variant and local_size (clphys.h; formerly
                                      an int of the same values)                 */
     /* Compulsory-byte model (each array touched once per kernel, neighbours
@@ -270,13 +270,13 @@ typedef struct {
      * and writes y, 6 reals per cell; one V-cycle: the sum over its kernels
      * of the arrays each reads and writes, over all levels. */
     double stencil_bytes_fp64, stencil_bytes_fp32;
-    double vcycle_bytes;          /* one V-cycle in the plan's precision and line
-                                     variant (staged: no b re-read by each coarse
-                                     level's first step; column-vec: its
-                                     prolongation's own pass over x)              */
-    int vcycle_local_size[2];     /* the V-cycle's work-group shape on the finest
-                                     level: (lx, ly) along i and j, or staged
-                                     (columns per tile, work-items per column) */
+    double vcycle_bytes;      /* one V-cycle in the plan's precision and line
+                                 variant (staged: no b re-read by each coarse
+                                 level's first step; column-vec: its
+                                 prolongation's own pass over x)              */
+    int vcycle_local_size[2]; /* the V-cycle's work-group shape on the finest
+                                 level: (lx, ly) along i and j, or staged
+                                 (columns per tile, work-items per column) */
 } clphys_poisson_info;
 /* No errors (plan or info NULL: nothing written). */
 void clphys_poisson_plan_info(const clphys_poisson_plan *plan, clphys_poisson_info *info);
@@ -296,22 +296,22 @@ clphys_status clphys_poisson_tune(clphys_context *ctx, const clphys_tune_options
 /* ---- solving ----------------------------------------------------------------- */
 
 typedef struct {
-    int iterations;          /* CG iterations, restarts included                   */
-    int restarts;            /* CG runs after the first (the true residual was
-                                above tol when the iterated one reached it)        */
-    double rel_residual;     /* true |b - A x| / |b| in fp64 at the end             */
-    int singular_regions;    /* regions projected (0: A was non-singular)           */
-    double removed_mean;     /* the w-weighted mean removed from the right-hand side
-                                over the largest singular region (0 when none)      */
-    double seconds;          /* wall time of the call                               */
-    double transfer_s;       /* host <-> device copies of rhs and x (host arrays)   */
+    int iterations;       /* CG iterations, restarts included                   */
+    int restarts;         /* CG runs after the first (the true residual was
+                             above tol when the iterated one reached it)        */
+    double rel_residual;  /* true |b - A x| / |b| in fp64 at the end             */
+    int singular_regions; /* regions projected (0: A was non-singular)           */
+    double removed_mean;  /* the w-weighted mean removed from the right-hand side
+                             over the largest singular region (0 when none)      */
+    double seconds;       /* wall time of the call                               */
+    double transfer_s;    /* host <-> device copies of rhs and x (host arrays)   */
     /* Device time from profiling events (0 with no_time_split): */
-    double vcycle_s;         /* the V-cycles: first kernel START to last kernel END  */
-    double stencil_s;        /* the CG's stencil applications                       */
-    double other_s;          /* the rest of the solve: reductions, vector updates,
-                                the host's waits for them (wall time of the solve
-                                minus the two above)                                */
-    int vcycles;             /* V-cycles applied                                    */
+    double vcycle_s;  /* the V-cycles: first kernel START to last kernel END  */
+    double stencil_s; /* the CG's stencil applications                       */
+    double other_s;   /* the rest of the solve: reductions, vector updates,
+                         the host's waits for them (wall time of the solve
+                         minus the two above)                                */
+    int vcycles;      /* V-cycles applied                                    */
 } clphys_poisson_result;
 
 /* Solve A x = b.  rhs: n doubles; for a plan made from a geometry it is f
@@ -332,8 +332,7 @@ clphys_status clphys_poisson_solve(clphys_poisson_plan *plan, const double *rhs,
  * checked here: it shows as a non-finite residual (CLPHYS_ERR_NOT_CONVERGED).
  * Errors as clphys_poisson_solve, and CLPHYS_ERR_INVALID_ARGUMENT for a
  * buffer smaller than n doubles. */
-clphys_status clphys_poisson_solve_mem(clphys_poisson_plan *plan, cl_mem rhs, cl_mem x,
-                                       clphys_poisson_result *result);
+clphys_status clphys_poisson_solve_mem(clphys_poisson_plan *plan, cl_mem rhs, cl_mem x, clphys_poisson_result *result);
 
 /* ---- the pieces, on device fields (benchmarks, embedding) ------------------- */
 
@@ -375,8 +374,7 @@ clphys_status clphys_poisson_vcycle(clphys_poisson_plan *plan, cl_mem z, cl_mem 
  * cell volumes V for assembled operators, 1 for supplied ones, 0 on land);
  * any of the three may be NULL.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (plan
  * NULL). */
-clphys_status clphys_poisson_plan_operator(const clphys_poisson_plan *plan, double *a, unsigned char *mask,
-                                           double *w);
+clphys_status clphys_poisson_plan_operator(const clphys_poisson_plan *plan, double *a, unsigned char *mask, double *w);
 
 /* ---- inputs ------------------------------------------------------------------- */
 
@@ -416,10 +414,10 @@ clphys_status clphys_poisson_manufactured(const clphys_poisson_geometry *geometr
  * term beyond CLPHYS_POISSON_MAX_HELMHOLTZ (1/(g H dt^2) for a 1 mm deep
  * layer and a 1 ms step; it keeps lambda V of the largest cell within fp32)
  * are refused as mistakes rather than solved into infinities. */
-#define CLPHYS_POISSON_MAX_DEPTH 12000.0    /* m   */
-#define CLPHYS_POISSON_MIN_SPACING 1e-3     /* m   */
-#define CLPHYS_POISSON_MAX_EXTENT 4.1e7     /* m   */
-#define CLPHYS_POISSON_MAX_HELMHOLTZ 1e8    /* 1/m^2 */
+#define CLPHYS_POISSON_MAX_DEPTH     12000.0 /* m   */
+#define CLPHYS_POISSON_MIN_SPACING   1e-3    /* m   */
+#define CLPHYS_POISSON_MAX_EXTENT    4.1e7   /* m   */
+#define CLPHYS_POISSON_MAX_HELMHOLTZ 1e8     /* 1/m^2 */
 
 /* ---- NetCDF files (libnetcdf) --------------------------------------------------
  * Files: classic (CDF-1), 64-bit offset (CDF-2), 64-bit data (CDF-5) or
@@ -449,10 +447,10 @@ clphys_status clphys_poisson_manufactured(const clphys_poisson_geometry *geometr
  * attribute.  A depth beyond +-CLPHYS_POISSON_MAX_DEPTH is refused. */
 typedef struct {
     int nx, ny;
-    double *depth;          /* ny * nx, depth[j * nx + i], missing -> 0        */
-    double *x, *y;          /* nx and ny cell-centre coordinates                */
-    int lonlat;             /* 1: x, y are longitudes and latitudes (degrees)   */
-    size_t missing;         /* values that were missing (made land)            */
+    double *depth;  /* ny * nx, depth[j * nx + i], missing -> 0        */
+    double *x, *y;  /* nx and ny cell-centre coordinates                */
+    int lonlat;     /* 1: x, y are longitudes and latitudes (degrees)   */
+    size_t missing; /* values that were missing (made land)            */
 } clphys_poisson_bathymetry;
 /* Read `var` of `file`.  Errors (messages name the file and the variable,
  * and the index of a bad value): CLPHYS_ERR_IO (cannot open, not a regular
@@ -487,9 +485,9 @@ clphys_status clphys_poisson_read_field(const char *file, const char *var, int n
  * never half written and nothing is left behind on failure.  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT (NULL), CLPHYS_ERR_IO naming the file (cannot
  * create, write or rename).  Messages: clphys_last_error(NULL). */
-clphys_status clphys_poisson_write_netcdf(const char *file, int nx, int ny, int nz, const double *xc,
-                                          const double *yc, const double *zc, int lonlat, const double *p,
-                                          const unsigned char *mask, const char *units, const char *title);
+clphys_status clphys_poisson_write_netcdf(const char *file, int nx, int ny, int nz, const double *xc, const double *yc,
+                                          const double *zc, int lonlat, const double *p, const unsigned char *mask,
+                                          const char *units, const char *title);
 
 #ifdef __cplusplus
 }

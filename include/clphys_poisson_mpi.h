@@ -63,11 +63,11 @@ extern "C" {
 
 /* A zeroed struct asks for the defaults; the same on every rank. */
 typedef struct {
-    size_t struct_size;  /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0           */
-    int grid[2];         /* px, py with px py = ranks; 0, 0: MPI_Dims_create's      */
-    int gather_columns;  /* coarse levels stay distributed while each rank keeps at
-                            least this many columns in x and y (>= 2); 0 = 64
-                            (clphys_poisson_mpi_default_gather: 8 on CPUs)       */
+    size_t struct_size; /* sizeof this struct (CLPHYS_PARAMS_INIT), or 0           */
+    int grid[2];        /* px, py with px py = ranks; 0, 0: MPI_Dims_create's      */
+    int gather_columns; /* coarse levels stay distributed while each rank keeps at
+                           least this many columns in x and y (>= 2); 0 = 64
+                           (clphys_poisson_mpi_default_gather: 8 on CPUs)       */
 } clphys_poisson_mpi_params;
 
 /* The gather_columns measured best on the context's device type: 64 on
@@ -118,19 +118,19 @@ clphys_status clphys_poisson_mpi_plan_create_operator(clphys_context *ctx, MPI_C
 void clphys_poisson_mpi_plan_destroy(clphys_poisson_mpi_plan *plan);
 
 typedef struct {
-    int nx, ny, nz;          /* the global grid                                     */
-    int grid[2];             /* px, py                                              */
-    int coords[2];           /* this rank's position in the grid                    */
-    int block[4];            /* first i, first j, extent in i, in j                 */
-    size_t n;                /* global cells                                        */
-    size_t wet;              /* global wet cells                                    */
-    int levels;              /* multigrid levels, the fine one included            */
-    int levels_distributed;  /* of which the V-cycle runs on the ranks; the rest on
-                                rank 0 (clphys_poisson_mpi_block)                   */
+    int nx, ny, nz;         /* the global grid                                     */
+    int grid[2];            /* px, py                                              */
+    int coords[2];          /* this rank's position in the grid                    */
+    int block[4];           /* first i, first j, extent in i, in j                 */
+    size_t n;               /* global cells                                        */
+    size_t wet;             /* global wet cells                                    */
+    int levels;             /* multigrid levels, the fine one included            */
+    int levels_distributed; /* of which the V-cycle runs on the ranks; the rest on
+                               rank 0 (clphys_poisson_mpi_block)                   */
     int singular_regions;
     clphys_poisson_line line; /* the V-cycle's kernels on the ranks (never AUTO)     */
-    double halo_bytes;       /* bytes this rank sends in one exchange of an fp64
-                                fine-level field (its faces)                       */
+    double halo_bytes;        /* bytes this rank sends in one exchange of an fp64
+                                 fine-level field (its faces)                       */
 } clphys_poisson_mpi_info;
 /* No errors (NULL: nothing written). */
 void clphys_poisson_mpi_plan_info(const clphys_poisson_mpi_plan *plan, clphys_poisson_mpi_info *info);

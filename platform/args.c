@@ -41,8 +41,8 @@ clphys_status cp_args(clphys_context *ctx, cl_kernel k, const cp_karg *a, cl_uin
     if (want != n) {
         char name[128];
         kernel_name(k, name, sizeof name);
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "kernel %s takes %u arguments; the host gave %u", name,
-                        want, n);
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "kernel %s takes %u arguments; the host gave %u", name, want,
+                        n);
     }
     for (cl_uint i = 0; i < n; i++) CP_TRY(set(ctx, k, i, &a[i]));
     return CLPHYS_SUCCESS;

@@ -48,7 +48,8 @@ clphys_status cp_mem_bytes(clphys_context *ctx, cl_mem m, size_t *bytes)
     *bytes = 0;
     CP_CL(ctx, clGetMemObjectInfo(m, CL_MEM_CONTEXT, sizeof c, &c, NULL));
     if (c != ctx->context)
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "a buffer of another OpenCL context than the clphys context's");
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "a buffer of another OpenCL context than the clphys context's");
     CP_CL(ctx, clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof *bytes, bytes, NULL));
     return CLPHYS_SUCCESS;
 }

@@ -26,8 +26,7 @@ clphys_status clphys_context_create(const char *spec, clphys_context **out)
     cl_int e;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)ctx->platform, 0};
     ctx->context = clCreateContext(props, 1, &ctx->device, NULL, NULL, &e);
-    if (e == CL_SUCCESS)
-        ctx->queue = clCreateCommandQueue(ctx->context, ctx->device, CL_QUEUE_PROFILING_ENABLE, &e);
+    if (e == CL_SUCCESS) ctx->queue = clCreateCommandQueue(ctx->context, ctx->device, CL_QUEUE_PROFILING_ENABLE, &e);
     if (e != CL_SUCCESS) {
         st = cp_cl_error(NULL, e, ctx->context ? "clCreateCommandQueue" : "clCreateContext");
         clphys_context_destroy(ctx);
@@ -157,8 +156,10 @@ clphys_status clphys_contexts_create(const char *specs, int share_index, int sha
                               MAX_CONTEXTS);
                 break;
             }
-            if (!(list[m] = strndup(q, l))) st = cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "device list");
-            else m++;
+            if (!(list[m] = strndup(q, l)))
+                st = cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "device list");
+            else
+                m++;
             q += l + (q[l] == ',');
         }
         if (!p[len]) break;

@@ -10,10 +10,10 @@
 /* Map an MPI error code (MPI_ERRORS_RETURN on the communicator) to
  * CLPHYS_ERR_IO with MPI's error string and what was being done. */
 clphys_status cp_mpi_error(clphys_context *ctx, int mpierr, const char *what);
-#define CP_MPI(ctx, call)                                                     \
-    do {                                                                      \
-        int cp_m_ = (call);                                                   \
-        if (cp_m_ != MPI_SUCCESS) return cp_mpi_error((ctx), cp_m_, #call);   \
+#define CP_MPI(ctx, call)                                                                                              \
+    do {                                                                                                               \
+        int cp_m_ = (call);                                                                                            \
+        if (cp_m_ != MPI_SUCCESS) return cp_mpi_error((ctx), cp_m_, #call);                                            \
     } while (0)
 
 /* Every rank's status in, the same status out on every rank: the local one

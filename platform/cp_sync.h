@@ -8,9 +8,9 @@
 #include <math.h>
 
 typedef struct {
-    clphys_status (*barrier)(void *arg);                     /* ends every timed wait          */
-    clphys_status (*agree)(void *arg, clphys_status local);  /* one status on every process    */
-    clphys_status (*max)(void *arg, double *v, int n);       /* v = elementwise max over all   */
+    clphys_status (*barrier)(void *arg);                    /* ends every timed wait          */
+    clphys_status (*agree)(void *arg, clphys_status local); /* one status on every process    */
+    clphys_status (*max)(void *arg, double *v, int n);      /* v = elementwise max over all   */
     void *arg;
 } cp_sync_hooks;
 

@@ -62,8 +62,8 @@ clphys_status cp_device_probe(cl_platform_id p, cl_device_id d, clphys_device_in
     clGetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof info->global_mem_bytes, &info->global_mem_bytes, NULL);
     clGetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof info->local_mem_bytes, &info->local_mem_bytes, NULL);
     clGetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof info->max_alloc_bytes, &info->max_alloc_bytes, NULL);
-    clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof info->max_work_group_size,
-                    &info->max_work_group_size, NULL);
+    clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof info->max_work_group_size, &info->max_work_group_size,
+                    NULL);
     info->is_gpu = (type & CL_DEVICE_TYPE_GPU) != 0;
     info->is_cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
     info->compute_units = cu;
@@ -104,7 +104,8 @@ static clphys_status enumerate(clphys_device_info **list, cl_platform_id **plats
     if (clGetPlatformIDs(0, NULL, &np) != CL_SUCCESS || np == 0)
         return cp_error(NULL, CLPHYS_ERR_DEVICE_NOT_FOUND,
                         "no OpenCL platform found (is an ICD installed? e.g. apt-get install pocl-opencl-icd; "
-                        "OCL_ICD_VENDORS=%s)", getenv("OCL_ICD_VENDORS") ? getenv("OCL_ICD_VENDORS") : "unset");
+                        "OCL_ICD_VENDORS=%s)",
+                        getenv("OCL_ICD_VENDORS") ? getenv("OCL_ICD_VENDORS") : "unset");
     cl_platform_id *ps = calloc(np, sizeof *ps);
     if (!ps) return cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "out of host memory");
     clGetPlatformIDs(np, ps, NULL);
@@ -147,8 +148,14 @@ static clphys_status enumerate(clphys_device_info **list, cl_platform_id **plats
     }
     *list = out;
     *count = total;
-    if (plats) *plats = op; else free(op);
-    if (devs) *devs = od; else free(od);
+    if (plats)
+        *plats = op;
+    else
+        free(op);
+    if (devs)
+        *devs = od;
+    else
+        free(od);
     return CLPHYS_SUCCESS;
 }
 
@@ -183,8 +190,11 @@ int cp_device_matches(const clphys_device_info *d, const char *spec)
     if (!strcmp(spec, "amd"))
         return icontains(d->platform, "amd") || icontains(d->vendor, "advanced micro devices") ||
                (d->is_gpu && icontains(d->vendor, "amd"));
-    if (!strcmp(spec, "intel")) return icontains(d->platform, "intel") || (!icontains(d->platform, "portable") && icontains(d->vendor, "intel"));
-    if (!strcmp(spec, "pocl")) return icontains(d->platform, "portable computing language") || icontains(d->platform, "pocl");
+    if (!strcmp(spec, "intel"))
+        return icontains(d->platform, "intel") ||
+               (!icontains(d->platform, "portable") && icontains(d->vendor, "intel"));
+    if (!strcmp(spec, "pocl"))
+        return icontains(d->platform, "portable computing language") || icontains(d->platform, "pocl");
     return 0;
 }
 
@@ -219,13 +229,17 @@ clphys_status cp_select_device(const char *spec, cl_platform_id *plat, cl_device
     }
     clphys_status st = CLPHYS_SUCCESS;
     if (pick < 0) {
-        st = cp_error(NULL, CLPHYS_ERR_DEVICE_NOT_FOUND,
-                      known ? "no device matches '%s'; devices found:"
-                            : "unknown device spec '%s' (use auto, gpu, cpu, nvidia, amd, intel, pocl or P:D); devices found:",
-                      spec);
+        st = cp_error(
+            NULL, CLPHYS_ERR_DEVICE_NOT_FOUND,
+            known ? "no device matches '%s'; devices found:"
+                  : "unknown device spec '%s' (use auto, gpu, cpu, nvidia, amd, intel, pocl or P:D); devices found:",
+            spec);
         for (int i = 0; i < n; i++)
-            cp_error_append(NULL, "  %d:%d  %s  [%s, %s]", list[i].platform_index, list[i].device_index,
-                            list[i].name, list[i].platform, list[i].is_gpu ? "GPU" : list[i].is_cpu ? "CPU" : "other");
+            cp_error_append(NULL, "  %d:%d  %s  [%s, %s]", list[i].platform_index, list[i].device_index, list[i].name,
+                            list[i].platform,
+                            list[i].is_gpu   ? "GPU"
+                            : list[i].is_cpu ? "CPU"
+                                             : "other");
     } else {
         *plat = ps[pick];
         *dev = ds[pick];
@@ -245,8 +259,8 @@ clphys_status cp_gpu_specs(char *buf, size_t len, int *count)
     size_t used = 0;
     for (int i = 0; i < n; i++) {
         if (!list[i].is_gpu) continue;
-        int w = snprintf(buf + used, len - used, "%s%d:%d", used ? "," : "", list[i].platform_index,
-                         list[i].device_index);
+        int w =
+            snprintf(buf + used, len - used, "%s%d:%d", used ? "," : "", list[i].platform_index, list[i].device_index);
         if (w < 0 || (size_t)w >= len - used) break;
         used += (size_t)w;
         ++*count;

@@ -14,19 +14,32 @@ const char *clphys_version(void) { return CLPHYS_VERSION; }
 const char *clphys_status_string(clphys_status s)
 {
     switch (s) {
-    case CLPHYS_SUCCESS: return "success";
-    case CLPHYS_ERR_INVALID_ARGUMENT: return "invalid argument";
-    case CLPHYS_ERR_DEVICE_NOT_FOUND: return "device not found";
-    case CLPHYS_ERR_OPENCL: return "OpenCL error";
-    case CLPHYS_ERR_BUILD: return "kernel build failed";
-    case CLPHYS_ERR_OUT_OF_MEMORY: return "out of memory";
-    case CLPHYS_ERR_UNSUPPORTED: return "unsupported by the device";
-    case CLPHYS_ERR_IO: return "I/O error";
-    case CLPHYS_ERR_FORMAT: return "malformed input";
-    case CLPHYS_ERR_INPUT: return "invalid input";
-    case CLPHYS_ERR_NOT_CONVERGED: return "not converged";
-    case CLPHYS_ERR_OVERFLOW: return "capacity exceeded";
-    case CLPHYS_ERR_VERIFY: return "verification failed";
+    case CLPHYS_SUCCESS:
+        return "success";
+    case CLPHYS_ERR_INVALID_ARGUMENT:
+        return "invalid argument";
+    case CLPHYS_ERR_DEVICE_NOT_FOUND:
+        return "device not found";
+    case CLPHYS_ERR_OPENCL:
+        return "OpenCL error";
+    case CLPHYS_ERR_BUILD:
+        return "kernel build failed";
+    case CLPHYS_ERR_OUT_OF_MEMORY:
+        return "out of memory";
+    case CLPHYS_ERR_UNSUPPORTED:
+        return "unsupported by the device";
+    case CLPHYS_ERR_IO:
+        return "I/O error";
+    case CLPHYS_ERR_FORMAT:
+        return "malformed input";
+    case CLPHYS_ERR_INPUT:
+        return "invalid input";
+    case CLPHYS_ERR_NOT_CONVERGED:
+        return "not converged";
+    case CLPHYS_ERR_OVERFLOW:
+        return "capacity exceeded";
+    case CLPHYS_ERR_VERIFY:
+        return "verification failed";
     }
     return "unknown status";
 }
@@ -57,8 +70,8 @@ void cp_error_append(clphys_context *ctx, const char *fmt, ...)
 const char *cp_cl_error_name(cl_int e)
 {
     switch (e) {
-    /* A table of names, kept as a table: */
-    /* clang-format off */
+        /* A table of names, kept as a table: */
+        /* clang-format off */
 #define C(x) case x: return #x;
     C(CL_SUCCESS) C(CL_DEVICE_NOT_FOUND) C(CL_DEVICE_NOT_AVAILABLE) C(CL_COMPILER_NOT_AVAILABLE)
     C(CL_MEM_OBJECT_ALLOCATION_FAILURE) C(CL_OUT_OF_RESOURCES) C(CL_OUT_OF_HOST_MEMORY)
@@ -80,16 +93,16 @@ const char *cp_cl_error_name(cl_int e)
     C(CL_INVALID_IMAGE_DESCRIPTOR) C(CL_INVALID_COMPILER_OPTIONS) C(CL_INVALID_LINKER_OPTIONS)
     C(CL_INVALID_DEVICE_PARTITION_COUNT)
 #undef C
-    /* clang-format on */
-    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+            /* clang-format on */
+            case -1001 : return "CL_PLATFORM_NOT_FOUND_KHR";
     }
     return "unknown OpenCL error";
 }
 
 clphys_status cp_cl_error(clphys_context *ctx, cl_int e, const char *what)
 {
-    int oom = e == CL_MEM_OBJECT_ALLOCATION_FAILURE || e == CL_OUT_OF_RESOURCES ||
-              e == CL_OUT_OF_HOST_MEMORY || e == CL_INVALID_BUFFER_SIZE;
+    int oom = e == CL_MEM_OBJECT_ALLOCATION_FAILURE || e == CL_OUT_OF_RESOURCES || e == CL_OUT_OF_HOST_MEMORY ||
+              e == CL_INVALID_BUFFER_SIZE;
     return cp_error(ctx, oom ? CLPHYS_ERR_OUT_OF_MEMORY : CLPHYS_ERR_OPENCL, "%s failed: %s (%d)", what,
                     cp_cl_error_name(e), (int)e);
 }

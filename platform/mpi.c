@@ -117,8 +117,7 @@ clphys_status clphys_mpi_measure_network(MPI_Comm comm, long long bytes, int rep
         if (e == MPI_SUCCESS) e = pingpong(c, rank, size - 1, buf, (int)bytes, repeat, t, &fig[1]);
         if (e != MPI_SUCCESS) st = cp_mpi_error(NULL, e, "network probe ping-pong");
         st = cp_mpi_agree(c, NULL, st);
-        if (!st && (e = MPI_Bcast(fig, 2, MPI_DOUBLE, 0, c)) != MPI_SUCCESS)
-            st = cp_mpi_error(NULL, e, "MPI_Bcast");
+        if (!st && (e = MPI_Bcast(fig, 2, MPI_DOUBLE, 0, c)) != MPI_SUCCESS) st = cp_mpi_error(NULL, e, "MPI_Bcast");
     }
     if (!st && size > 1) {
         lim->latency_s = fig[0];
@@ -126,8 +125,8 @@ clphys_status clphys_mpi_measure_network(MPI_Comm comm, long long bytes, int rep
          * large one's: then the large message's own time gives a lower
          * bound, not 0 */
         lim->bandwidth_bytes_per_s = fig[1] > fig[0] ? (double)bytes / (fig[1] - fig[0])
-                                     : fig[1] > 0   ? (double)bytes / fig[1]
-                                                    : 0;
+                                     : fig[1] > 0    ? (double)bytes / fig[1]
+                                                     : 0;
     }
     free(buf);
     free(t);

@@ -167,8 +167,10 @@ clphys_status clphys_output_open(const char *file, FILE **f, char *tmp, size_t t
 
 void cp_output_pending(const char *tmp, int pending)
 {
-    if (pending) pending_add(tmp);
-    else pending_remove(tmp);
+    if (pending)
+        pending_add(tmp);
+    else
+        pending_remove(tmp);
 }
 
 clphys_status clphys_output_close(FILE *f, const char *tmp, const char *file, int ok)

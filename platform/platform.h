@@ -29,16 +29,16 @@ struct clphys_context {
     cl_device_id device;
     cl_context context;
     cl_command_queue queue;
-    int profiling;                 /* queue has CL_QUEUE_PROFILING_ENABLE  */
+    int profiling; /* queue has CL_QUEUE_PROFILING_ENABLE  */
     clphys_device_info info;
     struct cp_program_entry *programs; /* built programs, owned by the context */
-    int span_on;                   /* cp_span_begin: the first launch keeps its event */
-    cl_event span_first;           /* the first launch since cp_span_begin */
-    cl_program span_prog;          /* the empty kernel that closes a span */
+    int span_on;                       /* cp_span_begin: the first launch keeps its event */
+    cl_event span_first;               /* the first launch since cp_span_begin */
+    cl_program span_prog;              /* the empty kernel that closes a span */
     cl_kernel span_tick;
-    cp_profile *prof;              /* CLPHYS_PROFILE: per-kernel times (profile.c) */
-    int cache_readonly;            /* the binary cache could not be written: not tried again */
-    char notes[1024];              /* clphys_context_notes (program.c)     */
+    cp_profile *prof;   /* CLPHYS_PROFILE: per-kernel times (profile.c) */
+    int cache_readonly; /* the binary cache could not be written: not tried again */
+    char notes[1024];   /* clphys_context_notes (program.c)     */
     char err[CP_ERR_LEN];
 };
 
@@ -54,16 +54,16 @@ void cp_error_append(clphys_context *ctx, const char *fmt, ...) __attribute__((f
 clphys_status cp_cl_error(clphys_context *ctx, cl_int err, const char *what);
 const char *cp_cl_error_name(cl_int err);
 /* Evaluate an OpenCL call; on failure return the mapped status from the caller. */
-#define CP_CL(ctx, call)                                                      \
-    do {                                                                      \
-        cl_int cp_e_ = (call);                                                \
-        if (cp_e_ != CL_SUCCESS) return cp_cl_error((ctx), cp_e_, #call);     \
+#define CP_CL(ctx, call)                                                                                               \
+    do {                                                                                                               \
+        cl_int cp_e_ = (call);                                                                                         \
+        if (cp_e_ != CL_SUCCESS) return cp_cl_error((ctx), cp_e_, #call);                                              \
     } while (0)
 /* Propagate a clphys_status. */
-#define CP_TRY(expr)                                                          \
-    do {                                                                      \
-        clphys_status cp_s_ = (expr);                                         \
-        if (cp_s_ != CLPHYS_SUCCESS) return cp_s_;                            \
+#define CP_TRY(expr)                                                                                                   \
+    do {                                                                                                               \
+        clphys_status cp_s_ = (expr);                                                                                  \
+        if (cp_s_ != CLPHYS_SUCCESS) return cp_s_;                                                                     \
     } while (0)
 
 /* ---- devices (platform/device.c, platform/context.c) --------------------- */
@@ -74,8 +74,7 @@ void cp_device_probe_wg_multiple(cl_device_id d, clphys_device_info *info);
  * info->device_version: the probe's rule, also applied to the described
  * AMD and Intel GPUs of tests/gpu_targets.c. */
 void cp_device_caps(clphys_device_info *info, const char *exts);
-clphys_status cp_select_device(const char *spec, cl_platform_id *plat, cl_device_id *dev,
-                               clphys_device_info *info);
+clphys_status cp_select_device(const char *spec, cl_platform_id *plat, cl_device_id *dev, clphys_device_info *info);
 /* 1 when the device answers to a class spec of clphys_context_create (gpu,
  * cpu, nvidia, amd, intel, pocl), else 0. */
 int cp_device_matches(const clphys_device_info *d, const char *spec);
@@ -126,13 +125,12 @@ clphys_status cp_defines_check(clphys_context *ctx, const cp_defines *d, const c
  * Errors: CLPHYS_ERR_UNSUPPORTED (cp_build_check), CLPHYS_ERR_BUILD with the
  * build log, CLPHYS_ERR_INVALID_ARGUMENT for a file (or header) missing from
  * CLPHYS_KERNEL_DIR, cp_defines_check's for options that were refused. */
-clphys_status cp_program(clphys_context *ctx, const cp_kernel_file *file, const cp_defines *options,
-                         cl_program *prog);
+clphys_status cp_program(clphys_context *ctx, const cp_kernel_file *file, const cp_defines *options, cl_program *prog);
 /* Build from a source string (used by cp_program and tests).  *from_cache is
  * set to 1 when the binary came from the disk cache.  Caller releases *prog.
  * Errors: as cp_program. */
-clphys_status cp_program_from_source(clphys_context *ctx, const char *name, const char *source,
-                                     const char *options, cl_program *prog, int *from_cache);
+clphys_status cp_program_from_source(clphys_context *ctx, const char *name, const char *source, const char *options,
+                                     cl_program *prog, int *from_cache);
 /* What a build with `options` needs of ctx's device (platform/require.c):
  * OpenCL C 1.2, and each extension that a macro of the options enables in
  * cl/platform_common.h (-DREAL_IS_DOUBLE or -DNEED_FP64: cl_khr_fp64;
@@ -163,13 +161,11 @@ clphys_status cp_kernel(clphys_context *ctx, cl_program prog, const char *name, 
 
 /* ---- buffers (platform/buffer.c) ----------------------------------------- */
 /* host may be NULL; when non-NULL its bytes are copied in (CL_MEM_COPY_HOST_PTR). */
-clphys_status cp_buffer(clphys_context *ctx, cl_mem_flags flags, size_t bytes, const void *host,
-                        cl_mem *out);
+clphys_status cp_buffer(clphys_context *ctx, cl_mem_flags flags, size_t bytes, const void *host, cl_mem *out);
 clphys_status cp_write(clphys_context *ctx, cl_mem m, size_t offset, size_t bytes, const void *src);
 clphys_status cp_read(clphys_context *ctx, cl_mem m, size_t offset, size_t bytes, void *dst);
 /* Fill with a repeated byte pattern (pattern_size 1,2,4,8,16...). */
-clphys_status cp_fill(clphys_context *ctx, cl_mem m, const void *pattern, size_t pattern_size,
-                      size_t bytes);
+clphys_status cp_fill(clphys_context *ctx, cl_mem m, const void *pattern, size_t pattern_size, size_t bytes);
 /* The size of an application's buffer m; CLPHYS_ERR_INVALID_ARGUMENT when it
  * belongs to another OpenCL context, CLPHYS_ERR_OPENCL when m is no buffer. */
 clphys_status cp_mem_bytes(clphys_context *ctx, cl_mem m, size_t *bytes);
@@ -191,8 +187,7 @@ clphys_status cp_read_async(clphys_context *ctx, cl_command_queue q, cl_mem m, s
 clphys_status cp_write_async(clphys_context *ctx, cl_command_queue q, cl_mem m, size_t offset, size_t bytes,
                              const void *src, cl_uint nwait, const cl_event *wait, cl_event *ev);
 /* Device-to-device copy on ctx's queue (enqueued, not waited for). */
-clphys_status cp_copy(clphys_context *ctx, cl_mem src, size_t src_offset, cl_mem dst, size_t dst_offset,
-                      size_t bytes);
+clphys_status cp_copy(clphys_context *ctx, cl_mem src, size_t src_offset, cl_mem dst, size_t dst_offset, size_t bytes);
 /* *ev completes when everything enqueued on q so far has. */
 clphys_status cp_marker(clphys_context *ctx, cl_command_queue q, cl_event *ev);
 /* Wait for *ev, release it and set it NULL (NULL-safe). */
@@ -245,35 +240,35 @@ typedef struct cp_karg {
 #define CP_SIZED(size, ptr) ((cp_karg){(size), (ptr)})
 #define CP_EITHER(c, a, b)  (*((c) ? &(cp_karg){sizeof(a), &(a)} : &(cp_karg){sizeof(b), &(b)}))
 /* a cp_karg as it is, any other lvalue as its size and address */
-#define CP_KARG(v)          _Generic((v), cp_karg: (v), default: ((cp_karg){sizeof(v), &(v)}))
+#define CP_KARG(v)           _Generic((v), cp_karg : (v), default : ((cp_karg){sizeof(v), &(v)}))
 #define CP_ARGS(ctx, k, ...) cp_args((ctx), (k), CP_KARGS(__VA_ARGS__))
 /* the array and count of cp_args, for a helper that takes them and sets
  * them with cp_args (after adding arguments of its own) */
-#define CP_KARGS(...)        (const cp_karg[]){CP_MAP(CP_KARG, __VA_ARGS__)}, CP_NARGS_(__VA_ARGS__)
+#define CP_KARGS(...)           (const cp_karg[]){CP_MAP(CP_KARG, __VA_ARGS__)}, CP_NARGS_(__VA_ARGS__)
 #define CP_ARG_AT(ctx, k, i, v) cp_arg_at((ctx), (k), (i), CP_KARG(v))
 /* Set the n arguments of k from a[0 .. n); n must be k's number of arguments. */
 clphys_status cp_args(clphys_context *ctx, cl_kernel k, const cp_karg *a, cl_uint n);
 /* Set argument i of k; i must be below k's number of arguments. */
 clphys_status cp_arg_at(clphys_context *ctx, cl_kernel k, cl_uint i, cp_karg a);
 /* CP_MAP(m, x1, ..., xn): m(x1), ..., m(xn), for n up to 32 */
-#define CP_MAP(m, ...)   CP_CAT_(CP_MAP_, CP_NARGS_(__VA_ARGS__))(m, __VA_ARGS__)
-#define CP_CAT_(a, b)    CP_CAT2_(a, b)
-#define CP_CAT2_(a, b)   a##b
-#define CP_NARGS_(...)                                                                                  \
-    CP_NTH_(__VA_ARGS__, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11,  \
-            10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
-#define CP_NTH_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, _19, _20, _21,  \
-                _22, _23, _24, _25, _26, _27, _28, _29, _30, _31, _32, n, ...)                                   \
+#define CP_MAP(m, ...) CP_CAT_(CP_MAP_, CP_NARGS_(__VA_ARGS__))(m, __VA_ARGS__)
+#define CP_CAT_(a, b)  CP_CAT2_(a, b)
+#define CP_CAT2_(a, b) a##b
+#define CP_NARGS_(...)                                                                                                 \
+    CP_NTH_(__VA_ARGS__, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10,   \
+            9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define CP_NTH_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, _19, _20, _21, _22,   \
+                _23, _24, _25, _26, _27, _28, _29, _30, _31, _32, n, ...)                                              \
     n
-#define CP_MAP_1(m, x)   m(x)
-#define CP_MAP_2(m, x, ...) m(x), CP_MAP_1(m, __VA_ARGS__)
-#define CP_MAP_3(m, x, ...) m(x), CP_MAP_2(m, __VA_ARGS__)
-#define CP_MAP_4(m, x, ...) m(x), CP_MAP_3(m, __VA_ARGS__)
-#define CP_MAP_5(m, x, ...) m(x), CP_MAP_4(m, __VA_ARGS__)
-#define CP_MAP_6(m, x, ...) m(x), CP_MAP_5(m, __VA_ARGS__)
-#define CP_MAP_7(m, x, ...) m(x), CP_MAP_6(m, __VA_ARGS__)
-#define CP_MAP_8(m, x, ...) m(x), CP_MAP_7(m, __VA_ARGS__)
-#define CP_MAP_9(m, x, ...) m(x), CP_MAP_8(m, __VA_ARGS__)
+#define CP_MAP_1(m, x)       m(x)
+#define CP_MAP_2(m, x, ...)  m(x), CP_MAP_1(m, __VA_ARGS__)
+#define CP_MAP_3(m, x, ...)  m(x), CP_MAP_2(m, __VA_ARGS__)
+#define CP_MAP_4(m, x, ...)  m(x), CP_MAP_3(m, __VA_ARGS__)
+#define CP_MAP_5(m, x, ...)  m(x), CP_MAP_4(m, __VA_ARGS__)
+#define CP_MAP_6(m, x, ...)  m(x), CP_MAP_5(m, __VA_ARGS__)
+#define CP_MAP_7(m, x, ...)  m(x), CP_MAP_6(m, __VA_ARGS__)
+#define CP_MAP_8(m, x, ...)  m(x), CP_MAP_7(m, __VA_ARGS__)
+#define CP_MAP_9(m, x, ...)  m(x), CP_MAP_8(m, __VA_ARGS__)
 #define CP_MAP_10(m, x, ...) m(x), CP_MAP_9(m, __VA_ARGS__)
 #define CP_MAP_11(m, x, ...) m(x), CP_MAP_10(m, __VA_ARGS__)
 #define CP_MAP_12(m, x, ...) m(x), CP_MAP_11(m, __VA_ARGS__)
@@ -304,8 +299,8 @@ clphys_status cp_arg_at(clphys_context *ctx, cl_kernel k, cl_uint i, cp_karg a);
  * (host wall time when the queue has no profiling).  Adding is for the
  * library's insides, which sum the launches of one call; a public function
  * zeroes its own sum first and SETS the caller's *kernel_s (clphys.h). */
-clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global,
-                        const size_t *local, double *kernel_s);
+clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global, const size_t *local,
+                        double *kernel_s);
 /* As cp_launch, timing nothing: *ev is the launch's event (NULL when the
  * range is empty and nothing was launched), the caller's to wait on, poll,
  * time (cp_event_times) and release. */
@@ -358,7 +353,7 @@ int cp_event_times(cl_event ev, double *start, double *end);
 #define CP_PARAMS_MAX 4096
 clphys_status cp_params_in(clphys_context *ctx, const char *type, const void *src, size_t size_1, size_t lib_size,
                            void *dst);
-#define CP_PARAMS_IN(ctx, T, src, last, dst)                                                            \
+#define CP_PARAMS_IN(ctx, T, src, last, dst)                                                                           \
     cp_params_in((ctx), #T, (src), offsetof(T, last) + sizeof(((const T *)0)->last), sizeof(T), (dst))
 
 /* SplitMix64: the next 64 random bits of *state (platform/rng.c). */

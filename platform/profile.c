@@ -108,9 +108,10 @@ static int by_sum(const void *a, const void *b)
 clphys_status cp_profile_write(clphys_context *ctx, const char *path)
 {
     cp_profile *p = ctx->prof;
-    if (!p) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
-                            "clphys_context_profile_write: no profile (CLPHYS_PROFILE was not set when the context "
-                            "was made, or its queue has no profiling)");
+    if (!p)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "clphys_context_profile_write: no profile (CLPHYS_PROFILE was not set when the context "
+                        "was made, or its queue has no profiling)");
     fold(ctx);
     qsort(p->k, (size_t)p->nk, sizeof *p->k, by_sum);
     double total = 0;
@@ -122,8 +123,8 @@ clphys_status cp_profile_write(clphys_context *ctx, const char *path)
         return cp_error(ctx, CLPHYS_ERR_IO, "clphys_context_profile_write: %s", clphys_last_error(NULL));
     fprintf(f, "# clphys kernel profile: %s; %lu launches, %.6f s of kernel time (END - START per launch)\n",
             ctx->info.name, launches, total);
-    fprintf(f, "# %-40s %9s %12s %10s %10s %10s %6s\n", "kernel", "launches", "total_ms", "mean_us", "min_us",
-            "max_us", "share");
+    fprintf(f, "# %-40s %9s %12s %10s %10s %10s %6s\n", "kernel", "launches", "total_ms", "mean_us", "min_us", "max_us",
+            "share");
     for (int i = 0; i < p->nk; i++) {
         prof_kernel *e = &p->k[i];
         fprintf(f, "%-42s %9lu %12.3f %10.2f %10.2f %10.2f %5.1f%%\n", e->name, e->n, e->sum * 1e3,

@@ -81,7 +81,10 @@ static char *raw_source(const char *name)
     return NULL;
 }
 
-typedef struct { char *s; size_t len, cap; } sbuf;
+typedef struct {
+    char *s;
+    size_t len, cap;
+} sbuf;
 
 static int sb_add(sbuf *b, const char *s, size_t n)
 {
@@ -165,10 +168,14 @@ int cp_cache_dir(char *buf, size_t n)
     const char *off = getenv("CLPHYS_NO_CACHE");
     if (off && *off && strcmp(off, "0")) return 0;
     const char *d = getenv("CLPHYS_CACHE_DIR");
-    if (d && *d) snprintf(buf, n, "%s", d);
-    else if ((d = getenv("XDG_CACHE_HOME")) && *d) snprintf(buf, n, "%s/clphys", d);
-    else if ((d = getenv("HOME")) && *d) snprintf(buf, n, "%s/.cache/clphys", d);
-    else return 0;
+    if (d && *d)
+        snprintf(buf, n, "%s", d);
+    else if ((d = getenv("XDG_CACHE_HOME")) && *d)
+        snprintf(buf, n, "%s/clphys", d);
+    else if ((d = getenv("HOME")) && *d)
+        snprintf(buf, n, "%s/.cache/clphys", d);
+    else
+        return 0;
     return 1;
 }
 
@@ -192,9 +199,9 @@ static char *cache_key(const clphys_context *ctx, const char *source, const char
     size_t len = strlen(options) + 1024;
     char *key = malloc(len);
     if (key)
-        snprintf(key, len, "device=%s\nplatform=%s\ndriver=%s\noptions=%s\nsource=%016llx%016llx/%zu\n",
-                 ctx->info.name, ctx->info.platform, ctx->info.driver_version, options, (unsigned long long)h1,
-                 (unsigned long long)h2, n);
+        snprintf(key, len, "device=%s\nplatform=%s\ndriver=%s\noptions=%s\nsource=%016llx%016llx/%zu\n", ctx->info.name,
+                 ctx->info.platform, ctx->info.driver_version, options, (unsigned long long)h1, (unsigned long long)h2,
+                 n);
     return key;
 }
 
@@ -230,10 +237,10 @@ static unsigned char *cache_load(const char *path, const char *key, size_t *bin_
     uint64_t blen = 0, sum[2];
     unsigned char *buf = NULL;
     char *fkey = malloc(klen + 1);
-    int ok = fkey && fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && fread(magic, 1, sizeof magic, f) == sizeof magic &&
-             !memcmp(magic, MAGIC, sizeof MAGIC) && fread(&fk, 4, 1, f) == 1 && fk == klen &&
-             fread(fkey, 1, klen, f) == klen && !memcmp(fkey, key, klen) && fread(&blen, 8, 1, f) == 1 &&
-             fread(sum, 8, 2, f) == 2 && blen > 0 && blen <= CACHE_BINARY_MAX &&
+    int ok = fkey && fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) &&
+             fread(magic, 1, sizeof magic, f) == sizeof magic && !memcmp(magic, MAGIC, sizeof MAGIC) &&
+             fread(&fk, 4, 1, f) == 1 && fk == klen && fread(fkey, 1, klen, f) == klen && !memcmp(fkey, key, klen) &&
+             fread(&blen, 8, 1, f) == 1 && fread(sum, 8, 2, f) == 2 && blen > 0 && blen <= CACHE_BINARY_MAX &&
              (uint64_t)sb.st_size == sizeof MAGIC + 4 + klen + 24 + blen;
     free(fkey);
     if (ok) ok = (buf = malloc((size_t)blen)) && fread(buf, 1, (size_t)blen, f) == blen;
@@ -255,8 +262,7 @@ static void cache_store(clphys_context *ctx, const char *dir, const char *path, 
 {
     if (ctx->cache_readonly) return;
     size_t blen = 0;
-    if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof blen, &blen, NULL) != CL_SUCCESS || blen == 0)
-        return;
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof blen, &blen, NULL) != CL_SUCCESS || blen == 0) return;
     unsigned char *bin = malloc(blen);
     if (!bin) return;
     unsigned char *bins[1] = {bin};
@@ -312,12 +318,14 @@ static int load_begin(clphys_context *ctx, const char *path, char *marker, size_
         int got = f && fscanf(f, "%ld", &pid) == 1;
         if (f) fclose(f);
         if (got && pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) return 0; /* alive: its load */
-        if (!got) return 0; /* being written right now */
+        if (!got) return 0;                                                           /* being written right now */
         /* the loader died inside the load: never hand this binary over again */
         unlink(path);
         unlink(marker);
-        note(ctx, "kernel cache: %s was being loaded by process %ld, which never finished (a driver crash?): "
-                  "dropped and rebuilt from source", path, pid);
+        note(ctx,
+             "kernel cache: %s was being loaded by process %ld, which never finished (a driver crash?): "
+             "dropped and rebuilt from source",
+             path, pid);
         return -1;
     }
     return 0;
@@ -341,8 +349,7 @@ static int log_names_no_error(clphys_context *ctx, cl_program p)
     return silent;
 }
 
-static clphys_status build_failed(clphys_context *ctx, cl_program prog, const char *name, const char *options,
-                                  cl_int e)
+static clphys_status build_failed(clphys_context *ctx, cl_program prog, const char *name, const char *options, cl_int e)
 {
     size_t n = 0;
     clGetProgramBuildInfo(prog, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n);
@@ -393,8 +400,8 @@ void cp_build_options(const clphys_context *ctx, const char *options, char *buf,
     build_options(ctx, options, 1, buf, n);
 }
 
-clphys_status cp_program_from_source(clphys_context *ctx, const char *name, const char *source,
-                                     const char *options, cl_program *out, int *from_cache)
+clphys_status cp_program_from_source(clphys_context *ctx, const char *name, const char *source, const char *options,
+                                     cl_program *out, int *from_cache)
 {
     if (!ctx || !source || !out) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "cp_program_from_source: NULL");
     char opts[4096];
@@ -489,8 +496,7 @@ clphys_status cp_program_from_source(clphys_context *ctx, const char *name, cons
     return CLPHYS_SUCCESS;
 }
 
-clphys_status cp_program(clphys_context *ctx, const cp_kernel_file *file, const cp_defines *defines,
-                         cl_program *prog)
+clphys_status cp_program(clphys_context *ctx, const cp_kernel_file *file, const cp_defines *defines, cl_program *prog)
 {
     if (!ctx || !file || !prog) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "cp_program: NULL argument");
     CP_TRY(cp_defines_check(ctx, defines, file->name));
@@ -551,6 +557,8 @@ clphys_status cp_kernel(clphys_context *ctx, cl_program prog, const char *name, 
 {
     cl_int e;
     *k = clCreateKernel(prog, name, &e);
-    if (e != CL_SUCCESS) return cp_error(ctx, cp_cl_error(ctx, e, "clCreateKernel"), "clCreateKernel(%s) failed: %s", name, cp_cl_error_name(e));
+    if (e != CL_SUCCESS)
+        return cp_error(ctx, cp_cl_error(ctx, e, "clCreateKernel"), "clCreateKernel(%s) failed: %s", name,
+                        cp_cl_error_name(e));
     return CLPHYS_SUCCESS;
 }

@@ -41,8 +41,8 @@ clphys_status cp_read_async(clphys_context *ctx, cl_command_queue q, cl_mem m, s
                             cl_uint nwait, const cl_event *wait, cl_event *ev)
 {
     if (ev) *ev = NULL;
-    CP_CL(ctx, clEnqueueReadBuffer(queue_or_main(ctx, q), m, CL_FALSE, offset, bytes, dst, nwait,
-                                   nwait ? wait : NULL, ev));
+    CP_CL(ctx,
+          clEnqueueReadBuffer(queue_or_main(ctx, q), m, CL_FALSE, offset, bytes, dst, nwait, nwait ? wait : NULL, ev));
     return CLPHYS_SUCCESS;
 }
 
@@ -50,8 +50,8 @@ clphys_status cp_write_async(clphys_context *ctx, cl_command_queue q, cl_mem m, 
                              const void *src, cl_uint nwait, const cl_event *wait, cl_event *ev)
 {
     if (ev) *ev = NULL;
-    CP_CL(ctx, clEnqueueWriteBuffer(queue_or_main(ctx, q), m, CL_FALSE, offset, bytes, src, nwait,
-                                    nwait ? wait : NULL, ev));
+    CP_CL(ctx,
+          clEnqueueWriteBuffer(queue_or_main(ctx, q), m, CL_FALSE, offset, bytes, src, nwait, nwait ? wait : NULL, ev));
     return CLPHYS_SUCCESS;
 }
 

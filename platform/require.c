@@ -53,10 +53,7 @@ void cp_required_extensions(const char *options, char *buf, size_t n)
 }
 
 /* Major and minor of "OpenCL C M.m ..."; 0 when the text has no version. */
-static int c_version(const char *s, int *major, int *minor)
-{
-    return sscanf(s, "OpenCL C %d.%d", major, minor) == 2;
-}
+static int c_version(const char *s, int *major, int *minor) { return sscanf(s, "OpenCL C %d.%d", major, minor) == 2; }
 
 clphys_status cp_build_check(clphys_context *ctx, const char *name, const char *options)
 {

@@ -74,7 +74,8 @@ clphys_status cp_sync_measure(clphys_context *const *ctxs, int n, int max_launch
     if (n > 64) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "sync probe: more than 64 devices");
     clphys_status st = CLPHYS_SUCCESS;
     for (int d = 0; d < n && !st; d++)
-        if ((st = cp_empty_kernel(ctxs[d], &k[d]))) st = cp_error(NULL, st, "sync probe, device %d: %s", d, clphys_last_error(ctxs[d]));
+        if ((st = cp_empty_kernel(ctxs[d], &k[d])))
+            st = cp_error(NULL, st, "sync probe, device %d: %s", d, clphys_last_error(ctxs[d]));
     if (hooks && hooks->agree) st = hooks->agree(hooks->arg, st);
     if (st) return st;
     double *t = malloc((size_t)repeat * sizeof *t);
@@ -98,16 +99,17 @@ clphys_status cp_sync_measure(clphys_context *const *ctxs, int n, int max_launch
     }
     free(t);
     if (st) return st;
-    if (hooks && hooks->agree) st = hooks->agree(hooks->arg, dev);
-    else st = dev;
+    if (hooks && hooks->agree)
+        st = hooks->agree(hooks->arg, dev);
+    else
+        st = dev;
     if (!st && hooks && hooks->max) st = hooks->max(hooks->arg, c->t_tot_s, c->points);
     if (st) return st;
     cp_sync_fit(c);
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_measure_sync(clphys_context *const *ctxs, int n, int max_launches, int repeat,
-                                  clphys_sync_cost *c)
+clphys_status clphys_measure_sync(clphys_context *const *ctxs, int n, int max_launches, int repeat, clphys_sync_cost *c)
 {
     return cp_sync_measure(ctxs, n, max_launches, repeat, NULL, c);
 }

@@ -97,8 +97,8 @@ int cp_text_line(cp_textfile *t, char *buf, size_t size, size_t *len, long linen
     if (!gzdirect(t->gz) && t->out > TEXT_PER_GZIP_BYTE * t->size + 65536) {
         *st = cp_error(t->ctx, CLPHYS_ERR_FORMAT,
                        "%s:%ld: the gzip stream expands more than %d-fold (%llu bytes of text from a %llu-byte "
-                       "file): refused as a decompression bomb (%s)", t->file, lineno, TEXT_PER_GZIP_BYTE, t->out, t->size,
-                       t->format);
+                       "file): refused as a decompression bomb (%s)",
+                       t->file, lineno, TEXT_PER_GZIP_BYTE, t->out, t->size, t->format);
         return 0;
     }
     if (l == size - 1 && buf[l - 1] != '\n') {

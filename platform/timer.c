@@ -30,8 +30,10 @@ static clphys_status enqueue_at(clphys_context *ctx, cl_kernel k, cl_uint dim, c
         if (want) clRetainEvent(ev); /* the profile and the caller both keep it */
         cp_profile_add(ctx, k, ev);
     }
-    if (want) *out = ev;
-    else if (ev && !keep && !ctx->prof) clReleaseEvent(ev);
+    if (want)
+        *out = ev;
+    else if (ev && !keep && !ctx->prof)
+        clReleaseEvent(ev);
     return CLPHYS_SUCCESS;
 }
 

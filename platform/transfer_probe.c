@@ -20,8 +20,8 @@ static double median(double *v, int n)
 
 /* One round: d2h alone, h2d alone, both at once (on two queues), each on
  * the host clock from enqueue to completion (what an exchange waits). */
-static clphys_status round_times(clphys_context *ctx, cl_command_queue q[2], cl_mem dev[2], char *pin[2],
-                                 size_t bytes, double t[3])
+static clphys_status round_times(clphys_context *ctx, cl_command_queue q[2], cl_mem dev[2], char *pin[2], size_t bytes,
+                                 double t[3])
 {
     cl_event e[2] = {NULL, NULL};
     double t0 = cp_now();

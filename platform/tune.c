@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAGIC "clphys-tune\t1\n"
-#define MAX_FILE (1u << 20) /* a larger file is not ours: ignored */
+#define MAGIC     "clphys-tune\t1\n"
+#define MAX_FILE  (1u << 20) /* a larger file is not ours: ignored */
 #define MAX_FIELD 1024
 
 static uint64_t fnv1a(const char *s, size_t n, uint64_t h)
@@ -27,7 +27,8 @@ static uint64_t fnv1a(const char *s, size_t n, uint64_t h)
 static void clean(char *dst, const char *src)
 {
     size_t i = 0;
-    for (; src && src[i] && i + 1 < MAX_FIELD; i++) dst[i] = (src[i] == '\t' || src[i] == '\n' || src[i] == '\r') ? ' ' : src[i];
+    for (; src && src[i] && i + 1 < MAX_FIELD; i++)
+        dst[i] = (src[i] == '\t' || src[i] == '\n' || src[i] == '\r') ? ' ' : src[i];
     dst[i] = 0;
 }
 
@@ -51,7 +52,8 @@ int cp_tune_file(const clphys_device_info *dev, char *buf, size_t n)
     char dir[4096], id[4 * MAX_FIELD + 64];
     if (!dev || !cp_cache_dir(dir, sizeof dir)) return 0;
     identity(dev, id, sizeof id);
-    int len = snprintf(buf, n, "%s/tune-%016llx.txt", dir, (unsigned long long)fnv1a(id, strlen(id), 0xcbf29ce484222325ULL));
+    int len =
+        snprintf(buf, n, "%s/tune-%016llx.txt", dir, (unsigned long long)fnv1a(id, strlen(id), 0xcbf29ce484222325ULL));
     return len > 0 && (size_t)len < n;
 }
 
@@ -388,8 +390,10 @@ int cp_tune_put(const clphys_device_info *dev, const cp_tune_key *key, const cha
         if (f) {
             int ok = fwrite(out, 1, o, f) == o;
             ok = (fclose(f) == 0) && ok;
-            if (ok && rename(tmp, path) == 0) rc = 0;
-            else remove(tmp);
+            if (ok && rename(tmp, path) == 0)
+                rc = 0;
+            else
+                remove(tmp);
         }
         free(out);
     }
@@ -500,9 +504,9 @@ clphys_status cp_tune_choose(const clphys_device_info *dev, const cp_tune_plan *
     clphys_tune_source src = t->given ? CLPHYS_TUNE_GIVEN : CLPHYS_TUNE_HEURISTIC;
     if (!t->given && !t->no_tune && !cp_tune_disabled()) {
         char value[CP_TUNE_VALUE_MAX];
-        const int found = t->naxes > 0 ? cp_tune_nearest(dev, &t->key, t->axes, t->naxes, t->ignore, value,
-                                                         sizeof value, NULL)
-                                       : cp_tune_get(dev, &t->key, value, sizeof value);
+        const int found = t->naxes > 0
+                              ? cp_tune_nearest(dev, &t->key, t->axes, t->naxes, t->ignore, value, sizeof value, NULL)
+                              : cp_tune_get(dev, &t->key, value, sizeof value);
         if (found && t->take(t->user, value)) {
             if (source) *source = CLPHYS_TUNE_CACHE;
             return CLPHYS_SUCCESS;
@@ -584,8 +588,8 @@ int cp_tune_store(const clphys_tune_options *o, const clphys_device_info *dev, c
 {
     int rc = cp_tune_put(dev, key, value);
     if (o && o->chosen) {
-        const clphys_tune_choice c = {key->path, key->what, key->precision, key->fields, value, best_s, untuned_s,
-                                      candidates};
+        const clphys_tune_choice c = {key->path, key->what, key->precision, key->fields,
+                                      value,     best_s,    untuned_s,      candidates};
         o->chosen(o->user, &c);
     }
     return rc;

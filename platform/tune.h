@@ -183,9 +183,9 @@ typedef struct {
     cp_tune_key key;
     const cp_tune_axis *axes; /* naxes > 0: the nearest size class, axes[naxes] */
     int naxes;
-    const char *ignore;       /* fields the nearest lookup ignores (may be NULL) */
-    int given;                /* 1: the params fix the choice                  */
-    int no_tune;              /* the params' no_tune                           */
+    const char *ignore; /* fields the nearest lookup ignores (may be NULL) */
+    int given;          /* 1: the params fix the choice                  */
+    int no_tune;        /* the params' no_tune                           */
     void *user;
     /* The choice from the params alone: the given values, the heuristic's
      * for what they leave to auto.  Its error is the plan's. */

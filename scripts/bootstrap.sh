@@ -10,6 +10,8 @@ pkgs=(gcc meson ninja-build pkg-config python3 ocl-icd-opencl-dev opencl-c-heade
       # clang: tests/test_capability.c; pip: scripts/intel-opencl.sh; the checks of .ci/run:
       # libFuzzer (clang and its runtime), the sanitizers, a checking OpenCL device (oclgrind)
       clang libclang-rt-dev oclgrind python3-pip
+      # the test `format` (scripts/check_format.py: clang-format 14)
+      clang-format
       # the Python package (pip install .; .ci/run): headers for the extension, venv for the test environment
       python3-dev python3-venv)
 missing=()

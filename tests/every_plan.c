@@ -43,9 +43,13 @@ static void md_plans(const ep *e, uint64_t seed)
     if (st) return;
     for (int v = 1; v < CLPHYS_MD_LJ_NVARIANTS; v++)
         for (int prec = 0; prec < 2; prec++) {
-            clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = (clphys_precision)prec,
+            clphys_md_params p = {.lj = {.r_cut = 2.5,
+                                         .skin = 0.3,
+                                         .precision = (clphys_precision)prec,
                                          .variant = (clphys_md_lj_variant)v},
-                                  .dt = 0.005, .neigh_every = 1, .neigh_check = 1};
+                                  .dt = 0.005,
+                                  .neigh_every = 1,
+                                  .neigh_check = 1};
             clphys_md_plan *pl = NULL;
             char what[96];
             snprintf(what, sizeof what, "md plan, lj %s %s", clphys_md_lj_variant_name((clphys_md_lj_variant)v),
@@ -70,16 +74,20 @@ static void lqcd_plans(const ep *e, uint64_t seed)
     for (int prec = 0; prec < 2; prec++)
         for (int lay = 0; lay < 2; lay++)
             for (int rec = 0; rec < 2; rec++) {
-                clphys_lqcd_dslash_params p = {.precision = (clphys_precision)prec, .reconstruct = rec ? 18 : 12,
-                                          .kappa = 0.12, .layout = lay ? CLPHYS_LQCD_AOS : CLPHYS_LQCD_SOA,
-                                          .no_tune = 1};
+                clphys_lqcd_dslash_params p = {.precision = (clphys_precision)prec,
+                                               .reconstruct = rec ? 18 : 12,
+                                               .kappa = 0.12,
+                                               .layout = lay ? CLPHYS_LQCD_AOS : CLPHYS_LQCD_SOA,
+                                               .no_tune = 1};
                 clphys_lqcd_dslash_plan *d = NULL;
                 char what[64];
                 snprintf(what, sizeof what, "dslash plan %s %s reconstruct-%d", prec ? "fp64" : "fp32",
                          lay ? "AoS" : "SoA", p.reconstruct);
                 e->check(e->user, e->ctx, clphys_lqcd_dslash_plan_create(e->ctx, &g, &p, &d), what);
-                if (rec == 0) pl[prec][lay] = d;
-                else clphys_lqcd_dslash_plan_destroy(d);
+                if (rec == 0)
+                    pl[prec][lay] = d;
+                else
+                    clphys_lqcd_dslash_plan_destroy(d);
             }
     for (int lay = 0; lay < 2; lay++)
         for (int blas = 1; blas <= 2 && pl[1][lay]; blas++) {
@@ -98,8 +106,8 @@ static void linalg_spaces(const ep *e)
 {
     for (int prec = 0; prec < 2; prec++)
         for (int blas = 0; blas < 2; blas++) {
-            la_space_params p = {.precision = (clphys_precision)prec, .n = 1024, .complex_values = 1,
-                                 .blas = (la_blas)blas};
+            la_space_params p = {
+                .precision = (clphys_precision)prec, .n = 1024, .complex_values = 1, .blas = (la_blas)blas};
             la_space *s = NULL;
             e->check(e->user, e->ctx, la_space_create(e->ctx, &p, &s),
                      prec ? "linear-algebra space (fp64)" : "linear-algebra space (fp32)");
@@ -114,7 +122,7 @@ static void poisson_plans(const ep *e)
 {
     enum { NX = 16, NY = 8, NZ = 8 };
     double dx[NX], dy[NY], dz[NZ], depth[NX * NY], *rhs = malloc(sizeof(double) * NX * NY * NZ),
-                                                 *x = malloc(sizeof(double) * NX * NY * NZ);
+                                                   *x = malloc(sizeof(double) * NX * NY * NZ);
     if (!rhs || !x) {
         e->check(e->user, e->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson inputs");
         free(rhs), free(x);
@@ -127,7 +135,11 @@ static void poisson_plans(const ep *e)
     for (int c = 0; c < NX * NY * NZ; c++) rhs[c] = (double)(c % 7) - 3.0;
     const clphys_poisson_geometry g = {.nx = NX, .ny = NY, .nz = NZ, .dx = dx, .dy = dy, .dz = dz, .depth = depth};
     static const char *const pname[] = {"mixed", "fp64", "fp32"};
-    static const struct { clphys_poisson_stencil s; clphys_poisson_line l; const char *name; } vs[] = {
+    static const struct {
+        clphys_poisson_stencil s;
+        clphys_poisson_line l;
+        const char *name;
+    } vs[] = {
         {CLPHYS_POISSON_STENCIL_COLUMN, CLPHYS_POISSON_LINE_COLUMN, "column stencil, column line"},
         {CLPHYS_POISSON_STENCIL_COLUMN, CLPHYS_POISSON_LINE_COLUMN_VEC, "column stencil, column-vec line"},
         {CLPHYS_POISSON_STENCIL_COLUMN, CLPHYS_POISSON_LINE_STAGED, "column stencil, staged line"},
@@ -136,8 +148,11 @@ static void poisson_plans(const ep *e)
     };
     for (int prec = 0; prec < 3; prec++)
         for (size_t v = 0; v < sizeof vs / sizeof *vs; v++) {
-            clphys_poisson_params p = {.precision = (clphys_poisson_precision)prec, .variant = vs[v].s,
-                                       .line = vs[v].l, .max_iter = 2, .no_tune = 1};
+            clphys_poisson_params p = {.precision = (clphys_poisson_precision)prec,
+                                       .variant = vs[v].s,
+                                       .line = vs[v].l,
+                                       .max_iter = 2,
+                                       .no_tune = 1};
             clphys_poisson_plan *pl = NULL;
             clphys_poisson_result r;
             char what[96];

@@ -44,7 +44,8 @@ static void check(void *user, clphys_context *ctx, clphys_status st, const char 
     }
     const clphys_device_info *d = clphys_context_device(ctx);
     const char *msg = clphys_last_error(ctx);
-    int named = (!d->fp64 && strstr(msg, "cl_khr_fp64")) || (!d->int64_atomics && strstr(msg, "cl_khr_int64_base_atomics"));
+    int named =
+        (!d->fp64 && strstr(msg, "cl_khr_fp64")) || (!d->int64_atomics && strstr(msg, "cl_khr_int64_base_atomics"));
     if (st == CLPHYS_ERR_UNSUPPORTED && named) {
         size_t len = strcspn(msg, "\n");
         fprintf(r->refused, "%s\t%.*s\n", what, (int)len, msg);
@@ -100,8 +101,7 @@ int main(int argc, char **argv)
     }
     const gt_target *t = argc == 3 ? gt_find(argv[1]) : NULL;
     if (!t) {
-        fprintf(stderr, "usage: gpu_programs --targets | gpu_programs TARGET OUTDIR (TARGET: %s",
-                gt_targets[0].id);
+        fprintf(stderr, "usage: gpu_programs --targets | gpu_programs TARGET OUTDIR (TARGET: %s", gt_targets[0].id);
         for (int i = 1; i < gt_ntargets; i++) fprintf(stderr, ", %s", gt_targets[i].id);
         fprintf(stderr, ")\n");
         return 2;

@@ -5,31 +5,31 @@
 #include <stdio.h>
 #include <string.h>
 
-#define AMD_VENDOR "Advanced Micro Devices, Inc."
+#define AMD_VENDOR   "Advanced Micro Devices, Inc."
 #define AMD_PLATFORM "AMD Accelerated Parallel Processing"
 /* ROCm's OpenCL runtime on CDNA and RDNA (5.x) */
-#define AMD_EXTS                                                                                                   \
-    "cl_khr_fp64 cl_khr_global_int32_base_atomics cl_khr_global_int32_extended_atomics "                          \
-    "cl_khr_local_int32_base_atomics cl_khr_local_int32_extended_atomics cl_khr_int64_base_atomics "              \
-    "cl_khr_int64_extended_atomics cl_khr_3d_image_writes cl_khr_byte_addressable_store cl_khr_fp16 "             \
-    "cl_amd_device_attribute_query cl_amd_media_ops cl_amd_media_ops2 cl_khr_image2d_from_buffer "                \
+#define AMD_EXTS                                                                                                       \
+    "cl_khr_fp64 cl_khr_global_int32_base_atomics cl_khr_global_int32_extended_atomics "                               \
+    "cl_khr_local_int32_base_atomics cl_khr_local_int32_extended_atomics cl_khr_int64_base_atomics "                   \
+    "cl_khr_int64_extended_atomics cl_khr_3d_image_writes cl_khr_byte_addressable_store cl_khr_fp16 "                  \
+    "cl_amd_device_attribute_query cl_amd_media_ops cl_amd_media_ops2 cl_khr_image2d_from_buffer "                     \
     "cl_khr_subgroups cl_khr_depth_images cl_amd_copy_buffer_p2p cl_amd_assembly_program"
-#define INTEL_VENDOR "Intel(R) Corporation"
+#define INTEL_VENDOR   "Intel(R) Corporation"
 #define INTEL_PLATFORM "Intel(R) OpenCL Graphics"
 /* Intel's compute runtime (NEO) on Xe-HPG and Xe-HPC; Xe-HPG (Arc, Flex)
  * has no fp64 units and does not report cl_khr_fp64 */
-#define INTEL_EXTS_COMMON                                                                                          \
-    "cl_khr_byte_addressable_store cl_khr_device_uuid cl_khr_fp16 cl_khr_global_int32_base_atomics "              \
-    "cl_khr_global_int32_extended_atomics cl_khr_icd cl_khr_local_int32_base_atomics "                            \
-    "cl_khr_local_int32_extended_atomics cl_intel_subgroups cl_intel_required_subgroup_size "                     \
-    "cl_intel_subgroups_short cl_khr_spir cl_khr_il_program cl_khr_subgroups cl_khr_int64_base_atomics "          \
+#define INTEL_EXTS_COMMON                                                                                              \
+    "cl_khr_byte_addressable_store cl_khr_device_uuid cl_khr_fp16 cl_khr_global_int32_base_atomics "                   \
+    "cl_khr_global_int32_extended_atomics cl_khr_icd cl_khr_local_int32_base_atomics "                                 \
+    "cl_khr_local_int32_extended_atomics cl_intel_subgroups cl_intel_required_subgroup_size "                          \
+    "cl_intel_subgroups_short cl_khr_spir cl_khr_il_program cl_khr_subgroups cl_khr_int64_base_atomics "               \
     "cl_khr_int64_extended_atomics cl_intel_subgroups_char cl_intel_subgroups_long"
 
 const gt_target gt_targets[] = {
-    {"gfx90a", "amdgcn", "gfx90a:sramecc+:xnack-", AMD_VENDOR, AMD_PLATFORM, "OpenCL 2.0 ", "OpenCL C 2.0 ",
-     AMD_EXTS, 65536, 256, 104, 64},
-    {"gfx1030", "amdgcn", "gfx1030", AMD_VENDOR, AMD_PLATFORM, "OpenCL 2.0 ", "OpenCL C 2.0 ", AMD_EXTS, 65536,
-     256, 80, 32},
+    {"gfx90a", "amdgcn", "gfx90a:sramecc+:xnack-", AMD_VENDOR, AMD_PLATFORM, "OpenCL 2.0 ", "OpenCL C 2.0 ", AMD_EXTS,
+     65536, 256, 104, 64},
+    {"gfx1030", "amdgcn", "gfx1030", AMD_VENDOR, AMD_PLATFORM, "OpenCL 2.0 ", "OpenCL C 2.0 ", AMD_EXTS, 65536, 256, 80,
+     32},
     {"acm-g10", "ocloc", "Intel(R) Arc(TM) A770 Graphics", INTEL_VENDOR, INTEL_PLATFORM, "OpenCL 3.0 NEO ",
      "OpenCL C 1.2 ", INTEL_EXTS_COMMON, 65536, 1024, 512, 32},
     {"pvc", "ocloc", "Intel(R) Data Center GPU Max 1550", INTEL_VENDOR, INTEL_PLATFORM, "OpenCL 3.0 NEO ",

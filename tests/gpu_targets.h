@@ -18,17 +18,17 @@
 #include "clphys.h"
 
 typedef struct {
-    const char *id;          /* the compiler's name of the target: gfx90a, acm-g10, ...   */
-    const char *compiler;    /* "amdgcn" (clang-15 -mcpu=id) or "ocloc" (-device id)      */
-    const char *name;        /* CL_DEVICE_NAME                                            */
-    const char *vendor;      /* CL_DEVICE_VENDOR                                          */
-    const char *platform;    /* CL_PLATFORM_NAME                                          */
+    const char *id;       /* the compiler's name of the target: gfx90a, acm-g10, ...   */
+    const char *compiler; /* "amdgcn" (clang-15 -mcpu=id) or "ocloc" (-device id)      */
+    const char *name;     /* CL_DEVICE_NAME                                            */
+    const char *vendor;   /* CL_DEVICE_VENDOR                                          */
+    const char *platform; /* CL_PLATFORM_NAME                                          */
     const char *device_version, *c_version;
-    const char *extensions;  /* CL_DEVICE_EXTENSIONS (the entries the library looks at) */
-    cl_ulong local_mem;      /* CL_DEVICE_LOCAL_MEM_SIZE, bytes                           */
-    size_t max_work_group;   /* CL_DEVICE_MAX_WORK_GROUP_SIZE                             */
-    unsigned compute_units;  /* CL_DEVICE_MAX_COMPUTE_UNITS                               */
-    size_t wg_multiple;      /* the wave (AMD) or SIMD (Intel) width                      */
+    const char *extensions; /* CL_DEVICE_EXTENSIONS (the entries the library looks at) */
+    cl_ulong local_mem;     /* CL_DEVICE_LOCAL_MEM_SIZE, bytes                           */
+    size_t max_work_group;  /* CL_DEVICE_MAX_WORK_GROUP_SIZE                             */
+    unsigned compute_units; /* CL_DEVICE_MAX_COMPUTE_UNITS                               */
+    size_t wg_multiple;     /* the wave (AMD) or SIMD (Intel) width                      */
 } gt_target;
 
 extern const gt_target gt_targets[];

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-double *pt_random_op(uint64_t *rng, int nx, int ny, int nz, double land, int periodic_x, int periodic_y,
-                     double vscale, double excess)
+double *pt_random_op(uint64_t *rng, int nx, int ny, int nz, double land, int periodic_x, int periodic_y, double vscale,
+                     double excess)
 {
     const size_t n = (size_t)nx * ny * nz, plane = (size_t)nx * ny;
     double *a = calloc(7 * n, sizeof(double));
@@ -45,10 +45,12 @@ void pt_geometry_make(pt_geometry *t, int nx, int ny, int nz, double hx, double 
     for (int i = 0; i < nx; i++) t->dx[i] = hx;
     for (int j = 0; j < ny; j++) t->dy[j] = hy;
     for (int k = 0; k < nz; k++) t->dz[k] = hz;
-    if (basin_seed) clphys_poisson_basin(nx, ny, basin_seed, nz * hz, 0, t->depth);
-    else clphys_poisson_box(nx, ny, nz * hz, t->depth);
-    t->g = (clphys_poisson_geometry){.nx = nx, .ny = ny, .nz = nz, .dx = t->dx, .dy = t->dy, .dz = t->dz,
-                                     .depth = t->depth};
+    if (basin_seed)
+        clphys_poisson_basin(nx, ny, basin_seed, nz * hz, 0, t->depth);
+    else
+        clphys_poisson_box(nx, ny, nz * hz, t->depth);
+    t->g = (clphys_poisson_geometry){
+        .nx = nx, .ny = ny, .nz = nz, .dx = t->dx, .dy = t->dy, .dz = t->dz, .depth = t->depth};
 }
 
 void pt_geometry_free(pt_geometry *t)

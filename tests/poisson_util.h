@@ -13,8 +13,8 @@
  * (scale 1 horizontally, vscale vertically), wrapping in x and y when
  * periodic_x / periodic_y, and a diagonal excess U(0, 1) on a fraction
  * `excess` of the wet cells (0: a singular operator). */
-double *pt_random_op(uint64_t *rng, int nx, int ny, int nz, double land, int periodic_x, int periodic_y,
-                     double vscale, double excess);
+double *pt_random_op(uint64_t *rng, int nx, int ny, int nz, double land, int periodic_x, int periodic_y, double vscale,
+                     double excess);
 
 /* A geometry with owned arrays: spacings dx, dy (Cartesian), layer
  * thicknesses dz and depths; pt_geometry_free releases them. */

@@ -17,7 +17,7 @@
 #include "scaling.h"
 
 typedef struct {
-    int order[256], n;  /* the variants in the order they ran */
+    int order[256], n;   /* the variants in the order they ran */
     int fail_k, fail_at; /* variant fail_k fails on its fail_at-th call (1-based); 0: never */
     int calls[8];
 } log_t;
@@ -178,7 +178,8 @@ static void scaling_schema(void **state)
     snprintf(nobj, sizeof nobj, "{%s}", nbuf);
     cJSON *nj = cJSON_Parse(nobj);
     assert_non_null(nj);
-    assert_true(cJSON_IsNull(cJSON_GetObjectItem(nj, "baseline_s")) && cJSON_IsNull(cJSON_GetObjectItem(nj, "speedup")) &&
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(nj, "baseline_s")) &&
+                cJSON_IsNull(cJSON_GetObjectItem(nj, "speedup")) &&
                 cJSON_IsNull(cJSON_GetObjectItem(nj, "efficiency")));
     assert_true(cJSON_GetObjectItem(nj, "step_s")->valuedouble == 0.5);
     cJSON_Delete(nj);

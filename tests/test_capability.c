@@ -137,17 +137,45 @@ static void run_case(int shape, int mask)
     make_every_plan(ctx);
     int n = clang_check_programs(ctx);
     print_message("# %s%s: %d programs, each accepted by clang with only the extensions checked\n",
-                  shape ? "as a GPU" : "as probed", mask == 1 ? ", no fp64" : mask == 2 ? ", no int64 atomics" : "", n);
+                  shape ? "as a GPU" : "as probed",
+                  mask == 1   ? ", no fp64"
+                  : mask == 2 ? ", no int64 atomics"
+                              : "",
+                  n);
     assert_true(n >= 10);
     clphys_context_destroy(ctx);
 }
 
-static void test_as_probed(void **state) { (void)state; run_case(0, 0); }
-static void test_no_fp64(void **state) { (void)state; run_case(0, 1); }
-static void test_no_int64_atomics(void **state) { (void)state; run_case(0, 2); }
-static void test_gpu_shaped(void **state) { (void)state; run_case(1, 0); }
-static void test_gpu_shaped_no_fp64(void **state) { (void)state; run_case(1, 1); }
-static void test_gpu_shaped_no_int64_atomics(void **state) { (void)state; run_case(1, 2); }
+static void test_as_probed(void **state)
+{
+    (void)state;
+    run_case(0, 0);
+}
+static void test_no_fp64(void **state)
+{
+    (void)state;
+    run_case(0, 1);
+}
+static void test_no_int64_atomics(void **state)
+{
+    (void)state;
+    run_case(0, 2);
+}
+static void test_gpu_shaped(void **state)
+{
+    (void)state;
+    run_case(1, 0);
+}
+static void test_gpu_shaped_no_fp64(void **state)
+{
+    (void)state;
+    run_case(1, 1);
+}
+static void test_gpu_shaped_no_int64_atomics(void **state)
+{
+    (void)state;
+    run_case(1, 2);
+}
 
 /* The derivation itself, and the refusal naming the extension. */
 static void test_required_extensions(void **state)
@@ -172,7 +200,8 @@ static void test_required_extensions(void **state)
     char was[sizeof d->opencl_c_version];
     memcpy(was, d->opencl_c_version, sizeof was);
     snprintf(d->opencl_c_version, sizeof d->opencl_c_version, "OpenCL C 1.1 test");
-    assert_int_equal(cp_program(ctx, &clsrc_platform_probe_cl, probe_options("float", 0), &prog), CLPHYS_ERR_UNSUPPORTED);
+    assert_int_equal(cp_program(ctx, &clsrc_platform_probe_cl, probe_options("float", 0), &prog),
+                     CLPHYS_ERR_UNSUPPORTED);
     assert_non_null(strstr(clphys_last_error(ctx), "OpenCL C 1.1"));
     memcpy(d->opencl_c_version, was, sizeof was);
     assert_int_equal(cp_program(ctx, &clsrc_platform_probe_cl, probe_options("float", 0), &prog), CLPHYS_SUCCESS);
@@ -185,7 +214,9 @@ static clphys_status lj_plan(clphys_context *ctx, clphys_md_lj_variant v, clphys
     clphys_md_system sys;
     assert_int_equal(clphys_md_fcc(0.8442, 4, 1.44, tu_seed(), &sys), CLPHYS_SUCCESS);
     clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = prec, .variant = v},
-                          .dt = 0.005, .neigh_every = 1, .neigh_check = 1};
+                          .dt = 0.005,
+                          .neigh_every = 1,
+                          .neigh_check = 1};
     clphys_md_plan *pl = NULL;
     clphys_status st = clphys_md_plan_create(ctx, &p, &sys, &pl);
     clphys_md_plan_destroy(pl);
@@ -288,10 +319,14 @@ static int setup(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_required_extensions), cmocka_unit_test(test_as_probed),
-        cmocka_unit_test(test_no_fp64),             cmocka_unit_test(test_no_int64_atomics),
-        cmocka_unit_test(test_gpu_shaped),          cmocka_unit_test(test_gpu_shaped_no_fp64),
-        cmocka_unit_test(test_gpu_shaped_no_int64_atomics), cmocka_unit_test(test_gpu_targets),
+        cmocka_unit_test(test_required_extensions),
+        cmocka_unit_test(test_as_probed),
+        cmocka_unit_test(test_no_fp64),
+        cmocka_unit_test(test_no_int64_atomics),
+        cmocka_unit_test(test_gpu_shaped),
+        cmocka_unit_test(test_gpu_shaped_no_fp64),
+        cmocka_unit_test(test_gpu_shaped_no_int64_atomics),
+        cmocka_unit_test(test_gpu_targets),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -39,16 +39,16 @@ static int run(vals *v, int argc, char **argv, const char **pos, int max_pos, in
     return rc ? rc : (help ? 1 : 0);
 }
 
-#define ARGV(...) ((char *[]){"prog", __VA_ARGS__})
-#define ARGC(...) ((int)(sizeof((char *[]){"prog", __VA_ARGS__}) / sizeof(char *)))
+#define ARGV(...)     ((char *[]){"prog", __VA_ARGS__})
+#define ARGC(...)     ((int)(sizeof((char *[]){"prog", __VA_ARGS__}) / sizeof(char *)))
 #define PARSE(v, ...) run(v, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), NULL, 0, NULL)
 
 static void accepts_good_values(void **state)
 {
     (void)state;
     vals v;
-    assert_int_equal(PARSE(&v, "--steps", "100", "--dt=0.005", "--precision", "mixed", "--force", "--grid",
-                           "1x1x2x2", "--output", "x.nc"),
+    assert_int_equal(PARSE(&v, "--steps", "100", "--dt=0.005", "--precision", "mixed", "--force", "--grid", "1x1x2x2",
+                           "--output", "x.nc"),
                      0);
     assert_int_equal(v.steps, 100);
     assert_true(v.dt == 0.005);
@@ -69,8 +69,8 @@ static void refuses_bad_numbers(void **state)
 {
     (void)state;
     vals v;
-    const char *bad_int[] = {"10abc", "abc", "", " 5", "1e19", "4294967297", "9223372036854775808", "-1", "1.5",
-                             "0x10"};
+    const char *bad_int[] = {"10abc", "abc", "",    " 5", "1e19", "4294967297", "9223372036854775808",
+                             "-1",    "1.5", "0x10"};
     for (size_t i = 0; i < sizeof bad_int / sizeof *bad_int; i++)
         assert_int_equal(PARSE(&v, "--steps", (char *)bad_int[i]), 2);
     const char *bad_real[] = {"nan", "NaN", "inf", "-inf", "1e999", "0", "-0.1", "0.1x", "", "x"};
@@ -87,13 +87,13 @@ static void refuses_bad_options(void **state)
 {
     (void)state;
     vals v;
-    assert_int_equal(PARSE(&v, "--stepz", "5"), 2);          /* unknown */
-    assert_int_equal(PARSE(&v, "--steps"), 2);               /* no value */
-    assert_int_equal(PARSE(&v, "--output", "--force"), 2);   /* the next option is not a value */
+    assert_int_equal(PARSE(&v, "--stepz", "5"), 2);                 /* unknown */
+    assert_int_equal(PARSE(&v, "--steps"), 2);                      /* no value */
+    assert_int_equal(PARSE(&v, "--output", "--force"), 2);          /* the next option is not a value */
     assert_int_equal(PARSE(&v, "--steps", "1", "--steps", "2"), 2); /* twice */
-    assert_int_equal(PARSE(&v, "--force=yes"), 2);           /* a flag takes no value */
-    assert_int_equal(PARSE(&v, "--output="), 2);             /* empty string */
-    assert_int_equal(PARSE(&v, "stray"), 2);                 /* no positionals allowed */
+    assert_int_equal(PARSE(&v, "--force=yes"), 2);                  /* a flag takes no value */
+    assert_int_equal(PARSE(&v, "--output="), 2);                    /* empty string */
+    assert_int_equal(PARSE(&v, "stray"), 2);                        /* no positionals allowed */
     assert_int_equal(PARSE(&v, "--help"), 1);
 }
 
@@ -119,9 +119,8 @@ static void positionals(void **state)
     vals v;
     const char *pos[2];
     int npos;
-    assert_int_equal(run(&v, ARGC("solve", "--steps", "3", "file"), ARGV("solve", "--steps", "3", "file"), pos, 2,
-                         &npos),
-                     0);
+    assert_int_equal(
+        run(&v, ARGC("solve", "--steps", "3", "file"), ARGV("solve", "--steps", "3", "file"), pos, 2, &npos), 0);
     assert_int_equal(npos, 2);
     assert_string_equal(pos[0], "solve");
     assert_string_equal(pos[1], "file");
@@ -133,10 +132,8 @@ static void positionals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(accepts_good_values),
-        cmocka_unit_test(refuses_bad_numbers),
-        cmocka_unit_test(refuses_bad_options),
-        cmocka_unit_test(positionals),
+        cmocka_unit_test(accepts_good_values), cmocka_unit_test(refuses_bad_numbers),
+        cmocka_unit_test(refuses_bad_options), cmocka_unit_test(positionals),
         cmocka_unit_test(full_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

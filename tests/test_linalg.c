@@ -116,8 +116,10 @@ static clphys_status op_init(dev_op *d, clphys_context *cx, clphys_precision pre
     const size_t npt = (size_t)NX * NY * nz, rs = prec == CLPHYS_FP64 ? 8 : 4;
     void *buf = malloc(npt * rs);
     for (size_t i = 0; i < npt; i++) {
-        if (rs == 8) ((double *)buf)[i] = c[i];
-        else ((float *)buf)[i] = (float)c[i];
+        if (rs == 8)
+            ((double *)buf)[i] = c[i];
+        else
+            ((float *)buf)[i] = (float)c[i];
     }
     clphys_status st = cp_buffer(cx, CL_MEM_READ_ONLY, npt * rs, buf, &d->c);
     free(buf);
@@ -282,14 +284,17 @@ static int solve(dev_op *d, la_method m, int jacobi, const dev_op *prec, double 
            xd = device_vec(d->ctx, n * (la_space_precision(s) == CLPHYS_FP64 ? 8 : 4));
     put(s, bd, b);
     poison(s, xd);
-    const la_krylov_params kp = {.target = tol * sqrt(dot(b, b, n)), .max_iter = 5000, .scale = sqrt(dot(b, b, n)),
-                                 .progress = progress};
+    const la_krylov_params kp = {
+        .target = tol * sqrt(dot(b, b, n)), .max_iter = 5000, .scale = sqrt(dot(b, b, n)), .progress = progress};
     la_krylov_result kr;
     progress_calls = 0;
     clphys_status st;
-    if (m == LA_CG) st = la_cg(&d->A, jacobi ? &(prec ? prec : d)->M : NULL, bd, xd, &kp, &kr);
-    else if (m == LA_CGNR) st = la_cgnr(&d->A, bd, xd, &kp, &kr);
-    else st = la_bicgstab(&d->A, bd, xd, &kp, &kr);
+    if (m == LA_CG)
+        st = la_cg(&d->A, jacobi ? &(prec ? prec : d)->M : NULL, bd, xd, &kp, &kr);
+    else if (m == LA_CGNR)
+        st = la_cgnr(&d->A, bd, xd, &kp, &kr);
+    else
+        st = la_bicgstab(&d->A, bd, xd, &kp, &kr);
     if (st) fail_msg("solve: %s", clphys_last_error(d->ctx));
     assert_int_equal(progress_calls, kr.iterations);
     assert_true(kr.applications >= kr.iterations);
@@ -399,8 +404,8 @@ static void test_refine(void **state)
             poison(d64.space, xd);
             const la_method meth = m == 2 ? LA_CGNR : m == 3 ? LA_BICGSTAB : LA_CG;
             la_refine_result rr;
-            clphys_status st = la_solve_refined(&d64.A, m == 4 ? &d64.A : &d32.A, m == 1 ? &d32.M : NULL, meth, bd,
-                                                xd, tol, 5000, m == 4 ? 0 : 1e-3, &rr);
+            clphys_status st = la_solve_refined(&d64.A, m == 4 ? &d64.A : &d32.A, m == 1 ? &d32.M : NULL, meth, bd, xd,
+                                                tol, 5000, m == 4 ? 0 : 1e-3, &rr);
             if (st) fail_msg("refined solve: %s", clphys_last_error(ctx));
             get(d64.space, xd, x);
             double tr = true_residual(b, x, nc, beta, NZ, NZ);
@@ -432,7 +437,7 @@ typedef struct {
     clphys_context *cx;
     la_method method;
     la_blas blas;
-    const double *b;  /* this rank's part */
+    const double *b; /* this rank's part */
     double *x;
     int iterations;
     clphys_status st;
@@ -473,9 +478,12 @@ static void *rank_main(void *arg)
     const la_krylov_params kp = {.target = 1e-10 * sqrt(bn2), .max_iter = 5000};
     la_krylov_result kr = {0};
     j->ar->calls[j->rank] = 0;
-    if (j->method == LA_CG) j->st = la_cg(&d.A, NULL, bd, xd, &kp, &kr);
-    else if (j->method == LA_CGNR) j->st = la_cgnr(&d.A, bd, xd, &kp, &kr);
-    else j->st = la_bicgstab(&d.A, bd, xd, &kp, &kr);
+    if (j->method == LA_CG)
+        j->st = la_cg(&d.A, NULL, bd, xd, &kp, &kr);
+    else if (j->method == LA_CGNR)
+        j->st = la_cgnr(&d.A, bd, xd, &kp, &kr);
+    else
+        j->st = la_bicgstab(&d.A, bd, xd, &kp, &kr);
     j->iterations = kr.iterations;
     if (!j->st) j->st = cp_read(j->cx, xd, 0, n * 8, j->x);
     cp_release_mem(&bd);
@@ -503,7 +511,7 @@ static void test_global_sum(void **state)
         put(d.space, bd, b);
         const la_krylov_params kp = {.target = 1e-10 * sqrt(dot(b, b, n)), .max_iter = 5000};
         la_krylov_result kr;
-        clphys_status st = meth == LA_CG      ? la_cg(&d.A, NULL, bd, xd, &kp, &kr)
+        clphys_status st = meth == LA_CG     ? la_cg(&d.A, NULL, bd, xd, &kp, &kr)
                            : meth == LA_CGNR ? la_cgnr(&d.A, bd, xd, &kp, &kr)
                                              : la_bicgstab(&d.A, bd, xd, &kp, &kr);
         assert_int_equal(st, CLPHYS_SUCCESS);
@@ -531,8 +539,10 @@ static void test_global_sum(void **state)
          * BiCGStab 3; plus the start */
         const int per = meth == LA_CG ? 2 : 3, it = j[0].iterations;
         print_message("# %s %s, 2 ranks: %d/%d iterations (1 rank %d), |x2 - x1| %.2e, %d global sums\n",
-                      meth == LA_CG ? "CG" : meth == LA_CGNR ? "CGNR" : "BiCGStab", blas_name(bl), j[0].iterations,
-                      j[1].iterations, kr.iterations, e / xn, ar.calls[0]);
+                      meth == LA_CG     ? "CG"
+                      : meth == LA_CGNR ? "CGNR"
+                                        : "BiCGStab",
+                      blas_name(bl), j[0].iterations, j[1].iterations, kr.iterations, e / xn, ar.calls[0]);
         assert_int_equal(j[0].iterations, j[1].iterations);
         /* the ranks add their sums in another order than one rank does: CG
          * and CGNR take the same steps, BiCGStab (not monotone) may take a
@@ -603,7 +613,8 @@ static void test_fp32_without_fp64(void **state)
             fail_msg("operator: %s", clphys_last_error(cx));
         int it = solve(&d, m ? LA_BICGSTAB : LA_CG, 0, NULL, tol, 60 + m, b, x);
         double tr = true_residual(b, x, nc, beta, NZ, NZ);
-        print_message("# %s fused fp32 without fp64: %d iterations, true residual %.2e\n", m ? "BiCGStab" : "CG", it, tr);
+        print_message("# %s fused fp32 without fp64: %d iterations, true residual %.2e\n", m ? "BiCGStab" : "CG", it,
+                      tr);
         assert_true(tr <= 2 * tol);
         op_destroy(&d);
     }
@@ -628,8 +639,12 @@ static int setup(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cg),     cmocka_unit_test(test_pcg_mixed),  cmocka_unit_test(test_nonsymmetric),
-        cmocka_unit_test(test_refine), cmocka_unit_test(test_global_sum), cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_cg),
+        cmocka_unit_test(test_pcg_mixed),
+        cmocka_unit_test(test_nonsymmetric),
+        cmocka_unit_test(test_refine),
+        cmocka_unit_test(test_global_sum),
+        cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_fp32_without_fp64),
     };
     return tu_run_group(tests, .ctx = &ctx, .nctx = 1, .setup = setup);

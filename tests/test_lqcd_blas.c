@@ -23,7 +23,7 @@
 #include <cmocka.h>
 
 static clphys_context *ctx;
-static la_space *pl[2];          /* fp32, fp64 */
+static la_space *pl[2];                          /* fp32, fp64 */
 static const size_t NR = 4 * 4 * 4 * 8 / 2 * 24; /* reals of a half field */
 
 static double tol(const la_space *p) { return p->real_size == 8 ? 1e-12 : 2e-5; }
@@ -52,8 +52,10 @@ static void put(la_space *p, cl_mem m, const double *h, size_t n, size_t rs)
 {
     void *t = malloc(n * rs);
     for (size_t i = 0; i < n; i++) {
-        if (rs == 4) ((float *)t)[i] = (float)h[i];
-        else ((double *)t)[i] = h[i];
+        if (rs == 4)
+            ((float *)t)[i] = (float)h[i];
+        else
+            ((double *)t)[i] = h[i];
     }
     assert_int_equal(cp_write(p->ctx, m, 0, n * rs, t), CLPHYS_SUCCESS);
     free(t);
@@ -85,7 +87,8 @@ static cl_mem field(la_space *p, const double *h)
 static cl_mem partial(la_space *p)
 {
     cl_mem m;
-    assert_int_equal(cp_buffer(p->ctx, CL_MEM_READ_WRITE, la_partial_reals(p) * p->real_size, NULL, &m), CLPHYS_SUCCESS);
+    assert_int_equal(cp_buffer(p->ctx, CL_MEM_READ_WRITE, la_partial_reals(p) * p->real_size, NULL, &m),
+                     CLPHYS_SUCCESS);
     poison(p, m, la_partial_reals(p), p->real_size);
     return m;
 }
@@ -426,8 +429,8 @@ static int setup(void **state)
     (void)state;
     if (!clphys_context_device(ctx)->fp64) return 0; /* the layer needs fp64 */
     for (int k = 0; k < 2; k++) {
-        la_space_params sp = {.precision = k ? CLPHYS_FP64 : CLPHYS_FP32, .n = NR, .complex_values = 1,
-                              .blas = LA_BLAS_FUSED};
+        la_space_params sp = {
+            .precision = k ? CLPHYS_FP64 : CLPHYS_FP32, .n = NR, .complex_values = 1, .blas = LA_BLAS_FUSED};
         if (la_space_create(ctx, &sp, &pl[k])) {
             fprintf(stderr, "%s\n", clphys_last_error(ctx));
             return -1;

@@ -29,7 +29,7 @@
 static clphys_context *ctx;
 static int layout = CLPHYS_LQCD_SOA; /* the AoS tests set it for their duration */
 static const int DIMS[4] = {4, 4, 4, 8};
-#define V (4 * 4 * 4 * 8)
+#define V  (4 * 4 * 4 * 8)
 #define PI 3.14159265358979323846
 
 static double tol_of(clphys_precision p) { return p == CLPHYS_FP64 ? 1e-12 : 2e-5; }
@@ -40,8 +40,8 @@ static void random_spinor(double complex *psi, long long n, uint64_t *rng)
 }
 
 /* A plan with the boundary bc[4] (phase_by_pi used for CLPHYS_LQCD_BC_PHASE). */
-static clphys_lqcd_dslash_plan *make_plan_bc(const clphys_lqcd_gauge_field *g, clphys_precision p, int recon, double kappa,
-                                        const clphys_lqcd_bc bc[4], const double by_pi[4])
+static clphys_lqcd_dslash_plan *make_plan_bc(const clphys_lqcd_gauge_field *g, clphys_precision p, int recon,
+                                             double kappa, const clphys_lqcd_bc bc[4], const double by_pi[4])
 {
     clphys_lqcd_dslash_params prm = {.precision = p, .reconstruct = recon, .kappa = kappa, .layout = layout};
     for (int mu = 0; mu < 4; mu++) prm.bc[mu] = bc[mu], prm.bc_phase_by_pi[mu] = by_pi ? by_pi[mu] : 0;
@@ -53,10 +53,10 @@ static clphys_lqcd_dslash_plan *make_plan_bc(const clphys_lqcd_gauge_field *g, c
 
 /* anti: p,p,p,a, else p,p,p,p */
 static clphys_lqcd_dslash_plan *make_plan(const clphys_lqcd_gauge_field *g, clphys_precision p, int recon, double kappa,
-                                     int anti)
+                                          int anti)
 {
     const clphys_lqcd_bc bc[4] = {CLPHYS_LQCD_BC_PERIODIC, CLPHYS_LQCD_BC_PERIODIC, CLPHYS_LQCD_BC_PERIODIC,
-                             anti ? CLPHYS_LQCD_BC_ANTIPERIODIC : CLPHYS_LQCD_BC_PERIODIC};
+                                  anti ? CLPHYS_LQCD_BC_ANTIPERIODIC : CLPHYS_LQCD_BC_PERIODIC};
     return make_plan_bc(g, p, recon, kappa, bc, NULL);
 }
 
@@ -69,7 +69,8 @@ static const double complex *ph_t(int anti)
 }
 
 /* Device op on host arrays, with the device output poisoned first. */
-static void apply_full(clphys_lqcd_dslash_plan *pl, clphys_lqcd_dslash_op op, double complex *out, const double complex *in)
+static void apply_full(clphys_lqcd_dslash_plan *pl, clphys_lqcd_dslash_op op, double complex *out,
+                       const double complex *in)
 {
     double *nan = malloc(sizeof(double) * 24 * V);
     tu_poison_f64(nan, 24 * V);
@@ -99,7 +100,8 @@ static void test_gamma_algebra(void **state)
             for (int i = 0; i < 4; i++)
                 for (int j = 0; j < 4; j++) {
                     double complex ac = 0;
-                    for (int k = 0; k < 4; k++) ac += g[mu][i * 4 + k] * g[nu][k * 4 + j] + g[nu][i * 4 + k] * g[mu][k * 4 + j];
+                    for (int k = 0; k < 4; k++)
+                        ac += g[mu][i * 4 + k] * g[nu][k * 4 + j] + g[nu][i * 4 + k] * g[mu][k * 4 + j];
                     assert_true(cabs(ac - (mu == nu && i == j ? 2 : 0)) < 1e-15);
                     if (nu == 0) assert_true(cabs(g[mu][i * 4 + j] - conj(g[mu][j * 4 + i])) < 1e-15);
                 }
@@ -132,9 +134,14 @@ static void random_bc(uint64_t *rng, clphys_lqcd_bc bc[4], double by_pi[4], doub
         const double u = tu_uniform(rng);
         bc[mu] = u < 0.3 ? CLPHYS_LQCD_BC_PERIODIC : u < 0.65 ? CLPHYS_LQCD_BC_ANTIPERIODIC : CLPHYS_LQCD_BC_PHASE;
         by_pi[mu] = bc[mu] == CLPHYS_LQCD_BC_PHASE ? 2 * tu_uniform(rng) - 1 : 0;
-        ph[mu] = bc[mu] == CLPHYS_LQCD_BC_PERIODIC ? 1 : bc[mu] == CLPHYS_LQCD_BC_ANTIPERIODIC ? -1 : cexp(I * PI * by_pi[mu]);
-        if (bc[mu] == CLPHYS_LQCD_BC_PHASE) used += (size_t)snprintf(name + used, n - used, "%s%.3fpi", mu ? "," : "", by_pi[mu]);
-        else used += (size_t)snprintf(name + used, n - used, "%s%s", mu ? "," : "", bc[mu] == CLPHYS_LQCD_BC_PERIODIC ? "p" : "a");
+        ph[mu] = bc[mu] == CLPHYS_LQCD_BC_PERIODIC       ? 1
+                 : bc[mu] == CLPHYS_LQCD_BC_ANTIPERIODIC ? -1
+                                                         : cexp(I * PI * by_pi[mu]);
+        if (bc[mu] == CLPHYS_LQCD_BC_PHASE)
+            used += (size_t)snprintf(name + used, n - used, "%s%.3fpi", mu ? "," : "", by_pi[mu]);
+        else
+            used += (size_t)snprintf(name + used, n - used, "%s%s", mu ? "," : "",
+                                     bc[mu] == CLPHYS_LQCD_BC_PERIODIC ? "p" : "a");
     }
 }
 
@@ -171,8 +178,16 @@ static void check_vs_ref(clphys_precision p, int recon)
     free(in), free(out), free(ref);
 }
 
-static void test_ref_fp32_r18(void **s) { (void)s; check_vs_ref(CLPHYS_FP32, 18); }
-static void test_ref_fp32_r12(void **s) { (void)s; check_vs_ref(CLPHYS_FP32, 12); }
+static void test_ref_fp32_r18(void **s)
+{
+    (void)s;
+    check_vs_ref(CLPHYS_FP32, 18);
+}
+static void test_ref_fp32_r12(void **s)
+{
+    (void)s;
+    check_vs_ref(CLPHYS_FP32, 12);
+}
 static void test_ref_fp64_r18(void **s)
 {
     (void)s;
@@ -439,14 +454,19 @@ static void test_even_odd(void **state)
                 }
                 assert_int_equal(clphys_lqcd_dslash_field_write(pl, a, src, (double *)in), CLPHYS_SUCCESS);
                 assert_int_equal(clphys_lqcd_dslash_field_write(pl, b, dst, nan), CLPHYS_SUCCESS);
-                clphys_lqcd_dslash_op o = op == 0 ? CLPHYS_LQCD_DSLASH_H_EO : op == 1 ? CLPHYS_LQCD_DSLASH_H_OE : CLPHYS_LQCD_DSLASH_EO_PREC;
+                clphys_lqcd_dslash_op o = op == 0   ? CLPHYS_LQCD_DSLASH_H_EO
+                                          : op == 1 ? CLPHYS_LQCD_DSLASH_H_OE
+                                                    : CLPHYS_LQCD_DSLASH_EO_PREC;
                 assert_int_equal(clphys_lqcd_dslash_apply(pl, o, b, a, NULL), CLPHYS_SUCCESS);
                 for (long long k = 0; k < 12 * V; k++) out[k] = 0;
                 assert_int_equal(clphys_lqcd_dslash_field_read(pl, b, dst, (double *)out), CLPHYS_SUCCESS);
                 for (long long x = 0; x < V; x++)
                     if (parity_of[x] != dst) memset(t2 + x * 12, 0, sizeof(double complex) * 12);
                 double e = tu_max_rel_err((double *)out, (double *)t2, 24 * V, 1.0);
-                print_message("# even-odd %s op %s %s recon-%d: %.3g\n", layout == CLPHYS_LQCD_AOS ? "AoS" : "SoA", op == 0 ? "H_eo" : op == 1 ? "H_oe" : "M_ee",
+                print_message("# even-odd %s op %s %s recon-%d: %.3g\n", layout == CLPHYS_LQCD_AOS ? "AoS" : "SoA",
+                              op == 0   ? "H_eo"
+                              : op == 1 ? "H_oe"
+                                        : "M_ee",
                               p ? "fp64" : "fp32", recon, e);
                 assert_true(e < tol_of((clphys_precision)p));
             }
@@ -484,7 +504,8 @@ static void test_bad_input(void **state)
     prm = (clphys_lqcd_dslash_params){.kappa = 0.1, .bc = {CLPHYS_LQCD_BC_PERIODIC, (clphys_lqcd_bc)9}};
     assert_int_equal(clphys_lqcd_dslash_plan_create(ctx, &g, &prm, &pl), CLPHYS_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(clphys_last_error(ctx), "direction 1"));
-    prm = (clphys_lqcd_dslash_params){.kappa = 0.1, .bc = {0, 0, CLPHYS_LQCD_BC_PHASE}, .bc_phase_by_pi = {0, 0, INFINITY}};
+    prm = (clphys_lqcd_dslash_params){
+        .kappa = 0.1, .bc = {0, 0, CLPHYS_LQCD_BC_PHASE}, .bc_phase_by_pi = {0, 0, INFINITY}};
     assert_int_equal(clphys_lqcd_dslash_plan_create(ctx, &g, &prm, &pl), CLPHYS_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(clphys_last_error(ctx), "phase of direction 2"));
     assert_null(pl);
@@ -507,12 +528,14 @@ static void test_defaults(void **state)
     assert_int_equal(pl->real_size, 4);
     assert_int_equal(pl->p.reconstruct, 12);
     assert_int_equal(pl->p.layout, clphys_context_device(ctx)->is_gpu ? CLPHYS_LQCD_SOA : CLPHYS_LQCD_AOS);
-    for (int mu = 0; mu < 4; mu++) assert_int_equal(pl->p.bc[mu], mu < 3 ? CLPHYS_LQCD_BC_PERIODIC : CLPHYS_LQCD_BC_ANTIPERIODIC);
+    for (int mu = 0; mu < 4; mu++)
+        assert_int_equal(pl->p.bc[mu], mu < 3 ? CLPHYS_LQCD_BC_PERIODIC : CLPHYS_LQCD_BC_ANTIPERIODIC);
     double complex *in = malloc(sizeof(double complex) * 12 * V), *out = malloc(sizeof(double complex) * 12 * V),
                    *ref = malloc(sizeof(double complex) * 12 * V);
     random_spinor(in, V, &rng);
     tu_poison_f64((double *)out, 24 * V);
-    assert_int_equal(clphys_lqcd_dslash_apply_host(pl, CLPHYS_LQCD_DSLASH_WILSON, (double *)out, (double *)in), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_lqcd_dslash_apply_host(pl, CLPHYS_LQCD_DSLASH_WILSON, (double *)out, (double *)in),
+                     CLPHYS_SUCCESS);
     lqcd_ref_wilson(DIMS, (const double complex *)g.u, in, ref, 0.11, ph_t(1));
     const double e = tu_max_rel_err((double *)out, (double *)ref, 24 * V, 1.0);
     print_message("# zeroed params (kappa 0.11): D against the reference %.3g\n", e);
@@ -580,26 +603,33 @@ static void test_solver_kernels(void **state)
                 assert_int_equal(clphys_lqcd_dslash_field_create(pl, 0, &host), CLPHYS_SUCCESS);
                 assert_int_equal(clphys_lqcd_dslash_field_write(pl, he, 0, nan), CLPHYS_SUCCESS);
                 assert_int_equal(clphys_lqcd_dslash_field_write(pl, ho, 1, nan), CLPHYS_SUCCESS);
-                assert_int_equal(clEnqueueWriteBuffer(clphys_context_queue(ctx), host, CL_TRUE, 0, bytes, in, 0, NULL, NULL),
-                                 CL_SUCCESS);
+                assert_int_equal(
+                    clEnqueueWriteBuffer(clphys_context_queue(ctx), host, CL_TRUE, 0, bytes, in, 0, NULL, NULL),
+                    CL_SUCCESS);
                 cl_mem args[3] = {he, ho, host};
-                for (cl_uint i = 0; i < 3; i++) assert_int_equal(clSetKernelArg(pl->imp, i, sizeof(cl_mem), &args[i]), CL_SUCCESS);
-                assert_int_equal(clEnqueueNDRangeKernel(clphys_context_queue(ctx), pl->imp, 1, NULL, &n, NULL, 0, NULL, NULL),
-                                 CL_SUCCESS);
+                for (cl_uint i = 0; i < 3; i++)
+                    assert_int_equal(clSetKernelArg(pl->imp, i, sizeof(cl_mem), &args[i]), CL_SUCCESS);
+                assert_int_equal(
+                    clEnqueueNDRangeKernel(clphys_context_queue(ctx), pl->imp, 1, NULL, &n, NULL, 0, NULL, NULL),
+                    CL_SUCCESS);
                 memcpy(out, nan, bytes);
                 assert_int_equal(clphys_lqcd_dslash_field_read(pl, he, 0, (double *)out), CLPHYS_SUCCESS);
                 assert_int_equal(clphys_lqcd_dslash_field_read(pl, ho, 1, (double *)out), CLPHYS_SUCCESS);
                 assert_memory_equal(out, in, bytes);
                 /* export: back into the (poisoned) host-layout buffer */
-                assert_int_equal(clEnqueueWriteBuffer(clphys_context_queue(ctx), host, CL_TRUE, 0, bytes, nan, 0, NULL, NULL),
-                                 CL_SUCCESS);
+                assert_int_equal(
+                    clEnqueueWriteBuffer(clphys_context_queue(ctx), host, CL_TRUE, 0, bytes, nan, 0, NULL, NULL),
+                    CL_SUCCESS);
                 cl_mem eargs[3] = {host, he, ho};
-                for (cl_uint i = 0; i < 3; i++) assert_int_equal(clSetKernelArg(pl->exp, i, sizeof(cl_mem), &eargs[i]), CL_SUCCESS);
-                assert_int_equal(clEnqueueNDRangeKernel(clphys_context_queue(ctx), pl->exp, 1, NULL, &n, NULL, 0, NULL, NULL),
-                                 CL_SUCCESS);
+                for (cl_uint i = 0; i < 3; i++)
+                    assert_int_equal(clSetKernelArg(pl->exp, i, sizeof(cl_mem), &eargs[i]), CL_SUCCESS);
+                assert_int_equal(
+                    clEnqueueNDRangeKernel(clphys_context_queue(ctx), pl->exp, 1, NULL, &n, NULL, 0, NULL, NULL),
+                    CL_SUCCESS);
                 memcpy(out, nan, bytes);
-                assert_int_equal(clEnqueueReadBuffer(clphys_context_queue(ctx), host, CL_TRUE, 0, bytes, out, 0, NULL, NULL),
-                                 CL_SUCCESS);
+                assert_int_equal(
+                    clEnqueueReadBuffer(clphys_context_queue(ctx), host, CL_TRUE, 0, bytes, out, 0, NULL, NULL),
+                    CL_SUCCESS);
                 assert_memory_equal(out, in, bytes);
                 clReleaseMemObject(host);
             }
@@ -631,8 +661,8 @@ static int tune_files(const char *dir, char *path, size_t n)
 
 static size_t tuned(const clphys_lqcd_gauge_field *g, int no_tune, int *source)
 {
-    clphys_lqcd_dslash_params prm = {.precision = CLPHYS_FP32, .reconstruct = 12, .kappa = 0.1, .no_tune = no_tune,
-                                .layout = CLPHYS_LQCD_SOA};
+    clphys_lqcd_dslash_params prm = {
+        .precision = CLPHYS_FP32, .reconstruct = 12, .kappa = 0.1, .no_tune = no_tune, .layout = CLPHYS_LQCD_SOA};
     clphys_lqcd_dslash_plan *pl = NULL;
     clphys_status st = clphys_lqcd_dslash_plan_create(ctx, g, &prm, &pl);
     if (st) fail_msg("plan: %s: %s", clphys_status_string(st), clphys_last_error(ctx));
@@ -673,7 +703,8 @@ static void test_tuning(void **state)
     assert_int_equal(tune_files(dir, path, sizeof path), 1);
     const clphys_device_info *dev = clphys_context_device(ctx);
     char fields[128], value[CP_TUNE_VALUE_MAX];
-    snprintf(fields, sizeof fields, "reconstruct=12 layout=soa lattice=%dx%dx%dx%d", DIMS[0], DIMS[1], DIMS[2], DIMS[3]);
+    snprintf(fields, sizeof fields, "reconstruct=12 layout=soa lattice=%dx%dx%dx%d", DIMS[0], DIMS[1], DIMS[2],
+             DIMS[3]);
     const cp_tune_key key = {"lqcd_dslash", "local_size", "fp32", fields};
     assert_int_equal(cp_tune_get(dev, &key, value, sizeof value), 1);
     size_t stored = 1;
@@ -712,14 +743,21 @@ static void test_tuning(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gamma_algebra),          cmocka_unit_test(test_ref_fp32_r18),
-        cmocka_unit_test(test_ref_fp32_r12),           cmocka_unit_test(test_ref_fp64_r18),
-        cmocka_unit_test(test_ref_fp64_r12),           cmocka_unit_test(test_free_plane_wave),
-        cmocka_unit_test(test_gamma5_hermiticity),     cmocka_unit_test(test_gauge_covariance),
-        cmocka_unit_test(test_recon12_equals_recon18), cmocka_unit_test(test_even_odd),
-        cmocka_unit_test(test_aos),                    cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_gamma_algebra),
+        cmocka_unit_test(test_ref_fp32_r18),
+        cmocka_unit_test(test_ref_fp32_r12),
+        cmocka_unit_test(test_ref_fp64_r18),
+        cmocka_unit_test(test_ref_fp64_r12),
+        cmocka_unit_test(test_free_plane_wave),
+        cmocka_unit_test(test_gamma5_hermiticity),
+        cmocka_unit_test(test_gauge_covariance),
+        cmocka_unit_test(test_recon12_equals_recon18),
+        cmocka_unit_test(test_even_odd),
+        cmocka_unit_test(test_aos),
+        cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_tuning),                 cmocka_unit_test(test_solver_kernels),
+        cmocka_unit_test(test_tuning),
+        cmocka_unit_test(test_solver_kernels),
     };
     return tu_run_group(tests, .ctx = &ctx, .nctx = 1);
 }

@@ -103,8 +103,8 @@ static void round_trip(clphys_lqcd_gauge_file_format fmt, clphys_precision p, in
     double worst = 0;
     for (size_t k = 0; k < 72 * g.volume; k++) worst = fmax(worst, fabs(r1.u[k] - g.u[k]));
     print_message("# round trip %s %s rows=%d: max |diff| %.3g, plaquette %.8f, unitarity %.2g\n",
-                  clphys_lqcd_gauge_file_format_name(fmt), p ? "fp64" : "fp32", rows, worst, clphys_lqcd_gauge_plaquette(&r1),
-                  info.unitarity);
+                  clphys_lqcd_gauge_file_format_name(fmt), p ? "fp64" : "fp32", rows, worst,
+                  clphys_lqcd_gauge_plaquette(&r1), info.unitarity);
     if (p == CLPHYS_FP64 && rows == 3) assert_memory_equal(r1.u, g.u, sizeof(double) * 72 * g.volume);
     assert_true(worst < (p == CLPHYS_FP64 ? 1e-14 : 3e-7));
     assert_int_equal(clphys_lqcd_gauge_write(f2, &r1, fmt, p, rows), CLPHYS_SUCCESS);
@@ -122,12 +122,36 @@ static void round_trip(clphys_lqcd_gauge_file_format fmt, clphys_precision p, in
     clphys_lqcd_gauge_destroy(&r2);
 }
 
-static void test_rt_64_3x3(void **s) { (void)s; round_trip(CLPHYS_LQCD_GAUGE_FILE_NERSC, CLPHYS_FP64, 3); }
-static void test_rt_64_2(void **s) { (void)s; round_trip(CLPHYS_LQCD_GAUGE_FILE_NERSC, CLPHYS_FP64, 2); }
-static void test_rt_32_3x3(void **s) { (void)s; round_trip(CLPHYS_LQCD_GAUGE_FILE_NERSC, CLPHYS_FP32, 3); }
-static void test_rt_32_2(void **s) { (void)s; round_trip(CLPHYS_LQCD_GAUGE_FILE_NERSC, CLPHYS_FP32, 2); }
-static void test_rt_ildg_64(void **s) { (void)s; round_trip(CLPHYS_LQCD_GAUGE_FILE_ILDG, CLPHYS_FP64, 3); }
-static void test_rt_ildg_32(void **s) { (void)s; round_trip(CLPHYS_LQCD_GAUGE_FILE_ILDG, CLPHYS_FP32, 3); }
+static void test_rt_64_3x3(void **s)
+{
+    (void)s;
+    round_trip(CLPHYS_LQCD_GAUGE_FILE_NERSC, CLPHYS_FP64, 3);
+}
+static void test_rt_64_2(void **s)
+{
+    (void)s;
+    round_trip(CLPHYS_LQCD_GAUGE_FILE_NERSC, CLPHYS_FP64, 2);
+}
+static void test_rt_32_3x3(void **s)
+{
+    (void)s;
+    round_trip(CLPHYS_LQCD_GAUGE_FILE_NERSC, CLPHYS_FP32, 3);
+}
+static void test_rt_32_2(void **s)
+{
+    (void)s;
+    round_trip(CLPHYS_LQCD_GAUGE_FILE_NERSC, CLPHYS_FP32, 2);
+}
+static void test_rt_ildg_64(void **s)
+{
+    (void)s;
+    round_trip(CLPHYS_LQCD_GAUGE_FILE_ILDG, CLPHYS_FP64, 3);
+}
+static void test_rt_ildg_32(void **s)
+{
+    (void)s;
+    round_trip(CLPHYS_LQCD_GAUGE_FILE_ILDG, CLPHYS_FP32, 3);
+}
 
 static unsigned char *slurp(const char *f, long *n)
 {
@@ -254,12 +278,18 @@ static void nersc_file(const char *f, const clphys_lqcd_gauge_field *g, const ch
     assert_non_null(fp);
     fprintf(fp, "BEGIN_HEADER\nDATATYPE = 4D_SU3_GAUGE_3x3\n");
     for (int mu = 0; mu < 4; mu++) fprintf(fp, "DIMENSION_%d = %d\n", mu + 1, g->dims[mu]);
-    if (!cks) fprintf(fp, "CHECKSUM = %x\n", sum);
-    else if (strcmp(cks, "-")) fprintf(fp, "CHECKSUM = %s\n", cks);
-    if (!plaq) fprintf(fp, "PLAQUETTE = %.15g\n", clphys_lqcd_gauge_plaquette(g));
-    else if (strcmp(plaq, "-")) fprintf(fp, "PLAQUETTE = %s\n", plaq);
-    if (!trace) fprintf(fp, "LINK_TRACE = %.15g\n", clphys_lqcd_gauge_link_trace(g));
-    else if (strcmp(trace, "-")) fprintf(fp, "LINK_TRACE = %s\n", trace);
+    if (!cks)
+        fprintf(fp, "CHECKSUM = %x\n", sum);
+    else if (strcmp(cks, "-"))
+        fprintf(fp, "CHECKSUM = %s\n", cks);
+    if (!plaq)
+        fprintf(fp, "PLAQUETTE = %.15g\n", clphys_lqcd_gauge_plaquette(g));
+    else if (strcmp(plaq, "-"))
+        fprintf(fp, "PLAQUETTE = %s\n", plaq);
+    if (!trace)
+        fprintf(fp, "LINK_TRACE = %.15g\n", clphys_lqcd_gauge_link_trace(g));
+    else if (strcmp(trace, "-"))
+        fprintf(fp, "LINK_TRACE = %s\n", trace);
     fprintf(fp, "FLOATING_POINT = IEEE64BIG\nEND_HEADER\n");
     assert_int_equal(fwrite(raw, 8, n, fp), n);
     if (trail) fputs(trail, fp);
@@ -319,8 +349,9 @@ static void test_header_count_not_trusted(void **state)
     char f[512];
     path(f, sizeof f, "hostile.nersc");
     FILE *fp = fopen(f, "wb");
-    fprintf(fp, "BEGIN_HEADER\nDATATYPE = 4D_SU3_GAUGE_3x3\nDIMENSION_1 = 64\nDIMENSION_2 = 64\nDIMENSION_3 = 64\n"
-                "DIMENSION_4 = 64\nCHECKSUM = 1\nPLAQUETTE = 1\nLINK_TRACE = 1\nFLOATING_POINT = IEEE64BIG\nEND_HEADER\n");
+    fprintf(fp,
+            "BEGIN_HEADER\nDATATYPE = 4D_SU3_GAUGE_3x3\nDIMENSION_1 = 64\nDIMENSION_2 = 64\nDIMENSION_3 = 64\n"
+            "DIMENSION_4 = 64\nCHECKSUM = 1\nPLAQUETTE = 1\nLINK_TRACE = 1\nFLOATING_POINT = IEEE64BIG\nEND_HEADER\n");
     for (int k = 0; k < 9600; k++) fputc(k & 0xff, fp);
     fclose(fp);
     struct timespec t0, t1;
@@ -360,7 +391,8 @@ static void test_cold_checksum_zero(void **state)
     clphys_lqcd_gauge_cold(&g);
     for (int rows = 2; rows <= 3; rows++)
         for (int prec = 0; prec < 2; prec++) {
-            assert_int_equal(clphys_lqcd_gauge_write_nersc(f, &g, prec ? CLPHYS_FP64 : CLPHYS_FP32, rows), CLPHYS_SUCCESS);
+            assert_int_equal(clphys_lqcd_gauge_write_nersc(f, &g, prec ? CLPHYS_FP64 : CLPHYS_FP32, rows),
+                             CLPHYS_SUCCESS);
             clphys_status st = clphys_lqcd_gauge_read(f, NULL, &r, &info);
             if (st) print_message("# %s\n", clphys_last_error(NULL));
             assert_int_equal(st, CLPHYS_SUCCESS);
@@ -469,8 +501,8 @@ static void read_sample(const char *name, clphys_lqcd_gauge_file_format fmt, int
     if (st) fail_msg("%s: %s", name, clphys_last_error(NULL));
     double plaq = clphys_lqcd_gauge_plaquette(g);
     print_message("# %s (%s): %dx%dx%dx%d plaquette %.9f (MILC: %.9f) unitarity %.2g checksum %s%s%s\n", name,
-                  clphys_lqcd_gauge_file_format_name(info->format), g->dims[0], g->dims[1], g->dims[2], g->dims[3], plaq,
-                  MILC_SAMPLE_PLAQ, info->unitarity, info->checksum_verified ? "verified" : "not verified",
+                  clphys_lqcd_gauge_file_format_name(info->format), g->dims[0], g->dims[1], g->dims[2], g->dims[3],
+                  plaq, MILC_SAMPLE_PLAQ, info->unitarity, info->checksum_verified ? "verified" : "not verified",
                   info->unverified[0] ? ": " : "", info->unverified);
     assert_int_equal(info->format, fmt);
     assert_true(fabs(plaq - MILC_SAMPLE_PLAQ) < 3e-7);
@@ -566,11 +598,22 @@ static void test_atomic_write(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cold_hot),  cmocka_unit_test(test_rt_64_3x3), cmocka_unit_test(test_rt_64_2),
-        cmocka_unit_test(test_rt_32_3x3), cmocka_unit_test(test_rt_32_2),   cmocka_unit_test(test_corrupt),
-        cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_rt_ildg_64), cmocka_unit_test(test_rt_ildg_32),
-        cmocka_unit_test(test_nan_and_non_unitary), cmocka_unit_test(test_header_count_not_trusted),
-        cmocka_unit_test(test_lenient_nersc), cmocka_unit_test(test_cold_checksum_zero), cmocka_unit_test(test_fp32_links_as_fp64), cmocka_unit_test(test_milc_sample), cmocka_unit_test(test_hostile_milc_ildg),
+        cmocka_unit_test(test_cold_hot),
+        cmocka_unit_test(test_rt_64_3x3),
+        cmocka_unit_test(test_rt_64_2),
+        cmocka_unit_test(test_rt_32_3x3),
+        cmocka_unit_test(test_rt_32_2),
+        cmocka_unit_test(test_corrupt),
+        cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_rt_ildg_64),
+        cmocka_unit_test(test_rt_ildg_32),
+        cmocka_unit_test(test_nan_and_non_unitary),
+        cmocka_unit_test(test_header_count_not_trusted),
+        cmocka_unit_test(test_lenient_nersc),
+        cmocka_unit_test(test_cold_checksum_zero),
+        cmocka_unit_test(test_fp32_links_as_fp64),
+        cmocka_unit_test(test_milc_sample),
+        cmocka_unit_test(test_hostile_milc_ildg),
     };
     return tu_run_group(tests, .tempdir = "gauge_io", .dir = dir, .dir_size = sizeof dir);
 }

@@ -79,7 +79,8 @@ static void extract(const geo *g, const double *whole, double *part, size_t per)
     for (size_t l = 0; l < g->lv; l++) {
         int c[4];
         size_t r = l;
-        for (int mu = 0; mu < 4; mu++) c[mu] = (int)(r % (size_t)g->ld[mu]) + g->coord[mu] * g->ld[mu], r /= (size_t)g->ld[mu];
+        for (int mu = 0; mu < 4; mu++)
+            c[mu] = (int)(r % (size_t)g->ld[mu]) + g->coord[mu] * g->ld[mu], r /= (size_t)g->ld[mu];
         memcpy(part + l * per, whole + (size_t)lqcd_site(DIMS, c) * per, per * sizeof(double));
     }
 }
@@ -109,11 +110,14 @@ static void random_bc(uint64_t *rng, clphys_lqcd_dslash_params *p, double comple
         const double u = tu_uniform(rng);
         p->bc[mu] = u < 0.3 ? CLPHYS_LQCD_BC_PERIODIC : u < 0.7 ? CLPHYS_LQCD_BC_ANTIPERIODIC : CLPHYS_LQCD_BC_PHASE;
         p->bc_phase_by_pi[mu] = p->bc[mu] == CLPHYS_LQCD_BC_PHASE ? 2 * tu_uniform(rng) - 1 : 0;
-        ph[mu] = p->bc[mu] == CLPHYS_LQCD_BC_PERIODIC ? 1 : p->bc[mu] == CLPHYS_LQCD_BC_ANTIPERIODIC ? -1
-                                                                                          : cexp(I * PI * p->bc_phase_by_pi[mu]);
+        ph[mu] = p->bc[mu] == CLPHYS_LQCD_BC_PERIODIC       ? 1
+                 : p->bc[mu] == CLPHYS_LQCD_BC_ANTIPERIODIC ? -1
+                                                            : cexp(I * PI * p->bc_phase_by_pi[mu]);
         char one[16];
-        if (p->bc[mu] == CLPHYS_LQCD_BC_PHASE) snprintf(one, sizeof one, "%s%.2fpi", mu ? "," : "", p->bc_phase_by_pi[mu]);
-        else snprintf(one, sizeof one, "%s%s", mu ? "," : "", p->bc[mu] == CLPHYS_LQCD_BC_PERIODIC ? "p" : "a");
+        if (p->bc[mu] == CLPHYS_LQCD_BC_PHASE)
+            snprintf(one, sizeof one, "%s%.2fpi", mu ? "," : "", p->bc_phase_by_pi[mu]);
+        else
+            snprintf(one, sizeof one, "%s%s", mu ? "," : "", p->bc[mu] == CLPHYS_LQCD_BC_PERIODIC ? "p" : "a");
         strcat(name, one);
     }
 }
@@ -131,7 +135,8 @@ static clphys_lqcd_dslash_plan *single_plan(const clphys_lqcd_gauge_field *g, co
     return pl;
 }
 
-static clphys_lqcd_dslash_plan *dist_plan(const int grid[4], const clphys_lqcd_gauge_field *local, const clphys_lqcd_dslash_params *p)
+static clphys_lqcd_dslash_plan *dist_plan(const int grid[4], const clphys_lqcd_gauge_field *local,
+                                          const clphys_lqcd_dslash_params *p)
 {
     clphys_lqcd_dslash_plan *pl = NULL;
     clphys_status st = clphys_lqcd_dslash_plan_create_mpi(MPI_COMM_WORLD, grid, ctx, local, p, &pl);
@@ -156,9 +161,12 @@ static void run_op(clphys_lqcd_dslash_plan *pl, int op, int g5, const double *in
     assert_int_equal(clphys_lqcd_dslash_field_write(pl, a, pin, in), CLPHYS_SUCCESS);
     assert_int_equal(clphys_lqcd_dslash_field_write(pl, b, pout, nan), CLPHYS_SUCCESS);
     clphys_status st;
-    if (g5 == 1) st = lqcd_hop_g5(pl, b, a, NULL, 0, 1, 1, NULL);         /* H_oe gamma5 in_e */
-    else if (g5 == 2) st = lqcd_hop_g5(pl, b, a, a, -0.0144, 0, 2, NULL); /* in + a gamma5 H_eo in_o, x aliased as odd */
-    else st = clphys_lqcd_dslash_apply(pl, (clphys_lqcd_dslash_op)op, b, a, NULL);
+    if (g5 == 1)
+        st = lqcd_hop_g5(pl, b, a, NULL, 0, 1, 1, NULL); /* H_oe gamma5 in_e */
+    else if (g5 == 2)
+        st = lqcd_hop_g5(pl, b, a, a, -0.0144, 0, 2, NULL); /* in + a gamma5 H_eo in_o, x aliased as odd */
+    else
+        st = clphys_lqcd_dslash_apply(pl, (clphys_lqcd_dslash_op)op, b, a, NULL);
     if (st) fail_msg("apply: %s", clphys_last_error(ctx));
     memset(out, 0, sizeof(double) * 24 * n);
     assert_int_equal(clphys_lqcd_dslash_field_read(pl, b, pout, out), CLPHYS_SUCCESS);
@@ -179,7 +187,8 @@ static void check_ops(const int grid[4], clphys_precision prec, int recon, int l
     assert_int_equal(clphys_lqcd_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
     clphys_lqcd_gauge_hot(&g, tu_seed() + stream);
     assert_int_equal(clphys_lqcd_gauge_scatter(MPI_COMM_WORLD, grid, 0, rank == 0 ? &g : NULL, &loc), CLPHYS_SUCCESS);
-    clphys_lqcd_dslash_params p = {.precision = prec, .reconstruct = recon, .kappa = 0.12, .no_tune = 1, .layout = layout};
+    clphys_lqcd_dslash_params p = {
+        .precision = prec, .reconstruct = recon, .kappa = 0.12, .no_tune = 1, .layout = layout};
     double complex ph[4];
     char bcname[64];
     random_bc(&rng, &p, ph, bcname);
@@ -201,10 +210,10 @@ static void check_ops(const int grid[4], clphys_precision prec, int recon, int l
         extract(&G, ref, lref, 24);
         const double e = max_all(tu_max_rel_err(lout, lref, 24 * G.lv, 1.0));
         if (rank == 0)
-            print_message("# grid %dx%dx%dx%d %s recon-%d %s%s bc %s %-12s distributed vs single rank: %.3g\n",
-                          grid[0], grid[1], grid[2], grid[3], prec ? "fp64" : "fp32", recon,
-                          layout == CLPHYS_LQCD_SOA ? "SoA" : "auto layout", other ? ", other copy queue" : "",
-                          bcname, OPS[op], e);
+            print_message("# grid %dx%dx%dx%d %s recon-%d %s%s bc %s %-12s distributed vs single rank: %.3g\n", grid[0],
+                          grid[1], grid[2], grid[3], prec ? "fp64" : "fp32", recon,
+                          layout == CLPHYS_LQCD_SOA ? "SoA" : "auto layout", other ? ", other copy queue" : "", bcname,
+                          OPS[op], e);
         assert_true(e < tol);
         if (op == 0) { /* and H against the CPU reference */
             lqcd_ref_hopping(DIMS, (const double complex *)g.u, (const double complex *)in, (double complex *)cpu, ph);
@@ -307,11 +316,13 @@ static void test_hermiticity_covariance(void **state)
         for (int s = 0; s < 4; s++)
             for (int i = 0; i < 3; i++) {
                 double complex acc = 0;
-                for (int j = 0; j < 3; j++) acc += Gm[x * 36 + i * 3 + j] * (psi[x * 24 + (s * 3 + j) * 2] + I * psi[x * 24 + (s * 3 + j) * 2 + 1]);
+                for (int j = 0; j < 3; j++)
+                    acc += Gm[x * 36 + i * 3 + j] *
+                           (psi[x * 24 + (s * 3 + j) * 2] + I * psi[x * 24 + (s * 3 + j) * 2 + 1]);
                 gpsi[x * 24 + (s * 3 + i) * 2] = creal(acc), gpsi[x * 24 + (s * 3 + i) * 2 + 1] = cimag(acc);
             }
     extract(&G, gpsi, lchi, 24);
-    run_op(pt, CLPHYS_LQCD_DSLASH_WILSON, 0, lchi, t, G.lv);   /* D[U^g] g psi */
+    run_op(pt, CLPHYS_LQCD_DSLASH_WILSON, 0, lchi, t, G.lv);    /* D[U^g] g psi */
     run_op(pd, CLPHYS_LQCD_DSLASH_WILSON, 0, lpsi, dchi, G.lv); /* D[U] psi     */
     double *gx_loc = malloc(sizeof(double) * 72 * G.lv);
     extract(&G, gx.u, gx_loc, 72);
@@ -320,7 +331,8 @@ static void test_hermiticity_covariance(void **state)
             for (int i = 0; i < 3; i++) {
                 double complex acc = 0;
                 const double complex *gm = (const double complex *)gx_loc + x * 36;
-                for (int j = 0; j < 3; j++) acc += gm[i * 3 + j] * (dchi[x * 24 + (s * 3 + j) * 2] + I * dchi[x * 24 + (s * 3 + j) * 2 + 1]);
+                for (int j = 0; j < 3; j++)
+                    acc += gm[i * 3 + j] * (dchi[x * 24 + (s * 3 + j) * 2] + I * dchi[x * 24 + (s * 3 + j) * 2 + 1]);
                 lg[x * 24 + (s * 3 + i) * 2] = creal(acc), lg[x * 24 + (s * 3 + i) * 2 + 1] = cimag(acc);
             }
     const double ec = max_all(tu_max_rel_err(t, lg, 24 * G.lv, 1.0));
@@ -337,7 +349,8 @@ static void test_hermiticity_covariance(void **state)
 }
 
 /* A distributed solve against the single-rank one and the CPU reference. */
-static void solve_case(const int grid[4], clphys_lqcd_solver_kind kind, int mixed, int aaaa, int layout, uint64_t stream)
+static void solve_case(const int grid[4], clphys_lqcd_solver_kind kind, int mixed, int aaaa, int layout,
+                       uint64_t stream)
 {
     uint64_t rng = tu_rng_init(stream);
     geo G = geometry(grid);
@@ -345,8 +358,11 @@ static void solve_case(const int grid[4], clphys_lqcd_solver_kind kind, int mixe
     assert_int_equal(clphys_lqcd_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
     clphys_lqcd_gauge_hot(&g, tu_seed() + stream);
     assert_int_equal(clphys_lqcd_gauge_scatter(MPI_COMM_WORLD, grid, 0, &g, &loc), CLPHYS_SUCCESS);
-    clphys_lqcd_dslash_params p64 = {.precision = CLPHYS_FP64, .reconstruct = layout == CLPHYS_LQCD_SOA ? 12 : 18,
-                                .kappa = 0.124, .no_tune = 1, .layout = layout};
+    clphys_lqcd_dslash_params p64 = {.precision = CLPHYS_FP64,
+                                     .reconstruct = layout == CLPHYS_LQCD_SOA ? 12 : 18,
+                                     .kappa = 0.124,
+                                     .no_tune = 1,
+                                     .layout = layout};
     if (aaaa)
         for (int mu = 0; mu < 4; mu++) p64.bc[mu] = CLPHYS_LQCD_BC_ANTIPERIODIC;
     clphys_lqcd_dslash_params p32 = p64;
@@ -385,8 +401,8 @@ static void solve_case(const int grid[4], clphys_lqcd_solver_kind kind, int mixe
         print_message("# grid %dx%dx%dx%d %s %s %s: iterations %d (single rank %d), restarts %d (%d), residual %.3g, "
                       "reference %.3g, |x - x_single| / |x| %.3g\n",
                       grid[0], grid[1], grid[2], grid[3], aaaa ? "a,a,a,a" : "p,p,p,a",
-                      kind == CLPHYS_LQCD_SOLVER_BICGSTAB ? "BiCGStab" : "CGNR", mixed ? "mixed" : "fp64", rd.iterations,
-                      rs.iterations, rd.restarts, rs.restarts, rd.rel_residual, ref_res, diff);
+                      kind == CLPHYS_LQCD_SOLVER_BICGSTAB ? "BiCGStab" : "CGNR", mixed ? "mixed" : "fp64",
+                      rd.iterations, rs.iterations, rd.restarts, rs.restarts, rd.rel_residual, ref_res, diff);
     }
     ref_res = max_all(ref_res), diff = max_all(diff);
     assert_true(ref_res <= 1.05e-10);
@@ -459,7 +475,8 @@ static void test_fields(void **state)
         assert_int_equal(clphys_lqcd_spinor_scatter(MPI_COMM_WORLD, gr[i], DIMS, 0, s, ls), CLPHYS_SUCCESS);
         extract(&G, s, ex, 24);
         assert_memory_equal(ls, ex, sizeof(double) * 24 * G.lv);
-        assert_int_equal(clphys_lqcd_spinor_gather(MPI_COMM_WORLD, gr[i], DIMS, 0, ls, rank ? NULL : s2), CLPHYS_SUCCESS);
+        assert_int_equal(clphys_lqcd_spinor_gather(MPI_COMM_WORLD, gr[i], DIMS, 0, ls, rank ? NULL : s2),
+                         CLPHYS_SUCCESS);
         if (rank == 0) assert_memory_equal(s, s2, sizeof(double) * 24 * GV);
         free(part), free(s), free(s2), free(ls), free(ex);
         clphys_lqcd_gauge_destroy(&loc), clphys_lqcd_gauge_destroy(&lf);
@@ -511,12 +528,14 @@ static void test_failures(void **state)
     assert_int_equal(clphys_lqcd_gauge_scatter(MPI_COMM_WORLD, gt, 0, &g, &loc), CLPHYS_SUCCESS);
     clphys_lqcd_dslash_params p = {.kappa = rank == size - 1 ? 0.13 : 0.12, .no_tune = 1};
     clphys_lqcd_dslash_plan *pl = (clphys_lqcd_dslash_plan *)&p;
-    assert_int_equal(clphys_lqcd_dslash_plan_create_mpi(MPI_COMM_WORLD, gt, ctx, &loc, &p, &pl), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(clphys_lqcd_dslash_plan_create_mpi(MPI_COMM_WORLD, gt, ctx, &loc, &p, &pl),
+                     CLPHYS_ERR_INVALID_ARGUMENT);
     assert_null(pl);
     assert_non_null(strstr(clphys_last_error(ctx), "differ between ranks"));
     /* a grid that does not match the ranks */
     p.kappa = 0.12;
-    assert_int_equal(clphys_lqcd_dslash_plan_create_mpi(MPI_COMM_WORLD, wrong, ctx, &loc, &p, &pl), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(clphys_lqcd_dslash_plan_create_mpi(MPI_COMM_WORLD, wrong, ctx, &loc, &p, &pl),
+                     CLPHYS_ERR_INVALID_ARGUMENT);
     assert_null(pl);
     clphys_lqcd_gauge_destroy(&g), clphys_lqcd_gauge_destroy(&loc);
 }
@@ -594,9 +613,13 @@ int main(int argc, char **argv)
 {
     if (tu_mpi_init(&argc, &argv, &rank, &size, &ctx, 1)) return rank_dies();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_operators_fp64), cmocka_unit_test(test_operators_fp32),
-        cmocka_unit_test(test_hermiticity_covariance), cmocka_unit_test(test_solvers),
-        cmocka_unit_test(test_fields), cmocka_unit_test(test_failures), cmocka_unit_test(test_split_timing),
+        cmocka_unit_test(test_operators_fp64),
+        cmocka_unit_test(test_operators_fp32),
+        cmocka_unit_test(test_hermiticity_covariance),
+        cmocka_unit_test(test_solvers),
+        cmocka_unit_test(test_fields),
+        cmocka_unit_test(test_failures),
+        cmocka_unit_test(test_split_timing),
     };
     return tu_mpi_run_group("test_lqcd_mpi", tests, size == 2 || size == 4, "2 or 4", &ctx, 1);
 }

@@ -33,7 +33,7 @@
 #include <cmocka.h>
 
 static const int DIMS[4] = {4, 4, 4, 8};
-#define GV (4 * 4 * 4 * 8)
+#define GV   (4 * 4 * 4 * 8)
 #define MAXD 4
 
 static clphys_context *ctxs[MAXD];
@@ -89,7 +89,7 @@ static void random_spinor(double *psi, size_t n, uint64_t *rng)
 /* ---- one host thread per device ----------------------------------------- */
 typedef struct {
     clphys_lqcd_dslash_plan *pl, *pl32;
-    int op, g5, bad;                 /* bad: this thread passes out == in */
+    int op, g5, bad; /* bad: this thread passes out == in */
     const double *in;
     double *out;
     size_t lv;
@@ -114,11 +114,16 @@ static clphys_status run_op(job *j)
     if (!st) st = clphys_lqcd_dslash_field_create(pl, half, &b);
     if (!st) st = clphys_lqcd_dslash_field_write(pl, a, pin, j->in);
     if (!st) st = clphys_lqcd_dslash_field_write(pl, b, pout, nan);
-    if (st) lqcd_multi_fail(pl);
-    else if (j->bad) st = clphys_lqcd_dslash_apply(pl, (clphys_lqcd_dslash_op)j->op, a, a, NULL);
-    else if (j->g5 == 1) st = lqcd_hop_g5(pl, b, a, NULL, 0, 1, 1, NULL);
-    else if (j->g5 == 2) st = lqcd_hop_g5(pl, b, a, a, -0.0144, 0, 2, NULL);
-    else st = clphys_lqcd_dslash_apply(pl, (clphys_lqcd_dslash_op)j->op, b, a, NULL);
+    if (st)
+        lqcd_multi_fail(pl);
+    else if (j->bad)
+        st = clphys_lqcd_dslash_apply(pl, (clphys_lqcd_dslash_op)j->op, a, a, NULL);
+    else if (j->g5 == 1)
+        st = lqcd_hop_g5(pl, b, a, NULL, 0, 1, 1, NULL);
+    else if (j->g5 == 2)
+        st = lqcd_hop_g5(pl, b, a, a, -0.0144, 0, 2, NULL);
+    else
+        st = clphys_lqcd_dslash_apply(pl, (clphys_lqcd_dslash_op)j->op, b, a, NULL);
     memset(j->out, 0, sizeof(double) * 24 * j->lv);
     if (!st) st = clphys_lqcd_dslash_field_read(pl, b, pout, j->out);
     cp_release_mem(&a), cp_release_mem(&b);
@@ -197,7 +202,11 @@ static void check_ops(const int grid[4], clphys_precision prec, int recon, int a
         job js = {.pl = ps, .op = g5 ? 0 : op, .g5 = g5, .in = in, .out = ref, .lv = GV};
         if (run_op(&js)) fail_msg("single: %s", clphys_last_error(ctxs[0]));
         for (int k = 0; k < n; k++)
-            jobs[k] = (job){.pl = pm[k], .op = g5 ? 0 : op, .g5 = g5, .in = lin[k], .out = lout[k],
+            jobs[k] = (job){.pl = pm[k],
+                            .op = g5 ? 0 : op,
+                            .g5 = g5,
+                            .in = lin[k],
+                            .out = lout[k],
                             .lv = extract(grid, k, in, NULL, 24)};
         run_threads(n, jobs, op_thread);
         double e = 0;
@@ -228,7 +237,8 @@ static void test_operators_fp64(void **state)
     if (!clphys_context_device(ctxs[0])->fp64) skip();
     /* each grid once, each reconstruction and boundary on two of them
      * (kernel builds are most of this test's time on PoCL) */
-    for (int i = 0; i < 4; i++) check_ops(GRIDS[i], CLPHYS_FP64, i % 2 ? 18 : 12, i == 0 || i == 3, 0, 100 + (uint64_t)i);
+    for (int i = 0; i < 4; i++)
+        check_ops(GRIDS[i], CLPHYS_FP64, i % 2 ? 18 : 12, i == 0 || i == 3, 0, 100 + (uint64_t)i);
 }
 
 static void test_operators_fp32(void **state)
@@ -284,12 +294,14 @@ static void solve_case(const int grid[4], clphys_lqcd_solver_kind kind, int mixe
     print_message("# grid %dx%dx%dx%d %s %s%s: iterations %d (one device %d), residual %.3g (%.3g), |x - x_one| / |x| "
                   "%.3g\n",
                   grid[0], grid[1], grid[2], grid[3], kind == CLPHYS_LQCD_SOLVER_BICGSTAB ? "BiCGStab" : "CGNR",
-                  mixed ? "mixed" : "fp64", half ? ", 16-bit faces" : "", jobs[0].res.iterations, rs.iterations, jobs[0].res.rel_residual,
-                  rs.rel_residual, diff);
+                  mixed ? "mixed" : "fp64", half ? ", 16-bit faces" : "", jobs[0].res.iterations, rs.iterations,
+                  jobs[0].res.rel_residual, rs.rel_residual, diff);
     assert_true(jobs[0].res.rel_residual <= 1e-10);
     assert_true(diff < 1e-8);
-    if (!mixed) assert_int_equal(jobs[0].res.iterations, rs.iterations);
-    else assert_true(abs(jobs[0].res.iterations - rs.iterations) <= rs.iterations / 10 + 1);
+    if (!mixed)
+        assert_int_equal(jobs[0].res.iterations, rs.iterations);
+    else
+        assert_true(abs(jobs[0].res.iterations - rs.iterations) <= rs.iterations / 10 + 1);
     clphys_lqcd_dslash_plan_destroy(s64), clphys_lqcd_dslash_plan_destroy(s32);
     for (int k = 0; k < n; k++) {
         clphys_lqcd_dslash_plan_destroy(m64[k]), clphys_lqcd_dslash_plan_destroy(m32[k]);
@@ -346,8 +358,8 @@ static void test_errors(void **state)
     assert_non_null(strstr(clphys_last_error(NULL), "9:9"));
     /* a caller's error on device 1 ends device 0's hop with an error, no hang */
     assert_int_equal(clphys_lqcd_dslash_plan_create_multi(2, ctxs, wrong, &g, &p, pl), CLPHYS_SUCCESS);
-    double *in = calloc(24 * GV, sizeof(double)), *out[2] = {malloc(sizeof(double) * 24 * GV),
-                                                             malloc(sizeof(double) * 24 * GV)};
+    double *in = calloc(24 * GV, sizeof(double)),
+           *out[2] = {malloc(sizeof(double) * 24 * GV), malloc(sizeof(double) * 24 * GV)};
     job jobs[2] = {{.pl = pl[0], .op = CLPHYS_LQCD_DSLASH_HOPPING, .in = in, .out = out[0], .lv = GV / 2},
                    {.pl = pl[1], .op = CLPHYS_LQCD_DSLASH_HOPPING, .in = in, .out = out[1], .lv = GV / 2, .bad = 1}};
     run_threads(2, jobs, op_thread);
@@ -362,11 +374,8 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_operators_fp64),
-        cmocka_unit_test(test_operators_fp32),
-        cmocka_unit_test(test_solvers),
-        cmocka_unit_test(test_half_halos),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_operators_fp64), cmocka_unit_test(test_operators_fp32), cmocka_unit_test(test_solvers),
+        cmocka_unit_test(test_half_halos),     cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

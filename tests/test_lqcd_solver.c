@@ -53,25 +53,29 @@ static double true_residual(const double complex *b, const double complex *x)
 }
 
 /* Solve with a fresh b; the iterations taken. */
-static int run_on(clphys_lqcd_dslash_plan *q64, clphys_lqcd_dslash_plan *q32, clphys_lqcd_solver_kind kind, int mixed, int fused);
+static int run_on(clphys_lqcd_dslash_plan *q64, clphys_lqcd_dslash_plan *q32, clphys_lqcd_solver_kind kind, int mixed,
+                  int fused);
 static void run(clphys_lqcd_solver_kind kind, int mixed, int fused) { run_on(p64, p32, kind, mixed, fused); }
-static int run_on(clphys_lqcd_dslash_plan *q64, clphys_lqcd_dslash_plan *q32, clphys_lqcd_solver_kind kind, int mixed, int fused)
+static int run_on(clphys_lqcd_dslash_plan *q64, clphys_lqcd_dslash_plan *q32, clphys_lqcd_solver_kind kind, int mixed,
+                  int fused)
 {
     if (!p64) skip();
     uint64_t rng = tu_rng_init(70 + kind * 2 + mixed + 8 * fused);
     double complex *b = malloc(sizeof(double complex) * 12 * V), *x = malloc(sizeof(double complex) * 12 * V);
     for (long long k = 0; k < 12 * V; k++) b[k] = (2 * tu_uniform(&rng) - 1) + I * (2 * tu_uniform(&rng) - 1);
     tu_poison_f64((double *)x, 24 * V);
-    clphys_lqcd_solver_params prm = {.kind = kind, .tol = 1e-10, .max_iter = 2000, .mixed = mixed,
-                                .blas = fused ? CLPHYS_LQCD_SOLVER_BLAS_FUSED : CLPHYS_LQCD_SOLVER_BLAS_CLBLAST};
+    clphys_lqcd_solver_params prm = {.kind = kind,
+                                     .tol = 1e-10,
+                                     .max_iter = 2000,
+                                     .mixed = mixed,
+                                     .blas = fused ? CLPHYS_LQCD_SOLVER_BLAS_FUSED : CLPHYS_LQCD_SOLVER_BLAS_CLBLAST};
     clphys_lqcd_solver_result res;
     clphys_status st = clphys_lqcd_solve(q64, q32, &prm, (double *)b, (double *)x, &res);
     if (st) fail_msg("solve: %s: %s", clphys_status_string(st), clphys_last_error(ctx));
     double tr = true_residual(b, x);
     print_message("# %s %s %s: %d iterations, %d restarts, reported %.3g, reference %.3g\n",
                   kind == CLPHYS_LQCD_SOLVER_CGNR ? "CGNR" : "BiCGStab", mixed ? "mixed" : "fp64",
-                  fused ? "fused" : "clBLAST", res.iterations,
-                  res.restarts, res.rel_residual, tr);
+                  fused ? "fused" : "clBLAST", res.iterations, res.restarts, res.rel_residual, tr);
     assert_true(res.rel_residual <= 1e-10);
     assert_true(tr <= 1.05e-10);
     assert_true(fabs(tr - res.rel_residual) <= 1e-3 * tr + 1e-14);
@@ -80,14 +84,46 @@ static int run_on(clphys_lqcd_dslash_plan *q64, clphys_lqcd_dslash_plan *q32, cl
     return res.iterations;
 }
 
-static void test_cgnr_fp64(void **s) { (void)s; run(CLPHYS_LQCD_SOLVER_CGNR, 0, 0); }
-static void test_bicgstab_fp64(void **s) { (void)s; run(CLPHYS_LQCD_SOLVER_BICGSTAB, 0, 0); }
-static void test_cgnr_mixed(void **s) { (void)s; run(CLPHYS_LQCD_SOLVER_CGNR, 1, 0); }
-static void test_bicgstab_mixed(void **s) { (void)s; run(CLPHYS_LQCD_SOLVER_BICGSTAB, 1, 0); }
-static void test_cgnr_fp64_fused(void **s) { (void)s; run(CLPHYS_LQCD_SOLVER_CGNR, 0, 1); }
-static void test_cgnr_mixed_fused(void **s) { (void)s; run(CLPHYS_LQCD_SOLVER_CGNR, 1, 1); }
-static void test_bicgstab_mixed_fused(void **s) { (void)s; run(CLPHYS_LQCD_SOLVER_BICGSTAB, 1, 1); }
-static void test_bicgstab_fp64_fused(void **s) { (void)s; run(CLPHYS_LQCD_SOLVER_BICGSTAB, 0, 1); }
+static void test_cgnr_fp64(void **s)
+{
+    (void)s;
+    run(CLPHYS_LQCD_SOLVER_CGNR, 0, 0);
+}
+static void test_bicgstab_fp64(void **s)
+{
+    (void)s;
+    run(CLPHYS_LQCD_SOLVER_BICGSTAB, 0, 0);
+}
+static void test_cgnr_mixed(void **s)
+{
+    (void)s;
+    run(CLPHYS_LQCD_SOLVER_CGNR, 1, 0);
+}
+static void test_bicgstab_mixed(void **s)
+{
+    (void)s;
+    run(CLPHYS_LQCD_SOLVER_BICGSTAB, 1, 0);
+}
+static void test_cgnr_fp64_fused(void **s)
+{
+    (void)s;
+    run(CLPHYS_LQCD_SOLVER_CGNR, 0, 1);
+}
+static void test_cgnr_mixed_fused(void **s)
+{
+    (void)s;
+    run(CLPHYS_LQCD_SOLVER_CGNR, 1, 1);
+}
+static void test_bicgstab_mixed_fused(void **s)
+{
+    (void)s;
+    run(CLPHYS_LQCD_SOLVER_BICGSTAB, 1, 1);
+}
+static void test_bicgstab_fp64_fused(void **s)
+{
+    (void)s;
+    run(CLPHYS_LQCD_SOLVER_BICGSTAB, 0, 1);
+}
 
 static void test_aos_layout(void **s)
 {
@@ -105,8 +141,8 @@ static void test_not_converged(void **state)
     uint64_t rng = tu_rng_init(80);
     double complex *b = malloc(sizeof(double complex) * 12 * V), *x = malloc(sizeof(double complex) * 12 * V);
     for (long long k = 0; k < 12 * V; k++) b[k] = tu_uniform(&rng) + I * tu_uniform(&rng);
-    clphys_lqcd_solver_params prm = {.kind = CLPHYS_LQCD_SOLVER_CGNR, .tol = 1e-12, .max_iter = 3,
-                                .blas = CLPHYS_LQCD_SOLVER_BLAS_CLBLAST};
+    clphys_lqcd_solver_params prm = {
+        .kind = CLPHYS_LQCD_SOLVER_CGNR, .tol = 1e-12, .max_iter = 3, .blas = CLPHYS_LQCD_SOLVER_BLAS_CLBLAST};
     clphys_lqcd_solver_result res;
     assert_int_equal(clphys_lqcd_solve(p64, NULL, &prm, (double *)b, (double *)x, &res), CLPHYS_ERR_NOT_CONVERGED);
     assert_true(res.rel_residual > 1e-12 && isfinite(res.rel_residual));
@@ -126,15 +162,16 @@ static void test_fused_equals_clblast(void **state)
     (void)state;
     if (!p64) skip();
     for (int mixed = 0; mixed < 2; mixed++) {
-        const int a = run_on(p64, p32, CLPHYS_LQCD_SOLVER_CGNR, mixed, 1), b = run_on(p64, p32, CLPHYS_LQCD_SOLVER_CGNR, mixed, 0);
+        const int a = run_on(p64, p32, CLPHYS_LQCD_SOLVER_CGNR, mixed, 1),
+                  b = run_on(p64, p32, CLPHYS_LQCD_SOLVER_CGNR, mixed, 0);
         assert_true(abs(a - b) <= 1);
     }
     double complex *b = malloc(sizeof(double complex) * 12 * V), *x = malloc(sizeof(double complex) * 12 * V);
     uint64_t rng = tu_rng_init(96);
     for (long long k = 0; k < 12 * V; k++) b[k] = (2 * tu_uniform(&rng) - 1) + I * (2 * tu_uniform(&rng) - 1);
     for (int kind = CLPHYS_LQCD_SOLVER_CGNR; kind <= CLPHYS_LQCD_SOLVER_BICGSTAB; kind++) {
-        clphys_lqcd_solver_params prm = {.kind = (clphys_lqcd_solver_kind)kind, .tol = 1e-12, .max_iter = 3,
-                                    .blas = CLPHYS_LQCD_SOLVER_BLAS_FUSED};
+        clphys_lqcd_solver_params prm = {
+            .kind = (clphys_lqcd_solver_kind)kind, .tol = 1e-12, .max_iter = 3, .blas = CLPHYS_LQCD_SOLVER_BLAS_FUSED};
         clphys_lqcd_solver_result res;
         assert_int_equal(clphys_lqcd_solve(p64, NULL, &prm, (double *)b, (double *)x, &res), CLPHYS_ERR_NOT_CONVERGED);
         assert_true(res.iterations == 3);
@@ -185,8 +222,7 @@ static void test_plan_reuse(void **state)
         double tr = true_residual(b, x);
         print_message("# plan reuse, solve %d: %d iterations, reference residual %.3g\n", rep, res.iterations, tr);
         assert_true(tr <= 1.05e-10);
-        assert_true(res.upload_s >= 0 && res.download_s >= 0 && res.iterate_s > 0 &&
-                    res.seconds >= res.iterate_s);
+        assert_true(res.upload_s >= 0 && res.download_s >= 0 && res.iterate_s > 0 && res.seconds >= res.iterate_s);
     }
     clphys_lqcd_solver_plan_destroy(sp);
     assert_int_equal(clphys_lqcd_solver_plan_create(p32, p32, &prm, &sp), CLPHYS_ERR_INVALID_ARGUMENT);
@@ -222,10 +258,11 @@ static void test_antiperiodic_xyz(void **state)
             if (c[mu] == DIMS[mu] - 1)
                 for (int k = 0; k < 18; k++) fl.u[(x * 4 + mu) * 18 + k] = -fl.u[(x * 4 + mu) * 18 + k];
     }
-    const clphys_lqcd_bc aaaa[4] = {CLPHYS_LQCD_BC_ANTIPERIODIC, CLPHYS_LQCD_BC_ANTIPERIODIC, CLPHYS_LQCD_BC_ANTIPERIODIC,
-                               CLPHYS_LQCD_BC_ANTIPERIODIC};
-    clphys_lqcd_dslash_params q64 = {.precision = CLPHYS_FP64, .reconstruct = 18, .kappa = KAPPA, .layout = CLPHYS_LQCD_SOA},
-                         q32 = {.precision = CLPHYS_FP32, .reconstruct = 12, .kappa = KAPPA, .layout = CLPHYS_LQCD_SOA};
+    const clphys_lqcd_bc aaaa[4] = {CLPHYS_LQCD_BC_ANTIPERIODIC, CLPHYS_LQCD_BC_ANTIPERIODIC,
+                                    CLPHYS_LQCD_BC_ANTIPERIODIC, CLPHYS_LQCD_BC_ANTIPERIODIC};
+    clphys_lqcd_dslash_params
+        q64 = {.precision = CLPHYS_FP64, .reconstruct = 18, .kappa = KAPPA, .layout = CLPHYS_LQCD_SOA},
+        q32 = {.precision = CLPHYS_FP32, .reconstruct = 12, .kappa = KAPPA, .layout = CLPHYS_LQCD_SOA};
     clphys_lqcd_dslash_params a64 = q64, a32 = q32;
     memcpy(a64.bc, aaaa, sizeof aaaa);
     memcpy(a32.bc, aaaa, sizeof aaaa);
@@ -250,8 +287,10 @@ static void test_antiperiodic_xyz(void **state)
         if (st) fail_msg("solve %d: %s", run, clphys_last_error(ctx));
         const double tr = residual_on(&sm, ph, b, xo);
         print_message("# a,a,a,a %s: %d iterations, %d restarts, reference residual %.3g\n",
-                      run == 0 ? "phases fp64" : run == 1 ? "phases mixed" : "flipped links fp64", res.iterations,
-                      res.restarts, tr);
+                      run == 0   ? "phases fp64"
+                      : run == 1 ? "phases mixed"
+                                 : "flipped links fp64",
+                      res.iterations, res.restarts, tr);
         assert_true(tr <= 1.05e-10);
         it[run] = res.iterations;
     }
@@ -279,8 +318,9 @@ static int setup(void **state)
     if (clphys_lqcd_gauge_create(DIMS, &g)) return -1;
     clphys_lqcd_gauge_hot(&g, tu_seed() + 3);
     /* the boundary of a zeroed struct: p,p,p,a */
-    clphys_lqcd_dslash_params a = {.precision = CLPHYS_FP64, .reconstruct = 18, .kappa = KAPPA, .layout = CLPHYS_LQCD_SOA},
-                         b = {.precision = CLPHYS_FP32, .reconstruct = 12, .kappa = KAPPA, .layout = CLPHYS_LQCD_SOA};
+    clphys_lqcd_dslash_params
+        a = {.precision = CLPHYS_FP64, .reconstruct = 18, .kappa = KAPPA, .layout = CLPHYS_LQCD_SOA},
+        b = {.precision = CLPHYS_FP32, .reconstruct = 12, .kappa = KAPPA, .layout = CLPHYS_LQCD_SOA};
     clphys_lqcd_dslash_params aa = a, ab = b;
     aa.layout = ab.layout = CLPHYS_LQCD_AOS;
     if (clphys_lqcd_dslash_plan_create(ctx, &g, &a, &p64) || clphys_lqcd_dslash_plan_create(ctx, &g, &b, &p32) ||
@@ -305,12 +345,19 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cgnr_fp64),  cmocka_unit_test(test_bicgstab_fp64), cmocka_unit_test(test_cgnr_mixed),
-        cmocka_unit_test(test_bicgstab_mixed), cmocka_unit_test(test_cgnr_fp64_fused),
-        cmocka_unit_test(test_cgnr_mixed_fused), cmocka_unit_test(test_bicgstab_mixed_fused),
-        cmocka_unit_test(test_aos_layout),     cmocka_unit_test(test_not_converged),
-        cmocka_unit_test(test_plan_reuse),     cmocka_unit_test(test_bicgstab_fp64_fused),
-        cmocka_unit_test(test_fused_equals_clblast), cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_cgnr_fp64),
+        cmocka_unit_test(test_bicgstab_fp64),
+        cmocka_unit_test(test_cgnr_mixed),
+        cmocka_unit_test(test_bicgstab_mixed),
+        cmocka_unit_test(test_cgnr_fp64_fused),
+        cmocka_unit_test(test_cgnr_mixed_fused),
+        cmocka_unit_test(test_bicgstab_mixed_fused),
+        cmocka_unit_test(test_aos_layout),
+        cmocka_unit_test(test_not_converged),
+        cmocka_unit_test(test_plan_reuse),
+        cmocka_unit_test(test_bicgstab_fp64_fused),
+        cmocka_unit_test(test_fused_equals_clblast),
+        cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_antiperiodic_xyz),
     };
     return tu_run_group(tests, .ctx = &ctx, .nctx = 1, .setup = setup, .teardown = teardown);

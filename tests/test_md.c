@@ -54,18 +54,15 @@ static void test_data_round_trip(void **state)
     /* temperature exactly as asked, zero momentum */
     double ke2 = 0, p[3] = {0};
     for (size_t i = 0; i < a.n; i++)
-        for (int c = 0; c < 3; c++)
-            ke2 += a.v[3 * i + c] * a.v[3 * i + c], p[c] += a.v[3 * i + c];
+        for (int c = 0; c < 3; c++) ke2 += a.v[3 * i + c] * a.v[3 * i + c], p[c] += a.v[3 * i + c];
     assert_true(fabs(ke2 / (3.0 * a.n - 3) - 1.44) < 1e-12);
-    for (int c = 0; c < 3; c++)
-        assert_true(fabs(p[c]) < 1e-12);
+    for (int c = 0; c < 3; c++) assert_true(fabs(p[c]) < 1e-12);
     clphys_md_system_destroy(&a);
     clphys_md_system_destroy(&b);
 }
 
-static const char *HEAD =
-    "test\n\n2 atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\n"
-    "Masses\n\n1 1.0\n\n";
+static const char *HEAD = "test\n\n2 atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\n"
+                          "Masses\n\n1 1.0\n\n";
 
 static void expect_error(const char *name, const char *body, clphys_status want, const char *needle)
 {
@@ -76,8 +73,7 @@ static void expect_error(const char *name, const char *body, clphys_status want,
     clphys_status st = clphys_md_read_lammps_data(path, &s);
     const char *msg = clphys_last_error(NULL);
     if (st != want || !strstr(msg, needle)) {
-        fprintf(stderr, "%s: status %d, message '%s' (wanted %d with '%s')\n", name, st, msg, want,
-                needle);
+        fprintf(stderr, "%s: status %d, message '%s' (wanted %d with '%s')\n", name, st, msg, want, needle);
         fail();
     }
 }
@@ -85,24 +81,18 @@ static void expect_error(const char *name, const char *body, clphys_status want,
 static void test_data_errors(void **state)
 {
     (void)state;
-    expect_error("bad_atom.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 oops 3.0\n",
-                 CLPHYS_ERR_FORMAT, "bad_atom.data:17");
-    expect_error("charge.data", "Atoms # charge\n\n1 1 0.5 1.0 2.0 3.0\n2 1 0.5 1.0 2.0 3.0\n",
-                 CLPHYS_ERR_FORMAT, "atom style 'charge'");
-    expect_error("short.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n", CLPHYS_ERR_FORMAT,
-                 "short.data:16");
-    expect_error("far.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 2.0 35.0\n",
-                 CLPHYS_ERR_INPUT, "far.data:17");
-    expect_error("type.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 3 1.0 2.0 3.0\n",
-                 CLPHYS_ERR_INPUT, "type.data:17");
-    expect_error(
-        "vel.data",
-        "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 2.0 3.0\n\nVelocities\n\n1 0 0 0\n9 0 0 0\n",
-        CLPHYS_ERR_FORMAT, "vel.data:22");
+    expect_error("bad_atom.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 oops 3.0\n", CLPHYS_ERR_FORMAT,
+                 "bad_atom.data:17");
+    expect_error("charge.data", "Atoms # charge\n\n1 1 0.5 1.0 2.0 3.0\n2 1 0.5 1.0 2.0 3.0\n", CLPHYS_ERR_FORMAT,
+                 "atom style 'charge'");
+    expect_error("short.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n", CLPHYS_ERR_FORMAT, "short.data:16");
+    expect_error("far.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 2.0 35.0\n", CLPHYS_ERR_INPUT, "far.data:17");
+    expect_error("type.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 3 1.0 2.0 3.0\n", CLPHYS_ERR_INPUT, "type.data:17");
+    expect_error("vel.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 2.0 3.0\n\nVelocities\n\n1 0 0 0\n9 0 0 0\n",
+                 CLPHYS_ERR_FORMAT, "vel.data:22");
     /* an atom just outside the box is wrapped with its image flag */
     char text[1024];
-    snprintf(text, sizeof text, "%sAtoms # atomic\n\n1 1 -1.0 2.0 3.0 0 0 0\n2 1 1.0 2.0 13.0\n",
-             HEAD);
+    snprintf(text, sizeof text, "%sAtoms # atomic\n\n1 1 -1.0 2.0 3.0 0 0 0\n2 1 1.0 2.0 13.0\n", HEAD);
     clphys_md_system s;
     assert_int_equal(clphys_md_read_lammps_data(write_file("wrap.data", text), &s), CLPHYS_SUCCESS);
     assert_true(fabs(s.x[0] - 9.0) < 1e-12 && s.image[0] == -1);
@@ -127,8 +117,10 @@ static void test_data_huge_ids(void **state)
     const char *big[] = {"2147483647", "1152921504606846976", "2305843009213693952", "9223372036854775807"};
     for (int k = 0; k < 4; k++) {
         char text[1024];
-        snprintf(text, sizeof text, "%sAtoms # atomic\n\n%s 1 1.0 2.0 3.0\n5 1 4.0 2.0 3.0\n\nVelocities\n\n5 0 0 0\n%s 0.5 "
-                 "0 0\n", HEAD, big[k], big[k]);
+        snprintf(text, sizeof text,
+                 "%sAtoms # atomic\n\n%s 1 1.0 2.0 3.0\n5 1 4.0 2.0 3.0\n\nVelocities\n\n5 0 0 0\n%s 0.5 "
+                 "0 0\n",
+                 HEAD, big[k], big[k]);
         clphys_md_system s;
         struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -156,27 +148,35 @@ static void test_data_counts_and_messages(void **state)
     (void)state;
     /* 10^12 atoms claimed, 2 given: refused at the end of the section, nothing of 10^12 allocated */
     char text[2048];
-    snprintf(text, sizeof text, "test\n\n1000000000000 atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\n"
+    snprintf(text, sizeof text,
+             "test\n\n1000000000000 atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\n"
              "Masses\n\n1 1.0\n\nAtoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 2.0 3.0\n");
     clphys_md_system s;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     assert_int_equal(clphys_md_read_lammps_data(write_file("huge_count.data", text), &s), CLPHYS_ERR_FORMAT);
     print_message("# %s (%.4f s)\n", clphys_last_error(NULL), seconds_since(&t0));
-    assert_non_null(strstr(clphys_last_error(NULL), "section Atoms (line 14) has 2 atom lines; the header (line 3) gives 1000000000000"));
+    assert_non_null(strstr(clphys_last_error(NULL),
+                           "section Atoms (line 14) has 2 atom lines; the header (line 3) gives 1000000000000"));
     assert_true(seconds_since(&t0) < 0.5);
     /* fewer atoms than the header says, then Velocities: the Atoms section is named, not 'Velocities' */
-    snprintf(text, sizeof text, "test\n\n3 atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\n"
+    snprintf(text, sizeof text,
+             "test\n\n3 atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\n"
              "Masses\n\n1 1.0\n\nAtoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 2.0 3.0\n\nVelocities\n\n1 0 0 0\n");
     assert_int_equal(clphys_md_read_lammps_data(write_file("fewer.data", text), &s), CLPHYS_ERR_FORMAT);
-    assert_non_null(strstr(clphys_last_error(NULL), "section Atoms (line 14) has 2 atom lines; the header (line 3) gives 3"));
+    assert_non_null(
+        strstr(clphys_last_error(NULL), "section Atoms (line 14) has 2 atom lines; the header (line 3) gives 3"));
     expect_error("more.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 2.0 3.0\n3 1 1.0 2.0 3.0\n",
                  CLPHYS_ERR_FORMAT, "more.data:18: section Atoms (line 14) has more than the 2 atom lines");
-    expect_error("second.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 2.0 3.0\n\nAtoms # atomic\n\n3 1 1.0 2.0 3.0\n"
-                 "4 1 1.0 2.0 3.0\n", CLPHYS_ERR_FORMAT, "second.data:19: second Atoms section (the first at line 14)");
-    expect_error("vel_nan.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 2.0 3.0\n\nVelocities\n\n1 0 0 0\n2 0 nan 0\n",
+    expect_error("second.data",
+                 "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 2.0 3.0\n\nAtoms # atomic\n\n3 1 1.0 2.0 3.0\n"
+                 "4 1 1.0 2.0 3.0\n",
+                 CLPHYS_ERR_FORMAT, "second.data:19: second Atoms section (the first at line 14)");
+    expect_error("vel_nan.data",
+                 "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 2.0 3.0\n\nVelocities\n\n1 0 0 0\n2 0 nan 0\n",
                  CLPHYS_ERR_INPUT, "vel_nan.data:22: atom ID 2: velocity vy = nan is not finite");
-    expect_error("vel_inf.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 2.0 3.0\n\nVelocities\n\n1 inf 0 0\n2 0 0 0\n",
+    expect_error("vel_inf.data",
+                 "Atoms # atomic\n\n1 1 1.0 2.0 3.0\n2 1 1.0 2.0 3.0\n\nVelocities\n\n1 inf 0 0\n2 0 0 0\n",
                  CLPHYS_ERR_INPUT, "atom ID 1: velocity vx = inf");
     expect_error("trailing.data", "Atoms # atomic\n\n1 1 1.0 2.0 3.0 0 0 0 9\n2 1 1.0 2.0 3.0\n", CLPHYS_ERR_FORMAT,
                  "trailing.data:16");
@@ -189,10 +189,12 @@ static void test_data_counts_and_messages(void **state)
     assert_int_equal(clphys_md_read_lammps_data(write_file("tri.data", tri), &s), CLPHYS_ERR_FORMAT);
     assert_non_null(strstr(clphys_last_error(NULL), "tri.data:9: a triclinic box"));
     /* a million atom types claimed, one Masses line: refused without a table of 10^6 */
-    const char *masses = "test\n\n1 atoms\n1000000 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\nMasses\n\n1 1\n\n"
-                         "Atoms\n\n1 1 1 1 1\n";
+    const char *masses =
+        "test\n\n1 atoms\n1000000 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\nMasses\n\n1 1\n\n"
+        "Atoms\n\n1 1 1 1 1\n";
     assert_int_equal(clphys_md_read_lammps_data(write_file("masses.data", masses), &s), CLPHYS_ERR_FORMAT);
-    assert_non_null(strstr(clphys_last_error(NULL), "section Masses (line 10) has 1 type lines; the header (line 4) gives 1000000"));
+    assert_non_null(strstr(clphys_last_error(NULL),
+                           "section Masses (line 10) has 1 type lines; the header (line 4) gives 1000000"));
     /* a line longer than the reader's buffer */
     char *longl = malloc(10000);
     snprintf(longl, 10000, "%sAtoms # atomic\n\n1 1 1.0 2.0 3.0", HEAD);
@@ -204,14 +206,13 @@ static void test_data_counts_and_messages(void **state)
     free(longl);
 }
 
-static double run_md(clphys_md_system *sys, clphys_precision prec, clphys_md_lj_variant v, int shifted,
-                     int every, int check, int steps, clphys_md_thermo *t0, clphys_md_thermo *t1)
+static double run_md(clphys_md_system *sys, clphys_precision prec, clphys_md_lj_variant v, int shifted, int every,
+                     int check, int steps, clphys_md_thermo *t0, clphys_md_thermo *t1)
 {
-    clphys_md_params p = {
-        .lj = {.r_cut = 2.5, .skin = 0.3, .shifted = shifted, .precision = prec, .variant = v},
-        .dt = 0.005,
-        .neigh_every = every,
-        .neigh_check = check};
+    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .shifted = shifted, .precision = prec, .variant = v},
+                          .dt = 0.005,
+                          .neigh_every = every,
+                          .neigh_check = check};
     clphys_md_plan *pl;
     clphys_status st = clphys_md_plan_create(ctx, &p, sys, &pl);
     if (st) fprintf(stderr, "%s\n", clphys_last_error(ctx));
@@ -234,7 +235,10 @@ static double run_md(clphys_md_system *sys, clphys_precision prec, clphys_md_lj_
 static int rebuilds_after(clphys_md_system *sys, int every, int delay, int check, int steps)
 {
     clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64},
-                          .dt = 0.005, .neigh_every = every, .neigh_check = check, .neigh_delay = delay};
+                          .dt = 0.005,
+                          .neigh_every = every,
+                          .neigh_check = check,
+                          .neigh_delay = delay};
     clphys_md_plan *pl;
     assert_int_equal(clphys_md_plan_create(ctx, &p, sys, &pl), CLPHYS_SUCCESS);
     assert_int_equal(clphys_md_run(pl, steps, NULL), CLPHYS_SUCCESS);
@@ -268,8 +272,7 @@ static void test_energy_drift(void **state)
     assert_int_equal(clphys_md_fcc(0.8442, 4, 1.44, tu_seed(), &s), CLPHYS_SUCCESS);
     clphys_md_thermo t0, t1;
     double e64 = run_md(&s, CLPHYS_FP64, CLPHYS_MD_LJ_FULL_CSR, 1, 1, 1, 200, &t0, &t1);
-    fprintf(stderr, "  fp64 max |dE/E| = %.2e over 200 steps (T %.3f -> %.3f)\n", e64, t0.temp,
-            t1.temp);
+    fprintf(stderr, "  fp64 max |dE/E| = %.2e over 200 steps (T %.3f -> %.3f)\n", e64, t0.temp, t1.temp);
     assert_true(e64 < 5e-4);    /* dt^2 fluctuation; the force still jumps at r_cut */
     assert_true(t1.temp < 1.2); /* the lattice melted: the run did something */
     double e32 = run_md(&s, CLPHYS_FP32, CLPHYS_MD_LJ_AUTO, 1, 1, 1, 200, &t0, &t1);
@@ -298,17 +301,14 @@ static void test_policies_and_variants_agree(void **state)
     /* download + write_data + read back */
     char path[512];
     snprintf(path, sizeof path, "%s/final.data", dir);
-    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64},
-                          .dt = 0.005,
-                          .neigh_every = 1,
-                          .neigh_check = 1};
+    clphys_md_params p = {
+        .lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64}, .dt = 0.005, .neigh_every = 1, .neigh_check = 1};
     clphys_md_plan *pl;
     assert_int_equal(clphys_md_plan_create(ctx, &p, &s, &pl), CLPHYS_SUCCESS);
     assert_int_equal(clphys_md_run(pl, 20, NULL), CLPHYS_SUCCESS);
     tu_poison_f64(s.x, 3 * s.n);
     assert_int_equal(clphys_md_download(pl, &s), CLPHYS_SUCCESS);
-    for (size_t i = 0; i < 3 * s.n; i++)
-        assert_true(s.x[i] >= s.lo[i % 3] && s.x[i] < s.hi[i % 3]);
+    for (size_t i = 0; i < 3 * s.n; i++) assert_true(s.x[i] >= s.lo[i % 3] && s.x[i] < s.hi[i % 3]);
     assert_int_equal(clphys_md_write_lammps_data(path, &s), CLPHYS_SUCCESS);
     clphys_md_system r;
     assert_int_equal(clphys_md_read_lammps_data(path, &r), CLPHYS_SUCCESS);
@@ -352,8 +352,7 @@ static cl_mem make_buffer(size_t bytes, const void *host)
 static void put4(cl_mem m, size_t rs, const double *a, size_t n)
 {
     float *f = malloc(16 * n);
-    for (size_t k = 0; k < 4 * n; k++)
-        f[k] = (float)a[k];
+    for (size_t k = 0; k < 4 * n; k++) f[k] = (float)a[k];
     assert_int_equal(clEnqueueWriteBuffer(clphys_context_queue(ctx), m, CL_TRUE, 0, 4 * rs * n,
                                           rs == 8 ? (const void *)a : (const void *)f, 0, NULL, NULL),
                      CL_SUCCESS);
@@ -369,8 +368,7 @@ static void get4(cl_mem m, size_t rs, double *a, size_t n)
                                          rs == 8 ? (void *)a : (void *)f, 0, NULL, NULL),
                      CL_SUCCESS);
     if (rs == 4)
-        for (size_t k = 0; k < 4 * n; k++)
-            a[k] = f[k];
+        for (size_t k = 0; k < 4 * n; k++) a[k] = f[k];
     free(f);
 }
 
@@ -421,8 +419,7 @@ static clphys_md_buffers buffers_of(const dev_state *d, const clphys_md_system *
  * unwrapped, x + image L, so that an atom at a face may sit on either side),
  * f against the fp64 reference at the device's positions; returns the
  * largest position difference over the box edge. */
-static double compare_state(const dev_state *d, const clphys_md_system *h, const clphys_md_params *p,
-                            double tol_v)
+static double compare_state(const dev_state *d, const clphys_md_system *h, const clphys_md_params *p, double tol_v)
 {
     size_t n = d->n;
     double *x = malloc(32 * n), *v = malloc(32 * n), *f = malloc(32 * n);
@@ -433,8 +430,7 @@ static double compare_state(const dev_state *d, const clphys_md_system *h, const
     assert_int_equal(clEnqueueReadBuffer(clphys_context_queue(ctx), d->image, CL_TRUE, 0, 16 * n, im, 0, NULL, NULL),
                      CL_SUCCESS);
     double worst = 0, L[3], *x3 = malloc(24 * n), *ref = malloc(24 * n), pe, vir, u = 0;
-    for (int c = 0; c < 3; c++)
-        L[c] = h->hi[c] - h->lo[c];
+    for (int c = 0; c < 3; c++) L[c] = h->hi[c] - h->lo[c];
     for (size_t i = 0; i < n; i++) {
         assert_true(x[4 * i + 3] == 7); /* w carried along */
         for (int c = 0; c < 3; c++) {
@@ -449,8 +445,7 @@ static double compare_state(const dev_state *d, const clphys_md_system *h, const
     /* f: the forces of the device's positions (in its precision) */
     double *f3 = malloc(24 * n), bx[3] = {L[0], L[1], L[2]};
     for (size_t i = 0; i < n; i++)
-        for (int c = 0; c < 3; c++)
-            f3[3 * i + c] = f[4 * i + c];
+        for (int c = 0; c < 3; c++) f3[3 * i + c] = f[4 * i + c];
     md_ref_lj(n, x3, bx, 1, 1, p->lj.r_cut, p->lj.shifted, ref, &pe, &vir);
     double tol = d->rs == 8 ? 1e-12 : 1e-5;
     assert_true(md_ref_force_error(n, x3, bx, 1, 1, p->lj.r_cut, NULL, NULL, f3, ref, d->rs == 8 ? 1e-13 : 1e-5,
@@ -472,10 +467,8 @@ static void test_device_buffers_trajectory(void **state)
         clphys_md_system s;
         assert_int_equal(clphys_md_fcc(0.8442, 4, 1.44, tu_seed(), &s), CLPHYS_SUCCESS);
         if (prec == CLPHYS_FP64) { /* the same atoms in the box [-3, L - 3) */
-            for (int c = 0; c < 3; c++)
-                s.lo[c] -= 3, s.hi[c] -= 3;
-            for (size_t k = 0; k < 3 * s.n; k++)
-                s.x[k] -= 3;
+            for (int c = 0; c < 3; c++) s.lo[c] -= 3, s.hi[c] -= 3;
+            for (size_t k = 0; k < 3 * s.n; k++) s.x[k] -= 3;
         }
         clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = prec, .variant = CLPHYS_MD_LJ_FULL_CSR},
                               .dt = 0.005,
@@ -638,7 +631,9 @@ static void test_diverged_run(void **state)
     const double v5[4] = {1e200, 0, 0, 1};
     for (int check = 1; check >= 0; check--) {
         clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64},
-                              .dt = 0.005, .neigh_every = 1, .neigh_check = check};
+                              .dt = 0.005,
+                              .neigh_every = 1,
+                              .neigh_check = check};
         dev_state d = make_state(&s, CLPHYS_FP64);
         clphys_md_buffers buf = buffers_of(&d, &s);
         assert_int_equal(clEnqueueWriteBuffer(clphys_context_queue(ctx), d.v, CL_TRUE, 5 * 32, 32, v5, 0, NULL, NULL),
@@ -669,11 +664,10 @@ static void test_lammps_in_lj(void **state)
     double ref[3][TM_THERMO_COLS];
     clphys_md_system s;
     tm_lammps_in_lj(dir, &s, ref);
-    clphys_md_params p = {
-        .lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_MD_LJ_AUTO},
-        .dt = 0.005,
-        .neigh_every = 20,
-        .neigh_check = 0};
+    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_MD_LJ_AUTO},
+                          .dt = 0.005,
+                          .neigh_every = 20,
+                          .neigh_check = 0};
     clphys_md_plan *pl;
     assert_int_equal(clphys_md_plan_create(ctx, &p, &s, &pl), CLPHYS_SUCCESS);
     double worst = 0;
@@ -687,8 +681,7 @@ static void test_lammps_in_lj(void **state)
             double e = fabs(got[c] - ref[k][c]) / fmax(fabs(ref[k][c]), 1e-300);
             worst = fmax(worst, e);
             if (c == 0 ? got[c] != ref[k][c] : !(e <= 1e-6)) {
-                fprintf(stderr, "step %g column %d: %.15g vs LAMMPS %.15g\n", ref[k][0], c, got[c],
-                        ref[k][c]);
+                fprintf(stderr, "step %g column %d: %.15g vs LAMMPS %.15g\n", ref[k][0], c, got[c], ref[k][c]);
                 fail();
             }
         }
@@ -701,12 +694,19 @@ static void test_lammps_in_lj(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_data_round_trip), cmocka_unit_test(test_data_errors),
-        cmocka_unit_test(test_data_huge_ids), cmocka_unit_test(test_data_counts_and_messages),
-        cmocka_unit_test(test_energy_drift),    cmocka_unit_test(test_neigh_delay),    cmocka_unit_test(test_policies_and_variants_agree),
-        cmocka_unit_test(test_box_too_small),   cmocka_unit_test(test_lammps_in_lj),
-        cmocka_unit_test(test_device_buffers_trajectory), cmocka_unit_test(test_device_buffers_refresh),
-        cmocka_unit_test(test_device_buffers_errors), cmocka_unit_test(test_diverged_run),
+        cmocka_unit_test(test_data_round_trip),
+        cmocka_unit_test(test_data_errors),
+        cmocka_unit_test(test_data_huge_ids),
+        cmocka_unit_test(test_data_counts_and_messages),
+        cmocka_unit_test(test_energy_drift),
+        cmocka_unit_test(test_neigh_delay),
+        cmocka_unit_test(test_policies_and_variants_agree),
+        cmocka_unit_test(test_box_too_small),
+        cmocka_unit_test(test_lammps_in_lj),
+        cmocka_unit_test(test_device_buffers_trajectory),
+        cmocka_unit_test(test_device_buffers_refresh),
+        cmocka_unit_test(test_device_buffers_errors),
+        cmocka_unit_test(test_diverged_run),
     };
     /* a folder of its own: a fixed name by pid collided with one left by an
      * earlier run that had the same pid */

@@ -42,8 +42,7 @@ static void make_system(void)
             for (int x = 0; x < NX; x++)
                 for (int b = 0; b < 4; b++, i++) {
                     int cell[3] = {x, y, z};
-                    for (int c = 0; c < 3; c++)
-                        pos[3 * i + c] = (cell[c] + basis[b][c]) * a + 0.1 * tu_uniform(&s);
+                    for (int c = 0; c < 3; c++) pos[3 * i + c] = (cell[c] + basis[b][c]) * a + 0.1 * tu_uniform(&s);
                 }
 }
 
@@ -51,14 +50,14 @@ static clphys_status run(clphys_md_lj_variant v, clphys_precision prec, int shif
                          clphys_md_lj_result *res)
 {
     clphys_md_lj_params p = {.n = n,
-                          .box = {box[0], box[1], box[2]},
-                          .epsilon = 1.0,
-                          .sigma = 1.0,
-                          .r_cut = RC,
-                          .skin = SKIN,
-                          .shifted = shifted,
-                          .precision = prec,
-                          .variant = v};
+                             .box = {box[0], box[1], box[2]},
+                             .epsilon = 1.0,
+                             .sigma = 1.0,
+                             .r_cut = RC,
+                             .skin = SKIN,
+                             .shifted = shifted,
+                             .precision = prec,
+                             .variant = v};
     clphys_md_lj_plan *pl;
     clphys_status st = clphys_md_lj_plan_create(ctx, &p, &pl);
     if (st) return st;
@@ -85,10 +84,8 @@ static void test_variants_vs_reference(void **state)
     (void)state;
     double *ref = malloc(3 * n * sizeof *ref), *f = malloc(3 * n * sizeof *f);
     double *pos32 = malloc(3 * n * sizeof *pos32), box32[3];
-    for (size_t k = 0; k < 3 * n; k++)
-        pos32[k] = (float)pos[k];
-    for (int c = 0; c < 3; c++)
-        box32[c] = (float)box[c];
+    for (size_t k = 0; k < 3 * n; k++) pos32[k] = (float)pos[k];
+    for (int c = 0; c < 3; c++) box32[c] = (float)box[c];
     const clphys_device_info *dev = clphys_context_device(ctx);
     for (int shifted = 0; shifted < 2; shifted++) {
         for (int prec = 0; prec < 2; prec++) {
@@ -108,15 +105,14 @@ static void test_variants_vs_reference(void **state)
                  * rounding left out (at most a few here) */
                 double tol = prec ? 1e-12 : 1e-5;
                 size_t excl = 0;
-                double ef = md_ref_force_error(n, px, bx, 1.0, 1.0, RC, NULL, NULL, f, ref,
-                                               prec ? 1e-13 : 1e-5, &excl);
+                double ef = md_ref_force_error(n, px, bx, 1.0, 1.0, RC, NULL, NULL, f, ref, prec ? 1e-13 : 1e-5, &excl);
                 double de, dw;
                 cut_slack(1.0, RC, excl, &de, &dw);
                 double ee = fmax(fabs(r.potential_energy - pe) - de, 0) / fabs(pe);
                 double ev = fmax(fabs(r.virial - vir) - dw, 0) / fabs(vir);
                 fprintf(stderr, "  %-16s %s %s  force %.2e (%zu left out)  pe %.2e  virial %.2e\n",
-                        clphys_md_lj_variant_name(v), prec ? "fp64" : "fp32",
-                        shifted ? "shifted  " : "unshifted", ef, excl, ee, ev);
+                        clphys_md_lj_variant_name(v), prec ? "fp64" : "fp32", shifted ? "shifted  " : "unshifted", ef,
+                        excl, ee, ev);
                 assert_true(ef <= tol);
                 assert_true(excl <= n / 20);
                 assert_true(ee <= tol);
@@ -140,8 +136,7 @@ static void test_positions_outside_box(void **state)
     md_ref_lj(n, pos, box, 1.0, 1.0, RC, 0, ref, &pe, &vir);
     double *moved = malloc(3 * n * sizeof *moved);
     uint64_t s = tu_rng_init(23);
-    for (size_t k = 0; k < 3 * n; k++)
-        moved[k] = pos[k] + box[k % 3] * (double)((int)(7 * tu_uniform(&s)) - 3);
+    for (size_t k = 0; k < 3 * n; k++) moved[k] = pos[k] + box[k % 3] * (double)((int)(7 * tu_uniform(&s)) - 3);
     pos = moved;
     for (int v = 1; v < CLPHYS_MD_LJ_NVARIANTS; v++) {
         clphys_md_lj_result r;
@@ -165,22 +160,23 @@ static void test_staged_small_groups(void **state)
     clphys_precision prec = dev->fp64 ? CLPHYS_FP64 : CLPHYS_FP32;
     double *ref = malloc(3 * n * sizeof *ref), *f = malloc(3 * n * sizeof *f), pe, vir;
     double *px = malloc(3 * n * sizeof *px), bx[3];
-    for (size_t k = 0; k < 3 * n; k++)
-        px[k] = prec ? pos[k] : (float)pos[k];
-    for (int c = 0; c < 3; c++)
-        bx[c] = prec ? box[c] : (float)box[c];
+    for (size_t k = 0; k < 3 * n; k++) px[k] = prec ? pos[k] : (float)pos[k];
+    for (int c = 0; c < 3; c++) bx[c] = prec ? box[c] : (float)box[c];
     md_ref_lj(n, px, bx, 1.0, 1.0, RC, 0, ref, &pe, &vir);
-    clphys_md_lj_params p = {.n = n, .box = {box[0], box[1], box[2]}, .r_cut = RC, .skin = SKIN,
-                          .precision = prec, .variant = CLPHYS_MD_LJ_FULL_STAGED,
-                          .work_group_size = 32};
+    clphys_md_lj_params p = {.n = n,
+                             .box = {box[0], box[1], box[2]},
+                             .r_cut = RC,
+                             .skin = SKIN,
+                             .precision = prec,
+                             .variant = CLPHYS_MD_LJ_FULL_STAGED,
+                             .work_group_size = 32};
     clphys_md_lj_plan *pl;
     assert_int_equal(clphys_md_lj_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
     tu_poison_f64(f, 3 * n);
     clphys_md_lj_result r;
     assert_int_equal(clphys_md_lj_compute(pl, pos, f, &r), CLPHYS_SUCCESS);
     double tol = prec ? 1e-12 : 1e-5;
-    assert_true(md_ref_force_error(n, px, bx, 1.0, 1.0, RC, NULL, NULL, f, ref, prec ? 1e-13 : 1e-5,
-                                   NULL) <= tol);
+    assert_true(md_ref_force_error(n, px, bx, 1.0, 1.0, RC, NULL, NULL, f, ref, prec ? 1e-13 : 1e-5, NULL) <= tol);
     assert_true(fabs(r.potential_energy - pe) <= tol * fabs(pe));
     assert_true(fabs(r.virial - vir) <= tol * fabs(vir));
     clphys_md_lj_plan_destroy(pl);
@@ -223,10 +219,8 @@ static void test_total_force_zero(void **state)
         assert_int_equal(st, CLPHYS_SUCCESS);
         double sum[3] = {0}, scale = 0;
         for (size_t i = 0; i < n; i++)
-            for (int c = 0; c < 3; c++)
-                sum[c] += f[3 * i + c], scale += fabs(f[3 * i + c]);
-        for (int c = 0; c < 3; c++)
-            assert_true(fabs(sum[c]) <= 1e-12 * scale);
+            for (int c = 0; c < 3; c++) sum[c] += f[3 * i + c], scale += fabs(f[3 * i + c]);
+        for (int c = 0; c < 3; c++) assert_true(fabs(sum[c]) <= 1e-12 * scale);
     }
     free(f);
 }
@@ -256,13 +250,11 @@ static void test_overlap_and_names(void **state)
     clphys_md_lj_result r;
     assert_int_equal(run(CLPHYS_MD_LJ_FULL_CSR, CLPHYS_FP64, 0, f, &r), CLPHYS_ERR_INPUT);
     const char *msg = clphys_last_error(ctx);
-    assert_true(strstr(msg, "particles 4 and 9 are 0 apart") ||
-                strstr(msg, "particles 9 and 4 are 0 apart"));
+    assert_true(strstr(msg, "particles 4 and 9 are 0 apart") || strstr(msg, "particles 9 and 4 are 0 apart"));
     memcpy(&pos[3 * 9], save, sizeof save);
     for (int v = 0; v < CLPHYS_MD_LJ_NVARIANTS; v++) {
         clphys_md_lj_variant w;
-        assert_int_equal(clphys_md_lj_variant_from_name(clphys_md_lj_variant_name(v), &w),
-                         CLPHYS_SUCCESS);
+        assert_int_equal(clphys_md_lj_variant_from_name(clphys_md_lj_variant_name(v), &w), CLPHYS_SUCCESS);
         assert_int_equal(w, v);
     }
     assert_string_equal(clphys_md_lj_variant_name(CLPHYS_MD_LJ_AUTO), "auto");
@@ -291,7 +283,6 @@ static void test_int64_atomics_required(void **state)
     dev->int64_atomics = saved;
     free(f);
 }
-
 
 /* ---- half-cas: the slot lists (cl/md_half_slot.cl) and lj_half_cas ---------
  * Simple cubic lattice, by default two planes per cell (spacing BA = 1.1):
@@ -331,8 +322,8 @@ static hc_system block_system(const int nc[3], double planes, uint64_t stream)
                 size_t c3[3] = {q, y, z};
                 int on = tu_uniform(&s) < 0.5;
                 for (int d = 0; d < 3; d++)
-                    S.x[3 * i + d] = S.box[d] / (double)m[d] * (double)c3[d] +
-                                     (on ? 0 : 0.1 * S.sigma * (tu_uniform(&s) - 0.5));
+                    S.x[3 * i + d] =
+                        S.box[d] / (double)m[d] * (double)c3[d] + (on ? 0 : 0.1 * S.sigma * (tu_uniform(&s) - 0.5));
             }
     /* a few exactly at the box's upper faces (wrapped to 0 on upload) */
     S.x[3 * 0 + 0] = S.box[0];
@@ -405,10 +396,8 @@ static void check_block(const hc_system *S, const clphys_md_lj_params *opt, cons
     /* what an fp32 device holds: wrapped into [0, box) in double, then
      * rounded (coordinates just below 0 become ~box, whose rounding differs
      * from that of the small negative value) */
-    for (size_t k = 0; k < 3 * nb; k++)
-        x32[k] = (float)(x[k] - bx[k % 3] * floor(x[k] / bx[k % 3]));
-    for (int c = 0; c < 3; c++)
-        bx32[c] = (float)bx[c];
+    for (size_t k = 0; k < 3 * nb; k++) x32[k] = (float)(x[k] - bx[k % 3] * floor(x[k] / bx[k % 3]));
+    for (int c = 0; c < 3; c++) bx32[c] = (float)bx[c];
     if (overflow) *overflow = 0;
     for (int prec = 0; prec < 2; prec++) {
         if (prec == CLPHYS_FP64 && (!dev->fp64 || !dev->int64_atomics)) continue;
@@ -416,12 +405,12 @@ static void check_block(const hc_system *S, const clphys_md_lj_params *opt, cons
         double pe, vir;
         md_ref_lj(nb, px, pb, 1.0, S->sigma, BRC, 0, ref, &pe, &vir);
         clphys_md_lj_params p = {.n = nb,
-                              .box = {bx[0], bx[1], bx[2]},
-                              .sigma = S->sigma,
-                              .r_cut = BRC,
-                              .skin = BSKIN,
-                              .precision = prec,
-                              .variant = CLPHYS_MD_LJ_HALF_CAS};
+                                 .box = {bx[0], bx[1], bx[2]},
+                                 .sigma = S->sigma,
+                                 .r_cut = BRC,
+                                 .skin = BSKIN,
+                                 .precision = prec,
+                                 .variant = CLPHYS_MD_LJ_HALF_CAS};
         if (opt) {
             p.work_group_size = opt->work_group_size;
             p.slot_order = opt->slot_order;
@@ -442,16 +431,14 @@ static void check_block(const hc_system *S, const clphys_md_lj_params *opt, cons
         if (overflow) *overflow += ov;
         double tol = prec ? 1e-12 : 1e-5;
         size_t excl = 0;
-        double ef = md_ref_force_error(nb, px, pb, 1.0, S->sigma, BRC, NULL, NULL, f, ref, prec ? 1e-13 : 1e-5,
-                                       &excl);
+        double ef = md_ref_force_error(nb, px, pb, 1.0, S->sigma, BRC, NULL, NULL, f, ref, prec ? 1e-13 : 1e-5, &excl);
         double de, dw;
         cut_slack(S->sigma, BRC, excl, &de, &dw);
         double ee = fmax(fabs(r.potential_energy - pe) - de, 0) / fabs(pe);
         double ev = fmax(fabs(r.virial - vir) - dw, 0) / fabs(vir);
         double sum[3] = {0}, scale = 0;
         for (size_t i = 0; i < nb; i++)
-            for (int c = 0; c < 3; c++)
-                sum[c] += f[3 * i + c], scale += fabs(f[3 * i + c]);
+            for (int c = 0; c < 3; c++) sum[c] += f[3 * i + c], scale += fabs(f[3 * i + c]);
         double mom = fmax(fabs(sum[0]), fmax(fabs(sum[1]), fabs(sum[2]))) / scale;
         fprintf(stderr,
                 "  half-cas %-34s %s n %5zu cells %dx%dx%d block %dx%dx%d wg %zu slots %d order %d: force "
@@ -478,8 +465,8 @@ static void check_block(const hc_system *S, const clphys_md_lj_params *opt, cons
         assert_int_equal(clphys_md_lj_evaluate(pl, NULL), CLPHYS_SUCCESS);
         assert_int_equal(clphys_md_lj_get(pl, f, &r), CLPHYS_SUCCESS);
         assert_true(pl->derived_gen != gen);
-        assert_true(md_ref_force_error(nb, px, pb, 1.0, S->sigma, BRC, NULL, NULL, f, ref, prec ? 1e-13 : 1e-5,
-                                       NULL) <= tol);
+        assert_true(md_ref_force_error(nb, px, pb, 1.0, S->sigma, BRC, NULL, NULL, f, ref, prec ? 1e-13 : 1e-5, NULL) <=
+                    tol);
         assert_true(fabs(r.potential_energy - pe) <= tol * fabs(pe) + de);
         clphys_md_lj_plan_destroy(pl);
     }
@@ -546,25 +533,19 @@ static void test_half_cas_options(void **state)
         {.entries_ahead = 4, .defer_exchanges = 2, .slot_order = CLPHYS_MD_LJ_ORDER_BOTH},
         {.work_group_size = 32},
     };
-    static const char *names[] = {"lists in plain order",
-                                  "entries within r_cut first",
-                                  "rows by list length",
-                                  "both orders",
-                                  "exchanges examined at once",
-                                  "exchanges examined after the next pair",
-                                  "3 entries ahead",
-                                  "4 ahead, deferred, both orders",
-                                  "32 work-items (several passes)"};
-    for (size_t t = 0; t < sizeof opts / sizeof *opts; t++)
-        check_block(&S, &opts[t], names[t], NULL, NULL);
+    static const char *names[] = {
+        "lists in plain order", "entries within r_cut first",     "rows by list length",
+        "both orders",          "exchanges examined at once",     "exchanges examined after the next pair",
+        "3 entries ahead",      "4 ahead, deferred, both orders", "32 work-items (several passes)"};
+    for (size_t t = 0; t < sizeof opts / sizeof *opts; t++) check_block(&S, &opts[t], names[t], NULL, NULL);
     clphys_device_info *dev = (clphys_device_info *)clphys_context_device(ctx);
     int saved = dev->int64_atomics;
     dev->int64_atomics = 0;
     check_block(&S, NULL, "no int64 atomics (fp32 only)", NULL, NULL);
     dev->int64_atomics = saved;
     /* out of range: refused */
-    static const clphys_md_lj_params bad[] = {{.slot_order = 5}, {.defer_exchanges = 3}, {.entries_ahead = 1},
-                                           {.entries_ahead = 5}};
+    static const clphys_md_lj_params bad[] = {
+        {.slot_order = 5}, {.defer_exchanges = 3}, {.entries_ahead = 1}, {.entries_ahead = 5}};
     for (size_t t = 0; t < sizeof bad / sizeof *bad; t++) {
         clphys_md_lj_params p = bad[t];
         p.n = S.n, p.r_cut = BRC, p.skin = BSKIN, p.variant = CLPHYS_MD_LJ_HALF_CAS;
@@ -585,8 +566,7 @@ static void test_half_cas_overflow(void **state)
     static const int grid[3] = {3, 3, 3};
     hc_system C = block_system(grid, 2, 500); /* the cluster: 6^3 atoms in 3^3 cells */
     hc_system S = C;
-    for (int d = 0; d < 3; d++)
-        S.box[d] = 3 * C.box[d]; /* 9^3 cells: 8 particles per cell become 0.3 */
+    for (int d = 0; d < 3; d++) S.box[d] = 3 * C.box[d]; /* 9^3 cells: 8 particles per cell become 0.3 */
     size_t ov;
     check_block(&S, NULL, "dense cluster in a dilute box", NULL, &ov);
     assert_true(ov > 0);
@@ -611,11 +591,11 @@ static void test_half_block_moved(void **state)
         y[k] = x[k] + 0.1 * (tu_uniform(&s) - 0.5);
     md_ref_lj(nb, y, bx, 1.0, 1.0, BRC, 0, ref, &pe, &vir);
     clphys_md_lj_params p = {.n = nb,
-                          .box = {bx[0], bx[1], bx[2]},
-                          .r_cut = BRC,
-                          .skin = BSKIN,
-                          .precision = CLPHYS_FP64,
-                          .variant = CLPHYS_MD_LJ_HALF_CAS};
+                             .box = {bx[0], bx[1], bx[2]},
+                             .r_cut = BRC,
+                             .skin = BSKIN,
+                             .precision = CLPHYS_FP64,
+                             .variant = CLPHYS_MD_LJ_HALF_CAS};
     clphys_md_lj_plan *pl;
     assert_int_equal(clphys_md_lj_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
     assert_int_equal(clphys_md_lj_set_positions(pl, x), CLPHYS_SUCCESS);
@@ -651,18 +631,12 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_variants_vs_reference),
-        cmocka_unit_test(test_positions_outside_box),
-        cmocka_unit_test(test_staged_small_groups),
-        cmocka_unit_test(test_zeroed_params_and_kernel_time),
-        cmocka_unit_test(test_total_force_zero),
-        cmocka_unit_test(test_fixedpoint_bit_identical),
-        cmocka_unit_test(test_overlap_and_names),
-        cmocka_unit_test(test_int64_atomics_required),
-        cmocka_unit_test(test_half_block_grids),
-        cmocka_unit_test(test_half_cas_densities),
-        cmocka_unit_test(test_half_cas_options),
-        cmocka_unit_test(test_half_cas_overflow),
+        cmocka_unit_test(test_variants_vs_reference), cmocka_unit_test(test_positions_outside_box),
+        cmocka_unit_test(test_staged_small_groups),   cmocka_unit_test(test_zeroed_params_and_kernel_time),
+        cmocka_unit_test(test_total_force_zero),      cmocka_unit_test(test_fixedpoint_bit_identical),
+        cmocka_unit_test(test_overlap_and_names),     cmocka_unit_test(test_int64_atomics_required),
+        cmocka_unit_test(test_half_block_grids),      cmocka_unit_test(test_half_cas_densities),
+        cmocka_unit_test(test_half_cas_options),      cmocka_unit_test(test_half_cas_overflow),
         cmocka_unit_test(test_half_block_moved),
     };
     return tu_run_group(tests, .ctx = &ctx, .nctx = 1, .setup = setup, .teardown = teardown);

@@ -65,10 +65,7 @@ static void single_rank(const clphys_md_params *p, const clphys_md_system *sys, 
     MPI_Bcast(rows, NCOL * nrows, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
 
-static double rel(double a, double b)
-{
-    return fabs(a - b) / fmax(fabs(b), 1e-300);
-}
+static double rel(double a, double b) { return fabs(a - b) / fmax(fabs(b), 1e-300); }
 
 /* Copy of a system's arrays (single_rank downloads into it). */
 static void copy_system(const clphys_md_system *s, clphys_md_system *c)
@@ -81,8 +78,10 @@ static void copy_system(const clphys_md_system *s, clphys_md_system *c)
     c->x = malloc(3 * n * sizeof *c->x), c->v = malloc(3 * n * sizeof *c->v), c->image = malloc(3 * n * sizeof(int));
     memcpy(c->id, s->id, n * sizeof *c->id), memcpy(c->type, s->type, n * sizeof *c->type);
     memcpy(c->x, s->x, 3 * n * sizeof *c->x), memcpy(c->v, s->v, 3 * n * sizeof *c->v);
-    if (s->image) memcpy(c->image, s->image, 3 * n * sizeof(int));
-    else memset(c->image, 0, 3 * n * sizeof(int));
+    if (s->image)
+        memcpy(c->image, s->image, 3 * n * sizeof(int));
+    else
+        memset(c->image, 0, 3 * n * sizeof(int));
 }
 
 static void momentum(const clphys_md_system *s, double p[3])
@@ -123,8 +122,8 @@ static void compare_run(const clphys_md_params *p, const int g[3], const clphys_
             double e = rel(r[c], rows[NCOL * k + c]);
             worst = fmax(worst, e);
             if (!(e <= 1e-10)) {
-                fprintf(stderr, "rank %d %s grid %dx%dx%d step %g column %d: %.17g vs single rank %.17g\n", rank,
-                        what, g[0], g[1], g[2], rows[NCOL * k], c, r[c], rows[NCOL * k + c]);
+                fprintf(stderr, "rank %d %s grid %dx%dx%d step %g column %d: %.17g vs single rank %.17g\n", rank, what,
+                        g[0], g[1], g[2], rows[NCOL * k], c, r[c], rows[NCOL * k + c]);
                 fail();
             }
         }
@@ -215,8 +214,10 @@ static void kernels_in(clphys_precision prec)
     }
     void *xr = malloc(4 * rs * n), *out = malloc(4 * rs * n);
     for (size_t k = 0; k < 4 * n; k++)
-        if (rs == 8) ((double *)xr)[k] = x[k];
-        else ((float *)xr)[k] = (float)x[k];
+        if (rs == 8)
+            ((double *)xr)[k] = x[k];
+        else
+            ((float *)xr)[k] = (float)x[k];
     cl_mem pos, vel, img, tag, pm, ix, buf, pos_o, vel_o, img_o, tag_o, cnt;
     assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4 * rs * n, xr, &pos), 0);
     assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4 * rs * n, xr, &vel), 0);
@@ -259,8 +260,10 @@ static void kernels_in(clphys_precision prec)
     for (size_t k = 0; k < n; k++)
         for (int c = 0; c < 4; c++) {
             double v = c == 3 ? (double)(k + 5000) : NAN;
-            if (rs == 8) ((double *)out)[4 * k + c] = v;
-            else ((float *)out)[4 * k + c] = (float)v;
+            if (rs == 8)
+                ((double *)out)[4 * k + c] = v;
+            else
+                ((float *)out)[4 * k + c] = (float)v;
         }
     assert_int_equal(cp_write(ctx, pos_o, 0, 4 * rs * n, out), 0);
     assert_int_equal(CP_ARGS(ctx, ku, pos_o, ix, off, m, buf) | cp_launch(ctx, ku, 1, &g, NULL, NULL), 0);
@@ -431,7 +434,7 @@ static void test_in_lj_variants(void **state)
     unsigned long long seed = tu_seed();
     assert_int_equal(clphys_md_fcc(0.8442, 7, 1.44, seed, &s), CLPHYS_SUCCESS);
     const clphys_md_lj_variant vs[] = {CLPHYS_MD_LJ_FULL_CSR, CLPHYS_MD_LJ_FULL_TRANSPOSED, CLPHYS_MD_LJ_FULL_GROUP,
-                                    CLPHYS_MD_LJ_CPU};
+                                       CLPHYS_MD_LJ_CPU};
     int g[2][3], ng = grids(g);
     double rows[NCOL * 11];
     for (size_t v = 0; v < sizeof vs / sizeof *vs; v++) {
@@ -441,7 +444,8 @@ static void test_in_lj_variants(void **state)
                               .neigh_check = 0};
         copy_system(&s, &ref);
         single_rank(&p, &s, 200, 20, rows, &ref);
-        for (int k = 0; k < ng; k++) compare_run(&p, g[k], &s, 200, 20, rows, &ref, clphys_md_lj_variant_name(vs[v]), NULL);
+        for (int k = 0; k < ng; k++)
+            compare_run(&p, g[k], &s, 200, 20, rows, &ref, clphys_md_lj_variant_name(vs[v]), NULL);
         clphys_md_system_destroy(&ref);
     }
     clphys_md_system_destroy(&s);
@@ -523,7 +527,8 @@ static void test_overlap(void **state)
     fcc_cells(6, 6, 32, &s);
     MPI_Bcast(s.v, 3 * (int)s.n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     const int g[3] = {1, 1, size};
-    const clphys_md_lj_variant vs[] = {CLPHYS_MD_LJ_FULL_TRANSPOSED, CLPHYS_MD_LJ_FULL_CSR, CLPHYS_MD_LJ_FULL_TRANSPOSED};
+    const clphys_md_lj_variant vs[] = {CLPHYS_MD_LJ_FULL_TRANSPOSED, CLPHYS_MD_LJ_FULL_CSR,
+                                       CLPHYS_MD_LJ_FULL_TRANSPOSED};
     for (int v = 0; v < 3; v++) {
         const int one_queue = v == 2;
         if (one_queue) tu_setenv("CLPHYS_MD_ONE_QUEUE", "1"), tu_setenv("CLPHYS_MD_HOST_GHOSTS", "1");
@@ -545,7 +550,8 @@ static void test_overlap(void **state)
         MPI_Reduce(&rows_in, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
         if (rank == 0) fprintf(stderr, "  overlap: %llu of %zu atoms' forces run while the ghosts travel\n", sum, s.n);
         clphys_md_mpi_destroy(pl);
-        compare_run(&p, g, &s, 200, 20, rows, &ref, one_queue ? "full-transposed, one queue" : clphys_md_lj_variant_name(vs[v]), NULL);
+        compare_run(&p, g, &s, 200, 20, rows, &ref,
+                    one_queue ? "full-transposed, one queue" : clphys_md_lj_variant_name(vs[v]), NULL);
         tu_env_restore();
         clphys_md_system_destroy(&ref);
     }
@@ -586,7 +592,7 @@ static void test_dilute_gas(void **state)
     int g[2][3], ng = grids(g);
     double rows[NCOL * 11];
     const clphys_md_lj_variant vs[] = {CLPHYS_MD_LJ_FULL_CSR, CLPHYS_MD_LJ_FULL_TRANSPOSED, CLPHYS_MD_LJ_FULL_GROUP,
-                                    CLPHYS_MD_LJ_CPU};
+                                       CLPHYS_MD_LJ_CPU};
     for (size_t v = 0; v < sizeof vs / sizeof *vs; v++) {
         p.lj.variant = vs[v];
         clphys_md_system ref;
@@ -702,8 +708,8 @@ static void test_failures(void **state)
     expect_all(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &q, g[0], 0, rank == 0 ? &s : NULL, &pl),
                CLPHYS_ERR_UNSUPPORTED, "reverse exchange");
     /* a rank without a device (its context could not be made) */
-    clphys_status st = clphys_md_mpi_create(MPI_COMM_WORLD, rank == 1 ? NULL : ctx, &p, g[0], 0,
-                                            rank == 0 ? &s : NULL, &pl);
+    clphys_status st =
+        clphys_md_mpi_create(MPI_COMM_WORLD, rank == 1 ? NULL : ctx, &p, g[0], 0, rank == 0 ? &s : NULL, &pl);
     assert_int_equal(st, CLPHYS_ERR_INVALID_ARGUMENT);
     if (rank != 1) assert_non_null(strstr(clphys_last_error(ctx), "rank 1"));
     assert_null(pl);
@@ -734,12 +740,8 @@ int main(int argc, char **argv)
 {
     if (tu_mpi_init(&argc, &argv, &rank, &size, &ctx, 1)) return rank_dies();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kernels),
-        cmocka_unit_test(test_in_lj_variants),
-        cmocka_unit_test(test_in_lj_interior),
-        cmocka_unit_test(test_overlap),
-        cmocka_unit_test(test_dilute_gas),
-        cmocka_unit_test(test_lammps_in_lj),
+        cmocka_unit_test(test_kernels),  cmocka_unit_test(test_in_lj_variants), cmocka_unit_test(test_in_lj_interior),
+        cmocka_unit_test(test_overlap),  cmocka_unit_test(test_dilute_gas),     cmocka_unit_test(test_lammps_in_lj),
         cmocka_unit_test(test_failures),
     };
     return tu_mpi_run_group("test_md_mpi", tests, size >= 2 && size <= 4, "2, 3 or 4", &ctx, 1);

@@ -39,18 +39,18 @@ static int block_cells; /* staged layout: cells per block (0 = the plan's choice
 /* Build on the device, compare the pair set with the reference.  Pairs found
  * by only one side are allowed only when |r^2 - rs^2| <= tol * rs^2 (fp32
  * rounding at the search radius; tol = 0 for fp64 means exact sets). */
-static void check(size_t n, const double *pos, const double box[3], double rs,
-                  clphys_md_neighbor_kind kind, clphys_md_neighbor_layout layout, clphys_precision prec,
-                  size_t capacity, double tol, int expect_growth)
+static void check(size_t n, const double *pos, const double box[3], double rs, clphys_md_neighbor_kind kind,
+                  clphys_md_neighbor_layout layout, clphys_precision prec, size_t capacity, double tol,
+                  int expect_growth)
 {
     clphys_md_neighbor_params p = {.n = n,
-                                .box = {box[0], box[1], box[2]},
-                                .r_search = rs,
-                                .kind = kind,
-                                .layout = layout,
-                                .precision = prec,
-                                .capacity = capacity,
-                                .block_cells = block_cells};
+                                   .box = {box[0], box[1], box[2]},
+                                   .r_search = rs,
+                                   .kind = kind,
+                                   .layout = layout,
+                                   .precision = prec,
+                                   .capacity = capacity,
+                                   .block_cells = block_cells};
     clphys_md_neighbor_plan *pl;
     clphys_status st = clphys_md_neighbor_plan_create(ctx, &p, &pl);
     if (st) fprintf(stderr, "%s\n", clphys_last_error(ctx));
@@ -62,10 +62,8 @@ static void check(size_t n, const double *pos, const double box[3], double rs,
     if (expect_growth) assert_true(growths > 0);
     size_t *off = malloc((n + 1) * sizeof *off);
     int *list = malloc((pairs + 1) * sizeof *list);
-    for (size_t i = 0; i <= n; i++)
-        off[i] = (size_t)-1;
-    for (size_t k = 0; k < pairs; k++)
-        list[k] = -7;
+    for (size_t i = 0; i <= n; i++) off[i] = (size_t)-1;
+    for (size_t k = 0; k < pairs; k++) list[k] = -7;
     assert_int_equal(clphys_md_neighbor_get(pl, off, list), CLPHYS_SUCCESS);
     assert_int_equal(off[n], pairs);
     /* device entries as (min, max) pairs, sorted */
@@ -115,12 +113,10 @@ static void random_positions(double *pos, size_t n, const double box[3], uint64_
 {
     uint64_t s = tu_rng_init(stream);
     for (size_t i = 0; i < n; i++)
-        for (int c = 0; c < 3; c++)
-            pos[3 * i + c] = box[c] * tu_uniform(&s);
+        for (int c = 0; c < 3; c++) pos[3 * i + c] = box[c] * tu_uniform(&s);
 }
 
-static void all_kinds(size_t n, const double *pos, const double box[3], double rs, size_t cap,
-                      int expect_growth)
+static void all_kinds(size_t n, const double *pos, const double box[3], double rs, size_t cap, int expect_growth)
 {
     for (int prec = 0; prec < 2; prec++)
         for (int kind = 0; kind < 2; kind++)
@@ -231,10 +227,8 @@ int main(void)
 {
     tu_seed();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random),
-        cmocka_unit_test(test_lattice_boundaries),
-        cmocka_unit_test(test_overflow_growth),
-        cmocka_unit_test(test_dilute_box),
+        cmocka_unit_test(test_random),          cmocka_unit_test(test_lattice_boundaries),
+        cmocka_unit_test(test_overflow_growth), cmocka_unit_test(test_dilute_box),
         cmocka_unit_test(test_bad_input),
     };
     return tu_run_group(tests, .ctx = &ctx, .nctx = 1);

@@ -47,8 +47,16 @@ static void nbabel_energy(const char *name, int n)
         fail_msg("%s: K = %.17g W = %.17g E = %.17g", name, e.kinetic, e.potential, e.total);
     clphys_nbody_system_destroy(&s);
 }
-static void nbabel_input16(void **st) { (void)st; nbabel_energy("input16", 16); }
-static void nbabel_input128(void **st) { (void)st; nbabel_energy("input128", 128); }
+static void nbabel_input16(void **st)
+{
+    (void)st;
+    nbabel_energy("input16", 16);
+}
+static void nbabel_input128(void **st)
+{
+    (void)st;
+    nbabel_energy("input128", 128);
+}
 
 /* Write text to a temp file; the error from reading it must contain want. */
 static void expect_read_error(const char *text, clphys_status want_st, const char *want)
@@ -143,7 +151,8 @@ static void plummer_units(void **st)
     double m = 0, c[6] = {0};
     for (int i = 0; i < n; i++) {
         m += s.x[4 * i + 3];
-        for (int k = 0; k < 3; k++) c[k] += s.x[4 * i + 3] * s.x[4 * i + k], c[3 + k] += s.x[4 * i + 3] * s.v[3 * i + k];
+        for (int k = 0; k < 3; k++)
+            c[k] += s.x[4 * i + 3] * s.x[4 * i + k], c[3 + k] += s.x[4 * i + 3] * s.v[3 * i + k];
     }
     assert_true(fabs(m - 1) < 1e-12);
     for (int k = 0; k < 6; k++) assert_true(fabs(c[k]) < 1e-12);
@@ -177,7 +186,8 @@ static void leapfrog_energy(void **st)
     assert_int_equal(clphys_nbody_energy_of(ctx, &s, pot, &e0), CLPHYS_SUCCESS);
     for (int k = 0; k < 200; k++) {
         for (int i = 0; i < n; i++)
-            for (int c = 0; c < 3; c++) s.v[3 * i + c] += 0.5 * dt * acc[3 * i + c], s.x[4 * i + c] += dt * s.v[3 * i + c];
+            for (int c = 0; c < 3; c++)
+                s.v[3 * i + c] += 0.5 * dt * acc[3 * i + c], s.x[4 * i + c] += dt * s.v[3 * i + c];
         assert_int_equal(clphys_nbody_gravity_compute(pl, n, NULL, n, s.x, acc, pot, 0, 0, NULL), CLPHYS_SUCCESS);
         for (int i = 0; i < 3 * n; i++) s.v[i] += 0.5 * dt * acc[i];
     }

@@ -29,7 +29,8 @@ static double tol_of(clphys_precision p) { return p == CLPHYS_FP64 ? 1e-12 : 1e-
 static int nr64;   /* fast_rsqrt64 of the plans made next */
 static int jsplit; /* j_split of the plans made next */
 
-static clphys_nbody_gravity_plan *make_plan(clphys_precision p, clphys_nbody_gravity_variant v, double eps, int wg, int ipw)
+static clphys_nbody_gravity_plan *make_plan(clphys_precision p, clphys_nbody_gravity_variant v, double eps, int wg,
+                                            int ipw)
 {
     clphys_nbody_gravity_params prm = {0, p, v, 1.0, eps, 1, wg, ipw, 0, 0, nr64, 0, jsplit, 0};
     clphys_nbody_gravity_plan *pl = NULL;
@@ -39,7 +40,8 @@ static clphys_nbody_gravity_plan *make_plan(clphys_precision p, clphys_nbody_gra
 }
 
 /* One case: i-set = j-set (disjoint == 0) or a separate i-set. */
-static void check_case(clphys_nbody_gravity_plan *pl, clphys_precision p, double eps, int n, int disjoint, uint64_t stream)
+static void check_case(clphys_nbody_gravity_plan *pl, clphys_precision p, double eps, int n, int disjoint,
+                       uint64_t stream)
 {
     int ni = disjoint ? n / 2 + 3 : n;
     double *xj = tg_random_particles(n, stream), *xi = disjoint ? tg_random_particles(ni, stream + 1000) : NULL;
@@ -57,15 +59,17 @@ static void check_case(clphys_nbody_gravity_plan *pl, clphys_precision p, double
     double ea, ep;
     tg_errors(ni, xi ? xi : xj, n, xj, eps, acc, pot, ra, rp, &ea, &ep);
     if (!(ea < tol_of(p)) || !(ep < tol_of(p)))
-        fail_msg("%s %s eps %g n %d ni %d%s: acc err %.3g pot err %.3g (tol %.0e)", clphys_nbody_gravity_plan_variant(pl),
-                 p ? "fp64" : "fp32", eps, n, ni, disjoint ? " (i != j)" : "", ea, ep, tol_of(p));
+        fail_msg("%s %s eps %g n %d ni %d%s: acc err %.3g pot err %.3g (tol %.0e)",
+                 clphys_nbody_gravity_plan_variant(pl), p ? "fp64" : "fp32", eps, n, ni, disjoint ? " (i != j)" : "",
+                 ea, ep, tol_of(p));
     if (n == 1 && !disjoint) { /* lone particle: no force, no potential */
         assert_true(acc[0] == 0 && acc[1] == 0 && acc[2] == 0 && fabs(pot[0]) < 1e-6 * (eps > 0 ? 1 / eps : 1));
     }
     if (!disjoint && n > 1) { /* Newton's third law: sum m_i a_i ~ 0 relative to sum |m_i a_i| */
         double s[3] = {0, 0, 0}, sa = 0;
         for (int i = 0; i < n; i++)
-            for (int c = 0; c < 3; c++) s[c] += xj[4 * i + 3] * acc[3 * i + c], sa += fabs(xj[4 * i + 3] * acc[3 * i + c]);
+            for (int c = 0; c < 3; c++)
+                s[c] += xj[4 * i + 3] * acc[3 * i + c], sa += fabs(xj[4 * i + 3] * acc[3 * i + c]);
         double rel = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]) / sa;
         if (!(rel < 10 * tol_of(p))) fail_msg("momentum: |sum m a| / sum |m a| = %.3g", rel);
     }
@@ -88,9 +92,21 @@ static void run_variant(clphys_precision p, clphys_nbody_gravity_variant v, int 
     }
 }
 
-static void tiled_fp32(void **st) { (void)st; run_variant(CLPHYS_FP32, CLPHYS_NBODY_GRAVITY_TILED, 64, 2, 0); }
-static void tiled_fp64(void **st) { (void)st; run_variant(CLPHYS_FP64, CLPHYS_NBODY_GRAVITY_TILED, 64, 1, 0); }
-static void tiled_i4_fp32(void **st) { (void)st; run_variant(CLPHYS_FP32, CLPHYS_NBODY_GRAVITY_TILED, 32, 4, 0); }
+static void tiled_fp32(void **st)
+{
+    (void)st;
+    run_variant(CLPHYS_FP32, CLPHYS_NBODY_GRAVITY_TILED, 64, 2, 0);
+}
+static void tiled_fp64(void **st)
+{
+    (void)st;
+    run_variant(CLPHYS_FP64, CLPHYS_NBODY_GRAVITY_TILED, 64, 1, 0);
+}
+static void tiled_i4_fp32(void **st)
+{
+    (void)st;
+    run_variant(CLPHYS_FP32, CLPHYS_NBODY_GRAVITY_TILED, 32, 4, 0);
+}
 static void tiled_fp64_newton(void **st)
 {
     (void)st;
@@ -124,8 +140,16 @@ static void tiled_split(void **st)
     clphys_nbody_gravity_plan_destroy(pl);
     jsplit = 0;
 }
-static void vector_fp32(void **st) { (void)st; run_variant(CLPHYS_FP32, CLPHYS_NBODY_GRAVITY_VECTOR, 0, 0, 0); }
-static void vector_fp64(void **st) { (void)st; run_variant(CLPHYS_FP64, CLPHYS_NBODY_GRAVITY_VECTOR, 0, 0, 0); }
+static void vector_fp32(void **st)
+{
+    (void)st;
+    run_variant(CLPHYS_FP32, CLPHYS_NBODY_GRAVITY_VECTOR, 0, 0, 0);
+}
+static void vector_fp64(void **st)
+{
+    (void)st;
+    run_variant(CLPHYS_FP64, CLPHYS_NBODY_GRAVITY_VECTOR, 0, 0, 0);
+}
 
 /* Accumulate mode adds to existing results; caller-owned cl_mem path. */
 static void accumulate_and_cl_mem(void **st)
@@ -150,7 +174,8 @@ static void accumulate_and_cl_mem(void **st)
                                4 * n * sizeof(double), x, &e);
     assert_int_equal(e, CL_SUCCESS);
     double *o = malloc(4 * n * sizeof *o);
-    for (int i = 0; i < n; i++) o[4 * i] = ra[3 * i], o[4 * i + 1] = ra[3 * i + 1], o[4 * i + 2] = ra[3 * i + 2], o[4 * i + 3] = rp[i];
+    for (int i = 0; i < n; i++)
+        o[4 * i] = ra[3 * i], o[4 * i + 1] = ra[3 * i + 1], o[4 * i + 2] = ra[3 * i + 2], o[4 * i + 3] = rp[i];
     cl_mem bo = clCreateBuffer(clphys_context_cl_context(ctx), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
                                4 * n * sizeof(double), o, &e);
     assert_int_equal(e, CL_SUCCESS);
@@ -158,10 +183,12 @@ static void accumulate_and_cl_mem(void **st)
     assert_int_equal(clphys_nbody_gravity_compute_cl(pl, bx, n, bx, n, 1, bo, 1, &ks), CLPHYS_SUCCESS);
     assert_true(ks >= 0);
     tu_poison_f64(o, 4 * (size_t)n);
-    assert_int_equal(clEnqueueReadBuffer(clphys_context_queue(ctx), bo, CL_TRUE, 0, 4 * n * sizeof(double), o, 0,
-                                         NULL, NULL), CL_SUCCESS);
+    assert_int_equal(
+        clEnqueueReadBuffer(clphys_context_queue(ctx), bo, CL_TRUE, 0, 4 * n * sizeof(double), o, 0, NULL, NULL),
+        CL_SUCCESS);
     for (int i = 0; i < n; i++) {
-        for (int c = 0; c < 3; c++) assert_true(fabs(o[4 * i + c] - 2 * ra[3 * i + c]) < 1e-10 * (1 + fabs(ra[3 * i + c])));
+        for (int c = 0; c < 3; c++)
+            assert_true(fabs(o[4 * i + c] - 2 * ra[3 * i + c]) < 1e-10 * (1 + fabs(ra[3 * i + c])));
         assert_true(fabs(o[4 * i + 3] - 2 * rp[i]) < 1e-10 * (1 + fabs(rp[i])));
     }
     clReleaseMemObject(bx), clReleaseMemObject(bo);
@@ -241,8 +268,9 @@ static void contract(void **st)
     assert_int_equal(e, CL_SUCCESS);
     float *xf = malloc(4 * n * sizeof *xf);
     for (int k = 0; k < 4 * n; k++) xf[k] = (float)x[k];
-    assert_int_equal(clEnqueueWriteBuffer(clphys_context_queue(ctx), b, CL_TRUE, 0, 4 * n * sizeof *xf, xf, 0, NULL,
-                                          NULL), CL_SUCCESS);
+    assert_int_equal(
+        clEnqueueWriteBuffer(clphys_context_queue(ctx), b, CL_TRUE, 0, 4 * n * sizeof *xf, xf, 0, NULL, NULL),
+        CL_SUCCESS);
     cl_mem o = clCreateBuffer(clphys_context_cl_context(ctx), CL_MEM_READ_WRITE, 4 * n * sizeof(float), NULL, &e);
     assert_int_equal(e, CL_SUCCESS);
     double ks = NAN; /* a sum would stay NaN */
@@ -250,8 +278,10 @@ static void contract(void **st)
     assert_true(ks >= 0 && ks < 1e3);
     /* more than 2^31 - 1 particles: refused before anything is read */
     const size_t big = (size_t)2147483647 + 1;
-    assert_int_equal(clphys_nbody_gravity_compute(pl, big, x, n, x, acc, NULL, 0, 0, NULL), CLPHYS_ERR_INVALID_ARGUMENT);
-    assert_int_equal(clphys_nbody_gravity_compute(pl, n, x, big, x, acc, NULL, 0, 0, NULL), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(clphys_nbody_gravity_compute(pl, big, x, n, x, acc, NULL, 0, 0, NULL),
+                     CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(clphys_nbody_gravity_compute(pl, n, x, big, x, acc, NULL, 0, 0, NULL),
+                     CLPHYS_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(clphys_last_error(ctx), "2^31 - 1"));
     assert_int_equal(clphys_nbody_gravity_compute_cl(pl, b, big, b, n, 0, o, 0, NULL), CLPHYS_ERR_INVALID_ARGUMENT);
     clReleaseMemObject(b), clReleaseMemObject(o);
@@ -263,11 +293,11 @@ static void contract(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(two_body_analytic), cmocka_unit_test(bad_input), cmocka_unit_test(contract),
-        cmocka_unit_test(tiled_fp32),        cmocka_unit_test(tiled_i4_fp32),
-        cmocka_unit_test(tiled_fp64),        cmocka_unit_test(tiled_fp64_newton), cmocka_unit_test(tiled_fp64_series),
-        cmocka_unit_test(tiled_split),
-        cmocka_unit_test(vector_fp32),
+        cmocka_unit_test(two_body_analytic), cmocka_unit_test(bad_input),
+        cmocka_unit_test(contract),          cmocka_unit_test(tiled_fp32),
+        cmocka_unit_test(tiled_i4_fp32),     cmocka_unit_test(tiled_fp64),
+        cmocka_unit_test(tiled_fp64_newton), cmocka_unit_test(tiled_fp64_series),
+        cmocka_unit_test(tiled_split),       cmocka_unit_test(vector_fp32),
         cmocka_unit_test(vector_fp64),       cmocka_unit_test(accumulate_and_cl_mem),
     };
     return tu_run_group(tests, .ctx = &ctx, .nctx = 1);

@@ -54,9 +54,9 @@ static void counts(int N, int layout, int *n, int *off)
 {
     int o = 0;
     for (int r = 0; r < size; r++) {
-        int c = layout == 0 ? N / size + (r < N % size)
-              : layout == 1 ? (r == size - 1 ? 0 : N / (size - 1) + (r < N % (size - 1)))
-              : (r == 0 ? N : 0);
+        int c = layout == 0   ? N / size + (r < N % size)
+                : layout == 1 ? (r == size - 1 ? 0 : N / (size - 1) + (r < N % (size - 1)))
+                              : (r == 0 ? N : 0);
         if (r == rank) *n = c, *off = o;
         o += c;
     }
@@ -87,12 +87,15 @@ static void distributed(clphys_precision p, clphys_nbody_gravity_exchange ex, in
     }
     clphys_nbody_gravity_params prm = params(p, EPS);
     clphys_nbody_gravity_mpi *g = NULL;
-    all_status(clphys_nbody_gravity_mpi_create(MPI_COMM_WORLD, ctx, ndev, &prm, ex, group, &g), CLPHYS_SUCCESS, "create");
+    all_status(clphys_nbody_gravity_mpi_create(MPI_COMM_WORLD, ctx, ndev, &prm, ex, group, &g), CLPHYS_SUCCESS,
+               "create");
     clphys_nbody_gravity_exchange used;
     int G;
     clphys_nbody_gravity_mpi_info(g, &used, &G);
-    if (ex != CLPHYS_NBODY_GRAVITY_EXCHANGE_AUTO) assert_int_equal(used, ex);
-    else assert_int_equal(used, CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID);
+    if (ex != CLPHYS_NBODY_GRAVITY_EXCHANGE_AUTO)
+        assert_int_equal(used, ex);
+    else
+        assert_int_equal(used, CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID);
     for (int layout = 0; layout < 3; layout++) {
         int n = 0, off = 0;
         counts(N, layout, &n, &off);
@@ -105,7 +108,9 @@ static void distributed(clphys_precision p, clphys_nbody_gravity_exchange ex, in
         double ea = 0, ep = 0;
         tg_errors(n, x + 4 * off, N, x, EPS, acc, pot, ra + 3 * off, rp + off, &ea, &ep);
         /* the schedule's exchange count; the split adds up */
-        int want = used == CLPHYS_NBODY_GRAVITY_EXCHANGE_ALLGATHER ? 1 : used == CLPHYS_NBODY_GRAVITY_EXCHANGE_RING ? size - 1 : -1;
+        int want = used == CLPHYS_NBODY_GRAVITY_EXCHANGE_ALLGATHER ? 1
+                   : used == CLPHYS_NBODY_GRAVITY_EXCHANGE_RING    ? size - 1
+                                                                   : -1;
         double bad = (want >= 0 && t.exchanges != want) || (size > 1 && t.exchanges < 1) ||
                      !(t.exposed_s <= t.exchange_s + 1e-9) || !(t.total_s > 0) || (n && !(t.kernel_s > 0)) ||
                      (size > 1 && !(t.bytes_sent > 0 || n == 0));
@@ -113,17 +118,18 @@ static void distributed(clphys_precision p, clphys_nbody_gravity_exchange ex, in
         if (!(e < tol))
             fail_msg("%s group %d, %d device(s), P %d, N %d, layout %d: error %.3g (tol %.0e)",
                      clphys_nbody_gravity_exchange_name(ex), group, ndev, size, N, layout, e, tol);
-        if (b) fail_msg("%s layout %d: timing split inconsistent on some rank (exchanges %d exchange %g exposed %g)",
-                        clphys_nbody_gravity_exchange_name(ex), layout, t.exchanges, t.exchange_s, t.exposed_s);
+        if (b)
+            fail_msg("%s layout %d: timing split inconsistent on some rank (exchanges %d exchange %g exposed %g)",
+                     clphys_nbody_gravity_exchange_name(ex), layout, t.exchanges, t.exchange_s, t.exposed_s);
         free(acc), free(pot);
     }
     clphys_nbody_gravity_mpi_destroy(g);
     free(x), free(ra), free(rp);
 }
 
-static const clphys_nbody_gravity_exchange all_ex[] = {CLPHYS_NBODY_GRAVITY_EXCHANGE_RING, CLPHYS_NBODY_GRAVITY_EXCHANGE_DOUBLING,
-                                                 CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID, CLPHYS_NBODY_GRAVITY_EXCHANGE_ALLGATHER,
-                                                 CLPHYS_NBODY_GRAVITY_EXCHANGE_AUTO};
+static const clphys_nbody_gravity_exchange all_ex[] = {
+    CLPHYS_NBODY_GRAVITY_EXCHANGE_RING, CLPHYS_NBODY_GRAVITY_EXCHANGE_DOUBLING, CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID,
+    CLPHYS_NBODY_GRAVITY_EXCHANGE_ALLGATHER, CLPHYS_NBODY_GRAVITY_EXCHANGE_AUTO};
 
 static void exchanges_fp64(void **state)
 {
@@ -161,11 +167,12 @@ static void failures(void **state)
     assert_non_null(strstr(clphys_last_error(NULL), "differ"));
     prm.eps = EPS;
     /* a hybrid group that is not a power of two dividing P */
-    all_status(clphys_nbody_gravity_mpi_create(MPI_COMM_WORLD, ctx, 1, &prm, CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID, 3, &g),
-               CLPHYS_ERR_INVALID_ARGUMENT, "group 3");
+    all_status(
+        clphys_nbody_gravity_mpi_create(MPI_COMM_WORLD, ctx, 1, &prm, CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID, 3, &g),
+        CLPHYS_ERR_INVALID_ARGUMENT, "group 3");
     /* no device on one rank */
     all_status(clphys_nbody_gravity_mpi_create(MPI_COMM_WORLD, rank == size - 1 ? NULL : ctx, 1, &prm,
-                                         CLPHYS_NBODY_GRAVITY_EXCHANGE_RING, 0, &g),
+                                               CLPHYS_NBODY_GRAVITY_EXCHANGE_RING, 0, &g),
                CLPHYS_ERR_INVALID_ARGUMENT, "NULL contexts on one rank");
     char want[32];
     snprintf(want, sizeof want, "rank %d", size - 1);
@@ -177,8 +184,9 @@ static void failures(void **state)
     all_status(clphys_mpi_agree(MPI_COMM_WORLD, NULL, st), CLPHYS_ERR_DEVICE_NOT_FOUND, "device 97:97");
     assert_non_null(strstr(clphys_last_error(NULL), "97:97"));
     /* bad input on one rank: every rank fails, then the plan still works */
-    all_status(clphys_nbody_gravity_mpi_create(MPI_COMM_WORLD, ctx, 1, &prm, CLPHYS_NBODY_GRAVITY_EXCHANGE_DOUBLING, 0, &g),
-               CLPHYS_SUCCESS, "create");
+    all_status(
+        clphys_nbody_gravity_mpi_create(MPI_COMM_WORLD, ctx, 1, &prm, CLPHYS_NBODY_GRAVITY_EXCHANGE_DOUBLING, 0, &g),
+        CLPHYS_SUCCESS, "create");
     double x[8] = {0.1 * rank, 0, 0, 1, 0.1 * rank + 0.05, 0, 0, 1}, acc[6], pot[2];
     if (rank == size - 1) x[5] = NAN;
     all_status(clphys_nbody_gravity_mpi_compute(g, 2, x, acc, pot, NULL), CLPHYS_ERR_INPUT, "NaN on one rank");
@@ -212,8 +220,7 @@ static void nbody_helpers(void **state)
         clphys_nbody_energy e1;
         assert_int_equal(clphys_nbody_energy_of(NULL, &all, pot, &e1), CLPHYS_SUCCESS);
         bad += fabs(e.kinetic - e1.kinetic) > 1e-14 * fabs(e1.kinetic) ||
-               fabs(e.potential - e1.potential) > 1e-14 * fabs(e1.potential) ||
-               fabs(e.momentum - e1.momentum) > 1e-14;
+               fabs(e.potential - e1.potential) > 1e-14 * fabs(e1.potential) || fabs(e.momentum - e1.momentum) > 1e-14;
     }
     if (max_all(bad)) fail_msg("scatter/gather or reduced energies differ from the single-process ones");
     clphys_nbody_system_destroy(&all);
@@ -240,12 +247,8 @@ int main(int argc, char **argv)
 {
     tu_mpi_init(&argc, &argv, &rank, &size, ctx, 2);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(exchanges_fp64),
-        cmocka_unit_test(exchanges_fp32),
-        cmocka_unit_test(two_devices_per_rank),
-        cmocka_unit_test(failures),
-        cmocka_unit_test(nbody_helpers),
-        cmocka_unit_test(sync_over_ranks),
+        cmocka_unit_test(exchanges_fp64), cmocka_unit_test(exchanges_fp32), cmocka_unit_test(two_devices_per_rank),
+        cmocka_unit_test(failures),       cmocka_unit_test(nbody_helpers),  cmocka_unit_test(sync_over_ranks),
     };
     return tu_mpi_run_group("test_gravity_mpi", tests, size >= 2, "at least 2", ctx, 2);
 }

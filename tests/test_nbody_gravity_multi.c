@@ -26,10 +26,7 @@
 static clphys_context *ctx[2]; /* the test device, opened twice */
 
 /* ---- schedules --------------------------------------------------------------- */
-static int in_range(nbody_sched_range r, int P, int b)
-{
-    return r.cnt > 0 && ((b - r.lo) % P + P) % P < r.cnt;
-}
+static int in_range(nbody_sched_range r, int P, int b) { return r.cnt > 0 && ((b - r.lo) % P + P) % P < r.cnt; }
 
 static void check_schedule(clphys_nbody_gravity_exchange ex, int group, int P, int want_stages)
 {
@@ -38,7 +35,8 @@ static void check_schedule(clphys_nbody_gravity_exchange ex, int group, int P, i
     for (int r = 0; r < P; r++) {
         assert_int_equal(nbody_sched_build(NULL, ex, group, P, r, &s[r]), CLPHYS_SUCCESS);
         held[r * P + r] = 1;
-        if (s[r].nstages != s[0].nstages) fail_msg("P %d: rank %d has %d stages, rank 0 %d", P, r, s[r].nstages, s[0].nstages);
+        if (s[r].nstages != s[0].nstages)
+            fail_msg("P %d: rank %d has %d stages, rank 0 %d", P, r, s[r].nstages, s[0].nstages);
     }
     if (want_stages >= 0 && s[0].nstages != want_stages)
         fail_msg("%s group %d P %d: %d stages, want %d", clphys_nbody_gravity_exchange_name(ex), group, P, s[0].nstages,
@@ -72,7 +70,8 @@ static void check_schedule(clphys_nbody_gravity_exchange ex, int group, int P, i
         free(next);
     }
     for (int i = 0; i < P * P; i++)
-        if (!held[i]) fail_msg("%s P %d: rank %d never gets block %d", clphys_nbody_gravity_exchange_name(ex), P, i / P, i % P);
+        if (!held[i])
+            fail_msg("%s P %d: rank %d never gets block %d", clphys_nbody_gravity_exchange_name(ex), P, i / P, i % P);
     for (int r = 0; r < P; r++) nbody_sched_free(&s[r]);
     free(s);
     free(held);
@@ -108,16 +107,20 @@ static void schedules(void **state)
     assert_int_equal(nbody_sched_build(NULL, CLPHYS_NBODY_GRAVITY_EXCHANGE_DOUBLING, 0, 6, 5, &s), CLPHYS_SUCCESS);
     assert_int_equal(s.bruck, 1);
     nbody_sched_free(&s);
-    assert_int_equal(nbody_sched_build(NULL, CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID, 3, 6, 0, &s), CLPHYS_ERR_INVALID_ARGUMENT);
-    assert_int_equal(nbody_sched_build(NULL, CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID, 4, 6, 0, &s), CLPHYS_ERR_INVALID_ARGUMENT);
-    assert_int_equal(nbody_sched_build(NULL, CLPHYS_NBODY_GRAVITY_EXCHANGE_RING, 0, 4, 4, &s), CLPHYS_ERR_INVALID_ARGUMENT);
-    assert_int_equal(nbody_sched_build(NULL, (clphys_nbody_gravity_exchange)9, 0, 4, 0, &s), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nbody_sched_build(NULL, CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID, 3, 6, 0, &s),
+                     CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nbody_sched_build(NULL, CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID, 4, 6, 0, &s),
+                     CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nbody_sched_build(NULL, CLPHYS_NBODY_GRAVITY_EXCHANGE_RING, 0, 4, 4, &s),
+                     CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nbody_sched_build(NULL, (clphys_nbody_gravity_exchange)9, 0, 4, 0, &s),
+                     CLPHYS_ERR_INVALID_ARGUMENT);
     assert_string_equal(clphys_nbody_gravity_exchange_name(CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID), "hybrid");
 }
 
 /* ---- the model ----------------------------------------------------------------- */
 static clphys_nbody_gravity_prediction predict(clphys_nbody_gravity_exchange ex, int P, double c, double lat, double bw,
-                                         double ts)
+                                               double ts)
 {
     clphys_nbody_gravity_model m = {ex, 0, P, 1, 4096, 1e-3, c, lat, bw, 16, ts};
     clphys_nbody_gravity_prediction out;
@@ -128,8 +131,9 @@ static clphys_nbody_gravity_prediction predict(clphys_nbody_gravity_exchange ex,
 static void model(void **state)
 {
     (void)state;
-    const clphys_nbody_gravity_exchange ex[] = {CLPHYS_NBODY_GRAVITY_EXCHANGE_RING, CLPHYS_NBODY_GRAVITY_EXCHANGE_DOUBLING, CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID,
-                                          CLPHYS_NBODY_GRAVITY_EXCHANGE_ALLGATHER};
+    const clphys_nbody_gravity_exchange ex[] = {
+        CLPHYS_NBODY_GRAVITY_EXCHANGE_RING, CLPHYS_NBODY_GRAVITY_EXCHANGE_DOUBLING,
+        CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID, CLPHYS_NBODY_GRAVITY_EXCHANGE_ALLGATHER};
     for (int e = 0; e < 4; e++)
         for (int P = 1; P <= 64; P = P < 8 ? P + 1 : 2 * P) {
             /* a free network, no sync, no concurrency: P kernels back to back, efficiency 1 */
@@ -148,7 +152,8 @@ static void model(void **state)
             assert_true(q.efficiency < 1);
             if (P > 1) {
                 assert_true(q.exposed_s > 0 && q.exposed_s <= q.exchange_s + 1e-15);
-                if (ex[e] == CLPHYS_NBODY_GRAVITY_EXCHANGE_ALLGATHER) assert_true(fabs(q.exposed_s - q.exchange_s) < 1e-15);
+                if (ex[e] == CLPHYS_NBODY_GRAVITY_EXCHANGE_ALLGATHER)
+                    assert_true(fabs(q.exposed_s - q.exchange_s) < 1e-15);
             }
             assert_true(q.step_s >= P * 1e-3 + 1e-5 - 1e-15);
         }
@@ -309,8 +314,16 @@ static void several_devices(clphys_precision p)
     if (!(ea < tol && ep < tol)) fail_msg("i != j: acc err %.3g pot err %.3g", ea, ep);
     free(x), free(xi), free(acc), free(pot), free(ra), free(rp), free(a1), free(p1);
 }
-static void several_devices_fp64(void **state) { (void)state; several_devices(CLPHYS_FP64); }
-static void several_devices_fp32(void **state) { (void)state; several_devices(CLPHYS_FP32); }
+static void several_devices_fp64(void **state)
+{
+    (void)state;
+    several_devices(CLPHYS_FP64);
+}
+static void several_devices_fp32(void **state)
+{
+    (void)state;
+    several_devices(CLPHYS_FP32);
+}
 
 static void multi_errors(void **state)
 {
@@ -325,7 +338,8 @@ static void multi_errors(void **state)
     prm.eps = 0.01, prm.potential = 0;
     assert_int_equal(clphys_nbody_gravity_multi_create(ctx, 2, 2, &prm, &m), CLPHYS_SUCCESS);
     double x[8] = {0, 0, 0, 1, 1, 0, 0, NAN}, acc[6], pot[2];
-    assert_int_equal(clphys_nbody_gravity_multi_compute(m, 2, NULL, 2, x, 0, acc, pot, NULL), CLPHYS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(clphys_nbody_gravity_multi_compute(m, 2, NULL, 2, x, 0, acc, pot, NULL),
+                     CLPHYS_ERR_INVALID_ARGUMENT);
     assert_int_equal(clphys_nbody_gravity_multi_compute(m, 2, NULL, 2, x, 0, acc, NULL, NULL), CLPHYS_ERR_INPUT);
     assert_non_null(strstr(clphys_last_error(ctx[0]), "particle 1"));
     const double bad[2] = {1, -1}, zero[2] = {0, 0};

@@ -138,8 +138,8 @@ static void test_dead_leftovers(void **state)
     char file[600], dead[700], alive[700], other[700], tmp[4200];
     snprintf(file, sizeof file, "%s/snap.txt", dir);
     snprintf(dead, sizeof dead, "%s.tmp.%ld", file, (long)child);
-    snprintf(alive, sizeof alive, "%s.tmp.1", file);        /* pid 1 lives */
-    snprintf(other, sizeof other, "%s.tmp", file);          /* not the pattern */
+    snprintf(alive, sizeof alive, "%s.tmp.1", file); /* pid 1 lives */
+    snprintf(other, sizeof other, "%s.tmp", file);   /* not the pattern */
     const char *mk[] = {dead, alive, other};
     for (int k = 0; k < 3; k++) fclose(fopen(mk[k], "w"));
     FILE *f;

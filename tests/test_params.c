@@ -174,8 +174,8 @@ static void absurd_sizes(void **state)
 
         double x[3] = {1, 1, 1}, v[3] = {0, 0, 0}, mass[2] = {0, 1};
         int type = 1;
-        clphys_md_system sys = {.n = 1, .lo = {0, 0, 0}, .hi = {6, 6, 6}, .ntypes = 1, .type_mass = mass,
-                                .type = &type, .x = x, .v = v};
+        clphys_md_system sys = {
+            .n = 1, .lo = {0, 0, 0}, .hi = {6, 6, 6}, .ntypes = 1, .type_mass = mass, .type = &type, .x = x, .v = v};
         clphys_md_params mp = {.struct_size = bad, .lj = {.r_cut = 2.5, .skin = 0.3}, .dt = 0.005, .neigh_every = 1};
         clphys_md_plan *mpl = NULL;
         refused(clphys_md_plan_create(ctx, &mp, &sys, &mpl), ctx, "clphys_md_params");

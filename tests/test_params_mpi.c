@@ -41,7 +41,8 @@ static void gravity(void **state)
     for (int c = 0; c < 2; c++) {
         clphys_nbody_gravity_params p = {.struct_size = case_size(c), .eps = 0.01};
         clphys_nbody_gravity_mpi *g = NULL;
-        every_rank_refuses(clphys_nbody_gravity_mpi_create(MPI_COMM_WORLD, &ctx, 1, &p, CLPHYS_NBODY_GRAVITY_EXCHANGE_AUTO, 0, &g));
+        every_rank_refuses(
+            clphys_nbody_gravity_mpi_create(MPI_COMM_WORLD, &ctx, 1, &p, CLPHYS_NBODY_GRAVITY_EXCHANGE_AUTO, 0, &g));
         assert_null(g);
     }
 }
@@ -53,8 +54,10 @@ static void md(void **state)
     if (rank == 0) assert_int_equal(clphys_md_fcc(0.8442, 4, 1.0, 7, &sys), CLPHYS_SUCCESS);
     for (int c = 0; c < 4; c++) { /* the md struct's size, then the embedded lj struct's */
         clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3}, .dt = 0.005, .neigh_every = 10};
-        if (c < 2) p.struct_size = case_size(c);
-        else p.lj.struct_size = case_size(c - 2);
+        if (c < 2)
+            p.struct_size = case_size(c);
+        else
+            p.lj.struct_size = case_size(c - 2);
         clphys_md_mpi *m = NULL;
         every_rank_refuses(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, NULL, 0, rank == 0 ? &sys : NULL, &m));
         assert_null(m);

@@ -34,10 +34,7 @@ static char dir[200], exe[1100];
 
 #define NC_OK(call) assert_int_equal((call), NC_NOERR)
 
-static const char *path(const char *name)
-{
-    return tu_join(dir, name);
-}
+static const char *path(const char *name) { return tu_join(dir, name); }
 
 static char out_text[65536], err_text[65536];
 
@@ -191,10 +188,11 @@ static void test_files(void **state)
     write_bathy(path("bathy.nc"), nx, ny, -1, 0, 0);
     write_rhs(path("rhs.nc"), nx, ny, nz, -1);
     char args[1024];
-    snprintf(args, sizeof args,
-             "--bathymetry %s --depth-var depth --levels %d --rhs-file %s --rhs-var f --helmholtz 1e-8 --precision fp64 "
-             "--output %s",
-             path("bathy.nc"), nz, path("rhs.nc"), path("out.nc"));
+    snprintf(
+        args, sizeof args,
+        "--bathymetry %s --depth-var depth --levels %d --rhs-file %s --rhs-var f --helmholtz 1e-8 --precision fp64 "
+        "--output %s",
+        path("bathy.nc"), nz, path("rhs.nc"), path("out.nc"));
     assert_int_equal(run(args), 0);
     assert_non_null(strstr(out_text, "1 missing depths made land"));
     assert_true(exists(path("out.nc")));
@@ -275,7 +273,8 @@ static int setup(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_box_manufactured), cmocka_unit_test(test_line_staged),
+        cmocka_unit_test(test_box_manufactured),
+        cmocka_unit_test(test_line_staged),
         cmocka_unit_test(test_files),
         cmocka_unit_test(test_bad_options),
     };

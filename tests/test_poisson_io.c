@@ -35,10 +35,7 @@ static char dir[200];
 
 #define NC_OK(call) assert_int_equal((call), NC_NOERR)
 
-static const char *path(const char *name)
-{
-    return tu_join(dir, name);
-}
+static const char *path(const char *name) { return tu_join(dir, name); }
 
 /* a bathymetry file: variable `var` (type t) over (y, x) with coordinates
  * in `units`; values v (ny * nx doubles); fill (if has_fill) */
@@ -47,8 +44,8 @@ typedef struct {
     const char *units;
     int has_fill, nan_fill, missing_value, scale;
     double fill;
-    int coord_x;       /* 0: no coordinate variable for x        */
-    int decreasing_y;  /* y coordinates in the wrong order        */
+    int coord_x;      /* 0: no coordinate variable for x        */
+    int decreasing_y; /* y coordinates in the wrong order        */
 } bathy_spec;
 
 static void write_bathy(const char *file, const char *var, int nx, int ny, const double *v, const bathy_spec *s)
@@ -144,7 +141,8 @@ static void test_bathymetry(void **state)
     clphys_poisson_bathymetry_destroy(&b);
     v[5] = 1, v[2 * nx + 4] = NAN;
     write_bathy(f, "depth", nx, ny, v, &s);
-    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_INPUT, "bathy.nc: variable 'depth' at (y 2, x 4) is nan", NULL);
+    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_INPUT,
+                 "bathy.nc: variable 'depth' at (y 2, x 4) is nan", NULL);
     assert_null(b.depth);
     v[2 * nx + 4] = INFINITY;
     write_bathy(f, "depth", nx, ny, v, &s);
@@ -152,7 +150,8 @@ static void test_bathymetry(void **state)
     v[2 * nx + 4] = 3;
     /* structural errors */
     write_bathy(f, "depth", nx, ny, v, &s);
-    expect_error(clphys_poisson_read_bathymetry(f, "elevation", &b), CLPHYS_ERR_FORMAT, "bathy.nc", "no variable 'elevation'");
+    expect_error(clphys_poisson_read_bathymetry(f, "elevation", &b), CLPHYS_ERR_FORMAT, "bathy.nc",
+                 "no variable 'elevation'");
     expect_error(clphys_poisson_read_bathymetry(path("absent.nc"), "depth", &b), CLPHYS_ERR_IO, "absent.nc", NULL);
     s.coord_x = 0;
     write_bathy(f, "depth", nx, ny, v, &s);
@@ -283,12 +282,11 @@ static void test_write(void **state)
                  CLPHYS_ERR_IO, "/nonexistent-dir/p.nc", "cannot create");
     const char *sub = path("adir");
     assert_int_equal(mkdir(sub, 0755), 0);
-    expect_error(clphys_poisson_write_netcdf(sub, nx, ny, nz, xc, yc, zc, 0, p, mask, NULL, NULL), CLPHYS_ERR_IO, "adir",
-                 "cannot rename");
+    expect_error(clphys_poisson_write_netcdf(sub, nx, ny, nz, xc, yc, zc, 0, p, mask, NULL, NULL), CLPHYS_ERR_IO,
+                 "adir", "cannot rename");
     assert_int_equal(count_leftovers("adir"), 0);
     rmdir(sub);
 }
-
 
 /* ---- hostile files (issue 32) ----------------------------------------------- */
 
@@ -366,11 +364,13 @@ static void test_classic_hostile(void **state)
     expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "classic.nc: the file is cut short",
                  "the data of variable 'depth' end at byte 604, the file has 500 bytes");
     write_bytes(f, good, 100); /* inside the header */
-    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "corrupt NetCDF classic header", NULL);
-    write_bytes(f, (const unsigned char *)"hello, world\n", 13);
-    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "not a NetCDF file clphys reads", NULL);
-    expect_error(clphys_poisson_read_bathymetry("/dev/null", "depth", &b), CLPHYS_ERR_IO, "/dev/null: not a regular file",
+    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "corrupt NetCDF classic header",
                  NULL);
+    write_bytes(f, (const unsigned char *)"hello, world\n", 13);
+    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "not a NetCDF file clphys reads",
+                 NULL);
+    expect_error(clphys_poisson_read_bathymetry("/dev/null", "depth", &b), CLPHYS_ERR_IO,
+                 "/dev/null: not a regular file", NULL);
     /* a FIFO without a writer: refused, not waited on */
     const char *fifo = path("fifo");
     assert_int_equal(mkfifo(fifo, 0600), 0);
@@ -495,8 +495,10 @@ static void test_axes_units_bounds(void **state)
     /* depth(lat, lon) and depth(lon, lat): the same grid, x the longitudes */
     const char *units[2][2] = {{"degrees_north", "degrees_east"}, {"degree_E", "degree_N"}};
     for (int order = 0; order < 2; order++) {
-        if (!order) write_axes(f, "lat", units[0][0], NULL, ny, "lon", units[0][1], NULL, nx, yx);
-        else write_axes(f, "lon", units[1][0], NULL, nx, "lat", units[1][1], NULL, ny, xy);
+        if (!order)
+            write_axes(f, "lat", units[0][0], NULL, ny, "lon", units[0][1], NULL, nx, yx);
+        else
+            write_axes(f, "lon", units[1][0], NULL, nx, "lat", units[1][1], NULL, ny, xy);
         assert_int_equal(clphys_poisson_read_bathymetry(f, "depth", &b), 0);
         assert_int_equal(b.nx, nx);
         assert_int_equal(b.ny, ny);
@@ -517,8 +519,8 @@ static void test_axes_units_bounds(void **state)
     write_axes(f, "x", "m", "Y", nx, "y", "m", NULL, ny, xy);
     expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "both dimensions of 'depth'", NULL);
     write_axes(f, "lat", "degrees_east", "Y", ny, "lon", "degrees_east", NULL, nx, yx);
-    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "coordinate 'lat': its units says x",
-                 NULL);
+    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT,
+                 "coordinate 'lat': its units says x", NULL);
     /* units: km converted, the rest named */
     write_axes(f, "y", "km", NULL, ny, "x", "kilometres", NULL, nx, yx);
     assert_int_equal(clphys_poisson_read_bathymetry(f, "depth", &b), 0);
@@ -533,8 +535,8 @@ static void test_axes_units_bounds(void **state)
                      "clphys reads metres (m), kilometres (km) or degrees");
     }
     write_axes(f, "y", "m", NULL, ny, "x", "degrees_east", NULL, nx, yx);
-    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "one coordinate of 'depth' is in degrees",
-                 NULL);
+    expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT,
+                 "one coordinate of 'depth' is in degrees", NULL);
     /* spacings of 1e-300 m; depths within +-12000 m */
     write_axes(f, "y", "m", NULL, ny, "x", "1e-300 m", NULL, nx, yx);
     expect_error(clphys_poisson_read_bathymetry(f, "depth", &b), CLPHYS_ERR_FORMAT, "units '1e-300 m'", NULL);

@@ -66,7 +66,7 @@ typedef struct {
     const double *a7;                 /* 7 n doubles, global */
     int nx, ny, nz;
     clphys_poisson_precision precision;
-    clphys_poisson_line line; /* 0: column */
+    clphys_poisson_line line;      /* 0: column */
     clphys_poisson_line dist_line; /* of the distributed plans; 0: line */
 } problem;
 

@@ -63,7 +63,8 @@ static double stencil_err(int nx, int ny, int nz, const double *a, const double 
             continue;
         }
         double scale = 1e-300;
-        for (int d = -3; d <= 3; d++) scale += fabs(a[(size_t)(d + 3) * n + c] * x[poisson_ref_neighbor(nx, ny, nz, c, d)]);
+        for (int d = -3; d <= 3; d++)
+            scale += fabs(a[(size_t)(d + 3) * n + c] * x[poisson_ref_neighbor(nx, ny, nz, c, d)]);
         worst = fmax(worst, fabs(y[c] - yr[c]) / scale);
     }
     return worst;
@@ -128,7 +129,7 @@ static void test_stencil_random(void **state)
 
 /* ---- assembly, written face by face ------------------------------------------- */
 #define R_EARTH 6371000.0
-#define PI 3.14159265358979323846
+#define PI      3.14159265358979323846
 
 static double *assemble_here(const clphys_poisson_geometry *g, double *vol)
 {
@@ -138,16 +139,16 @@ static double *assemble_here(const clphys_poisson_geometry *g, double *vol)
     double z = 0;
     for (int k = 0; k < nz; k++) zc[k] = z + g->dz[k] / 2, z += g->dz[k];
     const double dlon = (g->lon1 - g->lon0) * PI / 180 / nx, dlat = (g->lat1 - g->lat0) * PI / 180 / ny;
-#define LAT_F(j) ((g->lat0 * PI / 180) + (j) * dlat) /* southern face of row j */
-#define WET(i, j, k) (g->depth[(size_t)(j) * nx + (i)] > zc[k])
+#define LAT_F(j)     ((g->lat0 * PI / 180) + (j)*dlat) /* southern face of row j */
+#define WET(i, j, k) (g->depth[(size_t)(j)*nx + (i)] > zc[k])
     for (int k = 0; k < nz; k++)
         for (int j = 0; j < ny; j++)
             for (int i = 0; i < nx; i++) {
                 const size_t c = (size_t)i + (size_t)nx * j + plane * k;
                 vol[c] = 0;
                 if (!WET(i, j, k)) continue;
-                const double area = g->lonlat ? R_EARTH * R_EARTH * dlon * (sin(LAT_F(j + 1)) - sin(LAT_F(j)))
-                                              : g->dx[i] * g->dy[j];
+                const double area =
+                    g->lonlat ? R_EARTH * R_EARTH * dlon * (sin(LAT_F(j + 1)) - sin(LAT_F(j))) : g->dx[i] * g->dy[j];
                 vol[c] = area * g->dz[k];
                 a[3 * n + c] += g->helmholtz * vol[c];
                 /* the faces to the east, north and below, added to both cells */
@@ -258,8 +259,10 @@ static void device_map(clphys_poisson_plan *pl, clphys_precision fp, int vcycle,
     assert_int_equal(clphys_poisson_field_write(pl, fp, a, in), 0);
     tu_poison_f64(out, n);
     assert_int_equal(clphys_poisson_field_write(pl, fp, b, out), 0);
-    if (vcycle) assert_int_equal(clphys_poisson_vcycle(pl, b, a, NULL), 0);
-    else assert_int_equal(clphys_poisson_apply(pl, fp, b, a, NULL), 0);
+    if (vcycle)
+        assert_int_equal(clphys_poisson_vcycle(pl, b, a, NULL), 0);
+    else
+        assert_int_equal(clphys_poisson_apply(pl, fp, b, a, NULL), 0);
     assert_int_equal(clphys_poisson_field_read(pl, fp, b, out), 0);
     clReleaseMemObject(a);
     clReleaseMemObject(b);
@@ -453,8 +456,7 @@ static void test_bad_input(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stencil_random),
-        cmocka_unit_test(test_assembly),
+        cmocka_unit_test(test_stencil_random),      cmocka_unit_test(test_assembly),
         cmocka_unit_test(test_symmetry_and_vcycle), cmocka_unit_test(test_vcycle_staged),
         cmocka_unit_test(test_bad_input),
     };

@@ -153,9 +153,11 @@ static void test_residual_1e10(void **state)
         const double ref = solve_geometry(&t.g, &p, f, &s);
         print_message("# %s: %d iterations, %d restarts, reported %.3e, reference %.3e; %.3f s: V-cycle %.3f, "
                       "stencil %.3f, other %.3f, transfers %.4f\n",
-                      prec == 0 ? "mixed" : prec == 1 ? "fp64" : "fp32", s.res.iterations, s.res.restarts,
-                      s.res.rel_residual, ref, s.res.seconds, s.res.vcycle_s, s.res.stencil_s, s.res.other_s,
-                      s.res.transfer_s);
+                      prec == 0   ? "mixed"
+                      : prec == 1 ? "fp64"
+                                  : "fp32",
+                      s.res.iterations, s.res.restarts, s.res.rel_residual, ref, s.res.seconds, s.res.vcycle_s,
+                      s.res.stencil_s, s.res.other_s, s.res.transfer_s);
         assert_int_equal(s.st, 0);
         assert_true(s.res.rel_residual <= 1e-10);
         assert_true(ref <= 1.05e-10);
@@ -188,7 +190,9 @@ static void test_staged_iterations(void **state)
     for (int prec = 0; prec < 2; prec++) {
         int it[2];
         for (int v = 0; v < 2; v++) {
-            const clphys_poisson_params p = {.precision = (clphys_poisson_precision)prec, .tol = 1e-10, .no_tune = 1,
+            const clphys_poisson_params p = {.precision = (clphys_poisson_precision)prec,
+                                             .tol = 1e-10,
+                                             .no_tune = 1,
                                              .line = v ? CLPHYS_POISSON_LINE_STAGED : CLPHYS_POISSON_LINE_COLUMN};
             solved s;
             const double ref = solve_geometry(&t.g, &p, f, &s);
@@ -273,7 +277,8 @@ static void check_neumann(const pt_geometry *t, int regions, uint64_t stream)
     double xmax = 0, fmean_max = 0;
     for (size_t c = 0; c < n; c++) xmax = fmax(xmax, fabs(s.x[c]));
     for (int r = 0; r < regions; r++) {
-        const double mx = poisson_ref_region_mean(n, s.label, r, s.w, s.x), mf = poisson_ref_region_mean(n, s.label, r, s.w, f);
+        const double mx = poisson_ref_region_mean(n, s.label, r, s.w, s.x),
+                     mf = poisson_ref_region_mean(n, s.label, r, s.w, f);
         assert_true(fabs(mx) <= 1e-10 * xmax);
         fmean_max = fabs(mf) > fabs(fmean_max) ? mf : fmean_max;
     }
@@ -390,10 +395,14 @@ static void test_device_buffers_and_cap(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_second_order_cartesian), cmocka_unit_test(test_second_order_lonlat),
-        cmocka_unit_test(test_residual_1e10),          cmocka_unit_test(test_staged_iterations),
-        cmocka_unit_test(test_robust_refinement),      cmocka_unit_test(test_robust_aspect),
-        cmocka_unit_test(test_neumann),                cmocka_unit_test(test_device_buffers_and_cap),
+        cmocka_unit_test(test_second_order_cartesian),
+        cmocka_unit_test(test_second_order_lonlat),
+        cmocka_unit_test(test_residual_1e10),
+        cmocka_unit_test(test_staged_iterations),
+        cmocka_unit_test(test_robust_refinement),
+        cmocka_unit_test(test_robust_aspect),
+        cmocka_unit_test(test_neumann),
+        cmocka_unit_test(test_device_buffers_and_cap),
     };
     return tu_run_group(tests, .ctx = &ctx, .nctx = 1);
 }

@@ -74,7 +74,8 @@ static void test_round_trip(void **state)
     char v[CP_TUNE_VALUE_MAX], path[4200];
     assert_int_equal(cp_tune_file(&devA, path, sizeof path), 1);
     remove(path);
-    cp_tune_key k1 = key("reconstruct=12 layout=soa lattice=8x8x8x8"), k2 = key("reconstruct=18 layout=soa lattice=8x8x8x8");
+    cp_tune_key k1 = key("reconstruct=12 layout=soa lattice=8x8x8x8"),
+                k2 = key("reconstruct=18 layout=soa lattice=8x8x8x8");
     assert_int_equal(cp_tune_get(&devA, &k1, v, sizeof v), 0);
     assert_int_equal(cp_tune_count(&devA), 0);
     assert_int_equal(cp_tune_put(&devA, &k1, "local_size=64 half_hop_s=1.5e-05"), 0);
@@ -128,13 +129,27 @@ static void test_damaged(void **state)
         size_t bn = n;
         memcpy(bad, good, n);
         switch (c) {
-        case 0: bn = (size_t)snprintf(bad, n + 64, "garbage\n"); break;
-        case 1: bn = n - 1; break;                            /* truncated */
-        case 2: bn = n / 2; break;                            /* truncated in an entry */
-        case 3: bad[n / 2] ^= 1; break;                       /* one bit changed */
-        case 4: memcpy(bad, foreign, nB), bn = nB; break;     /* another device's file under this name */
-        case 5: bad[strlen("clphys-tune\t")] = '2'; break;    /* another version */
-        case 6: bn = 0; break;                                /* empty */
+        case 0:
+            bn = (size_t)snprintf(bad, n + 64, "garbage\n");
+            break;
+        case 1:
+            bn = n - 1;
+            break; /* truncated */
+        case 2:
+            bn = n / 2;
+            break; /* truncated in an entry */
+        case 3:
+            bad[n / 2] ^= 1;
+            break; /* one bit changed */
+        case 4:
+            memcpy(bad, foreign, nB), bn = nB;
+            break; /* another device's file under this name */
+        case 5:
+            bad[strlen("clphys-tune\t")] = '2';
+            break; /* another version */
+        case 6:
+            bn = 0;
+            break; /* empty */
         }
         write_file(path, bad, bn);
         print_message("# damaged file %d: ignored\n", c);
@@ -303,8 +318,8 @@ static int lj_check(void)
     assert_int_equal(clphys_md_lj_seed_input(1.0, 10, &n, box, pos), CLPHYS_SUCCESS);
     double pe, vir;
     md_ref_lj(n, pos, box, 1.0, 1.0, 3.0, 0, ref, &pe, &vir);
-    clphys_md_lj_params p = {.n = n, .box = {box[0], box[1], box[2]}, .r_cut = 3.0, .skin = 0.3,
-                          .precision = CLPHYS_FP64};
+    clphys_md_lj_params p = {
+        .n = n, .box = {box[0], box[1], box[2]}, .r_cut = 3.0, .skin = 0.3, .precision = CLPHYS_FP64};
     clphys_md_lj_plan *pl = NULL;
     assert_int_equal(clphys_md_lj_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
     tu_poison_f64(f, 3 * n);
@@ -325,8 +340,7 @@ static int neighbor_cached(void)
     size_t n;
     double box[3];
     assert_int_equal(clphys_md_lj_seed_input(0.5, 14, &n, box, NULL), CLPHYS_SUCCESS);
-    clphys_md_neighbor_params p = {.n = n, .box = {box[0], box[1], box[2]}, .r_search = 3.3,
-                                .precision = CLPHYS_FP64};
+    clphys_md_neighbor_params p = {.n = n, .box = {box[0], box[1], box[2]}, .r_search = 3.3, .precision = CLPHYS_FP64};
     clphys_md_neighbor_plan *pl = NULL;
     assert_int_equal(clphys_md_neighbor_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
     const int cached = strstr(clphys_md_neighbor_plan_choice(pl), "(tuning cache)") != NULL;

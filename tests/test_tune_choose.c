@@ -24,12 +24,12 @@ static clphys_device_info dev;
 
 /* The fake plan: its choice (a work-group size), what was called. */
 typedef struct {
-    int wg;               /* the plan's choice: 0 none yet                     */
+    int wg; /* the plan's choice: 0 none yet                     */
     int defaults, takes, measures;
-    int refuse;           /* take() refuses every VALUE                        */
-    int launch;           /* measure(): 1 times candidates, 0 launches none    */
-    clphys_status fail;   /* measure() returns this                            */
-    char taken[64];       /* the last VALUE take() was given                   */
+    int refuse;         /* take() refuses every VALUE                        */
+    int launch;         /* measure(): 1 times candidates, 0 launches none    */
+    clphys_status fail; /* measure() returns this                            */
+    char taken[64];     /* the last VALUE take() was given                   */
 } fake;
 
 enum { HEURISTIC_WG = 64, FASTEST_WG = 128 };

@@ -26,8 +26,8 @@ const char *tu_device_spec(void);
 typedef struct {
     clphys_context **ctx; /* nctx contexts on the test device (tu_context) */
     int nctx;
-    const char *tempdir;  /* a folder tu_tempdir(tempdir, dir, dir_size) makes, */
-    char *dir;            /* removed with its files by tu_remove_tempdir        */
+    const char *tempdir; /* a folder tu_tempdir(tempdir, dir, dir_size) makes, */
+    char *dir;           /* removed with its files by tu_remove_tempdir        */
     size_t dir_size;
     /* the file's own group fixtures, run after the above are made and
      * before they are undone (the tear-down only after a set-up that
@@ -40,7 +40,7 @@ typedef struct {
  *   tu_run_group(tests, .ctx = &ctx, .nctx = 1, .tempdir = "md", .dir = dir, .dir_size = sizeof dir)
  * Returns cmocka's count of failed tests (a failed set-up fails the group:
  * a context that cannot be made fails the program). */
-#define tu_run_group(tests, ...) \
+#define tu_run_group(tests, ...)                                                                                       \
     tu_run_group_(#tests, tests, sizeof(tests) / sizeof((tests)[0]), (tu_group){__VA_ARGS__})
 int tu_run_group_(const char *name, const struct CMUnitTest *tests, size_t ntests, tu_group group);
 

@@ -130,11 +130,11 @@ static clphys_status bicgstab_clblast(const la_operator *A, cl_mem b, cl_mem x, 
     return CLPHYS_SUCCESS;
 }
 
-clphys_status la_bicgstab(const la_operator *A, cl_mem b, cl_mem x, const la_krylov_params *p,
-                          la_krylov_result *res)
+clphys_status la_bicgstab(const la_operator *A, cl_mem b, cl_mem x, const la_krylov_params *p, la_krylov_result *res)
 {
     if (!A || !A->space || !A->apply || !b || !x || !p || !res)
-        return cp_error(A && A->space ? A->space->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "la_bicgstab: NULL argument");
+        return cp_error(A && A->space ? A->space->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "la_bicgstab: NULL argument");
     if (!A->space->p.complex_values)
         return cp_error(A->space->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "la_bicgstab: the vectors must be complex");
     res->iterations = res->applications = 0;

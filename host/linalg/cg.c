@@ -23,8 +23,8 @@ clphys_status la_precond_apply(const la_precond *M, la_space *s, cl_mem z, cl_me
  * iteration (alternating, g); P[3] |r|^2 when z != r (with M; without, |r|^2
  * is <r, z> and goes straight to P[3 - g]).  |r|^2 comes back by an
  * asynchronous read, which the host waits for at the end of the update. */
-static clphys_status cg_fused(const la_operator *A, const la_precond *M, cl_mem b, cl_mem x,
-                              const la_krylov_params *p, la_krylov_result *res)
+static clphys_status cg_fused(const la_operator *A, const la_precond *M, cl_mem b, cl_mem x, const la_krylov_params *p,
+                              la_krylov_result *res)
 {
     la_space *s = A->space;
     cl_mem *P = s->part, r = s->v[LA_R], pv = s->v[LA_P], q = s->v[LA_Q], z = M ? s->v[LA_S] : r;

@@ -55,8 +55,10 @@ static clphys_status cgnr_fused(const la_operator *A, cl_mem b, cl_mem x, const 
         clphys_status sw = s->gsum ? la_reduce_end(s, 1, &P[3], 2, &ev, rr) : cp_wait(s->ctx, &ev);
         if (st || (st = sf) || (st = sw)) break;
         if (!((s->gsum ? qq[0] : la_host_real(s, 2 * ng)) > 0)) break; /* <q, q> = 0: alpha was 0, nothing moved */
-        if (s->gsum) sums[0] = rr[0];
-        else la_sum_host(s, 2, sums);
+        if (s->gsum)
+            sums[0] = rr[0];
+        else
+            la_sum_host(s, 2, sums);
         rnorm = sqrt(fmax(sums[0], 0));
         it++;
         res->applications++;

@@ -6,12 +6,11 @@
 
 #include <clblast_c.h>
 
-#define LB(s, call)                                                                                    \
-    do {                                                                                               \
-        CLBlastStatusCode lb_s_ = (call);                                                              \
-        if (lb_s_ != CLBlastSuccess)                                                                   \
-            return cp_error((s)->ctx, CLPHYS_ERR_OPENCL, "clBLAST %s failed with status %d", #call,    \
-                            (int)lb_s_);                                                               \
+#define LB(s, call)                                                                                                    \
+    do {                                                                                                               \
+        CLBlastStatusCode lb_s_ = (call);                                                                              \
+        if (lb_s_ != CLBlastSuccess)                                                                                   \
+            return cp_error((s)->ctx, CLPHYS_ERR_OPENCL, "clBLAST %s failed with status %d", #call, (int)lb_s_);       \
     } while (0)
 
 static int dbl(const la_space *s) { return s->real_size == 8; }
@@ -20,16 +19,20 @@ static size_t nc(const la_space *s) { return s->p.n / 2; }
 clphys_status la_clblast_copy(la_space *s, cl_mem x, cl_mem y)
 {
     cl_command_queue q = clphys_context_queue(s->ctx);
-    if (dbl(s)) LB(s, CLBlastDcopy(s->p.n, x, 0, 1, y, 0, 1, &q, NULL));
-    else LB(s, CLBlastScopy(s->p.n, x, 0, 1, y, 0, 1, &q, NULL));
+    if (dbl(s))
+        LB(s, CLBlastDcopy(s->p.n, x, 0, 1, y, 0, 1, &q, NULL));
+    else
+        LB(s, CLBlastScopy(s->p.n, x, 0, 1, y, 0, 1, &q, NULL));
     return CLPHYS_SUCCESS;
 }
 
 clphys_status la_clblast_axpy(la_space *s, double a, cl_mem x, cl_mem y)
 {
     cl_command_queue q = clphys_context_queue(s->ctx);
-    if (dbl(s)) LB(s, CLBlastDaxpy(s->p.n, a, x, 0, 1, y, 0, 1, &q, NULL));
-    else LB(s, CLBlastSaxpy(s->p.n, (float)a, x, 0, 1, y, 0, 1, &q, NULL));
+    if (dbl(s))
+        LB(s, CLBlastDaxpy(s->p.n, a, x, 0, 1, y, 0, 1, &q, NULL));
+    else
+        LB(s, CLBlastSaxpy(s->p.n, (float)a, x, 0, 1, y, 0, 1, &q, NULL));
     return CLPHYS_SUCCESS;
 }
 
@@ -37,8 +40,10 @@ clphys_status la_clblast_axpy(la_space *s, double a, cl_mem x, cl_mem y)
 clphys_status la_clblast_xpay(la_space *s, cl_mem x, double b, cl_mem y)
 {
     cl_command_queue q = clphys_context_queue(s->ctx);
-    if (dbl(s)) LB(s, CLBlastDscal(s->p.n, b, y, 0, 1, &q, NULL));
-    else LB(s, CLBlastSscal(s->p.n, (float)b, y, 0, 1, &q, NULL));
+    if (dbl(s))
+        LB(s, CLBlastDscal(s->p.n, b, y, 0, 1, &q, NULL));
+    else
+        LB(s, CLBlastSscal(s->p.n, (float)b, y, 0, 1, &q, NULL));
     return la_clblast_axpy(s, 1.0, x, y);
 }
 

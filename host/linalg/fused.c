@@ -5,10 +5,20 @@
 
 #include <stdarg.h>
 
-const char *const la_kernel_names[K_COUNT] = {
-    "blas_axpy",     "blas_dot_partial", "blas_norm2_partial", "blas_sub_norm",     "cg_update_dev",
-    "xpay_dev",      "bicg_ts",          "bicg_p_dev",         "bicg_s_dev",        "bicg_xr_dev",
-    "convert_to_single", "convert_to_double", "convert_to_single_norm", "convert_add"};
+const char *const la_kernel_names[K_COUNT] = {"blas_axpy",
+                                              "blas_dot_partial",
+                                              "blas_norm2_partial",
+                                              "blas_sub_norm",
+                                              "cg_update_dev",
+                                              "xpay_dev",
+                                              "bicg_ts",
+                                              "bicg_p_dev",
+                                              "bicg_s_dev",
+                                              "bicg_xr_dev",
+                                              "convert_to_single",
+                                              "convert_to_double",
+                                              "convert_to_single_norm",
+                                              "convert_add"};
 
 /* Set kernel k's arguments from fmt, one letter each: m cl_mem, r a real in
  * the space's precision (passed as double), u cl_uint, i int, then launch it
@@ -99,7 +109,7 @@ clphys_status la_fused_bicg_s(la_space *s, cl_mem sv, cl_mem r, cl_mem v, cl_mem
 }
 
 clphys_status la_fused_bicg_xr(la_space *s, cl_mem x, cl_mem r, cl_mem p, cl_mem sv, cl_mem t, cl_mem r0, cl_mem pts,
-                         cl_mem pxr)
+                               cl_mem pxr)
 {
     return launch(s, K_BICG_XR, 1, "mmmmmmmmmu", pxr, x, r, p, sv, t, r0, pts, s->state, la_sum_groups(s));
 }

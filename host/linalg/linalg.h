@@ -59,12 +59,12 @@ typedef struct la_space la_space;
 
 typedef struct {
     clphys_precision precision;
-    size_t n;                /* reals per vector (even when complex_values)       */
-    int complex_values;      /* 1: n/2 complex numbers (re, im); BiCGStab needs it */
+    size_t n;           /* reals per vector (even when complex_values)       */
+    int complex_values; /* 1: n/2 complex numbers (re, im); BiCGStab needs it */
     la_blas blas;
-    cl_command_queue reads;  /* a further in-order queue for asynchronous reads of
-                                partial sums, shared by spaces that are never used
-                                at once; NULL: the space makes its own             */
+    cl_command_queue reads; /* a further in-order queue for asynchronous reads of
+                               partial sums, shared by spaces that are never used
+                               at once; NULL: the space makes its own             */
 } la_space_params;
 
 /* Build the kernels, allocate LA_NVEC vectors, the partial-sum buffers and
@@ -151,8 +151,7 @@ clphys_status la_cgnr(const la_operator *A, cl_mem b, cl_mem x, const la_krylov_
  * breakdown (<r0, v> = 0 or omega = 0) ends the call early, so that the
  * caller restarts.  Per iteration: A twice, three reduction points.  Errors:
  * CLPHYS_ERR_INVALID_ARGUMENT on a real space. */
-clphys_status la_bicgstab(const la_operator *A, cl_mem b, cl_mem x, const la_krylov_params *p,
-                          la_krylov_result *res);
+clphys_status la_bicgstab(const la_operator *A, cl_mem b, cl_mem x, const la_krylov_params *p, la_krylov_result *res);
 
 typedef enum { LA_CG, LA_CGNR, LA_BICGSTAB } la_method;
 
@@ -169,11 +168,11 @@ typedef enum { LA_CG, LA_CGNR, LA_BICGSTAB } la_method;
 typedef struct {
     la_method method;
     const la_operator *inner;
-    const la_precond *precond;  /* LA_CG only; NULL: none                         */
+    const la_precond *precond; /* LA_CG only; NULL: none                         */
     la_space *outer;
-    double tol;                 /* > 0                                            */
-    int max_iter;               /* inner iterations in all, > 0                   */
-    double inner_tol;           /* 0: 1e-5                                        */
+    double tol;       /* > 0                                            */
+    int max_iter;     /* inner iterations in all, > 0                   */
+    double inner_tol; /* 0: 1e-5                                        */
     void (*progress)(void *user, int iter, double rel_residual, int is_true);
     void *user;
     void *problem;
@@ -188,10 +187,10 @@ typedef struct {
 } la_refine;
 
 typedef struct {
-    int iterations;     /* inner iterations in all                            */
-    int restarts;       /* corrections applied                                */
-    int applications;   /* of the inner operator or its adjoint               */
-    int residuals;      /* true residuals after the first (x = 0) one         */
+    int iterations;      /* inner iterations in all                            */
+    int restarts;        /* corrections applied                                */
+    int applications;    /* of the inner operator or its adjoint               */
+    int residuals;       /* true residuals after the first (x = 0) one         */
     double rel_residual; /* the last true |r| / |b| (0 when b = 0)             */
 } la_refine_result;
 
@@ -220,9 +219,9 @@ clphys_status la_solve_refined_monitored(const la_operator *A_outer, const la_op
                                          void *user, la_refine_result *res);
 
 /* ---- level-1 operations on a space (both ways unless noted) ------------- */
-clphys_status la_zero(la_space *s, cl_mem x);                              /* x = 0      */
-clphys_status la_copy(la_space *s, cl_mem src, cl_mem dst);                /* dst = src  */
-clphys_status la_axpy(la_space *s, double a, cl_mem x, cl_mem y);          /* y += a x   */
+clphys_status la_zero(la_space *s, cl_mem x);                     /* x = 0      */
+clphys_status la_copy(la_space *s, cl_mem src, cl_mem dst);       /* dst = src  */
+clphys_status la_axpy(la_space *s, double a, cl_mem x, cl_mem y); /* y += a x   */
 /* *r2 = |x|^2, one reduction point, blocking. */
 clphys_status la_norm2(la_space *s, cl_mem x, double *r2);
 /* Norms in two steps, so that a path can put other kernels between the

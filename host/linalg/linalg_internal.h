@@ -7,38 +7,53 @@
 
 /* Kernels of cl/linalg_blas1.cl, in the order of kernel_names (fused.c). */
 enum {
-    K_AXPY, K_DOT, K_NORM2, K_SUB_NORM, K_CG_UPDATE, K_XPAY, K_BICG_TS, K_BICG_P, K_BICG_S, K_BICG_XR,
-    K_TO_SINGLE, K_TO_DOUBLE, K_TO_SINGLE_NORM, K_CONVERT_ADD, K_COUNT
+    K_AXPY,
+    K_DOT,
+    K_NORM2,
+    K_SUB_NORM,
+    K_CG_UPDATE,
+    K_XPAY,
+    K_BICG_TS,
+    K_BICG_P,
+    K_BICG_S,
+    K_BICG_XR,
+    K_TO_SINGLE,
+    K_TO_DOUBLE,
+    K_TO_SINGLE_NORM,
+    K_CONVERT_ADD,
+    K_COUNT
 };
 extern const char *const la_kernel_names[K_COUNT];
 
-#define LA_WG 256    /* work-group size of the reduction grid (BLAS_WG), where
-                        the device allows it (space.c: build)                   */
-#define LA_NSLOT 4   /* partial-sum buffers of a space                          */
+#define LA_WG                                                                                                          \
+    256                 /* work-group size of the reduction grid (BLAS_WG), where                                      \
+                           the device allows it (space.c: build)                   */
+#define LA_NSLOT      4 /* partial-sum buffers of a space                          */
 #define LA_MAX_GROUPS 4096
-#define LA_STALL 50  /* CG ends after this many iterations in which the
-                        residual did not halve: it has stalled at its
-                        precision's floor (the caller's true residual decides) */
+#define LA_STALL                                                                                                       \
+    50 /* CG ends after this many iterations in which the                                                              \
+          residual did not halve: it has stalled at its                                                                \
+          precision's floor (the caller's true residual decides) */
 
 struct la_space {
     clphys_context *ctx;
     la_space_params p;
     size_t real_size;
     cl_kernel k[K_COUNT];
-    size_t ngroups;          /* work-groups of the reduction grid                  */
-    size_t wg;               /* their size (LA_WG or less)                          */
-    size_t acc_size;         /* bytes of a scalar of linalg_blas1.cl (acc_t): 8, or 4
-                                on a device without fp64                            */
+    size_t ngroups;  /* work-groups of the reduction grid                  */
+    size_t wg;       /* their size (LA_WG or less)                          */
+    size_t acc_size; /* bytes of a scalar of linalg_blas1.cl (acc_t): 8, or 4
+                        on a device without fp64                            */
     cl_mem v[LA_NVEC];
     /* Partial sums, up to 4 reals per work-group and 4 more after them
      * (la_partial_reals); slot i of the two-step norms is part[i]. */
     cl_mem part[LA_NSLOT];
-    cl_mem state;            /* BiCGStab's device scalars, acc_t[8]                 */
-    cl_mem scratch;          /* clBLAST's reduction results                         */
-    cl_mem hbuf;             /* page-locked: LA_NSLOT partial arrays, then the state */
-    char *hp;                /* hbuf mapped                                         */
-    size_t hslot, hstate;    /* byte offsets in hp: of slot 1, of the state copy    */
-    size_t hwrite;           /* and of the global sums written back (4 per buffer)  */
+    cl_mem state;         /* BiCGStab's device scalars, acc_t[8]                 */
+    cl_mem scratch;       /* clBLAST's reduction results                         */
+    cl_mem hbuf;          /* page-locked: LA_NSLOT partial arrays, then the state */
+    char *hp;             /* hbuf mapped                                         */
+    size_t hslot, hstate; /* byte offsets in hp: of slot 1, of the state copy    */
+    size_t hwrite;        /* and of the global sums written back (4 per buffer)  */
     cl_command_queue reads;
     int own_reads;
     la_global_sum_fn gsum;
@@ -85,9 +100,9 @@ clphys_status la_reduce_value(la_space *s, double *v, int n);
 /* ---- fused kernels (fused.c), over the whole vector of s; partial sums
  * written by a kernel are in the norm2 layout (2 reals per group) unless
  * said otherwise.  These queue and return. */
-clphys_status la_fused_norm2_into(la_space *s, cl_mem x, cl_mem part);                  /* |x|^2               */
-clphys_status la_fused_dot_into(la_space *s, cl_mem x, cl_mem y, cl_mem part);          /* x . y (real)        */
-clphys_status la_fused_cdotc_into(la_space *s, cl_mem x, cl_mem y, cl_mem part);        /* conj(x) y (complex) */
+clphys_status la_fused_norm2_into(la_space *s, cl_mem x, cl_mem part);           /* |x|^2               */
+clphys_status la_fused_dot_into(la_space *s, cl_mem x, cl_mem y, cl_mem part);   /* x . y (real)        */
+clphys_status la_fused_cdotc_into(la_space *s, cl_mem x, cl_mem y, cl_mem part); /* conj(x) y (complex) */
 /* alpha = sum pg / sum pq (0 unless sum pq > 0); x += alpha p; r -= alpha q;
  * |r|^2 into prr, and prr[2 ngroups] = sum pq. */
 clphys_status la_fused_cg_update(la_space *s, cl_mem p, cl_mem q, cl_mem x, cl_mem r, cl_mem pg, cl_mem pq, cl_mem prr);
@@ -101,9 +116,9 @@ clphys_status la_fused_bicg_ts(la_space *s, cl_mem t, cl_mem sv, cl_mem part);
 clphys_status la_fused_bicg_p(la_space *s, cl_mem p, cl_mem r, cl_mem v, cl_mem pxr, int first);
 clphys_status la_fused_bicg_s(la_space *s, cl_mem sv, cl_mem r, cl_mem v, cl_mem pxr, cl_mem pd);
 clphys_status la_fused_bicg_xr(la_space *s, cl_mem x, cl_mem r, cl_mem p, cl_mem sv, cl_mem t, cl_mem r0, cl_mem pts,
-                         cl_mem pxr);
+                               cl_mem pxr);
 clphys_status la_fused_axpy(la_space *s, double a, cl_mem x, cl_mem y);
-clphys_status la_fused_sub_norm(la_space *s, cl_mem r, cl_mem b, cl_mem t, cl_mem part);    /* r = b - t, |r|^2 */
+clphys_status la_fused_sub_norm(la_space *s, cl_mem r, cl_mem b, cl_mem t, cl_mem part); /* r = b - t, |r|^2 */
 /* precision changes, kernels of the fp64 space hi, n = hi's length */
 clphys_status la_fused_convert(la_space *hi, cl_mem dst, cl_mem src, int to_single);
 clphys_status la_fused_convert_single_norm(la_space *hi, cl_mem dst32, cl_mem src64, cl_mem part);
@@ -112,7 +127,7 @@ clphys_status la_fused_convert_add(la_space *hi, cl_mem x, cl_mem e, cl_mem e32)
 /* ---- clBLAST (clblast.c), on the context's queue, whole vectors --------- */
 clphys_status la_clblast_copy(la_space *s, cl_mem x, cl_mem y);
 clphys_status la_clblast_axpy(la_space *s, double a, cl_mem x, cl_mem y);
-clphys_status la_clblast_xpay(la_space *s, cl_mem x, double b, cl_mem y);                  /* y = x + b y      */
+clphys_status la_clblast_xpay(la_space *s, cl_mem x, double b, cl_mem y); /* y = x + b y      */
 clphys_status la_clblast_caxpy(la_space *s, const double a[2], cl_mem x, cl_mem y);
 clphys_status la_clblast_cxpay(la_space *s, cl_mem x, const double b[2], cl_mem y);
 /* Blocking reductions, each one reduction point. */

@@ -7,8 +7,7 @@
 
 clphys_status la_refine_solve(const la_refine *rf, la_refine_result *res)
 {
-    if (!rf || !res || !rf->inner || !rf->inner->space || !rf->outer || !rf->residual || !rf->inner_rhs ||
-        !rf->correct)
+    if (!rf || !res || !rf->inner || !rf->inner->space || !rf->outer || !rf->residual || !rf->inner_rhs || !rf->correct)
         return cp_error(rf && rf->outer ? rf->outer->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
                         "la_refine_solve: NULL argument");
     *res = (la_refine_result){0};
@@ -44,13 +43,19 @@ clphys_status la_refine_solve(const la_refine *rf, la_refine_result *res)
         cl_mem bi = si->v[LA_B], xi = si->v[LA_X];
         if ((st = rf->inner_rhs(rf->problem, bi, mixed, &rn2))) break;
         if (mixed) target = fmax(target, inner_tol * sqrt(fmax(rn2, 0)));
-        const la_krylov_params kp = {.target = target, .max_iter = rf->max_iter - res->iterations,
-                                     .scale = bnorm > 0 ? bnorm : 1, .iter_offset = res->iterations,
-                                     .progress = rf->progress, .user = rf->user};
+        const la_krylov_params kp = {.target = target,
+                                     .max_iter = rf->max_iter - res->iterations,
+                                     .scale = bnorm > 0 ? bnorm : 1,
+                                     .iter_offset = res->iterations,
+                                     .progress = rf->progress,
+                                     .user = rf->user};
         la_krylov_result kr = {0};
-        if (rf->method == LA_CGNR) st = la_cgnr(rf->inner, bi, xi, &kp, &kr);
-        else if (rf->method == LA_BICGSTAB) st = la_bicgstab(rf->inner, bi, xi, &kp, &kr);
-        else st = la_cg(rf->inner, rf->precond, bi, xi, &kp, &kr);
+        if (rf->method == LA_CGNR)
+            st = la_cgnr(rf->inner, bi, xi, &kp, &kr);
+        else if (rf->method == LA_BICGSTAB)
+            st = la_bicgstab(rf->inner, bi, xi, &kp, &kr);
+        else
+            st = la_cg(rf->inner, rf->precond, bi, xi, &kp, &kr);
         res->iterations += kr.iterations;
         res->applications += kr.applications;
         if (st || kr.iterations == 0) break; /* no progress: report the residual */
@@ -65,7 +70,7 @@ clphys_status la_refine_solve(const la_refine *rf, la_refine_result *res)
 typedef struct {
     const la_operator *A; /* outer */
     la_space *hi, *lo;
-    cl_mem b, x, r;       /* r: the residual of the last call (b at first) */
+    cl_mem b, x, r; /* r: the residual of the last call (b at first) */
 } plain_problem;
 
 static clphys_status plain_residual(void *u, int first, double *r2)
@@ -106,9 +111,18 @@ clphys_status la_solve_refined_monitored(const la_operator *A_outer, const la_op
         return cp_error(A_outer && A_outer->space ? A_outer->space->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
                         "la_solve_refined: NULL argument");
     plain_problem pp = {A_outer, A_outer->space, A_inner->space, b, x, b};
-    const la_refine rf = {.method = method, .inner = A_inner, .precond = M, .outer = A_outer->space, .tol = tol,
-                          .max_iter = max_iter, .inner_tol = inner_tol, .progress = progress, .user = user,
-                          .problem = &pp, .residual = plain_residual, .inner_rhs = plain_rhs,
+    const la_refine rf = {.method = method,
+                          .inner = A_inner,
+                          .precond = M,
+                          .outer = A_outer->space,
+                          .tol = tol,
+                          .max_iter = max_iter,
+                          .inner_tol = inner_tol,
+                          .progress = progress,
+                          .user = user,
+                          .problem = &pp,
+                          .residual = plain_residual,
+                          .inner_rhs = plain_rhs,
                           .correct = plain_correct};
     return la_refine_solve(&rf, res);
 }

@@ -76,7 +76,8 @@ clphys_status la_space_create(clphys_context *ctx, const la_space_params *p, la_
     if (!ctx || !p || !out) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "la_space_create: NULL argument");
     *out = NULL;
     if (p->n == 0 || p->n > 0xffffffffu || (p->complex_values && p->n % 2))
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "linear algebra: vector length %zu (reals) out of range", p->n);
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "linear algebra: vector length %zu (reals) out of range",
+                        p->n);
     const clphys_device_info *d = clphys_context_device(ctx);
     la_space *s = calloc(1, sizeof *s);
     if (!s) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "la_space");
@@ -92,15 +93,18 @@ clphys_status la_space_create(clphys_context *ctx, const la_space_params *p, la_
     s->hstate = LA_NSLOT * s->hslot;
     s->hwrite = s->hstate + 8 * sizeof(double);
     clphys_status st = build(s);
-    for (int i = 0; i < LA_NVEC && !st; i++) st = cp_buffer(ctx, CL_MEM_READ_WRITE, p->n * s->real_size, NULL, &s->v[i]);
+    for (int i = 0; i < LA_NVEC && !st; i++)
+        st = cp_buffer(ctx, CL_MEM_READ_WRITE, p->n * s->real_size, NULL, &s->v[i]);
     for (int i = 0; i < LA_NSLOT && !st; i++) st = cp_buffer(ctx, CL_MEM_READ_WRITE, pbytes, NULL, &s->part[i]);
     if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE, 8 * sizeof(double), NULL, &s->state);
     if (!st) st = cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * sizeof(double), NULL, &s->scratch);
     /* page-locked, so that an asynchronous read does not hold the host */
     const size_t hbytes = s->hwrite + LA_NSLOT * 4 * sizeof(double);
     if (!st) st = cp_pinned(ctx, hbytes, &s->hbuf, (void **)&s->hp);
-    if (!st && p->reads) s->reads = p->reads;
-    else if (!st && !(st = cp_queue_create(ctx, 0, &s->reads))) s->own_reads = 1;
+    if (!st && p->reads)
+        s->reads = p->reads;
+    else if (!st && !(st = cp_queue_create(ctx, 0, &s->reads)))
+        s->own_reads = 1;
     if (st) {
         la_space_destroy(s);
         return st;
@@ -151,8 +155,10 @@ static clphys_status reduce_finish(la_space *s, int k, const cl_mem *part, int m
     for (int i = 0; i < k; i++) { /* group 0 holds the global sums; consumers read one group */
         char *wi = w + (size_t)i * 4 * sizeof(double);
         for (int j = 0; j < m; j++) {
-            if (s->real_size == 8) ((double *)wi)[j] = all[m * i + j];
-            else ((float *)wi)[j] = (float)all[m * i + j];
+            if (s->real_size == 8)
+                ((double *)wi)[j] = all[m * i + j];
+            else
+                ((float *)wi)[j] = (float)all[m * i + j];
         }
         CP_TRY(cp_write_async(s->ctx, NULL, part[i], 0, (size_t)m * s->real_size, wi, 0, NULL, NULL));
     }
@@ -163,7 +169,7 @@ static clphys_status reduce_finish(la_space *s, int k, const cl_mem *part, int m
 static clphys_status check_k(la_space *s, int k)
 {
     return k < 1 || k > LA_NSLOT ? cp_error(s->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "la_reduce_point: %d buffers", k)
-                                  : CLPHYS_SUCCESS;
+                                 : CLPHYS_SUCCESS;
 }
 
 clphys_status la_reduce_point(la_space *s, int k, const cl_mem *part, int m)
@@ -225,7 +231,8 @@ clphys_status la_read_async(la_space *s, cl_mem part, size_t nreal, int state, c
     CP_TRY(cp_marker(s->ctx, NULL, &mark));
     clphys_status st = cp_flush(s->ctx, NULL);
     if (!st) st = cp_read_async(s->ctx, s->reads, part, 0, nreal * s->real_size, s->hp, 1, &mark, state ? NULL : ev);
-    if (!st && state) st = cp_read_async(s->ctx, s->reads, s->state, 0, 8 * sizeof(double), s->hp + s->hstate, 0, NULL, ev);
+    if (!st && state)
+        st = cp_read_async(s->ctx, s->reads, s->state, 0, 8 * sizeof(double), s->hp + s->hstate, 0, NULL, ev);
     cp_release_event(&mark);
     if (!st) st = cp_flush(s->ctx, s->reads);
     return st;

@@ -22,8 +22,10 @@ static size_t eo_site(const int dims[4], size_t vh, size_t lex)
 
 void lqcd_put_real(void *buf, size_t rs, size_t i, double v)
 {
-    if (rs == 4) ((float *)buf)[i] = (float)v;
-    else ((double *)buf)[i] = v;
+    if (rs == 4)
+        ((float *)buf)[i] = (float)v;
+    else
+        ((double *)buf)[i] = v;
 }
 #define put lqcd_put_real
 
@@ -41,13 +43,16 @@ static clphys_status boundary(clphys_context *ctx, clphys_lqcd_dslash_params *q,
 {
     const double pi = 3.14159265358979323846;
     for (int mu = 0; mu < 4; mu++) {
-        if (q->bc[mu] == CLPHYS_LQCD_BC_AUTO) q->bc[mu] = mu < 3 ? CLPHYS_LQCD_BC_PERIODIC : CLPHYS_LQCD_BC_ANTIPERIODIC;
+        if (q->bc[mu] == CLPHYS_LQCD_BC_AUTO)
+            q->bc[mu] = mu < 3 ? CLPHYS_LQCD_BC_PERIODIC : CLPHYS_LQCD_BC_ANTIPERIODIC;
         if ((unsigned)q->bc[mu] > CLPHYS_LQCD_BC_PHASE)
-            return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: boundary %d of direction %d is not one of clphys_lqcd_bc",
-                            (int)q->bc[mu], mu);
-        if (q->bc[mu] != CLPHYS_LQCD_BC_PHASE) q->bc_phase_by_pi[mu] = q->bc[mu] == CLPHYS_LQCD_BC_ANTIPERIODIC;
+            return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                            "dslash: boundary %d of direction %d is not one of clphys_lqcd_bc", (int)q->bc[mu], mu);
+        if (q->bc[mu] != CLPHYS_LQCD_BC_PHASE)
+            q->bc_phase_by_pi[mu] = q->bc[mu] == CLPHYS_LQCD_BC_ANTIPERIODIC;
         else if (!isfinite(q->bc_phase_by_pi[mu]))
-            return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: boundary phase of direction %d is not finite", mu);
+            return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: boundary phase of direction %d is not finite",
+                            mu);
         double c = cos(pi * q->bc_phase_by_pi[mu]), s = sin(pi * q->bc_phase_by_pi[mu]);
         if (fabs(c) < 1e-15) c = 0; /* exact at multiples of pi/2 (sin(pi) is 1.2e-16 in double) */
         if (fabs(s) < 1e-15) s = 0;
@@ -59,13 +64,14 @@ static clphys_status boundary(clphys_context *ctx, clphys_lqcd_dslash_params *q,
 }
 
 clphys_status clphys_lqcd_dslash_plan_create(clphys_context *ctx, const clphys_lqcd_gauge_field *g,
-                                        const clphys_lqcd_dslash_params *p, clphys_lqcd_dslash_plan **plan)
+                                             const clphys_lqcd_dslash_params *p, clphys_lqcd_dslash_plan **plan)
 {
     return lqcd_plan_create(ctx, g, p, NULL, NULL, plan);
 }
 
-clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_lqcd_gauge_field *g, const clphys_lqcd_dslash_params *p,
-                               const int grid[4], const int coord[4], clphys_lqcd_dslash_plan **plan)
+clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_lqcd_gauge_field *g,
+                               const clphys_lqcd_dslash_params *p, const int grid[4], const int coord[4],
+                               clphys_lqcd_dslash_plan **plan)
 {
     if (!ctx || !g || !g->u || !p || !plan)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_dslash_plan_create: NULL argument");
@@ -203,8 +209,10 @@ void clphys_lqcd_dslash_plan_destroy(clphys_lqcd_dslash_plan *pl)
     cp_release_kernel(&pl->exp);
     cp_release_mem(&pl->gauge);
     cp_release_mem(&pl->tmp);
-    if (pl->staging) cp_pinned_release(pl->ctx, &pl->staging, &pl->staging_host);
-    else free(pl->staging_host);
+    if (pl->staging)
+        cp_pinned_release(pl->ctx, &pl->staging, &pl->staging_host);
+    else
+        free(pl->staging_host);
     free(pl);
 }
 
@@ -213,8 +221,8 @@ clphys_status clphys_lqcd_dslash_set_local_size(clphys_lqcd_dslash_plan *pl, siz
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: NULL plan");
     size_t mx = clphys_context_device(pl->ctx)->max_work_group_size;
     if (local > mx)
-        return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: work-group size %zu above the device maximum %zu",
-                        local, mx);
+        return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "dslash: work-group size %zu above the device maximum %zu", local, mx);
     pl->local = local;
     return CLPHYS_SUCCESS;
 }
@@ -297,18 +305,26 @@ clphys_status clphys_lqcd_dslash_field_read(clphys_lqcd_dslash_plan *pl, cl_mem 
 
 /* The hops of op: out = x + a H in (x NULL: H in) of the parity, g5 as
  * lqcd_hop_g5; EO_PREC is two, through pl->tmp. */
-static clphys_status apply_op(clphys_lqcd_dslash_plan *pl, clphys_lqcd_dslash_op op, cl_mem out, cl_mem in, double *kernel_s,
-                              clphys_lqcd_dslash_split *split)
+static clphys_status apply_op(clphys_lqcd_dslash_plan *pl, clphys_lqcd_dslash_op op, cl_mem out, cl_mem in,
+                              double *kernel_s, clphys_lqcd_dslash_split *split)
 {
     const double k = pl->p.kappa;
     cl_mem o[2] = {out, NULL}, i[2] = {in, NULL}, x[2] = {NULL, NULL};
     double a[2] = {0, 0};
     int par[2], n = 1;
     switch (op) {
-    case CLPHYS_LQCD_DSLASH_HOPPING: par[0] = -1; break;
-    case CLPHYS_LQCD_DSLASH_WILSON: par[0] = -1, x[0] = in, a[0] = -k; break;
-    case CLPHYS_LQCD_DSLASH_H_EO: par[0] = 0; break;
-    case CLPHYS_LQCD_DSLASH_H_OE: par[0] = 1; break;
+    case CLPHYS_LQCD_DSLASH_HOPPING:
+        par[0] = -1;
+        break;
+    case CLPHYS_LQCD_DSLASH_WILSON:
+        par[0] = -1, x[0] = in, a[0] = -k;
+        break;
+    case CLPHYS_LQCD_DSLASH_H_EO:
+        par[0] = 0;
+        break;
+    case CLPHYS_LQCD_DSLASH_H_OE:
+        par[0] = 1;
+        break;
     case CLPHYS_LQCD_DSLASH_EO_PREC:
         n = 2, o[0] = pl->tmp, par[0] = 1;
         o[1] = out, i[1] = pl->tmp, x[1] = in, a[1] = -k * k, par[1] = 0;
@@ -324,7 +340,7 @@ static clphys_status apply_op(clphys_lqcd_dslash_plan *pl, clphys_lqcd_dslash_op
 }
 
 clphys_status clphys_lqcd_dslash_apply(clphys_lqcd_dslash_plan *pl, clphys_lqcd_dslash_op op, cl_mem out, cl_mem in,
-                                  double *kernel_s)
+                                       double *kernel_s)
 {
     if (!pl || !out || !in || out == in) {
         lqcd_multi_fail(pl); /* the other devices of a group must not wait for this one */
@@ -335,8 +351,8 @@ clphys_status clphys_lqcd_dslash_apply(clphys_lqcd_dslash_plan *pl, clphys_lqcd_
     return apply_op(pl, op, out, in, kernel_s, NULL);
 }
 
-clphys_status clphys_lqcd_dslash_apply_split(clphys_lqcd_dslash_plan *pl, clphys_lqcd_dslash_op op, cl_mem out, cl_mem in,
-                                        clphys_lqcd_dslash_split *split)
+clphys_status clphys_lqcd_dslash_apply_split(clphys_lqcd_dslash_plan *pl, clphys_lqcd_dslash_op op, cl_mem out,
+                                             cl_mem in, clphys_lqcd_dslash_split *split)
 {
     if (!pl || !out || !in || out == in || !split) {
         lqcd_multi_fail(pl);
@@ -351,7 +367,8 @@ clphys_status clphys_lqcd_dslash_apply_split(clphys_lqcd_dslash_plan *pl, clphys
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_lqcd_dslash_apply_host(clphys_lqcd_dslash_plan *pl, clphys_lqcd_dslash_op op, double *out, const double *in)
+clphys_status clphys_lqcd_dslash_apply_host(clphys_lqcd_dslash_plan *pl, clphys_lqcd_dslash_op op, double *out,
+                                            const double *in)
 {
     if (!pl || !out || !in) return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "dslash: NULL");
     if (op != CLPHYS_LQCD_DSLASH_HOPPING && op != CLPHYS_LQCD_DSLASH_WILSON)

@@ -35,6 +35,6 @@ static clphys_status eo_apply_adjoint(void *user, cl_mem out, cl_mem in)
 
 void lqcd_eo_operator(clphys_lqcd_dslash_plan *pl, la_space *s, la_operator *op)
 {
-    *op = (la_operator){.space = s, .user = pl, .apply = eo_apply, .apply_adjoint = eo_apply_adjoint,
-                        .begin = eo_begin, .end = eo_end};
+    *op = (la_operator){
+        .space = s, .user = pl, .apply = eo_apply, .apply_adjoint = eo_apply_adjoint, .begin = eo_begin, .end = eo_end};
 }

@@ -60,7 +60,8 @@ size_t lqcd_face_entry_bytes(const clphys_lqcd_dslash_plan *pl)
     return pl->halo_half ? 12 * 2 + 4 : 12 * pl->real_size;
 }
 
-size_t lqcd_face_block(const clphys_lqcd_dslash_plan *pl, const lqcd_faces *f, int mu, int side, size_t nq, size_t *bytes)
+size_t lqcd_face_block(const clphys_lqcd_dslash_plan *pl, const lqcd_faces *f, int mu, int side, size_t nq,
+                       size_t *bytes)
 {
     const size_t eb = lqcd_face_entry_bytes(pl);
     if (bytes) *bytes = nq * f->face_n[mu] * eb;
@@ -77,8 +78,7 @@ clphys_status lqcd_pack_launch(clphys_lqcd_dslash_plan *pl, cl_mem send, cl_mem 
 }
 
 clphys_status lqcd_exterior_launch(clphys_lqcd_dslash_plan *pl, const lqcd_faces *f, cl_mem out, cl_mem recv,
-                                   cl_mem ghost, cl_mem x, double a, int parity, int g5, size_t *nsites,
-                                   cl_event *ev)
+                                   cl_mem ghost, cl_mem x, double a, int parity, int g5, size_t *nsites, cl_event *ev)
 {
     clphys_context *ctx = pl->ctx;
     const int p0 = parity < 0 ? 0 : parity;

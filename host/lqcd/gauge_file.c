@@ -23,7 +23,10 @@ uint32_t lqcd_gauge_file_le32(const unsigned char *p)
 {
     return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
 }
-uint64_t lqcd_gauge_file_be64(const unsigned char *p) { return (uint64_t)lqcd_gauge_file_be32(p) << 32 | lqcd_gauge_file_be32(p + 4); }
+uint64_t lqcd_gauge_file_be64(const unsigned char *p)
+{
+    return (uint64_t)lqcd_gauge_file_be32(p) << 32 | lqcd_gauge_file_be32(p + 4);
+}
 void lqcd_gauge_file_put_be32(unsigned char *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (24 - 8 * i));
@@ -39,10 +42,17 @@ void lqcd_gauge_file_decode(const unsigned char *raw, size_t n, int wsize, int l
     for (size_t k = 0; k < n; k++) {
         const unsigned char *p = raw + k * (size_t)wsize;
         if (wsize == 4) {
-            union { uint32_t u; float f; } c = {little ? lqcd_gauge_file_le32(p) : lqcd_gauge_file_be32(p)};
+            union {
+                uint32_t u;
+                float f;
+            } c = {little ? lqcd_gauge_file_le32(p) : lqcd_gauge_file_be32(p)};
             out[k] = c.f;
         } else {
-            union { uint64_t u; double d; } c = {little ? (uint64_t)lqcd_gauge_file_le32(p + 4) << 32 | lqcd_gauge_file_le32(p) : lqcd_gauge_file_be64(p)};
+            union {
+                uint64_t u;
+                double d;
+            } c = {little ? (uint64_t)lqcd_gauge_file_le32(p + 4) << 32 | lqcd_gauge_file_le32(p)
+                          : lqcd_gauge_file_be64(p)};
             out[k] = c.d;
         }
     }
@@ -52,17 +62,23 @@ void lqcd_gauge_file_encode_be(const double *in, size_t n, int wsize, unsigned c
 {
     for (size_t k = 0; k < n; k++) {
         if (wsize == 4) {
-            union { float f; uint32_t u; } c = {(float)in[k]};
+            union {
+                float f;
+                uint32_t u;
+            } c = {(float)in[k]};
             lqcd_gauge_file_put_be32(raw + 4 * k, c.u);
         } else {
-            union { double d; uint64_t u; } c = {in[k]};
+            union {
+                double d;
+                uint64_t u;
+            } c = {in[k]};
             lqcd_gauge_file_put_be64(raw + 8 * k, c.u);
         }
     }
 }
 
 clphys_status lqcd_gauge_file_check_dims(const char *file, const int dims[4], int reals_per_link, int wsize,
-                            uint64_t *data_bytes)
+                                         uint64_t *data_bytes)
 {
     uint64_t V = 1;
     for (int mu = 0; mu < 4; mu++) {
@@ -72,8 +88,8 @@ clphys_status lqcd_gauge_file_check_dims(const char *file, const int dims[4], in
                             dims[1], dims[2], dims[3]);
         V *= (uint64_t)dims[mu];
         if (V > ((uint64_t)1 << 31))
-            return cp_error(NULL, CLPHYS_ERR_INPUT, "%s: lattice %dx%dx%dx%d: volume above 2^31 sites", file,
-                            dims[0], dims[1], dims[2], dims[3]);
+            return cp_error(NULL, CLPHYS_ERR_INPUT, "%s: lattice %dx%dx%dx%d: volume above 2^31 sites", file, dims[0],
+                            dims[1], dims[2], dims[3]);
     }
     *data_bytes = V * 4 * (uint64_t)reals_per_link * (uint64_t)wsize; /* < 2^31 * 576: no overflow */
     return CLPHYS_SUCCESS;
@@ -82,7 +98,8 @@ clphys_status lqcd_gauge_file_check_dims(const char *file, const int dims[4], in
 clphys_status lqcd_gauge_file_read(const lqcd_gauge_file_input *in, void *buf, size_t n, const char *what)
 {
     if (fread(buf, 1, n, in->f) != n) {
-        if (ferror(in->f)) return cp_error(NULL, CLPHYS_ERR_IO, "%s: read error in %s: %s", in->name, what, strerror(errno));
+        if (ferror(in->f))
+            return cp_error(NULL, CLPHYS_ERR_IO, "%s: read error in %s: %s", in->name, what, strerror(errno));
         return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: the file ends inside %s", in->name, what);
     }
     return CLPHYS_SUCCESS;
@@ -116,8 +133,8 @@ static double link_violation(const double complex *m)
         double e = cabs(p[i] - (i % 4 == 0));
         if (!(e <= worst) && !isnan(worst)) worst = e;
     }
-    double complex det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
-                         m[2] * (m[3] * m[7] - m[4] * m[6]);
+    double complex det =
+        m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) + m[2] * (m[3] * m[7] - m[4] * m[6]);
     double e = cabs(det - 1);
     return e <= worst || isnan(worst) ? worst : e;
 }
@@ -125,8 +142,9 @@ static double link_violation(const double complex *m)
 /* A header value against the data: written so that NaN fails. */
 static int agrees(double data, double header) { return fabs(data - header) <= 1e-6 * fmax(fabs(header), 1.0); }
 
-clphys_status lqcd_gauge_file_verify(const char *file, const clphys_lqcd_gauge_read_params *p, const clphys_lqcd_gauge_field *g,
-                        const double *plaquette, const double *link_trace, clphys_lqcd_gauge_file_info *info)
+clphys_status lqcd_gauge_file_verify(const char *file, const clphys_lqcd_gauge_read_params *p,
+                                     const clphys_lqcd_gauge_field *g, const double *plaquette,
+                                     const double *link_trace, clphys_lqcd_gauge_file_info *info)
 {
     const size_t nlinks = g->volume * 4;
     char name[96];
@@ -137,7 +155,8 @@ clphys_status lqcd_gauge_file_verify(const char *file, const clphys_lqcd_gauge_r
                 return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: link %s has a non-finite entry (%g)", file, name,
                                 g->u[l * 18 + k]);
             }
-    const double tol = info->precision == CLPHYS_FP32 ? CLPHYS_LQCD_GAUGE_UNITARITY_TOL_FP32 : CLPHYS_LQCD_GAUGE_UNITARITY_TOL_FP64;
+    const double tol =
+        info->precision == CLPHYS_FP32 ? CLPHYS_LQCD_GAUGE_UNITARITY_TOL_FP32 : CLPHYS_LQCD_GAUGE_UNITARITY_TOL_FP64;
     double worst = 0;
     for (size_t l = 0; l < nlinks; l++) {
         double v = link_violation((const double complex *)(g->u + l * 18));
@@ -175,7 +194,8 @@ clphys_status lqcd_gauge_file_verify(const char *file, const clphys_lqcd_gauge_r
     return CLPHYS_SUCCESS;
 }
 
-clphys_status lqcd_gauge_file_stored_observables(const clphys_lqcd_gauge_field *g, int wsize, int rows, double *plaq, double *trace)
+clphys_status lqcd_gauge_file_stored_observables(const clphys_lqcd_gauge_field *g, int wsize, int rows, double *plaq,
+                                                 double *trace)
 {
     size_t nlinks = g->volume * 4;
     clphys_lqcd_gauge_field r = *g;
@@ -213,10 +233,14 @@ clphys_status lqcd_gauge_file_commit(FILE *f, const char *tmp, const char *file,
 const char *clphys_lqcd_gauge_file_format_name(clphys_lqcd_gauge_file_format f)
 {
     switch (f) {
-    case CLPHYS_LQCD_GAUGE_FILE_AUTO: return "auto";
-    case CLPHYS_LQCD_GAUGE_FILE_NERSC: return "nersc";
-    case CLPHYS_LQCD_GAUGE_FILE_ILDG: return "ildg";
-    case CLPHYS_LQCD_GAUGE_FILE_MILC: return "milc";
+    case CLPHYS_LQCD_GAUGE_FILE_AUTO:
+        return "auto";
+    case CLPHYS_LQCD_GAUGE_FILE_NERSC:
+        return "nersc";
+    case CLPHYS_LQCD_GAUGE_FILE_ILDG:
+        return "ildg";
+    case CLPHYS_LQCD_GAUGE_FILE_MILC:
+        return "milc";
     }
     return "unknown";
 }
@@ -225,7 +249,8 @@ static clphys_lqcd_gauge_file_format detect(const unsigned char *b, size_t n)
 {
     if (n >= 12 && !memcmp(b, "BEGIN_HEADER", 12)) return CLPHYS_LQCD_GAUGE_FILE_NERSC;
     if (n >= 4 && lqcd_gauge_file_be32(b) == LQCD_LIME_MAGIC) return CLPHYS_LQCD_GAUGE_FILE_ILDG;
-    if (n >= 4 && (lqcd_gauge_file_be32(b) == MILC_MAGIC || lqcd_gauge_file_le32(b) == MILC_MAGIC)) return CLPHYS_LQCD_GAUGE_FILE_MILC;
+    if (n >= 4 && (lqcd_gauge_file_be32(b) == MILC_MAGIC || lqcd_gauge_file_le32(b) == MILC_MAGIC))
+        return CLPHYS_LQCD_GAUGE_FILE_MILC;
     return CLPHYS_LQCD_GAUGE_FILE_AUTO;
 }
 
@@ -261,7 +286,8 @@ static clphys_status open_input(const char *file, lqcd_gauge_file_input *in, uns
 
 clphys_status clphys_lqcd_gauge_file_detect(const char *file, clphys_lqcd_gauge_file_format *format)
 {
-    if (!file || !format) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_gauge_file_detect: NULL argument");
+    if (!file || !format)
+        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_gauge_file_detect: NULL argument");
     lqcd_gauge_file_input in;
     unsigned char b[16];
     size_t n;
@@ -271,8 +297,8 @@ clphys_status clphys_lqcd_gauge_file_detect(const char *file, clphys_lqcd_gauge_
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_lqcd_gauge_read(const char *file, const clphys_lqcd_gauge_read_params *p, clphys_lqcd_gauge_field *g,
-                                clphys_lqcd_gauge_file_info *info)
+clphys_status clphys_lqcd_gauge_read(const char *file, const clphys_lqcd_gauge_read_params *p,
+                                     clphys_lqcd_gauge_field *g, clphys_lqcd_gauge_file_info *info)
 {
     if (!file || !g) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_gauge_read: NULL argument");
     memset(g, 0, sizeof *g);
@@ -300,15 +326,15 @@ clphys_status clphys_lqcd_gauge_read(const char *file, const clphys_lqcd_gauge_r
         info->format = got;
         st = got == CLPHYS_LQCD_GAUGE_FILE_NERSC  ? lqcd_gauge_file_read_nersc(&in, p, g, info)
              : got == CLPHYS_LQCD_GAUGE_FILE_ILDG ? lqcd_gauge_file_read_ildg(&in, p, g, info)
-                                             : lqcd_gauge_file_read_milc(&in, p, g, info);
+                                                  : lqcd_gauge_file_read_milc(&in, p, g, info);
     }
     fclose(in.f);
     if (st) clphys_lqcd_gauge_destroy(g);
     return st;
 }
 
-clphys_status clphys_lqcd_gauge_write(const char *file, const clphys_lqcd_gauge_field *g, clphys_lqcd_gauge_file_format format,
-                                 clphys_precision precision, int rows)
+clphys_status clphys_lqcd_gauge_write(const char *file, const clphys_lqcd_gauge_field *g,
+                                      clphys_lqcd_gauge_file_format format, clphys_precision precision, int rows)
 {
     if (!file || !g || !g->u || (rows != 2 && rows != 3) || (precision != CLPHYS_FP32 && precision != CLPHYS_FP64))
         return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
@@ -316,17 +342,20 @@ clphys_status clphys_lqcd_gauge_write(const char *file, const clphys_lqcd_gauge_
     int wsize = precision == CLPHYS_FP64 ? 8 : 4;
     /* what the readers would refuse is not written: links promoted from fp32
      * keep fp32's unitarity error, far above fp64's tolerance */
-    const double tol = precision == CLPHYS_FP32 ? CLPHYS_LQCD_GAUGE_UNITARITY_TOL_FP32 : CLPHYS_LQCD_GAUGE_UNITARITY_TOL_FP64;
+    const double tol =
+        precision == CLPHYS_FP32 ? CLPHYS_LQCD_GAUGE_UNITARITY_TOL_FP32 : CLPHYS_LQCD_GAUGE_UNITARITY_TOL_FP64;
     const double v = clphys_lqcd_gauge_unitarity_violation(g);
     if (!(v <= tol))
-        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "clphys_lqcd_gauge_write: %s: the links' unitarity violation %.3g is above the tolerance %g of %s "
-                        "data, so no reader would take the file (reunitarize first: clphys_lqcd_gauge_reunitarize)",
-                        file, v, tol, precision == CLPHYS_FP32 ? "fp32" : "fp64");
+        return cp_error(
+            NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+            "clphys_lqcd_gauge_write: %s: the links' unitarity violation %.3g is above the tolerance %g of %s "
+            "data, so no reader would take the file (reunitarize first: clphys_lqcd_gauge_reunitarize)",
+            file, v, tol, precision == CLPHYS_FP32 ? "fp32" : "fp64");
     if (format == CLPHYS_LQCD_GAUGE_FILE_NERSC) return lqcd_gauge_file_write_nersc(file, g, wsize, rows);
     if (format == CLPHYS_LQCD_GAUGE_FILE_ILDG && rows == 3) return lqcd_gauge_file_write_ildg(file, g, wsize);
     return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_gauge_write: %s%s cannot be written",
-                    clphys_lqcd_gauge_file_format_name(format), format == CLPHYS_LQCD_GAUGE_FILE_ILDG ? " with two rows" : "");
+                    clphys_lqcd_gauge_file_format_name(format),
+                    format == CLPHYS_LQCD_GAUGE_FILE_ILDG ? " with two rows" : "");
 }
 
 clphys_status clphys_lqcd_gauge_read_nersc(const char *file, clphys_lqcd_gauge_field *g)
@@ -335,8 +364,8 @@ clphys_status clphys_lqcd_gauge_read_nersc(const char *file, clphys_lqcd_gauge_f
     return clphys_lqcd_gauge_read(file, &p, g, NULL);
 }
 
-clphys_status clphys_lqcd_gauge_write_nersc(const char *file, const clphys_lqcd_gauge_field *g, clphys_precision precision,
-                                       int rows)
+clphys_status clphys_lqcd_gauge_write_nersc(const char *file, const clphys_lqcd_gauge_field *g,
+                                            clphys_precision precision, int rows)
 {
     return clphys_lqcd_gauge_write(file, g, CLPHYS_LQCD_GAUGE_FILE_NERSC, precision, rows);
 }

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <zlib.h>
 
-#define XML_MAX 65536
+#define XML_MAX     65536
 #define CHUNK_SITES 1024
 
 /* The text of element <tag> of the XML record rec (blanks trimmed) into
@@ -22,8 +22,9 @@
 static int xml_get(const char *file, const char *rec, const char *xml, const char *tag, char *out, size_t n,
                    clphys_status *st)
 {
-    static const struct { const char *open, *close; } skip[] = {
-        {"<!--", "-->"}, {"<?", "?>"}, {"<![CDATA[", "]]>"}, {"<!", ">"}};
+    static const struct {
+        const char *open, *close;
+    } skip[] = {{"<!--", "-->"}, {"<?", "?>"}, {"<![CDATA[", "]]>"}, {"<!", ">"}};
     const size_t tl = strlen(tag);
     int found = 0;
     for (const char *p = strchr(xml, '<'); p; p = strchr(p, '<')) {
@@ -116,8 +117,8 @@ static void scidac_sum(const unsigned char *raw, size_t n, size_t site_bytes, ui
     }
 }
 
-clphys_status lqcd_gauge_file_read_ildg(const lqcd_gauge_file_input *in, const clphys_lqcd_gauge_read_params *p, clphys_lqcd_gauge_field *g,
-                           clphys_lqcd_gauge_file_info *info)
+clphys_status lqcd_gauge_file_read_ildg(const lqcd_gauge_file_input *in, const clphys_lqcd_gauge_read_params *p,
+                                        clphys_lqcd_gauge_field *g, clphys_lqcd_gauge_file_info *info)
 {
     const char *file = in->name;
     if (!in->size) return cp_error(NULL, CLPHYS_ERR_IO, "%s: ILDG files are read from regular files only", file);
@@ -137,7 +138,8 @@ clphys_status lqcd_gauge_file_read_ildg(const lqcd_gauge_file_input *in, const c
             if ((st = lqcd_lime_read_small(in->f, file, &r, XML_MAX, slot))) break;
         } else if (!strcmp(r.type, "ildg-binary-data")) {
             if (have_data) {
-                st = cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: two 'ildg-binary-data' records (one configuration is read)", file);
+                st = cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: two 'ildg-binary-data' records (one configuration is read)",
+                              file);
                 break;
             }
             data = r, have_data = 1;
@@ -158,7 +160,8 @@ clphys_status lqcd_gauge_file_read_ildg(const lqcd_gauge_file_input *in, const c
         FAIL(CLPHYS_ERR_FORMAT, "%s: ildg-format <field> is '%s', not su3gauge", file, has_field ? field : "(missing)");
     long prec, d[4];
     if ((st = xml_int(file, fmt, "precision", 32, 64, &prec))) goto out;
-    if (prec != 32 && prec != 64) FAIL(CLPHYS_ERR_FORMAT, "%s: ildg-format <precision>%ld</precision>: 32 or 64", file, prec);
+    if (prec != 32 && prec != 64)
+        FAIL(CLPHYS_ERR_FORMAT, "%s: ildg-format <precision>%ld</precision>: 32 or 64", file, prec);
     static const char *const ext[4] = {"lx", "ly", "lz", "lt"};
     for (int mu = 0; mu < 4; mu++)
         if ((st = xml_int(file, fmt, ext[mu], 1, 1L << 30, &d[mu]))) goto out;
@@ -168,8 +171,9 @@ clphys_status lqcd_gauge_file_read_ildg(const lqcd_gauge_file_input *in, const c
     uint64_t expect;
     if ((st = lqcd_gauge_file_check_dims(file, dims, 18, wsize, &expect))) goto out;
     if (data.length != expect)
-        FAIL(CLPHYS_ERR_FORMAT, "%s: ildg-binary-data has %llu bytes; ildg-format (%dx%dx%dx%d, %ld-bit) needs %llu", file,
-             (unsigned long long)data.length, dims[0], dims[1], dims[2], dims[3], prec, (unsigned long long)expect);
+        FAIL(CLPHYS_ERR_FORMAT, "%s: ildg-binary-data has %llu bytes; ildg-format (%dx%dx%dx%d, %ld-bit) needs %llu",
+             file, (unsigned long long)data.length, dims[0], dims[1], dims[2], dims[3], prec,
+             (unsigned long long)expect);
     uint32_t want_a = 0, want_b = 0;
     if (cks) {
         if ((st = xml_hex(file, cks, "suma", &want_a)) || (st = xml_hex(file, cks, "sumb", &want_b))) goto out;
@@ -209,7 +213,8 @@ out:
     return st;
 }
 
-static int put_xml(FILE *f, const char *type, int mb, int me, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int put_xml(FILE *f, const char *type, int mb, int me, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 static int put_xml(FILE *f, const char *type, int mb, int me, const char *fmt, ...)
 {
     char buf[2048];
@@ -246,30 +251,30 @@ clphys_status lqcd_gauge_file_write_ildg(const char *file, const clphys_lqcd_gau
     const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
     /* the record sequence of QIO (SciDAC) ILDG files: what QIO-based readers
        require around the two ILDG records */
-    int ok = !put_xml(f, "scidac-private-file-xml", 1, 0,
-                      "%s<scidacFile><version>1.1</version><spacetime>4</spacetime><dims>%d %d %d %d </dims>"
-                      "<volfmt>0</volfmt></scidacFile>",
-                      X, L[0], L[1], L[2], L[3]) &&
-             !put_xml(f, "scidac-file-xml", 0, 1, "%s<info>written by clphys %s</info>", X, clphys_version()) &&
-             !put_xml(f, "scidac-private-record-xml", 1, 0,
-                      "%s<scidacRecord><version>1.1</version><date>%s</date><recordtype>0</recordtype>"
-                      "<datatype>QDP_%c3_ColorMatrix</datatype><precision>%c</precision><colors>3</colors>"
-                      "<typesize>%d</typesize><datacount>4</datacount></scidacRecord>",
-                      X, date, wsize == 8 ? 'D' : 'F', wsize == 8 ? 'D' : 'F', 18 * wsize) &&
-             !put_xml(f, "scidac-record-xml", 0, 0, "%s<info><plaquette>%.15g</plaquette><linktrace>%.15g</linktrace></info>",
-                      X, plaq, trace) &&
-             !put_xml(f, "ildg-format", 0, 0,
-                      "%s<ildgFormat xmlns=\"http://www.lqcd.org/ildg\" "
-                      "xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" "
-                      "xsi:schemaLocation=\"http://www.lqcd.org/ildg http://www.lqcd.org/ildg/filefmt.xsd\">"
-                      "<version>1.0</version><field>su3gauge</field><precision>%d</precision>"
-                      "<lx>%d</lx><ly>%d</ly><lz>%d</lz><lt>%d</lt></ildgFormat>",
-                      X, 8 * wsize, L[0], L[1], L[2], L[3]) &&
-             !lqcd_lime_write(f, "ildg-data-lfn", base, strlen(base), 0, 0) &&
-             !lqcd_lime_write(f, "ildg-binary-data", raw, n, 0, 0) &&
-             !put_xml(f, "scidac-checksum", 0, 1,
-                      "%s<scidacChecksum><version>1.0</version><suma>%x</suma><sumb>%x</sumb></scidacChecksum>", X, a,
-                      b);
+    int ok =
+        !put_xml(f, "scidac-private-file-xml", 1, 0,
+                 "%s<scidacFile><version>1.1</version><spacetime>4</spacetime><dims>%d %d %d %d </dims>"
+                 "<volfmt>0</volfmt></scidacFile>",
+                 X, L[0], L[1], L[2], L[3]) &&
+        !put_xml(f, "scidac-file-xml", 0, 1, "%s<info>written by clphys %s</info>", X, clphys_version()) &&
+        !put_xml(f, "scidac-private-record-xml", 1, 0,
+                 "%s<scidacRecord><version>1.1</version><date>%s</date><recordtype>0</recordtype>"
+                 "<datatype>QDP_%c3_ColorMatrix</datatype><precision>%c</precision><colors>3</colors>"
+                 "<typesize>%d</typesize><datacount>4</datacount></scidacRecord>",
+                 X, date, wsize == 8 ? 'D' : 'F', wsize == 8 ? 'D' : 'F', 18 * wsize) &&
+        !put_xml(f, "scidac-record-xml", 0, 0,
+                 "%s<info><plaquette>%.15g</plaquette><linktrace>%.15g</linktrace></info>", X, plaq, trace) &&
+        !put_xml(f, "ildg-format", 0, 0,
+                 "%s<ildgFormat xmlns=\"http://www.lqcd.org/ildg\" "
+                 "xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" "
+                 "xsi:schemaLocation=\"http://www.lqcd.org/ildg http://www.lqcd.org/ildg/filefmt.xsd\">"
+                 "<version>1.0</version><field>su3gauge</field><precision>%d</precision>"
+                 "<lx>%d</lx><ly>%d</ly><lz>%d</lz><lt>%d</lt></ildgFormat>",
+                 X, 8 * wsize, L[0], L[1], L[2], L[3]) &&
+        !lqcd_lime_write(f, "ildg-data-lfn", base, strlen(base), 0, 0) &&
+        !lqcd_lime_write(f, "ildg-binary-data", raw, n, 0, 0) &&
+        !put_xml(f, "scidac-checksum", 0, 1,
+                 "%s<scidacChecksum><version>1.0</version><suma>%x</suma><sumb>%x</sumb></scidacChecksum>", X, a, b);
     free(raw);
     return lqcd_gauge_file_commit(f, tmp, file, ok);
 }

@@ -7,14 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MILC_MAGIC 20103u
+#define MILC_MAGIC        20103u
 #define MILC_HEADER_BYTES 96 /* magic, dims[4], time stamp[64], order, sum29, sum31 */
-#define CHUNK_SITES 1024
+#define CHUNK_SITES       1024
 
 static uint32_t rotl(uint32_t x, unsigned r) { return r ? x << r | x >> (32 - r) : x; }
 
-clphys_status lqcd_gauge_file_read_milc(const lqcd_gauge_file_input *in, const clphys_lqcd_gauge_read_params *p, clphys_lqcd_gauge_field *g,
-                           clphys_lqcd_gauge_file_info *info)
+clphys_status lqcd_gauge_file_read_milc(const lqcd_gauge_file_input *in, const clphys_lqcd_gauge_read_params *p,
+                                        clphys_lqcd_gauge_field *g, clphys_lqcd_gauge_file_info *info)
 {
     const char *file = in->name;
     unsigned char h[MILC_HEADER_BYTES];

@@ -18,8 +18,9 @@ clphys_status lqcd_grid_check(MPI_Comm comm, const int grid[4], const int ldims[
     long long n = 1;
     for (int mu = 0; mu < 4; mu++) n *= grid[mu] > 0 ? grid[mu] : 0;
     if (n != size)
-        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "process grid %dx%dx%dx%d has %lld ranks, the communicator %d",
-                        grid[0], grid[1], grid[2], grid[3], n, size);
+        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "process grid %dx%dx%dx%d has %lld ranks, the communicator %d", grid[0], grid[1], grid[2],
+                        grid[3], n, size);
     int dims[4];
     for (int mu = 0; mu < 4; mu++) dims[mu] = ldims[mu] * grid[mu];
     return clphys_lqcd_grid_local(dims, grid, rank, NULL, coord);
@@ -69,15 +70,17 @@ static void copy_block(const int gdims[4], const int ldims[4], const int coord[4
             r /= (size_t)ldims[mu];
             stride *= (size_t)gdims[mu];
         }
-        if (to_part) memcpy(part + l * per, whole + g * per, per * sizeof(double));
-        else memcpy(whole + g * per, part + l * per, per * sizeof(double));
+        if (to_part)
+            memcpy(part + l * per, whole + g * per, per * sizeof(double));
+        else
+            memcpy(whole + g * per, part + l * per, per * sizeof(double));
     }
 }
 
 /* Scatter (to_part) or gather per-site arrays of the lattice gdims between
  * root's whole array and every rank's part, one message per rank. */
-static clphys_status move_blocks(MPI_Comm c, const int grid[4], const int gdims[4], int root, size_t per,
-                                 double *whole, double *part, int to_part)
+static clphys_status move_blocks(MPI_Comm c, const int grid[4], const int gdims[4], int root, size_t per, double *whole,
+                                 double *part, int to_part)
 {
     int rank, size, ldims[4], coord[4];
     MPI_Comm_rank(c, &rank);
@@ -126,21 +129,23 @@ static clphys_status begin(MPI_Comm c, const int grid[4], int root, int ok_here,
     long long n = 1;
     for (int mu = 0; mu < 4; mu++) n *= grid[mu] > 0 ? grid[mu] : 0;
     if (n != size)
-        st = cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "%s: process grid %dx%dx%dx%d has %lld ranks, the communicator %d",
-                      what, grid[0], grid[1], grid[2], grid[3], n, size);
-    else st = clphys_lqcd_grid_local(gdims, grid, rank, NULL, NULL);
+        st = cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                      "%s: process grid %dx%dx%dx%d has %lld ranks, the communicator %d", what, grid[0], grid[1],
+                      grid[2], grid[3], n, size);
+    else
+        st = clphys_lqcd_grid_local(gdims, grid, rank, NULL, NULL);
     return cp_mpi_agree(c, NULL, st);
 }
 
-clphys_status clphys_lqcd_gauge_scatter(MPI_Comm comm, const int grid[4], int root, const clphys_lqcd_gauge_field *global,
-                                   clphys_lqcd_gauge_field *local)
+clphys_status clphys_lqcd_gauge_scatter(MPI_Comm comm, const int grid[4], int root,
+                                        const clphys_lqcd_gauge_field *global, clphys_lqcd_gauge_field *local)
 {
     MPI_Comm c;
     CP_TRY(cp_mpi_dup(comm, NULL, &c));
     if (local) memset(local, 0, sizeof *local);
     int gdims[4] = {0}, ldims[4];
-    clphys_status st = begin(c, grid, root, local != NULL, global && global->u, global ? global->dims : gdims, gdims,
-                             "gauge scatter");
+    clphys_status st =
+        begin(c, grid, root, local != NULL, global && global->u, global ? global->dims : gdims, gdims, "gauge scatter");
     if (!st) {
         clphys_lqcd_grid_local(gdims, grid, 0, ldims, NULL);
         st = cp_mpi_agree(c, NULL, clphys_lqcd_gauge_create(ldims, local));
@@ -165,19 +170,19 @@ static clphys_status spinors(MPI_Comm comm, const int grid[4], const int dims[4]
 }
 
 clphys_status clphys_lqcd_spinor_scatter(MPI_Comm comm, const int grid[4], const int dims[4], int root,
-                                    const double *global, double *local)
+                                         const double *global, double *local)
 {
     return spinors(comm, grid, dims, root, (double *)global, local, 1);
 }
 
-clphys_status clphys_lqcd_spinor_gather(MPI_Comm comm, const int grid[4], const int dims[4], int root, const double *local,
-                                   double *global)
+clphys_status clphys_lqcd_spinor_gather(MPI_Comm comm, const int grid[4], const int dims[4], int root,
+                                        const double *local, double *global)
 {
     return spinors(comm, grid, dims, root, global, (double *)local, 0);
 }
 
-clphys_status clphys_lqcd_gauge_read_mpi(MPI_Comm comm, const int grid[4], const char *file, clphys_lqcd_gauge_reader reader,
-                                    clphys_lqcd_gauge_field *local, int dims[4])
+clphys_status clphys_lqcd_gauge_read_mpi(MPI_Comm comm, const int grid[4], const char *file,
+                                         clphys_lqcd_gauge_reader reader, clphys_lqcd_gauge_field *local, int dims[4])
 {
     MPI_Comm c;
     CP_TRY(cp_mpi_dup(comm, NULL, &c));
@@ -186,8 +191,10 @@ clphys_status clphys_lqcd_gauge_read_mpi(MPI_Comm comm, const int grid[4], const
     clphys_lqcd_gauge_field g = {{0}, 0, NULL};
     clphys_status st = CLPHYS_SUCCESS;
     if (local) memset(local, 0, sizeof *local);
-    if (!file || !local) st = cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_gauge_read_mpi: NULL argument");
-    else if (rank == 0) st = (reader ? reader : clphys_lqcd_gauge_read_nersc)(file, &g);
+    if (!file || !local)
+        st = cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_gauge_read_mpi: NULL argument");
+    else if (rank == 0)
+        st = (reader ? reader : clphys_lqcd_gauge_read_nersc)(file, &g);
     st = cp_mpi_agree(c, NULL, st);
     if (!st) st = clphys_lqcd_gauge_scatter(c, grid, 0, &g, local);
     clphys_lqcd_gauge_destroy(&g);
@@ -201,8 +208,8 @@ clphys_status clphys_lqcd_gauge_read_mpi(MPI_Comm comm, const int grid[4], const
 
 /* U_nu at the site one step up in mu from lexicographic site x (coordinates
  * c): from the rank above when x is at the upper end of a split mu. */
-static const double complex *link_up(const clphys_lqcd_gauge_field *g, double *const ghost[4], const int grid[4], size_t x,
-                                     const int c[4], int mu, int nu)
+static const double complex *link_up(const clphys_lqcd_gauge_field *g, double *const ghost[4], const int grid[4],
+                                     size_t x, const int c[4], int mu, int nu)
 {
     const double complex *u = (const double complex *)g->u;
     size_t stride = 1;
@@ -213,7 +220,7 @@ static const double complex *link_up(const clphys_lqcd_gauge_field *g, double *c
 }
 
 clphys_status clphys_lqcd_gauge_plaquette_mpi(MPI_Comm comm, const int grid[4], const clphys_lqcd_gauge_field *local,
-                                         double *plaquette, double *link_trace)
+                                              double *plaquette, double *link_trace)
 {
     MPI_Comm c;
     CP_TRY(cp_mpi_dup(comm, NULL, &c));

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HDR_MAX 65536
-#define TRAIL_MAX 4096 /* whitespace after the data that other writers leave */
+#define HDR_MAX     65536
+#define TRAIL_MAX   4096 /* whitespace after the data that other writers leave */
 #define CHUNK_LINKS 4096
 
 /* The key of a header line "KEY = value" (blanks trimmed) into key; 0 when
@@ -65,8 +65,8 @@ static clphys_status hdr_real(const char *file, const char *key, const char *v, 
     return CLPHYS_SUCCESS;
 }
 
-clphys_status lqcd_gauge_file_read_nersc(const lqcd_gauge_file_input *in, const clphys_lqcd_gauge_read_params *p, clphys_lqcd_gauge_field *g,
-                            clphys_lqcd_gauge_file_info *info)
+clphys_status lqcd_gauge_file_read_nersc(const lqcd_gauge_file_input *in, const clphys_lqcd_gauge_read_params *p,
+                                         clphys_lqcd_gauge_field *g, clphys_lqcd_gauge_file_info *info)
 {
     const char *file = in->name;
     FILE *f = in->f;
@@ -90,7 +90,8 @@ clphys_status lqcd_gauge_file_read_nersc(const lqcd_gauge_file_input *in, const 
             FAIL(CLPHYS_ERR_FORMAT, "%s:%d: binary data (a NUL byte) before any END_HEADER line: END_HEADER is missing",
                  file, line);
         if (!begun) {
-            if (strncmp(buf, "BEGIN_HEADER", 12)) FAIL(CLPHYS_ERR_FORMAT, "%s:%d: not a NERSC file (no BEGIN_HEADER)", file, line);
+            if (strncmp(buf, "BEGIN_HEADER", 12))
+                FAIL(CLPHYS_ERR_FORMAT, "%s:%d: not a NERSC file (no BEGIN_HEADER)", file, line);
             begun = 1;
             continue;
         }
@@ -99,8 +100,9 @@ clphys_status lqcd_gauge_file_read_nersc(const lqcd_gauge_file_input *in, const 
             break;
         }
         if (hlen + l > HDR_MAX)
-            FAIL(CLPHYS_ERR_FORMAT, "%s:%d: no END_HEADER line in the first %d bytes of the header: END_HEADER is missing",
-                 file, line, HDR_MAX);
+            FAIL(CLPHYS_ERR_FORMAT,
+                 "%s:%d: no END_HEADER line in the first %d bytes of the header: END_HEADER is missing", file, line,
+                 HDR_MAX);
         memcpy(hdr + hlen, buf, l);
         hlen += l;
     }
@@ -109,8 +111,8 @@ clphys_status lqcd_gauge_file_read_nersc(const lqcd_gauge_file_input *in, const 
     char v[256];
     int count, at[2];
     /* a key given twice is refused: which line a reader takes is a guess */
-    static const char *const keys[] = {"DIMENSION_1", "DIMENSION_2", "DIMENSION_3", "DIMENSION_4", "DATATYPE",
-                                       "FLOATING_POINT", "CHECKSUM", "PLAQUETTE", "LINK_TRACE"};
+    static const char *const keys[] = {"DIMENSION_1",    "DIMENSION_2", "DIMENSION_3", "DIMENSION_4", "DATATYPE",
+                                       "FLOATING_POINT", "CHECKSUM",    "PLAQUETTE",   "LINK_TRACE"};
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
         if (hdr_get(hdr, keys[k], v, sizeof v, &count, at) && count > 1)
             FAIL(CLPHYS_ERR_FORMAT, "%s: header: %s given twice (lines %d and %d)", file, keys[k], at[0], at[1]);
@@ -128,16 +130,25 @@ clphys_status lqcd_gauge_file_read_nersc(const lqcd_gauge_file_input *in, const 
     }
     int rows;
     if (!GET("DATATYPE")) FAIL(CLPHYS_ERR_FORMAT, "%s: header: DATATYPE missing", file);
-    if (!strcmp(v, "4D_SU3_GAUGE_3x3")) rows = 3;
-    else if (!strcmp(v, "4D_SU3_GAUGE")) rows = 2;
-    else FAIL(CLPHYS_ERR_FORMAT, "%s: header: DATATYPE '%s' is not 4D_SU3_GAUGE or 4D_SU3_GAUGE_3x3", file, v);
+    if (!strcmp(v, "4D_SU3_GAUGE_3x3"))
+        rows = 3;
+    else if (!strcmp(v, "4D_SU3_GAUGE"))
+        rows = 2;
+    else
+        FAIL(CLPHYS_ERR_FORMAT, "%s: header: DATATYPE '%s' is not 4D_SU3_GAUGE or 4D_SU3_GAUGE_3x3", file, v);
     int wsize, little = 0;
     if (!GET("FLOATING_POINT")) FAIL(CLPHYS_ERR_FORMAT, "%s: header: FLOATING_POINT missing", file);
-    if (!strcmp(v, "IEEE32BIG") || !strcmp(v, "IEEE32")) wsize = 4;
-    else if (!strcmp(v, "IEEE64BIG") || !strcmp(v, "IEEE64")) wsize = 8;
-    else if (!strcmp(v, "IEEE32LITTLE")) wsize = 4, little = 1;
-    else if (!strcmp(v, "IEEE64LITTLE")) wsize = 8, little = 1;
-    else FAIL(CLPHYS_ERR_FORMAT, "%s: header: FLOATING_POINT '%s' is not IEEE32BIG, IEEE64BIG, IEEE32LITTLE or IEEE64LITTLE", file, v);
+    if (!strcmp(v, "IEEE32BIG") || !strcmp(v, "IEEE32"))
+        wsize = 4;
+    else if (!strcmp(v, "IEEE64BIG") || !strcmp(v, "IEEE64"))
+        wsize = 8;
+    else if (!strcmp(v, "IEEE32LITTLE"))
+        wsize = 4, little = 1;
+    else if (!strcmp(v, "IEEE64LITTLE"))
+        wsize = 8, little = 1;
+    else
+        FAIL(CLPHYS_ERR_FORMAT,
+             "%s: header: FLOATING_POINT '%s' is not IEEE32BIG, IEEE64BIG, IEEE32LITTLE or IEEE64LITTLE", file, v);
     info->precision = wsize == 8 ? CLPHYS_FP64 : CLPHYS_FP32;
     info->rows = rows;
     /* what the header claims to verify with */
@@ -193,7 +204,8 @@ clphys_status lqcd_gauge_file_read_nersc(const lqcd_gauge_file_input *in, const 
         size_t nl = nlinks - l0 < CHUNK_LINKS ? nlinks - l0 : CHUNK_LINKS;
         size_t nbytes = nl * (size_t)per_link * (size_t)wsize;
         if ((st = lqcd_gauge_file_read(in, raw, nbytes, "the link data"))) goto out;
-        for (size_t k = 0; k < nbytes / 4; k++) sum += little ? lqcd_gauge_file_le32(raw + 4 * k) : lqcd_gauge_file_be32(raw + 4 * k);
+        for (size_t k = 0; k < nbytes / 4; k++)
+            sum += little ? lqcd_gauge_file_le32(raw + 4 * k) : lqcd_gauge_file_be32(raw + 4 * k);
         lqcd_gauge_file_decode(raw, nl * (size_t)per_link, wsize, little, m);
         for (size_t l = 0; l < nl; l++) {
             double *u = g->u + (l0 + l) * 18;
@@ -232,7 +244,8 @@ clphys_status lqcd_gauge_file_write_nersc(const char *file, const clphys_lqcd_ga
     const size_t nlinks = g->volume * 4, per_link = (size_t)rows * 6;
     unsigned char *raw = malloc(nlinks * per_link * (size_t)wsize);
     if (!raw) return cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "%s: write buffer", file);
-    for (size_t l = 0; l < nlinks; l++) lqcd_gauge_file_encode_be(g->u + l * 18, per_link, wsize, raw + l * per_link * (size_t)wsize);
+    for (size_t l = 0; l < nlinks; l++)
+        lqcd_gauge_file_encode_be(g->u + l * 18, per_link, wsize, raw + l * per_link * (size_t)wsize);
     uint32_t sum = 0;
     const size_t n = nlinks * per_link * (size_t)wsize;
     for (size_t k = 0; k < n / 4; k++) sum += lqcd_gauge_file_be32(raw + 4 * k);

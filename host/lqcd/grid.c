@@ -22,8 +22,8 @@ clphys_status clphys_lqcd_grid_local(const int dims[4], const int grid[4], int r
         size *= grid[mu];
     }
     if (rank < 0 || rank >= size)
-        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "process grid %dx%dx%dx%d has %lld ranks, not rank %d", grid[0],
-                        grid[1], grid[2], grid[3], size, rank);
+        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "process grid %dx%dx%dx%d has %lld ranks, not rank %d",
+                        grid[0], grid[1], grid[2], grid[3], size, rank);
     int r = rank;
     for (int mu = 0; mu < 4; mu++) {
         if (local) local[mu] = dims[mu] / grid[mu];

@@ -19,17 +19,17 @@
 
 struct lqcd_halo {
     clphys_context *ctx;
-    MPI_Comm comm;             /* the plan's duplicate                       */
-    int up[4], down[4];        /* neighbour ranks                            */
-    lqcd_faces f;              /* face geometry and the face-site list       */
-    cl_command_queue xq;       /* face transfers, profiled (GPUs; NULL: the
-                                  context's queue)                           */
-    cl_mem send, recv;         /* device face buffers, room for full fields  */
-    cl_mem hsend_m, hrecv_m;   /* page-locked host copies ...                */
-    char *hsend, *hrecv;       /* ... mapped for the plan's life             */
-    cl_mem ghost;              /* links of the ranks below (backward hops)   */
-    cl_event last_h2d;         /* the previous upload of received faces, and  */
-    cl_event last_ext;         /* the exterior kernel that read them          */
+    MPI_Comm comm;           /* the plan's duplicate                       */
+    int up[4], down[4];      /* neighbour ranks                            */
+    lqcd_faces f;            /* face geometry and the face-site list       */
+    cl_command_queue xq;     /* face transfers, profiled (GPUs; NULL: the
+                                context's queue)                           */
+    cl_mem send, recv;       /* device face buffers, room for full fields  */
+    cl_mem hsend_m, hrecv_m; /* page-locked host copies ...                */
+    char *hsend, *hrecv;     /* ... mapped for the plan's life             */
+    cl_mem ghost;            /* links of the ranks below (backward hops)   */
+    cl_event last_h2d;       /* the previous upload of received faces, and  */
+    cl_event last_ext;       /* the exterior kernel that read them          */
 };
 
 static void halo_destroy(lqcd_halo *h)
@@ -71,8 +71,8 @@ static clphys_status interior_running(void *arg, int *running)
  * lqcd_hop_g5, through the exchange.  On a local failure the messages of
  * this hop are still sent and received, so that no neighbour waits for
  * them; the failure is returned afterwards. */
-static clphys_status halo_hop(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
-                              double *kernel_s, clphys_lqcd_dslash_split *split)
+static clphys_status halo_hop(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity,
+                              int g5, double *kernel_s, clphys_lqcd_dslash_split *split)
 {
     lqcd_halo *h = pl->halo;
     clphys_context *ctx = pl->ctx;
@@ -105,8 +105,8 @@ static clphys_status halo_hop(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in
             const size_t off = lqcd_face_block(pl, &h->f, mu, side, nq, NULL);
             /* side 0 goes down (the forward hops of the rank below), side 1 up */
             const cp_mpi_slice s = {h->hsend + off, count, type}, r = {h->hrecv + off, count, type};
-            sm = cp_mpi_post(ctx, h->comm, side ? h->up[mu] : h->down[mu], &s, 1, side ? h->down[mu] : h->up[mu], &r,
-                             1, 2 * mu + side, req, &nreq);
+            sm = cp_mpi_post(ctx, h->comm, side ? h->up[mu] : h->down[mu], &s, 1, side ? h->down[mu] : h->up[mu], &r, 1,
+                             2 * mu + side, req, &nreq);
             nsend++;
         }
     }
@@ -166,7 +166,8 @@ static clphys_status halo_ghost_links(clphys_lqcd_dslash_plan *pl, lqcd_halo *h,
     const size_t ng = 2 * h->f.face_all;
     double *send = malloc((ng ? ng : 1) * 18 * sizeof(double)), *recv = malloc((ng ? ng : 1) * 18 * sizeof(double));
     void *dev = malloc(lqcd_ghost_bytes(pl, &h->f));
-    clphys_status st = send && recv && dev ? CLPHYS_SUCCESS : cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "halo: ghost links");
+    clphys_status st =
+        send && recv && dev ? CLPHYS_SUCCESS : cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "halo: ghost links");
     for (int mu = 0; mu < 4 && !st; mu++) {
         const size_t fn = h->f.face_n[mu];
         if (!fn) continue;
@@ -175,7 +176,8 @@ static clphys_status halo_ghost_links(clphys_lqcd_dslash_plan *pl, lqcd_halo *h,
             size_t r = x;
             for (int k = 0; k < 4; k++) c[k] = (int)(r % (size_t)pl->dims[k]), r /= (size_t)pl->dims[k];
             if (c[mu] != pl->dims[mu] - 1) continue;
-            const size_t q = (size_t)((c[0] + c[1] + c[2] + c[3]) & 1), e = q * fn + lqcd_face_index(pl->dims, c, mu, 1);
+            const size_t q = (size_t)((c[0] + c[1] + c[2] + c[3]) & 1),
+                         e = q * fn + lqcd_face_index(pl->dims, c, mu, 1);
             memcpy(send + e * 18, g->u + (x * 4 + (size_t)mu) * 18, 18 * sizeof(double));
         }
         int err = lqcd_sendrecv_doubles(h->comm, send, h->up[mu], recv, h->down[mu], 2 * fn * 18, 30 + mu);
@@ -213,8 +215,8 @@ typedef struct {
 } shared_params;
 
 clphys_status clphys_lqcd_dslash_plan_create_mpi(MPI_Comm comm, const int grid[4], clphys_context *ctx,
-                                            const clphys_lqcd_gauge_field *local, const clphys_lqcd_dslash_params *p,
-                                            clphys_lqcd_dslash_plan **plan)
+                                                 const clphys_lqcd_gauge_field *local,
+                                                 const clphys_lqcd_dslash_params *p, clphys_lqcd_dslash_plan **plan)
 {
     MPI_Comm c;
     CP_TRY(cp_mpi_dup(comm, ctx, &c));
@@ -256,7 +258,8 @@ clphys_status clphys_lqcd_dslash_plan_create_mpi(MPI_Comm comm, const int grid[4
     lqcd_halo *h = NULL;
     if (!st) {
         h = calloc(1, sizeof *h);
-        if (!h) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "halo");
+        if (!h)
+            st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "halo");
         else {
             h->ctx = ctx;
             h->comm = c;

@@ -16,8 +16,8 @@ void lqcd_phase_args(const clphys_lqcd_dslash_plan *pl, lqcd_phases *ph, cp_karg
         a[d] = pl->real_size == 4 ? CP_SIZED(sizeof ph->f32[d], &ph->f32[d]) : CP_SIZED(sizeof ph->f64[d], &ph->f64[d]);
 }
 
-clphys_status lqcd_hop_kernel(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
-                              cl_kernel *kout, size_t *global)
+clphys_status lqcd_hop_kernel(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity,
+                              int g5, cl_kernel *kout, size_t *global)
 {
     clphys_context *ctx = pl->ctx;
     cl_kernel k = g5 ? pl->hop_g5[g5 - 1] : pl->hop;

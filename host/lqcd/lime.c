@@ -16,8 +16,8 @@ clphys_status lqcd_lime_next(FILE *f, const char *file, uint64_t size, uint64_t 
     }
     unsigned char h[LQCD_LIME_HEADER_BYTES];
     if (size - *pos < LQCD_LIME_HEADER_BYTES)
-        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: %llu bytes at offset %llu: too short for a LIME record header", file,
-                        (unsigned long long)(size - *pos), (unsigned long long)*pos);
+        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: %llu bytes at offset %llu: too short for a LIME record header",
+                        file, (unsigned long long)(size - *pos), (unsigned long long)*pos);
     if (fseeko(f, (off_t)*pos, SEEK_SET) != 0 || fread(h, 1, sizeof h, f) != sizeof h)
         return cp_error(NULL, CLPHYS_ERR_IO, "%s: cannot read the LIME record header at offset %llu", file,
                         (unsigned long long)*pos);

@@ -31,7 +31,7 @@ void lqcd_gauge_file_encode_be(const double *in, size_t n, int wsize, unsigned c
  * <= 2^31 (CLPHYS_ERR_INPUT otherwise); *data_bytes = volume * 4 links *
  * reals_per_link * wsize, computed without overflow. */
 clphys_status lqcd_gauge_file_check_dims(const char *file, const int dims[4], int reals_per_link, int wsize,
-                            uint64_t *data_bytes);
+                                         uint64_t *data_bytes);
 /* Read exactly n bytes at the current position: CLPHYS_ERR_FORMAT naming
  * what when the file ends first. */
 clphys_status lqcd_gauge_file_read(const lqcd_gauge_file_input *in, void *buf, size_t n, const char *what);
@@ -43,12 +43,13 @@ void lqcd_gauge_file_unverified(clphys_lqcd_gauge_file_info *info, const char *w
  * plaquette and link trace where given (NULL: absent), then the refusal of
  * an unverifiable file unless p->allow_unverified.  Messages name the file,
  * the link (site coordinates and direction) or the value. */
-clphys_status lqcd_gauge_file_verify(const char *file, const clphys_lqcd_gauge_read_params *p, const clphys_lqcd_gauge_field *g,
-                        const double *plaquette, const double *link_trace, clphys_lqcd_gauge_file_info *info);
+clphys_status lqcd_gauge_file_verify(const char *file, const clphys_lqcd_gauge_read_params *p,
+                                     const clphys_lqcd_gauge_field *g, const double *plaquette,
+                                     const double *link_trace, clphys_lqcd_gauge_file_info *info);
 /* Plaquette and link trace of g as stored in wsize-byte reals (rows 2: row
  * 2 rebuilt from the rounded rows 0 and 1): what a reader will compute. */
 clphys_status lqcd_gauge_file_stored_observables(const clphys_lqcd_gauge_field *g, int wsize, int rows, double *plaq,
-                                    double *trace);
+                                                 double *trace);
 
 /* Atomic write: lqcd_gauge_file_create opens FILE.tmp.PID (its name in tmp);
  * lqcd_gauge_file_commit flushes, syncs, closes and renames it to file, or removes it. */
@@ -56,12 +57,12 @@ FILE *lqcd_gauge_file_create(const char *file, char *tmp, size_t n, clphys_statu
 clphys_status lqcd_gauge_file_commit(FILE *f, const char *tmp, const char *file, int ok);
 
 /* The readers and writers of each format (file positioned at 0). */
-clphys_status lqcd_gauge_file_read_nersc(const lqcd_gauge_file_input *in, const clphys_lqcd_gauge_read_params *p, clphys_lqcd_gauge_field *g,
-                            clphys_lqcd_gauge_file_info *info);
-clphys_status lqcd_gauge_file_read_ildg(const lqcd_gauge_file_input *in, const clphys_lqcd_gauge_read_params *p, clphys_lqcd_gauge_field *g,
-                           clphys_lqcd_gauge_file_info *info);
-clphys_status lqcd_gauge_file_read_milc(const lqcd_gauge_file_input *in, const clphys_lqcd_gauge_read_params *p, clphys_lqcd_gauge_field *g,
-                           clphys_lqcd_gauge_file_info *info);
+clphys_status lqcd_gauge_file_read_nersc(const lqcd_gauge_file_input *in, const clphys_lqcd_gauge_read_params *p,
+                                         clphys_lqcd_gauge_field *g, clphys_lqcd_gauge_file_info *info);
+clphys_status lqcd_gauge_file_read_ildg(const lqcd_gauge_file_input *in, const clphys_lqcd_gauge_read_params *p,
+                                        clphys_lqcd_gauge_field *g, clphys_lqcd_gauge_file_info *info);
+clphys_status lqcd_gauge_file_read_milc(const lqcd_gauge_file_input *in, const clphys_lqcd_gauge_read_params *p,
+                                        clphys_lqcd_gauge_field *g, clphys_lqcd_gauge_file_info *info);
 clphys_status lqcd_gauge_file_write_nersc(const char *file, const clphys_lqcd_gauge_field *g, int wsize, int rows);
 clphys_status lqcd_gauge_file_write_ildg(const char *file, const clphys_lqcd_gauge_field *g, int wsize);
 

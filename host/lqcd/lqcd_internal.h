@@ -12,33 +12,33 @@ typedef struct lqcd_multi lqcd_multi;
 
 struct clphys_lqcd_dslash_plan {
     clphys_context *ctx;
-    clphys_lqcd_dslash_params p;  /* as given, with reconstruct, layout, bc resolved */
-    int dims[4];             /* this rank's lattice                       */
-    size_t vol, vh;          /* sites, sites per parity (this rank)       */
-    int gdims[4];            /* the whole lattice (dims on one rank)      */
+    clphys_lqcd_dslash_params p; /* as given, with reconstruct, layout, bc resolved */
+    int dims[4];                 /* this rank's lattice                       */
+    size_t vol, vh;              /* sites, sites per parity (this rank)       */
+    int gdims[4];                /* the whole lattice (dims on one rank)      */
     size_t gvol;
-    int grid[4], coord[4];   /* process grid, this rank's place in it     */
-    int parts;               /* bit mu: direction mu split between ranks  */
-    double phf[4][2], phb[4][2]; /* phases of the hops across this rank's
-                                upper / lower ends (1 unless the lattice's) */
-    size_t real_size;        /* 4 or 8 bytes                              */
-    int halo_half;           /* faces in 16 bits (-DHALO_HALF; multi.c)   */
-    cl_kernel hop;           /* dslash_hop of lqcd_dslash.cl            */
-    cl_kernel hop_g5[2];     /* dslash_hop_g5in, dslash_hop_g5out         */
-    cl_kernel pack, ext[2];  /* halo_pack, halo_exterior(_g5out) (parts)  */
-    cl_kernel imp, exp;      /* spinor_import/export (fp64 plans only)    */
-    cl_mem gauge;            /* links in device layout                    */
-    cl_mem tmp;              /* odd half field for the even-odd operator  */
-    cl_mem staging;          /* field_read/write's host array of one full */
-    void *staging_host;      /* field: mapped from staging (page-locked),  */
-                             /* or malloc'd where staging is NULL          */
-    size_t local;            /* work-group size, 0 = runtime's choice     */
+    int grid[4], coord[4];          /* process grid, this rank's place in it     */
+    int parts;                      /* bit mu: direction mu split between ranks  */
+    double phf[4][2], phb[4][2];    /* phases of the hops across this rank's
+                                   upper / lower ends (1 unless the lattice's) */
+    size_t real_size;               /* 4 or 8 bytes                              */
+    int halo_half;                  /* faces in 16 bits (-DHALO_HALF; multi.c)   */
+    cl_kernel hop;                  /* dslash_hop of lqcd_dslash.cl            */
+    cl_kernel hop_g5[2];            /* dslash_hop_g5in, dslash_hop_g5out         */
+    cl_kernel pack, ext[2];         /* halo_pack, halo_exterior(_g5out) (parts)  */
+    cl_kernel imp, exp;             /* spinor_import/export (fp64 plans only)    */
+    cl_mem gauge;                   /* links in device layout                    */
+    cl_mem tmp;                     /* odd half field for the even-odd operator  */
+    cl_mem staging;                 /* field_read/write's host array of one full */
+    void *staging_host;             /* field: mapped from staging (page-locked),  */
+                                    /* or malloc'd where staging is NULL          */
+    size_t local;                   /* work-group size, 0 = runtime's choice     */
     clphys_tune_source tune_source; /* of local (lqcd_tune)              */
     /* Over MPI (halo.c, set by clphys_lqcd_dslash_plan_create_mpi): the exchange,
      * the hop through it, and the global sum the solvers' spaces take. */
     lqcd_halo *halo;
-    clphys_status (*halo_hop)(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
-                              double *kernel_s, clphys_lqcd_dslash_split *split);
+    clphys_status (*halo_hop)(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity,
+                              int g5, double *kernel_s, clphys_lqcd_dslash_split *split);
     void (*halo_destroy)(lqcd_halo *h);
     la_global_sum_fn gsum;
     void *gsum_user;
@@ -51,8 +51,9 @@ struct clphys_lqcd_dslash_plan {
  * NULL for one rank (the whole lattice).  Builds the kernels (the halo
  * kernels when a direction is split), uploads g, tunes.  The exchange
  * itself is added by halo.c. */
-clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_lqcd_gauge_field *g, const clphys_lqcd_dslash_params *p,
-                               const int grid[4], const int coord[4], clphys_lqcd_dslash_plan **plan);
+clphys_status lqcd_plan_create(clphys_context *ctx, const clphys_lqcd_gauge_field *g,
+                               const clphys_lqcd_dslash_params *p, const int grid[4], const int coord[4],
+                               clphys_lqcd_dslash_plan **plan);
 /* buf[i] = v in the precision of real_size (4 or 8 bytes). */
 void lqcd_put_real(void *buf, size_t real_size, size_t i, double v);
 
@@ -69,10 +70,10 @@ size_t lqcd_face_index(const int dims[4], const int c[4], int mu, int half);
 /* faces.c: the faces of a plan split by its grid, shared by the exchanges
  * over ranks (halo.c) and over devices (multi.c). */
 typedef struct {
-    size_t face_n[4];        /* face sites per parity (0: not split)      */
+    size_t face_n[4]; /* face sites per parity (0: not split)      */
     size_t face_before[4], face_all;
-    cl_mem list;             /* sites with a remote neighbour, p*VH + cb,  */
-    size_t nlist[2];         /* even ones first                           */
+    cl_mem list;     /* sites with a remote neighbour, p*VH + cb,  */
+    size_t nlist[2]; /* even ones first                           */
 } lqcd_faces;
 /* The geometry and the face-site list (on the device) of pl. */
 clphys_status lqcd_faces_init(clphys_lqcd_dslash_plan *pl, lqcd_faces *f);
@@ -81,7 +82,8 @@ clphys_status lqcd_faces_init(clphys_lqcd_dslash_plan *pl, lqcd_faces *f);
 size_t lqcd_face_entry_bytes(const clphys_lqcd_dslash_plan *pl);
 /* Byte offset of face block (mu, side) in a buffer of faces of nq parities
  * (1: a half field, 2: a full one), *bytes (may be NULL) its length. */
-size_t lqcd_face_block(const clphys_lqcd_dslash_plan *pl, const lqcd_faces *f, int mu, int side, size_t nq, size_t *bytes);
+size_t lqcd_face_block(const clphys_lqcd_dslash_plan *pl, const lqcd_faces *f, int mu, int side, size_t nq,
+                       size_t *bytes);
 /* The backward hops' links of direction mu (double[2 face_n][18], entry
  * parity * face_n + face index of the site below) into the device array
  * dev (lqcd_ghost_bytes of it) in pl's precision and compression. */
@@ -94,8 +96,7 @@ clphys_status lqcd_pack_launch(clphys_lqcd_dslash_plan *pl, cl_mem send, cl_mem 
 /* halo_exterior(_g5out) adding the remote hops from recv to out; *nsites
  * the face sites it covers, *ev its event. */
 clphys_status lqcd_exterior_launch(clphys_lqcd_dslash_plan *pl, const lqcd_faces *f, cl_mem out, cl_mem recv,
-                                   cl_mem ghost, cl_mem x, double a, int parity, int g5, size_t *nsites,
-                                   cl_event *ev);
+                                   cl_mem ghost, cl_mem x, double a, int parity, int g5, size_t *nsites, cl_event *ev);
 /* The events and counts of one hop through an exchange, for
  * lqcd_hop_times. */
 typedef struct {
@@ -105,7 +106,7 @@ typedef struct {
     double exchange_s;                 /* the exchange's time; < 0: the copies' span on the device clock */
     size_t bytes;                      /* face bytes sent                      */
     int messages;
-    size_t face_sites;                 /* sites the exterior kernel covered    */
+    size_t face_sites; /* sites the exterior kernel covered    */
 } lqcd_hop_events;
 /* The end of a hop of out parity `parity` (-1: full) through an exchange
  * (halo.c, multi.c): when kernel_s or split is wanted (either may be
@@ -137,8 +138,8 @@ clphys_status lqcd_hop_split(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in,
                              clphys_lqcd_dslash_split *split);
 /* The hopping kernel of g5 with its arguments set, and its global size:
  * the interior kernel of halo.c. */
-clphys_status lqcd_hop_kernel(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
-                              cl_kernel *k, size_t *global);
+clphys_status lqcd_hop_kernel(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity,
+                              int g5, cl_kernel *k, size_t *global);
 /* The boundary phases as the hopping kernels take them, forward and
  * backward: real8 each, in either precision. */
 typedef struct {

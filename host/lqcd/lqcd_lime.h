@@ -15,14 +15,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define LQCD_LIME_MAGIC 0x456789abu
+#define LQCD_LIME_MAGIC        0x456789abu
 #define LQCD_LIME_HEADER_BYTES 144
 
 typedef struct {
-    char type[129];      /* NUL-terminated                                   */
-    uint64_t offset;     /* of the data in the file                          */
-    uint64_t length;     /* of the data, without padding                     */
-    int mb, me;          /* message begin / end flags                        */
+    char type[129];  /* NUL-terminated                                   */
+    uint64_t offset; /* of the data in the file                          */
+    uint64_t length; /* of the data, without padding                     */
+    int mb, me;      /* message begin / end flags                        */
 } lqcd_lime_record;
 
 /* Read the record header at byte *pos of f (a regular file of size bytes)

@@ -41,12 +41,12 @@
 #include <time.h>
 
 #define MULTI_MAX 16 /* devices of a group                         */
-#define SUM_MAX 32   /* values of one reduction point (LA_NSLOT x 4 in the linalg layer) */
-#define BLOCKS 8     /* face blocks: 2 sides x 4 directions       */
+#define SUM_MAX   32 /* values of one reduction point (LA_NSLOT x 4 in the linalg layer) */
+#define BLOCKS    8  /* face blocks: 2 sides x 4 directions       */
 
 typedef struct {
     clphys_context *ctx;
-    cl_mem pin_m;      /* page-locked: this device's faces, two slots */
+    cl_mem pin_m; /* page-locked: this device's faces, two slots */
     char *pin;
     atomic_long ready[BLOCKS]; /* per face block: the hops whose block is
                                   in its slot                              */
@@ -55,8 +55,8 @@ typedef struct {
 typedef struct {
     int n;
     atomic_int refs, failed;
-    int nap;             /* a CPU device among the members: wait asleep */
-    size_t slot_bytes;   /* one slot: the faces of a full field         */
+    int nap;           /* a CPU device among the members: wait asleep */
+    size_t slot_bytes; /* one slot: the faces of a full field         */
     multi_member m[MULTI_MAX];
     atomic_int bar_count;
     atomic_long bar_gen;
@@ -67,7 +67,7 @@ struct lqcd_multi {
     multi_group *g;
     int me, up[4], down[4];
     lqcd_faces f;
-    cl_mem send, recv, ghost;   /* device faces out and in, links below */
+    cl_mem send, recv, ghost;                /* device faces out and in, links below */
     cl_command_queue xq[BLOCKS], uq[BLOCKS]; /* per face block, down and up
                                   (GPUs); NULL: Q                         */
     cl_event last_h2d[BLOCKS], last_ext;
@@ -86,8 +86,9 @@ static void nap(int cpu)
 
 static clphys_status group_failed(clphys_context *ctx)
 {
-    return cp_error(ctx, CLPHYS_ERR_OPENCL, "multi-device plan: another device of the group failed (its own "
-                                            "call returned the cause); the group is unusable");
+    return cp_error(ctx, CLPHYS_ERR_OPENCL,
+                    "multi-device plan: another device of the group failed (its own "
+                    "call returned the cause); the group is unusable");
 }
 
 static int barrier(multi_group *g)
@@ -129,8 +130,8 @@ static clphys_status multi_sum(void *user, double *sums, int n)
 }
 
 /* The hop through the group (the file's comment). */
-static clphys_status multi_hop(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity, int g5,
-                               double *kernel_s, clphys_lqcd_dslash_split *split)
+static clphys_status multi_hop(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity,
+                               int g5, double *kernel_s, clphys_lqcd_dslash_split *split)
 {
     lqcd_multi *xm = pl->multi;
     multi_group *g = xm->g;
@@ -192,8 +193,10 @@ static clphys_status multi_hop(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem i
             up |= 1u << b, moved = 1;
         }
         if (!st && !moved) {
-            if (atomic_load(&g->failed)) st = group_failed(ctx);
-            else if (spin > 256) nap(g->nap);
+            if (atomic_load(&g->failed))
+                st = group_failed(ctx);
+            else if (spin > 256)
+                nap(g->nap);
         }
     }
     if (st) { /* no neighbour waits for this device's blocks */
@@ -226,10 +229,7 @@ void lqcd_multi_fail(clphys_lqcd_dslash_plan *pl)
     if (pl && pl->multi) atomic_store(&pl->multi->g->failed, 1);
 }
 
-int lqcd_multi_member(const clphys_lqcd_dslash_plan *pl)
-{
-    return pl && pl->multi ? pl->multi->me : -1;
-}
+int lqcd_multi_member(const clphys_lqcd_dslash_plan *pl) { return pl && pl->multi ? pl->multi->me : -1; }
 
 void lqcd_multi_release(clphys_lqcd_dslash_plan *pl)
 {
@@ -277,8 +277,8 @@ static clphys_status ghost_links(clphys_lqcd_dslash_plan *pl, lqcd_multi *x, con
     const size_t ng = 2 * x->f.face_all;
     double *links = malloc((ng ? ng : 1) * 18 * sizeof(double));
     void *dev = malloc(lqcd_ghost_bytes(pl, &x->f));
-    clphys_status st = links && dev ? CLPHYS_SUCCESS
-                                    : cp_error(pl->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "multi-device plan: ghost links");
+    clphys_status st =
+        links && dev ? CLPHYS_SUCCESS : cp_error(pl->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "multi-device plan: ghost links");
     for (int mu = 0; mu < 4 && !st; mu++) {
         const size_t fn = x->f.face_n[mu];
         if (!fn) continue;
@@ -366,16 +366,18 @@ static clphys_status both_error(clphys_context *ctx0, clphys_status st, const ch
 }
 
 clphys_status clphys_lqcd_dslash_plan_create_multi(int n, clphys_context *const *ctxs, const int grid[4],
-                                              const clphys_lqcd_gauge_field *g, const clphys_lqcd_dslash_params *p,
-                                              clphys_lqcd_dslash_plan **plans)
+                                                   const clphys_lqcd_gauge_field *g, const clphys_lqcd_dslash_params *p,
+                                                   clphys_lqcd_dslash_plan **plans)
 {
     if (!plans || n < 1 || n > MULTI_MAX || !ctxs)
         return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "clphys_lqcd_dslash_plan_create_multi: plans or ctxs NULL, or %d devices (1 to %d)", n, MULTI_MAX);
+                        "clphys_lqcd_dslash_plan_create_multi: plans or ctxs NULL, or %d devices (1 to %d)", n,
+                        MULTI_MAX);
     for (int k = 0; k < n; k++) plans[k] = NULL;
     for (int k = 0; k < n; k++)
         if (!ctxs[k])
-            return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_dslash_plan_create_multi: context %d NULL", k);
+            return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_dslash_plan_create_multi: context %d NULL",
+                            k);
     if (!g || !g->u || !p || !grid) return both_error(ctxs[0], CLPHYS_ERR_INVALID_ARGUMENT, "NULL argument");
     clphys_lqcd_dslash_params pin;
     CP_TRY(CP_PARAMS_IN(ctxs[0], clphys_lqcd_dslash_params, p, halo_half, &pin));

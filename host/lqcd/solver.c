@@ -13,11 +13,11 @@
 struct clphys_lqcd_solver_plan {
     clphys_lqcd_dslash_plan *p64, *p32;
     clphys_lqcd_solver_params prm;
-    la_space *s64, *s32;          /* half fields; s32 only when mixed             */
-    cl_command_queue reads;       /* the spaces' read queue (one solve at a time) */
-    la_operator m64, m32;         /* M on each                                    */
+    la_space *s64, *s32;    /* half fields; s32 only when mixed             */
+    cl_command_queue reads; /* the spaces' read queue (one solve at a time) */
+    la_operator m64, m32;   /* M on each                                    */
     cl_mem be, bo, xe, xo, re, ro, tmp;
-    cl_mem rE, rO;                /* the current residual: b on the first cycle   */
+    cl_mem rE, rO; /* the current residual: b on the first cycle   */
     lqcd_transfer *xfer;
 };
 
@@ -48,7 +48,8 @@ static clphys_status check_params(clphys_context *ctx, clphys_lqcd_dslash_plan *
                         "lqcd solver: mixed needs an fp32 plan32 with the lattice, layout, kappa, boundary and "
                         "process grid of plan64");
     if (prm->tol < 0 || prm->max_iter < 0 || prm->inner_tol < 0 || !isfinite(prm->tol))
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lqcd solver: tol, max_iter and inner_tol must not be negative");
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "lqcd solver: tol, max_iter and inner_tol must not be negative");
     if ((unsigned)prm->kind > CLPHYS_LQCD_SOLVER_BICGSTAB || (unsigned)prm->blas > CLPHYS_LQCD_SOLVER_BLAS_CLBLAST)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lqcd solver: unknown kind %d or blas %d", (int)prm->kind,
                         (int)prm->blas);
@@ -56,10 +57,11 @@ static clphys_status check_params(clphys_context *ctx, clphys_lqcd_dslash_plan *
 }
 
 clphys_status clphys_lqcd_solver_plan_create(clphys_lqcd_dslash_plan *p64, clphys_lqcd_dslash_plan *p32,
-                                        const clphys_lqcd_solver_params *prm, clphys_lqcd_solver_plan **out)
+                                             const clphys_lqcd_solver_params *prm, clphys_lqcd_solver_plan **out)
 {
     if (!p64 || !prm || !out)
-        return cp_error(p64 ? p64->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_solver_plan_create: NULL argument");
+        return cp_error(p64 ? p64->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "clphys_lqcd_solver_plan_create: NULL argument");
     *out = NULL;
     clphys_context *ctx = p64->ctx;
     clphys_lqcd_solver_params pin;
@@ -75,7 +77,9 @@ clphys_status clphys_lqcd_solver_plan_create(clphys_lqcd_dslash_plan *p64, clphy
     if (!sp->prm.blas) sp->prm.blas = CLPHYS_LQCD_SOLVER_BLAS_FUSED;
     if (!(sp->prm.tol > 0)) sp->prm.tol = 1e-10;
     if (!sp->prm.max_iter) sp->prm.max_iter = 10000;
-    la_space_params sq = {.precision = CLPHYS_FP64, .n = p64->vh * 24, .complex_values = 1,
+    la_space_params sq = {.precision = CLPHYS_FP64,
+                          .n = p64->vh * 24,
+                          .complex_values = 1,
                           .blas = sp->prm.blas == CLPHYS_LQCD_SOLVER_BLAS_CLBLAST ? LA_BLAS_CLBLAST : LA_BLAS_FUSED};
     clphys_status st = cp_queue_create(ctx, 0, &sp->reads);
     sq.reads = sp->reads;
@@ -164,10 +168,12 @@ static clphys_status outer_correct(void *u, cl_mem e)
     return la_axpy(s, 1.0, sp->tmp, sp->xo);
 }
 
-clphys_status clphys_lqcd_solver_solve(clphys_lqcd_solver_plan *sp, const double *b, double *x, clphys_lqcd_solver_result *res)
+clphys_status clphys_lqcd_solver_solve(clphys_lqcd_solver_plan *sp, const double *b, double *x,
+                                       clphys_lqcd_solver_result *res)
 {
     if (!sp || !b || !x || !res)
-        return cp_error(sp ? sp->p64->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_solver_solve: NULL argument");
+        return cp_error(sp ? sp->p64->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "clphys_lqcd_solver_solve: NULL argument");
     const clphys_lqcd_solver_params *prm = &sp->prm;
     clphys_context *ctx = sp->p64->ctx;
     memset(res, 0, sizeof *res);
@@ -177,9 +183,16 @@ clphys_status clphys_lqcd_solver_solve(clphys_lqcd_solver_plan *sp, const double
     double t1 = cp_now();
     res->upload_s = t1 - t0;
     const la_refine rf = {.method = prm->kind == CLPHYS_LQCD_SOLVER_BICGSTAB ? LA_BICGSTAB : LA_CGNR,
-                          .inner = sp->s32 ? &sp->m32 : &sp->m64, .outer = sp->s64, .tol = prm->tol,
-                          .max_iter = prm->max_iter, .inner_tol = prm->inner_tol, .progress = prm->progress,
-                          .user = prm->user, .problem = sp, .residual = outer_residual, .inner_rhs = outer_rhs,
+                          .inner = sp->s32 ? &sp->m32 : &sp->m64,
+                          .outer = sp->s64,
+                          .tol = prm->tol,
+                          .max_iter = prm->max_iter,
+                          .inner_tol = prm->inner_tol,
+                          .progress = prm->progress,
+                          .user = prm->user,
+                          .problem = sp,
+                          .residual = outer_residual,
+                          .inner_rhs = outer_rhs,
                           .correct = outer_correct};
     la_refine_result rr = {0};
     if (!st) st = la_refine_solve(&rf, &rr);
@@ -203,8 +216,9 @@ clphys_status clphys_lqcd_solver_solve(clphys_lqcd_solver_plan *sp, const double
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_lqcd_solve(clphys_lqcd_dslash_plan *p64, clphys_lqcd_dslash_plan *p32, const clphys_lqcd_solver_params *prm,
-                                const double *b, double *x, clphys_lqcd_solver_result *res)
+clphys_status clphys_lqcd_solve(clphys_lqcd_dslash_plan *p64, clphys_lqcd_dslash_plan *p32,
+                                const clphys_lqcd_solver_params *prm, const double *b, double *x,
+                                clphys_lqcd_solver_result *res)
 {
     if (!p64 || !prm || !b || !x || !res)
         return cp_error(p64 ? p64->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_lqcd_solve: NULL argument");

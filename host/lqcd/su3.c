@@ -13,7 +13,8 @@ void lqcd_su3_mul_dag(double complex r[9], const double complex a[9], const doub
 {
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
-            r[i * 3 + j] = a[i * 3] * conj(b[j * 3]) + a[i * 3 + 1] * conj(b[j * 3 + 1]) + a[i * 3 + 2] * conj(b[j * 3 + 2]);
+            r[i * 3 + j] =
+                a[i * 3] * conj(b[j * 3]) + a[i * 3 + 1] * conj(b[j * 3 + 1]) + a[i * 3 + 2] * conj(b[j * 3 + 2]);
 }
 
 void lqcd_su3_third_row(double complex m[9])

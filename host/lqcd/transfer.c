@@ -18,10 +18,10 @@
 #define GPU_PIECES 8
 
 struct lqcd_transfer {
-    clphys_lqcd_dslash_plan *pl;  /* fp64: its import/export kernels              */
-    cl_mem host;             /* b and x in the caller's layout, on the device */
-    cl_mem pinned;           /* page-locked staging, mapped at pin for the    */
-    double *pin;             /* transfer's life (NULL: none to be had)       */
+    clphys_lqcd_dslash_plan *pl; /* fp64: its import/export kernels              */
+    cl_mem host;                 /* b and x in the caller's layout, on the device */
+    cl_mem pinned;               /* page-locked staging, mapped at pin for the    */
+    double *pin;                 /* transfer's life (NULL: none to be had)       */
     int pieces;
 };
 

@@ -55,8 +55,10 @@ static clphys_status measure(clphys_lqcd_dslash_plan *pl, size_t kmax, size_t *b
     }
     const float pat[4] = {0.75f, -0.3125f, 0.5f, 1.25f};
     const double patd[2] = {0.75, -0.3125};
-    if (pl->real_size == 8) st = cp_fill(pl->ctx, in, patd, sizeof patd, bytes);
-    else st = cp_fill(pl->ctx, in, pat, sizeof pat, bytes);
+    if (pl->real_size == 8)
+        st = cp_fill(pl->ctx, in, patd, sizeof patd, bytes);
+    else
+        st = cp_fill(pl->ctx, in, pat, sizeof pat, bytes);
     static const size_t cand[] = {32, 64, 128, 256, 512, 0};
     enum { NC = sizeof cand / sizeof cand[0] };
     const size_t heur = heuristic(pl);
@@ -93,9 +95,9 @@ static clphys_status measure(clphys_lqcd_dslash_plan *pl, size_t kmax, size_t *b
 static cp_tune_key plan_key(const clphys_lqcd_dslash_plan *pl, char *fields, size_t n)
 {
     /* a rank's interior kernel (split directions) is another kernel */
-    int o = snprintf(fields, n, "reconstruct=%d layout=%s lattice=%dx%dx%dx%d", pl->p.reconstruct,
-                     pl->p.layout == CLPHYS_LQCD_AOS ? "aos" : "soa", pl->dims[0], pl->dims[1], pl->dims[2],
-                     pl->dims[3]);
+    int o =
+        snprintf(fields, n, "reconstruct=%d layout=%s lattice=%dx%dx%dx%d", pl->p.reconstruct,
+                 pl->p.layout == CLPHYS_LQCD_AOS ? "aos" : "soa", pl->dims[0], pl->dims[1], pl->dims[2], pl->dims[3]);
     if (pl->parts) snprintf(fields + o, n - (size_t)o, " split=%d", pl->parts);
     return (cp_tune_key){"lqcd_dslash", "local_size", pl->real_size == 8 ? "fp64" : "fp32", fields};
 }

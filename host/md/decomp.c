@@ -7,15 +7,9 @@
 #include <string.h>
 
 /* Lower bound of slab k of P along an edge L; k = P gives L exactly. */
-static double bound(double L, int P, int k)
-{
-    return k >= P ? L : L * (double)k / (double)P;
-}
+static double bound(double L, int P, int k) { return k >= P ? L : L * (double)k / (double)P; }
 
-double md_decomp_llo(const md_decomp *d, int c, int k)
-{
-    return d->cut[c] ? bound(d->L[c], d->P[c], k) - d->rs : 0;
-}
+double md_decomp_llo(const md_decomp *d, int c, int k) { return d->cut[c] ? bound(d->L[c], d->P[c], k) - d->rs : 0; }
 
 int md_decomp_owner(const md_decomp *d, int c, double x)
 {
@@ -29,10 +23,7 @@ int md_decomp_owner(const md_decomp *d, int c, double x)
     return k;
 }
 
-static int rank_at(const md_decomp *d, const int c3[3])
-{
-    return c3[0] + d->P[0] * (c3[1] + d->P[1] * c3[2]);
-}
+static int rank_at(const md_decomp *d, const int c3[3]) { return c3[0] + d->P[0] * (c3[1] + d->P[1] * c3[2]); }
 
 int md_decomp_rank_of(const md_decomp *d, const double *x)
 {
@@ -49,8 +40,8 @@ void md_wrap(const md_decomp *d, double *x, int *img)
     }
 }
 
-clphys_status md_decomp_make(clphys_context *ctx, int rank, int size, const int grid[3], const double L[3],
-                             double rs, md_decomp *d)
+clphys_status md_decomp_make(clphys_context *ctx, int rank, int size, const int grid[3], const double L[3], double rs,
+                             md_decomp *d)
 {
     memset(d, 0, sizeof *d);
     int P[3] = {0, 0, 0};

@@ -54,8 +54,8 @@ static void swap_geometry(const md_decomp *d, int c, int side, md_swap *sw)
 
 /* Swap side (0: to the lower neighbour, 1: to the upper) along c of the
  * atoms 0 .. nbefore - 1. */
-static clphys_status one_swap(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, const md_atoms *own,
-                              md_ghosts *g, int c, int side, size_t nbefore)
+static clphys_status one_swap(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, const md_atoms *own, md_ghosts *g,
+                              int c, int side, size_t nbefore)
 {
     md_swap *sw = &g->swap[g->nswap++];
     swap_geometry(d, c, side, sw);
@@ -106,8 +106,7 @@ static clphys_status one_swap(MPI_Comm comm, clphys_context *ctx, const md_decom
     return cp_mpi_agree(comm, ctx, st);
 }
 
-clphys_status md_ghosts_build(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, const md_atoms *own,
-                              md_ghosts *g)
+clphys_status md_ghosts_build(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, const md_atoms *own, md_ghosts *g)
 {
     g->nswap = 0, g->nghost = 0, g->nsend = 0;
     for (int c = 0; c < 3; c++) {
@@ -161,10 +160,14 @@ void md_ghost_dev_free(md_ghost_dev *gd)
     cp_release_kernel(&gd->k_select);
     cl_mem *ms[] = {&gd->send_idx, &gd->recv_idx, &gd->sendbuf, &gd->recvbuf, &gd->count};
     for (size_t i = 0; i < 5; i++) cp_release_mem(ms[i]);
-    if (gd->hsend_m) cp_pinned_release(gd->ctx, &gd->hsend_m, &gd->hsend);
-    else free(gd->hsend);
-    if (gd->hrecv_m) cp_pinned_release(gd->ctx, &gd->hrecv_m, &gd->hrecv);
-    else free(gd->hrecv);
+    if (gd->hsend_m)
+        cp_pinned_release(gd->ctx, &gd->hsend_m, &gd->hsend);
+    else
+        free(gd->hsend);
+    if (gd->hrecv_m)
+        cp_pinned_release(gd->ctx, &gd->hrecv_m, &gd->hrecv);
+    else
+        free(gd->hrecv);
     gd->hsend = gd->hrecv = NULL;
     gd->send_cap = gd->recv_cap = 0;
 }
@@ -173,16 +176,17 @@ void md_ghost_dev_free(md_ghost_dev *gd)
  * positions (three reals each: md_ghost.cl), and the host staging
  * (page-locked: the copies of every step run at the bus's speed; pageable
  * memory where the device gives none). */
-static clphys_status grow(md_ghost_dev *gd, size_t n, size_t *cap, cl_mem *idx, cl_mem *buf, void **host,
-                          cl_mem *hm)
+static clphys_status grow(md_ghost_dev *gd, size_t n, size_t *cap, cl_mem *idx, cl_mem *buf, void **host, cl_mem *hm)
 {
     if (n <= *cap) return CLPHYS_SUCCESS;
     size_t c = n + n / 4 + 64;
     CP_TRY(cp_finish(gd->ctx)); /* a copy from the old staging may be queued */
     if (gd->copyq) CP_TRY(cp_finish_queue(gd->ctx, gd->copyq));
     cp_release_mem(idx), cp_release_mem(buf);
-    if (*hm) cp_pinned_release(gd->ctx, hm, host);
-    else free(*host);
+    if (*hm)
+        cp_pinned_release(gd->ctx, hm, host);
+    else
+        free(*host);
     *host = NULL;
     *cap = 0;
     if (cp_pinned(gd->ctx, 3 * gd->rs * c, hm, host)) *host = malloc(3 * gd->rs * c);
@@ -290,8 +294,9 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
             ms = cp_mpi_post(ctx, comm, sw[q]->to, &out, 1, sw[q]->from, &in, 1, 300 + s + q, rq, &nrq);
         }
         cp_mpi_overlap none = {0, 0, 0};
-        if (!ms) ms = cp_mpi_wait_overlapped(ctx, nrq, rq, t_post, last && during ? marker_busy : NULL, gd, nap,
-                                             ov ? ov : &none);
+        if (!ms)
+            ms = cp_mpi_wait_overlapped(ctx, nrq, rq, t_post, last && during ? marker_busy : NULL, gd, nap,
+                                        ov ? ov : &none);
         cp_release_event(&gd->marker);
         if (!st) st = ms;
         /* the copy back on copyq, not waited for by the host: hrecv is

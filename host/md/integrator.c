@@ -17,12 +17,12 @@ struct clphys_md_plan {
     clphys_md_lj_plan *lj;
     size_t n, rs;
     double lo[3], box[3];
-    md_verlet vv;                /* the integrator's kernels; vv.dmax also takes
-                                    md_check_state's answer                      */
+    md_verlet vv; /* the integrator's kernels; vv.dmax also takes
+                     md_check_state's answer                      */
     cl_mem vel, vel_tmp, img, img_tmp, xref;
     long long step, last_build;
     int rebuilds;
-    long long *atom_id;          /* host systems: the atoms' IDs, for messages */
+    long long *atom_id; /* host systems: the atoms' IDs, for messages */
     /* bound to an application's buffers (clphys_md_plan_create_cl) */
     int bound;
     clphys_md_buffers b;
@@ -38,8 +38,7 @@ void clphys_md_plan_destroy(clphys_md_plan *pl)
     cp_release_kernel(&pl->k_pull);
     cp_release_kernel(&pl->k_push);
     cl_mem *ms[] = {&pl->vel, &pl->vel_tmp, &pl->img, &pl->img_tmp, &pl->xref};
-    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
-        cp_release_mem(ms[i]);
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) cp_release_mem(ms[i]);
     free(pl->atom_id);
     free(pl);
 }
@@ -69,8 +68,8 @@ static clphys_status upload(clphys_md_plan *pl, const clphys_md_system *sys)
         im[4 * i + 3] = 0;
         const long long id = sys->id ? sys->id[i] : (long long)i + 1;
         if (!(v4[4 * i + 3] > 0))
-            st = cp_error(ctx, CLPHYS_ERR_INPUT, "md: atom %s%lld has mass %g", sys->id ? "ID " : "", id,
-                          v4[4 * i + 3]);
+            st =
+                cp_error(ctx, CLPHYS_ERR_INPUT, "md: atom %s%lld has mass %g", sys->id ? "ID " : "", id, v4[4 * i + 3]);
         else if (!isfinite(v4[4 * i]) || !isfinite(v4[4 * i + 1]) || !isfinite(v4[4 * i + 2]))
             st = cp_error(ctx, CLPHYS_ERR_INPUT, "md: atom %s%lld has velocity (%g, %g, %g): not finite",
                           sys->id ? "ID " : "", id, v4[4 * i], v4[4 * i + 1], v4[4 * i + 2]);
@@ -101,8 +100,7 @@ static clphys_status read_real4_at(clphys_md_plan *pl, cl_mem m, size_t i, doubl
     double d[4];
     float f[4];
     CP_TRY(cp_read(pl->ctx, m, 4 * pl->rs * i, 4 * pl->rs, pl->rs == 8 ? (void *)d : (void *)f));
-    for (int c = 0; c < 4; c++)
-        out[c] = pl->rs == 8 ? d[c] : f[c];
+    for (int c = 0; c < 4; c++) out[c] = pl->rs == 8 ? d[c] : f[c];
     return CLPHYS_SUCCESS;
 }
 
@@ -137,17 +135,15 @@ static clphys_status push(clphys_md_plan *pl, double *ks)
 
 /* The LJ plan, integrator kernels and working arrays for n atoms in the box
  * [lo, hi). */
-static clphys_status setup(clphys_context *ctx, clphys_md_plan *pl, size_t n, const double lo[3],
-                           const double hi[3])
+static clphys_status setup(clphys_context *ctx, clphys_md_plan *pl, size_t n, const double lo[3], const double hi[3])
 {
     clphys_md_params *p = &pl->p;
     if (!(p->dt > 0) || p->neigh_every < 1 || p->neigh_delay < 0)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "md: dt = %g (> 0), neigh_every = %d (>= 1), neigh_delay = %d (>= 0)", p->dt,
-                        p->neigh_every, p->neigh_delay);
+                        "md: dt = %g (> 0), neigh_every = %d (>= 1), neigh_delay = %d (>= 0)", p->dt, p->neigh_every,
+                        p->neigh_delay);
     pl->n = n;
-    for (int c = 0; c < 3; c++)
-        pl->lo[c] = lo[c], pl->box[c] = hi[c] - lo[c];
+    for (int c = 0; c < 3; c++) pl->lo[c] = lo[c], pl->box[c] = hi[c] - lo[c];
     p->lj.n = n;
     memcpy(p->lj.box, pl->box, sizeof pl->box);
     CP_TRY(clphys_md_lj_plan_create(ctx, &p->lj, &pl->lj));
@@ -198,8 +194,8 @@ clphys_status md_params_in(clphys_context *ctx, const clphys_md_params *p, clphy
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_md_plan_create(clphys_context *ctx, const clphys_md_params *p,
-                                    const clphys_md_system *sys, clphys_md_plan **plan)
+clphys_status clphys_md_plan_create(clphys_context *ctx, const clphys_md_params *p, const clphys_md_system *sys,
+                                    clphys_md_plan **plan)
 {
     if (!ctx || !p || !sys || !plan || !sys->n)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "md: NULL argument or empty system");
@@ -212,8 +208,10 @@ clphys_status clphys_md_plan_create(clphys_context *ctx, const clphys_md_params 
     clphys_status st = setup(ctx, pl, sys->n, sys->lo, sys->hi);
     if (!st && sys->id) {
         pl->atom_id = malloc(sys->n * sizeof *pl->atom_id);
-        if (!pl->atom_id) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md plan: atom IDs");
-        else memcpy(pl->atom_id, sys->id, sys->n * sizeof *pl->atom_id);
+        if (!pl->atom_id)
+            st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md plan: atom IDs");
+        else
+            memcpy(pl->atom_id, sys->id, sys->n * sizeof *pl->atom_id);
         if (!st) pl->lj->atom_id = pl->atom_id;
     }
     if (!st) st = upload(pl, sys);
@@ -230,8 +228,8 @@ static clphys_status check_state(clphys_md_plan *pl)
     cl_uint n = (cl_uint)pl->n, bad = n;
     size_t g = md_global(n, 64);
     CP_TRY(cp_write(ctx, pl->vv.dmax, 0, 4, &bad));
-    CP_TRY(CP_ARGS(ctx, k, pl->b.x, pl->b.v, MD_REAL4_ARG(pl->rs, pl->lo), MD_REAL4_ARG(pl->rs, pl->box), n,
-                   pl->vv.dmax));
+    CP_TRY(
+        CP_ARGS(ctx, k, pl->b.x, pl->b.v, MD_REAL4_ARG(pl->rs, pl->lo), MD_REAL4_ARG(pl->rs, pl->box), n, pl->vv.dmax));
     CP_TRY(cp_launch(ctx, k, 1, &g, NULL, NULL));
     CP_TRY(cp_read(ctx, pl->vv.dmax, 0, 4, &bad));
     if (bad >= n) return CLPHYS_SUCCESS;
@@ -269,8 +267,8 @@ static clphys_status bound_start(clphys_md_plan *pl)
     return push(pl, NULL);
 }
 
-clphys_status clphys_md_plan_create_cl(clphys_context *ctx, const clphys_md_params *p,
-                                       const clphys_md_buffers *b, clphys_md_plan **plan)
+clphys_status clphys_md_plan_create_cl(clphys_context *ctx, const clphys_md_params *p, const clphys_md_buffers *b,
+                                       clphys_md_plan **plan)
 {
     if (!ctx || !p || !b || !plan || !b->n || !b->x || !b->v || !b->f)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "md: NULL argument, n = 0 or a NULL x, v or f buffer");
@@ -288,8 +286,7 @@ clphys_status clphys_md_plan_create_cl(clphys_context *ctx, const clphys_md_para
         if (have < want)
             return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                             "md: buffer %s holds %zu bytes; %zu atoms need %zu (%s4 each, %s)", what[q], have, b->n,
-                            want, q < 3 ? (rs == 8 ? "double" : "float") : "int",
-                            rs == 8 ? "fp64" : "fp32");
+                            want, q < 3 ? (rs == 8 ? "double" : "float") : "int", rs == 8 ? "fp64" : "fp32");
     }
     clphys_md_plan *pl = new_plan(ctx, p);
     if (!pl) return CLPHYS_ERR_OUT_OF_MEMORY;
@@ -308,16 +305,15 @@ clphys_status clphys_md_refresh(clphys_md_plan *pl)
     return bound_start(pl);
 }
 
-int clphys_md_rebuilds(const clphys_md_plan *pl)
-{
-    return pl ? pl->rebuilds : 0;
-}
+int clphys_md_rebuilds(const clphys_md_plan *pl) { return pl ? pl->rebuilds : 0; }
 
 /* The atom ID (or 0-based index) of sorted slot s, for messages. */
 static void atom_name(clphys_md_plan *pl, const cl_uint *perm, size_t s, char *buf, size_t n)
 {
-    if (pl->atom_id) snprintf(buf, n, "atom ID %lld", pl->atom_id[perm[s]]);
-    else snprintf(buf, n, "atom %u (0-based index)", perm[s]);
+    if (pl->atom_id)
+        snprintf(buf, n, "atom ID %lld", pl->atom_id[perm[s]]);
+    else
+        snprintf(buf, n, "atom %u (0-based index)", perm[s]);
 }
 
 /* CLPHYS_ERR_INPUT naming the step and the first atom whose position,
@@ -338,10 +334,10 @@ static clphys_status check_finite(clphys_md_plan *pl)
     for (size_t s = 0; !st && s < n; s++) {
         const double *x = x4 + 4 * s, *v = v4 + 4 * s;
         const double ke = 0.5 * v[3] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-        const char *what = !isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2]) ? "position"
-                         : !isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]) ? "velocity"
-                         : !isfinite(ke)                                          ? "kinetic energy m v^2 / 2"
-                                                                                  : NULL;
+        const char *what = !isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2])   ? "position"
+                           : !isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]) ? "velocity"
+                           : !isfinite(ke)                                         ? "kinetic energy m v^2 / 2"
+                                                                                   : NULL;
         if (!what) continue;
         char who[64];
         atom_name(pl, perm, s, who, sizeof who);
@@ -468,9 +464,8 @@ clphys_status clphys_md_download(clphys_md_plan *pl, clphys_md_system *sys)
     double *x4 = malloc(4 * n * sizeof *x4), *v4 = malloc(4 * n * sizeof *v4);
     cl_int *im = malloc(16 * n);
     cl_uint *perm = malloc(4 * n);
-    clphys_status st = (!x4 || !v4 || !im || !perm)
-                           ? cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md download")
-                           : md_download_real4(ctx, pl->rs, nb->pos, x4, n);
+    clphys_status st = (!x4 || !v4 || !im || !perm) ? cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md download")
+                                                    : md_download_real4(ctx, pl->rs, nb->pos, x4, n);
     if (!st) st = md_download_real4(ctx, pl->rs, pl->vel, v4, n);
     if (!st) st = cp_read(ctx, pl->img, 0, 16 * n, im);
     if (!st) st = cp_read(ctx, nb->perm, 0, 4 * n, perm);

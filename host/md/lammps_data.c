@@ -42,7 +42,7 @@ static int alloc_system(clphys_md_system *s, size_t n, int ntypes)
  * one line per type. */
 
 #define LINE_MAX_CHARS 4096
-#define MAX_TOKENS 16
+#define MAX_TOKENS     16
 
 typedef struct {
     long long id;
@@ -177,10 +177,14 @@ clphys_status clphys_md_read_lammps_data(const char *file, clphys_md_system *sys
     int have_box[3] = {0};
     double lo[3] = {0}, hi[3] = {0};
     size_t n = 0, cap = 0, nmass = 0, mcap = 0;
-    long *aline = NULL;                 /* line of each atom, for messages   */
-    id_index *ids = NULL;               /* sorted by ID once Atoms is read   */
-    unsigned char *vseen = NULL;        /* atoms given a velocity            */
-    struct { long long type; double m; long line; } *mass = NULL;
+    long *aline = NULL;          /* line of each atom, for messages   */
+    id_index *ids = NULL;        /* sorted by ID once Atoms is read   */
+    unsigned char *vseen = NULL; /* atoms given a velocity            */
+    struct {
+        long long type;
+        double m;
+        long line;
+    } *mass = NULL;
     char *s;
     /* header: the first line is a title */
     if (!raw_line(&R, &status)) {
@@ -214,17 +218,21 @@ clphys_status clphys_md_read_lammps_data(const char *file, clphys_md_system *sys
                 FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: '%s': the count '%s' is not a whole number >= 0 (or is too large)",
                      file, R.line, s, tok[0]);
             if (nt == 2 && !strcmp(tok[1], "atoms")) {
-                if (natoms >= 0) FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: second 'atoms' line (the first at line %ld)", file, R.line, natoms_line);
+                if (natoms >= 0)
+                    FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: second 'atoms' line (the first at line %ld)", file, R.line,
+                         natoms_line);
                 natoms = v, natoms_line = R.line;
             } else if (nt == 3 && !strcmp(tok[1], "atom") && !strcmp(tok[2], "types")) {
-                if (ntypes >= 0) FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: second 'atom types' line (the first at line %ld)", file, R.line, ntypes_line);
-                if (v > INT_MAX) FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: %lld atom types: at most %d", file, R.line, v, INT_MAX);
+                if (ntypes >= 0)
+                    FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: second 'atom types' line (the first at line %ld)", file, R.line,
+                         ntypes_line);
+                if (v > INT_MAX)
+                    FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: %lld atom types: at most %d", file, R.line, v, INT_MAX);
                 ntypes = v, ntypes_line = R.line;
-            } else if (v != 0 && (!strcmp(tok[1], "bonds") || !strcmp(tok[1], "angles") ||
-                                  !strcmp(tok[1], "dihedrals") || !strcmp(tok[1], "impropers") ||
-                                  !strcmp(tok[1], "ellipsoids") || !strcmp(tok[1], "lines") ||
-                                  !strcmp(tok[1], "triangles") || !strcmp(tok[1], "bodies") ||
-                                  !strcmp(tok[1], "extra"))) {
+            } else if (v != 0 &&
+                       (!strcmp(tok[1], "bonds") || !strcmp(tok[1], "angles") || !strcmp(tok[1], "dihedrals") ||
+                        !strcmp(tok[1], "impropers") || !strcmp(tok[1], "ellipsoids") || !strcmp(tok[1], "lines") ||
+                        !strcmp(tok[1], "triangles") || !strcmp(tok[1], "bodies") || !strcmp(tok[1], "extra"))) {
                 FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: '%s': clphys reads atom_style atomic only", file, R.line, s);
             }
         } else {
@@ -267,8 +275,10 @@ clphys_status clphys_md_read_lammps_data(const char *file, clphys_md_system *sys
             if (!*s) continue;
             if (is_keyword(s)) break;
             if (got == want)
-                FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: section %s (line %ld) has more than the %lld %s lines the header "
-                     "(line %ld) gives", file, R.line, key, keyline, want, unit, hline);
+                FAIL(CLPHYS_ERR_FORMAT,
+                     "%s:%ld: section %s (line %ld) has more than the %lld %s lines the header "
+                     "(line %ld) gives",
+                     file, R.line, key, keyline, want, unit, hline);
             got++;
             if (is_pc) continue;
             char line_copy[LINE_MAX_CHARS];
@@ -279,8 +289,10 @@ clphys_status clphys_md_read_lammps_data(const char *file, clphys_md_system *sys
                 double m;
                 if (nt != 2 || !whole_ll(tok[0], &ty) || !whole_d(tok[1], &m) || ty < 1 || ty > ntypes || !(m > 0) ||
                     !isfinite(m))
-                    FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: expected 'type mass' with 1 <= type <= %lld and a finite mass > 0, "
-                         "got '%s'", file, R.line, ntypes, line_copy);
+                    FAIL(CLPHYS_ERR_FORMAT,
+                         "%s:%ld: expected 'type mass' with 1 <= type <= %lld and a finite mass > 0, "
+                         "got '%s'",
+                         file, R.line, ntypes, line_copy);
                 if (nmass == mcap) {
                     size_t c = mcap ? 2 * mcap : 16;
                     void *p = realloc(mass, c * sizeof *mass);
@@ -301,7 +313,8 @@ clphys_status clphys_md_read_lammps_data(const char *file, clphys_md_system *sys
                          file, R.line, line_copy);
                 if (id < 1) FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: atom ID %lld < 1", file, R.line, id);
                 if (ty < 1 || ty > ntypes)
-                    FAIL(CLPHYS_ERR_INPUT, "%s:%ld: atom ID %lld: type %d outside 1..%lld", file, R.line, id, ty, ntypes);
+                    FAIL(CLPHYS_ERR_INPUT, "%s:%ld: atom ID %lld: type %d outside 1..%lld", file, R.line, id, ty,
+                         ntypes);
                 if (n == cap) {
                     size_t c = cap ? 2 * cap : 1024;
                     if ((long long)c > natoms || c < cap) c = (size_t)natoms;
@@ -316,9 +329,10 @@ clphys_status clphys_md_read_lammps_data(const char *file, clphys_md_system *sys
                              file, R.line, id, "xyz"[c], x[c], lo[c], hi[c]);
                     const int step = x[c] < lo[c] ? -1 : x[c] >= hi[c] ? 1 : 0;
                     if ((step < 0 && im[c] == INT_MIN) || (step > 0 && im[c] == INT_MAX))
-                        FAIL(CLPHYS_ERR_INPUT, "%s:%ld: atom ID %lld: image flag i%c = %d cannot count the wrap of "
-                             "%c = %g into the box (%d .. %d)", file, R.line, id, "xyz"[c], im[c], "xyz"[c], x[c],
-                             INT_MIN, INT_MAX);
+                        FAIL(CLPHYS_ERR_INPUT,
+                             "%s:%ld: atom ID %lld: image flag i%c = %d cannot count the wrap of "
+                             "%c = %g into the box (%d .. %d)",
+                             file, R.line, id, "xyz"[c], im[c], "xyz"[c], x[c], INT_MIN, INT_MAX);
                     x[c] -= step * L, im[c] += step;
                     sys->x[3 * n + c] = x[c];
                     sys->image[3 * n + c] = im[c];
@@ -331,10 +345,12 @@ clphys_status clphys_md_read_lammps_data(const char *file, clphys_md_system *sys
                 for (int c = 0; ok && c < 3; c++) ok = whole_d(tok[1 + c], &v[c]);
                 if (!ok) FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: expected 'id vx vy vz', got '%s'", file, R.line, line_copy);
                 id_index key_id = {id, 0}, *hit = bsearch(&key_id, ids, n, sizeof *ids, by_id);
-                if (!hit) FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: velocity of atom ID %lld, which the Atoms section (line %ld) "
-                               "does not have", file, R.line, id, atoms_at);
-                if (vseen[hit->i])
-                    FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: second velocity of atom ID %lld", file, R.line, id);
+                if (!hit)
+                    FAIL(CLPHYS_ERR_FORMAT,
+                         "%s:%ld: velocity of atom ID %lld, which the Atoms section (line %ld) "
+                         "does not have",
+                         file, R.line, id, atoms_at);
+                if (vseen[hit->i]) FAIL(CLPHYS_ERR_FORMAT, "%s:%ld: second velocity of atom ID %lld", file, R.line, id);
                 for (int c = 0; c < 3; c++)
                     if (!isfinite(v[c]))
                         FAIL(CLPHYS_ERR_INPUT, "%s:%ld: atom ID %lld: velocity v%c = %g is not finite", file, R.line,
@@ -386,22 +402,18 @@ clphys_status clphys_md_write_lammps_data(const char *file, const clphys_md_syst
     char tmp[4200];
     FILE *f;
     CP_TRY(clphys_output_open(file, &f, tmp, sizeof tmp));
-    fprintf(f, "LAMMPS data file via clphys %s, units = lj\n\n%zu atoms\n%d atom types\n\n",
-            clphys_version(), s->n, s->ntypes);
-    for (int d = 0; d < 3; d++)
-        fprintf(f, "%.17g %.17g %clo %chi\n", s->lo[d], s->hi[d], "xyz"[d], "xyz"[d]);
+    fprintf(f, "LAMMPS data file via clphys %s, units = lj\n\n%zu atoms\n%d atom types\n\n", clphys_version(), s->n,
+            s->ntypes);
+    for (int d = 0; d < 3; d++) fprintf(f, "%.17g %.17g %clo %chi\n", s->lo[d], s->hi[d], "xyz"[d], "xyz"[d]);
     fprintf(f, "\nMasses\n\n");
-    for (int t = 1; t <= s->ntypes; t++)
-        fprintf(f, "%d %.16g\n", t, s->type_mass[t]);
+    for (int t = 1; t <= s->ntypes; t++) fprintf(f, "%d %.16g\n", t, s->type_mass[t]);
     fprintf(f, "\nAtoms # atomic\n\n");
     for (size_t i = 0; i < s->n; i++)
-        fprintf(f, "%lld %d %.17g %.17g %.17g %d %d %d\n", s->id[i], s->type[i], s->x[3 * i],
-                s->x[3 * i + 1], s->x[3 * i + 2], s->image[3 * i], s->image[3 * i + 1],
-                s->image[3 * i + 2]);
+        fprintf(f, "%lld %d %.17g %.17g %.17g %d %d %d\n", s->id[i], s->type[i], s->x[3 * i], s->x[3 * i + 1],
+                s->x[3 * i + 2], s->image[3 * i], s->image[3 * i + 1], s->image[3 * i + 2]);
     fprintf(f, "\nVelocities\n\n");
     for (size_t i = 0; i < s->n; i++)
-        fprintf(f, "%lld %.17g %.17g %.17g\n", s->id[i], s->v[3 * i], s->v[3 * i + 1],
-                s->v[3 * i + 2]);
+        fprintf(f, "%lld %.17g %.17g %.17g\n", s->id[i], s->v[3 * i], s->v[3 * i + 1], s->v[3 * i + 2]);
     return clphys_output_close(f, tmp, file, !ferror(f));
 }
 
@@ -417,18 +429,15 @@ static double normal(uint64_t *st)
 clphys_status clphys_md_fcc(double rho, int cells, double temp, uint64_t seed, clphys_md_system *s)
 {
     if (!s || !(rho > 0) || cells < 1 || cells > 400 || !(temp >= 0))
-        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "md fcc: rho = %g (> 0), cells = %d (1..400), T = %g (>= 0)", rho, cells,
-                        temp);
+        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md fcc: rho = %g (> 0), cells = %d (1..400), T = %g (>= 0)",
+                        rho, cells, temp);
     memset(s, 0, sizeof *s);
     size_t n = 4 * (size_t)cells * cells * cells;
-    if (!alloc_system(s, n, 1))
-        return cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "md fcc: %zu atoms", n);
+    if (!alloc_system(s, n, 1)) return cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "md fcc: %zu atoms", n);
     double a = pow(4.0 / rho, 1.0 / 3.0);
     static const double basis[4][3] = {{0, 0, 0}, {.5, .5, 0}, {.5, 0, .5}, {0, .5, .5}};
     s->type_mass[1] = 1;
-    for (int d = 0; d < 3; d++)
-        s->lo[d] = 0, s->hi[d] = cells * a;
+    for (int d = 0; d < 3; d++) s->lo[d] = 0, s->hi[d] = cells * a;
     size_t i = 0;
     double p[3] = {0};
     for (int z = 0; z < cells; z++)
@@ -450,8 +459,7 @@ clphys_status clphys_md_fcc(double rho, int cells, double temp, uint64_t seed, c
             ke2 += s->v[3 * i + c] * s->v[3 * i + c];
         }
     double scale = n > 1 && ke2 > 0 ? sqrt(temp * (3.0 * n - 3.0) / ke2) : 0;
-    for (i = 0; i < 3 * n; i++)
-        s->v[i] *= scale;
+    for (i = 0; i < 3 * n; i++) s->v[i] *= scale;
     return CLPHYS_SUCCESS;
 }
 

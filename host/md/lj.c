@@ -29,8 +29,7 @@ clphys_status clphys_md_lj_variant_from_name(const char *name, clphys_md_lj_vari
         size_t o = strlen(all);
         snprintf(all + o, sizeof all - o, "%s%s", i ? ", " : "", names[i]);
     }
-    return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "unknown LJ variant '%s' (%s)", name ? name : "(null)",
-                    all);
+    return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "unknown LJ variant '%s' (%s)", name ? name : "(null)", all);
 }
 
 static void kernel_name(clphys_md_lj_variant v, char *buf, size_t len)
@@ -40,10 +39,7 @@ static void kernel_name(clphys_md_lj_variant v, char *buf, size_t len)
         if (*c == '-') *c = '_';
 }
 
-clphys_md_neighbor_plan *clphys_md_lj_neighbor(clphys_md_lj_plan *pl)
-{
-    return pl ? pl->nb : NULL;
-}
+clphys_md_neighbor_plan *clphys_md_lj_neighbor(clphys_md_lj_plan *pl) { return pl ? pl->nb : NULL; }
 
 clphys_md_lj_variant clphys_md_lj_plan_variant(const clphys_md_lj_plan *pl)
 {
@@ -54,15 +50,12 @@ void clphys_md_lj_plan_destroy(clphys_md_lj_plan *pl)
 {
     if (!pl) return;
     clphys_md_neighbor_plan_destroy(pl->nb);
-    cl_kernel *ks[] = {&pl->k,      &pl->k_convert, &pl->k_bcount, &pl->k_rows,
-                       &pl->k_tables, &pl->k_derive, &pl->k_key,   &pl->k_rank};
-    for (size_t q = 0; q < sizeof ks / sizeof *ks; q++)
-        cp_release_kernel(ks[q]);
-    cl_mem *ms[] = {&pl->f,     &pl->vir,    &pl->fx3,   &pl->bad,   &pl->ovf,    &pl->bcount, &pl->bstart,
-                    &pl->rowi,  &pl->rowof,  &pl->sbase, &pl->slot_j, &pl->nslot, &pl->hl,     &pl->hs,
-                    &pl->hcount, &pl->rowtmp};
-    for (size_t q = 0; q < sizeof ms / sizeof *ms; q++)
-        cp_release_mem(ms[q]);
+    cl_kernel *ks[] = {&pl->k,        &pl->k_convert, &pl->k_bcount, &pl->k_rows,
+                       &pl->k_tables, &pl->k_derive,  &pl->k_key,    &pl->k_rank};
+    for (size_t q = 0; q < sizeof ks / sizeof *ks; q++) cp_release_kernel(ks[q]);
+    cl_mem *ms[] = {&pl->f,     &pl->vir,   &pl->fx3,    &pl->bad,   &pl->ovf, &pl->bcount, &pl->bstart, &pl->rowi,
+                    &pl->rowof, &pl->sbase, &pl->slot_j, &pl->nslot, &pl->hl,  &pl->hs,     &pl->hcount, &pl->rowtmp};
+    for (size_t q = 0; q < sizeof ms / sizeof *ms; q++) cp_release_mem(ms[q]);
     free(pl);
 }
 
@@ -95,8 +88,8 @@ static clphys_status create(clphys_context *ctx, clphys_md_lj_plan *pl)
      * first): the full transposed list on GPUs, the explicit-vector cpu
      * variant on CPUs (PoCL); bench/md-notes.md, "Choices", says why */
     pl->variant = p->variant != CLPHYS_MD_LJ_AUTO ? p->variant
-                  : !dev->is_cpu              ? CLPHYS_MD_LJ_FULL_TRANSPOSED
-                                              : CLPHYS_MD_LJ_CPU;
+                  : !dev->is_cpu                  ? CLPHYS_MD_LJ_FULL_TRANSPOSED
+                                                  : CLPHYS_MD_LJ_CPU;
     int fixed = pl->variant == CLPHYS_MD_LJ_HALF_FIXEDPOINT, hcas = pl->variant == CLPHYS_MD_LJ_HALF_CAS;
     int staged = pl->variant == CLPHYS_MD_LJ_FULL_STAGED;
     pl->shift = 0;
@@ -108,13 +101,14 @@ static clphys_status create(clphys_context *ctx, clphys_md_lj_plan *pl)
      * transposed list, which keeps the rebuild and shuffle of the other
      * variants */
     clphys_md_neighbor_params np = {.n = p->n,
-                                 .box = {p->box[0], p->box[1], p->box[2]},
-                                 .r_search = p->r_cut + p->skin,
-                                 .kind = fixed ? CLPHYS_MD_NEIGHBOR_HALF : CLPHYS_MD_NEIGHBOR_FULL,
-                                 .layout = pl->variant == CLPHYS_MD_LJ_FULL_TRANSPOSED || hcas ? CLPHYS_MD_NEIGHBOR_TRANSPOSED
-                                           : staged                                         ? CLPHYS_MD_NEIGHBOR_STAGED
-                                                                                            : CLPHYS_MD_NEIGHBOR_CSR,
-                                 .precision = p->precision};
+                                    .box = {p->box[0], p->box[1], p->box[2]},
+                                    .r_search = p->r_cut + p->skin,
+                                    .kind = fixed ? CLPHYS_MD_NEIGHBOR_HALF : CLPHYS_MD_NEIGHBOR_FULL,
+                                    .layout = pl->variant == CLPHYS_MD_LJ_FULL_TRANSPOSED || hcas
+                                                  ? CLPHYS_MD_NEIGHBOR_TRANSPOSED
+                                              : staged ? CLPHYS_MD_NEIGHBOR_STAGED
+                                                       : CLPHYS_MD_NEIGHBOR_CSR,
+                                    .precision = p->precision};
     CP_TRY(clphys_md_neighbor_plan_create(ctx, &np, &pl->nb));
     /* 256 on GPUs: the best or near it for the one-work-item-per-i kernels
      * on the H100 (bench/md-notes.md, "Choices") */
@@ -222,10 +216,7 @@ clphys_status clphys_md_lj_plan_create(clphys_context *ctx, const clphys_md_lj_p
     return st;
 }
 
-const char *clphys_md_lj_plan_choice(const clphys_md_lj_plan *pl)
-{
-    return pl ? pl->choice : "";
-}
+const char *clphys_md_lj_plan_choice(const clphys_md_lj_plan *pl) { return pl ? pl->choice : ""; }
 
 clphys_tune_source clphys_md_lj_plan_tune_source(const clphys_md_lj_plan *pl)
 {
@@ -268,8 +259,7 @@ static clphys_status evaluate(clphys_md_lj_plan *pl, double *kernel_s, size_t fi
     double d[4] = {pl->p.box[0], pl->p.box[1], pl->p.box[2], 0};
     double c[5] = {rc * rc, 4 * ep, 24 * ep, sg * sg, pl->shift};
     float df[4] = {(float)d[0], (float)d[1], (float)d[2], 0}, cf[5];
-    for (int i = 0; i < 5; i++)
-        cf[i] = (float)c[i];
+    for (int i = 0; i < 5; i++) cf[i] = (float)c[i];
     /* the arguments differ by variant: gathered here, set at once */
     cp_karg arg[32];
     cl_uint a = 0;
@@ -283,8 +273,7 @@ static clphys_status evaluate(clphys_md_lj_plan *pl, double *kernel_s, size_t fi
     float idf[4] = {(float)id[0], (float)id[1], (float)id[2], 0};
     arg[a++] = CP_EITHER(dbl, d, df);
     arg[a++] = CP_EITHER(dbl, id, idf);
-    for (int i = 0; i < 5; i++)
-        arg[a++] = CP_EITHER(dbl, c[i], cf[i]);
+    for (int i = 0; i < 5; i++) arg[a++] = CP_EITHER(dbl, c[i], cf[i]);
     size_t rs = dbl ? 8 : 4;
     if (v == CLPHYS_MD_LJ_HALF_FIXEDPOINT) {
         cl_long z = 0;
@@ -439,8 +428,7 @@ clphys_status clphys_md_lj_get(clphys_md_lj_plan *pl, double *forces, clphys_md_
     if (!st && rs == 4) {
         float *wf = (float *)perm; /* reuse: read the floats, then widen */
         st = cp_read(ctx, pl->vir, 0, 4 * n, wf);
-        for (size_t i = 0; !st && i < n; i++)
-            w[i] = wf[i];
+        for (size_t i = 0; !st && i < n; i++) w[i] = wf[i];
     }
     if (!st) st = cp_read(ctx, pl->nb->perm, 0, 4 * n, perm);
     if (!st && pl->bad) {
@@ -454,16 +442,14 @@ clphys_status clphys_md_lj_get(clphys_md_lj_plan *pl, double *forces, clphys_md_
     }
     double e = 0, v = 0;
     for (size_t s = 0; !st && s < n; s++) {
-        if (!isfinite(f4[4 * s]) || !isfinite(f4[4 * s + 1]) || !isfinite(f4[4 * s + 2]) ||
-            !isfinite(f4[4 * s + 3])) {
+        if (!isfinite(f4[4 * s]) || !isfinite(f4[4 * s + 1]) || !isfinite(f4[4 * s + 2]) || !isfinite(f4[4 * s + 3])) {
             st = bad_force(pl, s, perm);
             break;
         }
         e += f4[4 * s + 3];
         v += w[s];
         if (forces)
-            for (int c = 0; c < 3; c++)
-                forces[3 * (size_t)perm[s] + c] = f4[4 * s + c];
+            for (int c = 0; c < 3; c++) forces[3 * (size_t)perm[s] + c] = f4[4 * s + c];
     }
     if (!st && res) res->potential_energy = e, res->virial = v;
     free(f4);
@@ -487,8 +473,7 @@ clphys_status clphys_md_lj_overflow(clphys_md_lj_plan *pl, size_t *slots)
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_md_lj_compute(clphys_md_lj_plan *pl, const double *pos, double *forces,
-                                clphys_md_lj_result *res)
+clphys_status clphys_md_lj_compute(clphys_md_lj_plan *pl, const double *pos, double *forces, clphys_md_lj_result *res)
 {
     CP_TRY(clphys_md_lj_set_positions(pl, pos));
     CP_TRY(clphys_md_lj_evaluate(pl, NULL));

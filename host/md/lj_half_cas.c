@@ -31,8 +31,7 @@ clphys_status md_half_cas_create(clphys_context *ctx, clphys_md_lj_plan *pl, con
     static const int shapes[][3] = {{3, 2, 2}, {2, 2, 2}, {2, 2, 1}, {2, 1, 1}, {1, 1, 1}};
     size_t slots = 0;
     for (size_t c = 0; c < sizeof shapes / sizeof *shapes; c++) {
-        for (int d = 0; d < 3; d++)
-            pl->block[d] = shapes[c][d];
+        for (int d = 0; d < 3; d++) pl->block[d] = shapes[c][d];
         double nlc = (pl->block[0] + 2.0) * (pl->block[1] + 2.0) * (pl->block[2] + 1.0);
         double rows = 1.15 * mean * pl->block[0] * pl->block[1] * pl->block[2];
         slots = cp_round_up((size_t)(1.15 * mean * nlc) + 1, 64);
@@ -52,15 +51,13 @@ clphys_status md_half_cas_create(clphys_context *ctx, clphys_md_lj_plan *pl, con
                           : 32;
         wg = cp_round_up((size_t)(1.15 * mean * pl->block[0] * pl->block[1] * pl->block[2]) + 1, wave);
         wg = wg < wave ? wave : wg > 256 ? 256 : wg;
-        while (wg > dev->max_work_group_size)
-            wg /= 2;
+        while (wg > dev->max_work_group_size) wg /= 2;
     }
     if (wg > dev->max_work_group_size)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lj: half-cas work-group size %zu > %zu", wg,
                         dev->max_work_group_size);
     pl->nblocks = 1;
-    for (int d = 0; d < 3; d++)
-        pl->nblocks *= (size_t)((nb->nc[d] + pl->block[d] - 1) / pl->block[d]);
+    for (int d = 0; d < 3; d++) pl->nblocks *= (size_t)((nb->nc[d] + pl->block[d] - 1) / pl->block[d]);
     CP_TRY(md_neighbor_want_cells(nb));
     cp_defines opt = *opt0;
     cp_define_int(&opt, "HS_BX", pl->block[0]);
@@ -76,8 +73,8 @@ clphys_status md_half_cas_create(clphys_context *ctx, clphys_md_lj_plan *pl, con
     CP_TRY(cp_kernel(ctx, hp, "hs_rank", &pl->k_rank));
     /* clphys_md_lj_slot_order - 1 = its HS_* bits */
     pl->order = p->slot_order != CLPHYS_MD_LJ_ORDER_AUTO ? (int)p->slot_order - 1
-                : p->precision == CLPHYS_FP64     ? HS_CUT_FIRST | HS_SORTED_ROWS
-                                                  : HS_SORTED_ROWS;
+                : p->precision == CLPHYS_FP64            ? HS_CUT_FIRST | HS_SORTED_ROWS
+                                                         : HS_SORTED_ROWS;
     int ahead = p->entries_ahead > 0 ? p->entries_ahead : 2, defer = p->defer_exchanges == 2;
     for (;;) {
         /* fp64 exchanges 64-bit words: atom_cmpxchg */
@@ -172,8 +169,8 @@ clphys_status md_half_cas_derive(clphys_md_lj_plan *pl)
         cl_uint zero = 0, maxc = 0, cap = (cl_uint)pl->hcap;
         CP_TRY(cp_write(ctx, nb->overflow, 0, 4, &zero));
         k = pl->k_derive;
-        cl_mem args[] = {nb->start, nb->pcell, nb->ncount, nb->list, pl->bstart, pl->rowi, pl->rowof, pl->sbase,
-                         pl->hl,    pl->hs};
+        cl_mem args[] = {nb->start, nb->pcell, nb->ncount, nb->list, pl->bstart,
+                         pl->rowi,  pl->rowof, pl->sbase,  pl->hl,   pl->hs};
         CP_TRY(CP_ARGS(ctx, k, nb->pos, n, CP_EITHER(dbl, box, boxf), nc, args[0], args[1], args[2], args[3], args[4],
                        args[5], args[6], args[7], args[8], args[9], cap, pl->hcount, nb->overflow,
                        CP_EITHER(dbl, rc2, rc2f), cut_first));

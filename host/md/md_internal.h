@@ -11,65 +11,65 @@ struct clphys_md_neighbor_plan {
     clphys_md_neighbor_params p;
     int nc[3];
     size_t ncells;
-    size_t real_size;            /* 4 or 8 */
+    size_t real_size; /* 4 or 8 */
     size_t scan_wg;
     cl_kernel k_assign, k_scan, k_scatter, k_order, k_gather4, k_gatheru, k_gatheri4, k_build;
-    cl_kernel k_pack;            /* made by md_neighbor_want_cells            */
-    cl_mem pos_in, perm_in;      /* unsorted input (real4, uint)              */
-    cl_mem pos, perm;            /* sorted by cell; perm[s] = caller index    */
+    cl_kernel k_pack;       /* made by md_neighbor_want_cells            */
+    cl_mem pos_in, perm_in; /* unsorted input (real4, uint)              */
+    cl_mem pos, perm;       /* sorted by cell; perm[s] = caller index    */
     cl_mem cell, rank, count, start, order;
     cl_mem ncount, offset, list, overflow;
-    cl_mem stage;                /* CPUs, CSR: rows of the counting pass, kept
-                                    at i*capacity (cl/md_neighbor_cpu.cl)       */
-    cl_kernel k_stage;           /* STAGED: per-block slot offsets            */
-    cl_mem sbase;                /* STAGED: nblocks x (9 (bx + 2) + 1) uints  */
-    int stage_bx;                /* STAGED: cells per block along x           */
+    cl_mem stage;      /* CPUs, CSR: rows of the counting pass, kept
+                          at i*capacity (cl/md_neighbor_cpu.cl)       */
+    cl_kernel k_stage; /* STAGED: per-block slot offsets            */
+    cl_mem sbase;      /* STAGED: nblocks x (9 (bx + 2) + 1) uints  */
+    int stage_bx;      /* STAGED: cells per block along x           */
     size_t nblocks;
-    cl_uint stage_max;           /* STAGED: largest stage of the last build   */
-    cl_mem pcell;                /* packed cell coordinates of each sorted
-                                    particle at the last build (k_pack)      */
-    size_t list_entries;         /* allocated entries of list                 */
-    size_t capacity;             /* transposed: entries per particle          */
+    cl_uint stage_max;   /* STAGED: largest stage of the last build   */
+    cl_mem pcell;        /* packed cell coordinates of each sorted
+                            particle at the last build (k_pack)      */
+    size_t list_entries; /* allocated entries of list                 */
+    size_t capacity;     /* transposed: entries per particle          */
     size_t pairs;
     int growths;
-    double kernel_s;             /* profiled time of the last build           */
-    int cpu_build;               /* 1: cl/md_neighbor_cpu.cl builds the list     */
-    char choice[64];             /* clphys_md_neighbor_plan_choice               */
-    clphys_tune_source source;   /* of the build kernel (md_neighbor_choose)  */
-    unsigned long gen;           /* lists built or reordered so far: plans
-                                    that derive lists from this one compare  */
+    double kernel_s;           /* profiled time of the last build           */
+    int cpu_build;             /* 1: cl/md_neighbor_cpu.cl builds the list     */
+    char choice[64];           /* clphys_md_neighbor_plan_choice               */
+    clphys_tune_source source; /* of the build kernel (md_neighbor_choose)  */
+    unsigned long gen;         /* lists built or reordered so far: plans
+                                  that derive lists from this one compare  */
 };
 
 /* Order of the half-cas slot lists (cl/md_half_slot.cl): entries within r_cut
  * first in each row; rows of a block by descending list length.  The bits
  * are clphys_md_lj_slot_order - 1. */
-#define HS_CUT_FIRST 1
+#define HS_CUT_FIRST   1
 #define HS_SORTED_ROWS 2
 
 struct clphys_md_lj_plan {
     clphys_context *ctx;
     clphys_md_lj_params p;
-    clphys_md_lj_variant variant;   /* AUTO resolved                             */
+    clphys_md_lj_variant variant; /* AUTO resolved                             */
     clphys_md_neighbor_plan *nb;
     cl_kernel k, k_convert;
-    cl_mem f, vir, fx3, bad;     /* f: real4 per sorted particle (force, energy
-                                    share); fx3, bad: half-fixedpoint          */
+    cl_mem f, vir, fx3, bad; /* f: real4 per sorted particle (force, energy
+                                share); fx3, bad: half-fixedpoint          */
     size_t wg, tpi;
     double shift;
     /* half-cas (lj_half_cas.c): blocks of cells, slot lists */
-    int block[3], slots, order;  /* order: HS_* bits                          */
+    int block[3], slots, order; /* order: HS_* bits                          */
     size_t nblocks;
-    cl_mem ovf;                  /* slots that did not fit, since last read  */
+    cl_mem ovf; /* slots that did not fit, since last read  */
     cl_kernel k_bcount, k_rows, k_tables, k_derive, k_key, k_rank;
     cl_mem bcount, bstart, rowi, rowof, rowtmp, sbase, slot_j, nslot, hl, hs, hcount;
-    size_t hcap;                 /* entries per row of hl, hs                 */
-    unsigned long derived_gen;   /* nb->gen the slot lists were derived from  */
-    size_t overflow;             /* summed over reads                         */
-    const long long *atom_id;    /* MD plans: each atom's ID (caller order), so
-                                    that messages name the file's atoms; NULL:
-                                    messages give 0-based caller indices      */
-    char choice[192];            /* clphys_md_lj_plan_choice                     */
-    clphys_tune_source source;   /* of variant and options (md_lj_choose)     */
+    size_t hcap;               /* entries per row of hl, hs                 */
+    unsigned long derived_gen; /* nb->gen the slot lists were derived from  */
+    size_t overflow;           /* summed over reads                         */
+    const long long *atom_id;  /* MD plans: each atom's ID (caller order), so
+                                  that messages name the file's atoms; NULL:
+                                  messages give 0-based caller indices      */
+    char choice[192];          /* clphys_md_lj_plan_choice                     */
+    clphys_tune_source source; /* of variant and options (md_lj_choose)     */
 };
 
 /* ---- tuning (tune.c; platform/tune.h lists the entries) ---------------- */
@@ -108,8 +108,8 @@ clphys_status md_half_cas_derive(clphys_md_lj_plan *pl);
 /* Sort pos_in/perm_in (device) by cell into pos/perm, then build the list.
  * extra_gather: optional (src, dst) real4 pairs also gathered by the order
  * (velocities in MD); n_extra of them; int4 images likewise. */
-clphys_status md_neighbor_rebuild(clphys_md_neighbor_plan *pl, cl_mem *extra_src, cl_mem *extra_dst,
-                                  int n_extra, cl_mem img_src, cl_mem img_dst);
+clphys_status md_neighbor_rebuild(clphys_md_neighbor_plan *pl, cl_mem *extra_src, cl_mem *extra_dst, int n_extra,
+                                  cl_mem img_src, cl_mem img_dst);
 /* pos_in = pos (n*3 doubles, wrapped into the box; non-finite: an error
  * naming the particle), perm_in = the identity: the input of a rebuild. */
 clphys_status md_neighbor_upload(clphys_md_neighbor_plan *pl, const double *pos);
@@ -117,12 +117,11 @@ clphys_status md_neighbor_upload(clphys_md_neighbor_plan *pl, const double *pos)
 clphys_status md_neighbor_regather(clphys_md_neighbor_plan *pl);
 /* Host copy of pos (n*3 doubles) into a device real4 buffer (w in the 4th
  * component); with box non-NULL each coordinate is wrapped into [0, box). */
-clphys_status md_upload_real4(clphys_context *ctx, size_t real_size, cl_mem m, const double *x,
-                              size_t n, double w, const double *box);
+clphys_status md_upload_real4(clphys_context *ctx, size_t real_size, cl_mem m, const double *x, size_t n, double w,
+                              const double *box);
 /* n real4 between host doubles (n*4) and a device buffer. */
 clphys_status md_upload4(clphys_context *ctx, size_t real_size, cl_mem m, const double *x4, size_t n);
-clphys_status md_download_real4(clphys_context *ctx, size_t real_size, cl_mem m, double *x4,
-                                size_t n);
+clphys_status md_download_real4(clphys_context *ctx, size_t real_size, cl_mem m, double *x4, size_t n);
 size_t md_global(size_t n, size_t wg);
 /* A real4 (w = 0) or real kernel argument in the precision of rs bytes (8:
  * double, else float), for CP_ARGS: MD_REAL4_ARG(pl->rs, box),
@@ -176,11 +175,11 @@ clphys_status md_neighbor_gather_int4(clphys_md_neighbor_plan *pl, cl_mem src, c
  * in w, forces with the energy in w), images int4. */
 typedef struct {
     clphys_context *ctx;
-    size_t rs;          /* bytes of a real: 4 or 8 */
-    size_t disp_wg;     /* md_max_displacement's work-group (MD_WG): 64, or the device's most */
-    cl_program prog;    /* md_integrate.cl with these options (owned by ctx)  */
+    size_t rs;       /* bytes of a real: 4 or 8 */
+    size_t disp_wg;  /* md_max_displacement's work-group (MD_WG): 64, or the device's most */
+    cl_program prog; /* md_integrate.cl with these options (owned by ctx)  */
     cl_kernel k_kd, k_kick, k_disp;
-    cl_mem dmax;        /* one uint: the displacement's float bits          */
+    cl_mem dmax; /* one uint: the displacement's float bits          */
 } md_verlet;
 
 clphys_status md_verlet_create(clphys_context *ctx, clphys_precision prec, md_verlet *v);

@@ -27,22 +27,22 @@ void md_atoms_free(md_atoms *a);
 /* The grid of subdomains and this rank's place in it. */
 typedef struct {
     int P[3], coord[3], rank, size;
-    int nbr[3][2];      /* ranks of the lower and upper neighbour per dimension */
-    double L[3];        /* box edges                                              */
+    int nbr[3][2];         /* ranks of the lower and upper neighbour per dimension */
+    double L[3];           /* box edges                                              */
     double glo[3], ghi[3]; /* the box's bounds (the caller's coordinates)         */
-    double lo[3], hi[3];/* this subdomain, relative to the box's lo corner       */
-    double rs;          /* ghost cutoff: r_cut + skin                              */
-    int cut[3];         /* P > 1: ghosts along this dimension                     */
-    double llo[3];      /* local frame on the device: x_local = x - llo           */
-    double lbox[3];     /* local periodic box of the device's neighbour plan      */
+    double lo[3], hi[3];   /* this subdomain, relative to the box's lo corner       */
+    double rs;             /* ghost cutoff: r_cut + skin                              */
+    int cut[3];            /* P > 1: ghosts along this dimension                     */
+    double llo[3];         /* local frame on the device: x_local = x - llo           */
+    double lbox[3];        /* local periodic box of the device's neighbour plan      */
 } md_decomp;
 
 /* Grid (given, or MPI_Dims_create when grid is NULL or all zero), this
  * rank's coordinates, neighbours, subdomain and local frame; the same
  * checks on every rank (no communication): CLPHYS_ERR_INVALID_ARGUMENT (a
  * grid whose product is not size), CLPHYS_ERR_INPUT (a thin subdomain). */
-clphys_status md_decomp_make(clphys_context *ctx, int rank, int size, const int grid[3], const double L[3],
-                             double rs, md_decomp *d);
+clphys_status md_decomp_make(clphys_context *ctx, int rank, int size, const int grid[3], const double L[3], double rs,
+                             md_decomp *d);
 /* The device frame's origin (llo) along c of the subdomain at grid
  * coordinate k. */
 double md_decomp_llo(const md_decomp *d, int c, int k);
@@ -72,17 +72,17 @@ clphys_status md_gather(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, 
 typedef struct {
     int dim, to, from;
     size_t off, nsend, first, nrecv;
-    double shift;       /* added along dim to a sent atom (the receiver's
-                           coordinates, periodic images included)             */
-    double dlocal;      /* the same between the two ranks' device frames      */
+    double shift;  /* added along dim to a sent atom (the receiver's
+                      coordinates, periodic images included)             */
+    double dlocal; /* the same between the two ranks' device frames      */
 } md_swap;
 
 typedef struct {
     md_swap swap[6];
     int nswap;
     size_t nghost;
-    double *gx;         /* ghost positions, receiver's coordinates (3 nghost) */
-    cl_uint *send;      /* local indices of the atoms sent, all swaps         */
+    double *gx;    /* ghost positions, receiver's coordinates (3 nghost) */
+    cl_uint *send; /* local indices of the atoms sent, all swaps         */
     size_t nsend, send_cap, gcap;
 } md_ghosts;
 
@@ -96,21 +96,21 @@ void md_ghosts_free(md_ghosts *g);
 /* The device side of the per-step ghost exchange (cl/md_ghost.cl). */
 typedef struct {
     clphys_context *ctx;
-    size_t rs;            /* 4 or 8 */
+    size_t rs; /* 4 or 8 */
     cl_kernel k_pack, k_unpack, k_select;
     cl_mem send_idx, recv_idx, sendbuf, recvbuf;
-    cl_mem count;         /* md_ghost_select's counter                        */
-    int host_lists;       /* rebuilds make the ghost lists on the host        */
+    cl_mem count;   /* md_ghost_select's counter                        */
+    int host_lists; /* rebuilds make the ghost lists on the host        */
     size_t send_cap, recv_cap;
-    void *hsend, *hrecv;  /* host staging: page-locked (hsend_m, hrecv_m
-                             mapped) where the device gives it, else malloc */
+    void *hsend, *hrecv; /* host staging: page-locked (hsend_m, hrecv_m
+                            mapped) where the device gives it, else malloc */
     cl_mem hsend_m, hrecv_m;
     cl_command_queue copyq; /* the copies' own in-order queue (events order
                              them against ctx's queue, which runs the
                              kernels); NULL where the device gives none:
                              the copies then go on ctx's queue */
-    cl_event marker;      /* end of the device work overlapped with messages */
-    long long waits;      /* blocking waits for the device, counted          */
+    cl_event marker;        /* end of the device work overlapped with messages */
+    long long waits;        /* blocking waits for the device, counted          */
 } md_ghost_dev;
 
 clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md_ghost_dev *gd);
@@ -160,34 +160,34 @@ struct clphys_md_mpi {
     md_decomp d;
     int ntypes;
     double *type_mass;
-    long long natoms;            /* over all ranks                               */
-    md_atoms own;                /* owned atoms that went through the host at the
-                                    last rebuild (near a face, arrived, or all at
-                                    the first); scratch in between               */
-    double *near_x;              /* the staying atoms within 1.1 r_s of a cut face
-                                    at the last rebuild (global frame), the first
-                                    part of the ghost lists' atoms; near_x + 3 nnear:
-                                    own's positions after them                   */
-    cl_uint *near_at;            /* their places at the front of the sort's input */
+    long long natoms; /* over all ranks                               */
+    md_atoms own;     /* owned atoms that went through the host at the
+                         last rebuild (near a face, arrived, or all at
+                         the first); scratch in between               */
+    double *near_x;   /* the staying atoms within 1.1 r_s of a cut face
+                         at the last rebuild (global frame), the first
+                         part of the ghost lists' atoms; near_x + 3 nnear:
+                         own's positions after them                   */
+    cl_uint *near_at; /* their places at the front of the sort's input */
     size_t nnear, near_cap;
     md_ghosts g;
     md_ghost_dev gd;
     clphys_md_lj_plan *lj;
-    size_t cap;                  /* atoms the LJ plan and buffers were made for   */
-    size_t nlocal, nown, nint;   /* owned + ghosts; owned; interior (kept on the
-                                    device through the last rebuild)             */
-    size_t row_lo, row_hi;       /* sorted rows with no ghost in their lists: the
-                                    cells of a grid cut along z only, away from
-                                    its faces (contiguous in the cell order);
-                                    their forces run while the ghosts travel.
-                                    Empty: no overlap                            */
-    cp_mpi_overlap ov;           /* the messages of the run being timed          */
-    void *stage;                 /* host staging of the rebuilds' copies:
-                                    page-locked (stage_m mapped), else malloc    */
+    size_t cap;                /* atoms the LJ plan and buffers were made for   */
+    size_t nlocal, nown, nint; /* owned + ghosts; owned; interior (kept on the
+                                  device through the last rebuild)             */
+    size_t row_lo, row_hi;     /* sorted rows with no ghost in their lists: the
+                                  cells of a grid cut along z only, away from
+                                  its faces (contiguous in the cell order);
+                                  their forces run while the ghosts travel.
+                                  Empty: no overlap                            */
+    cp_mpi_overlap ov;         /* the messages of the run being timed          */
+    void *stage;               /* host staging of the rebuilds' copies:
+                                  page-locked (stage_m mapped), else malloc    */
     cl_mem stage_m;
     size_t stage_bytes;
     size_t rs;
-    md_verlet vv;                /* velocity Verlet's kernels (verlet.c)          */
+    md_verlet vv; /* velocity Verlet's kernels (verlet.c)          */
     cl_kernel k_classify, k_iota, k_inverse, k_map;
     cl_mem vel, vel_tmp, img, img_tmp, tag, tag_tmp, inv, xref, counts;
     long long step, last_build;

@@ -14,10 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int any_cut(const clphys_md_mpi *pl)
-{
-    return pl->d.cut[0] || pl->d.cut[1] || pl->d.cut[2];
-}
+static int any_cut(const clphys_md_mpi *pl) { return pl->d.cut[0] || pl->d.cut[1] || pl->d.cut[2]; }
 
 static void release_arrays(clphys_md_mpi *pl)
 {
@@ -35,8 +32,10 @@ void clphys_md_mpi_destroy(clphys_md_mpi *pl)
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) cp_release_kernel(ks[i]);
     md_verlet_free(&pl->vv);
     md_ghost_dev_free(&pl->gd);
-    if (pl->stage_m) cp_pinned_release(pl->ctx, &pl->stage_m, &pl->stage);
-    else free(pl->stage);
+    if (pl->stage_m)
+        cp_pinned_release(pl->ctx, &pl->stage_m, &pl->stage);
+    else
+        free(pl->stage);
     md_ghosts_free(&pl->g);
     md_atoms_free(&pl->own);
     free(pl->near_x), free(pl->near_at);
@@ -107,8 +106,8 @@ static clphys_status kernels(clphys_md_mpi *pl)
 static void params_text(const clphys_md_params *p, const int grid[3], int root, char *buf, size_t n)
 {
     const clphys_md_lj_params *l = &p->lj;
-    snprintf(buf, n, "%.17g %.17g %.17g %.17g %d %d %d %d %d %d %d %d %.17g %d %d %d | %d %d %d | %d",
-             l->epsilon, l->sigma, l->r_cut, l->skin, l->shifted, (int)l->precision, (int)l->variant, l->group_size,
+    snprintf(buf, n, "%.17g %.17g %.17g %.17g %d %d %d %d %d %d %d %d %.17g %d %d %d | %d %d %d | %d", l->epsilon,
+             l->sigma, l->r_cut, l->skin, l->shifted, (int)l->precision, (int)l->variant, l->group_size,
              l->work_group_size, (int)l->slot_order, l->defer_exchanges, l->entries_ahead, p->dt, p->neigh_every,
              p->neigh_check, p->neigh_delay, grid ? grid[0] : 0, grid ? grid[1] : 0, grid ? grid[2] : 0, root);
 }
@@ -275,8 +274,7 @@ static double lap(clphys_md_mpi *pl, clphys_md_mpi_timing *tm, double *t)
 clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timing *tm)
 {
     if (!pl || steps < 0)
-        return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md mpi: NULL plan or steps = %d < 0",
-                        steps);
+        return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md mpi: NULL plan or steps = %d < 0", steps);
     clphys_status st = CLPHYS_SUCCESS;
     double t = cp_now();
     for (int s = 0; s < steps; s++) {
@@ -297,8 +295,7 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
             cp_mpi_overlap ov0 = pl->ov;
             const long long w0 = pl->gd.waits;
             st = md_ghost_exchange(pl->comm, &pl->gd, &pl->g, clphys_md_lj_neighbor(pl->lj)->pos,
-                                   split && !st ? interior_forces : NULL, pl, pl->ctx->info.is_cpu, &b, &pl->ov,
-                                   st);
+                                   split && !st ? interior_forces : NULL, pl, pl->ctx->info.is_cpu, &b, &pl->ov, st);
             if (tm) {
                 tm->exchange_s += lap(pl, tm, &t);
                 tm->exposed_s += pl->ov.exposed_s - ov0.exposed_s;
@@ -309,7 +306,8 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
             CP_TRY(st);
             overlapped = split;
         }
-        if (!pl->nlocal) st = CLPHYS_SUCCESS;
+        if (!pl->nlocal)
+            st = CLPHYS_SUCCESS;
         else if (overlapped) {
             /* the rows with ghost neighbours, now that the ghosts are here */
             st = md_lj_evaluate_rows(pl->lj, 0, pl->row_lo);
@@ -356,8 +354,8 @@ clphys_status clphys_md_mpi_thermo(clphys_md_mpi *pl, clphys_md_thermo *t)
             }
             sum[0] += f4[4 * s + 3];
             sum[1] += w[s];
-            sum[2] += v4[4 * s + 3] * (v4[4 * s] * v4[4 * s] + v4[4 * s + 1] * v4[4 * s + 1] +
-                                       v4[4 * s + 2] * v4[4 * s + 2]);
+            sum[2] +=
+                v4[4 * s + 3] * (v4[4 * s] * v4[4 * s] + v4[4 * s + 1] * v4[4 * s + 1] + v4[4 * s + 2] * v4[4 * s + 2]);
         }
         free(f4), free(v4), free(w), free(wf), free(perm);
     }
@@ -378,8 +376,8 @@ clphys_status clphys_md_mpi_gather(clphys_md_mpi *pl, int root, clphys_md_system
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md mpi: NULL plan");
     clphys_status st = CLPHYS_SUCCESS;
     if (root < 0 || root >= pl->d.size || (pl->d.rank == root && !all))
-        st = cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "md mpi: gather to root %d of %d ranks needs a system there",
-                      root, pl->d.size);
+        st = cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                      "md mpi: gather to root %d of %d ranks needs a system there", root, pl->d.size);
     md_atoms own;
     memset(&own, 0, sizeof own);
     if (!st) st = md_mpi_download_owned(pl, &own);
@@ -401,7 +399,4 @@ const char *clphys_md_mpi_info(const clphys_md_mpi *pl, int grid[3], int coord[3
     return clphys_md_lj_plan_choice(pl->lj);
 }
 
-int clphys_md_mpi_rebuilds(const clphys_md_mpi *pl)
-{
-    return pl ? pl->rebuilds : 0;
-}
+int clphys_md_mpi_rebuilds(const clphys_md_mpi *pl) { return pl ? pl->rebuilds : 0; }

@@ -8,17 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t md_global(size_t n, size_t wg)
-{
-    return cp_round_up(n ? n : 1, wg);
-}
+size_t md_global(size_t n, size_t wg) { return cp_round_up(n ? n : 1, wg); }
 
-clphys_status md_upload_real4(clphys_context *ctx, size_t rs, cl_mem m, const double *x, size_t n,
-                              double w, const double *box)
+clphys_status md_upload_real4(clphys_context *ctx, size_t rs, cl_mem m, const double *x, size_t n, double w,
+                              const double *box)
 {
     void *buf = malloc(4 * rs * n);
-    if (!buf)
-        return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "host buffer of %zu bytes", 4 * rs * n);
+    if (!buf) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "host buffer of %zu bytes", 4 * rs * n);
     for (size_t i = 0; i < n; i++)
         for (int c = 0; c < 4; c++) {
             double v = c < 3 ? x[3 * i + c] : w;
@@ -39,8 +35,7 @@ clphys_status md_upload4(clphys_context *ctx, size_t rs, cl_mem m, const double 
     if (rs == 8) return cp_write(ctx, m, 0, 32 * n, x4);
     float *buf = malloc(16 * n);
     if (!buf) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "host buffer of %zu bytes", 16 * n);
-    for (size_t k = 0; k < 4 * n; k++)
-        buf[k] = (float)x4[k];
+    for (size_t k = 0; k < 4 * n; k++) buf[k] = (float)x4[k];
     clphys_status st = cp_write(ctx, m, 0, 16 * n, buf);
     free(buf);
     return st;
@@ -52,8 +47,7 @@ clphys_status md_download_real4(clphys_context *ctx, size_t rs, cl_mem m, double
     float *buf = malloc(4 * sizeof(float) * n);
     if (!buf) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "host buffer of %zu bytes", 16 * n);
     clphys_status st = cp_read(ctx, m, 0, 16 * n, buf);
-    for (size_t k = 0; st == CLPHYS_SUCCESS && k < 4 * n; k++)
-        x4[k] = buf[k];
+    for (size_t k = 0; st == CLPHYS_SUCCESS && k < 4 * n; k++) x4[k] = buf[k];
     free(buf);
     return st;
 }
@@ -61,17 +55,13 @@ clphys_status md_download_real4(clphys_context *ctx, size_t rs, cl_mem m, double
 void clphys_md_neighbor_plan_destroy(clphys_md_neighbor_plan *pl)
 {
     if (!pl) return;
-    cl_kernel *ks[] = {&pl->k_assign,  &pl->k_scan,    &pl->k_scatter,  &pl->k_order,
-                       &pl->k_gather4, &pl->k_gatheru, &pl->k_gatheri4, &pl->k_build,
-                       &pl->k_stage,   &pl->k_pack};
-    for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
-        cp_release_kernel(ks[i]);
-    cl_mem *ms[] = {&pl->pos_in, &pl->perm_in, &pl->pos,     &pl->perm,  &pl->cell,
-                    &pl->rank,   &pl->count,   &pl->start,   &pl->order, &pl->ncount,
-                    &pl->offset, &pl->list,    &pl->overflow, &pl->stage,
-                    &pl->sbase,  &pl->pcell};
-    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
-        cp_release_mem(ms[i]);
+    cl_kernel *ks[] = {&pl->k_assign,  &pl->k_scan,     &pl->k_scatter, &pl->k_order, &pl->k_gather4,
+                       &pl->k_gatheru, &pl->k_gatheri4, &pl->k_build,   &pl->k_stage, &pl->k_pack};
+    for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) cp_release_kernel(ks[i]);
+    cl_mem *ms[] = {&pl->pos_in,   &pl->perm_in, &pl->pos,   &pl->perm,   &pl->cell,   &pl->rank,
+                    &pl->count,    &pl->start,   &pl->order, &pl->ncount, &pl->offset, &pl->list,
+                    &pl->overflow, &pl->stage,   &pl->sbase, &pl->pcell};
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) cp_release_mem(ms[i]);
     free(pl);
 }
 
@@ -100,8 +90,7 @@ static clphys_status stage_geometry(clphys_context *ctx, const clphys_md_neighbo
         size_t budget = (size_t)ctx->info.local_mem_bytes;
         for (;;) {
             pl->stage_bx = bx;
-            if (md_stage_bytes(pl, (size_t)(1.25 * 9 * (bx + 2) * per_cell) + 16) <= budget || bx == 1)
-                break;
+            if (md_stage_bytes(pl, (size_t)(1.25 * 9 * (bx + 2) * per_cell) + 16) <= budget || bx == 1) break;
             bx--;
         }
     }
@@ -110,23 +99,21 @@ static clphys_status stage_geometry(clphys_context *ctx, const clphys_md_neighbo
         return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED,
                         "neighbor: the staged layout needs about %zu bytes of local memory per "
                         "work-group (%.1f particles per cell, %d cells per block) and %s has %llu",
-                        md_stage_bytes(pl, (size_t)(9 * (bx + 2) * per_cell)), per_cell, bx,
-                        ctx->info.name, (unsigned long long)ctx->info.local_mem_bytes);
+                        md_stage_bytes(pl, (size_t)(9 * (bx + 2) * per_cell)), per_cell, bx, ctx->info.name,
+                        (unsigned long long)ctx->info.local_mem_bytes);
     pl->nblocks = (size_t)((pl->nc[0] + bx - 1) / bx) * pl->nc[1] * pl->nc[2];
     return CLPHYS_SUCCESS;
 }
 
 #define NB_CELLS_PER_ATOM 8
 
-static clphys_status create(clphys_context *ctx, const clphys_md_neighbor_params *p,
-                            clphys_md_neighbor_plan *pl)
+static clphys_status create(clphys_context *ctx, const clphys_md_neighbor_params *p, clphys_md_neighbor_plan *pl)
 {
     if (!p->n || p->n > 0x7fffffffu || p->capacity > 0x7fffffffu)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: n = %zu (1 .. 2^31-1), capacity = %zu (< 2^31)",
                         p->n, p->capacity);
     if (!(p->r_search > 0) || !isfinite(p->r_search))
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: r_search = %g must be > 0",
-                        p->r_search);
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: r_search = %g must be > 0", p->r_search);
     for (int d = 0; d < 3; d++) {
         if (!isfinite(p->box[d]) || !(p->box[d] >= 2 * p->r_search))
             return cp_error(ctx, CLPHYS_ERR_INPUT,
@@ -152,14 +139,13 @@ static clphys_status create(clphys_context *ctx, const clphys_md_neighbor_params
     int staged = p->layout == CLPHYS_MD_NEIGHBOR_STAGED;
     if ((unsigned)p->layout > CLPHYS_MD_NEIGHBOR_STAGED || (staged && p->kind != CLPHYS_MD_NEIGHBOR_FULL))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "neighbor: layout %d with kind %d (the staged layout holds full lists only)",
-                        (int)p->layout, (int)p->kind);
+                        "neighbor: layout %d with kind %d (the staged layout holds full lists only)", (int)p->layout,
+                        (int)p->kind);
     cp_defines opt = {0};
     CP_TRY(cp_define_precision(ctx, &opt, p->precision));
     pl->real_size = p->precision == CLPHYS_FP64 ? 8 : 4;
     pl->scan_wg = 256;
-    while (pl->scan_wg > ctx->info.max_work_group_size)
-        pl->scan_wg /= 2;
+    while (pl->scan_wg > ctx->info.max_work_group_size) pl->scan_wg /= 2;
     cp_define_int(&opt, "SCAN_WG", pl->scan_wg);
     cl_program cp, np;
     CP_TRY(cp_program(ctx, &clsrc_md_cell_list_cl, &opt, &cp));
@@ -167,7 +153,10 @@ static clphys_status create(clphys_context *ctx, const clphys_md_neighbor_params
     if ((unsigned)p->build > CLPHYS_MD_NEIGHBOR_BUILD_CPU)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: unknown build kernel %d", (int)p->build);
     md_neighbor_choose(ctx, p, &pl->cpu_build, &pl->source);
-    snprintf(pl->choice, sizeof pl->choice, "%s (%s)", staged ? "staged" : pl->cpu_build ? "cpu" : "item",
+    snprintf(pl->choice, sizeof pl->choice, "%s (%s)",
+             staged          ? "staged"
+             : pl->cpu_build ? "cpu"
+                             : "item",
              clphys_tune_source_name(pl->source));
     CP_TRY(cp_program(ctx, pl->cpu_build ? &clsrc_md_neighbor_cpu_cl : &clsrc_md_neighbor_list_cl, &opt, &np));
     CP_TRY(cp_kernel(ctx, cp, "cell_assign", &pl->k_assign));
@@ -216,10 +205,9 @@ static clphys_status create(clphys_context *ctx, const clphys_md_neighbor_params
 }
 
 clphys_status clphys_md_neighbor_plan_create(clphys_context *ctx, const clphys_md_neighbor_params *p,
-                                          clphys_md_neighbor_plan **plan)
+                                             clphys_md_neighbor_plan **plan)
 {
-    if (!ctx || !p || !plan)
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: NULL argument");
+    if (!ctx || !p || !plan) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: NULL argument");
     *plan = NULL;
     clphys_md_neighbor_params pin;
     CP_TRY(CP_PARAMS_IN(ctx, clphys_md_neighbor_params, p, build, &pin));
@@ -263,7 +251,7 @@ typedef struct {
     float boxf[4], rs2f;
     int dbl;
 } search_args;
-#define SEARCH_ARGS(pl, s)                                                                                           \
+#define SEARCH_ARGS(pl, s)                                                                                             \
     (pl)->pos, (s).n, CP_EITHER((s).dbl, (s).box, (s).boxf), (s).nc, (pl)->start, CP_EITHER((s).dbl, (s).rs2, (s).rs2f)
 
 static void get_search_args(const clphys_md_neighbor_plan *pl, search_args *s)
@@ -330,16 +318,16 @@ static clphys_status build_staged(clphys_md_neighbor_plan *pl, cl_uint *maxc)
         pl->stage_bx--;
         pl->nblocks = (size_t)((pl->nc[0] + pl->stage_bx - 1) / pl->stage_bx) * pl->nc[1] * pl->nc[2];
         cp_release_mem(&pl->sbase);
-        CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * (9 * (size_t)(pl->stage_bx + 2) + 1) * pl->nblocks,
-                         NULL, &pl->sbase));
+        CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * (9 * (size_t)(pl->stage_bx + 2) + 1) * pl->nblocks, NULL,
+                         &pl->sbase));
         return build_staged(pl, maxc);
     }
     if (md_stage_bytes(pl, pl->stage_max) > (size_t)ctx->info.local_mem_bytes)
         return cp_error(ctx, CLPHYS_ERR_OVERFLOW,
                         "neighbor: a block's stage holds %u particles (%zu bytes of local memory), "
                         "beyond the %llu of %s; use a full-transposed list for this density",
-                        pl->stage_max, md_stage_bytes(pl, pl->stage_max),
-                        (unsigned long long)ctx->info.local_mem_bytes, ctx->info.name);
+                        pl->stage_max, md_stage_bytes(pl, pl->stage_max), (unsigned long long)ctx->info.local_mem_bytes,
+                        ctx->info.name);
     k = pl->k_build;
     CP_TRY(cp_write(ctx, pl->overflow, 0, 4, &zero));
     search_args s;
@@ -393,14 +381,13 @@ static clphys_status build_list(clphys_md_neighbor_plan *pl)
     if (!c) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "neighbor counts");
     clphys_status st = cp_read(ctx, pl->ncount, 0, 4 * n, c);
     pl->pairs = 0;
-    for (size_t i = 0; st == CLPHYS_SUCCESS && i < n; i++)
-        pl->pairs += c[i];
+    for (size_t i = 0; st == CLPHYS_SUCCESS && i < n; i++) pl->pairs += c[i];
     free(c);
     return st;
 }
 
-clphys_status md_neighbor_rebuild(clphys_md_neighbor_plan *pl, cl_mem *extra_src, cl_mem *extra_dst,
-                                  int n_extra, cl_mem img_src, cl_mem img_dst)
+clphys_status md_neighbor_rebuild(clphys_md_neighbor_plan *pl, cl_mem *extra_src, cl_mem *extra_dst, int n_extra,
+                                  cl_mem img_src, cl_mem img_dst)
 {
     clphys_context *ctx = pl->ctx;
     cl_uint n = (cl_uint)pl->p.n, ncells = (cl_uint)pl->ncells;
@@ -423,8 +410,7 @@ clphys_status md_neighbor_rebuild(clphys_md_neighbor_plan *pl, cl_mem *extra_src
     CP_TRY(cp_launch(ctx, k, 1, &gc, NULL, &pl->kernel_s));
     CP_TRY(gather(pl, pl->k_gather4, pl->pos_in, pl->pos));
     CP_TRY(gather(pl, pl->k_gatheru, pl->perm_in, pl->perm));
-    for (int e = 0; e < n_extra; e++)
-        CP_TRY(gather(pl, pl->k_gather4, extra_src[e], extra_dst[e]));
+    for (int e = 0; e < n_extra; e++) CP_TRY(gather(pl, pl->k_gather4, extra_src[e], extra_dst[e]));
     if (img_src) CP_TRY(gather(pl, pl->k_gatheri4, img_src, img_dst));
     if (pl->k_pack) {
         k = pl->k_pack;
@@ -457,8 +443,7 @@ clphys_status md_neighbor_upload(clphys_md_neighbor_plan *pl, const double *pos)
     CP_TRY(md_upload_real4(ctx, pl->real_size, pl->pos_in, pos, n, 0, pl->p.box));
     cl_uint *id = malloc(4 * n);
     if (!id) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "neighbor ids");
-    for (size_t i = 0; i < n; i++)
-        id[i] = (cl_uint)i;
+    for (size_t i = 0; i < n; i++) id[i] = (cl_uint)i;
     clphys_status st = cp_write(ctx, pl->perm_in, 0, 4 * n, id);
     free(id);
     return st;
@@ -466,22 +451,14 @@ clphys_status md_neighbor_upload(clphys_md_neighbor_plan *pl, const double *pos)
 
 clphys_status clphys_md_neighbor_build(clphys_md_neighbor_plan *pl, const double *pos)
 {
-    if (!pl || !pos)
-        return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "neighbor: NULL argument");
+    if (!pl || !pos) return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: NULL argument");
     CP_TRY(md_neighbor_upload(pl, pos));
     return md_neighbor_rebuild(pl, NULL, NULL, 0, NULL, NULL);
 }
 
-double clphys_md_neighbor_build_seconds(const clphys_md_neighbor_plan *pl)
-{
-    return pl ? pl->kernel_s : 0;
-}
+double clphys_md_neighbor_build_seconds(const clphys_md_neighbor_plan *pl) { return pl ? pl->kernel_s : 0; }
 
-const char *clphys_md_neighbor_plan_choice(const clphys_md_neighbor_plan *pl)
-{
-    return pl ? pl->choice : "";
-}
+const char *clphys_md_neighbor_plan_choice(const clphys_md_neighbor_plan *pl) { return pl ? pl->choice : ""; }
 
 clphys_tune_source clphys_md_neighbor_plan_tune_source(const clphys_md_neighbor_plan *pl)
 {
@@ -493,8 +470,7 @@ clphys_status md_neighbor_regather(clphys_md_neighbor_plan *pl)
     return gather(pl, pl->k_gather4, pl->pos_in, pl->pos);
 }
 
-clphys_status clphys_md_neighbor_stats(const clphys_md_neighbor_plan *pl, size_t *pairs, size_t *capacity,
-                                    int *growths)
+clphys_status clphys_md_neighbor_stats(const clphys_md_neighbor_plan *pl, size_t *pairs, size_t *capacity, int *growths)
 {
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: NULL plan");
     if (pairs) *pairs = pl->pairs;
@@ -508,8 +484,10 @@ static size_t last_le(const cl_uint *a, size_t len, cl_uint v) /* largest k: a[k
     size_t lo = 0, hi = len;
     while (hi - lo > 1) {
         size_t mid = (lo + hi) / 2;
-        if (a[mid] <= v) lo = mid;
-        else hi = mid;
+        if (a[mid] <= v)
+            lo = mid;
+        else
+            hi = mid;
     }
     return lo;
 }
@@ -548,16 +526,14 @@ static clphys_status decode_staged(clphys_md_neighbor_plan *pl, const cl_uint *o
 
 /* Host copies of the list in CSR form, sorted indices (caller frees); raw
  * keeps staged entries as slots (for the shuffle, which only permutes). */
-static clphys_status host_csr(clphys_md_neighbor_plan *pl, cl_uint **off, cl_int **list,
-                              cl_uint **perm, int raw)
+static clphys_status host_csr(clphys_md_neighbor_plan *pl, cl_uint **off, cl_int **list, cl_uint **perm, int raw)
 {
     clphys_context *ctx = pl->ctx;
     size_t n = pl->p.n;
     *off = malloc(4 * (n + 1));
     *list = malloc(4 * (pl->pairs + 1));
     *perm = malloc(4 * n);
-    if (!*off || !*list || !*perm)
-        return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "neighbor list copy");
+    if (!*off || !*list || !*perm) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "neighbor list copy");
     CP_TRY(cp_read(ctx, pl->perm, 0, 4 * n, *perm));
     if (pl->p.layout == CLPHYS_MD_NEIGHBOR_CSR) {
         CP_TRY(cp_read(ctx, pl->offset, 0, 4 * (n + 1), *off));
@@ -573,8 +549,7 @@ static clphys_status host_csr(clphys_md_neighbor_plan *pl, cl_uint **off, cl_int
         (*off)[0] = 0;
         for (size_t i = 0; i < n; i++) {
             (*off)[i + 1] = (*off)[i] + cnt[i];
-            for (cl_uint k = 0; k < cnt[i]; k++)
-                (*list)[(*off)[i] + k] = t[(size_t)k * n + i];
+            for (cl_uint k = 0; k < cnt[i]; k++) (*list)[(*off)[i] + k] = t[(size_t)k * n + i];
         }
     }
     free(cnt);
@@ -586,23 +561,19 @@ static clphys_status host_csr(clphys_md_neighbor_plan *pl, cl_uint **off, cl_int
 clphys_status clphys_md_neighbor_get(clphys_md_neighbor_plan *pl, size_t *offsets, int *list)
 {
     if (!pl || !offsets || !list)
-        return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "neighbor: NULL argument");
+        return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: NULL argument");
     size_t n = pl->p.n;
     cl_uint *off = NULL, *perm = NULL;
     cl_int *l = NULL;
     clphys_status st = host_csr(pl, &off, &l, &perm, 0);
     if (!st) {
         /* rows in caller order: row of caller index perm[s] is sorted row s */
-        for (size_t s = 0; s < n; s++)
-            offsets[perm[s] + 1] = off[s + 1] - off[s];
+        for (size_t s = 0; s < n; s++) offsets[perm[s] + 1] = off[s + 1] - off[s];
         offsets[0] = 0;
-        for (size_t i = 0; i < n; i++)
-            offsets[i + 1] += offsets[i];
+        for (size_t i = 0; i < n; i++) offsets[i + 1] += offsets[i];
         for (size_t s = 0; s < n; s++) {
             size_t o = offsets[perm[s]];
-            for (cl_uint k = off[s]; k < off[s + 1]; k++)
-                list[o++] = (int)perm[l[k]];
+            for (cl_uint k = off[s]; k < off[s + 1]; k++) list[o++] = (int)perm[l[k]];
         }
     }
     free(off);
@@ -634,8 +605,7 @@ clphys_status clphys_md_neighbor_shuffle(clphys_md_neighbor_plan *pl, uint64_t s
             cl_int *t = calloc(pl->list_entries, 4);
             if (!t) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "neighbor shuffle");
             for (size_t i = 0; t && i < n; i++)
-                for (cl_uint k = off[i]; k < off[i + 1]; k++)
-                    t[(size_t)(k - off[i]) * n + i] = l[k];
+                for (cl_uint k = off[i]; k < off[i + 1]; k++) t[(size_t)(k - off[i]) * n + i] = l[k];
             if (t) st = cp_write(ctx, pl->list, 0, 4 * pl->list_entries, t);
             free(t);
         }

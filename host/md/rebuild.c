@@ -41,8 +41,10 @@ static clphys_status staging(clphys_md_mpi *pl, size_t bytes, void **p)
 {
     if (bytes > pl->stage_bytes) {
         CP_TRY(cp_finish(pl->ctx)); /* an upload from the old staging may be queued */
-        if (pl->stage_m) cp_pinned_release(pl->ctx, &pl->stage_m, &pl->stage);
-        else free(pl->stage);
+        if (pl->stage_m)
+            cp_pinned_release(pl->ctx, &pl->stage_m, &pl->stage);
+        else
+            free(pl->stage);
         pl->stage = NULL, pl->stage_bytes = 0;
         size_t want = bytes + bytes / 4 + 4096;
         if (cp_pinned(pl->ctx, want, &pl->stage_m, &pl->stage)) pl->stage = malloc(want);
@@ -236,8 +238,10 @@ static clphys_status upload(clphys_md_mpi *pl, size_t at, const md_atoms *own, c
         for (int c = 0; c < 4; c++) {
             double x = 0;
             if (c < 3) x = wrap_local(xi[c] - pl->d.llo[c], pl->d.lbox[c]);
-            if (pl->rs == 8) xd[4 * i + c] = x;
-            else xf[4 * i + c] = (float)x;
+            if (pl->rs == 8)
+                xd[4 * i + c] = x;
+            else
+                xf[4 * i + c] = (float)x;
         }
     }
     CP_TRY(cp_write_async(ctx, NULL, nb->pos_in, r4 * at, r4 * m, buf, 0, NULL, NULL));
@@ -246,8 +250,10 @@ static clphys_status upload(clphys_md_mpi *pl, size_t at, const md_atoms *own, c
     for (size_t i = 0; i < no; i++)
         for (int c = 0; c < 4; c++) {
             double v = c < 3 ? own->v[3 * i + c] : pl->type_mass[own->type[i]];
-            if (pl->rs == 8) xd[4 * i + c] = v;
-            else xf[4 * i + c] = (float)v;
+            if (pl->rs == 8)
+                xd[4 * i + c] = v;
+            else
+                xf[4 * i + c] = (float)v;
         }
     if (no) CP_TRY(cp_write_async(ctx, NULL, pl->vel_tmp, r4 * at, r4 * no, buf, 0, NULL, NULL));
     cl_int *iv = (cl_int *)(void *)(base + r4 * m + r4 * no);
@@ -395,8 +401,7 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
         if (pl->nlocal) st = classify(pl, &nint, &nmig, &nnear);
         clphys_md_neighbor_plan *nb = pl->lj ? clphys_md_lj_neighbor(pl->lj) : NULL;
         if (!st && nmig)
-            st = download(pl, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp, NULL, pl->cap - nmig, nmig,
-                          &pl->own);
+            st = download(pl, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp, NULL, pl->cap - nmig, nmig, &pl->own);
         if (!st && !dev_lists) st = download_near(pl, nnear);
     }
     const double t_down = cp_now();

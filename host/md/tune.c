@@ -75,7 +75,8 @@ void md_neighbor_choose(clphys_context *ctx, const clphys_md_neighbor_params *p,
     const cp_tune_plan t = {.key = {"md_neighbor", "build", prec_name(p->precision), fields},
                             .axes = ax,
                             .naxes = 2,
-                            .given = p->build != CLPHYS_MD_NEIGHBOR_BUILD_AUTO || p->layout == CLPHYS_MD_NEIGHBOR_STAGED,
+                            .given =
+                                p->build != CLPHYS_MD_NEIGHBOR_BUILD_AUTO || p->layout == CLPHYS_MD_NEIGHBOR_STAGED,
                             .user = &c,
                             .defaults = nb_defaults,
                             .take = nb_take};
@@ -205,7 +206,7 @@ typedef struct {
     size_t n;
     double box[3];
     double *pos;
-    char axes[64];   /* "n=62500 neighbours=75": the size and density class */
+    char axes[64]; /* "n=62500 neighbours=75": the size and density class */
     double *f, *fref, pe_ref;
     int have_ref;
 } md_case;
@@ -242,7 +243,8 @@ static lj_cfg heuristic_cfg(const clphys_device_info *d, clphys_precision prec, 
     lj_cfg c = {v, v == CLPHYS_MD_LJ_FULL_STAGED ? 128 : d->is_cpu ? 16 : 256, 0, 0, 1, 2};
     if ((size_t)c.wg > d->max_work_group_size) c.wg = (int)d->max_work_group_size;
     if (v == CLPHYS_MD_LJ_FULL_GROUP) c.tpi = 8;
-    if (v == CLPHYS_MD_LJ_HALF_CAS) c.wg = 0, c.order = prec == CLPHYS_FP64 ? CLPHYS_MD_LJ_ORDER_BOTH : CLPHYS_MD_LJ_ORDER_SORTED_ROWS;
+    if (v == CLPHYS_MD_LJ_HALF_CAS)
+        c.wg = 0, c.order = prec == CLPHYS_FP64 ? CLPHYS_MD_LJ_ORDER_BOTH : CLPHYS_MD_LJ_ORDER_SORTED_ROWS;
     return c;
 }
 
@@ -264,18 +266,18 @@ static double force_diff(size_t n3, const double *a, const double *b)
 static double lj_time(md_case *c, const lj_cfg *g)
 {
     clphys_md_lj_params p = {.n = c->n,
-                          .box = {c->box[0], c->box[1], c->box[2]},
-                          .epsilon = 1,
-                          .sigma = 1,
-                          .r_cut = RCUT,
-                          .skin = RSEARCH - RCUT,
-                          .precision = c->prec,
-                          .variant = g->v,
-                          .group_size = g->tpi,
-                          .work_group_size = g->wg,
-                          .slot_order = (clphys_md_lj_slot_order)g->order,
-                          .defer_exchanges = g->defer,
-                          .entries_ahead = g->ahead};
+                             .box = {c->box[0], c->box[1], c->box[2]},
+                             .epsilon = 1,
+                             .sigma = 1,
+                             .r_cut = RCUT,
+                             .skin = RSEARCH - RCUT,
+                             .precision = c->prec,
+                             .variant = g->v,
+                             .group_size = g->tpi,
+                             .work_group_size = g->wg,
+                             .slot_order = (clphys_md_lj_slot_order)g->order,
+                             .defer_exchanges = g->defer,
+                             .entries_ahead = g->ahead};
     clphys_md_lj_plan *pl = NULL;
     clphys_md_lj_result res = {0};
     double t[16], sum = 0;
@@ -414,8 +416,11 @@ static clphys_status tune_lj_case(md_case *c, const clphys_md_lj_variant *vs, in
         int count = 0;
         tune_variant(c, order[k].v, &b, &s, &first, &count);
         total += count;
-        if (k == 0 && !c->have_ref) return cp_error(c->ctx, CLPHYS_ERR_VERIFY, "lj tune: the %s variant did not run "
-                                                    "(%s %s)", clphys_md_lj_variant_name(order[k].v), pn, c->axes);
+        if (k == 0 && !c->have_ref)
+            return cp_error(c->ctx, CLPHYS_ERR_VERIFY,
+                            "lj tune: the %s variant did not run "
+                            "(%s %s)",
+                            clphys_md_lj_variant_name(order[k].v), pn, c->axes);
         if (s <= 0) continue;
         if (order[k].v == h) untuned_s = first, h_best = b, h_s = s; /* the heuristic: its variant at its options */
         snprintf(fields, sizeof fields, "variant=%s %s %s", clphys_md_lj_variant_name(b.v), TUNER, c->axes);
@@ -504,8 +509,8 @@ clphys_status md_lj_tune_case(clphys_context *ctx, const clphys_tune_options *o,
                               double edge, const clphys_md_lj_variant *vs, int nv)
 {
     md_case c = {.ctx = ctx, .o = o, .quick = 1, .prec = prec, .rep = o && o->repeat > 0 ? o->repeat : 3, .calls = 2};
-    clphys_status st = case_open(&c, rho, edge) ? cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "lj tune: input")
-                                                : tune_lj_case(&c, vs, nv);
+    clphys_status st =
+        case_open(&c, rho, edge) ? cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "lj tune: input") : tune_lj_case(&c, vs, nv);
     case_close(&c);
     return st;
 }
@@ -517,12 +522,12 @@ static double build_time(md_case *c, clphys_md_neighbor_kind kind, clphys_md_nei
                          clphys_md_neighbor_build_kernel b, size_t *pairs)
 {
     clphys_md_neighbor_params p = {.n = c->n,
-                                .box = {c->box[0], c->box[1], c->box[2]},
-                                .r_search = RSEARCH,
-                                .kind = kind,
-                                .layout = lay,
-                                .precision = c->prec,
-                                .build = b};
+                                   .box = {c->box[0], c->box[1], c->box[2]},
+                                   .r_search = RSEARCH,
+                                   .kind = kind,
+                                   .layout = lay,
+                                   .precision = c->prec,
+                                   .build = b};
     clphys_md_neighbor_plan *pl = NULL;
     double t[16];
     const int rep = c->rep < 16 ? c->rep : 16;
@@ -552,8 +557,10 @@ static clphys_status neighbor_case_fn(md_case *c, void *user)
              * may round either way */
             const double slack = c->prec == CLPHYS_FP64 ? 0 : 1e-6 * (double)pairs[0];
             if (s[0] > 0 && s[1] > 0 && fabs((double)pairs[0] - (double)pairs[1]) > slack)
-                return cp_error(c->ctx, CLPHYS_ERR_VERIFY, "neighbor tune: the item and cpu kernels found %zu and %zu "
-                                "pairs (%s %s)", pairs[0], pairs[1], prec_name(c->prec), c->axes);
+                return cp_error(c->ctx, CLPHYS_ERR_VERIFY,
+                                "neighbor tune: the item and cpu kernels found %zu and %zu "
+                                "pairs (%s %s)",
+                                pairs[0], pairs[1], prec_name(c->prec), c->axes);
             const int win = s[1] > 0 && (s[0] <= 0 || s[1] < s[0]);
             if (s[win] <= 0) continue;
             char fields[160], value[64];

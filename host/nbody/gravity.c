@@ -14,10 +14,10 @@
 struct clphys_nbody_gravity_plan {
     clphys_context *ctx;
     clphys_nbody_gravity_params p;
-    int tiled;              /* 1: gravity_tiled, 0: gravity_vector */
-    size_t wg;              /* tiled: work-group size              */
-    int ipw;                /* tiled: i per work-item              */
-    size_t rs;              /* sizeof(real)                        */
+    int tiled; /* 1: gravity_tiled, 0: gravity_vector */
+    size_t wg; /* tiled: work-group size              */
+    int ipw;   /* tiled: i per work-item              */
+    size_t rs; /* sizeof(real)                        */
     char variant[64], base_variant[64];
     cl_kernel k, k_soa, k_red;
     /* host-array path and the vector kernel's SoA copy, grown on demand */
@@ -28,19 +28,22 @@ struct clphys_nbody_gravity_plan {
     clphys_tune_source source; /* of the kernel shape (nbody_gravity_choose) */
 };
 
-static clphys_status create_plan(clphys_context *ctx, const clphys_nbody_gravity_params *p, clphys_nbody_gravity_plan **plan)
+static clphys_status create_plan(clphys_context *ctx, const clphys_nbody_gravity_params *p,
+                                 clphys_nbody_gravity_plan **plan)
 {
     if (!(p->eps >= 0) || !isfinite(p->eps) || !isfinite(p->G))
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: eps = %g must be finite and >= 0, G = %g finite",
-                        p->eps, p->G);
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "gravity plan: eps = %g must be finite and >= 0, G = %g finite", p->eps, p->G);
     if (p->i_per_item != 0 && p->i_per_item != 1 && p->i_per_item != 2 && p->i_per_item != 4 && p->i_per_item != 8)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: i_per_item %d is not 1, 2, 4 or 8",
                         p->i_per_item);
     if (p->j_split < 0 || p->j_split > 64)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: j_split %d is not in 0..64", p->j_split);
     if (p->fast_rsqrt64 < -1 || p->fast_rsqrt64 > 2 || p->flush_denormals < -1 || p->flush_denormals > 2)
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: fast_rsqrt64 %d (-1..2) or flush_denormals %d "
-                        "(-1..2) out of range", p->fast_rsqrt64, p->flush_denormals);
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "gravity plan: fast_rsqrt64 %d (-1..2) or flush_denormals %d "
+                        "(-1..2) out of range",
+                        p->fast_rsqrt64, p->flush_denormals);
     if (p->n_hint > INT_MAX)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: n_hint %zu above 2^31 - 1", p->n_hint);
     const clphys_device_info *dev = clphys_context_device(ctx);
@@ -66,9 +69,9 @@ static clphys_status create_plan(clphys_context *ctx, const clphys_nbody_gravity
      * work-item spills on pvc even with 256 registers, 2 do not spill with
      * 128.  A tuning (clphys_nbody_gravity_tune) overrides these as it does the
      * H100's. */
-    const int amd = dev->is_gpu && cp_device_matches(dev, "amd"), intel = dev->is_gpu && cp_device_matches(dev, "intel");
-    int ipw = p->i_per_item ? p->i_per_item
-                            : (dev->is_gpu ? (p->precision == CLPHYS_FP32 ? (intel ? 2 : 8) : 1) : 1);
+    const int amd = dev->is_gpu && cp_device_matches(dev, "amd"),
+              intel = dev->is_gpu && cp_device_matches(dev, "intel");
+    int ipw = p->i_per_item ? p->i_per_item : (dev->is_gpu ? (p->precision == CLPHYS_FP32 ? (intel ? 2 : 8) : 1) : 1);
 
     cp_defines opts = {0};
     CP_TRY(cp_define_precision(ctx, &opts, p->precision));
@@ -80,7 +83,8 @@ static clphys_status create_plan(clphys_context *ctx, const clphys_nbody_gravity
     const int ftz = fp32 && (p->flush_denormals > 0 || (p->flush_denormals == 0 && dev->is_gpu));
     const int fast = fp32 && p->flush_denormals == 2;
     /* inline PTX only in the tiled kernel; NVIDIA's OpenCL compiler accepts asm() */
-    const int ptx = tiled && (p->inline_ptx > 0 || (p->inline_ptx == 0 && dev->is_gpu && strstr(dev->platform, "NVIDIA")));
+    const int ptx =
+        tiled && (p->inline_ptx > 0 || (p->inline_ptx == 0 && dev->is_gpu && strstr(dev->platform, "NVIDIA")));
     const int r64 = fp32 || !tiled ? -1 : p->fast_rsqrt64 ? p->fast_rsqrt64 : (ptx ? 2 : -1);
     if (p->eps == 0) cp_define_int(&opts, "EPS_ZERO", 1);
     if (p->potential) cp_define_int(&opts, "POTENTIAL", 1);
@@ -107,9 +111,13 @@ static clphys_status create_plan(clphys_context *ctx, const clphys_nbody_gravity
     pl->rs = p->precision == CLPHYS_FP64 ? 8 : 4;
     if (tiled)
         snprintf(pl->variant, sizeof pl->variant, "tiled-local-i%d-w%zu-u%d%s%s%s%s", ipw, wg, unroll,
-                 ftz ? "-ftz" : "", fast ? "-fast" : "", r64 == 1 ? "-nr" : r64 == 2 ? "-s2" : "",
+                 ftz ? "-ftz" : "", fast ? "-fast" : "",
+                 r64 == 1   ? "-nr"
+                 : r64 == 2 ? "-s2"
+                            : "",
                  ptx && (fp32 || r64 == 2) ? "-ptx" : "");
-    else snprintf(pl->variant, sizeof pl->variant, "vector-%d%s%s", VEC, ftz ? "-ftz" : "", fast ? "-fast" : "");
+    else
+        snprintf(pl->variant, sizeof pl->variant, "vector-%d%s%s", VEC, ftz ? "-ftz" : "", fast ? "-fast" : "");
     cl_program prog;
     clphys_status st = cp_program(ctx, &clsrc_nbody_gravity_cl, &opts, &prog);
     if (!st) st = cp_kernel(ctx, prog, tiled ? "gravity_tiled" : "gravity_vector", &pl->k);
@@ -126,7 +134,7 @@ static clphys_status create_plan(clphys_context *ctx, const clphys_nbody_gravity
 }
 
 clphys_status clphys_nbody_gravity_plan_create(clphys_context *ctx, const clphys_nbody_gravity_params *p,
-                                         clphys_nbody_gravity_plan **plan)
+                                               clphys_nbody_gravity_plan **plan)
 {
     if (!ctx || !p || !plan) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity plan: NULL argument");
     *plan = NULL;
@@ -147,7 +155,10 @@ clphys_tune_source clphys_nbody_gravity_plan_tune_source(const clphys_nbody_grav
     return pl ? pl->source : CLPHYS_TUNE_HEURISTIC;
 }
 
-int clphys_nbody_gravity_plan_tuned(const clphys_nbody_gravity_plan *pl) { return pl && pl->source == CLPHYS_TUNE_CACHE; }
+int clphys_nbody_gravity_plan_tuned(const clphys_nbody_gravity_plan *pl)
+{
+    return pl && pl->source == CLPHYS_TUNE_CACHE;
+}
 
 void clphys_nbody_gravity_plan_destroy(clphys_nbody_gravity_plan *pl)
 {
@@ -203,16 +214,21 @@ static int choose_split(const clphys_nbody_gravity_plan *pl, size_t groups, size
 }
 
 /* The launches of one call, ni >= 1 (see nbody_gravity_launch). */
-static clphys_status launch_all(clphys_nbody_gravity_plan *pl, cl_mem xi, int ni, cl_mem xj, int nj, int i_in_j, cl_mem out,
-                                int accumulate, cl_event *ev)
+static clphys_status launch_all(clphys_nbody_gravity_plan *pl, cl_mem xi, int ni, cl_mem xj, int nj, int i_in_j,
+                                cl_mem out, int accumulate, cl_event *ev)
 {
     clphys_context *ctx = pl->ctx;
     const double eps = pl->p.eps;
     const int self = i_in_j && eps > 0 && pl->p.potential;
-    union { float f; double d; } G, eps2, selfc;
+    union {
+        float f;
+        double d;
+    } G, eps2, selfc;
     const size_t rs = pl->rs;
-    if (rs == 4) G.f = (float)pl->p.G, eps2.f = (float)(eps * eps), selfc.f = self ? (float)(pl->p.G / eps) : 0.0f;
-    else G.d = pl->p.G, eps2.d = eps * eps, selfc.d = self ? pl->p.G / eps : 0.0;
+    if (rs == 4)
+        G.f = (float)pl->p.G, eps2.f = (float)(eps * eps), selfc.f = self ? (float)(pl->p.G / eps) : 0.0f;
+    else
+        G.d = pl->p.G, eps2.d = eps * eps, selfc.d = self ? pl->p.G / eps : 0.0;
     cl_kernel k = pl->k;
     if (pl->tiled) {
         size_t per = pl->wg * (size_t)pl->ipw;
@@ -257,8 +273,8 @@ static clphys_status launch_all(clphys_nbody_gravity_plan *pl, cl_mem xi, int ni
 /* Launch the kernel(s) of one call (tiled: + gravity_reduce when the j range
  * is split; vector: gravity_soa first); ev[0] and ev[1] get the first and the
  * last launch's events (ev[1] NULL when there was one), or ev is NULL. */
-clphys_status nbody_gravity_launch(clphys_nbody_gravity_plan *pl, cl_mem xi, size_t n_i, cl_mem xj, size_t n_j, int i_in_j,
-                             cl_mem out, int accumulate, cl_event *ev)
+clphys_status nbody_gravity_launch(clphys_nbody_gravity_plan *pl, cl_mem xi, size_t n_i, cl_mem xj, size_t n_j,
+                                   int i_in_j, cl_mem out, int accumulate, cl_event *ev)
 {
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: NULL plan");
     clphys_context *ctx = pl->ctx;
@@ -275,8 +291,8 @@ clphys_status nbody_gravity_launch(clphys_nbody_gravity_plan *pl, cl_mem xi, siz
     return st;
 }
 
-clphys_status clphys_nbody_gravity_compute_cl(clphys_nbody_gravity_plan *pl, cl_mem xi, size_t n_i, cl_mem xj, size_t n_j,
-                                        int i_in_j, cl_mem out, int accumulate, double *kernel_s)
+clphys_status clphys_nbody_gravity_compute_cl(clphys_nbody_gravity_plan *pl, cl_mem xi, size_t n_i, cl_mem xj,
+                                              size_t n_j, int i_in_j, cl_mem out, int accumulate, double *kernel_s)
 {
     if (kernel_s) *kernel_s = 0;
     cl_event ev[2] = {NULL, NULL};
@@ -304,7 +320,7 @@ clphys_status clphys_nbody_gravity_compute_cl(clphys_nbody_gravity_plan *pl, cl_
 static const double *g_sort_x;
 static int cmp_pos(const void *a, const void *b)
 {
-    const double *p = g_sort_x + 4 * (size_t)*(const int *)a, *q = g_sort_x + 4 * (size_t)*(const int *)b;
+    const double *p = g_sort_x + 4 * (size_t) * (const int *)a, *q = g_sort_x + 4 * (size_t) * (const int *)b;
     for (int c = 0; c < 3; c++)
         if (p[c] != q[c]) return p[c] < q[c] ? -1 : 1;
     return 0;
@@ -313,15 +329,18 @@ static int cmp_pos(const void *a, const void *b)
 /* Finite coordinates and masses, no negative mass; with coincident != 0 also
  * no two particles of x at one point and, when xi is given, no i-particle at
  * the point of a j-particle (sorted j indices + binary search). */
-clphys_status nbody_gravity_check_positions(clphys_context *ctx, const char *set, int n, const double *x, int coincident,
-                                     int ni, const double *xi)
+clphys_status nbody_gravity_check_positions(clphys_context *ctx, const char *set, int n, const double *x,
+                                            int coincident, int ni, const double *xi)
 {
     for (int i = 0; i < n; i++) {
         const double *q = x + 4 * (size_t)i;
         if (!isfinite(q[0]) || !isfinite(q[1]) || !isfinite(q[2]) || !isfinite(q[3]))
-            return cp_error(ctx, CLPHYS_ERR_INPUT, "gravity: %s particle %d has a non-finite coordinate or mass "
-                            "(%g %g %g m %g)", set, i, q[0], q[1], q[2], q[3]);
-        if (q[3] < 0) return cp_error(ctx, CLPHYS_ERR_INPUT, "gravity: %s particle %d has negative mass %g", set, i, q[3]);
+            return cp_error(ctx, CLPHYS_ERR_INPUT,
+                            "gravity: %s particle %d has a non-finite coordinate or mass "
+                            "(%g %g %g m %g)",
+                            set, i, q[0], q[1], q[2], q[3]);
+        if (q[3] < 0)
+            return cp_error(ctx, CLPHYS_ERR_INPUT, "gravity: %s particle %d has negative mass %g", set, i, q[3]);
     }
     if (!coincident || n < 1) return CLPHYS_SUCCESS;
     int *idx = malloc((size_t)n * sizeof *idx);
@@ -349,8 +368,10 @@ clphys_status nbody_gravity_check_positions(clphys_context *ctx, const char *set
                               "gravity: eps = 0 and i-particle %d is at the same point as j-particle %d", i, idx[mid]);
                 break;
             }
-            if (c < 0) hi = mid - 1;
-            else lo = mid + 1;
+            if (c < 0)
+                hi = mid - 1;
+            else
+                lo = mid + 1;
         }
     }
     free(idx);
@@ -370,8 +391,8 @@ static clphys_status upload(clphys_nbody_gravity_plan *pl, cl_mem *m, size_t *ca
 }
 
 clphys_status clphys_nbody_gravity_compute(clphys_nbody_gravity_plan *pl, size_t n_i, const double *xi, size_t n_j,
-                                     const double *xj, double *acc, double *pot, int accumulate, int check_coincident,
-                                     double *kernel_s)
+                                           const double *xj, double *acc, double *pot, int accumulate,
+                                           int check_coincident, double *kernel_s)
 {
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity compute: NULL plan");
     clphys_context *ctx = pl->ctx;

@@ -11,10 +11,7 @@
 
 #define PI 3.14159265358979323846
 
-static double uniform(uint64_t *x)
-{
-    return (double)(cp_splitmix64(x) >> 11) * 0x1.0p-53;
-}
+static double uniform(uint64_t *x) { return (double)(cp_splitmix64(x) >> 11) * 0x1.0p-53; }
 
 static void isotropic(uint64_t *rng, double r, double *out)
 {

@@ -20,7 +20,7 @@ void clphys_nbody_system_destroy(clphys_nbody_system *s)
     s->n = 0;
 }
 
-#define NBODY_VALUE_MAX 1e100
+#define NBODY_VALUE_MAX    1e100
 #define NBODY_POSITION_MIN 1e-100
 
 static clphys_status grow(clphys_context *ctx, clphys_nbody_system *s, size_t *cap)
@@ -76,13 +76,14 @@ clphys_status clphys_nbody_read(clphys_context *ctx, const char *file, clphys_nb
         }
         if (st) break;
         if (k != 8) {
-            st = cp_error(ctx, CLPHYS_ERR_FORMAT, "%s:%ld: %d fields, expected 8 (id m x y z vx vy vz)", file,
-                          lineno, k);
+            st = cp_error(ctx, CLPHYS_ERR_FORMAT, "%s:%ld: %d fields, expected 8 (id m x y z vx vy vz)", file, lineno,
+                          k);
             break;
         }
         for (int c = 1; c < 8; c++)
             if (!isfinite(val[c])) {
-                st = cp_error(ctx, CLPHYS_ERR_INPUT, "%s:%ld: field %d is not finite (%g)", file, lineno, c + 1, val[c]);
+                st =
+                    cp_error(ctx, CLPHYS_ERR_INPUT, "%s:%ld: field %d is not finite (%g)", file, lineno, c + 1, val[c]);
                 break;
             }
         if (st) break;
@@ -95,8 +96,12 @@ clphys_status clphys_nbody_read(clphys_context *ctx, const char *file, clphys_nb
         for (int c = 1; c < 8; c++) {
             const double a = fabs(val[c]);
             if (a > NBODY_VALUE_MAX)
-                st = cp_error(ctx, CLPHYS_ERR_INPUT, "%s:%ld: field %d = %g: |%s| above %g", file, lineno, c + 1,
-                              val[c], c == 1 ? "mass" : c < 5 ? "coordinate" : "velocity", NBODY_VALUE_MAX);
+                st =
+                    cp_error(ctx, CLPHYS_ERR_INPUT, "%s:%ld: field %d = %g: |%s| above %g", file, lineno, c + 1, val[c],
+                             c == 1  ? "mass"
+                             : c < 5 ? "coordinate"
+                                     : "velocity",
+                             NBODY_VALUE_MAX);
             else if (c >= 2 && c < 5 && a > 0 && a < NBODY_POSITION_MIN)
                 st = cp_error(ctx, CLPHYS_ERR_INPUT,
                               "%s:%ld: field %d = %g: a coordinate other than 0 below %g in magnitude (distances "

@@ -30,16 +30,20 @@ static double replay(const mk *k, int nk, double c, double *idle)
             if (head[l] < 0) {
                 int i = next[l];
                 while (i < nk && k[i].lane != l) i++;
-                if (i < nk) head[l] = i, rem[l] = k[i].work, next[l] = i + 1;
-                else next[l] = nk;
+                if (i < nk)
+                    head[l] = i, rem[l] = k[i].work, next[l] = i + 1;
+                else
+                    next[l] = nk;
             }
         if (head[0] < 0 && head[1] < 0) return now;
         int act[2] = {0, 0}, nact = 0;
         double wake = INFINITY;
         for (int l = 0; l < 2; l++) {
             if (head[l] < 0) continue;
-            if (k[head[l]].ready <= now) act[l] = 1, nact++;
-            else if (k[head[l]].ready < wake) wake = k[head[l]].ready;
+            if (k[head[l]].ready <= now)
+                act[l] = 1, nact++;
+            else if (k[head[l]].ready < wake)
+                wake = k[head[l]].ready;
         }
         if (!nact) {
             *idle += wake - now;
@@ -61,17 +65,19 @@ static double replay(const mk *k, int nk, double c, double *idle)
 
 static int bad(double v) { return !isfinite(v) || v < 0; }
 
-clphys_status clphys_nbody_gravity_model_predict(const clphys_nbody_gravity_model *m, clphys_nbody_gravity_prediction *out)
+clphys_status clphys_nbody_gravity_model_predict(const clphys_nbody_gravity_model *m,
+                                                 clphys_nbody_gravity_prediction *out)
 {
     if (!m || !out) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity model: NULL argument");
     memset(out, 0, sizeof *out);
     if (m->ranks < 1 || m->ranks > (1 << 20) || m->ranks_per_device < 0 || bad(m->n) || bad(m->t_calc_s) ||
         bad(m->latency_s) || bad(m->bandwidth_bytes_per_s) || bad(m->bytes_per_particle) || bad(m->t_sync_s) ||
         !(m->concurrency >= 0 && m->concurrency <= 2))
-        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity model: a parameter out of range (ranks %d, n %g, "
-                        "t_calc %g, latency %g, bandwidth %g, bytes %g, t_sync %g, concurrency %g)", m->ranks, m->n,
-                        m->t_calc_s, m->latency_s, m->bandwidth_bytes_per_s, m->bytes_per_particle, m->t_sync_s,
-                        m->concurrency);
+        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "gravity model: a parameter out of range (ranks %d, n %g, "
+                        "t_calc %g, latency %g, bandwidth %g, bytes %g, t_sync %g, concurrency %g)",
+                        m->ranks, m->n, m->t_calc_s, m->latency_s, m->bandwidth_bytes_per_s, m->bytes_per_particle,
+                        m->t_sync_s, m->concurrency);
     nbody_sched_schedule s;
     CP_TRY(nbody_sched_build(NULL, m->exchange, m->group, m->ranks, 0, &s));
     const int P = m->ranks;

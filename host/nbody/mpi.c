@@ -22,25 +22,29 @@ struct clphys_nbody_gravity_mpi {
     int P, rank;
     clphys_nbody_gravity_multi *m;
     nbody_sched_schedule sched;
-    MPI_Datatype real4;  /* 4 reals of the plan's precision */
+    MPI_Datatype real4; /* 4 reals of the plan's precision */
     size_t rs;
-    int *count, *displ;  /* per rank, this call; displ[P] = the total */
-    char *all;           /* every position, global order, plan precision (nbody_multi_staging) */
+    int *count, *displ; /* per rank, this call; displ[P] = the total */
+    char *all;          /* every position, global order, plan precision (nbody_multi_staging) */
 };
 
 /* The parameters that must agree between ranks, field by field (no padding
  * bytes in what is hashed). */
-static void agreed(const clphys_nbody_gravity_params *p, clphys_nbody_gravity_exchange exchange, int group, double v[14])
+static void agreed(const clphys_nbody_gravity_params *p, clphys_nbody_gravity_exchange exchange, int group,
+                   double v[14])
 {
-    const double a[14] = {p->precision, p->variant, p->G, p->eps, p->potential, p->work_group, p->i_per_item,
-                          p->unroll, p->flush_denormals, p->fast_rsqrt64, p->inline_ptx, p->j_split, exchange,
-                          group};
+    const double a[14] = {p->precision,    p->variant,    p->G,
+                          p->eps,          p->potential,  p->work_group,
+                          p->i_per_item,   p->unroll,     p->flush_denormals,
+                          p->fast_rsqrt64, p->inline_ptx, p->j_split,
+                          exchange,        group};
     memcpy(v, a, sizeof a);
 }
 
 clphys_status clphys_nbody_gravity_mpi_create(MPI_Comm comm, clphys_context *const *ctxs, int ndev,
-                                        const clphys_nbody_gravity_params *p, clphys_nbody_gravity_exchange exchange, int group,
-                                        clphys_nbody_gravity_mpi **out)
+                                              const clphys_nbody_gravity_params *p,
+                                              clphys_nbody_gravity_exchange exchange, int group,
+                                              clphys_nbody_gravity_mpi **out)
 {
     MPI_Comm c;
     CP_TRY(cp_mpi_dup(comm, NULL, &c));
@@ -81,8 +85,10 @@ clphys_status clphys_nbody_gravity_mpi_create(MPI_Comm comm, clphys_context *con
     }
     st = cp_mpi_agree(c, NULL, st);
     if (st) {
-        if (g) clphys_nbody_gravity_mpi_destroy(g);
-        else MPI_Comm_free(&c);
+        if (g)
+            clphys_nbody_gravity_mpi_destroy(g);
+        else
+            MPI_Comm_free(&c);
         return st;
     }
     *out = g;
@@ -101,7 +107,8 @@ void clphys_nbody_gravity_mpi_destroy(clphys_nbody_gravity_mpi *g)
     free(g);
 }
 
-const char *clphys_nbody_gravity_mpi_info(const clphys_nbody_gravity_mpi *g, clphys_nbody_gravity_exchange *exchange, int *group)
+const char *clphys_nbody_gravity_mpi_info(const clphys_nbody_gravity_mpi *g, clphys_nbody_gravity_exchange *exchange,
+                                          int *group)
 {
     if (exchange) *exchange = g ? g->sched.exchange : CLPHYS_NBODY_GRAVITY_EXCHANGE_AUTO;
     if (group) *group = g ? g->sched.group : 0;
@@ -109,7 +116,8 @@ const char *clphys_nbody_gravity_mpi_info(const clphys_nbody_gravity_mpi *g, clp
 }
 
 /* The blocks of the cyclic range r as slices of the global array. */
-static int slices(const clphys_nbody_gravity_mpi *g, nbody_sched_range r, cp_mpi_slice *sl, const void **ptr, size_t *cnt)
+static int slices(const clphys_nbody_gravity_mpi *g, nbody_sched_range r, cp_mpi_slice *sl, const void **ptr,
+                  size_t *cnt)
 {
     int lo[2], n[2], k = nbody_sched_pieces(r, g->P, lo, n);
     for (int i = 0; i < k; i++) {
@@ -148,8 +156,7 @@ static clphys_status exchange_and_compute(clphys_nbody_gravity_mpi *g, size_t n,
     *dev = nbody_multi_begin(g->m, n, own);
     if (g->sched.exchange == CLPHYS_NBODY_GRAVITY_EXCHANGE_ALLGATHER) {
         const double t0 = cp_now();
-        CP_MPI(NULL, MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, g->all, g->count, g->displ, g->real4,
-                                    g->comm));
+        CP_MPI(NULL, MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, g->all, g->count, g->displ, g->real4, g->comm));
         const double t = cp_now() - t0;
         ov->exchange_s += t, ov->exposed_s += t, ov->exchanges++;
         *bytes_sent += (double)n * (double)r4 * (g->P - 1);
@@ -183,8 +190,8 @@ static clphys_status exchange_and_compute(clphys_nbody_gravity_mpi *g, size_t n,
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_nbody_gravity_mpi_compute(clphys_nbody_gravity_mpi *g, size_t n, const double *x, double *acc, double *pot,
-                                         clphys_nbody_gravity_timing *t)
+clphys_status clphys_nbody_gravity_mpi_compute(clphys_nbody_gravity_mpi *g, size_t n, const double *x, double *acc,
+                                               double *pot, clphys_nbody_gravity_timing *t)
 {
     if (!g) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity mpi compute: NULL plan");
     const double t0 = cp_now();
@@ -194,7 +201,8 @@ clphys_status clphys_nbody_gravity_mpi_compute(clphys_nbody_gravity_mpi *g, size
     if (n > INT_MAX || (n && (!x || !acc)))
         st = cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity mpi compute: NULL array or %zu particles", n);
     else if (pot && !nbody_multi_potential(g->m))
-        st = cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity mpi compute: potentials asked of a plan without them");
+        st =
+            cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity mpi compute: potentials asked of a plan without them");
     else if (n)
         st = nbody_gravity_check_positions(NULL, "i", (int)n, x, 0, 0, NULL);
     /* the counts and every rank's status in one collective */
@@ -229,7 +237,8 @@ clphys_status clphys_nbody_gravity_mpi_compute(clphys_nbody_gravity_mpi *g, size
     st = cp_mpi_agree(g->comm, NULL, st);
     if (st) return st;
     char *own = g->all + (size_t)g->displ[g->rank] * r4;
-    if (g->rs == 8) memcpy(own, x, n * r4);
+    if (g->rs == 8)
+        memcpy(own, x, n * r4);
     else
         for (size_t c = 0; c < 4 * n; c++) ((float *)own)[c] = (float)x[c];
 

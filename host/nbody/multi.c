@@ -12,16 +12,16 @@
 #include <string.h>
 
 #define NBODY_MULTI_MAX_DEV 64
-#define NBODY_MULTI_LANES 2
+#define NBODY_MULTI_LANES   2
 
 typedef struct {
-    clphys_context *ctx;        /* lane 0: the caller's; lane 1: adopted on a second queue */
-    clphys_nbody_gravity_plan *plan;  /* one per lane: its scratch buffers are the lane's alone  */
+    clphys_context *ctx;             /* lane 0: the caller's; lane 1: adopted on a second queue */
+    clphys_nbody_gravity_plan *plan; /* one per lane: its scratch buffers are the lane's alone  */
     cl_mem xj, out;
     size_t cap_j, cap_out;
-    int used;                   /* kernels of this call so far: later ones accumulate      */
-    int last;                   /* index in m->ev of the lane's latest event, -1 if none   */
-    void *host;                 /* read-back of out                                        */
+    int used;   /* kernels of this call so far: later ones accumulate      */
+    int last;   /* index in m->ev of the lane's latest event, -1 if none   */
+    void *host; /* read-back of out                                        */
     size_t cap_host;
 } nbody_multi_lane;
 
@@ -41,7 +41,7 @@ struct clphys_nbody_gravity_multi {
     cl_event *ev; /* this call's kernel events: first and last launch of each */
     int *ev_dev;  /* the device of each                                      */
     int nev, cap_ev, kernels;
-    cl_mem pin;   /* page-locked host staging (nbody_multi_staging), mapped while the plan lives */
+    cl_mem pin; /* page-locked host staging (nbody_multi_staging), mapped while the plan lives */
     void *pin_host;
     size_t cap_pin;
 };
@@ -74,7 +74,8 @@ static clphys_status ensure_host(clphys_context *ctx, void **h, size_t *cap, siz
 /* (x, y, z, m) doubles to real4 of rs bytes per real. */
 static void to_real4(void *dst, const double *x, size_t n, size_t rs)
 {
-    if (rs == 8) memcpy(dst, x, n * 4 * sizeof(double));
+    if (rs == 8)
+        memcpy(dst, x, n * 4 * sizeof(double));
     else
         for (size_t c = 0; c < 4 * n; c++) ((float *)dst)[c] = (float)x[c];
 }
@@ -112,14 +113,14 @@ static clphys_status probe_speed(clphys_nbody_gravity_multi *m, int d, double *r
 }
 
 clphys_status clphys_nbody_gravity_multi_create(clphys_context *const *ctxs, int ndev, int queues,
-                                          const clphys_nbody_gravity_params *p, clphys_nbody_gravity_multi **out)
+                                                const clphys_nbody_gravity_params *p, clphys_nbody_gravity_multi **out)
 {
     if (!out) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity multi: NULL plan pointer");
     *out = NULL;
     if (!ctxs || !p || ndev < 1 || ndev > NBODY_MULTI_MAX_DEV || queues < 0 || queues > NBODY_MULTI_LANES)
         return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "gravity multi: NULL argument, %d devices (1..%d) or %d queues (0..%d)", ndev, NBODY_MULTI_MAX_DEV,
-                        queues, NBODY_MULTI_LANES);
+                        "gravity multi: NULL argument, %d devices (1..%d) or %d queues (0..%d)", ndev,
+                        NBODY_MULTI_MAX_DEV, queues, NBODY_MULTI_LANES);
     for (int d = 0; d < ndev; d++)
         if (!ctxs[d]) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity multi: context %d is NULL", d);
     clphys_nbody_gravity_params pin;
@@ -200,11 +201,12 @@ clphys_status clphys_nbody_gravity_multi_weights(clphys_nbody_gravity_multi *m, 
         double sum = 0;
         for (int d = 0; d < m->ndev; d++) {
             if (!isfinite(set[d]) || set[d] < 0)
-                return cp_error(nbody_multi_context(m), CLPHYS_ERR_INVALID_ARGUMENT, "gravity multi weights: weight %d = %g",
-                                d, set[d]);
+                return cp_error(nbody_multi_context(m), CLPHYS_ERR_INVALID_ARGUMENT,
+                                "gravity multi weights: weight %d = %g", d, set[d]);
             sum += set[d];
         }
-        if (!(sum > 0)) return cp_error(nbody_multi_context(m), CLPHYS_ERR_INVALID_ARGUMENT, "gravity multi weights: all zero");
+        if (!(sum > 0))
+            return cp_error(nbody_multi_context(m), CLPHYS_ERR_INVALID_ARGUMENT, "gravity multi weights: all zero");
         for (int d = 0; d < m->ndev; d++) m->dev[d].weight = set[d];
     }
     if (get) {
@@ -303,7 +305,8 @@ static clphys_status keep_events(clphys_nbody_gravity_multi *m, cl_event *ev, nb
     return CLPHYS_SUCCESS;
 }
 
-clphys_status nbody_multi_block(clphys_nbody_gravity_multi *m, int nparts, const void *const *xj, const size_t *nj, int i_in_j)
+clphys_status nbody_multi_block(clphys_nbody_gravity_multi *m, int nparts, const void *const *xj, const size_t *nj,
+                                int i_in_j)
 {
     size_t n = 0;
     for (int k = 0; k < nparts; k++) n += nj[k];
@@ -322,11 +325,14 @@ clphys_status nbody_multi_block(clphys_nbody_gravity_multi *m, int nparts, const
         }
         cl_event ev[2] = {NULL, NULL};
         clphys_status st = nbody_gravity_launch(L->plan, D->xi, D->ni, L->xj, n, i_in_j, L->out, L->used, ev);
-        if (!st) st = keep_events(m, ev, L, d);
-        else cp_release_event(&ev[0]), cp_release_event(&ev[1]);
+        if (!st)
+            st = keep_events(m, ev, L, d);
+        else
+            cp_release_event(&ev[0]), cp_release_event(&ev[1]);
         if (!st) st = cp_flush(L->ctx, NULL);
         if (st) {
-            if (L->ctx != nbody_multi_context(m)) cp_error(nbody_multi_context(m), st, "device %d: %s", d, clphys_last_error(L->ctx));
+            if (L->ctx != nbody_multi_context(m))
+                cp_error(nbody_multi_context(m), st, "device %d: %s", d, clphys_last_error(L->ctx));
             return st;
         }
         L->used++;
@@ -408,8 +414,8 @@ clphys_status nbody_multi_end(clphys_nbody_gravity_multi *m, double *acc, double
 
 /* ---- the public call: j streamed in blocks ---------------------------------- */
 clphys_status clphys_nbody_gravity_multi_compute(clphys_nbody_gravity_multi *m, size_t ni, const double *xi, size_t nj,
-                                           const double *xj, size_t j_block, double *acc, double *pot,
-                                           clphys_nbody_gravity_timing *t)
+                                                 const double *xj, size_t j_block, double *acc, double *pot,
+                                                 clphys_nbody_gravity_timing *t)
 {
     if (!m) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity multi compute: NULL plan");
     clphys_context *ctx = nbody_multi_context(m);
@@ -420,7 +426,8 @@ clphys_status clphys_nbody_gravity_multi_compute(clphys_nbody_gravity_multi *m, 
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "gravity multi compute: NULL array or bad count (ni %zu, nj %zu; at most 2^31 - 1)", ni, nj);
     if (pot && !m->p.potential)
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "gravity multi compute: potentials asked of a plan without them");
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "gravity multi compute: potentials asked of a plan without them");
     if (xi) CP_TRY(nbody_gravity_check_positions(ctx, "i", (int)ni, xi, 0, 0, NULL));
     CP_TRY(nbody_gravity_check_positions(ctx, "j", (int)nj, xj, 0, 0, NULL));
     const size_t r4 = 4 * m->rs;

@@ -14,16 +14,16 @@
  * ni = 0 and nothing ran); the caller releases them.  The plan's scratch
  * buffers (j split, SoA copy) are in use until ev[1] (else ev[0]) completes:
  * one plan per queue when calls overlap. */
-clphys_status nbody_gravity_launch(clphys_nbody_gravity_plan *pl, cl_mem xi, size_t ni, cl_mem xj, size_t nj, int i_in_j,
-                             cl_mem out, int accumulate, cl_event *ev);
+clphys_status nbody_gravity_launch(clphys_nbody_gravity_plan *pl, cl_mem xi, size_t ni, cl_mem xj, size_t nj,
+                                   int i_in_j, cl_mem out, int accumulate, cl_event *ev);
 
 /* The input checks of clphys_nbody_gravity_compute: finite coordinates and masses,
  * no negative mass (messages name the set and the particle); with coincident
  * != 0 also no two particles of x at one point and no particle of xi[4*ni]
  * (may be NULL) at the point of one of x.  Errors: CLPHYS_ERR_INPUT,
  * CLPHYS_ERR_OUT_OF_MEMORY. */
-clphys_status nbody_gravity_check_positions(clphys_context *ctx, const char *set, int n, const double *x, int coincident,
-                                      int ni, const double *xi);
+clphys_status nbody_gravity_check_positions(clphys_context *ctx, const char *set, int n, const double *x,
+                                            int coincident, int ni, const double *xi);
 
 /* Make *plan by create() with the kernel shape chosen as every path
  * chooses (cp_tune_choose): the params' when they give any of variant,
@@ -32,8 +32,8 @@ clphys_status nbody_gravity_check_positions(clphys_context *ctx, const char *set
  * plan of it can be made here; else the heuristic (create() with p).
  * *source where it came from (host/nbody/tune.c). */
 clphys_status nbody_gravity_choose(clphys_context *ctx, const clphys_nbody_gravity_params *p,
-                             clphys_status (*create)(clphys_context *, const clphys_nbody_gravity_params *,
-                                                     clphys_nbody_gravity_plan **),
-                             clphys_nbody_gravity_plan **plan, clphys_tune_source *source);
+                                   clphys_status (*create)(clphys_context *, const clphys_nbody_gravity_params *,
+                                                           clphys_nbody_gravity_plan **),
+                                   clphys_nbody_gravity_plan **plan, clphys_tune_source *source);
 
 #endif

@@ -31,7 +31,8 @@ clphys_status nbody_multi_begin(clphys_nbody_gravity_multi *m, size_t ni, const 
  * device.  i_in_j: the i-set lies in this block (the self term of phi is
  * removed in this call; say it for exactly one block).  Empty blocks launch
  * nothing. */
-clphys_status nbody_multi_block(clphys_nbody_gravity_multi *m, int nparts, const void *const *xj, const size_t *nj, int i_in_j);
+clphys_status nbody_multi_block(clphys_nbody_gravity_multi *m, int nparts, const void *const *xj, const size_t *nj,
+                                int i_in_j);
 /* *running = 1 while a kernel launched since nbody_multi_begin has not finished. */
 clphys_status nbody_multi_busy(clphys_nbody_gravity_multi *m, int *running);
 /* Wait, read every lane's results and sum them (lane 0 + lane 1, in double)

@@ -23,18 +23,18 @@ typedef struct {
 
 typedef struct {
     clphys_nbody_gravity_exchange exchange; /* never AUTO: resolved */
-    int group;                        /* HYBRID's G (DOUBLING with P a power of two: P; RING: 1) */
+    int group;                              /* HYBRID's G (DOUBLING with P a power of two: P; RING: 1) */
     int ranks, rank, nstages;
-    int bruck;                        /* DOUBLING with P not a power of two */
-    nbody_sched_stage *stage;                  /* nstages; none for ALLGATHER */
+    int bruck;                /* DOUBLING with P not a power of two */
+    nbody_sched_stage *stage; /* nstages; none for ALLGATHER */
 } nbody_sched_schedule;
 
 /* The schedule of `rank` among `ranks`.  group: HYBRID's G, 0 = the largest
  * power of two dividing P; must be a power of two dividing P (checked for
  * HYBRID only).  Errors: CLPHYS_ERR_INVALID_ARGUMENT (ranks < 1, rank out of
  * range, an unknown exchange, a bad group), CLPHYS_ERR_OUT_OF_MEMORY. */
-clphys_status nbody_sched_build(clphys_context *ctx, clphys_nbody_gravity_exchange exchange, int group, int ranks, int rank,
-                       nbody_sched_schedule *s);
+clphys_status nbody_sched_build(clphys_context *ctx, clphys_nbody_gravity_exchange exchange, int group, int ranks,
+                                int rank, nbody_sched_schedule *s);
 void nbody_sched_free(nbody_sched_schedule *s);
 /* A cyclic range as at most two contiguous ranges [lo[k], lo[k] + cnt[k]) of
  * ranks; returns how many (0 for an empty range). */

@@ -10,11 +10,16 @@ static int mod(int a, int p) { return ((a % p) + p) % p; }
 const char *clphys_nbody_gravity_exchange_name(clphys_nbody_gravity_exchange e)
 {
     switch (e) {
-    case CLPHYS_NBODY_GRAVITY_EXCHANGE_AUTO: return "auto";
-    case CLPHYS_NBODY_GRAVITY_EXCHANGE_RING: return "ring";
-    case CLPHYS_NBODY_GRAVITY_EXCHANGE_DOUBLING: return "doubling";
-    case CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID: return "hybrid";
-    case CLPHYS_NBODY_GRAVITY_EXCHANGE_ALLGATHER: return "allgather";
+    case CLPHYS_NBODY_GRAVITY_EXCHANGE_AUTO:
+        return "auto";
+    case CLPHYS_NBODY_GRAVITY_EXCHANGE_RING:
+        return "ring";
+    case CLPHYS_NBODY_GRAVITY_EXCHANGE_DOUBLING:
+        return "doubling";
+    case CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID:
+        return "hybrid";
+    case CLPHYS_NBODY_GRAVITY_EXCHANGE_ALLGATHER:
+        return "allgather";
     }
     return "";
 }
@@ -47,7 +52,8 @@ static int xor_stages(nbody_sched_stage *st, int rank, int g)
     return n;
 }
 
-clphys_status nbody_sched_build(clphys_context *ctx, clphys_nbody_gravity_exchange ex, int group, int P, int r, nbody_sched_schedule *s)
+clphys_status nbody_sched_build(clphys_context *ctx, clphys_nbody_gravity_exchange ex, int group, int P, int r,
+                                nbody_sched_schedule *s)
 {
     s->stage = NULL;
     s->nstages = 0;
@@ -68,8 +74,10 @@ clphys_status nbody_sched_build(clphys_context *ctx, clphys_nbody_gravity_exchan
     s->exchange = ex;
     s->ranks = P;
     s->rank = r;
-    s->group = ex == CLPHYS_NBODY_GRAVITY_EXCHANGE_RING ? 1 : ex == CLPHYS_NBODY_GRAVITY_EXCHANGE_DOUBLING ? (is_pow2(P) ? P : 0)
-             : ex == CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID ? G : 0;
+    s->group = ex == CLPHYS_NBODY_GRAVITY_EXCHANGE_RING       ? 1
+               : ex == CLPHYS_NBODY_GRAVITY_EXCHANGE_DOUBLING ? (is_pow2(P) ? P : 0)
+               : ex == CLPHYS_NBODY_GRAVITY_EXCHANGE_HYBRID   ? G
+                                                              : 0;
     if (ex == CLPHYS_NBODY_GRAVITY_EXCHANGE_ALLGATHER || P == 1) return CLPHYS_SUCCESS;
     s->stage = calloc((size_t)P, sizeof *s->stage); /* every schedule has at most P - 1 stages */
     if (!s->stage) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "gravity exchange schedule");
@@ -87,7 +95,9 @@ clphys_status nbody_sched_build(clphys_context *ctx, clphys_nbody_gravity_exchan
             h += cnt;
         }
     } else {
-        const int g = ex == CLPHYS_NBODY_GRAVITY_EXCHANGE_RING ? 1 : ex == CLPHYS_NBODY_GRAVITY_EXCHANGE_DOUBLING ? P : G;
+        const int g = ex == CLPHYS_NBODY_GRAVITY_EXCHANGE_RING       ? 1
+                      : ex == CLPHYS_NBODY_GRAVITY_EXCHANGE_DOUBLING ? P
+                                                                     : G;
         n = xor_stages(st, r, g);
         /* then the ring over the P / g groups, one group's set per step */
         const int Q = P / g, q = r / g;

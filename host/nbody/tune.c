@@ -55,21 +55,21 @@ static int take_cb(void *user, const char *value)
 }
 
 clphys_status nbody_gravity_choose(clphys_context *ctx, const clphys_nbody_gravity_params *p,
-                             clphys_status (*create)(clphys_context *, const clphys_nbody_gravity_params *,
-                                                     clphys_nbody_gravity_plan **),
-                             clphys_nbody_gravity_plan **plan, clphys_tune_source *source)
+                                   clphys_status (*create)(clphys_context *, const clphys_nbody_gravity_params *,
+                                                           clphys_nbody_gravity_plan **),
+                                   clphys_nbody_gravity_plan **plan, clphys_tune_source *source)
 {
     choice c = {ctx, p, create, plan};
     /* no hint: the largest size tuned (nearest to a size beyond any) */
     const cp_tune_axis ax = {"n", p->n_hint ? (double)p->n_hint : 1e15, 0};
-    const cp_tune_plan t = {
-        .key = {"nbody_gravity", "shape", prec_name(p->precision), TUNER},
-        .axes = &ax,
-        .naxes = 1,
-        .given = p->variant != CLPHYS_NBODY_GRAVITY_AUTO || p->i_per_item || p->work_group || p->unroll || p->j_split,
-        .user = &c,
-        .defaults = defaults_cb,
-        .take = take_cb};
+    const cp_tune_plan t = {.key = {"nbody_gravity", "shape", prec_name(p->precision), TUNER},
+                            .axes = &ax,
+                            .naxes = 1,
+                            .given = p->variant != CLPHYS_NBODY_GRAVITY_AUTO || p->i_per_item || p->work_group ||
+                                     p->unroll || p->j_split,
+                            .user = &c,
+                            .defaults = defaults_cb,
+                            .take = take_cb};
     return cp_tune_choose(clphys_context_device(ctx), &t, source);
 }
 
@@ -109,8 +109,14 @@ static double acc_error(int n, const double *a, const double *r)
  * here or its accelerations disagree with the first candidate's. */
 static double grav_time(grav_case *c, const grav_cfg *g)
 {
-    clphys_nbody_gravity_params p = {.precision = c->prec, .variant = g->v, .G = 1, .eps = 0.01, .i_per_item = g->ipw,
-                               .work_group = g->wg, .unroll = g->unroll, .j_split = g->js};
+    clphys_nbody_gravity_params p = {.precision = c->prec,
+                                     .variant = g->v,
+                                     .G = 1,
+                                     .eps = 0.01,
+                                     .i_per_item = g->ipw,
+                                     .work_group = g->wg,
+                                     .unroll = g->unroll,
+                                     .j_split = g->js};
     clphys_nbody_gravity_plan *pl = NULL;
     double t[16];
     const int rep = c->rep < 16 ? c->rep : 16;
@@ -186,7 +192,8 @@ static clphys_status tune_size(grav_case *c, int quick)
     if (!cp_tune_beats(d, best_s, untuned)) best = h, best_s = untuned;
     char fields[64], value[160];
     snprintf(fields, sizeof fields, "%s n=%d", TUNER, c->n);
-    if (best.v == CLPHYS_NBODY_GRAVITY_VECTOR) snprintf(value, sizeof value, "variant=vector s=%.6g", best_s);
+    if (best.v == CLPHYS_NBODY_GRAVITY_VECTOR)
+        snprintf(value, sizeof value, "variant=vector s=%.6g", best_s);
     else
         snprintf(value, sizeof value, "variant=tiled i_per_item=%d work_group=%d unroll=%d j_split=%d s=%.6g", best.ipw,
                  best.wg, best.unroll, best.js, best_s);

@@ -17,9 +17,10 @@ clphys_status clphys_poisson_box(int nx, int ny, double depth_value, double *dep
 clphys_status clphys_poisson_levels(int nz, double lz, double stretch, double *dz)
 {
     if (nz < 1 || !dz || !isfinite(lz) || !(lz > 0) || !isfinite(stretch) || !(stretch > 0))
-        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "clphys_poisson_levels: nz %d, depth %g, stretch %g (need nz >= 1, finite depth and stretch > 0)",
-                        nz, lz, stretch);
+        return cp_error(
+            NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+            "clphys_poisson_levels: nz %d, depth %g, stretch %g (need nz >= 1, finite depth and stretch > 0)", nz, lz,
+            stretch);
     double sum = 0;
     for (int k = 0; k < nz; k++) sum += pow(stretch, k);
     for (int k = 0; k < nz; k++) dz[k] = lz * pow(stretch, k) / sum;
@@ -76,9 +77,13 @@ static clphys_status fill_lakes(int nx, int ny, int periodic_x, double *depth)
             const int c = stack[--top];
             size++;
             const int i = c % nx, j = c / nx;
-            const int nb[4] = {i > 0 ? c - 1 : periodic_x ? c + nx - 1 : -1,
-                               i + 1 < nx ? c + 1 : periodic_x ? c - nx + 1 : -1, j > 0 ? c - nx : -1,
-                               j + 1 < ny ? c + nx : -1};
+            const int nb[4] = {i > 0        ? c - 1
+                               : periodic_x ? c + nx - 1
+                                            : -1,
+                               i + 1 < nx   ? c + 1
+                               : periodic_x ? c - nx + 1
+                                            : -1,
+                               j > 0 ? c - nx : -1, j + 1 < ny ? c + nx : -1};
             for (int q = 0; q < 4; q++)
                 if (nb[q] >= 0 && lab[nb[q]] < 0 && depth[nb[q]] > 0) lab[nb[q]] = nlab, stack[top++] = nb[q];
         }
@@ -116,12 +121,15 @@ clphys_status clphys_poisson_basin(int nx, int ny, uint64_t seed, double max_dep
             if (!periodic_x) edge = fmin(edge, fmin(x, 1 - x));
             const double sdist = edge - 0.04 + 0.03 * wave_at(&coast, x, y); /* < 0: land */
             double d;
-            if (sdist < 0) d = -10;
-            else if (sdist < ws) d = shelf * (0.4 + 0.6 * sdist / ws);
+            if (sdist < 0)
+                d = -10;
+            else if (sdist < ws)
+                d = shelf * (0.4 + 0.6 * sdist / ws);
             else if (sdist < ws + wsl) {
                 const double t = (sdist - ws) / wsl;
                 d = shelf + (max_depth - shelf) * t * t * (3 - 2 * t);
-            } else d = max_depth * (0.9 + 0.1 * wave_at(&floor, x, y));
+            } else
+                d = max_depth * (0.9 + 0.1 * wave_at(&floor, x, y));
             if (d > 0)
                 for (int b = 0; b < NBUMP; b++) {
                     double dx = fabs(x - bx[b]);

@@ -50,7 +50,8 @@ clphys_status clphys_poisson_apply(clphys_poisson_plan *pl, clphys_precision p, 
 clphys_status clphys_poisson_vcycle(clphys_poisson_plan *pl, cl_mem z, cl_mem r, double *kernel_s)
 {
     if (!pl || !z || !r || z == r)
-        return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_vcycle: NULL field or z == r");
+        return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "clphys_poisson_vcycle: NULL field or z == r");
     const int timing = pl->timing;
     pl->timing = 0;
     clphys_status st = poisson_vcycle_run(pl, z, r, kernel_s);

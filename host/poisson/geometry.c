@@ -173,8 +173,10 @@ clphys_status poisson_assemble(clphys_context *ctx, const clphys_poisson_geometr
 #pragma omp parallel for schedule(static) reduction(- : wet)
     for (size_t c = 0; c < op->n; c++) {
         if ((op->mask[c] & POISSON_WET) && g->helmholtz == 0 && poisson_offdiag_sum(op, c) == 0) op->mask[c] = 0, wet--;
-        if (op->mask[c] & POISSON_WET) op->e[c] = g->helmholtz * w[c];
-        else op->e[c] = 1, w[c] = 0;
+        if (op->mask[c] & POISSON_WET)
+            op->e[c] = g->helmholtz * w[c];
+        else
+            op->e[c] = 1, w[c] = 0;
     }
     if (wet == 0) {
         poisson_op_free(op);

@@ -20,7 +20,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-clphys_status poisson_coarsen(clphys_context *ctx, const poisson_op *f, double coarse_scale, poisson_op *c, int *sx_out, int *sy_out)
+clphys_status poisson_coarsen(clphys_context *ctx, const poisson_op *f, double coarse_scale, poisson_op *c, int *sx_out,
+                              int *sy_out)
 {
     const int sx = f->nx > 1, sy = f->ny > 1;
     const int ncx = sx ? (f->nx + 1) / 2 : f->nx, ncy = sy ? (f->ny + 1) / 2 : f->ny, nz = f->nz;

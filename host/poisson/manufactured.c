@@ -21,15 +21,18 @@ static double p_at(const mms *s, double x, double y, double z)
 }
 static double dpdx(const mms *s, double x, double y, double z)
 {
-    return -s->kx / s->lx * sin(s->kx * (x - s->x0) / s->lx) * cos(POISSON_PI * (y - s->y0) / s->ly) * cos(POISSON_PI * z / s->lz);
+    return -s->kx / s->lx * sin(s->kx * (x - s->x0) / s->lx) * cos(POISSON_PI * (y - s->y0) / s->ly) *
+           cos(POISSON_PI * z / s->lz);
 }
 static double dpdy(const mms *s, double x, double y, double z)
 {
-    return -POISSON_PI / s->ly * cos(s->kx * (x - s->x0) / s->lx) * sin(POISSON_PI * (y - s->y0) / s->ly) * cos(POISSON_PI * z / s->lz);
+    return -POISSON_PI / s->ly * cos(s->kx * (x - s->x0) / s->lx) * sin(POISSON_PI * (y - s->y0) / s->ly) *
+           cos(POISSON_PI * z / s->lz);
 }
 static double dpdz(const mms *s, double x, double y, double z)
 {
-    return -POISSON_PI / s->lz * cos(s->kx * (x - s->x0) / s->lx) * cos(POISSON_PI * (y - s->y0) / s->ly) * sin(POISSON_PI * z / s->lz);
+    return -POISSON_PI / s->lz * cos(s->kx * (x - s->x0) / s->lx) * cos(POISSON_PI * (y - s->y0) / s->ly) *
+           sin(POISSON_PI * z / s->lz);
 }
 
 /* the normal derivative in metres: on the sphere d/dx is 1/(R cos lat) d/dlon, d/dy 1/R d/dlat */
@@ -44,13 +47,16 @@ static double north_grad(const mms *s, double x, double y, double z)
 
 clphys_status clphys_poisson_manufactured(const clphys_poisson_geometry *g, double *f, double *p)
 {
-    if (!g || !f || !p) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_manufactured: NULL argument");
+    if (!g || !f || !p)
+        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_manufactured: NULL argument");
     CP_TRY(poisson_check_geometry(NULL, g));
     poisson_metrics m;
     CP_TRY(poisson_metrics_make(NULL, g, &m));
     const int nx = g->nx, ny = g->ny, nz = g->nz;
-    const mms s = {g, &m, m.xf[0], m.xf[nx] - m.xf[0], m.yf[0], m.yf[ny] - m.yf[0], m.zf[nz],
-                   g->periodic_x ? 2 * POISSON_PI : POISSON_PI};
+    const mms s = {g,        &m,
+                   m.xf[0],  m.xf[nx] - m.xf[0],
+                   m.yf[0],  m.yf[ny] - m.yf[0],
+                   m.zf[nz], g->periodic_x ? 2 * POISSON_PI : POISSON_PI};
     const size_t plane = (size_t)nx * ny;
 #pragma omp parallel for schedule(static)
     for (int k = 0; k < nz; k++)
@@ -72,7 +78,8 @@ clphys_status clphys_poisson_manufactured(const clphys_poisson_geometry *g, doub
                     flux -= poisson_area_north(g, &m, i, j - 1, k) * north_grad(&s, xc, m.yf[j], zc);
                 if (k + 1 < nz && poisson_wet(g, &m, i, j, k + 1))
                     flux += poisson_area_top(g, &m, i, j) * dpdz(&s, xc, yc, m.zf[k + 1]);
-                if (k > 0 && poisson_wet(g, &m, i, j, k - 1)) flux -= poisson_area_top(g, &m, i, j) * dpdz(&s, xc, yc, m.zf[k]);
+                if (k > 0 && poisson_wet(g, &m, i, j, k - 1))
+                    flux -= poisson_area_top(g, &m, i, j) * dpdz(&s, xc, yc, m.zf[k]);
                 p[c] = p_at(&s, xc, yc, zc);
                 f[c] = flux / poisson_volume(g, &m, i, j, k) - g->helmholtz * p[c];
             }

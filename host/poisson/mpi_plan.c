@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define POISSON_MPI_GATHER_COLUMNS 64
+#define POISSON_MPI_GATHER_COLUMNS     64
 #define POISSON_MPI_GATHER_COLUMNS_CPU 8
 
 int clphys_poisson_mpi_default_gather(const clphys_context *ctx)
@@ -310,8 +310,8 @@ static void pack_block(clphys_poisson_mpi_plan *d, const poisson_mpi_global *g, 
             }
 }
 
-static clphys_status unpack_op(clphys_poisson_mpi_plan *d, const poisson_mpi_box *b, const double *in, poisson_op *op, double *w,
-                               int *label)
+static clphys_status unpack_op(clphys_poisson_mpi_plan *d, const poisson_mpi_box *b, const double *in, poisson_op *op,
+                               double *w, int *label)
 {
     CP_TRY(poisson_op_alloc(d->ctx, op, b->nx, b->ny, d->nz));
     for (size_t c = 0; c < op->n; c++) {
@@ -418,8 +418,8 @@ static clphys_status create_rest(clphys_poisson_mpi_plan *d, poisson_mpi_global 
         cp.no_tune = 1;
         /* column on GPUs; on CPUs AUTO's column-vec, several times faster
          * there (bench/poisson-notes.md, section 3) */
-        const int vec = !clphys_context_device(d->ctx)->is_gpu &&
-                        (!d->prm.line || d->prm.line == CLPHYS_POISSON_LINE_COLUMN_VEC);
+        const int vec =
+            !clphys_context_device(d->ctx)->is_gpu && (!d->prm.line || d->prm.line == CLPHYS_POISSON_LINE_COLUMN_VEC);
         cp.line = vec ? CLPHYS_POISSON_LINE_COLUMN_VEC : CLPHYS_POISSON_LINE_COLUMN;
         st = poisson_plan_from_op(d->ctx, &cp, &g->op[d->dlev], &d->coarse);
         const clphys_precision io = d->prm.precision == CLPHYS_POISSON_FP32 ? CLPHYS_FP32 : CLPHYS_FP64;
@@ -472,8 +472,8 @@ static clphys_status frame(clphys_context *ctx, MPI_Comm comm, int nx, int ny, i
     d->prm.no_time_split = 1;
     /* column-vec (AUTO on CPUs) smooths VW columns per work-item where a
      * level's width is a multiple of VW: pad every rank's widths alike */
-    const int vec = d->prm.line == CLPHYS_POISSON_LINE_COLUMN_VEC ||
-                    (!d->prm.line && !clphys_context_device(ctx)->is_gpu);
+    const int vec =
+        d->prm.line == CLPHYS_POISSON_LINE_COLUMN_VEC || (!d->prm.line && !clphys_context_device(ctx)->is_gpu);
     d->pad = vec ? 8 : 1;
     if (MPI_Allreduce(MPI_IN_PLACE, &d->pad, 1, MPI_INT, MPI_MAX, d->comm) != MPI_SUCCESS)
         return cp_mpi_agree(d->comm, ctx, cp_error(ctx, CLPHYS_ERR_IO, "poisson mpi: MPI_Allreduce failed"));

@@ -14,8 +14,8 @@ static clphys_precision io_prec(const clphys_poisson_mpi_plan *d)
     return d->prm.precision == CLPHYS_POISSON_FP32 ? CLPHYS_FP32 : CLPHYS_FP64;
 }
 
-clphys_status poisson_mpi_rect(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es, int write, int i0, int j0, int w, int h,
-                      void *host)
+clphys_status poisson_mpi_rect(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es, int write, int i0, int j0, int w,
+                               int h, void *host)
 {
     const poisson_mpi_box *b = &d->box[l];
     if (w <= 0 || h <= 0) return CLPHYS_SUCCESS;
@@ -40,8 +40,10 @@ static clphys_status faces_kernel(clphys_poisson_mpi_plan *d, int l, cl_mem m, s
     cl_kernel k = (unpack ? d->k_unpack : d->k_pack)[es == 8];
     const int a[7] = {b->nx, b->ny, d->nz, b->h, b->bx, b->by, off};
     cl_mem dst = unpack ? m : d->face, src = unpack ? d->face : m;
-    if (unpack) CP_TRY(CP_ARGS(d->ctx, k, dst, src, a[0], a[1], a[2], a[3], a[4], a[5], a[6]));
-    else CP_TRY(CP_ARGS(d->ctx, k, dst, src, a[0], a[1], a[2], a[3], a[4], a[5]));
+    if (unpack)
+        CP_TRY(CP_ARGS(d->ctx, k, dst, src, a[0], a[1], a[2], a[3], a[4], a[5], a[6]));
+    else
+        CP_TRY(CP_ARGS(d->ctx, k, dst, src, a[0], a[1], a[2], a[3], a[4], a[5]));
     const size_t global = cp_round_up((size_t)2 * (b->bx + b->by) * d->nz, 64);
     return cp_launch(d->ctx, k, 1, &global, NULL, NULL);
 }
@@ -193,11 +195,11 @@ static clphys_status dcycle(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_mem 
         const int fin = l == 0 && s == d->prm.smooth - 1;
         CP_TRY(exchange(d, l, L->x[cur], es));
         if (L->vec)
-            CP_TRY(poisson_line_vec(pl, (fin ? pl->v_last : vs)[POISSON_LJ], l, fin ? z : L->x[1 - cur], L->x[cur], b, om,
-                               NULL));
+            CP_TRY(poisson_line_vec(pl, (fin ? pl->v_last : vs)[POISSON_LJ], l, fin ? z : L->x[1 - cur], L->x[cur], b,
+                                    om, NULL));
         else
-            CP_TRY(poisson_line(pl, (fin ? pl->k_last : ks)[POISSON_LJ], l, fin ? z : L->x[1 - cur], L->x[cur], e, b, om,
-                           NULL));
+            CP_TRY(poisson_line(pl, (fin ? pl->k_last : ks)[POISSON_LJ], l, fin ? z : L->x[1 - cur], L->x[cur], e, b,
+                                om, NULL));
     }
     *out = l == 0 ? z : L->x[cur];
     return CLPHYS_SUCCESS;
@@ -308,7 +310,8 @@ clphys_status poisson_mpi_solver_setup(clphys_poisson_mpi_plan *d)
 static clphys_status block_in(clphys_poisson_mpi_plan *d, clphys_precision p, cl_mem m, const double *block)
 {
     const poisson_mpi_box *b = &d->box[0];
-    const size_t nb = (size_t)b->bx * b->by * d->nz, es = poisson_real_size(p), bytes = (size_t)b->nx * b->ny * d->nz * es;
+    const size_t nb = (size_t)b->bx * b->by * d->nz, es = poisson_real_size(p),
+                 bytes = (size_t)b->nx * b->ny * d->nz * es;
     const double zero = 0;
     CP_TRY(cp_fill(d->ctx, m, &zero, es, bytes));
     CP_TRY(poisson_mpi_buf(d, nb * sizeof(double)));

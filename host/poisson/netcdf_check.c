@@ -156,7 +156,8 @@ static clphys_status check_classic(FILE *f, const char *file, uint64_t size, int
     /* dimensions: a name (8) and a length (4) at least */
     const uint64_t ndims = list(&h, TAG_DIMENSION, 12, "more dimensions than the file can hold");
     uint64_t *dim = h.st ? NULL : malloc(sizeof(uint64_t) * (ndims ? ndims : 1));
-    if (!h.st && !dim) return cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "%s: %llu dimensions", file, (unsigned long long)ndims);
+    if (!h.st && !dim)
+        return cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "%s: %llu dimensions", file, (unsigned long long)ndims);
     int64_t record_dim = -1;
     for (uint64_t d = 0; d < ndims && !h.st; d++) {
         name(&h, NULL);
@@ -206,11 +207,11 @@ static clphys_status check_classic(FILE *f, const char *file, uint64_t size, int
         if (is_rec[v]) nrec_vars++, recsize += pad4(bytes[v]);
         uint64_t end = 0;
         if (!h.st && !is_rec[v] && (__builtin_add_overflow(begin[v], bytes[v], &end) || end > size))
-            h.st = cp_error(NULL, CLPHYS_ERR_FORMAT,
-                            "%s: the file is cut short or corrupt: the data of variable '%s' end at byte %llu, the file "
-                            "has %llu bytes",
-                            file, vname, end ? (unsigned long long)end : (unsigned long long)UINT64_MAX,
-                            (unsigned long long)size);
+            h.st = cp_error(
+                NULL, CLPHYS_ERR_FORMAT,
+                "%s: the file is cut short or corrupt: the data of variable '%s' end at byte %llu, the file "
+                "has %llu bytes",
+                file, vname, end ? (unsigned long long)end : (unsigned long long)UINT64_MAX, (unsigned long long)size);
     }
     /* every variable's data after the header; records within the file */
     if (nrec_vars == 1 && !h.st)

@@ -21,23 +21,33 @@
 typedef struct {
     double miss[8];
     int nmiss;
-    int nan_missing;  /* a fill value is NaN */
+    int nan_missing; /* a fill value is NaN */
     double scale, offset;
 } var_coding;
 
 static double default_fill(nc_type t)
 {
     switch (t) {
-    case NC_BYTE: return NC_FILL_BYTE;
-    case NC_UBYTE: return NC_FILL_UBYTE;
-    case NC_SHORT: return NC_FILL_SHORT;
-    case NC_USHORT: return NC_FILL_USHORT;
-    case NC_INT: return NC_FILL_INT;
-    case NC_UINT: return NC_FILL_UINT;
-    case NC_INT64: return (double)NC_FILL_INT64;
-    case NC_UINT64: return (double)NC_FILL_UINT64;
-    case NC_FLOAT: return NC_FILL_FLOAT;
-    default: return NC_FILL_DOUBLE;
+    case NC_BYTE:
+        return NC_FILL_BYTE;
+    case NC_UBYTE:
+        return NC_FILL_UBYTE;
+    case NC_SHORT:
+        return NC_FILL_SHORT;
+    case NC_USHORT:
+        return NC_FILL_USHORT;
+    case NC_INT:
+        return NC_FILL_INT;
+    case NC_UINT:
+        return NC_FILL_UINT;
+    case NC_INT64:
+        return (double)NC_FILL_INT64;
+    case NC_UINT64:
+        return (double)NC_FILL_UINT64;
+    case NC_FLOAT:
+        return NC_FILL_FLOAT;
+    default:
+        return NC_FILL_DOUBLE;
     }
 }
 
@@ -67,8 +77,8 @@ static clphys_status var_coding_read(const char *file, const char *var, int nc, 
     if (!att_values(nc, v, "scale_factor", &vc->scale, 1)) vc->scale = 1;
     if (!att_values(nc, v, "add_offset", &vc->offset, 1)) vc->offset = 0;
     if (!isfinite(vc->scale) || !isfinite(vc->offset))
-        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: variable '%s' has a scale_factor or add_offset that is not finite",
-                        file, var);
+        return cp_error(NULL, CLPHYS_ERR_FORMAT,
+                        "%s: variable '%s' has a scale_factor or add_offset that is not finite", file, var);
     return CLPHYS_SUCCESS;
 }
 
@@ -118,7 +128,8 @@ static clphys_status find_var(const char *file, int nc, const char *name, int wa
     for (int d = 0; d < nd; d++) {
         char dn[NC_MAX_NAME + 1];
         if (nc_inq_dim(nc, dimids[d], dn, &len[d]) != NC_NOERR)
-            return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: variable '%s': dimension %d cannot be inquired", file, name, d);
+            return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: variable '%s': dimension %d cannot be inquired", file, name,
+                            d);
         if (len[d] == 0 || len[d] > INT_MAX)
             return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: variable '%s': dimension '%s' has %zu values", file, name, dn,
                             len[d]);
@@ -160,7 +171,8 @@ static int same_ci(const char *a, const char *b)
 
 /* CF's spellings (udunits): degrees east and north, lengths */
 static const char *const east[] = {"degrees_east", "degree_east", "degree_E", "degrees_E", "degreeE", "degreesE", NULL};
-static const char *const north[] = {"degrees_north", "degree_north", "degree_N", "degrees_N", "degreeN", "degreesN", NULL};
+static const char *const north[] = {"degrees_north", "degree_north", "degree_N", "degrees_N",
+                                    "degreeN",       "degreesN",     NULL};
 static const char *const metres[] = {"m", "meter", "meters", "metre", "metres", NULL};
 static const char *const kilometres[] = {"km", "kilometer", "kilometers", "kilometre", "kilometres", NULL};
 
@@ -168,10 +180,10 @@ static const char *const kilometres[] = {"km", "kilometer", "kilometers", "kilom
  * its axis attribute, standard_name, units and name, and its unit. */
 typedef struct {
     char dim[NC_MAX_NAME + 1], units[64];
-    int var;       /* the coordinate variable                            */
-    int axis;      /* 'x', 'y' or 0                                      */
-    int degrees;   /* 1: degrees (longitude or latitude)                 */
-    double scale;  /* metres per unit (1, or 1000 for km); 1 for degrees */
+    int var;      /* the coordinate variable                            */
+    int axis;     /* 'x', 'y' or 0                                      */
+    int degrees;  /* 1: degrees (longitude or latitude)                 */
+    double scale; /* metres per unit (1, or 1000 for km); 1 for degrees */
 } coord_info;
 
 /* one piece of evidence `a` ('x', 'y' or 0) for the axis of c */
@@ -228,20 +240,23 @@ static clphys_status coord_inquire(const char *file, int nc, int dim, coord_info
 static clphys_status coord_read(const char *file, int nc, const coord_info *c, size_t len, double *out)
 {
     if (len < 2)
-        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: coordinate '%s' has %zu value (at least 2 needed)", file, c->dim, len);
+        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: coordinate '%s' has %zu value (at least 2 needed)", file, c->dim,
+                        len);
     if (nc_get_var_double(nc, c->var, out) != NC_NOERR)
         return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: coordinate '%s' cannot be read as numbers", file, c->dim);
     for (size_t i = 0; i < len; i++) {
         out[i] *= c->scale;
         if (!isfinite(out[i]) || (i > 0 && !(out[i] > out[i - 1])))
-            return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: coordinate '%s' is not finite and strictly increasing at index %zu (%g)",
-                            file, c->dim, i, out[i]);
+            return cp_error(NULL, CLPHYS_ERR_FORMAT,
+                            "%s: coordinate '%s' is not finite and strictly increasing at index %zu (%g)", file, c->dim,
+                            i, out[i]);
     }
     /* degrees: a degree of latitude is 111 km */
     const double unit = c->degrees ? 1.11e5 : 1, span = (out[len - 1] - out[0]) * unit;
     double gap = INFINITY;
     for (size_t i = 1; i < len; i++) gap = fmin(gap, (out[i] - out[i - 1]) * unit);
-    if (gap < CLPHYS_POISSON_MIN_SPACING || span > CLPHYS_POISSON_MAX_EXTENT || fabs(out[0]) * unit > CLPHYS_POISSON_MAX_EXTENT)
+    if (gap < CLPHYS_POISSON_MIN_SPACING || span > CLPHYS_POISSON_MAX_EXTENT ||
+        fabs(out[0]) * unit > CLPHYS_POISSON_MAX_EXTENT)
         return cp_error(NULL, CLPHYS_ERR_INPUT,
                         "%s: coordinate '%s' spans %g m with cells %g m apart at the closest: clphys takes cells at "
                         "least %g m wide over at most %g m (and coordinates within that much of 0)",
@@ -287,17 +302,19 @@ static clphys_status axes(const char *file, const char *var, coord_info c[2], in
 {
     *swapped = 0;
     if (c[0].axis && c[0].axis == c[1].axis)
-        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: both dimensions of '%s' ('%s', '%s') are %s coordinates", file, var,
-                        c[0].dim, c[1].dim, c[0].axis == 'x' ? "x (east)" : "y (north)");
+        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: both dimensions of '%s' ('%s', '%s') are %s coordinates", file,
+                        var, c[0].dim, c[1].dim, c[0].axis == 'x' ? "x (east)" : "y (north)");
     if (c[0].axis == 'x' || c[1].axis == 'y') *swapped = 1;
     if (c[0].degrees != c[1].degrees)
-        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: one coordinate of '%s' is in degrees and the other not", file, var);
+        return cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: one coordinate of '%s' is in degrees and the other not", file,
+                        var);
     return CLPHYS_SUCCESS;
 }
 
 clphys_status clphys_poisson_read_bathymetry(const char *file, const char *var, clphys_poisson_bathymetry *b)
 {
-    if (!file || !var || !b) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_read_bathymetry: NULL argument");
+    if (!file || !var || !b)
+        return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_read_bathymetry: NULL argument");
     memset(b, 0, sizeof *b);
     int nc, v, dims[NC_MAX_VAR_DIMS], e, swapped = 0;
     size_t len[NC_MAX_VAR_DIMS];
@@ -316,9 +333,11 @@ clphys_status clphys_poisson_read_bathymetry(const char *file, const char *var, 
         const int ix = swapped ? 0 : 1, iy = 1 - ix;
         b->ny = (int)len[iy], b->nx = (int)len[ix];
         const size_t n = len[0] * len[1];
-        b->depth = malloc(n * sizeof(double)), b->x = malloc(len[ix] * sizeof(double)), b->y = malloc(len[iy] * sizeof(double));
+        b->depth = malloc(n * sizeof(double)), b->x = malloc(len[ix] * sizeof(double)),
+        b->y = malloc(len[iy] * sizeof(double));
         raw = swapped ? malloc(n * sizeof(double)) : b->depth;
-        if (!b->depth || !b->x || !b->y || !raw) st = cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "%s: %zu depths", file, n);
+        if (!b->depth || !b->x || !b->y || !raw)
+            st = cp_error(NULL, CLPHYS_ERR_OUT_OF_MEMORY, "%s: %zu depths", file, n);
         if (!st) st = coord_read(file, nc, &c[ix], len[ix], b->x);
         if (!st) st = coord_read(file, nc, &c[iy], len[iy], b->y);
         b->lonlat = c[0].degrees;
@@ -358,8 +377,9 @@ clphys_status clphys_poisson_read_field(const char *file, const char *var, int n
     var_coding vc;
     if (!st) st = values_fit(file, var, &fi, (double)len[0] * (double)len[1] * (double)len[2]);
     if (!st && (len[0] != (size_t)nz || len[1] != (size_t)ny || len[2] != (size_t)nx))
-        st = cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: variable '%s' is %zu x %zu x %zu (z, y, x); the grid is %d x %d x %d",
-                      file, var, len[0], len[1], len[2], nz, ny, nx);
+        st = cp_error(NULL, CLPHYS_ERR_FORMAT,
+                      "%s: variable '%s' is %zu x %zu x %zu (z, y, x); the grid is %d x %d x %d", file, var, len[0],
+                      len[1], len[2], nz, ny, nx);
     if (!st) st = var_coding_read(file, var, nc, v, &vc);
     if (!st && (e = nc_get_var_double(nc, v, f)) != NC_NOERR)
         st = cp_error(NULL, CLPHYS_ERR_FORMAT, "%s: variable '%s' cannot be read: %s", file, var, nc_strerror(e));
@@ -368,8 +388,8 @@ clphys_status clphys_poisson_read_field(const char *file, const char *var, int n
         const int wet = !mask || mask[c];
         const int miss = missing(&vc, &f[c]);
         if (wet && (miss || !isfinite(f[c])))
-            st = cp_error(NULL, CLPHYS_ERR_INPUT, "%s: variable '%s' at wet cell (z %zu, y %zu, x %zu) is %s", file, var,
-                          c / plane, c / (size_t)nx % (size_t)ny, c % (size_t)nx, miss ? "missing" : "not finite");
+            st = cp_error(NULL, CLPHYS_ERR_INPUT, "%s: variable '%s' at wet cell (z %zu, y %zu, x %zu) is %s", file,
+                          var, c / plane, c / (size_t)nx % (size_t)ny, c % (size_t)nx, miss ? "missing" : "not finite");
         if (!wet || miss) f[c] = 0;
     }
     nc_close(nc);
@@ -413,13 +433,13 @@ clphys_status clphys_poisson_write_netcdf(const char *file, int nx, int ny, int 
         nc = -1;
         goto done;
     }
-#define NC_TRY(call)                                                                                                 \
-    do {                                                                                                         \
-        errno = 0;                                                                                               \
-        if ((e = (call)) != NC_NOERR) {                                                                          \
-            st = cp_error(NULL, CLPHYS_ERR_IO, "%s: writing %s: %s", file, tmp, write_error(e));                 \
-            goto done;                                                                                           \
-        }                                                                                                        \
+#define NC_TRY(call)                                                                                                   \
+    do {                                                                                                               \
+        errno = 0;                                                                                                     \
+        if ((e = (call)) != NC_NOERR) {                                                                                \
+            st = cp_error(NULL, CLPHYS_ERR_IO, "%s: writing %s: %s", file, tmp, write_error(e));                       \
+            goto done;                                                                                                 \
+        }                                                                                                              \
     } while (0)
 #define TEXT(var, name, text) NC_TRY(nc_put_att_text(nc, var, name, strlen(text), text))
     NC_TRY(nc_def_dim(nc, "z", (size_t)nz, &dz));
@@ -469,7 +489,8 @@ clphys_status clphys_poisson_write_netcdf(const char *file, int nx, int ny, int 
     errno = 0;
     e = nc_close(nc);
     nc = -1;
-    if (e != NC_NOERR) st = cp_error(NULL, CLPHYS_ERR_IO, "%s: closing %s: %s", file, tmp, write_error(e));
+    if (e != NC_NOERR)
+        st = cp_error(NULL, CLPHYS_ERR_IO, "%s: closing %s: %s", file, tmp, write_error(e));
     else if (rename(tmp, file) != 0)
         st = cp_error(NULL, CLPHYS_ERR_IO, "%s: cannot rename %s to it: %s", file, tmp, strerror(errno));
 done:

@@ -89,13 +89,16 @@ clphys_status poisson_from_seven(clphys_context *ctx, int nx, int ny, int nz, co
         int land = 1;
         for (int d = -3; d <= 3 && !st; d++) {
             const double v = A(d, c);
-            if (!isfinite(v)) st = bad_cell(ctx, op, c, "not finite", d, v);
-            else if (v != 0) land = 0;
+            if (!isfinite(v))
+                st = bad_cell(ctx, op, c, "not finite", d, v);
+            else if (v != 0)
+                land = 0;
             if (!st && d != 0 && v > 0) st = bad_cell(ctx, op, c, "a positive off-diagonal coefficient", d, v);
         }
         if (st || land) continue;
         const int k = (int)(c / plane);
-        if (k == 0 && A(-3, c) != 0) st = bad_cell(ctx, op, c, "couples across the top (no wrap in z)", -3, A(-3, c));
+        if (k == 0 && A(-3, c) != 0)
+            st = bad_cell(ctx, op, c, "couples across the top (no wrap in z)", -3, A(-3, c));
         else if (k == nz - 1 && A(3, c) != 0)
             st = bad_cell(ctx, op, c, "couples across the bottom (no wrap in z)", 3, A(3, c));
         if (st) break;
@@ -135,8 +138,10 @@ clphys_status poisson_from_seven(clphys_context *ctx, int nx, int ny, int nz, co
     }
     size_t wet = 0;
     for (size_t c = 0; c < n; c++) {
-        if (op->mask[c]) wet++;
-        else op->e[c] = 1;
+        if (op->mask[c])
+            wet++;
+        else
+            op->e[c] = 1;
     }
 #undef A
     if (!wet) {

@@ -66,12 +66,13 @@ static clphys_status check_params(clphys_context *ctx, const clphys_poisson_para
                             i ? "vcycle_local_size" : "local_size", ls[i][0], ls[i][1], d->max_work_group_size);
     if (!d->fp64)
         return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED,
-                        "poisson: device %s has no fp64 (cl_khr_fp64); the CG is fp64 in every precision mode", d->name);
+                        "poisson: device %s has no fp64 (cl_khr_fp64); the CG is fp64 in every precision mode",
+                        d->name);
     return CLPHYS_SUCCESS;
 }
 
 clphys_status poisson_plan_new(clphys_context *ctx, const clphys_poisson_params *params, int nx, int ny, int nz,
-                          clphys_poisson_plan **out)
+                               clphys_poisson_plan **out)
 {
     clphys_poisson_params p;
     CP_TRY(CP_PARAMS_IN(ctx, clphys_poisson_params, params, user, &p));
@@ -127,7 +128,8 @@ static clphys_status check_scale(clphys_context *ctx, const clphys_poisson_geome
 clphys_status clphys_poisson_plan_create(clphys_context *ctx, const clphys_poisson_geometry *g,
                                          const clphys_poisson_params *params, clphys_poisson_plan **out)
 {
-    if (!ctx || !g || !out) return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_plan_create: NULL argument");
+    if (!ctx || !g || !out)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_plan_create: NULL argument");
     *out = NULL;
     CP_TRY(poisson_check_geometry(ctx, g));
     clphys_poisson_plan *pl;
@@ -164,8 +166,9 @@ clphys_status clphys_poisson_plan_create_operator(clphys_context *ctx, const clp
     if (op->a_mem) { /* read once: the hierarchy is built on the host */
         size_t bytes = 0;
         if (!(st = cp_mem_bytes(ctx, op->a_mem, &bytes)) && bytes < 7 * pl->n * sizeof(double))
-            st = cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "poisson operator: a_mem holds %zu bytes, 7 n doubles are %zu",
-                          bytes, 7 * pl->n * sizeof(double));
+            st = cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                          "poisson operator: a_mem holds %zu bytes, 7 n doubles are %zu", bytes,
+                          7 * pl->n * sizeof(double));
         if (!st && !(copy = malloc(7 * pl->n * sizeof(double))))
             st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson operator");
         if (!st) st = cp_read(ctx, op->a_mem, 0, 7 * pl->n * sizeof(double), copy);
@@ -184,7 +187,7 @@ clphys_status clphys_poisson_plan_create_operator(clphys_context *ctx, const clp
 }
 
 clphys_status poisson_plan_from_op(clphys_context *ctx, const clphys_poisson_params *params, poisson_op *op,
-                              clphys_poisson_plan **out)
+                                   clphys_poisson_plan **out)
 {
     clphys_poisson_plan *pl;
     CP_TRY(poisson_plan_new(ctx, params, op->nx, op->ny, op->nz, &pl));

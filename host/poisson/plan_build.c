@@ -135,10 +135,10 @@ clphys_status poisson_plan_finish(clphys_poisson_plan *pl)
     /* staged on GPUs when a tile of 8 columns fits the local memory (nz up
      * to about 680 in fp32 with 48 KiB), column-vec on CPUs */
     const int staged_fits = poisson_staged_local_bytes(pl, 8) <= d->local_mem_bytes;
-    pl->line = pl->prm.line   ? pl->prm.line
-               : !d->is_gpu   ? CLPHYS_POISSON_LINE_COLUMN_VEC
-               : staged_fits  ? CLPHYS_POISSON_LINE_STAGED
-                              : CLPHYS_POISSON_LINE_COLUMN;
+    pl->line = pl->prm.line  ? pl->prm.line
+               : !d->is_gpu  ? CLPHYS_POISSON_LINE_COLUMN_VEC
+               : staged_fits ? CLPHYS_POISSON_LINE_STAGED
+                             : CLPHYS_POISSON_LINE_COLUMN;
     /* a rank of a distributed plan keeps column-vec: its smoothing steps
      * run on levels whose padded width is a multiple of the lanes, its
      * restriction and prolongation are column's (host/poisson/mpi_solve.c) */

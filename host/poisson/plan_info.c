@@ -41,8 +41,10 @@ clphys_status clphys_poisson_set_stencil(clphys_poisson_plan *pl, clphys_poisson
     const size_t lx = local_size && local_size[0] > 0 ? (size_t)local_size[0] : 0;
     const size_t ly = lx && local_size[1] > 0 ? (size_t)local_size[1] : lx ? 1 : 0;
     if (lx * ly > clphys_context_device(pl->ctx)->max_work_group_size)
-        return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_set_stencil: %zux%zu work-items above the "
-                        "device's maximum", lx, ly);
+        return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "clphys_poisson_set_stencil: %zux%zu work-items above the "
+                        "device's maximum",
+                        lx, ly);
     pl->variant = v;
     pl->local[0] = lx, pl->local[1] = ly;
     pl->tune_source = CLPHYS_TUNE_GIVEN;
@@ -73,8 +75,10 @@ clphys_status clphys_poisson_set_vcycle_shape(clphys_poisson_plan *pl, const int
         while (wx > 1 && poisson_staged_local_bytes(pl, wx) > d->local_mem_bytes) wx /= 2;
         size_t wk = 256 / wx < (size_t)pl->nz ? 256 / wx : (size_t)pl->nz;
         while (wx * wk > pl->vkmax && wx * wk > 1) {
-            if (wk > 1) wk /= 2;
-            else wx /= 2;
+            if (wk > 1)
+                wk /= 2;
+            else
+                wx /= 2;
         }
         pl->vlocal[0] = wx, pl->vlocal[1] = wk;
         return CLPHYS_SUCCESS;
@@ -82,8 +86,10 @@ clphys_status clphys_poisson_set_vcycle_shape(clphys_poisson_plan *pl, const int
     pl->vlocal[0] = lx ? lx : d->is_gpu ? 32 : 16;
     pl->vlocal[1] = lx ? ly : d->is_gpu ? 2 : 1;
     while (!lx && pl->vlocal[0] * pl->vlocal[1] > pl->vkmax && pl->vlocal[0] * pl->vlocal[1] > 1) {
-        if (pl->vlocal[1] > 1) pl->vlocal[1] /= 2;
-        else pl->vlocal[0] /= 2;
+        if (pl->vlocal[1] > 1)
+            pl->vlocal[1] /= 2;
+        else
+            pl->vlocal[0] /= 2;
     }
     return CLPHYS_SUCCESS;
 }

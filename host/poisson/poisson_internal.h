@@ -11,7 +11,7 @@
 #include "platform/platform.h"
 #include "host/linalg/linalg.h"
 
-#define POISSON_WET 1     /* the mask of a wet cell, as in cl/poisson_line_relax.cl         */
+#define POISSON_WET    1   /* the mask of a wet cell, as in cl/poisson_line_relax.cl         */
 #define POISSON_VEC_WG 256 /* work-group size of region_sums (cl/poisson_vec.cl)    */
 
 /* A symmetric 7-point operator on the host in fp64 in the kernels' form
@@ -38,9 +38,9 @@ clphys_status poisson_assemble(clphys_context *ctx, const clphys_poisson_geometr
  * of cell centres and faces in the grid's own coordinates (m, or radians in
  * lonlat), and depths of centres. */
 typedef struct {
-    double *xc, *xf;  /* nx centres, nx + 1 faces                        */
-    double *yc, *yf;  /* ny, ny + 1                                      */
-    double *zc, *zf;  /* nz, nz + 1 (depth, positive down)               */
+    double *xc, *xf; /* nx centres, nx + 1 faces                        */
+    double *yc, *yf; /* ny, ny + 1                                      */
+    double *zc, *zf; /* nz, nz + 1 (depth, positive down)               */
 } poisson_metrics;
 clphys_status poisson_metrics_make(clphys_context *ctx, const clphys_poisson_geometry *g, poisson_metrics *m);
 void poisson_metrics_free(poisson_metrics *m);
@@ -56,7 +56,7 @@ double poisson_dist_north(const clphys_poisson_geometry *g, const poisson_metric
 /* 1 when cell (i, j, k) is wet: its centre above the sea floor */
 int poisson_wet(const clphys_poisson_geometry *g, const poisson_metrics *m, int i, int j, int k);
 #define POISSON_EARTH_RADIUS 6371000.0
-#define POISSON_PI 3.14159265358979323846
+#define POISSON_PI           3.14159265358979323846
 
 /* operator.c: A from a caller's 7 arrays (checked: clphys_poisson.h). */
 clphys_status poisson_from_seven(clphys_context *ctx, int nx, int ny, int nz, const double *a, poisson_op *op);
@@ -69,20 +69,21 @@ clphys_status poisson_singular_regions(clphys_context *ctx, const poisson_op *op
 
 /* hierarchy.c: the coarse operator of op (x-y coarsening, coarse_scale on
  * the horizontal couplings). */
-clphys_status poisson_coarsen(clphys_context *ctx, const poisson_op *fine, double coarse_scale, poisson_op *coarse, int *sx, int *sy);
+clphys_status poisson_coarsen(clphys_context *ctx, const poisson_op *fine, double coarse_scale, poisson_op *coarse,
+                              int *sx, int *sy);
 
 /* ---- the plan ---------------------------------------------------------------- */
 enum { POISSON_E, POISSON_AX, POISSON_AY, POISSON_AZ, POISSON_NCOEF };
 
 typedef struct {
     int nx, ny;
-    int sx, sy;              /* this level is (finer >> sx, finer >> sy); 0 on level 0 */
+    int sx, sy; /* this level is (finer >> sx, finer >> sy); 0 on level 0 */
     size_t n;
-    cl_mem a[POISSON_NCOEF];      /* in the V-cycle's precision (level 0: may alias)      */
+    cl_mem a[POISSON_NCOEF]; /* in the V-cycle's precision (level 0: may alias)      */
     cl_mem mask;
-    cl_mem x[2], b;          /* b: coarse levels only                                */
-    int own_a;               /* 0 when a[] aliases the plan's fine arrays             */
-    int vec;                 /* the column-vec kernels run this level                 */
+    cl_mem x[2], b; /* b: coarse levels only                                */
+    int own_a;      /* 0 when a[] aliases the plan's fine arrays             */
+    int vec;        /* the column-vec kernels run this level                 */
 } poisson_level;
 
 /* Kernels of one build of cl/poisson_line_relax.cl (column), cl/poisson_line_relax_vec.cl
@@ -92,37 +93,37 @@ enum { POISSON_LJ_ZERO, POISSON_LJ, POISSON_LJ_PROLONG, POISSON_RESTRICT, POISSO
 
 struct clphys_poisson_plan {
     clphys_context *ctx;
-    clphys_poisson_params prm;  /* defaults resolved                                  */
+    clphys_poisson_params prm; /* defaults resolved                                  */
     int nx, ny, nz;
     size_t n, wet;
-    int from_geometry;          /* rhs is f (b = -V f) rather than b                 */
-    poisson_op fine;                 /* host copy of the fine operator (fp64)             */
-    double *w;                  /* projection weights (n)                            */
-    int *label;                 /* singular regions (n), or NULL when none           */
+    int from_geometry; /* rhs is f (b = -V f) rather than b                 */
+    poisson_op fine;   /* host copy of the fine operator (fp64)             */
+    double *w;         /* projection weights (n)                            */
+    int *label;        /* singular regions (n), or NULL when none           */
     int nregions;
-    double *region_w;           /* sum of w per region                               */
-    double *region_n;           /* cells per region                                  */
+    double *region_w; /* sum of w per region                               */
+    double *region_n; /* cells per region                                  */
     /* device: the fine operator in fp64 (CG) and fp32 (fp32 CG, apply) */
     cl_mem a64[POISSON_NCOEF], a32[POISSON_NCOEF];
     cl_mem w_mem, label_mem, partial, shift, bint; /* bint: b of the system solved (n)  */
-    cl_mem rhs_mem, x_mem;      /* host solves: the caller's rhs and x on the device  */
+    cl_mem rhs_mem, x_mem;                         /* host solves: the caller's rhs and x on the device  */
     size_t vec_groups;
-    cl_kernel k_stencil[2][3];  /* [precision][column, cell, column-vec]             */
+    cl_kernel k_stencil[2][3]; /* [precision][column, cell, column-vec]             */
     cl_kernel k_rhs, k_rsum, k_rmean, k_rshift;
     /* the V-cycle */
-    clphys_precision lev_prec;  /* precision of the levels                           */
+    clphys_precision lev_prec; /* precision of the levels                           */
     int nlev;
     poisson_level *lev;
     cl_kernel k_fine[POISSON_NLINE], k_last[POISSON_NLINE], k_coarse[POISSON_NLINE]; /* column or staged */
     cl_kernel v_fine[POISSON_NLINE], v_last[POISSON_NLINE], v_coarse[POISSON_NLINE]; /* column-vec */
     clphys_poisson_line line;
-    int vw;                     /* lanes of column-vec                               */
+    int vw; /* lanes of column-vec                               */
     /* stencil choice */
     clphys_poisson_stencil variant;
-    size_t local[2];            /* stencil work-group (0: runtime's)                 */
-    size_t vlocal[2];           /* V-cycle work-group (staged: columns per tile and
-                                   work-items per column)                            */
-    size_t vkmax;               /* the largest work-group every V-cycle kernel takes */
+    size_t local[2];                /* stencil work-group (0: runtime's)                 */
+    size_t vlocal[2];               /* V-cycle work-group (staged: columns per tile and
+                                       work-items per column)                            */
+    size_t vkmax;                   /* the largest work-group every V-cycle kernel takes */
     clphys_tune_source tune_source; /* of variant and local (tune.c)           */
     /* the solver */
     cl_command_queue reads;
@@ -131,15 +132,15 @@ struct clphys_poisson_plan {
     la_precond M;
     /* time split: events of the current solve */
     int timing;
-    cl_event *ev;               /* pairs (first, last) of V-cycles, then stencils    */
-    int *ev_kind;               /* 0 V-cycle, 1 stencil, per pair                    */
+    cl_event *ev; /* pairs (first, last) of V-cycles, then stencils    */
+    int *ev_kind; /* 0 V-cycle, 1 stencil, per pair                    */
     int nev, cap_ev;
     /* a rank's part of a distributed plan (host/poisson/mpi_plan.c): the
      * levels below the fine one given (dist_ops[l - 1], block with halo,
      * taken by the plan), label and regions given, the line kernels built
      * with -DCSHIFT=1 (cl/poisson_line_relax.h), column where column-vec was chosen */
     poisson_op *dist_ops;
-    int dist_levels;            /* levels in all, the fine one included; 0: not distributed */
+    int dist_levels; /* levels in all, the fine one included; 0: not distributed */
 };
 
 /* plan.c */
@@ -147,11 +148,11 @@ size_t poisson_real_size(clphys_precision p);
 /* A plan with the defaults of params resolved, its fine operator and w
  * still to be set (pl->fine, pl->w: n doubles, zeroed). */
 clphys_status poisson_plan_new(clphys_context *ctx, const clphys_poisson_params *params, int nx, int ny, int nz,
-                          clphys_poisson_plan **out);
+                               clphys_poisson_plan **out);
 /* A plan whose fine operator is op (taken: op is left empty), w 1 on wet
  * cells: the coarse plan of a distributed one. */
 clphys_status poisson_plan_from_op(clphys_context *ctx, const clphys_poisson_params *params, poisson_op *op,
-                              clphys_poisson_plan **out);
+                                   clphys_poisson_plan **out);
 /* plan_build.c: the rest of a plan once pl->fine, w and (distributed) label
  * are set; the fine operator of precision p and its stencil kernels, made on
  * first use (the fp32 copy of A when first asked for). */
@@ -173,13 +174,13 @@ clphys_status poisson_vcycle_build(clphys_poisson_plan *pl);
 /* one Jacobi line step of the column kernels on level l (xn from xo, + P e
  * in the prolongating kernel), and bc of level l + 1 = R (b - A x) */
 clphys_status poisson_line(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl_mem xo, cl_mem e, cl_mem b,
-                      double omega, cl_event *ev);
+                           double omega, cl_event *ev);
 clphys_status poisson_restrict_residual(clphys_poisson_plan *pl, int l, cl_mem x, cl_mem b);
 /* one step of the column-vec kernels (k of v_fine, v_last or v_coarse) on
  * level l, whose nx is a multiple of pl->vw: xn from xo (line_jacobi_vec)
  * or from 0 (line_jacobi_zero_vec), b */
-clphys_status poisson_line_vec(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl_mem xo, cl_mem b, double omega,
-                          cl_event *ev);
+clphys_status poisson_line_vec(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl_mem xo, cl_mem b,
+                               double omega, cl_event *ev);
 clphys_status poisson_vcycle_run(clphys_poisson_plan *pl, cl_mem z, cl_mem r, double *kernel_s);
 void poisson_vcycle_precond(clphys_poisson_plan *pl, la_space *s, la_precond *M);
 double poisson_vcycle_bytes(const clphys_poisson_plan *pl);

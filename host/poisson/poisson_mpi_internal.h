@@ -21,14 +21,14 @@ struct clphys_poisson_mpi_plan {
     clphys_context *ctx;
     MPI_Comm comm;
     int rank, size, px, py, cx, cy;
-    int nbr[4];                       /* west, east, south, north (wrap-around)         */
-    int nx, ny, nz, nlev;             /* global grid and its levels                     */
-    int dlev;                         /* levels 0 .. dlev - 1 on the ranks; dlev gathered */
-    int pad;                          /* local widths a multiple of this: 8 where the ranks
-                                         run column-vec (its lanes, 4 or 8), else 1      */
+    int nbr[4];           /* west, east, south, north (wrap-around)         */
+    int nx, ny, nz, nlev; /* global grid and its levels                     */
+    int dlev;             /* levels 0 .. dlev - 1 on the ranks; dlev gathered */
+    int pad;              /* local widths a multiple of this: 8 where the ranks
+                             run column-vec (its lanes, 4 or 8), else 1      */
     int from_geometry;
     clphys_poisson_params prm;        /* defaults resolved                              */
-    poisson_mpi_box *box;                      /* this rank's, levels 0 .. dlev                  */
+    poisson_mpi_box *box;             /* this rank's, levels 0 .. dlev                  */
     clphys_poisson_plan *pl;          /* the rank's block with halo, levels 0 .. dlev   */
     clphys_poisson_plan *coarse;      /* rank 0: the global operator of level dlev      */
     cl_mem cr, cz;                    /* rank 0: its r and z (the V-cycle's io precision) */
@@ -40,9 +40,9 @@ struct clphys_poisson_mpi_plan {
     la_operator op64, op32;
     la_precond M;
     size_t wet;
-    double *buf;                      /* host staging of blocks                         */
+    double *buf; /* host staging of blocks                         */
     size_t cap;
-    double *gbuf;                     /* rank 0: a global level field                   */
+    double *gbuf; /* rank 0: a global level field                   */
     size_t gcap;
 };
 
@@ -59,7 +59,7 @@ clphys_status poisson_mpi_scatter_level(clphys_poisson_mpi_plan *d, int l, const
 clphys_status poisson_mpi_solver_setup(clphys_poisson_mpi_plan *d);
 /* the interior of a level-l field (elements of es bytes) to or from a
  * host array of the block's extents */
-clphys_status poisson_mpi_rect(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es, int write, int i0, int j0, int w, int h,
-                      void *host);
+clphys_status poisson_mpi_rect(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es, int write, int i0, int j0, int w,
+                               int h, void *host);
 
 #endif

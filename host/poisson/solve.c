@@ -106,7 +106,8 @@ clphys_status poisson_project_z(clphys_poisson_plan *pl, cl_mem z)
 static clphys_status project(clphys_poisson_plan *pl, cl_mem v, int is_rhs, double *shift0)
 {
     double *shift = malloc(sizeof(double) * (size_t)pl->nregions), *part = malloc(sizeof(double) * pl->vec_groups);
-    clphys_status st = shift && part ? CLPHYS_SUCCESS : cp_error(pl->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson projection");
+    clphys_status st =
+        shift && part ? CLPHYS_SUCCESS : cp_error(pl->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson projection");
     for (int r = 0; r < pl->nregions && !st; r++) {
         if ((st = poisson_region_partials(pl, v, r, !is_rhs)) ||
             (st = cp_read(pl->ctx, pl->partial, 0, sizeof(double) * pl->vec_groups, part)))
@@ -182,8 +183,8 @@ clphys_status clphys_poisson_solve(clphys_poisson_plan *pl, const double *rhs, d
     for (size_t c = 0; c < pl->n; c++) {
         if (!(pl->fine.mask[c] & POISSON_WET)) continue;
         if (!isfinite(rhs[c]))
-            return cp_error(pl->ctx, CLPHYS_ERR_INPUT, "poisson solve: right-hand side at wet cell (i %d, j %d, k %d) is %g",
-                            CELL(c), rhs[c]);
+            return cp_error(pl->ctx, CLPHYS_ERR_INPUT,
+                            "poisson solve: right-hand side at wet cell (i %d, j %d, k %d) is %g", CELL(c), rhs[c]);
         big = fmax(big, fabs(rhs[c])), wmax = fmax(wmax, pl->w[c]);
     }
     int kw = wmax > 0 ? ilogb(wmax) : 0, kr = big > 0 ? ilogb(big) : 0;
@@ -224,8 +225,8 @@ clphys_status clphys_poisson_solve_mem(clphys_poisson_plan *pl, cl_mem rhs, cl_m
     CP_TRY(cp_mem_bytes(pl->ctx, x, &b2));
     if (b1 < pl->n * sizeof(double) || b2 < pl->n * sizeof(double))
         return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT,
-                        "clphys_poisson_solve_mem: rhs (%zu bytes) or x (%zu bytes) smaller than n = %zu doubles", b1, b2,
-                        pl->n);
+                        "clphys_poisson_solve_mem: rhs (%zu bytes) or x (%zu bytes) smaller than n = %zu doubles", b1,
+                        b2, pl->n);
     clphys_status st = solve_device(pl, rhs, x, 0, 0, res);
     res->seconds = cp_now() - t0;
     return st;

@@ -41,10 +41,16 @@ static stencil_cfg heuristic(const clphys_poisson_plan *pl)
 {
     const clphys_device_info *d = clphys_context_device(pl->ctx);
     const clphys_poisson_params *p = &pl->prm;
-    stencil_cfg h = {p->variant ? (int)p->variant : d->is_gpu ? CLPHYS_POISSON_STENCIL_COLUMN
-                                                              : CLPHYS_POISSON_STENCIL_CELL,
-                     p->local_size[0] ? (size_t)p->local_size[0] : d->is_gpu ? 32 : 0,
-                     p->local_size[0] ? (size_t)p->local_size[1] : d->is_gpu ? 4 : 0, -1};
+    stencil_cfg h = {p->variant  ? (int)p->variant
+                     : d->is_gpu ? CLPHYS_POISSON_STENCIL_COLUMN
+                                 : CLPHYS_POISSON_STENCIL_CELL,
+                     p->local_size[0] ? (size_t)p->local_size[0]
+                     : d->is_gpu      ? 32
+                                      : 0,
+                     p->local_size[0] ? (size_t)p->local_size[1]
+                     : d->is_gpu      ? 4
+                                      : 0,
+                     -1};
     return h;
 }
 
@@ -62,8 +68,8 @@ static void apply_cfg(clphys_poisson_plan *pl, const stencil_cfg *c)
  * Leaves the plan at the last candidate. */
 static clphys_status measure(clphys_poisson_plan *pl, stencil_cfg *best, double *heur_s, int *count)
 {
-    static const size_t gpu_shapes[][2] = {{32, 1}, {32, 2}, {32, 4}, {32, 8}, {64, 1}, {64, 2},
-                                           {64, 4}, {128, 1}, {128, 2}, {256, 1}};
+    static const size_t gpu_shapes[][2] = {{32, 1}, {32, 2}, {32, 4},  {32, 8},  {64, 1},
+                                           {64, 2}, {64, 4}, {128, 1}, {128, 2}, {256, 1}};
     static const size_t cpu_shapes[][2] = {{0, 0}};
     const clphys_device_info *d = clphys_context_device(pl->ctx);
     const size_t(*shapes)[2] = d->is_gpu ? gpu_shapes : cpu_shapes;
@@ -81,8 +87,8 @@ static clphys_status measure(clphys_poisson_plan *pl, stencil_cfg *best, double 
         if ((pl->prm.variant && (int)pl->prm.variant != v) || (v == CLPHYS_POISSON_STENCIL_COLUMN_VEC && pl->nx % 8))
             continue;
         for (int s = 0; s < nshape; s++) {
-            if (pl->prm.local_size[0] && (shapes[s][0] != (size_t)pl->prm.local_size[0] ||
-                                          shapes[s][1] != (size_t)pl->prm.local_size[1]))
+            if (pl->prm.local_size[0] &&
+                (shapes[s][0] != (size_t)pl->prm.local_size[0] || shapes[s][1] != (size_t)pl->prm.local_size[1]))
                 continue;
             if (shapes[s][0] * shapes[s][1] > d->max_work_group_size) continue;
             stencil_cfg c = {v, shapes[s][0], shapes[s][1], -1};
@@ -127,8 +133,8 @@ clphys_status clphys_poisson_tune(clphys_context *ctx, const clphys_tune_options
     const int nx = quick ? 64 : 256, ny = nx, nz = quick ? 16 : 32;
     double *dx = malloc(sizeof(double) * (size_t)nx), *dy = malloc(sizeof(double) * (size_t)ny),
            *dz = malloc(sizeof(double) * (size_t)nz), *depth = malloc(sizeof(double) * (size_t)nx * (size_t)ny);
-    clphys_status st = dx && dy && dz && depth ? CLPHYS_SUCCESS
-                                               : cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson tune: the grid");
+    clphys_status st =
+        dx && dy && dz && depth ? CLPHYS_SUCCESS : cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson tune: the grid");
     for (int i = 0; !st && i < nx; i++) dx[i] = 1e6 / nx;
     for (int j = 0; !st && j < ny; j++) dy[j] = 1e6 / ny;
     if (!st) st = clphys_poisson_levels(nz, 4000, pow(22.0, 1.0 / (nz - 1)), dz);

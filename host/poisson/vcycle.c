@@ -19,11 +19,11 @@
 #include <string.h>
 
 static const char *const line_names[POISSON_NLINE] = {"line_jacobi_zero", "line_jacobi", "line_jacobi_prolong",
-                                                  "residual_restrict"};
+                                                      "residual_restrict"};
 static const char *const vec_names[POISSON_NLINE] = {"line_jacobi_zero_vec", "line_jacobi_vec", "prolong_add",
-                                                 "residual_restrict_vec"};
+                                                     "residual_restrict_vec"};
 static const char *const staged_names[POISSON_NLINE] = {"line_staged_zero", "line_staged", "line_staged_prolong",
-                                                    "restrict_staged"};
+                                                        "restrict_staged"};
 
 /* precision of the vectors the V-cycle reads and writes at the finest level */
 static clphys_precision io_precision(const clphys_poisson_plan *pl)
@@ -39,7 +39,8 @@ enum { SET_COLUMN, SET_VEC, SET_STAGED };
  * for b and x_new of the given precisions */
 static clphys_status build_set(clphys_poisson_plan *pl, int kind, clphys_precision b, clphys_precision xo, cl_kernel *k)
 {
-    static const cp_kernel_file *const files[3] = {&clsrc_poisson_line_relax_cl, &clsrc_poisson_line_relax_vec_cl, &clsrc_poisson_line_staged_cl};
+    static const cp_kernel_file *const files[3] = {&clsrc_poisson_line_relax_cl, &clsrc_poisson_line_relax_vec_cl,
+                                                   &clsrc_poisson_line_staged_cl};
     static const char *const *const names[3] = {line_names, vec_names, staged_names};
     const int vec = kind == SET_VEC;
     cp_defines opts = {0};
@@ -107,7 +108,10 @@ clphys_status poisson_vcycle_build(clphys_poisson_plan *pl)
 
 /* the coarse level below l (its size and how it was coarsened), or l itself
  * at the coarsest level (then unused by the kernels) */
-static const poisson_level *below(const clphys_poisson_plan *pl, int l) { return &pl->lev[l + 1 < pl->nlev ? l + 1 : l]; }
+static const poisson_level *below(const clphys_poisson_plan *pl, int l)
+{
+    return &pl->lev[l + 1 < pl->nlev ? l + 1 : l];
+}
 
 /* the kernels' arguments a[0 .. n) (CP_KARGS) set, a launch over nx x ny columns */
 static clphys_status launch_cols(clphys_poisson_plan *pl, cl_kernel k, int nx, int ny, cl_event *ev, const cp_karg *a,
@@ -150,13 +154,13 @@ static clphys_status launch_staged(clphys_poisson_plan *pl, cl_kernel k, int nco
 
 /* one Jacobi line-relaxation step on level l: xn from xo (+ P e), b */
 clphys_status poisson_line(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl_mem xo, cl_mem e, cl_mem b,
-                          double omega, cl_event *ev)
+                           double omega, cl_event *ev)
 {
     const poisson_level *L = &pl->lev[l], *C = below(pl, l);
     const int dims[6] = {L->nx, L->ny, C->nx, C->ny, C == L ? 0 : C->sx, C == L ? 0 : C->sy};
     const float omf = (float)omega;
-#define LINE_ARGS                                                                                                    \
-    xn, xo, e, L->mask, b, L->a[POISSON_E], L->a[POISSON_AX], L->a[POISSON_AY], L->a[POISSON_AZ],                                        \
+#define LINE_ARGS                                                                                                      \
+    xn, xo, e, L->mask, b, L->a[POISSON_E], L->a[POISSON_AX], L->a[POISSON_AY], L->a[POISSON_AZ],                      \
         CP_EITHER(pl->lev_prec == CLPHYS_FP64, omega, omf), dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]
     if (pl->line == CLPHYS_POISSON_LINE_STAGED) return launch_staged(pl, k, L->nx * L->ny, ev, CP_KARGS(LINE_ARGS));
     return launch_cols(pl, k, L->nx, L->ny, ev, CP_KARGS(LINE_ARGS));
@@ -165,7 +169,7 @@ clphys_status poisson_line(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem x
 
 /* one column-vec step on level l: xn from xo (mode 1) or 0 (mode 0), b */
 clphys_status poisson_line_vec(clphys_poisson_plan *pl, cl_kernel k, int l, cl_mem xn, cl_mem xo, cl_mem b,
-                              double omega, cl_event *ev)
+                               double omega, cl_event *ev)
 {
     const poisson_level *L = &pl->lev[l];
     const float omf = (float)omega;
@@ -196,10 +200,10 @@ clphys_status poisson_restrict_residual(clphys_poisson_plan *pl, int l, cl_mem x
         const float omf = (float)om;
         const int dims[6] = {L->nx, L->ny, C->nx, C->ny, C->sx, C->sy};
         return launch_staged(pl, k, C->nx * C->ny, NULL,
-                             CP_KARGS(C->x[0], C->b, x, L->mask, b, L->a[POISSON_E], L->a[POISSON_AX], L->a[POISSON_AY], L->a[POISSON_AZ],
-                                      C->a[POISSON_E], C->a[POISSON_AX], C->a[POISSON_AY], C->a[POISSON_AZ],
-                                      CP_EITHER(pl->lev_prec == CLPHYS_FP64, om, omf), dims[0], dims[1], dims[2],
-                                      dims[3], dims[4], dims[5]));
+                             CP_KARGS(C->x[0], C->b, x, L->mask, b, L->a[POISSON_E], L->a[POISSON_AX], L->a[POISSON_AY],
+                                      L->a[POISSON_AZ], C->a[POISSON_E], C->a[POISSON_AX], C->a[POISSON_AY],
+                                      C->a[POISSON_AZ], CP_EITHER(pl->lev_prec == CLPHYS_FP64, om, omf), dims[0],
+                                      dims[1], dims[2], dims[3], dims[4], dims[5]));
     }
     /* a rank's block (CSHIFT: coarse column (i + 1) >> 1) restricts with
      * the column kernel; its smoothing steps may still be column-vec */
@@ -207,14 +211,14 @@ clphys_status poisson_restrict_residual(clphys_poisson_plan *pl, int l, cl_mem x
         cl_kernel k = (l == 0 ? pl->v_fine : pl->v_coarse)[POISSON_RESTRICT];
         const int dims[5] = {L->nx, L->ny, C->nx, C->ny, C->sy};
         return launch_cols(pl, k, L->nx / pl->vw, C->ny, NULL,
-                           CP_KARGS(C->b, x, L->mask, b, L->a[POISSON_E], L->a[POISSON_AX], L->a[POISSON_AY], L->a[POISSON_AZ], dims[0],
-                                    dims[1], dims[2], dims[3], dims[4]));
+                           CP_KARGS(C->b, x, L->mask, b, L->a[POISSON_E], L->a[POISSON_AX], L->a[POISSON_AY],
+                                    L->a[POISSON_AZ], dims[0], dims[1], dims[2], dims[3], dims[4]));
     }
     cl_kernel k = (l == 0 ? pl->k_fine : pl->k_coarse)[POISSON_RESTRICT];
     const int dims[6] = {L->nx, L->ny, C->nx, C->ny, C->sx, C->sy};
     return launch_cols(pl, k, C->nx, C->ny, NULL,
-                       CP_KARGS(C->b, x, L->mask, b, L->a[POISSON_E], L->a[POISSON_AX], L->a[POISSON_AY], L->a[POISSON_AZ], dims[0],
-                                dims[1], dims[2], dims[3], dims[4], dims[5]));
+                       CP_KARGS(C->b, x, L->mask, b, L->a[POISSON_E], L->a[POISSON_AX], L->a[POISSON_AY],
+                                L->a[POISSON_AZ], dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]));
 }
 
 /* The V-cycle from level l with right-hand side b; the result is *out (on
@@ -235,12 +239,15 @@ static clphys_status cycle(clphys_poisson_plan *pl, int l, cl_mem b, cl_mem z, c
     }
     int cur = 0;
     const cl_kernel *vs = l == 0 ? pl->v_fine : pl->v_coarse;
-    if (L->vec) CP_TRY(poisson_line_vec(pl, vs[POISSON_LJ_ZERO], l, L->x[0], L->x[1], b, om, l == 0 ? first : NULL));
+    if (L->vec)
+        CP_TRY(poisson_line_vec(pl, vs[POISSON_LJ_ZERO], l, L->x[0], L->x[1], b, om, l == 0 ? first : NULL));
     else if (!first_done)
         CP_TRY(poisson_line(pl, ks[POISSON_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, l == 0 ? first : NULL));
     for (int s = 1; s < pl->prm.smooth; s++, cur ^= 1) {
-        if (L->vec) CP_TRY(poisson_line_vec(pl, vs[POISSON_LJ], l, L->x[1 - cur], L->x[cur], b, om, NULL));
-        else CP_TRY(poisson_line(pl, ks[POISSON_LJ], l, L->x[1 - cur], L->x[cur], L->x[cur], b, om, NULL));
+        if (L->vec)
+            CP_TRY(poisson_line_vec(pl, vs[POISSON_LJ], l, L->x[1 - cur], L->x[cur], b, om, NULL));
+        else
+            CP_TRY(poisson_line(pl, ks[POISSON_LJ], l, L->x[1 - cur], L->x[cur], L->x[cur], b, om, NULL));
     }
     CP_TRY(poisson_restrict_residual(pl, l, L->x[cur], b));
     cl_mem e;
@@ -250,7 +257,8 @@ static clphys_status cycle(clphys_poisson_plan *pl, int l, cl_mem b, cl_mem z, c
         const int fin = l == 0 && s == pl->prm.smooth - 1;
         cl_mem xn = fin ? z : L->x[1 - cur];
         if (L->vec) {
-            CP_TRY(poisson_line_vec(pl, (fin ? pl->v_last : vs)[POISSON_LJ], l, xn, L->x[cur], b, om, fin ? last : NULL));
+            CP_TRY(
+                poisson_line_vec(pl, (fin ? pl->v_last : vs)[POISSON_LJ], l, xn, L->x[cur], b, om, fin ? last : NULL));
             continue;
         }
         cl_kernel k = (fin ? pl->k_last : ks)[s == 0 ? POISSON_LJ_PROLONG : POISSON_LJ];

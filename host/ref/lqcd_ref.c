@@ -50,8 +50,8 @@ void lqcd_bc_antiperiodic_t(double complex phase[4], int ap)
     phase[3] = ap ? -1 : 1;
 }
 
-void lqcd_ref_hopping_site(const int dims[4], const double complex *u, const double complex *in,
-                             double complex *out, long long x, const double complex phase[4])
+void lqcd_ref_hopping_site(const int dims[4], const double complex *u, const double complex *in, double complex *out,
+                           long long x, const double complex phase[4])
 {
     double complex acc[12] = {0};
     int c[4];
@@ -86,15 +86,15 @@ void lqcd_ref_hopping_site(const int dims[4], const double complex *u, const dou
     memcpy(out, acc, sizeof acc);
 }
 
-void lqcd_ref_hopping(const int dims[4], const double complex *u, const double complex *in,
-                        double complex *out, const double complex phase[4])
+void lqcd_ref_hopping(const int dims[4], const double complex *u, const double complex *in, double complex *out,
+                      const double complex phase[4])
 {
     long long V = (long long)dims[0] * dims[1] * dims[2] * dims[3];
     for (long long x = 0; x < V; x++) lqcd_ref_hopping_site(dims, u, in, out + x * 12, x, phase);
 }
 
-void lqcd_ref_wilson(const int dims[4], const double complex *u, const double complex *in,
-                       double complex *out, double kappa, const double complex phase[4])
+void lqcd_ref_wilson(const int dims[4], const double complex *u, const double complex *in, double complex *out,
+                     double kappa, const double complex phase[4])
 {
     long long V = (long long)dims[0] * dims[1] * dims[2] * dims[3];
     lqcd_ref_hopping(dims, u, in, out, phase);

@@ -26,13 +26,13 @@ void lqcd_bc_antiperiodic_t(double complex phase[4], int ap);
 
 /* out = H in on the full lattice; u, in, out as in clphys_lqcd.h (double
  * complex arrays), boundary phases as above. */
-void lqcd_ref_hopping(const int dims[4], const double complex *u, const double complex *in,
-                        double complex *out, const double complex phase[4]);
+void lqcd_ref_hopping(const int dims[4], const double complex *u, const double complex *in, double complex *out,
+                      const double complex phase[4]);
 /* The 12 complex components of (H in)(x) at one lexicographic site x. */
-void lqcd_ref_hopping_site(const int dims[4], const double complex *u, const double complex *in,
-                             double complex *out, long long x, const double complex phase[4]);
+void lqcd_ref_hopping_site(const int dims[4], const double complex *u, const double complex *in, double complex *out,
+                           long long x, const double complex phase[4]);
 /* out = in - kappa H in. */
-void lqcd_ref_wilson(const int dims[4], const double complex *u, const double complex *in,
-                       double complex *out, double kappa, const double complex phase[4]);
+void lqcd_ref_wilson(const int dims[4], const double complex *u, const double complex *in, double complex *out,
+                     double kappa, const double complex phase[4]);
 
 #endif

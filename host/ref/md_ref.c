@@ -5,10 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double min_image(double d, double l)
-{
-    return d - l * nearbyint(d / l);
-}
+static double min_image(double d, double l) { return d - l * nearbyint(d / l); }
 
 static double dist2(const double *pos, const double box[3], size_t i, size_t j)
 {
@@ -20,8 +17,7 @@ static double dist2(const double *pos, const double box[3], size_t i, size_t j)
     return r2;
 }
 
-int md_ref_pairs(size_t n, const double *pos, const double box[3], double rs, int **pairs,
-                 size_t *npairs)
+int md_ref_pairs(size_t n, const double *pos, const double box[3], double rs, int **pairs, size_t *npairs)
 {
     size_t cap = 1024, m = 0;
     int *p = malloc(2 * cap * sizeof *p);
@@ -58,9 +54,8 @@ size_t md_ref_pair_count(size_t n, const double *pos, const double box[3], doubl
 }
 
 /* One pair: adds to f_i, f_j (when non-NULL), returns whether within r_cut. */
-static void pair(const double *pos, const double box[3], size_t i, size_t j, double eps,
-                 double sig2, double rc2, double shift, double *fi, double *fj, double *e,
-                 double *w)
+static void pair(const double *pos, const double box[3], size_t i, size_t j, double eps, double sig2, double rc2,
+                 double shift, double *fi, double *fj, double *e, double *w)
 {
     double d[3], r2 = 0;
     for (int c = 0; c < 3; c++) {
@@ -85,36 +80,33 @@ static double shift_of(double eps, double sigma, double rc, int shifted)
     return 4 * eps * s6 * (s6 - 1);
 }
 
-void md_ref_lj(size_t n, const double *pos, const double box[3], double eps, double sigma,
-               double r_cut, int shifted, double *f, double *pe, double *virial)
+void md_ref_lj(size_t n, const double *pos, const double box[3], double eps, double sigma, double r_cut, int shifted,
+               double *f, double *pe, double *virial)
 {
     double shift = shift_of(eps, sigma, r_cut, shifted), e = 0, w = 0;
     memset(f, 0, 3 * n * sizeof *f);
     for (size_t i = 0; i < n; i++)
         for (size_t j = i + 1; j < n; j++)
-            pair(pos, box, i, j, eps, sigma * sigma, r_cut * r_cut, shift, f + 3 * i, f + 3 * j, &e,
-                 &w);
+            pair(pos, box, i, j, eps, sigma * sigma, r_cut * r_cut, shift, f + 3 * i, f + 3 * j, &e, &w);
     *pe = e, *virial = w;
 }
 
-void md_ref_lj_list(size_t n, const double *pos, const double box[3], double eps, double sigma,
-                    double r_cut, int shifted, const size_t *off, const int *list, double *f,
-                    double *pe, double *virial)
+void md_ref_lj_list(size_t n, const double *pos, const double box[3], double eps, double sigma, double r_cut,
+                    int shifted, const size_t *off, const int *list, double *f, double *pe, double *virial)
 {
     double shift = shift_of(eps, sigma, r_cut, shifted), e = 0, w = 0;
     memset(f, 0, 3 * n * sizeof *f);
     for (size_t i = 0; i < n; i++)
         for (size_t k = off[i]; k < off[i + 1]; k++)
-            pair(pos, box, i, (size_t)list[k], eps, sigma * sigma, r_cut * r_cut, shift, f + 3 * i,
-                 NULL, &e, &w);
+            pair(pos, box, i, (size_t)list[k], eps, sigma * sigma, r_cut * r_cut, shift, f + 3 * i, NULL, &e, &w);
     *pe = e / 2, *virial = w / 2;
 }
 
 /* S_i,c += |f_ij,c| for one pair within r_cut; flags i when r^2 lies
  * within rel_window of r_cut^2 (j is flagged from its own row: every pair
  * is visited from both ends). */
-static void pair_scale(const double *pos, const double box[3], size_t i, size_t j, double eps,
-                       double sig2, double rc2, double rel_window, double *s, char *amb)
+static void pair_scale(const double *pos, const double box[3], size_t i, size_t j, double eps, double sig2, double rc2,
+                       double rel_window, double *s, char *amb)
 {
     double d[3], r2 = 0;
     for (int c = 0; c < 3; c++) {
@@ -125,13 +117,11 @@ static void pair_scale(const double *pos, const double box[3], size_t i, size_t 
     if (r2 >= rc2) return;
     double sr2 = sig2 / r2, sr6 = sr2 * sr2 * sr2;
     double fpair = 24 * eps * sr6 * (2 * sr6 - 1) / r2;
-    for (int c = 0; c < 3; c++)
-        s[3 * i + c] += fabs(fpair * d[c]);
+    for (int c = 0; c < 3; c++) s[3 * i + c] += fabs(fpair * d[c]);
 }
 
-int md_ref_force_scale(size_t n, const double *pos, const double box[3], double eps, double sigma,
-                       double r_cut, const size_t *off, const int *list, double rel_window,
-                       md_ref_scale *sc)
+int md_ref_force_scale(size_t n, const double *pos, const double box[3], double eps, double sigma, double r_cut,
+                       const size_t *off, const int *list, double rel_window, md_ref_scale *sc)
 {
     sc->n = n;
     sc->s = calloc(3 * n, sizeof *sc->s);
@@ -160,8 +150,7 @@ void md_ref_scale_free(md_ref_scale *sc)
     sc->s = NULL, sc->amb = NULL;
 }
 
-double md_ref_force_error_scaled(const md_ref_scale *sc, const double *f, const double *ref,
-                                 size_t *excluded)
+double md_ref_force_error_scaled(const md_ref_scale *sc, const double *f, const double *ref, size_t *excluded)
 {
     double num = 0, den = 0;
     size_t ex = 0;
@@ -183,9 +172,9 @@ double md_ref_force_error_scaled(const md_ref_scale *sc, const double *f, const 
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-double md_ref_force_error(size_t n, const double *pos, const double box[3], double eps,
-                          double sigma, double r_cut, const size_t *off, const int *list,
-                          const double *f, const double *ref, double rel_window, size_t *excluded)
+double md_ref_force_error(size_t n, const double *pos, const double box[3], double eps, double sigma, double r_cut,
+                          const size_t *off, const int *list, const double *f, const double *ref, double rel_window,
+                          size_t *excluded)
 {
     md_ref_scale sc;
     if (md_ref_force_scale(n, pos, box, eps, sigma, r_cut, off, list, rel_window, &sc)) return INFINITY;

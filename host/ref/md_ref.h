@@ -8,22 +8,20 @@
 
 /* Every pair i < j with |r_ij| < r_search: *pairs holds 2 ints per pair,
  * lexicographically sorted (malloc'ed, caller frees).  Returns 0, -1 on OOM. */
-int md_ref_pairs(size_t n, const double *pos, const double box[3], double r_search,
-                 int **pairs, size_t *npairs);
+int md_ref_pairs(size_t n, const double *pos, const double box[3], double r_search, int **pairs, size_t *npairs);
 /* The number of those pairs only: the same O(N^2) test spread over the host's
  * threads (OpenMP), for checks at sizes where the serial search takes minutes. */
 size_t md_ref_pair_count(size_t n, const double *pos, const double box[3], double r_search);
 
 /* LJ over all pairs (O(N^2)): U = 4 eps [(s/r)^12 - (s/r)^6] - shift (shift =
  * U(r_cut) when shifted), forces (n*3), total energy, virial W = sum r.F. */
-void md_ref_lj(size_t n, const double *pos, const double box[3], double eps, double sigma,
-               double r_cut, int shifted, double *forces, double *pe, double *virial);
+void md_ref_lj(size_t n, const double *pos, const double box[3], double eps, double sigma, double r_cut, int shifted,
+               double *forces, double *pe, double *virial);
 
 /* The same over a full CSR list (offsets n+1, list; each pair twice), for
  * systems too large for O(N^2); the list must contain every pair within r_cut. */
-void md_ref_lj_list(size_t n, const double *pos, const double box[3], double eps, double sigma,
-                    double r_cut, int shifted, const size_t *offsets, const int *list,
-                    double *forces, double *pe, double *virial);
+void md_ref_lj_list(size_t n, const double *pos, const double box[3], double eps, double sigma, double r_cut,
+                    int shifted, const size_t *offsets, const int *list, double *forces, double *pe, double *virial);
 
 /* The md path's force verification: ||F - F_ref||_2 / ||S||_2 over all
  * components, S_i,c = sum_j |f_ij,c| (the magnitudes of the pair forces
@@ -35,9 +33,9 @@ void md_ref_lj_list(size_t n, const double *pos, const double box[3], double eps
  * pos and box must be what the device computed with (rounded to float for
  * fp32), ref the fp64 forces from them.  off/list: a full CSR list covering
  * r_cut (caller order), or NULL for all pairs (O(N^2)).  NaN/Inf gives Inf. */
-double md_ref_force_error(size_t n, const double *pos, const double box[3], double eps,
-                          double sigma, double r_cut, const size_t *off, const int *list,
-                          const double *f, const double *ref, double rel_window, size_t *excluded);
+double md_ref_force_error(size_t n, const double *pos, const double box[3], double eps, double sigma, double r_cut,
+                          const size_t *off, const int *list, const double *f, const double *ref, double rel_window,
+                          size_t *excluded);
 
 /* md_ref_force_error in two steps, for checking several force arrays
  * against one input: the scales S and the flags of the particles left out
@@ -46,14 +44,12 @@ double md_ref_force_error(size_t n, const double *pos, const double box[3], doub
  * gives what md_ref_force_error would for f against ref. */
 typedef struct {
     size_t n;
-    double *s;  /* S, n*3 */
-    char *amb;  /* 1: a pair at the cutoff within rel_window, left out */
+    double *s; /* S, n*3 */
+    char *amb; /* 1: a pair at the cutoff within rel_window, left out */
 } md_ref_scale;
-int md_ref_force_scale(size_t n, const double *pos, const double box[3], double eps, double sigma,
-                       double r_cut, const size_t *off, const int *list, double rel_window,
-                       md_ref_scale *sc);
-double md_ref_force_error_scaled(const md_ref_scale *sc, const double *f, const double *ref,
-                                 size_t *excluded);
+int md_ref_force_scale(size_t n, const double *pos, const double box[3], double eps, double sigma, double r_cut,
+                       const size_t *off, const int *list, double rel_window, md_ref_scale *sc);
+double md_ref_force_error_scaled(const md_ref_scale *sc, const double *f, const double *ref, size_t *excluded);
 void md_ref_scale_free(md_ref_scale *sc);
 
 #endif

@@ -18,8 +18,8 @@
 
 #ifdef HAVE_AVX2_ROW
 __attribute__((target("avx2,fma"))) static void row_f32_avx2(const float *sx, const float *sy, const float *sz,
-                                                              const float *sm, int nj, float px, float py, float pz,
-                                                              float e2, float *out)
+                                                             const float *sm, int nj, float px, float py, float pz,
+                                                             float e2, float *out)
 {
     __m256 ax = _mm256_setzero_ps(), ay = ax, az = ax, ph = ax, zero = ax;
     const __m256 vx = _mm256_set1_ps(px), vy = _mm256_set1_ps(py), vz = _mm256_set1_ps(pz), ve = _mm256_set1_ps(e2);
@@ -52,57 +52,56 @@ __attribute__((target("avx2,fma"))) static void row_f32_avx2(const float *sx, co
 }
 #endif
 
-#define DEFINE_REF(NAME, T, SQRT)                                                                          \
-    /* out = (sum ax, ay, az, sum m/r) of one i over all j */                                               \
-    REF_ATTR static void NAME##_row(const T *sx, const T *sy, const T *sz, const T *sm, int nj, T px, T py,   \
-                                    T pz, T e2, T *out)                                                    \
-    {                                                                                                       \
-        T ax = 0, ay = 0, az = 0, ph = 0;                                                                   \
-        _Pragma("omp simd reduction(+ : ax, ay, az, ph)") for (int j = 0; j < nj; j++)                      \
-        {                                                                                                   \
-            const T dx = sx[j] - px, dy = sy[j] - py, dz = sz[j] - pz;                                      \
-            const T r2 = dx * dx + dy * dy + dz * dz + e2;                                                  \
-            const T inv = r2 > 0 ? (T)1 / SQRT(r2) : (T)0; /* eps = 0: self pair skipped */                 \
-            const T mi = sm[j] * inv, mi3 = mi * inv * inv;                                                 \
-            ax += dx * mi3, ay += dy * mi3, az += dz * mi3, ph += mi;                                       \
-        }                                                                                                   \
-        out[0] = ax, out[1] = ay, out[2] = az, out[3] = ph;                                                 \
-    }                                                                                                       \
-    void NAME(int ni, const double *xi, int nj, const double *xj, double G, double eps, double *acc,        \
-              double *pot)                                                                                  \
-    {                                                                                                       \
-        const int same = xi == NULL;                                                                        \
-        if (same) ni = nj, xi = xj;                                                                         \
-        T *s = malloc(4 * (size_t)(nj > 0 ? nj : 1) * sizeof *s);                                           \
-        if (!s) abort(); /* reference only: tests and bench, small sizes */                                 \
-        T *sx = s, *sy = s + nj, *sz = s + 2 * (size_t)nj, *sm = s + 3 * (size_t)nj;                       \
-        for (int j = 0; j < nj; j++)                                                                        \
-            sx[j] = (T)xj[4 * j], sy[j] = (T)xj[4 * j + 1], sz[j] = (T)xj[4 * j + 2], sm[j] = (T)xj[4 * j + 3]; \
-        const T e2 = (T)(eps * eps);                                                                        \
-        _Pragma("omp parallel for schedule(static)") for (int i = 0; i < ni; i++)                          \
-        {                                                                                                   \
-            T r[4];                                                                                         \
-            ROW_OF(NAME)(sx, sy, sz, sm, nj, (T)xi[4 * i], (T)xi[4 * i + 1], (T)xi[4 * i + 2], e2, r);     \
-            acc[3 * i] = G * (double)r[0], acc[3 * i + 1] = G * (double)r[1], acc[3 * i + 2] = G * (double)r[2]; \
-            if (pot) pot[i] = -G * (double)r[3] + (same && eps > 0 ? G * xi[4 * i + 3] / eps : 0.0);       \
-        }                                                                                                   \
-        free(s);                                                                                            \
+#define DEFINE_REF(NAME, T, SQRT)                                                                                      \
+    /* out = (sum ax, ay, az, sum m/r) of one i over all j */                                                          \
+    REF_ATTR static void NAME##_row(const T *sx, const T *sy, const T *sz, const T *sm, int nj, T px, T py, T pz,      \
+                                    T e2, T *out)                                                                      \
+    {                                                                                                                  \
+        T ax = 0, ay = 0, az = 0, ph = 0;                                                                              \
+        _Pragma("omp simd reduction(+ : ax, ay, az, ph)") for (int j = 0; j < nj; j++)                                 \
+        {                                                                                                              \
+            const T dx = sx[j] - px, dy = sy[j] - py, dz = sz[j] - pz;                                                 \
+            const T r2 = dx * dx + dy * dy + dz * dz + e2;                                                             \
+            const T inv = r2 > 0 ? (T)1 / SQRT(r2) : (T)0; /* eps = 0: self pair skipped */                            \
+            const T mi = sm[j] * inv, mi3 = mi * inv * inv;                                                            \
+            ax += dx * mi3, ay += dy * mi3, az += dz * mi3, ph += mi;                                                  \
+        }                                                                                                              \
+        out[0] = ax, out[1] = ay, out[2] = az, out[3] = ph;                                                            \
+    }                                                                                                                  \
+    void NAME(int ni, const double *xi, int nj, const double *xj, double G, double eps, double *acc, double *pot)      \
+    {                                                                                                                  \
+        const int same = xi == NULL;                                                                                   \
+        if (same) ni = nj, xi = xj;                                                                                    \
+        T *s = malloc(4 * (size_t)(nj > 0 ? nj : 1) * sizeof *s);                                                      \
+        if (!s) abort(); /* reference only: tests and bench, small sizes */                                            \
+        T *sx = s, *sy = s + nj, *sz = s + 2 * (size_t)nj, *sm = s + 3 * (size_t)nj;                                   \
+        for (int j = 0; j < nj; j++)                                                                                   \
+            sx[j] = (T)xj[4 * j], sy[j] = (T)xj[4 * j + 1], sz[j] = (T)xj[4 * j + 2], sm[j] = (T)xj[4 * j + 3];        \
+        const T e2 = (T)(eps * eps);                                                                                   \
+        _Pragma("omp parallel for schedule(static)") for (int i = 0; i < ni; i++)                                      \
+        {                                                                                                              \
+            T r[4];                                                                                                    \
+            ROW_OF(NAME)(sx, sy, sz, sm, nj, (T)xi[4 * i], (T)xi[4 * i + 1], (T)xi[4 * i + 2], e2, r);                 \
+            acc[3 * i] = G * (double)r[0], acc[3 * i + 1] = G * (double)r[1], acc[3 * i + 2] = G * (double)r[2];       \
+            if (pot) pot[i] = -G * (double)r[3] + (same && eps > 0 ? G * xi[4 * i + 3] / eps : 0.0);                   \
+        }                                                                                                              \
+        free(s);                                                                                                       \
     }
 
 #define ROW_OF(NAME) NAME##_row
 DEFINE_REF(nbody_ref_gravity, double, sqrt)
 #undef ROW_OF
 #ifdef HAVE_AVX2_ROW
-static void (*pick_row_f32(void))(const float *, const float *, const float *, const float *, int, float, float,
-                                  float, float, float *);
+static void (*pick_row_f32(void))(const float *, const float *, const float *, const float *, int, float, float, float,
+                                  float, float *);
 #define ROW_OF(NAME) pick_row_f32()
 #else
 #define ROW_OF(NAME) NAME##_row
 #endif
 DEFINE_REF(nbody_ref_gravity_f32, float, sqrtf)
 #ifdef HAVE_AVX2_ROW
-static void (*pick_row_f32(void))(const float *, const float *, const float *, const float *, int, float, float,
-                                  float, float, float *)
+static void (*pick_row_f32(void))(const float *, const float *, const float *, const float *, int, float, float, float,
+                                  float, float *)
 {
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? row_f32_avx2 : nbody_ref_gravity_f32_row;
 }

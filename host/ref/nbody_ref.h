@@ -8,10 +8,10 @@
 
 /* Double precision: the reference every kernel is checked against. */
 void nbody_ref_gravity(int ni, const double *xi, int nj, const double *xj, double G, double eps, double *acc,
-                 double *pot);
+                       double *pot);
 /* Single precision arithmetic with the same structure: the fp32 C + OpenMP
  * baseline of `clphys bench` (inputs and outputs still double). */
 void nbody_ref_gravity_f32(int ni, const double *xi, int nj, const double *xj, double G, double eps, double *acc,
-                     double *pot);
+                           double *pot);
 
 #endif

@@ -10,13 +10,20 @@ size_t poisson_ref_neighbor(int nx, int ny, int nz, size_t c, int d)
     const size_t plane = (size_t)nx * ny;
     const int i = (int)(c % (size_t)nx), j = (int)(c / (size_t)nx % (size_t)ny), k = (int)(c / plane);
     switch (d) {
-    case -3: return k > 0 ? c - plane : c;
-    case 3: return k + 1 < nz ? c + plane : c;
-    case -2: return j > 0 ? c - (size_t)nx : c + (size_t)nx * (ny - 1);
-    case 2: return j + 1 < ny ? c + (size_t)nx : c - (size_t)nx * (ny - 1);
-    case -1: return i > 0 ? c - 1 : c + (size_t)nx - 1;
-    case 1: return i + 1 < nx ? c + 1 : c + 1 - (size_t)nx;
-    default: return c;
+    case -3:
+        return k > 0 ? c - plane : c;
+    case 3:
+        return k + 1 < nz ? c + plane : c;
+    case -2:
+        return j > 0 ? c - (size_t)nx : c + (size_t)nx * (ny - 1);
+    case 2:
+        return j + 1 < ny ? c + (size_t)nx : c - (size_t)nx * (ny - 1);
+    case -1:
+        return i > 0 ? c - 1 : c + (size_t)nx - 1;
+    case 1:
+        return i + 1 < nx ? c + 1 : c + 1 - (size_t)nx;
+    default:
+        return c;
     }
 }
 
@@ -98,7 +105,7 @@ double poisson_ref_region_mean(size_t n, const int *label, int r, const double *
 typedef struct {
     int nx, ny, nz, sx, sy; /* sx, sy: how this level was made from the finer one */
     size_t n;
-    double *a;              /* 7 n                                                 */
+    double *a; /* 7 n                                                 */
     unsigned char *wet;
     double *x, *x2, *b, *r;
 } ref_level;
@@ -121,10 +128,7 @@ static int level_alloc(ref_level *L, int nx, int ny, int nz)
     return L->a && L->wet && L->x && L->x2 && L->b && L->r;
 }
 
-static void level_free(ref_level *L)
-{
-    free(L->a), free(L->wet), free(L->x), free(L->x2), free(L->b), free(L->r);
-}
+static void level_free(ref_level *L) { free(L->a), free(L->wet), free(L->x), free(L->x2), free(L->b), free(L->r); }
 
 static double off_sum(const ref_level *L, size_t c)
 {
@@ -169,7 +173,8 @@ static int coarsen(const ref_level *F, ref_level *C, double scale)
             const double v = A7(F, d, f);
             if (v == 0) continue;
             const size_t g = poisson_ref_neighbor(F->nx, F->ny, F->nz, f, d);
-            const int gi = (int)(g % (size_t)F->nx), gj = (int)(g / (size_t)F->nx % (size_t)F->ny), gk = (int)(g / fplane);
+            const int gi = (int)(g % (size_t)F->nx), gj = (int)(g / (size_t)F->nx % (size_t)F->ny),
+                      gk = (int)(g / fplane);
             const size_t gc = (size_t)(gi >> sx) + (size_t)C->nx * ((size_t)(gj >> sy) + (size_t)C->ny * gk);
             if (gc == cc) continue; /* inside one coarse cell */
             const double s = d == 3 ? 1.0 : scale;
@@ -237,8 +242,8 @@ static void jacobi(const ref_level *L, const double *xo, const double *b, double
             r[k] = b[c];
             if (xo)
                 for (int d = -3; d <= 3; d++) r[k] -= A7(L, d, c) * xo[poisson_ref_neighbor(L->nx, L->ny, L->nz, c, d)];
-            const double s = excess(L, c) + fabs(A7(L, -2, c)) + fabs(A7(L, -1, c)) + fabs(A7(L, 1, c)) +
-                             fabs(A7(L, 2, c));
+            const double s =
+                excess(L, c) + fabs(A7(L, -2, c)) + fabs(A7(L, -1, c)) + fabs(A7(L, 1, c)) + fabs(A7(L, 2, c));
             const double u = fabs(A7(L, 3, c)), q = s + up * rq, p = q + u;
             const double inv = p > 0 ? 1 / p : 0;
             rq = q * inv;

@@ -29,9 +29,13 @@ static int md_variants(clphys_context *ctx, const char *only)
         for (int prec = 0; prec < 2; prec++) {
             clphys_md_system sys;
             if (clphys_md_fcc(0.8442, 4, 1.44, 5, &sys)) return 1;
-            clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = (clphys_precision)prec,
+            clphys_md_params p = {.lj = {.r_cut = 2.5,
+                                         .skin = 0.3,
+                                         .precision = (clphys_precision)prec,
                                          .variant = (clphys_md_lj_variant)v},
-                                  .dt = 0.005, .neigh_every = 2, .neigh_check = 0};
+                                  .dt = 0.005,
+                                  .neigh_every = 2,
+                                  .neigh_check = 0};
             clphys_md_plan *pl = NULL;
             clphys_md_thermo t0, t1;
             clphys_status st = clphys_md_plan_create(ctx, &p, &sys, &pl);
@@ -77,11 +81,14 @@ static int fused_solves(clphys_context *ctx)
     for (int mixed = 0; mixed < 2; mixed++)
         for (int kind = 0; kind < 2; kind++) {
             clphys_lqcd_dslash_params a = {.precision = CLPHYS_FP64, .reconstruct = 18, .kappa = 0.1},
-                                 s = {.precision = CLPHYS_FP32, .reconstruct = 12, .kappa = 0.1};
+                                      s = {.precision = CLPHYS_FP32, .reconstruct = 12, .kappa = 0.1};
             clphys_lqcd_dslash_plan *p64 = NULL, *p32 = NULL;
             clphys_lqcd_solver_plan *sp = NULL;
-            clphys_lqcd_solver_params prm = {.kind = kind ? CLPHYS_LQCD_SOLVER_BICGSTAB : CLPHYS_LQCD_SOLVER_CGNR, .tol = 1e-8,
-                                        .max_iter = 500, .mixed = mixed, .blas = CLPHYS_LQCD_SOLVER_BLAS_FUSED};
+            clphys_lqcd_solver_params prm = {.kind = kind ? CLPHYS_LQCD_SOLVER_BICGSTAB : CLPHYS_LQCD_SOLVER_CGNR,
+                                             .tol = 1e-8,
+                                             .max_iter = 500,
+                                             .mixed = mixed,
+                                             .blas = CLPHYS_LQCD_SOLVER_BLAS_FUSED};
             clphys_lqcd_solver_result res = {0};
             clphys_status st = clphys_lqcd_dslash_plan_create(ctx, &g, &a, &p64);
             if (!st && mixed) st = clphys_lqcd_dslash_plan_create(ctx, &g, &s, &p32);
@@ -108,13 +115,21 @@ int main(int argc, char **argv)
         return 1;
     }
     /* the limits only scale "fraction of limit" columns: not measured here */
-    bench_run run = {.ctx = ctx, .dev = clphys_context_device(ctx), .limits = {1, 1, 1, 1, 0, 1},
-                     .repeat = 1, .verify = 1, .quick = 1};
-    static const struct { const char *name; bench_path_fn fn; long long size; } paths[] = {
-        {"nbody_gravity", bench_nbody_gravity, 256},  /* particles */
-        {"md_neighbor", bench_md_neighbor, 8},  /* box edge (>= 2 r_search = 6.6 after rounding to the lattice) */
+    bench_run run = {.ctx = ctx,
+                     .dev = clphys_context_device(ctx),
+                     .limits = {1, 1, 1, 1, 0, 1},
+                     .repeat = 1,
+                     .verify = 1,
+                     .quick = 1};
+    static const struct {
+        const char *name;
+        bench_path_fn fn;
+        long long size;
+    } paths[] = {
+        {"nbody_gravity", bench_nbody_gravity, 256}, /* particles */
+        {"md_neighbor", bench_md_neighbor, 8},       /* box edge (>= 2 r_search = 6.6 after rounding to the lattice) */
         {"md_lj", bench_md_lj, 8},
-        {"lqcd_dslash", bench_lqcd_dslash, 256},    /* sites: 4^4 */
+        {"lqcd_dslash", bench_lqcd_dslash, 256},  /* sites: 4^4 */
         {"solver-bench", bench_lqcd_solver, 256}, /* with clBLAST: slow in an interpreter */
     };
     int bad = 0;
@@ -131,8 +146,10 @@ int main(int argc, char **argv)
         if (!strcmp(argv[a], "lqcd_solver")) bad |= fused_solves(ctx);
     if (argc < 2) bad |= fused_solves(ctx);
     for (int a = 1; a < argc; a++)
-        if (!strcmp(argv[a], "md")) bad |= md_variants(ctx, NULL);
-        else if (!strncmp(argv[a], "md:", 3)) bad |= md_variants(ctx, argv[a] + 3);
+        if (!strcmp(argv[a], "md"))
+            bad |= md_variants(ctx, NULL);
+        else if (!strncmp(argv[a], "md:", 3))
+            bad |= md_variants(ctx, argv[a] + 3);
     free(run.rows);
     if (run.failures) fprintf(stderr, "kernels: %d case(s) failed\n", run.failures);
     clphys_context_destroy(ctx);
