@@ -68,7 +68,7 @@ __kernel void blas_axpy(__global real_t *restrict y, __global const real_t *rest
     FOR_ELEMENTS(i, n) y[i] += a * x[i];
 }
 
-inline real2_t bl_cmul(real2_t a, real2_t b) { return (real2_t)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+static inline real2_t bl_cmul(real2_t a, real2_t b) { return (real2_t)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
 
 /* Per-work-group partial sums of sum x_i y_i (real) or sum conj(x_i) y_i
  * (complex, cplx = 1, n complex numbers): two reals per group, the layout
@@ -107,7 +107,7 @@ __kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void blas_dot_part
 
 /* Work-group tree sum of v (real) into partial[2 * group] (the second slot 0),
  * the layout blas_dot_partial writes. */
-inline void group_sum_store(__global real_t *restrict partial, real_t v, __local real_t *s)
+static inline void group_sum_store(__global real_t *restrict partial, real_t v, __local real_t *s)
 {
     const uint l = get_local_id(0);
     s[l] = v;
@@ -131,7 +131,7 @@ blas_norm2_partial(__global real_t *restrict partial, __global const real_t *res
 
 /* ---- BiCGStab's level-1 work fused, complex, n complex numbers.
  * Reductions of three values write partial[4 * group + 0..2]. */
-inline void group_sum3_store(__global real_t *restrict partial, real4_t v, __local real4_t *s)
+static inline void group_sum3_store(__global real_t *restrict partial, real4_t v, __local real4_t *s)
 {
     const uint l = get_local_id(0);
     s[l] = v;
@@ -165,10 +165,10 @@ __kernel __attribute__((reqd_work_group_size(BLAS_WG, 1, 1))) void bicg_ts(__glo
 
 /* The update of bicg_xr_dev over this work-item's elements; returns its
  * partial |r|^2 and conj(r0) r. */
-inline real4_t bicg_xr_sums(__global real2_t *restrict x, __global real2_t *restrict r,
-                            __global const real2_t *restrict p, __global const real2_t *restrict s,
-                            __global const real2_t *restrict t, __global const real2_t *restrict r0, real2_t a,
-                            real2_t o, uint n)
+static inline real4_t bicg_xr_sums(__global real2_t *restrict x, __global real2_t *restrict r,
+                                   __global const real2_t *restrict p, __global const real2_t *restrict s,
+                                   __global const real2_t *restrict t, __global const real2_t *restrict r0, real2_t a,
+                                   real2_t o, uint n)
 {
     real4_t acc = (real4_t)(0, 0, 0, 0);
     FOR_ELEMENTS(i, n)
@@ -201,7 +201,7 @@ inline real4_t bicg_xr_sums(__global real2_t *restrict x, __global real2_t *rest
 
 /* Components 0..2 of the sums over ng groups of partial[m * g + c] (m = 2 or
  * 4; components past m - 1 are 0).  sh: BLAS_WG acc4_t of local memory. */
-inline acc4_t sum_partials(__global const real_t *restrict partial, uint m, uint ng, __local acc4_t *sh)
+static inline acc4_t sum_partials(__global const real_t *restrict partial, uint m, uint ng, __local acc4_t *sh)
 {
     const uint l = get_local_id(0);
     acc4_t a = (acc4_t)(0, 0, 0, 0);
@@ -218,13 +218,13 @@ inline acc4_t sum_partials(__global const real_t *restrict partial, uint m, uint
 }
 
 /* a / b for complex numbers in acc_t, 0 when b == 0 */
-inline acc2_t sp_cdiv(acc2_t a, acc2_t b)
+static inline acc2_t sp_cdiv(acc2_t a, acc2_t b)
 {
     const acc_t d = b.x * b.x + b.y * b.y;
     if (d == 0) return (acc2_t)(0, 0);
     return (acc2_t)((a.x * b.x + a.y * b.y) / d, (a.y * b.x - a.x * b.y) / d);
 }
-inline acc2_t sp_cmul(acc2_t a, acc2_t b) { return (acc2_t)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+static inline acc2_t sp_cmul(acc2_t a, acc2_t b) { return (acc2_t)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
 
 /* CG update with alpha = sum pg / sum pq from the partial sums pg and pq
  * (norm2 layout, two reals per group, ng groups: those of the kernels that

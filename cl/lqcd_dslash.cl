@@ -296,8 +296,11 @@ static inline void pack_entry(__global face_t *restrict face, __global const rea
 
 /* One work-item per face entry: face[...] = rows 0, 1 of (1 -/+ gamma_mu)
  * in (gamma5 in with g5in) at the face's sites.  parity: that of in's
- * sites (0/1: in is a half field; -1: full field, both parities sent). */
-__kernel void halo_pack(__global face_t *restrict face, __global const real2_t *restrict in, int parity, int g5in)
+ * sites (0/1: in is a half field; -1: full field, both parities sent).
+ * KERNEL_SG: in fp64 Intel's compiler chose SIMD32 on pvc and spilled 1 KiB
+ * per thread (4 KiB with every direction split; docs/gpu-targets.md). */
+__kernel KERNEL_SG void halo_pack(__global face_t *restrict face, __global const real2_t *restrict in, int parity,
+                                  int g5in)
 {
     const uint nq = parity < 0 ? 2 : 1;
     const uint e = get_global_id(0);

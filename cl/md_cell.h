@@ -8,13 +8,13 @@
 #include "platform_common.h"
 
 /* p wrapped into the periodic box (w unchanged). */
-inline real4_t wrap_box(real4_t p, real4_t box)
+static inline real4_t wrap_box(real4_t p, real4_t box)
 {
     return (real4_t)(p.x - box.x * floor(p.x / box.x), p.y - box.y * floor(p.y / box.y),
                      p.z - box.z * floor(p.z / box.z), p.w);
 }
 
-inline int4 cell_of(real4_t p, real4_t box, int4 nc)
+static inline int4 cell_of(real4_t p, real4_t box, int4 nc)
 {
     real4_t w = wrap_box(p, box);
     return (int4)(clamp((int)(w.x * (real_t)nc.x / box.x), 0, nc.x - 1),
@@ -23,14 +23,14 @@ inline int4 cell_of(real4_t p, real4_t box, int4 nc)
 }
 /* Minimum image for positions inside [0, box] (wrapped on upload and by the
  * integrator): one conditional shift, no division. */
-inline real_t nb_image(real_t d, real_t b)
+static inline real_t nb_image(real_t d, real_t b)
 {
     real_t h = REAL_C(0.5) * b;
     d = d > h ? d - b : d;
     return d < -h ? d + b : d;
 }
 /* Cell coordinate v taken periodically into 0 .. m-1 (any int v). */
-inline int cell_wrap(int v, int m)
+static inline int cell_wrap(int v, int m)
 {
     v %= m;
     return v < 0 ? v + m : v;
@@ -38,7 +38,7 @@ inline int cell_wrap(int v, int m)
 /* Neighbour-cell offsets to search along each dimension, lo[d] .. hi[d]:
  * with 2 cells -1 and +1 are the same cell, with 1 all three are, so each
  * distinct cell is visited once. */
-inline void search_range(int4 nc, int4 *lo, int4 *hi)
+static inline void search_range(int4 nc, int4 *lo, int4 *hi)
 {
     *lo = (int4)(nc.x > 2 ? -1 : 0, nc.y > 2 ? -1 : 0, nc.z > 2 ? -1 : 0, 0);
     *hi = (int4)(nc.x > 1 ? 1 : 0, nc.y > 1 ? 1 : 0, nc.z > 1 ? 1 : 0, 0);

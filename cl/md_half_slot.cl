@@ -35,7 +35,7 @@ typedef struct {
     int x0, y0, z0, wx, wy, wz;
 } hs_block;
 
-inline hs_block hs_geometry(uint g, int4 nc)
+static inline hs_block hs_geometry(uint g, int4 nc)
 {
     int nbx = (nc.x + HS_BX - 1) / HS_BX, nby = (nc.y + HS_BY - 1) / HS_BY;
     hs_block b;
@@ -48,7 +48,7 @@ inline hs_block hs_geometry(uint g, int4 nc)
     return b;
 }
 
-inline uint hs_block_of(uint pc, int4 nc)
+static inline uint hs_block_of(uint pc, int4 nc)
 {
     int nbx = (nc.x + HS_BX - 1) / HS_BX, nby = (nc.y + HS_BY - 1) / HS_BY;
     int cx = (int)(pc & 1023u), cy = (int)((pc >> 10) & 1023u), cz = (int)(pc >> 20);
@@ -56,7 +56,7 @@ inline uint hs_block_of(uint pc, int4 nc)
 }
 
 /* Is cell (cx, cy, cz) one of block b's own cells? */
-inline int hs_own(hs_block b, int cx, int cy, int cz, int4 nc)
+static inline int hs_own(hs_block b, int cx, int cy, int cz, int4 nc)
 {
     return cell_wrap(cx - b.x0, nc.x) < b.wx && cell_wrap(cy - b.y0, nc.y) < b.wy && cell_wrap(cz - b.z0, nc.z) < b.wz;
 }
@@ -64,7 +64,7 @@ inline int hs_own(hs_block b, int cx, int cy, int cz, int4 nc)
 /* Local coordinates of cell (cx, cy, cz) in block b's neighbourhood: the
  * first of its positions when the grid is narrower than the neighbourhood;
  * outside 0 .. HS_L* - 1 when the cell is not in it. */
-inline int4 hs_local(hs_block b, int cx, int cy, int cz, int4 nc)
+static inline int4 hs_local(hs_block b, int cx, int cy, int cz, int4 nc)
 {
     return (int4)(cell_wrap(cx - (b.x0 - 1), nc.x), cell_wrap(cy - (b.y0 - 1), nc.y), cell_wrap(cz - b.z0, nc.z), 0);
 }
@@ -141,7 +141,7 @@ __kernel void hs_tables(__global const uint *start, int4 nc, uint nblocks, __glo
 
 /* Does i list j (j in i's upper half-space: d = minimum image of x_j - x_i,
  * d.z > 0, ties broken by d.y, d.x, then index)?  *r2 = |d|^2. */
-inline int hs_up(real4_t p, real4_t q, real4_t box, uint i, int j, real_t *r2)
+static inline int hs_up(real4_t p, real4_t q, real4_t box, uint i, int j, real_t *r2)
 {
     real_t dx = nb_image(q.x - p.x, box.x), dy = nb_image(q.y - p.y, box.y);
     real_t dz = nb_image(q.z - p.z, box.z);

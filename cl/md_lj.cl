@@ -31,7 +31,7 @@
  * upload, the integrator keeps them there): |d| <= box, so one conditional
  * shift; no rint or division (no slower than rint on the H100, much faster
  * on PoCL: bench/md-notes.md). */
-inline real_t lj_image(real_t d, real_t b)
+static inline real_t lj_image(real_t d, real_t b)
 {
     real_t h = REAL_C(0.5) * b;
     d = d > h ? d - b : d;
@@ -40,8 +40,9 @@ inline real_t lj_image(real_t d, real_t b)
 
 /* Pair (i, j): adds the force on i to f, r . F to w and the pair energy to
  * e; g = the force on i (half-fixedpoint sends -g to j). */
-inline void lj_pair(real4_t p, real4_t q, real4_t box, real_t rc2, real_t eps4, real_t eps24, real_t sig2, real_t shift,
-                    real_t *fx, real_t *fy, real_t *fz, real_t *e, real_t *w, real_t *gx, real_t *gy, real_t *gz)
+static inline void lj_pair(real4_t p, real4_t q, real4_t box, real_t rc2, real_t eps4, real_t eps24, real_t sig2,
+                           real_t shift, real_t *fx, real_t *fy, real_t *fz, real_t *e, real_t *w, real_t *gx,
+                           real_t *gy, real_t *gz)
 {
     real_t dx = lj_image(p.x - q.x, box.x);
     real_t dy = lj_image(p.y - q.y, box.y);
@@ -68,8 +69,8 @@ inline void lj_pair(real4_t p, real4_t q, real4_t box, real_t rc2, real_t eps4, 
 
 /* Branch-free pair for the unrolled loops of lj_full_csr and lj_full_group:
  * ok = 0 marks a padding slot (q = p), which contributes exactly zero. */
-inline void lj_pair_masked(real4_t p, real4_t q, int ok, real4_t box, real_t rc2, real_t eps4, real_t eps24,
-                           real_t sig2, real_t shift, real_t *fx, real_t *fy, real_t *fz, real_t *e, real_t *w)
+static inline void lj_pair_masked(real4_t p, real4_t q, int ok, real4_t box, real_t rc2, real_t eps4, real_t eps24,
+                                  real_t sig2, real_t shift, real_t *fx, real_t *fy, real_t *fz, real_t *e, real_t *w)
 {
     real_t dx = lj_image(p.x - q.x, box.x);
     real_t dy = lj_image(p.y - q.y, box.y);
@@ -116,7 +117,7 @@ __kernel void lj_full_csr(__global const real4_t *restrict pos, uint n, __global
  * [0, box], d = p - q can exceed box/2 in magnitude only towards the face
  * nearer to p (p < box/2: d < -box/2, else d > box/2), so the shift is
  * +box or -box decided once per i; per pair one compare and one add. */
-inline real_t lj_image1(real_t d, real_t h, real_t s) { return fabs(d) > h ? d + s : d; }
+static inline real_t lj_image1(real_t d, real_t h, real_t s) { return fabs(d) > h ? d + s : d; }
 
 #ifndef LJ_T_UNROLL
 #define LJ_T_UNROLL 2
@@ -129,7 +130,7 @@ typedef struct {
     real_t c12, c6, c12x12, c6x6;
 } lj_coef_t;
 
-inline lj_coef_t lj_coef(real_t eps4, real_t eps24, real_t sig2)
+static inline lj_coef_t lj_coef(real_t eps4, real_t eps24, real_t sig2)
 {
     real_t sig6 = sig2 * sig2 * sig2;
     lj_coef_t c = {eps4 * sig6 * sig6, eps4 * sig6, REAL_C(2.0) * eps24 * sig6 * sig6, eps24 * sig6};
@@ -141,8 +142,8 @@ inline lj_coef_t lj_coef(real_t eps4, real_t eps24, real_t sig2)
  * F = ir6 (12 c12 ir6 - 6 c6) ir2 d, U = ir6 (c12 ir6 - c6), c12 = 4 eps s^12,
  * c6 = 4 eps s^6 (the energy shift is applied once per in-cut pair by the
  * caller, from *cnt). */
-inline void lj_pair_t(real4_t p, real4_t q, int ok, real4_t hbox, real4_t ishift, real_t rc2, lj_coef_t cf, real_t *fx,
-                      real_t *fy, real_t *fz, real_t *e, real_t *w, int *cnt)
+static inline void lj_pair_t(real4_t p, real4_t q, int ok, real4_t hbox, real4_t ishift, real_t rc2, lj_coef_t cf,
+                             real_t *fx, real_t *fy, real_t *fz, real_t *e, real_t *w, int *cnt)
 {
     real_t dx = lj_image1(p.x - q.x, hbox.x, ishift.x);
     real_t dy = lj_image1(p.y - q.y, hbox.y, ishift.y);
@@ -163,7 +164,7 @@ inline void lj_pair_t(real4_t p, real4_t q, int ok, real4_t hbox, real4_t ishift
 
 /* The one-sided minimum-image shifts of i (lj_image1): +box towards the
  * lower faces, -box towards the upper ones. */
-inline real4_t lj_shift_of(real4_t p, real4_t box, real4_t hbox)
+static inline real4_t lj_shift_of(real4_t p, real4_t box, real4_t hbox)
 {
     return (real4_t)(p.x < hbox.x ? box.x : -box.x, p.y < hbox.y ? box.y : -box.y, p.z < hbox.z ? box.z : -box.z, 0);
 }
@@ -171,7 +172,7 @@ inline real4_t lj_shift_of(real4_t p, real4_t box, real4_t hbox)
 /* jn[u] = entry k0 + u of i's transposed row list[k * n + i] (m entries),
  * pad beyond its end; u < LJ_T_UNROLL: the index loads of one block, issued
  * together (lj_full_transposed, lj_full_staged). */
-inline void lj_row_t(int *jn, __global const int *restrict list, uint k0, uint m, uint n, uint i, int pad)
+static inline void lj_row_t(int *jn, __global const int *restrict list, uint k0, uint m, uint n, uint i, int pad)
 {
 #pragma unroll
     for (int u = 0; u < LJ_T_UNROLL; u++) {
@@ -182,8 +183,8 @@ inline void lj_row_t(int *jn, __global const int *restrict list, uint k0, uint m
 
 /* A full list's result for i: its force, half its pairs' energy (the cut
  * shift once per pair within r_cut, cnt of them) and half their virial. */
-inline void lj_store_full(__global real_t *f, __global real_t *vir, uint i, real_t fx, real_t fy, real_t fz, real_t e,
-                          real_t w, int cnt, real_t shift)
+static inline void lj_store_full(__global real_t *f, __global real_t *vir, uint i, real_t fx, real_t fy, real_t fz,
+                                 real_t e, real_t w, int cnt, real_t shift)
 {
     e -= shift * (real_t)cnt;
     vstore4((real4_t)(fx, fy, fz, REAL_C(0.5) * e), i, f);
@@ -337,7 +338,7 @@ lj_full_group(__global const real4_t *restrict pos, uint n, __global const uint 
 /* Deterministic: forces as int64 fixed point (scale FIXED_SCALE, a power of
  * two chosen by the host), so the sum is independent of the order of adds;
  * *bad is set when a value does not fit. fx3 must be zero on entry. */
-inline void lj_fixed_add(volatile __global long *a, real_t v, volatile __global uint *bad)
+static inline void lj_fixed_add(volatile __global long *a, real_t v, volatile __global uint *bad)
 {
     real_t s = v * (real_t)FIXED_SCALE;
     if (!(fabs(s) < REAL_C(9.0e18))) {
@@ -435,7 +436,8 @@ __kernel void lj_fixed_convert(__global const long *fx3, __global real_t *f, uin
 
 /* a[0..2] += v by compare-exchange on the bits, starting from the guesses
  * o; the three exchanges are issued before any result is examined. */
-inline void lj_cas_add3(volatile __global real_t *a, real_t vx, real_t vy, real_t vz, real_t ox, real_t oy, real_t oz)
+static inline void lj_cas_add3(volatile __global real_t *a, real_t vx, real_t vy, real_t vz, real_t ox, real_t oy,
+                               real_t oz)
 {
     volatile __global LJ_UINT *u = (volatile __global LJ_UINT *)a;
     LJ_UINT ex = LJ_AS_U(ox), ey = LJ_AS_U(oy), ez = LJ_AS_U(oz);
@@ -456,7 +458,7 @@ inline void lj_cas_add3(volatile __global real_t *a, real_t vx, real_t vy, real_
 
 /* x, y, z += v at u[0], u[stride], u[2 stride] in local memory by
  * compare-exchange on the bits, 3 issued before any result is examined. */
-inline void lj_local_cas_add3(volatile __local LJ_UINT *u, uint stride, real_t vx, real_t vy, real_t vz)
+static inline void lj_local_cas_add3(volatile __local LJ_UINT *u, uint stride, real_t vx, real_t vy, real_t vz)
 {
     LJ_UINT ex = u[0], ey = u[stride], ez = u[2 * stride];
     int dx = 0, dy = 0, dz = 0;
@@ -475,7 +477,7 @@ inline void lj_local_cas_add3(volatile __local LJ_UINT *u, uint stride, real_t v
 }
 
 /* f[j].xyz += v by global compare-exchange, from a fresh read of f[j]. */
-inline void lj_cas_add3_fresh(volatile __global real_t *f, int j, real_t vx, real_t vy, real_t vz)
+static inline void lj_cas_add3_fresh(volatile __global real_t *f, int j, real_t vx, real_t vy, real_t vz)
 {
     volatile __global LJ_UINT *u = (volatile __global LJ_UINT *)f + 4 * (size_t)j;
     lj_cas_add3(&f[4 * (size_t)j], vx, vy, vz, LJ_AS_R(u[0]), LJ_AS_R(u[1]), LJ_AS_R(u[2]));
@@ -489,7 +491,7 @@ typedef struct {
     LJ_UINT rx, ry, rz; /* values they found             */
 } lj_cas3;
 
-inline lj_cas3 lj_local_cas3_exchange(volatile __local LJ_UINT *u, real_t vx, real_t vy, real_t vz, lj_cas3 c)
+static inline lj_cas3 lj_local_cas3_exchange(volatile __local LJ_UINT *u, real_t vx, real_t vy, real_t vz, lj_cas3 c)
 {
     c.rx = LJ_CMPXCHG(&u[0], c.ex, LJ_AS_U(LJ_AS_R(c.ex) + vx));
     c.ry = LJ_CMPXCHG(&u[LJ_SLOTS], c.ey, LJ_AS_U(LJ_AS_R(c.ey) + vy));
@@ -497,7 +499,7 @@ inline lj_cas3 lj_local_cas3_exchange(volatile __local LJ_UINT *u, real_t vx, re
     return c;
 }
 
-inline void lj_local_cas3_finish(volatile __local LJ_UINT *u, real_t vx, real_t vy, real_t vz, lj_cas3 c)
+static inline void lj_local_cas3_finish(volatile __local LJ_UINT *u, real_t vx, real_t vy, real_t vz, lj_cas3 c)
 {
     int dx = c.rx == c.ex, dy = c.ry == c.ey, dz = c.rz == c.ez;
     while (!(dx && dy && dz)) {
@@ -514,9 +516,11 @@ inline void lj_local_cas3_finish(volatile __local LJ_UINT *u, real_t vx, real_t 
 }
 #endif
 
-/* v to slot s of this block, or to f[j] when s has no local accumulator */
-inline void lj_slot_add(volatile __local LJ_UINT *a, volatile __global real_t *f, uint s, int j, real_t vx, real_t vy,
-                        real_t vz)
+/* v to slot s of this block, or to f[j] when s has no local accumulator.
+ * Always inlined: PoCL 3.1 (Debian 12) gave wrong half-cas forces when its
+ * optimiser kept this static function out of line (tests lj and md). */
+static inline __attribute__((always_inline)) void lj_slot_add(volatile __local LJ_UINT *a, volatile __global real_t *f,
+                                                              uint s, int j, real_t vx, real_t vy, real_t vz)
 {
     if (s < LJ_SLOTS)
         lj_local_cas_add3(a + s, LJ_SLOTS, vx, vy, vz);

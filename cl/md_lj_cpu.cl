@@ -19,7 +19,7 @@
 #define LJ_CPU_BLOCK 32
 #endif
 
-inline real_t lj_hsum(vr_t v)
+static inline real_t lj_hsum(vr_t v)
 {
 #if VW == 16
     real8_t a = v.lo + v.hi;

@@ -17,7 +17,7 @@
 #include "platform_vec_cpu.h"
 
 /* Sum of the lanes of an int vector (the bit mask of hits). */
-inline int nb_hsum(vi_t v)
+static inline int nb_hsum(vi_t v)
 {
 #if VW == 16
     int8 a = v.lo + v.hi;

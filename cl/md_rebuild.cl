@@ -19,7 +19,7 @@
  */
 #include "platform_common.h"
 
-inline int md_inner(real_t x, real_t lo, real_t hi, real_t shell, int cut)
+static inline int md_inner(real_t x, real_t lo, real_t hi, real_t shell, int cut)
 {
     return !cut || (x >= lo + shell && x < hi - shell);
 }

@@ -33,7 +33,7 @@
 #define CP_UNROLL(n) CP_PRAGMA(unroll n)
 
 #if defined(PTX_RSQRT) && !defined(REAL_IS_DOUBLE)
-inline float rsqrt_ptx(float x)
+static inline float rsqrt_ptx(float x)
 {
     float y;
     asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
@@ -47,7 +47,7 @@ inline float rsqrt_ptx(float x)
 #elif defined(RSQRT_NEWTON) && defined(REAL_IS_DOUBLE)
 /* fp32 estimate refined by one Newton step y (3 - x y^2) / 2: relative error
  * ~1.5 e0^2 ~ 1e-14 for an fp32 estimate error e0 ~ 1e-7 */
-inline double rsqrt_newton(double x)
+static inline double rsqrt_newton(double x)
 {
     const double y = (double)rsqrt((float)x);
     return 0.5 * y * fma(-x * y, y, 3.0);
@@ -62,7 +62,7 @@ inline double rsqrt_newton(double x)
 #if defined(R3_SERIES) && defined(REAL_IS_DOUBLE)
 /* The estimate of 1/sqrt(x) the series starts from. */
 #ifdef PTX_RSQRT
-inline double rsqrt_seed(double x)
+static inline double rsqrt_seed(double x)
 {
     double y;
     asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
@@ -73,7 +73,7 @@ inline double rsqrt_seed(double x)
  * 2 ulp bound gives and native_rsqrt (accuracy implementation-defined)
  * need not (an implementation may return fewer bits, and the series then
  * stops short of fp64 accuracy).  x within the fp32 range. */
-inline double rsqrt_seed(double x) { return (double)rsqrt((float)x); }
+static inline double rsqrt_seed(double x) { return (double)rsqrt((float)x); }
 #endif
 #endif
 
@@ -89,7 +89,7 @@ inline double rsqrt_seed(double x) { return (double)rsqrt((float)x); }
 #endif
 
 /* Final result of one i: scale by G, remove the self potential, store or add. */
-inline void gravity_store(__global real4_t *out, int i, real4_t a, real_t G, real_t self_phi, int accumulate)
+static inline void gravity_store(__global real4_t *out, int i, real4_t a, real_t G, real_t self_phi, int accumulate)
 {
     real4_t r = (real4_t)(G * a.x, G * a.y, G * a.z, -G * a.w + self_phi);
     if (accumulate) r += out[i];

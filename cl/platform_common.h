@@ -51,7 +51,7 @@ typedef float16 real16_t;
 #endif
 
 /* x += v for a float in global memory, from atomic_cmpxchg on its bits. */
-inline void atomic_add_float(volatile __global float *p, float v)
+static inline void atomic_add_float(volatile __global float *p, float v)
 {
     union {
         unsigned int u;

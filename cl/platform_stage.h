@@ -13,7 +13,7 @@
 #include "md_cell.h"
 
 /* Global cell index of local cell lc of block b. */
-inline uint stage_cell(int4 nc, int bx, uint b, int lc)
+static inline uint stage_cell(int4 nc, int bx, uint b, int lc)
 {
     int nbx = (nc.x + bx - 1) / bx, w = bx + 2;
     int bxi = (int)(b % (uint)nbx), by = (int)(b / (uint)nbx) % nc.y, bz = (int)(b / (uint)nbx / (uint)nc.y);

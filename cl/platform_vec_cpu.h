@@ -76,7 +76,7 @@ typedef int16 vbits_t;
 
 /* x^2 + y^2 + z^2 of the VW particles of AoS vectors d0..d3, in particle
  * order (w ignored) */
-inline vr_t vr2_aos(vr_t d0, vr_t d1, vr_t d2, vr_t d3)
+static inline vr_t vr2_aos(vr_t d0, vr_t d1, vr_t d2, vr_t d3)
 {
     vr_t s0 = as_vr(as_vbits(d0 * d0) & VXYZ_BITS), s1 = as_vr(as_vbits(d1 * d1) & VXYZ_BITS);
     vr_t s2 = as_vr(as_vbits(d2 * d2) & VXYZ_BITS), s3 = as_vr(as_vbits(d3 * d3) & VXYZ_BITS);
@@ -87,6 +87,6 @@ inline vr_t vr2_aos(vr_t d0, vr_t d1, vr_t d2, vr_t d3)
 
 /* rint for |v| < 2^22 (float) / 2^51 (double) in round-to-nearest mode, as
  * two adds: PoCL expands rint() itself into a long integer sequence. */
-inline vr_t vrint(vr_t v) { return (v + (real_t)VROUND_MAGIC) - (real_t)VROUND_MAGIC; }
+static inline vr_t vrint(vr_t v) { return (v + (real_t)VROUND_MAGIC) - (real_t)VROUND_MAGIC; }
 
 #endif

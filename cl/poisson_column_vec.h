@@ -40,12 +40,12 @@ typedef CAT(REAL_T, VW) vreal;
 
 /* the VW values of p at c .. c + VW - 1, shifted one column west / east with
  * the row's wrap-around (row = the index of the row's first column) */
-inline vreal vload_at(__global const real_t *p, int c) { return VLOAD(0, p + c); }
-inline vreal west_of(__global const real_t *p, int c, int i0, int row, int nx)
+static inline vreal vload_at(__global const real_t *p, int c) { return VLOAD(0, p + c); }
+static inline vreal west_of(__global const real_t *p, int c, int i0, int row, int nx)
 {
     return i0 > 0 ? VLOAD(0, p + c - 1) : shuffle2((vreal)(p[row + nx - 1]), VLOAD(0, p + c), MASK_W);
 }
-inline vreal east_of(__global const real_t *p, int c, int i0, int row, int nx)
+static inline vreal east_of(__global const real_t *p, int c, int i0, int row, int nx)
 {
     return i0 + VW < nx ? VLOAD(0, p + c + 1) : shuffle2(VLOAD(0, p + c), (vreal)(p[row]), MASK_E);
 }

@@ -37,7 +37,7 @@ __kernel void prolong_cols(__global real_t *restrict x, __global const real_t *r
 /* The cell of element t of the four faces of a block (bx x by columns behind
  * a halo of h, all layers): west, east, south, north, each layer after
  * layer; ring = 1: the ring cells outside those faces instead. */
-inline int face_cell(int t, int nx, int ny, int nz, int h, int bx, int by, int ring)
+static inline int face_cell(int t, int nx, int ny, int nz, int h, int bx, int by, int ring)
 {
     const int fx = by * nz, fy = bx * nz;
     int i, j, k;

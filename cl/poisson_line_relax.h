@@ -33,7 +33,7 @@ typedef struct {
     int pc, pw, pe, ps, pn; /* their coarse columns (and that of (i, j))    */
 } cols_t;
 
-inline cols_t columns(int i, int j, int nx, int ny, int ncx, int sx, int sy)
+static inline cols_t columns(int i, int j, int nx, int ny, int ncx, int sx, int sy)
 {
     const int iw = i > 0 ? i - 1 : nx - 1, ie = i + 1 < nx ? i + 1 : 0;
     const int js = j > 0 ? j - 1 : ny - 1, jn = j + 1 < ny ? j + 1 : 0;
@@ -50,10 +50,10 @@ inline cols_t columns(int i, int j, int nx, int ny, int ncx, int sx, int sy)
 #define XOLD(c, p, kk) (mode == 0 ? (real_t)0 : xo[c] + (mode == 2 && mask[c] ? ec[(p) + (kk)*cplane] : (real_t)0))
 
 /* (b - A x) at cell c = (i, j, k) of a column with neighbour offsets q */
-inline real_t residual_at(int c, int k, int plane, const cols_t q, __global const real_t *restrict x,
-                          __global const B_T *restrict b, __global const real_t *restrict e,
-                          __global const real_t *restrict ax, __global const real_t *restrict ay,
-                          __global const real_t *restrict az)
+static inline real_t residual_at(int c, int k, int plane, const cols_t q, __global const real_t *restrict x,
+                                 __global const B_T *restrict b, __global const real_t *restrict e,
+                                 __global const real_t *restrict ax, __global const real_t *restrict ay,
+                                 __global const real_t *restrict az)
 {
     const int u = k > 0 ? c - plane : c, d = k + 1 < NZ ? c + plane : c;
     const real_t azu = k > 0 ? az[u] : 0, xc = x[c];
@@ -66,11 +66,11 @@ inline real_t residual_at(int c, int k, int plane, const cols_t q, __global cons
 /* R (b - A x) at coarse cell (I, J, k): the sum of the residuals of the wet
  * fine cells of columns i0 <= i < i1, j0 <= j < j1 (R = P^T, so that the
  * V-cycle is symmetric on land entries too); one order for every kernel */
-inline real_t restricted_at(int i0, int i1, int j0, int j1, int k, int nx, int ny, int ncx, int sx, int sy,
-                            __global const real_t *restrict x, __global const uchar *restrict mask,
-                            __global const B_T *restrict b, __global const real_t *restrict e,
-                            __global const real_t *restrict ax, __global const real_t *restrict ay,
-                            __global const real_t *restrict az)
+static inline real_t restricted_at(int i0, int i1, int j0, int j1, int k, int nx, int ny, int ncx, int sx, int sy,
+                                   __global const real_t *restrict x, __global const uchar *restrict mask,
+                                   __global const B_T *restrict b, __global const real_t *restrict e,
+                                   __global const real_t *restrict ax, __global const real_t *restrict ay,
+                                   __global const real_t *restrict az)
 {
     const int plane = nx * ny;
     real_t s = 0;

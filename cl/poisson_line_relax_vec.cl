@@ -28,7 +28,7 @@
 
 #include "poisson_column_vec.h"
 
-inline vreal vload_b(__global const B_T *b, int c)
+static inline vreal vload_b(__global const B_T *b, int c)
 {
 #if defined(B_IS_DOUBLE) && !defined(REAL_IS_DOUBLE)
     return CONVERT_REAL(CAT(vload, VW)(0, b + c));
@@ -37,7 +37,7 @@ inline vreal vload_b(__global const B_T *b, int c)
 #endif
 }
 
-inline void vstore_x(vreal v, __global XO_T *x, int c)
+static inline void vstore_x(vreal v, __global XO_T *x, int c)
 {
 #if defined(XO_IS_DOUBLE) && !defined(REAL_IS_DOUBLE)
     CAT(vstore, VW)(CAT(convert_double, VW)(v), 0, x + c);

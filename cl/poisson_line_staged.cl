@@ -35,7 +35,7 @@
 /* The Thomas algorithm of cl/poisson_line_relax.cl on one column's local arrays:
  * r holds r_k and gets the correction delta_k, s holds s_k and gets g_k,
  * u holds u_k. */
-inline void thomas_local(__local real_t *r, __local real_t *s, __local const real_t *u)
+static inline void thomas_local(__local real_t *r, __local real_t *s, __local const real_t *u)
 {
     real_t dprev = 0, rq = 0, up = 0;
     for (int k = 0; k < NZ; k++) {
@@ -52,12 +52,12 @@ inline void thomas_local(__local real_t *r, __local real_t *s, __local const rea
     for (int k = NZ - 1; k >= 0; k--) r[k] = dlt = r[k] + s[k] * dlt;
 }
 
-inline void line_staged_body(const int mode, __global XO_T *restrict xn, __global const real_t *restrict xo,
-                             __global const real_t *restrict ec, __global const uchar *restrict mask,
-                             __global const B_T *restrict b, __global const real_t *restrict e,
-                             __global const real_t *restrict ax, __global const real_t *restrict ay,
-                             __global const real_t *restrict az, real_t omega, int nx, int ny, int ncx, int ncy, int sx,
-                             int sy, __local real_t *lr, __local real_t *ls, __local real_t *lu)
+static inline void line_staged_body(const int mode, __global XO_T *restrict xn, __global const real_t *restrict xo,
+                                    __global const real_t *restrict ec, __global const uchar *restrict mask,
+                                    __global const B_T *restrict b, __global const real_t *restrict e,
+                                    __global const real_t *restrict ax, __global const real_t *restrict ay,
+                                    __global const real_t *restrict az, real_t omega, int nx, int ny, int ncx, int ncy,
+                                    int sx, int sy, __local real_t *lr, __local real_t *ls, __local real_t *lu)
 {
     const int plane = nx * ny, cplane = ncx * ncy, col = get_global_id(0);
     const int lk = get_local_id(1), wk = get_local_size(1), l0 = get_local_id(0) * LS;

@@ -9,6 +9,10 @@ gfx1030 for AMD, acm-g10 and pvc for Intel) this script
     GPU as described (every plan of every path made on the test device with
     the description copied into the context: the options are exactly what
     platform/program.c passes, cp_build_options), and the plans it refuses;
+    then the programs only split problems build: the plans over several
+    devices of one process (lattice grid 2x2x2x2) and, under mpiexec on 2
+    ranks, the plans over MPI ranks (each rank's programs); each program
+    says which plans first built it (single, multi, mpi);
  2. compiles each program as the vendor's runtime would:
     AMD: clang-15 -x cl OPTIONS -target amdgcn-amd-amdhsa -mcpu=TARGET -O3
          --rocm-device-lib-path=DIR, linked by ld.lld into a code object
@@ -65,6 +69,11 @@ RESULTS = os.path.join(ROOT, "bench", "results", "gpu-targets")
 CLANG = os.environ.get("CLANG15", "clang-15")
 READELF = os.environ.get("LLVM_READELF", "llvm-readelf-15")
 OCLOC = os.environ.get("OCLOC", "ocloc")
+MPIEXEC = os.environ.get("MPIEXEC", "mpiexec")
+# the plans over MPI ranks are made on 2 ranks (the lattice split along t,
+# MD cut along x, the Poisson grid 2x1; rank 0 also keeps the gathered
+# coarse levels, so each rank's programs are read)
+MPI_RANKS = 2
 GATED = ("cl_khr_fp64", "cl_khr_int64_base_atomics")
 
 # The code object's target string: ROCm's runtime compiles for the GPU's
@@ -148,23 +157,53 @@ def host_targets(helper):
     return ts
 
 
-def host_programs(helper, target, outdir, env):
-    r = subprocess.run([helper, target, outdir], capture_output=True, text=True, env=env)
-    if r.returncode != 0:
-        return None, None, r.stderr
-    progs = []
-    with open(os.path.join(outdir, "programs.tsv")) as f:
+def read_programs(outdir, list_name, refused_name):
+    progs, refused = [], []
+    with open(os.path.join(outdir, list_name)) as f:
         for line in f:
-            name, file, prec, exts, opts = line.rstrip("\n").split("\t")
+            name, file, prec, exts, opts, plans = line.rstrip("\n").split("\t")
             progs.append({"name": name, "file": file, "precision": prec,
-                          "extensions": [] if exts == "-" else exts.split(), "options": opts,
+                          "extensions": [] if exts == "-" else exts.split(), "options": opts, "plans": plans,
                           "src": os.path.join(outdir, name + ".cl")})
-    refused = []
-    with open(os.path.join(outdir, "refused.tsv")) as f:
+    with open(os.path.join(outdir, refused_name)) as f:
         for line in f:
             what, msg = line.rstrip("\n").split("\t", 1)
             refused.append({"plan": what, "message": msg})
-    return progs, refused, r.stderr
+    return progs, refused
+
+
+def host_programs(helper, target, outdir, env):
+    """The programs of every plan (single-device, several devices of one
+    process, then over MPI_RANKS ranks: each rank's), each (file, options)
+    once, and the plans refused; (None, None, log) when a plan failed."""
+    r = subprocess.run([helper, target, outdir], capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        return None, None, r.stderr
+    progs, refused = read_programs(outdir, "programs.tsv", "refused.tsv")
+    log = r.stderr
+    mpiexec = shutil.which(MPIEXEC)
+    cmd = ([mpiexec, "-n", str(MPI_RANKS)] if mpiexec else []) + [helper, "--mpi", target, outdir]
+    env = dict(env, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", POCL_MAX_PTHREAD_COUNT="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
+    log += r.stdout + r.stderr
+    if r.returncode == 3 and not mpiexec:  # a build without MPI has no plan over ranks
+        return progs, refused, log
+    if r.returncode != 0 or not mpiexec:
+        return None, None, log + ("" if mpiexec else "%s not found: the plans over MPI ranks were not made\n" % MPIEXEC)
+    seen = {(p["file"], p["options"]) for p in progs}
+    seen_refused = {x["plan"] for x in refused}
+    for rank in range(MPI_RANKS):
+        mp, mr = read_programs(outdir, "mpi-r%d.tsv" % rank, "mpi-refused-r%d.tsv" % rank)
+        for p in mp:
+            if (p["file"], p["options"]) not in seen:
+                seen.add((p["file"], p["options"]))
+                progs.append(p)
+        for x in mr:
+            if x["plan"] not in seen_refused:
+                seen_refused.add(x["plan"])
+                refused.append(x)
+    return progs, refused, log
 
 
 # ---- AMD ---------------------------------------------------------------------------
@@ -353,12 +392,20 @@ def load_report(target):
         return json.load(f)
 
 
+# options every program has on an Intel GPU (platform/program.c), left out
+# of the markdown tables so that each program's own options show
+INTEL_COMMON = ("-cl-intel-enable-auto-large-GRF-mode", "-DINTEL_SG=16")
+
+
 def markdown(rep):
     t = rep["target"]
     amd = t["compiler"] == "amdgcn"
     lines = ["# %s (%s): every clphys program, compiled, not run" % (t["id"], t["name"]), "",
              "Compiler: %s.  Made %s from cl/ digest %s by scripts/gpu_targets.py; "
-             "docs/gpu-targets.md explains the columns." % (rep["compiler"], rep["date"], rep["cl_digest"]), ""]
+             "docs/gpu-targets.md explains the columns.%s" % (
+                 rep["compiler"], rep["date"], rep["cl_digest"],
+                 "" if amd else "  Options below leave out `-cl-std=CL1.2 -DCLPHYS_GPU=1 %s`, "
+                 "which every program has here." % " ".join(INTEL_COMMON)), ""]
     if amd:
         lines += ["| program | kernel | VGPR | SGPR | spills (V/S) | private B | local B | max WG | waves/SIMD |",
                   "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
@@ -367,7 +414,10 @@ def markdown(rep):
                   "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for p in rep["programs"]:
         opts = p["options"].replace("-cl-std=CL1.2 -DCLPHYS_GPU=1 ", "")
-        prog = "%s `%s`" % (p["file"], opts if len(opts) < 90 else opts[:87] + "...")
+        for common in INTEL_COMMON:
+            opts = opts.replace(common + " ", "")
+        prog = "%s `%s`%s" % (p["file"], opts if len(opts) < 130 else opts[:127] + "...",
+                               "" if p.get("plans", "single") == "single" else " (%s)" % p["plans"])
         if not p["compiled"]:
             lines.append("| %s | COMPILE ERROR | | | | | | | |" % prog)
         for k in p["kernels"]:

@@ -20,7 +20,8 @@
  * name (scripts/gpu_targets.py checks the same descriptions against the
  * vendors' compilers).
  *
- * The plans: tests/every_plan.c (a new path adds its plans there). */
+ * The plans: tests/every_plan.c (a new path adds its plans there) and the
+ * multi-device ones of tests/every_plan_dist.c. */
 #define _POSIX_C_SOURCE 200809L /* popen */
 #include "every_plan.h"
 #include "gpu_targets.h"
@@ -79,7 +80,13 @@ static void expect_cb(void *user, clphys_context *ctx, clphys_status st, const c
     expect(ctx, st, what);
 }
 
-static void make_every_plan(clphys_context *ctx) { ep_make_every_plan(ctx, tu_seed(), 1, expect_cb, NULL); }
+/* every single-device plan, then the plans over several devices (the
+ * context standing for each: the programs of a split lattice) */
+static void make_every_plan(clphys_context *ctx)
+{
+    ep_make_every_plan(ctx, tu_seed(), 1, expect_cb, NULL);
+    ep_make_multi_plans(ctx, tu_seed(), expect_cb, NULL);
+}
 
 /* clang, told that only the extensions the options name exist, accepts the
  * program; returns the number of programs compiled. */
