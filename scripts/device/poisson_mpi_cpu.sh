@@ -8,7 +8,7 @@
 #
 # Usage, from the project root:
 #   scripts/device/poisson_mpi_cpu.sh BUILD_DIR [OUT_DIR]
-# BUILD_DIR holds clphys, libclphys.so.0 and poisson_hypre (a release
+# BUILD_DIR holds clphys, libclphys.so.1 and poisson_hypre (a release
 # build); libraries the host lacks (libHYPRE and its dependencies, NetCDF's)
 # in LIB_DIR (default BUILD_DIR/lib).  Environment:
 #   GRID (256x256x32) the whole grid, divisible by every process grid;
