@@ -15,7 +15,7 @@ from .device import DeviceArray
 from .errors import (BuildError, CapacityError, ClosedError, DeviceNotFoundError, Error, FileIOError,
                      FormatError, InputError, InvalidArgumentError, NotConvergedError, OpenCLError,
                      OutOfMemoryError, UnsupportedError, VerifyError, error_class)
-from .gravity import (GravityPlan, energies, gravity_accelerations, gravity_potentials, nbody_run, plummer, read_nbabel,
+from .nbody import (GravityPlan, energies, gravity_accelerations, gravity_potentials, nbody_run, plummer, read_nbabel,
                       write_nbabel)
 from .lqcd import GaugeField, WilsonSolver, convert_gauge, plaquette
 from .md import THERMO_KEYS, LJPlan, MDPlan, MDSystem, NeighborList, lj_forces

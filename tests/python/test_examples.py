@@ -16,14 +16,14 @@ def run(args, cwd):
 
 
 def test_gravity_example(tmp_path, fp64):
-    out = run([EXAMPLES / "gravity_plummer.py", 512], tmp_path)
+    out = run([EXAMPLES / "nbody_plummer.py", 512], tmp_path)
     assert "step  50" in out
 
 
 def test_lj_plot_example(tmp_path, fp64):
     pytest.importorskip("matplotlib")
     png = tmp_path / "drift.png"
-    out = run([EXAMPLES / "lj_energy_plot.py", png, 100], tmp_path)
+    out = run([EXAMPLES / "md_lj_energy_plot.py", png, 100], tmp_path)
     assert png.stat().st_size > 1000 and "wrote" in out
 
 

@@ -1,6 +1,6 @@
-/* embed_gravity.c — embed the gravity kernels: accelerations and potentials of
+/* embed_nbody.c — embed the gravity kernels: accelerations and potentials of
  * a Plummer sphere, then its energies in N-body units (E should be near -1/4).
- * Build: cc embed_gravity.c $(pkg-config --cflags --libs clphys)
+ * Build: cc embed_nbody.c $(pkg-config --cflags --libs clphys)
  * Run:   ./a.out [DEVICE] */
 #include <clphys.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
 0.8442, T = 1.44, r_cut 2.5, skin 0.3, dt 0.005), its thermo rows as
 arrays, and the energy drift plotted with matplotlib.
 
-    python lj_energy_plot.py [OUT.png] [STEPS]"""
+    python md_lj_energy_plot.py [OUT.png] [STEPS]"""
 import sys
 
 import matplotlib

@@ -1,6 +1,6 @@
 """Accelerations and energies of a Plummer sphere, then 50 leapfrog steps.
 
-    python gravity_plummer.py [N]
+    python nbody_plummer.py [N]
 E should be near -1/4 (N-body units) and stay there."""
 import sys
 
