@@ -333,32 +333,35 @@ static int load_begin(clphys_context *ctx, const char *path, char *marker, size_
 
 /* ---- building ------------------------------------------------------------ */
 
-/* Whether p's build log for ctx's device says nothing of an error (empty,
- * or a runtime's one-line summary without the compiler's "error"). */
+/* p's build log for ctx's device, allocated ("" when the runtime gives
+ * none); NULL when out of memory. */
+static char *build_log(clphys_context *ctx, cl_program p)
+{
+    size_t n = 0;
+    if (clGetProgramBuildInfo(p, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) != CL_SUCCESS) n = 0;
+    char *log = malloc(n + 1);
+    if (!log) return NULL;
+    log[0] = 0;
+    if (n && clGetProgramBuildInfo(p, ctx->device, CL_PROGRAM_BUILD_LOG, n, log, NULL) != CL_SUCCESS) n = 0;
+    log[n] = 0;
+    return log;
+}
+
+/* Whether p's build log says nothing of an error (empty, or a runtime's
+ * one-line summary without the compiler's "error"). */
 static int log_names_no_error(clphys_context *ctx, cl_program p)
 {
-    size_t len = 0;
-    if (clGetProgramBuildInfo(p, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &len) != CL_SUCCESS) return 0;
-    char *log = malloc(len + 1);
+    char *log = build_log(ctx, p);
     if (!log) return 0;
-    int silent = clGetProgramBuildInfo(p, ctx->device, CL_PROGRAM_BUILD_LOG, len, log, NULL) == CL_SUCCESS;
-    log[len] = 0;
     for (char *c = log; *c; c++) *c = (char)tolower((unsigned char)*c);
-    silent = silent && !strstr(log, "error");
+    const int silent = !strstr(log, "error");
     free(log);
     return silent;
 }
 
 static clphys_status build_failed(clphys_context *ctx, cl_program prog, const char *name, const char *options, cl_int e)
 {
-    size_t n = 0;
-    clGetProgramBuildInfo(prog, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n);
-    char *log = malloc(n + 1);
-    if (log) {
-        log[0] = 0;
-        clGetProgramBuildInfo(prog, ctx->device, CL_PROGRAM_BUILD_LOG, n, log, NULL);
-        log[n] = 0;
-    }
+    char *log = build_log(ctx, prog);
     cp_error(ctx, CLPHYS_ERR_BUILD, "building %s for %s with options \"%s\" failed (%s); build log:\n%s", name,
              ctx->info.name, options, cp_cl_error_name(e), log ? log : "(unavailable)");
     free(log);

@@ -38,12 +38,9 @@ import sys
 PEER = re.compile(r"^(openmm|lammps|c-openmp)")
 PATHS = ["nbody_gravity", "md_lj", "md_neighbor", "md", "lqcd_dslash", "lqcd_solver", "poisson"]
 # The rows' paths before the one-stem rule (docs/naming.md): committed results are history and keep
-# them; a row is read under its new name.  rename-keep
-OLD_PATHS = {"gravity": "nbody_gravity", "gravity-multi": "nbody_gravity_multi",  # rename-keep
-             "gravity-mpi": "nbody_gravity_mpi", "lj": "md_lj", "neighbor": "md_neighbor",  # rename-keep
-             "dslash": "lqcd_dslash", "solver": "lqcd_solver", "dslash_multi": "lqcd_dslash_multi",  # rename-keep
-             "solver_multi": "lqcd_solver_multi", "dslash_mpi": "lqcd_dslash_mpi",  # rename-keep
-             "solver_mpi": "lqcd_solver_mpi", "poisson-mpi": "poisson_mpi"}  # rename-keep
+# them; a row is read under its new name (the one map, scripts/bench_compare.py's).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from bench_compare import PATH_ALIASES as OLD_PATHS  # noqa: E402
 UNIT_SHORT = {"interactions/s": "interactions/s", "pair-evaluations/s": "pair evaluations/s",
               "particles/s": "particles/s", "steps/s": "MD steps/s", "sites/s": "sites/s", "solves/s": "solves/s",
               "unknowns/s": "unknowns/s (7-point stencil, V-cycle)"}
