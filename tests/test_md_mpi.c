@@ -517,9 +517,11 @@ static void fcc_cells(int mx, int my, int mz, clphys_md_system *s)
  * neighbour run while the ghosts travel, the others after
  * (md_lj_evaluate_rows); full-transposed and full-csr with the exchange's
  * copies on their own queue, full-transposed again with everything on one
- * queue (CLPHYS_MD_ONE_QUEUE=1, the path of a device without a second)
- * and the rebuilds' ghost lists made on the host (CLPHYS_MD_HOST_GHOSTS=1;
- * elsewhere the device makes them). */
+ * queue (CLPHYS_MD_ONE_QUEUE=1, the path of a device without a second),
+ * the rebuilds' ghost lists made on the host (CLPHYS_MD_HOST_GHOSTS=1;
+ * elsewhere the device makes them) and the positions in MPI's messages
+ * (CLPHYS_MD_NODE_STAGING=0; elsewhere through shared memory, full-csr's
+ * copied there by 3 threads). */
 static void test_overlap(void **state)
 {
     (void)state;
@@ -531,7 +533,11 @@ static void test_overlap(void **state)
                                        CLPHYS_MD_LJ_FULL_TRANSPOSED};
     for (int v = 0; v < 3; v++) {
         const int one_queue = v == 2;
-        if (one_queue) tu_setenv("CLPHYS_MD_ONE_QUEUE", "1"), tu_setenv("CLPHYS_MD_HOST_GHOSTS", "1");
+        if (one_queue)
+            tu_setenv("CLPHYS_MD_ONE_QUEUE", "1"), tu_setenv("CLPHYS_MD_HOST_GHOSTS", "1"),
+                tu_setenv("CLPHYS_MD_NODE_STAGING", "0");
+        else if (v == 1)
+            tu_setenv("CLPHYS_MD_STAGING_THREADS", "3"); /* the copies in pieces */
         clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = vs[v]},
                               .dt = 0.005,
                               .neigh_every = 20,
@@ -546,6 +552,9 @@ static void test_overlap(void **state)
         assert_true(pl->row_hi > pl->row_lo);
         assert_true(one_queue ? pl->gd.copyq == NULL : pl->gd.copyq != NULL);
         assert_int_equal(pl->gd.host_lists, one_queue);
+        /* the ranks of a test share one host: node staging, but where it is turned off */
+        assert_int_equal(pl->gd.node, !one_queue);
+        assert_int_equal(pl->gd.node_threads, v == 1 ? 3 : 1);
         unsigned long long rows_in = pl->row_hi - pl->row_lo, sum = 0;
         MPI_Reduce(&rows_in, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
         if (rank == 0) fprintf(stderr, "  overlap: %llu of %zu atoms' forces run while the ghosts travel\n", sum, s.n);

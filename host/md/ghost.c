@@ -144,6 +144,7 @@ clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md
      * made them (md_ghosts_build_dev): to time both, and for the tests */
     const char *hg = getenv("CLPHYS_MD_HOST_GHOSTS");
     gd->host_lists = hg && *hg && strcmp(hg, "0") != 0;
+    gd->node = -1; /* decided at the first rebuild (md_node_stage_reserve) */
     const char *one = getenv("CLPHYS_MD_ONE_QUEUE");
     if ((one && *one && strcmp(one, "0") != 0) || cp_queue_create(ctx, 0, &gd->copyq) != CLPHYS_SUCCESS)
         gd->copyq = NULL;
@@ -154,6 +155,8 @@ void md_ghost_dev_free(md_ghost_dev *gd)
 {
     /* the last copy back from hrecv may still be queued */
     if (gd->ctx) cp_finish(gd->ctx);
+    for (int c = 0; c < 3; c++) cp_release_event(&gd->h2d[c]);
+    md_node_stage_close(gd);
     cp_queue_release(&gd->copyq);
     cp_release_kernel(&gd->k_pack);
     cp_release_kernel(&gd->k_unpack);
@@ -243,12 +246,60 @@ static clphys_status marker_busy(void *arg, int *running)
     return CLPHYS_SUCCESS;
 }
 
+/* Post the messages of one dimension's two swaps: the positions
+ * themselves (MPI's copies), or with node staging their 16-byte headers
+ * (offset in the sender's segment, bytes), hdr_out[q] sent and hdr_in[q]
+ * received. */
+static clphys_status post(MPI_Comm comm, md_ghost_dev *gd, const md_swap *const sw[2], const size_t rof[2],
+                          size_t out_off, long long hdr_out[2][2], long long hdr_in[2][2], int tag, MPI_Request *rq,
+                          int *nrq)
+{
+    clphys_context *ctx = gd->ctx;
+    const size_t r3 = 3 * gd->rs;
+    clphys_status ms = CLPHYS_SUCCESS;
+    for (int q = 0; q < 2 && !ms; q++) {
+        if (gd->node > 0) {
+            hdr_out[q][0] = (long long)(out_off + r3 * sw[q]->off), hdr_out[q][1] = (long long)(r3 * sw[q]->nsend);
+            cp_mpi_slice out = {hdr_out[q], 2, MPI_LONG_LONG}, in = {hdr_in[q], 2, MPI_LONG_LONG};
+            ms = cp_mpi_post(ctx, comm, sw[q]->to, &out, 1, sw[q]->from, &in, 1, tag + q, rq, nrq);
+        } else {
+            cp_mpi_slice out = {(char *)gd->hsend + r3 * sw[q]->off, (int)(r3 * sw[q]->nsend), MPI_BYTE};
+            cp_mpi_slice in = {(char *)gd->hrecv + r3 * rof[q], (int)(r3 * sw[q]->nrecv), MPI_BYTE};
+            ms = cp_mpi_post(ctx, comm, sw[q]->to, &out, 1, sw[q]->from, &in, 1, tag + q, rq, nrq);
+        }
+    }
+    return ms;
+}
+
+/* The received positions to recvbuf, on copyq: from hrecv (with node
+ * staging copied there first from the senders' segments, at their headers'
+ * offsets, checked against the lists).  *arrived: the copy's event. */
+static clphys_status copy_back(md_ghost_dev *gd, const md_swap *const sw[2], const size_t rof[2], size_t ro, size_t nr,
+                               long long hdr_in[2][2], cl_event *arrived)
+{
+    clphys_context *ctx = gd->ctx;
+    const size_t r3 = 3 * gd->rs;
+    for (int q = 0; gd->node > 0 && q < 2; q++) {
+        const unsigned long long off = (unsigned long long)hdr_in[q][0], len = (unsigned long long)hdr_in[q][1];
+        if (len != r3 * sw[q]->nrecv || off > gd->node_bytes || len > gd->node_bytes - off)
+            return cp_error(ctx, CLPHYS_ERR_IO,
+                            "md mpi: ghost header from rank %d (%llu bytes at %llu) does not match its list (%zu)",
+                            sw[q]->from, len, off, r3 * sw[q]->nrecv);
+        md_node_stage_copy(gd, (char *)gd->hrecv + r3 * rof[q], (const char *)gd->node_peer[sw[q]->dim][q] + off, len);
+    }
+    return cp_write_async(ctx, gd->copyq, gd->recvbuf, r3 * ro, r3 * nr, (char *)gd->hrecv + r3 * ro, 0, NULL, arrived);
+}
+
 clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts *g, cl_mem pos,
                                 clphys_status (*during)(void *arg), void *arg, int nap, double *bytes,
                                 cp_mpi_overlap *ov, clphys_status st)
 {
     clphys_context *ctx = gd->ctx;
     const size_t r3 = 3 * gd->rs; /* bytes of one packed position */
+    const int node = gd->node > 0;
+    /* node staging: this exchange's half of the segment */
+    const size_t out_off = node && gd->parity ? gd->node_bytes / 2 : 0;
+    gd->parity ^= 1;
     /* the two swaps of a dimension are independent (the atoms one sends
      * were there before the other's arrived): one copy to the host for
      * both, both messages in flight at once, one copy back, one unpack.
@@ -257,57 +308,72 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
      * others wait for it); the failure is agreed at the end. */
     for (int s = 0; s < g->nswap; s += 2) {
         const md_swap *a = &g->swap[s], *b = &g->swap[s + 1];
+        const md_swap *const sw[2] = {a, b};
+        const int c = a->dim;
         const size_t ro = a->first - g->swap[0].first; /* swap 0 receives the first ghost */
         const size_t ns = a->nsend + b->nsend, nr = a->nrecv + b->nrecv;
+        const size_t rof[2] = {ro, ro + a->nrecv};
         const int last = s + 2 >= g->nswap;
         if (!st && a->nsend) st = pack(gd, a, pos);
         if (!st && b->nsend) st = pack(gd, b, pos);
         /* the copy to the host on copyq after the packs; the last
-         * dimension's `during` goes on ctx's queue right behind the packs,
-         * so the device runs it while the copy and the messages travel */
+         * dimension's `during` on ctx's queue right behind the packs, so
+         * that the device runs it while the copies and messages travel.
+         * With a second queue `during` is enqueued first (nothing on the
+         * host stands between the packs and the forces); on one queue
+         * after the copy, which must not wait for it */
         cl_event packed = NULL, copied = NULL;
         if (!st && ns) st = cp_marker(ctx, NULL, &packed);
-        if (!st && ns)
-            st = cp_read_async(ctx, gd->copyq, gd->sendbuf, r3 * a->off, r3 * ns, (char *)gd->hsend + r3 * a->off, 1,
-                               &packed, &copied);
-        cp_release_event(&packed);
-        if (!st && gd->copyq) st = cp_flush(ctx, gd->copyq);
-        if (!st && last && during) {
-            st = during(arg);
-            if (!st) st = cp_marker(ctx, NULL, &gd->marker);
+        for (int k = 0; k < 2; k++) {
+            if (k == (gd->copyq ? 0 : 1)) {
+                if (!st && last && during) {
+                    st = during(arg);
+                    if (!st) st = cp_marker(ctx, NULL, &gd->marker);
+                }
+                if (!st) st = cp_flush(ctx, NULL);
+            } else if (!st && ns) {
+                st = cp_read_async(ctx, gd->copyq, gd->sendbuf, r3 * a->off, r3 * ns, (char *)gd->hsend + r3 * a->off,
+                                   1, &packed, &copied);
+                if (!st && gd->copyq) st = cp_flush(ctx, gd->copyq);
+            }
         }
-        if (!st) st = cp_flush(ctx, NULL);
+        cp_release_event(&packed);
         if (copied) {
             clphys_status w = cp_wait(ctx, &copied);
             if (!st) st = w;
             gd->waits++;
         }
+        if (node && gd->h2d[c]) {
+            /* the last copy out of hrecv is over before it is written (the
+             * copy to the host above, behind it on copyq, is missing where
+             * this rank sends nothing) */
+            clphys_status w = cp_wait(ctx, &gd->h2d[c]);
+            if (!st) st = w;
+        }
+        if (node && !st && ns)
+            md_node_stage_copy(gd, gd->node_seg + out_off + r3 * a->off, (char *)gd->hsend + r3 * a->off, r3 * ns);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the segment's bytes before the header */
         MPI_Request rq[4];
         int nrq = 0;
-        const md_swap *sw[2] = {a, b};
-        size_t rof[2] = {ro, ro + a->nrecv};
+        long long hdr_out[2][2] = {{0, 0}, {0, 0}}, hdr_in[2][2] = {{0, 0}, {0, 0}};
         const double t_post = cp_now();
-        clphys_status ms = CLPHYS_SUCCESS;
-        for (int q = 0; q < 2 && !ms; q++) {
-            cp_mpi_slice out = {(char *)gd->hsend + r3 * sw[q]->off, (int)(r3 * sw[q]->nsend), MPI_BYTE};
-            cp_mpi_slice in = {(char *)gd->hrecv + r3 * rof[q], (int)(r3 * sw[q]->nrecv), MPI_BYTE};
-            ms = cp_mpi_post(ctx, comm, sw[q]->to, &out, 1, sw[q]->from, &in, 1, 300 + s + q, rq, &nrq);
-        }
+        clphys_status ms = post(comm, gd, sw, rof, out_off, hdr_out, hdr_in, 300 + s, rq, &nrq);
         cp_mpi_overlap none = {0, 0, 0};
         if (!ms)
             ms = cp_mpi_wait_overlapped(ctx, nrq, rq, t_post, last && during ? marker_busy : NULL, gd, nap,
                                         ov ? ov : &none);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
         cp_release_event(&gd->marker);
         if (!st) st = ms;
         /* the copy back on copyq, not waited for by the host: hrecv is
-         * written again only by the next exchange's messages, posted after
+         * written again only by the next exchange's messages (node
+         * staging: its copies, after the wait for h2d above), posted after
          * the host waited for its copy to the host, which copyq (in order)
          * runs after this one; the unpack on ctx's queue waits for it */
         cl_event arrived = NULL;
-        if (!st && nr)
-            st = cp_write_async(ctx, gd->copyq, gd->recvbuf, r3 * ro, r3 * nr, (char *)gd->hrecv + r3 * ro, 0, NULL,
-                                &arrived);
+        if (!st && nr) st = copy_back(gd, sw, rof, ro, nr, hdr_in, &arrived);
         if (!st && gd->copyq && nr) st = cp_flush(ctx, gd->copyq);
+        if (!st && node && arrived && clRetainEvent(arrived) == CL_SUCCESS) gd->h2d[c] = arrived;
         if (!st && nr) st = unpack(gd, ro, nr, pos, &arrived);
         cp_release_event(&arrived);
         if (bytes) *bytes += (double)(r3 * ns);

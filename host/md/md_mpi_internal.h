@@ -111,6 +111,20 @@ typedef struct {
                              the copies then go on ctx's queue */
     cl_event marker;        /* end of the device work overlapped with messages */
     long long waits;        /* blocking waits for the device, counted          */
+    /* node staging (node_stage.c): -1 not yet decided, 0 the positions
+     * travel in MPI's messages, 1 through shared memory (every rank on one
+     * host) */
+    int node;
+    char *node_seg;    /* this rank's segment: two halves of sendbuf's size */
+    size_t node_bytes; /* of every rank's segment                            */
+    long long node_plan, node_gen;
+    void *node_maps[6]; /* the neighbours' segments, read-only                */
+    int node_nmaps;
+    void *node_peer[3][2]; /* the segment swap (c, side) receives from           */
+    int parity;            /* the half the next exchange writes                  */
+    int node_threads;      /* threads of md_node_stage_copy                      */
+    cl_event h2d[3];       /* each dimension's last copy out of a neighbour's
+                              segment; waited for before its next header      */
 } md_ghost_dev;
 
 clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md_ghost_dev *gd);
@@ -120,6 +134,16 @@ void md_ghost_dev_free(md_ghost_dev *gd);
  * their buffers of packed positions (three reals an atom) and host
  * staging. */
 clphys_status md_ghost_dev_reserve(md_ghost_dev *gd, const md_ghosts *g);
+/* Node staging: decided at the first call (on where every rank of comm
+ * shares one host, a dimension is cut and CLPHYS_MD_NODE_STAGING is not
+ * 0), then the segments grown to sendbuf's capacity where some rank's has
+ * outgrown them.  Call after every rebuild.  Collective; statuses agreed. */
+clphys_status md_node_stage_reserve(MPI_Comm comm, md_ghost_dev *gd, const md_decomp *d);
+/* memcpy of n bytes by gd->node_threads OpenMP threads (one core copies
+ * at about a fifth of the host's memory bandwidth). */
+void md_node_stage_copy(const md_ghost_dev *gd, void *dst, const void *src, size_t n);
+/* Unmap the segments (local). */
+void md_node_stage_close(md_ghost_dev *gd);
 /* The ghost lists made on the device at a rebuild: pos (the unsorted
  * positions, local frame) holds the nown owned atoms at 0 .. nown - 1; per
  * cut dimension and side md_ghost_select lists the atoms before that

@@ -429,6 +429,7 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
         if (!st) st = interior_rows(pl);
     }
     CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
+    CP_TRY(md_node_stage_reserve(pl->comm, &pl->gd, &pl->d));
     pl->last_build = pl->step;
     pl->rebuilds++;
     if (tm) {

@@ -12,6 +12,11 @@
 #              (the path of a device without a second queue), to time both
 #   CLPHYS_MD_HOST_GHOSTS=1  rebuilds make the ghost lists on the host (the
 #              path before the device made them), to time both
+#   CLPHYS_MD_NODE_STAGING=0  the ghost positions in MPI's messages instead
+#              of shared memory between the ranks (node staging), to time both;
+#              CLPHYS_MD_STAGING_THREADS=T its copies by T threads
+#   RANKS      the rank counts to run (default: "1 NP"; the NP run's rows carry
+#              their own one-GPU baseline, so "NP" alone suffices for a comparison)
 #   TINY=1     a local check on PoCL: DEVICE=pocl, 4,000 atoms (--quick --size
 #              4000), no GPU wrapper, 2 repeats
 # Writes, for P in 1 and NP: OUT_DIR/md-mpi-npP.json (rows in the scaling
@@ -51,7 +56,7 @@ W
 chmod +x "$WRAP"
 export TINY
 MPI=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
-for v in TINY LD_LIBRARY_PATH CLPHYS_CACHE_DIR POCL_MAX_PTHREAD_COUNT OCL_ICD_VENDORS CLPHYS_MD_ONE_QUEUE CLPHYS_MD_HOST_GHOSTS; do
+for v in TINY LD_LIBRARY_PATH CLPHYS_CACHE_DIR POCL_MAX_PTHREAD_COUNT OCL_ICD_VENDORS CLPHYS_MD_ONE_QUEUE CLPHYS_MD_HOST_GHOSTS CLPHYS_MD_NODE_STAGING CLPHYS_MD_STAGING_THREADS; do
     [ -n "${!v+x}" ] && MPI+=(-x "$v")
 done
 # mpirun's ranks on that machine get OCL_ICD_FILENAMES=libpocl.so.2 (DEVICE.md): name NVIDIA's first
@@ -61,12 +66,11 @@ done
     echo "BUILD=$BUILD DEVICE=$DEVICE NP=$NP TINY=$TINY"; git log -1 --format='%H %s' 2>/dev/null
 } > "$OUTDIR/md-mpi-env.txt"
 rc=0
-for P in 1 "$NP"; do
+for P in ${RANKS:-1 $NP}; do
     echo "md_mpi.sh: $P rank(s) on $DEVICE" >&2
     "${MPI[@]}" -np "$P" "$WRAP" "$BUILD/clphys" bench --path md_mpi --device "$DEVICE" "${EXTRA[@]}" \
         --json "$OUTDIR/md-mpi-np$P.json" --force > "$OUTDIR/md-mpi-np$P.log" 2>&1 || rc=$?
     tail -n 20 "$OUTDIR/md-mpi-np$P.log" >&2
-    [ "$P" = "$NP" ] && break
 done
 rm -f "$WRAP"
 exit $rc
