@@ -408,8 +408,14 @@ static void solve_case(const int grid[4], clphys_lqcd_solver_kind kind, int mixe
     assert_true(ref_res <= 1.05e-10);
     assert_true(fabs(ref_res - rd.rel_residual) <= 1e-3 * ref_res + 1e-14);
     assert_true(diff < 1e-8);
-    assert_int_equal(rd.iterations, rs.iterations);
-    assert_int_equal(rd.restarts, rs.restarts);
+    /* fp64 iterates in the same order up to summation order: the same
+     * counts.  Mixed: the fp32 inner iterations' sums, taken in another
+     * order over the ranks, can reach the restart and stop tests one
+     * iteration apart (seed 30648338185: BiCGStab 10 against 9, both at
+     * the tolerance, solutions within 5e-11) */
+    const int slack = mixed ? 1 : 0;
+    assert_true(abs(rd.iterations - rs.iterations) <= slack);
+    assert_true(abs(rd.restarts - rs.restarts) <= slack);
     clphys_lqcd_dslash_plan_destroy(s64), clphys_lqcd_dslash_plan_destroy(s32);
     clphys_lqcd_dslash_plan_destroy(d64), clphys_lqcd_dslash_plan_destroy(d32);
     clphys_lqcd_gauge_destroy(&g), clphys_lqcd_gauge_destroy(&loc);
