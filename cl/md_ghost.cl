@@ -9,6 +9,9 @@
  *           or at or above it (side 1): their indices at idx[off + k],
  *           k from the counter count[0] (in no particular order); past
  *           room entries they are counted, not written
+ *   rows_empty: count[slot[k]] = 0 for k < n: the ghosts' rows of a
+ *           transposed Verlet list emptied after a rebuild (their forces
+ *           are never used), so the force kernel skips their neighbours
  * pos is real4 (x, y, z, w); w does not travel: the receiver's ghost keeps
  * its own (the rebuild wrote it), so a quarter fewer bytes cross per step.
  */
@@ -45,4 +48,10 @@ __kernel void md_ghost_select(__global const real4_t *pos, uint n, int dim, int 
         uint k = atomic_inc(count);
         if (k < room) idx[off + k] = i;
     }
+}
+
+__kernel void md_ghost_rows_empty(__global uint *count, __global const uint *slot, uint n)
+{
+    uint k = get_global_id(0);
+    if (k < n) count[slot[k]] = 0;
 }

@@ -178,7 +178,7 @@ static void compare_run(const clphys_md_params *p, const int g[3], const clphys_
  * fresh random input, outputs poisoned (NaN, 0xff bytes) first: pack (a
  * gather plus a shift: exact in the precision), unpack (a scatter),
  * classify (each owned atom once, interior ones at the front, the rest at
- * the back, ghosts dropped), iota, inverse and map.  Each rank runs it on
+ * the back, ghosts dropped), iota, inverse, map and rows_empty.  Each rank runs it on
  * its own device. */
 static void kernels_in(clphys_precision prec)
 {
@@ -410,6 +410,20 @@ static void kernels_in(clphys_precision prec)
     assert_int_equal(CP_ARGS(ctx, km, inv, ix, nn) | cp_launch(ctx, km, 1, &g, NULL, NULL), 0);
     assert_int_equal(cp_read(ctx, ix, 0, 4 * n, u), 0);
     for (size_t k = 0; k < n; k++) assert_int_equal(perm[u[k]], idx[k]);
+    /* rows_empty: the counts at the first 300 places of the permutation
+     * zeroed, every other count (random) kept */
+    cl_kernel ke;
+    assert_int_equal(cp_kernel(ctx, pg, "md_ghost_rows_empty", &ke), CLPHYS_SUCCESS);
+    const cl_uint ne = 300;
+    for (size_t k = 0; k < n; k++) idx[k] = 1 + (cl_uint)(tu_uniform(&rng) * 200);
+    assert_int_equal(cp_write(ctx, ix, 0, 4 * n, idx), 0);
+    assert_int_equal(CP_ARGS(ctx, ke, ix, pm, ne) | cp_launch(ctx, ke, 1, &g, NULL, NULL), 0);
+    assert_int_equal(cp_read(ctx, ix, 0, 4 * n, u), 0);
+    char *emptied = calloc(n, 1);
+    for (size_t k = 0; k < ne; k++) emptied[perm[k]] = 1;
+    for (size_t k = 0; k < n; k++) assert_int_equal(u[k], emptied[k] ? 0 : idx[k]);
+    free(emptied);
+    cp_release_kernel(&ke);
     cl_mem ms[] = {pos, vel, img, tag, pm, ix, buf, pos_o, vel_o, img_o, tag_o, cnt, inv};
     for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) cp_release_mem(&ms[k]);
     cl_kernel ks[] = {kp, ku, kc, ki, kv, km, ksel};

@@ -97,7 +97,7 @@ void md_ghosts_free(md_ghosts *g);
 typedef struct {
     clphys_context *ctx;
     size_t rs; /* 4 or 8 */
-    cl_kernel k_pack, k_unpack, k_select;
+    cl_kernel k_pack, k_unpack, k_select, k_empty;
     cl_mem send_idx, recv_idx, sendbuf, recvbuf;
     cl_mem count;   /* md_ghost_select's counter                        */
     int host_lists; /* rebuilds make the ghost lists on the host        */
@@ -134,6 +134,10 @@ void md_ghost_dev_free(md_ghost_dev *gd);
  * their buffers of packed positions (three reals an atom) and host
  * staging. */
 clphys_status md_ghost_dev_reserve(md_ghost_dev *gd, const md_ghosts *g);
+/* The ghosts' rows (their nghost sorted places in recv_idx) of the
+ * transposed Verlet list's counts emptied: the force kernels skip them
+ * (a ghost's force is never used). */
+clphys_status md_ghost_rows_empty(md_ghost_dev *gd, cl_mem count, size_t nghost);
 /* Node staging: decided at the first call (on where every rank of comm
  * shares one host, a dimension is cut and CLPHYS_MD_NODE_STAGING is not
  * 0), then the segments grown to sendbuf's capacity where some rank's has
