@@ -93,8 +93,10 @@ def run_one(lmp, inp, prec, ranks, args, platform, tmp):
     for _ in range(args.runs):
         out = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=args.timeout, env=env)
         if out.returncode != 0:
-            said = [ln.strip() for ln in (out.stdout + out.stderr).splitlines() if re.search(r"error|signal", ln, re.I)]
-            raise RuntimeError(f"exit {out.returncode}: " + (said[-1] if said else (out.stderr or out.stdout)[-300:]))
+            # the first line that says why (LAMMPS's ERROR, geryon's OpenCL error, a signal), its paths shortened
+            said = [re.sub(r"'[^']*/([^'/]+)'", r"'\1'", ln.strip()) for ln in (out.stdout + out.stderr).splitlines()
+                    if re.search(r"ERROR|OpenCL error|Segmentation|Signal:", ln)]
+            raise RuntimeError(f"exit {out.returncode}: " + (said[0] if said else (out.stderr or out.stdout)[-300:]))
         loop, steps, n, version, pe0 = lammps_lj.parse_log(out.stdout)
         loops.append(loop)
         info = (steps, n, version, pe0, device_line(out.stdout))
@@ -120,7 +122,7 @@ def main(common, rest):
                     help="-pk gpu 1 neigh: where the neighbour list is built (no: on the host)")
     ap.add_argument("--cpu-device", action="store_true",
                     help="the OpenCL device is the host's CPU (PoCL): ranks share its cores")
-    ap.add_argument("--timeout", type=int, default=600, help="seconds per LAMMPS run")
+    ap.add_argument("--timeout", type=int, default=300, help="seconds per LAMMPS run")
     args = ap.parse_args(rest)
     args.runs = common.runs
     precs = [p for p in args.precisions.split(",") if p]
