@@ -116,7 +116,8 @@ def main(common, rest):
     ap.add_argument("--prefix", default=default_prefix(), help="scripts/peers-lammps-gpu.sh's prefix")
     ap.add_argument("--precisions", default="mixed,double")
     ap.add_argument("--scale", type=int, default=1, help="in.lj's x, y, z: 32,000 scale^3 atoms")
-    ap.add_argument("--cores", type=int, default=os.cpu_count() or 1, help="host cores: the multi-rank run's ranks")
+    ap.add_argument("--cores", type=int, default=len(os.sched_getaffinity(0)) or 1,
+                    help="host cores (default: those this process may run on): the multi-rank run's ranks")
     ap.add_argument("--platform-name", default="", help="the OpenCL platform to use (default: LAMMPS's choice)")
     ap.add_argument("--neigh", choices=("yes", "no"), default="yes",
                     help="-pk gpu 1 neigh: where the neighbour list is built (no: on the host)")
