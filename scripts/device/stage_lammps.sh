@@ -5,7 +5,7 @@
 #                                       (they link only libmpi.so.40,
 #                                       libOpenCL.so.1 and the C/C++ runtime)
 #   DEST/lmpgpu/run.sh                  scripts/device/lammps_gpu.sh
-#   DEST/lmpgpu/peers/                  bench/peers/lammps_{lj,gpu}.py
+#   DEST/lmpgpu/peers/                  bench/peers/*.py
 #   DEST/lmpcpu/lmpcpu.tar.xz, env.sh   Debian's /usr/bin/lmp and the
 #                                       libraries it links, less glibc,
 #                                       libstdc++, libgcc_s, zlib and Open
@@ -20,7 +20,7 @@ for p in mixed double; do
   install -D -m 755 "$prefix/$p/bin/lmp" "$g/$p/bin/lmp"
 done
 install -m 755 scripts/device/lammps_gpu.sh "$g/run.sh"
-cp bench/peers/lammps_lj.py bench/peers/lammps_gpu.py "$g/peers/"
+cp bench/peers/lammps_lj.py bench/peers/lammps_gpu.py bench/peers/openmm_lj.py "$g/peers/"
 if [ -x /usr/bin/lmp ]; then
   c=$DEST/lmpcpu
   t=$(mktemp -d)
