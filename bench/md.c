@@ -4,7 +4,7 @@
  * jitter [0, 0.1), r_cut 3.0, search 3.3, shuffled neighbour order, 100
  * calls; CPU devices' default run 20) and `md` (velocity-Verlet steps/s on
  * LAMMPS in.lj, checked against LAMMPS own thermo log, with the peers
- * LAMMPS and OpenMM timed beside it (md_peers.c); on GPUs with --full also
+ * LAMMPS, its GPU package and OpenMM timed beside it (md_peers.c); on GPUs with --full also
  * in.lj scaled to 2,048,000 atoms).  md rows'
  * rate is wall-clock steps/s, params.kernel_steps_per_s the kernels' own. */
 #include "bench.h"
@@ -518,6 +518,7 @@ int bench_md(bench_run *run)
     snprintf(in_lj, sizeof in_lj, "%s/md/in.lj", dir);
     snprintf(in_data, sizeof in_data, "%s/md/in.lj.data.gz", dir);
     if (have) md_peers(run, in_data, in_lj, ref[0][2], peers, sizeof peers);
+    if (have) md_peer_lammps_gpu(run, in_lj, 1, ref[0][2], peers, sizeof peers);
     for (char *c = peers; *c; c++)
         if (*c == '"' || *c == '\\' || (unsigned char)*c < 32) *c = '\''; /* JSON string text */
     for (int prec = 0; have && prec < 2; prec++) {
@@ -615,6 +616,9 @@ int bench_md(bench_run *run)
     snprintf(xdata, sizeof xdata, "/tmp/clphys_bench_md_x%d_%d.data", cells, (int)getpid());
     if (pe0_prec >= 0 && clphys_md_write_lammps_data(xdata, &sys) == CLPHYS_SUCCESS)
         md_peers(run, xdata, NULL, pe0, why, sizeof why);
+    /* LAMMPS's GPU package on its own in.lj at the same size (x, y, z 4:
+     * the same lattice, LAMMPS's velocities; step-0 energy as clphys's) */
+    if (pe0_prec >= 0 && cells % 20 == 0) md_peer_lammps_gpu(run, in_lj, cells / 20, pe0, why, sizeof why);
     remove(xdata);
     clphys_md_system_destroy(&sys);
     return 0;

