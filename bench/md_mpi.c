@@ -230,7 +230,12 @@ static void one_case(bench_run *run, md_env *e, int fp64, int weak, const int ce
     double *v = malloc((size_t)reps * sizeof *v);
     st = v ? CLPHYS_SUCCESS : CLPHYS_ERR_OUT_OF_MEMORY;
     st = clphys_mpi_agree(e->comm, NULL, st);
-    if (!st) st = clphys_md_mpi_create(e->comm, run->ctx, &p, e->grid, 0, e->rank == 0 ? &all : NULL, &pl);
+    /* strong rows on the plan's default grid; the weak lattice is laid out
+     * on e->grid, one block per subdomain */
+    int g[3] = {0, 0, 0};
+    if (weak) memcpy(g, e->grid, sizeof g);
+    if (!st) st = clphys_md_mpi_create(e->comm, run->ctx, &p, g, 0, e->rank == 0 ? &all : NULL, &pl);
+    if (!st) clphys_md_mpi_info(pl, g, NULL, NULL, NULL);
     clphys_md_system_destroy(&all);
     if (!st) st = clphys_md_mpi_thermo(pl, &t[0]);
     if (!st) st = clphys_md_mpi_run(pl, WARM, NULL);
@@ -253,7 +258,7 @@ static void one_case(bench_run *run, md_env *e, int fp64, int weak, const int ce
         clphys_md_mpi_info(pl, NULL, NULL, &own, &gh);
         /* per cut dimension one copy each way of both swaps' positions and
          * two messages in flight (md_ghost_exchange) */
-        int ndim = (e->grid[0] > 1) + (e->grid[1] > 1) + (e->grid[2] > 1);
+        int ndim = (g[0] > 1) + (g[1] > 1) + (g[2] > 1);
         double per_step = sp.tm.steps ? sp.tm.ghost_bytes / sp.tm.steps : 0;
         sp.msg_bytes = ndim ? per_step / ndim : 0;
         copy_times(run, (size_t)sp.msg_bytes, &sp.d2h_s, &sp.h2d_s);
@@ -293,7 +298,7 @@ static void one_case(bench_run *run, md_env *e, int fp64, int weak, const int ce
         /* the exchange: the run's messages (posted to completed) and the
          * copies timed at their size; tm.exchange_s also holds the pack and
          * unpack kernels and, overlapped, the interior rows' forces */
-        const int ndim = (e->grid[0] > 1) + (e->grid[1] > 1) + (e->grid[2] > 1);
+        const int ndim = (g[0] > 1) + (g[1] > 1) + (g[2] > 1);
         const double exch = sp.tm.messages_s / S + ndim * (sp.d2h_s + sp.h2d_s);
         bench_scaling sc = {e->gpus, e->P, weak, weak ? nb : N / e->gpus, bstep, step, exch, sp.floor_s};
         bench_row r;
@@ -343,9 +348,9 @@ static void one_case(bench_run *run, md_env *e, int fp64, int weak, const int ce
             "for\",\"ghost_bytes_per_step\":%.6g,\"bytes_per_dimension\":%.6g,\"d2h_s\":%.6g,\"h2d_s\":%.6g,"
             "\"latency_s\":%.6g,\"bandwidth_bytes_per_s\":%.6g,\"ghosts_max\":%.0f,\"owned_max\":%.0f,"
             "\"rebuilds_since_create\":%d,\"lj\":\"%s\",\"verified_by\":\"%s\"}",
-            e->grid[0], e->grid[1], e->grid[2], e->k, steps, nb, bstep > 0 ? 1 / bstep : 0, sp.tm.force_s / S,
-            sp.tm.neighbor_s / S, sp.tm.integrate_s / S, sp.tm.exposed_s / S, sp.tm.messages_s / S,
-            sp.tm.exchange_s / S, sp.tm.migrate_s / S, sp.tm.download_s / S, sp.tm.upload_s / S,
+            g[0], g[1], g[2], e->k, steps, nb, bstep > 0 ? 1 / bstep : 0, sp.tm.force_s / S, sp.tm.neighbor_s / S,
+            sp.tm.integrate_s / S, sp.tm.exposed_s / S, sp.tm.messages_s / S, sp.tm.exchange_s / S, sp.tm.migrate_s / S,
+            sp.tm.download_s / S, sp.tm.upload_s / S,
             sp.tm.rebuilds ? (sp.tm.download_s + sp.tm.migrate_s + sp.tm.upload_s + sp.tm.neighbor_s) / sp.tm.rebuilds
                            : 0,
             sp.tm.rebuilds ? sp.tm.neighbor_kernel_s / sp.tm.rebuilds : 0, sp.tm.rebuilds,
@@ -357,7 +362,7 @@ static void one_case(bench_run *run, md_env *e, int fp64, int weak, const int ce
                    : "step-0 thermo row vs the single-rank baseline (1e-5); energy drift < 1e-2");
         snprintf(r.note, sizeof r.note,
                  "%s P %d grid %dx%dx%d: %.4g ms/step vs one device %.4g ms (%s %.3g); exchange %.3g ms (floor %.3g)",
-                 weak ? "weak" : "strong", e->P, e->grid[0], e->grid[1], e->grid[2], 1e3 * step, 1e3 * bstep,
+                 weak ? "weak" : "strong", e->P, g[0], g[1], g[2], 1e3 * step, 1e3 * bstep,
                  weak ? "efficiency" : "speedup", weak ? bench_scaling_efficiency(&sc) : bench_scaling_speedup(&sc),
                  1e3 * exch, 1e3 * sp.floor_s);
         bench_add_row(run, &r);
@@ -379,7 +384,7 @@ int bench_md_mpi(bench_run *run)
     memset(&e, 0, sizeof e);
     if (!bench_mpi_begin("md_mpi", &e.comm, &e.rank, &e.P)) return 0;
     bench_mpi_sharing(run, e.comm, &e.k, &e.gpus);
-    int f[3] = {0, 0, 0}; /* the plan's default grid: MPI_Dims_create's factors, the largest along z */
+    int f[3] = {0, 0, 0}; /* the weak rows' grid: MPI_Dims_create's factors, the largest along z */
     MPI_Dims_create(e.P, 3, f);
     e.grid[0] = f[2], e.grid[1] = f[1], e.grid[2] = f[0];
     clphys_status st = clphys_mpi_measure_network(e.comm, 1 << 20, 20, &e.net);

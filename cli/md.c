@@ -33,9 +33,10 @@ static void usage(FILE *out)
                  "  --xyz FILE   extended-XYZ trajectory, one frame per thermo row (FILE.tmp.PID, then renamed)\n"
                  "  --write-data FILE  the final state as a LAMMPS data file (written atomically)\n"
                  "  --force      replace an existing --write-data or --xyz file (never an input)\n"
-                 "  --grid       under MPI: subdomains per dimension (product = ranks; default MPI_Dims_create); each\n"
-                 "               at least r_cut + skin thick; full-list variants only when a dimension is cut; one\n"
-                 "               device per rank (--device as without MPI, the node's devices shared out); rank 0\n"
+                 "  --grid       under MPI: subdomains per dimension (product = ranks; default: slabs 1x1xP where\n"
+                 "               they hold no more ghost atoms, else MPI_Dims_create's, largest factor along z),\n"
+                 "               each at least r_cut + skin thick; full-list variants only when a dimension is cut;\n"
+                 "               one device per rank (--device as without MPI, the node's devices shared out); rank 0\n"
                  "               reads, prints and writes (--write-data, --xyz in atom-ID order)\n"
                  "Defaults: epsilon = sigma = 1, neigh-every 1, neigh-delay 0, neigh-check yes, fp64, auto.\n"
                  "Units are LAMMPS `units lj`; energies per atom, T from 3N-3 degrees of freedom.\n");

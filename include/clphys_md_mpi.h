@@ -97,9 +97,12 @@ typedef struct {
 /* A distributed MD plan on comm (duplicated).  root's system *sys (read on
  * root only; NULL elsewhere) is scattered to the owners of its atoms.
  * grid[3]: subdomains per dimension, their product the size of comm; NULL
- * or all zero: MPI_Dims_create's factors, the largest along z (2 ranks:
- * 1x1x2; a grid cut along z only lets the forces of the atoms away from
- * its faces run while the ghosts travel).  ctx: this rank's device.  p and grid must
+ * or all zero: slabs along z (1x1xP) where they are at least r_cut + skin
+ * thick and hold no more ghost atoms than MPI_Dims_create's grid, else
+ * MPI_Dims_create's factors with the largest along z (2 or 4 ranks of a
+ * cube: 1x1x2, 1x1x4; 8 ranks of a large cube: 2x2x2).  A grid cut along z
+ * only lets the forces of the atoms away from its faces run while the
+ * ghosts travel; clphys_md_mpi_info gives the grid chosen.  ctx: this rank's device.  p and grid must
  * be the same on every rank.  Collective.  Errors, the same on every rank
  * (the message names the failing rank): CLPHYS_ERR_INVALID_ARGUMENT (NULL
  * ctx or plan, no system on root, a grid whose product is not the number of

@@ -432,6 +432,30 @@ static void kernels_in(clphys_precision prec)
         free(u);
 }
 
+/* The default grid (md_decomp_make with no grid): slabs along z where
+ * they hold no more ghost atoms than MPI_Dims_create's grid (4 ranks of a
+ * cube: 1x1x4; 8 ranks of a large cube: 2x2x2), MPI_Dims_create's where
+ * slabs would be thinner than r_cut + skin or hold more ghosts. */
+static void test_default_grid(void **state)
+{
+    (void)state;
+    const struct {
+        int size;
+        double L;
+        int want[3];
+    } cases[] = {{2, 33.6, {1, 1, 2}}, {4, 33.6, {1, 1, 4}}, {3, 33.6, {1, 1, 3}}, {8, 200, {2, 2, 2}},
+                 {8, 20, {2, 2, 2}},   {6, 30, {1, 1, 6}},   {6, 100, {1, 2, 3}},  {12, 100, {2, 2, 3}}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const double L[3] = {cases[k].L, cases[k].L, cases[k].L};
+        md_decomp d;
+        assert_int_equal(md_decomp_make(ctx, 0, cases[k].size, NULL, L, 2.8, &d), CLPHYS_SUCCESS);
+        for (int c = 0; c < 3; c++)
+            if (d.P[c] != cases[k].want[c])
+                fail_msg("%d ranks, box %g: grid %dx%dx%d, expected %dx%dx%d", cases[k].size, cases[k].L, d.P[0],
+                         d.P[1], d.P[2], cases[k].want[0], cases[k].want[1], cases[k].want[2]);
+    }
+}
+
 static void test_kernels(void **state)
 {
     (void)state;
@@ -765,7 +789,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kernels),  cmocka_unit_test(test_in_lj_variants), cmocka_unit_test(test_in_lj_interior),
         cmocka_unit_test(test_overlap),  cmocka_unit_test(test_dilute_gas),     cmocka_unit_test(test_lammps_in_lj),
-        cmocka_unit_test(test_failures),
+        cmocka_unit_test(test_failures), cmocka_unit_test(test_default_grid),
     };
     return tu_mpi_run_group("test_md_mpi", tests, size >= 2 && size <= 4, "2, 3 or 4", &ctx, 1);
 }

@@ -23,6 +23,19 @@ int md_decomp_owner(const md_decomp *d, int c, double x)
     return k;
 }
 
+/* The ghost shells' volume of one subdomain of a px x py x pz grid (a cut
+ * dimension adds r_s on both sides). */
+static double ghost_volume(const double L[3], double rs, int px, int py, int pz)
+{
+    const int p[3] = {px, py, pz};
+    double with = 1, without = 1;
+    for (int c = 0; c < 3; c++) {
+        const double a = L[c] / p[c];
+        with *= a + (p[c] > 1 ? 2 * rs : 0), without *= a;
+    }
+    return with - without;
+}
+
 static int rank_at(const md_decomp *d, const int c3[3]) { return c3[0] + d->P[0] * (c3[1] + d->P[1] * c3[2]); }
 
 int md_decomp_rank_of(const md_decomp *d, const double *x)
@@ -55,6 +68,13 @@ clphys_status md_decomp_make(clphys_context *ctx, int rank, int size, const int 
         /* the largest factor along z: a grid cut along z only keeps its
          * interior rows contiguous in the cell order (md_mpi_rebuild) */
         P[0] = f[2], P[1] = f[1], P[2] = f[0];
+        /* slabs along z (1x1xsize) where they hold no more ghost atoms
+         * than that grid: one dimension to exchange instead of two or
+         * three, no edge ghosts, and the overlap of interior rows (on 4
+         * PoCL ranks of 2 cores, 32,000 atoms: 1x1x4 20 % faster than
+         * 1x2x2) */
+        if (size > 1 && L[2] / size >= rs && ghost_volume(L, rs, 1, 1, size) <= ghost_volume(L, rs, P[0], P[1], P[2]))
+            P[0] = P[1] = 1, P[2] = size;
     }
     if ((long long)P[0] * P[1] * P[2] != size)
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT,
