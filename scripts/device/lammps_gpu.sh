@@ -22,20 +22,21 @@
 set -u
 BUILD=${1:?usage: lammps_gpu.sh BUILD_DIR [OUT_DIR]}
 OUTDIR=${2:-${OUT:?give OUT_DIR or set OUT}}
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mkdir -p "$OUTDIR"
 BUILD=$(cd "$BUILD" && pwd)
 [ -x "$BUILD/clphys" ] || { echo "lammps_gpu.sh: $BUILD/clphys not found" >&2; exit 2; }
+# (.device/env.sh sets its own $here: this script keeps its folder in $script_dir)
 [ -f .device/env.sh ] && source .device/env.sh
 export OCL_ICD_FILENAMES=libnvidia-opencl.so.1:libpocl.so.2
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export LD_LIBRARY_PATH="$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-[ -x "$here/mixed/bin/lmp" ] || [ -x "$here/double/bin/lmp" ] && export CLPHYS_LAMMPS_GPU=$here
+[ -x "$script_dir/mixed/bin/lmp" ] || [ -x "$script_dir/double/bin/lmp" ] && export CLPHYS_LAMMPS_GPU=$script_dir
 # the peer programs: this tree's, else a copy staged beside this script
-[ -f bench/peers/lammps_gpu.py ] || { [ -f "$here/peers/lammps_gpu.py" ] && export CLPHYS_PEERS=$here/peers; }
+[ -f bench/peers/lammps_gpu.py ] || { [ -f "$script_dir/peers/lammps_gpu.py" ] && export CLPHYS_PEERS=$script_dir/peers; }
 
 # Debian's CPU lmp, where staged (scripts/device/lmpcpu_env.sh)
-[ -f "$here/../lmpcpu/env.sh" ] && source "$here/../lmpcpu/env.sh"
+[ -f "$script_dir/../lmpcpu/env.sh" ] && source "$script_dir/../lmpcpu/env.sh"
 
 {
   date -u
