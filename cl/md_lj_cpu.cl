@@ -10,6 +10,8 @@
  * Same physics and outputs as cl/md_lj.cl: U = 4 eps [(s/r)^12 - (s/r)^6] - shift,
  * F_i = sum_j 24 eps [2 (s/r)^12 - (s/r)^6] / r^2 (x_i - x_j); f[4i+0..2]
  * force, f[4i+3] half the energy of i's pairs, vir[i] half of r . F.
+ * A particle with pos.w < 0 is a ghost atom of a distributed plan (its
+ * force is never used): its row is skipped and written as zeros.
  */
 #include "platform_common.h"
 
@@ -41,6 +43,11 @@ __kernel void lj_cpu(__global const real4_t *pos, uint n, __global const uint *o
     vr_t ib4 = VREP4((real4_t)(ibox.x, ibox.y, ibox.z, 0));
     for (uint i = i0; i < i1; i++) {
         real4_t p = pos[i];
+        if (p.w < 0) {
+            vstore4((real4_t)(0, 0, 0, 0), i, f);
+            vir[i] = 0;
+            continue;
+        }
         vr_t p4 = VREP4((real4_t)(p.x, p.y, p.z, 0));
         /* forces in AoS form (4 vectors of VW/4 slots x y z w), e and w by lane */
         vr_t f0 = 0, f1 = 0, f2 = 0, f3 = 0, e = 0, w = 0;

@@ -419,7 +419,7 @@ static clphys_status select_side(md_ghost_dev *gd, const md_decomp *d, const md_
 
 /* The positions of swap sw (its nsend atoms packed from pos) to sw->to, and
  * the n_in ghosts from sw->from into pos at nlocal .. nlocal + n_in - 1
- * (their w 0), through the step's pack and unpack kernels.  Collective. */
+ * (their w MD_GHOST_W), through the step's pack and unpack kernels.  Collective. */
 static clphys_status swap_positions(MPI_Comm comm, md_ghost_dev *gd, const md_swap *sw, cl_mem pos, size_t nghost,
                                     size_t nlocal, size_t n_in, clphys_status st)
 {
@@ -439,14 +439,15 @@ static clphys_status swap_positions(MPI_Comm comm, md_ghost_dev *gd, const md_sw
     if (e != MPI_SUCCESS && !st) st = cp_mpi_error(ctx, e, "MPI_Sendrecv (ghost positions)");
     if (!st && n_in) {
         for (size_t k = 0; k < n_in; k++) slot[k] = (cl_uint)(nlocal + k);
-        const double z4[4] = {0, 0, 0, 0};
+        const double gw[4] = {0, 0, 0, MD_GHOST_W}; /* the unpack keeps w */
+        const float gwf[4] = {0, 0, 0, (float)MD_GHOST_W};
         st = cp_write(ctx, gd->recv_idx, 4 * nghost, 4 * n_in, slot);
         if (!st)
             st = cp_write_async(ctx, NULL, gd->recvbuf, r3 * nghost, r3 * n_in, (char *)gd->hrecv + r3 * nghost, 0,
                                 NULL, NULL);
         if (!st) {
-            cl_int ce = clEnqueueFillBuffer(ctx->queue, pos, z4, 4 * gd->rs, 4 * gd->rs * nlocal, 4 * gd->rs * n_in, 0,
-                                            NULL, NULL);
+            cl_int ce = clEnqueueFillBuffer(ctx->queue, pos, gd->rs == 8 ? (const void *)gw : (const void *)gwf,
+                                            4 * gd->rs, 4 * gd->rs * nlocal, 4 * gd->rs * n_in, 0, NULL, NULL);
             if (ce != CL_SUCCESS) st = cp_cl_error(ctx, ce, "clEnqueueFillBuffer (ghost positions)");
         }
         cl_event none = NULL;

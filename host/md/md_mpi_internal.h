@@ -134,6 +134,10 @@ void md_ghost_dev_free(md_ghost_dev *gd);
  * their buffers of packed positions (three reals an atom) and host
  * staging. */
 clphys_status md_ghost_dev_reserve(md_ghost_dev *gd, const md_ghosts *g);
+/* pos.w of a ghost atom on the device (owned atoms have 0): the cpu force
+ * kernel (cl/md_lj_cpu.cl) skips such rows, whose forces are never used. */
+#define MD_GHOST_W (-1.0)
+
 /* The ghosts' rows (their nghost sorted places in recv_idx) of the
  * transposed Verlet list's counts emptied: the force kernels skip them
  * (a ghost's force is never used). */
@@ -153,7 +157,7 @@ void md_node_stage_close(md_ghost_dev *gd);
  * cut dimension and side md_ghost_select lists the atoms before that
  * dimension within r_cut + skin of the face into gd's send_idx (unsorted
  * local indices), their positions travel as a step's do, and the ghosts
- * received are appended to pos (w 0) with their places in recv_idx; g gets
+ * received are appended to pos (w MD_GHOST_W) with their places in recv_idx; g gets
  * the swaps (gx and send unused).  cap: the atoms pos has room for.
  * *again 1 (on every rank) when some rank lacked room (the send list, the
  * received ghosts' buffers or cap): g's counts are those reached, *need

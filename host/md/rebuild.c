@@ -215,9 +215,9 @@ static clphys_status fill_ghosts(clphys_md_mpi *pl, size_t ga, size_t ng)
  * unsorted arrays from local index `at` on: positions in the local frame
  * (wrapped into the device's box), velocities with the type's mass,
  * images, tags (id, type); for the ghosts only their positions cross the
- * bus: their velocity is filled with 0 and mass 1 (the integrator's kick
- * stays finite; the exchange overwrites their positions before use), their
- * images and tags with 0. */
+ * bus (w MD_GHOST_W): their velocity is filled with 0 and mass 1 (the
+ * integrator's kick stays finite; the exchange overwrites their positions
+ * before use), their images and tags with 0. */
 static clphys_status upload(clphys_md_mpi *pl, size_t at, const md_atoms *own, const md_ghosts *g)
 {
     clphys_context *ctx = pl->ctx;
@@ -236,7 +236,7 @@ static clphys_status upload(clphys_md_mpi *pl, size_t at, const md_atoms *own, c
     for (size_t i = 0; i < m; i++) {
         const double *xi = i < no ? own->x + 3 * i : g->gx + 3 * (i - no);
         for (int c = 0; c < 4; c++) {
-            double x = 0;
+            double x = i < no ? 0 : MD_GHOST_W; /* w */
             if (c < 3) x = wrap_local(xi[c] - pl->d.llo[c], pl->d.lbox[c]);
             if (pl->rs == 8)
                 xd[4 * i + c] = x;
