@@ -16,9 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* interior atoms: farther than this from every cut face (local frame);
- * above r_search, so that rounding between the device's local frame and the
- * host's never leaves an atom the host would list as a ghost on the device */
+/* md_classify lists the staying atoms within this many r_search of a cut
+ * face for the host path's ghost lists (md_ghosts_build: the first rebuild,
+ * CLPHYS_MD_HOST_GHOSTS); above 1, so that rounding between the device's
+ * local frame and the host's never leaves out an atom the host would list
+ * as a ghost */
 #define SHELL_MARGIN 1.1
 
 clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl)
