@@ -91,7 +91,7 @@ static void on_chosen(void *user, const clphys_tune_choice *c)
     char untuned[48] = "-";
     if (c->untuned_s > 0)
         snprintf(untuned, sizeof untuned, "%.4g ms (x%.2f)", 1e3 * c->untuned_s, c->untuned_s / c->best_s);
-    printf("%-8s %-4s %-10s %-40s %-58s %10.4g ms  %-20s %3d\n", c->path, c->precision, c->what, fields, choice,
+    printf("%-13s %-4s %-10s %-40s %-58s %10.4g ms  %-20s %3d\n", c->path, c->precision, c->what, fields, choice,
            1e3 * c->best_s, untuned, c->candidates);
     fflush(stdout);
     r->choices++;
@@ -175,8 +175,8 @@ int cmd_tune(int argc, char **argv)
     report r = {.tty = isatty(STDERR_FILENO), .t0 = now()};
     const clphys_tune_options o = {.quick = quick, .progress = on_progress, .chosen = on_chosen, .user = &r};
     printf("# clphys tune%s on %s (%s, %s)\n", quick ? " --quick" : "", d->name, d->platform, d->driver_version);
-    printf("%-8s %-4s %-10s %-40s %-58s %13s  %-20s %3s\n", "path", "prec", "what", "case", "choice", "time", "untuned",
-           "candidates");
+    printf("%-13s %-4s %-10s %-40s %-58s %13s  %-20s %3s\n", "path", "prec", "what", "case", "choice", "time",
+           "untuned", "candidates");
     int rc = 0;
     for (int i = 0; i < NTUNERS; i++) {
         if (!on[i]) continue;
