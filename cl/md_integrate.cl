@@ -13,6 +13,34 @@
  */
 #include "platform_common.h"
 
+/* x into [0, box) along each axis, the crossing counted in the image
+ * flags: one box length at most (a step's drift; md_check_state's bound on
+ * an application's positions). */
+static inline void md_wrap(real4_t *x, int4 *im, real4_t box)
+{
+    if (x->x >= box.x) {
+        x->x -= box.x;
+        im->x++;
+    } else if (x->x < 0) {
+        x->x += box.x;
+        im->x--;
+    }
+    if (x->y >= box.y) {
+        x->y -= box.y;
+        im->y++;
+    } else if (x->y < 0) {
+        x->y += box.y;
+        im->y--;
+    }
+    if (x->z >= box.z) {
+        x->z -= box.z;
+        im->z++;
+    } else if (x->z < 0) {
+        x->z += box.z;
+        im->z--;
+    }
+}
+
 __kernel void md_kick_drift(__global real4_t *x, __global real4_t *v, __global int4 *img, __global const real_t *f,
                             real_t dt, real4_t box, uint n)
 {
@@ -27,27 +55,7 @@ __kernel void md_kick_drift(__global real4_t *x, __global real4_t *v, __global i
     xi.y += dt * vi.y;
     xi.z += dt * vi.z;
     int4 im = img[i];
-    if (xi.x >= box.x) {
-        xi.x -= box.x;
-        im.x++;
-    } else if (xi.x < 0) {
-        xi.x += box.x;
-        im.x--;
-    }
-    if (xi.y >= box.y) {
-        xi.y -= box.y;
-        im.y++;
-    } else if (xi.y < 0) {
-        xi.y += box.y;
-        im.y--;
-    }
-    if (xi.z >= box.z) {
-        xi.z -= box.z;
-        im.z++;
-    } else if (xi.z < 0) {
-        xi.z += box.z;
-        im.z--;
-    }
+    md_wrap(&xi, &im, box);
     img[i] = im;
     x[i] = xi;
     v[i] = vi;
@@ -122,27 +130,7 @@ __kernel void md_pull(__global const real4_t *ux, __global const real4_t *uv, re
     xi.x -= lo.x;
     xi.y -= lo.y;
     xi.z -= lo.z;
-    if (xi.x >= box.x) {
-        xi.x -= box.x;
-        im.x++;
-    } else if (xi.x < 0) {
-        xi.x += box.x;
-        im.x--;
-    }
-    if (xi.y >= box.y) {
-        xi.y -= box.y;
-        im.y++;
-    } else if (xi.y < 0) {
-        xi.y += box.y;
-        im.y--;
-    }
-    if (xi.z >= box.z) {
-        xi.z -= box.z;
-        im.z++;
-    } else if (xi.z < 0) {
-        xi.z += box.z;
-        im.z--;
-    }
+    md_wrap(&xi, &im, box);
     x[i] = xi;
     v[i] = uv[i];
     img[i] = im;

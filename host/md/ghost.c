@@ -257,6 +257,17 @@ static clphys_status marker_busy(void *arg, int *running)
     return CLPHYS_SUCCESS;
 }
 
+/* Enqueue `work` (may be NULL) on ctx's queue with a marker behind it (the
+ * end marker_busy watches), and flush the queue. */
+static clphys_status overlapped_work(md_ghost_dev *gd, clphys_status (*work)(void *arg), void *arg, clphys_status st)
+{
+    if (!st && work) {
+        st = work(arg);
+        if (!st) st = cp_marker(gd->ctx, NULL, &gd->marker);
+    }
+    return st ? st : cp_flush(gd->ctx, NULL);
+}
+
 /* Post the messages of one dimension's two swaps: the positions
  * themselves (MPI's copies), or with node staging their 16-byte headers
  * (offset in the sender's segment, bytes), hdr_out[q] sent and hdr_in[q]
@@ -334,20 +345,14 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
          * host stands between the packs and the forces); on one queue
          * after the copy, which must not wait for it */
         cl_event packed = NULL, copied = NULL;
+        clphys_status (*work)(void *) = last ? during : NULL;
         if (!st && ns) st = cp_marker(ctx, NULL, &packed);
-        for (int k = 0; k < 2; k++) {
-            if (k == (gd->copyq ? 0 : 1)) {
-                if (!st && last && during) {
-                    st = during(arg);
-                    if (!st) st = cp_marker(ctx, NULL, &gd->marker);
-                }
-                if (!st) st = cp_flush(ctx, NULL);
-            } else if (!st && ns) {
-                st = cp_read_async(ctx, gd->copyq, gd->sendbuf, r3 * a->off, r3 * ns, (char *)gd->hsend + r3 * a->off,
-                                   1, &packed, &copied);
-                if (!st && gd->copyq) st = cp_flush(ctx, gd->copyq);
-            }
-        }
+        if (gd->copyq) st = overlapped_work(gd, work, arg, st);
+        if (!st && ns)
+            st = cp_read_async(ctx, gd->copyq, gd->sendbuf, r3 * a->off, r3 * ns, (char *)gd->hsend + r3 * a->off, 1,
+                               &packed, &copied);
+        if (!st && ns && gd->copyq) st = cp_flush(ctx, gd->copyq);
+        if (!gd->copyq) st = overlapped_work(gd, work, arg, st);
         cp_release_event(&packed);
         if (copied) {
             clphys_status w = cp_wait(ctx, &copied);
