@@ -229,6 +229,64 @@ __kernel void lj_full_transposed(__global const real4_t *restrict pos, uint n, _
     lj_store_full(f, vir, i, fx, fy, fz, e, w, cnt, shift);
 }
 
+#ifndef LJ_LANES
+#define LJ_LANES 8
+#endif
+#if LJ_WG % LJ_LANES == 0
+
+/* The rows 0 .. lo-1 and hi .. n-1 of a full transposed list (a distributed
+ * plan's rows beside the ghosts, computed once they have arrived), LJ_LANES
+ * work-items per row: lane l takes entries l, l + LJ_LANES, ... and the
+ * partial sums are added in lane order in local memory (the same order on
+ * every run).  Why lanes: these rows are a tenth of a plan's or fewer, too
+ * few work-items for one per row to hide the chain of dependent index and
+ * position loads along a row (lj_full_transposed).  Work-group LJ_WG, a
+ * multiple of LJ_LANES; row r of a group is its work-items r + k LJ_WG /
+ * LJ_LANES, so that neighbouring work-items read neighbouring rows' indices. */
+__kernel __attribute__((reqd_work_group_size(LJ_WG, 1, 1))) void
+lj_full_transposed_lanes(__global const real4_t *restrict pos, uint n, __global const uint *restrict count,
+                         __global const int *restrict list, LJ_ARGS, __global real_t *f, __global real_t *vir, uint lo,
+                         uint hi)
+{
+    __local real_t red[5][LJ_WG];
+    __local int redc[LJ_WG];
+    const uint rpg = LJ_WG / LJ_LANES, t = get_local_id(0), r = t % rpg, lane = t / rpg;
+    const uint row = get_group_id(0) * rpg + r, nrows = lo + (n - hi);
+    const uint i = row < lo ? row : row - lo + hi;
+    real_t fx = 0, fy = 0, fz = 0, e = 0, w = 0;
+    int cnt = 0;
+    if (row < nrows) {
+        real4_t p = pos[i];
+        real4_t hbox = REAL_C(0.5) * box;
+        real4_t sh = lj_shift_of(p, box, hbox);
+        const lj_coef_t cf = lj_coef(eps4, eps24, sig2);
+        uint m = count[i];
+        for (uint k = lane; k < m; k += LJ_LANES * LJ_T_UNROLL) {
+            int jn[LJ_T_UNROLL];
+#pragma unroll
+            for (int u = 0; u < LJ_T_UNROLL; u++) {
+                uint kk = k + u * LJ_LANES;
+                jn[u] = kk < m ? list[(size_t)kk * n + i] : (int)i;
+            }
+            real4_t q[LJ_T_UNROLL];
+#pragma unroll
+            for (int u = 0; u < LJ_T_UNROLL; u++) q[u] = pos[jn[u]];
+#pragma unroll
+            for (int u = 0; u < LJ_T_UNROLL; u++)
+                lj_pair_t(p, q[u], k + u * LJ_LANES < m, hbox, sh, rc2, cf, &fx, &fy, &fz, &e, &w, &cnt);
+        }
+    }
+    red[0][t] = fx, red[1][t] = fy, red[2][t] = fz, red[3][t] = e, red[4][t] = w, redc[t] = cnt;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lane || row >= nrows) return;
+    for (uint l = 1; l < LJ_LANES; l++) {
+        uint s = t + l * rpg;
+        fx += red[0][s], fy += red[1][s], fz += red[2][s], e += red[3][s], w += red[4][s], cnt += redc[s];
+    }
+    lj_store_full(f, vir, i, fx, fy, fz, e, w, cnt, shift);
+}
+#endif
+
 /* Full list on a staged copy (cl/platform_stage.h, cl/md_neighbor_staged.cl): work-group
  * b copies the positions of the cells around its block into local memory
  * (x, y, z planes of stride stcap), then each work-item takes particles i of

@@ -265,6 +265,86 @@ static void test_overlap_and_names(void **state)
     free(f);
 }
 
+/* md_lj_evaluate_edges (full-transposed: lj_full_transposed_lanes; full-csr:
+ * a launch per range) writes the rows outside lo .. hi - 1 and (but for
+ * full-csr's spill of up to a work-group past lo) only those,
+ * each as the reference has it once md_lj_evaluate_rows has added the rows
+ * inside; random ranges (empty inside, empty outside, one side only),
+ * forces poisoned on the device before each launch. */
+static void test_edge_rows(void **state)
+{
+    (void)state;
+    const clphys_device_info *dev = clphys_context_device(ctx);
+    double *ref = malloc(3 * n * sizeof *ref), *f = malloc(3 * n * sizeof *f);
+    double *px = malloc(3 * n * sizeof *px), bx[3];
+    uint64_t rng = tu_rng_init(29);
+    const clphys_md_lj_variant vs[] = {CLPHYS_MD_LJ_FULL_TRANSPOSED, CLPHYS_MD_LJ_FULL_CSR};
+    for (int prec = 0; prec < 2; prec++) {
+        if (prec == CLPHYS_FP64 && !dev->fp64) continue;
+        const size_t rs = prec ? 8 : 4;
+        for (size_t k = 0; k < 3 * n; k++) px[k] = prec ? pos[k] : (float)pos[k];
+        for (int c = 0; c < 3; c++) bx[c] = prec ? box[c] : (float)box[c];
+        double pe, vir;
+        md_ref_lj(n, px, bx, 1.0, 1.0, RC, 0, ref, &pe, &vir);
+        unsigned char *raw = malloc(4 * rs * n), nan_pat[8];
+        const double nan64 = NAN;
+        const float nan32 = NAN;
+        memcpy(nan_pat, prec ? (const void *)&nan64 : (const void *)&nan32, rs);
+        for (size_t v = 0; v < sizeof vs / sizeof *vs; v++) {
+            clphys_md_lj_params p = {.n = n,
+                                     .box = {box[0], box[1], box[2]},
+                                     .r_cut = RC,
+                                     .skin = SKIN,
+                                     .precision = prec,
+                                     .variant = vs[v]};
+            clphys_md_lj_plan *pl;
+            assert_int_equal(clphys_md_lj_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
+            assert_int_equal(clphys_md_lj_set_positions(pl, pos), CLPHYS_SUCCESS);
+            for (int trial = 0; trial < 5; trial++) {
+                size_t a = (size_t)(tu_uniform(&rng) * (double)n), b = (size_t)(tu_uniform(&rng) * (double)n);
+                size_t lo = a < b ? a : b, hi = a < b ? b : a;
+                if (trial == 0) lo = 0, hi = n; /* no edge rows */
+                if (trial == 1) hi = lo;        /* every row an edge row */
+                if (trial == 2) lo = 0;         /* the upper range only */
+                assert_int_equal(cp_fill(ctx, pl->f, nan_pat, rs, 4 * rs * n), CLPHYS_SUCCESS);
+                assert_int_equal(md_lj_evaluate_edges(pl, lo, hi), CLPHYS_SUCCESS);
+                assert_int_equal(cp_read(ctx, pl->f, 0, 4 * rs * n, raw), CLPHYS_SUCCESS);
+                size_t wrong = 0;
+                for (size_t i = 0; i < n; i++) {
+                    /* full-csr's launch for the lower rows may run on to a work-group beyond */
+                    int inside = i >= (v ? lo + pl->wg : lo) && i < hi, spill = v && i >= lo && i < hi && !inside;
+                    for (int c = 0; c < 4; c++) {
+                        const unsigned char *e = raw + (4 * i + c) * rs;
+                        double x = prec ? *(const double *)(const void *)e : *(const float *)(const void *)e;
+                        wrong += inside ? memcmp(e, nan_pat, rs) != 0 : !spill && !isfinite(x);
+                    }
+                }
+                assert_int_equal(wrong, 0);
+                assert_int_equal(md_lj_evaluate_rows(pl, lo, hi - lo), CLPHYS_SUCCESS);
+                tu_poison_f64(f, 3 * n);
+                clphys_md_lj_result r;
+                assert_int_equal(clphys_md_lj_get(pl, f, &r), CLPHYS_SUCCESS);
+                double tol = prec ? 1e-12 : 1e-5;
+                size_t excl = 0;
+                double ef = md_ref_force_error(n, px, bx, 1.0, 1.0, RC, NULL, NULL, f, ref, prec ? 1e-13 : 1e-5, &excl);
+                double de, dw;
+                cut_slack(1.0, RC, excl, &de, &dw);
+                double ee = fmax(fabs(r.potential_energy - pe) - de, 0) / fabs(pe);
+                double ev = fmax(fabs(r.virial - vir) - dw, 0) / fabs(vir);
+                if (trial == 4)
+                    fprintf(stderr, "  edges %-16s %s rows <%zu and >=%zu: force %.2e pe %.2e virial %.2e\n",
+                            clphys_md_lj_variant_name(vs[v]), prec ? "fp64" : "fp32", lo, hi, ef, ee, ev);
+                assert_true(ef <= tol && ee <= tol && ev <= tol);
+            }
+            assert_int_equal(md_lj_evaluate_edges(pl, 5, 4), CLPHYS_ERR_INVALID_ARGUMENT);
+            assert_int_equal(md_lj_evaluate_edges(pl, 0, n + 1), CLPHYS_ERR_INVALID_ARGUMENT);
+            clphys_md_lj_plan_destroy(pl);
+        }
+        free(raw);
+    }
+    free(ref), free(f), free(px);
+}
+
 /* Without cl_khr_int64_base_atomics, half-fixedpoint and fp64 half-cas are
  * refused with CLPHYS_ERR_UNSUPPORTED (the probed capability is switched off
  * in this process's copy of the device info to exercise the check). */
@@ -637,7 +717,7 @@ int main(void)
         cmocka_unit_test(test_overlap_and_names),     cmocka_unit_test(test_int64_atomics_required),
         cmocka_unit_test(test_half_block_grids),      cmocka_unit_test(test_half_cas_densities),
         cmocka_unit_test(test_half_cas_options),      cmocka_unit_test(test_half_cas_overflow),
-        cmocka_unit_test(test_half_block_moved),
+        cmocka_unit_test(test_half_block_moved),      cmocka_unit_test(test_edge_rows),
     };
     return tu_run_group(tests, .ctx = &ctx, .nctx = 1, .setup = setup, .teardown = teardown);
 }

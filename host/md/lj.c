@@ -50,8 +50,8 @@ void clphys_md_lj_plan_destroy(clphys_md_lj_plan *pl)
 {
     if (!pl) return;
     clphys_md_neighbor_plan_destroy(pl->nb);
-    cl_kernel *ks[] = {&pl->k,        &pl->k_convert, &pl->k_bcount, &pl->k_rows,
-                       &pl->k_tables, &pl->k_derive,  &pl->k_key,    &pl->k_rank};
+    cl_kernel *ks[] = {&pl->k,        &pl->k_convert, &pl->k_bcount, &pl->k_rows, &pl->k_tables,
+                       &pl->k_derive, &pl->k_key,     &pl->k_rank,   &pl->k_lanes};
     for (size_t q = 0; q < sizeof ks / sizeof *ks; q++) cp_release_kernel(ks[q]);
     cl_mem *ms[] = {&pl->f,     &pl->vir,   &pl->fx3,    &pl->bad,   &pl->ovf, &pl->bcount, &pl->bstart, &pl->rowi,
                     &pl->rowof, &pl->sbase, &pl->slot_j, &pl->nslot, &pl->hl,  &pl->hs,     &pl->hcount, &pl->rowtmp};
@@ -76,6 +76,10 @@ static clphys_status check_params(clphys_context *ctx, const clphys_md_lj_params
                         (int)p->slot_order, p->defer_exchanges, p->entries_ahead);
     return CLPHYS_SUCCESS;
 }
+
+/* lj_full_transposed_lanes: work-items per row, and its work-group (eight
+ * rows of eight lanes) */
+enum { LJ_LANES = 8, LJ_LANES_WG = 64 };
 
 static clphys_status create(clphys_context *ctx, clphys_md_lj_plan *pl)
 {
@@ -130,6 +134,10 @@ static clphys_status create(clphys_context *ctx, clphys_md_lj_plan *pl)
         cp_define_int(&opt, "LJ_WG", pl->wg);
     }
     if (staged) cp_define_int(&opt, "LJ_WG", pl->wg);
+    if (pl->variant == CLPHYS_MD_LJ_FULL_TRANSPOSED) {
+        cp_define_int(&opt, "LJ_WG", LJ_LANES_WG);
+        cp_define_int(&opt, "LJ_LANES", LJ_LANES);
+    }
     /* fixed point: 2^44 in fp64 (resolution 6e-14, |F| < 5e5), 2^32 in fp32 */
     if (fixed) {
         cp_define_int(&opt, "LJ_HALF_FIXEDPOINT", 1);
@@ -152,6 +160,10 @@ static clphys_status create(clphys_context *ctx, clphys_md_lj_plan *pl)
         if (p->work_group_size <= 0 && pl->variant != CLPHYS_MD_LJ_FULL_GROUP && !staged)
             while (pl->wg > kwg && pl->wg > 1) pl->wg /= 2;
         CP_TRY(cp_check_work_group(ctx, pl->k, kn, pl->wg));
+        if (pl->variant == CLPHYS_MD_LJ_FULL_TRANSPOSED) {
+            CP_TRY(cp_kernel(ctx, prog, "lj_full_transposed_lanes", &pl->k_lanes));
+            CP_TRY(cp_check_work_group(ctx, pl->k_lanes, "lj_full_transposed_lanes", LJ_LANES_WG));
+        }
     }
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * rs * n, NULL, &pl->f));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, rs * n, NULL, &pl->vir));
@@ -244,15 +256,17 @@ clphys_status clphys_md_lj_update_positions(clphys_md_lj_plan *pl, const double 
 }
 
 /* The forces: every row, or (count > 0: full-csr and full-transposed)
- * rows first .. first + count - 1 and at most a work-group beyond. */
-static clphys_status evaluate(clphys_md_lj_plan *pl, double *kernel_s, size_t first, size_t count)
+ * rows first .. first + count - 1 and at most a work-group beyond, or
+ * (lanes: full-transposed) rows 0 .. first - 1 and first + count .. n - 1
+ * by lj_full_transposed_lanes. */
+static clphys_status evaluate(clphys_md_lj_plan *pl, double *kernel_s, size_t first, size_t count, int lanes)
 {
     clphys_context *ctx = pl->ctx;
     clphys_md_neighbor_plan *nb = pl->nb;
     clphys_md_lj_variant v = pl->variant;
     int hcas = v == CLPHYS_MD_LJ_HALF_CAS, staged = v == CLPHYS_MD_LJ_FULL_STAGED;
     if (hcas && pl->derived_gen != nb->gen) CP_TRY(md_half_cas_derive(pl));
-    cl_kernel k = pl->k;
+    cl_kernel k = lanes ? pl->k_lanes : pl->k;
     cl_uint n = (cl_uint)pl->p.n;
     int dbl = pl->p.precision == CLPHYS_FP64;
     double rc = pl->p.r_cut, sg = pl->p.sigma, ep = pl->p.epsilon;
@@ -317,6 +331,14 @@ static clphys_status evaluate(clphys_md_lj_plan *pl, double *kernel_s, size_t fi
         g = md_global((n + 31) / 32, pl->wg); /* LJ_CPU_BLOCK = 32 i per work-item */
     else
         g = md_global(n, pl->wg);
+    if (lanes) {
+        cl_uint lo = (cl_uint)first, hi = (cl_uint)(first + count), rows = lo + (n - hi);
+        arg[a++] = CP_KARG(lo);
+        arg[a++] = CP_KARG(hi);
+        CP_TRY(cp_args(ctx, k, arg, a));
+        size_t wg = LJ_LANES_WG, gl = md_global((size_t)rows * LJ_LANES, wg);
+        return rows ? cp_launch(ctx, k, 1, &gl, &wg, NULL) : CLPHYS_SUCCESS;
+    }
     CP_TRY(cp_args(ctx, k, arg, a));
     if (count) return cp_launch_at(ctx, k, first, md_global(count, pl->wg), pl->wg);
     double t = 0; /* waited for only when asked for the time: back-to-back calls stay queued */
@@ -333,7 +355,7 @@ static clphys_status evaluate(clphys_md_lj_plan *pl, double *kernel_s, size_t fi
 clphys_status clphys_md_lj_evaluate(clphys_md_lj_plan *pl, double *kernel_s)
 {
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "lj: NULL plan");
-    return evaluate(pl, kernel_s, 0, 0);
+    return evaluate(pl, kernel_s, 0, 0, 0);
 }
 
 int md_lj_rows_supported(const clphys_md_lj_plan *pl)
@@ -346,7 +368,18 @@ clphys_status md_lj_evaluate_rows(clphys_md_lj_plan *pl, size_t first, size_t co
     if (!md_lj_rows_supported(pl))
         return cp_error(pl->ctx, CLPHYS_ERR_UNSUPPORTED, "lj: rows of variant %s", names[pl->variant]);
     if (!count || first >= pl->p.n) return CLPHYS_SUCCESS;
-    return evaluate(pl, NULL, first, count);
+    return evaluate(pl, NULL, first, count, 0);
+}
+
+clphys_status md_lj_evaluate_edges(clphys_md_lj_plan *pl, size_t lo, size_t hi)
+{
+    if (!md_lj_rows_supported(pl) || lo > hi || hi > pl->p.n)
+        return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lj: edge rows below %zu and from %zu of %zu (%s)", lo,
+                        hi, pl->p.n, names[pl->variant]);
+    if (pl->k_lanes) return evaluate(pl, NULL, lo, hi - lo, 1);
+    /* full-csr: a launch per range */
+    CP_TRY(md_lj_evaluate_rows(pl, 0, lo));
+    return md_lj_evaluate_rows(pl, hi, pl->p.n - hi);
 }
 
 /* Nearest other particle to sorted particle s (O(n), only on failure), its

@@ -30,7 +30,8 @@ struct clphys_md_neighbor_plan {
                             particle at the last build (k_pack)      */
     size_t list_entries; /* allocated entries of list                 */
     size_t capacity;     /* transposed: entries per particle          */
-    size_t pairs;
+    size_t pairs;        /* CSR: entries; else MD_PAIRS_UNCOUNTED until
+                            md_neighbor_pairs sums the counts          */
     int growths;
     double kernel_s;           /* profiled time of the last build           */
     int cpu_build;             /* 1: cl/md_neighbor_cpu.cl builds the list     */
@@ -51,9 +52,9 @@ struct clphys_md_lj_plan {
     clphys_md_lj_params p;
     clphys_md_lj_variant variant; /* AUTO resolved                             */
     clphys_md_neighbor_plan *nb;
-    cl_kernel k, k_convert;
-    cl_mem f, vir, fx3, bad; /* f: real4 per sorted particle (force, energy
-                                share); fx3, bad: half-fixedpoint          */
+    cl_kernel k, k_convert, k_lanes; /* k_lanes: full-transposed's edge rows */
+    cl_mem f, vir, fx3, bad;         /* f: real4 per sorted particle (force, energy
+                                        share); fx3, bad: half-fixedpoint          */
     size_t wg, tpi;
     double shift;
     /* half-cas (lj_half_cas.c): blocks of cells, slot lists */
@@ -153,6 +154,11 @@ clphys_status md_neighbor_want_cells(clphys_md_neighbor_plan *pl);
  * the count made for).  The transposed list grows when capacity * n
  * exceeds it. */
 clphys_status md_neighbor_set_count(clphys_md_neighbor_plan *pl, size_t n);
+/* Entries in the list (the sum of the counts), summed on the host on first
+ * use after a build of a transposed or staged list: a rebuild does not read
+ * the counts back for a total it does not need. */
+#define MD_PAIRS_UNCOUNTED ((size_t)-1)
+clphys_status md_neighbor_pairs(clphys_md_neighbor_plan *pl, size_t *pairs);
 clphys_status md_lj_set_count(clphys_md_lj_plan *pl, size_t n);
 /* The forces of rows first .. first + count - 1 only (and of at most a
  * work-group of rows beyond, up to n: a later call for those rows writes
@@ -162,6 +168,14 @@ clphys_status md_lj_set_count(clphys_md_lj_plan *pl, size_t n);
  * with the rows that have no ghost neighbour. */
 int md_lj_rows_supported(const clphys_md_lj_plan *pl);
 clphys_status md_lj_evaluate_rows(clphys_md_lj_plan *pl, size_t first, size_t count);
+/* The forces of the rows outside lo .. hi - 1 (rows 0 .. lo - 1 and hi ..
+ * n - 1), queued: the rows a distributed plan computes once the ghosts are
+ * in.  full-transposed: exactly those, one launch of
+ * lj_full_transposed_lanes, several work-items per row (the rows are too
+ * few for one each to keep a GPU busy); full-csr: md_lj_evaluate_rows on
+ * each range (the lower one may run on to a work-group past lo - 1).  CLPHYS_ERR_INVALID_ARGUMENT unless lo <= hi <= n
+ * and the variant is one of md_lj_rows_supported's. */
+clphys_status md_lj_evaluate_edges(clphys_md_lj_plan *pl, size_t lo, size_t hi);
 /* dst = src gathered by the last rebuild's order (int4 per particle), as
  * md_neighbor_rebuild gathers the images. */
 /* The application's MD parameters in the library's layout, the embedded

@@ -310,8 +310,7 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
             st = CLPHYS_SUCCESS;
         else if (overlapped) {
             /* the rows with ghost neighbours, now that the ghosts are here */
-            st = md_lj_evaluate_rows(pl->lj, 0, pl->row_lo);
-            if (!st) st = md_lj_evaluate_rows(pl->lj, pl->row_hi, pl->nlocal - pl->row_hi);
+            st = md_lj_evaluate_edges(pl->lj, pl->row_lo, pl->row_hi);
         } else {
             st = clphys_md_lj_evaluate(pl->lj, NULL);
         }
