@@ -92,7 +92,10 @@ void clphys_md_neighbor_plan_destroy(clphys_md_neighbor_plan *plan); /* NULL-saf
 clphys_status clphys_md_neighbor_build(clphys_md_neighbor_plan *plan, const double *pos);
 /* Pairs stored (full: sum of counts; half: number of pairs), the capacity
  * now in use (entries per particle) and how many times the list grew; each
- * pointer may be NULL.  Errors: CLPHYS_ERR_INVALID_ARGUMENT (plan NULL). */
+ * pointer may be NULL.  A transposed or staged list's pairs are summed from
+ * its counts, read back from the device for the call (4 n bytes).  Errors:
+ * CLPHYS_ERR_INVALID_ARGUMENT (plan NULL); reading the counts:
+ * CLPHYS_ERR_OUT_OF_MEMORY, CLPHYS_ERR_OPENCL. */
 clphys_status clphys_md_neighbor_stats(const clphys_md_neighbor_plan *plan, size_t *pairs, size_t *capacity,
                                        int *growths);
 /* Profiled kernel time of the last build (sort + list, growth included), s;

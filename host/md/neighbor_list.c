@@ -376,14 +376,30 @@ static clphys_status build_list(clphys_md_neighbor_plan *pl)
         pl->capacity = cap;
         CP_TRY(grow_list(pl, cap * n));
     }
-    /* pairs = sum of counts */
-    cl_uint *c = malloc(4 * n);
-    if (!c) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "neighbor counts");
-    clphys_status st = cp_read(ctx, pl->ncount, 0, 4 * n, c);
-    pl->pairs = 0;
-    for (size_t i = 0; st == CLPHYS_SUCCESS && i < n; i++) pl->pairs += c[i];
+    pl->pairs = MD_PAIRS_UNCOUNTED;
+    return CLPHYS_SUCCESS;
+}
+
+/* The list's entries: pl->pairs, or the sum of the counts read back. */
+static clphys_status count_pairs(const clphys_md_neighbor_plan *pl, size_t *pairs)
+{
+    *pairs = pl->pairs;
+    if (pl->pairs != MD_PAIRS_UNCOUNTED) return CLPHYS_SUCCESS;
+    size_t n = pl->p.n, sum = 0;
+    cl_uint *c = malloc(4 * (n ? n : 1));
+    if (!c) return cp_error(pl->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "neighbor counts");
+    clphys_status st = n ? cp_read(pl->ctx, pl->ncount, 0, 4 * n, c) : CLPHYS_SUCCESS;
+    for (size_t i = 0; !st && i < n; i++) sum += c[i];
     free(c);
+    if (!st) *pairs = sum;
     return st;
+}
+
+clphys_status md_neighbor_pairs(clphys_md_neighbor_plan *pl, size_t *pairs)
+{
+    CP_TRY(count_pairs(pl, pairs));
+    pl->pairs = *pairs;
+    return CLPHYS_SUCCESS;
 }
 
 clphys_status md_neighbor_rebuild(clphys_md_neighbor_plan *pl, cl_mem *extra_src, cl_mem *extra_dst, int n_extra,
@@ -473,7 +489,7 @@ clphys_status md_neighbor_regather(clphys_md_neighbor_plan *pl)
 clphys_status clphys_md_neighbor_stats(const clphys_md_neighbor_plan *pl, size_t *pairs, size_t *capacity, int *growths)
 {
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "neighbor: NULL plan");
-    if (pairs) *pairs = pl->pairs;
+    if (pairs) CP_TRY(count_pairs(pl, pairs));
     if (capacity) *capacity = pl->capacity;
     if (growths) *growths = pl->growths;
     return CLPHYS_SUCCESS;
@@ -529,9 +545,10 @@ static clphys_status decode_staged(clphys_md_neighbor_plan *pl, const cl_uint *o
 static clphys_status host_csr(clphys_md_neighbor_plan *pl, cl_uint **off, cl_int **list, cl_uint **perm, int raw)
 {
     clphys_context *ctx = pl->ctx;
-    size_t n = pl->p.n;
+    size_t n = pl->p.n, pairs;
+    CP_TRY(md_neighbor_pairs(pl, &pairs));
     *off = malloc(4 * (n + 1));
-    *list = malloc(4 * (pl->pairs + 1));
+    *list = malloc(4 * (pairs + 1));
     *perm = malloc(4 * n);
     if (!*off || !*list || !*perm) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "neighbor list copy");
     CP_TRY(cp_read(ctx, pl->perm, 0, 4 * n, *perm));
