@@ -99,7 +99,7 @@ typedef struct {
     size_t rs; /* 4 or 8 */
     cl_kernel k_pack, k_unpack, k_select, k_empty;
     cl_mem send_idx, recv_idx, sendbuf, recvbuf;
-    cl_mem count;   /* md_ghost_select's counter                        */
+    cl_mem count;   /* md_ghost_select's counters, one a side           */
     int host_lists; /* rebuilds make the ghost lists on the host        */
     size_t send_cap, recv_cap;
     void *hsend, *hrecv; /* host staging: page-locked (hsend_m, hrecv_m
@@ -158,7 +158,10 @@ void md_node_stage_close(md_ghost_dev *gd);
  * dimension within r_cut + skin of the face into gd's send_idx (unsorted
  * local indices), their positions travel as a step's do, and the ghosts
  * received are appended to pos (w MD_GHOST_W) with their places in recv_idx; g gets
- * the swaps (gx and send unused).  cap: the atoms pos has room for.
+ * the swaps (gx and send unused).  A dimension's two sides go together
+ * (one wait for both counts, one room check, one copy to the host, one
+ * wait after the unpack, one agreement), side 0's lists and ghosts
+ * before side 1's, as md_ghost_exchange expects.  cap: the atoms pos has room for.
  * *again 1 (on every rank) when some rank lacked room (the send list, the
  * received ghosts' buffers or cap): g's counts are those reached, *need
  * this rank's atoms so far; the caller grows (md_ghost_dev_reserve on
