@@ -119,13 +119,16 @@ static clphys_status classify(clphys_md_mpi *pl, size_t *nstay, size_t *nmig, si
     clphys_context *ctx = pl->ctx;
     clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
     cl_kernel k = pl->k_classify;
-    cl_uint zero[4] = {0, 0, 0, 0}, n = (cl_uint)pl->nlocal, nown = (cl_uint)pl->nown, cap = (cl_uint)pl->cap;
+    /* not touched again: the counters' zeros go without a wait (the read
+     * below waits for them) */
+    static const cl_uint zero[4] = {0, 0, 0, 0};
+    cl_uint n = (cl_uint)pl->nlocal, nown = (cl_uint)pl->nown, cap = (cl_uint)pl->cap;
     double lo[3], hi[3], shell = SHELL_MARGIN * pl->d.rs;
     cl_int cut[4] = {pl->d.cut[0], pl->d.cut[1], pl->d.cut[2], 0};
     for (int c = 0; c < 3; c++) lo[c] = pl->d.lo[c] - pl->d.llo[c], hi[c] = pl->d.hi[c] - pl->d.llo[c];
     float shellf = (float)shell;
     size_t g = md_global(n, 64);
-    CP_TRY(cp_write(ctx, pl->counts, 0, 16, zero));
+    CP_TRY(cp_write_async(ctx, NULL, pl->counts, 0, sizeof zero, zero, 0, NULL, NULL));
     CP_TRY(CP_ARGS(ctx, k, nb->pos, pl->vel, pl->img, pl->tag, nb->perm, n, nown, MD_REAL4_ARG(pl->rs, lo),
                    MD_REAL4_ARG(pl->rs, hi), cut, CP_EITHER(pl->rs == 8, shell, shellf), cap, nb->pos_in, pl->vel_tmp,
                    pl->img_tmp, pl->tag_tmp, pl->counts, pl->xref, pl->inv));
@@ -342,9 +345,12 @@ static clphys_status interior_rows(clphys_md_mpi *pl)
     const double h = pl->d.lbox[2] / nb->nc[2], top = pl->d.hi[2] - pl->d.llo[2];
     const int c_lo = (int)floor(pl->d.rs / h + 1e-3) + 2, c_hi = (int)ceil(top / h - 1e-3) - 3;
     if (c_hi < c_lo || c_hi >= nb->nc[2]) return CLPHYS_SUCCESS;
+    /* both cell starts in one wait */
     cl_uint a, b;
-    CP_TRY(cp_read(pl->ctx, nb->start, 4 * layer * (size_t)c_lo, 4, &a));
-    CP_TRY(cp_read(pl->ctx, nb->start, 4 * layer * (size_t)(c_hi + 1), 4, &b));
+    CP_TRY(cp_read_async(pl->ctx, NULL, nb->start, 4 * layer * (size_t)c_lo, 4, &a, 0, NULL, NULL));
+    clphys_status st = cp_read_async(pl->ctx, NULL, nb->start, 4 * layer * (size_t)(c_hi + 1), 4, &b, 0, NULL, NULL);
+    clphys_status w = cp_finish(pl->ctx); /* a and b are read into, even after a failure */
+    CP_TRY(st ? st : w);
     if (b > a) pl->row_lo = a, pl->row_hi = b;
     return CLPHYS_SUCCESS;
 }
