@@ -374,7 +374,8 @@ static clphys_status grow_plan(clphys_md_mpi *pl, size_t nint, size_t want)
 /* The arrived atoms (own) uploaded behind the nint staying ones, and the
  * ghost lists made on the device (md_ghosts_build_dev); where a rank lacks
  * room, it grows (the plan, the exchange's buffers) and every rank makes
- * them again.  Collective; statuses agreed. */
+ * them again.  The ghosts' velocities, images and tags are left to the
+ * caller (fill_ghosts).  Collective; statuses agreed. */
 static clphys_status ghosts_on_device(clphys_md_mpi *pl, size_t nint)
 {
     const size_t nown = nint + pl->own.n;
@@ -388,7 +389,7 @@ static clphys_status ghosts_on_device(clphys_md_mpi *pl, size_t nint)
         size_t need = 0;
         CP_TRY(md_ghosts_build_dev(pl->comm, &pl->gd, &pl->d, clphys_md_lj_neighbor(pl->lj)->pos_in, nown, pl->cap, g,
                                    &again, &need));
-        if (!again) return cp_mpi_agree(pl->comm, pl->ctx, fill_ghosts(pl, nown, g->nghost));
+        if (!again) return CLPHYS_SUCCESS;
         /* twice what was reached, for the lists still to come */
         g->nsend = 2 * g->nsend + 64, g->nghost = 2 * g->nghost + 64;
         st = md_ghost_dev_reserve(&pl->gd, g);
@@ -422,6 +423,9 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
     CP_TRY(md_migrate(pl->comm, ctx, &pl->d, &pl->own));
     if (dev_lists) {
         CP_TRY(ghosts_on_device(pl, nint));
+        /* enqueued only: its status agreed with the sort's below (nothing
+         * collective in between) */
+        st = fill_ghosts(pl, nint + pl->own.n, pl->g.nghost);
     } else {
         md_atoms src;
         st = ghost_sources(pl, &src);
@@ -430,7 +434,7 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
     }
     double t1 = cp_now(), t_up = t1;
     const size_t n = nint + pl->own.n + pl->g.nghost;
-    if (!dev_lists && n > pl->cap) st = grow_plan(pl, nint, n); /* a larger plan */
+    if (!st && !dev_lists && n > pl->cap) st = grow_plan(pl, nint, n); /* a larger plan */
     if (!st && !dev_lists) st = upload(pl, nint, &pl->own, &pl->g);
     if (!st && tm) st = cp_finish(ctx);
     t_up = cp_now();
