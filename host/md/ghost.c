@@ -506,11 +506,12 @@ static clphys_status swap_positions(MPI_Comm comm, md_ghost_dev *gd, md_swap *co
 }
 
 clphys_status md_ghosts_build_dev(MPI_Comm comm, md_ghost_dev *gd, const md_decomp *d, cl_mem pos, size_t nown,
-                                  size_t cap, md_ghosts *g, int *again, size_t *need)
+                                  size_t cap, md_ghosts *g, int *again, size_t *need, clphys_status before)
 {
     clphys_context *ctx = gd->ctx;
     g->nswap = 0, g->nghost = 0, g->nsend = 0;
     *again = 0, *need = nown;
+    if (!d->cut[0] && !d->cut[1] && !d->cut[2]) return cp_mpi_agree(comm, ctx, before);
     size_t nlocal = nown;
     for (int c = 0; c < 3; c++) {
         if (!d->cut[c]) continue;
@@ -523,7 +524,11 @@ clphys_status md_ghosts_build_dev(MPI_Comm comm, md_ghost_dev *gd, const md_deco
         for (int side = 0; side < 2; side++) swap_geometry(d, c, side, sw[side]);
         sw[0]->off = g->nsend;
         cl_uint cnt[2] = {0, 0};
-        clphys_status st = select_both(gd, d, sw, pos, nbefore, cnt);
+        /* a failure before (the first dimension's only) skips the device
+         * work; the counts still travel and the room check agrees it */
+        clphys_status st = before;
+        before = CLPHYS_SUCCESS;
+        if (!st) st = select_both(gd, d, sw, pos, nbefore, cnt);
         sw[1]->off = sw[0]->off + cnt[0];
         long long n_out[2] = {cnt[0], cnt[1]}, n_in[2] = {0, 0};
         clphys_status ms = swap_counts(comm, ctx, sw, n_out, n_in);

@@ -165,10 +165,12 @@ void md_node_stage_close(md_ghost_dev *gd);
  * *again 1 (on every rank) when some rank lacked room (the send list, the
  * received ghosts' buffers or cap): g's counts are those reached, *need
  * this rank's atoms so far; the caller grows (md_ghost_dev_reserve on
- * larger counts, the plan past *need) and calls again.  Collective;
- * statuses agreed. */
+ * larger counts, the plan past *need) and calls again.  before: this
+ * rank's status so far (its upload of pos): a failure skips the device
+ * work (pos may then be NULL) and is agreed in the first dimension's room
+ * check instead of a collective of its own.  Collective; statuses agreed. */
 clphys_status md_ghosts_build_dev(MPI_Comm comm, md_ghost_dev *gd, const md_decomp *d, cl_mem pos, size_t nown,
-                                  size_t cap, md_ghosts *g, int *again, size_t *need);
+                                  size_t cap, md_ghosts *g, int *again, size_t *need, clphys_status before);
 /* One step's ghost positions: pack from pos, exchange, unpack into pos, a
  * dimension at a time.  The copies to and from the host go on copyq (pack
  * and unpack on ctx's queue wait for them through events).  during (may be

@@ -384,11 +384,11 @@ static clphys_status ghosts_on_device(clphys_md_mpi *pl, size_t nint)
     for (int round = 0; round < 8; round++) {
         clphys_status st = want > pl->cap ? grow_plan(pl, nint, want) : CLPHYS_SUCCESS;
         if (!st) st = upload(pl, nint, &pl->own, NULL);
-        CP_TRY(cp_mpi_agree(pl->comm, pl->ctx, st));
+        /* st agreed by md_ghosts_build_dev (a failed grow may leave no plan) */
+        cl_mem pos = st ? NULL : clphys_md_lj_neighbor(pl->lj)->pos_in;
         int again = 0;
         size_t need = 0;
-        CP_TRY(md_ghosts_build_dev(pl->comm, &pl->gd, &pl->d, clphys_md_lj_neighbor(pl->lj)->pos_in, nown, pl->cap, g,
-                                   &again, &need));
+        CP_TRY(md_ghosts_build_dev(pl->comm, &pl->gd, &pl->d, pos, nown, pl->cap, g, &again, &need, st));
         if (!again) return CLPHYS_SUCCESS;
         /* twice what was reached, for the lists still to come */
         g->nsend = 2 * g->nsend + 64, g->nghost = 2 * g->nghost + 64;
