@@ -755,6 +755,42 @@ static void expect_all(clphys_status got, clphys_status want, const char *text)
     }
 }
 
+/* An atom that crosses two subdomains between neighbour builds (4 slabs
+ * along x, 3.0 thick: it flies 6.0 in 20 steps, from rank 0's slab into
+ * rank 2's, no neighbour of rank 0): CLPHYS_ERR_INPUT on every rank at
+ * the migration, no hang.  The other atoms stand still 3.0 apart (beyond
+ * r_cut) and off its lane: no force anywhere. */
+static void too_far(const clphys_md_params *p)
+{
+    clphys_md_system s;
+    memset(&s, 0, sizeof s);
+    const size_t n = 4 * 3 * 3 - 3; /* the lane y = z = 1.5 holds the flier only */
+    s.n = n, s.ntypes = 1;
+    s.lo[0] = s.lo[1] = s.lo[2] = 0, s.hi[0] = 12, s.hi[1] = s.hi[2] = 9;
+    s.type_mass = calloc(2, sizeof(double)), s.type_mass[1] = 1.0;
+    s.id = malloc(n * sizeof *s.id), s.type = malloc(n * sizeof *s.type);
+    s.x = malloc(3 * n * sizeof *s.x), s.v = calloc(3 * n, sizeof *s.v), s.image = calloc(3 * n, sizeof(int));
+    size_t m = 0;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 3; j++)
+            for (int k = 0; k < 3; k++) {
+                if (j == 0 && k == 0 && i > 0) continue;
+                s.id[m] = (long long)m + 1, s.type[m] = 1;
+                s.x[3 * m] = 1.5 + 3 * i, s.x[3 * m + 1] = 1.5 + 3 * j, s.x[3 * m + 2] = 1.5 + 3 * k;
+                m++;
+            }
+    assert_int_equal(m, n);
+    s.v[0] = 60; /* atom 1 at x = 1.5, 0.3 a step */
+    clphys_md_params q = *p;
+    q.neigh_every = 20, q.neigh_check = 0;
+    const int g[3] = {size, 1, 1};
+    clphys_md_mpi *pl = NULL;
+    assert_int_equal(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &q, g, 0, rank == 0 ? &s : NULL, &pl), CLPHYS_SUCCESS);
+    expect_all(clphys_md_mpi_run(pl, 20, NULL), CLPHYS_ERR_INPUT, "farther than the next subdomain");
+    clphys_md_mpi_destroy(pl);
+    clphys_md_system_destroy(&s);
+}
+
 static void test_failures(void **state)
 {
     (void)state;
@@ -799,6 +835,7 @@ static void test_failures(void **state)
     expect_all(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, g[0], 0, NULL, &pl), CLPHYS_ERR_INVALID_ARGUMENT,
                "no system");
     clphys_md_system_destroy(&s);
+    if (size >= 4) too_far(&p);
 }
 
 /* --die: rank 1 leaves in the middle of a run. */

@@ -58,9 +58,12 @@ void md_wrap(const md_decomp *d, double *x, int *img);
 clphys_status md_scatter(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, int root, const clphys_md_system *sys,
                          md_atoms *own);
 /* Atoms outside this subdomain (x wrapped into [0, L)) to their owners, in
- * the six exchanges x, y, z; an atom more than one subdomain away is
- * CLPHYS_ERR_INPUT.  Collective; statuses agreed. */
-clphys_status md_migrate(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, md_atoms *own);
+ * the six exchanges x, y, z (both sides of a dimension at once, side 0's
+ * arrivals appended before side 1's); an atom more than one subdomain away
+ * is CLPHYS_ERR_INPUT.  st: this rank's status so far (a failure sends
+ * nothing and is agreed with the first dimension's instead of a collective
+ * of its own).  Collective; statuses agreed. */
+clphys_status md_migrate(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, md_atoms *own, clphys_status st);
 /* Every rank's atoms on root, sorted by ID, into *all (allocated; types
  * and masses from ntypes, type_mass).  Collective; statuses agreed. */
 clphys_status md_gather(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, int root, const md_atoms *own,

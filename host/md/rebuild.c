@@ -419,8 +419,8 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
         if (!st && !dev_lists) st = download_near(pl, nnear);
     }
     const double t_down = cp_now();
-    CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
-    CP_TRY(md_migrate(pl->comm, ctx, &pl->d, &pl->own));
+    /* st agreed by md_migrate */
+    CP_TRY(md_migrate(pl->comm, ctx, &pl->d, &pl->own, st));
     if (dev_lists) {
         CP_TRY(ghosts_on_device(pl, nint));
         /* enqueued only: its status agreed with the sort's below (nothing
