@@ -60,9 +60,11 @@ clphys_status md_scatter(MPI_Comm comm, clphys_context *ctx, const md_decomp *d,
 /* Atoms outside this subdomain (x wrapped into [0, L)) to their owners, in
  * the six exchanges x, y, z (both sides of a dimension at once, side 0's
  * arrivals appended before side 1's); an atom more than one subdomain away
- * is CLPHYS_ERR_INPUT.  st: this rank's status so far (a failure sends
- * nothing and is agreed with the first dimension's instead of a collective
- * of its own).  Collective; statuses agreed. */
+ * is CLPHYS_ERR_INPUT.  st: this rank's status so far.  Every rank makes
+ * the same MPI calls whatever its status (a rank that failed sends nothing
+ * and keeps nothing it receives), and none of them agrees a status: the
+ * one returned is this rank's, for the caller to agree (cp_mpi_agree, or
+ * a collective that carries it) before anything else collective. */
 clphys_status md_migrate(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, md_atoms *own, clphys_status st);
 /* Every rank's atoms on root, sorted by ID, into *all (allocated; types
  * and masses from ntypes, type_mass).  Collective; statuses agreed. */

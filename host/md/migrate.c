@@ -177,8 +177,8 @@ static int wait_every(int n, MPI_Request *rq)
  * either arrived), so the counts of both travel at once, then the records
  * of both (the neighbours may be one rank: the tags tell the sides apart).
  * Every message is sent and received even after a local failure (st:
- * nothing sent, nothing kept), so that no neighbour waits; the caller
- * agrees the status. */
+ * nothing sent, nothing kept), so that no neighbour waits; md_migrate's
+ * caller agrees the status. */
 static clphys_status swap_atoms(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, int c, md_rec *const out[2],
                                 const int nout_in[2], md_atoms *own, clphys_status st)
 {
@@ -222,7 +222,6 @@ static clphys_status swap_atoms(MPI_Comm comm, clphys_context *ctx, const md_dec
 clphys_status md_migrate(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, md_atoms *own, clphys_status st)
 {
     for (size_t i = 0; !st && i < own->n; i++) md_wrap(d, own->x + 3 * i, own->img + 3 * i);
-    if (!d->cut[0] && !d->cut[1] && !d->cut[2]) return cp_mpi_agree(comm, ctx, st);
     for (int c = 0; c < 3; c++) {
         if (!d->cut[c]) continue;
         md_rec *out[2] = {NULL, NULL};
@@ -255,12 +254,12 @@ clphys_status md_migrate(MPI_Comm comm, clphys_context *ctx, const md_decomp *d,
             out[side][nout[side]++] = r;
         }
         if (!st) own->n = keep;
-        /* a failure here or before: nothing sent, agreed below */
+        /* a failure here or before: nothing sent, nothing kept (the
+         * dimensions after see the same calls on every rank) */
         st = swap_atoms(comm, ctx, d, c, out, nout, own, st);
         free(out[0]), free(out[1]);
-        CP_TRY(cp_mpi_agree(comm, ctx, st));
     }
-    return CLPHYS_SUCCESS;
+    return st;
 }
 
 static int by_id(const void *a, const void *b)

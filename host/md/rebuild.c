@@ -375,14 +375,18 @@ static clphys_status grow_plan(clphys_md_mpi *pl, size_t nint, size_t want)
  * ghost lists made on the device (md_ghosts_build_dev); where a rank lacks
  * room, it grows (the plan, the exchange's buffers) and every rank makes
  * them again.  The ghosts' velocities, images and tags are left to the
- * caller (fill_ghosts).  Collective; statuses agreed. */
-static clphys_status ghosts_on_device(clphys_md_mpi *pl, size_t nint)
+ * caller (fill_ghosts).  before: this rank's status so far (a failure skips
+ * the work; agreed with the ghost lists' first room check, as the growth's
+ * with the next round's).  Collective; statuses agreed. */
+static clphys_status ghosts_on_device(clphys_md_mpi *pl, size_t nint, clphys_status before)
 {
     const size_t nown = nint + pl->own.n;
     md_ghosts *g = &pl->g;
     size_t want = nown + g->nghost + g->nghost / 4 + 64; /* the last rebuild's ghosts, and some */
     for (int round = 0; round < 8; round++) {
-        clphys_status st = want > pl->cap ? grow_plan(pl, nint, want) : CLPHYS_SUCCESS;
+        clphys_status st = before;
+        before = CLPHYS_SUCCESS;
+        if (!st && want > pl->cap) st = grow_plan(pl, nint, want);
         if (!st) st = upload(pl, nint, &pl->own, NULL);
         /* st agreed by md_ghosts_build_dev (a failed grow may leave no plan) */
         cl_mem pos = st ? NULL : clphys_md_lj_neighbor(pl->lj)->pos_in;
@@ -392,12 +396,13 @@ static clphys_status ghosts_on_device(clphys_md_mpi *pl, size_t nint)
         if (!again) return CLPHYS_SUCCESS;
         /* twice what was reached, for the lists still to come */
         g->nsend = 2 * g->nsend + 64, g->nghost = 2 * g->nghost + 64;
-        st = md_ghost_dev_reserve(&pl->gd, g);
+        before = md_ghost_dev_reserve(&pl->gd, g); /* agreed by the next round's lists */
         if (need + (need - nown) + 64 > want) want = need + (need - nown) + 64;
-        CP_TRY(cp_mpi_agree(pl->comm, pl->ctx, st));
     }
-    return cp_mpi_agree(pl->comm, pl->ctx,
-                        cp_error(pl->ctx, CLPHYS_ERR_OVERFLOW, "md mpi: ghost lists still without room after 8 tries"));
+    return cp_mpi_agree(
+        pl->comm, pl->ctx,
+        before ? before
+               : cp_error(pl->ctx, CLPHYS_ERR_OVERFLOW, "md mpi: ghost lists still without room after 8 tries"));
 }
 
 clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing *tm)
@@ -419,16 +424,17 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
         if (!st && !dev_lists) st = download_near(pl, nnear);
     }
     const double t_down = cp_now();
-    /* st agreed by md_migrate */
-    CP_TRY(md_migrate(pl->comm, ctx, &pl->d, &pl->own, st));
+    /* st (the download's and the migration's) agreed by the ghost lists'
+     * first collective */
+    st = md_migrate(pl->comm, ctx, &pl->d, &pl->own, st);
     if (dev_lists) {
-        CP_TRY(ghosts_on_device(pl, nint));
+        CP_TRY(ghosts_on_device(pl, nint, st));
         /* enqueued only: its status agreed with the sort's below (nothing
          * collective in between) */
         st = fill_ghosts(pl, nint + pl->own.n, pl->g.nghost);
     } else {
         md_atoms src;
-        st = ghost_sources(pl, &src);
+        if (!st) st = ghost_sources(pl, &src);
         CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
         CP_TRY(md_ghosts_build(pl->comm, ctx, &pl->d, &src, &pl->g));
     }
