@@ -171,7 +171,7 @@ void md_node_stage_close(md_ghost_dev *gd);
  * received ghosts' buffers or cap): g's counts are those reached, *need
  * this rank's atoms so far; the caller grows (md_ghost_dev_reserve on
  * larger counts, the plan past *need) and calls again.  before: this
- * rank's status so far (its upload of pos): a failure skips the device
+ * rank's status so far (its migration, its upload of pos): a failure skips the device
  * work (pos may then be NULL) and is agreed in the first dimension's room
  * check instead of a collective of its own.  Collective; statuses agreed. */
 clphys_status md_ghosts_build_dev(MPI_Comm comm, md_ghost_dev *gd, const md_decomp *d, cl_mem pos, size_t nown,

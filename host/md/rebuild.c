@@ -425,7 +425,8 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
     }
     const double t_down = cp_now();
     /* st (the download's and the migration's) agreed by the ghost lists'
-     * first collective */
+     * first room check (md_ghosts_build_dev), or on the host path by the
+     * agreement after ghost_sources */
     st = md_migrate(pl->comm, ctx, &pl->d, &pl->own, st);
     if (dev_lists) {
         CP_TRY(ghosts_on_device(pl, nint, st));
