@@ -6,9 +6,12 @@
  *   unpack: pos[slot[off + k]].xyz = buf[off + k], the positions received
  *           into the ghost atoms' places in the cell-sorted arrays
  *   select: at a rebuild, the atoms i < n below `face` along dim (side 0)
- *           or at or above it (side 1): their indices at idx[off + k],
- *           k from the counter count[0] (in no particular order); past
- *           room entries they are counted, not written
+ *           or at or above it (side 1), counted in count[side]: side 0's
+ *           indices at idx[off + k], side 1's behind them at
+ *           idx[off + count[0] + k] (side 0's launch has finished: the
+ *           two go back to back on one in-order queue), k from the
+ *           counter (in no particular order); past room entries from off
+ *           they are counted, not written
  *   rows_empty: count[slot[k]] = 0 for k < n: the ghosts' rows of a
  *           transposed Verlet list emptied after a rebuild (their forces
  *           are never used), so the force kernel skips their neighbours
@@ -45,8 +48,9 @@ __kernel void md_ghost_select(__global const real4_t *pos, uint n, int dim, int 
     real4_t p = pos[i];
     real_t x = dim == 0 ? p.x : dim == 1 ? p.y : p.z;
     if (side == 0 ? x < face : x >= face) {
-        uint k = atomic_inc(count);
-        if (k < room) idx[off + k] = i;
+        uint k = atomic_inc(count + side);
+        uint before = side == 0 ? 0 : count[0];
+        if (before < room && k < room - before) idx[off + before + k] = i;
     }
 }
 

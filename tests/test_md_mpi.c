@@ -310,30 +310,37 @@ static void kernels_in(clphys_precision prec)
         nan += isnan(x0) != 0;
         if (s2 == n - 1) assert_int_equal(nan, n - written);
     }
-    /* select: the atoms below y = 3.7 (side 0), then those at or above
-     * y = 6.2 (side 1) with room for 10 only, listed from index 5 of a
-     * poisoned list: each such atom once, the count complete, nothing
-     * written outside [5, 5 + min(count, room)) */
-    for (int side = 0; side < 2; side++) {
-        const cl_uint soff = 5, room = side == 0 ? (cl_uint)n : 10, nn0 = (cl_uint)n;
-        const cl_int dim = 1, sd = side;
-        const double face = side == 0 ? 3.7 : 6.2;
-        const float facef = (float)face;
-        cl_uint zero1 = 0, got = 0;
-        size_t want = 0;
-        for (size_t i = 0; i < n; i++) {
-            double y = rs == 8 ? x[4 * i + 1] : (double)(float)x[4 * i + 1];
-            want += side == 0 ? y < face : y >= face;
-        }
+    /* select, both sides back to back as a rebuild launches them: the
+     * atoms below y = 3.7 (side 0, counter 0), then those at or above
+     * y = 6.2 (side 1, counter 1, listed behind side 0's), from index 5 of
+     * a poisoned list, with room for all, for side 0 and 10 of side 1, and
+     * for 10 of side 0 only: each such atom once in its side's part, the
+     * counts complete, nothing written outside the room */
+    const double face[2] = {3.7, 6.2};
+    size_t want[2] = {0, 0};
+    for (size_t i = 0; i < n; i++) {
+        double y = rs == 8 ? x[4 * i + 1] : (double)(float)x[4 * i + 1];
+        want[0] += y < face[0], want[1] += y >= face[1];
+    }
+    assert_true(want[0] > 10 && want[1] > 10 && want[0] + want[1] < n - 10);
+    const cl_uint soff = 5, rooms[3] = {(cl_uint)(n - soff), (cl_uint)want[0] + 10, 10};
+    for (int r = 0; r < 3; r++) {
+        const cl_uint room = rooms[r], nn0 = (cl_uint)n;
+        const cl_int dim = 1;
+        cl_uint zero2[2] = {0, 0}, got[2] = {0, 0};
         memset(idx, 0xff, 4 * n);
-        assert_int_equal(cp_write(ctx, ix, 0, 4 * n, idx) | cp_write(ctx, cnt, 0, 4, &zero1), 0);
-        assert_int_equal(CP_ARGS(ctx, ksel, pos, nn0, dim, sd, CP_EITHER(rs == 8, face, facef), soff, room, ix, cnt) |
-                             cp_launch(ctx, ksel, 1, &g, NULL, NULL),
-                         0);
-        assert_int_equal(cp_read(ctx, cnt, 0, 4, &got) | cp_read(ctx, ix, 0, 4 * n, idx), 0);
-        assert_int_equal(got, want);
-        assert_true(want > 10 && want < n - 10);
-        const size_t written = want < room ? want : room;
+        assert_int_equal(cp_write(ctx, ix, 0, 4 * n, idx) | cp_write(ctx, cnt, 0, 8, zero2), 0);
+        for (cl_int sd = 0; sd < 2; sd++) {
+            const float facef = (float)face[sd];
+            assert_int_equal(
+                CP_ARGS(ctx, ksel, pos, nn0, dim, sd, CP_EITHER(rs == 8, face[sd], facef), soff, room, ix, cnt) |
+                    cp_launch(ctx, ksel, 1, &g, NULL, NULL),
+                0);
+        }
+        assert_int_equal(cp_read(ctx, cnt, 0, 8, got) | cp_read(ctx, ix, 0, 4 * n, idx), 0);
+        assert_int_equal(got[0], want[0]);
+        assert_int_equal(got[1], want[1]);
+        const size_t written = want[0] + want[1] < room ? want[0] + want[1] : room;
         char *once = calloc(n, 1);
         for (size_t k = 0; k < n; k++) {
             if (k < soff || k >= soff + written) {
@@ -344,7 +351,7 @@ static void kernels_in(clphys_precision prec)
             assert_true(i < n && !once[i]);
             once[i] = 1;
             double y = rs == 8 ? x[4 * i + 1] : (double)(float)x[4 * i + 1];
-            assert_true(side == 0 ? y < face : y >= face);
+            assert_true(k < soff + want[0] ? y < face[0] : y >= face[1]);
         }
         free(once);
     }
@@ -748,6 +755,42 @@ static void expect_all(clphys_status got, clphys_status want, const char *text)
     }
 }
 
+/* An atom that crosses two subdomains between neighbour builds (4 slabs
+ * along x, 3.0 thick: it flies 6.0 in 20 steps, from rank 0's slab into
+ * rank 2's, no neighbour of rank 0): CLPHYS_ERR_INPUT on every rank at
+ * the migration, no hang.  The other atoms stand still 3.0 apart (beyond
+ * r_cut) and off its lane: no force anywhere. */
+static void too_far(const clphys_md_params *p)
+{
+    clphys_md_system s;
+    memset(&s, 0, sizeof s);
+    const size_t n = 4 * 3 * 3 - 3; /* the lane y = z = 1.5 holds the flier only */
+    s.n = n, s.ntypes = 1;
+    s.lo[0] = s.lo[1] = s.lo[2] = 0, s.hi[0] = 12, s.hi[1] = s.hi[2] = 9;
+    s.type_mass = calloc(2, sizeof(double)), s.type_mass[1] = 1.0;
+    s.id = malloc(n * sizeof *s.id), s.type = malloc(n * sizeof *s.type);
+    s.x = malloc(3 * n * sizeof *s.x), s.v = calloc(3 * n, sizeof *s.v), s.image = calloc(3 * n, sizeof(int));
+    size_t m = 0;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 3; j++)
+            for (int k = 0; k < 3; k++) {
+                if (j == 0 && k == 0 && i > 0) continue;
+                s.id[m] = (long long)m + 1, s.type[m] = 1;
+                s.x[3 * m] = 1.5 + 3 * i, s.x[3 * m + 1] = 1.5 + 3 * j, s.x[3 * m + 2] = 1.5 + 3 * k;
+                m++;
+            }
+    assert_int_equal(m, n);
+    s.v[0] = 60; /* atom 1 at x = 1.5, 0.3 a step */
+    clphys_md_params q = *p;
+    q.neigh_every = 20, q.neigh_check = 0;
+    const int g[3] = {size, 1, 1};
+    clphys_md_mpi *pl = NULL;
+    assert_int_equal(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &q, g, 0, rank == 0 ? &s : NULL, &pl), CLPHYS_SUCCESS);
+    expect_all(clphys_md_mpi_run(pl, 20, NULL), CLPHYS_ERR_INPUT, "farther than the next subdomain");
+    clphys_md_mpi_destroy(pl);
+    clphys_md_system_destroy(&s);
+}
+
 static void test_failures(void **state)
 {
     (void)state;
@@ -792,6 +835,7 @@ static void test_failures(void **state)
     expect_all(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, g[0], 0, NULL, &pl), CLPHYS_ERR_INVALID_ARGUMENT,
                "no system");
     clphys_md_system_destroy(&s);
+    if (size >= 4) too_far(&p);
 }
 
 /* --die: rank 1 leaves in the middle of a run. */

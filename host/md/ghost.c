@@ -135,7 +135,7 @@ clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_unpack", &gd->k_unpack));
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_select", &gd->k_select));
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_rows_empty", &gd->k_empty));
-    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4, NULL, &gd->count));
+    CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), NULL, &gd->count));
     /* a device that gives no second queue keeps the copies on ctx's queue
      * (the same events, all on one in-order queue); CLPHYS_MD_ONE_QUEUE=1
      * asks for that path (to time the two against each other, and for the
@@ -399,117 +399,168 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
 
 /* ---- the ghost lists made on the device, at a rebuild -------------------- */
 
-/* The atoms 0 .. n-1 of pos on swap sw's side of its face (local frame),
- * appended to send_idx from sw->off: *count of them (written only up to
- * the room there). */
-static clphys_status select_side(md_ghost_dev *gd, const md_decomp *d, const md_swap *sw, int side, cl_mem pos,
-                                 size_t n, cl_uint *count)
+/* Both swaps of dimension sw[0]->dim: the atoms 0 .. n-1 of pos below the
+ * lower face's r_s (side 0) and at or above the upper one's (side 1),
+ * appended to send_idx from sw[0]->off, side 1's behind side 0's (the
+ * kernel places them from its counter); count[0], count[1] of them, read
+ * in one wait (written only up to the room there). */
+static clphys_status select_both(md_ghost_dev *gd, const md_decomp *d, md_swap *const sw[2], cl_mem pos, size_t n,
+                                 cl_uint count[2])
 {
+    /* not touched again after the read: the counters' zeros need no wait */
+    static const cl_uint zero[2] = {0, 0};
     clphys_context *ctx = gd->ctx;
     cl_kernel k = gd->k_select;
-    const int c = sw->dim;
-    const double face = side == 0 ? d->lo[c] - d->llo[c] + d->rs : d->hi[c] - d->llo[c] - d->rs;
-    const float facef = (float)face;
-    cl_uint zero = 0, nn = (cl_uint)n, off = (cl_uint)sw->off;
-    cl_uint room = gd->send_cap > sw->off ? (cl_uint)(gd->send_cap - sw->off) : 0;
-    cl_int dim = c, sd = side;
-    size_t gsz = md_global(n, 64);
-    *count = 0;
+    const int c = sw[0]->dim;
+    const cl_uint nn = (cl_uint)n, off = (cl_uint)sw[0]->off;
+    const cl_uint room = gd->send_cap > sw[0]->off ? (cl_uint)(gd->send_cap - sw[0]->off) : 0;
+    const cl_int dim = c;
+    const size_t gsz = md_global(n, 64);
+    count[0] = count[1] = 0;
     if (!n) return CLPHYS_SUCCESS;
-    CP_TRY(cp_write(ctx, gd->count, 0, 4, &zero));
-    CP_TRY(CP_ARGS(ctx, k, pos, nn, dim, sd, CP_EITHER(gd->rs == 8, face, facef), off, room, gd->send_idx, gd->count));
-    CP_TRY(cp_launch(ctx, k, 1, &gsz, NULL, NULL));
-    return cp_read(ctx, gd->count, 0, 4, count);
+    CP_TRY(cp_write_async(ctx, NULL, gd->count, 0, sizeof zero, zero, 0, NULL, NULL));
+    for (cl_int side = 0; side < 2; side++) {
+        const double face = side == 0 ? d->lo[c] - d->llo[c] + d->rs : d->hi[c] - d->llo[c] - d->rs;
+        const float facef = (float)face;
+        CP_TRY(CP_ARGS(ctx, k, pos, nn, dim, side, CP_EITHER(gd->rs == 8, face, facef), off, room, gd->send_idx,
+                       gd->count));
+        CP_TRY(cp_launch(ctx, k, 1, &gsz, NULL, NULL));
+    }
+    return cp_read(ctx, gd->count, 0, 2 * sizeof *count, count);
 }
 
-/* The positions of swap sw (its nsend atoms packed from pos) to sw->to, and
- * the n_in ghosts from sw->from into pos at nlocal .. nlocal + n_in - 1
- * (their w MD_GHOST_W), through the step's pack and unpack kernels.  Collective. */
-static clphys_status swap_positions(MPI_Comm comm, md_ghost_dev *gd, const md_swap *sw, cl_mem pos, size_t nghost,
-                                    size_t nlocal, size_t n_in, clphys_status st)
+/* The counts of both swaps: n_out[q] to sw[q]->to, n_in[q] from
+ * sw[q]->from, all four messages in flight at once (the two neighbours may
+ * be one rank: the tags tell the sides apart).  Sent even after a local
+ * failure: the neighbours wait for them. */
+static clphys_status swap_counts(MPI_Comm comm, clphys_context *ctx, md_swap *const sw[2], long long n_out[2],
+                                 long long n_in[2])
+{
+    MPI_Request rq[4];
+    int nrq = 0;
+    clphys_status st = CLPHYS_SUCCESS;
+    for (int q = 0; q < 2 && !st; q++) {
+        cp_mpi_slice out = {&n_out[q], 1, MPI_LONG_LONG}, in = {&n_in[q], 1, MPI_LONG_LONG};
+        st = cp_mpi_post(ctx, comm, sw[q]->to, &out, 1, sw[q]->from, &in, 1, 200 + 2 * sw[q]->dim + q, rq, &nrq);
+    }
+    int e = nrq ? MPI_Waitall(nrq, rq, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    if (e != MPI_SUCCESS && !st) st = cp_mpi_error(ctx, e, "MPI_Waitall (ghost counts)");
+    return st;
+}
+
+/* The positions of both swaps of a dimension (sw[q]->nsend atoms packed
+ * from pos) to sw[q]->to, and the n_in[q] ghosts from sw[q]->from into pos
+ * from nlocal on, side 0's then side 1's (their w MD_GHOST_W), through the
+ * step's pack and unpack kernels: one copy to the host, the four messages
+ * at once, one wait for the uploads and the unpack.  The messages travel
+ * even after a local failure (st, or one here): the neighbours wait. */
+static clphys_status swap_positions(MPI_Comm comm, md_ghost_dev *gd, md_swap *const sw[2], cl_mem pos, size_t nghost,
+                                    size_t nlocal, const size_t n_in[2], clphys_status st)
 {
     clphys_context *ctx = gd->ctx;
-    const size_t r3 = 3 * gd->rs;
-    cl_uint *slot = malloc((n_in ? n_in : 1) * sizeof *slot);
+    const size_t r3 = 3 * gd->rs, ns = sw[0]->nsend + sw[1]->nsend, nr = n_in[0] + n_in[1];
+    cl_uint *slot = malloc((nr ? nr : 1) * sizeof *slot);
     if (!st && !slot) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: ghost places");
-    if (!st && sw->nsend) st = pack(gd, sw, pos);
-    if (!st && sw->nsend)
-        st = cp_read_async(ctx, NULL, gd->sendbuf, r3 * sw->off, r3 * sw->nsend, (char *)gd->hsend + r3 * sw->off, 0,
+    for (int q = 0; q < 2; q++)
+        if (!st && sw[q]->nsend) st = pack(gd, sw[q], pos);
+    /* the two send lists are contiguous: side 1's from side 0's end */
+    if (!st && ns)
+        st = cp_read_async(ctx, NULL, gd->sendbuf, r3 * sw[0]->off, r3 * ns, (char *)gd->hsend + r3 * sw[0]->off, 0,
                            NULL, NULL);
     if (!st) st = cp_finish(ctx);
-    /* sent and received even after a local failure: the neighbour waits */
-    int e = MPI_Sendrecv((char *)gd->hsend + r3 * sw->off, (int)(r3 * sw->nsend), MPI_BYTE, sw->to, 210 + sw->dim,
-                         (char *)gd->hrecv + r3 * nghost, (int)(r3 * n_in), MPI_BYTE, sw->from, 210 + sw->dim, comm,
-                         MPI_STATUS_IGNORE);
-    if (e != MPI_SUCCESS && !st) st = cp_mpi_error(ctx, e, "MPI_Sendrecv (ghost positions)");
-    if (!st && n_in) {
-        for (size_t k = 0; k < n_in; k++) slot[k] = (cl_uint)(nlocal + k);
+    MPI_Request rq[4];
+    int nrq = 0;
+    clphys_status ms = CLPHYS_SUCCESS;
+    for (int q = 0; q < 2 && !ms; q++) {
+        cp_mpi_slice out = {(char *)gd->hsend + r3 * sw[q]->off, (int)(r3 * sw[q]->nsend), MPI_BYTE};
+        cp_mpi_slice in = {(char *)gd->hrecv + r3 * (nghost + (q ? n_in[0] : 0)), (int)(r3 * n_in[q]), MPI_BYTE};
+        ms = cp_mpi_post(ctx, comm, sw[q]->to, &out, 1, sw[q]->from, &in, 1, 210 + 2 * sw[q]->dim + q, rq, &nrq);
+    }
+    int e = nrq ? MPI_Waitall(nrq, rq, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    if (e != MPI_SUCCESS && !ms) ms = cp_mpi_error(ctx, e, "MPI_Waitall (ghost positions)");
+    if (!st) st = ms;
+    if (!st && nr) {
+        /* both sides' ghosts are contiguous in pos, recv_idx and recvbuf:
+         * one upload, fill and unpack; slot and hrecv stay until the wait */
+        for (size_t k = 0; k < nr; k++) slot[k] = (cl_uint)(nlocal + k);
         const double gw[4] = {0, 0, 0, MD_GHOST_W}; /* the unpack keeps w */
         const float gwf[4] = {0, 0, 0, (float)MD_GHOST_W};
-        st = cp_write(ctx, gd->recv_idx, 4 * nghost, 4 * n_in, slot);
+        st = cp_write_async(ctx, NULL, gd->recv_idx, 4 * nghost, 4 * nr, slot, 0, NULL, NULL);
         if (!st)
-            st = cp_write_async(ctx, NULL, gd->recvbuf, r3 * nghost, r3 * n_in, (char *)gd->hrecv + r3 * nghost, 0,
-                                NULL, NULL);
+            st = cp_write_async(ctx, NULL, gd->recvbuf, r3 * nghost, r3 * nr, (char *)gd->hrecv + r3 * nghost, 0, NULL,
+                                NULL);
         if (!st) {
             cl_int ce = clEnqueueFillBuffer(ctx->queue, pos, gd->rs == 8 ? (const void *)gw : (const void *)gwf,
-                                            4 * gd->rs, 4 * gd->rs * nlocal, 4 * gd->rs * n_in, 0, NULL, NULL);
+                                            4 * gd->rs, 4 * gd->rs * nlocal, 4 * gd->rs * nr, 0, NULL, NULL);
             if (ce != CL_SUCCESS) st = cp_cl_error(ctx, ce, "clEnqueueFillBuffer (ghost positions)");
         }
         cl_event none = NULL;
-        if (!st) st = unpack(gd, nghost, n_in, pos, &none);
-        if (!st) st = cp_finish(ctx); /* hrecv and slot are reused */
+        if (!st) st = unpack(gd, nghost, nr, pos, &none);
+        /* hrecv and slot are reused; after a failure the enqueued copies
+         * may still read them */
+        clphys_status w = cp_finish(ctx);
+        if (!st) st = w;
     }
     free(slot);
     return st;
 }
 
 clphys_status md_ghosts_build_dev(MPI_Comm comm, md_ghost_dev *gd, const md_decomp *d, cl_mem pos, size_t nown,
-                                  size_t cap, md_ghosts *g, int *again, size_t *need)
+                                  size_t cap, md_ghosts *g, int *again, size_t *need, clphys_status before)
 {
     clphys_context *ctx = gd->ctx;
     g->nswap = 0, g->nghost = 0, g->nsend = 0;
     *again = 0, *need = nown;
+    if (!d->cut[0] && !d->cut[1] && !d->cut[2]) return cp_mpi_agree(comm, ctx, before);
     size_t nlocal = nown;
     for (int c = 0; c < 3; c++) {
         if (!d->cut[c]) continue;
-        /* the ghosts received in this dimension lie beyond the faces: only
-         * those of the dimensions before travel on (md_ghosts_build) */
+        /* both swaps from the atoms before this dimension (the ghosts it
+         * receives lie beyond the faces; md_ghosts_build): independent, so
+         * they go together, side 0's lists and ghosts before side 1's */
         const size_t nbefore = nlocal;
-        for (int side = 0; side < 2; side++) {
-            md_swap *sw = &g->swap[g->nswap++];
-            swap_geometry(d, c, side, sw);
-            sw->off = g->nsend;
-            cl_uint cnt = 0;
-            clphys_status st = select_side(gd, d, sw, side, pos, nbefore, &cnt);
-            long long n_out = cnt, n_in = 0;
-            int e = MPI_Sendrecv(&n_out, 1, MPI_LONG_LONG, sw->to, 200 + c, &n_in, 1, MPI_LONG_LONG, sw->from, 200 + c,
-                                 comm, MPI_STATUS_IGNORE);
-            if (e != MPI_SUCCESS && !st) st = cp_mpi_error(ctx, e, "MPI_Sendrecv (ghost counts)");
-            if (!st && 24 * (n_in + (long long)g->nghost) > (long long)INT32_MAX)
-                st = cp_error(ctx, CLPHYS_ERR_OVERFLOW, "md mpi: %lld ghost atoms: too many for one message", n_in);
-            /* room in the send list, the received ghosts' buffers and the
-             * plan: if any rank lacks it, every rank stops here and the
-             * caller grows and calls again */
-            double v[2] = {st ? 1 : 0, 0};
-            if (!st && (sw->off + cnt > gd->send_cap || g->nghost + (size_t)n_in > gd->recv_cap ||
-                        nlocal + (size_t)n_in > cap))
-                v[1] = 1;
-            CP_MPI(ctx, MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm));
-            if (v[0] > 0) return cp_mpi_agree(comm, ctx, st);
-            if (v[1] > 0) {
-                g->nsend = sw->off + cnt, g->nghost += (size_t)n_in;
-                *again = 1, *need = nlocal + (size_t)n_in;
-                return CLPHYS_SUCCESS;
-            }
-            sw->nsend = cnt;
-            st = swap_positions(comm, gd, sw, pos, g->nghost, nlocal, (size_t)n_in, st);
-            CP_TRY(cp_mpi_agree(comm, ctx, st));
-            sw->first = nlocal;
-            sw->nrecv = (size_t)n_in;
-            g->nghost += (size_t)n_in;
-            g->nsend += cnt;
-            nlocal += (size_t)n_in;
+        md_swap *const sw[2] = {&g->swap[g->nswap], &g->swap[g->nswap + 1]};
+        g->nswap += 2;
+        for (int side = 0; side < 2; side++) swap_geometry(d, c, side, sw[side]);
+        sw[0]->off = g->nsend;
+        cl_uint cnt[2] = {0, 0};
+        /* a failure before (the first dimension's only) skips the device
+         * work; the counts still travel and the room check agrees it */
+        clphys_status st = before;
+        before = CLPHYS_SUCCESS;
+        if (!st) st = select_both(gd, d, sw, pos, nbefore, cnt);
+        sw[1]->off = sw[0]->off + cnt[0];
+        long long n_out[2] = {cnt[0], cnt[1]}, n_in[2] = {0, 0};
+        clphys_status ms = swap_counts(comm, ctx, sw, n_out, n_in);
+        if (!st) st = ms;
+        const long long in_all = n_in[0] + n_in[1];
+        if (!st && (n_in[0] < 0 || n_in[1] < 0 || 24 * (in_all + (long long)g->nghost) > (long long)INT32_MAX))
+            st = cp_error(ctx, CLPHYS_ERR_OVERFLOW, "md mpi: %lld ghost atoms: too many for one message", in_all);
+        /* room in the send list, the received ghosts' buffers and the
+         * plan: if any rank lacks it, every rank stops here and the caller
+         * grows and calls again */
+        const size_t nin = st ? 0 : (size_t)in_all, nsend = (size_t)cnt[0] + cnt[1];
+        double v[2] = {st ? 1 : 0, 0};
+        if (!st && (sw[0]->off + nsend > gd->send_cap || g->nghost + nin > gd->recv_cap || nlocal + nin > cap))
+            v[1] = 1;
+        CP_MPI(ctx, MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm));
+        if (v[0] > 0) return cp_mpi_agree(comm, ctx, st);
+        if (v[1] > 0) {
+            g->nsend = sw[0]->off + nsend, g->nghost += nin;
+            *again = 1, *need = nlocal + nin;
+            return CLPHYS_SUCCESS;
         }
+        const size_t in[2] = {(size_t)n_in[0], (size_t)n_in[1]};
+        sw[0]->nsend = cnt[0], sw[1]->nsend = cnt[1];
+        st = swap_positions(comm, gd, sw, pos, g->nghost, nlocal, in, st);
+        CP_TRY(cp_mpi_agree(comm, ctx, st));
+        for (int q = 0; q < 2; q++) {
+            sw[q]->first = nlocal;
+            sw[q]->nrecv = in[q];
+            nlocal += in[q];
+        }
+        g->nghost += nin;
+        g->nsend += nsend;
     }
     return CLPHYS_SUCCESS;
 }

@@ -58,9 +58,14 @@ void md_wrap(const md_decomp *d, double *x, int *img);
 clphys_status md_scatter(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, int root, const clphys_md_system *sys,
                          md_atoms *own);
 /* Atoms outside this subdomain (x wrapped into [0, L)) to their owners, in
- * the six exchanges x, y, z; an atom more than one subdomain away is
- * CLPHYS_ERR_INPUT.  Collective; statuses agreed. */
-clphys_status md_migrate(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, md_atoms *own);
+ * the six exchanges x, y, z (both sides of a dimension at once, side 0's
+ * arrivals appended before side 1's); an atom more than one subdomain away
+ * is CLPHYS_ERR_INPUT.  st: this rank's status so far.  Every rank makes
+ * the same MPI calls whatever its status (a rank that failed sends nothing
+ * and keeps nothing it receives), and none of them agrees a status: the
+ * one returned is this rank's, for the caller to agree (cp_mpi_agree, or
+ * a collective that carries it) before anything else collective. */
+clphys_status md_migrate(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, md_atoms *own, clphys_status st);
 /* Every rank's atoms on root, sorted by ID, into *all (allocated; types
  * and masses from ntypes, type_mass).  Collective; statuses agreed. */
 clphys_status md_gather(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, int root, const md_atoms *own,
@@ -99,7 +104,7 @@ typedef struct {
     size_t rs; /* 4 or 8 */
     cl_kernel k_pack, k_unpack, k_select, k_empty;
     cl_mem send_idx, recv_idx, sendbuf, recvbuf;
-    cl_mem count;   /* md_ghost_select's counter                        */
+    cl_mem count;   /* md_ghost_select's counters, one a side           */
     int host_lists; /* rebuilds make the ghost lists on the host        */
     size_t send_cap, recv_cap;
     void *hsend, *hrecv; /* host staging: page-locked (hsend_m, hrecv_m
@@ -158,14 +163,19 @@ void md_node_stage_close(md_ghost_dev *gd);
  * dimension within r_cut + skin of the face into gd's send_idx (unsorted
  * local indices), their positions travel as a step's do, and the ghosts
  * received are appended to pos (w MD_GHOST_W) with their places in recv_idx; g gets
- * the swaps (gx and send unused).  cap: the atoms pos has room for.
+ * the swaps (gx and send unused).  A dimension's two sides go together
+ * (one wait for both counts, one room check, one copy to the host, one
+ * wait after the unpack, one agreement), side 0's lists and ghosts
+ * before side 1's, as md_ghost_exchange expects.  cap: the atoms pos has room for.
  * *again 1 (on every rank) when some rank lacked room (the send list, the
  * received ghosts' buffers or cap): g's counts are those reached, *need
  * this rank's atoms so far; the caller grows (md_ghost_dev_reserve on
- * larger counts, the plan past *need) and calls again.  Collective;
- * statuses agreed. */
+ * larger counts, the plan past *need) and calls again.  before: this
+ * rank's status so far (its migration, its upload of pos): a failure skips the device
+ * work (pos may then be NULL) and is agreed in the first dimension's room
+ * check instead of a collective of its own.  Collective; statuses agreed. */
 clphys_status md_ghosts_build_dev(MPI_Comm comm, md_ghost_dev *gd, const md_decomp *d, cl_mem pos, size_t nown,
-                                  size_t cap, md_ghosts *g, int *again, size_t *need);
+                                  size_t cap, md_ghosts *g, int *again, size_t *need, clphys_status before);
 /* One step's ghost positions: pack from pos, exchange, unpack into pos, a
  * dimension at a time.  The copies to and from the host go on copyq (pack
  * and unpack on ctx's queue wait for them through events).  during (may be

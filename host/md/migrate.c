@@ -159,35 +159,77 @@ clphys_status md_scatter(MPI_Comm comm, clphys_context *ctx, const md_decomp *d,
     return cp_mpi_agree(comm, ctx, st);
 }
 
-/* Send out[] to `to`, receive from `from` into own (appended). */
-static clphys_status swap_atoms(MPI_Comm comm, clphys_context *ctx, int to, int from, const md_rec *out, int nout,
-                                md_atoms *own, int tag)
+/* MPI_Waitall of n (at most 4) requests, every one of them over when it
+ * returns: after an error in one (a receive truncated on a rank that
+ * failed) the standard lets others stay pending, waited for here. */
+static int wait_every(int n, MPI_Request *rq)
 {
-    int nin = 0;
-    CP_MPI(ctx, MPI_Sendrecv(&nout, 1, MPI_INT, to, tag, &nin, 1, MPI_INT, from, tag, comm, MPI_STATUS_IGNORE));
-    md_rec *in = malloc((size_t)(nin ? nin : 1) * sizeof *in);
-    clphys_status st = in ? md_atoms_reserve(ctx, own, own->n + (size_t)nin)
-                          : cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: migration");
-    /* a rank without room still receives (into nothing it keeps) so that no
-     * message is left pending; the status is agreed by the caller */
+    MPI_Status sv[4];
+    int e = MPI_Waitall(n, rq, sv);
+    for (int i = 0; e == MPI_ERR_IN_STATUS && i < n; i++)
+        if (sv[i].MPI_ERROR == MPI_ERR_PENDING) MPI_Wait(&rq[i], MPI_STATUS_IGNORE);
+    return e;
+}
+
+/* Both sides' records of one dimension: out[q] (nout[q] records) to
+ * nbr[c][q], those from nbr[c][1 - q] appended to own, side 0's then side
+ * 1's.  The two sides are independent (what each sends was chosen before
+ * either arrived), so the counts of both travel at once, then the records
+ * of both (the neighbours may be one rank: the tags tell the sides apart).
+ * Every message is sent and received even after a local failure (st:
+ * nothing sent, nothing kept), so that no neighbour waits; md_migrate's
+ * caller agrees the status. */
+static clphys_status swap_atoms(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, int c, md_rec *const out[2],
+                                const int nout_in[2], md_atoms *own, clphys_status st)
+{
+    int nout[2] = {st ? 0 : nout_in[0], st ? 0 : nout_in[1]}, nin[2] = {0, 0};
+    MPI_Request rq[4];
+    int nrq = 0;
+    clphys_status ms = CLPHYS_SUCCESS;
+    for (int q = 0; q < 2 && !ms; q++) {
+        cp_mpi_slice o = {&nout[q], 1, MPI_INT}, i = {&nin[q], 1, MPI_INT};
+        ms = cp_mpi_post(ctx, comm, d->nbr[c][q], &o, 1, d->nbr[c][1 - q], &i, 1, 100 + 4 * c + 2 * q, rq, &nrq);
+    }
+    int e = nrq ? wait_every(nrq, rq) : MPI_SUCCESS;
+    if (!ms && e != MPI_SUCCESS) ms = cp_mpi_error(ctx, e, "MPI_Waitall (migration counts)");
+    if (!st) st = ms;
+    const size_t most = (size_t)INT_MAX / sizeof(md_rec);
+    if (!st && (nin[0] < 0 || nin[1] < 0 || (size_t)nin[0] + (size_t)nin[1] > most))
+        st = cp_error(ctx, CLPHYS_ERR_OVERFLOW, "md mpi: %d and %d atoms arriving: too many for one message", nin[0],
+                      nin[1]);
+    const size_t all = st ? 0 : (size_t)nin[0] + (size_t)nin[1];
+    md_rec *in = malloc((all ? all : 1) * sizeof *in);
+    if (!st && !in) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: migration");
+    if (!st) st = md_atoms_reserve(ctx, own, own->n + all);
+    /* a rank without room still receives (into nothing it keeps: MPI
+     * reports the truncation, ignored after the failure) */
     md_rec dummy;
-    int e = MPI_Sendrecv(out, nout * (int)sizeof *out, MPI_BYTE, to, tag + 1, st ? (void *)&dummy : (void *)in,
-                         st ? 0 : nin * (int)sizeof *in, MPI_BYTE, from, tag + 1, comm, MPI_STATUS_IGNORE);
-    if (!st && e != MPI_SUCCESS) st = cp_mpi_error(ctx, e, "MPI_Sendrecv (migration)");
-    for (int k = 0; !st && k < nin; k++) put(own, own->n++, &in[k]);
+    nrq = 0, ms = CLPHYS_SUCCESS;
+    for (int q = 0; q < 2 && !ms; q++) {
+        cp_mpi_slice o = {out[q] ? (void *)out[q] : (void *)&dummy, nout[q] * (int)sizeof(md_rec), MPI_BYTE};
+        cp_mpi_slice i = {st ? (void *)&dummy : (void *)(in + (q ? nin[0] : 0)), st ? 0 : nin[q] * (int)sizeof(md_rec),
+                          MPI_BYTE};
+        ms = cp_mpi_post(ctx, comm, d->nbr[c][q], &o, 1, d->nbr[c][1 - q], &i, 1, 101 + 4 * c + 2 * q, rq, &nrq);
+    }
+    e = nrq ? wait_every(nrq, rq) : MPI_SUCCESS;
+    if (!ms && e != MPI_SUCCESS) ms = cp_mpi_error(ctx, e, "MPI_Waitall (migration)");
+    if (!st) st = ms;
+    for (size_t k = 0; !st && k < all; k++) put(own, own->n++, &in[k]);
     free(in);
     return st;
 }
 
-clphys_status md_migrate(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, md_atoms *own)
+clphys_status md_migrate(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, md_atoms *own, clphys_status st)
 {
-    for (size_t i = 0; i < own->n; i++) md_wrap(d, own->x + 3 * i, own->img + 3 * i);
+    for (size_t i = 0; !st && i < own->n; i++) md_wrap(d, own->x + 3 * i, own->img + 3 * i);
     for (int c = 0; c < 3; c++) {
         if (!d->cut[c]) continue;
-        clphys_status st = CLPHYS_SUCCESS;
-        md_rec *out[2] = {malloc((own->n + 1) * sizeof(md_rec)), malloc((own->n + 1) * sizeof(md_rec))};
+        md_rec *out[2] = {NULL, NULL};
         int nout[2] = {0, 0};
-        if (!out[0] || !out[1]) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: migration");
+        if (!st) {
+            out[0] = malloc((own->n + 1) * sizeof(md_rec)), out[1] = malloc((own->n + 1) * sizeof(md_rec));
+            if (!out[0] || !out[1]) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: migration");
+        }
         const int P = d->P[c], me = d->coord[c];
         size_t keep = 0;
         for (size_t i = 0; !st && i < own->n; i++) {
@@ -212,13 +254,12 @@ clphys_status md_migrate(MPI_Comm comm, clphys_context *ctx, const md_decomp *d,
             out[side][nout[side]++] = r;
         }
         if (!st) own->n = keep;
-        st = cp_mpi_agree(comm, ctx, st);
-        if (!st) st = swap_atoms(comm, ctx, d->nbr[c][0], d->nbr[c][1], out[0], nout[0], own, 100 + 4 * c);
-        if (!st) st = swap_atoms(comm, ctx, d->nbr[c][1], d->nbr[c][0], out[1], nout[1], own, 102 + 4 * c);
+        /* a failure here or before: nothing sent, nothing kept (the
+         * dimensions after see the same calls on every rank) */
+        st = swap_atoms(comm, ctx, d, c, out, nout, own, st);
         free(out[0]), free(out[1]);
-        CP_TRY(cp_mpi_agree(comm, ctx, st));
     }
-    return CLPHYS_SUCCESS;
+    return st;
 }
 
 static int by_id(const void *a, const void *b)

@@ -119,13 +119,16 @@ static clphys_status classify(clphys_md_mpi *pl, size_t *nstay, size_t *nmig, si
     clphys_context *ctx = pl->ctx;
     clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
     cl_kernel k = pl->k_classify;
-    cl_uint zero[4] = {0, 0, 0, 0}, n = (cl_uint)pl->nlocal, nown = (cl_uint)pl->nown, cap = (cl_uint)pl->cap;
+    /* not touched again: the counters' zeros go without a wait (the read
+     * below waits for them) */
+    static const cl_uint zero[4] = {0, 0, 0, 0};
+    cl_uint n = (cl_uint)pl->nlocal, nown = (cl_uint)pl->nown, cap = (cl_uint)pl->cap;
     double lo[3], hi[3], shell = SHELL_MARGIN * pl->d.rs;
     cl_int cut[4] = {pl->d.cut[0], pl->d.cut[1], pl->d.cut[2], 0};
     for (int c = 0; c < 3; c++) lo[c] = pl->d.lo[c] - pl->d.llo[c], hi[c] = pl->d.hi[c] - pl->d.llo[c];
     float shellf = (float)shell;
     size_t g = md_global(n, 64);
-    CP_TRY(cp_write(ctx, pl->counts, 0, 16, zero));
+    CP_TRY(cp_write_async(ctx, NULL, pl->counts, 0, sizeof zero, zero, 0, NULL, NULL));
     CP_TRY(CP_ARGS(ctx, k, nb->pos, pl->vel, pl->img, pl->tag, nb->perm, n, nown, MD_REAL4_ARG(pl->rs, lo),
                    MD_REAL4_ARG(pl->rs, hi), cut, CP_EITHER(pl->rs == 8, shell, shellf), cap, nb->pos_in, pl->vel_tmp,
                    pl->img_tmp, pl->tag_tmp, pl->counts, pl->xref, pl->inv));
@@ -342,9 +345,12 @@ static clphys_status interior_rows(clphys_md_mpi *pl)
     const double h = pl->d.lbox[2] / nb->nc[2], top = pl->d.hi[2] - pl->d.llo[2];
     const int c_lo = (int)floor(pl->d.rs / h + 1e-3) + 2, c_hi = (int)ceil(top / h - 1e-3) - 3;
     if (c_hi < c_lo || c_hi >= nb->nc[2]) return CLPHYS_SUCCESS;
+    /* both cell starts in one wait */
     cl_uint a, b;
-    CP_TRY(cp_read(pl->ctx, nb->start, 4 * layer * (size_t)c_lo, 4, &a));
-    CP_TRY(cp_read(pl->ctx, nb->start, 4 * layer * (size_t)(c_hi + 1), 4, &b));
+    CP_TRY(cp_read_async(pl->ctx, NULL, nb->start, 4 * layer * (size_t)c_lo, 4, &a, 0, NULL, NULL));
+    clphys_status st = cp_read_async(pl->ctx, NULL, nb->start, 4 * layer * (size_t)(c_hi + 1), 4, &b, 0, NULL, NULL);
+    clphys_status w = cp_finish(pl->ctx); /* a and b are read into, even after a failure */
+    CP_TRY(st ? st : w);
     if (b > a) pl->row_lo = a, pl->row_hi = b;
     return CLPHYS_SUCCESS;
 }
@@ -368,29 +374,35 @@ static clphys_status grow_plan(clphys_md_mpi *pl, size_t nint, size_t want)
 /* The arrived atoms (own) uploaded behind the nint staying ones, and the
  * ghost lists made on the device (md_ghosts_build_dev); where a rank lacks
  * room, it grows (the plan, the exchange's buffers) and every rank makes
- * them again.  Collective; statuses agreed. */
-static clphys_status ghosts_on_device(clphys_md_mpi *pl, size_t nint)
+ * them again.  The ghosts' velocities, images and tags are left to the
+ * caller (fill_ghosts).  before: this rank's status so far (a failure skips
+ * the work; agreed with the ghost lists' first room check, as the growth's
+ * with the next round's).  Collective; statuses agreed. */
+static clphys_status ghosts_on_device(clphys_md_mpi *pl, size_t nint, clphys_status before)
 {
     const size_t nown = nint + pl->own.n;
     md_ghosts *g = &pl->g;
     size_t want = nown + g->nghost + g->nghost / 4 + 64; /* the last rebuild's ghosts, and some */
     for (int round = 0; round < 8; round++) {
-        clphys_status st = want > pl->cap ? grow_plan(pl, nint, want) : CLPHYS_SUCCESS;
+        clphys_status st = before;
+        before = CLPHYS_SUCCESS;
+        if (!st && want > pl->cap) st = grow_plan(pl, nint, want);
         if (!st) st = upload(pl, nint, &pl->own, NULL);
-        CP_TRY(cp_mpi_agree(pl->comm, pl->ctx, st));
+        /* st agreed by md_ghosts_build_dev (a failed grow may leave no plan) */
+        cl_mem pos = st ? NULL : clphys_md_lj_neighbor(pl->lj)->pos_in;
         int again = 0;
         size_t need = 0;
-        CP_TRY(md_ghosts_build_dev(pl->comm, &pl->gd, &pl->d, clphys_md_lj_neighbor(pl->lj)->pos_in, nown, pl->cap, g,
-                                   &again, &need));
-        if (!again) return cp_mpi_agree(pl->comm, pl->ctx, fill_ghosts(pl, nown, g->nghost));
+        CP_TRY(md_ghosts_build_dev(pl->comm, &pl->gd, &pl->d, pos, nown, pl->cap, g, &again, &need, st));
+        if (!again) return CLPHYS_SUCCESS;
         /* twice what was reached, for the lists still to come */
         g->nsend = 2 * g->nsend + 64, g->nghost = 2 * g->nghost + 64;
-        st = md_ghost_dev_reserve(&pl->gd, g);
+        before = md_ghost_dev_reserve(&pl->gd, g); /* agreed by the next round's lists */
         if (need + (need - nown) + 64 > want) want = need + (need - nown) + 64;
-        CP_TRY(cp_mpi_agree(pl->comm, pl->ctx, st));
     }
-    return cp_mpi_agree(pl->comm, pl->ctx,
-                        cp_error(pl->ctx, CLPHYS_ERR_OVERFLOW, "md mpi: ghost lists still without room after 8 tries"));
+    return cp_mpi_agree(
+        pl->comm, pl->ctx,
+        before ? before
+               : cp_error(pl->ctx, CLPHYS_ERR_OVERFLOW, "md mpi: ghost lists still without room after 8 tries"));
 }
 
 clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing *tm)
@@ -412,19 +424,24 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
         if (!st && !dev_lists) st = download_near(pl, nnear);
     }
     const double t_down = cp_now();
-    CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
-    CP_TRY(md_migrate(pl->comm, ctx, &pl->d, &pl->own));
+    /* st (the download's and the migration's) agreed by the ghost lists'
+     * first room check (md_ghosts_build_dev), or on the host path by the
+     * agreement after ghost_sources */
+    st = md_migrate(pl->comm, ctx, &pl->d, &pl->own, st);
     if (dev_lists) {
-        CP_TRY(ghosts_on_device(pl, nint));
+        CP_TRY(ghosts_on_device(pl, nint, st));
+        /* enqueued only: its status agreed with the sort's below (nothing
+         * collective in between) */
+        st = fill_ghosts(pl, nint + pl->own.n, pl->g.nghost);
     } else {
         md_atoms src;
-        st = ghost_sources(pl, &src);
+        if (!st) st = ghost_sources(pl, &src);
         CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
         CP_TRY(md_ghosts_build(pl->comm, ctx, &pl->d, &src, &pl->g));
     }
     double t1 = cp_now(), t_up = t1;
     const size_t n = nint + pl->own.n + pl->g.nghost;
-    if (!dev_lists && n > pl->cap) st = grow_plan(pl, nint, n); /* a larger plan */
+    if (!st && !dev_lists && n > pl->cap) st = grow_plan(pl, nint, n); /* a larger plan */
     if (!st && !dev_lists) st = upload(pl, nint, &pl->own, &pl->g);
     if (!st && tm) st = cp_finish(ctx);
     t_up = cp_now();
