@@ -9,12 +9,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One atom as it travels (MPI_BYTE). */
+/* One atom as it travels (rec_type). */
 typedef struct {
     long long id;
     int type, img[3];
     double x[3], v[3];
 } md_rec;
+
+/* md_rec as one MPI datatype, so that counts and displacements are in atoms
+ * (up to INT_MAX of them) rather than bytes (INT_MAX / 72: 29.8 million
+ * atoms).  Freed with MPI_Type_free. */
+static clphys_status rec_type(clphys_context *ctx, MPI_Datatype *t)
+{
+    int e = MPI_Type_contiguous((int)sizeof(md_rec), MPI_BYTE, t);
+    if (e == MPI_SUCCESS) e = MPI_Type_commit(t);
+    return e == MPI_SUCCESS ? CLPHYS_SUCCESS : cp_mpi_error(ctx, e, "MPI_Type_contiguous (atom records)");
+}
 
 clphys_status md_atoms_reserve(clphys_context *ctx, md_atoms *a, size_t n)
 {
@@ -90,7 +100,7 @@ clphys_status md_scatter(MPI_Comm comm, clphys_context *ctx, const md_decomp *d,
         int *dest = malloc((n ? n : 1) * sizeof *dest);
         recs = malloc((n ? n : 1) * sizeof *recs);
         if (!counts || !displs || !dest || !recs) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: scatter");
-        if (!st && n > (size_t)INT_MAX / sizeof(md_rec))
+        if (!st && n > (size_t)INT_MAX)
             st = cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "md mpi: %zu atoms: more than one scatter holds", n);
         for (size_t i = 0; !st && i < n; i++) {
             const long long id = sys->id ? sys->id[i] : (long long)i + 1;
@@ -128,7 +138,6 @@ clphys_status md_scatter(MPI_Comm comm, clphys_context *ctx, const md_decomp *d,
                 for (size_t i = 0; i < n; i++) sorted[at[dest[i]]++] = recs[i];
                 free(recs);
                 recs = sorted;
-                for (int r = 0; r < d->size; r++) counts[r] *= (int)sizeof(md_rec), displs[r] *= (int)sizeof(md_rec);
             } else {
                 free(sorted);
             }
@@ -142,16 +151,19 @@ clphys_status md_scatter(MPI_Comm comm, clphys_context *ctx, const md_decomp *d,
         if (e != MPI_SUCCESS) st = cp_mpi_error(ctx, e, "MPI_Scatter");
     }
     if (!st) {
-        in = malloc(mine ? (size_t)mine : 1);
+        in = malloc((mine ? (size_t)mine : 1) * sizeof *in);
         if (!in) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: scatter");
         /* the receive buffer is needed before the collective: agree first */
         st = cp_mpi_agree(comm, ctx, st);
     }
+    MPI_Datatype rt = MPI_DATATYPE_NULL;
+    if (!st) st = cp_mpi_agree(comm, ctx, rec_type(ctx, &rt));
     if (!st) {
-        int e = MPI_Scatterv(recs, counts, displs, MPI_BYTE, in, mine, MPI_BYTE, root, comm);
+        int e = MPI_Scatterv(recs, counts, displs, rt, in, mine, rt, root, comm);
         if (e != MPI_SUCCESS) st = cp_mpi_error(ctx, e, "MPI_Scatterv");
     }
-    size_t m = (size_t)mine / sizeof(md_rec);
+    if (rt != MPI_DATATYPE_NULL) MPI_Type_free(&rt);
+    size_t m = (size_t)mine;
     if (!st) st = md_atoms_reserve(ctx, own, m);
     for (size_t k = 0; !st && k < m; k++) put(own, k, &in[k]);
     if (!st) own->n = m;
@@ -193,7 +205,7 @@ static clphys_status swap_atoms(MPI_Comm comm, clphys_context *ctx, const md_dec
     int e = nrq ? wait_every(nrq, rq) : MPI_SUCCESS;
     if (!ms && e != MPI_SUCCESS) ms = cp_mpi_error(ctx, e, "MPI_Waitall (migration counts)");
     if (!st) st = ms;
-    const size_t most = (size_t)INT_MAX / sizeof(md_rec);
+    const size_t most = (size_t)INT_MAX;
     if (!st && (nin[0] < 0 || nin[1] < 0 || (size_t)nin[0] + (size_t)nin[1] > most))
         st = cp_error(ctx, CLPHYS_ERR_OVERFLOW, "md mpi: %d and %d atoms arriving: too many for one message", nin[0],
                       nin[1]);
@@ -204,14 +216,15 @@ static clphys_status swap_atoms(MPI_Comm comm, clphys_context *ctx, const md_dec
     /* a rank without room still receives (into nothing it keeps: MPI
      * reports the truncation, ignored after the failure) */
     md_rec dummy;
-    nrq = 0, ms = CLPHYS_SUCCESS;
+    MPI_Datatype rt = MPI_DATATYPE_NULL;
+    nrq = 0, ms = rec_type(ctx, &rt);
     for (int q = 0; q < 2 && !ms; q++) {
-        cp_mpi_slice o = {out[q] ? (void *)out[q] : (void *)&dummy, nout[q] * (int)sizeof(md_rec), MPI_BYTE};
-        cp_mpi_slice i = {st ? (void *)&dummy : (void *)(in + (q ? nin[0] : 0)), st ? 0 : nin[q] * (int)sizeof(md_rec),
-                          MPI_BYTE};
+        cp_mpi_slice o = {out[q] ? (void *)out[q] : (void *)&dummy, nout[q], rt};
+        cp_mpi_slice i = {st ? (void *)&dummy : (void *)(in + (q ? nin[0] : 0)), st ? 0 : nin[q], rt};
         ms = cp_mpi_post(ctx, comm, d->nbr[c][q], &o, 1, d->nbr[c][1 - q], &i, 1, 101 + 4 * c + 2 * q, rq, &nrq);
     }
     e = nrq ? wait_every(nrq, rq) : MPI_SUCCESS;
+    if (rt != MPI_DATATYPE_NULL) MPI_Type_free(&rt);
     if (!ms && e != MPI_SUCCESS) ms = cp_mpi_error(ctx, e, "MPI_Waitall (migration)");
     if (!st) st = ms;
     for (size_t k = 0; !st && k < all; k++) put(own, own->n++, &in[k]);
@@ -251,6 +264,11 @@ clphys_status md_migrate(MPI_Comm comm, clphys_context *ctx, const md_decomp *d,
                               r.id, me, k, "xyz"[c]);
                 break;
             }
+            if (nout[side] == INT_MAX) {
+                st = cp_error(ctx, CLPHYS_ERR_OVERFLOW, "md mpi: more than %d atoms leaving along %c at once", INT_MAX,
+                              "xyz"[c]);
+                break;
+            }
             out[side][nout[side]++] = r;
         }
         if (!st) own->n = keep;
@@ -272,9 +290,11 @@ clphys_status md_gather(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, 
                         int ntypes, const double *type_mass, clphys_md_system *all)
 {
     clphys_status st = CLPHYS_SUCCESS;
-    int mine = (int)(own->n * sizeof(md_rec)), *counts = NULL, *displs = NULL;
+    int mine = (int)own->n, *counts = NULL, *displs = NULL;
     md_rec *out = malloc((own->n ? own->n : 1) * sizeof *out), *in = NULL;
     if (!out) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: gather");
+    if (!st && own->n > (size_t)INT_MAX)
+        st = cp_error(ctx, CLPHYS_ERR_OVERFLOW, "md mpi: %zu atoms on one rank: more than one gather holds", own->n);
     for (size_t k = 0; !st && k < own->n; k++) get(own, k, &out[k]);
     if (d->rank == root) {
         counts = malloc((size_t)d->size * sizeof *counts), displs = malloc((size_t)d->size * sizeof *displs);
@@ -285,16 +305,21 @@ clphys_status md_gather(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, 
     size_t total = 0;
     if (d->rank == root) {
         for (int r = 0; r < d->size; r++) displs[r] = (int)total, total += (size_t)counts[r];
-        in = malloc(total ? total : 1);
-        if (!in) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: gather");
+        if (total > (size_t)INT_MAX)
+            st = cp_error(ctx, CLPHYS_ERR_OVERFLOW, "md mpi: %zu atoms: more than one gather holds", total);
+        in = st ? NULL : malloc((total ? total : 1) * sizeof *in);
+        if (!st && !in) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: gather");
     }
+    MPI_Datatype rt = MPI_DATATYPE_NULL;
+    if (!st) st = rec_type(ctx, &rt);
     st = cp_mpi_agree(comm, ctx, st);
     if (!st) {
-        int e = MPI_Gatherv(out, mine, MPI_BYTE, in, counts, displs, MPI_BYTE, root, comm);
+        int e = MPI_Gatherv(out, mine, rt, in, counts, displs, rt, root, comm);
         if (e != MPI_SUCCESS) st = cp_mpi_error(ctx, e, "MPI_Gatherv");
     }
+    if (rt != MPI_DATATYPE_NULL) MPI_Type_free(&rt);
     if (!st && d->rank == root) {
-        size_t n = total / sizeof(md_rec);
+        size_t n = total;
         qsort(in, n, sizeof *in, by_id);
         clphys_md_system s;
         memset(&s, 0, sizeof s);
