@@ -122,6 +122,27 @@ static clphys_status run(clphys_md_lj_variant v, clphys_precision prec, int shif
     return st;
 }
 
+/* Forces f (caller order) and r against the fp64 reference (ref, pe, vir of
+ * the positions px in box bx) by the md path's measure (host/ref/md_ref.h):
+ * ||F - F_ref||_2 over ||sum_j |f_ij|||_2, and the relative errors of the
+ * energy and virial; each within 1e-12 (fp64) or 1e-5 (fp32).  The measure
+ * would leave out particles with a pair at the cutoff within rounding, and
+ * no input here has one (keep_off_cutoff): none may be left out. */
+static void check_vs_ref(int prec, const double *px, const double *bx, const double *f, const double *ref,
+                         const clphys_md_lj_result *r, double pe, double vir, const char *what)
+{
+    double tol = prec ? 1e-12 : 1e-5;
+    size_t excl = 0;
+    double ef = md_ref_force_error(n, px, bx, 1.0, 1.0, RC, NULL, NULL, f, ref, prec ? 1e-13 : 1e-5, &excl);
+    double ee = fabs(r->potential_energy - pe) / fabs(pe);
+    double ev = fabs(r->virial - vir) / fabs(vir);
+    if (what) fprintf(stderr, "  %s  force %.2e (%zu left out)  pe %.2e  virial %.2e\n", what, ef, excl, ee, ev);
+    assert_true(ef <= tol);
+    assert_int_equal(excl, 0);
+    assert_true(ee <= tol);
+    assert_true(ev <= tol);
+}
+
 static void test_variants_vs_reference(void **state)
 {
     (void)state;
@@ -143,22 +164,10 @@ static void test_variants_vs_reference(void **state)
                 clphys_status st = run(v, prec, shifted, f, &r);
                 if (st == CLPHYS_ERR_UNSUPPORTED && !dev->int64_atomics) continue;
                 assert_int_equal(st, CLPHYS_SUCCESS);
-                /* the md path's measure (host/ref/md_ref.h): ||F - F_ref||_2 over
-                 * ||sum_j |f_ij|||_2; it would leave out particles with a pair at
-                 * the cutoff within rounding, and the input has none
-                 * (keep_off_cutoff) */
-                double tol = prec ? 1e-12 : 1e-5;
-                size_t excl = 0;
-                double ef = md_ref_force_error(n, px, bx, 1.0, 1.0, RC, NULL, NULL, f, ref, prec ? 1e-13 : 1e-5, &excl);
-                double ee = fabs(r.potential_energy - pe) / fabs(pe);
-                double ev = fabs(r.virial - vir) / fabs(vir);
-                fprintf(stderr, "  %-16s %s %s  force %.2e (%zu left out)  pe %.2e  virial %.2e\n",
-                        clphys_md_lj_variant_name(v), prec ? "fp64" : "fp32", shifted ? "shifted  " : "unshifted", ef,
-                        excl, ee, ev);
-                assert_true(ef <= tol);
-                assert_int_equal(excl, 0);
-                assert_true(ee <= tol);
-                assert_true(ev <= tol);
+                char what[96];
+                snprintf(what, sizeof what, "%-16s %s %s", clphys_md_lj_variant_name(v), prec ? "fp64" : "fp32",
+                         shifted ? "shifted  " : "unshifted");
+                check_vs_ref(prec, px, bx, f, ref, &r, pe, vir, what);
             }
         }
     }
@@ -366,17 +375,10 @@ static void test_edge_rows(void **state)
                 tu_poison_f64(f, 3 * n);
                 clphys_md_lj_result r;
                 assert_int_equal(clphys_md_lj_get(pl, f, &r), CLPHYS_SUCCESS);
-                double tol = prec ? 1e-12 : 1e-5;
-                size_t excl = 0;
-                double ef = md_ref_force_error(n, px, bx, 1.0, 1.0, RC, NULL, NULL, f, ref, prec ? 1e-13 : 1e-5, &excl);
-                double de, dw;
-                cut_slack(1.0, RC, excl, &de, &dw);
-                double ee = fmax(fabs(r.potential_energy - pe) - de, 0) / fabs(pe);
-                double ev = fmax(fabs(r.virial - vir) - dw, 0) / fabs(vir);
-                if (trial == 4)
-                    fprintf(stderr, "  edges %-16s %s rows <%zu and >=%zu: force %.2e pe %.2e virial %.2e\n",
-                            clphys_md_lj_variant_name(vs[v]), prec ? "fp64" : "fp32", lo, hi, ef, ee, ev);
-                assert_true(ef <= tol && ee <= tol && ev <= tol);
+                char what[96];
+                snprintf(what, sizeof what, "edges %-16s %s rows <%zu and >=%zu", clphys_md_lj_variant_name(vs[v]),
+                         prec ? "fp64" : "fp32", lo, hi);
+                check_vs_ref(prec, px, bx, f, ref, &r, pe, vir, trial == 4 ? what : NULL);
             }
             assert_int_equal(md_lj_evaluate_edges(pl, 5, 4), CLPHYS_ERR_INVALID_ARGUMENT);
             assert_int_equal(md_lj_evaluate_edges(pl, 0, n + 1), CLPHYS_ERR_INVALID_ARGUMENT);
