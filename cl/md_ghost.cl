@@ -12,6 +12,8 @@
  *           two go back to back on one in-order queue), k from the
  *           counter (in no particular order); past room entries from off
  *           they are counted, not written
+ *   places: slot[off + k] = first + k for k < n: at a rebuild, the local
+ *           places of the ghosts received (behind the atoms there before)
  *   rows_empty: count[slot[k]] = 0 for k < n: the ghosts' rows of a
  *           transposed Verlet list emptied after a rebuild (their forces
  *           are never used), so the force kernel skips their neighbours
@@ -52,6 +54,12 @@ __kernel void md_ghost_select(__global const real4_t *pos, uint n, int dim, int 
         uint before = side == 0 ? 0 : count[0];
         if (before < room && k < room - before) idx[off + before + k] = i;
     }
+}
+
+__kernel void md_ghost_places(__global uint *slot, uint off, uint first, uint n)
+{
+    uint k = get_global_id(0);
+    if (k < n) slot[off + k] = first + k;
 }
 
 __kernel void md_ghost_rows_empty(__global uint *count, __global const uint *slot, uint n)

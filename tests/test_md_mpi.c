@@ -206,7 +206,7 @@ static void compare_run(const clphys_md_params *p, const int g[3], const clphys_
  * fresh random input, outputs poisoned (NaN, 0xff bytes) first: pack (a
  * gather plus a shift: exact in the precision), unpack (a scatter),
  * classify (each owned atom once, interior ones at the front, the rest at
- * the back, ghosts dropped), iota, inverse, map and rows_empty.  Each rank runs it on
+ * the back, ghosts dropped), iota, inverse, map, rows_empty and places.  Each rank runs it on
  * its own device. */
 static void kernels_in(clphys_precision prec)
 {
@@ -459,6 +459,19 @@ static void kernels_in(clphys_precision prec)
     for (size_t k = 0; k < n; k++) assert_int_equal(u[k], emptied[k] ? 0 : idx[k]);
     free(emptied);
     cp_release_kernel(&ke);
+    /* places: slot[off + k] = first + k for a random stretch of a poisoned
+     * list, nothing written outside it */
+    cl_kernel kpl;
+    assert_int_equal(cp_kernel(ctx, pg, "md_ghost_places", &kpl), CLPHYS_SUCCESS);
+    const cl_uint poff = 1 + (cl_uint)(tu_uniform(&rng) * 100), pn = 1 + (cl_uint)(tu_uniform(&rng) * 800);
+    const cl_uint pfirst = 5000 + (cl_uint)(tu_uniform(&rng) * 1000);
+    memset(u, 0xff, 4 * n);
+    assert_int_equal(cp_write(ctx, ix, 0, 4 * n, u), 0);
+    assert_int_equal(CP_ARGS(ctx, kpl, ix, poff, pfirst, pn) | cp_launch(ctx, kpl, 1, &g, NULL, NULL), 0);
+    assert_int_equal(cp_read(ctx, ix, 0, 4 * n, u), 0);
+    for (size_t k = 0; k < n; k++)
+        assert_int_equal(u[k], k >= poff && k < poff + pn ? pfirst + (k - poff) : 0xffffffffu);
+    cp_release_kernel(&kpl);
     cl_mem ms[] = {pos, vel, img, tag, pm, ix, buf, pos_o, vel_o, img_o, tag_o, cnt, inv};
     for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) cp_release_mem(&ms[k]);
     cl_kernel ks[] = {kp, ku, kc, ki, kv, km, ksel};

@@ -135,6 +135,7 @@ clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_unpack", &gd->k_unpack));
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_select", &gd->k_select));
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_rows_empty", &gd->k_empty));
+    CP_TRY(cp_kernel(ctx, prog, "md_ghost_places", &gd->k_places));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), NULL, &gd->count));
     /* a device that gives no second queue keeps the copies on ctx's queue
      * (the same events, all on one in-order queue); CLPHYS_MD_ONE_QUEUE=1
@@ -163,6 +164,7 @@ void md_ghost_dev_free(md_ghost_dev *gd)
     cp_release_kernel(&gd->k_unpack);
     cp_release_kernel(&gd->k_select);
     cp_release_kernel(&gd->k_empty);
+    cp_release_kernel(&gd->k_places);
     cl_mem *ms[] = {&gd->send_idx, &gd->recv_idx, &gd->sendbuf, &gd->recvbuf, &gd->count};
     for (size_t i = 0; i < 5; i++) cp_release_mem(ms[i]);
     if (gd->hsend_m)
@@ -459,8 +461,6 @@ static clphys_status swap_positions(MPI_Comm comm, md_ghost_dev *gd, md_swap *co
 {
     clphys_context *ctx = gd->ctx;
     const size_t r3 = 3 * gd->rs, ns = sw[0]->nsend + sw[1]->nsend, nr = n_in[0] + n_in[1];
-    cl_uint *slot = malloc((nr ? nr : 1) * sizeof *slot);
-    if (!st && !slot) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: ghost places");
     for (int q = 0; q < 2; q++)
         if (!st && sw[q]->nsend) st = pack(gd, sw[q], pos);
     /* the two send lists are contiguous: side 1's from side 0's end */
@@ -481,11 +481,14 @@ static clphys_status swap_positions(MPI_Comm comm, md_ghost_dev *gd, md_swap *co
     if (!st) st = ms;
     if (!st && nr) {
         /* both sides' ghosts are contiguous in pos, recv_idx and recvbuf:
-         * one upload, fill and unpack; slot and hrecv stay until the wait */
-        for (size_t k = 0; k < nr; k++) slot[k] = (cl_uint)(nlocal + k);
+         * their places written on the device (nothing to upload), one
+         * upload, fill and unpack; hrecv stays until the wait */
         const double gw[4] = {0, 0, 0, MD_GHOST_W}; /* the unpack keeps w */
         const float gwf[4] = {0, 0, 0, (float)MD_GHOST_W};
-        st = cp_write_async(ctx, NULL, gd->recv_idx, 4 * nghost, 4 * nr, slot, 0, NULL, NULL);
+        cl_uint off = (cl_uint)nghost, first = (cl_uint)nlocal, n = (cl_uint)nr;
+        size_t gsz = md_global(nr, 64);
+        st = CP_ARGS(ctx, gd->k_places, gd->recv_idx, off, first, n);
+        if (!st) st = cp_launch(ctx, gd->k_places, 1, &gsz, NULL, NULL);
         if (!st)
             st = cp_write_async(ctx, NULL, gd->recvbuf, r3 * nghost, r3 * nr, (char *)gd->hrecv + r3 * nghost, 0, NULL,
                                 NULL);
@@ -496,12 +499,11 @@ static clphys_status swap_positions(MPI_Comm comm, md_ghost_dev *gd, md_swap *co
         }
         cl_event none = NULL;
         if (!st) st = unpack(gd, nghost, nr, pos, &none);
-        /* hrecv and slot are reused; after a failure the enqueued copies
-         * may still read them */
+        /* hrecv is reused; after a failure the enqueued copy may still
+         * read it */
         clphys_status w = cp_finish(ctx);
         if (!st) st = w;
     }
-    free(slot);
     return st;
 }
 

@@ -102,7 +102,7 @@ void md_ghosts_free(md_ghosts *g);
 typedef struct {
     clphys_context *ctx;
     size_t rs; /* 4 or 8 */
-    cl_kernel k_pack, k_unpack, k_select, k_empty;
+    cl_kernel k_pack, k_unpack, k_select, k_empty, k_places;
     cl_mem send_idx, recv_idx, sendbuf, recvbuf;
     cl_mem count;   /* md_ghost_select's counters, one a side           */
     int host_lists; /* rebuilds make the ghost lists on the host        */
