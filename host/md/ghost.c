@@ -457,7 +457,7 @@ static clphys_status swap_counts(MPI_Comm comm, clphys_context *ctx, md_swap *co
  * at once, one wait for the uploads and the unpack.  The messages travel
  * even after a local failure (st, or one here): the neighbours wait. */
 static clphys_status swap_positions(MPI_Comm comm, md_ghost_dev *gd, md_swap *const sw[2], cl_mem pos, size_t nghost,
-                                    size_t nlocal, const size_t n_in[2], clphys_status st)
+                                    size_t nlocal, const size_t n_in[2], int node, size_t out_off, clphys_status st)
 {
     clphys_context *ctx = gd->ctx;
     const size_t r3 = 3 * gd->rs, ns = sw[0]->nsend + sw[1]->nsend, nr = n_in[0] + n_in[1];
@@ -471,27 +471,49 @@ static clphys_status swap_positions(MPI_Comm comm, md_ghost_dev *gd, md_swap *co
     MPI_Request rq[4];
     int nrq = 0;
     clphys_status ms = CLPHYS_SUCCESS;
-    for (int q = 0; q < 2 && !ms; q++) {
-        cp_mpi_slice out = {(char *)gd->hsend + r3 * sw[q]->off, (int)(r3 * sw[q]->nsend), MPI_BYTE};
-        cp_mpi_slice in = {(char *)gd->hrecv + r3 * (nghost + (q ? n_in[0] : 0)), (int)(r3 * n_in[q]), MPI_BYTE};
-        ms = cp_mpi_post(ctx, comm, sw[q]->to, &out, 1, sw[q]->from, &in, 1, 210 + 2 * sw[q]->dim + q, rq, &nrq);
+    const size_t rof[2] = {nghost, nghost + n_in[0]};
+    long long hdr_out[2][2] = {{0, 0}, {0, 0}}, hdr_in[2][2] = {{0, 0}, {0, 0}};
+    if (node) {
+        /* through the ranks' shared segments as a step's exchange: this
+         * rank's positions into its segment, a header to each receiver */
+        if (!st && ns)
+            md_node_stage_copy(gd, gd->node_seg + out_off + r3 * sw[0]->off, (char *)gd->hsend + r3 * sw[0]->off,
+                               r3 * ns);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the segment's bytes before the header */
+        ms = post(comm, gd, (const md_swap *const *)sw, rof, out_off, hdr_out, hdr_in, 230 + 2 * sw[0]->dim, rq, &nrq);
+    } else {
+        for (int q = 0; q < 2 && !ms; q++) {
+            cp_mpi_slice out = {(char *)gd->hsend + r3 * sw[q]->off, (int)(r3 * sw[q]->nsend), MPI_BYTE};
+            cp_mpi_slice in = {(char *)gd->hrecv + r3 * rof[q], (int)(r3 * n_in[q]), MPI_BYTE};
+            ms = cp_mpi_post(ctx, comm, sw[q]->to, &out, 1, sw[q]->from, &in, 1, 210 + 2 * sw[q]->dim + q, rq, &nrq);
+        }
     }
     int e = nrq ? MPI_Waitall(nrq, rq, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
     if (e != MPI_SUCCESS && !ms) ms = cp_mpi_error(ctx, e, "MPI_Waitall (ghost positions)");
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (!st) st = ms;
     if (!st && nr) {
         /* both sides' ghosts are contiguous in pos, recv_idx and recvbuf:
          * their places written on the device (nothing to upload), one
-         * upload, fill and unpack; hrecv stays until the wait */
+         * upload (with node staging copied into hrecv first), fill and
+         * unpack; hrecv stays until the wait */
         const double gw[4] = {0, 0, 0, MD_GHOST_W}; /* the unpack keeps w */
         const float gwf[4] = {0, 0, 0, (float)MD_GHOST_W};
         cl_uint off = (cl_uint)nghost, first = (cl_uint)nlocal, n = (cl_uint)nr;
         size_t gsz = md_global(nr, 64);
         st = CP_ARGS(ctx, gd->k_places, gd->recv_idx, off, first, n);
         if (!st) st = cp_launch(ctx, gd->k_places, 1, &gsz, NULL, NULL);
-        if (!st)
+        cl_event arrived = NULL;
+        if (!st && node) {
+            for (int q = 0; q < 2; q++) sw[q]->nrecv = n_in[q]; /* copy_back checks the headers against them */
+            st = copy_back(gd, (const md_swap *const *)sw, rof, nghost, nr, hdr_in, &arrived);
+            if (!st && gd->copyq) st = cp_flush(ctx, gd->copyq);
+            if (!st) st = cp_enqueue_wait(ctx, NULL, arrived ? 1 : 0, &arrived);
+            cp_release_event(&arrived);
+        } else if (!st) {
             st = cp_write_async(ctx, NULL, gd->recvbuf, r3 * nghost, r3 * nr, (char *)gd->hrecv + r3 * nghost, 0, NULL,
                                 NULL);
+        }
         if (!st) {
             cl_int ce = clEnqueueFillBuffer(ctx->queue, pos, gd->rs == 8 ? (const void *)gw : (const void *)gwf,
                                             4 * gd->rs, 4 * gd->rs * nlocal, 4 * gd->rs * nr, 0, NULL, NULL);
@@ -515,6 +537,11 @@ clphys_status md_ghosts_build_dev(MPI_Comm comm, md_ghost_dev *gd, const md_deco
     *again = 0, *need = nown;
     if (!d->cut[0] && !d->cut[1] && !d->cut[2]) return cp_mpi_agree(comm, ctx, before);
     size_t nlocal = nown;
+    /* node staging (md_node_stage_reserve decided it, at an earlier
+     * rebuild): one half of the segments for the whole call, as a step's
+     * exchange takes one */
+    const size_t out_off = gd->node > 0 && gd->parity ? gd->node_bytes / 2 : 0;
+    if (gd->node > 0) gd->parity ^= 1;
     for (int c = 0; c < 3; c++) {
         if (!d->cut[c]) continue;
         /* both swaps from the atoms before this dimension (the ghosts it
@@ -542,10 +569,14 @@ clphys_status md_ghosts_build_dev(MPI_Comm comm, md_ghost_dev *gd, const md_deco
          * plan: if any rank lacks it, every rank stops here and the caller
          * grows and calls again */
         const size_t nin = st ? 0 : (size_t)in_all, nsend = (size_t)cnt[0] + cnt[1];
-        double v[2] = {st ? 1 : 0, 0};
+        /* v[2]: some rank's half segment too small for its send list (the
+         * segments follow the lists at the end of a rebuild): MPI's
+         * messages for this dimension on every rank */
+        double v[3] = {st ? 1 : 0, 0, gd->node > 0 ? 0 : 1};
         if (!st && (sw[0]->off + nsend > gd->send_cap || g->nghost + nin > gd->recv_cap || nlocal + nin > cap))
             v[1] = 1;
-        CP_MPI(ctx, MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm));
+        if (gd->node > 0 && 3 * gd->rs * (sw[0]->off + nsend) > gd->node_bytes / 2) v[2] = 1;
+        CP_MPI(ctx, MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_DOUBLE, MPI_MAX, comm));
         if (v[0] > 0) return cp_mpi_agree(comm, ctx, st);
         if (v[1] > 0) {
             g->nsend = sw[0]->off + nsend, g->nghost += nin;
@@ -554,7 +585,7 @@ clphys_status md_ghosts_build_dev(MPI_Comm comm, md_ghost_dev *gd, const md_deco
         }
         const size_t in[2] = {(size_t)n_in[0], (size_t)n_in[1]};
         sw[0]->nsend = cnt[0], sw[1]->nsend = cnt[1];
-        st = swap_positions(comm, gd, sw, pos, g->nghost, nlocal, in, st);
+        st = swap_positions(comm, gd, sw, pos, g->nghost, nlocal, in, v[2] == 0, out_off, st);
         CP_TRY(cp_mpi_agree(comm, ctx, st));
         for (int q = 0; q < 2; q++) {
             sw[q]->first = nlocal;
