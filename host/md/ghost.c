@@ -454,8 +454,10 @@ static clphys_status swap_counts(MPI_Comm comm, clphys_context *ctx, md_swap *co
  * from pos) to sw[q]->to, and the n_in[q] ghosts from sw[q]->from into pos
  * from nlocal on, side 0's then side 1's (their w MD_GHOST_W), through the
  * step's pack and unpack kernels: one copy to the host, the four messages
- * at once, one wait for the uploads and the unpack.  The messages travel
- * even after a local failure (st, or one here): the neighbours wait. */
+ * at once (node: through the segments' half at out_off with headers, as
+ * md_ghost_exchange; else the positions in MPI's messages), one wait for
+ * the uploads and the unpack.  The messages travel even after a local
+ * failure (st, or one here): the neighbours wait. */
 static clphys_status swap_positions(MPI_Comm comm, md_ghost_dev *gd, md_swap *const sw[2], cl_mem pos, size_t nghost,
                                     size_t nlocal, const size_t n_in[2], int node, size_t out_off, clphys_status st)
 {

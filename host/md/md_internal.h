@@ -173,8 +173,9 @@ clphys_status md_lj_evaluate_rows(clphys_md_lj_plan *pl, size_t first, size_t co
  * in.  full-transposed: exactly those, one launch of
  * lj_full_transposed_lanes, several work-items per row (the rows are too
  * few for one each to keep a GPU busy); full-csr: md_lj_evaluate_rows on
- * each range (the lower one may run on to a work-group past lo - 1).  CLPHYS_ERR_INVALID_ARGUMENT unless lo <= hi <= n
- * and the variant is one of md_lj_rows_supported's. */
+ * each range (the lower one may run on to a work-group past lo - 1).
+ * CLPHYS_ERR_INVALID_ARGUMENT unless lo <= hi <= n and the variant is one
+ * of md_lj_rows_supported's. */
 clphys_status md_lj_evaluate_edges(clphys_md_lj_plan *pl, size_t lo, size_t hi);
 /* dst = src gathered by the last rebuild's order (int4 per particle), as
  * md_neighbor_rebuild gathers the images. */
