@@ -13,32 +13,30 @@
  */
 #include "platform_common.h"
 
-/* x into [0, box) along each axis, the crossing counted in the image
- * flags: one box length at most (a step's drift; md_check_state's bound on
- * an application's positions). */
+/* x into [0, b) along one axis, the crossing counted in the image flag:
+ * one box length at most (a step's drift; md_check_state's bound on an
+ * application's positions). */
+static inline void md_wrap1(real_t *x, int *im, real_t b)
+{
+    if (*x >= b) {
+        *x -= b;
+        (*im)++;
+    } else if (*x < 0) {
+        *x += b;
+        (*im)--;
+    }
+}
+
+/* md_wrap1 along x, y and z. */
 static inline void md_wrap(real4_t *x, int4 *im, real4_t box)
 {
-    if (x->x >= box.x) {
-        x->x -= box.x;
-        im->x++;
-    } else if (x->x < 0) {
-        x->x += box.x;
-        im->x--;
-    }
-    if (x->y >= box.y) {
-        x->y -= box.y;
-        im->y++;
-    } else if (x->y < 0) {
-        x->y += box.y;
-        im->y--;
-    }
-    if (x->z >= box.z) {
-        x->z -= box.z;
-        im->z++;
-    } else if (x->z < 0) {
-        x->z += box.z;
-        im->z--;
-    }
+    real_t c[3] = {x->x, x->y, x->z};
+    int m[3] = {im->x, im->y, im->z};
+    md_wrap1(&c[0], &m[0], box.x);
+    md_wrap1(&c[1], &m[1], box.y);
+    md_wrap1(&c[2], &m[2], box.z);
+    x->x = c[0], x->y = c[1], x->z = c[2];
+    im->x = m[0], im->y = m[1], im->z = m[2];
 }
 
 __kernel void md_kick_drift(__global real4_t *x, __global real4_t *v, __global int4 *img, __global const real_t *f,

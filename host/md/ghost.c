@@ -271,10 +271,10 @@ static clphys_status overlapped_work(md_ghost_dev *gd, clphys_status (*work)(voi
 }
 
 /* Post the messages of one dimension's two swaps: the positions
- * themselves (MPI's copies), or with node staging their 16-byte headers
- * (offset in the sender's segment, bytes), hdr_out[q] sent and hdr_in[q]
- * received. */
-static clphys_status post(MPI_Comm comm, md_ghost_dev *gd, const md_swap *const sw[2], const size_t rof[2],
+ * themselves (MPI's copies), or with node staging (node) their 16-byte
+ * headers (offset in the sender's segment, bytes), hdr_out[q] sent and
+ * hdr_in[q] received. */
+static clphys_status post(MPI_Comm comm, md_ghost_dev *gd, int node, const md_swap *const sw[2], const size_t rof[2],
                           size_t out_off, long long hdr_out[2][2], long long hdr_in[2][2], int tag, MPI_Request *rq,
                           int *nrq)
 {
@@ -282,7 +282,7 @@ static clphys_status post(MPI_Comm comm, md_ghost_dev *gd, const md_swap *const 
     const size_t r3 = 3 * gd->rs;
     clphys_status ms = CLPHYS_SUCCESS;
     for (int q = 0; q < 2 && !ms; q++) {
-        if (gd->node > 0) {
+        if (node) {
             hdr_out[q][0] = (long long)(out_off + r3 * sw[q]->off), hdr_out[q][1] = (long long)(r3 * sw[q]->nsend);
             cp_mpi_slice out = {hdr_out[q], 2, MPI_LONG_LONG}, in = {hdr_in[q], 2, MPI_LONG_LONG};
             ms = cp_mpi_post(ctx, comm, sw[q]->to, &out, 1, sw[q]->from, &in, 1, tag + q, rq, nrq);
@@ -296,14 +296,15 @@ static clphys_status post(MPI_Comm comm, md_ghost_dev *gd, const md_swap *const 
 }
 
 /* The received positions to recvbuf, on copyq: from hrecv (with node
- * staging copied there first from the senders' segments, at their headers'
- * offsets, checked against the lists).  *arrived: the copy's event. */
-static clphys_status copy_back(md_ghost_dev *gd, const md_swap *const sw[2], const size_t rof[2], size_t ro, size_t nr,
-                               long long hdr_in[2][2], cl_event *arrived)
+ * staging (node) copied there first from the senders' segments, at their
+ * headers' offsets, checked against the lists).  *arrived: the copy's
+ * event. */
+static clphys_status copy_back(md_ghost_dev *gd, int node, const md_swap *const sw[2], const size_t rof[2], size_t ro,
+                               size_t nr, long long hdr_in[2][2], cl_event *arrived)
 {
     clphys_context *ctx = gd->ctx;
     const size_t r3 = 3 * gd->rs;
-    for (int q = 0; gd->node > 0 && q < 2; q++) {
+    for (int q = 0; node && q < 2; q++) {
         const unsigned long long off = (unsigned long long)hdr_in[q][0], len = (unsigned long long)hdr_in[q][1];
         if (len != r3 * sw[q]->nrecv || off > gd->node_bytes || len > gd->node_bytes - off)
             return cp_error(ctx, CLPHYS_ERR_IO,
@@ -375,7 +376,7 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
         int nrq = 0;
         long long hdr_out[2][2] = {{0, 0}, {0, 0}}, hdr_in[2][2] = {{0, 0}, {0, 0}};
         const double t_post = cp_now();
-        clphys_status ms = post(comm, gd, sw, rof, out_off, hdr_out, hdr_in, 300 + s, rq, &nrq);
+        clphys_status ms = post(comm, gd, node, sw, rof, out_off, hdr_out, hdr_in, 300 + s, rq, &nrq);
         cp_mpi_overlap none = {0, 0, 0};
         if (!ms)
             ms = cp_mpi_wait_overlapped(ctx, nrq, rq, t_post, last && during ? marker_busy : NULL, gd, nap,
@@ -389,7 +390,7 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
          * the host waited for its copy to the host, which copyq (in order)
          * runs after this one; the unpack on ctx's queue waits for it */
         cl_event arrived = NULL;
-        if (!st && nr) st = copy_back(gd, sw, rof, ro, nr, hdr_in, &arrived);
+        if (!st && nr) st = copy_back(gd, node, sw, rof, ro, nr, hdr_in, &arrived);
         if (!st && gd->copyq && nr) st = cp_flush(ctx, gd->copyq);
         if (!st && node && arrived && clRetainEvent(arrived) == CL_SUCCESS) gd->h2d[c] = arrived;
         if (!st && nr) st = unpack(gd, ro, nr, pos, &arrived);
@@ -472,24 +473,17 @@ static clphys_status swap_positions(MPI_Comm comm, md_ghost_dev *gd, md_swap *co
     if (!st) st = cp_finish(ctx);
     MPI_Request rq[4];
     int nrq = 0;
-    clphys_status ms = CLPHYS_SUCCESS;
     const size_t rof[2] = {nghost, nghost + n_in[0]};
     long long hdr_out[2][2] = {{0, 0}, {0, 0}}, hdr_in[2][2] = {{0, 0}, {0, 0}};
-    if (node) {
-        /* through the ranks' shared segments as a step's exchange: this
-         * rank's positions into its segment, a header to each receiver */
-        if (!st && ns)
-            md_node_stage_copy(gd, gd->node_seg + out_off + r3 * sw[0]->off, (char *)gd->hsend + r3 * sw[0]->off,
-                               r3 * ns);
-        __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the segment's bytes before the header */
-        ms = post(comm, gd, (const md_swap *const *)sw, rof, out_off, hdr_out, hdr_in, 230 + 2 * sw[0]->dim, rq, &nrq);
-    } else {
-        for (int q = 0; q < 2 && !ms; q++) {
-            cp_mpi_slice out = {(char *)gd->hsend + r3 * sw[q]->off, (int)(r3 * sw[q]->nsend), MPI_BYTE};
-            cp_mpi_slice in = {(char *)gd->hrecv + r3 * rof[q], (int)(r3 * n_in[q]), MPI_BYTE};
-            ms = cp_mpi_post(ctx, comm, sw[q]->to, &out, 1, sw[q]->from, &in, 1, 210 + 2 * sw[q]->dim + q, rq, &nrq);
-        }
-    }
+    const md_swap *const csw[2] = {sw[0], sw[1]};
+    for (int q = 0; q < 2; q++) sw[q]->nrecv = n_in[q]; /* what post and copy_back expect */
+    /* with node staging through the ranks' shared segments as a step's
+     * exchange: this rank's positions into its segment, a header to each
+     * receiver */
+    if (node && !st && ns)
+        md_node_stage_copy(gd, gd->node_seg + out_off + r3 * sw[0]->off, (char *)gd->hsend + r3 * sw[0]->off, r3 * ns);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the segment's bytes before the header */
+    clphys_status ms = post(comm, gd, node, csw, rof, out_off, hdr_out, hdr_in, 210 + 2 * sw[0]->dim, rq, &nrq);
     int e = nrq ? MPI_Waitall(nrq, rq, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
     if (e != MPI_SUCCESS && !ms) ms = cp_mpi_error(ctx, e, "MPI_Waitall (ghost positions)");
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -506,16 +500,10 @@ static clphys_status swap_positions(MPI_Comm comm, md_ghost_dev *gd, md_swap *co
         st = CP_ARGS(ctx, gd->k_places, gd->recv_idx, off, first, n);
         if (!st) st = cp_launch(ctx, gd->k_places, 1, &gsz, NULL, NULL);
         cl_event arrived = NULL;
-        if (!st && node) {
-            for (int q = 0; q < 2; q++) sw[q]->nrecv = n_in[q]; /* copy_back checks the headers against them */
-            st = copy_back(gd, (const md_swap *const *)sw, rof, nghost, nr, hdr_in, &arrived);
-            if (!st && gd->copyq) st = cp_flush(ctx, gd->copyq);
-            if (!st) st = cp_enqueue_wait(ctx, NULL, arrived ? 1 : 0, &arrived);
-            cp_release_event(&arrived);
-        } else if (!st) {
-            st = cp_write_async(ctx, NULL, gd->recvbuf, r3 * nghost, r3 * nr, (char *)gd->hrecv + r3 * nghost, 0, NULL,
-                                NULL);
-        }
+        if (!st) st = copy_back(gd, node, csw, rof, nghost, nr, hdr_in, &arrived);
+        if (!st && gd->copyq) st = cp_flush(ctx, gd->copyq);
+        if (!st) st = cp_enqueue_wait(ctx, NULL, arrived ? 1 : 0, &arrived);
+        cp_release_event(&arrived);
         if (!st) {
             cl_int ce = clEnqueueFillBuffer(ctx->queue, pos, gd->rs == 8 ? (const void *)gw : (const void *)gwf,
                                             4 * gd->rs, 4 * gd->rs * nlocal, 4 * gd->rs * nr, 0, NULL, NULL);
