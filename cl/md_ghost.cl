@@ -1,8 +1,10 @@
 /*
  * md_ghost.cl — ghost atoms of the distributed MD plan (host/md/ghost.c):
  *   pack:   buf[off + k] = (pos[idx[off + k]] + delta).xyz, the positions
- *           of the atoms one exchange sends, moved into the receiver's
- *           frame: three reals per atom (buf holds 3 (off + n) reals)
+ *           of the atoms both swaps of a dimension send, moved into the
+ *           receivers' frames (delta_a for k < na, the first swap's;
+ *           delta_b after): three reals per atom (buf holds 3 (off + n)
+ *           reals)
  *   unpack: pos[slot[off + k]].xyz = buf[off + k], the positions received
  *           into the ghost atoms' places in the cell-sorted arrays
  *   select: at a rebuild, the atoms i < n below `face` along dim (side 0)
@@ -22,24 +24,23 @@
  */
 #include "platform_common.h"
 
-__kernel void md_ghost_pack(__global const real4_t *pos, __global const uint *idx, uint off, uint n, real4_t delta,
-                            __global real_t *buf)
+__kernel void md_ghost_pack(__global const real4_t *pos, __global const uint *idx, uint off, uint n, uint na,
+                            real4_t delta_a, real4_t delta_b, __global real_t *buf)
 {
     uint k = get_global_id(0);
     if (k >= n) return;
-    real4_t p = pos[idx[off + k]] + delta;
+    real4_t p = pos[idx[off + k]] + (k < na ? delta_a : delta_b);
     vstore3(p.xyz, off + k, buf);
 }
 
-__kernel void md_ghost_unpack(__global real4_t *pos, __global const uint *slot, uint off, uint n,
+/* pos as four reals per atom: only x, y, z are stored, so no atom's w is
+ * read first (a dependent load per ghost) */
+__kernel void md_ghost_unpack(__global real_t *pos, __global const uint *slot, uint off, uint n,
                               __global const real_t *buf)
 {
     uint k = get_global_id(0);
     if (k >= n) return;
-    uint s = slot[off + k];
-    real4_t p = pos[s];
-    p.xyz = vload3(off + k, buf);
-    pos[s] = p;
+    vstore3(vload3(off + k, buf), 0, pos + 4 * (size_t)slot[off + k]);
 }
 
 __kernel void md_ghost_select(__global const real4_t *pos, uint n, int dim, int side, real_t face, uint off, uint room,

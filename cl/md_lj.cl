@@ -234,7 +234,7 @@ __kernel void lj_full_transposed(__global const real4_t *restrict pos, uint n, _
 #endif
 #if LJ_WG % LJ_LANES == 0
 
-/* The rows 0 .. lo-1 and hi .. n-1 of a full transposed list (a distributed
+/* The rows rows[0 .. nrows-1] of a full transposed list (a distributed
  * plan's rows beside the ghosts, computed once they have arrived), LJ_LANES
  * work-items per row: lane l takes entries l, l + LJ_LANES, ... and the
  * partial sums are added in lane order in local memory (the same order on
@@ -242,17 +242,18 @@ __kernel void lj_full_transposed(__global const real4_t *restrict pos, uint n, _
  * few work-items for one per row to hide the chain of dependent index and
  * position loads along a row (lj_full_transposed).  Work-group LJ_WG, a
  * multiple of LJ_LANES; row r of a group is its work-items r + k LJ_WG /
- * LJ_LANES, so that neighbouring work-items read neighbouring rows' indices. */
+ * LJ_LANES, so that neighbouring work-items read neighbouring rows' indices
+ * (where neighbouring entries of rows are neighbouring rows). */
 __kernel __attribute__((reqd_work_group_size(LJ_WG, 1, 1))) void
 lj_full_transposed_lanes(__global const real4_t *restrict pos, uint n, __global const uint *restrict count,
-                         __global const int *restrict list, LJ_ARGS, __global real_t *f, __global real_t *vir, uint lo,
-                         uint hi)
+                         __global const int *restrict list, LJ_ARGS, __global real_t *f, __global real_t *vir,
+                         __global const uint *restrict rows, uint nrows)
 {
     __local real_t red[5][LJ_WG];
     __local int redc[LJ_WG];
     const uint rpg = LJ_WG / LJ_LANES, t = get_local_id(0), r = t % rpg, lane = t / rpg;
-    const uint row = get_group_id(0) * rpg + r, nrows = lo + (n - hi);
-    const uint i = row < lo ? row : row - lo + hi;
+    const uint row = get_group_id(0) * rpg + r;
+    const uint i = row < nrows ? rows[row] : 0;
     real_t fx = 0, fy = 0, fz = 0, e = 0, w = 0;
     int cnt = 0;
     if (row < nrows) {

@@ -14,6 +14,8 @@
  *   iota:     a[i] = i (the identity permutation of the next sort)
  *   inverse:  inv[perm[s]] = s (sorted place of each local index)
  *   map:      idx[k] = inv[idx[k]] (the ghost lists into sorted places)
+ *   edge_rows: the sorted rows with owned atoms outside the interior cells
+ *             (the rows beside the ghosts), listed for the force kernel
  * Positions are in the rank's local frame; lo and hi are the subdomain's
  * faces there, cut.xyz != 0 along the dimensions cut into subdomains.
  */
@@ -66,4 +68,39 @@ __kernel void md_map(__global const uint *inv, __global uint *idx, uint n)
 {
     uint k = get_global_id(0);
     if (k < n) idx[k] = inv[idx[k]];
+}
+
+/* At a rebuild, the rows lj_full_transposed_lanes computes once the ghosts
+ * are in: the sorted rows s < n outside the interior lo .. hi - 1 (lo =
+ * start[c_lo], hi = start[c_hi]: the interior's first cell and the cell
+ * after its last) that hold an owned atom (perm[s] < nown), into rows,
+ * counted in count[0] (zero before); count[1], count[2] = lo, hi.  A
+ * work-group reserves its block with one atomic and writes its rows in
+ * ascending order (a local scan): neighbouring entries are then mostly
+ * neighbouring rows, whose transposed lists the force kernel reads on
+ * shared lines. */
+#ifndef MD_EDGE_WG
+#define MD_EDGE_WG 64 /* the host's (rebuild.c), a power of two */
+#endif
+__kernel __attribute__((reqd_work_group_size(MD_EDGE_WG, 1, 1))) void
+md_edge_rows(__global const uint *start, uint c_lo, uint c_hi, __global const uint *perm, uint nown, uint n,
+             __global uint *rows, volatile __global uint *count)
+{
+    __local uint pre[MD_EDGE_WG];
+    __local uint base;
+    const uint s = get_global_id(0), t = get_local_id(0);
+    const uint lo = start[c_lo], hi = start[c_hi];
+    if (s == 0) count[1] = lo, count[2] = hi;
+    const uint edge = s < n && (s < lo || s >= hi) && perm[s] < nown;
+    pre[t] = edge;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint d = 1; d < MD_EDGE_WG; d <<= 1) { /* inclusive scan */
+        uint v = t >= d ? pre[t - d] : 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        pre[t] += v;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (t == MD_EDGE_WG - 1) base = pre[t] ? atomic_add(count, pre[t]) : 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (edge) rows[base + pre[t] - 1] = s;
 }

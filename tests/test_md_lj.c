@@ -316,18 +316,24 @@ static void test_overlap_and_names(void **state)
     free(f);
 }
 
-/* md_lj_evaluate_edges (full-transposed: lj_full_transposed_lanes; full-csr:
- * a launch per range) writes the rows outside lo .. hi - 1 and (but for
- * full-csr's spill of up to a work-group past lo) only those,
- * each as the reference has it once md_lj_evaluate_rows has added the rows
- * inside; random ranges (empty inside, empty outside, one side only),
- * forces poisoned on the device before each launch. */
+/* md_lj_evaluate_edges writes exactly its rows: full-transposed
+ * (lj_full_transposed_lanes) the rows of its list, here a random part of
+ * those outside lo .. hi - 1 in random order; full-csr (a launch per range)
+ * every row outside and (but for a spill of up to a work-group past lo)
+ * only those.  Then, with the rest of the list and md_lj_evaluate_rows's
+ * rows inside, every row as the reference has it.  Random ranges (empty
+ * inside, empty outside, one side only), forces poisoned on the device
+ * before each launch. */
 static void test_edge_rows(void **state)
 {
     (void)state;
     const clphys_device_info *dev = clphys_context_device(ctx);
     double *ref = malloc(3 * n * sizeof *ref), *f = malloc(3 * n * sizeof *f);
     double *px = malloc(3 * n * sizeof *px), bx[3];
+    cl_uint *rows = malloc(n * sizeof *rows);
+    unsigned char *listed = malloc(n);
+    cl_mem rows_m;
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &rows_m), CLPHYS_SUCCESS);
     uint64_t rng = tu_rng_init(29);
     const clphys_md_lj_variant vs[] = {CLPHYS_MD_LJ_FULL_TRANSPOSED, CLPHYS_MD_LJ_FULL_CSR};
     for (int prec = 0; prec < 2; prec++) {
@@ -351,26 +357,48 @@ static void test_edge_rows(void **state)
             clphys_md_lj_plan *pl;
             assert_int_equal(clphys_md_lj_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
             assert_int_equal(clphys_md_lj_set_positions(pl, pos), CLPHYS_SUCCESS);
+            const int lanes = md_lj_lanes(pl);
+            assert_int_equal(lanes, vs[v] == CLPHYS_MD_LJ_FULL_TRANSPOSED);
             for (int trial = 0; trial < 5; trial++) {
                 size_t a = (size_t)(tu_uniform(&rng) * (double)n), b = (size_t)(tu_uniform(&rng) * (double)n);
                 size_t lo = a < b ? a : b, hi = a < b ? b : a;
                 if (trial == 0) lo = 0, hi = n; /* no edge rows */
                 if (trial == 1) hi = lo;        /* every row an edge row */
                 if (trial == 2) lo = 0;         /* the upper range only */
+                /* the list: about three quarters of the rows outside, shuffled */
+                size_t m = 0;
+                for (size_t i = 0; i < n; i++) {
+                    listed[i] = (i < lo || i >= hi) && (trial == 1 || tu_uniform(&rng) < 0.75);
+                    if (listed[i]) rows[m++] = (cl_uint)i;
+                }
+                for (size_t k = m; k > 1; k--) {
+                    size_t j = (size_t)(tu_uniform(&rng) * (double)k) % k;
+                    cl_uint t = rows[k - 1];
+                    rows[k - 1] = rows[j], rows[j] = t;
+                }
+                if (m) assert_int_equal(cp_write(ctx, rows_m, 0, 4 * m, rows), CLPHYS_SUCCESS);
                 assert_int_equal(cp_fill(ctx, pl->f, nan_pat, rs, 4 * rs * n), CLPHYS_SUCCESS);
-                assert_int_equal(md_lj_evaluate_edges(pl, lo, hi), CLPHYS_SUCCESS);
+                assert_int_equal(md_lj_evaluate_edges(pl, lo, hi, rows_m, m), CLPHYS_SUCCESS);
                 assert_int_equal(cp_read(ctx, pl->f, 0, 4 * rs * n, raw), CLPHYS_SUCCESS);
                 size_t wrong = 0;
                 for (size_t i = 0; i < n; i++) {
                     /* full-csr's launch for the lower rows may run on to a work-group beyond */
-                    int inside = i >= (v ? lo + pl->wg : lo) && i < hi, spill = v && i >= lo && i < hi && !inside;
+                    int skipped = lanes ? !listed[i] : i >= (lo + pl->wg) && i < hi;
+                    int spill = !lanes && i >= lo && i < hi && !skipped;
                     for (int c = 0; c < 4; c++) {
                         const unsigned char *e = raw + (4 * i + c) * rs;
                         double x = prec ? *(const double *)(const void *)e : *(const float *)(const void *)e;
-                        wrong += inside ? memcmp(e, nan_pat, rs) != 0 : !spill && !isfinite(x);
+                        wrong += skipped ? memcmp(e, nan_pat, rs) != 0 : !spill && !isfinite(x);
                     }
                 }
                 assert_int_equal(wrong, 0);
+                if (lanes) { /* the rest of the rows outside */
+                    m = 0;
+                    for (size_t i = 0; i < n; i++)
+                        if ((i < lo || i >= hi) && !listed[i]) rows[m++] = (cl_uint)i;
+                    if (m) assert_int_equal(cp_write(ctx, rows_m, 0, 4 * m, rows), CLPHYS_SUCCESS);
+                    assert_int_equal(md_lj_evaluate_edges(pl, lo, hi, rows_m, m), CLPHYS_SUCCESS);
+                }
                 assert_int_equal(md_lj_evaluate_rows(pl, lo, hi - lo), CLPHYS_SUCCESS);
                 tu_poison_f64(f, 3 * n);
                 clphys_md_lj_result r;
@@ -380,13 +408,18 @@ static void test_edge_rows(void **state)
                          prec ? "fp64" : "fp32", lo, hi);
                 check_vs_ref(prec, px, bx, f, ref, &r, pe, vir, trial == 4 ? what : NULL);
             }
-            assert_int_equal(md_lj_evaluate_edges(pl, 5, 4), CLPHYS_ERR_INVALID_ARGUMENT);
-            assert_int_equal(md_lj_evaluate_edges(pl, 0, n + 1), CLPHYS_ERR_INVALID_ARGUMENT);
+            assert_int_equal(md_lj_evaluate_edges(pl, 5, 4, rows_m, 0), CLPHYS_ERR_INVALID_ARGUMENT);
+            assert_int_equal(md_lj_evaluate_edges(pl, 0, n + 1, rows_m, 0), CLPHYS_ERR_INVALID_ARGUMENT);
+            if (lanes) {
+                assert_int_equal(md_lj_evaluate_edges(pl, 3, n, NULL, 0), CLPHYS_ERR_INVALID_ARGUMENT);
+                assert_int_equal(md_lj_evaluate_edges(pl, 3, n, rows_m, 4), CLPHYS_ERR_INVALID_ARGUMENT);
+            }
             clphys_md_lj_plan_destroy(pl);
         }
         free(raw);
     }
-    free(ref), free(f), free(px);
+    cp_release_mem(&rows_m);
+    free(ref), free(f), free(px), free(rows), free(listed);
 }
 
 /* Without cl_khr_int64_base_atomics, half-fixedpoint and fp64 half-cas are

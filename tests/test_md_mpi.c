@@ -260,14 +260,16 @@ static void kernels_in(clphys_precision prec)
     assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 16 * n, NULL, &tag_o), 0);
     assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 16, NULL, &cnt), 0);
     size_t g = 1024;
-    /* pack: atoms perm[off + k] (k < m), shifted by delta along y */
-    const cl_uint off = 100, m = 500;
-    double dd[4] = {0, -7.25, 0, 0};
-    float df[4] = {0, -7.25f, 0, 0};
+    /* pack: atoms perm[off + k] (k < m), the first na shifted by dd along
+     * y, the others by db along z (two swaps in one launch) */
+    const cl_uint off = 100, m = 500, na = 173;
+    double dd[4] = {0, -7.25, 0, 0}, db[4] = {0, 0, 3.5, 0};
+    float df[4] = {0, -7.25f, 0, 0}, fb[4] = {0, 0, 3.5f, 0};
     assert_int_equal(cp_write(ctx, ix, 0, 4 * n, perm), 0);
     memset(out, 0xff, 4 * rs * n); /* NaN */
     assert_int_equal(cp_write(ctx, buf, 0, 3 * rs * n, out), 0);
-    assert_int_equal(CP_ARGS(ctx, kp, pos, ix, off, m, CP_EITHER(rs == 8, dd, df), buf), 0);
+    assert_int_equal(CP_ARGS(ctx, kp, pos, ix, off, m, na, CP_EITHER(rs == 8, dd, df), CP_EITHER(rs == 8, db, fb), buf),
+                     0);
     assert_int_equal(cp_launch(ctx, kp, 1, &g, NULL, NULL), 0);
     assert_int_equal(cp_read(ctx, buf, 0, 3 * rs * n, out), 0);
     /* three reals per atom: x, y, z (w does not travel) */
@@ -279,7 +281,9 @@ static void kernels_in(clphys_precision prec)
                 continue;
             }
             size_t j = perm[k];
-            double want = rs == 8 ? x[4 * j + c] + dd[c] : (double)((float)x[4 * j + c] + df[c]);
+            const int first = k - off < na;
+            double want =
+                rs == 8 ? x[4 * j + c] + (first ? dd : db)[c] : (double)((float)x[4 * j + c] + (first ? df : fb)[c]);
             assert_true(got == want);
         }
     /* unpack the packed atoms into slots idx = perm (k in [off, off + m))

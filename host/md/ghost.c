@@ -219,18 +219,24 @@ clphys_status md_ghost_rows_empty(md_ghost_dev *gd, cl_mem count, size_t nghost)
     return cp_launch(gd->ctx, gd->k_empty, 1, &gsz, NULL, NULL);
 }
 
-/* Pack the atoms of swap sw (its send list) into sendbuf. */
-static clphys_status pack(md_ghost_dev *gd, const md_swap *sw, cl_mem pos)
+/* Pack both swaps of a dimension, a's send list and b's behind it (the
+ * lists are contiguous: md_ghosts_build appends), into sendbuf in one
+ * launch, each atom moved into its receiver's frame.  *ev (if ev is not
+ * NULL): the launch's event, NULL where neither swap sends. */
+static clphys_status pack(md_ghost_dev *gd, const md_swap *a, const md_swap *b, cl_mem pos, cl_event *ev)
 {
     clphys_context *ctx = gd->ctx;
     cl_kernel k = gd->k_pack;
-    cl_uint off = (cl_uint)sw->off, n = (cl_uint)sw->nsend;
-    double dd[4] = {0, 0, 0, 0};
-    dd[sw->dim] = sw->dlocal;
-    float df[4] = {(float)dd[0], (float)dd[1], (float)dd[2], 0};
+    cl_uint off = (cl_uint)a->off, na = (cl_uint)a->nsend, n = (cl_uint)(a->nsend + b->nsend);
+    double da[4] = {0, 0, 0, 0}, db[4] = {0, 0, 0, 0};
+    da[a->dim] = a->dlocal, db[b->dim] = b->dlocal;
+    float fa[4] = {(float)da[0], (float)da[1], (float)da[2], 0}, fb[4] = {(float)db[0], (float)db[1], (float)db[2], 0};
     size_t gsz = md_global(n, 64);
-    CP_TRY(CP_ARGS(ctx, k, pos, gd->send_idx, off, n, CP_EITHER(gd->rs == 8, dd, df), gd->sendbuf));
-    return cp_launch(ctx, k, 1, &gsz, NULL, NULL);
+    if (ev) *ev = NULL;
+    if (!n) return CLPHYS_SUCCESS;
+    CP_TRY(CP_ARGS(ctx, k, pos, gd->send_idx, off, n, na, CP_EITHER(gd->rs == 8, da, fa),
+                   CP_EITHER(gd->rs == 8, db, fb), gd->sendbuf));
+    return ev ? cp_launch_ev(ctx, k, 1, &gsz, NULL, ev) : cp_launch(ctx, k, 1, &gsz, NULL, NULL);
 }
 
 /* The ghosts at recv_idx[off .. off + n) from recvbuf, after *arrived (the
@@ -259,13 +265,15 @@ static clphys_status marker_busy(void *arg, int *running)
     return CLPHYS_SUCCESS;
 }
 
-/* Enqueue `work` (may be NULL) on ctx's queue with a marker behind it (the
- * end marker_busy watches), and flush the queue. */
-static clphys_status overlapped_work(md_ghost_dev *gd, clphys_status (*work)(void *arg), void *arg, clphys_status st)
+/* Enqueue `work` (may be NULL) on ctx's queue, with mark a marker behind
+ * it (the end marker_busy watches; a command of its own on some devices,
+ * so only where the wait not hidden is measured), and flush the queue. */
+static clphys_status overlapped_work(md_ghost_dev *gd, clphys_status (*work)(void *arg), void *arg, int mark,
+                                     clphys_status st)
 {
     if (!st && work) {
         st = work(arg);
-        if (!st) st = cp_marker(gd->ctx, NULL, &gd->marker);
+        if (!st && mark) st = cp_marker(gd->ctx, NULL, &gd->marker);
     }
     return st ? st : cp_flush(gd->ctx, NULL);
 }
@@ -339,23 +347,21 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
         const size_t ns = a->nsend + b->nsend, nr = a->nrecv + b->nrecv;
         const size_t rof[2] = {ro, ro + a->nrecv};
         const int last = s + 2 >= g->nswap;
-        if (!st && a->nsend) st = pack(gd, a, pos);
-        if (!st && b->nsend) st = pack(gd, b, pos);
+        cl_event packed = NULL, copied = NULL;
+        if (!st) st = pack(gd, a, b, pos, &packed);
         /* the copy to the host on copyq after the packs; the last
          * dimension's `during` on ctx's queue right behind the packs, so
          * that the device runs it while the copies and messages travel.
          * With a second queue `during` is enqueued first (nothing on the
          * host stands between the packs and the forces); on one queue
          * after the copy, which must not wait for it */
-        cl_event packed = NULL, copied = NULL;
         clphys_status (*work)(void *) = last ? during : NULL;
-        if (!st && ns) st = cp_marker(ctx, NULL, &packed);
-        if (gd->copyq) st = overlapped_work(gd, work, arg, st);
+        if (gd->copyq) st = overlapped_work(gd, work, arg, ov != NULL, st);
         if (!st && ns)
             st = cp_read_async(ctx, gd->copyq, gd->sendbuf, r3 * a->off, r3 * ns, (char *)gd->hsend + r3 * a->off, 1,
                                &packed, &copied);
         if (!st && ns && gd->copyq) st = cp_flush(ctx, gd->copyq);
-        if (!gd->copyq) st = overlapped_work(gd, work, arg, st);
+        if (!gd->copyq) st = overlapped_work(gd, work, arg, ov != NULL, st);
         cp_release_event(&packed);
         if (copied) {
             clphys_status w = cp_wait(ctx, &copied);
@@ -379,7 +385,7 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
         clphys_status ms = post(comm, gd, node, sw, rof, out_off, hdr_out, hdr_in, 300 + s, rq, &nrq);
         cp_mpi_overlap none = {0, 0, 0};
         if (!ms)
-            ms = cp_mpi_wait_overlapped(ctx, nrq, rq, t_post, last && during ? marker_busy : NULL, gd, nap,
+            ms = cp_mpi_wait_overlapped(ctx, nrq, rq, t_post, last && during && ov ? marker_busy : NULL, gd, nap,
                                         ov ? ov : &none);
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         cp_release_event(&gd->marker);
@@ -464,8 +470,7 @@ static clphys_status swap_positions(MPI_Comm comm, md_ghost_dev *gd, md_swap *co
 {
     clphys_context *ctx = gd->ctx;
     const size_t r3 = 3 * gd->rs, ns = sw[0]->nsend + sw[1]->nsend, nr = n_in[0] + n_in[1];
-    for (int q = 0; q < 2; q++)
-        if (!st && sw[q]->nsend) st = pack(gd, sw[q], pos);
+    if (!st) st = pack(gd, sw[0], sw[1], pos, NULL);
     /* the two send lists are contiguous: side 1's from side 0's end */
     if (!st && ns)
         st = cp_read_async(ctx, NULL, gd->sendbuf, r3 * sw[0]->off, r3 * ns, (char *)gd->hsend + r3 * sw[0]->off, 0,

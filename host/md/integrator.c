@@ -247,6 +247,7 @@ static clphys_status check_state(clphys_md_plan *pl)
 static clphys_status sort_and_build(clphys_md_plan *pl, double *ks)
 {
     clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
+    nb->untimed = !ks; /* no wait per launch where no time is asked for */
     CP_TRY(md_neighbor_rebuild(nb, &pl->vel_tmp, &pl->vel, 1, pl->img_tmp, pl->img));
     if (ks) *ks += nb->kernel_s;
     CP_TRY(cp_copy(pl->ctx, nb->pos, 0, pl->xref, 0, 4 * pl->rs * pl->n));

@@ -257,16 +257,16 @@ clphys_status clphys_md_lj_update_positions(clphys_md_lj_plan *pl, const double 
 
 /* The forces: every row, or (count > 0: full-csr and full-transposed)
  * rows first .. first + count - 1 and at most a work-group beyond, or
- * (lanes: full-transposed) rows 0 .. first - 1 and first + count .. n - 1
- * by lj_full_transposed_lanes. */
-static clphys_status evaluate(clphys_md_lj_plan *pl, double *kernel_s, size_t first, size_t count, int lanes)
+ * (rows non-NULL: full-transposed) the count rows listed in rows by
+ * lj_full_transposed_lanes. */
+static clphys_status evaluate(clphys_md_lj_plan *pl, double *kernel_s, size_t first, size_t count, cl_mem rows)
 {
     clphys_context *ctx = pl->ctx;
     clphys_md_neighbor_plan *nb = pl->nb;
     clphys_md_lj_variant v = pl->variant;
     int hcas = v == CLPHYS_MD_LJ_HALF_CAS, staged = v == CLPHYS_MD_LJ_FULL_STAGED;
     if (hcas && pl->derived_gen != nb->gen) CP_TRY(md_half_cas_derive(pl));
-    cl_kernel k = lanes ? pl->k_lanes : pl->k;
+    cl_kernel k = rows ? pl->k_lanes : pl->k;
     cl_uint n = (cl_uint)pl->p.n;
     int dbl = pl->p.precision == CLPHYS_FP64;
     double rc = pl->p.r_cut, sg = pl->p.sigma, ep = pl->p.epsilon;
@@ -279,8 +279,8 @@ static clphys_status evaluate(clphys_md_lj_plan *pl, double *kernel_s, size_t fi
     cl_uint a = 0;
     arg[a++] = CP_KARG(nb->pos);
     arg[a++] = CP_KARG(n);
-    cl_mem rows = hcas ? pl->hcount : v == CLPHYS_MD_LJ_FULL_TRANSPOSED || staged ? nb->ncount : nb->offset;
-    arg[a++] = CP_KARG(rows);
+    cl_mem counts = hcas ? pl->hcount : v == CLPHYS_MD_LJ_FULL_TRANSPOSED || staged ? nb->ncount : nb->offset;
+    arg[a++] = CP_KARG(counts);
     cl_mem list = hcas ? pl->hl : nb->list;
     arg[a++] = CP_KARG(list);
     double id[4] = {1 / d[0], 1 / d[1], 1 / d[2], 0};
@@ -331,13 +331,13 @@ static clphys_status evaluate(clphys_md_lj_plan *pl, double *kernel_s, size_t fi
         g = md_global((n + 31) / 32, pl->wg); /* LJ_CPU_BLOCK = 32 i per work-item */
     else
         g = md_global(n, pl->wg);
-    if (lanes) {
-        cl_uint lo = (cl_uint)first, hi = (cl_uint)(first + count), rows = lo + (n - hi);
-        arg[a++] = CP_KARG(lo);
-        arg[a++] = CP_KARG(hi);
+    if (rows) {
+        cl_uint nrows = (cl_uint)count;
+        arg[a++] = CP_KARG(rows);
+        arg[a++] = CP_KARG(nrows);
         CP_TRY(cp_args(ctx, k, arg, a));
-        size_t wg = LJ_LANES_WG, gl = md_global((size_t)rows * LJ_LANES, wg);
-        return rows ? cp_launch(ctx, k, 1, &gl, &wg, NULL) : CLPHYS_SUCCESS;
+        size_t wg = LJ_LANES_WG, gl = md_global((size_t)nrows * LJ_LANES, wg);
+        return nrows ? cp_launch(ctx, k, 1, &gl, &wg, NULL) : CLPHYS_SUCCESS;
     }
     CP_TRY(cp_args(ctx, k, arg, a));
     if (count) return cp_launch_at(ctx, k, first, md_global(count, pl->wg), pl->wg);
@@ -355,7 +355,7 @@ static clphys_status evaluate(clphys_md_lj_plan *pl, double *kernel_s, size_t fi
 clphys_status clphys_md_lj_evaluate(clphys_md_lj_plan *pl, double *kernel_s)
 {
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "lj: NULL plan");
-    return evaluate(pl, kernel_s, 0, 0, 0);
+    return evaluate(pl, kernel_s, 0, 0, NULL);
 }
 
 int md_lj_rows_supported(const clphys_md_lj_plan *pl)
@@ -368,15 +368,19 @@ clphys_status md_lj_evaluate_rows(clphys_md_lj_plan *pl, size_t first, size_t co
     if (!md_lj_rows_supported(pl))
         return cp_error(pl->ctx, CLPHYS_ERR_UNSUPPORTED, "lj: rows of variant %s", names[pl->variant]);
     if (!count || first >= pl->p.n) return CLPHYS_SUCCESS;
-    return evaluate(pl, NULL, first, count, 0);
+    return evaluate(pl, NULL, first, count, NULL);
 }
 
-clphys_status md_lj_evaluate_edges(clphys_md_lj_plan *pl, size_t lo, size_t hi)
+int md_lj_lanes(const clphys_md_lj_plan *pl) { return pl->k_lanes != NULL; }
+
+clphys_status md_lj_evaluate_edges(clphys_md_lj_plan *pl, size_t lo, size_t hi, cl_mem rows, size_t nrows)
 {
-    if (!md_lj_rows_supported(pl) || lo > hi || hi > pl->p.n)
-        return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "lj: edge rows below %zu and from %zu of %zu (%s)", lo,
-                        hi, pl->p.n, names[pl->variant]);
-    if (pl->k_lanes) return evaluate(pl, NULL, lo, hi - lo, 1);
+    if (!md_lj_rows_supported(pl) || lo > hi || hi > pl->p.n || (pl->k_lanes && !rows && lo + (pl->p.n - hi)) ||
+        (pl->k_lanes && nrows > lo + (pl->p.n - hi)))
+        return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT,
+                        "lj: edge rows below %zu and from %zu of %zu (%s; %zu listed)", lo, hi, pl->p.n,
+                        names[pl->variant], rows ? nrows : 0);
+    if (pl->k_lanes) return nrows ? evaluate(pl, NULL, 0, nrows, rows) : CLPHYS_SUCCESS;
     /* full-csr: a launch per range */
     CP_TRY(md_lj_evaluate_rows(pl, 0, lo));
     return md_lj_evaluate_rows(pl, hi, pl->p.n - hi);

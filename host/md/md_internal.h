@@ -34,6 +34,9 @@ struct clphys_md_neighbor_plan {
                             md_neighbor_pairs sums the counts          */
     int growths;
     double kernel_s;           /* profiled time of the last build           */
+    int untimed;               /* 1: builds neither wait for nor time their
+                                  launches (kernel_s 0): the MD plans when no
+                                  time is asked for                          */
     int cpu_build;             /* 1: cl/md_neighbor_cpu.cl builds the list     */
     char choice[64];           /* clphys_md_neighbor_plan_choice               */
     clphys_tune_source source; /* of the build kernel (md_neighbor_choose)  */
@@ -170,13 +173,18 @@ int md_lj_rows_supported(const clphys_md_lj_plan *pl);
 clphys_status md_lj_evaluate_rows(clphys_md_lj_plan *pl, size_t first, size_t count);
 /* The forces of the rows outside lo .. hi - 1 (rows 0 .. lo - 1 and hi ..
  * n - 1), queued: the rows a distributed plan computes once the ghosts are
- * in.  full-transposed: exactly those, one launch of
- * lj_full_transposed_lanes, several work-items per row (the rows are too
- * few for one each to keep a GPU busy); full-csr: md_lj_evaluate_rows on
- * each range (the lower one may run on to a work-group past lo - 1).
- * CLPHYS_ERR_INVALID_ARGUMENT unless lo <= hi <= n and the variant is one
- * of md_lj_rows_supported's. */
-clphys_status md_lj_evaluate_edges(clphys_md_lj_plan *pl, size_t lo, size_t hi);
+ * in.  With lanes (md_lj_lanes: full-transposed): the nrows rows listed in
+ * rows (a device array of sorted row indices, each at most once, a subset
+ * of those outside: the plan lists the ones holding owned atoms), one
+ * launch of lj_full_transposed_lanes, several work-items per row (the rows
+ * are too few for one each to keep a GPU busy); full-csr: every row
+ * outside, by md_lj_evaluate_rows on each range (the lower one may run on
+ * to a work-group past lo - 1; rows unused).  CLPHYS_ERR_INVALID_ARGUMENT
+ * unless lo <= hi <= n, the variant is one of md_lj_rows_supported's and,
+ * with lanes, rows is given for a non-empty outside no smaller than
+ * nrows. */
+int md_lj_lanes(const clphys_md_lj_plan *pl);
+clphys_status md_lj_evaluate_edges(clphys_md_lj_plan *pl, size_t lo, size_t hi, cl_mem rows, size_t nrows);
 /* dst = src gathered by the last rebuild's order (int4 per particle), as
  * md_neighbor_rebuild gathers the images. */
 /* The application's MD parameters in the library's layout, the embedded

@@ -183,7 +183,8 @@ clphys_status md_ghosts_build_dev(MPI_Comm comm, md_ghost_dev *gd, const md_deco
  * forces) right after the last dimension's pack, so that it runs while that
  * dimension's copies and messages travel;
  * ov (may be NULL) receives the messages' time and the part of it waited
- * with no device work running (cp_mpi_wait_overlapped; nap: a CPU device).
+ * with no device work running (cp_mpi_wait_overlapped; nap: a CPU device);
+ * only with ov does a marker behind `during` tell when that work ends.
  * Collective: st is this rank's status so far (a failure skips the device
  * work, the messages still travel), agreed at the end with the exchange's
  * own.  *bytes: the bytes sent by this rank, added. */
@@ -223,6 +224,8 @@ struct clphys_md_mpi {
                                   its faces (contiguous in the cell order);
                                   their forces run while the ghosts travel.
                                   Empty: no overlap                            */
+    size_t nedge;              /* with lanes: the rows outside them that hold
+                                  owned atoms, listed in edge (md_edge_rows)   */
     cp_mpi_overlap ov;         /* the messages of the run being timed          */
     void *stage;               /* host staging of the rebuilds' copies:
                                   page-locked (stage_m mapped), else malloc    */
@@ -230,8 +233,8 @@ struct clphys_md_mpi {
     size_t stage_bytes;
     size_t rs;
     md_verlet vv; /* velocity Verlet's kernels (verlet.c)          */
-    cl_kernel k_classify, k_iota, k_inverse, k_map;
-    cl_mem vel, vel_tmp, img, img_tmp, tag, tag_tmp, inv, xref, counts;
+    cl_kernel k_classify, k_iota, k_inverse, k_map, k_edge;
+    cl_mem vel, vel_tmp, img, img_tmp, tag, tag_tmp, inv, xref, edge, counts;
     long long step, last_build;
     int rebuilds;
 };

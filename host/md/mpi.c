@@ -18,7 +18,8 @@ static int any_cut(const clphys_md_mpi *pl) { return pl->d.cut[0] || pl->d.cut[1
 
 static void release_arrays(clphys_md_mpi *pl)
 {
-    cl_mem *ms[] = {&pl->vel, &pl->vel_tmp, &pl->img, &pl->img_tmp, &pl->tag, &pl->tag_tmp, &pl->inv, &pl->xref};
+    cl_mem *ms[] = {&pl->vel,     &pl->vel_tmp, &pl->img,  &pl->img_tmp, &pl->tag,
+                    &pl->tag_tmp, &pl->inv,     &pl->xref, &pl->edge};
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) cp_release_mem(ms[i]);
 }
 
@@ -28,7 +29,7 @@ void clphys_md_mpi_destroy(clphys_md_mpi *pl)
     clphys_md_lj_plan_destroy(pl->lj);
     release_arrays(pl);
     cp_release_mem(&pl->counts);
-    cl_kernel *ks[] = {&pl->k_classify, &pl->k_iota, &pl->k_inverse, &pl->k_map};
+    cl_kernel *ks[] = {&pl->k_classify, &pl->k_iota, &pl->k_inverse, &pl->k_map, &pl->k_edge};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) cp_release_kernel(ks[i]);
     md_verlet_free(&pl->vv);
     md_ghost_dev_free(&pl->gd);
@@ -89,6 +90,7 @@ clphys_status md_mpi_capacity(clphys_md_mpi *pl, size_t n)
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 16 * cap, NULL, &pl->tag));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 16 * cap, NULL, &pl->tag_tmp));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * cap, NULL, &pl->inv));
+    if (any_cut(pl) && md_lj_lanes(pl->lj)) CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * cap, NULL, &pl->edge));
     pl->cap = cap;
     return CLPHYS_SUCCESS;
 }
@@ -295,7 +297,8 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
             cp_mpi_overlap ov0 = pl->ov;
             const long long w0 = pl->gd.waits;
             st = md_ghost_exchange(pl->comm, &pl->gd, &pl->g, clphys_md_lj_neighbor(pl->lj)->pos,
-                                   split && !st ? interior_forces : NULL, pl, pl->ctx->info.is_cpu, &b, &pl->ov, st);
+                                   split && !st ? interior_forces : NULL, pl, pl->ctx->info.is_cpu, &b,
+                                   tm ? &pl->ov : NULL, st);
             if (tm) {
                 tm->exchange_s += lap(pl, tm, &t);
                 tm->exposed_s += pl->ov.exposed_s - ov0.exposed_s;
@@ -310,7 +313,7 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
             st = CLPHYS_SUCCESS;
         else if (overlapped) {
             /* the rows with ghost neighbours, now that the ghosts are here */
-            st = md_lj_evaluate_edges(pl->lj, pl->row_lo, pl->row_hi);
+            st = md_lj_evaluate_edges(pl->lj, pl->row_lo, pl->row_hi, pl->edge, pl->nedge);
         } else {
             st = clphys_md_lj_evaluate(pl->lj, NULL);
         }

@@ -52,6 +52,14 @@ clphys_status md_download_real4(clphys_context *ctx, size_t rs, cl_mem m, double
     return st;
 }
 
+/* Launch k, waited for and its time added to kernel_s unless the plan's
+ * owner asked for no times (untimed: a wait per launch costs the host a
+ * round trip each, most of a rebuild's host time between its kernels). */
+static clphys_status timed(clphys_md_neighbor_plan *pl, cl_kernel k, const size_t *global, const size_t *local)
+{
+    return cp_launch(pl->ctx, k, 1, global, local, pl->untimed ? NULL : &pl->kernel_s);
+}
+
 void clphys_md_neighbor_plan_destroy(clphys_md_neighbor_plan *pl)
 {
     if (!pl) return;
@@ -229,7 +237,7 @@ static clphys_status scan(clphys_md_neighbor_plan *pl, cl_mem in, cl_mem out, cl
 {
     clphys_context *ctx = pl->ctx;
     CP_TRY(CP_ARGS(ctx, pl->k_scan, in, out, n));
-    return cp_launch(ctx, pl->k_scan, 1, &pl->scan_wg, &pl->scan_wg, &pl->kernel_s);
+    return timed(pl, pl->k_scan, &pl->scan_wg, &pl->scan_wg);
 }
 
 static clphys_status gather(clphys_md_neighbor_plan *pl, cl_kernel k, cl_mem src, cl_mem dst)
@@ -238,7 +246,7 @@ static clphys_status gather(clphys_md_neighbor_plan *pl, cl_kernel k, cl_mem src
     cl_uint n = (cl_uint)pl->p.n;
     size_t g = md_global(n, 64);
     CP_TRY(CP_ARGS(ctx, k, src, pl->order, dst, n));
-    return cp_launch(ctx, k, 1, &g, NULL, &pl->kernel_s);
+    return timed(pl, k, &g, NULL);
 }
 
 /* The values of arguments 0 .. 5 of both list builds (neighbor_build,
@@ -311,7 +319,7 @@ static clphys_status build_staged(clphys_md_neighbor_plan *pl, cl_uint *maxc)
     cl_kernel k = pl->k_stage;
     CP_TRY(cp_write(ctx, pl->overflow, 0, 4, &zero));
     CP_TRY(CP_ARGS(ctx, k, pl->start, nc, bx, nb, pl->sbase, pl->overflow));
-    CP_TRY(cp_launch(ctx, k, 1, &gb, NULL, &pl->kernel_s));
+    CP_TRY(timed(pl, k, &gb, NULL));
     CP_TRY(cp_read(ctx, pl->overflow, 0, 4, &pl->stage_max));
     if (md_stage_bytes(pl, pl->stage_max) > (size_t)ctx->info.local_mem_bytes && pl->stage_bx > 1) {
         /* a denser region than planned for: narrower blocks, new tables */
@@ -333,7 +341,7 @@ static clphys_status build_staged(clphys_md_neighbor_plan *pl, cl_uint *maxc)
     search_args s;
     get_search_args(pl, &s);
     CP_TRY(CP_ARGS(ctx, k, SEARCH_ARGS(pl, s), bx, pl->sbase, pl->list, cap, pl->ncount, pl->overflow));
-    CP_TRY(cp_launch(ctx, k, 1, &g, NULL, &pl->kernel_s));
+    CP_TRY(timed(pl, k, &g, NULL));
     return cp_read(ctx, pl->overflow, 0, 4, maxc);
 }
 
@@ -344,14 +352,14 @@ static clphys_status build_list(clphys_md_neighbor_plan *pl)
     size_t n = pl->p.n, g = md_global(n, 64);
     if (pl->p.layout == CLPHYS_MD_NEIGHBOR_CSR) {
         CP_TRY(set_build_args(pl, 0));
-        CP_TRY(cp_launch(ctx, pl->k_build, 1, &g, NULL, &pl->kernel_s));
+        CP_TRY(timed(pl, pl->k_build, &g, NULL));
         CP_TRY(scan(pl, pl->ncount, pl->offset, (cl_uint)n));
         cl_uint total;
         CP_TRY(cp_read(ctx, pl->offset, 4 * n, 4, &total));
         if (total > pl->list_entries) CP_TRY(grow_list(pl, (size_t)(total * 1.2) + 64));
         /* mode 3 (the cpu kernel): copy the staged rows, recompute only longer ones */
         CP_TRY(set_build_args(pl, pl->stage ? 3 : 1));
-        CP_TRY(cp_launch(ctx, pl->k_build, 1, &g, NULL, &pl->kernel_s));
+        CP_TRY(timed(pl, pl->k_build, &g, NULL));
         pl->pairs = total;
         return CLPHYS_SUCCESS;
     }
@@ -362,7 +370,7 @@ static clphys_status build_list(clphys_md_neighbor_plan *pl)
         } else {
             CP_TRY(cp_write(ctx, pl->overflow, 0, 4, &zero));
             CP_TRY(set_build_args(pl, 2));
-            CP_TRY(cp_launch(ctx, pl->k_build, 1, &g, NULL, &pl->kernel_s));
+            CP_TRY(timed(pl, pl->k_build, &g, NULL));
             CP_TRY(cp_read(ctx, pl->overflow, 0, 4, &maxc));
         }
         if (maxc <= pl->capacity) break;
@@ -416,14 +424,14 @@ clphys_status md_neighbor_rebuild(clphys_md_neighbor_plan *pl, cl_mem *extra_src
     CP_TRY(cp_fill(ctx, pl->count, &zero, 4, 4 * pl->ncells));
     cl_kernel k = pl->k_assign;
     CP_TRY(CP_ARGS(ctx, k, pl->pos_in, n, CP_EITHER(pl->real_size == 8, box, boxf), nc, pl->cell, pl->rank, pl->count));
-    CP_TRY(cp_launch(ctx, k, 1, &g, NULL, &pl->kernel_s));
+    CP_TRY(timed(pl, k, &g, NULL));
     CP_TRY(scan(pl, pl->count, pl->start, ncells));
     k = pl->k_scatter;
     CP_TRY(CP_ARGS(ctx, k, pl->cell, pl->rank, pl->start, pl->order, n));
-    CP_TRY(cp_launch(ctx, k, 1, &g, NULL, &pl->kernel_s));
+    CP_TRY(timed(pl, k, &g, NULL));
     k = pl->k_order;
     CP_TRY(CP_ARGS(ctx, k, pl->start, pl->order, ncells));
-    CP_TRY(cp_launch(ctx, k, 1, &gc, NULL, &pl->kernel_s));
+    CP_TRY(timed(pl, k, &gc, NULL));
     CP_TRY(gather(pl, pl->k_gather4, pl->pos_in, pl->pos));
     CP_TRY(gather(pl, pl->k_gatheru, pl->perm_in, pl->perm));
     for (int e = 0; e < n_extra; e++) CP_TRY(gather(pl, pl->k_gather4, extra_src[e], extra_dst[e]));
@@ -431,7 +439,7 @@ clphys_status md_neighbor_rebuild(clphys_md_neighbor_plan *pl, cl_mem *extra_src
     if (pl->k_pack) {
         k = pl->k_pack;
         CP_TRY(CP_ARGS(ctx, k, pl->cell, pl->order, pl->pcell, n, nc));
-        CP_TRY(cp_launch(ctx, k, 1, &g, NULL, &pl->kernel_s));
+        CP_TRY(timed(pl, k, &g, NULL));
     }
     return build_list(pl);
 }

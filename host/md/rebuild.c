@@ -22,18 +22,23 @@
  * local frame and the host's never leaves out an atom the host would list
  * as a ghost */
 #define SHELL_MARGIN 1.1
+/* md_edge_rows' work-group (a power of two: its local scan) */
+#define MD_EDGE_WG 64
 
 clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl)
 {
     clphys_context *ctx = pl->ctx;
     cp_defines opt = {0};
     CP_TRY(cp_define_precision(ctx, &opt, pl->p.lj.precision));
+    cp_define_int(&opt, "MD_EDGE_WG", MD_EDGE_WG);
     cl_program prog;
     CP_TRY(cp_program(ctx, &clsrc_md_rebuild_cl, &opt, &prog));
     CP_TRY(cp_kernel(ctx, prog, "md_classify", &pl->k_classify));
     CP_TRY(cp_kernel(ctx, prog, "md_iota", &pl->k_iota));
     CP_TRY(cp_kernel(ctx, prog, "md_inverse", &pl->k_inverse));
     CP_TRY(cp_kernel(ctx, prog, "md_map", &pl->k_map));
+    CP_TRY(cp_kernel(ctx, prog, "md_edge_rows", &pl->k_edge));
+    CP_TRY(cp_check_work_group(ctx, pl->k_edge, "md_edge_rows", MD_EDGE_WG));
     return cp_buffer(ctx, CL_MEM_READ_WRITE, 16, NULL, &pl->counts);
 }
 
@@ -295,9 +300,10 @@ static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, int dev_lis
     cl_uint nn = (cl_uint)n;
     CP_TRY(CP_ARGS(ctx, pl->k_iota, nb->perm_in, nn));
     CP_TRY(launch1(pl, pl->k_iota, n));
+    nb->untimed = !nb_s; /* no wait per launch where no time is asked for */
     CP_TRY(md_neighbor_rebuild(nb, &pl->vel_tmp, &pl->vel, 1, pl->img_tmp, pl->img));
-    CP_TRY(md_neighbor_gather_int4(nb, pl->tag_tmp, pl->tag));
     if (nb_s) *nb_s += nb->kernel_s;
+    CP_TRY(md_neighbor_gather_int4(nb, pl->tag_tmp, pl->tag));
     CP_TRY(cp_copy(ctx, nb->pos, 0, pl->xref, 0, 4 * pl->rs * n));
     CP_TRY(CP_ARGS(ctx, pl->k_inverse, nb->perm, nn, pl->inv));
     CP_TRY(launch1(pl, pl->k_inverse, n));
@@ -334,28 +340,46 @@ static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, int dev_lis
 /* The sorted rows whose lists hold no ghost, for a grid cut along z only
  * (row_lo .. row_hi - 1; empty otherwise): the cells farther than one cell
  * from those holding ghosts (local z below r_s and from r_s + thickness
- * on), a margin of 1e-3 cell against rounding. */
+ * on), a margin of 1e-3 cell against rounding.  With lanes also the rows
+ * outside them that hold owned atoms (md_edge_rows into edge, nedge of
+ * them; the ghosts' rows need no forces).  One wait, into the page-locked
+ * staging (a small read into pageable memory costs tens of microseconds
+ * more). */
 static clphys_status interior_rows(clphys_md_mpi *pl)
 {
-    pl->row_lo = pl->row_hi = 0;
+    pl->row_lo = pl->row_hi = pl->nedge = 0;
     if (!pl->nlocal || pl->d.cut[0] || pl->d.cut[1] || !pl->d.cut[2] || !md_lj_rows_supported(pl->lj))
         return CLPHYS_SUCCESS;
+    clphys_context *ctx = pl->ctx;
     clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
     const size_t layer = (size_t)nb->nc[0] * nb->nc[1];
     const double h = pl->d.lbox[2] / nb->nc[2], top = pl->d.hi[2] - pl->d.llo[2];
     const int c_lo = (int)floor(pl->d.rs / h + 1e-3) + 2, c_hi = (int)ceil(top / h - 1e-3) - 3;
     if (c_hi < c_lo || c_hi >= nb->nc[2]) return CLPHYS_SUCCESS;
-    /* both cell starts in one wait, into the page-locked staging (a small
-     * read into pageable memory costs tens of microseconds more) */
     void *raw;
-    CP_TRY(staging(pl, 8, &raw));
+    CP_TRY(staging(pl, 16, &raw));
     cl_uint *ab = raw;
-    CP_TRY(cp_read_async(pl->ctx, NULL, nb->start, 4 * layer * (size_t)c_lo, 4, &ab[0], 0, NULL, NULL));
-    clphys_status st =
-        cp_read_async(pl->ctx, NULL, nb->start, 4 * layer * (size_t)(c_hi + 1), 4, &ab[1], 0, NULL, NULL);
-    clphys_status w = cp_finish(pl->ctx); /* ab is read into, even after a failure */
+    clphys_status st;
+    if (md_lj_lanes(pl->lj)) {
+        static const cl_uint zero[4] = {0, 0, 0, 0}; /* not touched again: no wait */
+        cl_uint a = (cl_uint)(layer * (size_t)c_lo), b = (cl_uint)(layer * (size_t)(c_hi + 1));
+        cl_uint nown = (cl_uint)pl->nown, n = (cl_uint)pl->nlocal;
+        size_t g = md_global(pl->nlocal, MD_EDGE_WG), l = MD_EDGE_WG;
+        CP_TRY(cp_write_async(ctx, NULL, pl->counts, 0, sizeof zero, zero, 0, NULL, NULL));
+        CP_TRY(CP_ARGS(ctx, pl->k_edge, nb->start, a, b, nb->perm, nown, n, pl->edge, pl->counts));
+        CP_TRY(cp_launch(ctx, pl->k_edge, 1, &g, &l, NULL));
+        st = cp_read_async(ctx, NULL, pl->counts, 0, 12, ab, 0, NULL, NULL);
+    } else {
+        st = cp_read_async(ctx, NULL, nb->start, 4 * layer * (size_t)c_lo, 4, &ab[1], 0, NULL, NULL);
+        if (!st) st = cp_read_async(ctx, NULL, nb->start, 4 * layer * (size_t)(c_hi + 1), 4, &ab[2], 0, NULL, NULL);
+        ab[0] = 0;
+    }
+    clphys_status w = cp_finish(ctx); /* ab is read into, even after a failure */
     CP_TRY(st ? st : w);
-    if (ab[1] > ab[0]) pl->row_lo = ab[0], pl->row_hi = ab[1];
+    if (ab[2] > ab[1]) pl->row_lo = ab[1], pl->row_hi = ab[2], pl->nedge = ab[0];
+    if (pl->nedge > pl->row_lo + (pl->nlocal - pl->row_hi))
+        return cp_error(ctx, CLPHYS_ERR_OVERFLOW, "md mpi: %zu rows beside the ghosts of %zu outside the interior",
+                        pl->nedge, pl->row_lo + (pl->nlocal - pl->row_hi));
     return CLPHYS_SUCCESS;
 }
 
@@ -453,7 +477,7 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
         pl->nint = nint;
         pl->nown = nint + pl->own.n;
         pl->nlocal = n;
-        st = sort_and_bind(pl, nint, dev_lists, &nb_s);
+        st = sort_and_bind(pl, nint, dev_lists, tm ? &nb_s : NULL);
         if (!st) st = interior_rows(pl);
     }
     CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
