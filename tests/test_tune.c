@@ -325,7 +325,9 @@ static int lj_check(void)
     tu_poison_f64(f, 3 * n);
     clphys_md_lj_result r;
     assert_int_equal(clphys_md_lj_compute(pl, pos, f, &r), CLPHYS_SUCCESS);
-    assert_true(md_ref_force_error(n, pos, box, 1.0, 1.0, 3.0, NULL, NULL, f, ref, 1e-13, NULL) <= 1e-12);
+    size_t excl = 1;
+    assert_true(md_ref_force_error(n, pos, box, 1.0, 1.0, 3.0, NULL, NULL, f, ref, 1e-13, &excl) <= 1e-12);
+    assert_int_equal(excl, 0); /* the seed input is fixed: no pair within 1e-13 r_cut^2 of the cutoff */
     assert_true(fabs(r.potential_energy - pe) <= 1e-10 * fabs(pe));
     const int cached = strstr(clphys_md_lj_plan_choice(pl), "(tuning cache)") != NULL;
     assert_int_equal(clphys_md_lj_plan_tune_source(pl), cached ? CLPHYS_TUNE_CACHE : CLPHYS_TUNE_HEURISTIC);
