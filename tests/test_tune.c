@@ -424,6 +424,25 @@ static void test_tuned_plans(void **state)
     assert_int_equal(gravity_check(CLPHYS_FP32), 0);
     if (d->fp64) assert_int_equal(lj_check(), 0);
     assert_int_equal(neighbor_cached(), 0);
+
+    /* clphys_tune_options of other layouts (an fp32 LJ case, one variant):
+     * an older application's struct ends before `chosen`, which is then
+     * not read (NULL: not called); a newer one's, with its fields beyond
+     * ours unset, is read whole */
+    const clphys_md_lj_variant csr = CLPHYS_MD_LJ_FULL_CSR;
+    clphys_tune_options older = {
+        .struct_size = offsetof(clphys_tune_options, chosen), .quick = 1, .repeat = 1, .chosen = count_chosen};
+    chosen_count = 0;
+    assert_int_equal(md_lj_tune_case(ctx, &older, CLPHYS_FP32, 0.8, 8, &csr, 1), CLPHYS_SUCCESS);
+    assert_int_equal(chosen_count, 0);
+    _Alignas(clphys_tune_options) unsigned char newer[sizeof older + 16];
+    memset(newer, 0, sizeof newer);
+    older.struct_size = sizeof newer;
+    memcpy(newer, &older, sizeof older);
+    assert_int_equal(
+        md_lj_tune_case(ctx, (const clphys_tune_options *)(const void *)newer, CLPHYS_FP32, 0.8, 8, &csr, 1),
+        CLPHYS_SUCCESS);
+    assert_true(chosen_count > 0);
 }
 
 /* The group's own folder (dev_dir) for the tuning cache, with the kernel
