@@ -173,7 +173,8 @@ int cmd_tune(int argc, char **argv)
             return cli_context_done(ctx, 1);
     }
     report r = {.tty = isatty(STDERR_FILENO), .t0 = now()};
-    const clphys_tune_options o = {.quick = quick, .progress = on_progress, .chosen = on_chosen, .user = &r};
+    const clphys_tune_options o = {
+        .struct_size = sizeof o, .quick = quick, .progress = on_progress, .chosen = on_chosen, .user = &r};
     printf("# clphys tune%s on %s (%s, %s)\n", quick ? " --quick" : "", d->name, d->platform, d->driver_version);
     printf("%-13s %-4s %-10s %-40s %-58s %13s  %-20s %3s\n", "path", "prec", "what", "case", "choice", "time",
            "untuned", "candidates");

@@ -40,8 +40,8 @@ typedef enum {
 
 typedef enum { CLPHYS_FP32 = 0, CLPHYS_FP64 = 1 } clphys_precision;
 
-/* Parameter structs that grow.  Every clphys_*_params struct begins with
- * size_t struct_size, the size of the struct as the application was
+/* Parameter structs that grow.  Every clphys_*_params struct, and the
+ * tuners' clphys_tune_options, begins with size_t struct_size, the size of the struct as the application was
  * compiled: set it with
  *     clphys_poisson_params p = CLPHYS_PARAMS_INIT(clphys_poisson_params);
  * (the other fields zero: the defaults), or leave it 0, which means the
@@ -294,7 +294,12 @@ typedef struct {
     int candidates;        /* configurations timed                               */
 } clphys_tune_choice;
 
+/* What a tuner (clphys_<path>_tune) is asked; NULL: every field 0.  It grows
+ * as the parameter structs do: CLPHYS_PARAMS_INIT(clphys_tune_options), or
+ * struct_size 0 for this layout; a bad struct_size is
+ * CLPHYS_ERR_INVALID_ARGUMENT from the tuner. */
 typedef struct {
+    size_t struct_size;
     int quick;  /* 1: one size per path, fewer candidates (CI, CPUs)  */
     int repeat; /* timed runs per candidate (median); 0 = 3           */
     /* Called (each may be NULL) as a case starts (k of n cases of the path)

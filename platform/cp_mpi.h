@@ -52,7 +52,13 @@ typedef struct {
 
 /* Post one exchange: MPI_Irecv of the nrecv slices from `from` (tags tag,
  * tag + 1, ...), then MPI_Isend of the nsend slices to `to` (the same tags);
- * the requests are appended at req[*nreq] (room for nsend + nrecv). */
+ * the requests are appended at req[*nreq] (room for nsend + nrecv).  When a
+ * post fails (CLPHYS_ERR_IO, on a communicator with MPI_ERRORS_RETURN)
+ * nothing of this call is left in flight and *nreq is unchanged: its sends
+ * were completed (the receiver posts every receive before its sends, as
+ * here) and its receives cancelled, or completed where the message had
+ * arrived.  Requests that earlier calls appended stay the caller's to
+ * complete, failure or not. */
 clphys_status cp_mpi_post(clphys_context *ctx, MPI_Comm comm, int to, const cp_mpi_slice *send, int nsend, int from,
                           const cp_mpi_slice *recv, int nrecv, int tag, MPI_Request *req, int *nreq);
 /* Wait for the nreq requests (posted at t_post, cp_now()) while device work

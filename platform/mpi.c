@@ -188,19 +188,45 @@ clphys_status clphys_mpi_measure_sync(MPI_Comm comm, clphys_context *const *ctxs
 }
 
 /* ---- one non-blocking exchange, overlapped with device work --------------- */
+
+/* A post that failed part way leaves none of its requests in flight.  Its
+ * sends are completed, not cancelled (MPI 4.1 deprecates cancelling a send,
+ * and Open MPI's ob1 does not cancel one), while its receives are still
+ * posted, so that a neighbour that failed at the same message completes its
+ * sends too; then the receives are cancelled and completed (after
+ * MPI_Cancel, MPI_Wait is local: either the whole message arrived or none of
+ * it did, and it matches a later receive).  Errors here are dropped: the
+ * post's own failure is the one reported. */
+static void unpost(MPI_Request *req, int nrecv, int nsend)
+{
+    if (nsend) MPI_Waitall(nsend, req + nrecv, MPI_STATUSES_IGNORE);
+    for (int i = 0; i < nrecv; i++) MPI_Cancel(&req[i]);
+    if (nrecv) MPI_Waitall(nrecv, req, MPI_STATUSES_IGNORE);
+}
+
 clphys_status cp_mpi_post(clphys_context *ctx, MPI_Comm comm, int to, const cp_mpi_slice *send, int nsend, int from,
                           const cp_mpi_slice *recv, int nrecv, int tag, MPI_Request *req, int *nreq)
 {
+    MPI_Request *mine = req + *nreq;
+    int nr = 0, ns = 0, e = MPI_SUCCESS;
     /* receives first, so that an eager send finds its buffer posted */
-    for (int i = 0; i < nrecv; i++) {
-        CP_MPI(ctx, MPI_Irecv(recv[i].buf, recv[i].count, recv[i].type, from, tag + i, comm, &req[*nreq]));
-        ++*nreq;
+    for (int i = 0; i < nrecv && e == MPI_SUCCESS; i++)
+        if ((e = MPI_Irecv(recv[i].buf, recv[i].count, recv[i].type, from, tag + i, comm, &mine[nr])) == MPI_SUCCESS)
+            nr++;
+    for (int i = 0; i < nsend && e == MPI_SUCCESS; i++)
+        if ((e = MPI_Isend(send[i].buf, send[i].count, send[i].type, to, tag + i, comm, &mine[nr + ns])) == MPI_SUCCESS)
+            ns++;
+    if (e == MPI_SUCCESS) {
+        *nreq += nr + ns;
+        return CLPHYS_SUCCESS;
     }
-    for (int i = 0; i < nsend; i++) {
-        CP_MPI(ctx, MPI_Isend(send[i].buf, send[i].count, send[i].type, to, tag + i, comm, &req[*nreq]));
-        ++*nreq;
-    }
-    return CLPHYS_SUCCESS;
+    unpost(mine, nr, ns);
+    char what[96];
+    if (nr < nrecv)
+        snprintf(what, sizeof what, "MPI_Irecv of message %d (tag %d) from rank %d", nr, tag + nr, from);
+    else
+        snprintf(what, sizeof what, "MPI_Isend of message %d (tag %d) to rank %d", ns, tag + ns, to);
+    return cp_mpi_error(ctx, e, what);
 }
 
 clphys_status cp_mpi_wait_overlapped(clphys_context *ctx, int nreq, MPI_Request *req, double t_post,

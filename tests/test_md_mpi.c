@@ -206,8 +206,8 @@ static void compare_run(const clphys_md_params *p, const int g[3], const clphys_
  * fresh random input, outputs poisoned (NaN, 0xff bytes) first: pack (a
  * gather plus a shift: exact in the precision), unpack (a scatter),
  * classify (each owned atom once, interior ones at the front, the rest at
- * the back, ghosts dropped), iota, inverse, map, rows_empty and places.  Each rank runs it on
- * its own device. */
+ * the back, ghosts dropped; the near list only when asked), iota, inverse,
+ * map, rows_empty and places.  Each rank runs it on its own device. */
 static void kernels_in(clphys_precision prec)
 {
     const size_t n = 1000, rs = prec == CLPHYS_FP64 ? 8 : 4;
@@ -376,9 +376,10 @@ static void kernels_in(clphys_precision prec)
                          cp_write(ctx, nidx, 0, 4 * n, out) | cp_write(ctx, cnt, 0, 16, zero),
                      0);
     const int dbl = rs == 8;
+    const cl_int list_near = 1;
     assert_int_equal(CP_ARGS(ctx, kc, pos, vel, img, tag, pm, nn, nown, CP_EITHER(dbl, lo, lof),
-                             CP_EITHER(dbl, hi, hif), cut, CP_EITHER(dbl, shell, shellf), cap, pos_o, vel_o, img_o,
-                             tag_o, cnt, npos, nidx),
+                             CP_EITHER(dbl, hi, hif), cut, CP_EITHER(dbl, shell, shellf), list_near, cap, pos_o, vel_o,
+                             img_o, tag_o, cnt, npos, nidx),
                      0);
     assert_int_equal(cp_launch(ctx, kc, 1, &g, NULL, NULL), 0);
     assert_int_equal(cp_read(ctx, cnt, 0, 16, counts) | cp_read(ctx, pos_o, 0, 4 * rs * n, back), 0);
@@ -430,6 +431,46 @@ static void kernels_in(clphys_precision prec)
             assert_false(q0 >= 2 + shell && q0 < 8 - shell && q2 >= 2 + shell && q2 < 8 - shell);
         }
         free(np), free(ni), free(listed);
+    }
+    /* without list_near (the ghost lists made on the device): the same
+     * atoms at the front and back, no near list written, counts[2] 0 */
+    {
+        void *np = malloc(4 * rs * n), *back2 = malloc(4 * rs * n);
+        cl_uint *ni = malloc(4 * n), counts2[4];
+        memset(out, 0xff, 4 * rs * n);
+        assert_int_equal(cp_write(ctx, pos_o, 0, 4 * rs * n, out) | cp_write(ctx, npos, 0, 4 * rs * n, out) |
+                             cp_write(ctx, nidx, 0, 4 * n, out) | cp_write(ctx, cnt, 0, 16, zero),
+                         0);
+        const cl_int no_list = 0;
+        assert_int_equal(CP_ARGS(ctx, kc, pos, vel, img, tag, pm, nn, nown, CP_EITHER(dbl, lo, lof),
+                                 CP_EITHER(dbl, hi, hif), cut, CP_EITHER(dbl, shell, shellf), no_list, cap, pos_o,
+                                 vel_o, img_o, tag_o, cnt, npos, nidx),
+                         0);
+        assert_int_equal(cp_launch(ctx, kc, 1, &g, NULL, NULL), 0);
+        assert_int_equal(cp_read(ctx, cnt, 0, 16, counts2) | cp_read(ctx, pos_o, 0, 4 * rs * n, back2) |
+                             cp_read(ctx, npos, 0, 4 * rs * n, np) | cp_read(ctx, nidx, 0, 4 * n, ni),
+                         0);
+        assert_int_equal(counts2[0], counts[0]);
+        assert_int_equal(counts2[1], counts[1]);
+        assert_int_equal(counts2[2], 0);
+        assert_memory_equal(np, out, 4 * rs * n); /* still the poison */
+        assert_memory_equal(ni, out, 4 * n);
+        /* each atom on the same side (the order within a side is the atomics') */
+        for (size_t k = 0; k < n; k++) {
+            const int front = k < counts[0], behind = k >= n - counts[1];
+            double w = rs == 8 ? ((double *)back2)[4 * k + 3] : ((float *)back2)[4 * k + 3];
+            if (!front && !behind) {
+                assert_true(isnan(w));
+                continue;
+            }
+            size_t s2 = (size_t)w;
+            assert_true(s2 < n && seen[s2] == 1);
+            seen[s2] = 2;
+            const double *p = x + 4 * s2;
+            double q0 = rs == 8 ? p[0] : (double)(float)p[0], q2 = rs == 8 ? p[2] : (double)(float)p[2];
+            assert_int_equal(q0 >= 2 && q0 < 8 && q2 >= 2 && q2 < 8, front);
+        }
+        free(np), free(ni), free(back2);
     }
     cp_release_mem(&npos), cp_release_mem(&nidx);
     /* iota, inverse (inv[perm[s]] = s), map (idx[k] = inv[idx[k]]) */

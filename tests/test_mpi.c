@@ -1,7 +1,8 @@
 /* test_mpi.c — the MPI plumbing of the distributed paths (platform/mpi.c),
  * run under mpiexec with 2 and 3 ranks: one status agreed by every rank, with
  * the failing rank named; options compared between ranks; the network probe
- * gives every rank the same positive figures. */
+ * gives every rank the same positive figures; a non-blocking exchange whose
+ * post fails part way leaves nothing in flight. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -62,6 +63,77 @@ static void network_probe(void **state)
     assert_int_equal(clphys_mpi_measure_network(MPI_COMM_WORLD, 0, 0, NULL), CLPHYS_ERR_INVALID_ARGUMENT);
 }
 
+/* A post that fails at its second receive (a negative count) leaves its
+ * first receive cancelled: the message sent afterwards with that tag
+ * reaches the receive posted next, not the one of the failed post.  The
+ * checks come after the last collective, so that a failing one does not
+ * leave the other ranks waiting. */
+static void failed_receive_leaves_nothing_posted(void **state)
+{
+    (void)state;
+    MPI_Comm comm;
+    assert_int_equal(cp_mpi_dup(MPI_COMM_WORLD, NULL, &comm), CLPHYS_SUCCESS);
+    int first = -1, second = -1, got = -1, nreq = 0;
+    clphys_status st = CLPHYS_ERR_IO;
+    char msg[256] = "MPI_Irecv of message 1";
+    if (rank == 0) {
+        MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+        const cp_mpi_slice in[2] = {{&first, 1, MPI_INT}, {&second, -1, MPI_INT}};
+        st = cp_mpi_post(NULL, comm, 1, NULL, 0, 1, in, 2, 900, req, &nreq);
+        snprintf(msg, sizeof msg, "%s", clphys_last_error(NULL));
+    }
+    MPI_Barrier(comm);
+    if (rank == 1) {
+        const int v = 42;
+        MPI_Send(&v, 1, MPI_INT, 0, 900, comm);
+        got = 42;
+    } else if (rank == 0) {
+        MPI_Request r;
+        MPI_Irecv(&got, 1, MPI_INT, 1, 900, comm, &r);
+        int flag = 0;
+        for (double t0 = MPI_Wtime(); !flag && MPI_Wtime() - t0 < 5;) MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+        if (!flag) {
+            MPI_Cancel(&r);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+        }
+    }
+    MPI_Comm_free(&comm);
+    assert_int_equal(st, CLPHYS_ERR_IO);
+    if (rank < 2) assert_int_equal(got, 42);
+    assert_int_equal(first, -1);
+    assert_int_equal(nreq, 0);
+    assert_non_null(strstr(msg, "MPI_Irecv of message 1"));
+}
+
+/* A post that fails at its second send has completed its first: the
+ * receiver gets that message, and no request is left to the caller. */
+static void failed_send_completes_the_posted_ones(void **state)
+{
+    (void)state;
+    MPI_Comm comm;
+    assert_int_equal(cp_mpi_dup(MPI_COMM_WORLD, NULL, &comm), CLPHYS_SUCCESS);
+    int got = 7, nreq = 0, e = MPI_SUCCESS;
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    clphys_status st = CLPHYS_ERR_IO;
+    char msg[256] = "MPI_Isend of message 1";
+    if (rank == 0) {
+        int v[2] = {7, 8};
+        const cp_mpi_slice out[2] = {{&v[0], 1, MPI_INT}, {&v[1], -1, MPI_INT}};
+        st = cp_mpi_post(NULL, comm, 1, out, 2, 1, NULL, 0, 910, req, &nreq);
+        snprintf(msg, sizeof msg, "%s", clphys_last_error(NULL));
+    } else if (rank == 1) {
+        got = -1;
+        e = MPI_Recv(&got, 1, MPI_INT, 0, 910, comm, MPI_STATUS_IGNORE);
+    }
+    MPI_Comm_free(&comm);
+    assert_int_equal(st, CLPHYS_ERR_IO);
+    assert_int_equal(e, MPI_SUCCESS);
+    assert_int_equal(got, 7);
+    assert_int_equal(nreq, 0);
+    assert_true(req[0] == MPI_REQUEST_NULL);
+    assert_non_null(strstr(msg, "MPI_Isend of message 1"));
+}
+
 int main(int argc, char **argv)
 {
     tu_mpi_init(&argc, &argv, &rank, &size, NULL, 0);
@@ -70,6 +142,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(agree_reports_the_failing_rank),
         cmocka_unit_test(same_options),
         cmocka_unit_test(network_probe),
+        cmocka_unit_test(failed_receive_leaves_nothing_posted),
+        cmocka_unit_test(failed_send_completes_the_posted_ones),
     };
     return tu_mpi_run_group("test_mpi", tests, size >= 2, "at least 2", NULL, 0);
 }

@@ -12,7 +12,9 @@
  *    the default tolerance), and the same structs at full size are refused;
  *  - every call that takes a parameter struct refuses an absurd struct_size
  *    with CLPHYS_ERR_INVALID_ARGUMENT naming the struct, the lj struct
- *    inside clphys_md_params included. */
+ *    inside clphys_md_params included, and every tuner refuses one in
+ *    clphys_tune_options, or a newer application's with a field set that
+ *    this library lacks. */
 #include "util.h"
 #include "platform/platform.h"
 #ifdef CLPHYS_HAVE_MPI
@@ -228,6 +230,21 @@ static void absurd_sizes(void **state)
         const clphys_poisson_operator op = {.nx = 8, .ny = 8, .nz = 4, .a = a};
         refused(clphys_poisson_plan_create_operator(ctx, &op, &pp, &ppl), ctx, "clphys_poisson_params");
         free(a);
+        /* every tuner, before any work */
+        clphys_status (*const tuners[])(clphys_context *, const clphys_tune_options *) = {
+            clphys_md_neighbor_tune, clphys_md_lj_tune, clphys_nbody_gravity_tune, clphys_lqcd_dslash_tune,
+            clphys_poisson_tune};
+        for (size_t t = 0; t < sizeof tuners / sizeof *tuners; t++) {
+            clphys_tune_options to = {.struct_size = bad, .quick = 1};
+            refused(tuners[t](ctx, &to), ctx, "clphys_tune_options");
+            /* a newer application's struct with a field this library lacks set */
+            _Alignas(clphys_tune_options) unsigned char newer[sizeof to + 8];
+            memset(newer, 0, sizeof newer);
+            to.struct_size = sizeof newer;
+            memcpy(newer, &to, sizeof to);
+            newer[sizeof to + 3] = 1;
+            refused(tuners[t](ctx, (const clphys_tune_options *)(const void *)newer), ctx, "clphys_tune_options");
+        }
 #ifdef CLPHYS_HAVE_MPI
         clphys_poisson_mpi_params pm = {.struct_size = bad};
         int block[4];

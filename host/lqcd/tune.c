@@ -143,9 +143,12 @@ clphys_status lqcd_tune(clphys_lqcd_dslash_plan *pl)
     return cp_tune_choose(clphys_context_device(pl->ctx), &t, &pl->tune_source);
 }
 
-clphys_status clphys_lqcd_dslash_tune(clphys_context *ctx, const clphys_tune_options *o)
+clphys_status clphys_lqcd_dslash_tune(clphys_context *ctx, const clphys_tune_options *opt)
 {
     if (!ctx) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "dslash tune: NULL context");
+    clphys_tune_options oin;
+    CP_TRY(CP_PARAMS_IN(ctx, clphys_tune_options, opt, user, &oin));
+    const clphys_tune_options *o = &oin;
     const clphys_device_info *d = clphys_context_device(ctx);
     const int quick = o && o->quick;
     /* one lattice, the largest of `clphys bench`'s default run on the

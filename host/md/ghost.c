@@ -281,7 +281,8 @@ static clphys_status overlapped_work(md_ghost_dev *gd, clphys_status (*work)(voi
 /* Post the messages of one dimension's two swaps: the positions
  * themselves (MPI's copies), or with node staging (node) their 16-byte
  * headers (offset in the sender's segment, bytes), hdr_out[q] sent and
- * hdr_in[q] received. */
+ * hdr_in[q] received.  On a failure the swap posted before it stays in rq
+ * (*nrq requests) for the caller to complete (cp_mpi_post). */
 static clphys_status post(MPI_Comm comm, md_ghost_dev *gd, int node, const md_swap *const sw[2], const size_t rof[2],
                           size_t out_off, long long hdr_out[2][2], long long hdr_in[2][2], int tag, MPI_Request *rq,
                           int *nrq)
@@ -387,6 +388,8 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
         if (!ms)
             ms = cp_mpi_wait_overlapped(ctx, nrq, rq, t_post, last && during && ov ? marker_busy : NULL, gd, nap,
                                         ov ? ov : &none);
+        else if (nrq) /* the swap posted before the failure: its buffers are on this stack and in hrecv */
+            MPI_Waitall(nrq, rq, MPI_STATUSES_IGNORE);
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         cp_release_event(&gd->marker);
         if (!st) st = ms;

@@ -116,10 +116,11 @@ clphys_status md_mpi_download_owned(clphys_md_mpi *pl, md_atoms *out)
 }
 
 /* The owned atoms, sorted, into the front (staying: *nstay) and back
- * (migrants: *nmig) of the unsorted arrays; the staying atoms near a cut
- * face (*nnear) listed in xref (positions) and inv (places), which are free
- * until the sort. */
-static clphys_status classify(clphys_md_mpi *pl, size_t *nstay, size_t *nmig, size_t *nnear)
+ * (migrants: *nmig) of the unsorted arrays; with list_near (the host path's
+ * ghost lists read them) the staying atoms near a cut face (*nnear) listed
+ * in xref (positions) and inv (places), which are free until the sort;
+ * without it *nnear is 0 and neither is written. */
+static clphys_status classify(clphys_md_mpi *pl, int list_near, size_t *nstay, size_t *nmig, size_t *nnear)
 {
     clphys_context *ctx = pl->ctx;
     clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
@@ -129,14 +130,14 @@ static clphys_status classify(clphys_md_mpi *pl, size_t *nstay, size_t *nmig, si
     static const cl_uint zero[4] = {0, 0, 0, 0};
     cl_uint n = (cl_uint)pl->nlocal, nown = (cl_uint)pl->nown, cap = (cl_uint)pl->cap;
     double lo[3], hi[3], shell = SHELL_MARGIN * pl->d.rs;
-    cl_int cut[4] = {pl->d.cut[0], pl->d.cut[1], pl->d.cut[2], 0};
+    cl_int cut[4] = {pl->d.cut[0], pl->d.cut[1], pl->d.cut[2], 0}, ln = list_near;
     for (int c = 0; c < 3; c++) lo[c] = pl->d.lo[c] - pl->d.llo[c], hi[c] = pl->d.hi[c] - pl->d.llo[c];
     float shellf = (float)shell;
     size_t g = md_global(n, 64);
     CP_TRY(cp_write_async(ctx, NULL, pl->counts, 0, sizeof zero, zero, 0, NULL, NULL));
     CP_TRY(CP_ARGS(ctx, k, nb->pos, pl->vel, pl->img, pl->tag, nb->perm, n, nown, MD_REAL4_ARG(pl->rs, lo),
-                   MD_REAL4_ARG(pl->rs, hi), cut, CP_EITHER(pl->rs == 8, shell, shellf), cap, nb->pos_in, pl->vel_tmp,
-                   pl->img_tmp, pl->tag_tmp, pl->counts, pl->xref, pl->inv));
+                   MD_REAL4_ARG(pl->rs, hi), cut, CP_EITHER(pl->rs == 8, shell, shellf), ln, cap, nb->pos_in,
+                   pl->vel_tmp, pl->img_tmp, pl->tag_tmp, pl->counts, pl->xref, pl->inv));
     CP_TRY(cp_launch(ctx, k, 1, &g, NULL, NULL));
     cl_uint c[4];
     CP_TRY(cp_read(ctx, pl->counts, 0, 16, c));
@@ -445,7 +446,7 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
     pl->nnear = 0;
     if (!first) {
         pl->own.n = 0;
-        if (pl->nlocal) st = classify(pl, &nint, &nmig, &nnear);
+        if (pl->nlocal) st = classify(pl, !dev_lists, &nint, &nmig, &nnear);
         clphys_md_neighbor_plan *nb = pl->lj ? clphys_md_lj_neighbor(pl->lj) : NULL;
         if (!st && nmig)
             st = download(pl, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp, NULL, pl->cap - nmig, nmig, &pl->own);

@@ -459,10 +459,13 @@ static int seed_cases(const clphys_device_info *d, int quick, seed_case *out)
 }
 
 /* Run fn over every (precision, case), with progress. */
-static clphys_status each_case(clphys_context *ctx, const clphys_tune_options *o, const char *path,
+static clphys_status each_case(clphys_context *ctx, const clphys_tune_options *opt, const char *path,
                                clphys_status (*fn)(md_case *, void *), void *user)
 {
     if (!ctx) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "%s tune: NULL context", path);
+    clphys_tune_options oin;
+    CP_TRY(CP_PARAMS_IN(ctx, clphys_tune_options, opt, user, &oin));
+    const clphys_tune_options *o = &oin;
     const clphys_device_info *d = clphys_context_device(ctx);
     seed_case sc[4];
     const int quick = o && o->quick, ns = seed_cases(d, quick, sc), np = d->fp64 ? 2 : 1;
@@ -505,9 +508,12 @@ clphys_status clphys_md_lj_tune(clphys_context *ctx, const clphys_tune_options *
 /* For tests: tune one case of the given variants (quick: heuristic options
  * and half-cas's deferred exchanges only) at the seed's density rho and box
  * edge. */
-clphys_status md_lj_tune_case(clphys_context *ctx, const clphys_tune_options *o, clphys_precision prec, double rho,
+clphys_status md_lj_tune_case(clphys_context *ctx, const clphys_tune_options *opt, clphys_precision prec, double rho,
                               double edge, const clphys_md_lj_variant *vs, int nv)
 {
+    clphys_tune_options oin;
+    CP_TRY(CP_PARAMS_IN(ctx, clphys_tune_options, opt, user, &oin));
+    const clphys_tune_options *o = &oin;
     md_case c = {.ctx = ctx, .o = o, .quick = 1, .prec = prec, .rep = o && o->repeat > 0 ? o->repeat : 3, .calls = 2};
     clphys_status st =
         case_open(&c, rho, edge) ? cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "lj tune: input") : tune_lj_case(&c, vs, nv);

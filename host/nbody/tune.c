@@ -202,9 +202,12 @@ static clphys_status tune_size(grav_case *c, int quick)
     return CLPHYS_SUCCESS;
 }
 
-clphys_status clphys_nbody_gravity_tune(clphys_context *ctx, const clphys_tune_options *o)
+clphys_status clphys_nbody_gravity_tune(clphys_context *ctx, const clphys_tune_options *opt)
 {
     if (!ctx) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "gravity tune: NULL context");
+    clphys_tune_options oin;
+    CP_TRY(CP_PARAMS_IN(ctx, clphys_tune_options, opt, user, &oin));
+    const clphys_tune_options *o = &oin;
     const clphys_device_info *d = clphys_context_device(ctx);
     const int quick = o && o->quick;
     /* GPUs: a size that leaves compute units idle and one that fills them;

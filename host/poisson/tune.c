@@ -121,9 +121,12 @@ static void cfg_value(const stencil_cfg *c, char *value, size_t n)
 
 /* ---- the tuner -------------------------------------------------------------- */
 
-clphys_status clphys_poisson_tune(clphys_context *ctx, const clphys_tune_options *o)
+clphys_status clphys_poisson_tune(clphys_context *ctx, const clphys_tune_options *opt)
 {
     if (!ctx) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "poisson tune: NULL context");
+    clphys_tune_options oin;
+    CP_TRY(CP_PARAMS_IN(ctx, clphys_tune_options, opt, user, &oin));
+    const clphys_tune_options *o = &oin;
     const clphys_device_info *d = clphys_context_device(ctx);
     if (!d->fp64) return cp_error(ctx, CLPHYS_ERR_UNSUPPORTED, "poisson tune: the device has no fp64 (the CG is fp64)");
     const int quick = o && o->quick;

@@ -182,3 +182,48 @@ double md_ref_force_error(size_t n, const double *pos, const double box[3], doub
     md_ref_scale_free(&sc);
     return e;
 }
+
+/* The force on i from j, f_ij (f_ji = -f_ij); r2 its distance squared. */
+static void pair_force(const double *pos, const double box[3], size_t i, size_t j, double eps, double sig2,
+                       double fij[3], double *r2)
+{
+    double d[3];
+    *r2 = 0;
+    for (int c = 0; c < 3; c++) {
+        d[c] = min_image(pos[3 * i + c] - pos[3 * j + c], box[c]);
+        *r2 += d[c] * d[c];
+    }
+    double sr2 = sig2 / *r2, sr6 = sr2 * sr2 * sr2;
+    double fpair = 24 * eps * sr6 * (2 * sr6 - 1) / *r2;
+    for (int c = 0; c < 3; c++) fij[c] = fpair * d[c];
+}
+
+/* |a - b|^2 over the 3 components */
+static double sq3(const double *a, const double *b)
+{
+    double s = 0;
+    for (int c = 0; c < 3; c++) s += (a[c] - b[c]) * (a[c] - b[c]);
+    return s;
+}
+
+size_t md_ref_settle_cut_pairs(size_t n, const double *pos, const double box[3], double eps, double sigma, double r_cut,
+                               const double *f, double *ref, double rel_window)
+{
+    const double sig2 = sigma * sigma, rc2 = r_cut * r_cut;
+    size_t settled = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            double fij[3], r2;
+            pair_force(pos, box, i, j, eps, sig2, fij, &r2);
+            if (!(fabs(r2 - rc2) <= rel_window * rc2)) continue;
+            settled++;
+            /* the pair's force in ref (r2 < rc2) or not; the other choice */
+            const double sgn = r2 < rc2 ? -1 : 1;
+            double oi[3], oj[3];
+            for (int c = 0; c < 3; c++) oi[c] = ref[3 * i + c] + sgn * fij[c], oj[c] = ref[3 * j + c] - sgn * fij[c];
+            const double keep = sq3(f + 3 * i, ref + 3 * i) + sq3(f + 3 * j, ref + 3 * j);
+            if (sq3(f + 3 * i, oi) + sq3(f + 3 * j, oj) < keep)
+                for (int c = 0; c < 3; c++) ref[3 * i + c] = oi[c], ref[3 * j + c] = oj[c];
+        }
+    return settled;
+}

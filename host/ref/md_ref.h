@@ -37,6 +37,17 @@ double md_ref_force_error(size_t n, const double *pos, const double box[3], doub
                           const size_t *off, const int *list, const double *f, const double *ref, double rel_window,
                           size_t *excluded);
 
+/* For positions a test does not choose (a trajectory's): each pair whose
+ * r^2 lies within rel_window * r_cut^2 of the cutoff may be counted by the
+ * device or not (md_ref_force_error), so its force f_ij is put into ref or
+ * taken out of it, at both ends, whichever the forces f of its two
+ * particles agree with better.  ref: md_ref_lj's forces of pos (n*3, caller
+ * order), changed in place.  Returns the number of such pairs; a comparison
+ * with rel_window 0 then leaves no particle out, and a device that dropped
+ * or added a pair outside the window still shows its whole error. */
+size_t md_ref_settle_cut_pairs(size_t n, const double *pos, const double box[3], double eps, double sigma, double r_cut,
+                               const double *f, double *ref, double rel_window);
+
 /* md_ref_force_error in two steps, for checking several force arrays
  * against one input: the scales S and the flags of the particles left out
  * depend on the positions only.  md_ref_force_scale fills *sc (0, or -1 when
