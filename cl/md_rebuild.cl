@@ -74,9 +74,10 @@ __kernel void md_map(__global const uint *inv, __global uint *idx, uint n)
 
 /* At a rebuild, the rows lj_full_transposed_lanes computes once the ghosts
  * are in: the sorted rows s < n outside the interior lo .. hi - 1 (lo =
- * start[c_lo], hi = start[c_hi]: the interior's first cell and the cell
- * after its last) that hold an owned atom (perm[s] < nown), into rows,
- * counted in count[0] (zero before); count[1], count[2] = lo, hi.  A
+ * start[c_lo]; hi = start[c_hi], c_hi the cell after the interior's last,
+ * brought down to lo plus whole work-groups wg of the interior's launch)
+ * that hold an owned atom (perm[s] < nown), into rows, counted in
+ * count[0] (zero before); count[1], count[2] = lo, hi.  A
  * work-group reserves its block with one atomic and writes its rows in
  * ascending order (a local scan): neighbouring entries are then mostly
  * neighbouring rows, whose transposed lists the force kernel reads on
@@ -85,13 +86,13 @@ __kernel void md_map(__global const uint *inv, __global uint *idx, uint n)
 #define MD_EDGE_WG 64 /* the host's (rebuild.c), a power of two */
 #endif
 __kernel __attribute__((reqd_work_group_size(MD_EDGE_WG, 1, 1))) void
-md_edge_rows(__global const uint *start, uint c_lo, uint c_hi, __global const uint *perm, uint nown, uint n,
+md_edge_rows(__global const uint *start, uint c_lo, uint c_hi, uint wg, __global const uint *perm, uint nown, uint n,
              __global uint *rows, volatile __global uint *count)
 {
     __local uint pre[MD_EDGE_WG];
     __local uint base;
     const uint s = get_global_id(0), t = get_local_id(0);
-    const uint lo = start[c_lo], hi = start[c_hi];
+    const uint lo = start[c_lo], top = start[c_hi], hi = top > lo ? lo + (top - lo) / wg * wg : lo;
     if (s == 0) count[1] = lo, count[2] = hi;
     const uint edge = s < n && (s < lo || s >= hi) && perm[s] < nown;
     pre[t] = edge;

@@ -310,6 +310,9 @@ clphys_status cp_launch_ev(clphys_context *ctx, cl_kernel k, cl_uint dim, const 
  * the runtime's choice), timing nothing: a kernel that takes its row from
  * get_global_id(0) then runs rows offset .. offset + global - 1. */
 clphys_status cp_launch_at(clphys_context *ctx, cl_kernel k, size_t offset, size_t global, size_t local);
+/* A 1-D launch on queue q (NULL: ctx's; e.g. a cp_queue_create queue, so
+ * that the kernel may run beside those of ctx's queue), timing nothing. */
+clphys_status cp_launch_on(clphys_context *ctx, cl_command_queue q, cl_kernel k, size_t global, size_t local);
 /* The context's empty kernel (no arguments, built once and kept by ctx):
  * the end marker of spans and the launch of the synchronisation probe. */
 clphys_status cp_empty_kernel(clphys_context *ctx, cl_kernel *k);

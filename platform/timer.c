@@ -7,13 +7,13 @@ size_t cp_round_up(size_t x, size_t m) { return m ? (x + m - 1) / m * m : x; }
 
 /* Enqueue k on ctx's queue.  want: the caller needs the event (to wait for
  * it, time it or hand it out). */
-static clphys_status enqueue_at(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *offset,
+static clphys_status enqueue_at(clphys_context *ctx, cl_command_queue q, cl_kernel k, cl_uint dim, const size_t *offset,
                                 const size_t *global, const size_t *local, int want, cl_event *out)
 {
     cl_event ev = NULL;
     *out = NULL;
-    int keep = !want && ctx->span_on && !ctx->span_first;
-    cl_int e = clEnqueueNDRangeKernel(ctx->queue, k, dim, offset, global, local, 0, NULL,
+    int keep = !want && ctx->span_on && !ctx->span_first && !q;
+    cl_int e = clEnqueueNDRangeKernel(q ? q : ctx->queue, k, dim, offset, global, local, 0, NULL,
                                       want || keep || ctx->prof ? &ev : NULL);
     if (e != CL_SUCCESS) {
         char name[128] = "?";
@@ -40,14 +40,21 @@ static clphys_status enqueue_at(clphys_context *ctx, cl_kernel k, cl_uint dim, c
 static clphys_status enqueue(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global, const size_t *local,
                              int want, cl_event *out)
 {
-    return enqueue_at(ctx, k, dim, NULL, global, local, want, out);
+    return enqueue_at(ctx, NULL, k, dim, NULL, global, local, want, out);
 }
 
 clphys_status cp_launch_at(clphys_context *ctx, cl_kernel k, size_t offset, size_t global, size_t local)
 {
     if (!global) return CLPHYS_SUCCESS;
     cl_event ev;
-    return enqueue_at(ctx, k, 1, &offset, &global, local ? &local : NULL, 0, &ev);
+    return enqueue_at(ctx, NULL, k, 1, &offset, &global, local ? &local : NULL, 0, &ev);
+}
+
+clphys_status cp_launch_on(clphys_context *ctx, cl_command_queue q, cl_kernel k, size_t global, size_t local)
+{
+    if (!global) return CLPHYS_SUCCESS;
+    cl_event ev;
+    return enqueue_at(ctx, q, k, 1, NULL, &global, local ? &local : NULL, 0, &ev);
 }
 
 clphys_status cp_launch(clphys_context *ctx, cl_kernel k, cl_uint dim, const size_t *global, const size_t *local,

@@ -378,7 +378,7 @@ static void test_edge_rows(void **state)
                 }
                 if (m) assert_int_equal(cp_write(ctx, rows_m, 0, 4 * m, rows), CLPHYS_SUCCESS);
                 assert_int_equal(cp_fill(ctx, pl->f, nan_pat, rs, 4 * rs * n), CLPHYS_SUCCESS);
-                assert_int_equal(md_lj_evaluate_edges(pl, lo, hi, rows_m, m), CLPHYS_SUCCESS);
+                assert_int_equal(md_lj_evaluate_edges(pl, lo, hi, rows_m, m, NULL), CLPHYS_SUCCESS);
                 assert_int_equal(cp_read(ctx, pl->f, 0, 4 * rs * n, raw), CLPHYS_SUCCESS);
                 size_t wrong = 0;
                 for (size_t i = 0; i < n; i++) {
@@ -397,7 +397,7 @@ static void test_edge_rows(void **state)
                     for (size_t i = 0; i < n; i++)
                         if ((i < lo || i >= hi) && !listed[i]) rows[m++] = (cl_uint)i;
                     if (m) assert_int_equal(cp_write(ctx, rows_m, 0, 4 * m, rows), CLPHYS_SUCCESS);
-                    assert_int_equal(md_lj_evaluate_edges(pl, lo, hi, rows_m, m), CLPHYS_SUCCESS);
+                    assert_int_equal(md_lj_evaluate_edges(pl, lo, hi, rows_m, m, NULL), CLPHYS_SUCCESS);
                 }
                 assert_int_equal(md_lj_evaluate_rows(pl, lo, hi - lo), CLPHYS_SUCCESS);
                 tu_poison_f64(f, 3 * n);
@@ -408,11 +408,11 @@ static void test_edge_rows(void **state)
                          prec ? "fp64" : "fp32", lo, hi);
                 check_vs_ref(prec, px, bx, f, ref, &r, pe, vir, trial == 4 ? what : NULL);
             }
-            assert_int_equal(md_lj_evaluate_edges(pl, 5, 4, rows_m, 0), CLPHYS_ERR_INVALID_ARGUMENT);
-            assert_int_equal(md_lj_evaluate_edges(pl, 0, n + 1, rows_m, 0), CLPHYS_ERR_INVALID_ARGUMENT);
+            assert_int_equal(md_lj_evaluate_edges(pl, 5, 4, rows_m, 0, NULL), CLPHYS_ERR_INVALID_ARGUMENT);
+            assert_int_equal(md_lj_evaluate_edges(pl, 0, n + 1, rows_m, 0, NULL), CLPHYS_ERR_INVALID_ARGUMENT);
             if (lanes) {
-                assert_int_equal(md_lj_evaluate_edges(pl, 3, n, NULL, 0), CLPHYS_ERR_INVALID_ARGUMENT);
-                assert_int_equal(md_lj_evaluate_edges(pl, 3, n, rows_m, 4), CLPHYS_ERR_INVALID_ARGUMENT);
+                assert_int_equal(md_lj_evaluate_edges(pl, 3, n, NULL, 0, NULL), CLPHYS_ERR_INVALID_ARGUMENT);
+                assert_int_equal(md_lj_evaluate_edges(pl, 3, n, rows_m, 4, NULL), CLPHYS_ERR_INVALID_ARGUMENT);
             }
             clphys_md_lj_plan_destroy(pl);
         }

@@ -241,17 +241,18 @@ static clphys_status pack(md_ghost_dev *gd, const md_swap *a, const md_swap *b, 
 
 /* The ghosts at recv_idx[off .. off + n) from recvbuf, after *arrived (the
  * copy to recvbuf, on copyq; released here). */
-static clphys_status unpack(md_ghost_dev *gd, size_t roff, size_t nrecv, cl_mem pos, cl_event *arrived)
+static clphys_status unpack(md_ghost_dev *gd, size_t roff, size_t nrecv, cl_mem pos, cl_event *arrived,
+                            cl_command_queue q)
 {
     clphys_context *ctx = gd->ctx;
-    clphys_status st = cp_enqueue_wait(ctx, NULL, *arrived ? 1 : 0, arrived);
+    /* on copyq the copy is already ahead of it */
+    clphys_status st = q ? CLPHYS_SUCCESS : cp_enqueue_wait(ctx, NULL, *arrived ? 1 : 0, arrived);
     cp_release_event(arrived);
     CP_TRY(st);
     cl_kernel k = gd->k_unpack;
     cl_uint off = (cl_uint)roff, n = (cl_uint)nrecv;
-    size_t gsz = md_global(n, 64);
     CP_TRY(CP_ARGS(ctx, k, pos, gd->recv_idx, off, n, gd->recvbuf));
-    return cp_launch(ctx, k, 1, &gsz, NULL, NULL);
+    return cp_launch_on(ctx, q, k, md_global(n, 64), 0);
 }
 
 /* Device work that runs while the messages travel: *running 1 until the
@@ -326,8 +327,11 @@ static clphys_status copy_back(md_ghost_dev *gd, int node, const md_swap *const 
 
 clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts *g, cl_mem pos,
                                 clphys_status (*during)(void *arg), void *arg, int nap, double *bytes,
-                                cp_mpi_overlap *ov, clphys_status st)
+                                cp_mpi_overlap *ov, int *beside, clphys_status st)
 {
+    /* the last dimension's unpack on copyq, beside `during` */
+    const int side = beside && *beside && gd->copyq && during;
+    if (beside) *beside = 0;
     clphys_context *ctx = gd->ctx;
     const size_t r3 = 3 * gd->rs; /* bytes of one packed position */
     const int node = gd->node > 0;
@@ -402,7 +406,9 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
         if (!st && nr) st = copy_back(gd, node, sw, rof, ro, nr, hdr_in, &arrived);
         if (!st && gd->copyq && nr) st = cp_flush(ctx, gd->copyq);
         if (!st && node && arrived && clRetainEvent(arrived) == CL_SUCCESS) gd->h2d[c] = arrived;
-        if (!st && nr) st = unpack(gd, ro, nr, pos, &arrived);
+        const int here = last && side;
+        if (!st && nr) st = unpack(gd, ro, nr, pos, &arrived, here ? gd->copyq : NULL);
+        if (!st && nr && here) *beside = 1, st = cp_flush(ctx, gd->copyq);
         cp_release_event(&arrived);
         if (bytes) *bytes += (double)(r3 * ns);
     }
@@ -518,7 +524,7 @@ static clphys_status swap_positions(MPI_Comm comm, md_ghost_dev *gd, md_swap *co
             if (ce != CL_SUCCESS) st = cp_cl_error(ctx, ce, "clEnqueueFillBuffer (ghost positions)");
         }
         cl_event none = NULL;
-        if (!st) st = unpack(gd, nghost, nr, pos, &none);
+        if (!st) st = unpack(gd, nghost, nr, pos, &none, NULL);
         /* hrecv is reused; after a failure the enqueued copy may still
          * read it */
         clphys_status w = cp_finish(ctx);

@@ -258,8 +258,9 @@ clphys_status clphys_md_lj_update_positions(clphys_md_lj_plan *pl, const double 
 /* The forces: every row, or (count > 0: full-csr and full-transposed)
  * rows first .. first + count - 1 and at most a work-group beyond, or
  * (rows non-NULL: full-transposed) the count rows listed in rows by
- * lj_full_transposed_lanes. */
-static clphys_status evaluate(clphys_md_lj_plan *pl, double *kernel_s, size_t first, size_t count, cl_mem rows)
+ * lj_full_transposed_lanes, on queue q (NULL: ctx's). */
+static clphys_status evaluate(clphys_md_lj_plan *pl, double *kernel_s, size_t first, size_t count, cl_mem rows,
+                              cl_command_queue q)
 {
     clphys_context *ctx = pl->ctx;
     clphys_md_neighbor_plan *nb = pl->nb;
@@ -337,7 +338,7 @@ static clphys_status evaluate(clphys_md_lj_plan *pl, double *kernel_s, size_t fi
         arg[a++] = CP_KARG(nrows);
         CP_TRY(cp_args(ctx, k, arg, a));
         size_t wg = LJ_LANES_WG, gl = md_global((size_t)nrows * LJ_LANES, wg);
-        return nrows ? cp_launch(ctx, k, 1, &gl, &wg, NULL) : CLPHYS_SUCCESS;
+        return cp_launch_on(ctx, q, k, nrows ? gl : 0, wg);
     }
     CP_TRY(cp_args(ctx, k, arg, a));
     if (count) return cp_launch_at(ctx, k, first, md_global(count, pl->wg), pl->wg);
@@ -355,7 +356,7 @@ static clphys_status evaluate(clphys_md_lj_plan *pl, double *kernel_s, size_t fi
 clphys_status clphys_md_lj_evaluate(clphys_md_lj_plan *pl, double *kernel_s)
 {
     if (!pl) return cp_error(NULL, CLPHYS_ERR_INVALID_ARGUMENT, "lj: NULL plan");
-    return evaluate(pl, kernel_s, 0, 0, NULL);
+    return evaluate(pl, kernel_s, 0, 0, NULL, NULL);
 }
 
 int md_lj_rows_supported(const clphys_md_lj_plan *pl)
@@ -368,19 +369,20 @@ clphys_status md_lj_evaluate_rows(clphys_md_lj_plan *pl, size_t first, size_t co
     if (!md_lj_rows_supported(pl))
         return cp_error(pl->ctx, CLPHYS_ERR_UNSUPPORTED, "lj: rows of variant %s", names[pl->variant]);
     if (!count || first >= pl->p.n) return CLPHYS_SUCCESS;
-    return evaluate(pl, NULL, first, count, NULL);
+    return evaluate(pl, NULL, first, count, NULL, NULL);
 }
 
 int md_lj_lanes(const clphys_md_lj_plan *pl) { return pl->k_lanes != NULL; }
 
-clphys_status md_lj_evaluate_edges(clphys_md_lj_plan *pl, size_t lo, size_t hi, cl_mem rows, size_t nrows)
+clphys_status md_lj_evaluate_edges(clphys_md_lj_plan *pl, size_t lo, size_t hi, cl_mem rows, size_t nrows,
+                                   cl_command_queue q)
 {
     if (!md_lj_rows_supported(pl) || lo > hi || hi > pl->p.n || (pl->k_lanes && !rows && lo + (pl->p.n - hi)) ||
         (pl->k_lanes && nrows > lo + (pl->p.n - hi)))
         return cp_error(pl->ctx, CLPHYS_ERR_INVALID_ARGUMENT,
                         "lj: edge rows below %zu and from %zu of %zu (%s; %zu listed)", lo, hi, pl->p.n,
                         names[pl->variant], rows ? nrows : 0);
-    if (pl->k_lanes) return nrows ? evaluate(pl, NULL, 0, nrows, rows) : CLPHYS_SUCCESS;
+    if (pl->k_lanes) return nrows ? evaluate(pl, NULL, 0, nrows, rows, q) : CLPHYS_SUCCESS;
     /* full-csr: a launch per range */
     CP_TRY(md_lj_evaluate_rows(pl, 0, lo));
     return md_lj_evaluate_rows(pl, hi, pl->p.n - hi);

@@ -176,15 +176,17 @@ clphys_status md_lj_evaluate_rows(clphys_md_lj_plan *pl, size_t first, size_t co
  * in.  With lanes (md_lj_lanes: full-transposed): the nrows rows listed in
  * rows (a device array of sorted row indices, each at most once, a subset
  * of those outside: the plan lists the ones holding owned atoms), one
- * launch of lj_full_transposed_lanes, several work-items per row (the rows
- * are too few for one each to keep a GPU busy); full-csr: every row
- * outside, by md_lj_evaluate_rows on each range (the lower one may run on
- * to a work-group past lo - 1; rows unused).  CLPHYS_ERR_INVALID_ARGUMENT
+ * launch of lj_full_transposed_lanes on queue q (NULL: ctx's), several
+ * work-items per row (the rows are too few for one each to keep a GPU
+ * busy); full-csr: every row outside, by md_lj_evaluate_rows on each range
+ * (the lower one may run on to a work-group past lo - 1; rows and q
+ * unused).  CLPHYS_ERR_INVALID_ARGUMENT
  * unless lo <= hi <= n, the variant is one of md_lj_rows_supported's and,
  * with lanes, rows is given for a non-empty outside no smaller than
  * nrows. */
 int md_lj_lanes(const clphys_md_lj_plan *pl);
-clphys_status md_lj_evaluate_edges(clphys_md_lj_plan *pl, size_t lo, size_t hi, cl_mem rows, size_t nrows);
+clphys_status md_lj_evaluate_edges(clphys_md_lj_plan *pl, size_t lo, size_t hi, cl_mem rows, size_t nrows,
+                                   cl_command_queue q);
 /* dst = src gathered by the last rebuild's order (int4 per particle), as
  * md_neighbor_rebuild gathers the images. */
 /* The application's MD parameters in the library's layout, the embedded

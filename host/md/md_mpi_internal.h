@@ -185,12 +185,16 @@ clphys_status md_ghosts_build_dev(MPI_Comm comm, md_ghost_dev *gd, const md_deco
  * ov (may be NULL) receives the messages' time and the part of it waited
  * with no device work running (cp_mpi_wait_overlapped; nap: a CPU device);
  * only with ov does a marker behind `during` tell when that work ends.
+ * *beside (may be NULL) 1 asks for the last dimension's unpack on copyq
+ * (where there is one and `during`), so that work queued behind it there
+ * runs beside `during`: *beside is then 1 where that was done (the caller
+ * joins copyq to ctx's queue before the forces are used), else 0.
  * Collective: st is this rank's status so far (a failure skips the device
  * work, the messages still travel), agreed at the end with the exchange's
  * own.  *bytes: the bytes sent by this rank, added. */
 clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts *g, cl_mem pos,
                                 clphys_status (*during)(void *arg), void *arg, int nap, double *bytes,
-                                cp_mpi_overlap *ov, clphys_status st);
+                                cp_mpi_overlap *ov, int *beside, clphys_status st);
 
 /* The plan (include/clphys_md_mpi.h).  The rank's atoms live on its
  * device in the LJ plan's neighbour plan, in local index order [interior

@@ -264,6 +264,19 @@ static clphys_status interior_forces(void *arg)
     return md_lj_evaluate_rows(pl->lj, pl->row_lo, pl->row_hi - pl->row_lo);
 }
 
+/* ctx's queue to wait for the work queued on the exchange's copyq (the
+ * rows beside the ghosts); after a failure copyq is finished instead, so
+ * that nothing still writes the forces. */
+static clphys_status join_copyq(clphys_md_mpi *pl, clphys_status st)
+{
+    cl_event ev = NULL;
+    if (!st) st = cp_marker(pl->ctx, pl->gd.copyq, &ev);
+    if (!st) st = cp_enqueue_wait(pl->ctx, NULL, 1, &ev);
+    cp_release_event(&ev);
+    clphys_status f = st ? cp_finish_queue(pl->ctx, pl->gd.copyq) : cp_flush(pl->ctx, pl->gd.copyq);
+    return st ? st : f;
+}
+
 static double lap(clphys_md_mpi *pl, clphys_md_mpi_timing *tm, double *t)
 {
     if (!tm) return 0;
@@ -281,7 +294,7 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
     double t = cp_now();
     for (int s = 0; s < steps; s++) {
         const int split = pl->row_hi > pl->row_lo;
-        int overlapped = 0;
+        int overlapped = 0, beside = pl->edge != NULL;
         if (!st) st = kick_drift(pl);
         pl->step++;
         int yes;
@@ -298,7 +311,7 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
             const long long w0 = pl->gd.waits;
             st = md_ghost_exchange(pl->comm, &pl->gd, &pl->g, clphys_md_lj_neighbor(pl->lj)->pos,
                                    split && !st ? interior_forces : NULL, pl, pl->ctx->info.is_cpu, &b,
-                                   tm ? &pl->ov : NULL, st);
+                                   tm ? &pl->ov : NULL, &beside, st);
             if (tm) {
                 tm->exchange_s += lap(pl, tm, &t);
                 tm->exposed_s += pl->ov.exposed_s - ov0.exposed_s;
@@ -312,8 +325,13 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
         if (!pl->nlocal)
             st = CLPHYS_SUCCESS;
         else if (overlapped) {
-            /* the rows with ghost neighbours, now that the ghosts are here */
-            st = md_lj_evaluate_edges(pl->lj, pl->row_lo, pl->row_hi, pl->edge, pl->nedge);
+            /* the rows with ghost neighbours, now that the ghosts are here:
+             * behind their unpack on copyq where it went there, beside the
+             * interior rows (which end after the ghosts arrive: the device
+             * fills the interior's last wave with them) */
+            st =
+                md_lj_evaluate_edges(pl->lj, pl->row_lo, pl->row_hi, pl->edge, pl->nedge, beside ? pl->gd.copyq : NULL);
+            if (beside) st = join_copyq(pl, st);
         } else {
             st = clphys_md_lj_evaluate(pl->lj, NULL);
         }

@@ -343,7 +343,9 @@ static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, int dev_lis
  * from those holding ghosts (local z below r_s and from r_s + thickness
  * on), a margin of 1e-3 cell against rounding.  With lanes also the rows
  * outside them that hold owned atoms (md_edge_rows into edge, nedge of
- * them; the ghosts' rows need no forces).  One wait, into the page-locked
+ * them; the ghosts' rows need no forces), the interior then cut to whole
+ * work-groups of the LJ kernel: its launch writes no row of the list's,
+ * which may be computed beside it.  One wait, into the page-locked
  * staging (a small read into pageable memory costs tens of microseconds
  * more). */
 static clphys_status interior_rows(clphys_md_mpi *pl)
@@ -364,10 +366,10 @@ static clphys_status interior_rows(clphys_md_mpi *pl)
     if (md_lj_lanes(pl->lj)) {
         static const cl_uint zero[4] = {0, 0, 0, 0}; /* not touched again: no wait */
         cl_uint a = (cl_uint)(layer * (size_t)c_lo), b = (cl_uint)(layer * (size_t)(c_hi + 1));
-        cl_uint nown = (cl_uint)pl->nown, n = (cl_uint)pl->nlocal;
+        cl_uint nown = (cl_uint)pl->nown, n = (cl_uint)pl->nlocal, wg = (cl_uint)pl->lj->wg;
         size_t g = md_global(pl->nlocal, MD_EDGE_WG), l = MD_EDGE_WG;
         CP_TRY(cp_write_async(ctx, NULL, pl->counts, 0, sizeof zero, zero, 0, NULL, NULL));
-        CP_TRY(CP_ARGS(ctx, pl->k_edge, nb->start, a, b, nb->perm, nown, n, pl->edge, pl->counts));
+        CP_TRY(CP_ARGS(ctx, pl->k_edge, nb->start, a, b, wg, nb->perm, nown, n, pl->edge, pl->counts));
         CP_TRY(cp_launch(ctx, pl->k_edge, 1, &g, &l, NULL));
         st = cp_read_async(ctx, NULL, pl->counts, 0, 12, ab, 0, NULL, NULL);
     } else {
