@@ -55,7 +55,12 @@ exec "$@"
 W
 chmod +x "$WRAP"
 export TINY
-MPI=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
+MPI=(mpirun --allow-run-as-root --oversubscribe)
+# a GPU's rank and its copy threads float; a CPU device's ranks keep Open
+# MPI's default binding (a core each at two ranks): unbound, the two ranks'
+# PoCL threads shared one core of the 2-core VM in 2 of 6 runs (172-179
+# against 264-291 steps/s, bench/md-mpi-notes.md round 7)
+case "$DEVICE" in pocl | intel | cpu) ;; *) MPI+=(--bind-to none) ;; esac
 for v in TINY LD_LIBRARY_PATH CLPHYS_CACHE_DIR POCL_MAX_PTHREAD_COUNT OCL_ICD_VENDORS CLPHYS_MD_ONE_QUEUE CLPHYS_MD_HOST_GHOSTS CLPHYS_MD_NODE_STAGING CLPHYS_MD_STAGING_THREADS; do
     [ -n "${!v+x}" ] && MPI+=(-x "$v")
 done
