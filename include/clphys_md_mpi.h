@@ -70,7 +70,9 @@ typedef struct {
     double exchange_s;        /* ghost positions: pack kernel, device-host copies,
                                  messages, copies back, unpack kernel; with the
                                  overlap also the interior rows' forces, which run
-                                 meanwhile (force_s then holds the other rows')   */
+                                 meanwhile (force_s then holds the other rows',
+                                 and the last unpack where those rows run on the
+                                 copies' queue beside the interior)              */
     double exposed_s;         /* the time spent waiting for the messages while no
                                  device work ran (not hidden by the interior
                                  rows' forces; all of the wait without them)      */
