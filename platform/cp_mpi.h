@@ -67,7 +67,15 @@ clphys_status cp_mpi_post(clphys_context *ctx, MPI_Comm comm, int to, const cp_m
  * spinning each poll yields the core (sched_yield) or, with nap != 0 (for a
  * CPU device, whose threads need the cores), sleeps 20 us.  Adds to ov the
  * exchange's time and the part of it waited after the device work had
- * finished (all of it when busy is NULL). */
+ * finished (all of it when busy is NULL).  Whatever it returns, none of the
+ * nreq requests is left in flight (every one MPI_REQUEST_NULL): the caller
+ * may free or reuse the buffers and return.  When busy fails it is not asked
+ * again, the messages are still waited for, and busy's status is returned.
+ * When MPI_Testall fails (CLPHYS_ERR_IO, on a communicator with
+ * MPI_ERRORS_RETURN) the requests still active are waited for one by one,
+ * receives included (not cancelled: the neighbour's matching send was
+ * posted).  Either way the wait lasts until the neighbours' messages came,
+ * as on success, and ov is left as it was. */
 clphys_status cp_mpi_wait_overlapped(clphys_context *ctx, int nreq, MPI_Request *req, double t_post,
                                      clphys_status (*busy)(void *arg, int *running), void *arg, int nap,
                                      cp_mpi_overlap *ov);

@@ -229,25 +229,47 @@ clphys_status cp_mpi_post(clphys_context *ctx, MPI_Comm comm, int to, const cp_m
     return cp_mpi_error(ctx, e, what);
 }
 
+/* Complete every request still active after MPI_Testall failed: with
+ * MPI_ERR_IN_STATUS those that neither completed nor failed (MPI_ERR_PENDING)
+ * stay active, the others are deallocated (MPI_REQUEST_NULL).  Receives are
+ * waited for too, not cancelled: the neighbours posted their matching sends
+ * (a post that failed completed its sends, cp_mpi_post), so a cancelled
+ * receive would leave that message to the next receive of its tag, or its
+ * sender waiting.  Each MPI_Wait returns only once its request is complete,
+ * failed or not; errors here are dropped, the first one is reported. */
+static void complete_all(int nreq, MPI_Request *req)
+{
+    for (int i = 0; i < nreq; i++)
+        if (req[i] != MPI_REQUEST_NULL) MPI_Wait(&req[i], MPI_STATUS_IGNORE);
+}
+
 clphys_status cp_mpi_wait_overlapped(clphys_context *ctx, int nreq, MPI_Request *req, double t_post,
                                      clphys_status (*busy)(void *arg, int *running), void *arg, int nap,
                                      cp_mpi_overlap *ov)
 {
     const double t_wait = cp_now();
-    double t_idle = -1; /* when the device work was first seen finished */
+    double t_idle = -1;                 /* when the device work was first seen finished */
+    clphys_status dev = CLPHYS_SUCCESS; /* busy's failure, returned once the messages are complete */
     for (long polls = 0;; polls++) {
         int flag = 0;
-        CP_MPI(ctx, MPI_Testall(nreq, req, &flag, MPI_STATUSES_IGNORE));
+        const int e = MPI_Testall(nreq, req, &flag, MPI_STATUSES_IGNORE);
+        if (e != MPI_SUCCESS) {
+            complete_all(nreq, req);
+            return dev ? dev : cp_mpi_error(ctx, e, "MPI_Testall of the exchange");
+        }
         const double t = cp_now();
         if (flag) {
+            if (dev) return dev;
             ov->exchange_s += t - t_post;
             ov->exposed_s += t_idle < 0 ? 0 : t - t_idle;
             ov->exchanges++;
             return CLPHYS_SUCCESS;
         }
         if (t_idle < 0) {
+            /* a failing busy is not asked again: the device counts as idle
+             * and the messages are still waited for */
             int running = 0;
-            if (busy) CP_TRY(busy(arg, &running));
+            if (busy && (dev = busy(arg, &running)) != CLPHYS_SUCCESS) running = 0;
             if (!running) t_idle = polls ? t : t_wait;
         }
         /* spin briefly (short messages), then leave the cores to the device

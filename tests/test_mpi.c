@@ -2,13 +2,14 @@
  * run under mpiexec with 2 and 3 ranks: one status agreed by every rank, with
  * the failing rank named; options compared between ranks; the network probe
  * gives every rank the same positive figures; a non-blocking exchange whose
- * post fails part way leaves nothing in flight. */
+ * post fails part way, or whose wait fails, leaves nothing in flight. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "platform/cp_mpi.h"
@@ -134,6 +135,94 @@ static void failed_send_completes_the_posted_ones(void **state)
     assert_non_null(strstr(msg, "MPI_Isend of message 1"));
 }
 
+/* The device work's status check (busy) of cp_mpi_wait_overlapped, failing:
+ * arg counts the calls. */
+static clphys_status busy_fails(void *arg, int *running)
+{
+    ++*(int *)arg;
+    *running = 1;
+    return cp_error(NULL, CLPHYS_ERR_OPENCL, "device check failed on purpose");
+}
+
+/* A wait whose busy fails while its receive is pending (the message leaves
+ * rank 1 50 ms after the barrier, long after the first poll) returns busy's
+ * status only once the receive is complete: the message is in its buffer on
+ * return and no request is left, busy was asked once, ov is untouched.  A
+ * request the wait left behind is completed here, so that a failing run
+ * does not leave MPI writing to this frame. */
+static void busy_failure_completes_the_messages(void **state)
+{
+    (void)state;
+    MPI_Comm comm;
+    assert_int_equal(cp_mpi_dup(MPI_COMM_WORLD, NULL, &comm), CLPHYS_SUCCESS);
+    int in = -1, at_return = 41, calls = 1, nreq = 0, left = 0;
+    clphys_status posted = CLPHYS_SUCCESS, st = CLPHYS_ERR_OPENCL;
+    cp_mpi_overlap ov = {0, 0, 0};
+    char msg[256] = "device check failed on purpose";
+    MPI_Barrier(comm);
+    if (rank == 0) {
+        MPI_Request req[1] = {MPI_REQUEST_NULL};
+        const cp_mpi_slice r = {&in, 1, MPI_INT};
+        calls = 0;
+        posted = cp_mpi_post(NULL, comm, 1, NULL, 0, 1, &r, 1, 920, req, &nreq);
+        st = cp_mpi_wait_overlapped(NULL, nreq, req, cp_now(), busy_fails, &calls, 0, &ov);
+        at_return = in;
+        snprintf(msg, sizeof msg, "%s", clphys_last_error(NULL));
+        if ((left = req[0] != MPI_REQUEST_NULL)) MPI_Wait(&req[0], MPI_STATUS_IGNORE);
+    } else if (rank == 1) {
+        const struct timespec ts = {0, 50000000};
+        nanosleep(&ts, NULL);
+        const int v = 41;
+        MPI_Send(&v, 1, MPI_INT, 0, 920, comm);
+    }
+    MPI_Comm_free(&comm);
+    assert_int_equal(posted, CLPHYS_SUCCESS);
+    assert_int_equal(st, CLPHYS_ERR_OPENCL);
+    assert_int_equal(left, 0);
+    assert_int_equal(at_return, 41);
+    assert_int_equal(calls, 1);
+    assert_int_equal(ov.exchanges, 0);
+    assert_true(ov.exchange_s == 0 && ov.exposed_s == 0);
+    assert_non_null(strstr(msg, "device check failed on purpose"));
+}
+
+/* A wait whose receive fails (a message of 2 ints into room for 1:
+ * MPI_ERR_TRUNCATE) returns CLPHYS_ERR_IO with no request left, its other
+ * receive complete.  Open MPI's MPI_Testall reports an error only once every
+ * request has completed, so this holds for the earlier early return too: it
+ * checks the contract, not the fix. */
+static void mpi_failure_leaves_nothing_in_flight(void **state)
+{
+    (void)state;
+    MPI_Comm comm;
+    assert_int_equal(cp_mpi_dup(MPI_COMM_WORLD, NULL, &comm), CLPHYS_SUCCESS);
+    int in[2] = {-1, -1}, nreq = 0, left = 0;
+    clphys_status posted = CLPHYS_SUCCESS, st = CLPHYS_ERR_IO;
+    cp_mpi_overlap ov = {0, 0, 0};
+    char msg[256] = "MPI_Testall";
+    if (rank == 0) {
+        MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+        const cp_mpi_slice r[2] = {{&in[0], 1, MPI_INT}, {&in[1], 1, MPI_INT}};
+        posted = cp_mpi_post(NULL, comm, 1, NULL, 0, 1, r, 2, 930, req, &nreq);
+        st = cp_mpi_wait_exposed(NULL, nreq, req, cp_now(), &ov);
+        snprintf(msg, sizeof msg, "%s", clphys_last_error(NULL));
+        for (int i = 0; i < 2; i++)
+            if (req[i] != MPI_REQUEST_NULL) left++, MPI_Wait(&req[i], MPI_STATUS_IGNORE);
+    } else if (rank == 1) {
+        const int v[2] = {5, 6};
+        MPI_Send(v, 2, MPI_INT, 0, 930, comm);
+        MPI_Send(&v[1], 1, MPI_INT, 0, 931, comm);
+        in[1] = 6;
+    }
+    MPI_Comm_free(&comm);
+    assert_int_equal(posted, CLPHYS_SUCCESS);
+    assert_int_equal(st, CLPHYS_ERR_IO);
+    assert_int_equal(left, 0);
+    if (rank < 2) assert_int_equal(in[1], 6);
+    assert_int_equal(ov.exchanges, 0);
+    assert_non_null(strstr(msg, "MPI_Testall"));
+}
+
 int main(int argc, char **argv)
 {
     tu_mpi_init(&argc, &argv, &rank, &size, NULL, 0);
@@ -144,6 +233,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(network_probe),
         cmocka_unit_test(failed_receive_leaves_nothing_posted),
         cmocka_unit_test(failed_send_completes_the_posted_ones),
+        cmocka_unit_test(busy_failure_completes_the_messages),
+        cmocka_unit_test(mpi_failure_leaves_nothing_in_flight),
     };
     return tu_mpi_run_group("test_mpi", tests, size >= 2, "at least 2", NULL, 0);
 }
