@@ -33,12 +33,7 @@ __kernel __attribute__((reqd_work_group_size(SCAN_WG, 1, 1))) void scan_exclusiv
     for (uint k = lo; k < hi; k++) s += in[k];
     part[t] = s;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint d = 1; d < SCAN_WG; d <<= 1) {
-        uint v = t >= d ? part[t - d] : 0;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        part[t] += v;
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    wg_inclusive_scan(part, t, SCAN_WG);
     uint run = part[t] - s; /* exclusive prefix of this chunk */
     for (uint k = lo; k < hi; k++) {
         out[k] = run;

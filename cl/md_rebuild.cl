@@ -83,7 +83,7 @@ __kernel void md_map(__global const uint *inv, __global uint *idx, uint n)
  * neighbouring rows, whose transposed lists the force kernel reads on
  * shared lines. */
 #ifndef MD_EDGE_WG
-#define MD_EDGE_WG 64 /* the host's (rebuild.c), a power of two */
+#define MD_EDGE_WG 64 /* the host's (rebuild.c) */
 #endif
 __kernel __attribute__((reqd_work_group_size(MD_EDGE_WG, 1, 1))) void
 md_edge_rows(__global const uint *start, uint c_lo, uint c_hi, uint wg, __global const uint *perm, uint nown, uint n,
@@ -97,12 +97,7 @@ md_edge_rows(__global const uint *start, uint c_lo, uint c_hi, uint wg, __global
     const uint edge = s < n && (s < lo || s >= hi) && perm[s] < nown;
     pre[t] = edge;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint d = 1; d < MD_EDGE_WG; d <<= 1) { /* inclusive scan */
-        uint v = t >= d ? pre[t - d] : 0;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        pre[t] += v;
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    wg_inclusive_scan(pre, t, MD_EDGE_WG);
     if (t == MD_EDGE_WG - 1) base = pre[t] ? atomic_add(count, pre[t]) : 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     if (edge) rows[base + pre[t] - 1] = s;

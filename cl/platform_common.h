@@ -63,4 +63,18 @@ static inline void atomic_add_float(volatile __global float *p, float v)
     } while (atomic_cmpxchg((volatile __global unsigned int *)p, oldv.u, newv.u) != oldv.u);
 }
 
+/* a[t] becomes a[0] + ... + a[t] for t < n (work-item t of a work-group
+ * of n, all of them calling it): Hillis-Steele in local memory, a barrier
+ * each way per step; the caller's barrier before it covers its writes of
+ * a. */
+static inline void wg_inclusive_scan(__local uint *a, uint t, uint n)
+{
+    for (uint d = 1; d < n; d <<= 1) {
+        uint v = t >= d ? a[t - d] : 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        a[t] += v;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
 #endif /* CLPHYS_CL_COMMON_H */

@@ -22,7 +22,7 @@
  * local frame and the host's never leaves out an atom the host would list
  * as a ghost */
 #define SHELL_MARGIN 1.1
-/* md_edge_rows' work-group (a power of two: its local scan) */
+/* md_edge_rows' work-group */
 #define MD_EDGE_WG 64
 
 clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl)
@@ -363,7 +363,7 @@ static clphys_status interior_rows(clphys_md_mpi *pl)
     CP_TRY(staging(pl, 16, &raw));
     cl_uint *ab = raw;
     clphys_status st;
-    if (md_lj_lanes(pl->lj)) {
+    if (pl->edge) {                                  /* made for a lanes variant (md_mpi_capacity) */
         static const cl_uint zero[4] = {0, 0, 0, 0}; /* not touched again: no wait */
         cl_uint a = (cl_uint)(layer * (size_t)c_lo), b = (cl_uint)(layer * (size_t)(c_hi + 1));
         cl_uint nown = (cl_uint)pl->nown, n = (cl_uint)pl->nlocal, wg = (cl_uint)pl->lj->wg;
