@@ -16,9 +16,6 @@
  *           they are counted, not written
  *   places: slot[off + k] = first + k for k < n: at a rebuild, the local
  *           places of the ghosts received (behind the atoms there before)
- *   rows_empty: count[slot[k]] = 0 for k < n: the ghosts' rows of a
- *           transposed Verlet list emptied after a rebuild (their forces
- *           are never used), so the force kernel skips their neighbours
  * pos is real4 (x, y, z, w); w does not travel: the receiver's ghost keeps
  * its own (the rebuild wrote it), so a quarter fewer bytes cross per step.
  */
@@ -61,10 +58,4 @@ __kernel void md_ghost_places(__global uint *slot, uint off, uint first, uint n)
 {
     uint k = get_global_id(0);
     if (k < n) slot[off + k] = first + k;
-}
-
-__kernel void md_ghost_rows_empty(__global uint *count, __global const uint *slot, uint n)
-{
-    uint k = get_global_id(0);
-    if (k < n) count[slot[k]] = 0;
 }

@@ -9,8 +9,9 @@
  * rounding by adding 1.5*2^mantissa (PoCL expands rint() into ~15 integer
  * instructions), and the hits are
  * compacted in ascending j from a bit mask: the rows are identical to
- * neighbor_build's (same cell order, j ascending).  Extra argument stage and
- * mode 3: see the top of the kernel.
+ * neighbor_build's (same cell order, j ascending; a ghost atom's row, w < 0,
+ * of a full list empty as there).  Extra argument stage and mode 3: see the
+ * top of the kernel.
  */
 #include "md_cell.h"
 
@@ -49,6 +50,10 @@ __kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, i
         mode = 1;
     }
     real4_t p = pos[i];
+    if (p.w < 0 && !half_list) {
+        count[i] = 0;
+        return;
+    }
     real4_t w = wrap_box(p, box);
     real_t x = w.x, y = w.y, z = w.z;
     int4 home = cell_of(p, box, nc);

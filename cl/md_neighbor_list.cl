@@ -4,7 +4,10 @@
  * per particle i.  mode 0 counts, mode 1 fills CSR rows at offset[i], mode 2
  * fills the transposed layout list[k*n + i].  half_list != 0 keeps only j > i.
  * count[i] is always the true count; *overflow receives the largest count so
- * the host can grow the capacity and rebuild (never silent truncation).
+ * the host can grow the capacity and rebuild (never silent truncation).  A
+ * particle whose w is negative (a distributed plan's ghost atom, w =
+ * MD_GHOST_W) gets an empty row of a full list: a ghost's force is never
+ * used, and its row would cost as much as an owned atom's.
  */
 #include "md_cell.h"
 
@@ -15,6 +18,10 @@ __kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, i
     uint i = get_global_id(0);
     if (i >= n) return;
     real4_t p = pos[i];
+    if (p.w < 0 && !half_list) {
+        count[i] = 0;
+        return;
+    }
     int4 home = cell_of(p, box, nc);
     int cx = home.x, cy = home.y, cz = home.z;
     int4 slo, shi;

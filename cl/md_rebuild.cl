@@ -12,7 +12,11 @@
  *             counts[2] of them: near_idx[q] their place at the front,
  *             near_pos[q] their position, for the host to make the ghost
  *             lists from; without it (the lists are made on the device)
- *             neither is written and counts[2] stays 0
+ *             neither is written and counts[2] stays 0; the first mig_cap
+ *             migrants also as records (MD_REC_*) at mig[k], for the host to
+ *             read in one copy
+ *   arrive:   n records (MD_REC_*) to the unsorted arrays from `at` on: the
+ *             atoms that arrived, uploaded in one copy
  *   iota:     a[i] = i (the identity permutation of the next sort)
  *   inverse:  inv[perm[s]] = s (sorted place of each local index)
  *   map:      idx[k] = inv[idx[k]] (the ghost lists into sorted places)
@@ -23,6 +27,15 @@
  */
 #include "platform_common.h"
 
+/* An atom's record as it crosses the bus at a rebuild (md_classify's
+ * migrants, md_arrive's arrivals): position and velocity (real4), image and
+ * tag (int4), 2 sizeof(real4_t) + 32 bytes; record k's position at real4
+ * index k MD_REC_R4, velocity behind it, image at int4 index k MD_REC_I4 +
+ * MD_REC_IMG, tag behind it (rebuild.c packs and reads the same). */
+#define MD_REC_R4  (2 + 32 / (int)sizeof(real4_t))
+#define MD_REC_I4  (MD_REC_R4 * (int)sizeof(real4_t) / 16)
+#define MD_REC_IMG (2 * (int)sizeof(real4_t) / 16)
+
 static inline int md_inner(real_t x, real_t lo, real_t hi, real_t shell, int cut)
 {
     return !cut || (x >= lo + shell && x < hi - shell);
@@ -32,7 +45,8 @@ __kernel void md_classify(__global const real4_t *pos, __global const real4_t *v
                           __global const int4 *tag, __global const uint *perm, uint n, uint nown, real4_t lo,
                           real4_t hi, int4 cut, real_t shell, int list_near, uint cap, __global real4_t *pos_o,
                           __global real4_t *vel_o, __global int4 *img_o, __global int4 *tag_o,
-                          volatile __global uint *counts, __global real4_t *near_pos, __global uint *near_idx)
+                          volatile __global uint *counts, __global real4_t *near_pos, __global uint *near_idx,
+                          __global real4_t *mig_r, __global int4 *mig_i, uint mig_cap)
 {
     uint s = get_global_id(0);
     if (s >= n || perm[s] >= nown) return;
@@ -40,7 +54,14 @@ __kernel void md_classify(__global const real4_t *pos, __global const real4_t *v
     const real_t z = (real_t)0;
     int stays = md_inner(p.x, lo.x, hi.x, z, cut.x) && md_inner(p.y, lo.y, hi.y, z, cut.y) &&
                 md_inner(p.z, lo.z, hi.z, z, cut.z);
-    uint k = stays ? atomic_inc(&counts[0]) : cap - 1 - atomic_inc(&counts[1]);
+    uint q = stays ? 0 : atomic_inc(&counts[1]);
+    uint k = stays ? atomic_inc(&counts[0]) : cap - 1 - q;
+    if (!stays && q < mig_cap) {
+        mig_r[q * MD_REC_R4] = p;
+        mig_r[q * MD_REC_R4 + 1] = vel[s];
+        mig_i[q * MD_REC_I4 + MD_REC_IMG] = img[s];
+        mig_i[q * MD_REC_I4 + MD_REC_IMG + 1] = tag[s];
+    }
     int inner = !list_near || (md_inner(p.x, lo.x, hi.x, shell, cut.x) && md_inner(p.y, lo.y, hi.y, shell, cut.y) &&
                                md_inner(p.z, lo.z, hi.z, shell, cut.z));
     if (stays && !inner) {
@@ -52,6 +73,17 @@ __kernel void md_classify(__global const real4_t *pos, __global const real4_t *v
     vel_o[k] = vel[s];
     img_o[k] = img[s];
     tag_o[k] = tag[s];
+}
+
+__kernel void md_arrive(__global const real4_t *rec_r, __global const int4 *rec_i, uint n, uint at,
+                        __global real4_t *pos_o, __global real4_t *vel_o, __global int4 *img_o, __global int4 *tag_o)
+{
+    uint k = get_global_id(0);
+    if (k >= n) return;
+    pos_o[at + k] = rec_r[k * MD_REC_R4];
+    vel_o[at + k] = rec_r[k * MD_REC_R4 + 1];
+    img_o[at + k] = rec_i[k * MD_REC_I4 + MD_REC_IMG];
+    tag_o[at + k] = rec_i[k * MD_REC_I4 + MD_REC_IMG + 1];
 }
 
 __kernel void md_iota(__global uint *a, uint n)

@@ -21,8 +21,9 @@ static clphys_context *ctx;
  * fresh random input, outputs poisoned (NaN, 0xff bytes) first: pack (a
  * gather plus a shift: exact in the precision), unpack (a scatter),
  * classify (each owned atom once, interior ones at the front, the rest at
- * the back, ghosts dropped; the near list only when asked), iota, inverse,
- * map, rows_empty and places. */
+ * the back, ghosts dropped; the near list only when asked; the first
+ * migrants' records), arrive (records to the arrays), iota, inverse,
+ * map and places. */
 static void kernels_in(clphys_precision prec)
 {
     const size_t n = 1000, rs = prec == CLPHYS_FP64 ? 8 : 4;
@@ -183,7 +184,15 @@ static void kernels_in(clphys_precision prec)
     float lof[4] = {2, 0, 2, 0}, hif[4] = {8, 10, 8, 0}, shellf = 1.5f;
     cl_int cut[4] = {1, 0, 1, 0};
     cl_uint zero[4] = {0, 0, 0, 0}, counts[4];
-    cl_mem npos, nidx;
+    cl_mem npos, nidx, mig;
+    /* the migrants' records (MD_REC_* of cl/md_rebuild.cl): room for the
+     * first mcap of them, a poisoned stretch behind */
+    const size_t rb = 8 * rs + 32;
+    const cl_uint mcap = 100, no_mig = 0;
+    unsigned char *recs = malloc(rb * (mcap + 8));
+    memset(recs, 0xff, rb * (mcap + 8));
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, rb * (mcap + 8), NULL, &mig), 0);
+    assert_int_equal(cp_write(ctx, mig, 0, rb * (mcap + 8), recs), 0);
     assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * rs * n, NULL, &npos), 0);
     assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &nidx), 0);
     memset(out, 0xff, 4 * rs * n);
@@ -194,7 +203,7 @@ static void kernels_in(clphys_precision prec)
     const cl_int list_near = 1;
     assert_int_equal(CP_ARGS(ctx, kc, pos, vel, img, tag, pm, nn, nown, CP_EITHER(dbl, lo, lof),
                              CP_EITHER(dbl, hi, hif), cut, CP_EITHER(dbl, shell, shellf), list_near, cap, pos_o, vel_o,
-                             img_o, tag_o, cnt, npos, nidx),
+                             img_o, tag_o, cnt, npos, nidx, mig, mig, mcap),
                      0);
     assert_int_equal(cp_launch(ctx, kc, 1, &g, NULL, NULL), 0);
     assert_int_equal(cp_read(ctx, cnt, 0, 16, counts) | cp_read(ctx, pos_o, 0, 4 * rs * n, back), 0);
@@ -214,7 +223,28 @@ static void kernels_in(clphys_precision prec)
     assert_int_equal(counts[0], want_in);
     assert_int_equal(counts[1], want_rest);
     assert_int_equal(counts[2], want_near);
-    assert_true(want_rest > 0 && want_near > 0 && want_in > want_near);
+    assert_true(want_rest > 2 * mcap && want_near > 0 && want_in > want_near);
+    /* record q: the migrant at the back's place n - 1 - q, position,
+     * velocity, image and tag bit for bit; none past mcap */
+    {
+        unsigned char *vo = malloc(4 * rs * n), *io = malloc(16 * n), *to = malloc(16 * n);
+        assert_int_equal(cp_read(ctx, mig, 0, rb * (mcap + 8), recs) | cp_read(ctx, vel_o, 0, 4 * rs * n, vo) |
+                             cp_read(ctx, img_o, 0, 16 * n, io) | cp_read(ctx, tag_o, 0, 16 * n, to),
+                         0);
+        for (size_t q = 0; q < mcap + 8; q++) {
+            const unsigned char *r = recs + rb * q;
+            if (q >= mcap) {
+                for (size_t b = 0; b < rb; b++) assert_int_equal(r[b], 0xff);
+                continue;
+            }
+            const size_t k = n - 1 - q;
+            assert_memory_equal(r, (char *)back + 4 * rs * k, 4 * rs);
+            assert_memory_equal(r + 4 * rs, vo + 4 * rs * k, 4 * rs);
+            assert_memory_equal(r + 8 * rs, io + 16 * k, 16);
+            assert_memory_equal(r + 8 * rs + 16, to + 16 * k, 16);
+        }
+        free(vo), free(io), free(to);
+    }
     for (size_t k = 0; k < n; k++) {
         int front = k < counts[0], behind = k >= n - counts[1];
         double w = rs == 8 ? ((double *)back)[4 * k + 3] : ((float *)back)[4 * k + 3];
@@ -259,7 +289,7 @@ static void kernels_in(clphys_precision prec)
         const cl_int no_list = 0;
         assert_int_equal(CP_ARGS(ctx, kc, pos, vel, img, tag, pm, nn, nown, CP_EITHER(dbl, lo, lof),
                                  CP_EITHER(dbl, hi, hif), cut, CP_EITHER(dbl, shell, shellf), no_list, cap, pos_o,
-                                 vel_o, img_o, tag_o, cnt, npos, nidx),
+                                 vel_o, img_o, tag_o, cnt, npos, nidx, mig, mig, no_mig),
                          0);
         assert_int_equal(cp_launch(ctx, kc, 1, &g, NULL, NULL), 0);
         assert_int_equal(cp_read(ctx, cnt, 0, 16, counts2) | cp_read(ctx, pos_o, 0, 4 * rs * n, back2) |
@@ -288,6 +318,46 @@ static void kernels_in(clphys_precision prec)
         free(np), free(ni), free(back2);
     }
     cp_release_mem(&npos), cp_release_mem(&nidx);
+    /* arrive: na random records to the four arrays from `at` on, nothing
+     * else written */
+    {
+        cl_kernel ka;
+        assert_int_equal(cp_kernel(ctx, pr, "md_arrive", &ka), CLPHYS_SUCCESS);
+        const cl_uint na = 77, at = 123;
+        for (size_t b = 0; b < rb * na; b++) recs[b] = (unsigned char)(tu_uniform(&rng) * 256);
+        for (size_t q = 0; q < na; q++) /* finite reals: compared bit for bit anyway */
+            for (int c = 0; c < 8; c++) {
+                unsigned char *e = recs + rb * q + (size_t)c * rs;
+                if (rs == 8) {
+                    double d = tu_uniform(&rng);
+                    memcpy(e, &d, 8);
+                } else {
+                    float f = (float)tu_uniform(&rng);
+                    memcpy(e, &f, 4);
+                }
+            }
+        assert_int_equal(cp_write(ctx, mig, 0, rb * na, recs), 0);
+        memset(out, 0xff, 4 * rs * n);
+        cl_mem dst[4] = {pos_o, vel_o, img_o, tag_o};
+        const size_t esz[4] = {4 * rs, 4 * rs, 16, 16}, eoff[4] = {0, 4 * rs, 8 * rs, 8 * rs + 16};
+        for (int a = 0; a < 4; a++) assert_int_equal(cp_write(ctx, dst[a], 0, esz[a] * 300, out), 0);
+        assert_int_equal(
+            CP_ARGS(ctx, ka, mig, mig, na, at, pos_o, vel_o, img_o, tag_o) | cp_launch(ctx, ka, 1, &g, NULL, NULL), 0);
+        unsigned char *got = malloc(4 * rs * 300);
+        for (int a = 0; a < 4; a++) {
+            assert_int_equal(cp_read(ctx, dst[a], 0, esz[a] * 300, got), 0);
+            for (size_t k = 0; k < 300; k++) {
+                if (k >= at && k < at + na)
+                    assert_memory_equal(got + esz[a] * k, recs + rb * (k - at) + eoff[a], esz[a]);
+                else
+                    for (size_t b = 0; b < esz[a]; b++) assert_int_equal(got[esz[a] * k + b], 0xff);
+            }
+        }
+        free(got);
+        cp_release_kernel(&ka);
+    }
+    cp_release_mem(&mig);
+    free(recs);
     /* iota, inverse (inv[perm[s]] = s), map (idx[k] = inv[idx[k]]) */
     cl_uint *u = malloc(4 * n);
     memset(u, 0xff, 4 * n);
@@ -305,20 +375,6 @@ static void kernels_in(clphys_precision prec)
     assert_int_equal(CP_ARGS(ctx, km, inv, ix, nn) | cp_launch(ctx, km, 1, &g, NULL, NULL), 0);
     assert_int_equal(cp_read(ctx, ix, 0, 4 * n, u), 0);
     for (size_t k = 0; k < n; k++) assert_int_equal(perm[u[k]], idx[k]);
-    /* rows_empty: the counts at the first 300 places of the permutation
-     * zeroed, every other count (random) kept */
-    cl_kernel ke;
-    assert_int_equal(cp_kernel(ctx, pg, "md_ghost_rows_empty", &ke), CLPHYS_SUCCESS);
-    const cl_uint ne = 300;
-    for (size_t k = 0; k < n; k++) idx[k] = 1 + (cl_uint)(tu_uniform(&rng) * 200);
-    assert_int_equal(cp_write(ctx, ix, 0, 4 * n, idx), 0);
-    assert_int_equal(CP_ARGS(ctx, ke, ix, pm, ne) | cp_launch(ctx, ke, 1, &g, NULL, NULL), 0);
-    assert_int_equal(cp_read(ctx, ix, 0, 4 * n, u), 0);
-    char *emptied = calloc(n, 1);
-    for (size_t k = 0; k < ne; k++) emptied[perm[k]] = 1;
-    for (size_t k = 0; k < n; k++) assert_int_equal(u[k], emptied[k] ? 0 : idx[k]);
-    free(emptied);
-    cp_release_kernel(&ke);
     /* places: slot[off + k] = first + k for a random stretch of a poisoned
      * list, nothing written outside it */
     cl_kernel kpl;

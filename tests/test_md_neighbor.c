@@ -125,6 +125,80 @@ static void all_kinds(size_t n, const double *pos, const double box[3], double r
                     check(n, pos, box, rs, kind, lay, prec, cap, prec ? 0 : 1e-5, expect_growth);
 }
 
+/* Row i of the list as a sorted array of caller indices (off, list from
+ * clphys_md_neighbor_get). */
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* A full list's row of a particle whose w is negative (a distributed
+ * plan's ghost atom, MD_GHOST_W) is empty, while it stays a neighbour in
+ * the other rows; every other row, and every row of a half list, as with
+ * w = 0.  Random ghosts (a fifth), both precisions, CSR and transposed. */
+static void test_ghost_rows(void **state)
+{
+    (void)state;
+    const size_t n = 3000;
+    const double box[3] = {14, 15, 16}, rs = 2.8;
+    double *pos = malloc(3 * n * sizeof *pos);
+    random_positions(pos, n, box, 41);
+    uint64_t rng = tu_rng_init(43);
+    char *ghost = malloc(n);
+    size_t nghost = 0;
+    for (size_t i = 0; i < n; i++) nghost += ghost[i] = tu_uniform(&rng) < 0.2;
+    assert_true(nghost > 0 && nghost < n);
+    for (int prec = 0; prec < 2; prec++)
+        for (int kind = 0; kind < 2; kind++)
+            for (int lay = 0; lay < 2; lay++) {
+                clphys_md_neighbor_params p = {.n = n,
+                                               .box = {box[0], box[1], box[2]},
+                                               .r_search = rs,
+                                               .kind = kind,
+                                               .layout = lay,
+                                               .precision = prec};
+                clphys_md_neighbor_plan *pl;
+                assert_int_equal(clphys_md_neighbor_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
+                size_t *off[2];
+                int *list[2];
+                for (int pass = 0; pass < 2; pass++) {
+                    assert_int_equal(md_neighbor_upload(pl, pos), CLPHYS_SUCCESS);
+                    const size_t r = prec ? 8 : 4;
+                    const double w64 = MD_GHOST_W;
+                    const float w32 = (float)MD_GHOST_W;
+                    for (size_t i = 0; pass && i < n; i++)
+                        if (ghost[i])
+                            assert_int_equal(cp_write(ctx, pl->pos_in, (4 * i + 3) * r, r,
+                                                      prec ? (const void *)&w64 : (const void *)&w32),
+                                             CLPHYS_SUCCESS);
+                    assert_int_equal(md_neighbor_rebuild(pl, NULL, NULL, 0, NULL, NULL), CLPHYS_SUCCESS);
+                    size_t pairs, cap;
+                    int growths;
+                    assert_int_equal(clphys_md_neighbor_stats(pl, &pairs, &cap, &growths), CLPHYS_SUCCESS);
+                    off[pass] = malloc((n + 1) * sizeof **off), list[pass] = malloc((pairs + 1) * sizeof **list);
+                    assert_int_equal(clphys_md_neighbor_get(pl, off[pass], list[pass]), CLPHYS_SUCCESS);
+                    for (size_t i = 0; i < n; i++)
+                        qsort(list[pass] + off[pass][i], off[pass][i + 1] - off[pass][i], sizeof **list, cmp_int);
+                }
+                size_t wrong = 0, ghost_entries = 0;
+                for (size_t i = 0; i < n; i++) {
+                    const size_t m0 = off[0][i + 1] - off[0][i], m1 = off[1][i + 1] - off[1][i];
+                    if (ghost[i] && kind == CLPHYS_MD_NEIGHBOR_FULL) {
+                        wrong += m1 != 0;
+                        continue;
+                    }
+                    wrong += m0 != m1 || memcmp(list[0] + off[0][i], list[1] + off[1][i], m0 * sizeof **list) != 0;
+                    for (size_t k = off[1][i]; k < off[1][i + 1]; k++) ghost_entries += ghost[list[1][k]];
+                }
+                assert_int_equal(wrong, 0);
+                assert_true(ghost_entries > 0);
+                for (int pass = 0; pass < 2; pass++) free(off[pass]), free(list[pass]);
+                clphys_md_neighbor_plan_destroy(pl);
+            }
+    free(pos), free(ghost);
+}
+
 static void test_random(void **state)
 {
     (void)state;
@@ -229,7 +303,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random),          cmocka_unit_test(test_lattice_boundaries),
         cmocka_unit_test(test_overflow_growth), cmocka_unit_test(test_dilute_box),
-        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_bad_input),       cmocka_unit_test(test_ghost_rows),
     };
     return tu_run_group(tests, .ctx = &ctx, .nctx = 1);
 }

@@ -134,7 +134,6 @@ clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_pack", &gd->k_pack));
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_unpack", &gd->k_unpack));
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_select", &gd->k_select));
-    CP_TRY(cp_kernel(ctx, prog, "md_ghost_rows_empty", &gd->k_empty));
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_places", &gd->k_places));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), NULL, &gd->count));
     /* a device that gives no second queue keeps the copies on ctx's queue
@@ -163,7 +162,6 @@ void md_ghost_dev_free(md_ghost_dev *gd)
     cp_release_kernel(&gd->k_pack);
     cp_release_kernel(&gd->k_unpack);
     cp_release_kernel(&gd->k_select);
-    cp_release_kernel(&gd->k_empty);
     cp_release_kernel(&gd->k_places);
     cl_mem *ms[] = {&gd->send_idx, &gd->recv_idx, &gd->sendbuf, &gd->recvbuf, &gd->count};
     for (size_t i = 0; i < 5; i++) cp_release_mem(ms[i]);
@@ -208,15 +206,6 @@ clphys_status md_ghost_dev_reserve(md_ghost_dev *gd, const md_ghosts *g)
 {
     CP_TRY(grow(gd, g->nsend, &gd->send_cap, &gd->send_idx, &gd->sendbuf, &gd->hsend, &gd->hsend_m));
     return grow(gd, g->nghost, &gd->recv_cap, &gd->recv_idx, &gd->recvbuf, &gd->hrecv, &gd->hrecv_m);
-}
-
-clphys_status md_ghost_rows_empty(md_ghost_dev *gd, cl_mem count, size_t nghost)
-{
-    if (!nghost) return CLPHYS_SUCCESS;
-    cl_uint n = (cl_uint)nghost;
-    size_t gsz = md_global(nghost, 64);
-    CP_TRY(CP_ARGS(gd->ctx, gd->k_empty, count, gd->recv_idx, n));
-    return cp_launch(gd->ctx, gd->k_empty, 1, &gsz, NULL, NULL);
 }
 
 /* Pack both swaps of a dimension, a's send list and b's behind it (the

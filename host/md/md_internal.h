@@ -119,6 +119,12 @@ clphys_status md_neighbor_rebuild(clphys_md_neighbor_plan *pl, cl_mem *extra_src
 clphys_status md_neighbor_upload(clphys_md_neighbor_plan *pl, const double *pos);
 /* pos = pos_in gathered by the current order (positions changed, same list). */
 clphys_status md_neighbor_regather(clphys_md_neighbor_plan *pl);
+/* pos.w of a distributed plan's ghost atom on the device (owned atoms and
+ * every other plan's particles have 0): the list build
+ * (cl/md_neighbor_list.cl, cl/md_neighbor_cpu.cl) gives such rows of a full
+ * list no entries and the cpu force kernel (cl/md_lj_cpu.cl) skips them,
+ * since a ghost's force is never used. */
+#define MD_GHOST_W (-1.0)
 /* Host copy of pos (n*3 doubles) into a device real4 buffer (w in the 4th
  * component); with box non-NULL each coordinate is wrapped into [0, box). */
 clphys_status md_upload_real4(clphys_context *ctx, size_t real_size, cl_mem m, const double *x, size_t n, double w,

@@ -102,7 +102,7 @@ void md_ghosts_free(md_ghosts *g);
 typedef struct {
     clphys_context *ctx;
     size_t rs; /* 4 or 8 */
-    cl_kernel k_pack, k_unpack, k_select, k_empty, k_places;
+    cl_kernel k_pack, k_unpack, k_select, k_places;
     cl_mem send_idx, recv_idx, sendbuf, recvbuf;
     cl_mem count;   /* md_ghost_select's counters, one a side           */
     int host_lists; /* rebuilds make the ghost lists on the host        */
@@ -139,14 +139,6 @@ void md_ghost_dev_free(md_ghost_dev *gd);
  * their buffers of packed positions (three reals an atom) and host
  * staging. */
 clphys_status md_ghost_dev_reserve(md_ghost_dev *gd, const md_ghosts *g);
-/* pos.w of a ghost atom on the device (owned atoms have 0): the cpu force
- * kernel (cl/md_lj_cpu.cl) skips such rows, whose forces are never used. */
-#define MD_GHOST_W (-1.0)
-
-/* The ghosts' rows (their nghost sorted places in recv_idx) of the
- * transposed Verlet list's counts emptied: the force kernels skip them
- * (a ghost's force is never used). */
-clphys_status md_ghost_rows_empty(md_ghost_dev *gd, cl_mem count, size_t nghost);
 /* Node staging: decided at the first call (on where every rank of comm
  * shares one host, a dimension is cut and CLPHYS_MD_NODE_STAGING is not
  * 0), then the segments grown to sendbuf's capacity where some rank's has
@@ -237,7 +229,10 @@ struct clphys_md_mpi {
     size_t stage_bytes;
     size_t rs;
     md_verlet vv; /* velocity Verlet's kernels (verlet.c)          */
-    cl_kernel k_classify, k_iota, k_inverse, k_map, k_edge;
+    cl_kernel k_classify, k_iota, k_inverse, k_map, k_edge, k_arrive;
+    cl_mem mig; /* atoms' records at a rebuild (md_classify's migrants,
+                   md_arrive's arrivals), mig_cap of them        */
+    size_t mig_cap;
     cl_mem vel, vel_tmp, img, img_tmp, tag, tag_tmp, inv, xref, edge, counts;
     long long step, last_build;
     int rebuilds;

@@ -29,7 +29,8 @@ void clphys_md_mpi_destroy(clphys_md_mpi *pl)
     clphys_md_lj_plan_destroy(pl->lj);
     release_arrays(pl);
     cp_release_mem(&pl->counts);
-    cl_kernel *ks[] = {&pl->k_classify, &pl->k_iota, &pl->k_inverse, &pl->k_map, &pl->k_edge};
+    cp_release_mem(&pl->mig);
+    cl_kernel *ks[] = {&pl->k_classify, &pl->k_iota, &pl->k_inverse, &pl->k_map, &pl->k_edge, &pl->k_arrive};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) cp_release_kernel(ks[i]);
     md_verlet_free(&pl->vv);
     md_ghost_dev_free(&pl->gd);

@@ -24,6 +24,27 @@
 #define SHELL_MARGIN 1.1
 /* md_edge_rows' work-group */
 #define MD_EDGE_WG 64
+/* records in mig at first: more than a million atoms per rank see about
+ * a thousand migrants per rebuild of in.lj; mig grows to twice the most
+ * seen */
+#define MIG_FIRST 2048
+
+/* Bytes of an atom's record at a rebuild (cl/md_rebuild.cl's MD_REC_*):
+ * position and velocity (real4), image and tag (int4). */
+static size_t rec_bytes(size_t rs) { return 8 * rs + 32; }
+
+/* Room for n records in mig (md_classify's migrants, then md_arrive's
+ * arrivals). */
+static clphys_status mig_room(clphys_md_mpi *pl, size_t n)
+{
+    if (n <= pl->mig_cap && pl->mig) return CLPHYS_SUCCESS;
+    CP_TRY(cp_finish(pl->ctx)); /* an arrivals' launch may still read it */
+    cp_release_mem(&pl->mig);
+    pl->mig_cap = 0;
+    CP_TRY(cp_buffer(pl->ctx, CL_MEM_READ_WRITE, rec_bytes(pl->rs) * n, NULL, &pl->mig));
+    pl->mig_cap = n;
+    return CLPHYS_SUCCESS;
+}
 
 clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl)
 {
@@ -38,6 +59,8 @@ clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl)
     CP_TRY(cp_kernel(ctx, prog, "md_inverse", &pl->k_inverse));
     CP_TRY(cp_kernel(ctx, prog, "md_map", &pl->k_map));
     CP_TRY(cp_kernel(ctx, prog, "md_edge_rows", &pl->k_edge));
+    CP_TRY(cp_kernel(ctx, prog, "md_arrive", &pl->k_arrive));
+    CP_TRY(mig_room(pl, MIG_FIRST));
     CP_TRY(cp_check_work_group(ctx, pl->k_edge, "md_edge_rows", MD_EDGE_WG));
     return cp_buffer(ctx, CL_MEM_READ_WRITE, 16, NULL, &pl->counts);
 }
@@ -68,6 +91,22 @@ static double real_at(const void *b, size_t rs, size_t k)
     return rs == 8 ? ((const double *)b)[k] : ((const float *)b)[k];
 }
 
+/* One atom appended to out from its device values (x, v: real4 of the
+ * plan's precision; image and tag int4): position relative to the box's lo
+ * corner, wrapped. */
+static void take(clphys_md_mpi *pl, md_atoms *out, const void *x, const void *v, const cl_int *im, const cl_int *tg)
+{
+    const size_t rs = pl->rs, i = out->n++;
+    for (int c = 0; c < 3; c++) {
+        out->x[3 * i + c] = real_at(x, rs, (size_t)c) + pl->d.llo[c];
+        out->v[3 * i + c] = real_at(v, rs, (size_t)c);
+        out->img[3 * i + c] = im[c];
+    }
+    out->id[i] = (long long)(((unsigned long long)(cl_uint)tg[1] << 32) | (cl_uint)tg[0]);
+    out->type[i] = tg[2];
+    md_wrap(&pl->d, out->x + 3 * i, out->img + 3 * i);
+}
+
 /* count atoms from `first` of the device arrays (pos, vel real4; img, tag
  * int4), appended to out (positions relative to the box's lo corner,
  * wrapped); with perm non-NULL only those whose perm entry is below nown.
@@ -92,17 +131,26 @@ static clphys_status download(clphys_md_mpi *pl, cl_mem pos, cl_mem vel, cl_mem 
     CP_TRY(cp_finish(ctx));
     const cl_int *im = (const cl_int *)(void *)ib, *tg = (const cl_int *)(void *)tb;
     const cl_uint *pm = (const cl_uint *)(void *)pb;
+    for (size_t k = 0; k < count; k++)
+        if (!perm || pm[k] < pl->nown) take(pl, out, xb + r4 * k, vb + r4 * k, im + 4 * k, tg + 4 * k);
+    return CLPHYS_SUCCESS;
+}
+
+/* The count migrants md_classify left as records in mig, appended to out
+ * as download appends them: one copy, one wait. */
+static clphys_status download_rec(clphys_md_mpi *pl, size_t count, md_atoms *out)
+{
+    if (!count) return CLPHYS_SUCCESS;
+    const size_t rs = pl->rs, rb = rec_bytes(rs);
+    char *raw = NULL;
+    CP_TRY(md_atoms_reserve(pl->ctx, out, out->n + count));
+    CP_TRY(staging(pl, rb * count, (void **)&raw));
+    CP_TRY(cp_read_async(pl->ctx, NULL, pl->mig, 0, rb * count, raw, 0, NULL, NULL));
+    CP_TRY(cp_finish(pl->ctx));
     for (size_t k = 0; k < count; k++) {
-        if (perm && pm[k] >= pl->nown) continue;
-        size_t i = out->n++;
-        for (int c = 0; c < 3; c++) {
-            out->x[3 * i + c] = real_at(xb, rs, 4 * k + c) + pl->d.llo[c];
-            out->v[3 * i + c] = real_at(vb, rs, 4 * k + c);
-            out->img[3 * i + c] = im[4 * k + c];
-        }
-        out->id[i] = (long long)(((unsigned long long)(cl_uint)tg[4 * k + 1] << 32) | (cl_uint)tg[4 * k]);
-        out->type[i] = tg[4 * k + 2];
-        md_wrap(&pl->d, out->x + 3 * i, out->img + 3 * i);
+        const char *r = raw + rb * k;
+        const cl_int *iv = (const cl_int *)(const void *)(r + 8 * rs);
+        take(pl, out, r, r + 4 * rs, iv, iv + 4);
     }
     return CLPHYS_SUCCESS;
 }
@@ -128,7 +176,7 @@ static clphys_status classify(clphys_md_mpi *pl, int list_near, size_t *nstay, s
     /* not touched again: the counters' zeros go without a wait (the read
      * below waits for them) */
     static const cl_uint zero[4] = {0, 0, 0, 0};
-    cl_uint n = (cl_uint)pl->nlocal, nown = (cl_uint)pl->nown, cap = (cl_uint)pl->cap;
+    cl_uint n = (cl_uint)pl->nlocal, nown = (cl_uint)pl->nown, cap = (cl_uint)pl->cap, mig_cap = (cl_uint)pl->mig_cap;
     double lo[3], hi[3], shell = SHELL_MARGIN * pl->d.rs;
     cl_int cut[4] = {pl->d.cut[0], pl->d.cut[1], pl->d.cut[2], 0}, ln = list_near;
     for (int c = 0; c < 3; c++) lo[c] = pl->d.lo[c] - pl->d.llo[c], hi[c] = pl->d.hi[c] - pl->d.llo[c];
@@ -137,7 +185,7 @@ static clphys_status classify(clphys_md_mpi *pl, int list_near, size_t *nstay, s
     CP_TRY(cp_write_async(ctx, NULL, pl->counts, 0, sizeof zero, zero, 0, NULL, NULL));
     CP_TRY(CP_ARGS(ctx, k, nb->pos, pl->vel, pl->img, pl->tag, nb->perm, n, nown, MD_REAL4_ARG(pl->rs, lo),
                    MD_REAL4_ARG(pl->rs, hi), cut, CP_EITHER(pl->rs == 8, shell, shellf), ln, cap, nb->pos_in,
-                   pl->vel_tmp, pl->img_tmp, pl->tag_tmp, pl->counts, pl->xref, pl->inv));
+                   pl->vel_tmp, pl->img_tmp, pl->tag_tmp, pl->counts, pl->xref, pl->inv, pl->mig, pl->mig, mig_cap));
     CP_TRY(cp_launch(ctx, k, 1, &g, NULL, NULL));
     cl_uint c[4];
     CP_TRY(cp_read(ctx, pl->counts, 0, 16, c));
@@ -222,69 +270,92 @@ static clphys_status fill_ghosts(clphys_md_mpi *pl, size_t ga, size_t ng)
     return CLPHYS_SUCCESS;
 }
 
-/* The atoms of own and then the ghosts of g (may be NULL) into the
- * unsorted arrays from local index `at` on: positions in the local frame
- * (wrapped into the device's box), velocities with the type's mass,
- * images, tags (id, type); for the ghosts only their positions cross the
- * bus (w MD_GHOST_W): their velocity is filled with 0 and mass 1 (the
- * integrator's kick stays finite; the exchange overwrites their positions
- * before use), their images and tags with 0. */
-static clphys_status upload(clphys_md_mpi *pl, size_t at, const md_atoms *own, const md_ghosts *g)
-{
-    clphys_context *ctx = pl->ctx;
-    clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
-    const size_t no = own->n, ng = g ? g->nghost : 0, m = no + ng, r4 = 4 * pl->rs;
-    if (!m) return CLPHYS_SUCCESS;
-    /* positions of all, then velocities, images and tags of the owned,
-     * side by side in the staging: written without waiting, the staging
-     * is not touched again before the next rebuild's download waits */
-    char *base;
-    CP_TRY(staging(pl, r4 * m + (r4 + 32) * no, (void **)&base));
-    void *buf = base;
-    double *xd = buf;
-    float *xf = buf;
-    /* positions of all */
-    for (size_t i = 0; i < m; i++) {
-        const double *xi = i < no ? own->x + 3 * i : g->gx + 3 * (i - no);
-        for (int c = 0; c < 4; c++) {
-            double x = i < no ? 0 : MD_GHOST_W; /* w */
-            if (c < 3) x = wrap_local(xi[c] - pl->d.llo[c], pl->d.lbox[c]);
-            if (pl->rs == 8)
-                xd[4 * i + c] = x;
-            else
-                xf[4 * i + c] = (float)x;
-        }
-    }
-    CP_TRY(cp_write_async(ctx, NULL, nb->pos_in, r4 * at, r4 * m, buf, 0, NULL, NULL));
-    /* velocities (mass in w), images and tags of the owned */
-    buf = base + r4 * m, xd = buf, xf = buf;
-    for (size_t i = 0; i < no; i++)
-        for (int c = 0; c < 4; c++) {
-            double v = c < 3 ? own->v[3 * i + c] : pl->type_mass[own->type[i]];
-            if (pl->rs == 8)
-                xd[4 * i + c] = v;
-            else
-                xf[4 * i + c] = (float)v;
-        }
-    if (no) CP_TRY(cp_write_async(ctx, NULL, pl->vel_tmp, r4 * at, r4 * no, buf, 0, NULL, NULL));
-    cl_int *iv = (cl_int *)(void *)(base + r4 * m + r4 * no);
-    for (size_t i = 0; i < no; i++)
-        for (int c = 0; c < 4; c++) iv[4 * i + c] = c < 3 ? own->img[3 * i + c] : 0;
-    if (no) CP_TRY(cp_write_async(ctx, NULL, pl->img_tmp, 16 * at, 16 * no, iv, 0, NULL, NULL));
-    iv += 4 * no;
-    for (size_t i = 0; i < no; i++) {
-        unsigned long long id = (unsigned long long)own->id[i];
-        iv[4 * i] = (cl_int)(cl_uint)(id & 0xffffffffu), iv[4 * i + 1] = (cl_int)(cl_uint)(id >> 32);
-        iv[4 * i + 2] = own->type[i], iv[4 * i + 3] = 0;
-    }
-    if (no) CP_TRY(cp_write_async(ctx, NULL, pl->tag_tmp, 16 * at, 16 * no, iv, 0, NULL, NULL));
-    return fill_ghosts(pl, at + no, ng);
-}
-
 static clphys_status launch1(clphys_md_mpi *pl, cl_kernel k, size_t n)
 {
     size_t g = md_global(n, 64);
     return cp_launch(pl->ctx, k, 1, &g, NULL, NULL);
+}
+
+/* v[0 .. 3] as element k of a real4 array of precision rs. */
+static void store4(size_t rs, void *dst, size_t k, const double v[4])
+{
+    for (int c = 0; c < 4; c++) {
+        if (rs == 8)
+            ((double *)dst)[4 * k + c] = v[c];
+        else
+            ((float *)dst)[4 * k + c] = (float)v[c];
+    }
+}
+
+/* Atom i of own as the device holds it: position in the local frame
+ * (wrapped into the device's box, w 0), velocity with the type's mass in
+ * w, image and tag (id's low and high words, type). */
+static void atom_values(const clphys_md_mpi *pl, const md_atoms *own, size_t i, double x[4], double v[4], cl_int im[4],
+                        cl_int tg[4])
+{
+    for (int c = 0; c < 3; c++) {
+        x[c] = wrap_local(own->x[3 * i + c] - pl->d.llo[c], pl->d.lbox[c]);
+        v[c] = own->v[3 * i + c];
+        im[c] = own->img[3 * i + c];
+    }
+    x[3] = 0, v[3] = pl->type_mass[own->type[i]], im[3] = 0;
+    unsigned long long id = (unsigned long long)own->id[i];
+    tg[0] = (cl_int)(cl_uint)(id & 0xffffffffu), tg[1] = (cl_int)(cl_uint)(id >> 32), tg[2] = own->type[i], tg[3] = 0;
+}
+
+/* The atoms of own and then the ghosts of g (may be NULL) into the
+ * unsorted arrays from local index `at` on (atom_values); for the ghosts
+ * only their positions cross the bus (w MD_GHOST_W): their velocity is
+ * filled with 0 and mass 1 (the integrator's kick stays finite; the
+ * exchange overwrites their positions before use), their images and tags
+ * with 0.  Without ghosts and with room in mig (the arrivals at a rebuild)
+ * as records: one copy and one md_arrive launch instead of four copies. */
+static clphys_status upload(clphys_md_mpi *pl, size_t at, const md_atoms *own, const md_ghosts *g)
+{
+    clphys_context *ctx = pl->ctx;
+    clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
+    const size_t no = own->n, ng = g ? g->nghost : 0, m = no + ng, rs = pl->rs, r4 = 4 * rs;
+    if (!m) return CLPHYS_SUCCESS;
+    /* written without waiting: the staging is not touched again before
+     * the next rebuild's download waits */
+    char *base;
+    double x[4], v[4];
+    cl_int im[4], tg[4];
+    if (!ng && no <= pl->mig_cap) {
+        const size_t rb = rec_bytes(rs);
+        CP_TRY(staging(pl, rb * no, (void **)&base));
+        for (size_t i = 0; i < no; i++) {
+            char *r = base + rb * i;
+            atom_values(pl, own, i, x, v, im, tg);
+            store4(rs, r, 0, x), store4(rs, r + r4, 0, v);
+            memcpy(r + 2 * r4, im, 16), memcpy(r + 2 * r4 + 16, tg, 16);
+        }
+        CP_TRY(cp_write_async(ctx, NULL, pl->mig, 0, rb * no, base, 0, NULL, NULL));
+        cl_uint n = (cl_uint)no, a = (cl_uint)at;
+        CP_TRY(CP_ARGS(ctx, pl->k_arrive, pl->mig, pl->mig, n, a, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp));
+        return launch1(pl, pl->k_arrive, no);
+    }
+    /* positions of all, then velocities, images and tags of the owned,
+     * side by side in the staging */
+    CP_TRY(staging(pl, r4 * m + (r4 + 32) * no, (void **)&base));
+    char *xb = base, *vb = xb + r4 * m;
+    cl_int *ib = (cl_int *)(void *)(vb + r4 * no), *tb = ib + 4 * no;
+    for (size_t i = 0; i < no; i++) {
+        atom_values(pl, own, i, x, v, ib + 4 * i, tb + 4 * i);
+        store4(rs, xb, i, x), store4(rs, vb, i, v);
+    }
+    for (size_t i = 0; i < ng; i++) {
+        for (int c = 0; c < 3; c++) x[c] = wrap_local(g->gx[3 * i + c] - pl->d.llo[c], pl->d.lbox[c]);
+        x[3] = MD_GHOST_W;
+        store4(rs, xb, no + i, x);
+    }
+    CP_TRY(cp_write_async(ctx, NULL, nb->pos_in, r4 * at, r4 * m, xb, 0, NULL, NULL));
+    if (no) {
+        CP_TRY(cp_write_async(ctx, NULL, pl->vel_tmp, r4 * at, r4 * no, vb, 0, NULL, NULL));
+        CP_TRY(cp_write_async(ctx, NULL, pl->img_tmp, 16 * at, 16 * no, ib, 0, NULL, NULL));
+        CP_TRY(cp_write_async(ctx, NULL, pl->tag_tmp, 16 * at, 16 * no, tb, 0, NULL, NULL));
+    }
+    return fill_ghosts(pl, at + no, ng);
 }
 
 /* Sort the n unsorted atoms by cell, build the list, and put the ghost
@@ -330,11 +401,6 @@ static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, int dev_lis
         if (!st) st = launch1(pl, pl->k_map, cnt[a]);
     }
     free(t);
-    /* the ghosts' forces are never used: their rows of a transposed list
-     * emptied (about 5 % of the rows at a million atoms per rank, in the
-     * launch that waits for the ghosts) */
-    if (!st && pl->lj->variant == CLPHYS_MD_LJ_FULL_TRANSPOSED)
-        st = md_ghost_rows_empty(&pl->gd, nb->ncount, g->nghost);
     return st;
 }
 
@@ -450,8 +516,12 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
         pl->own.n = 0;
         if (pl->nlocal) st = classify(pl, !dev_lists, &nint, &nmig, &nnear);
         clphys_md_neighbor_plan *nb = pl->lj ? clphys_md_lj_neighbor(pl->lj) : NULL;
-        if (!st && nmig)
+        /* the migrants as records in one copy, where mig held them all;
+         * else from the back of the arrays, mig grown for the next time */
+        if (!st && nmig && nmig <= pl->mig_cap) st = download_rec(pl, nmig, &pl->own);
+        if (!st && nmig > pl->mig_cap)
             st = download(pl, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp, NULL, pl->cap - nmig, nmig, &pl->own);
+        if (!st && nmig > pl->mig_cap) st = mig_room(pl, 2 * nmig);
         if (!st && !dev_lists) st = download_near(pl, nnear);
     }
     const double t_down = cp_now();
