@@ -17,9 +17,12 @@
  *             read in one copy
  *   arrive:   n records (MD_REC_*) to the unsorted arrays from `at` on: the
  *             atoms that arrived, uploaded in one copy
+ *   ghost_fill: the ghosts' velocities (0, mass 1), images and tags (0)
  *   iota:     a[i] = i (the identity permutation of the next sort)
- *   inverse:  inv[perm[s]] = s (sorted place of each local index)
- *   map:      idx[k] = inv[idx[k]] (the ghost lists into sorted places)
+ *   bind:     after the sort: inv[perm[s]] = s (sorted place of each local
+ *             index), the tags gathered into sorted order, md_edge_rows'
+ *             counters zeroed
+ *   map:      idx[k] = inv[idx[k]] (both ghost lists into sorted places)
  *   edge_rows: the sorted rows with owned atoms outside the interior cells
  *             (the rows beside the ghosts), listed for the force kernel
  * Positions are in the rank's local frame; lo and hi are the subdomain's
@@ -92,16 +95,33 @@ __kernel void md_iota(__global uint *a, uint n)
     if (i < n) a[i] = i;
 }
 
-__kernel void md_inverse(__global const uint *perm, uint n, __global uint *inv)
-{
-    uint s = get_global_id(0);
-    if (s < n) inv[perm[s]] = s;
-}
-
-__kernel void md_map(__global const uint *inv, __global uint *idx, uint n)
+__kernel void md_ghost_fill(__global real4_t *vel, __global int4 *img, __global int4 *tag, uint first, uint n)
 {
     uint k = get_global_id(0);
-    if (k < n) idx[k] = inv[idx[k]];
+    if (k >= n) return;
+    vel[first + k] = (real4_t)(0, 0, 0, 1);
+    img[first + k] = (int4)(0);
+    tag[first + k] = (int4)(0);
+}
+
+__kernel void md_bind(__global const uint *perm, uint n, __global uint *inv, __global const int4 *tag_in,
+                      __global int4 *tag, __global uint *count)
+{
+    uint s = get_global_id(0);
+    if (s == 0) count[0] = count[1] = count[2] = count[3] = 0;
+    if (s >= n) return;
+    const uint u = perm[s];
+    inv[u] = s;
+    tag[s] = tag_in[u];
+}
+
+__kernel void md_map(__global const uint *inv, __global uint *a, uint na, __global uint *b, uint nb)
+{
+    uint k = get_global_id(0);
+    if (k < na)
+        a[k] = inv[a[k]];
+    else if (k - na < nb)
+        b[k - na] = inv[b[k - na]];
 }
 
 /* At a rebuild, the rows lj_full_transposed_lanes computes once the ghosts

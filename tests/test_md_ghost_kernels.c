@@ -22,8 +22,8 @@ static clphys_context *ctx;
  * gather plus a shift: exact in the precision), unpack (a scatter),
  * classify (each owned atom once, interior ones at the front, the rest at
  * the back, ghosts dropped; the near list only when asked; the first
- * migrants' records), arrive (records to the arrays), iota, inverse,
- * map and places. */
+ * migrants' records), arrive (records to the arrays), iota, bind, map,
+ * ghost_fill and places. */
 static void kernels_in(clphys_precision prec)
 {
     const size_t n = 1000, rs = prec == CLPHYS_FP64 ? 8 : 4;
@@ -38,7 +38,7 @@ static void kernels_in(clphys_precision prec)
     assert_int_equal(cp_kernel(ctx, pg, "md_ghost_select", &ksel), CLPHYS_SUCCESS);
     assert_int_equal(cp_kernel(ctx, pr, "md_classify", &kc), CLPHYS_SUCCESS);
     assert_int_equal(cp_kernel(ctx, pr, "md_iota", &ki), CLPHYS_SUCCESS);
-    assert_int_equal(cp_kernel(ctx, pr, "md_inverse", &kv), CLPHYS_SUCCESS);
+    assert_int_equal(cp_kernel(ctx, pr, "md_bind", &kv), CLPHYS_SUCCESS);
     assert_int_equal(cp_kernel(ctx, pr, "md_map", &km), CLPHYS_SUCCESS);
     uint64_t rng = tu_rng_init(31 + (uint64_t)prec);
     /* positions in [0, 10)^3 (w = k), velocities, images and tags by atom */
@@ -358,23 +358,73 @@ static void kernels_in(clphys_precision prec)
     }
     cp_release_mem(&mig);
     free(recs);
-    /* iota, inverse (inv[perm[s]] = s), map (idx[k] = inv[idx[k]]) */
+    /* iota; bind (inv[perm[s]] = s, tag[s] = tag_in[perm[s]], the four
+     * counters zeroed); map (both lists: idx[k] = inv[idx[k]]) */
     cl_uint *u = malloc(4 * n);
     memset(u, 0xff, 4 * n);
     assert_int_equal(cp_write(ctx, ix, 0, 4 * n, u), 0);
     assert_int_equal(CP_ARGS(ctx, ki, ix, nn) | cp_launch(ctx, ki, 1, &g, NULL, NULL), 0);
     assert_int_equal(cp_read(ctx, ix, 0, 4 * n, u), 0);
     for (size_t k = 0; k < n; k++) assert_int_equal(u[k], k);
-    cl_mem inv;
+    cl_mem inv, ix2;
     assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &inv), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &ix2), 0);
     memset(u, 0xff, 4 * n);
-    assert_int_equal(cp_write(ctx, inv, 0, 4 * n, u), 0);
-    assert_int_equal(CP_ARGS(ctx, kv, pm, nn, inv) | cp_launch(ctx, kv, 1, &g, NULL, NULL), 0);
+    assert_int_equal(
+        cp_write(ctx, inv, 0, 4 * n, u) | cp_write(ctx, tag_o, 0, 16 * n, out) | cp_write(ctx, cnt, 0, 16, u), 0);
+    assert_int_equal(CP_ARGS(ctx, kv, pm, nn, inv, tag, tag_o, cnt) | cp_launch(ctx, kv, 1, &g, NULL, NULL), 0);
+    {
+        cl_int *tb = malloc(16 * n);
+        cl_uint c4[4];
+        assert_int_equal(cp_read(ctx, tag_o, 0, 16 * n, tb) | cp_read(ctx, cnt, 0, 16, c4), 0);
+        for (size_t s2 = 0; s2 < n; s2++) assert_memory_equal(tb + 4 * s2, im + 4 * perm[s2], 16);
+        for (int c = 0; c < 4; c++) assert_int_equal(c4[c], 0);
+        free(tb);
+    }
+    const cl_uint ns2 = 611, nb2 = 300; /* the send list's length, the receive list's */
     for (size_t k = 0; k < n; k++) idx[k] = (cl_uint)((k * 7919) % n);
-    assert_int_equal(cp_write(ctx, ix, 0, 4 * n, idx), 0);
-    assert_int_equal(CP_ARGS(ctx, km, inv, ix, nn) | cp_launch(ctx, km, 1, &g, NULL, NULL), 0);
+    assert_int_equal(cp_write(ctx, ix, 0, 4 * n, idx) | cp_write(ctx, ix2, 0, 4 * n, idx), 0);
+    assert_int_equal(CP_ARGS(ctx, km, inv, ix, ns2, ix2, nb2) | cp_launch(ctx, km, 1, &g, NULL, NULL), 0);
     assert_int_equal(cp_read(ctx, ix, 0, 4 * n, u), 0);
-    for (size_t k = 0; k < n; k++) assert_int_equal(perm[u[k]], idx[k]);
+    for (size_t k = 0; k < n; k++) assert_int_equal(k < ns2 ? perm[u[k]] : u[k], idx[k]);
+    assert_int_equal(cp_read(ctx, ix2, 0, 4 * n, u), 0);
+    for (size_t k = 0; k < n; k++) assert_int_equal(k < nb2 ? perm[u[k]] : u[k], idx[k]);
+    cp_release_mem(&ix2);
+    /* ghost_fill: velocity (0, 0, 0, 1), image and tag 0 for a stretch of
+     * poisoned arrays, nothing written outside it */
+    {
+        cl_kernel kf;
+        assert_int_equal(cp_kernel(ctx, pr, "md_ghost_fill", &kf), CLPHYS_SUCCESS);
+        const cl_uint ffirst = 17 + (cl_uint)(tu_uniform(&rng) * 100), fn = 1 + (cl_uint)(tu_uniform(&rng) * 500);
+        memset(out, 0xff, 4 * rs * n);
+        assert_int_equal(cp_write(ctx, vel_o, 0, 4 * rs * n, out) | cp_write(ctx, img_o, 0, 16 * n, out) |
+                             cp_write(ctx, tag_o, 0, 16 * n, out),
+                         0);
+        assert_int_equal(CP_ARGS(ctx, kf, vel_o, img_o, tag_o, ffirst, fn) | cp_launch(ctx, kf, 1, &g, NULL, NULL), 0);
+        unsigned char *vb = malloc(4 * rs * n), *ib = malloc(16 * n), *tb = malloc(16 * n);
+        assert_int_equal(cp_read(ctx, vel_o, 0, 4 * rs * n, vb) | cp_read(ctx, img_o, 0, 16 * n, ib) |
+                             cp_read(ctx, tag_o, 0, 16 * n, tb),
+                         0);
+        const double one = 1;
+        const float onef = 1;
+        for (size_t k = 0; k < n; k++) {
+            const int in = k >= ffirst && k < ffirst + fn;
+            for (size_t b = 0; b < 16; b++) {
+                assert_int_equal(ib[16 * k + b], in ? 0 : 0xff);
+                assert_int_equal(tb[16 * k + b], in ? 0 : 0xff);
+            }
+            for (size_t b = 0; b < 4 * rs; b++) {
+                unsigned char want = 0xff;
+                if (in) {
+                    const unsigned char *w = rs == 8 ? (const unsigned char *)&one : (const unsigned char *)&onef;
+                    want = b < 3 * rs ? 0 : w[b - 3 * rs];
+                }
+                assert_int_equal(vb[4 * rs * k + b], want);
+            }
+        }
+        free(vb), free(ib), free(tb);
+        cp_release_kernel(&kf);
+    }
     /* places: slot[off + k] = first + k for a random stretch of a poisoned
      * list, nothing written outside it */
     cl_kernel kpl;

@@ -243,14 +243,15 @@ static clphys_status check_state(clphys_md_plan *pl)
 }
 
 /* Sort the unsorted working arrays (positions, permutation, velocities,
- * images) by cell and build the list; the displacement check starts here. */
+ * images) by cell and build the list; the displacement check (where
+ * neigh_check asks for it) starts here. */
 static clphys_status sort_and_build(clphys_md_plan *pl, double *ks)
 {
     clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
     nb->untimed = !ks; /* no wait per launch where no time is asked for */
     CP_TRY(md_neighbor_rebuild(nb, &pl->vel_tmp, &pl->vel, 1, pl->img_tmp, pl->img));
     if (ks) *ks += nb->kernel_s;
-    CP_TRY(cp_copy(pl->ctx, nb->pos, 0, pl->xref, 0, 4 * pl->rs * pl->n));
+    if (pl->p.neigh_check) CP_TRY(cp_copy(pl->ctx, nb->pos, 0, pl->xref, 0, 4 * pl->rs * pl->n));
     pl->last_build = pl->step;
     pl->rebuilds++;
     return CLPHYS_SUCCESS;

@@ -193,12 +193,9 @@ clphys_status md_lj_evaluate_rows(clphys_md_lj_plan *pl, size_t first, size_t co
 int md_lj_lanes(const clphys_md_lj_plan *pl);
 clphys_status md_lj_evaluate_edges(clphys_md_lj_plan *pl, size_t lo, size_t hi, cl_mem rows, size_t nrows,
                                    cl_command_queue q);
-/* dst = src gathered by the last rebuild's order (int4 per particle), as
- * md_neighbor_rebuild gathers the images. */
 /* The application's MD parameters in the library's layout, the embedded
  * lj parameters too (cp_params_in; integrator.c). */
 clphys_status md_params_in(clphys_context *ctx, const clphys_md_params *p, clphys_md_params *out);
-clphys_status md_neighbor_gather_int4(clphys_md_neighbor_plan *pl, cl_mem src, cl_mem dst);
 
 /* Velocity Verlet on the device (verlet.c, cl/md_integrate.cl), as the
  * single-rank plan (integrator.c) and the distributed one (mpi.c) run

@@ -229,7 +229,7 @@ struct clphys_md_mpi {
     size_t stage_bytes;
     size_t rs;
     md_verlet vv; /* velocity Verlet's kernels (verlet.c)          */
-    cl_kernel k_classify, k_iota, k_inverse, k_map, k_edge, k_arrive;
+    cl_kernel k_classify, k_iota, k_bind, k_map, k_edge, k_arrive, k_fill;
     cl_mem mig; /* atoms' records at a rebuild (md_classify's migrants,
                    md_arrive's arrivals), mig_cap of them        */
     size_t mig_cap;

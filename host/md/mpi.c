@@ -30,7 +30,7 @@ void clphys_md_mpi_destroy(clphys_md_mpi *pl)
     release_arrays(pl);
     cp_release_mem(&pl->counts);
     cp_release_mem(&pl->mig);
-    cl_kernel *ks[] = {&pl->k_classify, &pl->k_iota, &pl->k_inverse, &pl->k_map, &pl->k_edge, &pl->k_arrive};
+    cl_kernel *ks[] = {&pl->k_classify, &pl->k_iota, &pl->k_bind, &pl->k_map, &pl->k_edge, &pl->k_arrive, &pl->k_fill};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) cp_release_kernel(ks[i]);
     md_verlet_free(&pl->vv);
     md_ghost_dev_free(&pl->gd);

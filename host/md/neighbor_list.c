@@ -295,11 +295,6 @@ static clphys_status grow_list(clphys_md_neighbor_plan *pl, size_t entries)
     return cp_buffer(pl->ctx, CL_MEM_READ_WRITE, 4 * entries, NULL, &pl->list);
 }
 
-clphys_status md_neighbor_gather_int4(clphys_md_neighbor_plan *pl, cl_mem src, cl_mem dst)
-{
-    return gather(pl, pl->k_gatheri4, src, dst);
-}
-
 clphys_status md_neighbor_set_count(clphys_md_neighbor_plan *pl, size_t n)
 {
     pl->p.n = n;

@@ -56,7 +56,8 @@ clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl)
     CP_TRY(cp_program(ctx, &clsrc_md_rebuild_cl, &opt, &prog));
     CP_TRY(cp_kernel(ctx, prog, "md_classify", &pl->k_classify));
     CP_TRY(cp_kernel(ctx, prog, "md_iota", &pl->k_iota));
-    CP_TRY(cp_kernel(ctx, prog, "md_inverse", &pl->k_inverse));
+    CP_TRY(cp_kernel(ctx, prog, "md_bind", &pl->k_bind));
+    CP_TRY(cp_kernel(ctx, prog, "md_ghost_fill", &pl->k_fill));
     CP_TRY(cp_kernel(ctx, prog, "md_map", &pl->k_map));
     CP_TRY(cp_kernel(ctx, prog, "md_edge_rows", &pl->k_edge));
     CP_TRY(cp_kernel(ctx, prog, "md_arrive", &pl->k_arrive));
@@ -252,28 +253,21 @@ static double wrap_local(double x, double L)
     return x - L * floor(x / L);
 }
 
-/* The ng ghosts from local index ga on: velocity 0 with mass 1 (the
- * integrator's kick stays finite; the exchange overwrites their positions
- * before use), images and tags 0. */
-static clphys_status fill_ghosts(clphys_md_mpi *pl, size_t ga, size_t ng)
-{
-    clphys_context *ctx = pl->ctx;
-    const size_t r4 = 4 * pl->rs;
-    if (!ng) return CLPHYS_SUCCESS;
-    const double v1[4] = {0, 0, 0, 1};
-    const float v1f[4] = {0, 0, 0, 1};
-    const cl_int z4[4] = {0, 0, 0, 0};
-    CP_CL(ctx, clEnqueueFillBuffer(ctx->queue, pl->vel_tmp, pl->rs == 8 ? (const void *)v1 : (const void *)v1f, r4,
-                                   r4 * ga, r4 * ng, 0, NULL, NULL));
-    CP_CL(ctx, clEnqueueFillBuffer(ctx->queue, pl->img_tmp, z4, 16, 16 * ga, 16 * ng, 0, NULL, NULL));
-    CP_CL(ctx, clEnqueueFillBuffer(ctx->queue, pl->tag_tmp, z4, 16, 16 * ga, 16 * ng, 0, NULL, NULL));
-    return CLPHYS_SUCCESS;
-}
-
 static clphys_status launch1(clphys_md_mpi *pl, cl_kernel k, size_t n)
 {
     size_t g = md_global(n, 64);
     return cp_launch(pl->ctx, k, 1, &g, NULL, NULL);
+}
+
+/* The ng ghosts from local index ga on: velocity 0 with mass 1 (the
+ * integrator's kick stays finite; the exchange overwrites their positions
+ * before use), images and tags 0 (md_ghost_fill, one launch). */
+static clphys_status fill_ghosts(clphys_md_mpi *pl, size_t ga, size_t ng)
+{
+    if (!ng) return CLPHYS_SUCCESS;
+    cl_uint first = (cl_uint)ga, n = (cl_uint)ng;
+    CP_TRY(CP_ARGS(pl->ctx, pl->k_fill, pl->vel_tmp, pl->img_tmp, pl->tag_tmp, first, n));
+    return launch1(pl, pl->k_fill, ng);
 }
 
 /* v[0 .. 3] as element k of a real4 array of precision rs. */
@@ -375,11 +369,12 @@ static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, int dev_lis
     nb->untimed = !nb_s; /* no wait per launch where no time is asked for */
     CP_TRY(md_neighbor_rebuild(nb, &pl->vel_tmp, &pl->vel, 1, pl->img_tmp, pl->img));
     if (nb_s) *nb_s += nb->kernel_s;
-    CP_TRY(md_neighbor_gather_int4(nb, pl->tag_tmp, pl->tag));
-    CP_TRY(cp_copy(ctx, nb->pos, 0, pl->xref, 0, 4 * pl->rs * n));
-    CP_TRY(CP_ARGS(ctx, pl->k_inverse, nb->perm, nn, pl->inv));
-    CP_TRY(launch1(pl, pl->k_inverse, n));
-    /* the ghost lists in local indices, then mapped to sorted places */
+    if (pl->p.neigh_check) CP_TRY(cp_copy(ctx, nb->pos, 0, pl->xref, 0, 4 * pl->rs * n));
+    /* the sorted places, the tags in sorted order, md_edge_rows' counters */
+    CP_TRY(CP_ARGS(ctx, pl->k_bind, nb->perm, nn, pl->inv, pl->tag_tmp, pl->tag, pl->counts));
+    CP_TRY(launch1(pl, pl->k_bind, n));
+    /* the ghost lists in local indices, then both mapped to sorted places
+     * in one launch */
     md_ghosts *g = &pl->g;
     if (!dev_lists) CP_TRY(md_ghost_dev_reserve(&pl->gd, g));
     size_t m = dev_lists ? 0 : g->nsend > g->nghost ? g->nsend : g->nghost;
@@ -388,19 +383,18 @@ static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, int dev_lis
     clphys_status st = CLPHYS_SUCCESS;
     cl_mem idx[2] = {pl->gd.send_idx, pl->gd.recv_idx};
     size_t cnt[2] = {g->nsend, g->nghost};
-    for (int a = 0; !st && a < 2; a++) {
+    for (int a = 0; !st && !dev_lists && a < 2; a++) {
         if (!cnt[a]) continue;
-        /* made on the device: already local indices */
-        for (size_t k = 0; !dev_lists && k < cnt[a]; k++) {
+        for (size_t k = 0; k < cnt[a]; k++) {
             const size_t i = a == 0 ? g->send[k] : pl->nnear + pl->own.n + k;
             t[k] = i < pl->nnear ? pl->near_at[i] : (cl_uint)(offset + i - pl->nnear);
         }
-        if (!dev_lists) st = cp_write(ctx, idx[a], 0, 4 * cnt[a], t);
-        cl_uint c = (cl_uint)cnt[a];
-        if (!st) st = CP_ARGS(ctx, pl->k_map, pl->inv, idx[a], c);
-        if (!st) st = launch1(pl, pl->k_map, cnt[a]);
+        st = cp_write(ctx, idx[a], 0, 4 * cnt[a], t);
     }
     free(t);
+    cl_uint ns = (cl_uint)cnt[0], nr = (cl_uint)cnt[1];
+    if (!st && ns + nr) st = CP_ARGS(ctx, pl->k_map, pl->inv, idx[0], ns, idx[1], nr);
+    if (!st && ns + nr) st = launch1(pl, pl->k_map, cnt[0] + cnt[1]);
     return st;
 }
 
@@ -429,12 +423,10 @@ static clphys_status interior_rows(clphys_md_mpi *pl)
     CP_TRY(staging(pl, 16, &raw));
     cl_uint *ab = raw;
     clphys_status st;
-    if (pl->edge) {                                  /* made for a lanes variant (md_mpi_capacity) */
-        static const cl_uint zero[4] = {0, 0, 0, 0}; /* not touched again: no wait */
+    if (pl->edge) { /* made for a lanes variant (md_mpi_capacity); md_bind zeroed the counters */
         cl_uint a = (cl_uint)(layer * (size_t)c_lo), b = (cl_uint)(layer * (size_t)(c_hi + 1));
         cl_uint nown = (cl_uint)pl->nown, n = (cl_uint)pl->nlocal, wg = (cl_uint)pl->lj->wg;
         size_t g = md_global(pl->nlocal, MD_EDGE_WG), l = MD_EDGE_WG;
-        CP_TRY(cp_write_async(ctx, NULL, pl->counts, 0, sizeof zero, zero, 0, NULL, NULL));
         CP_TRY(CP_ARGS(ctx, pl->k_edge, nb->start, a, b, wg, nb->perm, nown, n, pl->edge, pl->counts));
         CP_TRY(cp_launch(ctx, pl->k_edge, 1, &g, &l, NULL));
         st = cp_read_async(ctx, NULL, pl->counts, 0, 12, ab, 0, NULL, NULL);
