@@ -34,17 +34,22 @@
  * 200 steps).
  *
  * Device work per step: velocity Verlet on the device over the rank's cell-
- * sorted atoms; ghost positions packed into a device buffer by a kernel
- * (cl/md_ghost.cl), copied to page-locked host memory, exchanged with
- * MPI_Isend/MPI_Irecv (both swaps of a dimension at once), copied back and
+ * sorted atoms; ghost positions (three reals each) packed into a device
+ * buffer by a kernel (cl/md_ghost.cl), copied to page-locked host memory
+ * on a second queue where the device gives one, exchanged (both swaps of a
+ * dimension at once) in MPI_Isend/MPI_Irecv messages or, where every rank
+ * runs on one host, through POSIX shared memory with a 16-byte MPI header
+ * per neighbour (CLPHYS_MD_NODE_STAGING=0: the messages), copied back and
  * unpacked by a kernel.  On a grid cut along z only, with full-csr or
  * full-transposed, the forces of the rows whose lists hold no ghost (the
  * cells away from the two faces: contiguous in the cell order) run while
- * the messages travel, the other rows after; otherwise the exchange is not
- * overlapped (the timing's exposed_s says what it costs).  At a rebuild the
- * atoms farther than 1.1 (r_cut + skin) from every cut face stay on the
- * device (cl/md_rebuild.cl); only the others cross to the host to migrate
- * and give the ghost lists.
+ * the ghosts travel, the other rows after (full-transposed: beside the
+ * first on the copies' queue); otherwise the exchange is not overlapped
+ * (the timing's exposed_s says what it costs).  At a rebuild the atoms
+ * that stay in the subdomain stay on the device (cl/md_rebuild.cl): only
+ * the migrants cross to the host, and the ghost lists are selected on the
+ * device (but at the first rebuild); a ghost's own row of the Verlet list is left empty (its force is
+ * never used).
  */
 #ifndef CLPHYS_MD_MPI_H
 #define CLPHYS_MD_MPI_H

@@ -117,8 +117,10 @@ static clphys_status halo_hop(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in
     if (!sm)
         sm = cp_mpi_wait_overlapped(ctx, nreq, req, t_post, ev_int ? interior_running : NULL, &ba,
                                     clphys_context_device(ctx)->is_cpu, &ov);
-    else if (nreq) /* the faces posted before the failure: hsend and hrecv stay MPI's until then */
-        MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
+    else { /* the faces posted before the failure: hsend and hrecv stay MPI's until then */
+        cp_mpi_overlap none = {0};
+        cp_mpi_wait_overlapped(ctx, nreq, req, t_post, NULL, NULL, clphys_context_device(ctx)->is_cpu, &none);
+    }
     if (!st) st = sm;
     /* 7. received faces to the device, after the last exterior read them;
      * 8. the exterior kernel after them */

@@ -171,18 +171,6 @@ clphys_status md_scatter(MPI_Comm comm, clphys_context *ctx, const md_decomp *d,
     return cp_mpi_agree(comm, ctx, st);
 }
 
-/* MPI_Waitall of n (at most 4) requests, every one of them over when it
- * returns: after an error in one (a receive truncated on a rank that
- * failed) the standard lets others stay pending, waited for here. */
-static int wait_every(int n, MPI_Request *rq)
-{
-    MPI_Status sv[4];
-    int e = MPI_Waitall(n, rq, sv);
-    for (int i = 0; e == MPI_ERR_IN_STATUS && i < n; i++)
-        if (sv[i].MPI_ERROR == MPI_ERR_PENDING) MPI_Wait(&rq[i], MPI_STATUS_IGNORE);
-    return e;
-}
-
 /* Both sides' records of one dimension: out[q] (nout[q] records) to
  * nbr[c][q], those from nbr[c][1 - q] appended to own, side 0's then side
  * 1's.  The two sides are independent (what each sends was chosen before
@@ -202,8 +190,10 @@ static clphys_status swap_atoms(MPI_Comm comm, clphys_context *ctx, const md_dec
         cp_mpi_slice o = {&nout[q], 1, MPI_INT}, i = {&nin[q], 1, MPI_INT};
         ms = cp_mpi_post(ctx, comm, d->nbr[c][q], &o, 1, d->nbr[c][1 - q], &i, 1, 100 + 4 * c + 2 * q, rq, &nrq);
     }
-    int e = nrq ? wait_every(nrq, rq) : MPI_SUCCESS;
-    if (!ms && e != MPI_SUCCESS) ms = cp_mpi_error(ctx, e, "MPI_Waitall (migration counts)");
+    /* every request over, whatever fails (cp_mpi_wait_overlapped) */
+    cp_mpi_overlap none = {0, 0, 0};
+    clphys_status w = cp_mpi_wait_overlapped(ctx, nrq, rq, cp_now(), NULL, NULL, ctx->info.is_cpu, &none);
+    if (!ms) ms = w;
     if (!st) st = ms;
     const size_t most = (size_t)INT_MAX;
     if (!st && (nin[0] < 0 || nin[1] < 0 || (size_t)nin[0] + (size_t)nin[1] > most))
@@ -223,9 +213,9 @@ static clphys_status swap_atoms(MPI_Comm comm, clphys_context *ctx, const md_dec
         cp_mpi_slice i = {st ? (void *)&dummy : (void *)(in + (q ? nin[0] : 0)), st ? 0 : nin[q], rt};
         ms = cp_mpi_post(ctx, comm, d->nbr[c][q], &o, 1, d->nbr[c][1 - q], &i, 1, 101 + 4 * c + 2 * q, rq, &nrq);
     }
-    e = nrq ? wait_every(nrq, rq) : MPI_SUCCESS;
+    w = cp_mpi_wait_overlapped(ctx, nrq, rq, cp_now(), NULL, NULL, ctx->info.is_cpu, &none);
     if (rt != MPI_DATATYPE_NULL) MPI_Type_free(&rt);
-    if (!ms && e != MPI_SUCCESS) ms = cp_mpi_error(ctx, e, "MPI_Waitall (migration)");
+    if (!ms) ms = w;
     if (!st) st = ms;
     for (size_t k = 0; !st && k < all; k++) put(own, own->n++, &in[k]);
     free(in);
