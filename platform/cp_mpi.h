@@ -79,7 +79,8 @@ clphys_status cp_mpi_post(clphys_context *ctx, MPI_Comm comm, int to, const cp_m
 clphys_status cp_mpi_wait_overlapped(clphys_context *ctx, int nreq, MPI_Request *req, double t_post,
                                      clphys_status (*busy)(void *arg, int *running), void *arg, int nap,
                                      cp_mpi_overlap *ov);
-/* The same with nothing to overlap: the whole wait is exposed. */
+/* The same with nothing to overlap: the whole wait is exposed; it naps
+ * where ctx's device is a CPU (or ctx is NULL), else yields. */
 clphys_status cp_mpi_wait_exposed(clphys_context *ctx, int nreq, MPI_Request *req, double t_post, cp_mpi_overlap *ov);
 
 #endif

@@ -287,5 +287,7 @@ clphys_status cp_mpi_wait_overlapped(clphys_context *ctx, int nreq, MPI_Request 
 
 clphys_status cp_mpi_wait_exposed(clphys_context *ctx, int nreq, MPI_Request *req, double t_post, cp_mpi_overlap *ov)
 {
-    return cp_mpi_wait_overlapped(ctx, nreq, req, t_post, NULL, NULL, 1, ov);
+    /* a CPU device's threads need the cores the poll would spin on */
+    const int nap = !ctx || ctx->info.is_cpu;
+    return cp_mpi_wait_overlapped(ctx, nreq, req, t_post, NULL, NULL, nap, ov);
 }

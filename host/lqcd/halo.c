@@ -119,7 +119,7 @@ static clphys_status halo_hop(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in
                                     clphys_context_device(ctx)->is_cpu, &ov);
     else { /* the faces posted before the failure: hsend and hrecv stay MPI's until then */
         cp_mpi_overlap none = {0};
-        cp_mpi_wait_overlapped(ctx, nreq, req, t_post, NULL, NULL, clphys_context_device(ctx)->is_cpu, &none);
+        cp_mpi_wait_exposed(ctx, nreq, req, t_post, &none);
     }
     if (!st) st = sm;
     /* 7. received faces to the device, after the last exterior read them;

@@ -382,7 +382,7 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
             ms = cp_mpi_wait_overlapped(ctx, nrq, rq, t_post, last && during && ov ? marker_busy : NULL, gd, nap,
                                         ov ? ov : &none);
         else /* the swap posted before the failure: its buffers are on this stack and in hrecv */
-            cp_mpi_wait_overlapped(ctx, nrq, rq, t_post, NULL, NULL, nap, &none);
+            cp_mpi_wait_exposed(ctx, nrq, rq, t_post, &none);
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         cp_release_event(&gd->marker);
         if (!st) st = ms;
@@ -450,9 +450,9 @@ static clphys_status swap_counts(MPI_Comm comm, clphys_context *ctx, md_swap *co
         cp_mpi_slice out = {&n_out[q], 1, MPI_LONG_LONG}, in = {&n_in[q], 1, MPI_LONG_LONG};
         st = cp_mpi_post(ctx, comm, sw[q]->to, &out, 1, sw[q]->from, &in, 1, 200 + 2 * sw[q]->dim + q, rq, &nrq);
     }
-    /* every request over, whatever fails (cp_mpi_wait_overlapped) */
+    /* every request over, whatever fails (cp_mpi_wait_exposed) */
     cp_mpi_overlap none = {0, 0, 0};
-    clphys_status w = cp_mpi_wait_overlapped(ctx, nrq, rq, cp_now(), NULL, NULL, ctx->info.is_cpu, &none);
+    clphys_status w = cp_mpi_wait_exposed(ctx, nrq, rq, cp_now(), &none);
     return st ? st : w;
 }
 
@@ -488,9 +488,9 @@ static clphys_status swap_positions(MPI_Comm comm, md_ghost_dev *gd, md_swap *co
         md_node_stage_copy(gd, gd->node_seg + out_off + r3 * sw[0]->off, (char *)gd->hsend + r3 * sw[0]->off, r3 * ns);
     __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the segment's bytes before the header */
     clphys_status ms = post(comm, gd, node, csw, rof, out_off, hdr_out, hdr_in, 210 + 2 * sw[0]->dim, rq, &nrq);
-    /* every request over, whatever fails (cp_mpi_wait_overlapped) */
+    /* every request over, whatever fails (cp_mpi_wait_exposed) */
     cp_mpi_overlap none = {0, 0, 0};
-    clphys_status w = cp_mpi_wait_overlapped(ctx, nrq, rq, cp_now(), NULL, NULL, ctx->info.is_cpu, &none);
+    clphys_status w = cp_mpi_wait_exposed(ctx, nrq, rq, cp_now(), &none);
     if (!ms) ms = w;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (!st) st = ms;

@@ -190,9 +190,9 @@ static clphys_status swap_atoms(MPI_Comm comm, clphys_context *ctx, const md_dec
         cp_mpi_slice o = {&nout[q], 1, MPI_INT}, i = {&nin[q], 1, MPI_INT};
         ms = cp_mpi_post(ctx, comm, d->nbr[c][q], &o, 1, d->nbr[c][1 - q], &i, 1, 100 + 4 * c + 2 * q, rq, &nrq);
     }
-    /* every request over, whatever fails (cp_mpi_wait_overlapped) */
+    /* every request over, whatever fails (cp_mpi_wait_exposed) */
     cp_mpi_overlap none = {0, 0, 0};
-    clphys_status w = cp_mpi_wait_overlapped(ctx, nrq, rq, cp_now(), NULL, NULL, ctx->info.is_cpu, &none);
+    clphys_status w = cp_mpi_wait_exposed(ctx, nrq, rq, cp_now(), &none);
     if (!ms) ms = w;
     if (!st) st = ms;
     const size_t most = (size_t)INT_MAX;
@@ -213,7 +213,7 @@ static clphys_status swap_atoms(MPI_Comm comm, clphys_context *ctx, const md_dec
         cp_mpi_slice i = {st ? (void *)&dummy : (void *)(in + (q ? nin[0] : 0)), st ? 0 : nin[q], rt};
         ms = cp_mpi_post(ctx, comm, d->nbr[c][q], &o, 1, d->nbr[c][1 - q], &i, 1, 101 + 4 * c + 2 * q, rq, &nrq);
     }
-    w = cp_mpi_wait_overlapped(ctx, nrq, rq, cp_now(), NULL, NULL, ctx->info.is_cpu, &none);
+    w = cp_mpi_wait_exposed(ctx, nrq, rq, cp_now(), &none);
     if (rt != MPI_DATATYPE_NULL) MPI_Type_free(&rt);
     if (!ms) ms = w;
     if (!st) st = ms;
