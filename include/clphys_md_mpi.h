@@ -49,7 +49,13 @@
  * that stay in the subdomain stay on the device (cl/md_rebuild.cl): only
  * the migrants cross to the host, and the ghost lists are selected on the
  * device (but at the first rebuild); a ghost's own row of the Verlet list is left empty (its force is
- * never used).
+ * never used).  Where one dimension is cut, each neighbour gets its
+ * migrants and its new ghosts' positions in one message (LAMMPS's exchange
+ * and borders together): the atoms just sent across a face that lie within
+ * r_search of it are ghosts both ranks know already.  Where an arrival lies
+ * within r_search of the other face (a subdomain under about 2 r_search
+ * thick), every rank makes the lists in rounds after the migration instead
+ * (CLPHYS_MD_GHOST_ROUNDS=1 asks for that always).
  */
 #ifndef CLPHYS_MD_MPI_H
 #define CLPHYS_MD_MPI_H

@@ -23,7 +23,7 @@ static clphys_context *ctx;
  * classify (each owned atom once, interior ones at the front, the rest at
  * the back, ghosts dropped; the near list only when asked; the first
  * migrants' records), arrive (records to the arrays), iota, bind, map,
- * ghost_fill and places. */
+ * ghost_fill and places; borders (borders_in). */
 static void kernels_in(clphys_precision prec)
 {
     const size_t n = 1000, rs = prec == CLPHYS_FP64 ? 8 : 4;
@@ -446,11 +446,195 @@ static void kernels_in(clphys_precision prec)
         free(u);
 }
 
+/* md_ghost_borders, _pack and _lists (cl/md_ghost.cl) against the host on
+ * fresh random positions, outputs poisoned: of the atoms before the
+ * staying count (counts[0], read on the device; the launch covers more),
+ * those below the lower face along dim listed once in idx0, those at or
+ * above the upper one in idx1 (both where they overlap), counted in
+ * counts[2] and counts[3]; past room1 counted, not written; their
+ * positions packed as the step's pack does; the send lists, places and
+ * ghosts' positions after the messages. */
+static void borders_in(clphys_precision prec)
+{
+    const size_t n = 1000, rs = prec == CLPHYS_FP64 ? 8 : 4;
+    const cl_uint nstay = 700, room0 = (cl_uint)n, room1 = 40;
+    cp_defines opt = {0};
+    assert_int_equal(cp_define_precision(ctx, &opt, prec), CLPHYS_SUCCESS);
+    cl_program pg;
+    assert_int_equal(cp_program(ctx, &clsrc_md_ghost_cl, &opt, &pg), CLPHYS_SUCCESS);
+    cl_kernel kb;
+    assert_int_equal(cp_kernel(ctx, pg, "md_ghost_borders", &kb), CLPHYS_SUCCESS);
+    uint64_t rng = tu_rng_init(47 + (uint64_t)prec);
+    double *x = malloc(4 * n * sizeof *x);
+    void *xr = malloc(4 * rs * n);
+    for (size_t k = 0; k < 4 * n; k++) {
+        x[k] = 10 * tu_uniform(&rng);
+        if (rs == 8)
+            ((double *)xr)[k] = x[k];
+        else
+            ((float *)xr)[k] = (float)x[k], x[k] = (double)(float)x[k];
+    }
+    /* faces 5.5 and 4.5: an atom between them lies near both */
+    const double flo = 5.5, fhi = 4.5;
+    const float flof = (float)flo, fhif = (float)fhi;
+    const cl_int dim = 1;
+    cl_uint *idx = malloc(4 * n), counts[4] = {nstay, 12345, 0, 0};
+    memset(idx, 0xff, 4 * n);
+    cl_mem pos, i0, i1, cnt;
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * rs * n, NULL, &pos), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &i0), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &i1), 0);
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 16, NULL, &cnt), 0);
+    assert_int_equal(cp_write(ctx, pos, 0, 4 * rs * n, xr) | cp_write(ctx, i0, 0, 4 * n, idx) |
+                         cp_write(ctx, i1, 0, 4 * n, idx) | cp_write(ctx, cnt, 0, 16, counts),
+                     0);
+    const cl_uint nn = (cl_uint)n;
+    const int dbl = rs == 8;
+    assert_int_equal(
+        CP_ARGS(ctx, kb, pos, nn, cnt, dim, CP_EITHER(dbl, flo, flof), CP_EITHER(dbl, fhi, fhif), i0, room0, i1, room1),
+        0);
+    size_t g = md_global(n, 64);
+    assert_int_equal(cp_launch(ctx, kb, 1, &g, NULL, NULL), 0);
+    cl_uint *l0 = malloc(4 * n), *l1 = malloc(4 * n);
+    assert_int_equal(cp_read(ctx, cnt, 0, 16, counts) | cp_read(ctx, i0, 0, 4 * n, l0) | cp_read(ctx, i1, 0, 4 * n, l1),
+                     0);
+    size_t want[2] = {0, 0};
+    for (size_t i = 0; i < nstay; i++) want[0] += x[4 * i + 1] < flo, want[1] += x[4 * i + 1] >= fhi;
+    assert_int_equal(counts[0], nstay);
+    assert_int_equal(counts[1], 12345);
+    assert_int_equal(counts[2], want[0]);
+    assert_int_equal(counts[3], want[1]);
+    assert_true(want[0] > 0 && want[1] > room1);
+    char *once = calloc(n, 1);
+    for (size_t k = 0; k < n; k++) {
+        if (k >= want[0]) {
+            assert_int_equal(l0[k], 0xffffffffu);
+            continue;
+        }
+        assert_true(l0[k] < nstay && !once[l0[k]] && x[4 * l0[k] + 1] < flo);
+        once[l0[k]] = 1;
+    }
+    memset(once, 0, n);
+    for (size_t k = 0; k < n; k++) {
+        if (k >= room1) {
+            assert_int_equal(l1[k], 0xffffffffu);
+            continue;
+        }
+        assert_true(l1[k] < nstay && !once[l1[k]] && x[4 * l1[k] + 1] >= fhi);
+        once[l1[k]] = 1;
+    }
+    /* borders_pack: with room for both lists (room1 raised, the counts
+     * left as they are) the positions of l0's atoms, then l1's, shifted
+     * (exact in the precision); nothing past them; nothing at all where a
+     * list overflowed (room1 as above) or both exceed room0 */
+    cl_kernel kbp, kbl;
+    assert_int_equal(cp_kernel(ctx, pg, "md_ghost_borders_pack", &kbp), CLPHYS_SUCCESS);
+    assert_int_equal(cp_kernel(ctx, pg, "md_ghost_borders_lists", &kbl), CLPHYS_SUCCESS);
+    const double d0[4] = {0, 1.5, 0, 0}, d1[4] = {0, -2.25, 0, 0};
+    const float f0[4] = {0, 1.5f, 0, 0}, f1[4] = {0, -2.25f, 0, 0};
+    const size_t a0 = counts[2], a1 = counts[3], na = a0 + a1;
+    cl_mem buf;
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 3 * rs * n, NULL, &buf), 0);
+    void *packed = malloc(3 * rs * n);
+    /* the full list of the upper face for the pack's source */
+    cl_uint room1b = (cl_uint)n, zero4[4] = {nstay, 0, 0, 0};
+    assert_int_equal(cp_write(ctx, cnt, 0, 16, zero4), 0);
+    assert_int_equal(CP_ARGS(ctx, kb, pos, nn, cnt, dim, CP_EITHER(dbl, flo, flof), CP_EITHER(dbl, fhi, fhif), i0,
+                             room0, i1, room1b),
+                     0);
+    assert_int_equal(cp_launch(ctx, kb, 1, &g, NULL, NULL), 0);
+    assert_int_equal(cp_read(ctx, i1, 0, 4 * n, l1) | cp_read(ctx, i0, 0, 4 * n, l0), 0);
+    for (int trial = 0; trial < 3; trial++) {
+        /* room0 n: all packed; room1 a1 - 1: a list short; room0 na - 1:
+         * the buffer short */
+        const cl_uint r0 = trial == 2 ? (cl_uint)na - 1 : (cl_uint)n, r1 = trial == 1 ? (cl_uint)a1 - 1 : (cl_uint)n;
+        memset(packed, 0xff, 3 * rs * n);
+        assert_int_equal(cp_write(ctx, buf, 0, 3 * rs * n, packed), 0);
+        assert_int_equal(
+            CP_ARGS(ctx, kbp, pos, i0, i1, cnt, r0, r1, CP_EITHER(dbl, d0, f0), CP_EITHER(dbl, d1, f1), buf), 0);
+        assert_int_equal(cp_launch(ctx, kbp, 1, &g, NULL, NULL), 0);
+        assert_int_equal(cp_read(ctx, buf, 0, 3 * rs * n, packed), 0);
+        for (size_t k = 0; k < n; k++)
+            for (int c = 0; c < 3; c++) {
+                const unsigned char *b = (const unsigned char *)packed + rs * (3 * k + (size_t)c);
+                if (trial || k >= na) {
+                    for (size_t q = 0; q < rs; q++) assert_int_equal(b[q], 0xff);
+                    continue;
+                }
+                const cl_uint i = k < a0 ? l0[k] : l1[k - a0];
+                const double sh = c == 1 ? (k < a0 ? 1.5 : -2.25) : 0;
+                const double want = rs == 8 ? x[4 * i + c] + sh : (double)((float)x[4 * i + c] + (float)sh);
+                const double got = rs == 8 ? *(const double *)(const void *)b : *(const float *)(const void *)b;
+                assert_true(got == want);
+            }
+    }
+    /* borders_lists: idx [a0 in place][nb0 from first0][a1 from idx1][nb1
+     * from first1], slot[k] = nown + k and pos[nown + k] = (buf[k], w) for
+     * the ng ghosts; nothing else written */
+    {
+        const cl_uint nb0 = 7, nb1 = 11, first0 = 900, first1 = 950, nown2 = 600, ng = 250;
+        const double gw = -2;
+        const float gwf = -2;
+        cl_uint *want = malloc(4 * n), *got = malloc(4 * n), *slot = malloc(4 * n);
+        memset(want, 0xff, 4 * n);
+        for (size_t k = 0; k < a0; k++) want[k] = l0[k];
+        for (cl_uint k = 0; k < nb0; k++) want[a0 + k] = first0 + k;
+        for (size_t k = 0; k < a1; k++) want[a0 + nb0 + k] = l1[k];
+        for (cl_uint k = 0; k < nb1; k++) want[a0 + nb0 + a1 + k] = first1 + k;
+        memset(got, 0xff, 4 * n);
+        memcpy(got, l0, 4 * a0);
+        memset(slot, 0xff, 4 * n);
+        cl_mem sl;
+        assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, NULL, &sl), 0);
+        assert_int_equal(cp_write(ctx, i0, 0, 4 * n, got) | cp_write(ctx, sl, 0, 4 * n, slot), 0);
+        /* positions: buf the packed ones above (trial 0's layout, re-made) */
+        for (size_t k = 0; k < 3 * n; k++) {
+            if (rs == 8)
+                ((double *)packed)[k] = 100 + (double)k;
+            else
+                ((float *)packed)[k] = 100 + (float)k;
+        }
+        void *pp = malloc(4 * rs * n);
+        memset(pp, 0xff, 4 * rs * n);
+        assert_int_equal(cp_write(ctx, buf, 0, 3 * rs * n, packed) | cp_write(ctx, pos, 0, 4 * rs * n, pp), 0);
+        const cl_uint ua0 = (cl_uint)a0, ua1 = (cl_uint)a1;
+        assert_int_equal(CP_ARGS(ctx, kbl, i0, i1, ua0, ua1, nb0, first0, nb1, first1, sl, pos, nown2, ng, buf,
+                                 CP_EITHER(dbl, gw, gwf)),
+                         0);
+        size_t m = md_global(a1 > ng ? a1 : ng, 64);
+        assert_int_equal(cp_launch(ctx, kbl, 1, &m, NULL, NULL), 0);
+        assert_int_equal(cp_read(ctx, i0, 0, 4 * n, got) | cp_read(ctx, sl, 0, 4 * n, slot) |
+                             cp_read(ctx, pos, 0, 4 * rs * n, pp),
+                         0);
+        assert_memory_equal(got, want, 4 * n);
+        for (size_t k = 0; k < n; k++) {
+            assert_int_equal(slot[k], k < ng ? nown2 + (cl_uint)k : 0xffffffffu);
+            const int ghost = k >= nown2 && k < nown2 + ng;
+            for (int c = 0; c < 4; c++) {
+                const unsigned char *b = (const unsigned char *)pp + rs * (4 * k + (size_t)c);
+                if (!ghost) {
+                    for (size_t q = 0; q < rs; q++) assert_int_equal(b[q], 0xff);
+                    continue;
+                }
+                const double v = rs == 8 ? *(const double *)(const void *)b : *(const float *)(const void *)b;
+                assert_true(v == (c == 3 ? -2 : 100 + (double)(3 * (k - nown2) + (size_t)c)));
+            }
+        }
+        cp_release_mem(&sl);
+        free(want), free(got), free(slot), free(pp);
+    }
+    cl_mem ms[] = {pos, i0, i1, cnt, buf};
+    for (size_t k = 0; k < 5; k++) cp_release_mem(&ms[k]);
+    cp_release_kernel(&kb), cp_release_kernel(&kbp), cp_release_kernel(&kbl);
+    free(x), free(xr), free(idx), free(l0), free(l1), free(once), free(packed);
+}
+
 static void test_kernels(void **state)
 {
     (void)state;
     kernels_in(CLPHYS_FP32);
-    if (clphys_context_device(ctx)->fp64) kernels_in(CLPHYS_FP64);
+    borders_in(CLPHYS_FP32);
+    if (clphys_context_device(ctx)->fp64) kernels_in(CLPHYS_FP64), borders_in(CLPHYS_FP64);
 }
 
 int main(void)

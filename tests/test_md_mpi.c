@@ -28,6 +28,9 @@
 
 static clphys_context *ctx;
 static int rank, size;
+/* compare_run's last plan: its rebuilds, and those whose ghost lists went
+ * with the migrants (md_mpi_borders) */
+static int last_merged, last_rebuilds;
 
 /* The grids of this number of ranks. */
 static int grids(int g[2][3])
@@ -193,12 +196,15 @@ static void compare_run(const clphys_md_params *p, const int g[3], const clphys_
         for (int c = 0; c < 3; c++) assert_true(fabs(p1[c] - p0[c]) <= 1e-12 * vmax * (double)all.n);
         fprintf(stderr,
                 "  %s grid %dx%dx%d (%s): thermo max rel diff %.2e over %d steps, positions %.2e, velocities %.2e, "
-                "momentum change %.1e %.1e %.1e, fewest atoms on a rank %llu, %d rebuilds\n",
+                "momentum change %.1e %.1e %.1e, fewest atoms on a rank %llu, %d rebuilds (%d with the ghost lists "
+                "sent with the migrants, %d in rounds after them)\n",
                 what, g[0], g[1], g[2], clphys_md_mpi_info(pl, NULL, NULL, NULL, NULL), worst, steps, dx, dv,
-                p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2], gmin, clphys_md_mpi_rebuilds(pl));
+                p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2], gmin, clphys_md_mpi_rebuilds(pl), pl->merged_builds,
+                pl->round_builds);
         assert_true(dx < 1e-9 && dv < 1e-9);
         clphys_md_system_destroy(&all);
     }
+    last_merged = pl->merged_builds, last_rebuilds = clphys_md_mpi_rebuilds(pl);
     clphys_md_mpi_destroy(pl);
 }
 
@@ -320,7 +326,8 @@ static void fcc_cells(int mx, int my, int mz, clphys_md_system *s)
  * copies on their own queue, full-transposed again with everything on one
  * queue (CLPHYS_MD_ONE_QUEUE=1, the path of a device without a second),
  * the rebuilds' ghost lists made on the host (CLPHYS_MD_HOST_GHOSTS=1;
- * elsewhere the device makes them) and the positions in MPI's messages
+ * elsewhere the device makes them: sent with the migrants, but in rounds
+ * after them for full-csr, CLPHYS_MD_GHOST_ROUNDS=1) and the positions in MPI's messages
  * (CLPHYS_MD_NODE_STAGING=0; elsewhere through shared memory, full-csr's
  * copied there by 3 threads). */
 static void test_overlap(void **state)
@@ -337,8 +344,8 @@ static void test_overlap(void **state)
         if (one_queue)
             tu_setenv("CLPHYS_MD_ONE_QUEUE", "1"), tu_setenv("CLPHYS_MD_HOST_GHOSTS", "1"),
                 tu_setenv("CLPHYS_MD_NODE_STAGING", "0");
-        else if (v == 1)
-            tu_setenv("CLPHYS_MD_STAGING_THREADS", "3"); /* the copies in pieces */
+        else if (v == 1) /* the copies by 3 threads, the ghost lists in rounds */
+            tu_setenv("CLPHYS_MD_STAGING_THREADS", "3"), tu_setenv("CLPHYS_MD_GHOST_ROUNDS", "1");
         clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = vs[v]},
                               .dt = 0.005,
                               .neigh_every = 20,
@@ -362,6 +369,10 @@ static void test_overlap(void **state)
         clphys_md_mpi_destroy(pl);
         compare_run(&p, g, &s, 200, 20, rows, &ref,
                     one_queue ? "full-transposed, one queue" : clphys_md_lj_variant_name(vs[v]), NULL);
+        /* subdomains 13 or more thick: every rebuild but the first (from
+         * the host) sends the ghost lists with the migrants, unless told
+         * otherwise */
+        assert_int_equal(last_merged, v == 0 ? last_rebuilds - 1 : 0);
         tu_env_restore();
         clphys_md_system_destroy(&ref);
     }

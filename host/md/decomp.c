@@ -53,6 +53,16 @@ void md_wrap(const md_decomp *d, double *x, int *img)
     }
 }
 
+double md_wrap_into(double x, double L)
+{
+    /* where x / L rounds to the integer on the other side, this keeps x
+     * inside */
+    if (x >= 0 && x < L) return x;
+    if (x < 0 && x >= -L) return x + L;
+    if (x >= L && x < 2 * L) return x - L;
+    return x - L * floor(x / L);
+}
+
 clphys_status md_decomp_make(clphys_context *ctx, int rank, int size, const int grid[3], const double L[3], double rs,
                              md_decomp *d)
 {

@@ -135,6 +135,9 @@ clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_unpack", &gd->k_unpack));
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_select", &gd->k_select));
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_places", &gd->k_places));
+    CP_TRY(cp_kernel(ctx, prog, "md_ghost_borders", &gd->k_borders));
+    CP_TRY(cp_kernel(ctx, prog, "md_ghost_borders_pack", &gd->k_bpack));
+    CP_TRY(cp_kernel(ctx, prog, "md_ghost_borders_lists", &gd->k_blists));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), NULL, &gd->count));
     /* a device that gives no second queue keeps the copies on ctx's queue
      * (the same events, all on one in-order queue); CLPHYS_MD_ONE_QUEUE=1
@@ -145,6 +148,12 @@ clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md
      * made them (md_ghosts_build_dev): to time both, and for the tests */
     const char *hg = getenv("CLPHYS_MD_HOST_GHOSTS");
     gd->host_lists = hg && *hg && strcmp(hg, "0") != 0;
+    /* CLPHYS_MD_GHOST_ROUNDS=1: a rebuild of a grid cut along one dimension
+     * makes its ghost lists in rounds after the migration
+     * (md_ghosts_build_dev) instead of sending them with the migrants
+     * (md_mpi_borders): to time both, and for the tests */
+    const char *gr = getenv("CLPHYS_MD_GHOST_ROUNDS");
+    gd->rounds_only = gr && *gr && strcmp(gr, "0") != 0;
     gd->node = -1; /* decided at the first rebuild (md_node_stage_reserve) */
     const char *one = getenv("CLPHYS_MD_ONE_QUEUE");
     if ((one && *one && strcmp(one, "0") != 0) || cp_queue_create(ctx, 0, &gd->copyq) != CLPHYS_SUCCESS)
@@ -163,6 +172,9 @@ void md_ghost_dev_free(md_ghost_dev *gd)
     cp_release_kernel(&gd->k_unpack);
     cp_release_kernel(&gd->k_select);
     cp_release_kernel(&gd->k_places);
+    cp_release_kernel(&gd->k_borders);
+    cp_release_kernel(&gd->k_bpack);
+    cp_release_kernel(&gd->k_blists);
     cl_mem *ms[] = {&gd->send_idx, &gd->recv_idx, &gd->sendbuf, &gd->recvbuf, &gd->count};
     for (size_t i = 0; i < 5; i++) cp_release_mem(ms[i]);
     if (gd->hsend_m)
@@ -592,4 +604,86 @@ clphys_status md_ghosts_build_dev(MPI_Comm comm, md_ghost_dev *gd, const md_deco
         g->nsend += nsend;
     }
     return CLPHYS_SUCCESS;
+}
+
+/* ---- a rebuild's ghost lists sent with the migrants (borders.c) --------- */
+/* The one cut dimension of d. */
+static int cut_dim(const md_decomp *d) { return d->cut[0] ? 0 : d->cut[1] ? 1 : 2; }
+
+clphys_status md_ghost_borders_select(md_ghost_dev *gd, const md_decomp *d, cl_mem pos, size_t n, cl_mem counts,
+                                      cl_mem scratch, size_t room)
+{
+    if (!n) return CLPHYS_SUCCESS;
+    clphys_context *ctx = gd->ctx;
+    const int c = cut_dim(d);
+    const double lo = d->lo[c] - d->llo[c] + d->rs, hi = d->hi[c] - d->llo[c] - d->rs;
+    const float lof = (float)lo, hif = (float)hi;
+    const cl_uint nn = (cl_uint)n, room0 = (cl_uint)gd->send_cap, room1 = (cl_uint)room;
+    const cl_int dim = c;
+    CP_TRY(CP_ARGS(ctx, gd->k_borders, pos, nn, counts, dim, CP_EITHER(gd->rs == 8, lo, lof),
+                   CP_EITHER(gd->rs == 8, hi, hif), gd->send_idx, room0, scratch, room1));
+    size_t g = md_global(n, 64);
+    CP_TRY(cp_launch(ctx, gd->k_borders, 1, &g, NULL, NULL));
+    /* the positions packed behind it, their counts read on the device: up
+     * to send_cap of them (more, and the host sends none) */
+    if (!gd->send_cap) return CLPHYS_SUCCESS;
+    double da[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+    float fa[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+    for (int q = 0; q < 2; q++) {
+        md_swap sw;
+        swap_geometry(d, c, q, &sw);
+        da[q][c] = sw.dlocal, fa[q][c] = (float)sw.dlocal;
+    }
+    CP_TRY(CP_ARGS(ctx, gd->k_bpack, pos, gd->send_idx, scratch, counts, room0, room1,
+                   CP_EITHER(gd->rs == 8, da[0], fa[0]), CP_EITHER(gd->rs == 8, da[1], fa[1]), gd->sendbuf));
+    g = md_global(gd->send_cap, 64);
+    return cp_launch(ctx, gd->k_bpack, 1, &g, NULL, NULL);
+}
+
+clphys_status md_ghost_borders_read(md_ghost_dev *gd, const size_t a[2])
+{
+    const size_t n = a[0] + a[1];
+    if (!n) return CLPHYS_SUCCESS;
+    CP_TRY(cp_read_async(gd->ctx, NULL, gd->sendbuf, 0, 3 * gd->rs * n, gd->hsend, 0, NULL, NULL));
+    return cp_flush(gd->ctx, NULL);
+}
+
+clphys_status md_ghost_borders_finish(md_ghost_dev *gd, const md_decomp *d, md_ghosts *g, cl_mem pos, size_t nown,
+                                      const size_t a[2], cl_mem scratch, const size_t first[2], const size_t nb[2],
+                                      const size_t nr[2])
+{
+    clphys_context *ctx = gd->ctx;
+    const size_t ns0 = a[0] + nb[0], ng = nr[0] + nr[1];
+    g->nswap = 2, g->nsend = ns0 + a[1] + nb[1], g->nghost = ng;
+    for (int q = 0; q < 2; q++) {
+        md_swap *sw = &g->swap[q];
+        swap_geometry(d, cut_dim(d), q, sw);
+        sw->off = q ? ns0 : 0, sw->nsend = a[q] + nb[q];
+        sw->first = nown + (q ? nr[0] : 0), sw->nrecv = nr[q];
+    }
+    /* the ghosts' positions (in hrecv, the caller's) up on copyq as a
+     * step's are (so that the next exchange writes hrecv after this copy),
+     * then one launch: the send lists [a0 lower face][b0][a1 upper face][b1],
+     * the ghosts' places behind the owned atoms and their positions there */
+    cl_event arrived = NULL;
+    clphys_status st = CLPHYS_SUCCESS;
+    if (ng)
+        st = cp_write_async(ctx, gd->copyq, gd->recvbuf, 0, 3 * gd->rs * ng, gd->hrecv, 0, NULL,
+                            gd->copyq ? &arrived : NULL);
+    if (!st && arrived) st = cp_flush(ctx, gd->copyq);
+    if (!st && arrived) st = cp_enqueue_wait(ctx, NULL, 1, &arrived);
+    cp_release_event(&arrived);
+    CP_TRY(st);
+    size_t m = ng > a[1] ? ng : a[1];
+    if (nb[0] > m) m = nb[0];
+    if (nb[1] > m) m = nb[1];
+    if (!m) return CLPHYS_SUCCESS;
+    const cl_uint a0 = (cl_uint)a[0], a1 = (cl_uint)a[1], nb0 = (cl_uint)nb[0], nb1 = (cl_uint)nb[1];
+    const cl_uint f0 = (cl_uint)first[0], f1 = (cl_uint)first[1], no = (cl_uint)nown, n = (cl_uint)ng;
+    const double w = MD_GHOST_W;
+    const float wf = (float)MD_GHOST_W;
+    CP_TRY(CP_ARGS(ctx, gd->k_blists, gd->send_idx, scratch, a0, a1, nb0, f0, nb1, f1, gd->recv_idx, pos, no, n,
+                   gd->recvbuf, CP_EITHER(gd->rs == 8, w, wf)));
+    size_t gsz = md_global(m, 64);
+    return cp_launch(ctx, gd->k_blists, 1, &gsz, NULL, NULL);
 }

@@ -24,6 +24,21 @@ clphys_status md_atoms_reserve(clphys_context *ctx, md_atoms *a, size_t n);
 clphys_status md_atoms_push(clphys_context *ctx, md_atoms *a, const md_atoms *src, size_t i, const double *shift);
 void md_atoms_free(md_atoms *a);
 
+/* One atom as it travels between ranks (md_rec_type). */
+typedef struct {
+    long long id;
+    int type, img[3];
+    double x[3], v[3];
+} md_rec;
+
+/* md_rec as one MPI datatype, so that counts and displacements are in atoms
+ * (up to INT_MAX of them) rather than bytes (INT_MAX / 72: 29.8 million
+ * atoms).  Freed with MPI_Type_free. */
+clphys_status md_rec_type(clphys_context *ctx, MPI_Datatype *t);
+/* Atom k of a from r (a has room), and back. */
+void md_rec_put(md_atoms *a, size_t k, const md_rec *r);
+void md_rec_get(const md_atoms *a, size_t k, md_rec *r);
+
 /* The grid of subdomains and this rank's place in it. */
 typedef struct {
     int P[3], coord[3], rank, size;
@@ -52,6 +67,9 @@ int md_decomp_owner(const md_decomp *d, int c, double x);
 int md_decomp_rank_of(const md_decomp *d, const double *x);
 /* x into [0, L) along each dimension, counting crossings in img. */
 void md_wrap(const md_decomp *d, double *x, int *img);
+/* x into [0, L) as x - L floor(x / L) gives it, without the division for
+ * the x within one box length of it (all but a lost atom's). */
+double md_wrap_into(double x, double L);
 
 /* Root's system scattered to the owners of its atoms (root: sys; others:
  * NULL).  Collective; statuses agreed. */
@@ -102,10 +120,11 @@ void md_ghosts_free(md_ghosts *g);
 typedef struct {
     clphys_context *ctx;
     size_t rs; /* 4 or 8 */
-    cl_kernel k_pack, k_unpack, k_select, k_places;
+    cl_kernel k_pack, k_unpack, k_select, k_places, k_borders, k_bpack, k_blists;
     cl_mem send_idx, recv_idx, sendbuf, recvbuf;
-    cl_mem count;   /* md_ghost_select's counters, one a side           */
-    int host_lists; /* rebuilds make the ghost lists on the host        */
+    cl_mem count;    /* md_ghost_select's counters, one a side           */
+    int host_lists;  /* rebuilds make the ghost lists on the host        */
+    int rounds_only; /* CLPHYS_MD_GHOST_ROUNDS: never with the migrants   */
     size_t send_cap, recv_cap;
     void *hsend, *hrecv; /* host staging: page-locked (hsend_m, hrecv_m
                             mapped) where the device gives it, else malloc */
@@ -188,6 +207,30 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
                                 clphys_status (*during)(void *arg), void *arg, int nap, double *bytes,
                                 cp_mpi_overlap *ov, int *beside, clphys_status st);
 
+/* A rebuild of a grid cut along one dimension sends each neighbour its
+ * migrants and its new ghosts' positions in one message (borders.c); the
+ * device's part: */
+/* md_ghost_borders over the n atoms at the front of pos (md_classify's
+ * staying ones, counts its counters): the lower face's list into send_idx
+ * (up to send_cap), the upper face's into scratch (up to room), counted in
+ * counts[2] and counts[3]; then their positions packed into sendbuf in the
+ * receivers' frames (md_ghost_borders_pack: where both lists had room,
+ * counts[2] + counts[3] <= send_cap).  Enqueued only. */
+clphys_status md_ghost_borders_select(md_ghost_dev *gd, const md_decomp *d, cl_mem pos, size_t n, cl_mem counts,
+                                      cl_mem scratch, size_t room);
+/* The packed positions of a[0] + a[1] atoms to hsend.  Enqueued only. */
+clphys_status md_ghost_borders_read(md_ghost_dev *gd, const size_t a[2]);
+/* The device's ghost lists and g's swaps after the messages: swap q sends
+ * a[q] atoms of its face's list (swap 1's in scratch), then nb[q] arrivals
+ * from local index first[q] on; it receives nr[q] ghosts, whose positions
+ * the caller left in hrecv (swap 0's, then swap 1's), placed from nown on
+ * (w MD_GHOST_W).  Room: send_cap >= a[0] + nb[0] + a[1] + nb[1],
+ * recv_cap >= nr[0] + nr[1], a plan of nown + nr[0] + nr[1] atoms.
+ * Enqueued only. */
+clphys_status md_ghost_borders_finish(md_ghost_dev *gd, const md_decomp *d, md_ghosts *g, cl_mem pos, size_t nown,
+                                      const size_t a[2], cl_mem scratch, const size_t first[2], const size_t nb[2],
+                                      const size_t nr[2]);
+
 /* The plan (include/clphys_md_mpi.h).  The rank's atoms live on its
  * device in the LJ plan's neighbour plan, in local index order [interior
  * atoms][owned atoms that came through the host][ghosts] before each sort:
@@ -233,6 +276,14 @@ struct clphys_md_mpi {
     cl_mem mig; /* atoms' records at a rebuild (md_classify's migrants,
                    md_arrive's arrivals), mig_cap of them        */
     size_t mig_cap;
+    size_t mig_guess;    /* migrants' records read with the counts       */
+    md_rec *brec, *brin; /* md_mpi_borders' records: the migrants by
+                            side, the arrivals (kept: no pages to
+                            fault in at every rebuild)          */
+    size_t brec_cap, brin_cap;
+    int merged_builds, round_builds; /* rebuilds with the ghost lists
+                                        sent with the migrants, and those
+                                        of such a grid made in rounds */
     cl_mem vel, vel_tmp, img, img_tmp, tag, tag_tmp, inv, xref, edge, counts;
     long long step, last_build;
     int rebuilds;
@@ -251,6 +302,30 @@ clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl);
  * everything sorted and listed; first: pl->own holds every owned atom (from
  * the scatter).  Collective, statuses agreed; adds to tm (may be NULL). */
 clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing *tm);
+/* A rebuild's migrants and new ghosts (borders.c), for a grid cut along
+ * one dimension: the nmig migrants are md_classify's records at recs (the
+ * device's form, MD_REC_*), or with recs NULL in pl->own (global frame,
+ * wrapped); the nstay staying atoms are at the front of the unsorted
+ * arrays, a[q] of them listed near face q (md_ghost_borders_select: the
+ * upper face's in pl->inv) and, where packed, their positions on their way
+ * to hsend (md_ghost_borders_read).  Each neighbour gets its migrants and
+ * those positions in one message.  *rounds 1 (on every rank): some rank
+ * needs the ghost lists made in rounds (an arrival near the other face, no
+ * room, or not packed), nothing on the device done, pl->own the arrivals;
+ * else the ghost lists and pl->g made on the device
+ * (md_ghost_borders_finish), the *narr arrivals in pl->brin for
+ * md_mpi_upload_recs (local index nstay on), pl->own empty.  st: this
+ * rank's status so far.  Collective, statuses agreed, but the device work
+ * enqueued at the end, whose failure is left in *late. */
+clphys_status md_mpi_borders(clphys_md_mpi *pl, size_t nstay, const char *recs, size_t nmig, const size_t a[2],
+                             int packed, clphys_status st, int *rounds, clphys_status *late, size_t *narr);
+/* A device record (MD_REC_*, the local frame) as an md_rec (global frame,
+ * wrapped). */
+void md_mpi_record_rec(const clphys_md_mpi *pl, const void *rec, md_rec *r);
+/* n atoms to the unsorted arrays from local index at on: as records in
+ * one copy and one md_arrive launch (mig grown where short).  Enqueued
+ * only. */
+clphys_status md_mpi_upload_recs(clphys_md_mpi *pl, size_t at, const md_rec *r, size_t n);
 /* Every owned atom from the device into out (overwritten; positions
  * relative to the box's lo corner, wrapped, images counted). */
 clphys_status md_mpi_download_owned(clphys_md_mpi *pl, md_atoms *out);

@@ -9,17 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One atom as it travels (rec_type). */
-typedef struct {
-    long long id;
-    int type, img[3];
-    double x[3], v[3];
-} md_rec;
-
-/* md_rec as one MPI datatype, so that counts and displacements are in atoms
- * (up to INT_MAX of them) rather than bytes (INT_MAX / 72: 29.8 million
- * atoms).  Freed with MPI_Type_free. */
-static clphys_status rec_type(clphys_context *ctx, MPI_Datatype *t)
+clphys_status md_rec_type(clphys_context *ctx, MPI_Datatype *t)
 {
     int e = MPI_Type_contiguous((int)sizeof(md_rec), MPI_BYTE, t);
     if (e == MPI_SUCCESS) e = MPI_Type_commit(t);
@@ -52,13 +42,13 @@ void md_atoms_free(md_atoms *a)
     memset(a, 0, sizeof *a);
 }
 
-static void put(md_atoms *a, size_t k, const md_rec *r)
+void md_rec_put(md_atoms *a, size_t k, const md_rec *r)
 {
     a->id[k] = r->id, a->type[k] = r->type;
     for (int c = 0; c < 3; c++) a->x[3 * k + c] = r->x[c], a->v[3 * k + c] = r->v[c], a->img[3 * k + c] = r->img[c];
 }
 
-static void get(const md_atoms *a, size_t k, md_rec *r)
+void md_rec_get(const md_atoms *a, size_t k, md_rec *r)
 {
     memset(r, 0, sizeof *r);
     r->id = a->id[k], r->type = a->type[k];
@@ -78,10 +68,10 @@ clphys_status md_atoms_push(clphys_context *ctx, md_atoms *a, const md_atoms *sr
 {
     CP_TRY(md_atoms_reserve(ctx, a, a->n + 1));
     md_rec r;
-    get(src, i, &r);
+    md_rec_get(src, i, &r);
     if (shift)
         for (int c = 0; c < 3; c++) r.x[c] += shift[c];
-    put(a, a->n++, &r);
+    md_rec_put(a, a->n++, &r);
     return CLPHYS_SUCCESS;
 }
 
@@ -157,7 +147,7 @@ clphys_status md_scatter(MPI_Comm comm, clphys_context *ctx, const md_decomp *d,
         st = cp_mpi_agree(comm, ctx, st);
     }
     MPI_Datatype rt = MPI_DATATYPE_NULL;
-    if (!st) st = cp_mpi_agree(comm, ctx, rec_type(ctx, &rt));
+    if (!st) st = cp_mpi_agree(comm, ctx, md_rec_type(ctx, &rt));
     if (!st) {
         int e = MPI_Scatterv(recs, counts, displs, rt, in, mine, rt, root, comm);
         if (e != MPI_SUCCESS) st = cp_mpi_error(ctx, e, "MPI_Scatterv");
@@ -165,7 +155,7 @@ clphys_status md_scatter(MPI_Comm comm, clphys_context *ctx, const md_decomp *d,
     if (rt != MPI_DATATYPE_NULL) MPI_Type_free(&rt);
     size_t m = (size_t)mine;
     if (!st) st = md_atoms_reserve(ctx, own, m);
-    for (size_t k = 0; !st && k < m; k++) put(own, k, &in[k]);
+    for (size_t k = 0; !st && k < m; k++) md_rec_put(own, k, &in[k]);
     if (!st) own->n = m;
     free(counts), free(displs), free(recs), free(in);
     return cp_mpi_agree(comm, ctx, st);
@@ -207,7 +197,7 @@ static clphys_status swap_atoms(MPI_Comm comm, clphys_context *ctx, const md_dec
      * reports the truncation, ignored after the failure) */
     md_rec dummy;
     MPI_Datatype rt = MPI_DATATYPE_NULL;
-    nrq = 0, ms = rec_type(ctx, &rt);
+    nrq = 0, ms = md_rec_type(ctx, &rt);
     for (int q = 0; q < 2 && !ms; q++) {
         cp_mpi_slice o = {out[q] ? (void *)out[q] : (void *)&dummy, nout[q], rt};
         cp_mpi_slice i = {st ? (void *)&dummy : (void *)(in + (q ? nin[0] : 0)), st ? 0 : nin[q], rt};
@@ -217,7 +207,7 @@ static clphys_status swap_atoms(MPI_Comm comm, clphys_context *ctx, const md_dec
     if (rt != MPI_DATATYPE_NULL) MPI_Type_free(&rt);
     if (!ms) ms = w;
     if (!st) st = ms;
-    for (size_t k = 0; !st && k < all; k++) put(own, own->n++, &in[k]);
+    for (size_t k = 0; !st && k < all; k++) md_rec_put(own, own->n++, &in[k]);
     free(in);
     return st;
 }
@@ -244,7 +234,7 @@ clphys_status md_migrate(MPI_Comm comm, clphys_context *ctx, const md_decomp *d,
                 continue;
             }
             md_rec r;
-            get(own, i, &r);
+            md_rec_get(own, i, &r);
             int side = k == (me + P - 1) % P ? 0 : k == (me + 1) % P ? 1 : -1;
             if (side < 0) {
                 st = cp_error(ctx, CLPHYS_ERR_INPUT,
@@ -285,7 +275,7 @@ clphys_status md_gather(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, 
     if (!out) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: gather");
     if (!st && own->n > (size_t)INT_MAX)
         st = cp_error(ctx, CLPHYS_ERR_OVERFLOW, "md mpi: %zu atoms on one rank: more than one gather holds", own->n);
-    for (size_t k = 0; !st && k < own->n; k++) get(own, k, &out[k]);
+    for (size_t k = 0; !st && k < own->n; k++) md_rec_get(own, k, &out[k]);
     if (d->rank == root) {
         counts = malloc((size_t)d->size * sizeof *counts), displs = malloc((size_t)d->size * sizeof *displs);
         if (!counts || !displs) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: gather");
@@ -301,7 +291,7 @@ clphys_status md_gather(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, 
         if (!st && !in) st = cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: gather");
     }
     MPI_Datatype rt = MPI_DATATYPE_NULL;
-    if (!st) st = rec_type(ctx, &rt);
+    if (!st) st = md_rec_type(ctx, &rt);
     st = cp_mpi_agree(comm, ctx, st);
     if (!st) {
         int e = MPI_Gatherv(out, mine, rt, in, counts, displs, rt, root, comm);

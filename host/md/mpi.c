@@ -40,7 +40,7 @@ void clphys_md_mpi_destroy(clphys_md_mpi *pl)
         free(pl->stage);
     md_ghosts_free(&pl->g);
     md_atoms_free(&pl->own);
-    free(pl->near_x), free(pl->near_at);
+    free(pl->near_x), free(pl->near_at), free(pl->brec), free(pl->brin);
     free(pl->type_mass);
     if (pl->comm != MPI_COMM_NULL) MPI_Comm_free(&pl->comm);
     free(pl);

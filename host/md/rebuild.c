@@ -8,8 +8,9 @@
  * host path (the first rebuild, CLPHYS_MD_HOST_GHOSTS) the staying atoms
  * near a cut face send their positions and places instead, the lists are
  * made there with the arrived atoms (md_ghosts_build) and the ghosts
- * uploaded.  Then the rank's set is sorted by cell and listed on the
- * device. */
+ * uploaded.  Where one dimension is cut the migrants and the new ghosts
+ * travel together instead (borders.c), unless some rank needs the lists in
+ * rounds.  Then the rank's set is sorted by cell and listed on the device. */
 #include "md_mpi_internal.h"
 
 #include <math.h>
@@ -95,17 +96,32 @@ static double real_at(const void *b, size_t rs, size_t k)
 /* One atom appended to out from its device values (x, v: real4 of the
  * plan's precision; image and tag int4): position relative to the box's lo
  * corner, wrapped. */
+static void device_to_rec(const clphys_md_mpi *pl, const void *x, const void *v, const cl_int *im, const cl_int *tg,
+                          md_rec *r)
+{
+    const size_t rs = pl->rs;
+    for (int c = 0; c < 3; c++) {
+        r->x[c] = real_at(x, rs, (size_t)c) + pl->d.llo[c];
+        r->v[c] = real_at(v, rs, (size_t)c);
+        r->img[c] = im[c];
+    }
+    r->id = (long long)(((unsigned long long)(cl_uint)tg[1] << 32) | (cl_uint)tg[0]);
+    r->type = tg[2];
+    md_wrap(&pl->d, r->x, r->img);
+}
+
+void md_mpi_record_rec(const clphys_md_mpi *pl, const void *rec, md_rec *r)
+{
+    const char *b = rec;
+    const cl_int *iv = (const cl_int *)(const void *)(b + 8 * pl->rs);
+    device_to_rec(pl, b, b + 4 * pl->rs, iv, iv + 4, r);
+}
+
 static void take(clphys_md_mpi *pl, md_atoms *out, const void *x, const void *v, const cl_int *im, const cl_int *tg)
 {
-    const size_t rs = pl->rs, i = out->n++;
-    for (int c = 0; c < 3; c++) {
-        out->x[3 * i + c] = real_at(x, rs, (size_t)c) + pl->d.llo[c];
-        out->v[3 * i + c] = real_at(v, rs, (size_t)c);
-        out->img[3 * i + c] = im[c];
-    }
-    out->id[i] = (long long)(((unsigned long long)(cl_uint)tg[1] << 32) | (cl_uint)tg[0]);
-    out->type[i] = tg[2];
-    md_wrap(&pl->d, out->x + 3 * i, out->img + 3 * i);
+    md_rec r;
+    device_to_rec(pl, x, v, im, tg, &r);
+    md_rec_put(out, out->n++, &r);
 }
 
 /* count atoms from `first` of the device arrays (pos, vel real4; img, tag
@@ -137,23 +153,34 @@ static clphys_status download(clphys_md_mpi *pl, cl_mem pos, cl_mem vel, cl_mem 
     return CLPHYS_SUCCESS;
 }
 
-/* The count migrants md_classify left as records in mig, appended to out
- * as download appends them: one copy, one wait. */
-static clphys_status download_rec(clphys_md_mpi *pl, size_t count, md_atoms *out)
+/* count records (md_classify's migrants, as it wrote them into mig) at
+ * raw, appended to out as download appends atoms. */
+static clphys_status take_records(clphys_md_mpi *pl, const char *raw, size_t count, md_atoms *out)
 {
-    if (!count) return CLPHYS_SUCCESS;
     const size_t rs = pl->rs, rb = rec_bytes(rs);
-    char *raw = NULL;
     CP_TRY(md_atoms_reserve(pl->ctx, out, out->n + count));
-    CP_TRY(staging(pl, rb * count, (void **)&raw));
-    CP_TRY(cp_read_async(pl->ctx, NULL, pl->mig, 0, rb * count, raw, 0, NULL, NULL));
-    CP_TRY(cp_finish(pl->ctx));
     for (size_t k = 0; k < count; k++) {
         const char *r = raw + rb * k;
         const cl_int *iv = (const cl_int *)(const void *)(r + 8 * rs);
         take(pl, out, r, r + 4 * rs, iv, iv + 4);
     }
     return CLPHYS_SUCCESS;
+}
+
+/* Where the migrants' records come to in the staging (classify reads the
+ * counters in front of them). */
+#define RECS_AT 64
+
+/* The count migrants md_classify left as records in mig into the staging
+ * at RECS_AT: one copy, one wait. */
+static clphys_status download_rec(clphys_md_mpi *pl, size_t count)
+{
+    if (!count) return CLPHYS_SUCCESS;
+    const size_t rb = rec_bytes(pl->rs);
+    char *raw = NULL;
+    CP_TRY(staging(pl, RECS_AT + rb * count, (void **)&raw));
+    CP_TRY(cp_read_async(pl->ctx, NULL, pl->mig, 0, rb * count, raw + RECS_AT, 0, NULL, NULL));
+    return cp_finish(pl->ctx);
 }
 
 clphys_status md_mpi_download_owned(clphys_md_mpi *pl, md_atoms *out)
@@ -168,8 +195,15 @@ clphys_status md_mpi_download_owned(clphys_md_mpi *pl, md_atoms *out)
  * (migrants: *nmig) of the unsorted arrays; with list_near (the host path's
  * ghost lists read them) the staying atoms near a cut face (*nnear) listed
  * in xref (positions) and inv (places), which are free until the sort;
- * without it *nnear is 0 and neither is written. */
-static clphys_status classify(clphys_md_mpi *pl, int list_near, size_t *nstay, size_t *nmig, size_t *nnear)
+ * without it *nnear is 0 and neither is written.  With borders the staying
+ * atoms within r_cut + skin of the faces listed for md_mpi_borders and
+ * their positions packed (md_ghost_borders_select, a[0] and a[1] of them,
+ * the upper face's list in inv).  The counters and the
+ * first *got migrants' records (as many as the last rebuild's twice, room
+ * in mig allowing) come back in one wait, the records at RECS_AT in the
+ * staging. */
+static clphys_status classify(clphys_md_mpi *pl, int list_near, int borders, size_t *nstay, size_t *nmig, size_t *nnear,
+                              size_t a[2], size_t *got)
 {
     clphys_context *ctx = pl->ctx;
     clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
@@ -183,14 +217,23 @@ static clphys_status classify(clphys_md_mpi *pl, int list_near, size_t *nstay, s
     for (int c = 0; c < 3; c++) lo[c] = pl->d.lo[c] - pl->d.llo[c], hi[c] = pl->d.hi[c] - pl->d.llo[c];
     float shellf = (float)shell;
     size_t g = md_global(n, 64);
+    const size_t guess = pl->mig_guess < pl->mig_cap ? pl->mig_guess : pl->mig_cap, rb = rec_bytes(pl->rs);
+    char *raw;
+    CP_TRY(staging(pl, RECS_AT + rb * guess, (void **)&raw));
     CP_TRY(cp_write_async(ctx, NULL, pl->counts, 0, sizeof zero, zero, 0, NULL, NULL));
     CP_TRY(CP_ARGS(ctx, k, nb->pos, pl->vel, pl->img, pl->tag, nb->perm, n, nown, MD_REAL4_ARG(pl->rs, lo),
                    MD_REAL4_ARG(pl->rs, hi), cut, CP_EITHER(pl->rs == 8, shell, shellf), ln, cap, nb->pos_in,
                    pl->vel_tmp, pl->img_tmp, pl->tag_tmp, pl->counts, pl->xref, pl->inv, pl->mig, pl->mig, mig_cap));
     CP_TRY(cp_launch(ctx, k, 1, &g, NULL, NULL));
-    cl_uint c[4];
-    CP_TRY(cp_read(ctx, pl->counts, 0, 16, c));
-    *nstay = c[0], *nmig = c[1], *nnear = c[2];
+    if (borders) CP_TRY(md_ghost_borders_select(&pl->gd, &pl->d, nb->pos_in, pl->nlocal, pl->counts, pl->inv, pl->cap));
+    CP_TRY(cp_read_async(ctx, NULL, pl->counts, 0, 16, raw, 0, NULL, NULL));
+    if (guess) CP_TRY(cp_read_async(ctx, NULL, pl->mig, 0, rb * guess, raw + RECS_AT, 0, NULL, NULL));
+    CP_TRY(cp_finish(ctx));
+    const cl_uint *c = (const cl_uint *)(const void *)raw;
+    *nstay = c[0], *nmig = c[1], *nnear = borders ? 0 : c[2];
+    a[0] = borders ? c[2] : 0, a[1] = borders ? c[3] : 0;
+    *got = guess;
+    pl->mig_guess = 2 * *nmig + 64;
     return CLPHYS_SUCCESS;
 }
 
@@ -242,17 +285,6 @@ static clphys_status ghost_sources(clphys_md_mpi *pl, md_atoms *view)
     return CLPHYS_SUCCESS;
 }
 
-/* x into [0, L) as x - L floor(x / L) gives it, without the division
- * for the atoms within one box length (all but a lost one); where x / L
- * rounds to the integer on the other side, this keeps x inside. */
-static double wrap_local(double x, double L)
-{
-    if (x >= 0 && x < L) return x;
-    if (x < 0 && x >= -L) return x + L;
-    if (x >= L && x < 2 * L) return x - L;
-    return x - L * floor(x / L);
-}
-
 static clphys_status launch1(clphys_md_mpi *pl, cl_kernel k, size_t n)
 {
     size_t g = md_global(n, 64);
@@ -284,17 +316,61 @@ static void store4(size_t rs, void *dst, size_t k, const double v[4])
 /* Atom i of own as the device holds it: position in the local frame
  * (wrapped into the device's box, w 0), velocity with the type's mass in
  * w, image and tag (id's low and high words, type). */
+static void rec_values(const clphys_md_mpi *pl, const md_rec *r, double x[4], double v[4], cl_int im[4], cl_int tg[4])
+{
+    for (int c = 0; c < 3; c++) {
+        x[c] = md_wrap_into(r->x[c] - pl->d.llo[c], pl->d.lbox[c]);
+        v[c] = r->v[c];
+        im[c] = r->img[c];
+    }
+    x[3] = 0, v[3] = pl->type_mass[r->type], im[3] = 0;
+    unsigned long long id = (unsigned long long)r->id;
+    tg[0] = (cl_int)(cl_uint)(id & 0xffffffffu), tg[1] = (cl_int)(cl_uint)(id >> 32), tg[2] = r->type, tg[3] = 0;
+}
+
 static void atom_values(const clphys_md_mpi *pl, const md_atoms *own, size_t i, double x[4], double v[4], cl_int im[4],
                         cl_int tg[4])
 {
-    for (int c = 0; c < 3; c++) {
-        x[c] = wrap_local(own->x[3 * i + c] - pl->d.llo[c], pl->d.lbox[c]);
-        v[c] = own->v[3 * i + c];
-        im[c] = own->img[3 * i + c];
+    md_rec r;
+    md_rec_get(own, i, &r);
+    rec_values(pl, &r, x, v, im, tg);
+}
+
+/* Record k (MD_REC_*) at base from its device values. */
+static void record_out(size_t rs, char *base, size_t k, const double x[4], const double v[4], const cl_int im[4],
+                       const cl_int tg[4])
+{
+    char *b = base + rec_bytes(rs) * k;
+    store4(rs, b, 0, x), store4(rs, b + 4 * rs, 0, v);
+    memcpy(b + 8 * rs, im, 16), memcpy(b + 8 * rs + 16, tg, 16);
+}
+
+/* The n records at base (the staging) to mig in one copy, scattered to
+ * the unsorted arrays from local index at by one md_arrive launch; the
+ * staging written without waiting (the next rebuild's download waits). */
+static clphys_status arrive(clphys_md_mpi *pl, size_t at, size_t n, const char *base)
+{
+    clphys_context *ctx = pl->ctx;
+    clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
+    CP_TRY(cp_write_async(ctx, NULL, pl->mig, 0, rec_bytes(pl->rs) * n, base, 0, NULL, NULL));
+    cl_uint nn = (cl_uint)n, a = (cl_uint)at;
+    CP_TRY(CP_ARGS(ctx, pl->k_arrive, pl->mig, pl->mig, nn, a, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp));
+    return launch1(pl, pl->k_arrive, n);
+}
+
+clphys_status md_mpi_upload_recs(clphys_md_mpi *pl, size_t at, const md_rec *r, size_t n)
+{
+    if (!n) return CLPHYS_SUCCESS;
+    char *base;
+    double x[4], v[4];
+    cl_int im[4], tg[4];
+    CP_TRY(mig_room(pl, n));
+    CP_TRY(staging(pl, rec_bytes(pl->rs) * n, (void **)&base));
+    for (size_t i = 0; i < n; i++) {
+        rec_values(pl, &r[i], x, v, im, tg);
+        record_out(pl->rs, base, i, x, v, im, tg);
     }
-    x[3] = 0, v[3] = pl->type_mass[own->type[i]], im[3] = 0;
-    unsigned long long id = (unsigned long long)own->id[i];
-    tg[0] = (cl_int)(cl_uint)(id & 0xffffffffu), tg[1] = (cl_int)(cl_uint)(id >> 32), tg[2] = own->type[i], tg[3] = 0;
+    return arrive(pl, at, n, base);
 }
 
 /* The atoms of own and then the ghosts of g (may be NULL) into the
@@ -316,18 +392,12 @@ static clphys_status upload(clphys_md_mpi *pl, size_t at, const md_atoms *own, c
     double x[4], v[4];
     cl_int im[4], tg[4];
     if (!ng && no <= pl->mig_cap) {
-        const size_t rb = rec_bytes(rs);
-        CP_TRY(staging(pl, rb * no, (void **)&base));
+        CP_TRY(staging(pl, rec_bytes(rs) * no, (void **)&base));
         for (size_t i = 0; i < no; i++) {
-            char *r = base + rb * i;
             atom_values(pl, own, i, x, v, im, tg);
-            store4(rs, r, 0, x), store4(rs, r + r4, 0, v);
-            memcpy(r + 2 * r4, im, 16), memcpy(r + 2 * r4 + 16, tg, 16);
+            record_out(rs, base, i, x, v, im, tg);
         }
-        CP_TRY(cp_write_async(ctx, NULL, pl->mig, 0, rb * no, base, 0, NULL, NULL));
-        cl_uint n = (cl_uint)no, a = (cl_uint)at;
-        CP_TRY(CP_ARGS(ctx, pl->k_arrive, pl->mig, pl->mig, n, a, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp));
-        return launch1(pl, pl->k_arrive, no);
+        return arrive(pl, at, no, base);
     }
     /* positions of all, then velocities, images and tags of the owned,
      * side by side in the staging */
@@ -339,7 +409,7 @@ static clphys_status upload(clphys_md_mpi *pl, size_t at, const md_atoms *own, c
         store4(rs, xb, i, x), store4(rs, vb, i, v);
     }
     for (size_t i = 0; i < ng; i++) {
-        for (int c = 0; c < 3; c++) x[c] = wrap_local(g->gx[3 * i + c] - pl->d.llo[c], pl->d.lbox[c]);
+        for (int c = 0; c < 3; c++) x[c] = md_wrap_into(g->gx[3 * i + c] - pl->d.llo[c], pl->d.lbox[c]);
         x[3] = MD_GHOST_W;
         store4(rs, xb, no + i, x);
     }
@@ -494,53 +564,98 @@ static clphys_status ghosts_on_device(clphys_md_mpi *pl, size_t nint, clphys_sta
                : cp_error(pl->ctx, CLPHYS_ERR_OVERFLOW, "md mpi: ghost lists still without room after 8 tries"));
 }
 
+/* A grid cut along one dimension: the migrants and the new ghosts in one
+ * message per neighbour (md_mpi_borders), the arrivals uploaded; where some
+ * rank needs it the ghost lists in rounds instead.  st: this rank's status
+ * so far (agreed there).  Collective; statuses agreed, but a failure of the
+ * device work enqueued at the end, left in *late for the sort's
+ * agreement. */
+static clphys_status borders(clphys_md_mpi *pl, size_t nint, const char *recs, size_t nmig, const size_t a[2],
+                             int packed, clphys_status st, clphys_status *late, size_t *narr)
+{
+    int rounds = 0;
+    *late = CLPHYS_SUCCESS;
+    CP_TRY(md_mpi_borders(pl, nint, recs, nmig, a, packed, st, &rounds, late, narr));
+    if (rounds) {
+        pl->round_builds++;
+        CP_TRY(ghosts_on_device(pl, nint, CLPHYS_SUCCESS));
+        *narr = pl->own.n;
+    } else {
+        pl->merged_builds++;
+        if (!*late) *late = md_mpi_upload_recs(pl, nint, pl->brin, *narr);
+    }
+    if (!*late) *late = fill_ghosts(pl, nint + *narr, pl->g.nghost);
+    return CLPHYS_SUCCESS;
+}
+
 clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing *tm)
 {
     clphys_context *ctx = pl->ctx;
     double t0 = cp_now(), nb_s = 0;
-    size_t nint = 0, nmig = 0, nnear = 0;
+    size_t nint = 0, nmig = 0, nnear = 0, a[2] = {0, 0}, got = 0;
+    const char *recs = NULL; /* the migrants' records, in the staging */
+    size_t narr = 0;         /* the atoms arrived (own's, but on the merged path) */
     clphys_status st = CLPHYS_SUCCESS;
     /* the ghost lists on the device, but at the first rebuild (every atom
-     * comes from the host) and where CLPHYS_MD_HOST_GHOSTS asks for the host */
+     * comes from the host) and where CLPHYS_MD_HOST_GHOSTS asks for the
+     * host; sent with the migrants where one dimension is cut, unless
+     * CLPHYS_MD_GHOST_ROUNDS asks for the rounds */
     const int dev_lists = !first && !pl->gd.host_lists;
+    const int merged = dev_lists && !pl->gd.rounds_only && pl->d.cut[0] + pl->d.cut[1] + pl->d.cut[2] == 1;
+    int packed = 0;
     pl->nnear = 0;
     if (!first) {
         pl->own.n = 0;
-        if (pl->nlocal) st = classify(pl, !dev_lists, &nint, &nmig, &nnear);
+        if (pl->nlocal) st = classify(pl, !dev_lists, merged, &nint, &nmig, &nnear, a, &got);
         clphys_md_neighbor_plan *nb = pl->lj ? clphys_md_lj_neighbor(pl->lj) : NULL;
-        /* the migrants as records in one copy, where mig held them all;
-         * else from the back of the arrays, mig grown for the next time */
-        if (!st && nmig && nmig <= pl->mig_cap) st = download_rec(pl, nmig, &pl->own);
+        /* the ghosts' positions packed and on their way to the host while
+         * the host takes the migrants */
+        packed = merged && a[0] + a[1] <= pl->gd.send_cap && a[1] <= pl->cap;
+        if (!st && packed) st = md_ghost_borders_read(&pl->gd, a);
+        /* the migrants as records: read with the counts where there were
+         * no more than guessed, else in one more copy where mig held them
+         * all, else from the back of the arrays (mig grown for the next
+         * time); md_mpi_borders takes the records as they are */
+        if (!st && nmig > got && nmig <= pl->mig_cap) st = download_rec(pl, nmig);
+        recs = !st && nmig && nmig <= pl->mig_cap ? (const char *)pl->stage + RECS_AT : NULL;
+        if (!st && nmig && recs && !merged) st = take_records(pl, recs, nmig, &pl->own);
         if (!st && nmig > pl->mig_cap)
             st = download(pl, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp, NULL, pl->cap - nmig, nmig, &pl->own);
         if (!st && nmig > pl->mig_cap) st = mig_room(pl, 2 * nmig);
         if (!st && !dev_lists) st = download_near(pl, nnear);
     }
     const double t_down = cp_now();
-    /* st (the download's and the migration's) agreed by the ghost lists'
-     * first room check (md_ghosts_build_dev), or on the host path by the
-     * agreement after ghost_sources */
-    st = md_migrate(pl->comm, ctx, &pl->d, &pl->own, st);
-    if (dev_lists) {
-        CP_TRY(ghosts_on_device(pl, nint, st));
-        /* enqueued only: its status agreed with the sort's below (nothing
-         * collective in between) */
-        st = fill_ghosts(pl, nint + pl->own.n, pl->g.nghost);
+    if (merged) {
+        clphys_status late;
+        CP_TRY(borders(pl, nint, recs, nmig, a, packed, st, &late, &narr));
+        st = late;
     } else {
-        md_atoms src;
-        if (!st) st = ghost_sources(pl, &src);
-        CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
-        CP_TRY(md_ghosts_build(pl->comm, ctx, &pl->d, &src, &pl->g));
+        /* st (the download's and the migration's) agreed by the ghost
+         * lists' first room check (md_ghosts_build_dev), or on the host
+         * path by the agreement after ghost_sources */
+        st = md_migrate(pl->comm, ctx, &pl->d, &pl->own, st);
+        if (dev_lists) {
+            CP_TRY(ghosts_on_device(pl, nint, st));
+            /* enqueued only: its status agreed with the sort's below
+             * (nothing collective in between) */
+            st = fill_ghosts(pl, nint + pl->own.n, pl->g.nghost);
+        } else {
+            md_atoms src;
+            if (!st) st = ghost_sources(pl, &src);
+            CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
+            CP_TRY(md_ghosts_build(pl->comm, ctx, &pl->d, &src, &pl->g));
+        }
     }
     double t1 = cp_now(), t_up = t1;
-    const size_t n = nint + pl->own.n + pl->g.nghost;
+    if (!merged) narr = pl->own.n;
+    const size_t n = nint + narr + pl->g.nghost;
     if (!st && !dev_lists && n > pl->cap) st = grow_plan(pl, nint, n); /* a larger plan */
     if (!st && !dev_lists) st = upload(pl, nint, &pl->own, &pl->g);
     if (!st && tm) st = cp_finish(ctx);
     t_up = cp_now();
     if (!st) {
         pl->nint = nint;
-        pl->nown = nint + pl->own.n;
+        pl->nown = nint + narr;
         pl->nlocal = n;
         st = sort_and_bind(pl, nint, dev_lists, tm ? &nb_s : NULL);
         if (!st) st = interior_rows(pl);
