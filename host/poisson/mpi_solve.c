@@ -51,31 +51,37 @@ static clphys_status faces_kernel(clphys_poisson_mpi_plan *d, int l, cl_mem m, s
 /* the ring of field m (level l, elements of es bytes) from the neighbours:
  * the block's four outer faces packed by one kernel into d->face (west,
  * east, south, north), read in one transfer into page-locked memory, sent to
- * the four neighbours (MPI_Isend/Irecv; the 7-point stencil needs no
- * corners), written back in one transfer and unpacked into the ring.
- * Tags name the direction of travel, so that one rank that is both the
- * west and the east neighbour (2 ranks across x) gets each face right. */
+ * the four neighbours (cp_mpi_post; the 7-point stencil needs no corners),
+ * written back in one transfer and unpacked into the ring.  Tags name the
+ * direction of travel, so that one rank that is both the west and the east
+ * neighbour (2 ranks across x) gets each face right.  Every face is sent
+ * and received even after a local failure, and every request is complete
+ * before this returns (cp_mpi_wait_exposed): the neighbours are not left
+ * waiting in this exchange, nor MPI writing into the staging. */
 static clphys_status exchange(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es)
 {
     const poisson_mpi_box *b = &d->box[l];
     const int fx = b->by * d->nz, fy = b->bx * d->nz;
     const int off[4] = {0, fx, 2 * fx, 2 * fx + fy}, cnt[4] = {fx, fx, fy, fy}, half = 2 * fx + 2 * fy;
-    CP_TRY(faces_kernel(d, l, m, es, 0, 0));
-    char *st = (char *)d->stage;
-    CP_TRY(cp_read(d->ctx, d->face, 0, (size_t)half * es, st));
-    /* face f travels towards neighbour f (tag f); the ring of side f comes
-     * from neighbour f, sent towards the opposite side (tag f ^ 1) */
+    clphys_status st = faces_kernel(d, l, m, es, 0, 0);
+    char *stg = (char *)d->stage;
+    if (!st) st = cp_read(d->ctx, d->face, 0, (size_t)half * es, stg);
+    /* face f travels towards neighbour f with tag f; the same tag brings
+     * the ring of side f ^ 1 from neighbour f ^ 1, whose face f it is */
     MPI_Request rq[8];
-    int bad = 0;
-    for (int f = 0; f < 4; f++)
-        bad |= MPI_Irecv(st + (size_t)(half + off[f]) * es, cnt[f] * (int)es, MPI_BYTE, d->nbr[f], f ^ 1, d->comm,
-                         &rq[f]) != MPI_SUCCESS;
-    for (int f = 0; f < 4; f++)
-        bad |= MPI_Isend(st + (size_t)off[f] * es, cnt[f] * (int)es, MPI_BYTE, d->nbr[f], f, d->comm, &rq[4 + f]) !=
-               MPI_SUCCESS;
-    if (bad || MPI_Waitall(8, rq, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-        return cp_error(d->ctx, CLPHYS_ERR_IO, "poisson mpi: halo exchange (MPI_Isend/Irecv) failed");
-    CP_TRY(cp_write(d->ctx, d->face, (size_t)half * es, (size_t)half * es, st + (size_t)half * es));
+    int nrq = 0;
+    clphys_status ms = CLPHYS_SUCCESS;
+    const double t0 = cp_now();
+    for (int f = 0; f < 4 && !ms; f++) {
+        cp_mpi_slice out = {stg + (size_t)off[f] * es, cnt[f] * (int)es, MPI_BYTE};
+        cp_mpi_slice in = {stg + (size_t)(half + off[f ^ 1]) * es, cnt[f ^ 1] * (int)es, MPI_BYTE};
+        ms = cp_mpi_post(d->ctx, d->comm, d->nbr[f], &out, 1, d->nbr[f ^ 1], &in, 1, f, rq, &nrq);
+    }
+    cp_mpi_overlap none = {0, 0, 0};
+    clphys_status w = cp_mpi_wait_exposed(d->ctx, nrq, rq, t0, &none);
+    if (!ms) ms = w;
+    CP_TRY(st ? st : ms);
+    CP_TRY(cp_write(d->ctx, d->face, (size_t)half * es, (size_t)half * es, stg + (size_t)half * es));
     return faces_kernel(d, l, m, es, 1, half);
 }
 
