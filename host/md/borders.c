@@ -65,8 +65,8 @@ static clphys_status sort_migrants(clphys_md_mpi *pl, int c, const char *recs, s
 {
     const md_decomp *d = &pl->d;
     const int P = d->P[c], me = d->coord[c];
-    const size_t rb = 8 * pl->rs + 32; /* md_rec's device form (rebuild.c) */
-    size_t back[2] = {n, n};           /* non-ghosts filled from the back, reversed after */
+    const size_t rb = md_mpi_record_bytes(pl->rs);
+    size_t back[2] = {n, n}; /* non-ghosts filled from the back, reversed after */
     CP_TRY(rec_room(pl->ctx, &pl->brec, &pl->brec_cap, 3 * n));
     for (int q = 0; q < 3; q++) out[q] = pl->brec + (size_t)q * n, nout[q] = 0;
     nbit[0] = nbit[1] = 0;

@@ -319,6 +319,10 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
  * enqueued at the end, whose failure is left in *late. */
 clphys_status md_mpi_borders(clphys_md_mpi *pl, size_t nstay, const char *recs, size_t nmig, const size_t a[2],
                              int packed, clphys_status st, int *rounds, clphys_status *late, size_t *narr);
+/* Bytes of an atom's device record at a rebuild (cl/md_rebuild.cl's
+ * MD_REC_*): position and velocity (real4 of rs-byte reals), image and tag
+ * (int4). */
+size_t md_mpi_record_bytes(size_t rs);
 /* A device record (MD_REC_*, the local frame) as an md_rec (global frame,
  * wrapped). */
 void md_mpi_record_rec(const clphys_md_mpi *pl, const void *rec, md_rec *r);

@@ -30,9 +30,7 @@
  * seen */
 #define MIG_FIRST 2048
 
-/* Bytes of an atom's record at a rebuild (cl/md_rebuild.cl's MD_REC_*):
- * position and velocity (real4), image and tag (int4). */
-static size_t rec_bytes(size_t rs) { return 8 * rs + 32; }
+size_t md_mpi_record_bytes(size_t rs) { return 8 * rs + 32; }
 
 /* Room for n records in mig (md_classify's migrants, then md_arrive's
  * arrivals). */
@@ -42,7 +40,7 @@ static clphys_status mig_room(clphys_md_mpi *pl, size_t n)
     CP_TRY(cp_finish(pl->ctx)); /* an arrivals' launch may still read it */
     cp_release_mem(&pl->mig);
     pl->mig_cap = 0;
-    CP_TRY(cp_buffer(pl->ctx, CL_MEM_READ_WRITE, rec_bytes(pl->rs) * n, NULL, &pl->mig));
+    CP_TRY(cp_buffer(pl->ctx, CL_MEM_READ_WRITE, md_mpi_record_bytes(pl->rs) * n, NULL, &pl->mig));
     pl->mig_cap = n;
     return CLPHYS_SUCCESS;
 }
@@ -157,12 +155,12 @@ static clphys_status download(clphys_md_mpi *pl, cl_mem pos, cl_mem vel, cl_mem 
  * raw, appended to out as download appends atoms. */
 static clphys_status take_records(clphys_md_mpi *pl, const char *raw, size_t count, md_atoms *out)
 {
-    const size_t rs = pl->rs, rb = rec_bytes(rs);
+    const size_t rb = md_mpi_record_bytes(pl->rs);
     CP_TRY(md_atoms_reserve(pl->ctx, out, out->n + count));
     for (size_t k = 0; k < count; k++) {
-        const char *r = raw + rb * k;
-        const cl_int *iv = (const cl_int *)(const void *)(r + 8 * rs);
-        take(pl, out, r, r + 4 * rs, iv, iv + 4);
+        md_rec r;
+        md_mpi_record_rec(pl, raw + rb * k, &r);
+        md_rec_put(out, out->n++, &r);
     }
     return CLPHYS_SUCCESS;
 }
@@ -176,7 +174,7 @@ static clphys_status take_records(clphys_md_mpi *pl, const char *raw, size_t cou
 static clphys_status download_rec(clphys_md_mpi *pl, size_t count)
 {
     if (!count) return CLPHYS_SUCCESS;
-    const size_t rb = rec_bytes(pl->rs);
+    const size_t rb = md_mpi_record_bytes(pl->rs);
     char *raw = NULL;
     CP_TRY(staging(pl, RECS_AT + rb * count, (void **)&raw));
     CP_TRY(cp_read_async(pl->ctx, NULL, pl->mig, 0, rb * count, raw + RECS_AT, 0, NULL, NULL));
@@ -217,7 +215,7 @@ static clphys_status classify(clphys_md_mpi *pl, int list_near, int borders, siz
     for (int c = 0; c < 3; c++) lo[c] = pl->d.lo[c] - pl->d.llo[c], hi[c] = pl->d.hi[c] - pl->d.llo[c];
     float shellf = (float)shell;
     size_t g = md_global(n, 64);
-    const size_t guess = pl->mig_guess < pl->mig_cap ? pl->mig_guess : pl->mig_cap, rb = rec_bytes(pl->rs);
+    const size_t guess = pl->mig_guess < pl->mig_cap ? pl->mig_guess : pl->mig_cap, rb = md_mpi_record_bytes(pl->rs);
     char *raw;
     CP_TRY(staging(pl, RECS_AT + rb * guess, (void **)&raw));
     CP_TRY(cp_write_async(ctx, NULL, pl->counts, 0, sizeof zero, zero, 0, NULL, NULL));
@@ -340,7 +338,7 @@ static void atom_values(const clphys_md_mpi *pl, const md_atoms *own, size_t i, 
 static void record_out(size_t rs, char *base, size_t k, const double x[4], const double v[4], const cl_int im[4],
                        const cl_int tg[4])
 {
-    char *b = base + rec_bytes(rs) * k;
+    char *b = base + md_mpi_record_bytes(rs) * k;
     store4(rs, b, 0, x), store4(rs, b + 4 * rs, 0, v);
     memcpy(b + 8 * rs, im, 16), memcpy(b + 8 * rs + 16, tg, 16);
 }
@@ -352,7 +350,7 @@ static clphys_status arrive(clphys_md_mpi *pl, size_t at, size_t n, const char *
 {
     clphys_context *ctx = pl->ctx;
     clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
-    CP_TRY(cp_write_async(ctx, NULL, pl->mig, 0, rec_bytes(pl->rs) * n, base, 0, NULL, NULL));
+    CP_TRY(cp_write_async(ctx, NULL, pl->mig, 0, md_mpi_record_bytes(pl->rs) * n, base, 0, NULL, NULL));
     cl_uint nn = (cl_uint)n, a = (cl_uint)at;
     CP_TRY(CP_ARGS(ctx, pl->k_arrive, pl->mig, pl->mig, nn, a, nb->pos_in, pl->vel_tmp, pl->img_tmp, pl->tag_tmp));
     return launch1(pl, pl->k_arrive, n);
@@ -365,7 +363,7 @@ clphys_status md_mpi_upload_recs(clphys_md_mpi *pl, size_t at, const md_rec *r, 
     double x[4], v[4];
     cl_int im[4], tg[4];
     CP_TRY(mig_room(pl, n));
-    CP_TRY(staging(pl, rec_bytes(pl->rs) * n, (void **)&base));
+    CP_TRY(staging(pl, md_mpi_record_bytes(pl->rs) * n, (void **)&base));
     for (size_t i = 0; i < n; i++) {
         rec_values(pl, &r[i], x, v, im, tg);
         record_out(pl->rs, base, i, x, v, im, tg);
@@ -392,7 +390,7 @@ static clphys_status upload(clphys_md_mpi *pl, size_t at, const md_atoms *own, c
     double x[4], v[4];
     cl_int im[4], tg[4];
     if (!ng && no <= pl->mig_cap) {
-        CP_TRY(staging(pl, rec_bytes(rs) * no, (void **)&base));
+        CP_TRY(staging(pl, md_mpi_record_bytes(rs) * no, (void **)&base));
         for (size_t i = 0; i < no; i++) {
             atom_values(pl, own, i, x, v, im, tg);
             record_out(rs, base, i, x, v, im, tg);
