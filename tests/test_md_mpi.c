@@ -379,6 +379,63 @@ static void test_overlap(void **state)
     clphys_md_system_destroy(&s);
 }
 
+/* Ghost lists that outgrow their room in the middle of a rebuild made in
+ * rounds (md_ghosts_build_dev's again): the send room grows, the
+ * positions go in MPI's messages while a node segment's half is too small
+ * for them, and the segments follow the lists at the rebuild's end.  After
+ * 19 steps the plan is shrunk by hand to send room for 8 atoms and segments
+ * of one page (as ghosts that suddenly multiply would leave it), so that
+ * the rebuild at step 20 outgrows both; the run must then equal the single
+ * rank's (column 6x6x32 fcc cells, grid 1x1xP, the rounds asked for by
+ * CLPHYS_MD_GHOST_ROUNDS=1). */
+static void test_rounds_growth(void **state)
+{
+    (void)state;
+    clphys_md_system s, ref;
+    fcc_cells(6, 6, 32, &s);
+    MPI_Bcast(s.v, 3 * (int)s.n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    const int g[3] = {1, 1, size};
+    tu_setenv("CLPHYS_MD_GHOST_ROUNDS", "1");
+    clphys_md_params p = {
+        .lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_MD_LJ_FULL_TRANSPOSED},
+        .dt = 0.005,
+        .neigh_every = 20,
+        .neigh_check = 0};
+    double rows[NCOL * 3];
+    copy_system(&s, &ref);
+    single_rank(&p, &s, 40, 20, rows, &ref);
+    clphys_md_mpi *pl;
+    assert_int_equal(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, g, 0, rank == 0 ? &s : NULL, &pl), CLPHYS_SUCCESS);
+    assert_int_equal(pl->gd.node, 1);
+    assert_int_equal(clphys_md_mpi_run(pl, 19, NULL), CLPHYS_SUCCESS);
+    const size_t room = pl->gd.send_cap;
+    md_node_stage_close(&pl->gd);
+    pl->gd.send_cap = 8;
+    assert_int_equal(md_node_stage_reserve(pl->comm, &pl->gd, &pl->d), CLPHYS_SUCCESS);
+    const size_t shrunk = pl->gd.node_bytes;
+    assert_true(shrunk < 3 * pl->rs * room);
+    const int builds0 = clphys_md_mpi_rebuilds(pl), merged0 = pl->merged_builds;
+    for (int k = 1; k < 3; k++) {
+        assert_int_equal(clphys_md_mpi_run(pl, k == 1 ? 1 : 20, NULL), CLPHYS_SUCCESS);
+        clphys_md_thermo t;
+        assert_int_equal(clphys_md_mpi_thermo(pl, &t), CLPHYS_SUCCESS);
+        double r[NCOL];
+        row_of(&t, r);
+        for (int c = 0; c < NCOL; c++) assert_true(rel(r[c], rows[NCOL * k + c]) <= 1e-10);
+    }
+    /* two rebuilds, both in rounds, the segments grown past the send room */
+    assert_int_equal(clphys_md_mpi_rebuilds(pl) - builds0, 2);
+    assert_int_equal(pl->merged_builds, merged0);
+    assert_true(pl->gd.send_cap > 8 && pl->gd.node_bytes >= 2 * 3 * pl->rs * pl->gd.send_cap);
+    if (rank == 0)
+        fprintf(stderr, "  rounds growth: send room 8 -> %zu atoms, segments %zu -> %zu bytes\n", pl->gd.send_cap,
+                shrunk, pl->gd.node_bytes);
+    clphys_md_mpi_destroy(pl);
+    tu_env_restore();
+    clphys_md_system_destroy(&ref);
+    clphys_md_system_destroy(&s);
+}
+
 /* A dilute hot gas packed into rank 0's corner of the box, drifting
  * towards the lower faces: atoms cross the periodic boundary into the
  * last subdomains, ranks start (and may end) empty; rebuild check every
@@ -600,7 +657,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_in_lj_variants), cmocka_unit_test(test_in_lj_interior), cmocka_unit_test(test_overlap),
         cmocka_unit_test(test_dilute_gas),     cmocka_unit_test(test_lammps_in_lj),   cmocka_unit_test(test_failures),
-        cmocka_unit_test(test_default_grid),
+        cmocka_unit_test(test_default_grid),   cmocka_unit_test(test_rounds_growth),
     };
     return tu_mpi_run_group("test_md_mpi", tests, size >= 2 && size <= 4, "2, 3 or 4", &ctx, 1);
 }
