@@ -319,6 +319,19 @@ static void fcc_cells(int mx, int my, int mz, clphys_md_system *s)
         for (int c = 0; c < 3; c++) s->v[3 * i + c] -= p[c] / (double)n;
 }
 
+/* The column of test_overlap and test_rounds_growth: 6x6x32 fcc cells
+ * (4,608 atoms, 53.7 long) with rank 0's velocities on every rank, its grid
+ * 1x1xP in g; in.lj's cutoff and skin in fp64, the lists rebuilt every 20
+ * steps without the check, variant v. */
+static clphys_md_params column(clphys_md_system *s, int g[3], clphys_md_lj_variant v)
+{
+    fcc_cells(6, 6, 32, s);
+    MPI_Bcast(s->v, 3 * (int)s->n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    g[0] = 1, g[1] = 1, g[2] = size;
+    return (clphys_md_params){
+        .lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = v}, .dt = 0.005, .neigh_every = 20};
+}
+
 /* A grid cut along z only (1x1xP, P the ranks) of a column 6x6x32 fcc
  * cells (4,608 atoms, 53.7 long): the forces of the rows with no ghost
  * neighbour run while the ghosts travel, the others after
@@ -334,11 +347,10 @@ static void test_overlap(void **state)
 {
     (void)state;
     clphys_md_system s, ref;
-    fcc_cells(6, 6, 32, &s);
-    MPI_Bcast(s.v, 3 * (int)s.n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    const int g[3] = {1, 1, size};
+    int g[3];
     const clphys_md_lj_variant vs[] = {CLPHYS_MD_LJ_FULL_TRANSPOSED, CLPHYS_MD_LJ_FULL_CSR,
                                        CLPHYS_MD_LJ_FULL_TRANSPOSED};
+    clphys_md_params p = column(&s, g, vs[0]);
     for (int v = 0; v < 3; v++) {
         const int one_queue = v == 2;
         if (one_queue)
@@ -346,10 +358,7 @@ static void test_overlap(void **state)
                 tu_setenv("CLPHYS_MD_NODE_STAGING", "0");
         else if (v == 1) /* the copies by 3 threads, the ghost lists in rounds */
             tu_setenv("CLPHYS_MD_STAGING_THREADS", "3"), tu_setenv("CLPHYS_MD_GHOST_ROUNDS", "1");
-        clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = vs[v]},
-                              .dt = 0.005,
-                              .neigh_every = 20,
-                              .neigh_check = 0};
+        p.lj.variant = vs[v];
         double rows[NCOL * 11];
         copy_system(&s, &ref);
         single_rank(&p, &s, 200, 20, rows, &ref);
@@ -392,15 +401,9 @@ static void test_rounds_growth(void **state)
 {
     (void)state;
     clphys_md_system s, ref;
-    fcc_cells(6, 6, 32, &s);
-    MPI_Bcast(s.v, 3 * (int)s.n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    const int g[3] = {1, 1, size};
+    int g[3];
     tu_setenv("CLPHYS_MD_GHOST_ROUNDS", "1");
-    clphys_md_params p = {
-        .lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64, .variant = CLPHYS_MD_LJ_FULL_TRANSPOSED},
-        .dt = 0.005,
-        .neigh_every = 20,
-        .neigh_check = 0};
+    const clphys_md_params p = column(&s, g, CLPHYS_MD_LJ_FULL_TRANSPOSED);
     double rows[NCOL * 3];
     copy_system(&s, &ref);
     single_rank(&p, &s, 40, 20, rows, &ref);
