@@ -9,7 +9,8 @@
  * without atoms; LAMMPS's in.lj log reproduced as test_md's single-rank
  * run reproduces it; errors (a thin subdomain, parameters differing between
  * ranks, a half-list variant, a rank without a device) the same on every
- * rank.  With --die (tests/mpi_rank_dies.py) rank 1 exits in the middle of
+ * rank; the node staging's threaded copy (md_node_stage_copy) moving every
+ * byte.  With --die (tests/mpi_rank_dies.py) rank 1 exits in the middle of
  * a run. */
 #include "clphys_md_mpi.h"
 #include "host/md/md_mpi_internal.h" /* the interior atoms kept on the device */
@@ -637,6 +638,42 @@ static void test_failures(void **state)
     if (size >= 4) too_far(&p);
 }
 
+/* md_node_stage_copy by 1 to 16 threads moves exactly n bytes, for the
+ * sizes whose share per thread is a whole number of cache lines with bytes
+ * left over (12 and 24 bytes a ghost: 43 mod 128 ghosts in fp32 by eight
+ * threads), around the size below which one thread copies, and at random
+ * sizes; the bytes around the destination untouched. */
+static void test_staging_copy(void **state)
+{
+    (void)state;
+    static const int threads[] = {1, 2, 3, 4, 5, 6, 7, 8, 12, 16};
+    const size_t most = 300000, guard = 64;
+    unsigned char *src = malloc(most), *dst = malloc(most + 2 * guard);
+    assert_non_null(src), assert_non_null(dst);
+    uint64_t rng = tu_rng_init(4242 + (uint64_t)rank);
+    for (size_t i = 0; i < most; i++) src[i] = (unsigned char)(256 * tu_uniform(&rng));
+    md_ghost_dev gd;
+    memset(&gd, 0, sizeof gd);
+    for (size_t t = 0; t < sizeof threads / sizeof *threads; t++) {
+        const int T = gd.node_threads = threads[t];
+        size_t sizes[64];
+        int m = 0;
+        for (size_t a = 43; m < 16; a += 128 * 11) sizes[m++] = (a % 2 ? 12 : 24) * a;
+        for (int d = -8; d <= 8; d++) sizes[m++] = (size_t)(1024 * T + d * 3);
+        while (m < 64) sizes[m++] = 1 + (size_t)(tu_uniform(&rng) * (double)(most - 1));
+        for (int k = 0; k < m; k++) {
+            const size_t n = sizes[k] < most ? sizes[k] : most;
+            memset(dst, 0xa5, n + 2 * guard);
+            md_node_stage_copy(&gd, dst + guard, src, n);
+            if (memcmp(dst + guard, src, n) != 0) fail_msg("%d threads, %zu bytes: not every byte copied", T, n);
+            for (size_t i = 0; i < guard; i++)
+                if (dst[i] != 0xa5 || dst[guard + n + i] != 0xa5)
+                    fail_msg("%d threads, %zu bytes: a byte outside the copy written", T, n);
+        }
+    }
+    free(src), free(dst);
+}
+
 /* --die: rank 1 leaves in the middle of a run. */
 static int rank_dies(void)
 {
@@ -658,9 +695,11 @@ int main(int argc, char **argv)
 {
     if (tu_mpi_init(&argc, &argv, &rank, &size, &ctx, 1)) return rank_dies();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_in_lj_variants), cmocka_unit_test(test_in_lj_interior), cmocka_unit_test(test_overlap),
-        cmocka_unit_test(test_dilute_gas),     cmocka_unit_test(test_lammps_in_lj),   cmocka_unit_test(test_failures),
+        cmocka_unit_test(test_in_lj_variants), cmocka_unit_test(test_in_lj_interior),
+        cmocka_unit_test(test_overlap),        cmocka_unit_test(test_dilute_gas),
+        cmocka_unit_test(test_lammps_in_lj),   cmocka_unit_test(test_failures),
         cmocka_unit_test(test_default_grid),   cmocka_unit_test(test_rounds_growth),
+        cmocka_unit_test(test_staging_copy),
     };
     return tu_mpi_run_group("test_md_mpi", tests, size >= 2 && size <= 4, "2, 3 or 4", &ctx, 1);
 }

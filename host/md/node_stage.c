@@ -36,7 +36,10 @@ void md_node_stage_copy(const md_ghost_dev *gd, void *dst, const void *src, size
 #ifdef _OPENMP
     const int T = gd->node_threads;
     if (T > 1 && n >= 1024 * (size_t)T) {
-        const size_t piece = (n / (size_t)T + 63) / 64 * 64;
+        /* ceil(n / T) up to whole cache lines: T pieces cover all n bytes
+         * (floor(n / T) would leave n mod T bytes uncopied wherever it is
+         * already a multiple of 64) */
+        const size_t piece = ((n + (size_t)T - 1) / (size_t)T + 63) / 64 * 64;
 #pragma omp parallel for num_threads(T) schedule(static)
         for (int t = 0; t < T; t++) {
             const size_t a = (size_t)t * piece;
