@@ -164,15 +164,16 @@ clphys_status md_node_stage_reserve(MPI_Comm comm, md_ghost_dev *gd, const md_de
         int on = want && nsize == d->size;
         CP_MPI(ctx, MPI_Allreduce(MPI_IN_PLACE, &on, 1, MPI_INT, MPI_MIN, comm));
         gd->node = on;
-        /* copy threads: the host's cores shared by its ranks, at most 4
-         * (CLPHYS_MD_STAGING_THREADS sets it); 1 beside a CPU device, whose
-         * own threads have the cores */
+        /* copy threads: the host's cores shared by its ranks, at most 8
+         * (past 4 only the 1 MB copies of a strong-scaling step still gain:
+         * bench/md-mpi-notes.md, round 11; CLPHYS_MD_STAGING_THREADS sets
+         * it); 1 beside a CPU device, whose own threads have the cores */
         const char *te = getenv("CLPHYS_MD_STAGING_THREADS");
         int T = 1;
 #ifdef _OPENMP
         T = omp_get_num_procs() / (nsize > 0 ? nsize : 1);
 #endif
-        if (T > 4) T = 4;
+        if (T > 8) T = 8;
         if (ctx->info.is_cpu) T = 1;
         if (te && *te) T = atoi(te);
         gd->node_threads = T < 1 ? 1 : T > 64 ? 64 : T;
