@@ -343,20 +343,23 @@ static clphys_md_params column(clphys_md_system *s, int g[3], clphys_md_lj_varia
  * elsewhere the device makes them: sent with the migrants, but in rounds
  * after them for full-csr, CLPHYS_MD_GHOST_ROUNDS=1) and the positions in MPI's messages
  * (CLPHYS_MD_NODE_STAGING=0; elsewhere through shared memory, full-csr's
- * copied there by 3 threads). */
+ * copied there by 3 threads), and once more on one queue with the
+ * positions through shared memory. */
 static void test_overlap(void **state)
 {
     (void)state;
     clphys_md_system s, ref;
     int g[3];
     const clphys_md_lj_variant vs[] = {CLPHYS_MD_LJ_FULL_TRANSPOSED, CLPHYS_MD_LJ_FULL_CSR,
-                                       CLPHYS_MD_LJ_FULL_TRANSPOSED};
+                                       CLPHYS_MD_LJ_FULL_TRANSPOSED, CLPHYS_MD_LJ_FULL_TRANSPOSED};
     clphys_md_params p = column(&s, g, vs[0]);
-    for (int v = 0; v < 3; v++) {
-        const int one_queue = v == 2;
-        if (one_queue)
+    for (int v = 0; v < 4; v++) {
+        const int one_queue = v >= 2, messages = v == 2;
+        if (messages)
             tu_setenv("CLPHYS_MD_ONE_QUEUE", "1"), tu_setenv("CLPHYS_MD_HOST_GHOSTS", "1"),
                 tu_setenv("CLPHYS_MD_NODE_STAGING", "0");
+        else if (one_queue)
+            tu_setenv("CLPHYS_MD_ONE_QUEUE", "1");
         else if (v == 1) /* the copies by 3 threads, the ghost lists in rounds */
             tu_setenv("CLPHYS_MD_STAGING_THREADS", "3"), tu_setenv("CLPHYS_MD_GHOST_ROUNDS", "1");
         p.lj.variant = vs[v];
@@ -369,20 +372,23 @@ static void test_overlap(void **state)
                          CLPHYS_SUCCESS);
         assert_true(pl->row_hi > pl->row_lo);
         assert_true(one_queue ? pl->gd.copyq == NULL : pl->gd.copyq != NULL);
-        assert_int_equal(pl->gd.host_lists, one_queue);
+        assert_int_equal(pl->gd.host_lists, messages);
         /* the ranks of a test share one host: node staging, but where it is turned off */
-        assert_int_equal(pl->gd.node, !one_queue);
+        assert_int_equal(pl->gd.node, !messages);
         assert_int_equal(pl->gd.node_threads, v == 1 ? 3 : 1);
         unsigned long long rows_in = pl->row_hi - pl->row_lo, sum = 0;
         MPI_Reduce(&rows_in, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
         if (rank == 0) fprintf(stderr, "  overlap: %llu of %zu atoms' forces run while the ghosts travel\n", sum, s.n);
         clphys_md_mpi_destroy(pl);
         compare_run(&p, g, &s, 200, 20, rows, &ref,
-                    one_queue ? "full-transposed, one queue" : clphys_md_lj_variant_name(vs[v]), NULL);
+                    messages    ? "full-transposed, one queue, MPI's messages"
+                    : one_queue ? "full-transposed, one queue"
+                                : clphys_md_lj_variant_name(vs[v]),
+                    NULL);
         /* subdomains 13 or more thick: every rebuild but the first (from
          * the host) sends the ghost lists with the migrants, unless told
          * otherwise */
-        assert_int_equal(last_merged, v == 0 ? last_rebuilds - 1 : 0);
+        assert_int_equal(last_merged, v == 0 || v == 3 ? last_rebuilds - 1 : 0);
         tu_env_restore();
         clphys_md_system_destroy(&ref);
     }
