@@ -664,7 +664,7 @@ static void test_staging_copy(void **state)
         const int T = gd.node_threads = threads[t];
         size_t sizes[64];
         int m = 0;
-        for (size_t a = 43; m < 16; a += 128 * 11) sizes[m++] = (a % 2 ? 12 : 24) * a;
+        for (size_t a = 43; m < 16; a += 128 * 11) sizes[m] = (m % 2 ? 24 : 12) * a, m++;
         for (int d = -8; d <= 8; d++) sizes[m++] = (size_t)(1024 * T + d * 3);
         while (m < 64) sizes[m++] = 1 + (size_t)(tu_uniform(&rng) * (double)(most - 1));
         for (int k = 0; k < m; k++) {
