@@ -3,6 +3,10 @@
  *   kick_drift: v += dt/2 f/m ; x += dt v ; wrap x into the box, counting
  *               crossings in the image flags
  *   kick:       v += dt/2 f/m
+ * both over the rows 0 .. n + skip_n - 1 but the skip_n from skip_at (all
+ * of them: skip_n 0; rows a .. b - 1 alone: n = b - a, skip_at 0, skip_n a),
+ * so that the distributed plan can advance the rows far from its ghosts
+ * apart from the others (mpi.c).
  * v.w holds the mass.  f is the LJ output (f[4 i + 0..2]).
  * max_displacement: the largest |x - x_ref|^2 (minimum image) since the last
  * neighbour build, as the bits of a non-negative float (ordered like uint).
@@ -40,10 +44,11 @@ static inline void md_wrap(real4_t *x, int4 *im, real4_t box)
 }
 
 __kernel void md_kick_drift(__global real4_t *x, __global real4_t *v, __global int4 *img, __global const real_t *f,
-                            real_t dt, real4_t box, uint n)
+                            real_t dt, real4_t box, uint n, uint skip_at, uint skip_n)
 {
     uint i = get_global_id(0);
     if (i >= n) return;
+    if (i >= skip_at) i += skip_n;
     real4_t vi = v[i], xi = x[i];
     real_t h = REAL_C(0.5) * dt / vi.w;
     vi.x += h * f[4 * i];
@@ -59,10 +64,11 @@ __kernel void md_kick_drift(__global real4_t *x, __global real4_t *v, __global i
     v[i] = vi;
 }
 
-__kernel void md_kick(__global real4_t *v, __global const real_t *f, real_t dt, uint n)
+__kernel void md_kick(__global real4_t *v, __global const real_t *f, real_t dt, uint n, uint skip_at, uint skip_n)
 {
     uint i = get_global_id(0);
     if (i >= n) return;
+    if (i >= skip_at) i += skip_n;
     real4_t vi = v[i];
     real_t h = REAL_C(0.5) * dt / vi.w;
     vi.x += h * f[4 * i];

@@ -388,14 +388,15 @@ clphys_status clphys_md_run(clphys_md_plan *pl, int steps, double *kernel_s)
     double ks = 0, *kp = kernel_s ? &ks : NULL, t = 0;
     for (int s = 0; s < steps; s++) {
         clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
-        CP_TRY(md_verlet_kick_drift(&pl->vv, nb->pos, pl->vel, pl->img, pl->lj->f, pl->p.dt, pl->box, pl->n, kp));
+        CP_TRY(md_verlet_kick_drift(&pl->vv, nb->pos, pl->vel, pl->img, pl->lj->f, pl->p.dt, pl->box,
+                                    md_rows_all(pl->n), kp));
         pl->step++;
         int yes;
         CP_TRY(need_rebuild(pl, &yes, kp));
         if (yes) CP_TRY(rebuild(pl, kp));
         CP_TRY(clphys_md_lj_evaluate(pl->lj, kernel_s ? &t : NULL));
         ks += t;
-        CP_TRY(md_verlet_kick(&pl->vv, pl->vel, pl->lj->f, pl->p.dt, pl->n, kp));
+        CP_TRY(md_verlet_kick(&pl->vv, pl->vel, pl->lj->f, pl->p.dt, md_rows_all(pl->n), kp));
     }
     if (pl->bound) CP_TRY(push(pl, kp));
     if (kernel_s) *kernel_s = ks;

@@ -213,13 +213,20 @@ typedef struct {
 clphys_status md_verlet_create(clphys_context *ctx, clphys_precision prec, md_verlet *v);
 void md_verlet_free(md_verlet *v);
 /* Kernel argument i: a real, or a real4 (x, y, z, 0), in rs's precision. */
-/* Atoms 0 .. n-1: v += f/m dt/2, x += v dt wrapped into [0, box) with the
+/* The rows a Verlet kernel runs over: 0 .. n - 1 but the skip_n rows
+ * from skip_at (md_rows_all: all n; md_rows_span: a .. b - 1 alone). */
+typedef struct {
+    size_t n, skip_at, skip_n;
+} md_rows;
+static inline md_rows md_rows_all(size_t n) { return (md_rows){n, 0, 0}; }
+static inline md_rows md_rows_span(size_t a, size_t b) { return (md_rows){b, 0, a}; }
+/* Rows r: v += f/m dt/2, x += v dt wrapped into [0, box) with the
  * crossings counted in img (md_kick_drift); queued, its kernel time added
- * to *ks (may be NULL). */
+ * to *ks (may be NULL).  CLPHYS_ERR_INVALID_ARGUMENT: r outside 0 .. n - 1. */
 clphys_status md_verlet_kick_drift(md_verlet *v, cl_mem pos, cl_mem vel, cl_mem img, cl_mem f, double dt,
-                                   const double box[3], size_t n, double *ks);
-/* Atoms 0 .. n-1: v += f/m dt/2 (md_kick); queued. */
-clphys_status md_verlet_kick(md_verlet *v, cl_mem vel, cl_mem f, double dt, size_t n, double *ks);
+                                   const double box[3], md_rows r, double *ks);
+/* Rows r: v += f/m dt/2 (md_kick); queued. */
+clphys_status md_verlet_kick(md_verlet *v, cl_mem vel, cl_mem f, double dt, md_rows r, double *ks);
 /* *d2: the largest squared minimum-image displacement of pos from xref
  * (in the periodic box), as the float the device reduced; waits for it. */
 clphys_status md_verlet_max_displacement(md_verlet *v, cl_mem pos, cl_mem xref, const double box[3], size_t n,

@@ -265,6 +265,13 @@ struct clphys_md_mpi {
                                   Empty: no overlap                            */
     size_t nedge;              /* with lanes: the rows outside them that hold
                                   owned atoms, listed in edge (md_edge_rows)   */
+    size_t far_lo, far_hi;     /* within row_lo .. row_hi, the rows farther
+                                  than r_s from every row outside it: no
+                                  force beside the interior's reads them, so
+                                  their next kick and kick-drift run while
+                                  the ghosts travel (interior_rows).  Empty:
+                                  not ahead                                   */
+    int far_next, far_done;    /* this step advances them ahead; they were   */
     cp_mpi_overlap ov;         /* the messages of the run being timed          */
     void *stage;               /* host staging of the rebuilds' copies:
                                   page-locked (stage_m mapped), else malloc    */

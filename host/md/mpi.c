@@ -208,17 +208,25 @@ clphys_status clphys_md_mpi_create(MPI_Comm comm, clphys_context *ctx, const clp
     return CLPHYS_SUCCESS;
 }
 
-static clphys_status kick_drift(clphys_md_mpi *pl)
+static clphys_status kick_drift(clphys_md_mpi *pl, md_rows r)
 {
     if (!pl->nlocal) return CLPHYS_SUCCESS;
     return md_verlet_kick_drift(&pl->vv, clphys_md_lj_neighbor(pl->lj)->pos, pl->vel, pl->img, pl->lj->f, pl->p.dt,
-                                pl->d.lbox, pl->nlocal, NULL);
+                                pl->d.lbox, r, NULL);
 }
 
-static clphys_status kick(clphys_md_mpi *pl)
+static clphys_status kick(clphys_md_mpi *pl, md_rows r)
 {
     if (!pl->nlocal) return CLPHYS_SUCCESS;
-    return md_verlet_kick(&pl->vv, pl->vel, pl->lj->f, pl->p.dt, pl->nlocal, NULL);
+    return md_verlet_kick(&pl->vv, pl->vel, pl->lj->f, pl->p.dt, r, NULL);
+}
+
+/* The rows the step's kicks still owe: all, or all but the far rows where
+ * they went ahead. */
+static md_rows owed(const clphys_md_mpi *pl)
+{
+    if (!pl->far_done) return md_rows_all(pl->nlocal);
+    return (md_rows){pl->nlocal, pl->far_lo, pl->far_hi - pl->far_lo};
 }
 
 /* This rank's largest squared displacement since the last build. */
@@ -258,11 +266,20 @@ static clphys_status need_rebuild(clphys_md_mpi *pl, clphys_status st, int *yes)
 }
 
 /* md_ghost_exchange's work during the messages: the forces of the rows
- * with no ghost neighbour. */
+ * with no ghost neighbour; where a step follows, the far rows' second half
+ * kick and the next step's kick-drift behind them (their forces are in,
+ * and nothing beside reads their positions), which the device would
+ * otherwise run between the rows beside the ghosts and the next pack. */
 static clphys_status interior_forces(void *arg)
 {
     clphys_md_mpi *pl = arg;
-    return md_lj_evaluate_rows(pl->lj, pl->row_lo, pl->row_hi - pl->row_lo);
+    CP_TRY(md_lj_evaluate_rows(pl->lj, pl->row_lo, pl->row_hi - pl->row_lo));
+    if (!pl->far_next) return CLPHYS_SUCCESS;
+    const md_rows far = md_rows_span(pl->far_lo, pl->far_hi);
+    CP_TRY(kick(pl, far));
+    CP_TRY(kick_drift(pl, far));
+    pl->far_done = 1;
+    return CLPHYS_SUCCESS;
 }
 
 /* ctx's queue to wait for the work queued on the exchange's copyq (the
@@ -293,10 +310,14 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md mpi: NULL plan or steps = %d < 0", steps);
     clphys_status st = CLPHYS_SUCCESS;
     double t = cp_now();
+    pl->far_done = 0; /* a run that failed mid-step left no usable state */
     for (int s = 0; s < steps; s++) {
         const int split = pl->row_hi > pl->row_lo;
         int overlapped = 0, beside = pl->edge != NULL;
-        if (!st) st = kick_drift(pl);
+        if (!st) st = kick_drift(pl, owed(pl));
+        pl->far_done = 0;
+        /* not on the last step: the run ends with every row at its step */
+        pl->far_next = split && s + 1 < steps && pl->far_hi > pl->far_lo;
         pl->step++;
         int yes;
         /* a local failure of the step before is agreed here or by the exchange */
@@ -337,7 +358,7 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
             st = clphys_md_lj_evaluate(pl->lj, NULL);
         }
         if (tm) tm->force_s += lap(pl, tm, &t);
-        if (!st) st = kick(pl);
+        if (!st) st = kick(pl, owed(pl));
         if (tm) tm->integrate_s += lap(pl, tm, &t), tm->steps++;
     }
     if (!st) st = cp_finish(pl->ctx);

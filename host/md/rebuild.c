@@ -466,6 +466,20 @@ static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, int dev_lis
     return st;
 }
 
+/* The far rows' cells f[0] .. f[1] of an interior of cells c_lo .. c_hi
+ * (interior_rows): m = ceil(r_s / h) cells in from each end, since a
+ * list holds atoms less than r_s apart at the build; one more at the top
+ * for the rows the cut to work-groups moved out of cell c_hi, and at the
+ * bottom where the rows below the interior are one launch rounded up to
+ * whole work-groups (full-csr: its last work-group computes rows of cell
+ * c_lo, after the far rows moved).  Cells f[2] and f[3] hold the rows that
+ * must lie outside the far ones for this to hold. */
+static void far_cells(const clphys_md_mpi *pl, double h, int c_lo, int c_hi, int f[4])
+{
+    const int m = (int)ceil(pl->d.rs / h + 1e-3), over = pl->edge == NULL;
+    f[0] = c_lo + m + over, f[1] = c_hi - m - 1, f[2] = c_lo + over, f[3] = c_hi;
+}
+
 /* The sorted rows whose lists hold no ghost, for a grid cut along z only
  * (row_lo .. row_hi - 1; empty otherwise): the cells farther than one cell
  * from those holding ghosts (local z below r_s and from r_s + thickness
@@ -473,12 +487,14 @@ static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, int dev_lis
  * outside them that hold owned atoms (md_edge_rows into edge, nedge of
  * them; the ghosts' rows need no forces), the interior then cut to whole
  * work-groups of the LJ kernel: its launch writes no row of the list's,
- * which may be computed beside it.  One wait, into the page-locked
- * staging (a small read into pageable memory costs tens of microseconds
- * more). */
+ * which may be computed beside it.  Within them the far rows (far_lo ..
+ * far_hi - 1, far_cells), where every row outside the interior, and every
+ * row a launch for them computes, lies in the cells outside those
+ * (else none).  One wait, into the page-locked staging (a small read into
+ * pageable memory costs tens of microseconds more). */
 static clphys_status interior_rows(clphys_md_mpi *pl)
 {
-    pl->row_lo = pl->row_hi = pl->nedge = 0;
+    pl->row_lo = pl->row_hi = pl->nedge = pl->far_lo = pl->far_hi = 0;
     if (!pl->nlocal || pl->d.cut[0] || pl->d.cut[1] || !pl->d.cut[2] || !md_lj_rows_supported(pl->lj))
         return CLPHYS_SUCCESS;
     clphys_context *ctx = pl->ctx;
@@ -487,9 +503,12 @@ static clphys_status interior_rows(clphys_md_mpi *pl)
     const double h = pl->d.lbox[2] / nb->nc[2], top = pl->d.hi[2] - pl->d.llo[2];
     const int c_lo = (int)floor(pl->d.rs / h + 1e-3) + 2, c_hi = (int)ceil(top / h - 1e-3) - 3;
     if (c_hi < c_lo || c_hi >= nb->nc[2]) return CLPHYS_SUCCESS;
+    int f[4];
+    far_cells(pl, h, c_lo, c_hi, f);
     void *raw;
-    CP_TRY(staging(pl, 16, &raw));
-    cl_uint *ab = raw;
+    CP_TRY(staging(pl, 32, &raw));
+    cl_uint *ab = raw; /* ab[3 + k]: the first row of cell f[0], f[1] + 1, f[2] + 1, f[3] */
+    memset(ab, 0, 32);
     clphys_status st;
     if (pl->edge) { /* made for a lanes variant (md_mpi_capacity); md_bind zeroed the counters */
         cl_uint a = (cl_uint)(layer * (size_t)c_lo), b = (cl_uint)(layer * (size_t)(c_hi + 1));
@@ -501,14 +520,22 @@ static clphys_status interior_rows(clphys_md_mpi *pl)
     } else {
         st = cp_read_async(ctx, NULL, nb->start, 4 * layer * (size_t)c_lo, 4, &ab[1], 0, NULL, NULL);
         if (!st) st = cp_read_async(ctx, NULL, nb->start, 4 * layer * (size_t)(c_hi + 1), 4, &ab[2], 0, NULL, NULL);
-        ab[0] = 0;
     }
+    const int at[4] = {f[0], f[1] + 1, f[2] + 1, f[3]};
+    for (int k = 0; k < 4 && !st && f[1] >= f[0]; k++)
+        st = cp_read_async(ctx, NULL, nb->start, 4 * layer * (size_t)at[k], 4, &ab[3 + k], 0, NULL, NULL);
     clphys_status w = cp_finish(ctx); /* ab is read into, even after a failure */
     CP_TRY(st ? st : w);
     if (ab[2] > ab[1]) pl->row_lo = ab[1], pl->row_hi = ab[2], pl->nedge = ab[0];
     if (pl->nedge > pl->row_lo + (pl->nlocal - pl->row_hi))
         return cp_error(ctx, CLPHYS_ERR_OVERFLOW, "md mpi: %zu rows beside the ghosts of %zu outside the interior",
                         pl->nedge, pl->row_lo + (pl->nlocal - pl->row_hi));
+    /* the rows below the interior, up to a whole work-group past it where
+     * one launch computes them, end within cell f[2]; those from row_hi
+     * start in cell f[3] or above */
+    const size_t reach = pl->row_lo + (pl->edge ? 0 : pl->lj->wg);
+    if (pl->row_hi > pl->row_lo && ab[4] > ab[3] && ab[5] >= reach && ab[6] <= pl->row_hi)
+        pl->far_lo = ab[3], pl->far_hi = ab[4];
     return CLPHYS_SUCCESS;
 }
 

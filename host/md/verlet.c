@@ -32,24 +32,38 @@ void md_verlet_free(md_verlet *v)
     cp_release_mem(&v->dmax);
 }
 
+/* The kernels' last three arguments (n, skip_at, skip_n) for r. */
+static clphys_status rows_args(clphys_context *ctx, md_rows r, cl_uint a[3])
+{
+    if (r.skip_n > r.n || r.skip_at > r.n - r.skip_n || r.n > CL_UINT_MAX)
+        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "md: rows %zu .. %zu skipped of %zu", r.skip_at,
+                        r.skip_at + r.skip_n, r.n);
+    a[0] = (cl_uint)(r.n - r.skip_n), a[1] = (cl_uint)r.skip_at, a[2] = (cl_uint)r.skip_n;
+    return CLPHYS_SUCCESS;
+}
+
 clphys_status md_verlet_kick_drift(md_verlet *v, cl_mem pos, cl_mem vel, cl_mem img, cl_mem f, double dt,
-                                   const double box[3], size_t n, double *ks)
+                                   const double box[3], md_rows r, double *ks)
 {
     clphys_context *ctx = v->ctx;
     cl_kernel k = v->k_kd;
-    cl_uint nn = (cl_uint)n;
-    size_t g = md_global(n, 64);
-    CP_TRY(CP_ARGS(ctx, k, pos, vel, img, f, MD_REAL_ARG(v->rs, dt), MD_REAL4_ARG(v->rs, box), nn));
+    cl_uint a[3];
+    CP_TRY(rows_args(ctx, r, a));
+    if (!a[0]) return CLPHYS_SUCCESS;
+    size_t g = md_global(a[0], 64);
+    CP_TRY(CP_ARGS(ctx, k, pos, vel, img, f, MD_REAL_ARG(v->rs, dt), MD_REAL4_ARG(v->rs, box), a[0], a[1], a[2]));
     return cp_launch(ctx, k, 1, &g, NULL, ks);
 }
 
-clphys_status md_verlet_kick(md_verlet *v, cl_mem vel, cl_mem f, double dt, size_t n, double *ks)
+clphys_status md_verlet_kick(md_verlet *v, cl_mem vel, cl_mem f, double dt, md_rows r, double *ks)
 {
     clphys_context *ctx = v->ctx;
     cl_kernel k = v->k_kick;
-    cl_uint nn = (cl_uint)n;
-    size_t g = md_global(n, 64);
-    CP_TRY(CP_ARGS(ctx, k, vel, f, MD_REAL_ARG(v->rs, dt), nn));
+    cl_uint a[3];
+    CP_TRY(rows_args(ctx, r, a));
+    if (!a[0]) return CLPHYS_SUCCESS;
+    size_t g = md_global(a[0], 64);
+    CP_TRY(CP_ARGS(ctx, k, vel, f, MD_REAL_ARG(v->rs, dt), a[0], a[1], a[2]));
     return cp_launch(ctx, k, 1, &g, NULL, ks);
 }
 
