@@ -6,7 +6,10 @@
  * both over the rows 0 .. n + skip_n - 1 but the skip_n from skip_at (all
  * of them: skip_n 0; rows a .. b - 1 alone: n = b - a, skip_at 0, skip_n a),
  * so that the distributed plan can advance the rows far from its ghosts
- * apart from the others (mpi.c).
+ * apart from the others (mpi.c); and where nown is not ~0 but the ghosts'
+ * rows (perm[i] >= nown, sorted row i holding atom perm[i] of the owned
+ * atoms 0 .. nown - 1 and the ghosts behind them): the unpack overwrites
+ * their positions before any force reads them.
  * v.w holds the mass.  f is the LJ output (f[4 i + 0..2]).
  * max_displacement: the largest |x - x_ref|^2 (minimum image) since the last
  * neighbour build, as the bits of a non-negative float (ordered like uint).
@@ -44,11 +47,13 @@ static inline void md_wrap(real4_t *x, int4 *im, real4_t box)
 }
 
 __kernel void md_kick_drift(__global real4_t *x, __global real4_t *v, __global int4 *img, __global const real_t *f,
-                            real_t dt, real4_t box, uint n, uint skip_at, uint skip_n)
+                            real_t dt, real4_t box, uint n, uint skip_at, uint skip_n, __global const uint *perm,
+                            uint nown)
 {
     uint i = get_global_id(0);
     if (i >= n) return;
     if (i >= skip_at) i += skip_n;
+    if (nown != ~0u && perm[i] >= nown) return;
     real4_t vi = v[i], xi = x[i];
     real_t h = REAL_C(0.5) * dt / vi.w;
     vi.x += h * f[4 * i];
@@ -64,11 +69,13 @@ __kernel void md_kick_drift(__global real4_t *x, __global real4_t *v, __global i
     v[i] = vi;
 }
 
-__kernel void md_kick(__global real4_t *v, __global const real_t *f, real_t dt, uint n, uint skip_at, uint skip_n)
+__kernel void md_kick(__global real4_t *v, __global const real_t *f, real_t dt, uint n, uint skip_at, uint skip_n,
+                      __global const uint *perm, uint nown)
 {
     uint i = get_global_id(0);
     if (i >= n) return;
     if (i >= skip_at) i += skip_n;
+    if (nown != ~0u && perm[i] >= nown) return;
     real4_t vi = v[i];
     real_t h = REAL_C(0.5) * dt / vi.w;
     vi.x += h * f[4 * i];

@@ -214,12 +214,15 @@ clphys_status md_verlet_create(clphys_context *ctx, clphys_precision prec, md_ve
 void md_verlet_free(md_verlet *v);
 /* Kernel argument i: a real, or a real4 (x, y, z, 0), in rs's precision. */
 /* The rows a Verlet kernel runs over: 0 .. n - 1 but the skip_n rows
- * from skip_at (md_rows_all: all n; md_rows_span: a .. b - 1 alone). */
+ * from skip_at (md_rows_all: all n; md_rows_span: a .. b - 1 alone), and
+ * where perm is not NULL but those holding ghosts (perm[row] >= nown). */
 typedef struct {
     size_t n, skip_at, skip_n;
+    cl_mem perm;
+    size_t nown;
 } md_rows;
-static inline md_rows md_rows_all(size_t n) { return (md_rows){n, 0, 0}; }
-static inline md_rows md_rows_span(size_t a, size_t b) { return (md_rows){b, 0, a}; }
+static inline md_rows md_rows_all(size_t n) { return (md_rows){n, 0, 0, NULL, 0}; }
+static inline md_rows md_rows_span(size_t a, size_t b) { return (md_rows){b, 0, a, NULL, 0}; }
 /* Rows r: v += f/m dt/2, x += v dt wrapped into [0, box) with the
  * crossings counted in img (md_kick_drift); queued, its kernel time added
  * to *ks (may be NULL).  CLPHYS_ERR_INVALID_ARGUMENT: r outside 0 .. n - 1. */

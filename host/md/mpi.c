@@ -222,11 +222,14 @@ static clphys_status kick(clphys_md_mpi *pl, md_rows r)
 }
 
 /* The rows the step's kicks still owe: all, or all but the far rows where
- * they went ahead. */
+ * they went ahead; the ghosts' rows never (their positions are the
+ * unpack's). */
 static md_rows owed(const clphys_md_mpi *pl)
 {
-    if (!pl->far_done) return md_rows_all(pl->nlocal);
-    return (md_rows){pl->nlocal, pl->far_lo, pl->far_hi - pl->far_lo};
+    md_rows r = md_rows_all(pl->nlocal);
+    if (pl->nown < pl->nlocal) r.perm = clphys_md_lj_neighbor(pl->lj)->perm, r.nown = pl->nown;
+    if (pl->far_done) r.skip_at = pl->far_lo, r.skip_n = pl->far_hi - pl->far_lo;
+    return r;
 }
 
 /* This rank's largest squared displacement since the last build. */

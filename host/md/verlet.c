@@ -32,13 +32,14 @@ void md_verlet_free(md_verlet *v)
     cp_release_mem(&v->dmax);
 }
 
-/* The kernels' last three arguments (n, skip_at, skip_n) for r. */
-static clphys_status rows_args(clphys_context *ctx, md_rows r, cl_uint a[3])
+/* The kernels' last arguments (n, skip_at, skip_n, nown) for r. */
+static clphys_status rows_args(clphys_context *ctx, md_rows r, cl_uint a[4])
 {
-    if (r.skip_n > r.n || r.skip_at > r.n - r.skip_n || r.n > CL_UINT_MAX)
+    if (r.skip_n > r.n || r.skip_at > r.n - r.skip_n || r.n > CL_UINT_MAX || (r.perm && r.nown >= CL_UINT_MAX))
         return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "md: rows %zu .. %zu skipped of %zu", r.skip_at,
                         r.skip_at + r.skip_n, r.n);
     a[0] = (cl_uint)(r.n - r.skip_n), a[1] = (cl_uint)r.skip_at, a[2] = (cl_uint)r.skip_n;
+    a[3] = r.perm ? (cl_uint)r.nown : CL_UINT_MAX;
     return CLPHYS_SUCCESS;
 }
 
@@ -47,11 +48,13 @@ clphys_status md_verlet_kick_drift(md_verlet *v, cl_mem pos, cl_mem vel, cl_mem 
 {
     clphys_context *ctx = v->ctx;
     cl_kernel k = v->k_kd;
-    cl_uint a[3];
+    cl_uint a[4];
     CP_TRY(rows_args(ctx, r, a));
+    cl_mem perm = r.perm ? r.perm : v->dmax; /* not read where a[3] is ~0 */
     if (!a[0]) return CLPHYS_SUCCESS;
     size_t g = md_global(a[0], 64);
-    CP_TRY(CP_ARGS(ctx, k, pos, vel, img, f, MD_REAL_ARG(v->rs, dt), MD_REAL4_ARG(v->rs, box), a[0], a[1], a[2]));
+    CP_TRY(CP_ARGS(ctx, k, pos, vel, img, f, MD_REAL_ARG(v->rs, dt), MD_REAL4_ARG(v->rs, box), a[0], a[1], a[2], perm,
+                   a[3]));
     return cp_launch(ctx, k, 1, &g, NULL, ks);
 }
 
@@ -59,11 +62,12 @@ clphys_status md_verlet_kick(md_verlet *v, cl_mem vel, cl_mem f, double dt, md_r
 {
     clphys_context *ctx = v->ctx;
     cl_kernel k = v->k_kick;
-    cl_uint a[3];
+    cl_uint a[4];
     CP_TRY(rows_args(ctx, r, a));
+    cl_mem perm = r.perm ? r.perm : v->dmax; /* not read where a[3] is ~0 */
     if (!a[0]) return CLPHYS_SUCCESS;
     size_t g = md_global(a[0], 64);
-    CP_TRY(CP_ARGS(ctx, k, vel, f, MD_REAL_ARG(v->rs, dt), a[0], a[1], a[2]));
+    CP_TRY(CP_ARGS(ctx, k, vel, f, MD_REAL_ARG(v->rs, dt), a[0], a[1], a[2], perm, a[3]));
     return cp_launch(ctx, k, 1, &g, NULL, ks);
 }
 
