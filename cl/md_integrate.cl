@@ -1,7 +1,10 @@
 /*
  * md_integrate.cl — velocity Verlet (NVE) on cell-sorted particles:
  *   kick_drift: v += dt/2 f/m ; x += dt v ; wrap x into the box, counting
- *               crossings in the image flags
+ *               crossings in the image flags; with kick_first the last
+ *               step's second half kick before (the same forces: the two
+ *               kernels of a step and the next in one pass over v and f,
+ *               the same additions in the same order)
  *   kick:       v += dt/2 f/m
  * both over the rows 0 .. n + skip_n - 1 but the skip_n from skip_at (all
  * of them: skip_n 0; rows a .. b - 1 alone: n = b - a, skip_at 0, skip_n a),
@@ -48,7 +51,7 @@ static inline void md_wrap(real4_t *x, int4 *im, real4_t box)
 
 __kernel void md_kick_drift(__global real4_t *x, __global real4_t *v, __global int4 *img, __global const real_t *f,
                             real_t dt, real4_t box, uint n, uint skip_at, uint skip_n, __global const uint *perm,
-                            uint nown)
+                            uint nown, int kick_first)
 {
     uint i = get_global_id(0);
     if (i >= n) return;
@@ -56,9 +59,15 @@ __kernel void md_kick_drift(__global real4_t *x, __global real4_t *v, __global i
     if (nown != ~0u && perm[i] >= nown) return;
     real4_t vi = v[i], xi = x[i];
     real_t h = REAL_C(0.5) * dt / vi.w;
-    vi.x += h * f[4 * i];
-    vi.y += h * f[4 * i + 1];
-    vi.z += h * f[4 * i + 2];
+    const real_t fx = f[4 * i], fy = f[4 * i + 1], fz = f[4 * i + 2];
+    if (kick_first) {
+        vi.x += h * fx;
+        vi.y += h * fy;
+        vi.z += h * fz;
+    }
+    vi.x += h * fx;
+    vi.y += h * fy;
+    vi.z += h * fz;
     xi.x += dt * vi.x;
     xi.y += dt * vi.y;
     xi.z += dt * vi.z;

@@ -386,17 +386,19 @@ clphys_status clphys_md_run(clphys_md_plan *pl, int steps, double *kernel_s)
     if (!pl || steps < 0)
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md: NULL plan or steps = %d < 0", steps);
     double ks = 0, *kp = kernel_s ? &ks : NULL, t = 0;
+    /* a step's second half kick goes into the next step's kick-drift, but
+     * the last step's: the run ends with the velocities at its step */
     for (int s = 0; s < steps; s++) {
         clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
         CP_TRY(md_verlet_kick_drift(&pl->vv, nb->pos, pl->vel, pl->img, pl->lj->f, pl->p.dt, pl->box,
-                                    md_rows_all(pl->n), kp));
+                                    md_rows_all(pl->n), s > 0, kp));
         pl->step++;
         int yes;
         CP_TRY(need_rebuild(pl, &yes, kp));
         if (yes) CP_TRY(rebuild(pl, kp));
         CP_TRY(clphys_md_lj_evaluate(pl->lj, kernel_s ? &t : NULL));
         ks += t;
-        CP_TRY(md_verlet_kick(&pl->vv, pl->vel, pl->lj->f, pl->p.dt, md_rows_all(pl->n), kp));
+        if (s + 1 == steps) CP_TRY(md_verlet_kick(&pl->vv, pl->vel, pl->lj->f, pl->p.dt, md_rows_all(pl->n), kp));
     }
     if (pl->bound) CP_TRY(push(pl, kp));
     if (kernel_s) *kernel_s = ks;

@@ -224,10 +224,14 @@ typedef struct {
 static inline md_rows md_rows_all(size_t n) { return (md_rows){n, 0, 0, NULL, 0}; }
 static inline md_rows md_rows_span(size_t a, size_t b) { return (md_rows){b, 0, a, NULL, 0}; }
 /* Rows r: v += f/m dt/2, x += v dt wrapped into [0, box) with the
- * crossings counted in img (md_kick_drift); queued, its kernel time added
- * to *ks (may be NULL).  CLPHYS_ERR_INVALID_ARGUMENT: r outside 0 .. n - 1. */
+ * crossings counted in img (md_kick_drift); with kick_first the second
+ * half kick of the step before first, v += f/m dt/2 with the same f (so
+ * that a step's last kernel and the next one's first read v and f once;
+ * the result is md_verlet_kick's then this one's to the bit); queued, its
+ * kernel time added to *ks (may be NULL).  CLPHYS_ERR_INVALID_ARGUMENT: r
+ * outside 0 .. n - 1. */
 clphys_status md_verlet_kick_drift(md_verlet *v, cl_mem pos, cl_mem vel, cl_mem img, cl_mem f, double dt,
-                                   const double box[3], md_rows r, double *ks);
+                                   const double box[3], md_rows r, int kick_first, double *ks);
 /* Rows r: v += f/m dt/2 (md_kick); queued. */
 clphys_status md_verlet_kick(md_verlet *v, cl_mem vel, cl_mem f, double dt, md_rows r, double *ks);
 /* *d2: the largest squared minimum-image displacement of pos from xref

@@ -208,11 +208,12 @@ clphys_status clphys_md_mpi_create(MPI_Comm comm, clphys_context *ctx, const clp
     return CLPHYS_SUCCESS;
 }
 
-static clphys_status kick_drift(clphys_md_mpi *pl, md_rows r)
+/* kick_first: the step before's second half kick first (md_verlet_kick_drift) */
+static clphys_status kick_drift(clphys_md_mpi *pl, md_rows r, int kick_first)
 {
     if (!pl->nlocal) return CLPHYS_SUCCESS;
     return md_verlet_kick_drift(&pl->vv, clphys_md_lj_neighbor(pl->lj)->pos, pl->vel, pl->img, pl->lj->f, pl->p.dt,
-                                pl->d.lbox, r, NULL);
+                                pl->d.lbox, r, kick_first, NULL);
 }
 
 static clphys_status kick(clphys_md_mpi *pl, md_rows r)
@@ -223,7 +224,8 @@ static clphys_status kick(clphys_md_mpi *pl, md_rows r)
 
 /* The rows the step's kicks still owe: all, or all but the far rows where
  * they went ahead; the ghosts' rows never (their positions are the
- * unpack's). */
+ * unpack's).  A step's second half kick goes into the next step's
+ * kick-drift (kick_owed), but the last step's. */
 static md_rows owed(const clphys_md_mpi *pl)
 {
     md_rows r = md_rows_all(pl->nlocal);
@@ -278,9 +280,7 @@ static clphys_status interior_forces(void *arg)
     clphys_md_mpi *pl = arg;
     CP_TRY(md_lj_evaluate_rows(pl->lj, pl->row_lo, pl->row_hi - pl->row_lo));
     if (!pl->far_next) return CLPHYS_SUCCESS;
-    const md_rows far = md_rows_span(pl->far_lo, pl->far_hi);
-    CP_TRY(kick(pl, far));
-    CP_TRY(kick_drift(pl, far));
+    CP_TRY(kick_drift(pl, md_rows_span(pl->far_lo, pl->far_hi), 1));
     pl->far_done = 1;
     return CLPHYS_SUCCESS;
 }
@@ -313,12 +313,14 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md mpi: NULL plan or steps = %d < 0", steps);
     clphys_status st = CLPHYS_SUCCESS;
     double t = cp_now();
-    pl->far_done = 0; /* a run that failed mid-step left no usable state */
+    /* a run that failed mid-step left no usable state */
+    pl->far_done = 0;
+    int kick_owed = 0;
     for (int s = 0; s < steps; s++) {
         const int split = pl->row_hi > pl->row_lo;
         int overlapped = 0, beside = pl->edge != NULL;
-        if (!st) st = kick_drift(pl, owed(pl));
-        pl->far_done = 0;
+        if (!st) st = kick_drift(pl, owed(pl), kick_owed);
+        pl->far_done = kick_owed = 0;
         /* not on the last step: the run ends with every row at its step */
         pl->far_next = split && s + 1 < steps && pl->far_hi > pl->far_lo;
         pl->step++;
@@ -361,7 +363,10 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
             st = clphys_md_lj_evaluate(pl->lj, NULL);
         }
         if (tm) tm->force_s += lap(pl, tm, &t);
-        if (!st) st = kick(pl, owed(pl));
+        if (s + 1 < steps)
+            kick_owed = 1;
+        else if (!st)
+            st = kick(pl, owed(pl));
         if (tm) tm->integrate_s += lap(pl, tm, &t), tm->steps++;
     }
     if (!st) st = cp_finish(pl->ctx);

@@ -44,17 +44,18 @@ static clphys_status rows_args(clphys_context *ctx, md_rows r, cl_uint a[4])
 }
 
 clphys_status md_verlet_kick_drift(md_verlet *v, cl_mem pos, cl_mem vel, cl_mem img, cl_mem f, double dt,
-                                   const double box[3], md_rows r, double *ks)
+                                   const double box[3], md_rows r, int kick_first, double *ks)
 {
     clphys_context *ctx = v->ctx;
     cl_kernel k = v->k_kd;
+    const cl_int kf = kick_first != 0;
     cl_uint a[4];
     CP_TRY(rows_args(ctx, r, a));
     cl_mem perm = r.perm ? r.perm : v->dmax; /* not read where a[3] is ~0 */
     if (!a[0]) return CLPHYS_SUCCESS;
     size_t g = md_global(a[0], 64);
     CP_TRY(CP_ARGS(ctx, k, pos, vel, img, f, MD_REAL_ARG(v->rs, dt), MD_REAL4_ARG(v->rs, box), a[0], a[1], a[2], perm,
-                   a[3]));
+                   a[3], kf));
     return cp_launch(ctx, k, 1, &g, NULL, ks);
 }
 
