@@ -212,7 +212,6 @@ typedef struct {
 
 clphys_status md_verlet_create(clphys_context *ctx, clphys_precision prec, md_verlet *v);
 void md_verlet_free(md_verlet *v);
-/* Kernel argument i: a real, or a real4 (x, y, z, 0), in rs's precision. */
 /* The rows a Verlet kernel runs over: 0 .. n - 1 but the skip_n rows
  * from skip_at (md_rows_all: all n; md_rows_span: a .. b - 1 alone), and
  * where perm is not NULL but those holding ghosts (perm[row] >= nown). */
