@@ -268,10 +268,12 @@ struct clphys_md_mpi {
     size_t far_lo, far_hi;     /* within row_lo .. row_hi, the rows farther
                                   than r_s from every row outside it: no
                                   force beside the interior's reads them, so
-                                  their next kick and kick-drift run while
-                                  the ghosts travel (interior_rows).  Empty:
-                                  not ahead                                   */
-    int far_next, far_done;    /* this step advances them ahead; they were   */
+                                  their second half kick and the next
+                                  kick-drift run while the ghosts travel
+                                  (interior_rows).  Empty: none go ahead      */
+    int far_next;              /* this step's exchange sends them ahead       */
+    int far_done;              /* they went ahead: the next kick-drift skips
+                                  them                                        */
     cp_mpi_overlap ov;         /* the messages of the run being timed          */
     void *stage;               /* host staging of the rebuilds' copies:
                                   page-locked (stage_m mapped), else malloc    */
