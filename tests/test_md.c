@@ -319,6 +319,42 @@ static void test_policies_and_variants_agree(void **state)
     clphys_md_system_destroy(&s);
 }
 
+/* A run in pieces ends where one run of as many steps ends: a step's
+ * second half kick goes into the next step's kick-drift (md_kick_drift's
+ * kick_first) but a run's last, so a piece that ends between two builds
+ * or on one must neither drop nor repeat a half kick (either moves v by
+ * dt/2 f/m, about 1e-2 here, against summation-order noise near 1e-13). */
+static void test_run_in_pieces(void **state)
+{
+    (void)state;
+    const unsigned long long seed = tu_seed();
+    clphys_md_system a, b;
+    assert_int_equal(clphys_md_fcc(0.8442, 4, 1.44, seed, &a), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_md_fcc(0.8442, 4, 1.44, seed, &b), CLPHYS_SUCCESS);
+    clphys_md_params p = {.lj = {.r_cut = 2.5, .skin = 0.3, .precision = CLPHYS_FP64}, .dt = 0.005, .neigh_every = 5};
+    clphys_md_plan *pa, *pb;
+    assert_int_equal(clphys_md_plan_create(ctx, &p, &a, &pa), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_md_plan_create(ctx, &p, &b, &pb), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_md_run(pa, 30, NULL), CLPHYS_SUCCESS);
+    const int piece[] = {7, 1, 2, 0, 20}; /* ends at steps 7, 8, 10 (a build), 10, 30 */
+    for (size_t k = 0; k < sizeof piece / sizeof piece[0]; k++)
+        assert_int_equal(clphys_md_run(pb, piece[k], NULL), CLPHYS_SUCCESS);
+    tu_poison_f64(a.x, 3 * a.n), tu_poison_f64(a.v, 3 * a.n);
+    tu_poison_f64(b.x, 3 * b.n), tu_poison_f64(b.v, 3 * b.n);
+    assert_int_equal(clphys_md_download(pa, &a), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_md_download(pb, &b), CLPHYS_SUCCESS);
+    double dx = 0, dv = 0, vmax = 0;
+    for (size_t i = 0; i < 3 * a.n; i++) {
+        assert_int_equal(a.image[i], b.image[i]);
+        dx = fmax(dx, fabs(a.x[i] - b.x[i]));
+        dv = fmax(dv, fabs(a.v[i] - b.v[i]));
+        vmax = fmax(vmax, fabs(a.v[i]));
+    }
+    assert_true(dx <= 1e-9 && dv <= 1e-9 * vmax);
+    clphys_md_plan_destroy(pa), clphys_md_plan_destroy(pb);
+    clphys_md_system_destroy(&a), clphys_md_system_destroy(&b);
+}
+
 static void test_box_too_small(void **state)
 {
     (void)state;
@@ -734,6 +770,7 @@ int main(void)
         cmocka_unit_test(test_energy_drift),
         cmocka_unit_test(test_neigh_delay),
         cmocka_unit_test(test_policies_and_variants_agree),
+        cmocka_unit_test(test_run_in_pieces),
         cmocka_unit_test(test_box_too_small),
         cmocka_unit_test(test_lammps_in_lj),
         cmocka_unit_test(test_settle_cut_pairs),
