@@ -49,25 +49,33 @@ static inline void md_wrap(real4_t *x, int4 *im, real4_t box)
     im->x = m[0], im->y = m[1], im->z = m[2];
 }
 
+/* The row of a launch's thread t: the skip_n rows from skip_at left out
+ * (*i); 0 where it holds a ghost (nown not ~0 and perm[*i] >= nown). */
+static inline int md_row(uint t, uint skip_at, uint skip_n, __global const uint *perm, uint nown, uint *i)
+{
+    *i = t >= skip_at ? t + skip_n : t;
+    return nown == ~0u || perm[*i] < nown;
+}
+
+/* v += h f, h = dt/2 / m */
+static inline void md_half_kick(real4_t *v, real_t h, real_t fx, real_t fy, real_t fz)
+{
+    v->x += h * fx;
+    v->y += h * fy;
+    v->z += h * fz;
+}
+
 __kernel void md_kick_drift(__global real4_t *x, __global real4_t *v, __global int4 *img, __global const real_t *f,
                             real_t dt, real4_t box, uint n, uint skip_at, uint skip_n, __global const uint *perm,
                             uint nown, int kick_first)
 {
-    uint i = get_global_id(0);
-    if (i >= n) return;
-    if (i >= skip_at) i += skip_n;
-    if (nown != ~0u && perm[i] >= nown) return;
+    uint t = get_global_id(0), i;
+    if (t >= n || !md_row(t, skip_at, skip_n, perm, nown, &i)) return;
     real4_t vi = v[i], xi = x[i];
     real_t h = REAL_C(0.5) * dt / vi.w;
     const real_t fx = f[4 * i], fy = f[4 * i + 1], fz = f[4 * i + 2];
-    if (kick_first) {
-        vi.x += h * fx;
-        vi.y += h * fy;
-        vi.z += h * fz;
-    }
-    vi.x += h * fx;
-    vi.y += h * fy;
-    vi.z += h * fz;
+    if (kick_first) md_half_kick(&vi, h, fx, fy, fz);
+    md_half_kick(&vi, h, fx, fy, fz);
     xi.x += dt * vi.x;
     xi.y += dt * vi.y;
     xi.z += dt * vi.z;
@@ -81,15 +89,10 @@ __kernel void md_kick_drift(__global real4_t *x, __global real4_t *v, __global i
 __kernel void md_kick(__global real4_t *v, __global const real_t *f, real_t dt, uint n, uint skip_at, uint skip_n,
                       __global const uint *perm, uint nown)
 {
-    uint i = get_global_id(0);
-    if (i >= n) return;
-    if (i >= skip_at) i += skip_n;
-    if (nown != ~0u && perm[i] >= nown) return;
+    uint t = get_global_id(0), i;
+    if (t >= n || !md_row(t, skip_at, skip_n, perm, nown, &i)) return;
     real4_t vi = v[i];
-    real_t h = REAL_C(0.5) * dt / vi.w;
-    vi.x += h * f[4 * i];
-    vi.y += h * f[4 * i + 1];
-    vi.z += h * f[4 * i + 2];
+    md_half_kick(&vi, REAL_C(0.5) * dt / vi.w, f[4 * i], f[4 * i + 1], f[4 * i + 2]);
     v[i] = vi;
 }
 

@@ -507,9 +507,12 @@ static clphys_status interior_rows(clphys_md_mpi *pl)
     far_cells(pl, h, c_lo, c_hi, f);
     void *raw;
     CP_TRY(staging(pl, 32, &raw));
-    cl_uint *ab = raw; /* ab[3 + k]: the first row of cell f[0], f[1] + 1, f[2] + 1, f[3] */
+    /* ab[1 + k]: the first row of cell at[k] (ab[0 .. 2] the edge kernel's
+     * counts with lanes: the rows beside the ghosts, the interior's ends) */
+    cl_uint *ab = raw;
     memset(ab, 0, 32);
-    clphys_status st;
+    const int at[6] = {c_lo, c_hi + 1, f[0], f[1] + 1, f[2] + 1, f[3]};
+    clphys_status st = CLPHYS_SUCCESS;
     if (pl->edge) { /* made for a lanes variant (md_mpi_capacity); md_bind zeroed the counters */
         cl_uint a = (cl_uint)(layer * (size_t)c_lo), b = (cl_uint)(layer * (size_t)(c_hi + 1));
         cl_uint nown = (cl_uint)pl->nown, n = (cl_uint)pl->nlocal, wg = (cl_uint)pl->lj->wg;
@@ -517,13 +520,9 @@ static clphys_status interior_rows(clphys_md_mpi *pl)
         CP_TRY(CP_ARGS(ctx, pl->k_edge, nb->start, a, b, wg, nb->perm, nown, n, pl->edge, pl->counts));
         CP_TRY(cp_launch(ctx, pl->k_edge, 1, &g, &l, NULL));
         st = cp_read_async(ctx, NULL, pl->counts, 0, 12, ab, 0, NULL, NULL);
-    } else {
-        st = cp_read_async(ctx, NULL, nb->start, 4 * layer * (size_t)c_lo, 4, &ab[1], 0, NULL, NULL);
-        if (!st) st = cp_read_async(ctx, NULL, nb->start, 4 * layer * (size_t)(c_hi + 1), 4, &ab[2], 0, NULL, NULL);
     }
-    const int at[4] = {f[0], f[1] + 1, f[2] + 1, f[3]};
-    for (int k = 0; k < 4 && !st && f[1] >= f[0]; k++)
-        st = cp_read_async(ctx, NULL, nb->start, 4 * layer * (size_t)at[k], 4, &ab[3 + k], 0, NULL, NULL);
+    for (int k = pl->edge ? 2 : 0, end = f[1] >= f[0] ? 6 : 2; k < end && !st; k++)
+        st = cp_read_async(ctx, NULL, nb->start, 4 * layer * (size_t)at[k], 4, &ab[1 + k], 0, NULL, NULL);
     clphys_status w = cp_finish(ctx); /* ab is read into, even after a failure */
     CP_TRY(st ? st : w);
     if (ab[2] > ab[1]) pl->row_lo = ab[1], pl->row_hi = ab[2], pl->nedge = ab[0];

@@ -32,44 +32,44 @@ void md_verlet_free(md_verlet *v)
     cp_release_mem(&v->dmax);
 }
 
-/* The kernels' last arguments (n, skip_at, skip_n, nown) for r. */
-static clphys_status rows_args(clphys_context *ctx, md_rows r, cl_uint a[4])
+/* The kernels' row arguments for r: a[0 .. 3] = n, skip_at, skip_n,
+ * nown; *perm (a placeholder, not read, where r has none: a[3] is ~0);
+ * *g the launch size, 0 where no row is left. */
+static clphys_status rows_args(const md_verlet *v, md_rows r, cl_uint a[4], cl_mem *perm, size_t *g)
 {
     if (r.skip_n > r.n || r.skip_at > r.n - r.skip_n || r.n > CL_UINT_MAX || (r.perm && r.nown >= CL_UINT_MAX))
-        return cp_error(ctx, CLPHYS_ERR_INVALID_ARGUMENT, "md: rows %zu .. %zu skipped of %zu", r.skip_at,
+        return cp_error(v->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "md: rows %zu .. %zu skipped of %zu", r.skip_at,
                         r.skip_at + r.skip_n, r.n);
     a[0] = (cl_uint)(r.n - r.skip_n), a[1] = (cl_uint)r.skip_at, a[2] = (cl_uint)r.skip_n;
     a[3] = r.perm ? (cl_uint)r.nown : CL_UINT_MAX;
+    *perm = r.perm ? r.perm : v->dmax;
+    *g = a[0] ? md_global(a[0], 64) : 0;
     return CLPHYS_SUCCESS;
 }
 
 clphys_status md_verlet_kick_drift(md_verlet *v, cl_mem pos, cl_mem vel, cl_mem img, cl_mem f, double dt,
                                    const double box[3], md_rows r, int kick_first, double *ks)
 {
-    clphys_context *ctx = v->ctx;
-    cl_kernel k = v->k_kd;
     const cl_int kf = kick_first != 0;
     cl_uint a[4];
-    CP_TRY(rows_args(ctx, r, a));
-    cl_mem perm = r.perm ? r.perm : v->dmax; /* not read where a[3] is ~0 */
-    if (!a[0]) return CLPHYS_SUCCESS;
-    size_t g = md_global(a[0], 64);
-    CP_TRY(CP_ARGS(ctx, k, pos, vel, img, f, MD_REAL_ARG(v->rs, dt), MD_REAL4_ARG(v->rs, box), a[0], a[1], a[2], perm,
-                   a[3], kf));
-    return cp_launch(ctx, k, 1, &g, NULL, ks);
+    cl_mem perm;
+    size_t g;
+    CP_TRY(rows_args(v, r, a, &perm, &g));
+    if (!g) return CLPHYS_SUCCESS;
+    CP_TRY(CP_ARGS(v->ctx, v->k_kd, pos, vel, img, f, MD_REAL_ARG(v->rs, dt), MD_REAL4_ARG(v->rs, box), a[0], a[1],
+                   a[2], perm, a[3], kf));
+    return cp_launch(v->ctx, v->k_kd, 1, &g, NULL, ks);
 }
 
 clphys_status md_verlet_kick(md_verlet *v, cl_mem vel, cl_mem f, double dt, md_rows r, double *ks)
 {
-    clphys_context *ctx = v->ctx;
-    cl_kernel k = v->k_kick;
     cl_uint a[4];
-    CP_TRY(rows_args(ctx, r, a));
-    cl_mem perm = r.perm ? r.perm : v->dmax; /* not read where a[3] is ~0 */
-    if (!a[0]) return CLPHYS_SUCCESS;
-    size_t g = md_global(a[0], 64);
-    CP_TRY(CP_ARGS(ctx, k, vel, f, MD_REAL_ARG(v->rs, dt), a[0], a[1], a[2], perm, a[3]));
-    return cp_launch(ctx, k, 1, &g, NULL, ks);
+    cl_mem perm;
+    size_t g;
+    CP_TRY(rows_args(v, r, a, &perm, &g));
+    if (!g) return CLPHYS_SUCCESS;
+    CP_TRY(CP_ARGS(v->ctx, v->k_kick, vel, f, MD_REAL_ARG(v->rs, dt), a[0], a[1], a[2], perm, a[3]));
+    return cp_launch(v->ctx, v->k_kick, 1, &g, NULL, ks);
 }
 
 clphys_status md_verlet_max_displacement(md_verlet *v, cl_mem pos, cl_mem xref, const double box[3], size_t n,
