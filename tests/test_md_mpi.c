@@ -342,9 +342,13 @@ static clphys_md_params column(clphys_md_system *s, int g[3], clphys_md_lj_varia
  * the rebuilds' ghost lists made on the host (CLPHYS_MD_HOST_GHOSTS=1;
  * elsewhere the device makes them: sent with the migrants, but in rounds
  * after them for full-csr, CLPHYS_MD_GHOST_ROUNDS=1) and the positions in MPI's messages
- * (CLPHYS_MD_NODE_STAGING=0; elsewhere through shared memory, full-csr's
- * copied there by 3 threads), and once more on one queue with the
- * positions through shared memory. */
+ * (CLPHYS_MD_NODE_STAGING=0; elsewhere through shared memory: the device
+ * copies straight into and out of the segments for the first
+ * full-transposed (CLPHYS_MD_NODE_DIRECT=3), full-csr's go through host
+ * staging, copied by 3 threads (CLPHYS_MD_NODE_DIRECT=0)), and once more on
+ * one queue with the positions through shared memory, copied into it
+ * through host staging and straight out of it (CLPHYS_MD_NODE_DIRECT=2);
+ * the other tests take the default, straight into the segments only. */
 static void test_overlap(void **state)
 {
     (void)state;
@@ -355,13 +359,16 @@ static void test_overlap(void **state)
     clphys_md_params p = column(&s, g, vs[0]);
     for (int v = 0; v < 4; v++) {
         const int one_queue = v >= 2, messages = v == 2;
-        if (messages)
+        if (v == 0) /* both sides of the segments copied by the device */
+            tu_setenv("CLPHYS_MD_NODE_DIRECT", "3");
+        else if (messages)
             tu_setenv("CLPHYS_MD_ONE_QUEUE", "1"), tu_setenv("CLPHYS_MD_HOST_GHOSTS", "1"),
                 tu_setenv("CLPHYS_MD_NODE_STAGING", "0");
-        else if (one_queue)
-            tu_setenv("CLPHYS_MD_ONE_QUEUE", "1");
+        else if (one_queue) /* and the positions copied straight only out of the segments */
+            tu_setenv("CLPHYS_MD_ONE_QUEUE", "1"), tu_setenv("CLPHYS_MD_NODE_DIRECT", "2");
         else if (v == 1) /* the copies by 3 threads, the ghost lists in rounds */
-            tu_setenv("CLPHYS_MD_STAGING_THREADS", "3"), tu_setenv("CLPHYS_MD_GHOST_ROUNDS", "1");
+            tu_setenv("CLPHYS_MD_STAGING_THREADS", "3"), tu_setenv("CLPHYS_MD_GHOST_ROUNDS", "1"),
+                tu_setenv("CLPHYS_MD_NODE_DIRECT", "0");
         p.lj.variant = vs[v];
         double rows[NCOL * 11];
         copy_system(&s, &ref);
@@ -380,6 +387,10 @@ static void test_overlap(void **state)
         /* the ranks of a test share one host: node staging, but where it is turned off */
         assert_int_equal(pl->gd.node, !messages);
         assert_int_equal(pl->gd.node_threads, v == 1 ? 3 : 1);
+        if (!messages)
+            assert_int_equal(pl->gd.node_direct, v == 1 ? 0 : v == 3 ? MD_DIRECT_RECV : 3);
+        else
+            assert_int_equal(pl->gd.node_direct, MD_DIRECT_SEND); /* the default, unused here */
         unsigned long long rows_in = pl->row_hi - pl->row_lo, sum = 0;
         MPI_Reduce(&rows_in, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
         if (rank == 0) fprintf(stderr, "  overlap: %llu of %zu atoms' forces run while the ghosts travel\n", sum, s.n);

@@ -306,24 +306,51 @@ static clphys_status post(MPI_Comm comm, md_ghost_dev *gd, int node, const md_sw
     return ms;
 }
 
-/* The received positions to recvbuf, on copyq: from hrecv (with node
- * staging (node) copied there first from the senders' segments, at their
- * headers' offsets, checked against the lists).  *arrived: the copy's
- * event. */
+/* The received positions to recvbuf, on copyq: from hrecv, or with node
+ * staging (node) from the senders' segments at their headers' offsets
+ * (checked against the lists), straight (node_direct's MD_DIRECT_RECV)
+ * or copied into hrecv first.  *arrived: the event of the last copy
+ * (copyq is in order). */
 static clphys_status copy_back(md_ghost_dev *gd, int node, const md_swap *const sw[2], const size_t rof[2], size_t ro,
                                size_t nr, long long hdr_in[2][2], cl_event *arrived)
 {
     clphys_context *ctx = gd->ctx;
     const size_t r3 = 3 * gd->rs;
+    const char *src[2] = {NULL, NULL};
+    size_t len[2] = {0, 0};
     for (int q = 0; node && q < 2; q++) {
-        const unsigned long long off = (unsigned long long)hdr_in[q][0], len = (unsigned long long)hdr_in[q][1];
-        if (len != r3 * sw[q]->nrecv || off > gd->node_bytes || len > gd->node_bytes - off)
+        const unsigned long long off = (unsigned long long)hdr_in[q][0], n = (unsigned long long)hdr_in[q][1];
+        if (n != r3 * sw[q]->nrecv || off > gd->node_bytes || n > gd->node_bytes - off)
             return cp_error(ctx, CLPHYS_ERR_IO,
                             "md mpi: ghost header from rank %d (%llu bytes at %llu) does not match its list (%zu)",
-                            sw[q]->from, len, off, r3 * sw[q]->nrecv);
-        md_node_stage_copy(gd, (char *)gd->hrecv + r3 * rof[q], (const char *)gd->node_peer[sw[q]->dim][q] + off, len);
+                            sw[q]->from, n, off, r3 * sw[q]->nrecv);
+        src[q] = (const char *)gd->node_peer[sw[q]->dim][q] + off, len[q] = (size_t)n;
     }
+    if (node && (gd->node_direct & MD_DIRECT_RECV)) {
+        /* one copy where both sides come from one neighbour's segment
+         * back to back (two ranks along a dimension: its two send lists),
+         * as they land (rof[1] follows rof[0]) */
+        if (len[0] && src[1] == src[0] + len[0]) len[0] += len[1], len[1] = 0;
+        clphys_status st = CLPHYS_SUCCESS;
+        for (int q = 0; q < 2 && !st; q++) {
+            if (!len[q]) continue;
+            cp_release_event(arrived);
+            st = cp_write_async(ctx, gd->copyq, gd->recvbuf, r3 * rof[q], len[q], src[q], 0, NULL, arrived);
+        }
+        return st;
+    }
+    for (int q = 0; node && q < 2; q++) md_node_stage_copy(gd, (char *)gd->hrecv + r3 * rof[q], src[q], len[q]);
     return cp_write_async(ctx, gd->copyq, gd->recvbuf, r3 * ro, r3 * nr, (char *)gd->hrecv + r3 * ro, 0, NULL, arrived);
+}
+
+/* Where the copy to the host of a swap starting at send place `first`
+ * lands: this rank's segment at out_off (node staging, node_direct's
+ * MD_DIRECT_SEND), else hsend. */
+static void *send_host(md_ghost_dev *gd, int node, size_t out_off, size_t first)
+{
+    const size_t at = 3 * gd->rs * first;
+    return node && (gd->node_direct & MD_DIRECT_SEND) ? (void *)(gd->node_seg + out_off + at)
+                                                      : (void *)((char *)gd->hsend + at);
 }
 
 clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts *g, cl_mem pos,
@@ -364,8 +391,8 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
         clphys_status (*work)(void *) = last ? during : NULL;
         if (gd->copyq) st = overlapped_work(gd, work, arg, ov != NULL, st);
         if (!st && ns)
-            st = cp_read_async(ctx, gd->copyq, gd->sendbuf, r3 * a->off, r3 * ns, (char *)gd->hsend + r3 * a->off, 1,
-                               &packed, &copied);
+            st = cp_read_async(ctx, gd->copyq, gd->sendbuf, r3 * a->off, r3 * ns, send_host(gd, node, out_off, a->off),
+                               1, &packed, &copied);
         if (!st && ns && gd->copyq) st = cp_flush(ctx, gd->copyq);
         if (!gd->copyq) st = overlapped_work(gd, work, arg, ov != NULL, st);
         cp_release_event(&packed);
@@ -375,13 +402,15 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
             gd->waits++;
         }
         if (node && gd->h2d[c]) {
-            /* the last copy out of hrecv is over before it is written (the
-             * copy to the host above, behind it on copyq, is missing where
-             * this rank sends nothing) */
+            /* the last copy out of hrecv, or (node_direct) out of the
+             * neighbours' segments, is over before hrecv is written again
+             * and before the header below tells the neighbours that their
+             * half is free (the copy to the host above, behind it on
+             * copyq, is missing where this rank sends nothing) */
             clphys_status w = cp_wait(ctx, &gd->h2d[c]);
             if (!st) st = w;
         }
-        if (node && !st && ns)
+        if (node && !(gd->node_direct & MD_DIRECT_SEND) && !st && ns)
             md_node_stage_copy(gd, gd->node_seg + out_off + r3 * a->off, (char *)gd->hsend + r3 * a->off, r3 * ns);
         __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the segment's bytes before the header */
         MPI_Request rq[4];
@@ -484,8 +513,8 @@ static clphys_status swap_positions(MPI_Comm comm, md_ghost_dev *gd, md_swap *co
     if (!st) st = pack(gd, sw[0], sw[1], pos, NULL);
     /* the two send lists are contiguous: side 1's from side 0's end */
     if (!st && ns)
-        st = cp_read_async(ctx, NULL, gd->sendbuf, r3 * sw[0]->off, r3 * ns, (char *)gd->hsend + r3 * sw[0]->off, 0,
-                           NULL, NULL);
+        st = cp_read_async(ctx, NULL, gd->sendbuf, r3 * sw[0]->off, r3 * ns, send_host(gd, node, out_off, sw[0]->off),
+                           0, NULL, NULL);
     if (!st) st = cp_finish(ctx);
     MPI_Request rq[4];
     int nrq = 0;
@@ -496,7 +525,7 @@ static clphys_status swap_positions(MPI_Comm comm, md_ghost_dev *gd, md_swap *co
     /* with node staging through the ranks' shared segments as a step's
      * exchange: this rank's positions into its segment, a header to each
      * receiver */
-    if (node && !st && ns)
+    if (node && !(gd->node_direct & MD_DIRECT_SEND) && !st && ns)
         md_node_stage_copy(gd, gd->node_seg + out_off + r3 * sw[0]->off, (char *)gd->hsend + r3 * sw[0]->off, r3 * ns);
     __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the segment's bytes before the header */
     clphys_status ms = post(comm, gd, node, csw, rof, out_off, hdr_out, hdr_in, 210 + 2 * sw[0]->dim, rq, &nrq);

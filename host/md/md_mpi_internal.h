@@ -117,6 +117,8 @@ clphys_status md_ghosts_build(MPI_Comm comm, clphys_context *ctx, const md_decom
 void md_ghosts_free(md_ghosts *g);
 
 /* The device side of the per-step ghost exchange (cl/md_ghost.cl). */
+enum { MD_DIRECT_SEND = 1, MD_DIRECT_RECV = 2 }; /* md_ghost_dev's node_direct */
+
 typedef struct {
     clphys_context *ctx;
     size_t rs; /* 4 or 8 */
@@ -142,13 +144,20 @@ typedef struct {
     char *node_seg;    /* this rank's segment: two halves of sendbuf's size */
     size_t node_bytes; /* of every rank's segment                            */
     long long node_plan, node_gen;
-    void *node_maps[6]; /* the neighbours' segments, read-only                */
+    void *node_maps[6]; /* the neighbours' segments                           */
     int node_nmaps;
     void *node_peer[3][2]; /* the segment swap (c, side) receives from           */
     int parity;            /* the half the next exchange writes                  */
     int node_threads;      /* threads of md_node_stage_copy                      */
-    cl_event h2d[3];       /* each dimension's last copy out of a neighbour's
-                              segment; waited for before its next header      */
+    int node_direct;       /* MD_DIRECT_SEND: the device copies straight
+                              into this rank's segment (page-locked under
+                              node_seg_m), else through hsend;
+                              MD_DIRECT_RECV: straight out of the
+                              neighbours' (under node_maps_m), else through
+                              hrecv                                         */
+    cl_mem node_seg_m, node_maps_m[6];
+    cl_event h2d[3]; /* each dimension's last copy out of a neighbour's
+                        segment; waited for before its next header      */
 } md_ghost_dev;
 
 clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md_ghost_dev *gd);
@@ -164,7 +173,8 @@ clphys_status md_ghost_dev_reserve(md_ghost_dev *gd, const md_ghosts *g);
  * outgrown them.  Call after every rebuild.  Collective; statuses agreed. */
 clphys_status md_node_stage_reserve(MPI_Comm comm, md_ghost_dev *gd, const md_decomp *d);
 /* memcpy of n bytes by gd->node_threads OpenMP threads (one core copies
- * at about a fifth of the host's memory bandwidth). */
+ * at about a fifth of the host's memory bandwidth); the copies of ranks
+ * whose device does not copy straight to or from the segments (node_direct). */
 void md_node_stage_copy(const md_ghost_dev *gd, void *dst, const void *src, size_t n);
 /* Unmap the segments (local). */
 void md_node_stage_close(md_ghost_dev *gd);

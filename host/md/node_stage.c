@@ -18,7 +18,16 @@
  * collective, as clphys_md_mpi_destroy promises).  Each segment holds two
  * halves used on alternate steps: a sender writes a half again two steps
  * later, after the receiver's next header, which the receiver sends only
- * after its copy out of that half. */
+ * after its copy out of that half.
+ *
+ * Where the device takes it (node_direct), this rank's segment, or the
+ * neighbours' it maps, is covered by a CL_MEM_USE_HOST_PTR buffer, which
+ * NVIDIA's OpenCL page-locks: the device then copies straight into it (or
+ * out of them) at the speed of its own page-locked staging and beside the
+ * forces, and that side's host copy is gone (bench/md-mpi-notes.md, round
+ * 13).  Without the buffer such a copy goes through the driver's own
+ * staging at a fifth of the speed and waits for every queue of the
+ * device. */
 #include "md_mpi_internal.h"
 
 #include <fcntl.h>
@@ -52,12 +61,49 @@ void md_node_stage_copy(const md_ghost_dev *gd, void *dst, const void *src, size
     memcpy(dst, src, n);
 }
 
+static void unregister_all(md_ghost_dev *gd)
+{
+    if (!gd->node_seg_m && !gd->node_maps_m[0]) return;
+    /* no copy of the device's may still touch a segment */
+    if (gd->copyq) clFinish(gd->copyq);
+    cp_finish(gd->ctx);
+    cp_release_mem(&gd->node_seg_m);
+    for (int i = 0; i < 6; i++) cp_release_mem(&gd->node_maps_m[i]);
+}
+
 static void unmap_all(md_ghost_dev *gd)
 {
+    unregister_all(gd);
     for (int i = 0; i < gd->node_nmaps; i++) munmap(gd->node_maps[i], gd->node_bytes);
     if (gd->node_seg) munmap(gd->node_seg, gd->node_bytes);
     gd->node_seg = NULL, gd->node_nmaps = 0;
     memset(gd->node_peer, 0, sizeof gd->node_peer);
+}
+
+/* A CL_MEM_USE_HOST_PTR buffer over the segment p (never used by a
+ * kernel: it is there so that the driver page-locks p). */
+static cl_mem host_buffer(md_ghost_dev *gd, void *p)
+{
+    cl_int e = CL_SUCCESS;
+    cl_mem m = clCreateBuffer(gd->ctx->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, gd->node_bytes, p, &e);
+    return e == CL_SUCCESS ? m : NULL;
+}
+
+/* The segments under buffers: this rank's (MD_DIRECT_SEND) and its
+ * neighbours' (MD_DIRECT_RECV); where one is refused its side is copied
+ * through hsend or hrecv as before (local: the two sides of a segment
+ * choose independently). */
+static void register_all(md_ghost_dev *gd)
+{
+    if ((gd->node_direct & MD_DIRECT_SEND) && !(gd->node_seg_m = host_buffer(gd, gd->node_seg)))
+        gd->node_direct &= ~MD_DIRECT_SEND;
+    int ok = 1;
+    for (int i = 0; ok && (gd->node_direct & MD_DIRECT_RECV) && i < gd->node_nmaps; i++)
+        ok = (gd->node_maps_m[i] = host_buffer(gd, gd->node_maps[i])) != NULL;
+    if (!ok) {
+        for (int i = 0; i < 6; i++) cp_release_mem(&gd->node_maps_m[i]);
+        gd->node_direct &= ~MD_DIRECT_RECV;
+    }
 }
 
 void md_node_stage_close(md_ghost_dev *gd)
@@ -87,11 +133,14 @@ static clphys_status create_segment(md_ghost_dev *gd, const char *name, size_t b
     return CLPHYS_SUCCESS;
 }
 
+/* A neighbour's segment, read-only unless the device copies out of it
+ * (a driver may refuse to page-lock a mapping it cannot write). */
 static clphys_status map_peer(md_ghost_dev *gd, const char *name, void **out)
 {
-    int fd = shm_open(name, O_RDONLY, 0);
+    const int rw = gd->node_direct & MD_DIRECT_RECV;
+    int fd = shm_open(name, rw ? O_RDWR : O_RDONLY, 0);
     if (fd < 0) return cp_error(gd->ctx, CLPHYS_ERR_IO, "md mpi: shm_open %s (a neighbour's ghost staging)", name);
-    void *p = mmap(NULL, gd->node_bytes, PROT_READ, MAP_SHARED, fd, 0);
+    void *p = mmap(NULL, gd->node_bytes, rw ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
     if (p == MAP_FAILED) return cp_error(gd->ctx, CLPHYS_ERR_IO, "md mpi: mmap of %s", name);
     *out = p;
@@ -142,7 +191,10 @@ static clphys_status remake(MPI_Comm comm, md_ghost_dev *gd, const md_decomp *d,
     /* unlinked once every rank has mapped what it needs */
     st = cp_mpi_agree(comm, ctx, st);
     shm_unlink(name);
-    if (st) md_node_stage_close(gd);
+    if (st)
+        md_node_stage_close(gd);
+    else
+        register_all(gd);
     return st;
 }
 
@@ -177,6 +229,16 @@ clphys_status md_node_stage_reserve(MPI_Comm comm, md_ghost_dev *gd, const md_de
         if (ctx->info.is_cpu) T = 1;
         if (te && *te) T = atoi(te);
         gd->node_threads = T < 1 ? 1 : T > 64 ? 64 : T;
+        /* the device copies straight into this rank's segment, and its
+         * neighbours' positions come through hrecv: either side alone
+         * shortens the chain as much, but with both page-locked (the same
+         * pages under two processes' buffers) a step of 2,048,000 atoms on
+         * two H100 was 1-2 % slower (bench/md-mpi-notes.md, round 13).
+         * CLPHYS_MD_NODE_DIRECT sets the sides: 0 none (both through
+         * hsend and hrecv by the threads above), 1 this rank's segment, 2
+         * the neighbours', 3 both (to time them, and for the tests) */
+        const char *de = getenv("CLPHYS_MD_NODE_DIRECT");
+        gd->node_direct = de && *de ? atoi(de) & (MD_DIRECT_SEND | MD_DIRECT_RECV) : MD_DIRECT_SEND;
     }
     if (!gd->node) return CLPHYS_SUCCESS;
     /* two halves of the send buffer's capacity, and every rank the same

@@ -14,7 +14,9 @@
 #              path before the device made them), to time both
 #   CLPHYS_MD_NODE_STAGING=0  the ghost positions in MPI's messages instead
 #              of shared memory between the ranks (node staging), to time both;
-#              CLPHYS_MD_STAGING_THREADS=T its copies by T threads
+#              CLPHYS_MD_STAGING_THREADS=T its copies by T threads;
+#              CLPHYS_MD_NODE_DIRECT=0 those copies instead of the devices'
+#              own straight to and from the shared memory
 #   CLPHYS_MD_GHOST_ROUNDS=1  a rebuild's ghost lists in rounds after the
 #              migration instead of in the migrants' messages, to time both
 #   RANKS      the rank counts to run (default: "1 NP"; the NP run's rows carry
@@ -63,7 +65,7 @@ MPI=(mpirun --allow-run-as-root --oversubscribe)
 # PoCL threads shared one core of the 2-core VM in 2 of 6 runs (172-179
 # against 264-291 steps/s, bench/md-mpi-notes.md round 7)
 case "$DEVICE" in pocl | intel | cpu) ;; *) MPI+=(--bind-to none) ;; esac
-for v in TINY LD_LIBRARY_PATH CLPHYS_CACHE_DIR POCL_MAX_PTHREAD_COUNT OCL_ICD_VENDORS CLPHYS_MD_ONE_QUEUE CLPHYS_MD_HOST_GHOSTS CLPHYS_MD_NODE_STAGING CLPHYS_MD_STAGING_THREADS CLPHYS_MD_GHOST_ROUNDS; do
+for v in TINY LD_LIBRARY_PATH CLPHYS_CACHE_DIR POCL_MAX_PTHREAD_COUNT OCL_ICD_VENDORS CLPHYS_MD_ONE_QUEUE CLPHYS_MD_HOST_GHOSTS CLPHYS_MD_NODE_STAGING CLPHYS_MD_STAGING_THREADS CLPHYS_MD_NODE_DIRECT CLPHYS_MD_GHOST_ROUNDS; do
     [ -n "${!v+x}" ] && MPI+=(-x "$v")
 done
 # mpirun's ranks on that machine get OCL_ICD_FILENAMES=libpocl.so.2 (DEVICE.md): name NVIDIA's first
