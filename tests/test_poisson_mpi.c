@@ -22,7 +22,9 @@
 #include "poisson_util.h"
 
 #include "clphys_poisson_mpi.h"
+#include "host/poisson/poisson_mpi_internal.h" /* the plan's failure hook */
 
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -349,6 +351,64 @@ static void failures(void **state)
     pt_geometry_free(&t);
 }
 
+/* A device failure on the last rank in the middle of a solve (made by the
+ * plan's test hook, poisson_mpi_fail): in the operator, in a halo exchange
+ * (before, in and after the V-cycle's gathered level, and the operator's),
+ * and in a reduction point's sums, at several calls of each, in mixed
+ * precision and fp64 (whose preconditioner also projects out the basin's
+ * mean: pure Neumann).  Every rank returns the same error, none is left
+ * waiting (a hang is the test's timeout), and the plan then solves to its
+ * tolerance. */
+static void device_failure(void **state)
+{
+    (void)state;
+    pt_geometry t;
+    pt_geometry_make(&t, 32, 24, 8, 1000, 1000, 10, 9);
+    for (int fp64 = 0; fp64 < 2; fp64++) {
+        clphys_poisson_params p = {
+            .precision = fp64 ? CLPHYS_POISSON_FP64 : CLPHYS_POISSON_MIXED, .tol = 1e-8, .no_tune = 1};
+        const clphys_poisson_mpi_params mp = {0, {0, 0}, 2};
+        clphys_poisson_mpi_plan *d = NULL;
+        all_ok(clphys_poisson_mpi_plan_create(ctx, MPI_COMM_WORLD, &t.g, &p, &mp, &d) == CLPHYS_SUCCESS, "plan");
+        clphys_poisson_mpi_info info;
+        clphys_poisson_mpi_plan_info(d, &info);
+        const size_t nb = (size_t)info.block[2] * info.block[3] * 8;
+        double *f = calloc(nb + 1, sizeof(double)), *x = calloc(nb + 1, sizeof(double));
+        uint64_t rng = tu_rng_init(31 + (uint64_t)rank);
+        for (size_t c = 0; c < nb; c++) f[c] = tu_uniform(&rng) - 0.5;
+        clphys_poisson_result r;
+        int cases = 0;
+        for (int where = POISSON_MPI_FAIL_APPLY; where <= POISSON_MPI_FAIL_SUM; where++) {
+            /* the calls of that place in one solve, then failures spread over them */
+            d->fail = (poisson_mpi_fail){where, size - 1, LONG_MAX, 0};
+            all_ok(clphys_poisson_mpi_solve(d, f, x, &r) == CLPHYS_SUCCESS, "a solve counting the calls");
+            long n = d->fail.calls; /* counted on the failing rank */
+            MPI_Bcast(&n, 1, MPI_LONG, size - 1, MPI_COMM_WORLD);
+            all_ok(n >= 4, "calls to fail");
+            for (long k = 0, at = 1; k < 4; k++, at = 1 + (n - 1) * k / 3) {
+                d->fail = (poisson_mpi_fail){where, size - 1, at, 0};
+                const int st = (int)clphys_poisson_mpi_solve(d, f, x, &r);
+                int lo, hi;
+                MPI_Allreduce(&st, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+                MPI_Allreduce(&st, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+                if (lo != hi || lo == CLPHYS_SUCCESS)
+                    fail_msg("failure at place %d, call %ld of %ld: statuses %d .. %d over the ranks", where, at, n, lo,
+                             hi);
+                cases++;
+            }
+        }
+        d->fail.where = 0;
+        all_ok(clphys_poisson_mpi_solve(d, f, x, &r) == CLPHYS_SUCCESS && r.rel_residual <= 1e-8,
+               "a solve after the failures");
+        if (rank == 0)
+            print_message("# device failures (%s): %d cases, each an error on every rank\n", fp64 ? "fp64" : "mixed",
+                          cases);
+        free(f), free(x);
+        clphys_poisson_mpi_plan_destroy(d);
+    }
+    pt_geometry_free(&t);
+}
+
 /* --die (tests/mpi_rank_dies.py): rank 1 leaves after the third CG
  * iteration of a solve, while rank 0 goes on into the next exchange. */
 static void die_in_solve(void *user, int iter, double rel, int is_true)
@@ -381,7 +441,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(box_uneven), cmocka_unit_test(basin_neumann),   cmocka_unit_test(periodic_helmholtz),
         cmocka_unit_test(land_rank),  cmocka_unit_test(operator_blocks), cmocka_unit_test(manufactured_order),
-        cmocka_unit_test(failures),
+        cmocka_unit_test(failures),   cmocka_unit_test(device_failure),
     };
     return tu_mpi_run_group("test_poisson_mpi", tests, size >= 2, "at least 2", &ctx, 1);
 }

@@ -3,6 +3,7 @@
  * read into, and the reduction points (with the optional global sum). */
 #include "linalg_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,7 +143,7 @@ clphys_status la_reduce_value(la_space *s, double *v, int n)
  * whose read comes after this write on the main queue. */
 static clphys_status reduce_finish(la_space *s, int k, const cl_mem *part, int m, cl_event *ev, double *out)
 {
-    CP_TRY(cp_wait(s->ctx, ev));
+    const clphys_status waited = cp_wait(s->ctx, ev);
     double all[LA_NSLOT * 4];
     for (int i = 0; i < k; i++) {
         double t[3];
@@ -150,7 +151,13 @@ static clphys_status reduce_finish(la_space *s, int k, const cl_mem *part, int m
         memcpy(all + m * i, t, sizeof(double) * (size_t)(m == 4 ? 3 : m));
         if (m == 4) all[m * i + 3] = 0;
     }
-    CP_TRY(s->gsum(s->gsum_user, all, k * m));
+    /* a failed wait still takes part in the global sum, with NaN: the
+     * other ranks are not left waiting in it, and see sums that are not
+     * finite */
+    if (waited)
+        for (int i = 0; i < k * m; i++) all[i] = NAN;
+    const clphys_status g = s->gsum(s->gsum_user, all, k * m);
+    CP_TRY(waited ? waited : g);
     char *w = s->hp + s->hwrite;
     for (int i = 0; i < k; i++) { /* group 0 holds the global sums; consumers read one group */
         char *wi = w + (size_t)i * 4 * sizeof(double);

@@ -14,6 +14,7 @@
 #include "lqcd_internal.h"
 #include "lqcd_mpi_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,10 +47,19 @@ static void halo_destroy(lqcd_halo *h)
     free(h);
 }
 
+/* A reduction point's sums over the ranks; not finite on every rank alike
+ * where some rank brought NaN (its device's wait failed: host/linalg's
+ * reduce_finish) or the solve diverged, and then the same error on every
+ * rank. */
 static clphys_status global_sum(void *user, double *sums, int n)
 {
     lqcd_halo *h = user;
     CP_MPI(h->ctx, MPI_Allreduce(MPI_IN_PLACE, sums, n, MPI_DOUBLE, MPI_SUM, h->comm));
+    for (int i = 0; i < n; i++)
+        if (!isfinite(sums[i]))
+            return cp_error(h->ctx, CLPHYS_ERR_OPENCL,
+                            "lqcd mpi: a reduction over the ranks is not finite (a rank's device failed, or the solve "
+                            "diverged)");
     return CLPHYS_SUCCESS;
 }
 

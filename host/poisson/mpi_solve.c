@@ -9,6 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The failure d->fail asks for at this call of `where`, else success. */
+static clphys_status poisson_mpi_injected(clphys_poisson_mpi_plan *d, int where)
+{
+    poisson_mpi_fail *f = &d->fail;
+    if (f->where != where || f->rank != d->rank || ++f->calls != f->at) return CLPHYS_SUCCESS;
+    return cp_error(d->ctx, CLPHYS_ERR_OPENCL,
+                    "poisson mpi: a device failure injected for the tests (place %d, call %ld)", where, f->at);
+}
+
 static clphys_precision io_prec(const clphys_poisson_mpi_plan *d)
 {
     return d->prm.precision == CLPHYS_POISSON_FP32 ? CLPHYS_FP32 : CLPHYS_FP64;
@@ -55,15 +64,17 @@ static clphys_status faces_kernel(clphys_poisson_mpi_plan *d, int l, cl_mem m, s
  * written back in one transfer and unpacked into the ring.  Tags name the
  * direction of travel, so that one rank that is both the west and the east
  * neighbour (2 ranks across x) gets each face right.  Every face is sent
- * and received even after a local failure, and every request is complete
- * before this returns (cp_mpi_wait_exposed): the neighbours are not left
- * waiting in this exchange, nor MPI writing into the staging. */
-static clphys_status exchange(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es)
+ * and received even after a local failure (st, on entry, or here), and
+ * every request is complete before this returns (cp_mpi_wait_exposed): the
+ * neighbours are not left waiting in this exchange, nor MPI writing into
+ * the staging.  Returns the first failure. */
+static clphys_status exchange(clphys_poisson_mpi_plan *d, int l, cl_mem m, size_t es, clphys_status st)
 {
     const poisson_mpi_box *b = &d->box[l];
     const int fx = b->by * d->nz, fy = b->bx * d->nz;
     const int off[4] = {0, fx, 2 * fx, 2 * fx + fy}, cnt[4] = {fx, fx, fy, fy}, half = 2 * fx + 2 * fy;
-    clphys_status st = faces_kernel(d, l, m, es, 0, 0);
+    if (!st) st = poisson_mpi_injected(d, POISSON_MPI_FAIL_EXCHANGE);
+    if (!st) st = faces_kernel(d, l, m, es, 0, 0);
     char *stg = (char *)d->stage;
     if (!st) st = cp_read(d->ctx, d->face, 0, (size_t)half * es, stg);
     /* face f travels towards neighbour f with tag f; the same tag brings
@@ -125,15 +136,17 @@ static void from_double(const double *src, int fp64, size_t n, void *dst)
 
 /* The gathered levels: level l's right-hand side b (precision p) onto rank
  * 0, its V-cycle of the global operator there, the correction back into
- * out's block. */
-static clphys_status gathered(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_mem out, clphys_precision p)
+ * out's block.  A failure before (st) or in the gathering is agreed, so
+ * that every rank returns it from here. */
+static clphys_status gathered(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_mem out, clphys_precision p,
+                              clphys_status st)
 {
     const poisson_mpi_box *bx = &d->box[l];
     const size_t nb = (size_t)bx->bx * bx->by * d->nz, es = poisson_real_size(p);
     const int fp64 = p == CLPHYS_FP64;
-    CP_TRY(poisson_mpi_buf(d, nb * sizeof(double)));
-    clphys_status st = poisson_mpi_rect(d, l, b, es, 0, bx->h, bx->h, bx->bx, bx->by, d->buf);
-    to_double(d->buf, fp64, nb, d->buf);
+    if (!st) st = poisson_mpi_buf(d, nb * sizeof(double));
+    if (!st) st = poisson_mpi_rect(d, l, b, es, 0, bx->h, bx->h, bx->bx, bx->by, d->buf);
+    if (!st) to_double(d->buf, fp64, nb, d->buf);
     const size_t ng = (size_t)(d->rank == 0 ? d->coarse->n : 0);
     if (!st && ng * sizeof(double) > d->gcap) {
         double *g = realloc(d->gbuf, ng * sizeof(double));
@@ -164,90 +177,116 @@ static clphys_status gathered(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_me
  * the ring of the corrected x is exchanged too (staged: the restriction
  * makes the coarse level's first step, which reads no neighbour; on the
  * gathered level its result is overwritten).  *out: the result (z on
- * level 0). */
-static clphys_status dcycle(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_mem z, cl_mem *out)
+ * level 0).  After a failure (st, on entry, or here) the rank skips its
+ * kernels but still takes part in every exchange down to the gathered
+ * level, which agrees the failure; one after that is returned by this
+ * rank alone, for the caller to agree. */
+static clphys_status dcycle(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_mem z, cl_mem *out, clphys_status st)
 {
     clphys_poisson_plan *pl = d->pl;
     poisson_level *L = &pl->lev[l];
     const clphys_precision lp = pl->lev_prec;
     const size_t es = poisson_real_size(lp);
     if (l == d->dlev) {
-        cl_mem o = l == 0 ? z : L->x[0];
-        CP_TRY(gathered(d, l, b, o, l == 0 ? io_prec(d) : lp));
-        *out = o;
-        return CLPHYS_SUCCESS;
+        *out = l == 0 ? z : L->x[0];
+        return gathered(d, l, b, *out, l == 0 ? io_prec(d) : lp, st);
     }
     const cl_kernel *ks = l == 0 ? pl->k_fine : pl->k_coarse, *vs = l == 0 ? pl->v_fine : pl->v_coarse;
     const double om = d->prm.omega;
     int cur = 0;
     /* staged: the restriction from level l - 1 made the first step here */
-    if (L->vec)
-        CP_TRY(poisson_line_vec(pl, vs[POISSON_LJ_ZERO], l, L->x[0], L->x[1], b, om, NULL));
+    if (st)
+        ;
+    else if (L->vec)
+        st = poisson_line_vec(pl, vs[POISSON_LJ_ZERO], l, L->x[0], L->x[1], b, om, NULL);
     else if (l == 0 || pl->line != CLPHYS_POISSON_LINE_STAGED)
-        CP_TRY(poisson_line(pl, ks[POISSON_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, NULL));
+        st = poisson_line(pl, ks[POISSON_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, NULL);
     for (int s = 1; s < d->prm.smooth; s++, cur ^= 1) {
-        CP_TRY(exchange(d, l, L->x[cur], es));
-        if (L->vec)
-            CP_TRY(poisson_line_vec(pl, vs[POISSON_LJ], l, L->x[1 - cur], L->x[cur], b, om, NULL));
+        st = exchange(d, l, L->x[cur], es, st);
+        if (st)
+            ;
+        else if (L->vec)
+            st = poisson_line_vec(pl, vs[POISSON_LJ], l, L->x[1 - cur], L->x[cur], b, om, NULL);
         else
-            CP_TRY(poisson_line(pl, ks[POISSON_LJ], l, L->x[1 - cur], L->x[cur], L->x[cur], b, om, NULL));
+            st = poisson_line(pl, ks[POISSON_LJ], l, L->x[1 - cur], L->x[cur], L->x[cur], b, om, NULL);
     }
-    CP_TRY(exchange(d, l, L->x[cur], es));
-    CP_TRY(poisson_restrict_residual(pl, l, L->x[cur], b));
-    cl_mem e;
-    CP_TRY(dcycle(d, l + 1, pl->lev[l + 1].b, NULL, &e));
-    CP_TRY(prolong(d, l, L->x[cur], e));
+    st = exchange(d, l, L->x[cur], es, st);
+    if (!st) st = poisson_restrict_residual(pl, l, L->x[cur], b);
+    cl_mem e = NULL;
+    /* agreed there (gathered): every rank returns here, or none */
+    CP_TRY(dcycle(d, l + 1, pl->lev[l + 1].b, NULL, &e, st));
+    st = prolong(d, l, L->x[cur], e);
     for (int s = 0; s < d->prm.smooth; s++, cur ^= 1) {
         const int fin = l == 0 && s == d->prm.smooth - 1;
-        CP_TRY(exchange(d, l, L->x[cur], es));
-        if (L->vec)
-            CP_TRY(poisson_line_vec(pl, (fin ? pl->v_last : vs)[POISSON_LJ], l, fin ? z : L->x[1 - cur], L->x[cur], b,
-                                    om, NULL));
+        st = exchange(d, l, L->x[cur], es, st);
+        if (st)
+            ;
+        else if (L->vec)
+            st = poisson_line_vec(pl, (fin ? pl->v_last : vs)[POISSON_LJ], l, fin ? z : L->x[1 - cur], L->x[cur], b, om,
+                                  NULL);
         else
-            CP_TRY(poisson_line(pl, (fin ? pl->k_last : ks)[POISSON_LJ], l, fin ? z : L->x[1 - cur], L->x[cur], e, b,
-                                om, NULL));
+            st = poisson_line(pl, (fin ? pl->k_last : ks)[POISSON_LJ], l, fin ? z : L->x[1 - cur], L->x[cur], e, b, om,
+                              NULL);
     }
     *out = l == 0 ? z : L->x[cur];
-    return CLPHYS_SUCCESS;
+    return st;
 }
 
 /* ---- the solver's pieces ---------------------------------------------------------- */
 
+/* A reduction point's sums over the ranks.  A rank whose device failed
+ * before it brings NaN (la_'s reduce_finish, or the injection below): the
+ * sums are then not finite on every rank alike, and every rank returns the
+ * same error here. */
 static clphys_status global_sum(void *u, double *sums, int n)
 {
     clphys_poisson_mpi_plan *d = u;
+    if (poisson_mpi_injected(d, POISSON_MPI_FAIL_SUM))
+        for (int i = 0; i < n; i++) sums[i] = NAN;
     if (MPI_Allreduce(MPI_IN_PLACE, sums, n, MPI_DOUBLE, MPI_SUM, d->comm) != MPI_SUCCESS)
         return cp_error(d->ctx, CLPHYS_ERR_IO, "poisson mpi: MPI_Allreduce of a reduction point failed");
+    for (int i = 0; i < n; i++)
+        if (!isfinite(sums[i]))
+            return cp_error(d->ctx, CLPHYS_ERR_OPENCL,
+                            "poisson mpi: a reduction over the ranks is not finite (a rank's device failed, or the "
+                            "solve diverged)");
     return CLPHYS_SUCCESS;
 }
 
-static clphys_status apply_p(clphys_poisson_mpi_plan *d, clphys_precision p, cl_mem out, cl_mem in)
+/* The operator's and preconditioner's hooks agree their status, so that
+ * the solver (host/linalg) stops on every rank at once, never leaving the
+ * others in the next exchange or reduction. */
+static clphys_status apply_p(clphys_poisson_mpi_plan *d, clphys_precision p, cl_mem out, cl_mem in, clphys_status st)
 {
-    CP_TRY(exchange(d, 0, in, poisson_real_size(p)));
-    CP_TRY(poisson_stencil(d->pl, p, out, in, NULL));
-    CP_TRY(halo_zero(d, p, out));
-    return halo_zero(d, p, in);
+    if (!st) st = poisson_mpi_injected(d, POISSON_MPI_FAIL_APPLY);
+    st = exchange(d, 0, in, poisson_real_size(p), st);
+    if (!st) st = poisson_stencil(d->pl, p, out, in, NULL);
+    if (!st) st = halo_zero(d, p, out);
+    if (!st) st = halo_zero(d, p, in);
+    return cp_mpi_agree(d->comm, d->ctx, st);
 }
-static clphys_status apply64(void *u, cl_mem out, cl_mem in) { return apply_p(u, CLPHYS_FP64, out, in); }
-static clphys_status apply32(void *u, cl_mem out, cl_mem in) { return apply_p(u, CLPHYS_FP32, out, in); }
+static clphys_status apply64(void *u, cl_mem out, cl_mem in) { return apply_p(u, CLPHYS_FP64, out, in, 0); }
+static clphys_status apply32(void *u, cl_mem out, cl_mem in) { return apply_p(u, CLPHYS_FP32, out, in, 0); }
 
 /* every singular region's shift from the sums of v (weighted: of w v) over
  * all ranks, divided by the region's w (by_w) or cell count; v -= shift
- * (or w shift) */
+ * (or w shift).  Collective, also after a failure (st), which it agrees
+ * before the sums; one after them is this rank's alone. */
 static clphys_status project(clphys_poisson_mpi_plan *d, cl_mem v, int weighted_sum, int by_w, int weighted_shift,
-                             double *shift0)
+                             double *shift0, clphys_status st)
 {
     clphys_poisson_plan *pl = d->pl;
     const int nr = pl->nregions;
     double *sum = calloc((size_t)nr, sizeof(double)), *part = malloc(sizeof(double) * pl->vec_groups);
-    clphys_status st =
-        sum && part ? CLPHYS_SUCCESS : cp_error(d->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi projection");
+    if (!st && !(sum && part)) st = cp_error(d->ctx, CLPHYS_ERR_OUT_OF_MEMORY, "poisson mpi projection");
     for (int r = 0; r < nr && !st; r++) {
         if ((st = poisson_region_partials(pl, v, r, weighted_sum)) ||
             (st = cp_read(d->ctx, pl->partial, 0, sizeof(double) * pl->vec_groups, part)))
             break;
         for (size_t g = 0; g < pl->vec_groups; g++) sum[r] += part[g];
     }
+    /* every rank reaches the sum, or none */
+    st = cp_mpi_agree(d->comm, d->ctx, st);
     if (!st) st = global_sum(d, sum, nr);
     for (int r = 0; r < nr && !st; r++) {
         const double den = by_w ? pl->region_w[r] : pl->region_n[r];
@@ -264,10 +303,10 @@ static clphys_status precond(void *u, cl_mem z, cl_mem r)
 {
     clphys_poisson_mpi_plan *d = u;
     cl_mem out;
-    CP_TRY(dcycle(d, 0, r, z, &out));
-    CP_TRY(halo_zero(d, io_prec(d), z));
-    if (d->pl->nregions && io_prec(d) == CLPHYS_FP64) return project(d, z, 0, 0, 0, NULL);
-    return CLPHYS_SUCCESS;
+    clphys_status st = dcycle(d, 0, r, z, &out, CLPHYS_SUCCESS);
+    if (!st) st = halo_zero(d, io_prec(d), z);
+    if (d->pl->nregions && io_prec(d) == CLPHYS_FP64) st = project(d, z, 0, 0, 0, NULL, st);
+    return cp_mpi_agree(d->comm, d->ctx, st);
 }
 
 clphys_status poisson_mpi_solver_setup(clphys_poisson_mpi_plan *d)
@@ -342,8 +381,7 @@ clphys_status clphys_poisson_mpi_apply(clphys_poisson_mpi_plan *d, const double 
         x && y ? CLPHYS_SUCCESS : cp_error(d->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "clphys_poisson_mpi_apply: NULL array");
     CP_TRY(cp_mpi_agree(d->comm, d->ctx, st));
     cl_mem in = la_space_vec(d->pl->s64, LA_B), out = la_space_vec(d->pl->s64, LA_X);
-    st = block_in(d, CLPHYS_FP64, in, x);
-    if (!st) st = apply_p(d, CLPHYS_FP64, out, in);
+    st = apply_p(d, CLPHYS_FP64, out, in, block_in(d, CLPHYS_FP64, in, x));
     if (!st) st = block_out(d, CLPHYS_FP64, out, y);
     return cp_mpi_agree(d->comm, d->ctx, st);
 }
@@ -357,8 +395,7 @@ clphys_status clphys_poisson_mpi_vcycle(clphys_poisson_mpi_plan *d, const double
     const clphys_precision io = io_prec(d);
     la_space *s = io == CLPHYS_FP32 ? d->pl->s32 : d->pl->s64;
     cl_mem rb = la_space_vec(s, LA_B), zb = la_space_vec(s, LA_X), out;
-    st = block_in(d, io, rb, r);
-    if (!st) st = dcycle(d, 0, rb, zb, &out);
+    st = dcycle(d, 0, rb, zb, &out, block_in(d, io, rb, r));
     if (!st) st = halo_zero(d, io, zb);
     if (!st) st = block_out(d, io, zb, z);
     return cp_mpi_agree(d->comm, d->ctx, st);
@@ -390,7 +427,7 @@ clphys_status clphys_poisson_mpi_solve(clphys_poisson_mpi_plan *d, const double 
     double shift0 = 0;
     st = block_in(d, CLPHYS_FP64, pl->rhs_mem, rhs);
     if (!st) st = poisson_make_rhs(pl, pl->rhs_mem, 0, 0); /* the distributed solve is not rescaled */
-    if (!st && pl->nregions) st = project(d, pl->bint, 0, 1, 1, &shift0);
+    if (pl->nregions) st = project(d, pl->bint, 0, 1, 1, &shift0, st);
     CP_TRY(cp_mpi_agree(d->comm, d->ctx, st));
     res->singular_regions = pl->nregions;
     res->removed_mean = d->from_geometry ? -shift0 : shift0;
@@ -398,7 +435,7 @@ clphys_status clphys_poisson_mpi_solve(clphys_poisson_mpi_plan *d, const double 
     const la_operator *inner = d->prm.precision == CLPHYS_POISSON_FP32 ? &d->op32 : &d->op64;
     st = la_solve_refined_monitored(&d->op64, inner, &d->M, LA_CG, pl->bint, pl->x_mem, d->prm.tol, d->prm.max_iter, 0,
                                     d->prm.progress, d->prm.user, &rr);
-    if (!st && pl->nregions) st = project(d, pl->x_mem, 1, 1, 0, &shift0);
+    if (pl->nregions) st = project(d, pl->x_mem, 1, 1, 0, &shift0, st);
     if (!st) st = block_out(d, CLPHYS_FP64, pl->x_mem, x);
     st = cp_mpi_agree(d->comm, d->ctx, st);
     res->iterations = rr.iterations;
