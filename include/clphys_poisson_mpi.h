@@ -141,7 +141,9 @@ void clphys_poisson_mpi_plan_info(const clphys_poisson_mpi_plan *plan, clphys_po
  * Collective.  Errors, the same on every rank: those of
  * clphys_poisson_solve (a non-finite rhs named with its global cell),
  * CLPHYS_ERR_IO (MPI).  A device that fails on one rank inside the
- * iterations is reported after the solve's collective calls complete. */
+ * iterations ends the solve on every rank at the same point, with that
+ * rank's error everywhere (CLPHYS_ERR_OPENCL where a reduction over the
+ * ranks carried it): no rank is left waiting in an exchange or sum. */
 clphys_status clphys_poisson_mpi_solve(clphys_poisson_mpi_plan *plan, const double *rhs, double *x,
                                        clphys_poisson_result *result);
 

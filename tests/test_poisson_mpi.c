@@ -14,7 +14,8 @@
  * given by blocks (periodic in x and y), mixed precision; the manufactured
  * solution's second-order convergence.  Failures: a process grid larger
  * than the horizontal extent and a grid that is not the number of ranks
- * give the same error on every rank; with --die (tests/mpi_rank_dies.py)
+ * give the same error on every rank, and so does a device failure on one
+ * rank in the middle of a solve (device_failure); with --die (tests/mpi_rank_dies.py)
  * rank 1 exits in the middle of a solve and the launcher must end the job.
  * Every rank runs every collective call; failures are reduced over the
  * ranks before they are asserted. */
