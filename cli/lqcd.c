@@ -603,8 +603,9 @@ static int solve(int argc, char **argv)
         st = clphys_lqcd_solver_solve(sp, b, x, &res);
         if (r.rank == 0) lqcd_cli_solve_line(nsrc == 12, src, !st, &res, &total);
         if (st && r.dist && st != CLPHYS_ERR_NOT_CONVERGED) {
-            /* a device failure of this rank alone: the others may wait in the
-             * next exchange, so the job ends (main calls MPI_Abort for 2) */
+            /* a device failure (the hops agree it, so every rank has it):
+             * each rank names itself and the job ends (main calls MPI_Abort
+             * for 2) */
             fprintf(stderr, "clphys lqcd: rank %d: %s: %s\n", r.rank, clphys_status_string(st), clphys_last_error(ctx));
             rc = 2;
             goto out;

@@ -31,10 +31,12 @@
  *    ranks take the same decisions; iteration counts, residuals and
  *    clphys_lqcd_solver_result are global.  The MPI library must return the same
  *    sums on every rank (Open MPI's reduction algorithms do).
- *  - A device failure on one rank during an application still completes
- *    that application's messages, then returns the error on that rank
- *    only; the caller should end the job (MPI_Abort; the clphys command
- *    does), since the others will wait in the next collective.  A rank that
+ *  - A device failure on one rank during a hop still completes that hop's
+ *    messages, and the hop's status is then agreed (one MPI_Allreduce of an
+ *    int per hop): every rank returns the failing rank's error from that
+ *    hop, and a solver stops on every rank there.  A reduction point whose
+ *    device wait failed on one rank still joins the sum, with NaN, and a sum
+ *    that is not finite is CLPHYS_ERR_OPENCL on every rank.  A rank that
  *    dies ends the job under Open MPI's launcher (mpirun names the rank).
  */
 #ifndef CLPHYS_LQCD_MPI_H

@@ -33,6 +33,7 @@
 #include "host/ref/lqcd_ref.h"
 
 #include <complex.h>
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -434,6 +435,62 @@ static void test_solvers(void **state)
     solve_case(gr[0], CLPHYS_LQCD_SOLVER_BICGSTAB, 1, 0, 0, 403);
 }
 
+/* A device failure on the last rank in the middle of a solve (made by the
+ * plan's test hook, fail): at the first, a middle and the last hop over
+ * the ranks of a CGNR solve, fp64 and mixed (the fp32 plan's hops).  Every
+ * rank returns the same error, none is left waiting (a hang is the test's
+ * timeout), and the plans then solve to the tolerance. */
+static void test_device_failure(void **state)
+{
+    (void)state;
+    if (!clphys_context_device(ctx)->fp64) skip();
+    int n;
+    const int(*gr)[4] = grids(&n);
+    geo G = geometry(gr[0]);
+    clphys_lqcd_gauge_field g, loc;
+    assert_int_equal(clphys_lqcd_gauge_create(DIMS, &g), CLPHYS_SUCCESS);
+    clphys_lqcd_gauge_hot(&g, tu_seed() + 410);
+    assert_int_equal(clphys_lqcd_gauge_scatter(MPI_COMM_WORLD, gr[0], 0, &g, &loc), CLPHYS_SUCCESS);
+    clphys_lqcd_dslash_params p64 = {.precision = CLPHYS_FP64, .reconstruct = 18, .kappa = 0.124, .no_tune = 1};
+    clphys_lqcd_dslash_params p32 = p64;
+    p32.precision = CLPHYS_FP32, p32.reconstruct = 12;
+    clphys_lqcd_dslash_plan *d64 = dist_plan(gr[0], &loc, &p64), *d32 = dist_plan(gr[0], &loc, &p32);
+    uint64_t rng = tu_rng_init(411);
+    double *b = malloc(sizeof(double) * 24 * GV), *lb = malloc(sizeof(double) * 24 * G.lv),
+           *lx = malloc(sizeof(double) * 24 * G.lv);
+    random_spinor(b, GV, &rng);
+    assert_int_equal(clphys_lqcd_spinor_scatter(MPI_COMM_WORLD, gr[0], DIMS, 0, b, lb), CLPHYS_SUCCESS);
+    clphys_lqcd_solver_result r;
+    for (int mixed = 0; mixed < 2; mixed++) {
+        const clphys_lqcd_solver_params prm = {
+            .kind = CLPHYS_LQCD_SOLVER_CGNR, .tol = 1e-10, .max_iter = 2000, .mixed = mixed};
+        clphys_lqcd_dslash_plan *hp = mixed ? d32 : d64; /* the plan whose hops fail */
+        /* the hops of one solve, counted on the failing rank */
+        hp->fail.rank = size - 1, hp->fail.at = LONG_MAX, hp->fail.hops = 0;
+        if (clphys_lqcd_solve(d64, mixed ? d32 : NULL, &prm, lb, lx, &r)) fail_msg("%s", clphys_last_error(ctx));
+        long hops = hp->fail.hops;
+        MPI_Bcast(&hops, 1, MPI_LONG, size - 1, MPI_COMM_WORLD);
+        assert_true(hops >= 3);
+        const long at[3] = {1, hops / 2, hops};
+        for (int k = 0; k < 3; k++) {
+            hp->fail.at = at[k], hp->fail.hops = 0;
+            const int st = (int)clphys_lqcd_solve(d64, mixed ? d32 : NULL, &prm, lb, lx, &r);
+            if (max_all(st) != min_all(st) || st == CLPHYS_SUCCESS)
+                fail_msg("%s: failure at hop %ld of %ld: statuses %g .. %g over the ranks", mixed ? "mixed" : "fp64",
+                         at[k], hops, min_all(st), max_all(st));
+        }
+        hp->fail.at = 0;
+        if (clphys_lqcd_solve(d64, mixed ? d32 : NULL, &prm, lb, lx, &r) || !(r.rel_residual <= 1e-10))
+            fail_msg("a solve after the failures: %s", clphys_last_error(ctx));
+        if (rank == 0)
+            print_message("# device failures (%s, %ld hops a solve): an error on every rank at hop 1, %ld, %ld\n",
+                          mixed ? "mixed" : "fp64", hops, at[1], at[2]);
+    }
+    clphys_lqcd_dslash_plan_destroy(d64), clphys_lqcd_dslash_plan_destroy(d32);
+    clphys_lqcd_gauge_destroy(&g), clphys_lqcd_gauge_destroy(&loc);
+    free(b), free(lb), free(lx);
+}
+
 /* Scatter and gather are inverse; the distributed plaquette and link trace
  * equal the single-rank ones; a NERSC file read on rank 0 and scattered
  * gives every rank its part. */
@@ -625,6 +682,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_solvers),
         cmocka_unit_test(test_fields),
         cmocka_unit_test(test_failures),
+        cmocka_unit_test(test_device_failure),
         cmocka_unit_test(test_split_timing),
     };
     return tu_mpi_run_group("test_lqcd_mpi", tests, size == 2 || size == 4, "2 or 4", &ctx, 1);

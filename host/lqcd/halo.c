@@ -80,7 +80,7 @@ static clphys_status interior_running(void *arg, int *running)
 /* The hop out = x + a H in (x NULL: H in) of parity (-1: full), g5 as
  * lqcd_hop_g5, through the exchange.  On a local failure the messages of
  * this hop are still sent and received, so that no neighbour waits for
- * them; the failure is returned afterwards. */
+ * them; the failure is then agreed and returned on every rank. */
 static clphys_status halo_hop(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in, cl_mem x, double a, int parity,
                               int g5, double *kernel_s, clphys_lqcd_dslash_split *split)
 {
@@ -91,8 +91,14 @@ static clphys_status halo_hop(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in
     cl_event ev_pack = NULL, ev_d2h = NULL, ev_int = NULL, ev_h2d = NULL, ev_ext = NULL;
     cl_kernel k = NULL;
     size_t global = 0;
+    int me = 0;
+    MPI_Comm_rank(h->comm, &me);
+    clphys_status st = CLPHYS_SUCCESS;
+    if (pl->fail.at && me == pl->fail.rank && ++pl->fail.hops == pl->fail.at)
+        st = cp_error(ctx, CLPHYS_ERR_OPENCL, "lqcd mpi: a device failure injected for the tests (hop %ld)",
+                      pl->fail.at);
     /* 1. pack the faces of in; 2. to the host on X; 3. the interior */
-    clphys_status st = lqcd_pack_launch(pl, h->send, in, parity, g5, nent, &ev_pack);
+    if (!st) st = lqcd_pack_launch(pl, h->send, in, parity, g5, nent, &ev_pack);
     if (!st) st = cp_read_async(ctx, h->xq, h->send, 0, bytes, h->hsend, 1, &ev_pack, &ev_d2h);
     if (!st) st = cp_flush(ctx, h->xq);
     if (!st) st = lqcd_hop_kernel(pl, out, in, x, a, parity, g5, &k, &global);
@@ -149,7 +155,9 @@ static clphys_status halo_hop(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in
     cp_release_event(&h->last_ext);
     h->last_h2d = ev_h2d;
     h->last_ext = ev_ext;
-    return st;
+    /* the same status on every rank, so that a solver (host/linalg) stops
+     * on all of them at this hop, leaving none in the next exchange or sum */
+    return cp_mpi_agree(h->comm, ctx, st);
 }
 
 /* Face geometry, the face-site list, the buffers. */

@@ -42,6 +42,13 @@ struct clphys_lqcd_dslash_plan {
     void (*halo_destroy)(lqcd_halo *h);
     la_global_sum_fn gsum;
     void *gsum_user;
+    /* A failure made on purpose, for the tests (tests/test_lqcd_mpi.c): the
+     * at-th hop over the ranks (from 1; hops counts them) fails on rank
+     * fail_rank of the plan's communicator as a device's would.  at 0: none. */
+    struct {
+        int rank;
+        long at, hops;
+    } fail;
     /* Over the devices of one process (multi.c, set by
      * clphys_lqcd_dslash_plan_create_multi): this plan's part of the group. */
     lqcd_multi *multi;
