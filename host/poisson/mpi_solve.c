@@ -169,10 +169,23 @@ static clphys_status gathered(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_me
     return poisson_mpi_rect(d, l, out, es, 1, bx->h, bx->h, bx->bx, bx->by, d->buf);
 }
 
+/* One smoothing step of level l from `from` into `to` (which: POISSON_LJ
+ * or POISSON_LJ_ZERO; fin: the V-cycle's last, with the last kernels; e:
+ * the correction the column kernels add), unless st already failed. */
+static clphys_status smooth(clphys_poisson_mpi_plan *d, int l, int which, int fin, cl_mem to, cl_mem from, cl_mem e,
+                            cl_mem b, clphys_status st)
+{
+    if (st) return st;
+    clphys_poisson_plan *pl = d->pl;
+    const cl_kernel *ks = fin ? pl->k_last : l == 0 ? pl->k_fine : pl->k_coarse;
+    const cl_kernel *vs = fin ? pl->v_last : l == 0 ? pl->v_fine : pl->v_coarse;
+    return pl->lev[l].vec ? poisson_line_vec(pl, vs[which], l, to, from, b, d->prm.omega, NULL)
+                          : poisson_line(pl, ks[which], l, to, from, e, b, d->prm.omega, NULL);
+}
+
 /* The V-cycle of host/poisson/vcycle.c (column, column-vec's smoothing
  * steps on levels whose padded width is a multiple of its lanes, or staged
- * kernels) from
- * level l with right-hand side b; the ring exchanged before every kernel
+ * kernels) from level l with right-hand side b; the ring exchanged before every kernel
  * that reads neighbours; the prolongation as a pass of its own, so that
  * the ring of the corrected x is exchanged too (staged: the restriction
  * makes the coarse level's first step, which reads no neighbour; on the
@@ -191,24 +204,13 @@ static clphys_status dcycle(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_mem 
         *out = l == 0 ? z : L->x[0];
         return gathered(d, l, b, *out, l == 0 ? io_prec(d) : lp, st);
     }
-    const cl_kernel *ks = l == 0 ? pl->k_fine : pl->k_coarse, *vs = l == 0 ? pl->v_fine : pl->v_coarse;
-    const double om = d->prm.omega;
     int cur = 0;
     /* staged: the restriction from level l - 1 made the first step here */
-    if (st)
-        ;
-    else if (L->vec)
-        st = poisson_line_vec(pl, vs[POISSON_LJ_ZERO], l, L->x[0], L->x[1], b, om, NULL);
-    else if (l == 0 || pl->line != CLPHYS_POISSON_LINE_STAGED)
-        st = poisson_line(pl, ks[POISSON_LJ_ZERO], l, L->x[0], L->x[1], L->x[1], b, om, NULL);
+    if (L->vec || l == 0 || pl->line != CLPHYS_POISSON_LINE_STAGED)
+        st = smooth(d, l, POISSON_LJ_ZERO, 0, L->x[0], L->x[1], L->x[1], b, st);
     for (int s = 1; s < d->prm.smooth; s++, cur ^= 1) {
         st = exchange(d, l, L->x[cur], es, st);
-        if (st)
-            ;
-        else if (L->vec)
-            st = poisson_line_vec(pl, vs[POISSON_LJ], l, L->x[1 - cur], L->x[cur], b, om, NULL);
-        else
-            st = poisson_line(pl, ks[POISSON_LJ], l, L->x[1 - cur], L->x[cur], L->x[cur], b, om, NULL);
+        st = smooth(d, l, POISSON_LJ, 0, L->x[1 - cur], L->x[cur], L->x[cur], b, st);
     }
     st = exchange(d, l, L->x[cur], es, st);
     if (!st) st = poisson_restrict_residual(pl, l, L->x[cur], b);
@@ -219,14 +221,7 @@ static clphys_status dcycle(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_mem 
     for (int s = 0; s < d->prm.smooth; s++, cur ^= 1) {
         const int fin = l == 0 && s == d->prm.smooth - 1;
         st = exchange(d, l, L->x[cur], es, st);
-        if (st)
-            ;
-        else if (L->vec)
-            st = poisson_line_vec(pl, (fin ? pl->v_last : vs)[POISSON_LJ], l, fin ? z : L->x[1 - cur], L->x[cur], b, om,
-                                  NULL);
-        else
-            st = poisson_line(pl, (fin ? pl->k_last : ks)[POISSON_LJ], l, fin ? z : L->x[1 - cur], L->x[cur], e, b, om,
-                              NULL);
+        st = smooth(d, l, POISSON_LJ, fin, fin ? z : L->x[1 - cur], L->x[cur], e, b, st);
     }
     *out = l == 0 ? z : L->x[cur];
     return st;
