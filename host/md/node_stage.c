@@ -230,10 +230,11 @@ clphys_status md_node_stage_reserve(MPI_Comm comm, md_ghost_dev *gd, const md_de
         if (te && *te) T = atoi(te);
         gd->node_threads = T < 1 ? 1 : T > 64 ? 64 : T;
         /* the device copies straight into this rank's segment, and its
-         * neighbours' positions come through hrecv: either side alone
-         * shortens the chain as much, but with both page-locked (the same
-         * pages under two processes' buffers) a step of 2,048,000 atoms on
-         * two H100 was 1-2 % slower (bench/md-mpi-notes.md, round 13).
+         * neighbours' positions come through hrecv: each side done
+         * straight removes one of the two host copies; both sides (the
+         * same pages under two processes' buffers) made a step of
+         * 2,048,000 atoms on two H100 1-2 % slower than neither, though
+         * fastest below a million atoms (bench/md-mpi-notes.md, round 13).
          * CLPHYS_MD_NODE_DIRECT sets the sides: 0 none (both through
          * hsend and hrecv by the threads above), 1 this rank's segment, 2
          * the neighbours', 3 both (to time them, and for the tests) */
