@@ -30,6 +30,13 @@ clphys_status cp_mpi_agree(MPI_Comm comm, clphys_context *ctx, clphys_status loc
  * that differs from rank 0 — for options that must agree between ranks. */
 clphys_status cp_mpi_same(MPI_Comm comm, clphys_context *ctx, const void *buf, size_t bytes, const char *what);
 
+/* sums[0 .. n) summed over comm's ranks in place (a reduction point of the
+ * distributed solvers).  Errors: CLPHYS_ERR_IO on an MPI failure;
+ * CLPHYS_ERR_OPENCL on every rank alike where a sum is not finite (a rank
+ * whose device failed brought NaN: host/linalg's reduce_finish, or the
+ * solve diverged).  what names the caller in the message. */
+clphys_status cp_mpi_global_sum(MPI_Comm comm, clphys_context *ctx, double *sums, int n, const char *what);
+
 /* Duplicate comm (clphys's messages never meet the caller's) with
  * MPI_ERRORS_RETURN, so that MPI failures come back as codes. */
 clphys_status cp_mpi_dup(MPI_Comm comm, clphys_context *ctx, MPI_Comm *out);

@@ -106,3 +106,10 @@ clphys_status cp_cl_error(clphys_context *ctx, cl_int e, const char *what)
     return cp_error(ctx, oom ? CLPHYS_ERR_OUT_OF_MEMORY : CLPHYS_ERR_OPENCL, "%s failed: %s (%d)", what,
                     cp_cl_error_name(e), (int)e);
 }
+
+clphys_status cp_test_failure_due(clphys_context *ctx, cp_test_failure *f, int where, int me, const char *what)
+{
+    if (!f->at || f->where != where || f->rank != me || ++f->calls != f->at) return CLPHYS_SUCCESS;
+    return cp_error(ctx, CLPHYS_ERR_OPENCL, "%s: a device failure injected for the tests (place %d, call %ld)", what,
+                    where, f->at);
+}

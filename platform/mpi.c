@@ -5,6 +5,7 @@
 #include "cp_mpi.h"
 #include "cp_sync.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,19 @@ clphys_status cp_mpi_error(clphys_context *ctx, int mpierr, const char *what)
     int len = 0;
     if (MPI_Error_string(mpierr, msg, &len) != MPI_SUCCESS) snprintf(msg, sizeof msg, "MPI error %d", mpierr);
     return cp_error(ctx, CLPHYS_ERR_IO, "%s failed: %s", what, msg);
+}
+
+clphys_status cp_mpi_global_sum(MPI_Comm comm, clphys_context *ctx, double *sums, int n, const char *what)
+{
+    const int e = MPI_Allreduce(MPI_IN_PLACE, sums, n, MPI_DOUBLE, MPI_SUM, comm);
+    if (e != MPI_SUCCESS) return cp_mpi_error(ctx, e, "MPI_Allreduce of a reduction point");
+    for (int i = 0; i < n; i++)
+        if (!isfinite(sums[i]))
+            return cp_error(ctx, CLPHYS_ERR_OPENCL,
+                            "%s: a reduction over the ranks is not finite (a rank's device failed, or the solve "
+                            "diverged)",
+                            what);
+    return CLPHYS_SUCCESS;
 }
 
 clphys_status cp_mpi_agree(MPI_Comm comm, clphys_context *ctx, clphys_status local)

@@ -47,6 +47,16 @@ struct clphys_context {
  * and return st, so callers write: return cp_error(ctx, CLPHYS_ERR_INPUT, ...). */
 clphys_status cp_error(clphys_context *ctx, clphys_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* A failure made on purpose, for the tests of the distributed paths: on
+ * rank `rank`, the at-th call (from 1; calls counts them) of the place
+ * `where` fails as a device's would.  at 0: none. */
+typedef struct {
+    int where, rank;
+    long at, calls;
+} cp_test_failure;
+/* CLPHYS_ERR_OPENCL ("<what>: a device failure injected for the tests")
+ * where f asks for this call of `where` on rank me, else success. */
+clphys_status cp_test_failure_due(clphys_context *ctx, cp_test_failure *f, int where, int me, const char *what);
 /* Append a further line to the error text (e.g. context of an inner failure). */
 void cp_error_append(clphys_context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Map an OpenCL error: allocation failures give CLPHYS_ERR_OUT_OF_MEMORY,

@@ -466,14 +466,14 @@ static void test_device_failure(void **state)
             .kind = CLPHYS_LQCD_SOLVER_CGNR, .tol = 1e-10, .max_iter = 2000, .mixed = mixed};
         clphys_lqcd_dslash_plan *hp = mixed ? d32 : d64; /* the plan whose hops fail */
         /* the hops of one solve, counted on the failing rank */
-        hp->fail.rank = size - 1, hp->fail.at = LONG_MAX, hp->fail.hops = 0;
+        hp->fail = (cp_test_failure){LQCD_FAIL_HOP, size - 1, LONG_MAX, 0};
         if (clphys_lqcd_solve(d64, mixed ? d32 : NULL, &prm, lb, lx, &r)) fail_msg("%s", clphys_last_error(ctx));
-        long hops = hp->fail.hops;
+        long hops = hp->fail.calls;
         MPI_Bcast(&hops, 1, MPI_LONG, size - 1, MPI_COMM_WORLD);
         assert_true(hops >= 3);
         const long at[3] = {1, hops / 2, hops};
         for (int k = 0; k < 3; k++) {
-            hp->fail.at = at[k], hp->fail.hops = 0;
+            hp->fail.at = at[k], hp->fail.calls = 0;
             const int st = (int)clphys_lqcd_solve(d64, mixed ? d32 : NULL, &prm, lb, lx, &r);
             if (max_all(st) != min_all(st) || st == CLPHYS_SUCCESS)
                 fail_msg("%s: failure at hop %ld of %ld: statuses %g .. %g over the ranks", mixed ? "mixed" : "fp64",

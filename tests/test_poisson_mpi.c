@@ -353,7 +353,7 @@ static void failures(void **state)
 }
 
 /* A device failure on the last rank in the middle of a solve (made by the
- * plan's test hook, poisson_mpi_fail): in the operator, in a halo exchange
+ * plan's test hook, fail): in the operator, in a halo exchange
  * (before, in and after the V-cycle's gathered level, and the operator's),
  * and in a reduction point's sums, at several calls of each, in mixed
  * precision and fp64 (whose preconditioner also projects out the basin's
@@ -381,13 +381,13 @@ static void device_failure(void **state)
         int cases = 0;
         for (int where = POISSON_MPI_FAIL_APPLY; where <= POISSON_MPI_FAIL_SUM; where++) {
             /* the calls of that place in one solve, then failures spread over them */
-            d->fail = (poisson_mpi_fail){where, size - 1, LONG_MAX, 0};
+            d->fail = (cp_test_failure){where, size - 1, LONG_MAX, 0};
             all_ok(clphys_poisson_mpi_solve(d, f, x, &r) == CLPHYS_SUCCESS, "a solve counting the calls");
             long n = d->fail.calls; /* counted on the failing rank */
             MPI_Bcast(&n, 1, MPI_LONG, size - 1, MPI_COMM_WORLD);
             all_ok(n >= 4, "calls to fail");
             for (long k = 0, at = 1; k < 4; k++, at = 1 + (n - 1) * k / 3) {
-                d->fail = (poisson_mpi_fail){where, size - 1, at, 0};
+                d->fail = (cp_test_failure){where, size - 1, at, 0};
                 const int st = (int)clphys_poisson_mpi_solve(d, f, x, &r);
                 int lo, hi;
                 MPI_Allreduce(&st, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

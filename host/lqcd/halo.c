@@ -14,7 +14,6 @@
 #include "lqcd_internal.h"
 #include "lqcd_mpi_internal.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,20 +46,10 @@ static void halo_destroy(lqcd_halo *h)
     free(h);
 }
 
-/* A reduction point's sums over the ranks; not finite on every rank alike
- * where some rank brought NaN (its device's wait failed: host/linalg's
- * reduce_finish) or the solve diverged, and then the same error on every
- * rank. */
 static clphys_status global_sum(void *user, double *sums, int n)
 {
     lqcd_halo *h = user;
-    CP_MPI(h->ctx, MPI_Allreduce(MPI_IN_PLACE, sums, n, MPI_DOUBLE, MPI_SUM, h->comm));
-    for (int i = 0; i < n; i++)
-        if (!isfinite(sums[i]))
-            return cp_error(h->ctx, CLPHYS_ERR_OPENCL,
-                            "lqcd mpi: a reduction over the ranks is not finite (a rank's device failed, or the solve "
-                            "diverged)");
-    return CLPHYS_SUCCESS;
+    return cp_mpi_global_sum(h->comm, h->ctx, sums, n, "lqcd mpi");
 }
 
 typedef struct {
@@ -91,12 +80,12 @@ static clphys_status halo_hop(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in
     cl_event ev_pack = NULL, ev_d2h = NULL, ev_int = NULL, ev_h2d = NULL, ev_ext = NULL;
     cl_kernel k = NULL;
     size_t global = 0;
-    int me = 0;
-    MPI_Comm_rank(h->comm, &me);
     clphys_status st = CLPHYS_SUCCESS;
-    if (pl->fail.at && me == pl->fail.rank && ++pl->fail.hops == pl->fail.at)
-        st = cp_error(ctx, CLPHYS_ERR_OPENCL, "lqcd mpi: a device failure injected for the tests (hop %ld)",
-                      pl->fail.at);
+    if (pl->fail.at) {
+        int me = 0;
+        MPI_Comm_rank(h->comm, &me);
+        st = cp_test_failure_due(ctx, &pl->fail, LQCD_FAIL_HOP, me, "lqcd mpi");
+    }
     /* 1. pack the faces of in; 2. to the host on X; 3. the interior */
     if (!st) st = lqcd_pack_launch(pl, h->send, in, parity, g5, nent, &ev_pack);
     if (!st) st = cp_read_async(ctx, h->xq, h->send, 0, bytes, h->hsend, 1, &ev_pack, &ev_d2h);

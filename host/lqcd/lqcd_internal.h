@@ -8,6 +8,7 @@
 #include "host/linalg/linalg.h"
 
 typedef struct lqcd_halo lqcd_halo;
+enum { LQCD_FAIL_HOP = 1 }; /* the place of a plan's test failure (fail) */
 typedef struct lqcd_multi lqcd_multi;
 
 struct clphys_lqcd_dslash_plan {
@@ -42,13 +43,9 @@ struct clphys_lqcd_dslash_plan {
     void (*halo_destroy)(lqcd_halo *h);
     la_global_sum_fn gsum;
     void *gsum_user;
-    /* A failure made on purpose, for the tests (tests/test_lqcd_mpi.c): the
-     * at-th hop over the ranks (from 1; hops counts them) fails on rank
-     * fail_rank of the plan's communicator as a device's would.  at 0: none. */
-    struct {
-        int rank;
-        long at, hops;
-    } fail;
+    /* for the tests (tests/test_lqcd_mpi.c): a device failure at a hop
+     * over the ranks (place LQCD_FAIL_HOP) */
+    cp_test_failure fail;
     /* Over the devices of one process (multi.c, set by
      * clphys_lqcd_dslash_plan_create_multi): this plan's part of the group. */
     lqcd_multi *multi;

@@ -12,10 +12,7 @@
 /* The failure d->fail asks for at this call of `where`, else success. */
 static clphys_status poisson_mpi_injected(clphys_poisson_mpi_plan *d, int where)
 {
-    poisson_mpi_fail *f = &d->fail;
-    if (f->where != where || f->rank != d->rank || ++f->calls != f->at) return CLPHYS_SUCCESS;
-    return cp_error(d->ctx, CLPHYS_ERR_OPENCL,
-                    "poisson mpi: a device failure injected for the tests (place %d, call %ld)", where, f->at);
+    return cp_test_failure_due(d->ctx, &d->fail, where, d->rank, "poisson mpi");
 }
 
 static clphys_precision io_prec(const clphys_poisson_mpi_plan *d)
@@ -229,23 +226,14 @@ static clphys_status dcycle(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_mem 
 
 /* ---- the solver's pieces ---------------------------------------------------------- */
 
-/* A reduction point's sums over the ranks.  A rank whose device failed
- * before it brings NaN (la_'s reduce_finish, or the injection below): the
- * sums are then not finite on every rank alike, and every rank returns the
- * same error here. */
+/* A reduction point's sums over the ranks (cp_mpi_global_sum: the same
+ * error on every rank where a rank brought NaN, as the injection here does). */
 static clphys_status global_sum(void *u, double *sums, int n)
 {
     clphys_poisson_mpi_plan *d = u;
     if (poisson_mpi_injected(d, POISSON_MPI_FAIL_SUM))
         for (int i = 0; i < n; i++) sums[i] = NAN;
-    if (MPI_Allreduce(MPI_IN_PLACE, sums, n, MPI_DOUBLE, MPI_SUM, d->comm) != MPI_SUCCESS)
-        return cp_error(d->ctx, CLPHYS_ERR_IO, "poisson mpi: MPI_Allreduce of a reduction point failed");
-    for (int i = 0; i < n; i++)
-        if (!isfinite(sums[i]))
-            return cp_error(d->ctx, CLPHYS_ERR_OPENCL,
-                            "poisson mpi: a reduction over the ranks is not finite (a rank's device failed, or the "
-                            "solve diverged)");
-    return CLPHYS_SUCCESS;
+    return cp_mpi_global_sum(d->comm, d->ctx, sums, n, "poisson mpi");
 }
 
 /* The operator's and preconditioner's hooks agree their status, so that

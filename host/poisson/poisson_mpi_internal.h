@@ -17,14 +17,8 @@ typedef struct {
     int h, nx, ny;
 } poisson_mpi_box;
 
-/* A failure made on purpose, for the tests (tests/test_poisson_mpi.c): on
- * rank `rank`, the at-th call (from 1; calls counts them) of the place
- * `where` fails as a device's would.  where 0: none. */
+/* The places of the plan's test failure (fail; tests/test_poisson_mpi.c). */
 enum { POISSON_MPI_FAIL_APPLY = 1, POISSON_MPI_FAIL_EXCHANGE, POISSON_MPI_FAIL_SUM };
-typedef struct {
-    int where, rank;
-    long at, calls;
-} poisson_mpi_fail;
 
 struct clphys_poisson_mpi_plan {
     clphys_context *ctx;
@@ -53,7 +47,7 @@ struct clphys_poisson_mpi_plan {
     size_t cap;
     double *gbuf; /* rank 0: a global level field                   */
     size_t gcap;
-    poisson_mpi_fail fail;
+    cp_test_failure fail; /* for the tests: a device failure at a place above */
 };
 
 /* mpi_plan.c */
