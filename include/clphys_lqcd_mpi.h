@@ -34,8 +34,10 @@
  *  - A device failure on one rank during a hop still completes that hop's
  *    messages, and the hop's status is then agreed (one MPI_Allreduce of an
  *    int per hop): every rank returns the failing rank's error from that
- *    hop, and a solver stops on every rank there.  A reduction point whose
- *    device wait failed on one rank still joins the sum, with NaN, and a sum
+ *    hop, and a solver stops on every rank there.  A device failure on one
+ *    rank anywhere else in a solve (a solver's kernels, reads and waits, the
+ *    defect correction's steps) skips that rank's further work, but not its
+ *    hops, up to the next reduction point, which it joins with NaN; a sum
  *    that is not finite is CLPHYS_ERR_OPENCL on every rank.  A rank that
  *    dies ends the job under Open MPI's launcher (mpirun names the rank).
  */

@@ -381,7 +381,7 @@ static void test_level1(void **state)
         assert_int_equal(la_norm2_start(p, x, 0), CLPHYS_SUCCESS);
         assert_int_equal(la_sub_start(p, r, y, t, 1), CLPHYS_SUCCESS);
         const cl_mem v[2] = {x, r};
-        assert_int_equal(la_norms_finish(p, 2, v, n2), CLPHYS_SUCCESS);
+        assert_int_equal(la_norms_finish(p, CLPHYS_SUCCESS, 2, v, n2), CLPHYS_SUCCESS);
         for (size_t i = 0; i < NR; i++) ra[i] = ya[i] - ta[i];
         check_field(p, r, ra, "sub_start r = y - t");
         check_sum(n2[0], dot(xa, xa, NR), dot(xa, xa, NR), p, "norms_finish |x|^2");

@@ -18,6 +18,7 @@ static size_t nc(const la_space *s) { return s->p.n / 2; }
 
 clphys_status la_clblast_copy(la_space *s, cl_mem x, cl_mem y)
 {
+    CP_TRY(la_injected(s, LA_FAIL_COPY));
     cl_command_queue q = clphys_context_queue(s->ctx);
     if (dbl(s))
         LB(s, CLBlastDcopy(s->p.n, x, 0, 1, y, 0, 1, &q, NULL));
@@ -28,6 +29,7 @@ clphys_status la_clblast_copy(la_space *s, cl_mem x, cl_mem y)
 
 clphys_status la_clblast_axpy(la_space *s, double a, cl_mem x, cl_mem y)
 {
+    CP_TRY(la_injected(s, LA_FAIL_COPY));
     cl_command_queue q = clphys_context_queue(s->ctx);
     if (dbl(s))
         LB(s, CLBlastDaxpy(s->p.n, a, x, 0, 1, y, 0, 1, &q, NULL));
@@ -74,32 +76,43 @@ clphys_status la_clblast_cxpay(la_space *s, cl_mem x, const double b[2], cl_mem 
     return la_clblast_caxpy(s, one, x, y);
 }
 
-clphys_status la_clblast_dot(la_space *s, cl_mem x, cl_mem y, double *r)
+/* CLBlast's status as the layer's */
+static clphys_status lb_status(la_space *s, CLBlastStatusCode c, const char *what)
 {
-    cl_command_queue q = clphys_context_queue(s->ctx);
-    if (dbl(s)) {
-        LB(s, CLBlastDdot(s->p.n, s->scratch, 0, x, 0, 1, y, 0, 1, &q, NULL));
-        CP_TRY(cp_read(s->ctx, s->scratch, 0, sizeof(double), r));
-    } else {
-        float f;
-        LB(s, CLBlastSdot(s->p.n, s->scratch, 0, x, 0, 1, y, 0, 1, &q, NULL));
-        CP_TRY(cp_read(s->ctx, s->scratch, 0, sizeof f, &f));
-        *r = f;
-    }
-    return la_reduce_value(s, r, 1);
+    return c == CLBlastSuccess ? CLPHYS_SUCCESS
+                               : cp_error(s->ctx, CLPHYS_ERR_OPENCL, "clBLAST %s failed with status %d", what, (int)c);
 }
 
-clphys_status la_clblast_cdotc(la_space *s, cl_mem x, cl_mem y, double r[2])
+/* The dots read their result whatever happened before (st), but only
+ * where it did not fail, and join the reduction point in any case. */
+clphys_status la_clblast_dot(la_space *s, clphys_status st, cl_mem x, cl_mem y, double *r)
 {
     cl_command_queue q = clphys_context_queue(s->ctx);
-    if (dbl(s)) {
-        LB(s, CLBlastZdotc(nc(s), s->scratch, 0, x, 0, 1, y, 0, 1, &q, NULL));
-        CP_TRY(cp_read(s->ctx, s->scratch, 0, 2 * sizeof(double), r));
-    } else {
-        float f[2];
-        LB(s, CLBlastCdotc(nc(s), s->scratch, 0, x, 0, 1, y, 0, 1, &q, NULL));
-        CP_TRY(cp_read(s->ctx, s->scratch, 0, sizeof f, f));
+    if (!st) st = la_injected(s, LA_FAIL_SUMS);
+    if (!st && dbl(s)) {
+        st = lb_status(s, CLBlastDdot(s->p.n, s->scratch, 0, x, 0, 1, y, 0, 1, &q, NULL), "Ddot");
+        if (!st) st = cp_read(s->ctx, s->scratch, 0, sizeof(double), r);
+    } else if (!st) {
+        float f = 0;
+        st = lb_status(s, CLBlastSdot(s->p.n, s->scratch, 0, x, 0, 1, y, 0, 1, &q, NULL), "Sdot");
+        if (!st) st = cp_read(s->ctx, s->scratch, 0, sizeof f, &f);
+        *r = f;
+    }
+    return la_reduce_value(s, st, r, 1);
+}
+
+clphys_status la_clblast_cdotc(la_space *s, clphys_status st, cl_mem x, cl_mem y, double r[2])
+{
+    cl_command_queue q = clphys_context_queue(s->ctx);
+    if (!st) st = la_injected(s, LA_FAIL_SUMS);
+    if (!st && dbl(s)) {
+        st = lb_status(s, CLBlastZdotc(nc(s), s->scratch, 0, x, 0, 1, y, 0, 1, &q, NULL), "Zdotc");
+        if (!st) st = cp_read(s->ctx, s->scratch, 0, 2 * sizeof(double), r);
+    } else if (!st) {
+        float f[2] = {0, 0};
+        st = lb_status(s, CLBlastCdotc(nc(s), s->scratch, 0, x, 0, 1, y, 0, 1, &q, NULL), "Cdotc");
+        if (!st) st = cp_read(s->ctx, s->scratch, 0, sizeof f, f);
         r[0] = f[0], r[1] = f[1];
     }
-    return la_reduce_value(s, r, 2);
+    return la_reduce_value(s, st, r, 2);
 }

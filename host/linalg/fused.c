@@ -24,8 +24,31 @@ const char *const la_kernel_names[K_COUNT] = {"blas_axpy",
  * the space's precision (passed as double), u cl_uint, i int, then launch it
  * over the reduction grid.  The vector length (u) is always the last
  * argument and added here: n reals, or n/2 complex numbers with cplx. */
+/* The place of the test failure (la_injected) that kernel k stands for. */
+static int fail_place(int k)
+{
+    switch (k) {
+    case K_DOT:
+    case K_NORM2:
+    case K_SUB_NORM:
+    case K_BICG_TS:
+    case K_TO_SINGLE_NORM:
+        return LA_FAIL_SUMS;
+    case K_CG_UPDATE:
+    case K_BICG_S:
+    case K_BICG_XR:
+        return LA_FAIL_UPDATE;
+    case K_XPAY:
+    case K_BICG_P:
+        return LA_FAIL_XPAY;
+    default:
+        return LA_FAIL_COPY;
+    }
+}
+
 static clphys_status launch(la_space *s, int k, int cplx, const char *fmt, ...)
 {
+    CP_TRY(la_injected(s, fail_place(k)));
     enum { MAXA = 24 };
     cl_kernel kr = s->k[k];
     /* each argument's value, kept until cp_args has set them all */
@@ -120,6 +143,7 @@ clphys_status la_fused_convert(la_space *hi, cl_mem dst, cl_mem src, int to_sing
     cl_kernel k = hi->k[to_single ? K_TO_SINGLE : K_TO_DOUBLE];
     cl_uint n = (cl_uint)hi->p.n;
     size_t global = hi->p.n;
+    CP_TRY(la_injected(hi, LA_FAIL_COPY));
     CP_TRY(CP_ARGS(hi->ctx, k, dst, src, n));
     return cp_launch(hi->ctx, k, 1, &global, NULL, NULL);
 }

@@ -7,11 +7,13 @@
 clphys_status la_zero(la_space *s, cl_mem x)
 {
     const cl_uint z = 0;
+    CP_TRY(la_injected(s, LA_FAIL_COPY));
     return cp_fill(s->ctx, x, &z, sizeof z, s->p.n * s->real_size);
 }
 
 clphys_status la_copy(la_space *s, cl_mem src, cl_mem dst)
 {
+    CP_TRY(la_injected(s, LA_FAIL_COPY));
     if (s->p.blas == LA_BLAS_CLBLAST) return la_clblast_copy(s, src, dst);
     return cp_copy(s->ctx, src, 0, dst, 0, s->p.n * s->real_size);
 }
@@ -43,15 +45,18 @@ clphys_status la_convert_norm(la_space *d, cl_mem dst, la_space *s, cl_mem src, 
 {
     la_space *hi = NULL;
     CP_TRY(pair(d, s, &hi));
+    /* the conversion before the norm's reduction point, so that a failure of
+     * it reaches the point (la_reduce) */
     if (d->p.precision == s->p.precision || d->p.precision == CLPHYS_FP64 || s->p.blas == LA_BLAS_CLBLAST) {
-        CP_TRY(la_norm2(s, src, norm2));
-        return la_convert(d, dst, s, src);
+        clphys_status st = la_norm2_start(s, src, 0);
+        if (!st) st = la_convert(d, dst, s, src);
+        return la_norms_finish(s, st, 1, &src, norm2);
     }
     /* fp64 -> fp32 in one pass with the norm */
-    double sums[3];
-    CP_TRY(la_fused_convert_single_norm(s, dst, src, s->part[0]));
-    CP_TRY(la_reduce_point(s, 1, &s->part[0], 2));
-    CP_TRY(la_sums_now(s, s->part[0], 2, sums));
+    double v[2], sums[3];
+    clphys_status st = la_fused_convert_single_norm(s, dst, src, s->part[0]);
+    if (la_reduce(s, &st, 1, &s->part[0], 2, 0, v)) return st;
+    CP_TRY(la_sums_after(s, s->part[0], 2, v, sums));
     *norm2 = sums[0];
     return CLPHYS_SUCCESS;
 }

@@ -38,6 +38,16 @@
  * (the default) a reduction point adds no work at all.  With clBLAST the
  * hook is called once per clBLAST reduction.
  *
+ * A failure on one process.  A hook must fail on every process where a sum
+ * is not finite (cp_mpi_global_sum does).  Then a device failure on one
+ * process anywhere in a solve (la_cg, la_cgnr, la_bicgstab, la_refine_solve)
+ * ends it with an error on every process at the next reduction point, none
+ * left waiting in a collective: the failed process skips its own level-1
+ * work from there, still calls the operator, the preconditioner and a
+ * la_refine's outer steps (over processes they have collectives of their
+ * own, which must end on every process; the paths' also agree their own
+ * failures) and joins the point's sum with NaN.
+ *
  * Errors: every function returning clphys_status gives CLPHYS_ERR_OPENCL or
  * CLPHYS_ERR_OUT_OF_MEMORY when the device fails, the hook's status when a
  * global sum fails, and those listed with it; messages through cp_error.
@@ -176,13 +186,18 @@ typedef struct {
     void (*progress)(void *user, int iter, double rel_residual, int is_true);
     void *user;
     void *problem;
-    /* r = b - A x and *r2 = |r|^2, one reduction point.  first = 1 on the
-     * first call, where x = 0: set x = 0, let r be b, *r2 = |b|^2. */
-    clphys_status (*residual)(void *problem, int first, double *r2);
+    /* r = b - A x and *r2 = |r|^2, one reduction point, its last step.
+     * first = 1 on the first call, where x = 0: set x = 0, let r be b, *r2 =
+     * |b|^2.  st: a failure of this process in the correction before, which
+     * with a global sum still calls the operator, skips the level-1 work and
+     * goes to the point (la_norms_finish's st), so that every process
+     * returns an error there; without one st is always success. */
+    clphys_status (*residual)(void *problem, int first, clphys_status st, double *r2);
     /* The inner right-hand side r' from r into b_inner; with want_norm (mixed
-     * solves) also *norm2 = |r'|^2, one reduction point. */
+     * solves) also *norm2 = |r'|^2, one reduction point, its last step. */
     clphys_status (*inner_rhs)(void *problem, cl_mem b_inner, int want_norm, double *norm2);
-    /* x += the correction from the inner solution e. */
+    /* x += the correction from the inner solution e; with a global sum a
+     * failure of this process alone goes on into the next residual. */
     clphys_status (*correct)(void *problem, cl_mem e);
 } la_refine;
 
@@ -230,10 +245,13 @@ clphys_status la_norm2(la_space *s, cl_mem x, double *r2);
  * their pass and leave the partial sums in `slot` (0..3; fused; with
  * clBLAST la_sub_start is a copy and an axpy and the norm waits);
  * la_norms_finish gives |v[i]|^2 for i < k from slots 0..k-1 (fused) or by
- * reading v[i] (clBLAST). */
+ * reading v[i] (clBLAST).  st: the caller's status since its passes (a
+ * failure of one of them or of its work between): with a global sum the
+ * point still joins the sum, with NaN, and every process returns an error;
+ * without one la_norms_finish returns st at once. */
 clphys_status la_norm2_start(la_space *s, cl_mem x, int slot);
 clphys_status la_sub_start(la_space *s, cl_mem r, cl_mem b, cl_mem t, int slot);
-clphys_status la_norms_finish(la_space *s, int k, const cl_mem *v, double *out);
+clphys_status la_norms_finish(la_space *s, clphys_status st, int k, const cl_mem *v, double *out);
 /* Between spaces of one length: dst (space d) = src (space s) in d's
  * precision; la_convert_norm also gives *norm2 = |src|^2 (one reduction
  * point; fused: the same pass); la_convert_add: e = (hi) e_lo, x += e, with

@@ -22,13 +22,18 @@ clphys_status la_refine_solve(const la_refine *rf, la_refine_result *res)
     const int mixed = si->p.precision != rf->outer->p.precision;
     const double inner_tol = rf->inner_tol > 0 ? rf->inner_tol : 1e-5;
     double bn2 = 0, rel = 0, last = INFINITY;
-    CP_TRY(rf->residual(rf->problem, 1, &bn2));
+    CP_TRY(rf->residual(rf->problem, 1, CLPHYS_SUCCESS, &bn2));
     const double bnorm = sqrt(bn2);
+    /* Over processes a failure of a step that ends without a reduction
+     * point (the inner right-hand side, the correction) is this process's
+     * alone: it goes on into the next step, which takes it to its first
+     * reduction point (linalg_internal.h); the residual and the solve end
+     * with one, so their failures are every process's. */
     clphys_status st = CLPHYS_SUCCESS;
     for (int first = 1;; first = 0) {
         double r2 = bn2;
         if (!first) {
-            if ((st = rf->residual(rf->problem, 0, &r2))) break;
+            if ((st = rf->residual(rf->problem, 0, st, &r2))) break;
             res->residuals++;
         }
         rel = bnorm > 0 ? sqrt(r2) / bnorm : 0;
@@ -41,7 +46,7 @@ clphys_status la_refine_solve(const la_refine *rf, la_refine_result *res)
         /* |b - A x| = |r' - A' e| when the problem maps e back exactly */
         double rn2 = 0, target = 0.5 * rf->tol * bnorm;
         cl_mem bi = si->v[LA_B], xi = si->v[LA_X];
-        if ((st = rf->inner_rhs(rf->problem, bi, mixed, &rn2))) break;
+        if ((st = rf->inner_rhs(rf->problem, bi, mixed, &rn2)) && !si->gsum) break;
         if (mixed) target = fmax(target, inner_tol * sqrt(fmax(rn2, 0)));
         const la_krylov_params kp = {.target = target,
                                      .max_iter = rf->max_iter - res->iterations,
@@ -50,17 +55,12 @@ clphys_status la_refine_solve(const la_refine *rf, la_refine_result *res)
                                      .progress = rf->progress,
                                      .user = rf->user};
         la_krylov_result kr = {0};
-        if (rf->method == LA_CGNR)
-            st = la_cgnr(rf->inner, bi, xi, &kp, &kr);
-        else if (rf->method == LA_BICGSTAB)
-            st = la_bicgstab(rf->inner, bi, xi, &kp, &kr);
-        else
-            st = la_cg(rf->inner, rf->precond, bi, xi, &kp, &kr);
+        st = la_krylov(rf->method, rf->inner, rf->precond, bi, xi, &kp, &kr, st);
         res->iterations += kr.iterations;
         res->applications += kr.applications;
         if (st || kr.iterations == 0) break; /* no progress: report the residual */
-        if ((st = rf->correct(rf->problem, xi))) break;
-        res->restarts++;
+        if ((st = rf->correct(rf->problem, xi)) && !rf->outer->gsum) break;
+        if (!st) res->restarts++;
     }
     res->rel_residual = rel;
     return st;
@@ -73,19 +73,20 @@ typedef struct {
     cl_mem b, x, r; /* r: the residual of the last call (b at first) */
 } plain_problem;
 
-static clphys_status plain_residual(void *u, int first, double *r2)
+static clphys_status plain_residual(void *u, int first, clphys_status st, double *r2)
 {
     plain_problem *pp = u;
     la_space *hi = pp->hi;
     if (first) {
         pp->r = pp->b;
-        CP_TRY(la_zero(hi, pp->x));
-        return la_norm2(hi, pp->b, r2);
+        if (!st) st = la_zero(hi, pp->x);
+        if (!st) st = la_norm2_start(hi, pp->b, 0);
+        return la_norms_finish(hi, st, 1, &pp->b, r2);
     }
     pp->r = hi->v[LA_R];
-    CP_TRY(pp->A->apply(pp->A->user, hi->v[LA_T], pp->x));
-    CP_TRY(la_sub_start(hi, pp->r, pp->b, hi->v[LA_T], 0));
-    return la_norms_finish(hi, 1, &pp->r, r2);
+    if (la_go(hi, st)) st = la_keep(st, pp->A->apply(pp->A->user, hi->v[LA_T], pp->x));
+    if (!st) st = la_sub_start(hi, pp->r, pp->b, hi->v[LA_T], 0);
+    return la_norms_finish(hi, st, 1, &pp->r, r2);
 }
 
 static clphys_status plain_rhs(void *u, cl_mem b_inner, int want_norm, double *norm2)

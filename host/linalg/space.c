@@ -130,20 +130,56 @@ static void add_groups(const la_space *s, const void *buf, int m, size_t g, doub
         for (int j = 0; j < nout; j++) out[j] += real_at(s, buf, (size_t)m * i + (size_t)j);
 }
 
-clphys_status la_reduce_value(la_space *s, double *v, int n)
+clphys_status la_injected(la_space *s, int where)
 {
-    return s->gsum ? s->gsum(s->gsum_user, v, n) : CLPHYS_SUCCESS;
+    return cp_test_failure_due(s->ctx, &s->fail, where, s->fail.rank, "linear algebra");
+}
+
+double la_real(const la_space *s, double v) { return s->real_size == 8 ? v : (double)(float)v; }
+
+/* The global sum of n values, NaN in all of them where this process failed
+ * (st): the others are not left waiting in it, and see sums that are not
+ * finite.  Returns la_keep(st, the hook's status); the error text stays
+ * st's, this process's own cause, not the hook's. */
+static clphys_status join(la_space *s, clphys_status st, double *v, int n)
+{
+    if (!st) return s->gsum(s->gsum_user, v, n);
+    char why[CP_ERR_LEN];
+    snprintf(why, sizeof why, "%s", s->ctx->err);
+    for (int i = 0; i < n; i++) v[i] = NAN;
+    s->gsum(s->gsum_user, v, n);
+    snprintf(s->ctx->err, sizeof s->ctx->err, "%s", why);
+    return st;
+}
+
+clphys_status la_reduce_value(la_space *s, clphys_status st, double *v, int n)
+{
+    return s->gsum ? join(s, st, v, n) : st;
+}
+
+clphys_status la_reduce_write(la_space *s, clphys_status st, int k, const cl_mem *part, int m)
+{
+    if (!s->gsum || st) return st;
+    st = la_injected(s, LA_FAIL_WRITE);
+    const char *w = s->hp + s->hwrite;
+    for (int i = 0; i < k && !st; i++)
+        st = cp_write_async(s->ctx, NULL, part[i], 0, (size_t)m * s->real_size, w + (size_t)i * 4 * sizeof(double), 0,
+                            NULL, NULL);
+    return st ? st : cp_flush(s->ctx, NULL);
 }
 
 /* The partial sums of a reduction point, read into slots 0..k-1 of the
- * page-locked memory, added, summed over the processes by the hook, and
- * written back to group 0 of each buffer from the page-locked write area
- * without waiting: the kernels that consume them follow on the same
- * in-order queue, and the area is written again only at the next point,
- * whose read comes after this write on the main queue. */
-static clphys_status reduce_finish(la_space *s, int k, const cl_mem *part, int m, cl_event *ev, double *out)
+ * page-locked memory (*ev: the last read), added, summed over the processes
+ * by the hook and put in the page-locked write area (group 0 of each
+ * buffer), from which la_reduce_write writes them back without waiting:
+ * the kernels that consume them follow on the same in-order queue, and the
+ * area is written again only at the next point, whose read comes after
+ * this write on the main queue. */
+static int reduce_finish(la_space *s, clphys_status *st, int k, const cl_mem *part, int m, int write, cl_event *ev,
+                         double *out)
 {
     const clphys_status waited = cp_wait(s->ctx, ev);
+    if (!*st) *st = la_keep(la_injected(s, LA_FAIL_WAIT), waited);
     double all[LA_NSLOT * 4];
     for (int i = 0; i < k; i++) {
         double t[3];
@@ -151,13 +187,8 @@ static clphys_status reduce_finish(la_space *s, int k, const cl_mem *part, int m
         memcpy(all + m * i, t, sizeof(double) * (size_t)(m == 4 ? 3 : m));
         if (m == 4) all[m * i + 3] = 0;
     }
-    /* a failed wait still takes part in the global sum, with NaN: the
-     * other ranks are not left waiting in it, and see sums that are not
-     * finite */
-    if (waited)
-        for (int i = 0; i < k * m; i++) all[i] = NAN;
-    const clphys_status g = s->gsum(s->gsum_user, all, k * m);
-    CP_TRY(waited ? waited : g);
+    if ((*st = join(s, *st, all, k * m))) return 1;
+    if (out) memcpy(out, all, sizeof(double) * (size_t)(k * m));
     char *w = s->hp + s->hwrite;
     for (int i = 0; i < k; i++) { /* group 0 holds the global sums; consumers read one group */
         char *wi = w + (size_t)i * 4 * sizeof(double);
@@ -167,10 +198,9 @@ static clphys_status reduce_finish(la_space *s, int k, const cl_mem *part, int m
             else
                 ((float *)wi)[j] = (float)all[m * i + j];
         }
-        CP_TRY(cp_write_async(s->ctx, NULL, part[i], 0, (size_t)m * s->real_size, wi, 0, NULL, NULL));
     }
-    if (out) memcpy(out, all, sizeof(double) * (size_t)(k * m));
-    return cp_flush(s->ctx, NULL);
+    if (write) *st = la_reduce_write(s, *st, k, part, m);
+    return 0;
 }
 
 static clphys_status check_k(la_space *s, int k)
@@ -179,26 +209,25 @@ static clphys_status check_k(la_space *s, int k)
                                  : CLPHYS_SUCCESS;
 }
 
-clphys_status la_reduce_point(la_space *s, int k, const cl_mem *part, int m)
+int la_reduce(la_space *s, clphys_status *st, int k, const cl_mem *part, int m, int write, double *out)
 {
-    return la_reduce_point_values(s, k, part, m, NULL);
-}
-
-clphys_status la_reduce_point_values(la_space *s, int k, const cl_mem *part, int m, double *out)
-{
-    if (!s->gsum) return CLPHYS_SUCCESS;
-    CP_TRY(check_k(s, k));
+    if (!s->gsum) return *st != CLPHYS_SUCCESS;
+    if (!*st) *st = check_k(s, k);
+    if (*st) k = k < 1 ? 1 : k > LA_NSLOT ? LA_NSLOT : k;
     /* one wait, on the last read's event, for all of them (in-order queue) */
     cl_event ev = NULL;
-    for (int i = 0; i < k; i++)
-        CP_TRY(cp_read_async(s->ctx, NULL, part[i], 0, (size_t)m * s->ngroups * s->real_size,
-                             s->hp + (size_t)i * s->hslot, 0, NULL, i == k - 1 ? &ev : NULL));
-    clphys_status st = cp_flush(s->ctx, NULL);
-    if (st) {
-        cp_release_event(&ev);
-        return st;
-    }
-    return reduce_finish(s, k, part, m, &ev, out);
+    for (int i = 0; i < k && !*st; i++)
+        *st = cp_read_async(s->ctx, NULL, part[i], 0, (size_t)m * s->ngroups * s->real_size,
+                            s->hp + (size_t)i * s->hslot, 0, NULL, i == k - 1 ? &ev : NULL);
+    if (!*st) *st = cp_flush(s->ctx, NULL);
+    return reduce_finish(s, st, k, part, m, write, &ev, out);
+}
+
+clphys_status la_reduce_point(la_space *s, int k, const cl_mem *part, int m)
+{
+    clphys_status st = CLPHYS_SUCCESS;
+    la_reduce(s, &st, k, part, m, 1, NULL);
+    return st;
 }
 
 clphys_status la_reduce_start(la_space *s, int k, const cl_mem *part, int m, cl_event *ev)
@@ -218,10 +247,12 @@ clphys_status la_reduce_start(la_space *s, int k, const cl_mem *part, int m, cl_
     return st;
 }
 
-clphys_status la_reduce_end(la_space *s, int k, const cl_mem *part, int m, cl_event *ev, double *out)
+int la_reduce_end(la_space *s, clphys_status *st, int k, const cl_mem *part, int m, int write, cl_event *ev,
+                  double *out)
 {
-    if (!s->gsum) return CLPHYS_SUCCESS;
-    return reduce_finish(s, k, part, m, ev, out);
+    if (!s->gsum) return *st != CLPHYS_SUCCESS;
+    if (*st) k = k < 1 ? 1 : k > LA_NSLOT ? LA_NSLOT : k;
+    return reduce_finish(s, st, k, part, m, write, ev, out);
 }
 
 clphys_status la_sums_now(la_space *s, cl_mem part, int m, double out[3])
@@ -243,6 +274,13 @@ clphys_status la_read_async(la_space *s, cl_mem part, size_t nreal, int state, c
     cp_release_event(&mark);
     if (!st) st = cp_flush(s->ctx, s->reads);
     return st;
+}
+
+clphys_status la_sums_after(la_space *s, cl_mem part, int m, const double *v, double out[3])
+{
+    if (!s->gsum) return la_sums_now(s, part, m, out);
+    for (int j = 0; j < 3; j++) out[j] = j < m ? la_real(s, v[j]) : 0;
+    return CLPHYS_SUCCESS;
 }
 
 void la_sum_host(const la_space *s, int m, double out[3]) { add_groups(s, s->hp, m, la_sum_groups(s), out); }
@@ -270,14 +308,21 @@ clphys_status la_sub_start(la_space *s, cl_mem r, cl_mem b, cl_mem t, int slot)
     return la_fused_sub_norm(s, r, b, t, s->part[slot]);
 }
 
-clphys_status la_norms_finish(la_space *s, int k, const cl_mem *v, double *out)
+clphys_status la_norms_finish(la_space *s, clphys_status st, int k, const cl_mem *v, double *out)
 {
     if (k < 1 || k > LA_NSLOT) return cp_error(s->ctx, CLPHYS_ERR_INVALID_ARGUMENT, "la_norms_finish: %d norms", k);
     if (s->p.blas == LA_BLAS_CLBLAST) {
-        for (int i = 0; i < k; i++) CP_TRY(la_clblast_dot(s, v[i], v[i], &out[i]));
+        for (int i = 0; i < k; i++) CP_TRY(la_clblast_dot(s, st, v[i], v[i], &out[i]));
         return CLPHYS_SUCCESS;
     }
-    CP_TRY(la_reduce_point(s, k, s->part, 2));
+    /* with a hook the point's values, which no read can fail on one
+     * process after the sum; without one, read */
+    double sums[LA_NSLOT * 2];
+    if (la_reduce(s, &st, k, s->part, 2, 0, sums)) return st;
+    if (s->gsum) {
+        for (int i = 0; i < k; i++) out[i] = la_real(s, sums[2 * i]);
+        return CLPHYS_SUCCESS;
+    }
     /* all but the last read without waiting, the last one blocking: the
      * in-order queue has then finished the others too */
     for (int i = 0; i + 1 < k; i++)
@@ -296,6 +341,5 @@ clphys_status la_norms_finish(la_space *s, int k, const cl_mem *v, double *out)
 
 clphys_status la_norm2(la_space *s, cl_mem x, double *r2)
 {
-    CP_TRY(la_norm2_start(s, x, 0));
-    return la_norms_finish(s, 1, &x, r2);
+    return la_norms_finish(s, la_norm2_start(s, x, 0), 1, &x, r2);
 }

@@ -106,9 +106,21 @@ clphys_status clphys_lqcd_solver_plan_create(clphys_lqcd_dslash_plan *p64, clphy
 
 /* ---- the outer steps (la_refine's problem) ------------------------------- */
 
+/* out = x + a H in of a parity, where st is success or, over ranks, also
+ * after a failure (st, kept): the hop is a collective, which agrees its own
+ * failures, and a reduction point after it gives st to every rank
+ * (host/linalg/linalg.h). */
+static clphys_status hop_after(clphys_lqcd_dslash_plan *p, clphys_status st, cl_mem out, cl_mem in, cl_mem x, double a,
+                               int parity)
+{
+    if (st && !p->gsum) return st;
+    const clphys_status h = lqcd_hop(p, out, in, x, a, parity, NULL);
+    return st ? st : h;
+}
+
 /* r = b - D x on both parities with |r|^2 (one reduction point); on the
- * first call x = 0 and r is b. */
-static clphys_status outer_residual(void *u, int first, double *r2)
+ * first call x = 0 and r is b.  st: a failure of the correction before. */
+static clphys_status outer_residual(void *u, int first, clphys_status st, double *r2)
 {
     clphys_lqcd_solver_plan *sp = u;
     clphys_lqcd_dslash_plan *p64 = sp->p64;
@@ -117,21 +129,22 @@ static clphys_status outer_residual(void *u, int first, double *r2)
     double n2[2];
     if (first) {
         sp->rE = sp->be, sp->rO = sp->bo;
-        CP_TRY(la_norm2_start(s, sp->be, 0));
-        CP_TRY(la_norm2_start(s, sp->bo, 1));
+        /* x = 0 before the point, which a failure of it then reaches */
+        if (!st) st = la_zero(s, sp->xe);
+        if (!st) st = la_zero(s, sp->xo);
+        if (!st) st = la_norm2_start(s, sp->be, 0);
+        if (!st) st = la_norm2_start(s, sp->bo, 1);
         const cl_mem v[2] = {sp->be, sp->bo};
-        CP_TRY(la_norms_finish(s, 2, v, n2));
-        CP_TRY(la_zero(s, sp->xe));
-        CP_TRY(la_zero(s, sp->xo));
+        CP_TRY(la_norms_finish(s, st, 2, v, n2));
     } else {
         sp->rE = sp->re, sp->rO = sp->ro;
         /* (D x)_e = x_e - kappa H_eo x_o, (D x)_o likewise */
-        CP_TRY(lqcd_hop(p64, sp->tmp, sp->xo, sp->xe, -kappa, 0, NULL));
-        CP_TRY(la_sub_start(s, sp->re, sp->be, sp->tmp, 0));
-        CP_TRY(lqcd_hop(p64, sp->tmp, sp->xe, sp->xo, -kappa, 1, NULL));
-        CP_TRY(la_sub_start(s, sp->ro, sp->bo, sp->tmp, 1));
+        st = hop_after(p64, st, sp->tmp, sp->xo, sp->xe, -kappa, 0);
+        if (!st) st = la_sub_start(s, sp->re, sp->be, sp->tmp, 0);
+        st = hop_after(p64, st, sp->tmp, sp->xe, sp->xo, -kappa, 1);
+        if (!st) st = la_sub_start(s, sp->ro, sp->bo, sp->tmp, 1);
         const cl_mem v[2] = {sp->re, sp->ro};
-        CP_TRY(la_norms_finish(s, 2, v, n2));
+        CP_TRY(la_norms_finish(s, st, 2, v, n2));
     }
     *r2 = n2[0] + n2[1];
     return CLPHYS_SUCCESS;
@@ -159,9 +172,9 @@ static clphys_status outer_correct(void *u, cl_mem e)
     const double kappa = p64->p.kappa;
     if (sp->s32) {
         cl_mem e64 = la_space_vec(s, LA_X);
-        CP_TRY(la_convert_add(s, sp->xe, e64, sp->s32, e));
-        CP_TRY(lqcd_hop(p64, sp->tmp, e64, sp->rO, kappa, 1, NULL));
-        return la_axpy(s, 1.0, sp->tmp, sp->xo);
+        clphys_status st = la_convert_add(s, sp->xe, e64, sp->s32, e);
+        st = hop_after(p64, st, sp->tmp, e64, sp->rO, kappa, 1);
+        return st ? st : la_axpy(s, 1.0, sp->tmp, sp->xo);
     }
     CP_TRY(lqcd_hop(p64, sp->tmp, e, sp->rO, kappa, 1, NULL));
     CP_TRY(la_axpy(s, 1.0, e, sp->xe));
