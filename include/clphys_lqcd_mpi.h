@@ -100,9 +100,12 @@ clphys_status clphys_lqcd_spinor_gather(MPI_Comm comm, const int grid[4], const 
  * clphys_lqcd_dslash_plan_create (kappa, precision and boundary must agree
  * between ranks; layout and work-group size may differ).  Builds the halo
  * kernels for the split directions, allocates the face buffers (device and
- * page-locked host, for full fields) and exchanges the backward-hop link
- * faces.  Release with clphys_lqcd_dslash_plan_destroy (on every rank: it frees
- * the plan's duplicate of comm).  Collective.  Errors, the same on every
+ * page-locked host, for full fields; where every rank of comm runs on one
+ * host, also each rank's segment of an MPI-3 shared window the faces pass
+ * through instead of MPI's messages: docs/usage.md) and exchanges the
+ * backward-hop link faces.  Release with clphys_lqcd_dslash_plan_destroy (on
+ * every rank, in the same order: it frees the plan's duplicate of comm and
+ * the shared window, both collective).  Collective.  Errors, the same on every
  * rank: those of clphys_lqcd_dslash_plan_create, CLPHYS_ERR_INVALID_ARGUMENT
  * (the grid does not match comm, local extents or parameters differ
  * between ranks), CLPHYS_ERR_IO (MPI). */

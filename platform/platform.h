@@ -222,6 +222,14 @@ void cp_unmap(clphys_context *ctx, cl_mem m, void **host);
  * it (NULL-safe; sets both NULL). */
 clphys_status cp_pinned(clphys_context *ctx, size_t bytes, cl_mem *m, void **host);
 void cp_pinned_release(clphys_context *ctx, cl_mem *m, void **host);
+/* n bytes from src to dst by `threads` threads (OpenMP; one below 1 KiB a
+ * thread, or without OpenMP), for the host copies of ranks that stage
+ * through shared memory (platform/copy.c).  cp_copy_threads_for: the count
+ * for a rank that shares the host's cores with ranks_here - 1 others (at
+ * most 8; 1 beside a CPU device), or the environment variable env's value
+ * where it is set (env may be NULL). */
+void cp_copy_threads(void *dst, const void *src, size_t n, int threads);
+int cp_copy_threads_for(const clphys_context *ctx, int ranks_here, const char *env);
 /* The compiled kernel's own limits on ctx's device: the largest work-group
  * (registers may make it smaller than the device's) and its local memory. */
 clphys_status cp_kernel_limits(clphys_context *ctx, cl_kernel k, size_t *max_work_group, cl_ulong *local_mem);

@@ -198,7 +198,16 @@ static void check_ops(const int grid[4], clphys_precision prec, int recon, int l
            *lout = malloc(sizeof(double) * 24 * G.lv), *cpu = malloc(sizeof(double) * 24 * GV);
     random_spinor(in, GV, &rng);
     extract(&G, in, lin, 24);
-    clphys_lqcd_dslash_plan *ps = single_plan(&g, &p), *pd = dist_plan(grid, &loc, &p);
+    clphys_lqcd_dslash_plan *ps = single_plan(&g, &p);
+    /* the faces between ranks of one host (host/lqcd/halo_node.c): in MPI's
+     * messages on streams 100 and 200, through shared memory with host
+     * copies on both sides on stream 201, straight between the devices and
+     * the shared memory elsewhere (CI's ranks share one host) */
+    if (stream == 100 || stream == 200) tu_setenv("CLPHYS_LQCD_NODE_STAGING", "0");
+    if (stream == 201) tu_setenv("CLPHYS_LQCD_NODE_DIRECT", "0");
+    clphys_lqcd_dslash_plan *pd = dist_plan(grid, &loc, &p);
+    tu_env_restore();
+    const char *way = stream == 100 || stream == 200 ? "messages" : stream == 201 ? "shared, host copies" : "shared";
     /* the other queue arrangement of the faces' copies than the device's own
      * (GPUs: a queue of their own, CPUs: the context's queue) on stream 101 */
     const int other = stream == 101;
@@ -211,10 +220,11 @@ static void check_ops(const int grid[4], clphys_precision prec, int recon, int l
         extract(&G, ref, lref, 24);
         const double e = max_all(tu_max_rel_err(lout, lref, 24 * G.lv, 1.0));
         if (rank == 0)
-            print_message("# grid %dx%dx%dx%d %s recon-%d %s%s bc %s %-12s distributed vs single rank: %.3g\n", grid[0],
-                          grid[1], grid[2], grid[3], prec ? "fp64" : "fp32", recon,
-                          layout == CLPHYS_LQCD_SOA ? "SoA" : "auto layout", other ? ", other copy queue" : "", bcname,
-                          OPS[op], e);
+            print_message(
+                "# grid %dx%dx%dx%d %s recon-%d %s%s, faces %s, bc %s %-12s distributed vs single rank: %.3g\n",
+                grid[0], grid[1], grid[2], grid[3], prec ? "fp64" : "fp32", recon,
+                layout == CLPHYS_LQCD_SOA ? "SoA" : "auto layout", other ? ", other copy queue" : "", way, bcname,
+                OPS[op], e);
         assert_true(e < tol);
         if (op == 0) { /* and H against the CPU reference */
             lqcd_ref_hopping(DIMS, (const double complex *)g.u, (const double complex *)in, (double complex *)cpu, ph);

@@ -30,6 +30,8 @@ struct lqcd_halo {
     cl_mem ghost;            /* links of the ranks below (backward hops)   */
     cl_event last_h2d;       /* the previous upload of received faces, and  */
     cl_event last_ext;       /* the exterior kernel that read them          */
+    lqcd_node *node;         /* faces through shared memory (NULL: in MPI's
+                                messages; halo_node.c)                      */
 };
 
 static void halo_destroy(lqcd_halo *h)
@@ -37,6 +39,7 @@ static void halo_destroy(lqcd_halo *h)
     if (!h) return;
     cp_wait(h->ctx, &h->last_h2d);
     cp_wait(h->ctx, &h->last_ext);
+    lqcd_node_destroy(h->node);
     cp_queue_release(&h->xq);
     cp_pinned_release(h->ctx, &h->hsend_m, (void **)&h->hsend);
     cp_pinned_release(h->ctx, &h->hrecv_m, (void **)&h->hrecv);
@@ -66,6 +69,49 @@ static clphys_status interior_running(void *arg, int *running)
     return CLPHYS_SUCCESS;
 }
 
+/* A hop's received faces to the device out of the neighbours' halves of
+ * their segments: straight where the device takes them (one upload per
+ * face, behind the last exterior kernel on X), else copied by threads into
+ * the page-locked staging and uploaded from there in one piece; *ev: the
+ * last upload. */
+static clphys_status node_upload(clphys_lqcd_dslash_plan *pl, size_t nq, cl_event *ev)
+{
+    lqcd_halo *h = pl->halo;
+    clphys_context *ctx = pl->ctx;
+    const size_t rs = pl->real_size;
+    int direct = 1, any = 0;
+    for (int mu = 0; mu < 4; mu++)
+        for (int side = 0; side < 2 && h->f.face_n[mu]; side++) {
+            int d = 0;
+            if (!lqcd_node_in(h->node, side ? h->down[mu] : h->up[mu], &d))
+                return cp_error(ctx, CLPHYS_ERR_IO, "halo: no shared staging of rank %d",
+                                side ? h->down[mu] : h->up[mu]);
+            direct &= d;
+        }
+    clphys_status st = CLPHYS_SUCCESS;
+    for (int mu = 0; mu < 4 && !st; mu++) {
+        const size_t len = 12 * nq * h->f.face_n[mu] * rs;
+        for (int side = 0; side < 2 && len && !st; side++) {
+            /* side 0 came from the rank above (its block of the faces it sent down) */
+            int d = 0;
+            const size_t off = lqcd_face_block(pl, &h->f, mu, side, nq, NULL);
+            const char *src = lqcd_node_in(h->node, side ? h->down[mu] : h->up[mu], &d) + off;
+            if (!direct) {
+                cp_copy_threads(h->hrecv + off, src, len, lqcd_node_threads(h->node));
+                continue;
+            }
+            cp_release_event(ev);
+            st = cp_write_async(ctx, h->xq, h->recv, off, len, src, !any && h->last_ext ? 1 : 0, &h->last_ext, ev);
+            any = 1;
+        }
+    }
+    if (!st && !direct) {
+        const size_t bytes = nq * 2 * h->f.face_all * 12 * rs;
+        st = cp_write_async(ctx, h->xq, h->recv, 0, bytes, h->hrecv, h->last_ext ? 1 : 0, &h->last_ext, ev);
+    }
+    return st;
+}
+
 /* The hop out = x + a H in (x NULL: H in) of parity (-1: full), g5 as
  * lqcd_hop_g5, through the exchange.  On a local failure the messages of
  * this hop are still sent and received, so that no neighbour waits for
@@ -86,9 +132,13 @@ static clphys_status halo_hop(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in
         MPI_Comm_rank(h->comm, &me);
         st = cp_test_failure_due(ctx, &pl->fail, LQCD_FAIL_HOP, me, "lqcd mpi");
     }
-    /* 1. pack the faces of in; 2. to the host on X; 3. the interior */
+    /* 1. pack the faces of in; 2. to the host on X (with node staging
+     * straight into this hop's half of the rank's segment where the device
+     * takes it); 3. the interior */
+    lqcd_node *node = h->node;
+    char *out_host = node && lqcd_node_out_direct(node) ? lqcd_node_out(node) : h->hsend;
     if (!st) st = lqcd_pack_launch(pl, h->send, in, parity, g5, nent, &ev_pack);
-    if (!st) st = cp_read_async(ctx, h->xq, h->send, 0, bytes, h->hsend, 1, &ev_pack, &ev_d2h);
+    if (!st) st = cp_read_async(ctx, h->xq, h->send, 0, bytes, out_host, 1, &ev_pack, &ev_d2h);
     if (!st) st = cp_flush(ctx, h->xq);
     if (!st) st = lqcd_hop_kernel(pl, out, in, x, a, parity, g5, &k, &global);
     if (!st) st = cp_launch_ev(ctx, k, 1, &global, pl->local ? &pl->local : NULL, &ev_int);
@@ -97,7 +147,12 @@ static clphys_status halo_hop(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in
     if (!st) st = cp_wait_all(ctx, 1, &ev_d2h);
     clphys_status sw = cp_wait(ctx, &h->last_h2d);
     if (!st) st = sw;
-    /* 5. the messages, posted whatever happened above */
+    if (!st && node && out_host == h->hsend)
+        cp_copy_threads(lqcd_node_out(node), h->hsend, bytes, lqcd_node_threads(node));
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the segment's bytes before the messages */
+    /* 5. the messages, posted whatever happened above (with node staging
+     * empty: they say that this rank's half is written and that it is done
+     * with the neighbours' halves of the hop before) */
     MPI_Request req[16];
     int nreq = 0, nsend = 0;
     const MPI_Datatype type = rs == 8 ? MPI_DOUBLE : MPI_FLOAT;
@@ -105,7 +160,7 @@ static clphys_status halo_hop(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in
     clphys_status sm = CLPHYS_SUCCESS;
     for (int mu = 0; mu < 4 && !sm; mu++) {
         if (!h->f.face_n[mu]) continue;
-        const int count = (int)(12 * nq * h->f.face_n[mu]);
+        const int count = node ? 0 : (int)(12 * nq * h->f.face_n[mu]);
         for (int side = 0; side < 2 && !sm; side++) {
             const size_t off = lqcd_face_block(pl, &h->f, mu, side, nq, NULL);
             /* side 0 goes down (the forward hops of the rank below), side 1 up */
@@ -127,9 +182,15 @@ static clphys_status halo_hop(clphys_lqcd_dslash_plan *pl, cl_mem out, cl_mem in
         cp_mpi_wait_exposed(ctx, nreq, req, t_post, &none);
     }
     if (!st) st = sm;
-    /* 7. received faces to the device, after the last exterior read them;
-     * 8. the exterior kernel after them */
-    if (!st) st = cp_write_async(ctx, h->xq, h->recv, 0, bytes, h->hrecv, h->last_ext ? 1 : 0, &h->last_ext, &ev_h2d);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    /* 7. received faces to the device, after the last exterior read them
+     * (with node staging out of the neighbours' halves); 8. the exterior
+     * kernel after them */
+    if (!st && node)
+        st = node_upload(pl, nq, &ev_h2d);
+    else if (!st)
+        st = cp_write_async(ctx, h->xq, h->recv, 0, bytes, h->hrecv, h->last_ext ? 1 : 0, &h->last_ext, &ev_h2d);
+    if (node) lqcd_node_flip(node); /* every rank, every hop */
     if (!st) st = cp_flush(ctx, h->xq);
     if (!st) st = cp_enqueue_wait(ctx, NULL, 1, &ev_h2d);
     size_t n = 0;
@@ -281,6 +342,13 @@ clphys_status clphys_lqcd_dslash_plan_create_mpi(MPI_Comm comm, const int grid[4
             if (pl->parts) st = halo_buffers(pl, h);
         }
         st = cp_mpi_agree(h ? h->comm : c, ctx, st);
+    }
+    if (!st && pl->parts) {
+        /* the neighbours whose faces this rank receives, for the shared staging */
+        int from[8];
+        for (int mu = 0; mu < 4; mu++)
+            from[2 * mu] = h->f.face_n[mu] ? h->up[mu] : -1, from[2 * mu + 1] = h->f.face_n[mu] ? h->down[mu] : -1;
+        st = lqcd_node_create(h->comm, ctx, 2 * 2 * h->f.face_all * 12 * pl->real_size, from, 8, &h->node);
     }
     if (!st && pl->parts) st = cp_mpi_agree(h->comm, ctx, halo_ghost_links(pl, h, local));
     if (st) {

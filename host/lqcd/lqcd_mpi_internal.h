@@ -19,4 +19,25 @@ int lqcd_sendrecv_doubles(MPI_Comm comm, const double *send, int to, double *rec
  * devices); for tests of both on one device.  No MPI call. */
 clphys_status lqcd_halo_transfer_queue(clphys_lqcd_dslash_plan *pl, int separate);
 
+/* halo_node.c: a hop's faces through shared memory between ranks of one
+ * host.  lqcd_node_create (collective, status agreed): *out NULL where the
+ * ranks of comm do not all share this host or CLPHYS_LQCD_NODE_STAGING=0,
+ * else each rank's segment of two halves of `bytes` in an MPI-3 shared
+ * window, the segments of ranks[0 .. nranks-1] (the neighbours; negative
+ * ones skipped) mapped.  lqcd_node_destroy is collective (MPI_Win_free).
+ * lqcd_node_out: this hop's half of this rank's segment (*_direct: the
+ * device copies into it straight); lqcd_node_in: rank's half for this hop
+ * (NULL: not a neighbour), *direct where the device copies out of it
+ * straight; lqcd_node_flip after every hop, on every rank;
+ * lqcd_node_threads: host copies of a side copied through the staging. */
+typedef struct lqcd_node lqcd_node;
+clphys_status lqcd_node_create(MPI_Comm comm, clphys_context *ctx, size_t bytes, const int *ranks, int nranks,
+                               lqcd_node **out);
+void lqcd_node_destroy(lqcd_node *n);
+char *lqcd_node_out(const lqcd_node *n);
+int lqcd_node_out_direct(const lqcd_node *n);
+const char *lqcd_node_in(const lqcd_node *n, int rank, int *direct);
+void lqcd_node_flip(lqcd_node *n);
+int lqcd_node_threads(const lqcd_node *n);
+
 #endif

@@ -36,29 +36,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 void md_node_stage_copy(const md_ghost_dev *gd, void *dst, const void *src, size_t n)
 {
-#ifdef _OPENMP
-    const int T = gd->node_threads;
-    if (T > 1 && n >= 1024 * (size_t)T) {
-        /* ceil(n / T) up to whole cache lines: T pieces cover all n bytes
-         * (floor(n / T) would leave n mod T bytes uncopied wherever it is
-         * already a multiple of 64) */
-        const size_t piece = ((n + (size_t)T - 1) / (size_t)T + 63) / 64 * 64;
-#pragma omp parallel for num_threads(T) schedule(static)
-        for (int t = 0; t < T; t++) {
-            const size_t a = (size_t)t * piece;
-            if (a < n) memcpy((char *)dst + a, (const char *)src + a, n - a < piece ? n - a : piece);
-        }
-        return;
-    }
-#endif
-    (void)gd;
-    memcpy(dst, src, n);
+    cp_copy_threads(dst, src, n, gd->node_threads);
 }
 
 static void unregister_all(md_ghost_dev *gd)
@@ -216,19 +197,8 @@ clphys_status md_node_stage_reserve(MPI_Comm comm, md_ghost_dev *gd, const md_de
         int on = want && nsize == d->size;
         CP_MPI(ctx, MPI_Allreduce(MPI_IN_PLACE, &on, 1, MPI_INT, MPI_MIN, comm));
         gd->node = on;
-        /* copy threads: the host's cores shared by its ranks, at most 8
-         * (past 4 only the 1 MB copies of a strong-scaling step still gain:
-         * bench/md-mpi-notes.md, round 11; CLPHYS_MD_STAGING_THREADS sets
-         * it); 1 beside a CPU device, whose own threads have the cores */
-        const char *te = getenv("CLPHYS_MD_STAGING_THREADS");
-        int T = 1;
-#ifdef _OPENMP
-        T = omp_get_num_procs() / (nsize > 0 ? nsize : 1);
-#endif
-        if (T > 8) T = 8;
-        if (ctx->info.is_cpu) T = 1;
-        if (te && *te) T = atoi(te);
-        gd->node_threads = T < 1 ? 1 : T > 64 ? 64 : T;
+        /* copy threads (CLPHYS_MD_STAGING_THREADS sets them) */
+        gd->node_threads = cp_copy_threads_for(ctx, nsize, "CLPHYS_MD_STAGING_THREADS");
         /* the device copies straight into this rank's segment, and its
          * neighbours' positions come through hrecv: each side done
          * straight removes one of the two host copies; both sides (the
