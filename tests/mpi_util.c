@@ -45,3 +45,11 @@ void tu_mpi_die(int rank, const char *where, int i)
     fprintf(stderr, "rank %d: exiting without MPI_Finalize %s %d\n", rank, where, i);
     _exit(3);
 }
+
+void tu_mpi_all_ok(int ok, const char *what, clphys_context *ctx)
+{
+    int bad = !ok, any = 0, rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any) fail_msg("%s failed on some rank (rank %d: %s)", what, rank, ok ? "ok" : clphys_last_error(ctx));
+}

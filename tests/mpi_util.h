@@ -27,6 +27,10 @@ int tu_mpi_init(int *argc, char ***argv, int *rank, int *size, clphys_context **
 int tu_mpi_wrong_size(const char *name, const char *need);
 int tu_mpi_finish(int failed, clphys_context **ctx, int nctx);
 
+/* Fails the test on every rank (cmocka) where ok is 0 on any: `what`,
+ * this rank and, where it failed here, ctx's last error. */
+void tu_mpi_all_ok(int ok, const char *what, clphys_context *ctx);
+
 /* For the --die runs (tests/mpi_rank_dies.py): says on stderr
  * "rank R: exiting without MPI_Finalize WHERE I" and leaves the process
  * at once (status 3), as a crashed rank would. */

@@ -18,6 +18,7 @@
  *     count (BiCGStab: within 20% + 2); the hook is called once per
  *    reduction point;
  *  - bad arguments give CLPHYS_ERR_INVALID_ARGUMENT. */
+#include "linalg_test_op.h"
 #include "util.h"
 #include "host/linalg/linalg.h"
 
@@ -36,33 +37,6 @@ enum { NX = 12, NY = 10, NZ = 16, NPT = NX * NY * NZ };
 static clphys_context *ctx;
 static double cdiag[NPT];
 static double cwell[NPT]; /* cdiag + 1: better conditioned, for comparing iteration counts of BiCGStab */
-
-static const char *const SRC =
-    "#ifdef REAL_IS_DOUBLE\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\ntypedef double real_t;\n"
-    "#else\ntypedef float real_t;\n#endif\n"
-    /* y = A x, nc reals per grid point; z planes in blocks of zb (no coupling across) */
-    "__kernel void op_apply(__global real_t *y, __global const real_t *x, __global const real_t *c, uint nx,\n"
-    "                       uint ny, uint nz, uint zb, uint nc, real_t beta)\n"
-    "{\n"
-    "    const uint i = get_global_id(0), plane = nx * ny;\n"
-    "    if (i >= plane * nz) return;\n"
-    "    const uint ix = i % nx, iy = i / nx % ny, iz = i / plane;\n"
-    "    for (uint k = 0; k < nc; k++) {\n"
-    "        real_t s = (6 + c[i]) * x[i * nc + k];\n"
-    "        if (ix > 0) s += (-1 - beta) * x[(i - 1) * nc + k];\n"
-    "        if (ix + 1 < nx) s += (-1 + beta) * x[(i + 1) * nc + k];\n"
-    "        if (iy > 0) s -= x[(i - nx) * nc + k];\n"
-    "        if (iy + 1 < ny) s -= x[(i + nx) * nc + k];\n"
-    "        if (iz % zb) s -= x[(i - plane) * nc + k];\n"
-    "        if ((iz + 1) % zb) s -= x[(i + plane) * nc + k];\n"
-    "        y[i * nc + k] = s;\n"
-    "    }\n"
-    "}\n"
-    "__kernel void jacobi(__global real_t *z, __global const real_t *r, __global const real_t *c, uint n, uint nc)\n"
-    "{\n"
-    "    const uint i = get_global_id(0);\n"
-    "    if (i < n) for (uint k = 0; k < nc; k++) z[i * nc + k] = r[i * nc + k] / (6 + c[i]);\n"
-    "}\n";
 
 /* ---- the operator on the device ---------------------------------------- */
 typedef struct {
@@ -110,7 +84,7 @@ static clphys_status op_init(dev_op *d, clphys_context *cx, clphys_precision pre
     cp_defines opts = {0};
     int cached;
     CP_TRY(cp_define_precision(cx, &opts, prec));
-    CP_TRY(cp_program_from_source(cx, "test_linalg_op", SRC, opts.text, &d->prog, &cached));
+    CP_TRY(cp_program_from_source(cx, "test_linalg_op", LA_TEST_OP_SRC, opts.text, &d->prog, &cached));
     CP_TRY(cp_kernel(cx, d->prog, "op_apply", &d->op));
     CP_TRY(cp_kernel(cx, d->prog, "jacobi", &d->jac));
     const size_t npt = (size_t)NX * NY * nz, rs = prec == CLPHYS_FP64 ? 8 : 4;

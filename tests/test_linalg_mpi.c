@@ -15,6 +15,7 @@
  * calls on the last rank, then fails at the first, middle and last of them
  * (and one more); every rank must return the same error, the last rank its
  * injected one, and a clean solve afterwards must reach the tolerance. */
+#include "linalg_test_op.h"
 #include "mpi_util.h"
 #include "host/linalg/linalg_internal.h" /* the space's failure hook */
 #include "platform/cp_mpi.h"
@@ -34,38 +35,7 @@ enum { NX = 8, NY = 6, NZ = 5, NPT = NX * NY * NZ };
 static int rank, size;
 static clphys_context *ctx;
 
-static const char *const SRC =
-    "#ifdef REAL_IS_DOUBLE\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\ntypedef double real_t;\n"
-    "#else\ntypedef float real_t;\n#endif\n"
-    "__kernel void op_apply(__global real_t *y, __global const real_t *x, __global const real_t *c, uint nx,\n"
-    "                       uint ny, uint nz, uint nc, real_t beta)\n"
-    "{\n"
-    "    const uint i = get_global_id(0), plane = nx * ny;\n"
-    "    if (i >= plane * nz) return;\n"
-    "    const uint ix = i % nx, iy = i / nx % ny, iz = i / plane;\n"
-    "    for (uint k = 0; k < nc; k++) {\n"
-    "        real_t s = (6 + c[i]) * x[i * nc + k];\n"
-    "        if (ix > 0) s += (-1 - beta) * x[(i - 1) * nc + k];\n"
-    "        if (ix + 1 < nx) s += (-1 + beta) * x[(i + 1) * nc + k];\n"
-    "        if (iy > 0) s -= x[(i - nx) * nc + k];\n"
-    "        if (iy + 1 < ny) s -= x[(i + nx) * nc + k];\n"
-    "        if (iz > 0) s -= x[(i - plane) * nc + k];\n"
-    "        if (iz + 1 < nz) s -= x[(i + plane) * nc + k];\n"
-    "        y[i * nc + k] = s;\n"
-    "    }\n"
-    "}\n"
-    "__kernel void jacobi(__global real_t *z, __global const real_t *r, __global const real_t *c, uint n, uint nc)\n"
-    "{\n"
-    "    const uint i = get_global_id(0);\n"
-    "    if (i < n) for (uint k = 0; k < nc; k++) z[i * nc + k] = r[i * nc + k] / (6 + c[i]);\n"
-    "}\n";
-
-static void all_ok(int ok, const char *what)
-{
-    int bad = !ok, any;
-    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (any) fail_msg("%s failed on some rank (rank %d: %s)", what, rank, ok ? "ok" : clphys_last_error(ctx));
-}
+static void all_ok(int ok, const char *what) { tu_mpi_all_ok(ok, what, ctx); }
 
 /* ---- a rank's block of the operator, in one space ---------------------- */
 typedef struct {
@@ -89,7 +59,7 @@ static clphys_status apply_beta(block_op *d, cl_mem out, cl_mem in, double beta)
     float bf = (float)beta;
     size_t g = NPT;
     clphys_status st =
-        CP_ARGS(ctx, d->op, out, in, d->c, nx, ny, nz, d->nc, CP_EITHER(d->prec == CLPHYS_FP64, beta, bf));
+        CP_ARGS(ctx, d->op, out, in, d->c, nx, ny, nz, nz, d->nc, CP_EITHER(d->prec == CLPHYS_FP64, beta, bf));
     if (!st) st = cp_launch(ctx, d->op, 1, &g, NULL, NULL);
     return agreed(st);
 }
@@ -133,7 +103,7 @@ static void op_create(block_op *d, clphys_precision prec, la_blas blas, int nc, 
     cp_defines opts = {0};
     int cached;
     clphys_status st = cp_define_precision(ctx, &opts, prec);
-    if (!st) st = cp_program_from_source(ctx, "test_linalg_mpi_op", SRC, opts.text, &d->prog, &cached);
+    if (!st) st = cp_program_from_source(ctx, "test_linalg_mpi_op", LA_TEST_OP_SRC, opts.text, &d->prog, &cached);
     if (!st) st = cp_kernel(ctx, d->prog, "op_apply", &d->op);
     if (!st) st = cp_kernel(ctx, d->prog, "jacobi", &d->jac);
     const size_t rs = prec == CLPHYS_FP64 ? 8 : 4;

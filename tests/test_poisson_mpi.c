@@ -39,12 +39,7 @@
 static int rank, size;
 static clphys_context *ctx;
 
-static void all_ok(int ok, const char *what)
-{
-    int bad = !ok, any;
-    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (any) fail_msg("%s failed on some rank (rank %d: %s)", what, rank, ok ? "ok" : clphys_last_error(ctx));
-}
+static void all_ok(int ok, const char *what) { tu_mpi_all_ok(ok, what, ctx); }
 
 /* the process grids of this many ranks */
 static int grids(int g[][2])
