@@ -69,3 +69,10 @@ void cp_release_kernel(cl_kernel *k)
         *k = NULL;
     }
 }
+
+cl_mem cp_lock_host(clphys_context *ctx, void *p, size_t bytes)
+{
+    cl_int e = CL_SUCCESS;
+    cl_mem m = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, p, &e);
+    return e == CL_SUCCESS ? m : NULL;
+}

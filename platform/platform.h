@@ -172,6 +172,12 @@ clphys_status cp_kernel(clphys_context *ctx, cl_program prog, const char *name, 
 /* ---- buffers (platform/buffer.c) ----------------------------------------- */
 /* host may be NULL; when non-NULL its bytes are copied in (CL_MEM_COPY_HOST_PTR). */
 clphys_status cp_buffer(clphys_context *ctx, cl_mem_flags flags, size_t bytes, const void *host, cl_mem *out);
+/* A CL_MEM_USE_HOST_PTR buffer over the `bytes` of host memory at p, which
+ * no kernel reads: NVIDIA's OpenCL page-locks p under it, so that copies
+ * between a device and p (shared memory between ranks) run at the bus's
+ * speed.  NULL where the driver refuses it (the caller copies through its
+ * page-locked staging instead); no error is set. */
+cl_mem cp_lock_host(clphys_context *ctx, void *p, size_t bytes);
 clphys_status cp_write(clphys_context *ctx, cl_mem m, size_t offset, size_t bytes, const void *src);
 clphys_status cp_read(clphys_context *ctx, cl_mem m, size_t offset, size_t bytes, void *dst);
 /* Fill with a repeated byte pattern (pattern_size 1,2,4,8,16...). */

@@ -79,29 +79,24 @@ static clphys_status node_upload(clphys_lqcd_dslash_plan *pl, size_t nq, cl_even
     lqcd_halo *h = pl->halo;
     clphys_context *ctx = pl->ctx;
     const size_t rs = pl->real_size;
-    int direct = 1, any = 0;
-    for (int mu = 0; mu < 4; mu++)
-        for (int side = 0; side < 2 && h->f.face_n[mu]; side++) {
-            int d = 0;
-            if (!lqcd_node_in(h->node, side ? h->down[mu] : h->up[mu], &d))
-                return cp_error(ctx, CLPHYS_ERR_IO, "halo: no shared staging of rank %d",
-                                side ? h->down[mu] : h->up[mu]);
-            direct &= d;
-        }
+    const int direct = lqcd_node_in_direct(h->node);
     clphys_status st = CLPHYS_SUCCESS;
+    int any = 0;
     for (int mu = 0; mu < 4 && !st; mu++) {
         const size_t len = 12 * nq * h->f.face_n[mu] * rs;
         for (int side = 0; side < 2 && len && !st; side++) {
             /* side 0 came from the rank above (its block of the faces it sent down) */
-            int d = 0;
+            const int from = side ? h->down[mu] : h->up[mu];
             const size_t off = lqcd_face_block(pl, &h->f, mu, side, nq, NULL);
-            const char *src = lqcd_node_in(h->node, side ? h->down[mu] : h->up[mu], &d) + off;
+            const char *src = lqcd_node_in(h->node, from);
+            if (!src) return cp_error(ctx, CLPHYS_ERR_IO, "halo: no shared staging of rank %d", from);
             if (!direct) {
-                cp_copy_threads(h->hrecv + off, src, len, lqcd_node_threads(h->node));
+                cp_copy_threads(h->hrecv + off, src + off, len, lqcd_node_threads(h->node));
                 continue;
             }
             cp_release_event(ev);
-            st = cp_write_async(ctx, h->xq, h->recv, off, len, src, !any && h->last_ext ? 1 : 0, &h->last_ext, ev);
+            st =
+                cp_write_async(ctx, h->xq, h->recv, off, len, src + off, !any && h->last_ext ? 1 : 0, &h->last_ext, ev);
             any = 1;
         }
     }

@@ -35,7 +35,7 @@ struct lqcd_node {
     int npeer;    /* the neighbours' segments, mapped by the window */
     int peer_rank[MAX_PEERS];
     char *peer[MAX_PEERS];
-    cl_mem peer_m[MAX_PEERS]; /* buffers over them (NULL: copied)        */
+    cl_mem peer_m[MAX_PEERS]; /* buffers over them: all, or none (copied) */
     int parity;               /* the half of the next hop                 */
     int threads;              /* host copies where a side has no buffer   */
 };
@@ -50,15 +50,6 @@ static char *page_up(void *p)
 {
     const uintptr_t pg = (uintptr_t)page_size();
     return (char *)(((uintptr_t)p + pg - 1) / pg * pg);
-}
-
-/* A CL_MEM_USE_HOST_PTR buffer over the 2 halves at p (no kernel reads it:
- * it is there so that the driver page-locks p), or NULL. */
-static cl_mem host_buffer(lqcd_node *n, char *p)
-{
-    cl_int e = CL_SUCCESS;
-    cl_mem m = clCreateBuffer(n->ctx->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, 2 * n->half, p, &e);
-    return e == CL_SUCCESS ? m : NULL;
 }
 
 void lqcd_node_destroy(lqcd_node *n)
@@ -134,8 +125,11 @@ clphys_status lqcd_node_create(MPI_Comm comm, clphys_context *ctx, size_t bytes,
     }
     /* the buffers over the segments, where the driver takes them (local:
      * a side without one is copied by threads) */
-    if (!st && (direct & 1)) n->seg_m = host_buffer(n, n->seg);
-    for (int k = 0; !st && (direct & 2) && k < n->npeer; k++) n->peer_m[k] = host_buffer(n, n->peer[k]);
+    if (!st && (direct & 1)) n->seg_m = cp_lock_host(ctx, n->seg, 2 * n->half);
+    int all = !st && (direct & 2);
+    for (int k = 0; all && k < n->npeer; k++) all = (n->peer_m[k] = cp_lock_host(ctx, n->peer[k], 2 * n->half)) != NULL;
+    if (!all) /* the receiving side is one way for every face */
+        for (int k = 0; k < n->npeer; k++) cp_release_mem(&n->peer_m[k]);
     st = cp_mpi_agree(comm, ctx, st);
     if (st) {
         /* MPI_Win_free: collective, every rank is here */
@@ -153,14 +147,12 @@ char *lqcd_node_out(const lqcd_node *n) { return n->seg + (n->parity ? n->half :
 
 int lqcd_node_out_direct(const lqcd_node *n) { return n->seg_m != NULL; }
 
-const char *lqcd_node_in(const lqcd_node *n, int rank, int *direct)
+int lqcd_node_in_direct(const lqcd_node *n) { return n->npeer > 0 && n->peer_m[0] != NULL; }
+
+const char *lqcd_node_in(const lqcd_node *n, int rank)
 {
     for (int k = 0; k < n->npeer; k++)
-        if (n->peer_rank[k] == rank) {
-            *direct = n->peer_m[k] != NULL;
-            return n->peer[k] + (n->parity ? n->half : 0);
-        }
-    *direct = 0;
+        if (n->peer_rank[k] == rank) return n->peer[k] + (n->parity ? n->half : 0);
     return NULL;
 }
 

@@ -27,8 +27,9 @@ clphys_status lqcd_halo_transfer_queue(clphys_lqcd_dslash_plan *pl, int separate
  * ones skipped) mapped.  lqcd_node_destroy is collective (MPI_Win_free).
  * lqcd_node_out: this hop's half of this rank's segment (*_direct: the
  * device copies into it straight); lqcd_node_in: rank's half for this hop
- * (NULL: not a neighbour), *direct where the device copies out of it
- * straight; lqcd_node_flip after every hop, on every rank;
+ * (NULL: not a neighbour; *_direct: the device copies out of every
+ * neighbour's straight, else none); lqcd_node_flip after every hop, on
+ * every rank;
  * lqcd_node_threads: host copies of a side copied through the staging. */
 typedef struct lqcd_node lqcd_node;
 clphys_status lqcd_node_create(MPI_Comm comm, clphys_context *ctx, size_t bytes, const int *ranks, int nranks,
@@ -36,7 +37,8 @@ clphys_status lqcd_node_create(MPI_Comm comm, clphys_context *ctx, size_t bytes,
 void lqcd_node_destroy(lqcd_node *n);
 char *lqcd_node_out(const lqcd_node *n);
 int lqcd_node_out_direct(const lqcd_node *n);
-const char *lqcd_node_in(const lqcd_node *n, int rank, int *direct);
+const char *lqcd_node_in(const lqcd_node *n, int rank);
+int lqcd_node_in_direct(const lqcd_node *n);
 void lqcd_node_flip(lqcd_node *n);
 int lqcd_node_threads(const lqcd_node *n);
 

@@ -61,26 +61,17 @@ static void unmap_all(md_ghost_dev *gd)
     memset(gd->node_peer, 0, sizeof gd->node_peer);
 }
 
-/* A CL_MEM_USE_HOST_PTR buffer over the segment p (never used by a
- * kernel: it is there so that the driver page-locks p). */
-static cl_mem host_buffer(md_ghost_dev *gd, void *p)
-{
-    cl_int e = CL_SUCCESS;
-    cl_mem m = clCreateBuffer(gd->ctx->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, gd->node_bytes, p, &e);
-    return e == CL_SUCCESS ? m : NULL;
-}
-
 /* The segments under buffers: this rank's (MD_DIRECT_SEND) and its
  * neighbours' (MD_DIRECT_RECV); where one is refused its side is copied
  * through hsend or hrecv as before (local: the two sides of a segment
  * choose independently). */
 static void register_all(md_ghost_dev *gd)
 {
-    if ((gd->node_direct & MD_DIRECT_SEND) && !(gd->node_seg_m = host_buffer(gd, gd->node_seg)))
+    if ((gd->node_direct & MD_DIRECT_SEND) && !(gd->node_seg_m = cp_lock_host(gd->ctx, gd->node_seg, gd->node_bytes)))
         gd->node_direct &= ~MD_DIRECT_SEND;
     int ok = 1;
     for (int i = 0; ok && (gd->node_direct & MD_DIRECT_RECV) && i < gd->node_nmaps; i++)
-        ok = (gd->node_maps_m[i] = host_buffer(gd, gd->node_maps[i])) != NULL;
+        ok = (gd->node_maps_m[i] = cp_lock_host(gd->ctx, gd->node_maps[i], gd->node_bytes)) != NULL;
     if (!ok) {
         for (int i = 0; i < 6; i++) cp_release_mem(&gd->node_maps_m[i]);
         gd->node_direct &= ~MD_DIRECT_RECV;
