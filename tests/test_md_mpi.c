@@ -379,14 +379,22 @@ static void test_overlap(void **state)
                          CLPHYS_SUCCESS);
         assert_true(pl->row_hi > pl->row_lo);
         /* within it the rows far enough from the ghosts to go ahead a kick
-         * and a drift: there on 2 ranks (26.9 thick), and for lanes on 3 */
+         * and a drift: there on 2 ranks (26.9 thick), and for lanes on 3
+         * where the LJ kernel's work-groups are small (PoCL's 16 rows:
+         * lanes cut the interior to whole work-groups, and NVIDIA's 256
+         * leave no far cells in this system's 17.9-thick interior) */
         assert_true(pl->far_hi == pl->far_lo || (pl->far_lo >= pl->row_lo && pl->far_hi <= pl->row_hi));
-        if (size == 2 || (size == 3 && pl->edge)) assert_true(pl->far_hi > pl->far_lo);
+        if (size == 2 || (size == 3 && pl->edge && pl->lj->wg <= 64)) assert_true(pl->far_hi > pl->far_lo);
         assert_true(one_queue ? pl->gd.copyq == NULL : pl->gd.copyq != NULL);
         assert_int_equal(pl->gd.host_lists, messages);
         /* the ranks of a test share one host: node staging, but where it is turned off */
         assert_int_equal(pl->gd.node, !messages);
-        assert_int_equal(pl->gd.node_threads, v == 1 ? 3 : 1);
+        /* copy threads: as asked, else 1 beside a CPU device (its own
+         * threads have the cores), else the host's cores shared, 1 .. 8 */
+        if (v == 1 || ctx->info.is_cpu)
+            assert_int_equal(pl->gd.node_threads, v == 1 ? 3 : 1);
+        else
+            assert_true(pl->gd.node_threads >= 1 && pl->gd.node_threads <= 8);
         if (!messages)
             assert_int_equal(pl->gd.node_direct, v == 1 ? 0 : v == 3 ? MD_DIRECT_RECV : 3);
         else
