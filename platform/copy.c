@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -29,6 +30,12 @@ void cp_copy_threads(void *dst, const void *src, size_t n, int threads)
 #endif
     (void)threads;
     memcpy(dst, src, n);
+}
+
+size_t cp_page_size(void)
+{
+    const long pg = sysconf(_SC_PAGESIZE);
+    return pg > 0 ? (size_t)pg : 4096;
 }
 
 int cp_copy_threads_for(const clphys_context *ctx, int ranks_here, const char *env)

@@ -37,6 +37,12 @@ clphys_status cp_mpi_same(MPI_Comm comm, clphys_context *ctx, const void *buf, s
  * solve diverged).  what names the caller in the message. */
 clphys_status cp_mpi_global_sum(MPI_Comm comm, clphys_context *ctx, double *sums, int n, const char *what);
 
+/* Whether the ranks of comm stage through shared memory: *on is want's
+ * minimum over the ranks, and 0 unless every rank of comm shares this host;
+ * *ranks_here is this host's count of comm's ranks.  Collective.  Errors:
+ * CLPHYS_ERR_IO on an MPI failure. */
+clphys_status cp_mpi_one_host(MPI_Comm comm, clphys_context *ctx, int want, int *on, int *ranks_here);
+
 /* Duplicate comm (clphys's messages never meet the caller's) with
  * MPI_ERRORS_RETURN, so that MPI failures come back as codes. */
 clphys_status cp_mpi_dup(MPI_Comm comm, clphys_context *ctx, MPI_Comm *out);

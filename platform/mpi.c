@@ -160,6 +160,21 @@ clphys_status clphys_mpi_same(MPI_Comm comm, clphys_context *ctx, const void *bu
     return cp_mpi_same(comm, ctx, buf, bytes, what);
 }
 
+clphys_status cp_mpi_one_host(MPI_Comm comm, clphys_context *ctx, int want, int *on, int *ranks_here)
+{
+    int size = 0, rank = 0, nsize = 0;
+    MPI_Comm node = MPI_COMM_NULL;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    CP_MPI(ctx, MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
+    MPI_Comm_size(node, &nsize);
+    MPI_Comm_free(&node);
+    *ranks_here = nsize;
+    *on = want && nsize == size;
+    CP_MPI(ctx, MPI_Allreduce(MPI_IN_PLACE, on, 1, MPI_INT, MPI_MIN, comm));
+    return CLPHYS_SUCCESS;
+}
+
 clphys_status cp_mpi_dup(MPI_Comm comm, clphys_context *ctx, MPI_Comm *out)
 {
     *out = MPI_COMM_NULL;

@@ -235,6 +235,9 @@ void cp_pinned_release(clphys_context *ctx, cl_mem *m, void **host);
  * most 8; 1 beside a CPU device), or the environment variable env's value
  * where it is set (env may be NULL). */
 void cp_copy_threads(void *dst, const void *src, size_t n, int threads);
+/* The host's page size in bytes (4096 where the system does not say): the
+ * unit of the shared segments that buffers page-lock (cp_lock_host). */
+size_t cp_page_size(void);
 int cp_copy_threads_for(const clphys_context *ctx, int ranks_here, const char *env);
 /* The compiled kernel's own limits on ctx's device: the largest work-group
  * (registers may make it smaller than the device's) and its local memory. */

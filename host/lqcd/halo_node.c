@@ -22,7 +22,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define MAX_PEERS 8
 
@@ -40,15 +39,9 @@ struct lqcd_node {
     int threads;              /* host copies where a side has no buffer   */
 };
 
-static size_t page_size(void)
-{
-    long pg = sysconf(_SC_PAGESIZE);
-    return pg > 0 ? (size_t)pg : 4096;
-}
-
 static char *page_up(void *p)
 {
-    const uintptr_t pg = (uintptr_t)page_size();
+    const uintptr_t pg = (uintptr_t)cp_page_size();
     return (char *)(((uintptr_t)p + pg - 1) / pg * pg);
 }
 
@@ -74,21 +67,15 @@ clphys_status lqcd_node_create(MPI_Comm comm, clphys_context *ctx, size_t bytes,
      * the tests) */
     const char *env = getenv("CLPHYS_LQCD_NODE_STAGING"), *de = getenv("CLPHYS_LQCD_NODE_DIRECT");
     const int direct = de && *de ? atoi(de) & 3 : 3;
-    int size = 0, rank = 0, nsize = 0;
+    int size = 0, on = 0, nsize = 0;
     MPI_Comm_size(comm, &size);
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm node = MPI_COMM_NULL;
-    CP_MPI(ctx, MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
-    MPI_Comm_size(node, &nsize);
-    MPI_Comm_free(&node);
-    int on = !(env && strcmp(env, "0") == 0) && nsize == size && size > 1;
-    CP_MPI(ctx, MPI_Allreduce(MPI_IN_PLACE, &on, 1, MPI_INT, MPI_MIN, comm));
+    CP_TRY(cp_mpi_one_host(comm, ctx, !(env && strcmp(env, "0") == 0) && size > 1, &on, &nsize));
     if (!on) return CLPHYS_SUCCESS;
     lqcd_node *n = calloc(1, sizeof *n);
     clphys_status st = n ? CLPHYS_SUCCESS : cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "halo: shared staging");
     if (n) n->ctx = ctx, n->win = MPI_WIN_NULL, n->threads = cp_copy_threads_for(ctx, size, NULL);
     /* each rank's segment on its own pages (one page more, to align it) */
-    const size_t pg = page_size();
+    const size_t pg = cp_page_size();
     if (n) n->half = (bytes + pg - 1) / pg * pg;
     MPI_Info info = MPI_INFO_NULL;
     void *base = NULL;

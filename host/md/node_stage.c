@@ -179,14 +179,8 @@ clphys_status md_node_stage_reserve(MPI_Comm comm, md_ghost_dev *gd, const md_de
          * is cut; CLPHYS_MD_NODE_STAGING=0 keeps MPI's messages (to time
          * both, and for the tests) */
         const char *env = getenv("CLPHYS_MD_NODE_STAGING");
-        int want = !(env && strcmp(env, "0") == 0) && (d->cut[0] || d->cut[1] || d->cut[2]);
-        MPI_Comm node = MPI_COMM_NULL;
-        int nsize = 0;
-        CP_MPI(ctx, MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL, &node));
-        MPI_Comm_size(node, &nsize);
-        MPI_Comm_free(&node);
-        int on = want && nsize == d->size;
-        CP_MPI(ctx, MPI_Allreduce(MPI_IN_PLACE, &on, 1, MPI_INT, MPI_MIN, comm));
+        int want = !(env && strcmp(env, "0") == 0) && (d->cut[0] || d->cut[1] || d->cut[2]), on = 0, nsize = 0;
+        CP_TRY(cp_mpi_one_host(comm, ctx, want, &on, &nsize));
         gd->node = on;
         /* copy threads (CLPHYS_MD_STAGING_THREADS sets them) */
         gd->node_threads = cp_copy_threads_for(ctx, nsize, "CLPHYS_MD_STAGING_THREADS");
@@ -208,8 +202,7 @@ clphys_status md_node_stage_reserve(MPI_Comm comm, md_ghost_dev *gd, const md_de
     unsigned long long need = 2 * 3 * gd->rs * (gd->send_cap ? gd->send_cap : 1024);
     CP_MPI(ctx, MPI_Allreduce(MPI_IN_PLACE, &need, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
     if (need <= gd->node_bytes) return CLPHYS_SUCCESS;
-    long pg = sysconf(_SC_PAGESIZE);
-    size_t bytes = (size_t)need, page = pg > 0 ? (size_t)pg : 4096;
+    size_t bytes = (size_t)need, page = cp_page_size();
     bytes = (bytes + bytes / 4 + page - 1) / page * page;
     return remake(comm, gd, d, bytes);
 }
