@@ -34,7 +34,9 @@ static double dist2(const double *pos, const double *box, int i, int j)
     return r2;
 }
 
-static int block_cells; /* staged layout: cells per block (0 = the plan's choice) */
+static int block_cells;                       /* staged layout: cells per block (0 = the plan's choice) */
+static clphys_md_neighbor_build_kernel build; /* the build kernel checked */
+static int rows_in_local = -1;                /* item kernel: rows in local memory (1), not (0), as planned (-1) */
 
 /* Build on the device, compare the pair set with the reference.  Pairs found
  * by only one side are allowed only when |r^2 - rs^2| <= tol * rs^2 (fp32
@@ -50,11 +52,13 @@ static void check(size_t n, const double *pos, const double box[3], double rs, c
                                    .layout = layout,
                                    .precision = prec,
                                    .capacity = capacity,
-                                   .block_cells = block_cells};
+                                   .block_cells = block_cells,
+                                   .build = build};
     clphys_md_neighbor_plan *pl;
     clphys_status st = clphys_md_neighbor_plan_create(ctx, &p, &pl);
     if (st) fprintf(stderr, "%s\n", clphys_last_error(ctx));
     assert_int_equal(st, CLPHYS_SUCCESS);
+    if (rows_in_local >= 0) pl->rows_above = rows_in_local ? 0 : SIZE_MAX;
     assert_int_equal(clphys_md_neighbor_build(pl, pos), CLPHYS_SUCCESS);
     size_t pairs, cap;
     int growths;
@@ -116,13 +120,22 @@ static void random_positions(double *pos, size_t n, const double box[3], uint64_
         for (int c = 0; c < 3; c++) pos[3 * i + c] = box[c] * tu_uniform(&s);
 }
 
+/* Every precision, kind and layout, each with both build kernels, the item
+ * kernel with and without rows in local memory (the device's default and the
+ * list's size would leave some of them untested on it). */
 static void all_kinds(size_t n, const double *pos, const double box[3], double rs, size_t cap, int expect_growth)
 {
-    for (int prec = 0; prec < 2; prec++)
-        for (int kind = 0; kind < 2; kind++)
-            for (int lay = 0; lay < 3; lay++)
-                if (kind == CLPHYS_MD_NEIGHBOR_FULL || lay != CLPHYS_MD_NEIGHBOR_STAGED)
-                    check(n, pos, box, rs, kind, lay, prec, cap, prec ? 0 : 1e-5, expect_growth);
+    for (int b = 0; b < 3; b++)
+        for (int prec = 0; prec < 2; prec++)
+            for (int kind = 0; kind < 2; kind++)
+                for (int lay = 0; lay < 3; lay++)
+                    if (kind == CLPHYS_MD_NEIGHBOR_FULL || lay != CLPHYS_MD_NEIGHBOR_STAGED) {
+                        build = b == 2 ? CLPHYS_MD_NEIGHBOR_BUILD_CPU : CLPHYS_MD_NEIGHBOR_BUILD_ITEM;
+                        rows_in_local = b == 2 ? -1 : b;
+                        check(n, pos, box, rs, kind, lay, prec, cap, prec ? 0 : 1e-5, expect_growth);
+                    }
+    build = CLPHYS_MD_NEIGHBOR_BUILD_AUTO;
+    rows_in_local = -1;
 }
 
 /* Row i of the list as a sorted array of caller indices (off, list from

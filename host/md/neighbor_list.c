@@ -63,8 +63,8 @@ static clphys_status timed(clphys_md_neighbor_plan *pl, cl_kernel k, const size_
 void clphys_md_neighbor_plan_destroy(clphys_md_neighbor_plan *pl)
 {
     if (!pl) return;
-    cl_kernel *ks[] = {&pl->k_assign,  &pl->k_scan,     &pl->k_scatter, &pl->k_order, &pl->k_gather4,
-                       &pl->k_gatheru, &pl->k_gatheri4, &pl->k_build,   &pl->k_stage, &pl->k_pack};
+    cl_kernel *ks[] = {&pl->k_assign,   &pl->k_scan,  &pl->k_scatter,    &pl->k_order, &pl->k_gather4, &pl->k_gatheru,
+                       &pl->k_gatheri4, &pl->k_build, &pl->k_build_rows, &pl->k_stage, &pl->k_pack};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) cp_release_kernel(ks[i]);
     cl_mem *ms[] = {&pl->pos_in,   &pl->perm_in, &pl->pos,   &pl->perm,   &pl->cell,   &pl->rank,
                     &pl->count,    &pl->start,   &pl->order, &pl->ncount, &pl->offset, &pl->list,
@@ -114,6 +114,42 @@ static clphys_status stage_geometry(clphys_context *ctx, const clphys_md_neighbo
 }
 
 #define NB_CELLS_PER_ATOM 8
+
+/* The two builds of neighbor_build (cl/md_neighbor_list.cl): k_build
+ * writes a row's entries as found (NB_LCAP 0), k_build_rows keeps 48 of them
+ * in local memory and writes them together.  The second pays where the list
+ * outgrows the device's cache, and only there: within it the scattered stores
+ * merge in the cache, and the local memory lowers the work-groups a compute
+ * unit runs at once.  More than 48 entries would move more stores out of the
+ * scattered path at a larger cost in work-groups (bench/md-notes.md, round
+ * 17).  The threshold is the global memory cache the device reports, but at
+ * least NB_ROWS_ABOVE: NVIDIA's driver reports 4 MiB for the H100's 50 MB L2,
+ * and there a 26 MB list builds faster without the local rows, a 107 MB one
+ * with them. */
+#define NB_ROWS_ABOVE ((size_t)64 << 20)
+static clphys_status nb_build_kernels(clphys_context *ctx, cp_defines opt, clphys_md_neighbor_plan *pl)
+{
+    cl_program prog;
+    cl_ulong cache = 0;
+    if (clGetDeviceInfo(ctx->device, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof cache, &cache, NULL) != CL_SUCCESS)
+        cache = 0;
+    pl->rows_above = (size_t)cache > NB_ROWS_ABOVE ? (size_t)cache : NB_ROWS_ABOVE;
+    for (int rows = 0; rows < 2; rows++) {
+        size_t wg = rows ? 128 : 64;
+        int lcap = rows ? 48 : 0;
+        while (wg > ctx->info.max_work_group_size) wg /= 2;
+        while (lcap > 0 && 4 * wg * (size_t)lcap + 64 > (size_t)ctx->info.local_mem_bytes) lcap /= 2;
+        cp_defines o = opt;
+        cp_define_int(&o, "NB_WG", (long long)wg);
+        cp_define_int(&o, "NB_LCAP", lcap);
+        cl_kernel *k = rows ? &pl->k_build_rows : &pl->k_build;
+        CP_TRY(cp_program(ctx, &clsrc_md_neighbor_list_cl, &o, &prog));
+        CP_TRY(cp_kernel(ctx, prog, "neighbor_build", k));
+        CP_TRY(cp_check_work_group(ctx, *k, "neighbor_build", wg));
+        *(rows ? &pl->rows_wg : &pl->build_wg) = wg;
+    }
+    return CLPHYS_SUCCESS;
+}
 
 static clphys_status create(clphys_context *ctx, const clphys_md_neighbor_params *p, clphys_md_neighbor_plan *pl)
 {
@@ -166,7 +202,6 @@ static clphys_status create(clphys_context *ctx, const clphys_md_neighbor_params
              : pl->cpu_build ? "cpu"
                              : "item",
              clphys_tune_source_name(pl->source));
-    CP_TRY(cp_program(ctx, pl->cpu_build ? &clsrc_md_neighbor_cpu_cl : &clsrc_md_neighbor_list_cl, &opt, &np));
     CP_TRY(cp_kernel(ctx, cp, "cell_assign", &pl->k_assign));
     CP_TRY(cp_kernel(ctx, cp, "scan_exclusive", &pl->k_scan));
     CP_TRY(cp_check_work_group(ctx, pl->k_scan, "scan_exclusive", pl->scan_wg));
@@ -183,8 +218,11 @@ static clphys_status create(clphys_context *ctx, const clphys_md_neighbor_params
         CP_TRY(cp_kernel(ctx, sp, "stage_base", &pl->k_stage));
         size_t ns1 = 9 * (size_t)(pl->stage_bx + 2) + 1;
         CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * ns1 * pl->nblocks, NULL, &pl->sbase));
-    } else {
+    } else if (pl->cpu_build) {
+        CP_TRY(cp_program(ctx, &clsrc_md_neighbor_cpu_cl, &opt, &np));
         CP_TRY(cp_kernel(ctx, np, "neighbor_build", &pl->k_build));
+    } else {
+        CP_TRY(nb_build_kernels(ctx, opt, pl));
     }
     size_t n = p->n, r4 = 4 * pl->real_size;
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, r4 * n, NULL, &pl->pos_in));
@@ -273,10 +311,9 @@ static void get_search_args(const clphys_md_neighbor_plan *pl, search_args *s)
     s->dbl = pl->real_size == 8;
 }
 
-static clphys_status set_build_args(clphys_md_neighbor_plan *pl, int mode)
+static clphys_status set_build_args(clphys_md_neighbor_plan *pl, cl_kernel k, int mode)
 {
     clphys_context *ctx = pl->ctx;
-    cl_kernel k = pl->k_build;
     cl_uint cap = (cl_uint)pl->capacity;
     cl_int half = pl->p.kind == CLPHYS_MD_NEIGHBOR_HALF, m = mode;
     search_args s;
@@ -344,17 +381,18 @@ static clphys_status build_list(clphys_md_neighbor_plan *pl)
 {
     clphys_context *ctx = pl->ctx;
     pl->gen++;
-    size_t n = pl->p.n, g = md_global(n, 64);
+    size_t n = pl->p.n, wg = pl->build_wg, g = md_global(n, wg ? wg : 64);
+    const size_t *local = wg ? &pl->build_wg : NULL;
     if (pl->p.layout == CLPHYS_MD_NEIGHBOR_CSR) {
-        CP_TRY(set_build_args(pl, 0));
-        CP_TRY(timed(pl, pl->k_build, &g, NULL));
+        CP_TRY(set_build_args(pl, pl->k_build, 0));
+        CP_TRY(timed(pl, pl->k_build, &g, local));
         CP_TRY(scan(pl, pl->ncount, pl->offset, (cl_uint)n));
         cl_uint total;
         CP_TRY(cp_read(ctx, pl->offset, 4 * n, 4, &total));
         if (total > pl->list_entries) CP_TRY(grow_list(pl, (size_t)(total * 1.2) + 64));
         /* mode 3 (the cpu kernel): copy the staged rows, recompute only longer ones */
-        CP_TRY(set_build_args(pl, pl->stage ? 3 : 1));
-        CP_TRY(timed(pl, pl->k_build, &g, NULL));
+        CP_TRY(set_build_args(pl, pl->k_build, pl->stage ? 3 : 1));
+        CP_TRY(timed(pl, pl->k_build, &g, local));
         pl->pairs = total;
         return CLPHYS_SUCCESS;
     }
@@ -363,9 +401,13 @@ static clphys_status build_list(clphys_md_neighbor_plan *pl)
         if (pl->p.layout == CLPHYS_MD_NEIGHBOR_STAGED) {
             CP_TRY(build_staged(pl, &maxc));
         } else {
+            /* rows in local memory where the list outgrows the cache */
+            int rows = pl->k_build_rows && 4 * pl->capacity * n > pl->rows_above;
+            cl_kernel k = rows ? pl->k_build_rows : pl->k_build;
+            size_t gk = rows ? md_global(n, pl->rows_wg) : g;
             CP_TRY(cp_write(ctx, pl->overflow, 0, 4, &zero));
-            CP_TRY(set_build_args(pl, 2));
-            CP_TRY(timed(pl, pl->k_build, &g, NULL));
+            CP_TRY(set_build_args(pl, k, 2));
+            CP_TRY(timed(pl, k, &gk, rows ? &pl->rows_wg : local));
             CP_TRY(cp_read(ctx, pl->overflow, 0, 4, &maxc));
         }
         if (maxc <= pl->capacity) break;
