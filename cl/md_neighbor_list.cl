@@ -12,11 +12,13 @@
  * much as an owned atom's.
  *
  * Mode 2 keeps a row's first NB_LCAP entries in local memory and writes them
- * after the search, the work-group's items at one k together.  Written as
- * found, each entry is a store of its own to a line the neighbouring rows fill
- * later; with a GPU's thousands of rows in flight those partly written lines
- * outgrow its L2 cache, and the stores cost as much as the search (bench/
- * md-notes.md, round 17).  Entries past NB_LCAP are written as found.
+ * after the search, the work-group's items at one k together; the rest are
+ * written as found.  Written as found, each entry is a store of its own to a
+ * line the neighbouring rows fill later; with a GPU's thousands of rows in
+ * flight those partly written lines outgrow its L2 cache, and the stores cost
+ * as much as the search (bench/md-notes.md, "The list build's scattered
+ * stores").  The host builds this kernel with NB_LCAP 0 as well, for lists
+ * that fit the cache (host/md/neighbor_list.c).
  */
 #include "md_cell.h"
 

@@ -121,11 +121,11 @@ static clphys_status stage_geometry(clphys_context *ctx, const clphys_md_neighbo
  * outgrows the device's cache, and only there: within it the scattered stores
  * merge in the cache, and the local memory lowers the work-groups a compute
  * unit runs at once.  More than 48 entries would move more stores out of the
- * scattered path at a larger cost in work-groups (bench/md-notes.md, round
- * 17).  The threshold is the global memory cache the device reports, but at
- * least NB_ROWS_ABOVE: NVIDIA's driver reports 4 MiB for the H100's 50 MB L2,
- * and there a 26 MB list builds faster without the local rows, a 107 MB one
- * with them. */
+ * scattered path at a larger cost in work-groups (bench/md-notes.md, "The
+ * list build's scattered stores").  The threshold is the global memory cache
+ * the device reports, but at least NB_ROWS_ABOVE: NVIDIA's driver reports
+ * 4 MiB for the H100's 50 MB L2, and there a 26 MB list builds faster without
+ * the local rows, a 107 MB one with them. */
 #define NB_ROWS_ABOVE ((size_t)64 << 20)
 static clphys_status nb_build_kernels(clphys_context *ctx, cp_defines opt, clphys_md_neighbor_plan *pl)
 {
