@@ -14,7 +14,7 @@ struct clphys_md_neighbor_plan {
     size_t real_size; /* 4 or 8 */
     size_t scan_wg;
     cl_kernel k_assign, k_scan, k_scatter, k_order, k_gather4, k_gatheru, k_gatheri4, k_build;
-    size_t build_wg;        /* k_build's work-group (NB_WG), 0 for the cpu kernel      */
+    size_t build_wg;        /* k_build's work-group (NB_WG); 0: cpu or staged kernel  */
     cl_kernel k_build_rows; /* neighbor_build with rows in local memory (NB_LCAP > 0) */
     size_t rows_wg;         /* its work-group                                       */
     size_t rows_above;      /* transposed lists of more bytes use k_build_rows      */
