@@ -107,6 +107,10 @@ void bench_set_rounds(bench_row *r, const double *s, int rounds);
 /* Rounds per case for the interleaved paths: --repeat when given, else the
  * default (more on CPU devices, whose rounds are short and noisy). */
 int bench_rounds(const bench_run *run, int gpu_default, int cpu_default);
+/* The fcc unit cells per edge of a cube holding about n atoms (4 a cell):
+ * the nearest whole number to (n / 4)^(1/3), at least 1.  How --size N
+ * (atoms) becomes a lattice on the md paths. */
+int bench_fcc_cells(long long n);
 /* The host's CPU time so far, from /proc/stat (USER_HZ ticks): busy (user,
  * nice, system, irq, softirq) and steal (taken by a hypervisor while the
  * guest wanted to run); -1 where there is no /proc/stat. */

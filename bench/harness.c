@@ -2,6 +2,7 @@
  * the host clock of the wall times. */
 #include "bench.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,12 @@ int bench_rounds(const bench_run *run, int gpu_default, int cpu_default)
 {
     int n = run->repeat_given ? run->repeat : run->dev->is_gpu ? gpu_default : cpu_default;
     return n < 1 ? 1 : n > BENCH_MAX_ROUNDS ? BENCH_MAX_ROUNDS : n;
+}
+
+int bench_fcc_cells(long long n)
+{
+    const double m = floor(cbrt((double)n / 4.0) + 0.5);
+    return m < 1 ? 1 : m > 1e6 ? 1000000 : (int)m;
 }
 
 int bench_host_load(double load[3], int *cpus)

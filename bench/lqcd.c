@@ -242,9 +242,7 @@ int bench_lqcd_dslash(bench_run *run)
 {
     int d[4];
     if (run->size > 0) {
-        int l = (int)lround(pow((double)run->size, 0.25));
-        l += l % 2;
-        set_dims(d, l < 2 ? 2 : l, l < 2 ? 2 : l);
+        bench_lqcd_sized_dims(run->size, 2, 2, d);
         return dslash_case(run, d);
     }
     if (run->quick) {
@@ -263,6 +261,19 @@ int bench_lqcd_dslash(bench_run *run)
 /* A smooth field: U = reunitarize(1 + eps R), R a random SU(3) matrix — closer to
  * a thermalized configuration than a hot start, so the solve takes a
  * realistic number of iterations at kappa near (not at) critical. */
+static int round_up(int l, int m)
+{
+    m = m < 2 ? 2 : m + m % 2;
+    return l < m ? m : (l + m - 1) / m * m;
+}
+
+void bench_lqcd_sized_dims(long long sites, int xyz_mult, int t_mult, int d[4])
+{
+    const double r = floor(pow((double)sites, 0.25) + 0.5);
+    const int l = r > 4096 ? 4096 : (int)r;
+    d[0] = d[1] = d[2] = round_up(l, xyz_mult), d[3] = round_up(l, t_mult);
+}
+
 void bench_lqcd_smooth_field(clphys_lqcd_gauge_field *g, double eps, uint64_t seed)
 {
     clphys_lqcd_gauge_hot(g, seed);
@@ -431,9 +442,7 @@ int bench_lqcd_solver(bench_run *run)
 {
     int d[4];
     if (run->size > 0) {
-        int l = (int)lround(pow((double)run->size, 0.25));
-        l += l % 2;
-        set_dims(d, l < 2 ? 2 : l, l < 2 ? 2 : l);
+        bench_lqcd_sized_dims(run->size, 2, 2, d);
     } else {
         set_dims(d, run->quick ? 8 : 32, run->quick ? 8 : 32);
     }

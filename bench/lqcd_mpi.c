@@ -33,6 +33,7 @@
 #include "bench.h"
 #include "bench_mpi.h"
 #include "clphys_lqcd_mpi.h"
+#include "lqcd_bench.h"
 #include "scaling.h"
 
 #include <math.h>
@@ -278,7 +279,9 @@ int bench_lqcd_dslash_mpi(bench_run *run)
     int rank, size;
     if (!bench_mpi_begin("lqcd_dslash_mpi", &c, &rank, &size)) return 0;
     int sizes[2][4], nsize = 2, grids[2][4];
-    if (run->quick)
+    if (run->size > 0) /* every extent a multiple of 2 P: each grid's split stays even */
+        bench_lqcd_sized_dims(run->size, 2 * size, 2 * size, sizes[0]), nsize = 1;
+    else if (run->quick)
         set_dims(sizes[0], 8, 8), set_dims(sizes[1], 8, 16);
     else
         set_dims(sizes[0], 32, 32), set_dims(sizes[1], 48, 96);
@@ -379,7 +382,10 @@ int bench_lqcd_solver_mpi(bench_run *run)
     int rank, size, d[4], grids[2][4];
     if (!bench_mpi_begin("lqcd_solver_mpi", &c, &rank, &size)) return 0;
     if (!bench_wants_precision(run, "fp64") || !run->dev->fp64) return 0;
-    set_dims(d, run->quick ? 8 : 32, run->quick ? 8 : 32);
+    if (run->size > 0)
+        bench_lqcd_sized_dims(run->size, 2 * size, 2 * size, d);
+    else
+        set_dims(d, run->quick ? 8 : 32, run->quick ? 8 : 32);
     const int ngrid = grids_of(size, grids);
     const size_t V = (size_t)d[0] * d[1] * d[2] * d[3];
     const double kappa = 0.122, tol = 1e-10;

@@ -276,12 +276,14 @@ static int several(const bench_run *run, const char *path)
 int bench_lqcd_dslash_multi(bench_run *run)
 {
     if (!several(run, "lqcd_dslash_multi")) return 0;
-    int sizes[2][4];
-    if (run->quick)
+    int sizes[2][4], nsize = 2;
+    if (run->size > 0)
+        bench_lqcd_sized_dims(run->size, 2, 2 * run->ndevices, sizes[0]), nsize = 1;
+    else if (run->quick)
         set_dims(sizes[0], 8, 8), set_dims(sizes[1], 8, 16);
     else
         set_dims(sizes[0], 32, 32), set_dims(sizes[1], 48, 96);
-    for (int si = 0; si < 2; si++) {
+    for (int si = 0; si < nsize; si++) {
         const int *d = sizes[si];
         if (d[3] % (2 * run->ndevices)) continue;
         clphys_lqcd_gauge_field g = {{0}, 0, NULL};
@@ -410,7 +412,9 @@ int bench_lqcd_solver_multi(bench_run *run)
     if (!several(run, "lqcd_solver_multi")) return 0;
     if (!bench_wants_precision(run, "fp64") || !run->dev->fp64) return 0;
     int sizes[2][4], nsize = run->quick ? 1 : 2;
-    if (run->quick)
+    if (run->size > 0)
+        bench_lqcd_sized_dims(run->size, 2, 2 * run->ndevices, sizes[0]), nsize = 1;
+    else if (run->quick)
         set_dims(sizes[0], 8, 8);
     else
         set_dims(sizes[0], 32, 32), set_dims(sizes[1], 48, 96);

@@ -34,9 +34,13 @@ static double *md_seed_system(double rho, double edge, size_t *n, double box[3])
 }
 static const double RCUT = 3.0, RSEARCH = 3.3;
 
-static double edge_for(const bench_run *run)
+/* The seed input's box edge (sigma) at density rho: --size N asks for N
+ * particles, the nearest cube of whole fcc cells (bench_fcc_cells; half a
+ * cell more, since clphys_md_lj_seed_input takes the floor); else 14 or 50
+ * sigma. */
+static double edge_for(const bench_run *run, double rho)
 {
-    if (run->size > 0) return (double)run->size;
+    if (run->size > 0) return (bench_fcc_cells(run->size) + 0.5) * cbrt(4.0 / rho);
     return run->quick ? 14.0 : 50.0;
 }
 
@@ -60,7 +64,7 @@ int bench_md_neighbor(bench_run *run)
     for (int d = 0; d < nd; d++) {
         size_t n;
         double box[3];
-        double *pos = md_seed_system(rhos[d], edge_for(run), &n, box);
+        double *pos = md_seed_system(rhos[d], edge_for(run, rhos[d]), &n, box);
         if (!pos) return 1;
         size_t ref_pairs = 0;
         int have_ref = 0;
@@ -395,7 +399,7 @@ int bench_md_lj(bench_run *run)
     for (int d = 0; d < nd; d++) {
         size_t n;
         double box[3];
-        double *pos = md_seed_system(rhos[d], edge_for(run), &n, box);
+        double *pos = md_seed_system(rhos[d], edge_for(run, rhos[d]), &n, box);
         if (!pos) return 1;
         lj_ref ref = {0}, *R = NULL;
         if (run->verify) {
@@ -497,15 +501,17 @@ static void md_row(bench_row *r, const char *name, const char *prec, size_t n, d
 
 int bench_md(bench_run *run)
 {
-    /* 1. in.lj from LAMMPS's write_data file, checked against LAMMPS's log */
+    /* 1. in.lj from LAMMPS's write_data file, checked against LAMMPS's log
+     * (its 32,000 atoms: not with --size, which asks for another count) */
     const char *dir = bench_data_dir();
+    const int sized = run->size > 0;
     char data[4096], log[4096];
     snprintf(data, sizeof data, "%s/md/in.lj.data.gz", dir);
     snprintf(log, sizeof log, "%s/md/log.lammps.gz", dir);
     double ref[11][6];
     clphys_md_system sys;
-    int have = lammps_rows(log, ref, 11) == 11 && clphys_md_read_lammps_data(data, &sys) == CLPHYS_SUCCESS;
-    if (!have) {
+    int have = !sized && lammps_rows(log, ref, 11) == 11 && clphys_md_read_lammps_data(data, &sys) == CLPHYS_SUCCESS;
+    if (!have && !sized) {
         char why[4200];
         snprintf(why, sizeof why,
                  "%s/md/in.lj.data.gz or log.lammps.gz not readable (set CLPHYS_DATA_DIR to the "
@@ -568,10 +574,22 @@ int bench_md(bench_run *run)
         }
     }
     if (have) clphys_md_system_destroy(&sys);
-    /* 2. in.lj scaled to 80^3 cells = 2,048,000 atoms (GPUs, the full sweep) */
-    if (run->quick || !run->full || !run->dev->is_gpu) return 0;
-    int cells = run->size > 0 ? (int)run->size : 80;
-    if (clphys_md_fcc(0.8442, cells, 1.44, 87287, &sys)) return 1;
+    /* 2. in.lj scaled to 80^3 cells = 2,048,000 atoms (GPUs, the full
+     * sweep), or to the cube nearest --size N atoms (any device) */
+    if (!sized && (run->quick || !run->full || !run->dev->is_gpu)) return 0;
+    const int cells = sized ? bench_fcc_cells(run->size) : 80;
+    /* 4 cells: the box's edge (6.7) above twice r_cut + skin (5.6) */
+    if (sized && (cells < 4 || 4.0 * cells * cells * cells > 0x7fffffff)) {
+        char why[160];
+        snprintf(why, sizeof why, "--size %lld: in.lj needs 256 to 2^31 - 1 atoms (4 to 812 fcc cells per edge)",
+                 run->size);
+        bench_fail(run, "md", "in.lj-scaled", why);
+        return 0;
+    }
+    if (clphys_md_fcc(0.8442, cells, 1.44, 87287, &sys)) {
+        bench_fail(run, "md", "in.lj-scaled", clphys_last_error(NULL));
+        return 0;
+    }
     double pe0 = 0; /* step-0 PE per atom of the first fp64 case, else fp32's: the peers' check */
     int pe0_prec = -1;
     for (int prec = 0; prec < 2; prec++) {
@@ -580,7 +598,10 @@ int bench_md(bench_run *run)
         clphys_md_lj_variant vs[] = {CLPHYS_MD_LJ_FULL_TRANSPOSED, CLPHYS_MD_LJ_FULL_CSR,
                                      CLPHYS_MD_LJ_FULL_GROUP,      CLPHYS_MD_LJ_HALF_CAS,
                                      CLPHYS_MD_LJ_HALF_FIXEDPOINT, CLPHYS_MD_LJ_FULL_STAGED};
-        for (int k = 0; k < 6; k++) {
+        /* CPUs (--size): the three of part 1 */
+        const int nv = run->dev->is_gpu ? 6 : 3;
+        if (!run->dev->is_gpu) vs[0] = CLPHYS_MD_LJ_CPU, vs[2] = CLPHYS_MD_LJ_HALF_CAS;
+        for (int k = 0; k < nv; k++) {
             clphys_md_thermo rows[12];
             int nrows = 0, rebuilds = 0;
             double ks, ws;

@@ -372,12 +372,6 @@ static void one_case(bench_run *run, md_env *e, int fp64, int weak, const int ce
 }
 
 /* Cells per side of a cube of about n atoms (4 per cell). */
-static int cube_cells(long long n)
-{
-    int m = (int)floor(cbrt((double)n / 4.0) + 0.5);
-    return m < 1 ? 1 : m;
-}
-
 int bench_md_mpi(bench_run *run)
 {
     md_env e;
@@ -403,10 +397,10 @@ int bench_md_mpi(bench_run *run)
     for (int f = 0; f < 2; f++) {
         if (!bench_wants_precision(run, f ? "fp64" : "fp32")) continue;
         for (int s = 0; s < ns; s++) {
-            int m = cube_cells(strong[s]), c[3] = {m, m, m};
+            int m = bench_fcc_cells(strong[s]), c[3] = {m, m, m};
             one_case(run, &e, f, 0, c, c);
         }
-        int m = cube_cells(weak), b[3] = {m, m, m}, c[3] = {m * e.grid[0], m * e.grid[1], m * e.grid[2]};
+        int m = bench_fcc_cells(weak), b[3] = {m, m, m}, c[3] = {m * e.grid[0], m * e.grid[1], m * e.grid[2]};
         one_case(run, &e, f, 1, c, b);
     }
     /* LAMMPS on in.lj (32,000 atoms) on the same cores, P threads or ranks */

@@ -9,7 +9,8 @@
  * 1 from the bottom to the top, pure Neumann, white-noise f, mixed
  * precision (or $CLPHYS_BENCH_POISSON_PRECISION: mixed, fp64 or fp32), tol
  * 1e-8 on the true residual.  A share is one device's part:
- * 1024x1024x64 on GPUs, 64x64x16 on CPUs, or $CLPHYS_BENCH_POISSON_SHARE
+ * 1024x1024x64 on GPUs, 64x64x16 on CPUs, m x m x 32 with --size (m the
+ * nearest whole number to (N / 32)^(1/2)), or $CLPHYS_BENCH_POISSON_SHARE
  * (NXxNYxNZ), or the whole grid's share when $CLPHYS_BENCH_POISSON_GRID
  * (NXxNYxNZ, divisible by the process grid) is set.  The distributed run solves the grid of P shares laid out on
  * MPI_Dims_create's process grid (px nx x py ny x nz), one share per rank.
@@ -273,6 +274,10 @@ int bench_poisson_mpi(bench_run *run)
     if (!bench_mpi_begin("poisson_mpi", &comm, &rank, &P)) return 0;
     int share[3] = {1024, 1024, 64};
     if (!run->dev->is_gpu || run->quick) share[0] = share[1] = 64, share[2] = 16;
+    if (run->size > 0) { /* --size N: N cells a share, as poisson's grid m x m x 32 */
+        const double m = floor(sqrt((double)run->size / 32) + 0.5);
+        share[0] = share[1] = m < 4 ? 4 : m > 65536 ? 65536 : (int)m, share[2] = 32;
+    }
     const char *env = getenv("CLPHYS_BENCH_POISSON_SHARE");
     if (env && (sscanf(env, "%dx%dx%d", &share[0], &share[1], &share[2]) != 3 || share[0] < 4 || share[1] < 4 ||
                 share[2] < 1)) {

@@ -25,7 +25,11 @@ static void usage(FILE *out)
                  "  --path       compute paths to run (default: all):");
     for (int i = 0; bench_path_name(i); i++) fprintf(out, " %s", bench_path_name(i));
     fprintf(out, "\n"
-                 "  --size       problem size for every path (default: each path's own sizes)\n"
+                 "  --size       one problem size for every path, instead of each path's own sizes: N particles\n"
+                 "               or atoms (md and nbody paths; md: in.lj scaled to the nearest cube of fcc\n"
+                 "               cells; md_mpi: N in all and N per device), N lattice sites (lqcd paths: the\n"
+                 "               nearest L^4, extents rounded up to split evenly), N cells (poisson: m x m x 32;\n"
+                 "               poisson_mpi: a share of that per device)\n"
                  "  --repeat     timed repetitions per case, the median is reported (default 5, --full 10)\n"
                  "  --quick      small default sizes (the default on CPU devices)\n"
                  "  --full       the complete sweep: full sizes, every option of every variant, the largest\n"
