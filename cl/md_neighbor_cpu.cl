@@ -124,6 +124,6 @@ __kernel void neighbor_build(__global const real4_t *pos, uint n, real4_t box, i
             }
         }
     }
-    count[i] = k;
+    count[i] = mode == 2 ? min(k, capacity) : k; /* as neighbor_build's */
     if (mode == 2) atomic_max(overflow, k);
 }

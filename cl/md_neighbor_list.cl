@@ -4,9 +4,10 @@
  * per particle i, NB_WG of them to a work-group.  mode 0 counts, mode 1 fills
  * CSR rows at offset[i], mode 2 fills the transposed layout list[k*n + i].
  * half_list != 0 keeps only j > i.  Entries of a row are in the order found:
- * cells by z, y, x offset, particles by index.  count[i] is always the true
- * count; *overflow receives the largest count so the host can grow the
- * capacity and rebuild (never silent truncation).  A particle whose w is
+ * cells by z, y, x offset, particles by index.  count[i] is the true count
+ * (mode 2: at most capacity); *overflow receives the largest count so the
+ * host can grow the capacity and rebuild (never silent truncation).  A
+ * particle whose w is
  * negative (a distributed plan's ghost atom, w = MD_GHOST_W) gets an empty row
  * of a full list: a ghost's force is never used, and its row would cost as
  * much as an owned atom's.
@@ -86,7 +87,10 @@ neighbor_build(__global const real4_t *pos, uint n, real4_t box, int4 nc, __glob
             }
         }
     }
-    if (i < n) count[i] = k;
+    /* mode 2: no more than the row holds, so that a kernel launched behind
+     * an overflowed build (its forces computed again after the rebuild)
+     * reads no entry that was never written */
+    if (i < n) count[i] = mode == 2 ? min(k, capacity) : k;
     if (mode != 2) return;
     /* one global atomic per work-group: one per item, on one address, queue */
     barrier(CLK_LOCAL_MEM_FENCE);

@@ -469,6 +469,48 @@ static void test_rounds_growth(void **state)
     clphys_md_system_destroy(&s);
 }
 
+/* A Verlet list that overflows at a rebuild whose forces were launched
+ * behind it (pl->forces_ahead: the list's overflow count is read without a
+ * wait and checked after the rebuild's last wait): after 19 steps every
+ * rank's list is cut by hand to 8 entries a row, so that the rebuild at
+ * step 20 overflows; the list must grow, be built again and the step's
+ * forces computed again, and the run equal the single rank's (column 6x6x32
+ * fcc cells, grid 1x1xP). */
+static void test_list_overflow(void **state)
+{
+    (void)state;
+    clphys_md_system s, ref;
+    int g[3];
+    const clphys_md_params p = column(&s, g, CLPHYS_MD_LJ_FULL_TRANSPOSED);
+    double rows[NCOL * 3];
+    copy_system(&s, &ref);
+    single_rank(&p, &s, 40, 20, rows, &ref);
+    clphys_md_mpi *pl;
+    assert_int_equal(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, g, 0, rank == 0 ? &s : NULL, &pl), CLPHYS_SUCCESS);
+    assert_int_equal(clphys_md_mpi_run(pl, 19, NULL), CLPHYS_SUCCESS);
+    clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
+    const int growths0 = nb->growths;
+    const size_t cap0 = nb->capacity;
+    nb->capacity = 8;
+    for (int k = 1; k < 3; k++) {
+        assert_int_equal(clphys_md_mpi_run(pl, k == 1 ? 1 : 20, NULL), CLPHYS_SUCCESS);
+        clphys_md_thermo t;
+        assert_int_equal(clphys_md_mpi_thermo(pl, &t), CLPHYS_SUCCESS);
+        double r[NCOL];
+        row_of(&t, r);
+        for (int c = 0; c < NCOL; c++) assert_true(rel(r[c], rows[NCOL * k + c]) <= 1e-10);
+    }
+    /* the rebuild at step 20 grew the list back past 8 entries a row */
+    assert_true(nb->growths > growths0 && nb->capacity > 8);
+    assert_false(nb->overflow_pending);
+    if (rank == 0)
+        fprintf(stderr, "  list overflow: 8 entries a row -> %zu (%zu before), %d growths\n", nb->capacity, cap0,
+                nb->growths - growths0);
+    clphys_md_mpi_destroy(pl);
+    clphys_md_system_destroy(&ref);
+    clphys_md_system_destroy(&s);
+}
+
 /* A dilute hot gas packed into rank 0's corner of the box, drifting
  * towards the lower faces: atoms cross the periodic boundary into the
  * last subdomains, ranks start (and may end) empty; rebuild check every
@@ -728,7 +770,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_overlap),        cmocka_unit_test(test_dilute_gas),
         cmocka_unit_test(test_lammps_in_lj),   cmocka_unit_test(test_failures),
         cmocka_unit_test(test_default_grid),   cmocka_unit_test(test_rounds_growth),
-        cmocka_unit_test(test_staging_copy),
+        cmocka_unit_test(test_staging_copy),   cmocka_unit_test(test_list_overflow),
     };
     return tu_mpi_run_group("test_md_mpi", tests, size >= 2 && size <= 4, "2, 3 or 4", &ctx, 1);
 }

@@ -41,6 +41,11 @@ struct clphys_md_neighbor_plan {
     int untimed;               /* 1: builds neither wait for nor time their
                                   launches (kernel_s 0): the MD plans when no
                                   time is asked for                          */
+    cl_uint *overflow_at;      /* set by the caller (page-locked): a transposed
+                                  build leaves the largest row count there,
+                                  read without a wait, and the check to
+                                  md_neighbor_overflow_check                 */
+    int overflow_pending;      /* such a read is queued and not checked yet  */
     int cpu_build;             /* 1: cl/md_neighbor_cpu.cl builds the list     */
     char choice[64];           /* clphys_md_neighbor_plan_choice               */
     clphys_tune_source source; /* of the build kernel (md_neighbor_choose)  */
@@ -123,6 +128,11 @@ clphys_status md_neighbor_rebuild(clphys_md_neighbor_plan *pl, cl_mem *extra_src
 clphys_status md_neighbor_upload(clphys_md_neighbor_plan *pl, const double *pos);
 /* pos = pos_in gathered by the current order (positions changed, same list). */
 clphys_status md_neighbor_regather(clphys_md_neighbor_plan *pl);
+/* After a build with overflow_at set, once the caller's queue has read the
+ * count (its wait on a later command of the in-order queue): where a row
+ * overflowed, the list grown and built again, waited for, and *rebuilt 1
+ * (what was launched on the short list must run again); else nothing. */
+clphys_status md_neighbor_overflow_check(clphys_md_neighbor_plan *pl, int *rebuilt);
 /* pos.w of a distributed plan's ghost atom on the device (owned atoms and
  * every other plan's particles have 0): the list build
  * (cl/md_neighbor_list.cl, cl/md_neighbor_cpu.cl) gives such rows of a full

@@ -284,11 +284,17 @@ struct clphys_md_mpi {
     int far_next;              /* this step's exchange sends them ahead       */
     int far_done;              /* they went ahead: the next kick-drift skips
                                   them                                        */
+    int forces_ahead;          /* the rebuild launched the step's forces
+                                  behind its list, before its last wait      */
     cp_mpi_overlap ov;         /* the messages of the run being timed          */
     void *stage;               /* host staging of the rebuilds' copies:
                                   page-locked (stage_m mapped), else malloc    */
     cl_mem stage_m;
     size_t stage_bytes;
+    void *tail; /* the rebuild's last reads, TAIL_BYTES (rebuild.c): page-
+                   locked where the driver allows (tail_m mapped), apart
+                   from the staging, which an upload may still read    */
+    cl_mem tail_m;
     size_t rs;
     md_verlet vv; /* velocity Verlet's kernels (verlet.c)          */
     cl_kernel k_classify, k_iota, k_bind, k_map, k_edge, k_arrive, k_fill;

@@ -38,6 +38,10 @@ void clphys_md_mpi_destroy(clphys_md_mpi *pl)
         cp_pinned_release(pl->ctx, &pl->stage_m, &pl->stage);
     else
         free(pl->stage);
+    if (pl->tail_m)
+        cp_pinned_release(pl->ctx, &pl->tail_m, &pl->tail);
+    else
+        free(pl->tail);
     md_ghosts_free(&pl->g);
     md_atoms_free(&pl->own);
     free(pl->near_x), free(pl->near_at), free(pl->brec), free(pl->brin);
@@ -359,9 +363,10 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
             st =
                 md_lj_evaluate_edges(pl->lj, pl->row_lo, pl->row_hi, pl->edge, pl->nedge, beside ? pl->gd.copyq : NULL);
             if (beside) st = join_copyq(pl, st);
-        } else {
+        } else if (!pl->forces_ahead) {
             st = clphys_md_lj_evaluate(pl->lj, NULL);
         }
+        pl->forces_ahead = 0;
         if (tm) tm->force_s += lap(pl, tm, &t);
         if (s + 1 < steps)
             kick_owed = 1;

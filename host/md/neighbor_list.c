@@ -377,6 +377,20 @@ static clphys_status build_staged(clphys_md_neighbor_plan *pl, cl_uint *maxc)
     return cp_read(ctx, pl->overflow, 0, 4, maxc);
 }
 
+/* A transposed list's rows grown to the largest count seen (+ margin) for
+ * the rebuild after an overflow. */
+static clphys_status grow_capacity(clphys_md_neighbor_plan *pl, cl_uint maxc)
+{
+    const size_t cap = (size_t)(maxc * 1.2) + 8, n = pl->p.n;
+    if (cap * n > pl->ctx->info.max_alloc_bytes / 4)
+        return cp_error(pl->ctx, CLPHYS_ERR_OVERFLOW,
+                        "neighbor: %u neighbours of one particle need %zu list entries, "
+                        "beyond the device's largest allocation",
+                        maxc, cap * n);
+    pl->capacity = cap;
+    return grow_list(pl, cap * n);
+}
+
 static clphys_status build_list(clphys_md_neighbor_plan *pl)
 {
     clphys_context *ctx = pl->ctx;
@@ -396,8 +410,9 @@ static clphys_status build_list(clphys_md_neighbor_plan *pl)
         pl->pairs = total;
         return CLPHYS_SUCCESS;
     }
+    static const cl_uint zero = 0; /* not touched again: its write goes without a wait */
     for (;;) {
-        cl_uint zero = 0, maxc;
+        cl_uint maxc;
         if (pl->p.layout == CLPHYS_MD_NEIGHBOR_STAGED) {
             CP_TRY(build_staged(pl, &maxc));
         } else {
@@ -405,24 +420,37 @@ static clphys_status build_list(clphys_md_neighbor_plan *pl)
             int rows = pl->k_build_rows && 4 * pl->capacity * n > pl->rows_above;
             cl_kernel k = rows ? pl->k_build_rows : pl->k_build;
             size_t gk = rows ? md_global(n, pl->rows_wg) : g;
-            CP_TRY(cp_write(ctx, pl->overflow, 0, 4, &zero));
+            CP_TRY(cp_write_async(ctx, NULL, pl->overflow, 0, 4, &zero, 0, NULL, NULL));
             CP_TRY(set_build_args(pl, k, 2));
             CP_TRY(timed(pl, k, &gk, rows ? &pl->rows_wg : local));
+            if (pl->overflow_at) {
+                pl->overflow_pending = 1;
+                pl->pairs = MD_PAIRS_UNCOUNTED;
+                return cp_read_async(ctx, NULL, pl->overflow, 0, 4, pl->overflow_at, 0, NULL, NULL);
+            }
             CP_TRY(cp_read(ctx, pl->overflow, 0, 4, &maxc));
         }
         if (maxc <= pl->capacity) break;
-        /* overflow: grow to the largest count seen (+ margin), rebuild */
-        size_t cap = (size_t)(maxc * 1.2) + 8;
-        if (cap * n > ctx->info.max_alloc_bytes / 4)
-            return cp_error(ctx, CLPHYS_ERR_OVERFLOW,
-                            "neighbor: %u neighbours of one particle need %zu list entries, "
-                            "beyond the device's largest allocation",
-                            maxc, cap * n);
-        pl->capacity = cap;
-        CP_TRY(grow_list(pl, cap * n));
+        CP_TRY(grow_capacity(pl, maxc));
     }
     pl->pairs = MD_PAIRS_UNCOUNTED;
     return CLPHYS_SUCCESS;
+}
+
+clphys_status md_neighbor_overflow_check(clphys_md_neighbor_plan *pl, int *rebuilt)
+{
+    *rebuilt = 0;
+    if (!pl->overflow_pending) return CLPHYS_SUCCESS;
+    pl->overflow_pending = 0;
+    const cl_uint maxc = *pl->overflow_at;
+    if (maxc <= pl->capacity) return CLPHYS_SUCCESS;
+    *rebuilt = 1;
+    cl_uint *at = pl->overflow_at;
+    pl->overflow_at = NULL; /* the rebuild below waits for its counts */
+    clphys_status st = grow_capacity(pl, maxc);
+    if (!st) st = build_list(pl);
+    pl->overflow_at = at;
+    return st;
 }
 
 /* The list's entries: pl->pairs, or the sum of the counts read back. */

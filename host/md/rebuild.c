@@ -30,6 +30,11 @@
  * seen */
 #define MIG_FIRST 2048
 
+/* pl->tail: interior_rows' reads, then the list's overflow count
+ * (sort_and_bind) */
+#define ROWS_READ  32
+#define TAIL_BYTES (ROWS_READ + 4)
+
 size_t md_mpi_record_bytes(size_t rs) { return 8 * rs + 32; }
 
 /* Room for n records in mig (md_classify's migrants, then md_arrive's
@@ -61,6 +66,8 @@ clphys_status md_mpi_rebuild_kernels(clphys_md_mpi *pl)
     CP_TRY(cp_kernel(ctx, prog, "md_edge_rows", &pl->k_edge));
     CP_TRY(cp_kernel(ctx, prog, "md_arrive", &pl->k_arrive));
     CP_TRY(mig_room(pl, MIG_FIRST));
+    if (cp_pinned(ctx, TAIL_BYTES, &pl->tail_m, &pl->tail)) pl->tail = malloc(TAIL_BYTES);
+    if (!pl->tail) return cp_error(ctx, CLPHYS_ERR_OUT_OF_MEMORY, "md mpi: %d bytes of host memory", TAIL_BYTES);
     CP_TRY(cp_check_work_group(ctx, pl->k_edge, "md_edge_rows", MD_EDGE_WG));
     return cp_buffer(ctx, CL_MEM_READ_WRITE, 16, NULL, &pl->counts);
 }
@@ -435,6 +442,9 @@ static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, int dev_lis
     CP_TRY(CP_ARGS(ctx, pl->k_iota, nb->perm_in, nn));
     CP_TRY(launch1(pl, pl->k_iota, n));
     nb->untimed = !nb_s; /* no wait per launch where no time is asked for */
+    /* untimed, the list's overflow count is read behind it and checked
+     * after the rebuild's last wait (last_wait) */
+    nb->overflow_at = nb_s ? NULL : (cl_uint *)(void *)((char *)pl->tail + ROWS_READ);
     CP_TRY(md_neighbor_rebuild(nb, &pl->vel_tmp, &pl->vel, 1, pl->img_tmp, pl->img));
     if (nb_s) *nb_s += nb->kernel_s;
     if (pl->p.neigh_check) CP_TRY(cp_copy(ctx, nb->pos, 0, pl->xref, 0, 4 * pl->rs * n));
@@ -466,6 +476,21 @@ static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, int dev_lis
     return st;
 }
 
+/* The rebuild's last wait, for the list (its overflow count) and the
+ * interior's bounds: where `ahead`, with the step's forces launched behind
+ * them, so that the device computes them while the host waits and the
+ * ranks agree (pl->forces_ahead; clphys_md_mpi_run then launches none). */
+static clphys_status last_wait(clphys_md_mpi *pl, int ahead)
+{
+    if (!ahead || !pl->nlocal) return cp_finish(pl->ctx);
+    cl_event ev = NULL;
+    CP_TRY(cp_marker(pl->ctx, NULL, &ev));
+    clphys_status st = clphys_md_lj_evaluate(pl->lj, NULL);
+    if (!st) pl->forces_ahead = 1;
+    clphys_status w = cp_wait(pl->ctx, &ev);
+    return st ? st : w;
+}
+
 /* The far rows' cells f[0] .. f[1] of an interior of cells c_lo .. c_hi
  * (interior_rows): m = ceil(r_s / h) cells in from each end, since a
  * list holds atoms less than r_s apart at the build; one more at the top
@@ -490,9 +515,9 @@ static void far_cells(const clphys_md_mpi *pl, double h, int c_lo, int c_hi, int
  * which may be computed beside it.  Within them the far rows (far_lo ..
  * far_hi - 1, far_cells), where every row outside the interior, and every
  * row a launch for them computes, lies in the cells outside those
- * (else none).  One wait, into the page-locked staging (a small read into
+ * (else none).  One wait, into the page-locked pl->tail (a small read into
  * pageable memory costs tens of microseconds more). */
-static clphys_status interior_rows(clphys_md_mpi *pl)
+static clphys_status interior_rows(clphys_md_mpi *pl, int ahead, int *waited)
 {
     pl->row_lo = pl->row_hi = pl->nedge = pl->far_lo = pl->far_hi = 0;
     if (!pl->nlocal || pl->d.cut[0] || pl->d.cut[1] || !pl->d.cut[2] || !md_lj_rows_supported(pl->lj))
@@ -505,12 +530,10 @@ static clphys_status interior_rows(clphys_md_mpi *pl)
     if (c_hi < c_lo || c_hi >= nb->nc[2]) return CLPHYS_SUCCESS;
     int f[4];
     far_cells(pl, h, c_lo, c_hi, f);
-    void *raw;
-    CP_TRY(staging(pl, 32, &raw));
     /* ab[1 + k]: the first row of cell at[k] (ab[0 .. 2] the edge kernel's
      * counts with lanes: the rows beside the ghosts, the interior's ends) */
-    cl_uint *ab = raw;
-    memset(ab, 0, 32);
+    cl_uint *ab = pl->tail;
+    memset(ab, 0, ROWS_READ);
     const int at[6] = {c_lo, c_hi + 1, f[0], f[1] + 1, f[2] + 1, f[3]};
     clphys_status st = CLPHYS_SUCCESS;
     if (pl->edge) { /* made for a lanes variant (md_mpi_capacity); md_bind zeroed the counters */
@@ -523,7 +546,8 @@ static clphys_status interior_rows(clphys_md_mpi *pl)
     }
     for (int k = pl->edge ? 2 : 0, end = f[1] >= f[0] ? 6 : 2; k < end && !st; k++)
         st = cp_read_async(ctx, NULL, nb->start, 4 * layer * (size_t)at[k], 4, &ab[1 + k], 0, NULL, NULL);
-    clphys_status w = cp_finish(ctx); /* ab is read into, even after a failure */
+    clphys_status w = st ? cp_finish(ctx) : last_wait(pl, ahead); /* ab is read into, even after a failure */
+    *waited = 1;
     CP_TRY(st ? st : w);
     if (ab[2] > ab[1]) pl->row_lo = ab[1], pl->row_hi = ab[2], pl->nedge = ab[0];
     if (pl->nedge > pl->row_lo + (pl->nlocal - pl->row_hi))
@@ -677,12 +701,22 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
     if (!st && !dev_lists) st = upload(pl, nint, &pl->own, &pl->g);
     if (!st && tm) st = cp_finish(ctx);
     t_up = cp_now();
+    pl->forces_ahead = 0;
     if (!st) {
         pl->nint = nint;
         pl->nown = nint + narr;
         pl->nlocal = n;
+        /* the step's forces behind the list where no time is asked for */
+        const int ahead = !first && !tm;
+        int waited = 0, rebuilt = 0;
+        clphys_md_neighbor_plan *nb = pl->lj ? clphys_md_lj_neighbor(pl->lj) : NULL;
         st = sort_and_bind(pl, nint, dev_lists, tm ? &nb_s : NULL);
-        if (!st) st = interior_rows(pl);
+        if (!st) st = interior_rows(pl, ahead, &waited);
+        if (!st && !waited) st = last_wait(pl, ahead);
+        /* a list that overflowed was built again: the forces behind it too */
+        if (!st && nb) st = md_neighbor_overflow_check(nb, &rebuilt);
+        if (rebuilt) pl->forces_ahead = 0;
+        if (nb) nb->overflow_at = NULL, nb->overflow_pending = 0;
     }
     CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
     CP_TRY(md_node_stage_reserve(pl->comm, &pl->gd, &pl->d));
