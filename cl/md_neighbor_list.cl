@@ -7,10 +7,9 @@
  * cells by z, y, x offset, particles by index.  count[i] is the true count
  * (mode 2: at most capacity); *overflow receives the largest count so the
  * host can grow the capacity and rebuild (never silent truncation).  A
- * particle whose w is
- * negative (a distributed plan's ghost atom, w = MD_GHOST_W) gets an empty row
- * of a full list: a ghost's force is never used, and its row would cost as
- * much as an owned atom's.
+ * particle whose w is negative (a distributed plan's ghost atom, w =
+ * MD_GHOST_W) gets an empty row of a full list: a ghost's force is never
+ * used, and its row would cost as much as an owned atom's.
  *
  * Mode 2 keeps a row's first NB_LCAP entries in local memory and writes them
  * after the search, the work-group's items at one k together; the rest are

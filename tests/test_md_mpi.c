@@ -418,6 +418,34 @@ static void test_overlap(void **state)
     clphys_md_system_destroy(&s);
 }
 
+/* The column (full-transposed, grid 1x1xP) in s, its single rank's thermo
+ * rows at steps 0, 20 and 40 in rows (NCOL each, run on ref), and a
+ * distributed plan of it at step 0. */
+static clphys_md_mpi *column_plan(clphys_md_system *s, clphys_md_system *ref, double *rows)
+{
+    int g[3];
+    const clphys_md_params p = column(s, g, CLPHYS_MD_LJ_FULL_TRANSPOSED);
+    copy_system(s, ref);
+    single_rank(&p, s, 40, 20, rows, ref);
+    clphys_md_mpi *pl = NULL;
+    assert_int_equal(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, g, 0, rank == 0 ? s : NULL, &pl), CLPHYS_SUCCESS);
+    return pl;
+}
+
+/* A plan at step 19 run to step 20, then to 40: its thermo rows equal the
+ * single rank's rows[1] and rows[2] (NCOL each) to 1e-10 relative. */
+static void steps_20_and_40(clphys_md_mpi *pl, const double *rows)
+{
+    for (int k = 1; k < 3; k++) {
+        assert_int_equal(clphys_md_mpi_run(pl, k == 1 ? 1 : 20, NULL), CLPHYS_SUCCESS);
+        clphys_md_thermo t;
+        assert_int_equal(clphys_md_mpi_thermo(pl, &t), CLPHYS_SUCCESS);
+        double r[NCOL];
+        row_of(&t, r);
+        for (int c = 0; c < NCOL; c++) assert_true(rel(r[c], rows[NCOL * k + c]) <= 1e-10);
+    }
+}
+
 /* Ghost lists that outgrow their room in the middle of a rebuild made in
  * rounds (md_ghosts_build_dev's again): the send room grows, the
  * positions go in MPI's messages while a node segment's half is too small
@@ -431,14 +459,9 @@ static void test_rounds_growth(void **state)
 {
     (void)state;
     clphys_md_system s, ref;
-    int g[3];
-    tu_setenv("CLPHYS_MD_GHOST_ROUNDS", "1");
-    const clphys_md_params p = column(&s, g, CLPHYS_MD_LJ_FULL_TRANSPOSED);
     double rows[NCOL * 3];
-    copy_system(&s, &ref);
-    single_rank(&p, &s, 40, 20, rows, &ref);
-    clphys_md_mpi *pl;
-    assert_int_equal(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, g, 0, rank == 0 ? &s : NULL, &pl), CLPHYS_SUCCESS);
+    tu_setenv("CLPHYS_MD_GHOST_ROUNDS", "1");
+    clphys_md_mpi *pl = column_plan(&s, &ref, rows);
     assert_int_equal(pl->gd.node, 1);
     assert_int_equal(clphys_md_mpi_run(pl, 19, NULL), CLPHYS_SUCCESS);
     const size_t room = pl->gd.send_cap;
@@ -448,14 +471,7 @@ static void test_rounds_growth(void **state)
     const size_t shrunk = pl->gd.node_bytes;
     assert_true(shrunk < 3 * pl->rs * room);
     const int builds0 = clphys_md_mpi_rebuilds(pl), merged0 = pl->merged_builds;
-    for (int k = 1; k < 3; k++) {
-        assert_int_equal(clphys_md_mpi_run(pl, k == 1 ? 1 : 20, NULL), CLPHYS_SUCCESS);
-        clphys_md_thermo t;
-        assert_int_equal(clphys_md_mpi_thermo(pl, &t), CLPHYS_SUCCESS);
-        double r[NCOL];
-        row_of(&t, r);
-        for (int c = 0; c < NCOL; c++) assert_true(rel(r[c], rows[NCOL * k + c]) <= 1e-10);
-    }
+    steps_20_and_40(pl, rows);
     /* two rebuilds, both in rounds, the segments grown past the send room */
     assert_int_equal(clphys_md_mpi_rebuilds(pl) - builds0, 2);
     assert_int_equal(pl->merged_builds, merged0);
@@ -480,26 +496,14 @@ static void test_list_overflow(void **state)
 {
     (void)state;
     clphys_md_system s, ref;
-    int g[3];
-    const clphys_md_params p = column(&s, g, CLPHYS_MD_LJ_FULL_TRANSPOSED);
     double rows[NCOL * 3];
-    copy_system(&s, &ref);
-    single_rank(&p, &s, 40, 20, rows, &ref);
-    clphys_md_mpi *pl;
-    assert_int_equal(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, g, 0, rank == 0 ? &s : NULL, &pl), CLPHYS_SUCCESS);
+    clphys_md_mpi *pl = column_plan(&s, &ref, rows);
     assert_int_equal(clphys_md_mpi_run(pl, 19, NULL), CLPHYS_SUCCESS);
     clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
     const int growths0 = nb->growths;
     const size_t cap0 = nb->capacity;
     nb->capacity = 8;
-    for (int k = 1; k < 3; k++) {
-        assert_int_equal(clphys_md_mpi_run(pl, k == 1 ? 1 : 20, NULL), CLPHYS_SUCCESS);
-        clphys_md_thermo t;
-        assert_int_equal(clphys_md_mpi_thermo(pl, &t), CLPHYS_SUCCESS);
-        double r[NCOL];
-        row_of(&t, r);
-        for (int c = 0; c < NCOL; c++) assert_true(rel(r[c], rows[NCOL * k + c]) <= 1e-10);
-    }
+    steps_20_and_40(pl, rows);
     /* the rebuild at step 20 grew the list back past 8 entries a row */
     assert_true(nb->growths > growths0 && nb->capacity > 8);
     assert_false(nb->overflow_pending);

@@ -484,8 +484,12 @@ static clphys_status last_wait(clphys_md_mpi *pl, int ahead)
 {
     if (!ahead || !pl->nlocal) return cp_finish(pl->ctx);
     cl_event ev = NULL;
-    CP_TRY(cp_marker(pl->ctx, NULL, &ev));
-    clphys_status st = clphys_md_lj_evaluate(pl->lj, NULL);
+    clphys_status st = cp_marker(pl->ctx, NULL, &ev);
+    if (st) { /* the reads still land before the caller returns */
+        cp_finish(pl->ctx);
+        return st;
+    }
+    st = clphys_md_lj_evaluate(pl->lj, NULL);
     if (!st) pl->forces_ahead = 1;
     clphys_status w = cp_wait(pl->ctx, &ev);
     return st ? st : w;
@@ -515,8 +519,10 @@ static void far_cells(const clphys_md_mpi *pl, double h, int c_lo, int c_hi, int
  * which may be computed beside it.  Within them the far rows (far_lo ..
  * far_hi - 1, far_cells), where every row outside the interior, and every
  * row a launch for them computes, lies in the cells outside those
- * (else none).  One wait, into the page-locked pl->tail (a small read into
- * pageable memory costs tens of microseconds more). */
+ * (else none).  Its reads go to the page-locked pl->tail (a small read
+ * into pageable memory costs tens of microseconds more) and are waited for
+ * by last_wait (*waited 1), the step's forces launched behind them where
+ * `ahead`. */
 static clphys_status interior_rows(clphys_md_mpi *pl, int ahead, int *waited)
 {
     pl->row_lo = pl->row_hi = pl->nedge = pl->far_lo = pl->far_hi = 0;
