@@ -111,6 +111,9 @@ int bench_rounds(const bench_run *run, int gpu_default, int cpu_default);
  * the nearest whole number to (n / 4)^(1/3), at least 1.  How --size N
  * (atoms) becomes a lattice on the md paths. */
 int bench_fcc_cells(long long n);
+/* The side m of the m x m x nz grid nearest `cells` cells, at least 4: how
+ * --size N (cells) becomes a grid on the poisson paths. */
+int bench_grid_side(long long cells, int nz);
 /* The host's CPU time so far, from /proc/stat (USER_HZ ticks): busy (user,
  * nice, system, irq, softirq) and steal (taken by a hypervisor while the
  * guest wanted to run); -1 where there is no /proc/stat. */

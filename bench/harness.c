@@ -138,6 +138,12 @@ int bench_fcc_cells(long long n)
     return m < 1 ? 1 : m > 1e6 ? 1000000 : (int)m;
 }
 
+int bench_grid_side(long long cells, int nz)
+{
+    const double m = floor(sqrt((double)cells / nz) + 0.5);
+    return m < 4 ? 4 : m > 1e6 ? 1000000 : (int)m;
+}
+
 int bench_host_load(double load[3], int *cpus)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -258,9 +258,7 @@ int bench_lqcd_dslash(bench_run *run)
     return dslash_case(run, d);
 }
 
-/* A smooth field: U = reunitarize(1 + eps R), R a random SU(3) matrix — closer to
- * a thermalized configuration than a hot start, so the solve takes a
- * realistic number of iterations at kappa near (not at) critical. */
+/* l rounded up to a multiple of m, itself made even and at least 2 */
 static int round_up(int l, int m)
 {
     m = m < 2 ? 2 : m + m % 2;
@@ -274,6 +272,9 @@ void bench_lqcd_sized_dims(long long sites, int xyz_mult, int t_mult, int d[4])
     d[0] = d[1] = d[2] = round_up(l, xyz_mult), d[3] = round_up(l, t_mult);
 }
 
+/* A smooth field: U = reunitarize(1 + eps R), R a random SU(3) matrix — closer to
+ * a thermalized configuration than a hot start, so the solve takes a
+ * realistic number of iterations at kappa near (not at) critical. */
 void bench_lqcd_smooth_field(clphys_lqcd_gauge_field *g, double eps, uint64_t seed)
 {
     clphys_lqcd_gauge_hot(g, seed);

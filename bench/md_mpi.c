@@ -371,7 +371,6 @@ static void one_case(bench_run *run, md_env *e, int fp64, int weak, const int ce
     free(v);
 }
 
-/* Cells per side of a cube of about n atoms (4 per cell). */
 int bench_md_mpi(bench_run *run)
 {
     md_env e;

@@ -570,8 +570,8 @@ int bench_poisson(bench_run *run)
         return 0;
     }
     if (run->size > 0) {
-        const int m = (int)lround(sqrt((double)run->size / 32));
-        one_size(run, (grid){m < 4 ? 4 : m, m < 4 ? 4 : m, 32}, 1);
+        const int m = bench_grid_side(run->size, 32);
+        one_size(run, (grid){m, m, 32}, 1);
         return 0;
     }
     const grid quick[2] = {{64, 64, 16}, {128, 128, 32}}, full[2] = {{256, 256, 32}, {512, 512, 64}};

@@ -274,10 +274,8 @@ int bench_poisson_mpi(bench_run *run)
     if (!bench_mpi_begin("poisson_mpi", &comm, &rank, &P)) return 0;
     int share[3] = {1024, 1024, 64};
     if (!run->dev->is_gpu || run->quick) share[0] = share[1] = 64, share[2] = 16;
-    if (run->size > 0) { /* --size N: N cells a share, as poisson's grid m x m x 32 */
-        const double m = floor(sqrt((double)run->size / 32) + 0.5);
-        share[0] = share[1] = m < 4 ? 4 : m > 65536 ? 65536 : (int)m, share[2] = 32;
-    }
+    if (run->size > 0) /* --size N: N cells a share, as poisson's grid m x m x 32 */
+        share[0] = share[1] = bench_grid_side(run->size, 32), share[2] = 32;
     const char *env = getenv("CLPHYS_BENCH_POISSON_SHARE");
     if (env && (sscanf(env, "%dx%dx%d", &share[0], &share[1], &share[2]) != 3 || share[0] < 4 || share[1] < 4 ||
                 share[2] < 1)) {
