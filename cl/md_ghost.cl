@@ -35,6 +35,11 @@
  *           arrivals from first1] in idx (the lower face's list is in place
  *           already), slot[k] = nown + k for the ng ghosts and their
  *           positions from buf at pos[nown + k] with w = ghost_w
+ *   slots:  slot[idx[k]] = k for k < n (slot all ~0 before): each row's
+ *           place in buf where the first cut dimension's swaps send it,
+ *           for md_kick_drift_pack (cl/md_integrate.cl); a row listed twice
+ *           (within r_cut + skin of both faces) counted in *dup, its second
+ *           place not written
  * pos is real4 (x, y, z, w); w does not travel: the receiver's ghost keeps
  * its own (the rebuild wrote it), so a quarter fewer bytes cross per step.
  */
@@ -71,6 +76,13 @@ __kernel void md_ghost_select(__global const real4_t *pos, uint n, int dim, int 
         uint before = side == 0 ? 0 : count[0];
         if (before < room && k < room - before) idx[off + before + k] = i;
     }
+}
+
+__kernel void md_ghost_slots(__global const uint *idx, uint n, volatile __global uint *slot,
+                             volatile __global uint *dup)
+{
+    uint k = get_global_id(0);
+    if (k < n && atomic_cmpxchg(&slot[idx[k]], ~0u, k) != ~0u) atomic_inc(dup);
 }
 
 __kernel void md_ghost_places(__global uint *slot, uint off, uint first, uint n)

@@ -5,6 +5,8 @@
  *               step's second half kick before (the same forces: the two
  *               kernels of a step and the next in one pass over v and f,
  *               the same additions in the same order)
+ *   kick_drift_pack: kick_drift, and the positions the ghost exchange
+ *               sends packed on the way (the distributed plan, mpi.c)
  *   kick:       v += dt/2 f/m
  * both over the rows 0 .. n + skip_n - 1 but the skip_n from skip_at (all
  * of them: skip_n 0; rows a .. b - 1 alone: n = b - a, skip_at 0, skip_n a),
@@ -65,12 +67,11 @@ static inline void md_half_kick(real4_t *v, real_t h, real_t fx, real_t fy, real
     v->z += h * fz;
 }
 
-__kernel void md_kick_drift(__global real4_t *x, __global real4_t *v, __global int4 *img, __global const real_t *f,
-                            real_t dt, real4_t box, uint n, uint skip_at, uint skip_n, __global const uint *perm,
-                            uint nown, int kick_first)
+/* One row's kick and drift (md_kick_drift): row i's new position, also
+ * stored. */
+static inline real4_t md_kick_drift_row(__global real4_t *x, __global real4_t *v, __global int4 *img,
+                                        __global const real_t *f, real_t dt, real4_t box, int kick_first, uint i)
 {
-    uint t = get_global_id(0), i;
-    if (t >= n || !md_row(t, skip_at, skip_n, perm, nown, &i)) return;
     real4_t vi = v[i], xi = x[i];
     real_t h = REAL_C(0.5) * dt / vi.w;
     const real_t fx = f[4 * i], fy = f[4 * i + 1], fz = f[4 * i + 2];
@@ -84,6 +85,34 @@ __kernel void md_kick_drift(__global real4_t *x, __global real4_t *v, __global i
     img[i] = im;
     x[i] = xi;
     v[i] = vi;
+    return xi;
+}
+
+__kernel void md_kick_drift(__global real4_t *x, __global real4_t *v, __global int4 *img, __global const real_t *f,
+                            real_t dt, real4_t box, uint n, uint skip_at, uint skip_n, __global const uint *perm,
+                            uint nown, int kick_first)
+{
+    uint t = get_global_id(0), i;
+    if (t >= n || !md_row(t, skip_at, skip_n, perm, nown, &i)) return;
+    md_kick_drift_row(x, v, img, f, dt, box, kick_first, i);
+}
+
+/* md_kick_drift, and the new positions of the atoms the first cut
+ * dimension's two ghost swaps send packed as md_ghost_pack packs them
+ * (cl/md_ghost.cl): row i to buf's place slot[i] (~0: not sent), moved
+ * into its receiver's frame by delta_a below place na (the first swap's)
+ * and delta_b from it.  The pack's launch, and the copy's wait for it,
+ * are saved: the positions start for the host as soon as the drift ends. */
+__kernel void md_kick_drift_pack(__global real4_t *x, __global real4_t *v, __global int4 *img, __global const real_t *f,
+                                 real_t dt, real4_t box, uint n, uint skip_at, uint skip_n, __global const uint *perm,
+                                 uint nown, int kick_first, __global const uint *slot, uint na, real4_t delta_a,
+                                 real4_t delta_b, __global real_t *buf)
+{
+    uint t = get_global_id(0), i;
+    if (t >= n || !md_row(t, skip_at, skip_n, perm, nown, &i)) return;
+    real4_t xi = md_kick_drift_row(x, v, img, f, dt, box, kick_first, i);
+    const uint k = slot[i];
+    if (k != ~0u) vstore3((xi + (k < na ? delta_a : delta_b)).xyz, k, buf);
 }
 
 __kernel void md_kick(__global real4_t *v, __global const real_t *f, real_t dt, uint n, uint skip_at, uint skip_n,

@@ -32,6 +32,10 @@ static int rank, size;
 /* compare_run's last plan: its rebuilds, and those whose ghost lists went
  * with the migrants (md_mpi_borders) */
 static int last_merged, last_rebuilds;
+/* compare_run's plan at its end: the kick-drift packed the first cut
+ * dimension's positions (md_ghost_prepack_map), on every rank; that
+ * dimension thinner than 2 (r_cut + skin) on some rank */
+static int last_prepack, last_thin;
 
 /* The grids of this number of ranks. */
 static int grids(int g[2][3])
@@ -206,6 +210,17 @@ static void compare_run(const clphys_md_params *p, const int g[3], const clphys_
         clphys_md_system_destroy(&all);
     }
     last_merged = pl->merged_builds, last_rebuilds = clphys_md_mpi_rebuilds(pl);
+    /* the kick-drift packs where a rank sends, unless asked not to or a
+     * row is sent both ways (checked by the callers whose subdomains are
+     * thin and full of atoms) */
+    const int c0 = g[0] > 1 ? 0 : g[1] > 1 ? 1 : 2, sends = pl->g.nsend > 0;
+    const char *pp = getenv("CLPHYS_MD_PREPACK");
+    int v[2] = {pl->gd.prepack_n > 0, pl->d.hi[c0] - pl->d.lo[c0] < 2 * pl->d.rs};
+    if (pp && strcmp(pp, "0") == 0) assert_false(v[0]);
+    if (!v[1] && sends && !(pp && strcmp(pp, "0") == 0) && g[c0] > 1) assert_true(v[0]);
+    MPI_Allreduce(MPI_IN_PLACE, &v[0], 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &v[1], 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    last_prepack = v[0], last_thin = v[1];
     clphys_md_mpi_destroy(pl);
 }
 
@@ -252,8 +267,12 @@ static void test_in_lj_variants(void **state)
                               .neigh_check = 0};
         copy_system(&s, &ref);
         single_rank(&p, &s, 200, 20, rows, &ref);
-        for (int k = 0; k < ng; k++)
+        for (int k = 0; k < ng; k++) {
             compare_run(&p, g[k], &s, 200, 20, rows, &ref, clphys_md_lj_variant_name(vs[v]), NULL);
+            /* 1x3x1 (3.92 thick) and 1x1x4 (2.94): rows within r_cut + skin
+             * of both faces, packed by md_ghost_pack */
+            if (last_thin) assert_false(last_prepack);
+        }
         clphys_md_system_destroy(&ref);
     }
     clphys_md_system_destroy(&s);
@@ -366,9 +385,9 @@ static void test_overlap(void **state)
                 tu_setenv("CLPHYS_MD_NODE_STAGING", "0");
         else if (one_queue) /* and the positions copied straight only out of the segments */
             tu_setenv("CLPHYS_MD_ONE_QUEUE", "1"), tu_setenv("CLPHYS_MD_NODE_DIRECT", "2");
-        else if (v == 1) /* the copies by 3 threads, the ghost lists in rounds */
+        else if (v == 1) /* the copies by 3 threads, the ghost lists in rounds, the pack after the drift */
             tu_setenv("CLPHYS_MD_STAGING_THREADS", "3"), tu_setenv("CLPHYS_MD_GHOST_ROUNDS", "1"),
-                tu_setenv("CLPHYS_MD_NODE_DIRECT", "0");
+                tu_setenv("CLPHYS_MD_NODE_DIRECT", "0"), tu_setenv("CLPHYS_MD_PREPACK", "0");
         p.lj.variant = vs[v];
         double rows[NCOL * 11];
         copy_system(&s, &ref);
@@ -412,6 +431,7 @@ static void test_overlap(void **state)
          * the host) sends the ghost lists with the migrants, unless told
          * otherwise */
         assert_int_equal(last_merged, v == 0 || v == 3 ? last_rebuilds - 1 : 0);
+        assert_int_equal(last_prepack, v != 1);
         tu_env_restore();
         clphys_md_system_destroy(&ref);
     }

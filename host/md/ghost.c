@@ -138,6 +138,7 @@ clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_borders", &gd->k_borders));
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_borders_pack", &gd->k_bpack));
     CP_TRY(cp_kernel(ctx, prog, "md_ghost_borders_lists", &gd->k_blists));
+    CP_TRY(cp_kernel(ctx, prog, "md_ghost_slots", &gd->k_slots));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), NULL, &gd->count));
     /* a device that gives no second queue keeps the copies on ctx's queue
      * (the same events, all on one in-order queue); CLPHYS_MD_ONE_QUEUE=1
@@ -155,6 +156,11 @@ clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md
     const char *gr = getenv("CLPHYS_MD_GHOST_ROUNDS");
     gd->rounds_only = gr && *gr && strcmp(gr, "0") != 0;
     gd->node = -1; /* decided at the first rebuild (md_node_stage_reserve) */
+    /* CLPHYS_MD_PREPACK=0: the first cut dimension's positions packed by
+     * md_ghost_pack after the kick-drift, as the later dimensions' are
+     * (to time both, and for the tests) */
+    const char *pp = getenv("CLPHYS_MD_PREPACK");
+    gd->prepack_off = pp && *pp && strcmp(pp, "0") == 0;
     const char *one = getenv("CLPHYS_MD_ONE_QUEUE");
     if ((one && *one && strcmp(one, "0") != 0) || cp_queue_create(ctx, 0, &gd->copyq) != CLPHYS_SUCCESS)
         gd->copyq = NULL;
@@ -166,6 +172,7 @@ void md_ghost_dev_free(md_ghost_dev *gd)
     /* the last copy back from hrecv may still be queued */
     if (gd->ctx) cp_finish(gd->ctx);
     for (int c = 0; c < 3; c++) cp_release_event(&gd->h2d[c]);
+    cp_release_event(&gd->prepack_ev);
     md_node_stage_close(gd);
     cp_queue_release(&gd->copyq);
     cp_release_kernel(&gd->k_pack);
@@ -175,8 +182,10 @@ void md_ghost_dev_free(md_ghost_dev *gd)
     cp_release_kernel(&gd->k_borders);
     cp_release_kernel(&gd->k_bpack);
     cp_release_kernel(&gd->k_blists);
-    cl_mem *ms[] = {&gd->send_idx, &gd->recv_idx, &gd->sendbuf, &gd->recvbuf, &gd->count};
-    for (size_t i = 0; i < 5; i++) cp_release_mem(ms[i]);
+    cp_release_kernel(&gd->k_slots);
+    cl_mem *ms[] = {&gd->send_idx, &gd->recv_idx, &gd->sendbuf, &gd->recvbuf, &gd->count, &gd->slot};
+    for (size_t i = 0; i < 6; i++) cp_release_mem(ms[i]);
+    gd->slot_cap = gd->prepack_n = 0;
     if (gd->hsend_m)
         cp_pinned_release(gd->ctx, &gd->hsend_m, &gd->hsend);
     else
@@ -381,7 +390,11 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
         const size_t rof[2] = {ro, ro + a->nrecv};
         const int last = s + 2 >= g->nswap;
         cl_event packed = NULL, copied = NULL;
-        if (!st) st = pack(gd, a, b, pos, &packed);
+        if (s == 0 && gd->prepacked) /* by the kick-drift */
+            packed = gd->prepack_ev, gd->prepack_ev = NULL;
+        else if (!st)
+            st = pack(gd, a, b, pos, &packed);
+        gd->prepacked = 0;
         /* the copy to the host on copyq after the packs; the last
          * dimension's `during` on ctx's queue right behind the packs, so
          * that the device runs it while the copies and messages travel.
@@ -442,7 +455,39 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
         cp_release_event(&arrived);
         if (bytes) *bytes += (double)(r3 * ns);
     }
+    gd->prepacked = 0;
+    cp_release_event(&gd->prepack_ev);
     return cp_mpi_agree(comm, ctx, st);
+}
+
+clphys_status md_ghost_prepack_map(md_ghost_dev *gd, const md_ghosts *g, size_t nlocal, cl_uint *dup)
+{
+    /* not touched again after the read: the zero needs no wait */
+    static const cl_uint zero = 0, none = ~0u;
+    clphys_context *ctx = gd->ctx;
+    gd->prepack_n = 0;
+    *dup = 0;
+    const size_t n = g->nswap >= 2 ? g->swap[0].nsend + g->swap[1].nsend : 0;
+    if (gd->prepack_off || !n || !nlocal || g->swap[0].off) return CLPHYS_SUCCESS;
+    if (nlocal > gd->slot_cap) {
+        CP_TRY(cp_finish(ctx)); /* a kick-drift may still read it */
+        cp_release_mem(&gd->slot);
+        gd->slot_cap = 0;
+        const size_t cap = nlocal + nlocal / 4 + 64;
+        CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * cap, NULL, &gd->slot));
+        gd->slot_cap = cap;
+    }
+    cl_int ce = clEnqueueFillBuffer(ctx->queue, gd->slot, &none, 4, 0, 4 * nlocal, 0, NULL, NULL);
+    if (ce != CL_SUCCESS) return cp_cl_error(ctx, ce, "clEnqueueFillBuffer (ghost slots)");
+    /* gd->count is free after the lists (md_ghosts_build_dev's counts) */
+    CP_TRY(cp_write_async(ctx, NULL, gd->count, 0, 4, &zero, 0, NULL, NULL));
+    const cl_uint nn = (cl_uint)n;
+    CP_TRY(CP_ARGS(ctx, gd->k_slots, gd->send_idx, nn, gd->slot, gd->count));
+    size_t gsz = md_global(n, 64);
+    CP_TRY(cp_launch(ctx, gd->k_slots, 1, &gsz, NULL, NULL));
+    CP_TRY(cp_read_async(ctx, NULL, gd->count, 0, 4, dup, 0, NULL, NULL));
+    gd->prepack_n = n;
+    return CLPHYS_SUCCESS;
 }
 
 /* ---- the ghost lists made on the device, at a rebuild -------------------- */

@@ -220,7 +220,7 @@ typedef struct {
     size_t rs;       /* bytes of a real: 4 or 8 */
     size_t disp_wg;  /* md_max_displacement's work-group (MD_WG): 64, or the device's most */
     cl_program prog; /* md_integrate.cl with these options (owned by ctx)  */
-    cl_kernel k_kd, k_kick, k_disp;
+    cl_kernel k_kd, k_kdp, k_kick, k_disp;
     cl_mem dmax; /* one uint: the displacement's float bits          */
 } md_verlet;
 
@@ -245,6 +245,20 @@ static inline md_rows md_rows_span(size_t a, size_t b) { return (md_rows){b, 0, 
  * outside 0 .. n - 1. */
 clphys_status md_verlet_kick_drift(md_verlet *v, cl_mem pos, cl_mem vel, cl_mem img, cl_mem f, double dt,
                                    const double box[3], md_rows r, int kick_first, double *ks);
+/* Where md_verlet_kick_drift_pack puts the new positions: row i's at
+ * buf's place slot[i] (three reals; ~0: none), moved by da below place na
+ * and by db from it. */
+typedef struct {
+    cl_mem slot, buf;
+    size_t na;
+    double da[3], db[3];
+} md_pack_rows;
+/* md_verlet_kick_drift, and the new positions packed as pk says
+ * (md_kick_drift_pack); *ev (not NULL): the launch's event, NULL where no
+ * row is left. */
+clphys_status md_verlet_kick_drift_pack(md_verlet *v, cl_mem pos, cl_mem vel, cl_mem img, cl_mem f, double dt,
+                                        const double box[3], md_rows r, int kick_first, const md_pack_rows *pk,
+                                        cl_event *ev);
 /* Rows r: v += f/m dt/2 (md_kick); queued. */
 clphys_status md_verlet_kick(md_verlet *v, cl_mem vel, cl_mem f, double dt, md_rows r, double *ks);
 /* *d2: the largest squared minimum-image displacement of pos from xref

@@ -122,7 +122,7 @@ enum { MD_DIRECT_SEND = 1, MD_DIRECT_RECV = 2 }; /* md_ghost_dev's node_direct *
 typedef struct {
     clphys_context *ctx;
     size_t rs; /* 4 or 8 */
-    cl_kernel k_pack, k_unpack, k_select, k_places, k_borders, k_bpack, k_blists;
+    cl_kernel k_pack, k_unpack, k_select, k_places, k_borders, k_bpack, k_blists, k_slots;
     cl_mem send_idx, recv_idx, sendbuf, recvbuf;
     cl_mem count;    /* md_ghost_select's counters, one a side           */
     int host_lists;  /* rebuilds make the ghost lists on the host        */
@@ -158,6 +158,15 @@ typedef struct {
     cl_mem node_seg_m, node_maps_m[6];
     cl_event h2d[3]; /* each dimension's last copy out of a neighbour's
                         segment; waited for before its next header      */
+    /* the first cut dimension's positions packed by the step's kick-drift
+     * (md_ghost_prepack_map) */
+    cl_mem slot;         /* each local row's place in sendbuf, ~0: none   */
+    size_t slot_cap;     /* rows slot has room for                       */
+    size_t prepack_n;    /* the sends the kick-drift packs; 0: the pack
+                            kernel packs them                           */
+    int prepack_off;     /* CLPHYS_MD_PREPACK=0: never                     */
+    int prepacked;       /* this step's kick-drift packed them            */
+    cl_event prepack_ev; /* that kick-drift's launch (may be NULL)       */
 } md_ghost_dev;
 
 clphys_status md_ghost_dev_create(clphys_context *ctx, clphys_precision prec, md_ghost_dev *gd);
@@ -197,6 +206,15 @@ void md_node_stage_close(md_ghost_dev *gd);
  * check instead of a collective of its own.  Collective; statuses agreed. */
 clphys_status md_ghosts_build_dev(MPI_Comm comm, md_ghost_dev *gd, const md_decomp *d, cl_mem pos, size_t nown,
                                   size_t cap, md_ghosts *g, int *again, size_t *need, clphys_status before);
+/* After a rebuild's lists are in sorted places (send_idx), each local
+ * row's place in the first cut dimension's send lists into slot, so that
+ * the step's kick-drift packs those positions (md_kick_drift_pack) instead
+ * of md_ghost_pack after it: gd->prepack_n set to their count (0 where
+ * CLPHYS_MD_PREPACK=0, no dimension is cut or none is sent).  A row sent
+ * both ways is counted into *dup (page-locked; read behind the launch, so
+ * valid after the caller's next wait), and the caller then sets prepack_n
+ * to 0.  Enqueued only. */
+clphys_status md_ghost_prepack_map(md_ghost_dev *gd, const md_ghosts *g, size_t nlocal, cl_uint *dup);
 /* One step's ghost positions: pack from pos, exchange, unpack into pos, a
  * dimension at a time.  The copies to and from the host go on copyq (pack
  * and unpack on ctx's queue wait for them through events).  during (may be
@@ -210,6 +228,8 @@ clphys_status md_ghosts_build_dev(MPI_Comm comm, md_ghost_dev *gd, const md_deco
  * (where there is one and `during`), so that work queued behind it there
  * runs beside `during`: *beside is then 1 where that was done (the caller
  * joins copyq to ctx's queue before the forces are used), else 0.
+ * Where gd->prepacked the step's kick-drift packed the first dimension
+ * (after gd->prepack_ev, released here) and no pack runs for it.
  * Collective: st is this rank's status so far (a failure skips the device
  * work, the messages still travel), agreed at the end with the exchange's
  * own.  *bytes: the bytes sent by this rank, added. */

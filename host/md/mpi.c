@@ -238,6 +238,25 @@ static md_rows owed(const clphys_md_mpi *pl)
     return r;
 }
 
+/* The step's kick-drift of the rows it owes; where the rebuild mapped the
+ * first cut dimension's sends (md_ghost_prepack_map), their positions
+ * packed on the way for md_ghost_exchange.  The far rows, which went
+ * ahead, are never sent: they lie more than r_s inside the interior's
+ * cells (far_cells), the sent atoms within r_s of a face at the build. */
+static clphys_status step_kick_drift(clphys_md_mpi *pl, int kick_owed)
+{
+    md_ghost_dev *gd = &pl->gd;
+    if (!gd->prepack_n || !pl->nlocal) return kick_drift(pl, owed(pl), kick_owed);
+    const md_swap *a = &pl->g.swap[0], *b = &pl->g.swap[1];
+    md_pack_rows pk = {gd->slot, gd->sendbuf, a->nsend, {0, 0, 0}, {0, 0, 0}};
+    pk.da[a->dim] = a->dlocal, pk.db[b->dim] = b->dlocal;
+    cp_release_event(&gd->prepack_ev);
+    CP_TRY(md_verlet_kick_drift_pack(&pl->vv, clphys_md_lj_neighbor(pl->lj)->pos, pl->vel, pl->img, pl->lj->f, pl->p.dt,
+                                     pl->d.lbox, owed(pl), kick_owed, &pk, &gd->prepack_ev));
+    gd->prepacked = 1;
+    return CLPHYS_SUCCESS;
+}
+
 /* This rank's largest squared displacement since the last build. */
 static clphys_status displacement(clphys_md_mpi *pl, double *d2)
 {
@@ -323,7 +342,7 @@ clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timi
     for (int s = 0; s < steps; s++) {
         const int split = pl->row_hi > pl->row_lo;
         int overlapped = 0, beside = pl->edge != NULL;
-        if (!st) st = kick_drift(pl, owed(pl), kick_owed);
+        if (!st) st = step_kick_drift(pl, kick_owed);
         pl->far_done = kick_owed = 0;
         /* not on the last step: the run ends with every row at its step */
         pl->far_next = split && s + 1 < steps && pl->far_hi > pl->far_lo;

@@ -30,10 +30,10 @@
  * seen */
 #define MIG_FIRST 2048
 
-/* pl->tail: interior_rows' reads, then the list's overflow count
- * (sort_and_bind) */
+/* pl->tail: interior_rows' reads, then the list's overflow count and the
+ * rows sent both ways (sort_and_bind) */
 #define ROWS_READ  32
-#define TAIL_BYTES (ROWS_READ + 4)
+#define TAIL_BYTES (ROWS_READ + 8)
 
 size_t md_mpi_record_bytes(size_t rs) { return 8 * rs + 32; }
 
@@ -473,6 +473,8 @@ static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, int dev_lis
     cl_uint ns = (cl_uint)cnt[0], nr = (cl_uint)cnt[1];
     if (!st && ns + nr) st = CP_ARGS(ctx, pl->k_map, pl->inv, idx[0], ns, idx[1], nr);
     if (!st && ns + nr) st = launch1(pl, pl->k_map, cnt[0] + cnt[1]);
+    /* the kick-drift packs the first dimension's positions from here on */
+    if (!st) st = md_ghost_prepack_map(&pl->gd, g, n, (cl_uint *)(void *)((char *)pl->tail + ROWS_READ + 4));
     return st;
 }
 
@@ -658,6 +660,9 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
     const int merged = dev_lists && !pl->gd.rounds_only && pl->d.cut[0] + pl->d.cut[1] + pl->d.cut[2] == 1;
     int packed = 0;
     pl->nnear = 0;
+    /* the lists change: the kick-drift packs again once they are mapped */
+    pl->gd.prepack_n = 0, pl->gd.prepacked = 0;
+    cp_release_event(&pl->gd.prepack_ev);
     if (!first) {
         pl->own.n = 0;
         if (pl->nlocal) st = classify(pl, !dev_lists, merged, &nint, &nmig, &nnear, a, &got);
@@ -719,11 +724,14 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
         st = sort_and_bind(pl, nint, dev_lists, tm ? &nb_s : NULL);
         if (!st) st = interior_rows(pl, ahead, &waited);
         if (!st && !waited) st = last_wait(pl, ahead);
+        /* a row sent both ways has two places: md_ghost_pack packs it */
+        if (!st && *(const cl_uint *)(const void *)((const char *)pl->tail + ROWS_READ + 4)) pl->gd.prepack_n = 0;
         /* a list that overflowed was built again: the forces behind it too */
         if (!st && nb) st = md_neighbor_overflow_check(nb, &rebuilt);
         if (rebuilt) pl->forces_ahead = 0;
         if (nb) nb->overflow_at = NULL, nb->overflow_pending = 0;
     }
+    if (st) pl->gd.prepack_n = 0;
     CP_TRY(cp_mpi_agree(pl->comm, ctx, st));
     CP_TRY(md_node_stage_reserve(pl->comm, &pl->gd, &pl->d));
     pl->last_build = pl->step;

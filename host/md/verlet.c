@@ -18,6 +18,7 @@ clphys_status md_verlet_create(clphys_context *ctx, clphys_precision prec, md_ve
     cp_define_int(&opt, "MD_WG", v->disp_wg);
     CP_TRY(cp_program(ctx, &clsrc_md_integrate_cl, &opt, &v->prog));
     CP_TRY(cp_kernel(ctx, v->prog, "md_kick_drift", &v->k_kd));
+    CP_TRY(cp_kernel(ctx, v->prog, "md_kick_drift_pack", &v->k_kdp));
     CP_TRY(cp_kernel(ctx, v->prog, "md_kick", &v->k_kick));
     CP_TRY(cp_kernel(ctx, v->prog, "md_max_displacement", &v->k_disp));
     CP_TRY(cp_check_work_group(ctx, v->k_disp, "md_max_displacement", v->disp_wg));
@@ -27,6 +28,7 @@ clphys_status md_verlet_create(clphys_context *ctx, clphys_precision prec, md_ve
 void md_verlet_free(md_verlet *v)
 {
     cp_release_kernel(&v->k_kd);
+    cp_release_kernel(&v->k_kdp);
     cp_release_kernel(&v->k_kick);
     cp_release_kernel(&v->k_disp);
     cp_release_mem(&v->dmax);
@@ -59,6 +61,23 @@ clphys_status md_verlet_kick_drift(md_verlet *v, cl_mem pos, cl_mem vel, cl_mem 
     CP_TRY(CP_ARGS(v->ctx, v->k_kd, pos, vel, img, f, MD_REAL_ARG(v->rs, dt), MD_REAL4_ARG(v->rs, box), a[0], a[1],
                    a[2], perm, a[3], kf));
     return cp_launch(v->ctx, v->k_kd, 1, &g, NULL, ks);
+}
+
+clphys_status md_verlet_kick_drift_pack(md_verlet *v, cl_mem pos, cl_mem vel, cl_mem img, cl_mem f, double dt,
+                                        const double box[3], md_rows r, int kick_first, const md_pack_rows *pk,
+                                        cl_event *ev)
+{
+    const cl_int kf = kick_first != 0;
+    cl_uint a[4], na = (cl_uint)pk->na;
+    cl_mem perm;
+    size_t g;
+    *ev = NULL;
+    CP_TRY(rows_args(v, r, a, &perm, &g));
+    if (!g) return CLPHYS_SUCCESS;
+    CP_TRY(CP_ARGS(v->ctx, v->k_kdp, pos, vel, img, f, MD_REAL_ARG(v->rs, dt), MD_REAL4_ARG(v->rs, box), a[0], a[1],
+                   a[2], perm, a[3], kf, pk->slot, na, MD_REAL4_ARG(v->rs, pk->da), MD_REAL4_ARG(v->rs, pk->db),
+                   pk->buf));
+    return cp_launch_ev(v->ctx, v->k_kdp, 1, &g, NULL, ev);
 }
 
 clphys_status md_verlet_kick(md_verlet *v, cl_mem vel, cl_mem f, double dt, md_rows r, double *ks)

@@ -19,6 +19,9 @@
 #              own straight to and from the shared memory
 #   CLPHYS_MD_GHOST_ROUNDS=1  a rebuild's ghost lists in rounds after the
 #              migration instead of in the migrants' messages, to time both
+#   CLPHYS_MD_PREPACK=0  the first cut dimension's ghost positions packed by
+#              a kernel of their own after the kick-drift instead of by the
+#              kick-drift, to time both
 #   RANKS      the rank counts to run (default: "1 NP"; the NP run's rows carry
 #              their own one-GPU baseline, so "NP" alone suffices for a comparison)
 #   TINY=1     a local check on PoCL: DEVICE=pocl, 4,000 atoms (--quick --size
@@ -65,7 +68,7 @@ MPI=(mpirun --allow-run-as-root --oversubscribe)
 # PoCL threads shared one core of the 2-core VM in 2 of 6 runs (172-179
 # against 264-291 steps/s, bench/md-mpi-notes.md round 7)
 case "$DEVICE" in pocl | intel | cpu) ;; *) MPI+=(--bind-to none) ;; esac
-for v in TINY LD_LIBRARY_PATH CLPHYS_CACHE_DIR POCL_MAX_PTHREAD_COUNT OCL_ICD_VENDORS CLPHYS_MD_ONE_QUEUE CLPHYS_MD_HOST_GHOSTS CLPHYS_MD_NODE_STAGING CLPHYS_MD_STAGING_THREADS CLPHYS_MD_NODE_DIRECT CLPHYS_MD_GHOST_ROUNDS; do
+for v in TINY LD_LIBRARY_PATH CLPHYS_CACHE_DIR POCL_MAX_PTHREAD_COUNT OCL_ICD_VENDORS CLPHYS_MD_ONE_QUEUE CLPHYS_MD_HOST_GHOSTS CLPHYS_MD_NODE_STAGING CLPHYS_MD_STAGING_THREADS CLPHYS_MD_NODE_DIRECT CLPHYS_MD_GHOST_ROUNDS CLPHYS_MD_PREPACK; do
     [ -n "${!v+x}" ] && MPI+=(-x "$v")
 done
 # mpirun's ranks on that machine get OCL_ICD_FILENAMES=libpocl.so.2 (DEVICE.md): name NVIDIA's first
