@@ -215,9 +215,10 @@ static void compare_run(const clphys_md_params *p, const int g[3], const clphys_
      * thin and full of atoms) */
     const int c0 = g[0] > 1 ? 0 : g[1] > 1 ? 1 : 2, sends = pl->g.nsend > 0;
     const char *pp = getenv("CLPHYS_MD_PREPACK");
+    const int off = pp && strcmp(pp, "0") == 0;
     int v[2] = {pl->gd.prepack_n > 0, pl->d.hi[c0] - pl->d.lo[c0] < 2 * pl->d.rs};
-    if (pp && strcmp(pp, "0") == 0) assert_false(v[0]);
-    if (!v[1] && sends && !(pp && strcmp(pp, "0") == 0) && g[c0] > 1) assert_true(v[0]);
+    if (off) assert_false(v[0]);
+    if (!v[1] && sends && !off && g[c0] > 1) assert_true(v[0]);
     MPI_Allreduce(MPI_IN_PLACE, &v[0], 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &v[1], 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     last_prepack = v[0], last_thin = v[1];

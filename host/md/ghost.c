@@ -394,7 +394,6 @@ clphys_status md_ghost_exchange(MPI_Comm comm, md_ghost_dev *gd, const md_ghosts
             packed = gd->prepack_ev, gd->prepack_ev = NULL;
         else if (!st)
             st = pack(gd, a, b, pos, &packed);
-        gd->prepacked = 0;
         /* the copy to the host on copyq after the packs; the last
          * dimension's `during` on ctx's queue right behind the packs, so
          * that the device runs it while the copies and messages travel.

@@ -391,7 +391,7 @@ clphys_status clphys_md_run(clphys_md_plan *pl, int steps, double *kernel_s)
     for (int s = 0; s < steps; s++) {
         clphys_md_neighbor_plan *nb = clphys_md_lj_neighbor(pl->lj);
         CP_TRY(md_verlet_kick_drift(&pl->vv, nb->pos, pl->vel, pl->img, pl->lj->f, pl->p.dt, pl->box,
-                                    md_rows_all(pl->n), s > 0, kp));
+                                    md_rows_all(pl->n), s > 0, NULL, kp, NULL));
         pl->step++;
         int yes;
         CP_TRY(need_rebuild(pl, &yes, kp));

@@ -236,29 +236,26 @@ typedef struct {
 } md_rows;
 static inline md_rows md_rows_all(size_t n) { return (md_rows){n, 0, 0, NULL, 0}; }
 static inline md_rows md_rows_span(size_t a, size_t b) { return (md_rows){b, 0, a, NULL, 0}; }
-/* Rows r: v += f/m dt/2, x += v dt wrapped into [0, box) with the
- * crossings counted in img (md_kick_drift); with kick_first the second
- * half kick of the step before first, v += f/m dt/2 with the same f (so
- * that a step's last kernel and the next one's first read v and f once;
- * the result is md_verlet_kick's then this one's to the bit); queued, its
- * kernel time added to *ks (may be NULL).  CLPHYS_ERR_INVALID_ARGUMENT: r
- * outside 0 .. n - 1. */
-clphys_status md_verlet_kick_drift(md_verlet *v, cl_mem pos, cl_mem vel, cl_mem img, cl_mem f, double dt,
-                                   const double box[3], md_rows r, int kick_first, double *ks);
-/* Where md_verlet_kick_drift_pack puts the new positions: row i's at
- * buf's place slot[i] (three reals; ~0: none), moved by da below place na
- * and by db from it. */
+/* Where md_verlet_kick_drift packs the new positions (md_kick_drift_pack):
+ * row i's at buf's place slot[i] (three reals; ~0: none), moved by da
+ * below place na and by db from it. */
 typedef struct {
     cl_mem slot, buf;
     size_t na;
     double da[3], db[3];
 } md_pack_rows;
-/* md_verlet_kick_drift, and the new positions packed as pk says
- * (md_kick_drift_pack); *ev (not NULL): the launch's event, NULL where no
- * row is left. */
-clphys_status md_verlet_kick_drift_pack(md_verlet *v, cl_mem pos, cl_mem vel, cl_mem img, cl_mem f, double dt,
-                                        const double box[3], md_rows r, int kick_first, const md_pack_rows *pk,
-                                        cl_event *ev);
+/* Rows r: v += f/m dt/2, x += v dt wrapped into [0, box) with the
+ * crossings counted in img (md_kick_drift); with kick_first the second
+ * half kick of the step before first, v += f/m dt/2 with the same f (so
+ * that a step's last kernel and the next one's first read v and f once;
+ * the result is md_verlet_kick's then this one's to the bit); with pk (may
+ * be NULL) the new positions also packed as pk says.  Queued: with ev NULL
+ * its kernel time added to *ks (may be NULL), else *ev its launch's event
+ * (NULL where no row is left).  CLPHYS_ERR_INVALID_ARGUMENT: r outside
+ * 0 .. n - 1. */
+clphys_status md_verlet_kick_drift(md_verlet *v, cl_mem pos, cl_mem vel, cl_mem img, cl_mem f, double dt,
+                                   const double box[3], md_rows r, int kick_first, const md_pack_rows *pk, double *ks,
+                                   cl_event *ev);
 /* Rows r: v += f/m dt/2 (md_kick); queued. */
 clphys_status md_verlet_kick(md_verlet *v, cl_mem vel, cl_mem f, double dt, md_rows r, double *ks);
 /* *d2: the largest squared minimum-image displacement of pos from xref

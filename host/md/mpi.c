@@ -212,12 +212,13 @@ clphys_status clphys_md_mpi_create(MPI_Comm comm, clphys_context *ctx, const clp
     return CLPHYS_SUCCESS;
 }
 
-/* kick_first: the step before's second half kick first (md_verlet_kick_drift) */
-static clphys_status kick_drift(clphys_md_mpi *pl, md_rows r, int kick_first)
+/* kick_first: the step before's second half kick first; pk, ev (may be
+ * NULL): the positions packed, the launch's event (md_verlet_kick_drift) */
+static clphys_status kick_drift(clphys_md_mpi *pl, md_rows r, int kick_first, const md_pack_rows *pk, cl_event *ev)
 {
     if (!pl->nlocal) return CLPHYS_SUCCESS;
     return md_verlet_kick_drift(&pl->vv, clphys_md_lj_neighbor(pl->lj)->pos, pl->vel, pl->img, pl->lj->f, pl->p.dt,
-                                pl->d.lbox, r, kick_first, NULL);
+                                pl->d.lbox, r, kick_first, pk, NULL, ev);
 }
 
 static clphys_status kick(clphys_md_mpi *pl, md_rows r)
@@ -246,13 +247,12 @@ static md_rows owed(const clphys_md_mpi *pl)
 static clphys_status step_kick_drift(clphys_md_mpi *pl, int kick_owed)
 {
     md_ghost_dev *gd = &pl->gd;
-    if (!gd->prepack_n || !pl->nlocal) return kick_drift(pl, owed(pl), kick_owed);
+    if (!gd->prepack_n || !pl->nlocal) return kick_drift(pl, owed(pl), kick_owed, NULL, NULL);
     const md_swap *a = &pl->g.swap[0], *b = &pl->g.swap[1];
     md_pack_rows pk = {gd->slot, gd->sendbuf, a->nsend, {0, 0, 0}, {0, 0, 0}};
     pk.da[a->dim] = a->dlocal, pk.db[b->dim] = b->dlocal;
     cp_release_event(&gd->prepack_ev);
-    CP_TRY(md_verlet_kick_drift_pack(&pl->vv, clphys_md_lj_neighbor(pl->lj)->pos, pl->vel, pl->img, pl->lj->f, pl->p.dt,
-                                     pl->d.lbox, owed(pl), kick_owed, &pk, &gd->prepack_ev));
+    CP_TRY(kick_drift(pl, owed(pl), kick_owed, &pk, &gd->prepack_ev));
     gd->prepacked = 1;
     return CLPHYS_SUCCESS;
 }
@@ -303,7 +303,7 @@ static clphys_status interior_forces(void *arg)
     clphys_md_mpi *pl = arg;
     CP_TRY(md_lj_evaluate_rows(pl->lj, pl->row_lo, pl->row_hi - pl->row_lo));
     if (!pl->far_next) return CLPHYS_SUCCESS;
-    CP_TRY(kick_drift(pl, md_rows_span(pl->far_lo, pl->far_hi), 1));
+    CP_TRY(kick_drift(pl, md_rows_span(pl->far_lo, pl->far_hi), 1, NULL, NULL));
     pl->far_done = 1;
     return CLPHYS_SUCCESS;
 }

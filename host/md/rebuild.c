@@ -35,6 +35,10 @@
 #define ROWS_READ  32
 #define TAIL_BYTES (ROWS_READ + 8)
 
+/* Word k of pl->tail behind interior_rows' reads: 0 the overflow count, 1
+ * the rows sent both ways. */
+static cl_uint *tail_word(const clphys_md_mpi *pl, int k) { return (cl_uint *)pl->tail + ROWS_READ / 4 + k; }
+
 size_t md_mpi_record_bytes(size_t rs) { return 8 * rs + 32; }
 
 /* Room for n records in mig (md_classify's migrants, then md_arrive's
@@ -444,7 +448,7 @@ static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, int dev_lis
     nb->untimed = !nb_s; /* no wait per launch where no time is asked for */
     /* untimed, the list's overflow count is read behind it and checked
      * after the rebuild's last wait (last_wait) */
-    nb->overflow_at = nb_s ? NULL : (cl_uint *)(void *)((char *)pl->tail + ROWS_READ);
+    nb->overflow_at = nb_s ? NULL : tail_word(pl, 0);
     CP_TRY(md_neighbor_rebuild(nb, &pl->vel_tmp, &pl->vel, 1, pl->img_tmp, pl->img));
     if (nb_s) *nb_s += nb->kernel_s;
     if (pl->p.neigh_check) CP_TRY(cp_copy(ctx, nb->pos, 0, pl->xref, 0, 4 * pl->rs * n));
@@ -474,7 +478,7 @@ static clphys_status sort_and_bind(clphys_md_mpi *pl, size_t offset, int dev_lis
     if (!st && ns + nr) st = CP_ARGS(ctx, pl->k_map, pl->inv, idx[0], ns, idx[1], nr);
     if (!st && ns + nr) st = launch1(pl, pl->k_map, cnt[0] + cnt[1]);
     /* the kick-drift packs the first dimension's positions from here on */
-    if (!st) st = md_ghost_prepack_map(&pl->gd, g, n, (cl_uint *)(void *)((char *)pl->tail + ROWS_READ + 4));
+    if (!st) st = md_ghost_prepack_map(&pl->gd, g, n, tail_word(pl, 1));
     return st;
 }
 
@@ -725,7 +729,7 @@ clphys_status md_mpi_rebuild(clphys_md_mpi *pl, int first, clphys_md_mpi_timing 
         if (!st) st = interior_rows(pl, ahead, &waited);
         if (!st && !waited) st = last_wait(pl, ahead);
         /* a row sent both ways has two places: md_ghost_pack packs it */
-        if (!st && *(const cl_uint *)(const void *)((const char *)pl->tail + ROWS_READ + 4)) pl->gd.prepack_n = 0;
+        if (!st && *tail_word(pl, 1)) pl->gd.prepack_n = 0;
         /* a list that overflowed was built again: the forces behind it too */
         if (!st && nb) st = md_neighbor_overflow_check(nb, &rebuilt);
         if (rebuilt) pl->forces_ahead = 0;

@@ -50,34 +50,26 @@ static clphys_status rows_args(const md_verlet *v, md_rows r, cl_uint a[4], cl_m
 }
 
 clphys_status md_verlet_kick_drift(md_verlet *v, cl_mem pos, cl_mem vel, cl_mem img, cl_mem f, double dt,
-                                   const double box[3], md_rows r, int kick_first, double *ks)
+                                   const double box[3], md_rows r, int kick_first, const md_pack_rows *pk, double *ks,
+                                   cl_event *ev)
 {
     const cl_int kf = kick_first != 0;
+    const cl_uint na = pk ? (cl_uint)pk->na : 0;
     cl_uint a[4];
     cl_mem perm;
     size_t g;
+    if (ev) *ev = NULL;
     CP_TRY(rows_args(v, r, a, &perm, &g));
     if (!g) return CLPHYS_SUCCESS;
-    CP_TRY(CP_ARGS(v->ctx, v->k_kd, pos, vel, img, f, MD_REAL_ARG(v->rs, dt), MD_REAL4_ARG(v->rs, box), a[0], a[1],
-                   a[2], perm, a[3], kf));
-    return cp_launch(v->ctx, v->k_kd, 1, &g, NULL, ks);
-}
-
-clphys_status md_verlet_kick_drift_pack(md_verlet *v, cl_mem pos, cl_mem vel, cl_mem img, cl_mem f, double dt,
-                                        const double box[3], md_rows r, int kick_first, const md_pack_rows *pk,
-                                        cl_event *ev)
-{
-    const cl_int kf = kick_first != 0;
-    cl_uint a[4], na = (cl_uint)pk->na;
-    cl_mem perm;
-    size_t g;
-    *ev = NULL;
-    CP_TRY(rows_args(v, r, a, &perm, &g));
-    if (!g) return CLPHYS_SUCCESS;
-    CP_TRY(CP_ARGS(v->ctx, v->k_kdp, pos, vel, img, f, MD_REAL_ARG(v->rs, dt), MD_REAL4_ARG(v->rs, box), a[0], a[1],
-                   a[2], perm, a[3], kf, pk->slot, na, MD_REAL4_ARG(v->rs, pk->da), MD_REAL4_ARG(v->rs, pk->db),
-                   pk->buf));
-    return cp_launch_ev(v->ctx, v->k_kdp, 1, &g, NULL, ev);
+    cl_kernel k = pk ? v->k_kdp : v->k_kd;
+    if (pk)
+        CP_TRY(CP_ARGS(v->ctx, k, pos, vel, img, f, MD_REAL_ARG(v->rs, dt), MD_REAL4_ARG(v->rs, box), a[0], a[1], a[2],
+                       perm, a[3], kf, pk->slot, na, MD_REAL4_ARG(v->rs, pk->da), MD_REAL4_ARG(v->rs, pk->db),
+                       pk->buf));
+    else
+        CP_TRY(CP_ARGS(v->ctx, k, pos, vel, img, f, MD_REAL_ARG(v->rs, dt), MD_REAL4_ARG(v->rs, box), a[0], a[1], a[2],
+                       perm, a[3], kf));
+    return ev ? cp_launch_ev(v->ctx, k, 1, &g, NULL, ev) : cp_launch(v->ctx, k, 1, &g, NULL, ks);
 }
 
 clphys_status md_verlet_kick(md_verlet *v, cl_mem vel, cl_mem f, double dt, md_rows r, double *ks)
