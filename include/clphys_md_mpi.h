@@ -122,8 +122,9 @@ typedef struct {
  * ranks, p or grid differing between ranks, those of clphys_md_plan_create),
  * CLPHYS_ERR_INPUT (a subdomain thinner than r_cut + skin along a
  * dimension cut into several; a dimension not cut shorter than 2 (r_cut +
- * skin); a mass <= 0, a non-finite coordinate or velocity, naming the atom
- * by its ID), CLPHYS_ERR_UNSUPPORTED (a half-list or full-staged variant
+ * skin); a mass <= 0, a non-finite coordinate or velocity, a coordinate
+ * more than 2^20 box lengths out, naming the atom by its ID),
+ * CLPHYS_ERR_UNSUPPORTED (a half-list or full-staged variant
  * with a dimension cut), CLPHYS_ERR_OUT_OF_MEMORY, those of the device
  * (CLPHYS_ERR_BUILD, CLPHYS_ERR_OPENCL), CLPHYS_ERR_IO (MPI). */
 clphys_status clphys_md_mpi_create(MPI_Comm comm, clphys_context *ctx, const clphys_md_params *p, const int grid[3],
@@ -136,13 +137,18 @@ void clphys_md_mpi_destroy(clphys_md_mpi *plan);
  * or this rank's split added to *timing (see clphys_md_mpi_timing).
  * Collective.  Errors, the same on every rank: CLPHYS_ERR_INVALID_ARGUMENT
  * (NULL plan, steps < 0), CLPHYS_ERR_INPUT (an atom moved farther than one
- * subdomain between two rebuilds: rebuild more often), CLPHYS_ERR_OVERFLOW
+ * subdomain between two rebuilds: rebuild more often; the integration
+ * diverged: at a rebuild, an atom leaving its subdomain with a position not
+ * finite or a velocity that moves it more than half the box a step, the
+ * bound of clphys_md_thermo_now), CLPHYS_ERR_OVERFLOW
  * (a list beyond the device's allocation), CLPHYS_ERR_OPENCL, CLPHYS_ERR_IO. */
 clphys_status clphys_md_mpi_run(clphys_md_mpi *plan, int steps, clphys_md_mpi_timing *timing);
 /* Thermo of the whole system (clphys_md_thermo: LAMMPS lj units, norm yes),
  * the sums of every rank reduced; every rank gets the same *t.  Collective.
  * Errors, the same on every rank: CLPHYS_ERR_INVALID_ARGUMENT (NULL),
- * CLPHYS_ERR_INPUT (a non-finite force: overlapping atoms), CLPHYS_ERR_IO. */
+ * CLPHYS_ERR_INPUT (a non-finite force: overlapping atoms; the integration
+ * diverged: an atom moves more than half the box a step, or the energies
+ * are not finite), CLPHYS_ERR_IO. */
 clphys_status clphys_md_mpi_thermo(clphys_md_mpi *plan, clphys_md_thermo *t);
 /* The whole system on root, in atom-ID order: *all is overwritten with
  * arrays the call allocates (free with clphys_md_system_destroy); untouched

@@ -449,5 +449,7 @@ if "--check" in sys.argv:
             print("  missing there: " + r, file=sys.stderr)
         for r in sorted(set(committed) - set(mine)):
             print("  only there:    " + r, file=sys.stderr)
-print("%d of %d bad-input rows as the table says" % (len(rows) - failures, len(rows)))
+# with --table on stderr, so that the table's output can replace the doc's
+print("%d of %d bad-input rows as the table says" % (len(rows) - failures, len(rows)),
+      file=sys.stderr if table else sys.stdout)
 sys.exit(1 if failures else 0)

@@ -17,6 +17,7 @@
 #include "md_util.h"
 #include "mpi_util.h"
 
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -687,6 +688,27 @@ static void too_far(const clphys_md_params *p)
     clphys_md_system_destroy(&s);
 }
 
+/* A time step far too large (fcc at T 3.0, dt 0.2): the integration
+ * diverges, and every rank returns CLPHYS_ERR_INPUT saying so, at a
+ * rebuild (a migrant too fast or too far out) or at the thermo, with no
+ * hang: md_wrap once stepped a box length at a time, for ever on a
+ * position whose subtraction of L no longer changed it. */
+static void diverges(const clphys_md_params *p, const int g[3])
+{
+    clphys_md_system s;
+    assert_int_equal(clphys_md_fcc(0.8442, 10, 3.0, 7, &s), CLPHYS_SUCCESS);
+    clphys_md_params q = *p;
+    q.dt = 0.2, q.neigh_every = 20, q.neigh_check = 0;
+    clphys_md_mpi *pl = NULL;
+    assert_int_equal(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &q, g, 0, rank == 0 ? &s : NULL, &pl), CLPHYS_SUCCESS);
+    clphys_status st = clphys_md_mpi_run(pl, 100, NULL);
+    clphys_md_thermo t;
+    if (!st) st = clphys_md_mpi_thermo(pl, &t);
+    expect_all(st, CLPHYS_ERR_INPUT, "the integration diverged");
+    clphys_md_mpi_destroy(pl);
+    clphys_md_system_destroy(&s);
+}
+
 static void test_failures(void **state)
 {
     (void)state;
@@ -730,8 +752,53 @@ static void test_failures(void **state)
     /* no system on root */
     expect_all(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, g[0], 0, NULL, &pl), CLPHYS_ERR_INVALID_ARGUMENT,
                "no system");
+    /* an atom too far out of the box to place (md_wrap refuses it) */
+    s.x[3 * 5] = 1e300;
+    expect_all(clphys_md_mpi_create(MPI_COMM_WORLD, ctx, &p, g[0], 0, rank == 0 ? &s : NULL, &pl), CLPHYS_ERR_INPUT,
+               "box lengths outside the box");
+    assert_null(pl);
     clphys_md_system_destroy(&s);
+    diverges(&p, g[0]);
     if (size >= 4) too_far(&p);
+}
+
+/* md_wrap: steps of L near the box, whole box lengths far out (the same
+ * place and image count), and a refusal, not an endless loop, of what
+ * cannot be placed: a coordinate not finite, more than MD_WRAP_MAX box
+ * lengths out, or an image count that would overflow. */
+static void test_wrap(void **state)
+{
+    (void)state;
+    md_decomp d;
+    memset(&d, 0, sizeof d);
+    d.L[0] = d.L[1] = d.L[2] = 8.0;
+    const struct {
+        double x;
+        int img;
+        int ret;
+        double want;
+        int want_img;
+    } cases[] = {{3.0, 0, 0, 3.0, 0},
+                 {-0.5, 0, 0, 7.5, -1},
+                 {20.0, 1, 0, 4.0, 3},
+                 {-12.0, 0, 0, 4.0, -2},
+                 {8.0 * 1000 + 2.0, 0, 0, 2.0, 1000},
+                 {-8.0 * 1000 + 2.0, 5, 0, 2.0, -995},
+                 {8.0 * (MD_WRAP_MAX + 2.0), 0, 1, 0, 0},
+                 {1e300, 0, 1, 0, 0},
+                 {-1e300, 0, 1, 0, 0},
+                 {INFINITY, 0, 1, 0, 0},
+                 {NAN, 0, 1, 0, 0},
+                 {8.0 * 100 + 1.0, INT_MAX - 50, 1, 0, 0}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        double x[3] = {cases[k].x, 1.0, 7.0};
+        int img[3] = {cases[k].img, 0, 0};
+        assert_int_equal(md_wrap(&d, x, img), cases[k].ret);
+        if (cases[k].ret) continue;
+        assert_true(x[0] == cases[k].want);
+        assert_int_equal(img[0], cases[k].want_img);
+        assert_true(x[1] == 1.0 && x[2] == 7.0 && img[1] == 0 && img[2] == 0);
+    }
 }
 
 /* md_node_stage_copy by 1 to 16 threads moves exactly n bytes, for the
@@ -796,6 +863,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_lammps_in_lj),   cmocka_unit_test(test_failures),
         cmocka_unit_test(test_default_grid),   cmocka_unit_test(test_rounds_growth),
         cmocka_unit_test(test_staging_copy),   cmocka_unit_test(test_list_overflow),
+        cmocka_unit_test(test_wrap),
     };
     return tu_mpi_run_group("test_md_mpi", tests, size >= 2 && size <= 4, "2, 3 or 4", &ctx, 1);
 }

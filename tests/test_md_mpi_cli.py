@@ -102,6 +102,12 @@ def main():
                        ['--device', '97:97'] + out_f, timeout=60)
     check(rc not in (0, 'timeout') and 'rank 1' in err and '97:97' in err and no_outputs('f.'),
           'a device rank 1 cannot open (rc %s %s)' % (rc, err.strip()[-300:]))
+    # a time step far too large: the integration diverges; every rank ends
+    # with the cause (a diverging run once hung at its first rebuild)
+    fast = RUN[:RUN.index('--dt') + 1] + ['0.2'] + RUN[RUN.index('--dt') + 2:]
+    rc, out, err = run(mpi + ['-np', '2', CLPHYS, 'md'] + fast + out_f, timeout=60)
+    check(rc not in (0, 'timeout') and 'the integration diverged' in err and no_outputs('f.'),
+          'a diverging run (rc %s %s)' % (rc, err.strip()[-300:]))
     # a rank killed after 2 s of a long run writing a trajectory
     script = 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 2; kill -9 $$) & fi; exec "$@"'
     long_run = RUN[:RUN.index('--steps') + 1] + ['1000000'] + RUN[RUN.index('--steps') + 2:]

@@ -72,10 +72,9 @@ static clphys_status sort_migrants(clphys_md_mpi *pl, int c, const char *recs, s
     nbit[0] = nbit[1] = 0;
     for (size_t i = 0; i < n; i++) {
         md_rec r;
-        if (recs)
-            md_mpi_record_rec(pl, recs + rb * i, &r);
-        else
-            md_rec_get(&pl->own, i, &r);
+        const int why = recs ? md_mpi_record_rec(pl, recs + rb * i, &r) : 0;
+        if (why) return md_mpi_diverged(pl, &r, why);
+        if (!recs) md_rec_get(&pl->own, i, &r);
         const double x = r.x[c];
         double depth;
         const int q = face_left(d, c, x, &depth);

@@ -3,6 +3,7 @@
  * rank's device works in (Plimpton 1995, spatial decomposition). */
 #include "md_mpi_internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -45,12 +46,25 @@ int md_decomp_rank_of(const md_decomp *d, const double *x)
     return rank_at(d, k);
 }
 
-void md_wrap(const md_decomp *d, double *x, int *img)
+int md_wrap(const md_decomp *d, double *x, int *img)
 {
     for (int c = 0; c < 3; c++) {
-        while (x[c] >= d->L[c]) x[c] -= d->L[c], img[c]++;
-        while (x[c] < 0) x[c] += d->L[c], img[c]--;
+        const double L = d->L[c];
+        if (!isfinite(x[c])) return 1;
+        if (x[c] >= 3 * L || x[c] < -2 * L) {
+            /* far out: whole box lengths at once (a subtraction that no
+             * longer changes x would never end), the steps below for the
+             * rounding */
+            const double k = floor(x[c] / L);
+            if (fabs(k) > MD_WRAP_MAX || (k > 0 ? img[c] > INT_MAX - (int)k : img[c] < INT_MIN - (int)k)) return 1;
+            x[c] -= k * L, img[c] += (int)k;
+        }
+        int steps = 0;
+        while (x[c] >= L && steps++ < 4) x[c] -= L, img[c]++;
+        while (x[c] < 0 && steps++ < 4) x[c] += L, img[c]--;
+        if (!(x[c] >= 0 && x[c] < L)) return 1;
     }
+    return 0;
 }
 
 double md_wrap_into(double x, double L)

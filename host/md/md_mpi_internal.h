@@ -65,8 +65,14 @@ double md_decomp_llo(const md_decomp *d, int c, int k);
 int md_decomp_owner(const md_decomp *d, int c, double x);
 /* The rank owning position x (3 coordinates in [0, L)). */
 int md_decomp_rank_of(const md_decomp *d, const double *x);
-/* x into [0, L) along each dimension, counting crossings in img. */
-void md_wrap(const md_decomp *d, double *x, int *img);
+/* Box lengths beyond which md_wrap gives up on a position. */
+#define MD_WRAP_MAX (1 << 20)
+/* x into [0, L) along each dimension by steps of L (whole box lengths at
+ * once where x lies more than two out), counting crossings in img; 1 where
+ * a coordinate is not finite or lies more than MD_WRAP_MAX box lengths out
+ * (or its image count would overflow): x and img are then left part-way,
+ * for a message only. */
+int md_wrap(const md_decomp *d, double *x, int *img);
 /* x into [0, L) as x - L floor(x / L) gives it, without the division for
  * the x within one box length of it (all but a lost atom's). */
 double md_wrap_into(double x, double L);
@@ -369,8 +375,13 @@ clphys_status md_mpi_borders(clphys_md_mpi *pl, size_t nstay, const char *recs, 
  * (int4). */
 size_t md_mpi_record_bytes(size_t rs);
 /* A device record (MD_REC_*, the local frame) as an md_rec (global frame,
- * wrapped). */
-void md_mpi_record_rec(const clphys_md_mpi *pl, const void *rec, md_rec *r);
+ * wrapped); nonzero where the integration diverged (1 a position not finite
+ * or more than MD_WRAP_MAX box lengths out, 2 a velocity that moves the
+ * atom more than half the box a step): md_mpi_diverged then names it. */
+int md_mpi_record_rec(const clphys_md_mpi *pl, const void *rec, md_rec *r);
+/* CLPHYS_ERR_INPUT naming atom r (as md_mpi_record_rec left it), the step
+ * and why (md_mpi_record_rec's code): the integration diverged. */
+clphys_status md_mpi_diverged(const clphys_md_mpi *pl, const md_rec *r, int why);
 /* n atoms to the unsorted arrays from local index at on: as records in
  * one copy and one md_arrive launch (mig grown where short).  Enqueued
  * only. */

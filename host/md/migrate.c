@@ -112,7 +112,14 @@ clphys_status md_scatter(MPI_Comm comm, clphys_context *ctx, const md_decomp *d,
                 r->v[c] = sys->v[3 * i + c];
                 r->img[c] = sys->image ? sys->image[3 * i + c] : 0;
             }
-            md_wrap(d, r->x, r->img);
+            if (md_wrap(d, r->x, r->img)) {
+                st = cp_error(ctx, CLPHYS_ERR_INPUT,
+                              "md: atom ID %lld: position (%g, %g, %g) more than %d box lengths outside the box, or "
+                              "image flags (%d, %d, %d) that would overflow",
+                              id, sys->x[3 * i], sys->x[3 * i + 1], sys->x[3 * i + 2], MD_WRAP_MAX, r->img[0],
+                              r->img[1], r->img[2]);
+                break;
+            }
             dest[i] = md_decomp_rank_of(d, r->x);
             counts[dest[i]]++;
         }
@@ -214,7 +221,12 @@ static clphys_status swap_atoms(MPI_Comm comm, clphys_context *ctx, const md_dec
 
 clphys_status md_migrate(MPI_Comm comm, clphys_context *ctx, const md_decomp *d, md_atoms *own, clphys_status st)
 {
-    for (size_t i = 0; !st && i < own->n; i++) md_wrap(d, own->x + 3 * i, own->img + 3 * i);
+    for (size_t i = 0; !st && i < own->n; i++)
+        if (md_wrap(d, own->x + 3 * i, own->img + 3 * i))
+            st = cp_error(ctx, CLPHYS_ERR_INPUT,
+                          "md mpi: atom ID %lld at (%g, %g, %g), not finite or far outside the box: the integration "
+                          "diverged (dt too large for the forces)",
+                          own->id[i], own->x[3 * i], own->x[3 * i + 1], own->x[3 * i + 2]);
     for (int c = 0; c < 3; c++) {
         if (!d->cut[c]) continue;
         md_rec *out[2] = {NULL, NULL};

@@ -14,6 +14,7 @@
 #include "md_mpi_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,11 +103,13 @@ static double real_at(const void *b, size_t rs, size_t k)
     return rs == 8 ? ((const double *)b)[k] : ((const float *)b)[k];
 }
 
-/* One atom appended to out from its device values (x, v: real4 of the
- * plan's precision; image and tag int4): position relative to the box's lo
- * corner, wrapped. */
-static void device_to_rec(const clphys_md_mpi *pl, const void *x, const void *v, const cl_int *im, const cl_int *tg,
-                          md_rec *r)
+/* One atom from its device values (x, v: real4 of the plan's precision;
+ * image and tag int4): position relative to the box's lo corner, wrapped.
+ * Nonzero where the integration diverged: 1 a position not finite or far
+ * outside the box (md_wrap), 2 a velocity that moves the atom more than
+ * half the box a step (clphys_md_thermo_now's bound). */
+static int device_to_rec(const clphys_md_mpi *pl, const void *x, const void *v, const cl_int *im, const cl_int *tg,
+                         md_rec *r)
 {
     const size_t rs = pl->rs;
     for (int c = 0; c < 3; c++) {
@@ -116,21 +119,41 @@ static void device_to_rec(const clphys_md_mpi *pl, const void *x, const void *v,
     }
     r->id = (long long)(((unsigned long long)(cl_uint)tg[1] << 32) | (cl_uint)tg[0]);
     r->type = tg[2];
-    md_wrap(&pl->d, r->x, r->img);
+    const double *L = pl->d.L, half = 0.5 * fmin(L[0], fmin(L[1], L[2]));
+    const double speed = sqrt(r->v[0] * r->v[0] + r->v[1] * r->v[1] + r->v[2] * r->v[2]);
+    return md_wrap(&pl->d, r->x, r->img) ? 1 : !(speed * pl->p.dt <= half) ? 2 : 0;
 }
 
-void md_mpi_record_rec(const clphys_md_mpi *pl, const void *rec, md_rec *r)
+int md_mpi_record_rec(const clphys_md_mpi *pl, const void *rec, md_rec *r)
 {
     const char *b = rec;
     const cl_int *iv = (const cl_int *)(const void *)(b + 8 * pl->rs);
-    device_to_rec(pl, b, b + 4 * pl->rs, iv, iv + 4, r);
+    return device_to_rec(pl, b, b + 4 * pl->rs, iv, iv + 4, r);
 }
 
-static void take(clphys_md_mpi *pl, md_atoms *out, const void *x, const void *v, const cl_int *im, const cl_int *tg)
+clphys_status md_mpi_diverged(const clphys_md_mpi *pl, const md_rec *r, int why)
+{
+    const double *L = pl->d.L, half = 0.5 * fmin(L[0], fmin(L[1], L[2]));
+    char what[96];
+    if (why == 1)
+        snprintf(what, sizeof what, "a position not finite or more than %d box lengths out", MD_WRAP_MAX);
+    else
+        snprintf(what, sizeof what, "|v| dt = %g per step, more than half the box (%g)",
+                 pl->p.dt * sqrt(r->v[0] * r->v[0] + r->v[1] * r->v[1] + r->v[2] * r->v[2]), half);
+    return cp_error(pl->ctx, CLPHYS_ERR_INPUT,
+                    "md mpi: step %lld: atom ID %lld at (%g, %g, %g) with velocity (%g, %g, %g): %s: the integration "
+                    "diverged (dt too large for the forces)",
+                    pl->step, r->id, r->x[0], r->x[1], r->x[2], r->v[0], r->v[1], r->v[2], what);
+}
+
+static clphys_status take(clphys_md_mpi *pl, md_atoms *out, const void *x, const void *v, const cl_int *im,
+                          const cl_int *tg)
 {
     md_rec r;
-    device_to_rec(pl, x, v, im, tg, &r);
+    const int why = device_to_rec(pl, x, v, im, tg, &r);
+    if (why) return md_mpi_diverged(pl, &r, why);
     md_rec_put(out, out->n++, &r);
+    return CLPHYS_SUCCESS;
 }
 
 /* count atoms from `first` of the device arrays (pos, vel real4; img, tag
@@ -158,7 +181,7 @@ static clphys_status download(clphys_md_mpi *pl, cl_mem pos, cl_mem vel, cl_mem 
     const cl_int *im = (const cl_int *)(void *)ib, *tg = (const cl_int *)(void *)tb;
     const cl_uint *pm = (const cl_uint *)(void *)pb;
     for (size_t k = 0; k < count; k++)
-        if (!perm || pm[k] < pl->nown) take(pl, out, xb + r4 * k, vb + r4 * k, im + 4 * k, tg + 4 * k);
+        if (!perm || pm[k] < pl->nown) CP_TRY(take(pl, out, xb + r4 * k, vb + r4 * k, im + 4 * k, tg + 4 * k));
     return CLPHYS_SUCCESS;
 }
 
@@ -170,7 +193,8 @@ static clphys_status take_records(clphys_md_mpi *pl, const char *raw, size_t cou
     CP_TRY(md_atoms_reserve(pl->ctx, out, out->n + count));
     for (size_t k = 0; k < count; k++) {
         md_rec r;
-        md_mpi_record_rec(pl, raw + rb * k, &r);
+        const int why = md_mpi_record_rec(pl, raw + rb * k, &r);
+        if (why) return md_mpi_diverged(pl, &r, why);
         md_rec_put(out, out->n++, &r);
     }
     return CLPHYS_SUCCESS;
