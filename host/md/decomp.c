@@ -50,6 +50,7 @@ int md_wrap(const md_decomp *d, double *x, int *img)
 {
     for (int c = 0; c < 3; c++) {
         const double L = d->L[c];
+        if (x[c] >= 0 && x[c] < L) continue;
         if (!isfinite(x[c])) return 1;
         if (x[c] >= 3 * L || x[c] < -2 * L) {
             /* far out: whole box lengths at once (a subtraction that no

@@ -119,9 +119,9 @@ static int device_to_rec(const clphys_md_mpi *pl, const void *x, const void *v, 
     }
     r->id = (long long)(((unsigned long long)(cl_uint)tg[1] << 32) | (cl_uint)tg[0]);
     r->type = tg[2];
-    const double *L = pl->d.L, half = 0.5 * fmin(L[0], fmin(L[1], L[2]));
-    const double speed = sqrt(r->v[0] * r->v[0] + r->v[1] * r->v[1] + r->v[2] * r->v[2]);
-    return md_wrap(&pl->d, r->x, r->img) ? 1 : !(speed * pl->p.dt <= half) ? 2 : 0;
+    const double *L = pl->d.L, half = 0.5 * fmin(L[0], fmin(L[1], L[2])), dt = pl->p.dt;
+    const double v2 = r->v[0] * r->v[0] + r->v[1] * r->v[1] + r->v[2] * r->v[2];
+    return md_wrap(&pl->d, r->x, r->img) ? 1 : !(v2 * dt * dt <= half * half) ? 2 : 0;
 }
 
 int md_mpi_record_rec(const clphys_md_mpi *pl, const void *rec, md_rec *r)
