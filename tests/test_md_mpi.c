@@ -789,7 +789,9 @@ static void test_wrap(void **state)
                  {-1e300, 0, 1, 0, 0},
                  {INFINITY, 0, 1, 0, 0},
                  {NAN, 0, 1, 0, 0},
-                 {8.0 * 100 + 1.0, INT_MAX - 50, 1, 0, 0}};
+                 {8.0 * 100 + 1.0, INT_MAX - 50, 1, 0, 0},
+                 {9.0, INT_MAX, 1, 0, 0},
+                 {-1.0, INT_MIN, 1, 0, 0}};
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         double x[3] = {cases[k].x, 1.0, 7.0};
         int img[3] = {cases[k].img, 0, 0};

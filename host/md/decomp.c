@@ -61,8 +61,8 @@ int md_wrap(const md_decomp *d, double *x, int *img)
             x[c] -= k * L, img[c] += (int)k;
         }
         int steps = 0;
-        while (x[c] >= L && steps++ < 4) x[c] -= L, img[c]++;
-        while (x[c] < 0 && steps++ < 4) x[c] += L, img[c]--;
+        while (x[c] >= L && steps++ < 4 && img[c] < INT_MAX) x[c] -= L, img[c]++;
+        while (x[c] < 0 && steps++ < 4 && img[c] > INT_MIN) x[c] += L, img[c]--;
         if (!(x[c] >= 0 && x[c] < L)) return 1;
     }
     return 0;
