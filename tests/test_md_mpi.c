@@ -691,8 +691,8 @@ static void too_far(const clphys_md_params *p)
 /* A time step far too large (fcc at T 3.0, dt 0.2): the integration
  * diverges, and every rank returns CLPHYS_ERR_INPUT saying so, at a
  * rebuild (a migrant too fast or too far out) or at the thermo, with no
- * hang: md_wrap once stepped a box length at a time, for ever on a
- * position whose subtraction of L no longer changed it. */
+ * hang: positions grow until subtracting the box edge no longer changes
+ * them, and nothing may wrap them one box length at a time. */
 static void diverges(const clphys_md_params *p, const int g[3])
 {
     clphys_md_system s;
