@@ -42,6 +42,70 @@ __kernel __attribute__((reqd_work_group_size(SCAN_WG, 1, 1))) void scan_exclusiv
     if (t == SCAN_WG - 1) out[n] = part[t];
 }
 
+/* The same scan over many work-groups, for long arrays (the cells of a
+ * large box, the rows' counts): scan_block_sums sums each block of
+ * SCAN_WG * SCAN_ITEMS entries, scan_exclusive scans those sums (one
+ * work-group: a few thousand of them), and scan_block_write scans each
+ * block in local memory from its base.  The loads and stores are coalesced:
+ * scan_exclusive alone reads each item's chunk a chunk apart, and takes
+ * 161 us over the 884,736 cells of 2,048,000 atoms on an H200
+ * (bench/md-mpi-notes.md, round 20). */
+#ifndef SCAN_ITEMS
+#define SCAN_ITEMS 8
+#endif
+
+__kernel __attribute__((reqd_work_group_size(SCAN_WG, 1, 1))) void scan_block_sums(__global const uint *in, uint n,
+                                                                                   __global uint *sums)
+{
+    __local uint part[SCAN_WG];
+    uint t = get_local_id(0), g = get_group_id(0), b0 = g * SCAN_WG * SCAN_ITEMS, s = 0;
+    for (uint j = 0; j < SCAN_ITEMS; j++) {
+        uint k = b0 + j * SCAN_WG + t;
+        if (k < n) s += in[k];
+    }
+    part[t] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint d = SCAN_WG / 2; d > 0; d >>= 1) { /* SCAN_WG is a power of two */
+        if (t < d) part[t] += part[t + d];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (t == 0) sums[g] = part[0];
+}
+
+/* out[k] for k < n: base[g] (the exclusive prefix of block g's sum, by
+ * scan_exclusive) plus the prefix within block g; out[n] = base[nblocks],
+ * the total. */
+__kernel __attribute__((reqd_work_group_size(SCAN_WG, 1, 1))) void
+scan_block_write(__global const uint *in, uint n, __global const uint *base, uint nblocks, __global uint *out)
+{
+    __local uint v[SCAN_WG * SCAN_ITEMS];
+    __local uint part[SCAN_WG];
+    uint t = get_local_id(0), g = get_group_id(0), b0 = g * SCAN_WG * SCAN_ITEMS;
+    for (uint j = 0; j < SCAN_ITEMS; j++) {
+        uint k = b0 + j * SCAN_WG + t;
+        v[j * SCAN_WG + t] = k < n ? in[k] : 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* item t takes entries t SCAN_ITEMS .. (t + 1) SCAN_ITEMS - 1 of the block */
+    uint s = 0;
+    for (uint j = 0; j < SCAN_ITEMS; j++) s += v[t * SCAN_ITEMS + j];
+    part[t] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    wg_inclusive_scan(part, t, SCAN_WG);
+    uint run = base[g] + part[t] - s;
+    for (uint j = 0; j < SCAN_ITEMS; j++) {
+        uint x = v[t * SCAN_ITEMS + j];
+        v[t * SCAN_ITEMS + j] = run;
+        run += x;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint j = 0; j < SCAN_ITEMS; j++) {
+        uint k = b0 + j * SCAN_WG + t;
+        if (k < n) out[k] = v[j * SCAN_WG + t];
+    }
+    if (g == 0 && t == 0) out[n] = base[nblocks];
+}
+
 /* Counting sort: sorted slot of particle i is start[cell] + rank. */
 __kernel void cell_scatter(__global const uint *cell, __global const uint *rank, __global const uint *start,
                            __global uint *order, uint n)

@@ -310,13 +310,54 @@ static void test_bad_input(void **state)
     assert_null(pl);
 }
 
+/* md_neighbor_scan against the sum on the host, on fresh random counts
+ * (0 .. 40, as a cell's), the output poisoned: within one block of the
+ * one-work-group scan, at its edge, and over several blocks (the block sums
+ * grown as the sizes grow, more of them than one work-group's items). */
+static void test_scan(void **state)
+{
+    (void)state;
+    clphys_md_neighbor_params p = {.n = 64, .box = {10.0, 10.0, 10.0}, .r_search = 2.8};
+    clphys_md_neighbor_plan *pl;
+    assert_int_equal(clphys_md_neighbor_plan_create(ctx, &p, &pl), CLPHYS_SUCCESS);
+    const size_t block = pl->scan_wg * 8;
+    const size_t sizes[] = {1, 2, 255, block - 1, block, block + 1, 2 * block + 7, 300001, 1000 * block + 3};
+    uint64_t rng = tu_rng_init(11);
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        const size_t n = sizes[k];
+        cl_uint *in = malloc(4 * n), *out = malloc(4 * (n + 1));
+        assert_non_null(in), assert_non_null(out);
+        for (size_t i = 0; i < n; i++) in[i] = (cl_uint)(41 * tu_uniform(&rng));
+        cl_mem din = NULL, dout = NULL;
+        assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * n, in, &din), CLPHYS_SUCCESS);
+        for (size_t i = 0; i <= n; i++) out[i] = 0xdeadbeefu;
+        assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * (n + 1), out, &dout), CLPHYS_SUCCESS);
+        assert_int_equal(md_neighbor_scan(pl, din, dout, (cl_uint)n), CLPHYS_SUCCESS);
+        assert_int_equal(cp_read(ctx, dout, 0, 4 * (n + 1), out), CLPHYS_SUCCESS);
+        cl_uint run = 0;
+        size_t bad = 0;
+        for (size_t i = 0; i <= n; i++) {
+            if (out[i] != run && !bad++) print_error("n %zu: out[%zu] = %u, want %u\n", n, i, out[i], run);
+            if (i < n) run += in[i];
+        }
+        assert_int_equal(bad, 0);
+        cp_release_mem(&din), cp_release_mem(&dout);
+        free(in), free(out);
+    }
+    clphys_md_neighbor_plan_destroy(pl);
+}
+
 int main(void)
 {
     tu_seed();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random),          cmocka_unit_test(test_lattice_boundaries),
-        cmocka_unit_test(test_overflow_growth), cmocka_unit_test(test_dilute_box),
-        cmocka_unit_test(test_bad_input),       cmocka_unit_test(test_ghost_rows),
+        cmocka_unit_test(test_random),
+        cmocka_unit_test(test_lattice_boundaries),
+        cmocka_unit_test(test_overflow_growth),
+        cmocka_unit_test(test_dilute_box),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_ghost_rows),
+        cmocka_unit_test(test_scan),
     };
     return tu_run_group(tests, .ctx = &ctx, .nctx = 1);
 }

@@ -14,13 +14,16 @@ struct clphys_md_neighbor_plan {
     size_t real_size; /* 4 or 8 */
     size_t scan_wg;
     cl_kernel k_assign, k_scan, k_scatter, k_order, k_gather4, k_gatheru, k_gatheri4, k_build;
-    size_t build_wg;        /* k_build's work-group (NB_WG); 0: cpu or staged kernel  */
-    cl_kernel k_build_rows; /* neighbor_build with rows in local memory (NB_LCAP > 0) */
-    size_t rows_wg;         /* its work-group                                       */
-    size_t rows_above;      /* transposed lists of more bytes use k_build_rows      */
-    cl_kernel k_pack;       /* made by md_neighbor_want_cells            */
-    cl_mem pos_in, perm_in; /* unsorted input (real4, uint)              */
-    cl_mem pos, perm;       /* sorted by cell; perm[s] = caller index    */
+    cl_kernel k_scan_sums, k_scan_write; /* the scan over many work-groups   */
+    cl_mem scan_sums, scan_base;         /* its blocks' sums, scanned         */
+    size_t scan_blocks;                  /* blocks they have room for          */
+    size_t build_wg;                     /* k_build's work-group (NB_WG); 0: cpu or staged kernel  */
+    cl_kernel k_build_rows;              /* neighbor_build with rows in local memory (NB_LCAP > 0) */
+    size_t rows_wg;                      /* its work-group                                       */
+    size_t rows_above;                   /* transposed lists of more bytes use k_build_rows      */
+    cl_kernel k_pack;                    /* made by md_neighbor_want_cells            */
+    cl_mem pos_in, perm_in;              /* unsorted input (real4, uint)              */
+    cl_mem pos, perm;                    /* sorted by cell; perm[s] = caller index    */
     cl_mem cell, rank, count, start, order;
     cl_mem ncount, offset, list, overflow;
     cl_mem stage;      /* CPUs, CSR: rows of the counting pass, kept
@@ -123,6 +126,11 @@ clphys_status md_half_cas_derive(clphys_md_lj_plan *pl);
  * (velocities in MD); n_extra of them; int4 images likewise. */
 clphys_status md_neighbor_rebuild(clphys_md_neighbor_plan *pl, cl_mem *extra_src, cl_mem *extra_dst, int n_extra,
                                   cl_mem img_src, cl_mem img_dst);
+/* out[k] = in[0] + ... + in[k - 1] for k = 0 .. n (n + 1 uints; in and out
+ * distinct), by one work-group where n fits one block of pl->scan_wg *
+ * SCAN_ITEMS entries, else over a work-group a block (the block sums grown
+ * where short).  Enqueued only. */
+clphys_status md_neighbor_scan(clphys_md_neighbor_plan *pl, cl_mem in, cl_mem out, cl_uint n);
 /* pos_in = pos (n*3 doubles, wrapped into the box; non-finite: an error
  * naming the particle), perm_in = the identity: the input of a rebuild. */
 clphys_status md_neighbor_upload(clphys_md_neighbor_plan *pl, const double *pos);

@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the block scan's entries per work-item: a work-group of scan_wg items
+ * scans scan_wg * SCAN_ITEMS entries (cl/md_cell_list.cl) */
+#define SCAN_ITEMS 8
+
 size_t md_global(size_t n, size_t wg) { return cp_round_up(n ? n : 1, wg); }
 
 clphys_status md_upload_real4(clphys_context *ctx, size_t rs, cl_mem m, const double *x, size_t n, double w,
@@ -63,12 +67,13 @@ static clphys_status timed(clphys_md_neighbor_plan *pl, cl_kernel k, const size_
 void clphys_md_neighbor_plan_destroy(clphys_md_neighbor_plan *pl)
 {
     if (!pl) return;
-    cl_kernel *ks[] = {&pl->k_assign,   &pl->k_scan,  &pl->k_scatter,    &pl->k_order, &pl->k_gather4, &pl->k_gatheru,
-                       &pl->k_gatheri4, &pl->k_build, &pl->k_build_rows, &pl->k_stage, &pl->k_pack};
+    cl_kernel *ks[] = {&pl->k_assign,  &pl->k_scan,      &pl->k_scatter,   &pl->k_order,      &pl->k_gather4,
+                       &pl->k_gatheru, &pl->k_gatheri4,  &pl->k_build,     &pl->k_build_rows, &pl->k_stage,
+                       &pl->k_pack,    &pl->k_scan_sums, &pl->k_scan_write};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) cp_release_kernel(ks[i]);
-    cl_mem *ms[] = {&pl->pos_in,   &pl->perm_in, &pl->pos,   &pl->perm,   &pl->cell,   &pl->rank,
-                    &pl->count,    &pl->start,   &pl->order, &pl->ncount, &pl->offset, &pl->list,
-                    &pl->overflow, &pl->stage,   &pl->sbase, &pl->pcell};
+    cl_mem *ms[] = {&pl->pos_in,   &pl->perm_in, &pl->pos,   &pl->perm,   &pl->cell,      &pl->rank,
+                    &pl->count,    &pl->start,   &pl->order, &pl->ncount, &pl->offset,    &pl->list,
+                    &pl->overflow, &pl->stage,   &pl->sbase, &pl->pcell,  &pl->scan_sums, &pl->scan_base};
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) cp_release_mem(ms[i]);
     free(pl);
 }
@@ -191,6 +196,7 @@ static clphys_status create(clphys_context *ctx, const clphys_md_neighbor_params
     pl->scan_wg = 256;
     while (pl->scan_wg > ctx->info.max_work_group_size) pl->scan_wg /= 2;
     cp_define_int(&opt, "SCAN_WG", pl->scan_wg);
+    cp_define_int(&opt, "SCAN_ITEMS", SCAN_ITEMS);
     cl_program cp, np;
     CP_TRY(cp_program(ctx, &clsrc_md_cell_list_cl, &opt, &cp));
     /* the build kernel: given, else the tuning cache, else the heuristic */
@@ -205,6 +211,10 @@ static clphys_status create(clphys_context *ctx, const clphys_md_neighbor_params
     CP_TRY(cp_kernel(ctx, cp, "cell_assign", &pl->k_assign));
     CP_TRY(cp_kernel(ctx, cp, "scan_exclusive", &pl->k_scan));
     CP_TRY(cp_check_work_group(ctx, pl->k_scan, "scan_exclusive", pl->scan_wg));
+    CP_TRY(cp_kernel(ctx, cp, "scan_block_sums", &pl->k_scan_sums));
+    CP_TRY(cp_check_work_group(ctx, pl->k_scan_sums, "scan_block_sums", pl->scan_wg));
+    CP_TRY(cp_kernel(ctx, cp, "scan_block_write", &pl->k_scan_write));
+    CP_TRY(cp_check_work_group(ctx, pl->k_scan_write, "scan_block_write", pl->scan_wg));
     CP_TRY(cp_kernel(ctx, cp, "cell_scatter", &pl->k_scatter));
     CP_TRY(cp_kernel(ctx, cp, "cell_order", &pl->k_order));
     CP_TRY(cp_kernel(ctx, cp, "gather_real4", &pl->k_gather4));
@@ -271,11 +281,31 @@ clphys_status clphys_md_neighbor_plan_create(clphys_context *ctx, const clphys_m
     return CLPHYS_SUCCESS;
 }
 
-static clphys_status scan(clphys_md_neighbor_plan *pl, cl_mem in, cl_mem out, cl_uint n)
+clphys_status md_neighbor_scan(clphys_md_neighbor_plan *pl, cl_mem in, cl_mem out, cl_uint n)
 {
     clphys_context *ctx = pl->ctx;
-    CP_TRY(CP_ARGS(ctx, pl->k_scan, in, out, n));
-    return timed(pl, pl->k_scan, &pl->scan_wg, &pl->scan_wg);
+    const size_t block = pl->scan_wg * SCAN_ITEMS, nb = ((size_t)n + block - 1) / block;
+    if (nb <= 1) {
+        CP_TRY(CP_ARGS(ctx, pl->k_scan, in, out, n));
+        return timed(pl, pl->k_scan, &pl->scan_wg, &pl->scan_wg);
+    }
+    if (nb > pl->scan_blocks) {
+        CP_TRY(cp_finish(ctx)); /* a scan may still read them */
+        cp_release_mem(&pl->scan_sums);
+        cp_release_mem(&pl->scan_base);
+        pl->scan_blocks = 0;
+        CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * (nb + 1), NULL, &pl->scan_sums));
+        CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * (nb + 1), NULL, &pl->scan_base));
+        pl->scan_blocks = nb;
+    }
+    const cl_uint nbu = (cl_uint)nb;
+    size_t g = nb * pl->scan_wg;
+    CP_TRY(CP_ARGS(ctx, pl->k_scan_sums, in, n, pl->scan_sums));
+    CP_TRY(timed(pl, pl->k_scan_sums, &g, &pl->scan_wg));
+    CP_TRY(CP_ARGS(ctx, pl->k_scan, pl->scan_sums, pl->scan_base, nbu));
+    CP_TRY(timed(pl, pl->k_scan, &pl->scan_wg, &pl->scan_wg));
+    CP_TRY(CP_ARGS(ctx, pl->k_scan_write, in, n, pl->scan_base, nbu, out));
+    return timed(pl, pl->k_scan_write, &g, &pl->scan_wg);
 }
 
 static clphys_status gather(clphys_md_neighbor_plan *pl, cl_kernel k, cl_mem src, cl_mem dst)
@@ -400,7 +430,7 @@ static clphys_status build_list(clphys_md_neighbor_plan *pl)
     if (pl->p.layout == CLPHYS_MD_NEIGHBOR_CSR) {
         CP_TRY(set_build_args(pl, pl->k_build, 0));
         CP_TRY(timed(pl, pl->k_build, &g, local));
-        CP_TRY(scan(pl, pl->ncount, pl->offset, (cl_uint)n));
+        CP_TRY(md_neighbor_scan(pl, pl->ncount, pl->offset, (cl_uint)n));
         cl_uint total;
         CP_TRY(cp_read(ctx, pl->offset, 4 * n, 4, &total));
         if (total > pl->list_entries) CP_TRY(grow_list(pl, (size_t)(total * 1.2) + 64));
@@ -490,7 +520,7 @@ clphys_status md_neighbor_rebuild(clphys_md_neighbor_plan *pl, cl_mem *extra_src
     cl_kernel k = pl->k_assign;
     CP_TRY(CP_ARGS(ctx, k, pl->pos_in, n, CP_EITHER(pl->real_size == 8, box, boxf), nc, pl->cell, pl->rank, pl->count));
     CP_TRY(timed(pl, k, &g, NULL));
-    CP_TRY(scan(pl, pl->count, pl->start, ncells));
+    CP_TRY(md_neighbor_scan(pl, pl->count, pl->start, ncells));
     k = pl->k_scatter;
     CP_TRY(CP_ARGS(ctx, k, pl->cell, pl->rank, pl->start, pl->order, n));
     CP_TRY(timed(pl, k, &g, NULL));
@@ -516,6 +546,7 @@ clphys_status md_neighbor_want_cells(clphys_md_neighbor_plan *pl)
     cp_defines opt = {0};
     CP_TRY(cp_define_precision(ctx, &opt, pl->p.precision));
     cp_define_int(&opt, "SCAN_WG", pl->scan_wg);
+    cp_define_int(&opt, "SCAN_ITEMS", SCAN_ITEMS);
     cl_program cp;
     CP_TRY(cp_program(ctx, &clsrc_md_cell_list_cl, &opt, &cp));
     CP_TRY(cp_buffer(ctx, CL_MEM_READ_WRITE, 4 * pl->p.n, NULL, &pl->pcell));
