@@ -12,4 +12,11 @@
  * both find their inputs. */
 const char *bench_data_dir(void);
 
+/* The folder holding the peers' programs (lammps_lj.py, openmm_lj.py,
+ * lammps_gpu.py: bench/peers of the source tree, installed as
+ * <datadir>/clphys/peers), first of: $CLPHYS_PEERS, the installed one, the
+ * source tree's, ./bench/peers, the compiled-in ones counting only when
+ * they hold lammps_lj.py. */
+const char *bench_peers_dir(void);
+
 #endif
