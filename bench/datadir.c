@@ -15,10 +15,11 @@
 #define CLPHYS_SOURCE_PEERS ""
 #endif
 
-static int holds_inputs(const char *dir)
+/* dir (a compiled-in folder, "" where there is none) holds file */
+static int holds(const char *dir, const char *file)
 {
     char f[4096];
-    return dir[0] && snprintf(f, sizeof f, "%s/md/in.lj", dir) < (int)sizeof f && access(f, R_OK) == 0;
+    return dir[0] && snprintf(f, sizeof f, "%s/%s", dir, file) < (int)sizeof f && access(f, R_OK) == 0;
 }
 
 const char *bench_data_dir(void)
@@ -27,15 +28,9 @@ const char *bench_data_dir(void)
     if (e && e[0]) return e;
     e = getenv("CLPHYS_TEST_DATA");
     if (e && e[0]) return e;
-    if (holds_inputs(CLPHYS_DATADIR)) return CLPHYS_DATADIR;
-    if (holds_inputs(CLPHYS_SOURCE_DATA)) return CLPHYS_SOURCE_DATA;
+    if (holds(CLPHYS_DATADIR, "md/in.lj")) return CLPHYS_DATADIR;
+    if (holds(CLPHYS_SOURCE_DATA, "md/in.lj")) return CLPHYS_SOURCE_DATA;
     return "tests/data";
-}
-
-static int holds_peers(const char *dir)
-{
-    char f[4096];
-    return dir[0] && snprintf(f, sizeof f, "%s/lammps_lj.py", dir) < (int)sizeof f && access(f, R_OK) == 0;
 }
 
 const char *bench_peers_dir(void)
@@ -44,8 +39,8 @@ const char *bench_peers_dir(void)
     const char *e = getenv("CLPHYS_PEERS");
     if (e && e[0]) return e;
     if (snprintf(installed, sizeof installed, "%s/peers", CLPHYS_DATADIR) < (int)sizeof installed &&
-        CLPHYS_DATADIR[0] && holds_peers(installed))
+        CLPHYS_DATADIR[0] && holds(installed, "lammps_lj.py"))
         return installed;
-    if (holds_peers(CLPHYS_SOURCE_PEERS)) return CLPHYS_SOURCE_PEERS;
+    if (holds(CLPHYS_SOURCE_PEERS, "lammps_lj.py")) return CLPHYS_SOURCE_PEERS;
     return "bench/peers";
 }

@@ -119,6 +119,21 @@ static void run_peer(bench_run *run, const char *path, const char *cmd, const ch
     if (!results) add_status(status, len, who, rc ? "the program failed (its messages are above)" : "no result");
 }
 
+/* 1 where dir holds the peer's program `name`, else 0 with that in status:
+ * added for who, or (who NULL) in place of what it held. */
+static int peer_program(const char *dir, const char *name, const char *who, char *status, size_t len)
+{
+    char script[1024], why[1200];
+    snprintf(script, sizeof script, "%s/%s", dir, name);
+    if (access(script, R_OK) == 0) return 1;
+    snprintf(why, sizeof why, "%s not found (set CLPHYS_PEERS to the folder of the peers' programs)", script);
+    if (who)
+        add_status(status, len, who, why);
+    else
+        snprintf(status, len, "%s", why);
+    return 0;
+}
+
 void md_peers(bench_run *run, const char *data_file, const char *lammps_input, double pe0_ref, char *status, size_t len)
 {
     status[0] = 0;
@@ -126,8 +141,7 @@ void md_peers(bench_run *run, const char *data_file, const char *lammps_input, d
     const char *py = getenv("CLPHYS_PYTHON") ? getenv("CLPHYS_PYTHON") : "python3";
     char script[1024], cmd[4096];
     snprintf(script, sizeof script, "%s/openmm_lj.py", dir);
-    if (access(script, R_OK) != 0) {
-        snprintf(status, len, "%s not found (set CLPHYS_PEERS to the folder of the peers' programs)", script);
+    if (!peer_program(dir, "openmm_lj.py", NULL, status, len)) {
         fprintf(stderr, "  md        peers not run: %s\n", status);
         return;
     }
@@ -150,24 +164,12 @@ void md_peers(bench_run *run, const char *data_file, const char *lammps_input, d
     run_peer(run, "md", cmd, "openmm", pe0_ref, status, len);
 }
 
-/* 1 where dir holds the LAMMPS driver, else 0 with that added to status
- * for who. */
-static int lammps_driver(const char *dir, const char *who, char *status, size_t len)
-{
-    char script[1024], why[1200];
-    snprintf(script, sizeof script, "%s/lammps_lj.py", dir);
-    if (access(script, R_OK) == 0) return 1;
-    snprintf(why, sizeof why, "%s not found (set CLPHYS_PEERS to the folder of the peers' programs)", script);
-    add_status(status, len, who, why);
-    return 0;
-}
-
 void md_peer_lammps(bench_run *run, const char *path, const char *lammps_input, int threads, double pe0_ref,
                     char *status, size_t len)
 {
     status[0] = 0;
     const char *dir = bench_peers_dir();
-    if (!lammps_driver(dir, "lammps", status, len)) return;
+    if (!peer_program(dir, "lammps_lj.py", "lammps", status, len)) return;
     const char *py = getenv("CLPHYS_PYTHON") ? getenv("CLPHYS_PYTHON") : "python3";
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "%s %s/lammps_lj.py --input %s --threads %d", py, dir, lammps_input, threads);
@@ -177,7 +179,7 @@ void md_peer_lammps(bench_run *run, const char *path, const char *lammps_input, 
 void md_peer_lammps_gpu(bench_run *run, const char *lammps_input, int scale, double pe0_ref, char *status, size_t len)
 {
     const char *dir = bench_peers_dir();
-    if (!lammps_driver(dir, "lammps-gpu", status, len)) return;
+    if (!peer_program(dir, "lammps_lj.py", "lammps-gpu", status, len)) return;
     const char *py = getenv("CLPHYS_PYTHON") ? getenv("CLPHYS_PYTHON") : "python3";
     const char *plat = strchr(run->dev->platform, '\'') ? "" : run->dev->platform;
     const char *precs =

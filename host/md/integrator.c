@@ -78,7 +78,7 @@ static clphys_status upload(clphys_md_plan *pl, const clphys_md_system *sys)
                image of its displacement would hide the move from the list
                check), and m v^2 must be finite */
             const double vv = v4[4 * i] * v4[4 * i] + v4[4 * i + 1] * v4[4 * i + 1] + v4[4 * i + 2] * v4[4 * i + 2];
-            const double step = sqrt(vv) * pl->p.dt, half = 0.5 * fmin(pl->box[0], fmin(pl->box[1], pl->box[2]));
+            const double step = sqrt(vv) * pl->p.dt, half = md_half_box(pl->box);
             if (!(step <= half) || !isfinite(v4[4 * i + 3] * vv))
                 st = cp_error(ctx, CLPHYS_ERR_INPUT,
                               "md: atom %s%lld has velocity (%g, %g, %g): it would move |v| dt = %g per step, "
@@ -405,6 +405,23 @@ clphys_status clphys_md_run(clphys_md_plan *pl, int steps, double *kernel_s)
     return CLPHYS_SUCCESS;
 }
 
+clphys_status md_diverged_speed(clphys_context *ctx, long long step, const char *who, const double v[3], double dt,
+                                double half)
+{
+    return cp_error(ctx, CLPHYS_ERR_INPUT,
+                    "md: step %lld: %s has velocity (%g, %g, %g): it moves |v| dt = %g per step, more than half the "
+                    "box (%g): the integration diverged (dt too large for the forces)",
+                    step, who, v[0], v[1], v[2], sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) * dt, half);
+}
+
+clphys_status md_diverged_energies(clphys_context *ctx, long long step, double ke2, double pe, double vir)
+{
+    return cp_error(ctx, CLPHYS_ERR_INPUT,
+                    "md: step %lld: the energies are not finite (sum m v^2 = %g, potential %g, virial %g): the "
+                    "integration diverged",
+                    step, ke2, pe, vir);
+}
+
 clphys_status clphys_md_thermo_now(clphys_md_plan *pl, clphys_md_thermo *t)
 {
     if (!pl || !t) return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md: NULL argument");
@@ -429,24 +446,18 @@ clphys_status clphys_md_thermo_now(clphys_md_plan *pl, clphys_md_thermo *t)
     CP_TRY(st);
     /* the bound of the input holds at every row: a faster atom crosses more
        than half the box per step, which the list check cannot see */
-    const double half = 0.5 * fmin(pl->box[0], fmin(pl->box[1], pl->box[2]));
+    const double half = md_half_box(pl->box);
     if (isfinite(vmax2) && sqrt(vmax2) * pl->p.dt > half) {
         cl_uint *perm = malloc(4 * n);
         char who[64] = "an atom";
         if (perm && !cp_read(pl->ctx, clphys_md_lj_neighbor(pl->lj)->perm, 0, 4 * n, perm))
             atom_name(pl, perm, fast, who, sizeof who);
         free(perm);
-        return cp_error(pl->ctx, CLPHYS_ERR_INPUT,
-                        "md: step %lld: %s has velocity (%g, %g, %g): it moves |v| dt = %g per step, more than half "
-                        "the box (%g): the integration diverged (dt too large for the forces)",
-                        pl->step, who, vfast[0], vfast[1], vfast[2], sqrt(vmax2) * pl->p.dt, half);
+        return md_diverged_speed(pl->ctx, pl->step, who, vfast, pl->p.dt, half);
     }
     if (!isfinite(ke2) || !isfinite(r.potential_energy) || !isfinite(r.virial)) {
         CP_TRY(check_finite(pl));
-        return cp_error(pl->ctx, CLPHYS_ERR_INPUT,
-                        "md: step %lld: the energies are not finite (sum m v^2 = %g, potential %g, virial %g): the "
-                        "integration diverged",
-                        pl->step, ke2, r.potential_energy, r.virial);
+        return md_diverged_energies(pl->ctx, pl->step, ke2, r.potential_energy, r.virial);
     }
     double vol = pl->box[0] * pl->box[1] * pl->box[2];
     t->step = pl->step;

@@ -6,6 +6,8 @@
 #include "clphys_md.h"
 #include "platform/platform.h"
 
+#include <math.h>
+
 struct clphys_md_neighbor_plan {
     clphys_context *ctx;
     clphys_md_neighbor_params p;
@@ -242,6 +244,16 @@ typedef struct {
     cl_mem perm;
     size_t nown;
 } md_rows;
+/* Half the shortest edge of a box: an atom that moves farther in one step
+ * escapes the minimum image (the bound of clphys_md_thermo_now). */
+static inline double md_half_box(const double box[3]) { return 0.5 * fmin(box[0], fmin(box[1], box[2])); }
+/* CLPHYS_ERR_INPUT at a thermo of step: `who` (an atom's name) has velocity
+ * v[3], over half the box a step (md_half_box) at dt: the integration
+ * diverged.  The same for energies that are not finite (sums: m v^2, the
+ * potential energy, the virial). */
+clphys_status md_diverged_speed(clphys_context *ctx, long long step, const char *who, const double v[3], double dt,
+                                double half);
+clphys_status md_diverged_energies(clphys_context *ctx, long long step, double ke2, double pe, double vir);
 static inline md_rows md_rows_all(size_t n) { return (md_rows){n, 0, 0, NULL, 0}; }
 static inline md_rows md_rows_span(size_t a, size_t b) { return (md_rows){b, 0, a, NULL, 0}; }
 /* Where md_verlet_kick_drift packs the new positions (md_kick_drift_pack):

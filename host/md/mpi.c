@@ -403,7 +403,7 @@ clphys_status clphys_md_mpi_thermo(clphys_md_mpi *pl, clphys_md_thermo *t)
     clphys_context *ctx = pl->ctx;
     size_t n = pl->nlocal, nown = pl->nown;
     double sum[3] = {0, 0, 0}; /* potential energy, virial, 2 KE */
-    const double *L = pl->d.L, half = 0.5 * fmin(L[0], fmin(L[1], L[2]));
+    const double half = md_half_box(pl->d.L);
     double vmax2 = 0; /* the fastest owned atom's |v|^2, at row fast */
     size_t fast = 0;
     clphys_status st = CLPHYS_SUCCESS;
@@ -440,11 +440,10 @@ clphys_status clphys_md_mpi_thermo(clphys_md_mpi *pl, clphys_md_thermo *t)
         if (!st && nown && !(sqrt(vmax2) * pl->p.dt <= half)) {
             cl_int tg[4] = {0, 0, 0, 0};
             cp_read(ctx, pl->tag, 16 * fast, 16, tg);
-            st = cp_error(ctx, CLPHYS_ERR_INPUT,
-                          "md: step %lld: atom ID %lld has velocity (%g, %g, %g): it moves |v| dt = %g per step, more "
-                          "than half the box (%g): the integration diverged (dt too large for the forces)",
-                          pl->step, (long long)(((unsigned long long)(cl_uint)tg[1] << 32) | (cl_uint)tg[0]),
-                          v4[4 * fast], v4[4 * fast + 1], v4[4 * fast + 2], sqrt(vmax2) * pl->p.dt, half);
+            char who[64];
+            snprintf(who, sizeof who, "atom ID %lld",
+                     (long long)(((unsigned long long)(cl_uint)tg[1] << 32) | (cl_uint)tg[0]));
+            st = md_diverged_speed(ctx, pl->step, who, v4 + 4 * fast, pl->p.dt, half);
         }
         free(f4), free(v4), free(w), free(wf), free(perm);
     }
@@ -452,10 +451,7 @@ clphys_status clphys_md_mpi_thermo(clphys_md_mpi *pl, clphys_md_thermo *t)
     CP_MPI(ctx, MPI_Allreduce(MPI_IN_PLACE, sum, 3, MPI_DOUBLE, MPI_SUM, pl->comm));
     /* the same sums on every rank: the same error */
     if (!isfinite(sum[0]) || !isfinite(sum[1]) || !isfinite(sum[2]))
-        return cp_error(ctx, CLPHYS_ERR_INPUT,
-                        "md: step %lld: the energies are not finite (sum m v^2 = %g, potential %g, virial %g): the "
-                        "integration diverged",
-                        pl->step, sum[2], sum[0], sum[1]);
+        return md_diverged_energies(ctx, pl->step, sum[2], sum[0], sum[1]);
     const double N = (double)pl->natoms, vol = pl->d.L[0] * pl->d.L[1] * pl->d.L[2];
     t->step = pl->step;
     t->temp = N > 1 ? sum[2] / (3.0 * N - 3.0) : 0;

@@ -119,7 +119,7 @@ static int device_to_rec(const clphys_md_mpi *pl, const void *x, const void *v, 
     }
     r->id = (long long)(((unsigned long long)(cl_uint)tg[1] << 32) | (cl_uint)tg[0]);
     r->type = tg[2];
-    const double *L = pl->d.L, half = 0.5 * fmin(L[0], fmin(L[1], L[2])), dt = pl->p.dt;
+    const double half = md_half_box(pl->d.L), dt = pl->p.dt;
     const double v2 = r->v[0] * r->v[0] + r->v[1] * r->v[1] + r->v[2] * r->v[2];
     return md_wrap(&pl->d, r->x, r->img) ? 1 : !(v2 * dt * dt <= half * half) ? 2 : 0;
 }
@@ -133,7 +133,7 @@ int md_mpi_record_rec(const clphys_md_mpi *pl, const void *rec, md_rec *r)
 
 clphys_status md_mpi_diverged(const clphys_md_mpi *pl, const md_rec *r, int why)
 {
-    const double *L = pl->d.L, half = 0.5 * fmin(L[0], fmin(L[1], L[2]));
+    const double half = md_half_box(pl->d.L);
     char what[96];
     if (why == 1)
         snprintf(what, sizeof what, "a position not finite or more than %d box lengths out", MD_WRAP_MAX);
