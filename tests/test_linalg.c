@@ -21,6 +21,7 @@
 #include "linalg_test_op.h"
 #include "util.h"
 #include "host/linalg/linalg.h"
+#include "host/linalg/linalg_internal.h" /* clBLAST's calls, for their failures */
 
 #include <math.h>
 #include <pthread.h>
@@ -568,6 +569,31 @@ static void test_bad_arguments(void **state)
     op_destroy(&c);
 }
 
+/* clBLAST's own failures reach the caller as CLPHYS_ERR_OPENCL naming the
+ * routine and clBLAST's status: a vector shorter than the space's n (clBLAST
+ * checks the buffer's size before it enqueues anything), for an operation
+ * and for a dot product, whose reduction point still completes. */
+static void test_clblast_failure(void **state)
+{
+    (void)state;
+    if (!clphys_context_device(ctx)->fp64) skip();
+    la_space *s;
+    la_space_params sp = {.precision = CLPHYS_FP64, .n = NPT, .blas = LA_BLAS_CLBLAST};
+    assert_int_equal(la_space_create(ctx, &sp, &s), CLPHYS_SUCCESS);
+    cl_mem shorter = device_vec(ctx, 8 * (NPT / 2)), y = la_space_vec(s, LA_X);
+    assert_int_equal(la_clblast_copy(s, shorter, y), CLPHYS_ERR_OPENCL);
+    assert_non_null(strstr(clphys_last_error(ctx), "clBLAST"));
+    assert_non_null(strstr(clphys_last_error(ctx), "Dcopy"));
+    double r = 7;
+    assert_int_equal(la_clblast_dot(s, CLPHYS_SUCCESS, shorter, y, &r), CLPHYS_ERR_OPENCL);
+    assert_non_null(strstr(clphys_last_error(ctx), "Ddot"));
+    /* the space still works after them */
+    assert_int_equal(la_clblast_copy(s, la_space_vec(s, LA_B), y), CLPHYS_SUCCESS);
+    assert_int_equal(cp_finish(ctx), CLPHYS_SUCCESS);
+    cp_release_mem(&shorter);
+    la_space_destroy(s);
+}
+
 /* A device without fp64 (the probed capability switched off in a context
  * of its own): fp32 spaces still solve, the fused kernels adding partial
  * sums and making scalars in float (cl/linalg_blas1.cl), and an fp64 space is
@@ -620,6 +646,7 @@ int main(void)
         cmocka_unit_test(test_global_sum),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_fp32_without_fp64),
+        cmocka_unit_test(test_clblast_failure),
     };
     return tu_run_group(tests, .ctx = &ctx, .nctx = 1, .setup = setup);
 }
