@@ -115,9 +115,7 @@ int bench_md_neighbor(bench_run *run)
                         snprintf(r.flops_convention, sizeof r.flops_convention, "none");
                         /* compulsory bytes only, against DRAM's copy rate: a row
                          * reads the positions of the 27 cells around its own, but
-                         * each position is read by every row of those cells, from
-                         * the cache (counting each read gave fractions above 1
-                         * where the positions fit it) */
+                         * the rows of those cells share them through the cache */
                         double rs = prec ? 8 : 4;
                         r.bytes_per_s = (n * 4 * rs + 4.0 * pairs + 4.0 * n) / r.kernel_s_median;
                         snprintf(r.byte_model, sizeof r.byte_model,

@@ -6,12 +6,9 @@
 
 #include <clblast_c.h>
 
-#define LB(s, call)                                                                                                    \
-    do {                                                                                                               \
-        CLBlastStatusCode lb_s_ = (call);                                                                              \
-        if (lb_s_ != CLBlastSuccess)                                                                                   \
-            return cp_error((s)->ctx, CLPHYS_ERR_OPENCL, "clBLAST %s failed with status %d", #call, (int)lb_s_);       \
-    } while (0)
+static clphys_status lb_status(la_space *s, CLBlastStatusCode c, const char *what);
+/* return the failure of a clBLAST call, named by its text */
+#define LB(s, call) CP_TRY(lb_status((s), (call), #call))
 
 static int dbl(const la_space *s) { return s->real_size == 8; }
 static size_t nc(const la_space *s) { return s->p.n / 2; }
