@@ -193,6 +193,18 @@ void cp_release_kernel(cl_kernel *k);
  * and context; release it with cp_queue_release (which waits for it). */
 clphys_status cp_queue_create(clphys_context *ctx, int profiling, cl_command_queue *q);
 void cp_queue_release(cl_command_queue *q);
+/* A run that asks for no kernel times goes to a queue without profiling
+ * (untimed_q) where ctx's own queue profiles: on NVIDIA's OpenCL each
+ * command on a profiling queue costs the host time, which a step that waits
+ * on the host pays (bench/md-mpi-notes.md, round 22).  cp_untimed_begin
+ * makes *untimed_q (once; left NULL where the device refuses a further
+ * queue) and puts it in the place of ctx's queue, behind the work already
+ * there; cp_untimed_end gives ctx its queue back, behind the run's work.
+ * *on tells the end whether the begin switched: not where `timed` (the
+ * caller asks for kernel times), a span is open (cp_span_begin), the kernel
+ * profile is on (CLPHYS_PROFILE) or ctx's queue does not profile. */
+clphys_status cp_untimed_begin(clphys_context *ctx, int timed, cl_command_queue *untimed_q, int *on);
+clphys_status cp_untimed_end(clphys_context *ctx, cl_command_queue *untimed_q, int *on);
 clphys_status cp_flush(clphys_context *ctx, cl_command_queue q);
 clphys_status cp_finish_queue(clphys_context *ctx, cl_command_queue q);
 /* Non-blocking read or write on q after the nwait events of wait; *ev (ev may

@@ -25,6 +25,41 @@ void cp_queue_release(cl_command_queue *q)
     }
 }
 
+/* ctx's queue and *q exchange places, the new one behind the old one's
+ * work (a marker and a barrier); where that cannot be enqueued the old one
+ * is finished instead.  They exchange places whatever fails. */
+static clphys_status switch_queue(clphys_context *ctx, cl_command_queue *q)
+{
+    cl_event ev = NULL;
+    clphys_status st = cp_marker(ctx, NULL, &ev);
+    if (st) clFinish(ctx->queue);
+    cl_command_queue old = ctx->queue;
+    ctx->queue = *q, *q = old;
+    if (!st) st = cp_enqueue_wait(ctx, NULL, 1, &ev);
+    if (st) clFinish(old);
+    cp_release_event(&ev);
+    return st;
+}
+
+clphys_status cp_untimed_begin(clphys_context *ctx, int timed, cl_command_queue *untimed_q, int *on)
+{
+    *on = 0;
+    if (timed || ctx->span_on || ctx->prof || !ctx->profiling) return CLPHYS_SUCCESS;
+    /* a device that refuses a further queue runs on ctx's */
+    if (!*untimed_q && cp_queue_create(ctx, 0, untimed_q) != CLPHYS_SUCCESS) return CLPHYS_SUCCESS;
+    *on = 1;
+    clphys_status st = switch_queue(ctx, untimed_q);
+    if (st) cp_untimed_end(ctx, untimed_q, on);
+    return st;
+}
+
+clphys_status cp_untimed_end(clphys_context *ctx, cl_command_queue *untimed_q, int *on)
+{
+    if (!*on) return CLPHYS_SUCCESS;
+    *on = 0;
+    return switch_queue(ctx, untimed_q);
+}
+
 clphys_status cp_flush(clphys_context *ctx, cl_command_queue q)
 {
     CP_CL(ctx, clFlush(queue_or_main(ctx, q)));

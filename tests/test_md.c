@@ -335,10 +335,17 @@ static void test_run_in_pieces(void **state)
     clphys_md_plan *pa, *pb;
     assert_int_equal(clphys_md_plan_create(ctx, &p, &a, &pa), CLPHYS_SUCCESS);
     assert_int_equal(clphys_md_plan_create(ctx, &p, &b, &pb), CLPHYS_SUCCESS);
+    const cl_command_queue own = clphys_context_queue(ctx);
     assert_int_equal(clphys_md_run(pa, 30, NULL), CLPHYS_SUCCESS);
+    /* untimed pieces and timed ones (kernel_s: the context's own queue,
+     * which profiles; the others a queue without profiling, cp_untimed_begin) */
     const int piece[] = {7, 1, 2, 0, 20}; /* ends at steps 7, 8, 10 (a build), 10, 30 */
-    for (size_t k = 0; k < sizeof piece / sizeof piece[0]; k++)
-        assert_int_equal(clphys_md_run(pb, piece[k], NULL), CLPHYS_SUCCESS);
+    for (size_t k = 0; k < sizeof piece / sizeof piece[0]; k++) {
+        double ks = -1;
+        assert_int_equal(clphys_md_run(pb, piece[k], k & 1 ? &ks : NULL), CLPHYS_SUCCESS);
+        assert_true(clphys_context_queue(ctx) == own);
+        if (k & 1) assert_true(ks >= 0);
+    }
     tu_poison_f64(a.x, 3 * a.n), tu_poison_f64(a.v, 3 * a.n);
     tu_poison_f64(b.x, 3 * b.n), tu_poison_f64(b.v, 3 * b.n);
     assert_int_equal(clphys_md_download(pa, &a), CLPHYS_SUCCESS);

@@ -142,12 +142,15 @@ static void compare_run(const clphys_md_params *p, const int g[3], const clphys_
     memset(&tm, 0, sizeof tm);
     int timed_builds = 0;
     long long timed_steps = 0;
+    const cl_command_queue own = clphys_context_queue(ctx);
     for (int k = 0; k < nrows; k++) {
         /* every other run timed (the device waited for at each phase), the
-         * others as a user runs them */
+         * others as a user runs them (on a queue without profiling, the
+         * context's own given back after: cp_untimed_begin) */
         if (k) {
             const int b0 = clphys_md_mpi_rebuilds(pl);
             assert_int_equal(clphys_md_mpi_run(pl, every, k & 1 ? &tm : NULL), CLPHYS_SUCCESS);
+            assert_true(clphys_context_queue(ctx) == own);
             if (k & 1) timed_builds += clphys_md_mpi_rebuilds(pl) - b0, timed_steps += every;
         }
         clphys_md_thermo t;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ctype.h>
+#include <math.h>
 #include <dirent.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -114,6 +115,78 @@ static void test_launch_span(void **state)
     cp_release_kernel(&k);
     clReleaseProgram(prog); /* from cp_program_from_source: the caller's (LeakSanitizer found it kept) */
     clphys_context_destroy(ctx);
+}
+
+/* cp_untimed_begin / cp_untimed_end: an untimed run goes to a queue
+ * without profiling behind the work already queued, and ctx gets its own
+ * queue back behind the run's (launches before the switch, one on the
+ * untimed queue, one after, whose result depends on their order); a timed
+ * run and an open span keep ctx's queue. */
+static void test_untimed_queue(void **state)
+{
+    (void)state;
+    clphys_context *ctx = tu_context();
+    char src[256];
+    unique_source(src, sizeof src, "untimed");
+    cl_program prog;
+    assert_int_equal(cp_program_from_source(ctx, "untimed", src, "", &prog, NULL), CLPHYS_SUCCESS);
+    enum { N = 1 << 18 };
+    static float a[N], out[N];
+    cl_kernel k;
+    cl_mem m;
+    scale_setup(ctx, prog, a, N, 17, 0.5f, &k, &m);
+    const cl_command_queue own = clphys_context_queue(ctx);
+    cl_command_queue uq = NULL;
+    int on = 1;
+    size_t g = N;
+    /* many launches before the switch: the untimed one must wait for all */
+    enum { BEFORE = 24 };
+    float s[BEFORE + 2];
+    for (int c = 0; c < BEFORE; c++) s[c] = 0.5f;
+    s[BEFORE] = 2.0f, s[BEFORE + 1] = 3.0f;
+    for (int c = 0; c < BEFORE + 2; c++) {
+        if (c == BEFORE) {
+            assert_int_equal(cp_untimed_begin(ctx, 0, &uq, &on), CLPHYS_SUCCESS);
+            assert_int_equal(on, 1);
+            assert_true(clphys_context_queue(ctx) != own && uq == own); /* they exchanged places */
+            cl_command_queue_properties qp = 0;
+            assert_int_equal(
+                clGetCommandQueueInfo(clphys_context_queue(ctx), CL_QUEUE_PROPERTIES, sizeof qp, &qp, NULL),
+                CL_SUCCESS);
+            assert_false(qp & CL_QUEUE_PROFILING_ENABLE);
+        }
+        assert_int_equal(CP_ARGS(ctx, k, m, s[c]), CLPHYS_SUCCESS);
+        assert_int_equal(cp_launch(ctx, k, 1, &g, NULL, NULL), CLPHYS_SUCCESS);
+        if (c == BEFORE) {
+            assert_int_equal(cp_untimed_end(ctx, &uq, &on), CLPHYS_SUCCESS);
+            assert_int_equal(on, 0);
+            assert_true(clphys_context_queue(ctx) == own);
+        }
+    }
+    tu_poison_f32(out, N);
+    assert_int_equal(cp_read(ctx, m, 0, sizeof out, out), CLPHYS_SUCCESS);
+    for (int i = 0; i < N; i++) {
+        double x = a[i];
+        for (int c = 0; c < BEFORE + 2; c++) x = x * s[c] + i;
+        assert_float_equal(out[i], x, 1e-5 * (1 + fabs(x)));
+    }
+    /* the untimed queue is made once and kept; these keep ctx's queue */
+    const cl_command_queue made = uq;
+    assert_non_null(made);
+    assert_int_equal(cp_untimed_begin(ctx, 1, &uq, &on), CLPHYS_SUCCESS);
+    assert_int_equal(on, 0);
+    clphys_context_span_begin(ctx);
+    assert_int_equal(cp_untimed_begin(ctx, 0, &uq, &on), CLPHYS_SUCCESS);
+    assert_int_equal(on, 0);
+    double span;
+    assert_int_equal(clphys_context_span_end(ctx, &span), CLPHYS_SUCCESS);
+    assert_true(clphys_context_queue(ctx) == own && uq == made);
+    assert_int_equal(cp_untimed_end(ctx, &uq, &on), CLPHYS_SUCCESS); /* not switched: nothing to do */
+    assert_true(clphys_context_queue(ctx) == own);
+    cp_queue_release(&uq);
+    cp_release_mem(&m);
+    cp_release_kernel(&k);
+    clReleaseProgram(prog);
 }
 
 /* CLPHYS_PROFILE: every launch is counted under its kernel's name, across
@@ -698,15 +771,25 @@ int main(int argc, char **argv)
     unsetenv("CLPHYS_NO_CACHE");
     tu_seed();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_status_strings),     cmocka_unit_test(test_transfers_plausible),
-        cmocka_unit_test(test_select_each_device), cmocka_unit_test(test_unknown_spec_lists_devices),
-        cmocka_unit_test(test_env_device),         cmocka_unit_test(test_adopt_context),
-        cmocka_unit_test(test_launch_span),        cmocka_unit_test(test_kernel_profile),
-        cmocka_unit_test(test_program_cache_hit),  cmocka_unit_test(test_cache_corrupt_byte),
-        cmocka_unit_test(test_cache_truncated),    cmocka_unit_test(test_cache_foreign),
-        cmocka_unit_test(test_cache_grown),        cmocka_unit_test(test_cache_cut_short_binary),
-        cmocka_unit_test(test_cache_readonly),     cmocka_unit_test(test_kernel_dir_override),
-        cmocka_unit_test(test_out_of_memory),      cmocka_unit_test(test_probes_plausible),
+        cmocka_unit_test(test_status_strings),
+        cmocka_unit_test(test_transfers_plausible),
+        cmocka_unit_test(test_select_each_device),
+        cmocka_unit_test(test_unknown_spec_lists_devices),
+        cmocka_unit_test(test_env_device),
+        cmocka_unit_test(test_adopt_context),
+        cmocka_unit_test(test_launch_span),
+        cmocka_unit_test(test_kernel_profile),
+        cmocka_unit_test(test_untimed_queue),
+        cmocka_unit_test(test_program_cache_hit),
+        cmocka_unit_test(test_cache_corrupt_byte),
+        cmocka_unit_test(test_cache_truncated),
+        cmocka_unit_test(test_cache_foreign),
+        cmocka_unit_test(test_cache_grown),
+        cmocka_unit_test(test_cache_cut_short_binary),
+        cmocka_unit_test(test_cache_readonly),
+        cmocka_unit_test(test_kernel_dir_override),
+        cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_probes_plausible),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     clear_cache();

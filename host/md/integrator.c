@@ -27,6 +27,7 @@ struct clphys_md_plan {
     int bound;
     clphys_md_buffers b;
     cl_kernel k_check, k_pull, k_push;
+    cl_command_queue untimed_q; /* the untimed runs' queue (cp_untimed_begin) */
 };
 
 void clphys_md_plan_destroy(clphys_md_plan *pl)
@@ -37,6 +38,7 @@ void clphys_md_plan_destroy(clphys_md_plan *pl)
     cp_release_kernel(&pl->k_check);
     cp_release_kernel(&pl->k_pull);
     cp_release_kernel(&pl->k_push);
+    cp_queue_release(&pl->untimed_q);
     cl_mem *ms[] = {&pl->vel, &pl->vel_tmp, &pl->img, &pl->img_tmp, &pl->xref};
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) cp_release_mem(ms[i]);
     free(pl->atom_id);
@@ -381,10 +383,20 @@ static clphys_status rebuild(clphys_md_plan *pl, double *ks)
     return sort_and_build(pl, ks);
 }
 
+static clphys_status run_steps(clphys_md_plan *pl, int steps, double *kernel_s);
+
 clphys_status clphys_md_run(clphys_md_plan *pl, int steps, double *kernel_s)
 {
     if (!pl || steps < 0)
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md: NULL plan or steps = %d < 0", steps);
+    int on;
+    CP_TRY(cp_untimed_begin(pl->ctx, kernel_s != NULL, &pl->untimed_q, &on));
+    clphys_status st = run_steps(pl, steps, kernel_s), e = cp_untimed_end(pl->ctx, &pl->untimed_q, &on);
+    return st ? st : e;
+}
+
+static clphys_status run_steps(clphys_md_plan *pl, int steps, double *kernel_s)
+{
     double ks = 0, *kp = kernel_s ? &ks : NULL, t = 0;
     /* a step's second half kick goes into the next step's kick-drift, but
      * the last step's: the run ends with the velocities at its step */

@@ -321,6 +321,8 @@ struct clphys_md_mpi {
                    locked where the driver allows (tail_m mapped), apart
                    from the staging, which an upload may still read    */
     cl_mem tail_m;
+    /* the untimed runs' queue (cp_untimed_begin) */
+    cl_command_queue untimed_q;
     size_t rs;
     md_verlet vv; /* velocity Verlet's kernels (verlet.c)          */
     cl_kernel k_classify, k_iota, k_bind, k_map, k_edge, k_arrive, k_fill;

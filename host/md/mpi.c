@@ -34,6 +34,7 @@ void clphys_md_mpi_destroy(clphys_md_mpi *pl)
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) cp_release_kernel(ks[i]);
     md_verlet_free(&pl->vv);
     md_ghost_dev_free(&pl->gd);
+    cp_queue_release(&pl->untimed_q);
     if (pl->stage_m)
         cp_pinned_release(pl->ctx, &pl->stage_m, &pl->stage);
     else
@@ -330,11 +331,22 @@ static double lap(clphys_md_mpi *pl, clphys_md_mpi_timing *tm, double *t)
     return d;
 }
 
+static clphys_status run_steps(clphys_md_mpi *pl, int steps, clphys_md_mpi_timing *tm, clphys_status st);
+
 clphys_status clphys_md_mpi_run(clphys_md_mpi *pl, int steps, clphys_md_mpi_timing *tm)
 {
     if (!pl || steps < 0)
         return cp_error(pl ? pl->ctx : NULL, CLPHYS_ERR_INVALID_ARGUMENT, "md mpi: NULL plan or steps = %d < 0", steps);
-    clphys_status st = CLPHYS_SUCCESS;
+    /* a local failure to switch is agreed by the steps' first collective */
+    int on;
+    clphys_status st = cp_untimed_begin(pl->ctx, tm != NULL, &pl->untimed_q, &on);
+    st = run_steps(pl, steps, tm, st);
+    clphys_status e = cp_untimed_end(pl->ctx, &pl->untimed_q, &on);
+    return st ? st : e;
+}
+
+static clphys_status run_steps(clphys_md_mpi *pl, int steps, clphys_md_mpi_timing *tm, clphys_status st)
+{
     double t = cp_now();
     /* a run that failed mid-step left no usable state */
     pl->far_done = 0;
