@@ -606,21 +606,29 @@ static void test_cache_cut_short_binary(void **state)
 static int load_cached(const char *src_file)
 {
     FILE *f = fopen(src_file, "r");
-    if (!f) return 3;
+    if (!f) {
+        fprintf(stderr, "# child: cannot open %s\n", src_file);
+        return 3;
+    }
     char src[1024];
     size_t n = fread(src, 1, sizeof src - 1, f);
     fclose(f);
     src[n] = 0;
     clphys_context *ctx;
-    if (clphys_context_create(getenv("CLPHYS_TEST_DEVICE"), &ctx)) return 4;
+    clphys_status st = clphys_context_create(getenv("CLPHYS_TEST_DEVICE"), &ctx);
+    if (st) { /* said, so that a failing parent's log tells why */
+        fprintf(stderr, "# child: no context: %s\n", clphys_last_error(NULL));
+        return 4;
+    }
     cl_program prog;
     int hit = 0;
-    clphys_status st = cp_program_from_source(ctx, "child", src, "", &prog, &hit);
+    st = cp_program_from_source(ctx, "child", src, "", &prog, &hit);
     if (!st) {
         fprintf(stderr, "# child: %s%s%s\n", hit ? "cache hit" : "built from source",
                 *clphys_context_notes(ctx) ? "; " : "", clphys_context_notes(ctx));
         clReleaseProgram(prog);
-    }
+    } else
+        fprintf(stderr, "# child: the build failed: %s\n", clphys_last_error(ctx));
     clphys_context_destroy(ctx);
     return st ? 5 : 0;
 }
