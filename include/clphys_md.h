@@ -408,6 +408,10 @@ void clphys_md_plan_destroy(clphys_md_plan *plan); /* NULL-safe; buffers stay */
  * its state to the buffers.  kernel_s non-NULL: waits, and sets *kernel_s
  * to the profiled time of the kernels launched (s); NULL: the work may
  * still be queued on return (each rebuild check reads one word back).
+ * Without kernel_s, an open span or CLPHYS_PROFILE the steps go to a queue
+ * of the plan's without profiling (on NVIDIA's OpenCL each command on a
+ * profiling queue costs host time), which the context's queue waits for:
+ * work enqueued there after the call runs after the steps.
  * Errors: CLPHYS_ERR_INVALID_ARGUMENT (plan NULL, steps < 0),
  * CLPHYS_ERR_OVERFLOW (a rebuilt list beyond the device's allocation),
  * CLPHYS_ERR_INPUT naming the step and the atom when the displacement

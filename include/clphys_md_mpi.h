@@ -135,6 +135,8 @@ void clphys_md_mpi_destroy(clphys_md_mpi *plan);
  * this rank's device has finished them (the wall time of the call is the
  * run's, as a user sees it).  timing: NULL,
  * or this rank's split added to *timing (see clphys_md_mpi_timing).
+ * Untimed (timing NULL, no open span, no CLPHYS_PROFILE) the steps go to a
+ * queue of the plan's without profiling, as clphys_md_run's do.
  * Collective.  Errors, the same on every rank: CLPHYS_ERR_INVALID_ARGUMENT
  * (NULL plan, steps < 0), CLPHYS_ERR_INPUT (an atom moved farther than one
  * subdomain between two rebuilds: rebuild more often; the integration
