@@ -45,8 +45,12 @@ clphys_status cp_untimed_begin(clphys_context *ctx, int timed, cl_command_queue 
 {
     *on = 0;
     if (timed || ctx->span_on || ctx->prof || !ctx->profiling) return CLPHYS_SUCCESS;
-    /* a device that refuses a further queue runs on ctx's */
-    if (!*untimed_q && cp_queue_create(ctx, 0, untimed_q) != CLPHYS_SUCCESS) return CLPHYS_SUCCESS;
+    if (!*untimed_q) { /* a device that refuses a further queue runs on ctx's: no error to report */
+        cl_int e = CL_SUCCESS;
+        cl_command_queue q = clCreateCommandQueue(ctx->context, ctx->device, 0, &e);
+        if (e != CL_SUCCESS || !q) return CLPHYS_SUCCESS;
+        *untimed_q = q;
+    }
     *on = 1;
     clphys_status st = switch_queue(ctx, untimed_q);
     if (st) cp_untimed_end(ctx, untimed_q, on);
