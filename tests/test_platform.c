@@ -187,6 +187,7 @@ static void test_untimed_queue(void **state)
     cp_release_mem(&m);
     cp_release_kernel(&k);
     clReleaseProgram(prog);
+    clphys_context_destroy(ctx);
 }
 
 /* CLPHYS_PROFILE: every launch is counted under its kernel's name, across
