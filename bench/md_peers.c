@@ -87,11 +87,25 @@ static void peer_row(bench_run *run, const char *path, cJSON *o, double pe0_ref)
     bench_add_row(run, &r);
 }
 
+/* OCL_ICD_FILENAMES as the process began (NULL: unset), taken before main
+ * and so before any OpenCL call: the Khronos ICD loader splits that
+ * variable in place (its ':' become NULs), after which the environment a
+ * peer inherits names only the first library, and a GPU peer would see only
+ * that library's platform. */
+static char *icd_filenames;
+__attribute__((constructor)) static void keep_icd_filenames(void)
+{
+    const char *v = getenv("OCL_ICD_FILENAMES");
+    if (v) icd_filenames = strdup(v);
+}
+
 /* Run one peer program; its results become rows, its failures status text. */
 static void run_peer(bench_run *run, const char *path, const char *cmd, const char *who, double pe0_ref, char *status,
                      size_t len)
 {
     fprintf(stderr, "  md        peer %s: %s\n", who, cmd);
+    if (icd_filenames)
+        setenv("OCL_ICD_FILENAMES", icd_filenames, 1); /* the peers see every platform this process saw */
     FILE *p = popen(cmd, "r");
     if (!p) {
         add_status(status, len, who, "could not start python3");

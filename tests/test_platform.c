@@ -528,12 +528,18 @@ static void test_cache_grown(void **state)
  * --load-cached), then a second child must succeed: a crash leaves the load
  * marker, which makes the next load drop the entry and rebuild. */
 static const char *self_exe;
+/* OCL_ICD_FILENAMES as the process began (main takes it): the Khronos ICD
+ * loader splits it in place, its ':' overwritten by NULs, and a child
+ * started after the first OpenCL call would see only the first library's
+ * platform (NVIDIA's hosts list PoCL first) */
+static char *icd_filenames;
 
 static int run_child_as(const char *src_file, int quiet)
 {
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        if (icd_filenames) setenv("OCL_ICD_FILENAMES", icd_filenames, 1);
         if (quiet && !freopen("/dev/null", "w", stderr)) _exit(126);
         execl(self_exe, self_exe, "--load-cached", src_file, (char *)NULL);
         _exit(127);
@@ -617,8 +623,10 @@ static int load_cached(const char *src_file)
     src[n] = 0;
     clphys_context *ctx;
     clphys_status st = clphys_context_create(getenv("CLPHYS_TEST_DEVICE"), &ctx);
-    if (st) { /* said, so that a failing parent's log tells why */
-        fprintf(stderr, "# child: no context: %s\n", clphys_last_error(NULL));
+    if (st) { /* said, so that a failing parent's log tells why, with what finds the platforms */
+        const char *v = getenv("OCL_ICD_VENDORS"), *fn = getenv("OCL_ICD_FILENAMES");
+        fprintf(stderr, "# child: no context: %s\n# child: OCL_ICD_VENDORS=%s OCL_ICD_FILENAMES=%s\n",
+                clphys_last_error(NULL), v ? v : "(unset)", fn ? fn : "(unset)");
         return 4;
     }
     cl_program prog;
@@ -773,6 +781,7 @@ static void test_transfers_plausible(void **state)
 int main(int argc, char **argv)
 {
     self_exe = argv[0];
+    if (getenv("OCL_ICD_FILENAMES")) icd_filenames = strdup(getenv("OCL_ICD_FILENAMES"));
     if (argc == 3 && !strcmp(argv[1], "--load-cached")) return load_cached(argv[2]);
     const char *base = getenv("CLPHYS_CACHE_DIR");
     snprintf(cache_dir, sizeof cache_dir, "%s/platform-test-%ld", base && *base ? base : "/tmp", (long)getpid());
