@@ -350,11 +350,11 @@ static void failures(void **state)
 /* A device failure on the last rank in the middle of a solve (made by the
  * plan's test hook, fail): in the operator, in a halo exchange
  * (before, in and after the V-cycle's gathered level, and the operator's),
- * and in a reduction point's sums, at several calls of each, in mixed
- * precision and fp64 (whose preconditioner also projects out the basin's
- * mean: pure Neumann).  Every rank returns the same error, none is left
- * waiting (a hang is the test's timeout), and the plan then solves to its
- * tolerance. */
+ * and in a reduction point's sums, at several calls of each, and in every
+ * exchange of one V-cycle, in mixed precision and fp64 (whose
+ * preconditioner also projects out the basin's mean: pure Neumann).  Every
+ * rank returns the same error, none is left waiting (a hang is the test's
+ * timeout), and the plan then solves to its tolerance. */
 static void device_failure(void **state)
 {
     (void)state;
@@ -392,6 +392,24 @@ static void device_failure(void **state)
                              hi);
                 cases++;
             }
+        }
+        /* every exchange of one V-cycle in turn, those of the way back up from
+         * the gathered level among them (the solves' four calls above land there
+         * only for some iteration counts) */
+        d->fail = (cp_test_failure){POISSON_MPI_FAIL_EXCHANGE, size - 1, LONG_MAX, 0};
+        all_ok(clphys_poisson_mpi_vcycle(d, f, x) == CLPHYS_SUCCESS, "a V-cycle counting the exchanges");
+        long m = d->fail.calls;
+        MPI_Bcast(&m, 1, MPI_LONG, size - 1, MPI_COMM_WORLD);
+        all_ok(m >= 4, "exchanges in a V-cycle");
+        for (long at = 1; at <= m; at++) {
+            d->fail = (cp_test_failure){POISSON_MPI_FAIL_EXCHANGE, size - 1, at, 0};
+            const int st = (int)clphys_poisson_mpi_vcycle(d, f, x);
+            int lo, hi;
+            MPI_Allreduce(&st, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+            MPI_Allreduce(&st, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            if (lo != hi || lo == CLPHYS_SUCCESS)
+                fail_msg("V-cycle, exchange %ld of %ld failing: statuses %d .. %d over the ranks", at, m, lo, hi);
+            cases++;
         }
         d->fail.where = 0;
         all_ok(clphys_poisson_mpi_solve(d, f, x, &r) == CLPHYS_SUCCESS && r.rel_residual <= 1e-8,

@@ -189,8 +189,9 @@ static clphys_status smooth(clphys_poisson_mpi_plan *d, int l, int which, int fi
  * gathered level its result is overwritten).  *out: the result (z on
  * level 0).  After a failure (st, on entry, or here) the rank skips its
  * kernels but still takes part in every exchange down to the gathered
- * level, which agrees the failure; one after that is returned by this
- * rank alone, for the caller to agree. */
+ * level, which agrees the failure, and in every exchange back up; one
+ * after the gathered level is returned by this rank alone, for the caller
+ * to agree. */
 static clphys_status dcycle(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_mem z, cl_mem *out, clphys_status st)
 {
     clphys_poisson_plan *pl = d->pl;
@@ -212,9 +213,11 @@ static clphys_status dcycle(clphys_poisson_mpi_plan *d, int l, cl_mem b, cl_mem 
     st = exchange(d, l, L->x[cur], es, st);
     if (!st) st = poisson_restrict_residual(pl, l, L->x[cur], b);
     cl_mem e = NULL;
-    /* agreed there (gathered): every rank returns here, or none */
-    CP_TRY(dcycle(d, l + 1, pl->lev[l + 1].b, NULL, &e, st));
-    st = prolong(d, l, L->x[cur], e);
+    /* a failure below was agreed at the gathered level, or (on the way back
+     * up) is this rank's alone: either way this level's exchanges follow on
+     * every rank, so that none is left waiting in them */
+    st = dcycle(d, l + 1, pl->lev[l + 1].b, NULL, &e, st);
+    if (!st) st = prolong(d, l, L->x[cur], e);
     for (int s = 0; s < d->prm.smooth; s++, cur ^= 1) {
         const int fin = l == 0 && s == d->prm.smooth - 1;
         st = exchange(d, l, L->x[cur], es, st);
