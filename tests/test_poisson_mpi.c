@@ -347,6 +347,19 @@ static void failures(void **state)
     pt_geometry_free(&t);
 }
 
+/* The same failure on every rank (st this rank's status) after call `at`
+ * of n at place `where` failed on one. */
+static void failed_everywhere(clphys_status st, const char *what, int where, long at, long n)
+{
+    const int mine = (int)st;
+    int lo, hi;
+    MPI_Allreduce(&mine, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&mine, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (lo != hi || lo == CLPHYS_SUCCESS)
+        fail_msg("%s, failure at place %d, call %ld of %ld: statuses %d .. %d over the ranks", what, where, at, n, lo,
+                 hi);
+}
+
 /* A device failure on the last rank in the middle of a solve (made by the
  * plan's test hook, fail): in the operator, in a halo exchange
  * (before, in and after the V-cycle's gathered level, and the operator's),
@@ -383,13 +396,7 @@ static void device_failure(void **state)
             all_ok(n >= 4, "calls to fail");
             for (long k = 0, at = 1; k < 4; k++, at = 1 + (n - 1) * k / 3) {
                 d->fail = (cp_test_failure){where, size - 1, at, 0};
-                const int st = (int)clphys_poisson_mpi_solve(d, f, x, &r);
-                int lo, hi;
-                MPI_Allreduce(&st, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-                MPI_Allreduce(&st, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-                if (lo != hi || lo == CLPHYS_SUCCESS)
-                    fail_msg("failure at place %d, call %ld of %ld: statuses %d .. %d over the ranks", where, at, n, lo,
-                             hi);
+                failed_everywhere(clphys_poisson_mpi_solve(d, f, x, &r), "a solve", where, at, n);
                 cases++;
             }
         }
@@ -403,12 +410,7 @@ static void device_failure(void **state)
         all_ok(m >= 4, "exchanges in a V-cycle");
         for (long at = 1; at <= m; at++) {
             d->fail = (cp_test_failure){POISSON_MPI_FAIL_EXCHANGE, size - 1, at, 0};
-            const int st = (int)clphys_poisson_mpi_vcycle(d, f, x);
-            int lo, hi;
-            MPI_Allreduce(&st, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-            MPI_Allreduce(&st, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-            if (lo != hi || lo == CLPHYS_SUCCESS)
-                fail_msg("V-cycle, exchange %ld of %ld failing: statuses %d .. %d over the ranks", at, m, lo, hi);
+            failed_everywhere(clphys_poisson_mpi_vcycle(d, f, x), "a V-cycle", POISSON_MPI_FAIL_EXCHANGE, at, m);
             cases++;
         }
         d->fail.where = 0;
