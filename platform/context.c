@@ -78,6 +78,7 @@ void clphys_context_destroy(clphys_context *ctx)
 {
     if (!ctx) return;
     cp_profile_close(ctx);
+    cp_stage_release(ctx);
     cp_programs_release(ctx);
     if (ctx->span_first) clReleaseEvent(ctx->span_first);
     if (ctx->span_tick) clReleaseKernel(ctx->span_tick);

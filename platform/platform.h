@@ -36,9 +36,13 @@ struct clphys_context {
     cl_event span_first;               /* the first launch since cp_span_begin */
     cl_program span_prog;              /* the empty kernel that closes a span */
     cl_kernel span_tick;
-    cp_profile *prof;   /* CLPHYS_PROFILE: per-kernel times (profile.c) */
-    int cache_readonly; /* the binary cache could not be written: not tried again */
-    char notes[1024];   /* clphys_context_notes (program.c)     */
+    cp_profile *prof;       /* CLPHYS_PROFILE: per-kernel times (profile.c) */
+    int cache_readonly;     /* the binary cache could not be written: not tried again */
+    struct cp_stage *stage; /* staged.c: page-locked slots of large transfers */
+    size_t stage_min;       /* staged.c: 0 the default, CP_STAGE_NEVER none */
+    size_t stage_chunk;     /* staged.c: 0 the default                    */
+    int stage_failed;       /* no page-locked slots: transfers go directly */
+    char notes[1024];       /* clphys_context_notes (program.c)     */
     char err[CP_ERR_LEN];
 };
 
@@ -178,8 +182,27 @@ clphys_status cp_buffer(clphys_context *ctx, cl_mem_flags flags, size_t bytes, c
  * speed.  NULL where the driver refuses it (the caller copies through its
  * page-locked staging instead); no error is set. */
 cl_mem cp_lock_host(clphys_context *ctx, void *p, size_t bytes);
+/* Blocking copies on ctx's queue, after the work before them.  Large ones
+ * on a GPU go through page-locked chunks (platform/staged.c). */
 clphys_status cp_write(clphys_context *ctx, cl_mem m, size_t offset, size_t bytes, const void *src);
 clphys_status cp_read(clphys_context *ctx, cl_mem m, size_t offset, size_t bytes, void *dst);
+/* ---- large transfers through page-locked chunks (platform/staged.c) -----
+ * cp_stage_wanted: whether cp_read / cp_write of `bytes` take the staged
+ * path (by default: a device that is not a CPU, at least 4 MiB, and two
+ * or more threads for the host copies, cp_copy_threads_for).
+ * cp_stage_set: from then on stage transfers of at least min_bytes
+ * (CP_STAGE_NEVER: none; 0: the default) in chunks of `chunk` bytes (0:
+ * 8 MiB); for the tests, which take the staged path on any device.
+ * cp_staged_read / cp_staged_write: the staged copies (directly where the
+ * device refuses page-locked buffers).  cp_stage_release: at the context's
+ * end. */
+#define CP_STAGE_NEVER ((size_t)-1)
+typedef struct cp_stage cp_stage;
+int cp_stage_wanted(const clphys_context *ctx, size_t bytes);
+void cp_stage_set(clphys_context *ctx, size_t min_bytes, size_t chunk);
+clphys_status cp_staged_read(clphys_context *ctx, cl_mem m, size_t offset, size_t bytes, void *dst);
+clphys_status cp_staged_write(clphys_context *ctx, cl_mem m, size_t offset, size_t bytes, const void *src);
+void cp_stage_release(clphys_context *ctx);
 /* Fill with a repeated byte pattern (pattern_size 1,2,4,8,16...). */
 clphys_status cp_fill(clphys_context *ctx, cl_mem m, const void *pattern, size_t pattern_size, size_t bytes);
 /* The size of an application's buffer m; CLPHYS_ERR_INVALID_ARGUMENT when it

@@ -190,6 +190,65 @@ static void test_untimed_queue(void **state)
     clphys_context_destroy(ctx);
 }
 
+/* Large transfers through page-locked chunks (platform/staged.c), forced on
+ * any device with 4 KiB chunks: writes and reads of every length around a
+ * chunk's and at odd offsets move exactly their bytes and nothing beside
+ * them; a read sees the queue's work before it; a copy past the buffer's
+ * end fails without leaving events behind, and the next copy works; the
+ * default stages large copies on GPUs only, where the host copies have
+ * two threads or more. */
+static void test_staged_transfers(void **state)
+{
+    (void)state;
+    clphys_context *ctx = tu_context();
+    assert_int_equal(cp_stage_wanted(ctx, (size_t)64 << 20),
+                     !clphys_context_device(ctx)->is_cpu && cp_copy_threads_for(ctx, 1, NULL) >= 2);
+    assert_false(cp_stage_wanted(ctx, (size_t)1 << 20));
+    enum { B = 200003, C = 4096 };
+    cp_stage_set(ctx, 1, C);
+    assert_true(cp_stage_wanted(ctx, 1));
+    static unsigned char src[B], dev[B], dst[B];
+    uint64_t rng = tu_rng_init(tu_seed());
+    for (size_t i = 0; i < B; i++) src[i] = (unsigned char)(256 * tu_uniform(&rng));
+    cl_mem m;
+    assert_int_equal(cp_buffer(ctx, CL_MEM_READ_WRITE, B, NULL, &m), CLPHYS_SUCCESS);
+    const size_t cases[][2] = {{0, 1},         {0, C - 1},     {0, C},     {0, C + 1}, {13, 3 * C + 7},
+                               {C - 1, 2 * C}, {100, B - 100}, {0, 3 * C}, {0, B}};
+    const unsigned char poison = 0xA5;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const size_t off = cases[c][0], len = cases[c][1];
+        assert_int_equal(cp_fill(ctx, m, &poison, 1, B), CLPHYS_SUCCESS);
+        assert_int_equal(cp_write(ctx, m, off, len, src + off), CLPHYS_SUCCESS);
+        /* checked through the direct path */
+        assert_int_equal(clEnqueueReadBuffer(clphys_context_queue(ctx), m, CL_TRUE, 0, B, dev, 0, NULL, NULL),
+                         CL_SUCCESS);
+        for (size_t i = 0; i < B; i++)
+            if (dev[i] != (i >= off && i < off + len ? src[i] : poison))
+                fail_msg("write of %zu bytes at %zu: byte %zu is %u", len, off, i, dev[i]);
+        memset(dst, 0x5A, B);
+        assert_int_equal(cp_read(ctx, m, off, len, dst + off), CLPHYS_SUCCESS);
+        for (size_t i = 0; i < B; i++)
+            if (dst[i] != (i >= off && i < off + len ? src[i] : 0x5A))
+                fail_msg("read of %zu bytes at %zu: byte %zu is %u", len, off, i, dst[i]);
+    }
+    assert_non_null(ctx->stage); /* the staged path ran */
+    /* the queue's work before a read: a fill not waited for */
+    const unsigned char seven = 7;
+    assert_int_equal(cp_fill(ctx, m, &seven, 1, B), CLPHYS_SUCCESS);
+    assert_int_equal(cp_read(ctx, m, 0, B, dst), CLPHYS_SUCCESS);
+    for (size_t i = 0; i < B; i++) assert_int_equal(dst[i], 7);
+    /* past the end: an error, and the context goes on */
+    assert_int_not_equal(cp_read(ctx, m, B - 5 * C, 6 * C, dst), CLPHYS_SUCCESS);
+    assert_int_not_equal(cp_write(ctx, m, B - 5 * C, 6 * C, src), CLPHYS_SUCCESS);
+    assert_int_equal(cp_write(ctx, m, 0, B, src), CLPHYS_SUCCESS);
+    assert_int_equal(cp_read(ctx, m, 0, B, dst), CLPHYS_SUCCESS);
+    assert_memory_equal(dst, src, B);
+    cp_stage_set(ctx, CP_STAGE_NEVER, 0);
+    assert_false(cp_stage_wanted(ctx, (size_t)1 << 30));
+    cp_release_mem(&m);
+    clphys_context_destroy(ctx);
+}
+
 /* CLPHYS_PROFILE: every launch is counted under its kernel's name, across
  * more launches than are kept pending (1024), including timed launches and
  * a span; the table is written atomically, an unwritable path is an IO error
@@ -789,25 +848,16 @@ int main(int argc, char **argv)
     unsetenv("CLPHYS_NO_CACHE");
     tu_seed();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_status_strings),
-        cmocka_unit_test(test_transfers_plausible),
-        cmocka_unit_test(test_select_each_device),
-        cmocka_unit_test(test_unknown_spec_lists_devices),
-        cmocka_unit_test(test_env_device),
-        cmocka_unit_test(test_adopt_context),
-        cmocka_unit_test(test_launch_span),
-        cmocka_unit_test(test_kernel_profile),
-        cmocka_unit_test(test_untimed_queue),
-        cmocka_unit_test(test_program_cache_hit),
-        cmocka_unit_test(test_cache_corrupt_byte),
-        cmocka_unit_test(test_cache_truncated),
-        cmocka_unit_test(test_cache_foreign),
-        cmocka_unit_test(test_cache_grown),
-        cmocka_unit_test(test_cache_cut_short_binary),
-        cmocka_unit_test(test_cache_readonly),
-        cmocka_unit_test(test_kernel_dir_override),
-        cmocka_unit_test(test_out_of_memory),
-        cmocka_unit_test(test_probes_plausible),
+        cmocka_unit_test(test_status_strings),     cmocka_unit_test(test_transfers_plausible),
+        cmocka_unit_test(test_select_each_device), cmocka_unit_test(test_unknown_spec_lists_devices),
+        cmocka_unit_test(test_env_device),         cmocka_unit_test(test_adopt_context),
+        cmocka_unit_test(test_launch_span),        cmocka_unit_test(test_kernel_profile),
+        cmocka_unit_test(test_untimed_queue),      cmocka_unit_test(test_staged_transfers),
+        cmocka_unit_test(test_program_cache_hit),  cmocka_unit_test(test_cache_corrupt_byte),
+        cmocka_unit_test(test_cache_truncated),    cmocka_unit_test(test_cache_foreign),
+        cmocka_unit_test(test_cache_grown),        cmocka_unit_test(test_cache_cut_short_binary),
+        cmocka_unit_test(test_cache_readonly),     cmocka_unit_test(test_kernel_dir_override),
+        cmocka_unit_test(test_out_of_memory),      cmocka_unit_test(test_probes_plausible),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     clear_cache();

@@ -345,6 +345,32 @@ static void failures(void **state)
     st = clphys_poisson_mpi_plan_create(ctx, MPI_COMM_WORLD, &t.g, NULL, &mp, &d);
     all_ok(st == CLPHYS_ERR_INVALID_ARGUMENT && !d && strstr(clphys_last_error(ctx), "grid"), "a grid of other ranks");
     pt_geometry_free(&t);
+    /* a right-hand side that is not finite on the last rank: CLPHYS_ERR_INPUT
+     * on every rank, the first such cell of the block named by its global
+     * indices there (the check runs by threads beside a GPU) */
+    pt_geometry_make(&t, 4 * size, 6, 4, 1000, 1000, 10, 0);
+    mp = (clphys_poisson_mpi_params){0, {size, 1}, 0};
+    all_ok(clphys_poisson_mpi_plan_create(ctx, MPI_COMM_WORLD, &t.g, NULL, &mp, &d) == CLPHYS_SUCCESS, "plan");
+    clphys_poisson_mpi_info info;
+    clphys_poisson_mpi_plan_info(d, &info);
+    const size_t nb = (size_t)info.block[2] * info.block[3] * t.g.nz;
+    double *f = calloc(nb, sizeof(double)), *x = calloc(nb, sizeof(double));
+    assert_non_null(f), assert_non_null(x);
+    for (size_t q = 0; q < nb; q++) f[q] = sin(0.37 * (double)q);
+    const size_t q1 = 1 + (size_t)info.block[2] * (2 + (size_t)info.block[3] * 1), q2 = nb - 1;
+    char want[96];
+    snprintf(want, sizeof want, "wet cell (i %d, j 2, k 1) is nan", info.block[0] + 1);
+    if (rank == size - 1) f[q1] = NAN, f[q2] = -INFINITY;
+    clphys_poisson_result res;
+    st = clphys_poisson_mpi_solve(d, f, x, &res);
+    all_ok(st == CLPHYS_ERR_INPUT && (rank != size - 1 || strstr(clphys_last_error(ctx), want)), "a NaN named");
+    if (rank == size - 1) f[q1] = 0.5;
+    snprintf(want, sizeof want, "wet cell (i %d, j 5, k 3) is -inf", info.block[0] + info.block[2] - 1);
+    st = clphys_poisson_mpi_solve(d, f, x, &res);
+    all_ok(st == CLPHYS_ERR_INPUT && (rank != size - 1 || strstr(clphys_last_error(ctx), want)), "an inf named");
+    free(f), free(x);
+    clphys_poisson_mpi_plan_destroy(d);
+    pt_geometry_free(&t);
 }
 
 /* The same failure on every rank (st this rank's status) after call `at`

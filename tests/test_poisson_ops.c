@@ -436,6 +436,12 @@ static void test_bad_input(void **state)
     b[c] = NAN;
     clphys_poisson_result res;
     expect(clphys_poisson_solve(pl, b, x, &res), CLPHYS_ERR_INPUT, "wet cell (i 1, j 2, k 1)");
+    /* of two, the first is named (the check runs by threads beside a GPU) */
+    b[n - 1] = INFINITY;
+    expect(clphys_poisson_solve(pl, b, x, &res), CLPHYS_ERR_INPUT, "wet cell (i 1, j 2, k 1)");
+    b[c] = 0.5;
+    expect(clphys_poisson_solve(pl, b, x, &res), CLPHYS_ERR_INPUT, "wet cell (i 4, j 3, k 7) is inf");
+    b[n - 1] = 0.25;
     /* a right-hand side near the ends of the double range (issue 32, W4):
      * b is solved scaled by a power of two, so b 2^s gives exactly x 2^s
      * (|b|^2 of b 2^900 alone overflows) */

@@ -6,6 +6,7 @@
 #include "poisson_mpi_internal.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -399,16 +400,23 @@ clphys_status clphys_poisson_mpi_solve(clphys_poisson_mpi_plan *d, const double 
     const double t0 = cp_now();
     clphys_poisson_plan *pl = d->pl;
     const poisson_mpi_box *b = &d->box[0];
-    for (int k = 0; k < d->nz && !st; k++)
-        for (int j = 0; j < b->by && !st; j++)
-            for (int i = 0; i < b->bx && !st; i++) {
-                const size_t c = (size_t)(b->h + i) + (size_t)b->nx * ((size_t)(b->h + j) + (size_t)b->ny * k);
-                const double v = rhs[(size_t)i + (size_t)b->bx * ((size_t)j + (size_t)b->by * k)];
-                if ((pl->fine.mask[c] & POISSON_WET) && !isfinite(v))
-                    st = cp_error(d->ctx, CLPHYS_ERR_INPUT,
-                                  "poisson solve: right-hand side at wet cell (i %d, j %d, k %d) is %g", b->ox + i,
-                                  b->oy + j, k, v);
-            }
+    /* the first wet cell of the block whose rhs is not finite, by threads
+     * beside a GPU (clphys_poisson_solve's check) */
+    const size_t nb = (size_t)b->bx * b->by * d->nz;
+    size_t bad = SIZE_MAX;
+    const unsigned char *mask = pl->fine.mask;
+#pragma omp parallel for num_threads(cp_copy_threads_for(d->ctx, 1, NULL)) schedule(static) reduction(min : bad)
+    for (size_t q = 0; q < nb; q++) {
+        const size_t i = q % (size_t)b->bx, j = q / (size_t)b->bx % (size_t)b->by, k = q / ((size_t)b->bx * b->by);
+        const size_t c = (b->h + i) + (size_t)b->nx * ((b->h + j) + (size_t)b->ny * k);
+        if ((mask[c] & POISSON_WET) && !isfinite(rhs[q])) bad = q < bad ? q : bad;
+    }
+    if (bad != SIZE_MAX) {
+        const size_t i = bad % (size_t)b->bx, j = bad / (size_t)b->bx % (size_t)b->by,
+                     k = bad / ((size_t)b->bx * b->by);
+        st = cp_error(d->ctx, CLPHYS_ERR_INPUT, "poisson solve: right-hand side at wet cell (i %d, j %d, k %d) is %g",
+                      b->ox + (int)i, b->oy + (int)j, (int)k, rhs[bad]);
+    }
     CP_TRY(cp_mpi_agree(d->comm, d->ctx, st));
     double shift0 = 0;
     st = block_in(d, CLPHYS_FP64, pl->rhs_mem, rhs);
