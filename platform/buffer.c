@@ -24,7 +24,7 @@ clphys_status cp_buffer(clphys_context *ctx, cl_mem_flags flags, size_t bytes, c
 clphys_status cp_write(clphys_context *ctx, cl_mem m, size_t offset, size_t bytes, const void *src)
 {
     if (bytes == 0) return CLPHYS_SUCCESS;
-    if (cp_stage_wanted(ctx, bytes)) return cp_staged_write(ctx, m, offset, bytes, src);
+    if (cp_stage_ready(ctx, bytes)) return cp_staged_write(ctx, m, offset, bytes, src);
     CP_CL(ctx, clEnqueueWriteBuffer(ctx->queue, m, CL_TRUE, offset, bytes, src, 0, NULL, NULL));
     return CLPHYS_SUCCESS;
 }
@@ -32,7 +32,7 @@ clphys_status cp_write(clphys_context *ctx, cl_mem m, size_t offset, size_t byte
 clphys_status cp_read(clphys_context *ctx, cl_mem m, size_t offset, size_t bytes, void *dst)
 {
     if (bytes == 0) return CLPHYS_SUCCESS;
-    if (cp_stage_wanted(ctx, bytes)) return cp_staged_read(ctx, m, offset, bytes, dst);
+    if (cp_stage_ready(ctx, bytes)) return cp_staged_read(ctx, m, offset, bytes, dst);
     CP_CL(ctx, clEnqueueReadBuffer(ctx->queue, m, CL_TRUE, offset, bytes, dst, 0, NULL, NULL));
     return CLPHYS_SUCCESS;
 }

@@ -187,18 +187,20 @@ cl_mem cp_lock_host(clphys_context *ctx, void *p, size_t bytes);
 clphys_status cp_write(clphys_context *ctx, cl_mem m, size_t offset, size_t bytes, const void *src);
 clphys_status cp_read(clphys_context *ctx, cl_mem m, size_t offset, size_t bytes, void *dst);
 /* ---- large transfers through page-locked chunks (platform/staged.c) -----
- * cp_stage_wanted: whether cp_read / cp_write of `bytes` take the staged
- * path (by default: a device that is not a CPU, at least 4 MiB, and two
- * or more threads for the host copies, cp_copy_threads_for).
+ * cp_stage_wanted: whether cp_read / cp_write of `bytes` should take the
+ * staged path (by default: a device that is not a CPU, at least 4 MiB, and
+ * two or more threads for the host copies, cp_copy_threads_for).
+ * cp_stage_ready: wanted, and the context's page-locked slots made (on
+ * first use; never where the device refuses them, which is no error).
  * cp_stage_set: from then on stage transfers of at least min_bytes
  * (CP_STAGE_NEVER: none; 0: the default) in chunks of `chunk` bytes (0:
  * 8 MiB); for the tests, which take the staged path on any device.
- * cp_staged_read / cp_staged_write: the staged copies (directly where the
- * device refuses page-locked buffers).  cp_stage_release: at the context's
- * end. */
+ * cp_staged_read / cp_staged_write: the staged copies, after
+ * cp_stage_ready said yes.  cp_stage_release: at the context's end. */
 #define CP_STAGE_NEVER ((size_t)-1)
 typedef struct cp_stage cp_stage;
 int cp_stage_wanted(const clphys_context *ctx, size_t bytes);
+int cp_stage_ready(clphys_context *ctx, size_t bytes);
 void cp_stage_set(clphys_context *ctx, size_t min_bytes, size_t chunk);
 clphys_status cp_staged_read(clphys_context *ctx, cl_mem m, size_t offset, size_t bytes, void *dst);
 clphys_status cp_staged_write(clphys_context *ctx, cl_mem m, size_t offset, size_t bytes, const void *src);

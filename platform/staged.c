@@ -58,7 +58,7 @@ int cp_stage_wanted(const clphys_context *ctx, size_t bytes)
 }
 
 /* The context's slots, made on first use; NULL where the device refuses
- * page-locked buffers (the caller copies directly, and so do later calls). */
+ * page-locked buffers (cp_stage_ready then says no, now and later). */
 static cp_stage *stage_get(clphys_context *ctx)
 {
     if (ctx->stage) return ctx->stage;
@@ -87,27 +87,29 @@ static clphys_status drain(clphys_context *ctx, cl_event ev[SLOTS], clphys_statu
     return st;
 }
 
+int cp_stage_ready(clphys_context *ctx, size_t bytes) { return cp_stage_wanted(ctx, bytes) && stage_get(ctx); }
+
+/* chunk k's bytes, of nc chunks of C */
+static size_t chunk_len(size_t k, size_t nc, size_t C, size_t bytes) { return k + 1 < nc ? C : bytes - k * C; }
+
 clphys_status cp_staged_read(clphys_context *ctx, cl_mem m, size_t offset, size_t bytes, void *dst)
 {
-    cp_stage *s = stage_get(ctx);
-    if (!s) {
-        CP_CL(ctx, clEnqueueReadBuffer(ctx->queue, m, CL_TRUE, offset, bytes, dst, 0, NULL, NULL));
-        return CLPHYS_SUCCESS;
-    }
+    const cp_stage *s = ctx->stage;
     const size_t C = s->chunk, nc = (bytes + C - 1) / C;
     cl_event ev[SLOTS] = {NULL};
     clphys_status st = CLPHYS_SUCCESS;
     size_t next = 0; /* the next chunk to put on the queue */
-#define LEN(k) ((k) + 1 < nc ? C : bytes - (k)*C)
     for (; next < nc && next < SLOTS && !st; next++)
-        st = cp_read_async(ctx, NULL, m, offset + next * C, LEN(next), s->h[next % SLOTS], 0, NULL, &ev[next % SLOTS]);
+        st = cp_read_async(ctx, NULL, m, offset + next * C, chunk_len(next, nc, C, bytes), s->h[next % SLOTS], 0, NULL,
+                           &ev[next % SLOTS]);
     if (!st) st = cp_flush(ctx, NULL);
     for (size_t k = 0; k < nc && !st; k++) {
         const size_t slot = k % SLOTS;
         if ((st = cp_wait(ctx, &ev[slot]))) break;
-        cp_copy_threads((char *)dst + k * C, s->h[slot], LEN(k), s->threads);
+        cp_copy_threads((char *)dst + k * C, s->h[slot], chunk_len(k, nc, C, bytes), s->threads);
         if (next < nc) {
-            st = cp_read_async(ctx, NULL, m, offset + next * C, LEN(next), s->h[slot], 0, NULL, &ev[slot]);
+            st = cp_read_async(ctx, NULL, m, offset + next * C, chunk_len(next, nc, C, bytes), s->h[slot], 0, NULL,
+                               &ev[slot]);
             next++;
             if (!st) st = cp_flush(ctx, NULL);
         }
@@ -117,11 +119,7 @@ clphys_status cp_staged_read(clphys_context *ctx, cl_mem m, size_t offset, size_
 
 clphys_status cp_staged_write(clphys_context *ctx, cl_mem m, size_t offset, size_t bytes, const void *src)
 {
-    cp_stage *s = stage_get(ctx);
-    if (!s) {
-        CP_CL(ctx, clEnqueueWriteBuffer(ctx->queue, m, CL_TRUE, offset, bytes, src, 0, NULL, NULL));
-        return CLPHYS_SUCCESS;
-    }
+    const cp_stage *s = ctx->stage;
     const size_t C = s->chunk, nc = (bytes + C - 1) / C;
     cl_event ev[SLOTS] = {NULL};
     clphys_status st = CLPHYS_SUCCESS;
@@ -129,10 +127,9 @@ clphys_status cp_staged_write(clphys_context *ctx, cl_mem m, size_t offset, size
         const size_t slot = k % SLOTS;
         /* the slot's last chunk has left it */
         if (ev[slot] && (st = cp_wait(ctx, &ev[slot]))) break;
-        cp_copy_threads(s->h[slot], (const char *)src + k * C, LEN(k), s->threads);
-        st = cp_write_async(ctx, NULL, m, offset + k * C, LEN(k), s->h[slot], 0, NULL, &ev[slot]);
+        cp_copy_threads(s->h[slot], (const char *)src + k * C, chunk_len(k, nc, C, bytes), s->threads);
+        st = cp_write_async(ctx, NULL, m, offset + k * C, chunk_len(k, nc, C, bytes), s->h[slot], 0, NULL, &ev[slot]);
         if (!st) st = cp_flush(ctx, NULL);
     }
-#undef LEN
     return drain(ctx, ev, st);
 }
