@@ -402,15 +402,17 @@ clphys_status clphys_poisson_mpi_solve(clphys_poisson_mpi_plan *d, const double 
     const poisson_mpi_box *b = &d->box[0];
     /* the first wet cell of the block whose rhs is not finite, by threads
      * beside a GPU (clphys_poisson_solve's check) */
-    const size_t nb = (size_t)b->bx * b->by * d->nz;
     size_t bad = SIZE_MAX;
     const unsigned char *mask = pl->fine.mask;
-#pragma omp parallel for num_threads(cp_copy_threads_for(d->ctx, 1, NULL)) schedule(static) reduction(min : bad)
-    for (size_t q = 0; q < nb; q++) {
-        const size_t i = q % (size_t)b->bx, j = q / (size_t)b->bx % (size_t)b->by, k = q / ((size_t)b->bx * b->by);
-        const size_t c = (b->h + i) + (size_t)b->nx * ((b->h + j) + (size_t)b->ny * k);
-        if ((mask[c] & POISSON_WET) && !isfinite(rhs[q])) bad = q < bad ? q : bad;
-    }
+    const int threads = cp_copy_threads_for(d->ctx, 1, NULL);
+#pragma omp parallel for num_threads(threads) collapse(2) schedule(static) reduction(min : bad)
+    for (int k = 0; k < d->nz; k++)
+        for (int j = 0; j < b->by; j++) {
+            const size_t q0 = (size_t)b->bx * ((size_t)j + (size_t)b->by * k),
+                         c0 = (size_t)b->h + (size_t)b->nx * ((size_t)(b->h + j) + (size_t)b->ny * k);
+            for (size_t i = 0; i < (size_t)b->bx; i++)
+                if ((mask[c0 + i] & POISSON_WET) && !isfinite(rhs[q0 + i])) bad = q0 + i < bad ? q0 + i : bad;
+        }
     if (bad != SIZE_MAX) {
         const size_t i = bad % (size_t)b->bx, j = bad / (size_t)b->bx % (size_t)b->by,
                      k = bad / ((size_t)b->bx * b->by);
